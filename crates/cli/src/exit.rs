@@ -1,0 +1,30 @@
+//! Exit codes, defined in one place.
+
+use std::process::ExitCode;
+
+/// How a `staged` invocation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// The command did what was asked (no matches counts as success).
+    Success,
+    /// Bad usage or bad input; nothing was changed.
+    Usage,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        match exit {
+            Exit::Success => ExitCode::SUCCESS,
+            Exit::Usage => ExitCode::from(2),
+        }
+    }
+}
+
+/// Whether `err` is a write to a closed pipe, which is not an error for a CLI (`| head`).
+pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,54 @@
+//! Where and how output goes: colour and symbol choices resolved once per run, and writers
+//! that surface a closed pipe as an error the caller treats as success.
+
+use std::io::{IsTerminal, Write};
+
+use staged_render::{ColorChoice, RenderOptions, Symbols, color_enabled};
+
+use crate::args::{ColorArg, GlobalArgs};
+
+/// Output settings for one invocation.
+#[derive(Debug, Clone)]
+pub(crate) struct Output {
+    pub(crate) json: bool,
+    pub(crate) render: RenderOptions,
+}
+
+impl Output {
+    pub(crate) fn new(global: &GlobalArgs) -> Self {
+        let choice = match global.color {
+            ColorArg::Auto => ColorChoice::Auto,
+            ColorArg::Always => ColorChoice::Always,
+            ColorArg::Never => ColorChoice::Never,
+        };
+        let is_terminal = std::io::stdout().is_terminal();
+        let no_color = std::env::var("NO_COLOR").ok();
+        let width = terminal_width().unwrap_or(80);
+        Self {
+            json: global.json,
+            render: RenderOptions {
+                width,
+                color: color_enabled(choice, is_terminal, no_color.as_deref()),
+                symbols: if global.ascii { Symbols::Ascii } else { Symbols::Unicode },
+            },
+        }
+    }
+
+    /// Writes `text` and a newline to stdout.
+    pub(crate) fn line(&self, text: &str) -> std::io::Result<()> {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.write_all(b"\n")?;
+        stdout.flush()
+    }
+
+    /// Writes `value` as one line of JSON to stdout.
+    pub(crate) fn json_line(&self, value: &serde_json::Value) -> std::io::Result<()> {
+        self.line(&value.to_string())
+    }
+}
+
+/// The width from `COLUMNS`, which shells export; the renderer handles any width.
+fn terminal_width() -> Option<usize> {
+    std::env::var("COLUMNS").ok()?.parse().ok().filter(|w| *w >= 3)
+}

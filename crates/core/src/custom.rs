@@ -1,0 +1,36 @@
+//! `CustomToolApi`: how a custom tool stages its own pending action.
+
+use std::sync::Arc;
+
+use crate::{PendingAction, PendingId, Session, ToolError};
+
+/// The message when a runtime has no store for custom tools.
+const STORE_UNAVAILABLE: &str =
+    "Pending action store unavailable for custom tools in this runtime.";
+
+/// A pending action as a custom tool describes it; see [`crate::FnPendingAction`].
+pub type CustomPendingAction = crate::FnPendingAction;
+
+/// The API handed to each custom tool, bound to one session.
+#[derive(Debug, Clone, Default)]
+pub struct CustomToolApi {
+    session: Option<Arc<Session>>,
+}
+
+impl CustomToolApi {
+    /// An API bound to `session`, or to nothing (then pushing fails).
+    pub fn new(session: Option<Arc<Session>>) -> Self {
+        Self { session }
+    }
+
+    /// Stages `action` on the session's store, so `resolve` can apply or discard it.
+    ///
+    /// Without a session: `Pending action store unavailable for custom tools in this runtime.`
+    pub fn push_pending_action(
+        &self,
+        action: impl PendingAction + 'static,
+    ) -> Result<PendingId, ToolError> {
+        let session = self.session.as_ref().ok_or_else(|| ToolError::new(STORE_UNAVAILABLE))?;
+        session.push_pending_action(Arc::new(action)).map_err(|err| ToolError::new(err.to_string()))
+    }
+}

@@ -1,0 +1,69 @@
+//! The stage-then-resolve runtime.
+//!
+//! A tool that wants an explicit decision before it changes anything *stages* a
+//! [`PendingAction`] on a [`PendingActionStore`]. The hidden `resolve` tool ([`ResolveTool`])
+//! then applies or discards the newest one. [`ResolveGate`] is the state machine an agent loop
+//! uses to nudge the model towards `resolve` while something is pending.
+//!
+//! # Example
+//! ```
+//! use std::sync::Arc;
+//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveParams, Session};
+//! use staged_protocol::ToolResult;
+//!
+//! # futures::executor::block_on(async {
+//! let session = Session::new(Arc::new(InMemoryStore::new()));
+//! session.push_pending_action(Arc::new(FnPendingAction::new(
+//!     "Rename: 3 files",
+//!     |input| async move { Ok(ToolResult::text(format!("Renamed. Reason: {}", input.reason))) },
+//! ))).unwrap();
+//!
+//! let res = session.resolve(ResolveParams::apply("Names match"), &CancelToken::new()).await.unwrap();
+//! assert_eq!(res.text_content(), "Renamed. Reason: Names match");
+//! assert!(!session.store().has_pending().unwrap());
+//! # });
+//! ```
+
+#![deny(missing_docs)]
+
+mod cancel;
+mod custom;
+mod error;
+mod gate;
+mod memory_store;
+mod pending;
+mod queue;
+mod resolve;
+mod session;
+mod store;
+mod tools;
+
+pub use staged_protocol::{
+    ContentPart, JsonObject, ResolveAction, ResolveDetails, ResolveParams, ToolChoice,
+    ToolChoiceProvider, ToolResult,
+};
+
+pub use crate::{
+    cancel::CancelToken,
+    custom::{CustomPendingAction, CustomToolApi},
+    error::{ActionError, ToolError, ToolErrorKind},
+    gate::{
+        GateAbort, RESOLVE_REMINDER, ReminderMessage, ResolveGate, SKIPPED_CALL_TEXT,
+        SoftToolRequirement, ToolCallRef, ToolChoiceDirective, TurnOutcome, TurnPlan,
+    },
+    memory_store::InMemoryStore,
+    pending::{ApplyInput, DEFAULT_SOURCE_TOOL_NAME, FnPendingAction, PendingAction, RejectInput},
+    queue::{
+        DirectiveOptions, OnRejected, OnResolved, RejectOutcome, RejectReason, ToolChoiceQueue,
+    },
+    resolve::{
+        NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, RESOLVE_DESCRIPTION, RESOLVE_TOOL_NAME,
+        ResolveHandler, ResolveTool, StandingAction, run_resolve_invocation,
+    },
+    session::Session,
+    store::{
+        Claim, PendingActionStore, PendingEntry, PendingId, StoreError, StoreEvent, StoreListener,
+        Subscription, pending_id,
+    },
+    tools::{Tool, assemble_tools},
+};

@@ -1,0 +1,207 @@
+//! `PendingAction`: a staged change waiting for `resolve`, and `FnPendingAction`, one backed by
+//! closures.
+//!
+//! The trait is async and object-safe so that an action may be a Rust closure, a record read
+//! back from a durable store, or a proxy for a plugin in another process.
+
+use std::{fmt, future::Future, sync::Arc};
+
+use futures::future::BoxFuture;
+use staged_protocol::{JsonObject, ToolResult};
+
+use crate::{ActionError, CancelToken};
+
+/// The source tool name of an action that does not name one.
+pub const DEFAULT_SOURCE_TOOL_NAME: &str = "custom_tool";
+
+/// A staged change that `resolve` applies or discards, exactly once.
+///
+/// `apply` may be called again after it failed (the action stays pending), but never twice
+/// concurrently and never again after it succeeded: the store's claim guarantees that.
+#[async_trait::async_trait]
+pub trait PendingAction: Send + Sync {
+    /// A short human summary, e.g. `AST Edit: 2 replacements in 1 file`.
+    fn label(&self) -> &str;
+
+    /// The tool that staged this action.
+    fn source_tool_name(&self) -> &str {
+        DEFAULT_SOURCE_TOOL_NAME
+    }
+
+    /// Optional details describing the staged change (for listings and renderers).
+    fn details(&self) -> Option<&serde_json::Value> {
+        None
+    }
+
+    /// The replayable payload a durable store persists, from which the source tool's
+    /// rehydrator rebuilds a live action in another process. `None` means the action lives
+    /// only in this process.
+    fn payload(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// Makes the change. `reason` and `extra` are informative and should not change what is
+    /// written. An action that sees `cancel` before it starts writing returns
+    /// [`ActionError::Cancelled`] and changes nothing.
+    async fn apply(
+        &self,
+        reason: &str,
+        extra: Option<&JsonObject>,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ActionError>;
+
+    /// Cleans up after a discard. `Ok(Some(result))` replaces the default
+    /// `Discarded: <label>. Reason: <reason>` result.
+    async fn reject(
+        &self,
+        _reason: &str,
+        _extra: Option<&JsonObject>,
+    ) -> Result<Option<ToolResult>, ActionError> {
+        Ok(None)
+    }
+}
+
+/// What an [`FnPendingAction`]'s apply closure receives.
+#[derive(Debug, Clone)]
+pub struct ApplyInput {
+    /// The reason passed to `resolve`.
+    pub reason: String,
+    /// The `extra` object passed to `resolve`.
+    pub extra: Option<JsonObject>,
+    /// The resolve call's cancel signal.
+    pub cancel: CancelToken,
+}
+
+/// What an [`FnPendingAction`]'s reject closure receives.
+#[derive(Debug, Clone)]
+pub struct RejectInput {
+    /// The reason passed to `resolve`.
+    pub reason: String,
+    /// The `extra` object passed to `resolve`.
+    pub extra: Option<JsonObject>,
+}
+
+type ApplyFn =
+    dyn Fn(ApplyInput) -> BoxFuture<'static, Result<ToolResult, ActionError>> + Send + Sync;
+type RejectFn = dyn Fn(RejectInput) -> BoxFuture<'static, Result<Option<ToolResult>, ActionError>>
+    + Send
+    + Sync;
+
+/// A pending action backed by closures: the custom-tool API's building block.
+///
+/// # Example
+/// ```
+/// use staged_core::{FnPendingAction, PendingAction};
+/// use staged_protocol::ToolResult;
+///
+/// let action = FnPendingAction::new("Batch rename: 2 files", |input| async move {
+///     Ok(ToolResult::text(format!("Applied batch rename. Reason: {}", input.reason)))
+/// })
+/// .with_source_tool_name("batch_rename_preview")
+/// .with_reject(|input| async move {
+///     Ok(Some(ToolResult::text(format!("Discarded batch rename. Reason: {}", input.reason))))
+/// });
+/// assert_eq!(action.source_tool_name(), "batch_rename_preview");
+/// ```
+#[derive(Clone)]
+pub struct FnPendingAction {
+    label: String,
+    source_tool_name: String,
+    details: Option<serde_json::Value>,
+    apply: Arc<ApplyFn>,
+    reject: Option<Arc<RejectFn>>,
+}
+
+impl FnPendingAction {
+    /// An action with the given label, source `custom_tool`, and apply closure.
+    pub fn new<F, Fut>(label: impl Into<String>, apply: F) -> Self
+    where
+        F: Fn(ApplyInput) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ToolResult, ActionError>> + Send + 'static,
+    {
+        Self {
+            label: label.into(),
+            source_tool_name: DEFAULT_SOURCE_TOOL_NAME.to_owned(),
+            details: None,
+            apply: Arc::new(move |input| Box::pin(apply(input))),
+            reject: None,
+        }
+    }
+
+    /// Sets the source tool name.
+    #[must_use]
+    pub fn with_source_tool_name(mut self, name: impl Into<String>) -> Self {
+        self.source_tool_name = name.into();
+        self
+    }
+
+    /// Sets the details.
+    #[must_use]
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Sets the reject closure.
+    #[must_use]
+    pub fn with_reject<F, Fut>(mut self, reject: F) -> Self
+    where
+        F: Fn(RejectInput) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Option<ToolResult>, ActionError>> + Send + 'static,
+    {
+        self.reject = Some(Arc::new(move |input| Box::pin(reject(input))));
+        self
+    }
+}
+
+impl fmt::Debug for FnPendingAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnPendingAction")
+            .field("label", &self.label)
+            .field("source_tool_name", &self.source_tool_name)
+            .field("has_reject", &self.reject.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl PendingAction for FnPendingAction {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn source_tool_name(&self) -> &str {
+        &self.source_tool_name
+    }
+
+    fn details(&self) -> Option<&serde_json::Value> {
+        self.details.as_ref()
+    }
+
+    async fn apply(
+        &self,
+        reason: &str,
+        extra: Option<&JsonObject>,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        (self.apply)(ApplyInput {
+            reason: reason.to_owned(),
+            extra: extra.cloned(),
+            cancel: cancel.clone(),
+        })
+        .await
+    }
+
+    async fn reject(
+        &self,
+        reason: &str,
+        extra: Option<&JsonObject>,
+    ) -> Result<Option<ToolResult>, ActionError> {
+        match &self.reject {
+            Some(reject) => {
+                reject(RejectInput { reason: reason.to_owned(), extra: extra.cloned() }).await
+            }
+            None => Ok(None),
+        }
+    }
+}

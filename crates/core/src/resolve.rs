@@ -1,0 +1,185 @@
+//! The hidden `resolve` tool and `run_resolve_invocation`, the runner shared by pending
+//! actions and standing handlers.
+
+use std::sync::Arc;
+
+use staged_protocol::{ResolveAction, ResolveDetails, ResolveParams, ToolResult};
+
+use crate::{ActionError, CancelToken, PendingAction, Session, Tool, ToolError};
+
+/// The tool's name.
+pub const RESOLVE_TOOL_NAME: &str = "resolve";
+
+/// The model-facing description (reference §1.3, version C).
+pub const RESOLVE_DESCRIPTION: &str = include_str!("prompts/resolve.md");
+
+/// The error of an `apply` with nothing to run.
+pub const NO_PENDING_APPLY_TEXT: &str =
+    "No pending action to resolve. Nothing to apply or discard.";
+
+/// The success text of a `discard` with nothing to run.
+pub const NOTHING_TO_DISCARD_TEXT: &str = "Nothing to discard; no pending action remains.";
+
+/// Something `resolve` can dispatch to: a hard directive's invoker or the standing handler.
+#[async_trait::async_trait]
+pub trait ResolveHandler: Send + Sync {
+    /// Handles the whole `resolve` call.
+    async fn invoke(
+        &self,
+        params: &ResolveParams,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError>;
+}
+
+/// A standing handler built from a pending action that is never consumed, such as plan
+/// approval: every `resolve` that finds nothing else pending runs it.
+pub struct StandingAction(pub Arc<dyn PendingAction>);
+
+impl std::fmt::Debug for StandingAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("StandingAction").field(&self.0.label()).finish()
+    }
+}
+
+#[async_trait::async_trait]
+impl ResolveHandler for StandingAction {
+    async fn invoke(
+        &self,
+        params: &ResolveParams,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        run_resolve_invocation(params, self.0.as_ref(), cancel).await
+    }
+}
+
+/// Runs one `resolve` call against one action (reference §1.6).
+///
+/// * apply: runs `apply(reason, extra, cancel)`. On success, the result's details become
+///   [`ResolveDetails`] with the callback's details as `sourceResultDetails`. A [`ToolError`]
+///   from the callback passes through unchanged; any other error becomes
+///   `Apply failed: <message>`; a cancelled apply becomes `Aborted: <reason>`.
+/// * discard: runs `reject`; a returned result wins, otherwise
+///   `Discarded: <label>. Reason: <reason>`. Errors from `reject` pass through unwrapped.
+///
+/// Cancellation is cooperative: the token reaches `apply`, and this function waits for
+/// `apply` to return, so an apply never keeps writing behind a caller's back.
+pub async fn run_resolve_invocation(
+    params: &ResolveParams,
+    action: &dyn PendingAction,
+    cancel: &CancelToken,
+) -> Result<ToolResult, ToolError> {
+    let label = action.label().to_owned();
+    let base = ResolveDetails {
+        action: params.action,
+        reason: params.reason.clone(),
+        extra: params.extra.clone(),
+        source_tool_name: Some(action.source_tool_name().to_owned()),
+        label: Some(label.clone()),
+        source_result_details: None,
+    };
+    let extra = params.extra.as_ref();
+    match params.action {
+        ResolveAction::Apply => {
+            if cancel.is_cancelled() {
+                return Err(ToolError::aborted(cancel.reason()).with_details(details_json(base)));
+            }
+            match action.apply(&params.reason, extra, cancel).await {
+                Ok(result) => Ok(merge_details(result, base)),
+                Err(ActionError::Tool(err)) => Err(err),
+                Err(ActionError::Cancelled) => {
+                    Err(ToolError::aborted(cancel.reason()).with_details(details_json(base)))
+                }
+                Err(ActionError::Other(message)) => {
+                    Err(ToolError::new(format!("Apply failed: {message}"))
+                        .with_details(details_json(base)))
+                }
+            }
+        }
+        ResolveAction::Discard => match action.reject(&params.reason, extra).await {
+            Ok(Some(result)) => Ok(merge_details(result, base)),
+            Ok(None) => {
+                let text = format!("Discarded: {label}. Reason: {}", params.reason);
+                Ok(ToolResult::text(text).with_details(details_json(base)))
+            }
+            Err(ActionError::Tool(err)) => Err(err),
+            Err(ActionError::Cancelled) => {
+                Err(ToolError::aborted(cancel.reason()).with_details(details_json(base)))
+            }
+            Err(ActionError::Other(message)) => {
+                Err(ToolError::new(message).with_details(details_json(base)))
+            }
+        },
+    }
+}
+
+fn merge_details(mut result: ToolResult, mut base: ResolveDetails) -> ToolResult {
+    base.source_result_details = result.details.take().filter(|d| !d.is_null());
+    result.details = Some(details_json(base));
+    result
+}
+
+pub(crate) fn details_json(details: ResolveDetails) -> serde_json::Value {
+    // Serializing a struct of strings and JSON values into a `Value` cannot fail.
+    serde_json::to_value(details).unwrap_or_default()
+}
+
+/// The hidden `resolve` tool: applies or discards the newest pending action of a [`Session`].
+#[derive(Debug, Clone)]
+pub struct ResolveTool {
+    session: Arc<Session>,
+}
+
+impl ResolveTool {
+    /// The tool for `session`.
+    pub fn new(session: Arc<Session>) -> Self {
+        Self { session }
+    }
+
+    /// The JSON Schema of the parameters: strict, `action` an enum, `reason` required, `extra`
+    /// an optional object.
+    pub fn schema() -> serde_json::Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["apply", "discard"]},
+                "reason": {"type": "string", "description": "reason for action"},
+                "extra": {"type": "object", "description": "free-form metadata"}
+            },
+            "required": ["action", "reason"],
+            "additionalProperties": false
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for ResolveTool {
+    fn name(&self) -> &str {
+        RESOLVE_TOOL_NAME
+    }
+
+    fn label(&self) -> &str {
+        "Resolve"
+    }
+
+    fn description(&self) -> &str {
+        RESOLVE_DESCRIPTION
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        Self::schema()
+    }
+
+    fn hidden(&self) -> bool {
+        true
+    }
+
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        let params: ResolveParams = serde_json::from_value(args)
+            .map_err(|err| ToolError::new(format!("Invalid resolve arguments: {err}")))?;
+        self.session.resolve(params, cancel).await
+    }
+}

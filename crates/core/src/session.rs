@@ -1,0 +1,185 @@
+//! `Session`: one agent session's resolve state — its pending store, hard directive queue and
+//! standing handler — and the dispatch order of `resolve`.
+
+use std::{
+    fmt,
+    sync::{Arc, Mutex, MutexGuard},
+};
+
+use staged_protocol::{ResolveAction, ResolveDetails, ResolveParams, ToolResult};
+
+use crate::{
+    CancelToken, PendingAction, PendingActionStore, PendingId, RESOLVE_TOOL_NAME, ResolveHandler,
+    SoftToolRequirement, StoreError, ToolChoiceDirective, ToolChoiceQueue, ToolError,
+    gate::ReminderMessage,
+    queue::RejectReason,
+    resolve::{
+        NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, run_resolve_invocation,
+    },
+};
+
+/// The resolve state of one agent session.
+///
+/// `resolve` dispatches, in order, to (1) the in-flight hard directive's invoker, (2) the head
+/// pending action, (3) the standing handler (reference §1.5, version C).
+pub struct Session {
+    store: Arc<dyn PendingActionStore>,
+    queue: Mutex<ToolChoiceQueue>,
+    standing: Mutex<Option<Arc<dyn ResolveHandler>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("pending", &self.store.len().ok())
+            .field("has_standing_handler", &lock(&self.standing).is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A session over `store`, with an empty directive queue and no standing handler.
+    pub fn new(store: Arc<dyn PendingActionStore>) -> Self {
+        Self { store, queue: Mutex::new(ToolChoiceQueue::new()), standing: Mutex::new(None) }
+    }
+
+    /// The pending-action store.
+    pub fn store(&self) -> &Arc<dyn PendingActionStore> {
+        &self.store
+    }
+
+    /// Stages an action on top of the stack.
+    pub fn push_pending_action(
+        &self,
+        action: Arc<dyn PendingAction>,
+    ) -> Result<PendingId, StoreError> {
+        self.store.push(action)
+    }
+
+    /// Sets (or, with `None`, clears) the standing resolve handler.
+    pub fn set_standing_resolve_handler(&self, handler: Option<Arc<dyn ResolveHandler>>) {
+        *lock(&self.standing) = handler;
+    }
+
+    /// The standing resolve handler, if one is set.
+    pub fn peek_standing_resolve_handler(&self) -> Option<Arc<dyn ResolveHandler>> {
+        lock(&self.standing).clone()
+    }
+
+    /// Runs `f` with the hard directive queue locked. `f` must not call back into the session.
+    pub fn with_tool_choice_queue<R>(&self, f: impl FnOnce(&mut ToolChoiceQueue) -> R) -> R {
+        f(&mut lock(&self.queue))
+    }
+
+    /// The directive for the next model call (reference §5.3, version C).
+    ///
+    /// A queued hard choice comes first (and is consumed); one whose tool is not in
+    /// `active_tools` is rejected as unavailable and skipped. Otherwise, when an action is
+    /// pending and `resolve` is active, a soft requirement for the head (a peek, never a pop).
+    pub fn next_tool_choice_directive(
+        &self,
+        active_tools: &[&str],
+    ) -> Result<Option<ToolChoiceDirective>, StoreError> {
+        {
+            let mut queue = lock(&self.queue);
+            while let Some(choice) = queue.next_tool_choice() {
+                let available = match &choice {
+                    staged_protocol::ToolChoice::Tool { name } => {
+                        active_tools.contains(&name.as_str())
+                    }
+                    _ => true,
+                };
+                if available {
+                    return Ok(Some(ToolChoiceDirective::Hard(choice)));
+                }
+                queue.reject(RejectReason::Unavailable);
+            }
+        }
+        if !active_tools.contains(&RESOLVE_TOOL_NAME) {
+            return Ok(None);
+        }
+        Ok(self.store.peek()?.map(|head| {
+            ToolChoiceDirective::Soft(SoftToolRequirement {
+                id: head.id.to_string(),
+                tool_name: RESOLVE_TOOL_NAME.to_owned(),
+                reminder: vec![ReminderMessage::resolve(head.source_tool_name())],
+            })
+        }))
+    }
+
+    /// Runs one `resolve` call.
+    ///
+    /// The head is claimed before its callback runs, so concurrent calls never run the same
+    /// action twice: the loser gets an error naming the busy action. On success the action is
+    /// removed exactly once; on failure it stays pending, on top, under the same id.
+    pub async fn resolve(
+        &self,
+        params: ResolveParams,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let in_flight = lock(&self.queue).peek_in_flight_invoker();
+        if let Some(invoker) = in_flight {
+            return invoker.invoke(&params, cancel).await;
+        }
+        match self.store.claim_head() {
+            Ok(Some(claim)) => {
+                let res =
+                    run_resolve_invocation(&params, claim.entry().action.as_ref(), cancel).await;
+                let label = claim.entry().label().to_owned();
+                match res {
+                    Ok(result) => match self.store.complete(claim) {
+                        Ok(()) => Ok(result),
+                        Err(err) => Err(ToolError::new(format!(
+                            "{} (but `{label}` could not be removed from the pending stack: {err})",
+                            result.text_content()
+                        ))),
+                    },
+                    Err(err) => {
+                        // A failed release leaves the entry claimed until the claim is dropped
+                        // or cleared as stale; the callback's error is what the model needs.
+                        let _ = self.store.release(claim);
+                        Err(err)
+                    }
+                }
+            }
+            Ok(None) => {
+                let standing = self.peek_standing_resolve_handler();
+                if let Some(handler) = standing {
+                    return handler.invoke(&params, cancel).await;
+                }
+                self.store.clear_stale().map_err(store_error)?;
+                let details = details_json(ResolveDetails {
+                    action: params.action,
+                    reason: params.reason,
+                    extra: params.extra,
+                    source_tool_name: None,
+                    label: None,
+                    source_result_details: None,
+                });
+                match params.action {
+                    ResolveAction::Apply => {
+                        Err(ToolError::new(NO_PENDING_APPLY_TEXT).with_details(details))
+                    }
+                    ResolveAction::Discard => {
+                        Ok(ToolResult::text(NOTHING_TO_DISCARD_TEXT).with_details(details))
+                    }
+                }
+            }
+            Err(err) => Err(store_error(err)),
+        }
+    }
+}
+
+fn store_error(err: StoreError) -> ToolError {
+    match err {
+        StoreError::Busy { .. } => ToolError::new(format!("Cannot resolve now: {err}.")),
+        StoreError::UnknownClaim { .. } | StoreError::Backend(_) => ToolError::new(err.to_string()),
+    }
+}

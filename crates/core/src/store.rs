@@ -1,0 +1,235 @@
+//! `PendingActionStore`: the LIFO stack of pending actions, its entries, events and claims.
+//!
+//! A store is the single source of truth for what is pending. `resolve` *claims* the head
+//! before it runs the head's callback, so two concurrent resolves can never run the same
+//! action; completing the claim removes the entry, releasing it keeps the entry pending (on
+//! top, under the same id).
+
+use std::{
+    any::Any,
+    fmt,
+    sync::{Arc, Weak},
+    time::SystemTime,
+};
+
+use crate::PendingAction;
+
+/// The id of a pending entry: `pending-action:<sourceToolName>:<seq>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PendingId(String);
+
+impl PendingId {
+    /// Wraps an id string as read back from storage.
+    pub fn from_string(id: String) -> Self {
+        Self(id)
+    }
+
+    /// The id as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for PendingId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Builds the id of the `seq`-th entry a store creates for `source_tool_name`.
+pub fn pending_id(source_tool_name: &str, seq: u64) -> PendingId {
+    PendingId(format!("pending-action:{source_tool_name}:{seq}"))
+}
+
+/// One pending action on a store, with its id and when it was staged.
+#[derive(Clone)]
+pub struct PendingEntry {
+    /// The entry's unique id.
+    pub id: PendingId,
+    /// The live action.
+    pub action: Arc<dyn PendingAction>,
+    /// When it was staged.
+    pub created_at: SystemTime,
+}
+
+impl PendingEntry {
+    /// The action's label.
+    pub fn label(&self) -> &str {
+        self.action.label()
+    }
+
+    /// The action's source tool name.
+    pub fn source_tool_name(&self) -> &str {
+        self.action.source_tool_name()
+    }
+}
+
+impl fmt::Debug for PendingEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingEntry")
+            .field("id", &self.id)
+            .field("label", &self.label())
+            .field("source_tool_name", &self.source_tool_name())
+            .field("created_at", &self.created_at)
+            .finish()
+    }
+}
+
+/// A change to a store, delivered to subscribers after it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreEvent {
+    /// An entry was pushed on top.
+    Pushed {
+        /// Its id.
+        id: PendingId,
+        /// Its label.
+        label: String,
+        /// The number of entries afterwards.
+        len: usize,
+    },
+    /// An entry was removed (applied, discarded or popped).
+    Removed {
+        /// Its id.
+        id: PendingId,
+        /// The number of entries afterwards.
+        len: usize,
+    },
+    /// A claimed entry was released and is back on top, under the same id.
+    Requeued {
+        /// Its id.
+        id: PendingId,
+        /// The number of entries afterwards.
+        len: usize,
+    },
+}
+
+/// A subscriber's callback.
+pub type StoreListener = Arc<dyn Fn(&StoreEvent) + Send + Sync>;
+
+/// Keeps a subscription alive; dropping it unsubscribes.
+pub struct Subscription {
+    _guard: Box<dyn Any + Send + Sync>,
+}
+
+impl Subscription {
+    /// Wraps whatever keeps a store's listener registered; dropping `guard` must unregister it.
+    pub fn new(guard: Box<dyn Any + Send + Sync>) -> Self {
+        Self { _guard: guard }
+    }
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Subscription")
+    }
+}
+
+/// Exclusive permission to run the head entry's callback.
+///
+/// Hand it back with [`PendingActionStore::complete`] (the entry is removed) or
+/// [`PendingActionStore::release`] (the entry stays pending, on top). A claim dropped
+/// without either is released by the store.
+pub struct Claim {
+    entry: PendingEntry,
+    token: Arc<dyn Any + Send + Sync>,
+}
+
+impl Claim {
+    /// Creates a claim on `entry`. The store keeps a weak reference to `token` to know whether
+    /// the claim is still held.
+    pub fn new(entry: PendingEntry, token: Arc<dyn Any + Send + Sync>) -> Self {
+        Self { entry, token }
+    }
+
+    /// The claimed entry.
+    pub fn entry(&self) -> &PendingEntry {
+        &self.entry
+    }
+
+    /// The store-specific token.
+    pub fn token(&self) -> &Arc<dyn Any + Send + Sync> {
+        &self.token
+    }
+
+    /// A weak handle on the token, which dies when the claim is handed back or dropped.
+    pub fn token_weak(&self) -> Weak<dyn Any + Send + Sync> {
+        Arc::downgrade(&self.token)
+    }
+}
+
+impl fmt::Debug for Claim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Claim").field("entry", &self.entry).finish_non_exhaustive()
+    }
+}
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// Another resolve holds the head; it must finish first.
+    #[error("`{label}` ({id}) is already being resolved by another call; wait for it to finish")]
+    Busy {
+        /// The claimed entry's id.
+        id: PendingId,
+        /// Its label.
+        label: String,
+    },
+    /// The claim does not belong to this store, or its entry is gone.
+    #[error("the claim on {id} is not held on this store")]
+    UnknownClaim {
+        /// The entry's id.
+        id: PendingId,
+    },
+    /// The store's backing storage failed (a durable store's IO or database error).
+    #[error("pending-action store failed: {0}")]
+    Backend(String),
+}
+
+/// A LIFO stack of pending actions. Implementations are thread-safe.
+///
+/// Ids are unique per store. `list` is newest first. Subscribers hear of every change after
+/// it happened, outside the store's lock, so a listener may read the store.
+pub trait PendingActionStore: Send + Sync {
+    /// Pushes an action on top and returns its new id.
+    fn push(&self, action: Arc<dyn PendingAction>) -> Result<PendingId, StoreError>;
+
+    /// The top entry, if any.
+    fn peek(&self) -> Result<Option<PendingEntry>, StoreError>;
+
+    /// Removes and returns the top entry. Fails with [`StoreError::Busy`] while it is claimed.
+    fn pop(&self) -> Result<Option<PendingEntry>, StoreError>;
+
+    /// The number of entries.
+    fn len(&self) -> Result<usize, StoreError>;
+
+    /// Whether the stack is empty.
+    fn is_empty(&self) -> Result<bool, StoreError> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Whether anything is pending.
+    fn has_pending(&self) -> Result<bool, StoreError> {
+        Ok(self.len()? > 0)
+    }
+
+    /// All entries, newest first.
+    fn list(&self) -> Result<Vec<PendingEntry>, StoreError>;
+
+    /// Calls `listener` after every change until the subscription is dropped.
+    fn subscribe(&self, listener: StoreListener) -> Subscription;
+
+    /// Claims the top entry for one resolve. `Ok(None)` when empty; [`StoreError::Busy`] when
+    /// another resolve holds it.
+    fn claim_head(&self) -> Result<Option<Claim>, StoreError>;
+
+    /// Removes the claimed entry: its callback ran to completion.
+    fn complete(&self, claim: Claim) -> Result<(), StoreError>;
+
+    /// Keeps the claimed entry pending, moved to the top under the same id.
+    fn release(&self, claim: Claim) -> Result<(), StoreError>;
+
+    /// Drops markers left behind by resolves that no longer run (for example a claim held by
+    /// a process that died). Returns how many were cleared. `resolve` calls it when it finds
+    /// nothing to run.
+    fn clear_stale(&self) -> Result<usize, StoreError>;
+}

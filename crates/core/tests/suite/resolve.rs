@@ -1,0 +1,401 @@
+//! The `resolve` tool: reference §8.1 (C-R-a..e) and our stronger guarantees (exactly once,
+//! cancellation, dispatch order).
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use staged_core::{
+    ActionError, CancelToken, DirectiveOptions, FnPendingAction, ResolveHandler, ResolveParams,
+    ResolveTool, Session, StandingAction, Tool, ToolChoice, ToolError, ToolErrorKind, ToolResult,
+};
+
+use super::harness::{CountingStore, block_on, counting_action, failing_action, session};
+
+fn apply_args(reason: &str) -> serde_json::Value {
+    json!({"action": "apply", "reason": reason})
+}
+
+#[test]
+fn requires_action_and_reason_in_schema() {
+    let schema = ResolveTool::schema();
+    let mut required: Vec<&str> =
+        schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    required.sort_unstable();
+    assert_eq!(required, ["action", "reason"]);
+    assert_eq!(schema["properties"]["action"]["enum"], json!(["apply", "discard"]));
+    assert_eq!(schema["properties"]["extra"]["type"], "object");
+    assert_eq!(schema["additionalProperties"], json!(false));
+}
+
+#[test]
+fn errors_and_clears_stale_pending_markers_when_apply_has_no_invoker() {
+    let store = Arc::new(CountingStore::default());
+    let tool = ResolveTool::new(Arc::new(Session::new(store.clone())));
+    let err = block_on(tool.execute(apply_args("ship it"), &CancelToken::new())).unwrap_err();
+    assert_eq!(err.message(), "No pending action to resolve. Nothing to apply or discard.");
+    assert_eq!(store.stale_clears.load(Ordering::SeqCst), 1);
+    assert!(err.to_result().is_error);
+}
+
+#[test]
+fn treats_discard_with_no_pending_action_as_a_successful_cancellation_and_clears_stale_markers() {
+    let store = Arc::new(CountingStore::default());
+    let tool = ResolveTool::new(Arc::new(Session::new(store.clone())));
+    let res = block_on(tool.execute(
+        json!({"action": "discard", "reason": "Abandoning the staged edit."}),
+        &CancelToken::new(),
+    ))
+    .unwrap();
+    assert!(!res.is_error);
+    assert!(res.text_content().contains("Nothing to discard"));
+    assert_eq!(
+        res.details,
+        Some(json!({"action": "discard", "reason": "Abandoning the staged edit."}))
+    );
+    assert_eq!(store.stale_clears.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn discards_pending_action_and_clears_store() {
+    let session = session();
+    let rejected = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&rejected);
+    session
+        .push_pending_action(Arc::new(
+            FnPendingAction::new("AST Edit: 2 replacements in 1 file", |_| async {
+                panic!("apply must not run on discard")
+            })
+            .with_source_tool_name("ast_edit")
+            .with_reject(move |input| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    seen.lock().unwrap().push(input.reason);
+                    Ok(Some(ToolResult::text("Rejected pending preview.")))
+                }
+            }),
+        ))
+        .unwrap();
+    let res = block_on(ResolveTool::new(session.clone()).execute(
+        json!({"action": "discard", "reason": "Preview changed wrong callsites"}),
+        &CancelToken::new(),
+    ))
+    .unwrap();
+    assert!(res.text_content().contains("Rejected pending preview."));
+    assert_eq!(
+        res.details,
+        Some(json!({
+            "action": "discard",
+            "reason": "Preview changed wrong callsites",
+            "sourceToolName": "ast_edit",
+            "label": "AST Edit: 2 replacements in 1 file"
+        }))
+    );
+    assert_eq!(*rejected.lock().unwrap(), ["Preview changed wrong callsites"]);
+    assert!(!session.store().has_pending().unwrap());
+}
+
+#[test]
+fn applies_pending_action_and_clears_store() {
+    let session = session();
+    session
+        .push_pending_action(Arc::new(
+            FnPendingAction::new("AST Edit: 1 replacement in 1 file", |input| async move {
+                assert_eq!(input.reason, "Preview is correct");
+                Ok(ToolResult::text("Applied 1 replacement in 1 file.")
+                    .with_details(json!({"totalReplacements": 1})))
+            })
+            .with_source_tool_name("ast_edit"),
+        ))
+        .unwrap();
+    let res = block_on(
+        ResolveTool::new(session.clone())
+            .execute(apply_args("Preview is correct"), &CancelToken::new()),
+    )
+    .unwrap();
+    assert!(!res.is_error);
+    assert!(res.text_content().contains("Applied 1 replacement in 1 file."));
+    assert_eq!(
+        res.details,
+        Some(json!({
+            "action": "apply",
+            "reason": "Preview is correct",
+            "sourceToolName": "ast_edit",
+            "label": "AST Edit: 1 replacement in 1 file",
+            "sourceResultDetails": {"totalReplacements": 1}
+        }))
+    );
+    assert!(!session.store().has_pending().unwrap());
+}
+
+#[test]
+fn discard_without_reject_reports_default_message_and_passes_extra() {
+    let session = session();
+    session
+        .push_pending_action(counting_action("Batch rename: 2 files", "batch", Default::default()))
+        .unwrap();
+    let extra = json!({"ticket": "ABC-1"}).as_object().unwrap().clone();
+    let res = block_on(
+        session
+            .resolve(ResolveParams::discard("not needed").with_extra(extra), &CancelToken::new()),
+    )
+    .unwrap();
+    assert_eq!(res.text_content(), "Discarded: Batch rename: 2 files. Reason: not needed");
+    assert_eq!(
+        res.details,
+        Some(json!({
+            "action": "discard",
+            "reason": "not needed",
+            "extra": {"ticket": "ABC-1"},
+            "sourceToolName": "batch",
+            "label": "Batch rename: 2 files"
+        }))
+    );
+}
+
+#[test]
+fn resolves_pending_actions_in_lifo_order() {
+    let session = session();
+    let applies = Arc::new(AtomicUsize::new(0));
+    session.push_pending_action(counting_action("First", "t", applies.clone())).unwrap();
+    session.push_pending_action(counting_action("Second", "t", applies.clone())).unwrap();
+    let res = block_on(session.resolve(ResolveParams::apply("go"), &CancelToken::new())).unwrap();
+    assert_eq!(res.text_content(), "applied Second: go");
+    assert!(session.store().has_pending().unwrap());
+    let res = block_on(session.resolve(ResolveParams::apply("go"), &CancelToken::new())).unwrap();
+    assert_eq!(res.text_content(), "applied First: go");
+    assert!(!session.store().has_pending().unwrap());
+    assert_eq!(applies.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn failed_apply_keeps_the_same_action_pending_on_top_and_wraps_the_message() {
+    let session = session();
+    let under =
+        session.push_pending_action(counting_action("Under", "t", Default::default())).unwrap();
+    let id = session.push_pending_action(failing_action("Flaky")).unwrap();
+    let err =
+        block_on(session.resolve(ResolveParams::apply("try"), &CancelToken::new())).unwrap_err();
+    assert_eq!(err.message(), "Apply failed: disk full");
+    assert_eq!(err.kind(), ToolErrorKind::Failed);
+    assert_eq!(err.details().unwrap()["label"], "Flaky");
+    let ids: Vec<_> = session.store().list().unwrap().into_iter().map(|e| e.id).collect();
+    assert_eq!(ids, [id, under]);
+}
+
+#[test]
+fn tool_error_from_apply_passes_through_unchanged() {
+    let session = session();
+    session
+        .push_pending_action(Arc::new(FnPendingAction::new("Plan", |_| async {
+            Err(ActionError::Tool(ToolError::new("Plan mode is not active.")))
+        })))
+        .unwrap();
+    let err =
+        block_on(session.resolve(ResolveParams::apply("ok"), &CancelToken::new())).unwrap_err();
+    assert_eq!(err.message(), "Plan mode is not active.");
+    assert_eq!(session.store().len().unwrap(), 1);
+}
+
+#[test]
+fn reject_errors_pass_through_unwrapped_and_keep_the_action() {
+    let session = session();
+    session
+        .push_pending_action(Arc::new(
+            FnPendingAction::new("Lock", |_| async { Ok(ToolResult::text("x")) })
+                .with_reject(|_| async { Err(ActionError::other("lock still held")) }),
+        ))
+        .unwrap();
+    let err =
+        block_on(session.resolve(ResolveParams::discard("no"), &CancelToken::new())).unwrap_err();
+    assert_eq!(err.message(), "lock still held");
+    assert_eq!(session.store().len().unwrap(), 1);
+}
+
+#[test]
+fn apply_result_with_is_error_still_consumes_the_action() {
+    // A stale preview reports an error *result*; the preview is consumed (reference §3.6).
+    let session = session();
+    session
+        .push_pending_action(Arc::new(FnPendingAction::new(
+            "AST Edit: 1 replacement in 1 file",
+            |_| async {
+                Ok(ToolResult::error(
+                    "Preview is stale / no longer matches; no replacements were applied.",
+                ))
+            },
+        )))
+        .unwrap();
+    let res = block_on(session.resolve(ResolveParams::apply("ok"), &CancelToken::new())).unwrap();
+    assert!(res.is_error);
+    assert!(!session.store().has_pending().unwrap());
+}
+
+#[test]
+fn concurrent_resolves_never_apply_the_same_action_twice() {
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap();
+    rt.block_on(async {
+        let session = session();
+        let applies = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&applies);
+        session
+            .push_pending_action(Arc::new(FnPendingAction::new("Slow", move |_| {
+                let counter = Arc::clone(&counter);
+                async move {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    Ok(ToolResult::text("done"))
+                }
+            })))
+            .unwrap();
+        let calls: Vec<_> = (0..8)
+            .map(|_| {
+                let session = Arc::clone(&session);
+                tokio::spawn(async move {
+                    session.resolve(ResolveParams::apply("race"), &CancelToken::new()).await
+                })
+            })
+            .collect();
+        let mut n_ok = 0;
+        for call in calls {
+            match call.await.unwrap() {
+                Ok(res) => {
+                    assert_eq!(res.text_content(), "done");
+                    n_ok += 1;
+                }
+                Err(err) => assert!(
+                    err.message().contains("is already being resolved by another call")
+                        || err.message()
+                            == "No pending action to resolve. Nothing to apply or discard.",
+                    "{err}"
+                ),
+            }
+        }
+        assert_eq!(n_ok, 1);
+        assert_eq!(applies.load(Ordering::SeqCst), 1);
+        assert!(!session.store().has_pending().unwrap());
+    });
+}
+
+#[test]
+fn cancelled_before_start_aborts_and_runs_nothing() {
+    let session = session();
+    let applies = Arc::new(AtomicUsize::new(0));
+    session.push_pending_action(counting_action("A", "t", applies.clone())).unwrap();
+    let cancel = CancelToken::new();
+    cancel.cancel_with("user pressed Ctrl-C");
+    let err = block_on(session.resolve(ResolveParams::apply("go"), &cancel)).unwrap_err();
+    assert_eq!(err.message(), "Aborted: user pressed Ctrl-C");
+    assert_eq!(err.kind(), ToolErrorKind::Aborted);
+    assert_eq!(applies.load(Ordering::SeqCst), 0);
+    assert_eq!(session.store().len().unwrap(), 1);
+}
+
+#[test]
+fn cancel_reaches_apply_and_an_action_that_stops_stays_pending() {
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let session = session();
+        let id = session
+            .push_pending_action(Arc::new(FnPendingAction::new("Slow write", |input| async move {
+                tokio::select! {
+                    () = input.cancel.cancelled() => Err(ActionError::Cancelled),
+                    () = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolResult::text("wrote")),
+                }
+            })))
+            .unwrap();
+        let cancel = CancelToken::new();
+        let canceller = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            canceller.cancel();
+        });
+        let err = session.resolve(ResolveParams::apply("go"), &cancel).await.unwrap_err();
+        assert_eq!(err.message(), "Aborted: Cancelled");
+        assert_eq!(session.store().peek().unwrap().unwrap().id, id);
+        // Still resolvable afterwards.
+        let res = session.resolve(ResolveParams::discard("later"), &CancelToken::new()).await.unwrap();
+        assert_eq!(res.text_content(), "Discarded: Slow write. Reason: later");
+    });
+}
+
+struct Echo(&'static str);
+
+#[async_trait::async_trait]
+impl ResolveHandler for Echo {
+    async fn invoke(
+        &self,
+        params: &ResolveParams,
+        _: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::text(format!("{}:{}:{}", self.0, params.action, params.reason)))
+    }
+}
+
+#[test]
+fn dispatch_order_is_hard_invoker_then_head_then_standing_handler() {
+    let session = session();
+    session.set_standing_resolve_handler(Some(Arc::new(Echo("standing"))));
+    let res = block_on(session.resolve(ResolveParams::apply("a"), &CancelToken::new())).unwrap();
+    assert_eq!(res.text_content(), "standing:apply:a");
+
+    session.push_pending_action(counting_action("Head", "t", Default::default())).unwrap();
+    let res = block_on(session.resolve(ResolveParams::apply("b"), &CancelToken::new())).unwrap();
+    assert_eq!(res.text_content(), "applied Head: b");
+
+    session.push_pending_action(counting_action("Head2", "t", Default::default())).unwrap();
+    session.with_tool_choice_queue(|q| {
+        q.push_once(
+            ToolChoice::tool("resolve"),
+            DirectiveOptions { on_invoked: Some(Arc::new(Echo("hard"))), ..Default::default() },
+        );
+        assert_eq!(q.next_tool_choice(), Some(ToolChoice::tool("resolve")));
+    });
+    let res = block_on(session.resolve(ResolveParams::discard("c"), &CancelToken::new())).unwrap();
+    assert_eq!(res.text_content(), "hard:discard:c");
+    assert_eq!(session.store().len().unwrap(), 1, "the head was not touched");
+
+    session.set_standing_resolve_handler(None);
+    assert!(session.peek_standing_resolve_handler().is_none());
+}
+
+#[test]
+fn standing_action_runs_through_the_shared_runner_and_is_never_consumed() {
+    let session = session();
+    session.set_standing_resolve_handler(Some(Arc::new(StandingAction(Arc::new(
+        FnPendingAction::new("Plan ready for approval", |_| async {
+            Ok(ToolResult::text("Plan ready for approval.")
+                .with_details(json!({"planExists": true})))
+        })
+        .with_source_tool_name("plan_approval"),
+    )))));
+    let res =
+        block_on(session.resolve(ResolveParams::discard("refine"), &CancelToken::new())).unwrap();
+    assert_eq!(res.text_content(), "Discarded: Plan ready for approval. Reason: refine");
+    let res = block_on(session.resolve(ResolveParams::apply("ok"), &CancelToken::new())).unwrap();
+    assert_eq!(res.details.as_ref().unwrap()["sourceToolName"], "plan_approval");
+    assert_eq!(res.details.as_ref().unwrap()["sourceResultDetails"], json!({"planExists": true}));
+    assert!(session.peek_standing_resolve_handler().is_some());
+}
+
+#[test]
+fn invalid_arguments_name_the_problem() {
+    let tool = ResolveTool::new(session());
+    let err =
+        block_on(tool.execute(json!({"action": "maybe", "reason": "x"}), &CancelToken::new()))
+            .unwrap_err();
+    assert!(
+        err.message().starts_with("Invalid resolve arguments: unknown variant `maybe`"),
+        "{err}"
+    );
+    let err = block_on(tool.execute(json!({"action": "apply"}), &CancelToken::new())).unwrap_err();
+    assert!(err.message().contains("missing field `reason`"), "{err}");
+}

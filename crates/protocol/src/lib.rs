@@ -1,0 +1,20 @@
+//! Wire types shared by every staged crate.
+//!
+//! Everything here is plain data that crosses a boundary (the model, an MCP client, a
+//! `--json` consumer, the durable store). Field names are camelCase on the wire, as in the
+//! reference implementation.
+
+#![deny(missing_docs)]
+
+mod resolve;
+mod tool_choice;
+mod tool_result;
+
+pub use crate::{
+    resolve::{ResolveAction, ResolveDetails, ResolveParams},
+    tool_choice::{ToolChoice, ToolChoiceProvider},
+    tool_result::{ContentPart, ToolResult},
+};
+
+/// A free-form JSON object, as carried by `extra`.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
