@@ -1,4 +1,7 @@
-//! Command-line arguments (clap derive).
+//! Command-line arguments (clap derive). The command names and flags are a contract: other
+//! tools and tests depend on them.
+
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -15,6 +18,10 @@ pub(crate) struct Cli {
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub(crate) struct GlobalArgs {
+    /// The workspace root. Default: the nearest ancestor holding `.staged` or `.git`, else the
+    /// current directory.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) workspace: Option<PathBuf>,
     /// Print machine-readable JSON on stdout.
     #[arg(long, global = true)]
     pub(crate) json: bool,
@@ -36,8 +43,141 @@ pub(crate) enum ColorArg {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Preview a structural rewrite and stage it; nothing is written until `staged resolve`.
+    #[command(name = "ast-edit")]
+    AstEdit(AstEditArgs),
+    /// Search structurally; read-only.
+    #[command(name = "ast-grep")]
+    AstGrep(AstGrepArgs),
+    /// Apply or discard the newest pending preview.
+    Resolve(ResolveArgs),
+    /// List the pending previews, newest first.
+    Pending,
+    /// Print the full diff of a pending preview (the newest by default).
+    Show(ShowArgs),
+    /// Review pending previews interactively: see each diff, apply or discard with a reason.
+    Review,
+    /// Serve staged to MCP clients (Claude Code, Codex, Cursor, goose, ...): stdio by default.
+    Mcp(McpArgs),
     /// Walk through the stage-then-resolve cycle with two in-memory previews.
     Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// Serve streamable HTTP at this address (e.g. 127.0.0.1:8765) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// Allow `--http` on an address other than loopback.
+    #[arg(long, requires = "http")]
+    pub(crate) allow_remote: bool,
+    /// `human`: every `resolve apply` first asks the person through MCP elicitation.
+    #[arg(long, value_enum, default_value_t = ApproveArg::None)]
+    pub(crate) approve: ApproveArg,
+}
+
+/// `--approve` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ApproveArg {
+    None,
+    Human,
+}
+
+/// Match strictness, as ast-grep defines it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StrictnessArg {
+    Cst,
+    Smart,
+    Ast,
+    Relaxed,
+    Signature,
+    Template,
+}
+
+impl StrictnessArg {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            StrictnessArg::Cst => "cst",
+            StrictnessArg::Smart => "smart",
+            StrictnessArg::Ast => "ast",
+            StrictnessArg::Relaxed => "relaxed",
+            StrictnessArg::Signature => "signature",
+            StrictnessArg::Template => "template",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AstEditArgs {
+    /// A rewrite: the pattern to match and its replacement template. Repeatable.
+    #[arg(long = "op", num_args = 2, value_names = ["PAT", "OUT"], required = true, action = clap::ArgAction::Append)]
+    pub(crate) ops: Vec<String>,
+    /// Language (name or alias); inferred from the files when absent.
+    #[arg(long)]
+    pub(crate) lang: Option<String>,
+    /// The node kind a contextual pattern stands for.
+    #[arg(long, value_name = "KIND")]
+    pub(crate) selector: Option<String>,
+    /// Match strictness.
+    #[arg(long, value_enum)]
+    pub(crate) strictness: Option<StrictnessArg>,
+    /// Maximum total replacements.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) limit: Option<u64>,
+    /// Maximum files touched (default 1000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_files: Option<u64>,
+    /// Files, directories or globs, relative to the workspace root.
+    #[arg(required = true, value_name = "PATH")]
+    pub(crate) paths: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AstGrepArgs {
+    /// The pattern to search for.
+    #[arg(long)]
+    pub(crate) pattern: String,
+    /// Language (name or alias); inferred from the files when absent.
+    #[arg(long)]
+    pub(crate) lang: Option<String>,
+    /// The node kind a contextual pattern stands for.
+    #[arg(long, value_name = "KIND")]
+    pub(crate) selector: Option<String>,
+    /// Match strictness.
+    #[arg(long, value_enum)]
+    pub(crate) strictness: Option<StrictnessArg>,
+    /// Maximum matches reported.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) limit: Option<u64>,
+    /// Files, directories or globs, relative to the workspace root.
+    #[arg(required = true, value_name = "PATH")]
+    pub(crate) paths: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ResolveArgs {
+    /// `apply` or `discard`.
+    #[arg(value_enum)]
+    pub(crate) action: ActionArg,
+    /// Why; recorded with the decision.
+    #[arg(long)]
+    pub(crate) reason: String,
+    /// Free-form metadata, a JSON object.
+    #[arg(long, value_name = "JSON")]
+    pub(crate) extra: Option<String>,
+}
+
+/// `resolve` actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ActionArg {
+    Apply,
+    Discard,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// The pending id (see `staged pending`); the newest when absent.
+    pub(crate) id: Option<String>,
 }
 
 #[derive(Debug, Args)]

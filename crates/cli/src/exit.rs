@@ -7,6 +7,8 @@ use std::process::ExitCode;
 pub(crate) enum Exit {
     /// The command did what was asked (no matches counts as success).
     Success,
+    /// The command ran, and its tool result is an error (a stale preview, nothing to apply).
+    ToolError,
     /// Bad usage or bad input; nothing was changed.
     Usage,
 }
@@ -15,6 +17,7 @@ impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> Self {
         match exit {
             Exit::Success => ExitCode::SUCCESS,
+            Exit::ToolError => ExitCode::from(1),
             Exit::Usage => ExitCode::from(2),
         }
     }

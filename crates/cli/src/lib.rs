@@ -6,9 +6,15 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod cmd;
+mod context;
 mod demo;
+mod diff;
 mod exit;
+mod mcp;
 mod output;
+mod progress;
+mod review;
 
 use std::{ffi::OsString, process::ExitCode};
 
@@ -17,8 +23,8 @@ use clap::Parser;
 use crate::{args::Command, exit::Exit};
 
 /// Parses `args`, runs the command, prints, and maps the outcome to an exit code:
-/// 0 success, 1 a tool result that is an error, 2 usage or input errors. A closed stdout
-/// (e.g. `staged ... | head`) is success.
+/// 0 success (no matches included), 1 a tool result that is an error (a stale preview,
+/// nothing to apply), 2 usage or input errors. A closed stdout (`staged ... | head`) is success.
 pub fn main_with_args<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
@@ -33,15 +39,31 @@ where
         }
     };
     let out = output::Output::new(&cli.global);
-    let res = match cli.command {
-        Command::Demo(demo) => demo::run(&demo, &out),
+    let res = match &cli.command {
+        Command::AstEdit(args) => cmd::ast_edit::run(&cli.global, args, &out),
+        Command::AstGrep(args) => cmd::ast_grep::run(&cli.global, args, &out),
+        Command::Resolve(args) => cmd::resolve::run(&cli.global, args, &out),
+        Command::Pending => cmd::pending::run(&cli.global, &out),
+        Command::Show(args) => cmd::show::run(&cli.global, args, &out),
+        Command::Review => review::run(&cli.global, &out),
+        Command::Mcp(args) => mcp::run(&cli.global, args),
+        Command::Demo(args) => demo::run(args, &out),
     };
     match res {
         Ok(code) => code.into(),
         Err(err) if exit::is_broken_pipe(&err) => Exit::Success.into(),
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", one_line(&format!("{err:#}")));
             Exit::Usage.into()
         }
     }
+}
+
+/// Errors are printed on one line; a multi-line message keeps its first line and says how
+/// many more there were.
+fn one_line(message: &str) -> String {
+    let mut lines = message.lines();
+    let first = lines.next().unwrap_or_default().to_owned();
+    let rest: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
+    if rest.is_empty() { first } else { format!("{first} {}", rest.join(" ")) }
 }

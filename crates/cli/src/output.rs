@@ -42,6 +42,13 @@ impl Output {
         stdout.flush()
     }
 
+    /// Writes `text` as is to stdout.
+    pub(crate) fn write(&self, text: &str) -> std::io::Result<()> {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()
+    }
+
     /// Writes `value` as one line of JSON to stdout.
     pub(crate) fn json_line(&self, value: &serde_json::Value) -> std::io::Result<()> {
         self.line(&value.to_string())

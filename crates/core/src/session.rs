@@ -177,6 +177,50 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Resolves the head only if it is still `expected`, so a person who reviewed one preview
+    /// never applies another that was staged meanwhile. Hard directives and the standing
+    /// handler are not consulted: this is a decision about one known preview.
+    pub async fn resolve_expected(
+        &self,
+        params: ResolveParams,
+        expected: &PendingId,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let claim = match self.store.claim_head() {
+            Ok(Some(claim)) => claim,
+            Ok(None) => {
+                return Err(ToolError::new(format!(
+                    "{expected} is no longer pending; nothing was applied or discarded."
+                )));
+            }
+            Err(err) => return Err(store_error(err)),
+        };
+        if &claim.entry().id != expected {
+            let head = format!("`{}` ({})", claim.entry().label(), claim.entry().id);
+            // Dropping the claim leaves the head exactly where it was.
+            drop(claim);
+            return Err(ToolError::new(format!(
+                "The newest pending preview is now {head}, not {expected}; review it first. Nothing was applied or discarded."
+            )));
+        }
+        let res = run_resolve_invocation(&params, claim.entry().action.as_ref(), cancel).await;
+        match res {
+            Ok(result) => {
+                self.store.complete(claim).map_err(store_error)?;
+                Ok(result)
+            }
+            Err(err) => {
+                let _ = self.store.release(claim);
+                Err(err)
+            }
+        }
+    }
+}
+
 fn store_error(err: StoreError) -> ToolError {
     match err {
         StoreError::Busy { .. } => ToolError::new(format!("Cannot resolve now: {err}.")),

@@ -399,3 +399,48 @@ fn invalid_arguments_name_the_problem() {
     let err = block_on(tool.execute(json!({"action": "apply"}), &CancelToken::new())).unwrap_err();
     assert!(err.message().contains("missing field `reason`"), "{err}");
 }
+
+#[test]
+fn resolve_expected_refuses_when_another_preview_became_the_head() {
+    let session = session();
+    let applies = Arc::new(AtomicUsize::new(0));
+    let reviewed =
+        session.push_pending_action(counting_action("Reviewed", "t", applies.clone())).unwrap();
+    let newer =
+        session.push_pending_action(counting_action("Newer", "t", applies.clone())).unwrap();
+    let err = block_on(session.resolve_expected(
+        ResolveParams::apply("ok"),
+        &reviewed,
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        format!(
+            "The newest pending preview is now `Newer` ({newer}), not {reviewed}; review it first. Nothing was applied or discarded."
+        )
+    );
+    assert_eq!(applies.load(Ordering::SeqCst), 0);
+    let ids: Vec<_> = session.store().list().unwrap().into_iter().map(|e| e.id).collect();
+    assert_eq!(ids, [newer.clone(), reviewed.clone()]);
+    let res =
+        block_on(session.resolve_expected(ResolveParams::apply("ok"), &newer, &CancelToken::new()))
+            .unwrap();
+    assert_eq!(res.text_content(), "applied Newer: ok");
+    block_on(session.resolve_expected(
+        ResolveParams::discard("no"),
+        &reviewed,
+        &CancelToken::new(),
+    ))
+    .unwrap();
+    let err = block_on(session.resolve_expected(
+        ResolveParams::apply("ok"),
+        &reviewed,
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        format!("{reviewed} is no longer pending; nothing was applied or discarded.")
+    );
+}

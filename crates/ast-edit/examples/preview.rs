@@ -1,0 +1,119 @@
+//! Previews (and with `--apply`, applies) one rewrite from the command line and prints a JSON
+//! summary; the benchmark (`bench/compare.sh`) times it against `ast-grep run`.
+//!
+//! ```text
+//! cargo run --release -p staged-ast-edit --example preview -- \
+//!     --pattern 'foo($A)' --rewrite 'bar($A)' [--lang ts] [--root DIR] [--diff] [--apply] \
+//!     [--no-prefilter] PATH...
+//! ```
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::time::Instant;
+
+use serde_json::json;
+use staged_ast_edit::{
+    AstEditParams, EngineOptions, FileWrite, Op, Workspace, commit, compute_preview_with,
+};
+
+struct Args {
+    pattern: String,
+    rewrite: String,
+    lang: Option<String>,
+    root: String,
+    apply: bool,
+    diff: bool,
+    prefilter: bool,
+    paths: Vec<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        pattern: String::new(),
+        rewrite: String::new(),
+        lang: None,
+        root: ".".to_owned(),
+        apply: false,
+        diff: false,
+        prefilter: true,
+        paths: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        match arg.as_str() {
+            "--pattern" | "-p" => args.pattern = value("--pattern")?,
+            "--rewrite" | "-r" => args.rewrite = value("--rewrite")?,
+            "--lang" | "-l" => args.lang = Some(value("--lang")?),
+            "--root" => args.root = value("--root")?,
+            "--apply" => args.apply = true,
+            "--diff" => args.diff = true,
+            "--no-prefilter" => args.prefilter = false,
+            other if other.starts_with('-') => return Err(format!("unknown flag {other}")),
+            other => args.paths.push(other.to_owned()),
+        }
+    }
+    if args.pattern.is_empty() {
+        return Err("--pattern is required".to_owned());
+    }
+    if args.paths.is_empty() {
+        args.paths.push(".".to_owned());
+    }
+    Ok(args)
+}
+
+fn run() -> Result<serde_json::Value, String> {
+    let args = parse_args()?;
+    let started = Instant::now();
+    let workspace = Workspace::new(&args.root).map_err(|e| e.to_string())?;
+    let params = AstEditParams {
+        ops: vec![Op { pat: args.pattern.clone(), out: args.rewrite.clone() }],
+        paths: args.paths.clone(),
+        lang: args.lang.clone(),
+        selector: None,
+        strictness: None,
+        limit: None,
+        max_files: Some(f64::MAX),
+    };
+    let validated = params.validate().map_err(|e| e.to_string())?;
+    // By default the preview computes the edits (positions, matched and replacement text: what
+    // `ast-grep run --json` reports); `--diff` adds the per-file unified diffs the `ast_edit`
+    // tool shows; `--apply` keeps the rewritten contents and writes them.
+    let options =
+        EngineOptions { prefilter: args.prefilter, diff: args.diff, keep_contents: args.apply };
+    let preview =
+        compute_preview_with(&workspace, &validated, options, None).map_err(|e| e.to_string())?;
+    if args.apply {
+        let writes: Vec<FileWrite> = preview
+            .files
+            .iter()
+            .filter_map(|f| {
+                Some(FileWrite {
+                    target: f.abs.clone(),
+                    expected_fingerprint: f.fingerprint.clone(),
+                    contents: f.updated()?.to_owned(),
+                })
+            })
+            .collect();
+        commit(&workspace, &writes).map_err(|e| e.to_string())?;
+    }
+    Ok(json!({
+        "totalReplacements": preview.total_replacements(),
+        "filesTouched": preview.files_touched(),
+        "filesSearched": preview.files_searched,
+        "parseErrorsTotal": preview.parse_errors.len(),
+        "diffBytes": preview.files.iter().filter_map(|f| f.diff.as_ref()).map(String::len).sum::<usize>(),
+        "limitReached": preview.limit_reached,
+        "applied": args.apply,
+        "elapsedMs": started.elapsed().as_millis(),
+    }))
+}
+
+fn main() {
+    match run() {
+        Ok(summary) => println!("{summary}"),
+        Err(err) => {
+            println!("{}", json!({ "error": err }));
+            std::process::exit(1);
+        }
+    }
+}

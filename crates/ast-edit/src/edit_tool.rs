@@ -1,0 +1,89 @@
+//! `AstEditTool`: the `ast_edit` tool. It previews a rewrite and, when something matched,
+//! stages an [`AstEditAction`] on the session for `resolve` to apply or discard.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+
+use crate::{
+    AstEditAction, AstEditParams, Workspace,
+    action::AST_EDIT_TOOL_NAME,
+    compute_preview,
+    render::{preview_details, preview_text},
+};
+
+const DESCRIPTION: &str = "Perform AST-aware code edits (structural refactoring) with ast-grep patterns.\n\
+Each op rewrites every match of `pat` (metavariables: `$A` one node, `$$$ARGS` many) with the `out` template.\n\
+The call only previews: files are not modified until you call `resolve` with action \"apply\" (or \"discard\").\n\
+Examples: {pat: \"oldApi($$$ARGS)\", out: \"newApi($$$ARGS)\"}; {pat: \"$A && $A()\", out: \"$A?.()\"}.";
+
+/// The `ast_edit` tool.
+#[derive(Debug, Clone)]
+pub struct AstEditTool {
+    session: Arc<Session>,
+    workspace: Workspace,
+}
+
+impl AstEditTool {
+    /// A tool staging its previews on `session`, confined to `workspace`.
+    pub fn new(session: Arc<Session>, workspace: Workspace) -> AstEditTool {
+        AstEditTool { session, workspace }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for AstEditTool {
+    fn name(&self) -> &str {
+        AST_EDIT_TOOL_NAME
+    }
+
+    fn label(&self) -> &str {
+        "AST Edit"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        AstEditParams::json_schema()
+    }
+
+    fn deferrable(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let params =
+            AstEditParams::from_json(args).map_err(|err| ToolError::new(err.to_string()))?;
+        let validated = params.validate().map_err(|err| ToolError::new(err.to_string()))?;
+        let workspace = self.workspace.clone();
+        let worker_cancel = cancel.clone();
+        let preview = tokio::task::spawn_blocking(move || {
+            compute_preview(&workspace, &validated, Some(&worker_cancel))
+        })
+        .await
+        .map_err(|err| ToolError::new(format!("ast_edit worker failed: {err}")))?;
+        let preview = match preview {
+            Ok(p) => p,
+            Err(crate::AstEditError::Cancelled) => return Err(ToolError::aborted(cancel.reason())),
+            Err(err) => return Err(ToolError::new(err.to_string())),
+        };
+        let text = preview_text(&preview);
+        let mut details = preview_details(&preview);
+        if preview.total_replacements() == 0 {
+            return Ok(ToolResult::text(text).with_details(details));
+        }
+        let action = AstEditAction::new(self.workspace.clone(), params, &preview, details.clone());
+        let id = self
+            .session
+            .push_pending_action(Arc::new(action))
+            .map_err(|err| ToolError::new(format!("Could not stage the preview: {err}")))?;
+        details["pendingId"] = Value::String(id.as_str().to_owned());
+        Ok(ToolResult::text(text).with_details(details))
+    }
+}

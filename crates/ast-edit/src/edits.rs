@@ -1,0 +1,167 @@
+//! Byte-range edits: normalising (sort, drop byte-identical duplicates, refuse overlaps) and
+//! applying them to a file's text.
+
+use serde::{Deserialize, Serialize};
+
+use crate::AstEditError;
+
+/// One replacement in one file. Byte offsets index the original text; lines and columns are
+/// 1-based (columns count characters).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Edit {
+    /// First byte replaced.
+    pub byte_start: usize,
+    /// One past the last byte replaced.
+    pub byte_end: usize,
+    /// The replaced text.
+    pub before: String,
+    /// The inserted text.
+    pub after: String,
+    /// Line of `byte_start`.
+    pub start_line: usize,
+    /// Column of `byte_start`.
+    pub start_column: usize,
+    /// Line of `byte_end`.
+    pub end_line: usize,
+    /// Column of `byte_end`.
+    pub end_column: usize,
+}
+
+/// A raw edit before normalisation: a range and its replacement.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RawEdit {
+    /// First byte replaced.
+    pub start: usize,
+    /// One past the last byte replaced.
+    pub end: usize,
+    /// The inserted text.
+    pub text: String,
+}
+
+/// Sorts edits, drops byte-identical duplicates, and returns the index of the first edit that
+/// overlaps its predecessor, if any.
+///
+/// Two edits overlap when one starts before the other ends, or when two different edits
+/// start at the same place (their order would be ambiguous).
+pub fn normalize(edits: &mut Vec<RawEdit>) -> Option<usize> {
+    edits.sort();
+    edits.dedup();
+    edits.windows(2).position(|w| w[1].start < w[0].end || w[1].start == w[0].start).map(|i| i + 1)
+}
+
+/// Applies normalised edits to `source`.
+///
+/// # Errors
+/// [`AstEditError::Overlap`] when edits overlap, [`AstEditError::EditOutOfBounds`] when a range
+/// does not fit `source` or splits a character.
+pub fn apply_edits(source: &str, edits: &[RawEdit]) -> Result<String, AstEditError> {
+    let mut sorted = edits.to_vec();
+    if let Some(idx) = normalize(&mut sorted) {
+        return Err(AstEditError::Overlap { location: format!("byte {}", sorted[idx].start) });
+    }
+    let mut res = String::with_capacity(source.len());
+    let mut cursor = 0usize;
+    for edit in &sorted {
+        if edit.start > edit.end
+            || edit.end > source.len()
+            || !source.is_char_boundary(edit.start)
+            || !source.is_char_boundary(edit.end)
+        {
+            return Err(AstEditError::EditOutOfBounds);
+        }
+        res.push_str(&source[cursor..edit.start]);
+        res.push_str(&edit.text);
+        cursor = edit.end;
+    }
+    res.push_str(&source[cursor..]);
+    Ok(res)
+}
+
+/// Line starts of a text, to turn byte offsets into 1-based lines and columns.
+#[derive(Debug)]
+pub struct LineIndex<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> LineIndex<'a> {
+    /// Indexes `text`.
+    pub fn new(text: &'a str) -> LineIndex<'a> {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        LineIndex { text, starts }
+    }
+
+    /// 1-based line and character column of a byte offset.
+    pub fn position(&self, offset: usize) -> (usize, usize) {
+        let line_idx = match self.starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        };
+        let line_start = self.starts[line_idx];
+        let col = self.text.get(line_start..offset).map_or(0, |s| s.chars().count());
+        (line_idx + 1, col + 1)
+    }
+
+    /// The text of a 1-based line, without its line ending.
+    pub fn line(&self, line: usize) -> &'a str {
+        let Some(&start) = self.starts.get(line.wrapping_sub(1)) else {
+            return "";
+        };
+        let end = self.starts.get(line).map_or(self.text.len(), |&e| e);
+        self.text.get(start..end).unwrap_or("").trim_end_matches(['\n', '\r'])
+    }
+
+    /// Number of lines (a final line ending does not start another line).
+    pub fn len(&self) -> usize {
+        if self.text.ends_with('\n') { self.starts.len() - 1 } else { self.starts.len() }
+    }
+
+    /// Whether the text is empty.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(start: usize, len: usize, text: &str) -> RawEdit {
+        RawEdit { start, end: start + len, text: text.to_owned() }
+    }
+
+    #[test]
+    fn apply_edits_rejects_overlaps() {
+        let err = apply_edits("abcdef", &[raw(1, 3, "x"), raw(2, 1, "y")]);
+        assert!(matches!(err, Err(AstEditError::Overlap { .. })));
+    }
+
+    #[test]
+    fn apply_edits_dedupes_identical_edits() {
+        let res = apply_edits("abcdef", &[raw(1, 3, "x"), raw(1, 3, "x")]).ok();
+        assert_eq!(res.as_deref(), Some("axef"));
+    }
+
+    #[test]
+    fn applies_non_overlapping_edits() {
+        let src = "const answer = 41;";
+        let res = apply_edits(src, &[raw(6, 6, "value"), raw(15, 2, "42")]).ok();
+        assert_eq!(res.as_deref(), Some("const value = 42;"));
+    }
+
+    #[test]
+    fn rejects_out_of_bounds() {
+        assert!(matches!(apply_edits("ab", &[raw(1, 5, "x")]), Err(AstEditError::EditOutOfBounds)));
+    }
+
+    #[test]
+    fn line_index_positions() {
+        let idx = LineIndex::new("ab\ncdé\nx");
+        assert_eq!(idx.position(0), (1, 1));
+        assert_eq!(idx.position(3), (2, 1));
+        assert_eq!(idx.position(8), (3, 1));
+        assert_eq!(idx.line(2), "cdé");
+    }
+}

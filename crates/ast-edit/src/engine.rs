@@ -1,0 +1,424 @@
+//! The rewrite engine: computes an [`EditPreview`] for validated `ast_edit` arguments. It
+//! reads files and never writes them.
+//!
+//! Files are processed in parallel (rayon) and their results folded in path order, so the
+//! replacement and file caps cut at the same place on every run. Overlapping edits are an error
+//! here, at preview time, so that a preview that succeeds always applies.
+
+use std::{
+    collections::HashSet,
+    path::PathBuf,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+use rayon::prelude::*;
+use staged_core::CancelToken;
+
+use crate::{
+    AstEditError, Edit, Lang, Workspace,
+    compile::{Rule, compile_rules},
+    diff::file_diff,
+    edits::{LineIndex, RawEdit, apply_edits, normalize},
+    fingerprint::{Hasher, fingerprint},
+    lang::Inferred,
+    params::ValidatedEdit,
+    scope::{Candidate, collect_candidates},
+    source::{parse, read_text},
+};
+
+/// Knobs that change how much the engine keeps, and how it gets there; never which edits it
+/// finds.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineOptions {
+    /// Skip parsing files that lack a pattern's literal texts.
+    pub prefilter: bool,
+    /// Compute each touched file's unified diff ([`FileEdits::diff`]).
+    pub diff: bool,
+    /// Keep each touched file's original and rewritten text ([`FileEdits::contents`]).
+    pub keep_contents: bool,
+}
+
+impl EngineOptions {
+    /// What a preview needs: diffs, not contents (memory stays bounded on big scopes).
+    pub fn preview() -> EngineOptions {
+        EngineOptions { prefilter: true, diff: true, keep_contents: false }
+    }
+
+    /// What an apply needs: contents, not diffs.
+    pub fn apply() -> EngineOptions {
+        EngineOptions { prefilter: true, diff: false, keep_contents: true }
+    }
+}
+
+impl Default for EngineOptions {
+    /// Everything: diffs and contents.
+    fn default() -> Self {
+        EngineOptions { prefilter: true, diff: true, keep_contents: true }
+    }
+}
+
+/// Files are processed in parallel chunks of this size and folded in order after each chunk,
+/// so that at most one chunk of file texts is alive at a time and a reached limit stops the
+/// walk early.
+const CHUNK_SIZE: usize = 256;
+
+/// The replacements one `ast_edit` call would make.
+#[derive(Debug, Clone)]
+pub struct EditPreview {
+    /// The language used.
+    pub lang: Lang,
+    /// Touched files, sorted by path.
+    pub files: Vec<FileEdits>,
+    /// How many candidate files were searched.
+    pub files_searched: usize,
+    /// Whether `limit` or `max_files` cut the result.
+    pub limit_reached: bool,
+    /// Deduplicated parse issues, in path order (uncapped).
+    pub parse_errors: Vec<String>,
+}
+
+/// The replacements in one file.
+#[derive(Debug, Clone)]
+pub struct FileEdits {
+    /// Display path (relative to the workspace root).
+    pub path: String,
+    /// Absolute path.
+    pub abs: PathBuf,
+    /// SHA-256 of the bytes read.
+    pub fingerprint: String,
+    /// The edits, sorted by position.
+    pub edits: Vec<Edit>,
+    /// The file's unified diff, when [`EngineOptions::diff`] asked for it.
+    pub diff: Option<String>,
+    /// The text read and the text after the edits, when [`EngineOptions::keep_contents`]
+    /// asked for them.
+    pub contents: Option<FileContents>,
+}
+
+/// A touched file's text before and after its edits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileContents {
+    /// The text read.
+    pub original: String,
+    /// The text after the edits.
+    pub updated: String,
+}
+
+impl FileEdits {
+    /// The rewritten text, when contents were kept.
+    pub fn updated(&self) -> Option<&str> {
+        self.contents.as_ref().map(|c| c.updated.as_str())
+    }
+}
+
+impl EditPreview {
+    /// Total replacements over all files.
+    pub fn total_replacements(&self) -> usize {
+        self.files.iter().map(|f| f.edits.len()).sum()
+    }
+
+    /// Number of files with at least one replacement.
+    pub fn files_touched(&self) -> usize {
+        self.files.len()
+    }
+
+    /// A digest of every edit (path, range, inserted text): equal digests mean equal edits.
+    pub fn edits_digest(&self) -> String {
+        let mut hasher = Hasher::default();
+        for file in &self.files {
+            hasher.part(file.path.as_bytes());
+            for edit in &file.edits {
+                hasher.part(&(edit.byte_start as u64).to_le_bytes());
+                hasher.part(&(edit.byte_end as u64).to_le_bytes());
+                hasher.part(edit.after.as_bytes());
+            }
+        }
+        hasher.finish()
+    }
+}
+
+/// Computes the preview with default options.
+///
+/// # Errors
+/// Scope, language and overlap errors; see [`AstEditError`].
+pub fn compute_preview(
+    workspace: &Workspace,
+    params: &ValidatedEdit,
+    cancel: Option<&CancelToken>,
+) -> Result<EditPreview, AstEditError> {
+    compute_preview_with(workspace, params, EngineOptions::default(), cancel)
+}
+
+/// Computes the preview.
+///
+/// # Errors
+/// Scope, language and overlap errors; [`AstEditError::Cancelled`] when `cancel` fired.
+pub fn compute_preview_with(
+    workspace: &Workspace,
+    params: &ValidatedEdit,
+    options: EngineOptions,
+    cancel: Option<&CancelToken>,
+) -> Result<EditPreview, AstEditError> {
+    let candidates = collect_candidates(workspace, &params.paths)?;
+    let (lang, candidates) = select_language(params.lang, candidates)?;
+    let mut parse_errors = Vec::new();
+    let rules: Vec<(String, Option<String>)> =
+        params.rules.iter().map(|(p, o)| (p.clone(), Some(o.clone()))).collect();
+    let rules = compile_rules(
+        &rules,
+        lang,
+        params.selector.as_deref(),
+        params.strictness,
+        &mut parse_errors,
+    );
+    // A rewrite whose pattern does not compile would silently match nothing: refuse it.
+    if !parse_errors.is_empty() {
+        return Err(AstEditError::InvalidPattern(parse_errors.join("; ")));
+    }
+    let files_searched = candidates.len();
+    let mut preview =
+        EditPreview { lang, files: Vec::new(), files_searched, limit_reached: false, parse_errors };
+    if rules.is_empty() {
+        return Ok(preview);
+    }
+    let cancelled = AtomicBool::new(false);
+    let mut total = 0usize;
+    'chunks: for chunk in candidates.chunks(CHUNK_SIZE) {
+        let outcomes = par_map_big_first(chunk, |candidate| {
+            if cancel.is_some_and(CancelToken::is_cancelled) {
+                cancelled.store(true, Ordering::Relaxed);
+                return Outcome::NoMatch;
+            }
+            process_file(candidate, lang, &rules, options, params.limit.is_some())
+        });
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(AstEditError::Cancelled);
+        }
+        for outcome in outcomes {
+            match outcome {
+                Outcome::NoMatch => {}
+                Outcome::Issue(issue) => preview.parse_errors.push(issue),
+                Outcome::Overlap(location) => return Err(AstEditError::Overlap { location }),
+                Outcome::Touched(mut file, original) => {
+                    if preview.files.len() >= params.max_files {
+                        preview.limit_reached = true;
+                        break 'chunks;
+                    }
+                    if let Some(limit) = params.limit {
+                        let room = limit.saturating_sub(total);
+                        if file.edits.len() > room {
+                            file.edits.truncate(room);
+                            let Some(original) = original else {
+                                return Err(AstEditError::EditOutOfBounds);
+                            };
+                            finish_file(&mut file, original, options)?;
+                            preview.limit_reached = true;
+                        }
+                    }
+                    total += file.edits.len();
+                    if !file.edits.is_empty() {
+                        preview.files.push(file);
+                    }
+                    if preview.limit_reached {
+                        break 'chunks;
+                    }
+                }
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    preview.parse_errors.retain(|e| seen.insert(e.clone()));
+    Ok(preview)
+}
+
+/// Maps `f` over `items` in parallel, starting with the biggest files (so that one big file
+/// does not finish last on an otherwise idle pool), and returns the results in input order.
+pub(crate) fn par_map_big_first<T, F>(items: &[Candidate], f: F) -> Vec<T>
+where
+    T: Send,
+    F: Fn(&Candidate) -> T + Sync,
+{
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(items[i].size));
+    let mut results: Vec<(usize, T)> =
+        order.par_iter().with_max_len(1).map(|&i| (i, f(&items[i]))).collect();
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Picks the one language of an `ast_edit` call and the candidates it keeps.
+fn select_language(
+    lang: Option<Lang>,
+    candidates: Vec<Candidate>,
+) -> Result<(Lang, Vec<Candidate>), AstEditError> {
+    if let Some(lang) = lang {
+        // Like `ast-grep run -l`: a walk keeps the files of that language; a file named
+        // explicitly is always kept.
+        let kept = candidates
+            .into_iter()
+            .filter(|c| c.explicit || Lang::infer(&c.abs) == Inferred::Lang(lang))
+            .collect();
+        return Ok((lang, kept));
+    }
+    let mut kept = Vec::with_capacity(candidates.len());
+    let mut langs: Vec<Lang> = Vec::new();
+    let mut problems = Vec::new();
+    for candidate in candidates {
+        match Lang::infer(&candidate.abs) {
+            Inferred::Lang(lang) => {
+                if !langs.contains(&lang) {
+                    langs.push(lang);
+                }
+                kept.push(candidate);
+            }
+            Inferred::NotCompiled(name) if candidate.explicit => problems.push(format!(
+                "- {}: Unsupported language '{name}'. Supported: {}",
+                candidate.display,
+                crate::lang::supported_aliases().join(", ")
+            )),
+            Inferred::Unknown if candidate.explicit => problems.push(format!(
+                "- {}: Unable to infer language from file extension: {}. Specify `lang` explicitly.",
+                candidate.display, candidate.display
+            )),
+            Inferred::NotCompiled(_) | Inferred::Unknown => {}
+        }
+    }
+    if !problems.is_empty() {
+        return Err(AstEditError::LangNotInferred { tool: "ast_edit", list: problems.join("\n") });
+    }
+    langs.sort_by_key(|l| l.name());
+    match langs.as_slice() {
+        [] => Err(AstEditError::LangRequiredNoFiles { tool: "ast_edit" }),
+        [lang] => Ok((*lang, kept)),
+        many => Err(AstEditError::LangRequiredMixed(
+            many.iter().map(|l| l.name()).collect::<Vec<_>>().join(", "),
+        )),
+    }
+}
+
+enum Outcome {
+    NoMatch,
+    Issue(String),
+    Overlap(String),
+    /// A touched file, and its original text when a limit may cut its edits in the fold.
+    Touched(FileEdits, Option<String>),
+}
+
+fn process_file(
+    candidate: &Candidate,
+    lang: Lang,
+    rules: &[Rule],
+    options: EngineOptions,
+    keep_original: bool,
+) -> Outcome {
+    let text = match read_text(candidate) {
+        Ok(text) => text,
+        Err(issue) => return Outcome::Issue(issue),
+    };
+    let active: Vec<&Rule> = if options.prefilter {
+        rules.iter().filter(|r| r.needles.admits(text.as_bytes())).collect()
+    } else {
+        rules.iter().collect()
+    };
+    if active.is_empty() {
+        return Outcome::NoMatch;
+    }
+    let root = match parse(&text, lang, &candidate.display) {
+        Ok(root) => root,
+        Err(issue) => return Outcome::Issue(issue),
+    };
+    let mut raw = Vec::new();
+    for rule in active {
+        let Some(fixer) = &rule.fixer else { continue };
+        for m in root.root().find_all(&rule.pattern) {
+            let edit = m.make_edit(&rule.pattern, fixer);
+            let Ok(text) = String::from_utf8(edit.inserted_text) else {
+                return Outcome::Issue(format!(
+                    "{}: replacement text is not valid UTF-8",
+                    candidate.display
+                ));
+            };
+            raw.push(RawEdit {
+                start: edit.position,
+                end: edit.position + edit.deleted_length,
+                text,
+            });
+        }
+    }
+    drop(root);
+    if raw.is_empty() {
+        return Outcome::NoMatch;
+    }
+    let index = LineIndex::new(&text);
+    if let Some(idx) = normalize(&mut raw) {
+        let (line, col) = index.position(raw[idx].start);
+        return Outcome::Overlap(format!("{}:{line}:{col}", candidate.display));
+    }
+    match build_file(candidate, text, &raw, options) {
+        Ok((file, original)) => Outcome::Touched(file, keep_original.then_some(original)),
+        Err(_) => {
+            Outcome::Issue(format!("{}: computed edit range is out of bounds", candidate.display))
+        }
+    }
+}
+
+fn build_file(
+    candidate: &Candidate,
+    original: String,
+    raw: &[RawEdit],
+    options: EngineOptions,
+) -> Result<(FileEdits, String), AstEditError> {
+    let index = LineIndex::new(&original);
+    let edits = raw
+        .iter()
+        .map(|r| {
+            let (start_line, start_column) = index.position(r.start);
+            let (end_line, end_column) = index.position(r.end);
+            Edit {
+                byte_start: r.start,
+                byte_end: r.end,
+                before: original.get(r.start..r.end).unwrap_or("").to_owned(),
+                after: r.text.clone(),
+                start_line,
+                start_column,
+                end_line,
+                end_column,
+            }
+        })
+        .collect();
+    let mut file = FileEdits {
+        path: candidate.display.clone(),
+        abs: candidate.abs.clone(),
+        fingerprint: fingerprint(original.as_bytes()),
+        edits,
+        diff: None,
+        contents: None,
+    };
+    let original = finish_file(&mut file, original, options)?;
+    Ok((file, original))
+}
+
+/// Fills the diff and contents of `file` from its (possibly truncated) edits, as `options`
+/// ask; gives the original back.
+fn finish_file(
+    file: &mut FileEdits,
+    original: String,
+    options: EngineOptions,
+) -> Result<String, AstEditError> {
+    if !options.diff && !options.keep_contents {
+        return Ok(original);
+    }
+    let raw: Vec<RawEdit> = file
+        .edits
+        .iter()
+        .map(|e| RawEdit { start: e.byte_start, end: e.byte_end, text: e.after.clone() })
+        .collect();
+    let updated = apply_edits(&original, &raw)?;
+    if options.diff {
+        file.diff = Some(file_diff(&file.path, &original, &updated));
+    }
+    if options.keep_contents {
+        file.contents = Some(FileContents { original: original.clone(), updated });
+    }
+    Ok(original)
+}

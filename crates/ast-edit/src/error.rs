@@ -1,0 +1,146 @@
+//! `AstEditError`: every failure of this crate, with the exact model-facing message.
+//!
+//! The messages follow the reference (spec §3.2 and §3.5) word for word where it has one; the
+//! tools pass them to the model unchanged.
+
+use std::path::PathBuf;
+
+/// A failure of validation, scope resolution, the engine, or a write.
+#[derive(Debug, thiserror::Error)]
+pub enum AstEditError {
+    /// `ops` was empty.
+    #[error("`ops` must include at least one op entry")]
+    NoOps,
+    /// An op had an empty `pat`.
+    #[error("`ops[{index}].pat` must be a non-empty pattern")]
+    EmptyPattern {
+        /// Index of the op.
+        index: usize,
+    },
+    /// Two ops had the same `pat`.
+    #[error("Duplicate rewrite pattern: {0}")]
+    DuplicatePattern(String),
+    /// `paths` was empty.
+    #[error("`paths` must contain at least one path or glob")]
+    NoPaths,
+    /// A `paths` entry was empty or blank.
+    #[error("Search scope entries must be non-empty paths or globs")]
+    EmptyScopeEntry,
+    /// A `paths` entry was a web URL.
+    #[error(
+        "Cannot rewrite external URL: {0}. Use `read` or `search` to inspect fetched web content; ast_edit only applies to local files."
+    )]
+    ExternalUrl(String),
+    /// A `paths` entry was an ssh:// URL.
+    #[error(
+        "Cannot rewrite a remote ssh:// path (no local file): {0}. ast_edit only applies to local files inside the workspace."
+    )]
+    RemotePath(String),
+    /// A `paths` entry was some other URL.
+    #[error("Cannot rewrite internal URL without a backing file: {0}")]
+    InternalUrl(String),
+    /// A `paths` entry does not exist.
+    #[error("Path not found: {0}")]
+    PathNotFound(String),
+    /// A path resolves outside the workspace root.
+    #[error("Path is outside the workspace: {path} (workspace root: {root})")]
+    OutsideWorkspace {
+        /// The path as given.
+        path: String,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// The path is neither a regular file nor a directory.
+    #[error("Search path must be a file or directory: {0}")]
+    NotFileOrDirectory(String),
+    /// `limit` was below 1.
+    #[error("limit must be a positive number")]
+    InvalidLimit,
+    /// `max_files` was below 1.
+    #[error("max_files must be a positive number")]
+    InvalidMaxFiles,
+    /// A glob did not compile.
+    #[error("Invalid glob pattern: {0}")]
+    InvalidGlob(String),
+
+    /// A rewrite or search pattern does not compile for the language.
+    #[error("Invalid pattern: {0}")]
+    InvalidPattern(String),
+    /// The arguments did not deserialize.
+    #[error("Invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// A language name we did not compile in.
+    #[error("Unsupported language '{value}'. Supported: {supported}")]
+    UnsupportedLanguage {
+        /// The name as given.
+        value: String,
+        /// Every accepted name, sorted, comma-separated.
+        supported: String,
+    },
+    /// No `lang`, and no candidate file.
+    #[error("`lang` is required for {tool} when no files match path/glob")]
+    LangRequiredNoFiles {
+        /// `ast_edit` or `ast_grep`.
+        tool: &'static str,
+    },
+    /// No `lang`, and the candidates have several languages.
+    #[error("`lang` is required for ast_edit when path/glob resolves to multiple languages: {0}")]
+    LangRequiredMixed(String),
+    /// No `lang`, and a named file has no recognisable language.
+    #[error(
+        "`lang` is required for {tool} when language cannot be inferred from all files:\n{list}"
+    )]
+    LangNotInferred {
+        /// `ast_edit` or `ast_grep`.
+        tool: &'static str,
+        /// `- <path>: <reason>` lines.
+        list: String,
+    },
+    /// Two edits in one file overlap.
+    #[error(
+        "Overlapping replacements detected; refine pattern to avoid ambiguous edits\n- {location}"
+    )]
+    Overlap {
+        /// `<path>:<line>:<col>` of the second edit.
+        location: String,
+    },
+    /// An edit range fell outside its file.
+    #[error("Computed edit range is out of bounds")]
+    EditOutOfBounds,
+    /// A file could not be read.
+    #[error("Failed to read {path}: {message}")]
+    Read {
+        /// Absolute path.
+        path: PathBuf,
+        /// The OS error.
+        message: String,
+    },
+    /// A file could not be written.
+    #[error("Failed to write {path}: {message}")]
+    Write {
+        /// Absolute path.
+        path: PathBuf,
+        /// The OS error.
+        message: String,
+    },
+    /// A stored payload could not be turned back into an action.
+    #[error("Invalid ast_edit payload: {0}")]
+    InvalidPayload(String),
+    /// A file changed between the preview and the write.
+    #[error("File changed since the preview: {0}")]
+    Drifted(String),
+    /// The work was cancelled before anything was written.
+    #[error("Cancelled")]
+    Cancelled,
+    /// A journal could not be written or replayed.
+    #[error("Journal error: {0}")]
+    Journal(String),
+    /// The workspace root is unusable.
+    #[error("Invalid workspace root {path}: {message}")]
+    InvalidWorkspace {
+        /// The root as given.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+}

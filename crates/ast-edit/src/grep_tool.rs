@@ -1,0 +1,133 @@
+//! `AstGrepTool`: the read-only `ast_grep` tool, reporting matches with their location,
+//! captured metavariables and context lines.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+
+use crate::{
+    AstGrepParams, Workspace,
+    render::{parse_issues_block, plural},
+    search::{SearchResult, search},
+};
+
+/// The tool's name.
+pub const AST_GREP_TOOL_NAME: &str = "ast_grep";
+
+const DESCRIPTION: &str = "Search code structurally with an ast-grep pattern (metavariables: `$A` one node, `$$$ARGS` many).\n\
+Returns each match as path:line:col with the matched text, captured metavariables and context lines. Read-only.";
+
+/// The `ast_grep` tool.
+#[derive(Debug, Clone)]
+pub struct AstGrepTool {
+    session: Arc<Session>,
+    workspace: Workspace,
+}
+
+impl AstGrepTool {
+    /// A search tool confined to `workspace`. The session is kept for symmetry with
+    /// [`crate::AstEditTool`]; searching never stages anything.
+    pub fn new(session: Arc<Session>, workspace: Workspace) -> AstGrepTool {
+        AstGrepTool { session, workspace }
+    }
+
+    /// The session this tool was built with.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+}
+
+/// The model-facing text of a search result.
+pub fn search_text(result: &SearchResult) -> String {
+    if result.matches.is_empty() {
+        let mut res = "No matches found".to_owned();
+        if !result.parse_errors.is_empty() {
+            res.push('\n');
+            res.push_str(&parse_issues_block(&result.parse_errors));
+        }
+        return res;
+    }
+    let mut res = format!(
+        "{} in {}",
+        plural(result.matches.len(), "match").replace("matchs", "matches"),
+        plural(result.files_matched(), "file")
+    );
+    for m in &result.matches {
+        res.push_str(&format!("\n\n{}:{}:{}", m.path, m.line, m.column));
+        let width = m.context.last().map_or(1, |(n, _)| n.to_string().len());
+        for (n, line) in &m.context {
+            let marker = if (m.line..=m.end_line).contains(n) { '>' } else { ' ' };
+            res.push_str(&format!("\n{marker} {n:>width$} | {line}"));
+        }
+        for (name, value) in &m.meta_variables {
+            let value: String = value.lines().next().unwrap_or("").chars().take(120).collect();
+            res.push_str(&format!("\n  {name} = {value}"));
+        }
+    }
+    if result.limit_reached {
+        res.push_str("\n\nLimit reached; narrow paths.");
+    }
+    if !result.parse_errors.is_empty() {
+        res.push_str("\n\n");
+        res.push_str(&parse_issues_block(&result.parse_errors));
+    }
+    res
+}
+
+/// The details JSON of a search result.
+pub fn search_details(result: &SearchResult) -> Value {
+    json!({
+        "totalMatches": result.matches.len(),
+        "filesMatched": result.files_matched(),
+        "filesSearched": result.files_searched,
+        "limitReached": result.limit_reached,
+        "parseErrors": result.parse_errors.iter().take(crate::render::PARSE_ERRORS_LIMIT).collect::<Vec<_>>(),
+        "parseErrorsTotal": result.parse_errors.len(),
+        "matches": result.matches,
+    })
+}
+
+#[async_trait::async_trait]
+impl Tool for AstGrepTool {
+    fn name(&self) -> &str {
+        AST_GREP_TOOL_NAME
+    }
+
+    fn label(&self) -> &str {
+        "AST Grep"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        AstGrepParams::json_schema()
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let params =
+            AstGrepParams::from_json(args).map_err(|err| ToolError::new(err.to_string()))?;
+        let workspace = self.workspace.clone();
+        let worker_cancel = cancel.clone();
+        let result =
+            tokio::task::spawn_blocking(move || search(&workspace, &params, Some(&worker_cancel)))
+                .await
+                .map_err(|err| ToolError::new(format!("ast_grep worker failed: {err}")))?;
+        match result {
+            Ok(result) => {
+                Ok(ToolResult::text(search_text(&result)).with_details(search_details(&result)))
+            }
+            Err(crate::AstEditError::Cancelled) => Err(ToolError::aborted(cancel.reason())),
+            Err(err) => Err(ToolError::new(err.to_string())),
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! `AstEditParams` and `AstGrepParams`: the wire arguments of the two tools, their validation
+//! (spec §3.2 strings), and their JSON Schemas.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::{AstEditError, Lang};
+
+/// The default cap on files touched by one call.
+pub const DEFAULT_MAX_FILES: usize = 1000;
+
+/// One rewrite: a pattern and its replacement template.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Op {
+    /// The ast-grep pattern, e.g. `oldApi($$$ARGS)`.
+    pub pat: String,
+    /// The replacement template, e.g. `newApi($$$ARGS)`.
+    pub out: String,
+}
+
+/// How strictly a pattern must match (ast-grep's `MatchStrictness`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strictness {
+    /// Every node, trivia included.
+    Cst,
+    /// Every node except trivial source nodes (the default).
+    #[default]
+    Smart,
+    /// Named nodes only.
+    Ast,
+    /// Named nodes, comments ignored.
+    Relaxed,
+    /// Named nodes without their text.
+    Signature,
+    /// Text only, node kinds ignored.
+    Template,
+}
+
+impl Strictness {
+    pub(crate) fn to_ast_grep(self) -> ast_grep_core::MatchStrictness {
+        use ast_grep_core::MatchStrictness as M;
+        match self {
+            Strictness::Cst => M::Cst,
+            Strictness::Smart => M::Smart,
+            Strictness::Ast => M::Ast,
+            Strictness::Relaxed => M::Relaxed,
+            Strictness::Signature => M::Signature,
+            Strictness::Template => M::Template,
+        }
+    }
+}
+
+/// The arguments of `ast_edit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AstEditParams {
+    /// The rewrites, at least one.
+    pub ops: Vec<Op>,
+    /// Files, directories or globs, at least one.
+    pub paths: Vec<String>,
+    /// Language override (name or alias, case-insensitive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+    /// Selector for contextual patterns: the node kind the pattern stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// Match strictness; `smart` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strictness: Option<Strictness>,
+    /// Maximum total replacements (floored; below 1 is an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<f64>,
+    /// Maximum files touched (floored; below 1 is an error); 1000 when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_files: Option<f64>,
+}
+
+/// `AstEditParams` after validation.
+#[derive(Debug, Clone)]
+pub struct ValidatedEdit {
+    /// `(pattern, replacement)` sorted by pattern (the reference's rule order).
+    pub rules: Vec<(String, String)>,
+    /// The scope entries as given.
+    pub paths: Vec<String>,
+    /// The language override.
+    pub lang: Option<Lang>,
+    /// The selector.
+    pub selector: Option<String>,
+    /// The strictness.
+    pub strictness: Strictness,
+    /// The replacement cap.
+    pub limit: Option<usize>,
+    /// The file cap.
+    pub max_files: usize,
+}
+
+impl AstEditParams {
+    /// Parses tool arguments.
+    ///
+    /// # Errors
+    /// [`AstEditError::InvalidArguments`] naming the serde problem.
+    pub fn from_json(args: serde_json::Value) -> Result<AstEditParams, AstEditError> {
+        serde_json::from_value(args).map_err(|err| AstEditError::InvalidArguments(err.to_string()))
+    }
+
+    /// Validates the arguments (spec §3.2), in the reference's order.
+    ///
+    /// # Errors
+    /// The first problem found, with its exact message.
+    pub fn validate(&self) -> Result<ValidatedEdit, AstEditError> {
+        if self.ops.is_empty() {
+            return Err(AstEditError::NoOps);
+        }
+        let mut rules: Vec<(String, String)> = Vec::with_capacity(self.ops.len());
+        for (index, op) in self.ops.iter().enumerate() {
+            if op.pat.trim().is_empty() {
+                return Err(AstEditError::EmptyPattern { index });
+            }
+            if rules.iter().any(|(pat, _)| *pat == op.pat) {
+                return Err(AstEditError::DuplicatePattern(op.pat.clone()));
+            }
+            rules.push((op.pat.clone(), op.out.clone()));
+        }
+        rules.sort_by(|a, b| a.0.cmp(&b.0));
+        let paths = validate_paths(&self.paths)?;
+        let lang = self.lang.as_deref().map(Lang::parse).transpose()?;
+        let limit = validate_limit(self.limit)?;
+        let max_files = match self.max_files {
+            None => DEFAULT_MAX_FILES,
+            Some(n) => positive(n).ok_or(AstEditError::InvalidMaxFiles)?,
+        };
+        Ok(ValidatedEdit {
+            rules,
+            paths,
+            lang,
+            selector: self.selector.clone().filter(|s| !s.trim().is_empty()),
+            strictness: self.strictness.unwrap_or_default(),
+            limit,
+            max_files,
+        })
+    }
+
+    /// The JSON Schema of `ast_edit`'s arguments (strict: no additional properties).
+    pub fn json_schema() -> serde_json::Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "ops": {
+                    "type": "array",
+                    "description": "rewrite ops",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "pat": { "type": "string", "description": "ast pattern" },
+                            "out": { "type": "string", "description": "replacement template" }
+                        },
+                        "required": ["pat", "out"],
+                        "additionalProperties": false
+                    }
+                },
+                "paths": {
+                    "type": "array",
+                    "description": "files, directories, or globs to rewrite",
+                    "minItems": 1,
+                    "items": { "type": "string", "description": "file, directory, or glob to rewrite" }
+                },
+                "lang": { "type": "string", "description": "language override (inferred from file names when absent)" },
+                "selector": { "type": "string", "description": "node kind the pattern stands for (contextual pattern mode)" },
+                "strictness": {
+                    "type": "string",
+                    "enum": ["cst", "smart", "ast", "relaxed", "signature", "template"],
+                    "description": "match strictness (default smart)"
+                },
+                "limit": { "type": "integer", "minimum": 1, "description": "max total replacements" },
+                "max_files": { "type": "integer", "minimum": 1, "description": "max files touched (default 1000)" }
+            },
+            "required": ["ops", "paths"],
+            "additionalProperties": false
+        })
+    }
+}
+
+/// The arguments of `ast_grep`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AstGrepParams {
+    /// The ast-grep pattern.
+    pub pattern: String,
+    /// Files, directories or globs, at least one.
+    pub paths: Vec<String>,
+    /// Language override.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lang: Option<String>,
+    /// Selector for contextual patterns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+    /// Match strictness; `smart` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strictness: Option<Strictness>,
+    /// Maximum matches reported (floored; below 1 is an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<f64>,
+}
+
+impl AstGrepParams {
+    /// Parses tool arguments.
+    ///
+    /// # Errors
+    /// [`AstEditError::InvalidArguments`] naming the serde problem.
+    pub fn from_json(args: serde_json::Value) -> Result<AstGrepParams, AstEditError> {
+        serde_json::from_value(args).map_err(|err| AstEditError::InvalidArguments(err.to_string()))
+    }
+
+    /// The JSON Schema of `ast_grep`'s arguments.
+    pub fn json_schema() -> serde_json::Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": { "type": "string", "description": "ast pattern" },
+                "paths": {
+                    "type": "array",
+                    "minItems": 1,
+                    "description": "files, directories, or globs to search",
+                    "items": { "type": "string" }
+                },
+                "lang": { "type": "string", "description": "language override (inferred per file when absent)" },
+                "selector": { "type": "string", "description": "node kind the pattern stands for" },
+                "strictness": {
+                    "type": "string",
+                    "enum": ["cst", "smart", "ast", "relaxed", "signature", "template"]
+                },
+                "limit": { "type": "integer", "minimum": 1, "description": "max matches" }
+            },
+            "required": ["pattern", "paths"],
+            "additionalProperties": false
+        })
+    }
+}
+
+pub(crate) fn validate_paths(paths: &[String]) -> Result<Vec<String>, AstEditError> {
+    if paths.is_empty() {
+        return Err(AstEditError::NoPaths);
+    }
+    if paths.iter().any(|p| p.trim().is_empty()) {
+        return Err(AstEditError::EmptyScopeEntry);
+    }
+    Ok(paths.to_vec())
+}
+
+pub(crate) fn validate_limit(limit: Option<f64>) -> Result<Option<usize>, AstEditError> {
+    match limit {
+        None => Ok(None),
+        Some(n) => positive(n).map(Some).ok_or(AstEditError::InvalidLimit),
+    }
+}
+
+/// A finite number floored to at least 1, as the reference reads `limit`.
+fn positive(n: f64) -> Option<usize> {
+    if !n.is_finite() || n.floor() < 1.0 {
+        return None;
+    }
+    // Saturates for huge values; the cast is the intended conversion.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Some(n.floor().min(usize::MAX as f64) as usize)
+}

@@ -1,0 +1,211 @@
+//! Scope resolution: turns `paths` entries (files, directories, globs) into the sorted list of
+//! candidate files, with a gitignore-aware walk.
+//!
+//! The walk includes hidden files, respects `.gitignore` (even outside a git repository),
+//! skips `.git` and the workspace's own `.staged` folder, skips `node_modules` unless the glob
+//! names it, and never follows symlinks. A glob is compiled relative to its literal base
+//! directory with `*` not crossing `/`, so `*.ts` means direct children and `**/*.ts` means any
+//! depth.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Mutex,
+};
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::{WalkBuilder, WalkState};
+
+use crate::{AstEditError, Workspace, workspace::STATE_DIR_NAME};
+
+/// A file to search, by absolute path and display path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Canonical absolute path.
+    pub abs: PathBuf,
+    /// Path relative to the workspace root, `/`-separated.
+    pub display: String,
+    /// Whether the file was named directly (not found by a walk).
+    pub explicit: bool,
+    /// Size in bytes when listed (used to schedule big files first).
+    pub size: u64,
+}
+
+/// Resolves every scope entry and returns the union of candidates, sorted by display path.
+///
+/// # Errors
+/// The first entry that is a URL, missing, outside the workspace, or an invalid glob.
+pub fn collect_candidates(
+    workspace: &Workspace,
+    paths: &[String],
+) -> Result<Vec<Candidate>, AstEditError> {
+    let mut res: Vec<Candidate> = Vec::new();
+    for entry in paths {
+        let entry = entry.trim();
+        check_not_url(entry)?;
+        if has_glob_meta(entry) {
+            let (base, glob) = split_glob(entry);
+            let base_abs = workspace
+                .resolve_existing(if base.is_empty() { "." } else { &base })
+                .map_err(|err| match err {
+                    AstEditError::OutsideWorkspace { root, .. } => {
+                        AstEditError::OutsideWorkspace { path: entry.to_owned(), root }
+                    }
+                    AstEditError::PathNotFound(_) => AstEditError::PathNotFound(entry.to_owned()),
+                    other => other,
+                })?;
+            if !base_abs.is_dir() {
+                return Err(AstEditError::PathNotFound(entry.to_owned()));
+            }
+            let matcher = GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .build()
+                .map_err(|err| AstEditError::InvalidGlob(err.to_string()))?
+                .compile_matcher();
+            let allow_node_modules = entry.contains("node_modules");
+            walk(workspace, &base_abs, Some(&matcher), allow_node_modules, &mut res);
+        } else {
+            let abs = workspace.resolve_existing(entry)?;
+            let meta = std::fs::metadata(&abs)
+                .map_err(|_| AstEditError::PathNotFound(entry.to_owned()))?;
+            if meta.is_dir() {
+                walk(workspace, &abs, None, false, &mut res);
+            } else if meta.is_file() {
+                res.push(Candidate {
+                    display: workspace.display_path(&abs),
+                    abs,
+                    explicit: true,
+                    size: meta.len(),
+                });
+            } else {
+                return Err(AstEditError::NotFileOrDirectory(entry.to_owned()));
+            }
+        }
+    }
+    res.sort_by(|a, b| a.display.cmp(&b.display).then(b.explicit.cmp(&a.explicit)));
+    res.dedup_by(|later, earlier| later.abs == earlier.abs);
+    Ok(res)
+}
+
+fn check_not_url(entry: &str) -> Result<(), AstEditError> {
+    let lower = entry.to_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Err(AstEditError::ExternalUrl(entry.to_owned()));
+    }
+    if lower.starts_with("ssh://") {
+        return Err(AstEditError::RemotePath(entry.to_owned()));
+    }
+    if let Some(idx) = entry.find("://") {
+        let scheme = &entry[..idx];
+        if !scheme.is_empty()
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        {
+            return Err(AstEditError::InternalUrl(entry.to_owned()));
+        }
+    }
+    Ok(())
+}
+
+fn has_glob_meta(s: &str) -> bool {
+    s.contains(['*', '?', '[', '{'])
+}
+
+/// Splits `a/b/*/c/**/*.ts` into the literal base `a/b` and the glob `*/c/**/*.ts`.
+fn split_glob(entry: &str) -> (String, String) {
+    let parts: Vec<&str> = entry.split('/').collect();
+    let first_glob = parts.iter().position(|p| has_glob_meta(p)).unwrap_or(parts.len());
+    let mut base = parts[..first_glob].join("/");
+    if base.is_empty() && entry.starts_with('/') {
+        base = "/".to_owned();
+    }
+    (base, parts[first_glob..].join("/"))
+}
+
+fn walk(
+    workspace: &Workspace,
+    base: &Path,
+    glob: Option<&GlobMatcher>,
+    allow_node_modules: bool,
+    out: &mut Vec<Candidate>,
+) {
+    let state_dir = workspace.state_dir();
+    let found: Mutex<Vec<Candidate>> = Mutex::new(Vec::new());
+    let walker = WalkBuilder::new(base)
+        .hidden(false)
+        .follow_links(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .ignore(true)
+        .parents(true)
+        .require_git(false)
+        .filter_entry(move |entry| {
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            if !is_dir || entry.depth() == 0 {
+                return true;
+            }
+            let name = entry.file_name();
+            if name == ".git" {
+                return false;
+            }
+            if name == "node_modules" && !allow_node_modules {
+                return false;
+            }
+            !(name == STATE_DIR_NAME && entry.path() == state_dir)
+        })
+        .build_parallel();
+    walker.run(|| {
+        let found = &found;
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let path = entry.path();
+            if let Some(glob) = glob {
+                let Ok(rel) = path.strip_prefix(base) else {
+                    return WalkState::Continue;
+                };
+                if !glob.is_match(rel) {
+                    return WalkState::Continue;
+                }
+            }
+            let candidate = Candidate {
+                display: workspace.display_path(path),
+                abs: path.to_path_buf(),
+                explicit: false,
+                size: entry.metadata().map_or(0, |m| m.len()),
+            };
+            if let Ok(mut found) = found.lock() {
+                found.push(candidate);
+            }
+            WalkState::Continue
+        })
+    });
+    if let Ok(found) = found.into_inner() {
+        out.extend(found);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_glob_at_first_meta_component() {
+        assert_eq!(
+            split_glob("packages/pkg-*/src/**/*.ts"),
+            ("packages".to_owned(), "pkg-*/src/**/*.ts".to_owned())
+        );
+        assert_eq!(split_glob("*.ts"), (String::new(), "*.ts".to_owned()));
+    }
+
+    #[test]
+    fn rejects_urls() {
+        assert!(matches!(check_not_url("https://x.dev/a.ts"), Err(AstEditError::ExternalUrl(_))));
+        assert!(matches!(check_not_url("ssh://host/a.ts"), Err(AstEditError::RemotePath(_))));
+        assert!(matches!(check_not_url("skill://x/a.ts"), Err(AstEditError::InternalUrl(_))));
+        assert!(check_not_url("src/a.ts").is_ok());
+    }
+}

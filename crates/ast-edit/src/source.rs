@@ -1,0 +1,32 @@
+//! Loading one candidate file: read it, refuse binary and non-UTF-8 content, and parse it,
+//! refusing trees with error nodes. Each refusal is a parse issue string, never a panic.
+
+use ast_grep_core::{AstGrep, tree_sitter::StrDoc};
+
+use crate::{Lang, scope::Candidate};
+
+/// How many leading bytes are checked for a NUL to call a file binary.
+const BINARY_SNIFF_LEN: usize = 8192;
+
+/// A parsed file.
+pub(crate) type Parsed = AstGrep<StrDoc<Lang>>;
+
+/// Reads a candidate as UTF-8 text; the error is the parse issue to report.
+pub(crate) fn read_text(candidate: &Candidate) -> Result<String, String> {
+    let bytes =
+        std::fs::read(&candidate.abs).map_err(|err| format!("{}: {err}", candidate.display))?;
+    let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_LEN)];
+    if memchr::memchr(0, sniff).is_some() {
+        return Err(format!("{}: binary file skipped", candidate.display));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{}: file is not valid UTF-8", candidate.display))
+}
+
+/// Parses `text`; the error is the parse issue to report.
+pub(crate) fn parse(text: &str, lang: Lang, display: &str) -> Result<Parsed, String> {
+    let root = AstGrep::try_new(text, lang).map_err(|err| format!("{display}: {err}"))?;
+    if root.root().get_inner_node().has_error() {
+        return Err(format!("{display}: parse error (syntax tree contains error nodes)"));
+    }
+    Ok(root)
+}

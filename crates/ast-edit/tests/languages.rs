@@ -1,0 +1,378 @@
+//! Every compiled-in language: a rewrite in a file whose language is inferred from its name.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::Fixture;
+use staged_ast_edit::{AstEditParams, Lang, Op, compute_preview};
+
+/// Rewrites `pat` to `out` in `file` (language inferred) and checks the result.
+fn check(lang: Lang, file: &str, source: &str, pat: &str, out: &str, expected: &str) {
+    let fx = Fixture::new(&[(file, source)]);
+    let params = AstEditParams {
+        ops: vec![Op { pat: pat.to_owned(), out: out.to_owned() }],
+        paths: vec![file.to_owned()],
+        lang: None,
+        selector: None,
+        strictness: None,
+        limit: None,
+        max_files: None,
+    };
+    let preview = compute_preview(&fx.workspace, &params.validate().unwrap(), None).unwrap();
+    assert_eq!(preview.lang, lang);
+    assert!(preview.parse_errors.is_empty(), "{:?}", preview.parse_errors);
+    assert_eq!(preview.total_replacements(), 1, "{lang}: {source:?}");
+    assert_eq!(preview.files[0].updated(), Some(expected));
+}
+
+macro_rules! lang_test {
+    ($name:ident, $lang:expr, $file:expr, $src:expr, $pat:expr, $out:expr, $expected:expr) => {
+        #[test]
+        fn $name() {
+            check($lang, $file, $src, $pat, $out, $expected);
+        }
+    };
+}
+
+lang_test!(bash, Lang::Bash, "run.sh", "greet world\n", "greet $A", "hello $A", "hello world\n");
+lang_test!(
+    bash_rc_file,
+    Lang::Bash,
+    ".bashrc",
+    "greet world\n",
+    "greet $A",
+    "hello $A",
+    "hello world\n"
+);
+lang_test!(
+    c,
+    Lang::C,
+    "a.c",
+    "int main() { foo(1); return 0; }\n",
+    "foo($A);",
+    "bar($A);",
+    "int main() { bar(1); return 0; }\n"
+);
+lang_test!(
+    cpp,
+    Lang::Cpp,
+    "a.cpp",
+    "int main() { foo(1); }\n",
+    "foo($A)",
+    "bar($A)",
+    "int main() { bar(1); }\n"
+);
+lang_test!(
+    csharp,
+    Lang::CSharp,
+    "A.cs",
+    "class A { void M() { Foo(1); } }\n",
+    "Foo($A)",
+    "Bar($A)",
+    "class A { void M() { Bar(1); } }\n"
+);
+lang_test!(
+    css,
+    Lang::Css,
+    "a.css",
+    "a { color: red; }\n",
+    "a { color: $C; }",
+    "a { background: $C; }",
+    "a { background: red; }\n"
+);
+lang_test!(
+    dart,
+    Lang::Dart,
+    "a.dart",
+    "void main() { foo(1); }\n",
+    "1",
+    "2",
+    "void main() { foo(2); }\n"
+);
+lang_test!(elixir, Lang::Elixir, "a.ex", "foo(1)\n", "foo($A)", "bar($A)", "bar(1)\n");
+lang_test!(
+    go,
+    Lang::Go,
+    "a.go",
+    "package main\n\nfunc main() { foo(1) }\n",
+    "foo($A)",
+    "bar($A)",
+    "package main\n\nfunc main() { bar(1) }\n"
+);
+lang_test!(haskell, Lang::Haskell, "A.hs", "main = foo 1\n", "foo $A", "bar $A", "main = bar 1\n");
+lang_test!(hcl, Lang::Hcl, "main.tf", "a = foo(1)\n", "a = $V", "b = $V", "b = foo(1)\n");
+lang_test!(
+    html,
+    Lang::Html,
+    "a.html",
+    "<p>hi</p>\n",
+    "<p>$A</p>",
+    "<div>$A</div>",
+    "<div>hi</div>\n"
+);
+lang_test!(
+    java,
+    Lang::Java,
+    "A.java",
+    "class A { void m() { foo(1); } }\n",
+    "foo($A)",
+    "bar($A)",
+    "class A { void m() { bar(1); } }\n"
+);
+lang_test!(javascript, Lang::JavaScript, "a.js", "foo(1);\n", "foo($A)", "bar($A)", "bar(1);\n");
+lang_test!(json, Lang::Json, "a.json", "{\"a\": 1}\n", "\"a\"", "\"b\"", "{\"b\": 1}\n");
+lang_test!(
+    kotlin,
+    Lang::Kotlin,
+    "a.kt",
+    "fun main() { foo(1) }\n",
+    "foo($A)",
+    "bar($A)",
+    "fun main() { bar(1) }\n"
+);
+lang_test!(lua, Lang::Lua, "a.lua", "foo(1)\n", "foo($A)", "bar($A)", "bar(1)\n");
+lang_test!(
+    markdown,
+    Lang::Markdown,
+    "README.md",
+    "# Title\n\ntext\n",
+    "# $T",
+    "## $T",
+    "## Title\n\ntext\n"
+);
+lang_test!(nix, Lang::Nix, "a.nix", "foo 1\n", "foo $A", "bar $A", "bar 1\n");
+lang_test!(php, Lang::Php, "a.php", "<?php foo(1);\n", "foo($A)", "bar($A)", "<?php bar(1);\n");
+lang_test!(python, Lang::Python, "a.py", "foo(1)\n", "foo($A)", "bar($A)", "bar(1)\n");
+lang_test!(ruby, Lang::Ruby, "a.rb", "foo(1)\n", "foo($A)", "bar($A)", "bar(1)\n");
+lang_test!(
+    rust,
+    Lang::Rust,
+    "a.rs",
+    "fn main() { foo(1); }\n",
+    "foo($A)",
+    "bar($A)",
+    "fn main() { bar(1); }\n"
+);
+lang_test!(
+    scala,
+    Lang::Scala,
+    "a.scala",
+    "object A { foo(1) }\n",
+    "foo($A)",
+    "bar($A)",
+    "object A { bar(1) }\n"
+);
+lang_test!(
+    solidity,
+    Lang::Solidity,
+    "a.sol",
+    "contract A { function f() public { foo(1); } }\n",
+    "function f() public { $$$B }",
+    "function g() public { $$$B }",
+    "contract A { function g() public { foo(1); } }\n"
+);
+lang_test!(swift, Lang::Swift, "a.swift", "foo(1)\n", "foo($A)", "bar($A)", "bar(1)\n");
+lang_test!(
+    tsx,
+    Lang::Tsx,
+    "a.tsx",
+    "const a = <div>{foo(1)}</div>;\n",
+    "foo($A)",
+    "bar($A)",
+    "const a = <div>{bar(1)}</div>;\n"
+);
+lang_test!(typescript, Lang::TypeScript, "a.ts", "foo(1);\n", "foo($A)", "bar($A)", "bar(1);\n");
+lang_test!(yaml, Lang::Yaml, "a.yaml", "a: 1\n", "a: $V", "b: $V", "b: 1\n");
+lang_test!(
+    zig,
+    Lang::Zig,
+    "a.zig",
+    "pub fn main() void { foo(1); }\n",
+    "foo($A)",
+    "bar($A)",
+    "pub fn main() void { bar(1); }\n"
+);
+lang_test!(
+    tlaplus,
+    Lang::TlaPlus,
+    "M.tla",
+    "---- MODULE M ----\nVARIABLE x\nInit == x = 0\n====\n",
+    "Init == $E",
+    "Start == $E",
+    "---- MODULE M ----\nVARIABLE x\nStart == x = 0\n====\n"
+);
+
+// Grammars we add beyond ast-grep-language (see LANGUAGES.md).
+lang_test!(
+    cmake,
+    Lang::Cmake,
+    "CMakeLists.txt",
+    "project(demo)\nadd_executable(app main.c)\n",
+    "add_executable($$$A)",
+    "add_library($$$A)",
+    "project(demo)\nadd_library(app main.c)\n"
+);
+lang_test!(
+    diff,
+    Lang::Diff,
+    "a.patch",
+    "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n",
+    "--- $F",
+    "--- old/$F",
+    "--- old/a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n"
+);
+lang_test!(
+    emacs_lisp,
+    Lang::EmacsLisp,
+    "init.el",
+    "(setq foo 1)\n",
+    "(setq $A $B)",
+    "(setq-default $A $B)",
+    "(setq-default foo 1)\n"
+);
+lang_test!(
+    erlang,
+    Lang::Erlang,
+    "a.erl",
+    "-module(a).\nf() -> foo(1).\n",
+    "foo($A)",
+    "bar($A)",
+    "-module(a).\nf() -> bar(1).\n"
+);
+lang_test!(
+    fortran,
+    Lang::Fortran,
+    "a.f90",
+    "program p\n  call foo(1)\nend program p\n",
+    "call foo($A)",
+    "call bar($A)",
+    "program p\n  call bar(1)\nend program p\n"
+);
+lang_test!(
+    graphql,
+    Lang::Graphql,
+    "q.graphql",
+    "query { user { name } }\n",
+    "{ user { $$$F } }",
+    "{ account { $$$F } }",
+    "query { account { name } }\n"
+);
+lang_test!(
+    ini,
+    Lang::Ini,
+    "a.ini",
+    "[core]\nname = old\n",
+    "name = old",
+    "name = new",
+    "[core]\nname = new\n"
+);
+lang_test!(julia, Lang::Julia, "a.jl", "foo(1)\n", "foo($A)", "bar($A)", "bar(1)\n");
+lang_test!(
+    make,
+    Lang::Make,
+    "Makefile",
+    "all:\n\techo hi\n",
+    "all",
+    "build",
+    "build:\n\techo hi\n"
+);
+lang_test!(
+    objc,
+    Lang::ObjC,
+    "a.m",
+    "int main() { foo(1); return 0; }\n",
+    "foo($A);",
+    "bar($A);",
+    "int main() { bar(1); return 0; }\n"
+);
+lang_test!(ocaml, Lang::OCaml, "a.ml", "let x = foo 1\n", "foo $A", "bar $A", "let x = bar 1\n");
+lang_test!(
+    odin,
+    Lang::Odin,
+    "a.odin",
+    "package main\nmain :: proc() { foo(1) }\n",
+    "foo($A)",
+    "bar($A)",
+    "package main\nmain :: proc() { bar(1) }\n"
+);
+lang_test!(
+    powershell,
+    Lang::PowerShell,
+    "a.ps1",
+    "Write-Host hello\n",
+    "Write-Host $A",
+    "Write-Output $A",
+    "Write-Output hello\n"
+);
+lang_test!(r, Lang::R, "a.R", "x <- foo(1)\n", "foo($A)", "bar($A)", "x <- bar(1)\n");
+lang_test!(regex, Lang::Regex, "a.regex", "[a-z]+\n", "[a-z]", "[a-f]", "[a-f]+\n");
+lang_test!(
+    sql,
+    Lang::Sql,
+    "a.sql",
+    "SELECT a FROM t;\n",
+    "SELECT $A FROM t",
+    "SELECT $A FROM users",
+    "SELECT a FROM users;\n"
+);
+lang_test!(
+    starlark,
+    Lang::Starlark,
+    "BUILD",
+    "cc_library(name = \"a\")\n",
+    "cc_library($$$A)",
+    "cc_binary($$$A)",
+    "cc_binary(name = \"a\")\n"
+);
+lang_test!(
+    toml,
+    Lang::Toml,
+    "Cargo.toml",
+    "[package]\nname = \"a\"\n",
+    "name = $V",
+    "title = $V",
+    "[package]\ntitle = \"a\"\n"
+);
+lang_test!(
+    verilog,
+    Lang::Verilog,
+    "a.v",
+    "module m; assign a = b; endmodule\n",
+    "$A = $B",
+    "$B = $A",
+    "module m; assign b = a; endmodule\n"
+);
+lang_test!(
+    xml,
+    Lang::Xml,
+    "a.xml",
+    "<a><b>hi</b></a>\n",
+    "<b>$$$C</b>",
+    "<c>$$$C</c>",
+    "<a><c>hi</c></a>\n"
+);
+
+/// Every language in `Lang::all()` has a test above: the 29 of ast-grep-language's 28 grammar
+/// crates (TypeScript and TSX share one), TLA+, and the 20 grammars of LANGUAGES.md.
+#[test]
+fn every_language_is_covered() {
+    assert_eq!(Lang::all().count(), 50);
+}
+
+#[test]
+fn filename_inference() {
+    use staged_ast_edit::Inferred;
+    use std::path::Path;
+    let infer = |p: &str| Lang::infer(Path::new(p));
+    assert_eq!(infer(".zshrc"), Inferred::Lang(Lang::Bash));
+    assert_eq!(infer("profile"), Inferred::Lang(Lang::Bash));
+    assert_eq!(infer("Makefile"), Inferred::Lang(Lang::Make));
+    assert_eq!(infer("CMakeLists.txt"), Inferred::Lang(Lang::Cmake));
+    assert_eq!(infer(".emacs"), Inferred::Lang(Lang::EmacsLisp));
+    assert_eq!(infer("a.vue"), Inferred::NotCompiled("vue"));
+    assert_eq!(infer("Dockerfile.dev"), Inferred::NotCompiled("dockerfile"));
+    assert_eq!(infer("Containerfile"), Inferred::NotCompiled("dockerfile"));
+    assert_eq!(infer("Justfile"), Inferred::NotCompiled("just"));
+    assert_eq!(infer("a.MTS"), Inferred::Lang(Lang::TypeScript));
+    assert_eq!(infer("a.unknown"), Inferred::Unknown);
+}

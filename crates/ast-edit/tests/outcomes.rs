@@ -1,0 +1,255 @@
+//! Preview and apply outcomes: validation strings, parse issues, limits, no-match, overlap at
+//! preview, stale applies that write nothing, cancellation, and payload rehydration.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{Fixture, details};
+use serde_json::json;
+use staged_ast_edit::{AstEditAction, Workspace};
+use staged_core::{ActionError, CancelToken, PendingAction};
+
+fn rename(paths: &[&str]) -> serde_json::Value {
+    json!({"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": paths})
+}
+
+#[tokio::test]
+async fn validation_messages() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n")]);
+    let cases = [
+        (json!({"ops": [], "paths": ["a.ts"]}), "`ops` must include at least one op entry"),
+        (
+            json!({"ops": [{"pat": "", "out": "x"}], "paths": ["a.ts"]}),
+            "`ops[0].pat` must be a non-empty pattern",
+        ),
+        (
+            json!({"ops": [{"pat": "a", "out": "x"}, {"pat": "a", "out": "y"}], "paths": ["a.ts"]}),
+            "Duplicate rewrite pattern: a",
+        ),
+        (
+            json!({"ops": [{"pat": "a", "out": "x"}], "paths": ["a.ts"], "limit": 0}),
+            "limit must be a positive number",
+        ),
+        (
+            json!({"ops": [{"pat": "a", "out": "x"}], "paths": ["a.ts"], "limit": -3}),
+            "limit must be a positive number",
+        ),
+        (
+            json!({"ops": [{"pat": "a", "out": "x"}], "paths": ["a.ts"], "limit": 0.5}),
+            "limit must be a positive number",
+        ),
+        (
+            json!({"ops": [{"pat": "a", "out": "x"}], "paths": ["a.ts"], "max_files": 0}),
+            "max_files must be a positive number",
+        ),
+    ];
+    for (args, message) in cases {
+        assert_eq!(fx.edit(args).await.unwrap_err().message(), message);
+    }
+    let err = fx
+        .edit(json!({"ops": [{"pat": "a", "out": "x"}], "paths": ["a.ts"], "preview": true}))
+        .await
+        .unwrap_err();
+    assert!(err.message().contains("unknown field `preview`"), "{}", err.message());
+}
+
+#[tokio::test]
+async fn unsupported_language_is_an_error_not_a_panic() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n"), ("Dockerfile", "FROM scratch\n")]);
+    let err = fx
+        .edit(json!({"ops": [{"pat": "a", "out": "b"}], "paths": ["a.ts"], "lang": "brainfuck"}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.message()
+            .starts_with("Unsupported language 'brainfuck'. Supported: bash, c, c#, c++, cc, cjs,"),
+        "{}",
+        err.message()
+    );
+    let err = fx
+        .edit(json!({"ops": [{"pat": "a", "out": "b"}], "paths": ["Dockerfile"]}))
+        .await
+        .unwrap_err();
+    assert!(err.message().starts_with("`lang` is required for ast_edit when language cannot be inferred from all files:\n- Dockerfile: Unsupported language 'dockerfile'."), "{}", err.message());
+}
+
+#[tokio::test]
+async fn no_match_stages_nothing() {
+    let fx = Fixture::new(&[("a.ts", "baz(1);\n")]);
+    let res = fx.edit(rename(&["a.ts"])).await.unwrap();
+    assert_eq!(res.text_content(), "No replacements made");
+    assert!(!fx.has_pending());
+    assert_eq!(details(&res)["totalReplacements"], 0);
+}
+
+#[tokio::test]
+async fn binary_non_utf8_and_syntax_errors_are_parse_issues() {
+    let fx = Fixture::new(&[("ok.ts", "foo(1);\n"), ("broken.ts", "foo(1) +++ ;;; {{{\n")]);
+    std::fs::write(fx.root().join("bin.ts"), b"foo(1);\0\x01\x02").unwrap();
+    std::fs::write(fx.root().join("latin1.ts"), b"foo(\"caf\xe9\");\n").unwrap();
+    let res = fx.edit(rename(&["."])).await.unwrap();
+    let d = details(&res);
+    assert_eq!(d["totalReplacements"], 1);
+    assert_eq!(d["filesSearched"], 4);
+    assert_eq!(
+        d["parseErrors"],
+        json!([
+            "bin.ts: binary file skipped",
+            "broken.ts: parse error (syntax tree contains error nodes)",
+            "latin1.ts: file is not valid UTF-8"
+        ])
+    );
+    assert_eq!(d["parseErrorsTotal"], 3);
+    let text = res.text_content();
+    assert!(text.ends_with("Parse issues:\n- bin.ts: binary file skipped\n- broken.ts: parse error (syntax tree contains error nodes)\n- latin1.ts: file is not valid UTF-8"), "{text}");
+}
+
+#[tokio::test]
+async fn parse_issues_are_capped_at_twenty() {
+    let files: Vec<(String, &str)> =
+        (0..25).map(|i| (format!("f{i:02}.ts"), "foo(1) +++ ;;; {{{\n")).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+    let fx = Fixture::new(&refs);
+    let res = fx.edit(rename(&["."])).await.unwrap();
+    let text = res.text_content();
+    assert!(
+        text.starts_with("No replacements made\nParse issues (20 / 25):\n- f00.ts: parse error"),
+        "{text}"
+    );
+    assert_eq!(details(&res)["parseErrors"].as_array().unwrap().len(), 20);
+    assert_eq!(details(&res)["parseErrorsTotal"], 25);
+}
+
+#[tokio::test]
+async fn limit_and_max_files() {
+    let fx = Fixture::new(&[("a.ts", "foo(1); foo(2);\n"), ("b.ts", "foo(3);\n")]);
+    let mut args = rename(&["."]);
+    args["limit"] = json!(1);
+    let res = fx.edit(args).await.unwrap();
+    assert_eq!(details(&res)["totalReplacements"], 1);
+    assert_eq!(details(&res)["limitReached"], true);
+    assert!(res.text_content().contains("\n\nLimit reached; narrow paths."));
+    let diff = details(&res)["diff"].as_str().unwrap();
+    assert!(diff.contains("-foo(1); foo(2);\n+bar(1); foo(2);\n"), "{diff}");
+    let applied = fx.apply().await;
+    assert_eq!(applied.text_content(), "Applied 1 replacement in 1 file.");
+    assert_eq!(fx.read("a.ts"), "bar(1); foo(2);\n");
+    fx.write("a.ts", "foo(1); foo(2);\n");
+    let mut args = rename(&["."]);
+    args["max_files"] = json!(1);
+    let res = fx.edit(args).await.unwrap();
+    assert_eq!(details(&res)["totalReplacements"], 2);
+    assert_eq!(details(&res)["filesTouched"], 1);
+    assert_eq!(details(&res)["limitReached"], true);
+    assert_eq!(
+        fx.session.store().peek().unwrap().unwrap().label(),
+        "AST Edit: 2 replacements in 1 file"
+    );
+}
+
+#[tokio::test]
+async fn node_modules_only_when_named() {
+    let fx = Fixture::new(&[
+        ("a.ts", "foo(1);\n"),
+        ("node_modules/x/i.ts", "foo(1);\n"),
+        (".hidden/h.ts", "foo(1);\n"),
+        ("ignored/g.ts", "foo(1);\n"),
+        (".gitignore", "ignored/\n"),
+    ]);
+    let res = fx.edit(rename(&["."])).await.unwrap();
+    assert_eq!(
+        details(&res)["fileReplacements"],
+        json!([{"path": ".hidden/h.ts", "count": 1}, {"path": "a.ts", "count": 1}])
+    );
+    fx.session.store().pop().unwrap();
+    let res = fx.edit(rename(&["node_modules/**/*.ts"])).await.unwrap();
+    assert_eq!(
+        details(&res)["fileReplacements"],
+        json!([{"path": "node_modules/x/i.ts", "count": 1}])
+    );
+}
+
+#[tokio::test]
+async fn stale_when_another_file_starts_matching() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n"), ("b.ts", "baz(1);\n")]);
+    fx.edit(rename(&["."])).await.unwrap();
+    fx.write("b.ts", "foo(2);\n");
+    let res = fx.apply().await;
+    assert!(res.is_error);
+    assert_eq!(
+        res.text_content(),
+        "Preview is stale / no longer matches; no replacements were applied. Preview expected 1 replacement in 1 file."
+    );
+    assert_eq!(fx.read("a.ts"), "foo(1);\n");
+    assert_eq!(fx.read("b.ts"), "foo(2);\n");
+}
+
+#[tokio::test]
+async fn stale_multi_file_writes_nothing() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n"), ("b.ts", "foo(2); foo(3);\n")]);
+    fx.edit(rename(&["."])).await.unwrap();
+    fx.write("b.ts", "foo(2); foo(4);\n");
+    let res = fx.apply().await;
+    assert!(res.is_error);
+    assert!(res.text_content().ends_with("Preview expected 3 replacements in 2 files."));
+    assert_eq!(fx.read("a.ts"), "foo(1);\n");
+    assert_eq!(fx.read("b.ts"), "foo(2); foo(4);\n");
+}
+
+#[tokio::test]
+async fn cancelled_apply_writes_nothing() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n")]);
+    fx.edit(rename(&["a.ts"])).await.unwrap();
+    let entry = fx.session.store().peek().unwrap().unwrap();
+    let cancel = CancelToken::new();
+    cancel.cancel();
+    let err = entry.action.apply("r", None, &cancel).await.unwrap_err();
+    assert!(matches!(err, ActionError::Cancelled));
+    assert_eq!(fx.read("a.ts"), "foo(1);\n");
+}
+
+#[tokio::test]
+async fn payload_rehydrates_in_another_process() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n"), ("b.ts", "foo(2);\n")]);
+    fx.edit(rename(&["."])).await.unwrap();
+    let entry = fx.session.store().peek().unwrap().unwrap();
+    let payload = entry.action.payload().unwrap();
+    assert_eq!(payload["params"]["ops"], json!([{"pat": "foo($A)", "out": "bar($A)"}]));
+    assert_eq!(payload["expected"]["files"].as_array().unwrap().len(), 2);
+    // Round-trip through text, as a durable store would.
+    let payload: serde_json::Value = serde_json::from_str(&payload.to_string()).unwrap();
+    let action = AstEditAction::from_payload(Workspace::new(fx.root()).unwrap(), &payload).unwrap();
+    assert_eq!(action.label(), "AST Edit: 2 replacements in 2 files");
+    assert_eq!(action.source_tool_name(), "ast_edit");
+    let action: Arc<dyn PendingAction> = Arc::new(action);
+    let res = action.apply("ok", None, &CancelToken::new()).await.unwrap();
+    assert_eq!(res.text_content(), "Applied 2 replacements in 2 files.");
+    assert_eq!(fx.read("a.ts"), "bar(1);\n");
+    assert_eq!(fx.read("b.ts"), "bar(2);\n");
+    // Another root is refused.
+    let other = tempfile::tempdir().unwrap();
+    assert!(AstEditAction::from_payload(Workspace::new(other.path()).unwrap(), &payload).is_err());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn apply_keeps_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new(&[("run.sh", "greet world\n"), ("b.sh", "greet you\n")]);
+    std::fs::set_permissions(fx.root().join("run.sh"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    fx.edit(json!({"ops": [{"pat": "greet $A", "out": "hello $A"}], "paths": ["."]}))
+        .await
+        .unwrap();
+    let res = fx.apply().await;
+    assert!(!res.is_error, "{}", res.text_content());
+    assert_eq!(fx.read("run.sh"), "hello world\n");
+    let mode = std::fs::metadata(fx.root().join("run.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+    assert!(
+        !fx.root().join(".staged/journal").read_dir().unwrap().any(|_| true),
+        "journal cleaned up"
+    );
+}

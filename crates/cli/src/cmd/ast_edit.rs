@@ -1,0 +1,98 @@
+//! `staged ast-edit`: preview a structural rewrite and stage it.
+
+use anyhow::Context;
+use serde_json::{Value, json};
+use staged_core::Tool;
+
+use crate::{
+    args::{AstEditArgs, GlobalArgs},
+    cmd::{error_result, head, tool_json},
+    context,
+    diff::colorize,
+    exit::Exit,
+    output::Output,
+    progress::Progress,
+};
+
+pub(crate) fn run(global: &GlobalArgs, args: &AstEditArgs, out: &Output) -> anyhow::Result<Exit> {
+    let ws = context::open(global)?;
+    let tool = ws.ast_edit_tool();
+    let params = params_json(args);
+    let res = {
+        let _progress = Progress::start("searching files");
+        context::block_on(|cancel| async move { tool.execute(params, &cancel).await })?
+    };
+    let head = head(ws.store().as_ref());
+    match res {
+        Ok(result) => {
+            if out.json {
+                out.json_line(&tool_json(&result, head.as_ref()))?;
+            } else {
+                print_preview(&result.text_content(), result.details.as_ref(), out)?;
+            }
+            Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
+        }
+        Err(err) => {
+            // Every error of a preview is about the input (pattern, language, paths); the
+            // stack is untouched.
+            if out.json {
+                out.json_line(&tool_json(&error_result(&err), head.as_ref()))?;
+            }
+            Err(anyhow::anyhow!("{}", err.message()))
+        }
+    }
+}
+
+fn params_json(args: &AstEditArgs) -> Value {
+    let ops: Vec<Value> =
+        args.ops.chunks(2).map(|op| json!({"pat": op[0], "out": op.get(1)})).collect();
+    let mut params = json!({"ops": ops, "paths": args.paths});
+    if let Some(lang) = &args.lang {
+        params["lang"] = json!(lang);
+    }
+    if let Some(selector) = &args.selector {
+        params["selector"] = json!(selector);
+    }
+    if let Some(strictness) = args.strictness {
+        params["strictness"] = json!(strictness.as_str());
+    }
+    if let Some(limit) = args.limit {
+        params["limit"] = json!(limit);
+    }
+    if let Some(max_files) = args.max_files {
+        params["max_files"] = json!(max_files);
+    }
+    params
+}
+
+/// For a person: the diff (coloured on a terminal), any notes, and how to resolve it.
+fn print_preview(text: &str, details: Option<&Value>, out: &Output) -> anyhow::Result<()> {
+    let Some(details) = details else { return out.line(text).context("writing the preview") };
+    let Some(id) = details.get("pendingId").and_then(Value::as_str) else {
+        // Nothing staged (no matches): the tool's text says why.
+        return out.line(text).context("writing the result");
+    };
+    let diff = details.get("diff").and_then(Value::as_str).unwrap_or_default();
+    out.write(&colorize(diff, out.render.color))?;
+    if details.get("limitReached").and_then(Value::as_bool) == Some(true) {
+        out.line("Limit reached; narrow paths.")?;
+    }
+    if let Some(errors) = details.get("parseErrors").and_then(Value::as_array) {
+        let total =
+            details.get("parseErrorsTotal").and_then(Value::as_u64).unwrap_or(errors.len() as u64);
+        out.line(&format!("Parse issues ({} / {total}):", errors.len()))?;
+        for error in errors {
+            out.line(&format!("- {}", error.as_str().unwrap_or_default()))?;
+        }
+    }
+    let total = details.get("totalReplacements").and_then(Value::as_u64).unwrap_or_default();
+    let files = details.get("filesTouched").and_then(Value::as_u64).unwrap_or_default();
+    out.line(&format!(
+        "\nStaged {id}: {total} replacement{} in {files} file{}. Nothing is written yet.",
+        if total == 1 { "" } else { "s" },
+        if files == 1 { "" } else { "s" },
+    ))?;
+    out.line("  apply:   staged resolve apply --reason \"<why>\"")?;
+    out.line("  discard: staged resolve discard --reason \"<why>\"")?;
+    Ok(())
+}

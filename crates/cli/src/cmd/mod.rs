@@ -1,0 +1,56 @@
+//! One module per subcommand, and the output shape they share.
+
+pub(crate) mod ast_edit;
+pub(crate) mod ast_grep;
+pub(crate) mod pending;
+pub(crate) mod resolve;
+pub(crate) mod show;
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+use staged_core::{PendingActionStore, PendingEntry, ToolError, ToolResult};
+
+/// The `--json` object of a tool-like command:
+/// `{"text", "isError", "details", "pending": {"id", "label"} | null}`, where `pending` is the
+/// head of the stack after the command.
+pub(crate) fn tool_json(result: &ToolResult, head: Option<&PendingEntry>) -> Value {
+    json!({
+        "text": result.text_content(),
+        "isError": result.is_error,
+        "details": result.details.clone().unwrap_or_else(|| json!({})),
+        "pending": head.map(|e| json!({"id": e.id.as_str(), "label": e.label()})),
+    })
+}
+
+/// The result a `ToolError` stands for.
+pub(crate) fn error_result(err: &ToolError) -> ToolResult {
+    err.to_result()
+}
+
+/// The head of the stack, for the JSON output; a store failure reads as no head, since the
+/// command itself already succeeded or failed on its own terms.
+pub(crate) fn head(store: &dyn PendingActionStore) -> Option<PendingEntry> {
+    store.peek().ok().flatten()
+}
+
+/// `3s`, `5m`, `2h`, `4d`.
+pub(crate) fn age(created_at: SystemTime) -> String {
+    let secs = SystemTime::now().duration_since(created_at).unwrap_or(Duration::ZERO).as_secs();
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
+/// Whole seconds since `created_at`.
+pub(crate) fn age_seconds(created_at: SystemTime) -> u64 {
+    SystemTime::now().duration_since(created_at).unwrap_or(Duration::ZERO).as_secs()
+}
+
+/// RFC 3339, UTC, whole seconds.
+pub(crate) fn timestamp(at: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(at).to_string()
+}

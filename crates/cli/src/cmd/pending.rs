@@ -1,0 +1,61 @@
+//! `staged pending`: the stack, newest first.
+//!
+//! `--json` prints `{"pending": [{"id", "label", "source", "createdAt", "ageSeconds"}]}`,
+//! newest first; `createdAt` is RFC 3339 UTC.
+
+use serde_json::json;
+use staged_core::PendingActionStore;
+
+use crate::{
+    args::GlobalArgs,
+    cmd::{age, age_seconds, timestamp},
+    context,
+    exit::Exit,
+    output::Output,
+};
+
+pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
+    let ws = context::open(global)?;
+    let entries = ws.store().list().map_err(|err| anyhow::anyhow!("{err}"))?;
+    if out.json {
+        let pending: Vec<_> = entries
+            .iter()
+            .map(|e| {
+                json!({
+                    "id": e.id.as_str(),
+                    "label": e.label(),
+                    "source": e.source_tool_name(),
+                    "createdAt": timestamp(e.created_at),
+                    "ageSeconds": age_seconds(e.created_at),
+                })
+            })
+            .collect();
+        out.json_line(&json!({"pending": pending}))?;
+        return Ok(Exit::Success);
+    }
+    if entries.is_empty() {
+        out.line("No pending previews.")?;
+        return Ok(Exit::Success);
+    }
+    let rows: Vec<[String; 4]> = entries
+        .iter()
+        .map(|e| {
+            [
+                e.id.to_string(),
+                e.label().to_owned(),
+                e.source_tool_name().to_owned(),
+                age(e.created_at),
+            ]
+        })
+        .collect();
+    let header = ["ID", "LABEL", "SOURCE", "AGE"].map(str::to_owned);
+    let widths: Vec<usize> = (0..4)
+        .map(|col| rows.iter().chain([&header]).map(|r| r[col].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in [&header].into_iter().chain(&rows) {
+        let line: Vec<String> =
+            row.iter().zip(&widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
+        out.line(line.join("  ").trim_end())?;
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,67 @@
+//! `staged show [ID]`: the full diff of a pending preview, the newest by default.
+//!
+//! `--json` prints `{"id", "label", "source", "createdAt", "ageSeconds", "details", "diff"}`,
+//! where `diff` is the unified diff, or null for a preview without one.
+
+use anyhow::bail;
+use serde_json::{Value, json};
+use staged_core::PendingActionStore;
+
+use crate::{
+    args::{GlobalArgs, ShowArgs},
+    cmd::{age, age_seconds, timestamp},
+    context,
+    diff::colorize,
+    exit::Exit,
+    output::Output,
+};
+
+pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow::Result<Exit> {
+    let ws = context::open(global)?;
+    let store = ws.store();
+    let entry = match &args.id {
+        Some(id) => match store.get(id).map_err(|err| anyhow::anyhow!("{err}"))? {
+            Some(entry) => entry,
+            None => bail!("no pending preview has id `{id}` (see `staged pending`)"),
+        },
+        None => match store.peek().map_err(|err| anyhow::anyhow!("{err}"))? {
+            Some(entry) => entry,
+            None => {
+                if out.json {
+                    out.json_line(&Value::Null)?;
+                } else {
+                    out.line("No pending previews.")?;
+                }
+                return Ok(Exit::ToolError);
+            }
+        },
+    };
+    let details = entry.action.details().cloned();
+    let diff =
+        details.as_ref().and_then(|d| d.get("diff")).and_then(Value::as_str).map(str::to_owned);
+    if out.json {
+        out.json_line(&json!({
+            "id": entry.id.as_str(),
+            "label": entry.label(),
+            "source": entry.source_tool_name(),
+            "createdAt": timestamp(entry.created_at),
+            "ageSeconds": age_seconds(entry.created_at),
+            "details": details,
+            "diff": diff,
+        }))?;
+        return Ok(Exit::Success);
+    }
+    out.line(&format!(
+        "{}  {}  ({}, {} ago)",
+        entry.id,
+        entry.label(),
+        entry.source_tool_name(),
+        age(entry.created_at)
+    ))?;
+    match (diff, details) {
+        (Some(diff), _) => out.write(&colorize(&diff, out.render.color))?,
+        (None, Some(details)) => out.line(&serde_json::to_string_pretty(&details)?)?,
+        (None, None) => out.line("(this preview has no details)")?,
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,69 @@
+//! Shared helpers of the CLI's end-to-end tests: temporary workspaces and running the real
+//! `staged` binary in them.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+pub(crate) fn staged_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_staged"))
+}
+
+/// A temporary workspace (a git root) with the given files.
+pub(crate) fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join(".git")).expect("mkdir .git");
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    dir
+}
+
+/// Runs `staged` in `dir` with `args`, without a terminal and without colour.
+pub(crate) fn staged(dir: &Path, args: &[&str]) -> Output {
+    Command::new(staged_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
+        .output()
+        .expect("run staged")
+}
+
+pub(crate) fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub(crate) fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub(crate) fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+pub(crate) fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|err| panic!("stdout is not JSON ({err}): {}", stdout(out)))
+}
+
+pub(crate) fn read(dir: &Path, path: &str) -> String {
+    std::fs::read_to_string(dir.join(path)).expect("read")
+}
+
+/// The ids of the pending stack, newest first.
+pub(crate) fn pending_ids(dir: &Path) -> Vec<String> {
+    let out = staged(dir, &["--json", "pending"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    json(&out)["pending"]
+        .as_array()
+        .expect("pending array")
+        .iter()
+        .map(|e| e["id"].as_str().expect("id").to_owned())
+        .collect()
+}

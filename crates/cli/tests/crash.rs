@@ -1,0 +1,136 @@
+//! kill -9 during `staged resolve apply` of a many-file preview: the next command recovers,
+//! every file is wholly old or wholly new, all files agree, and the stack tells the truth.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::{
+    path::Path,
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use common::{code, pending_ids, staged, stderr, workspace};
+
+const N_FILES: usize = 1500;
+
+/// Where to kill the applying process.
+#[derive(Debug, Clone, Copy)]
+enum KillAt {
+    /// As soon as the journal exists: temps are being written.
+    Preparing,
+    /// Once the journal says committed: targets are being renamed.
+    Committed,
+}
+
+fn journal_state(dir: &Path) -> Option<String> {
+    let entries = std::fs::read_dir(dir.join(".staged/journal")).ok()?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "json") {
+            return std::fs::read_to_string(&path).ok();
+        }
+    }
+    None
+}
+
+/// Stages a rewrite of N files, kills the apply at `kill_at`, and returns the workspace.
+/// `None` when the apply finished before the kill point was seen.
+fn kill_during_apply(kill_at: KillAt) -> Option<tempfile::TempDir> {
+    let files: Vec<(String, String)> = (0..N_FILES)
+        .map(|i| (format!("src/f{i:04}.ts"), format!("legacyWrap({i}, 0);\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let ws = workspace(&refs);
+    let out = staged(
+        ws.path(),
+        &[
+            "ast-edit",
+            "--max-files",
+            "5000",
+            "--op",
+            "legacyWrap($A, $B)",
+            "modernWrap($B, $A)",
+            "src",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+
+    let mut child = Command::new(common::staged_bin())
+        .args(["resolve", "apply", "--reason", "crash test"])
+        .current_dir(ws.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let seen = match (kill_at, journal_state(ws.path())) {
+            (KillAt::Preparing, Some(_)) => true,
+            (KillAt::Committed, Some(state)) => state.contains("committed"),
+            (_, None) => false,
+        };
+        if seen {
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            return Some(ws);
+        }
+        if child.try_wait().unwrap().is_some() {
+            return None;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "apply neither finished nor journaled");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+fn check_recovered(ws: &Path) {
+    // The next command, whatever it is, recovers first.
+    let out = staged(ws, &["pending"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("recovered interrupted applies"), "{}", stderr(&out));
+    let mut n_new = 0;
+    for i in 0..N_FILES {
+        let text = std::fs::read_to_string(ws.join(format!("src/f{i:04}.ts"))).unwrap();
+        if text == format!("modernWrap(0, {i});\n") {
+            n_new += 1;
+        } else {
+            assert_eq!(text, format!("legacyWrap({i}, 0);\n"), "file {i} is neither old nor new");
+        }
+    }
+    assert!(n_new == 0 || n_new == N_FILES, "files disagree: {n_new} of {N_FILES} are new");
+    let leftovers: Vec<_> = std::fs::read_dir(ws.join("src"))
+        .unwrap()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".ts"))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(leftovers.is_empty(), "temp files left behind: {leftovers:?}");
+    let pending = pending_ids(ws);
+    if n_new == N_FILES {
+        assert!(pending.is_empty(), "a finished apply must not stay pending: {pending:?}");
+    } else {
+        // Rolled back: the preview is still pending and applies cleanly now.
+        assert_eq!(pending.len(), 1);
+        let out = staged(ws, &["resolve", "apply", "--reason", "again"]);
+        assert_eq!(code(&out), 0, "{}", common::stdout(&out));
+        let text = std::fs::read_to_string(ws.join("src/f0007.ts")).unwrap();
+        assert_eq!(text, "modernWrap(0, 7);\n");
+    }
+}
+
+#[test]
+fn kill_9_while_writing_temps_is_rolled_back_by_the_next_command() {
+    let ws = (0..3)
+        .find_map(|_| kill_during_apply(KillAt::Preparing))
+        .expect("never caught the apply mid-way");
+    check_recovered(ws.path());
+}
+
+#[test]
+fn kill_9_after_the_commit_point_is_finished_by_the_next_command() {
+    let ws = (0..3)
+        .find_map(|_| kill_during_apply(KillAt::Committed))
+        .expect("never caught the apply mid-way");
+    check_recovered(ws.path());
+}

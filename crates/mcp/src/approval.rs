@@ -1,0 +1,225 @@
+//! Human approval of `resolve apply` (`--approve human`), through MCP elicitation.
+//!
+//! The person sees the head's label, the agent's reason and a summary of the diff, and
+//! answers with a yes/no form. Clients on protocol `2026-07-28` or later get the question as
+//! an input-required result (a multi-round-trip request) and retry the call with the answer;
+//! older clients get a server-to-client `elicitation/create` request during the call. A
+//! client that declared no elicitation capability gets an error result telling the person to
+//! resolve from a terminal. Nothing is applied unless the person accepts.
+
+use std::collections::BTreeMap;
+
+use rmcp::{
+    RoleServer,
+    model::{
+        CallToolRequestParams, CallToolResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+        ElicitationAction, ElicitationSchema, InputRequest, InputRequiredResult, JsonObject,
+        ProtocolVersion,
+    },
+    service::RequestContext,
+};
+use serde_json::{Value, json};
+use staged_core::{PendingEntry, ToolResult};
+
+use crate::reply::to_call_result;
+
+/// The key of the approval question in an input-required result.
+pub(crate) const APPROVAL_INPUT_KEY: &str = "staged_approve_apply";
+
+/// At most this many diff lines are shown in the question.
+const DIFF_LINES_SHOWN: usize = 60;
+
+/// What asking the person produced.
+#[derive(Debug)]
+pub(crate) enum Ask {
+    /// The person accepted: go ahead and apply.
+    Approved,
+    /// Stop here with this (error) result; nothing was applied.
+    Stop(CallToolResult),
+    /// Return this to the client, which asks the person and retries the call with the answer.
+    InputRequired(InputRequiredResult),
+}
+
+/// Asks the person whether to apply `head`.
+pub(crate) async fn ask_to_apply(
+    head: &PendingEntry,
+    reason: &str,
+    request: &CallToolRequestParams,
+    ctx: &RequestContext<RoleServer>,
+) -> Ask {
+    if !supports_form_elicitation(ctx) {
+        return Ask::Stop(no_elicitation_result(head));
+    }
+    let params = match question(head, reason) {
+        Ok(params) => params,
+        Err(err) => {
+            return Ask::Stop(stop_result(
+                head,
+                format!(
+                    "Could not build the approval question: {err}. Nothing was applied; `{}` is still pending.",
+                    head.label()
+                ),
+            ));
+        }
+    };
+    let multi_round = ctx.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+    if multi_round {
+        let answer = request.input_responses.as_ref().and_then(|map| map.get(APPROVAL_INPUT_KEY));
+        return match answer {
+            None => {
+                let mut requests = BTreeMap::new();
+                requests.insert(
+                    APPROVAL_INPUT_KEY.to_owned(),
+                    InputRequest::Elicitation(ElicitRequest::new(params)),
+                );
+                Ask::InputRequired(InputRequiredResult::new(
+                    Some(requests),
+                    Some(head.id.as_str().to_owned()),
+                ))
+            }
+            Some(_) if request.request_state.as_deref() != Some(head.id.as_str()) => {
+                Ask::Stop(stop_result(head, changed_text()))
+            }
+            Some(answer) => match serde_json::from_value::<ElicitResult>(answer.clone()) {
+                Ok(answer) => interpret(head, &answer),
+                Err(err) => Ask::Stop(stop_result(
+                    head,
+                    format!(
+                        "The approval answer could not be read ({err}). Nothing was applied; `{}` is still pending.",
+                        head.label()
+                    ),
+                )),
+            },
+        };
+    }
+    match ctx.peer.create_elicitation(params).await {
+        Ok(answer) => interpret(head, &answer),
+        Err(err) => Ask::Stop(stop_result(
+            head,
+            format!(
+                "Could not ask the person for approval ({err}). Nothing was applied; `{}` is still pending. Resolve it from a terminal with `staged resolve apply --reason \"...\"` or `staged review`.",
+                head.label()
+            ),
+        )),
+    }
+}
+
+/// The error text when the stack's head changed while the person was deciding.
+pub(crate) fn changed_text() -> String {
+    "The pending stack changed while waiting for approval; nothing was applied. Call `resolve` again to review the current head.".to_owned()
+}
+
+fn supports_form_elicitation(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.client_capabilities()
+        .and_then(|caps| caps.elicitation)
+        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
+}
+
+fn interpret(head: &PendingEntry, answer: &ElicitResult) -> Ask {
+    let label = head.label();
+    match answer.action {
+        ElicitationAction::Accept => {
+            let refused = answer
+                .content
+                .as_ref()
+                .and_then(|content| content.get("approve"))
+                .and_then(Value::as_bool)
+                == Some(false);
+            if refused { Ask::Stop(declined_result(head)) } else { Ask::Approved }
+        }
+        ElicitationAction::Decline => Ask::Stop(declined_result(head)),
+        // Cancel, and any action a later protocol adds, leaves the preview pending.
+        _ => Ask::Stop(stop_result(
+            head,
+            format!(
+                "The person dismissed the approval request without deciding. Nothing was applied; `{label}` is still pending."
+            ),
+        )),
+    }
+}
+
+fn declined_result(head: &PendingEntry) -> CallToolResult {
+    stop_result(
+        head,
+        format!(
+            "The person declined to apply `{}`. Nothing was applied; the preview is still pending. Discard it with `resolve` (action \"discard\") or ask the person what to change.",
+            head.label()
+        ),
+    )
+}
+
+fn no_elicitation_result(head: &PendingEntry) -> CallToolResult {
+    stop_result(
+        head,
+        format!(
+            "This server requires a person to approve every `resolve apply` (--approve human), but this MCP client does not support elicitation, so it cannot ask. Nothing was applied; `{}` is still pending. Ask the person to resolve it from a terminal in the workspace: `staged resolve apply --reason \"...\"` (or `staged resolve discard --reason \"...\"`), or `staged review`.",
+            head.label()
+        ),
+    )
+}
+
+fn stop_result(head: &PendingEntry, text: String) -> CallToolResult {
+    to_call_result(ToolResult::error(text).with_details(json!({
+        "applied": false,
+        "approved": false,
+        "pendingId": head.id.as_str(),
+        "label": head.label(),
+    })))
+}
+
+fn question(head: &PendingEntry, reason: &str) -> Result<ElicitRequestParams, serde_json::Error> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "approve": {
+                "type": "boolean",
+                "title": "Apply this change",
+                "description": "Write the staged change to the files.",
+                "default": true
+            }
+        },
+        "required": ["approve"]
+    });
+    let schema: JsonObject = match schema {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: approval_message(head, reason),
+        requested_schema: ElicitationSchema::from_json_schema(schema)?,
+    })
+}
+
+/// The question shown to the person: label, reason, touched files and the (truncated) diff.
+pub(crate) fn approval_message(head: &PendingEntry, reason: &str) -> String {
+    let mut res =
+        format!("The agent wants to apply a staged change.\n\n{}\nReason: {reason}", head.label());
+    let details = head.action.details();
+    let files = details
+        .and_then(|d| d.get("fileReplacements"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if !files.is_empty() {
+        res.push_str("\n\nFiles:");
+        for file in files {
+            let path = file.get("path").and_then(Value::as_str).unwrap_or("?");
+            let count = file.get("count").and_then(Value::as_u64).unwrap_or(0);
+            let unit = if count == 1 { "replacement" } else { "replacements" };
+            res.push_str(&format!("\n  {path}: {count} {unit}"));
+        }
+    }
+    if let Some(diff) = details.and_then(|d| d.get("diff")).and_then(Value::as_str) {
+        let lines: Vec<&str> = diff.lines().collect();
+        res.push_str("\n\nDiff:\n");
+        res.push_str(&lines.iter().take(DIFF_LINES_SHOWN).copied().collect::<Vec<_>>().join("\n"));
+        if lines.len() > DIFF_LINES_SHOWN {
+            res.push_str(&format!(
+                "\n… {} more diff lines (see `staged review`)",
+                lines.len() - DIFF_LINES_SHOWN
+            ));
+        }
+    }
+    res
+}

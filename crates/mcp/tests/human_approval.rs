@@ -1,0 +1,129 @@
+//! `--approve human`: `resolve apply` asks the person through MCP elicitation, both as an
+//! input-required result (protocol 2026-07-28) and as a server-to-client request (older
+//! protocols). Decline or cancel keeps the preview pending; a client without elicitation is
+//! told to resolve from a terminal; discard needs no approval.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{
+    Answer, ClientSetup, Connection, Fixture, RENAMED, SOURCE, is_error, rename_args, text,
+};
+use rmcp::model::{CallToolResponse, ProtocolVersion};
+use serde_json::{Value, json};
+use staged_core::{NO_PENDING_APPLY_TEXT, PendingActionStore};
+use staged_mcp::Approval;
+
+const PROTOCOLS: [ProtocolVersion; 2] =
+    [ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25];
+
+async fn staged(fx: &Fixture, protocol: ProtocolVersion, answer: Option<Answer>) -> Connection {
+    let conn = fx.connect_with(Approval::Human, ClientSetup { protocol, answer }).await;
+    let res = conn.call("ast_edit", rename_args(&["a.ts"])).await;
+    assert!(!is_error(&res), "{}", text(&res));
+    conn
+}
+
+fn pending_count(fx: &Fixture) -> usize {
+    fx.open_session().store().len().unwrap()
+}
+
+#[tokio::test]
+async fn accepted_apply_shows_label_and_diff_then_writes() {
+    for protocol in PROTOCOLS {
+        let fx = Fixture::new(&[("a.ts", SOURCE)]);
+        let conn = staged(&fx, protocol.clone(), Some(Answer::Accept)).await;
+        let label = fx.open_session().store().peek().unwrap().unwrap().label().to_owned();
+        let res = conn.call("resolve", json!({"action": "apply", "reason": "rename it"})).await;
+        assert!(!is_error(&res), "{protocol}: {}", text(&res));
+        assert_eq!(text(&res), "Applied 2 replacements in 1 file.");
+        assert_eq!(fx.read("a.ts"), RENAMED);
+        let asked = conn.asked();
+        assert_eq!(asked.len(), 1, "{protocol}: asked once");
+        let question = &asked[0];
+        assert!(question.contains(&label), "{question}");
+        assert!(question.contains("Reason: rename it"), "{question}");
+        assert!(question.contains("a.ts: 2 replacements"), "{question}");
+        assert!(question.contains("+newApi(1);"), "{question}");
+        assert_eq!(pending_count(&fx), 0);
+        conn.close().await;
+    }
+}
+
+#[tokio::test]
+async fn declined_or_cancelled_apply_keeps_the_preview_pending() {
+    for protocol in PROTOCOLS {
+        for answer in [Answer::Decline, Answer::AcceptNo, Answer::Cancel] {
+            let fx = Fixture::new(&[("a.ts", SOURCE)]);
+            let conn = staged(&fx, protocol.clone(), Some(answer)).await;
+            let res = conn.call("resolve", json!({"action": "apply", "reason": "go"})).await;
+            assert!(is_error(&res), "{protocol} {answer:?}: {}", text(&res));
+            assert!(text(&res).contains("Nothing was applied"), "{}", text(&res));
+            assert!(text(&res).contains("still pending"), "{}", text(&res));
+            if answer != Answer::Cancel {
+                assert!(text(&res).contains("declined"), "{}", text(&res));
+            }
+            assert_eq!(res.structured_content.clone().unwrap()["applied"], false);
+            assert_eq!(fx.read("a.ts"), SOURCE);
+            assert_eq!(pending_count(&fx), 1);
+            conn.close().await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn client_without_elicitation_is_told_to_resolve_from_a_terminal() {
+    for protocol in PROTOCOLS {
+        let fx = Fixture::new(&[("a.ts", SOURCE)]);
+        let conn = staged(&fx, protocol.clone(), None).await;
+        let res = conn.call("resolve", json!({"action": "apply", "reason": "go"})).await;
+        assert!(is_error(&res), "{protocol}: {}", text(&res));
+        let msg = text(&res);
+        assert!(msg.contains("does not support elicitation"), "{msg}");
+        assert!(msg.contains("staged resolve apply --reason"), "{msg}");
+        assert!(msg.contains("staged review"), "{msg}");
+        assert_eq!(fx.read("a.ts"), SOURCE);
+        assert_eq!(pending_count(&fx), 1);
+        conn.close().await;
+    }
+}
+
+#[tokio::test]
+async fn discard_and_empty_apply_need_no_approval() {
+    let fx = Fixture::new(&[("a.ts", SOURCE)]);
+    let conn = staged(&fx, ProtocolVersion::V_2026_07_28, None).await;
+    let res = conn.call("resolve", json!({"action": "discard", "reason": "no"})).await;
+    assert!(!is_error(&res), "{}", text(&res));
+    assert_eq!(pending_count(&fx), 0);
+    let res = conn.call("resolve", json!({"action": "apply", "reason": "go"})).await;
+    assert!(is_error(&res));
+    assert_eq!(text(&res), NO_PENDING_APPLY_TEXT);
+    assert!(conn.asked().is_empty());
+    assert_eq!(fx.read("a.ts"), SOURCE);
+    conn.close().await;
+}
+
+#[tokio::test]
+async fn latest_protocol_asks_with_an_input_required_result() {
+    let fx = Fixture::new(&[("a.ts", SOURCE)]);
+    let conn = staged(&fx, ProtocolVersion::V_2026_07_28, Some(Answer::Accept)).await;
+    let head = fx.open_session().store().peek().unwrap().unwrap();
+    let Value::Object(args) = json!({"action": "apply", "reason": "go"}) else { unreachable!() };
+    let response = conn
+        .client
+        .call_tool_once(rmcp::model::CallToolRequestParams::new("resolve").with_arguments(args))
+        .await
+        .unwrap();
+    let CallToolResponse::InputRequired(input) = response else {
+        panic!("expected an input-required result, got {response:?}")
+    };
+    assert_eq!(input.request_state.as_deref(), Some(head.id.as_str()));
+    let requests = input.input_requests.unwrap();
+    assert_eq!(requests.len(), 1);
+    let request = serde_json::to_value(requests.values().next().unwrap()).unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    assert!(request["params"]["message"].as_str().unwrap().contains(head.label()));
+    assert_eq!(fx.read("a.ts"), SOURCE, "nothing is applied before the answer");
+    assert_eq!(pending_count(&fx), 1);
+    conn.close().await;
+}

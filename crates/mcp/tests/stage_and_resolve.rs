@@ -1,0 +1,138 @@
+//! The preview-then-resolve flow over MCP: stage with `ast_edit`, see the reminder on other
+//! tools' results, list with `pending`, then `resolve` apply or discard; and how errors reach
+//! the client (isError results with the exact message, never protocol errors).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{
+    ClientSetup, Fixture, RENAMED, SOURCE, ends_with_reminder, is_error, rename_args, text, texts,
+};
+use rmcp::model::ProtocolVersion;
+use serde_json::json;
+use staged_core::{NO_PENDING_APPLY_TEXT, PendingActionStore};
+use staged_mcp::Approval;
+
+#[tokio::test]
+async fn staging_shows_the_reminder_everywhere_but_resolve_and_apply_writes() {
+    for protocol in [ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25] {
+        stage_remind_apply(protocol).await;
+    }
+}
+
+async fn stage_remind_apply(protocol: ProtocolVersion) {
+    let fx = Fixture::new(&[("src/a.ts", SOURCE)]);
+    let conn = fx.connect_with(Approval::None, ClientSetup { protocol, answer: None }).await;
+
+    let grep = conn.call("ast_grep", json!({"pattern": "oldApi($$$A)", "paths": ["src"]})).await;
+    assert!(!is_error(&grep), "{}", text(&grep));
+    assert!(!ends_with_reminder(&grep), "nothing pending yet: {}", text(&grep));
+
+    let staged = conn.call("ast_edit", rename_args(&["src"])).await;
+    assert!(!is_error(&staged), "{}", text(&staged));
+    assert!(ends_with_reminder(&staged), "{:?}", texts(&staged));
+    let details = staged.structured_content.clone().unwrap();
+    assert_eq!(details["totalReplacements"], 2);
+    assert!(details["diff"].as_str().unwrap().contains("+newApi(1);"));
+    assert_eq!(fx.read("src/a.ts"), SOURCE, "a preview writes nothing");
+
+    let grep = conn.call("ast_grep", json!({"pattern": "oldApi($$$A)", "paths": ["src"]})).await;
+    assert!(ends_with_reminder(&grep), "{:?}", texts(&grep));
+
+    let pending = conn.call("pending", json!({})).await;
+    assert!(ends_with_reminder(&pending));
+    let listed = pending.structured_content.clone().unwrap();
+    assert_eq!(listed["count"], 1);
+    assert_eq!(listed["pending"][0]["source"], "ast_edit");
+    assert_eq!(listed["pending"][0]["id"], details["pendingId"]);
+    assert!(text(&pending).contains(listed["pending"][0]["label"].as_str().unwrap()));
+
+    let applied = conn.call("resolve", json!({"action": "apply", "reason": "rename"})).await;
+    assert!(!is_error(&applied), "{}", text(&applied));
+    assert!(!ends_with_reminder(&applied));
+    assert_eq!(text(&applied), "Applied 2 replacements in 1 file.");
+    assert_eq!(applied.structured_content.clone().unwrap()["action"], "apply");
+    assert_eq!(fx.read("src/a.ts"), RENAMED);
+
+    let pending = conn.call("pending", json!({})).await;
+    assert_eq!(text(&pending), "No pending actions.");
+    assert!(!ends_with_reminder(&pending));
+    conn.close().await;
+}
+
+#[tokio::test]
+async fn discard_leaves_files_alone_and_empties_the_stack() {
+    let fx = Fixture::new(&[("a.ts", SOURCE)]);
+    let conn = fx.connect(Approval::None).await;
+    let staged = conn.call("ast_edit", rename_args(&["a.ts"])).await;
+    assert!(ends_with_reminder(&staged));
+    let discarded = conn.call("resolve", json!({"action": "discard", "reason": "not now"})).await;
+    assert!(!is_error(&discarded), "{}", text(&discarded));
+    assert!(text(&discarded).starts_with("Discarded: "), "{}", text(&discarded));
+    assert!(!ends_with_reminder(&discarded));
+    assert_eq!(fx.read("a.ts"), SOURCE);
+    assert!(fx.open_session().store().is_empty().unwrap());
+    conn.close().await;
+}
+
+#[tokio::test]
+async fn resolve_with_nothing_pending_is_an_error_result_with_the_exact_message() {
+    let fx = Fixture::new(&[]);
+    let conn = fx.connect(Approval::None).await;
+    let res = conn.call("resolve", json!({"action": "apply", "reason": "go"})).await;
+    assert!(is_error(&res));
+    assert_eq!(texts(&res), [NO_PENDING_APPLY_TEXT]);
+    conn.close().await;
+}
+
+#[tokio::test]
+async fn bad_arguments_are_error_results_naming_the_problem() {
+    let fx = Fixture::new(&[("a.ts", SOURCE)]);
+    let conn = fx.connect(Approval::None).await;
+    let res =
+        conn.call("ast_edit", json!({"ops": [{"pat": "oldApi($A)"}], "paths": ["a.ts"]})).await;
+    assert!(is_error(&res));
+    assert!(text(&res).contains("out"), "{}", text(&res));
+    let res = conn.call("resolve", json!({"action": "maybe", "reason": "x"})).await;
+    assert!(is_error(&res));
+    assert!(text(&res).contains("maybe"), "{}", text(&res));
+    conn.close().await;
+}
+
+#[tokio::test]
+async fn paths_outside_the_workspace_are_refused_with_the_tools_message() {
+    let fx = Fixture::new(&[("a.ts", SOURCE)]);
+    let conn = fx.connect(Approval::None).await;
+    let res = conn.call("ast_edit", rename_args(&["../outside.ts"])).await;
+    assert!(is_error(&res));
+    assert!(
+        text(&res).starts_with("Path is outside the workspace: ../outside.ts"),
+        "{}",
+        text(&res)
+    );
+    let res = conn.call("ast_grep", json!({"pattern": "oldApi($A)", "paths": ["/etc"]})).await;
+    assert!(is_error(&res));
+    assert!(text(&res).starts_with("Path is outside the workspace:"), "{}", text(&res));
+    conn.close().await;
+}
+
+#[tokio::test]
+async fn an_error_result_while_something_is_pending_still_ends_with_the_reminder() {
+    let fx = Fixture::new(&[("a.ts", SOURCE)]);
+    let conn = fx.connect(Approval::None).await;
+    conn.call("ast_edit", rename_args(&["a.ts"])).await;
+    let res = conn.call("ast_grep", json!({"pattern": "oldApi($A)", "paths": ["../x"]})).await;
+    assert!(is_error(&res));
+    assert!(ends_with_reminder(&res), "{:?}", texts(&res));
+    conn.close().await;
+}
+
+#[tokio::test]
+async fn unknown_tool_is_a_protocol_error() {
+    let fx = Fixture::new(&[]);
+    let conn = fx.connect(Approval::None).await;
+    let err =
+        conn.client.call_tool(rmcp::model::CallToolRequestParams::new("nope")).await.unwrap_err();
+    assert!(err.to_string().contains("Unknown tool: `nope`"), "{err}");
+    conn.close().await;
+}

@@ -1,0 +1,42 @@
+//! `tools/list`: the four tools, their schemas (the tools' own), descriptions and annotations.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::Fixture;
+use staged_core::{RESOLVE_DESCRIPTION, ResolveTool};
+use staged_mcp::Approval;
+
+#[tokio::test]
+async fn lists_the_four_tools_with_schemas_and_annotations() {
+    let fx = Fixture::new(&[]);
+    let conn = fx.connect(Approval::None).await;
+    let tools = conn.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "pending"]);
+
+    let tool = |name: &str| tools.iter().find(|t| t.name == name).unwrap().clone();
+    let ann = |name: &str| tool(name).annotations.unwrap();
+
+    assert_eq!(ann("ast_grep").read_only_hint, Some(true));
+    assert_eq!(ann("pending").read_only_hint, Some(true));
+    assert_eq!(ann("resolve").read_only_hint, Some(false));
+    assert_eq!(ann("resolve").destructive_hint, Some(true));
+    assert_eq!(ann("ast_edit").read_only_hint, Some(false));
+    assert_eq!(ann("ast_edit").destructive_hint, Some(false));
+
+    let session = fx.open_session();
+    let edit_schema = serde_json::Value::Object((*tool("ast_edit").input_schema).clone());
+    assert_eq!(edit_schema, staged_core::Tool::parameters(&session.ast_edit_tool()));
+    let props = &edit_schema["properties"];
+    assert_eq!(props["ops"]["items"]["required"], serde_json::json!(["pat", "out"]));
+    for optional in ["lang", "selector", "strictness", "limit", "max_files"] {
+        assert!(props.get(optional).is_some(), "ast_edit schema lacks {optional}: {props}");
+    }
+    let resolve_schema = serde_json::Value::Object((*tool("resolve").input_schema).clone());
+    assert_eq!(resolve_schema, ResolveTool::schema());
+    assert_eq!(tool("resolve").description.as_deref(), Some(RESOLVE_DESCRIPTION));
+    let grep_schema = serde_json::Value::Object((*tool("ast_grep").input_schema).clone());
+    assert_eq!(grep_schema, staged_core::Tool::parameters(&session.ast_grep_tool()));
+    conn.close().await;
+}

@@ -1,0 +1,18 @@
+//! The durable, cross-process `PendingActionStore`.
+//!
+//! [`SqliteStore`] keeps a workspace's pending stack in `<state>/staged.db` (SQLite, WAL), so a
+//! preview staged by one process can be listed, applied or discarded by another. Each entry
+//! stores its tool's replayable payload; the tool's [`Rehydrator`] turns it back into a live
+//! action. Claims are OS file locks, so a process that dies mid-resolve never leaves its claim
+//! behind.
+
+#![deny(missing_docs)]
+
+mod claim;
+mod rehydrate;
+mod sqlite;
+
+pub use crate::{
+    rehydrate::{Rehydrator, Rehydrators, StoredAction, UnavailableAction},
+    sqlite::{DB_FILE_NAME, SqliteStore},
+};

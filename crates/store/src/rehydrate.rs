@@ -1,0 +1,106 @@
+//! Rehydration: turning a stored entry back into a live `PendingAction`.
+
+use std::{collections::HashMap, fmt, sync::Arc, time::SystemTime};
+
+use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, PendingId, ToolResult};
+
+/// An entry as read from the database, handed to its tool's rehydrator.
+#[derive(Debug, Clone)]
+pub struct StoredAction {
+    /// The entry's id.
+    pub id: PendingId,
+    /// The tool that staged it.
+    pub source_tool_name: String,
+    /// Its label.
+    pub label: String,
+    /// When it was staged.
+    pub created_at: SystemTime,
+    /// Its details, if it had any.
+    pub details: Option<serde_json::Value>,
+    /// The replayable payload its tool wrote.
+    pub payload: serde_json::Value,
+}
+
+/// Rebuilds a live action from a stored one; an `Err` says why it cannot be.
+pub type Rehydrator =
+    Arc<dyn Fn(&StoredAction) -> Result<Arc<dyn PendingAction>, String> + Send + Sync>;
+
+/// The rehydrators of one process, by source tool name.
+#[derive(Clone, Default)]
+pub struct Rehydrators {
+    by_tool: HashMap<String, Rehydrator>,
+}
+
+impl fmt::Debug for Rehydrators {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut tools: Vec<_> = self.by_tool.keys().collect();
+        tools.sort();
+        f.debug_struct("Rehydrators").field("tools", &tools).finish()
+    }
+}
+
+impl Rehydrators {
+    /// No rehydrators: every entry reads back as an [`UnavailableAction`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers the rehydrator for `source_tool_name`, replacing any earlier one.
+    pub fn register(&mut self, source_tool_name: impl Into<String>, rehydrator: Rehydrator) {
+        self.by_tool.insert(source_tool_name.into(), rehydrator);
+    }
+
+    /// A live action for `stored`. Without a rehydrator, or when it fails, the action can still
+    /// be listed and discarded, and its apply explains why it cannot run.
+    pub fn rehydrate(&self, stored: &StoredAction) -> Arc<dyn PendingAction> {
+        let why = match self.by_tool.get(&stored.source_tool_name) {
+            Some(rehydrator) => match rehydrator(stored) {
+                Ok(action) => return action,
+                Err(err) => err,
+            },
+            None => {
+                format!("no tool in this process can replay `{}` previews", stored.source_tool_name)
+            }
+        };
+        Arc::new(UnavailableAction { stored: stored.clone(), why })
+    }
+}
+
+/// A stored entry that this process cannot replay. It lists and discards normally; its apply
+/// fails with an error naming the reason, and changes nothing.
+#[derive(Debug, Clone)]
+pub struct UnavailableAction {
+    stored: StoredAction,
+    why: String,
+}
+
+#[async_trait::async_trait]
+impl PendingAction for UnavailableAction {
+    fn label(&self) -> &str {
+        &self.stored.label
+    }
+
+    fn source_tool_name(&self) -> &str {
+        &self.stored.source_tool_name
+    }
+
+    fn details(&self) -> Option<&serde_json::Value> {
+        self.stored.details.as_ref()
+    }
+
+    fn payload(&self) -> Option<serde_json::Value> {
+        Some(self.stored.payload.clone())
+    }
+
+    async fn apply(
+        &self,
+        _reason: &str,
+        _extra: Option<&JsonObject>,
+        _cancel: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        Err(ActionError::other(format!(
+            "cannot apply `{}` here: {}; discard it, or resolve it where its tool runs",
+            self.stored.label, self.why
+        )))
+    }
+}

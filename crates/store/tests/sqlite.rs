@@ -1,0 +1,259 @@
+//! `SqliteStore`: durability across store instances (as two processes see it), rehydration,
+//! claims, exactly-once resolve, and clear errors for bad databases.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use staged_core::{
+    ActionError, CancelToken, JsonObject, PendingAction, PendingActionStore, ResolveParams,
+    Session, StoreError, ToolResult,
+};
+use staged_store::{Rehydrators, SqliteStore, StoredAction};
+
+/// A replayable test action: its payload is its text; applying counts and sleeps.
+struct Note {
+    text: String,
+    applies: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl PendingAction for Note {
+    fn label(&self) -> &str {
+        &self.text
+    }
+    fn source_tool_name(&self) -> &str {
+        "note"
+    }
+    fn payload(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({"text": self.text}))
+    }
+    async fn apply(
+        &self,
+        reason: &str,
+        _: Option<&JsonObject>,
+        _: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        self.applies.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(30));
+        Ok(ToolResult::text(format!("noted {}: {reason}", self.text)))
+    }
+}
+
+fn rehydrators(applies: &Arc<AtomicUsize>) -> Rehydrators {
+    let applies = Arc::clone(applies);
+    let mut res = Rehydrators::new();
+    res.register(
+        "note",
+        Arc::new(move |stored: &StoredAction| {
+            let text = stored.payload["text"].as_str().ok_or("payload has no text")?.to_owned();
+            Ok(Arc::new(Note { text, applies: Arc::clone(&applies) }) as Arc<dyn PendingAction>)
+        }),
+    );
+    res
+}
+
+fn note(text: &str, applies: &Arc<AtomicUsize>) -> Arc<dyn PendingAction> {
+    Arc::new(Note { text: text.to_owned(), applies: Arc::clone(applies) })
+}
+
+#[test]
+fn a_stack_staged_by_one_instance_is_seen_and_resolved_by_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let applies = Arc::new(AtomicUsize::new(0));
+    let first = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    let a = first.push(note("first", &applies)).unwrap();
+    let b = first.push(note("second", &applies)).unwrap();
+    assert_eq!(a.as_str(), "pending-action:note:0");
+    assert_eq!(b.as_str(), "pending-action:note:1");
+    drop(first);
+
+    let second = Arc::new(SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap());
+    let labels: Vec<_> = second.list().unwrap().iter().map(|e| e.label().to_owned()).collect();
+    assert_eq!(labels, ["second", "first"]);
+    let session = Session::new(second.clone());
+    let res = futures::executor::block_on(
+        session.resolve(ResolveParams::apply("ok"), &CancelToken::new()),
+    )
+    .unwrap();
+    assert_eq!(res.text_content(), "noted second: ok");
+    assert_eq!(second.peek().unwrap().unwrap().id, a);
+    assert_eq!(applies.load(Ordering::SeqCst), 1);
+    // Ids are never reused, even after the top was removed.
+    let c = second.push(note("third", &applies)).unwrap();
+    assert_eq!(c.as_str(), "pending-action:note:2");
+    assert_eq!(second.pop().unwrap().unwrap().id, c);
+    assert_eq!(second.len().unwrap(), 1);
+    assert!(dir.path().join(".gitignore").exists());
+}
+
+#[test]
+fn an_entry_without_a_rehydrator_lists_and_discards_but_refuses_to_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let applies = Arc::new(AtomicUsize::new(0));
+    SqliteStore::open(dir.path(), rehydrators(&applies))
+        .unwrap()
+        .push(note("orphan", &applies))
+        .unwrap();
+    let store = Arc::new(SqliteStore::open(dir.path(), Rehydrators::new()).unwrap());
+    assert_eq!(store.peek().unwrap().unwrap().label(), "orphan");
+    let session = Session::new(store.clone());
+    let err = futures::executor::block_on(
+        session.resolve(ResolveParams::apply("x"), &CancelToken::new()),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Apply failed: cannot apply `orphan` here: no tool in this process can replay `note` previews; discard it, or resolve it where its tool runs"
+    );
+    assert_eq!(store.len().unwrap(), 1, "a failed apply keeps the entry");
+    let res = futures::executor::block_on(
+        session.resolve(ResolveParams::discard("stale"), &CancelToken::new()),
+    )
+    .unwrap();
+    assert_eq!(res.text_content(), "Discarded: orphan. Reason: stale");
+    assert_eq!(store.len().unwrap(), 0);
+}
+
+#[test]
+fn a_claim_held_by_one_instance_makes_the_head_busy_for_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let applies = Arc::new(AtomicUsize::new(0));
+    let one = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    let two = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    let id = one.push(note("x", &applies)).unwrap();
+    let claim = one.claim_head().unwrap().unwrap();
+    assert!(matches!(two.claim_head(), Err(StoreError::Busy { id: busy, .. }) if busy == id));
+    assert!(matches!(two.pop(), Err(StoreError::Busy { .. })));
+    // A claim from another store is refused.
+    let three_dir = tempfile::tempdir().unwrap();
+    let three = SqliteStore::open(three_dir.path(), rehydrators(&applies)).unwrap();
+    three.push(note("y", &applies)).unwrap();
+    drop(claim); // a dropped claim (or a dead process) releases the lock
+    let claim = two.claim_head().unwrap().unwrap();
+    assert!(matches!(three.complete(claim), Err(StoreError::UnknownClaim { .. })));
+    let claim = one.claim_head().unwrap().unwrap();
+    one.release(claim).unwrap();
+    let claim = two.claim_head().unwrap().unwrap();
+    two.complete(claim).unwrap();
+    assert_eq!(one.len().unwrap(), 0);
+    assert_eq!(one.clear_stale().unwrap(), 0);
+}
+
+#[test]
+fn concurrent_resolves_from_two_instances_apply_exactly_once() {
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let applies = Arc::new(AtomicUsize::new(0));
+        SqliteStore::open(dir.path(), rehydrators(&applies))
+            .unwrap()
+            .push(note("once", &applies))
+            .unwrap();
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let path = dir.path().to_path_buf();
+                let applies = Arc::clone(&applies);
+                std::thread::spawn(move || {
+                    let store = Arc::new(SqliteStore::open(&path, rehydrators(&applies)).unwrap());
+                    let session = Session::new(store);
+                    futures::executor::block_on(
+                        session.resolve(ResolveParams::apply("race"), &CancelToken::new()),
+                    )
+                })
+            })
+            .collect();
+        let n_ok = handles.into_iter().map(|h| h.join().unwrap()).filter(Result::is_ok).count();
+        assert_eq!(n_ok, 1);
+        assert_eq!(applies.load(Ordering::SeqCst), 1);
+    }
+}
+
+#[test]
+fn concurrent_pushes_from_many_instances_get_unique_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let applies = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let path = dir.path().to_path_buf();
+            let applies = Arc::clone(&applies);
+            std::thread::spawn(move || {
+                let store = SqliteStore::open(&path, rehydrators(&applies)).unwrap();
+                (0..25)
+                    .map(|i| store.push(note(&format!("{t}-{i}"), &applies)).unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut ids: Vec<_> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 100);
+    assert_eq!(SqliteStore::open(dir.path(), Rehydrators::new()).unwrap().len().unwrap(), 100);
+}
+
+#[test]
+fn an_action_without_a_payload_cannot_be_staged_durably() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap();
+    let closure = staged_core::FnPendingAction::new("in-memory only", |_| async {
+        Ok(ToolResult::text("x"))
+    });
+    let err = store.push(Arc::new(closure)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pending-action store failed: `in-memory only` cannot be staged durably: `custom_tool` gives no replayable payload"
+    );
+    assert_eq!(store.len().unwrap(), 0);
+}
+
+#[test]
+fn a_corrupt_database_is_a_clear_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("staged.db");
+    std::fs::write(&db, vec![0x42u8; 8192]).unwrap();
+    let err = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap_err().to_string();
+    assert!(err.contains(&db.display().to_string()), "{err}");
+    assert!(err.contains("not a database"), "{err}");
+    assert_eq!(std::fs::read(&db).unwrap(), vec![0x42u8; 8192], "nothing was overwritten");
+}
+
+#[test]
+fn a_database_from_a_newer_staged_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(SqliteStore::open(dir.path(), Rehydrators::new()).unwrap());
+    let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    conn.pragma_update(None, "user_version", 7).unwrap();
+    drop(conn);
+    let err = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap_err().to_string();
+    assert!(err.contains("written by a newer staged (schema 7, this build reads 1)"), "{err}");
+}
+
+#[test]
+fn a_state_folder_that_cannot_be_created_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "file").unwrap();
+    let err =
+        SqliteStore::open(&blocker.join(".staged"), Rehydrators::new()).unwrap_err().to_string();
+    assert!(err.contains("cannot create the state folder"), "{err}");
+}
+
+#[test]
+fn remove_finished_drops_only_matching_entries_of_the_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let applies = Arc::new(AtomicUsize::new(0));
+    let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    let keep = store.push(note("keep", &applies)).unwrap();
+    store.push(note("done", &applies)).unwrap();
+    let removed = store.remove_finished("note", |stored| stored.payload["text"] == "done").unwrap();
+    assert_eq!(removed.len(), 1);
+    assert!(store.remove_finished("other_tool", |_| true).unwrap().is_empty());
+    let ids: Vec<_> = store.list().unwrap().into_iter().map(|e| e.id).collect();
+    assert_eq!(ids, [keep]);
+}

@@ -1,0 +1,137 @@
+//! Opens a workspace's durable staged session.
+//!
+//! Every front end (the `staged` CLI, the MCP server) starts here, so they all see the same
+//! pending stack and follow the same start-up order: find the root, finish or roll back any
+//! apply a crash interrupted, open the SQLite stack with each built-in tool's rehydrator, and
+//! build the tools.
+
+#![deny(missing_docs)]
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use staged_ast_edit::{
+    AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, RecoveryReport, Workspace, recover,
+};
+use staged_core::{PendingAction, ResolveTool, Session, Tool};
+use staged_store::{Rehydrators, SqliteStore, StoredAction};
+
+pub use staged_ast_edit::STATE_DIR_NAME;
+
+/// Why a workspace session could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The root is not a usable directory.
+    #[error("{0}")]
+    Workspace(String),
+    /// Recovering an interrupted apply failed; nothing else was touched.
+    #[error("recovering an interrupted apply failed: {0}")]
+    Recovery(String),
+    /// The pending stack could not be opened.
+    #[error("{0}")]
+    Store(String),
+}
+
+/// One workspace's staged session: its root, durable stack, session and tools.
+#[derive(Debug, Clone)]
+pub struct WorkspaceSession {
+    workspace: Workspace,
+    store: Arc<SqliteStore>,
+    session: Arc<Session>,
+    recovery: RecoveryReport,
+}
+
+impl WorkspaceSession {
+    /// Opens the session of the workspace rooted at `root`.
+    pub fn open(root: &Path) -> Result<Self, OpenError> {
+        let workspace =
+            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        let recovery = recover(&workspace).map_err(|err| OpenError::Recovery(err.to_string()))?;
+        let store = Arc::new(
+            SqliteStore::open(&workspace.state_dir(), rehydrators(&workspace))
+                .map_err(|err| OpenError::Store(err.to_string()))?,
+        );
+        // An apply that a crash interrupted after its commit point was just finished: its
+        // files are written, so its preview must leave the stack.
+        if !recovery.finished_origins.is_empty() {
+            store
+                .remove_finished(AST_EDIT_TOOL_NAME, |stored| {
+                    stored.payload["expected"]["editsDigest"]
+                        .as_str()
+                        .is_some_and(|digest| recovery.finished_origins.iter().any(|o| o == digest))
+                })
+                .map_err(|err| OpenError::Store(err.to_string()))?;
+        }
+        let session = Arc::new(Session::new(store.clone()));
+        Ok(Self { workspace, store, session, recovery })
+    }
+
+    /// The workspace (root and confinement rules).
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// The durable pending stack.
+    pub fn store(&self) -> &Arc<SqliteStore> {
+        &self.store
+    }
+
+    /// The session `resolve` dispatches through.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    /// What start-up recovery did.
+    pub fn recovery(&self) -> &RecoveryReport {
+        &self.recovery
+    }
+
+    /// The `ast_edit` tool.
+    pub fn ast_edit_tool(&self) -> AstEditTool {
+        AstEditTool::new(self.session.clone(), self.workspace.clone())
+    }
+
+    /// The `ast_grep` tool.
+    pub fn ast_grep_tool(&self) -> AstGrepTool {
+        AstGrepTool::new(self.session.clone(), self.workspace.clone())
+    }
+
+    /// The hidden `resolve` tool.
+    pub fn resolve_tool(&self) -> ResolveTool {
+        ResolveTool::new(self.session.clone())
+    }
+
+    /// Every tool, `resolve` last.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let available: Vec<Arc<dyn Tool>> =
+            vec![Arc::new(self.ast_grep_tool()), Arc::new(self.ast_edit_tool())];
+        staged_core::assemble_tools(&available, None, Arc::new(self.resolve_tool()))
+    }
+}
+
+/// The rehydrators of every built-in tool that stages previews.
+fn rehydrators(workspace: &Workspace) -> Rehydrators {
+    let mut res = Rehydrators::new();
+    let workspace = workspace.clone();
+    res.register(
+        AST_EDIT_TOOL_NAME,
+        Arc::new(move |stored: &StoredAction| {
+            AstEditAction::from_payload(workspace.clone(), &stored.payload)
+                .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
+                .map_err(|err| err.to_string())
+        }),
+    );
+    res
+}
+
+/// The workspace root for a command run in `start`: the nearest ancestor holding `.staged` or
+/// `.git`, else `start` itself.
+pub fn find_root(start: &Path) -> PathBuf {
+    start
+        .ancestors()
+        .find(|dir| dir.join(STATE_DIR_NAME).is_dir() || dir.join(".git").exists())
+        .unwrap_or(start)
+        .to_path_buf()
+}
