@@ -276,3 +276,31 @@ fn the_workspace_is_the_nearest_root_and_can_be_given() {
     );
     assert_eq!(pending_ids(ws.path()).len(), 1);
 }
+
+#[test]
+fn a_locked_database_is_a_clear_error_and_nothing_is_staged() {
+    let ws = workspace(&[("a.ts", "x(1);\n")]);
+    assert_eq!(code(&staged(ws.path(), &["pending"])), 0, "creates the database");
+    // Another process holds the write lock for longer than staged waits.
+    let conn = rusqlite::Connection::open(ws.path().join(".staged/staged.db")).unwrap();
+    conn.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+    let out = staged(ws.path(), &["ast-edit", "--op", "x($A)", "y($A)", "a.ts"]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("staged.db: database is locked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    conn.execute_batch("ROLLBACK;").unwrap();
+    assert!(pending_ids(ws.path()).is_empty());
+    assert_eq!(read(ws.path(), "a.ts"), "x(1);\n");
+}
+
+#[test]
+fn a_workspace_where_state_cannot_be_written_is_a_clear_error() {
+    let ws = workspace(&[("a.ts", "x(1);\n")]);
+    // `.staged` cannot be created (a file is in the way), as in a read-only workspace.
+    std::fs::write(ws.path().join(".staged"), "not a folder").unwrap();
+    let out = staged(ws.path(), &["ast-edit", "--op", "x($A)", "y($A)", "a.ts"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("cannot create the state folder"), "{}", stderr(&out));
+    assert_eq!(read(ws.path(), "a.ts"), "x(1);\n");
+}
