@@ -11,9 +11,7 @@
 use std::time::Instant;
 
 use serde_json::json;
-use staged_ast_edit::{
-    AstEditParams, EngineOptions, FileWrite, Op, Workspace, commit, compute_preview_with,
-};
+use staged_ast_edit::{AstEditParams, EngineOptions, Op, Workspace, commit, compute_preview_with};
 
 struct Args {
     pattern: String,
@@ -83,17 +81,7 @@ fn run() -> Result<serde_json::Value, String> {
     let preview =
         compute_preview_with(&workspace, &validated, options, None).map_err(|e| e.to_string())?;
     if args.apply {
-        let writes: Vec<FileWrite> = preview
-            .files
-            .iter()
-            .filter_map(|f| {
-                Some(FileWrite {
-                    target: f.abs.clone(),
-                    expected_fingerprint: f.fingerprint.clone(),
-                    contents: f.updated()?.to_owned(),
-                })
-            })
-            .collect();
+        let writes = preview.writes().ok_or("the rewritten contents were not kept")?;
         commit(&workspace, &writes).map_err(|e| e.to_string())?;
     }
     Ok(json!({

@@ -12,7 +12,7 @@ use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, ToolResul
 use crate::{
     AstEditError, AstEditParams, EditPreview, EngineOptions, Workspace, compute_preview_with,
     fingerprint::fingerprint,
-    journal::{FileWrite, commit_from},
+    journal::commit_from,
     render::{action_label, file_replacements, plural},
 };
 
@@ -166,20 +166,9 @@ impl AstEditAction {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
-        let writes: Vec<FileWrite> = preview
-            .files
-            .iter()
-            .filter_map(|f| {
-                Some(FileWrite {
-                    target: f.abs.clone(),
-                    expected_fingerprint: f.fingerprint.clone(),
-                    contents: f.updated()?.to_owned(),
-                })
-            })
-            .collect();
-        if writes.len() != preview.files.len() {
+        let Some(writes) = preview.writes() else {
             return Err(ActionError::other("ast_edit apply lost the rewritten contents"));
-        }
+        };
         // The origin lets start-up recovery retire this preview if a crash interrupts the
         // apply after its commit point.
         match commit_from(&self.workspace, &writes, &self.expected.edits_digest) {

@@ -15,14 +15,14 @@ use rayon::prelude::*;
 use staged_core::CancelToken;
 
 use crate::{
-    AstEditError, Edit, Lang, Workspace,
+    AST_EDIT_TOOL_NAME, AstEditError, Edit, Lang, Workspace,
     compile::{Rule, compile_rules},
     diff::file_diff,
     edits::{LineIndex, RawEdit, apply_edits, normalize},
     fingerprint::{Hasher, fingerprint},
-    lang::Inferred,
+    journal::FileWrite,
     params::ValidatedEdit,
-    scope::{Candidate, collect_candidates},
+    scope::{Candidate, assign_languages, collect_candidates},
     source::{parse, read_text},
 };
 
@@ -112,6 +112,21 @@ impl FileEdits {
 }
 
 impl EditPreview {
+    /// The writes that make this preview real, one per touched file; `None` when the
+    /// rewritten contents were not kept (see [`EngineOptions`]).
+    pub fn writes(&self) -> Option<Vec<FileWrite>> {
+        self.files
+            .iter()
+            .map(|f| {
+                Some(FileWrite {
+                    target: f.abs.clone(),
+                    expected_fingerprint: f.fingerprint.clone(),
+                    contents: f.updated()?.to_owned(),
+                })
+            })
+            .collect()
+    }
+
     /// Total replacements over all files.
     pub fn total_replacements(&self) -> usize {
         self.files.iter().map(|f| f.edits.len()).sum()
@@ -251,45 +266,16 @@ fn select_language(
     lang: Option<Lang>,
     candidates: Vec<Candidate>,
 ) -> Result<(Lang, Vec<Candidate>), AstEditError> {
+    let assigned = assign_languages(lang, candidates, AST_EDIT_TOOL_NAME)?;
     if let Some(lang) = lang {
-        // Like `ast-grep run -l`: a walk keeps the files of that language; a file named
-        // explicitly is always kept.
-        let kept = candidates
-            .into_iter()
-            .filter(|c| c.explicit || Lang::infer(&c.abs) == Inferred::Lang(lang))
-            .collect();
-        return Ok((lang, kept));
+        return Ok((lang, assigned.into_iter().map(|(c, _)| c).collect()));
     }
-    let mut kept = Vec::with_capacity(candidates.len());
-    let mut langs: Vec<Lang> = Vec::new();
-    let mut problems = Vec::new();
-    for candidate in candidates {
-        match Lang::infer(&candidate.abs) {
-            Inferred::Lang(lang) => {
-                if !langs.contains(&lang) {
-                    langs.push(lang);
-                }
-                kept.push(candidate);
-            }
-            Inferred::NotCompiled(name) if candidate.explicit => problems.push(format!(
-                "- {}: Unsupported language '{name}'. Supported: {}",
-                candidate.display,
-                crate::lang::supported_aliases().join(", ")
-            )),
-            Inferred::Unknown if candidate.explicit => problems.push(format!(
-                "- {}: Unable to infer language from file extension: {}. Specify `lang` explicitly.",
-                candidate.display, candidate.display
-            )),
-            Inferred::NotCompiled(_) | Inferred::Unknown => {}
-        }
-    }
-    if !problems.is_empty() {
-        return Err(AstEditError::LangNotInferred { tool: "ast_edit", list: problems.join("\n") });
-    }
+    let mut langs: Vec<Lang> = assigned.iter().map(|(_, l)| *l).collect();
     langs.sort_by_key(|l| l.name());
+    langs.dedup();
     match langs.as_slice() {
-        [] => Err(AstEditError::LangRequiredNoFiles { tool: "ast_edit" }),
-        [lang] => Ok((*lang, kept)),
+        [] => Err(AstEditError::LangRequiredNoFiles { tool: AST_EDIT_TOOL_NAME }),
+        [lang] => Ok((*lang, assigned.into_iter().map(|(c, _)| c).collect())),
         many => Err(AstEditError::LangRequiredMixed(
             many.iter().map(|l| l.name()).collect::<Vec<_>>().join(", "),
         )),

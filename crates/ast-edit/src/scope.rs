@@ -15,7 +15,7 @@ use std::{
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 
-use crate::{AstEditError, Workspace, workspace::STATE_DIR_NAME};
+use crate::{AstEditError, Lang, Workspace, lang::Inferred, workspace::STATE_DIR_NAME};
 
 /// A file to search, by absolute path and display path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,6 +186,45 @@ fn walk(
     if let Ok(found) = found.into_inner() {
         out.extend(found);
     }
+}
+
+/// Pairs each candidate with its language. With `lang` given, a walk keeps the files of that
+/// language (like `ast-grep run -l`) and a file named explicitly is always kept. Without it,
+/// each file's language is inferred; an explicitly named file whose language cannot be
+/// inferred, or is not compiled in, is an error naming `tool`.
+pub(crate) fn assign_languages(
+    lang: Option<Lang>,
+    candidates: Vec<Candidate>,
+    tool: &'static str,
+) -> Result<Vec<(Candidate, Lang)>, AstEditError> {
+    if let Some(lang) = lang {
+        return Ok(candidates
+            .into_iter()
+            .filter(|c| c.explicit || Lang::infer(&c.abs) == Inferred::Lang(lang))
+            .map(|c| (c, lang))
+            .collect());
+    }
+    let mut res = Vec::with_capacity(candidates.len());
+    let mut problems = Vec::new();
+    for candidate in candidates {
+        match Lang::infer(&candidate.abs) {
+            Inferred::Lang(lang) => res.push((candidate, lang)),
+            Inferred::NotCompiled(name) if candidate.explicit => problems.push(format!(
+                "- {}: Unsupported language '{name}'. Supported: {}",
+                candidate.display,
+                crate::lang::supported_aliases().join(", ")
+            )),
+            Inferred::Unknown if candidate.explicit => problems.push(format!(
+                "- {}: Unable to infer language from file extension: {}. Specify `lang` explicitly.",
+                candidate.display, candidate.display
+            )),
+            Inferred::NotCompiled(_) | Inferred::Unknown => {}
+        }
+    }
+    if !problems.is_empty() {
+        return Err(AstEditError::LangNotInferred { tool, list: problems.join("\n") });
+    }
+    Ok(res)
 }
 
 #[cfg(test)]

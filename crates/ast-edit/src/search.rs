@@ -12,9 +12,9 @@ use crate::{
     AstEditError, AstGrepParams, Lang, Workspace,
     compile::{Rule, compile_rules},
     edits::LineIndex,
-    lang::Inferred,
+    grep_tool::AST_GREP_TOOL_NAME,
     params::{validate_limit, validate_paths},
-    scope::{Candidate, collect_candidates},
+    scope::{Candidate, assign_languages, collect_candidates},
     source::{parse, read_text},
 };
 
@@ -83,7 +83,7 @@ pub fn search(
     let limit = validate_limit(params.limit)?;
     let strictness = params.strictness.unwrap_or_default();
     let candidates = collect_candidates(workspace, &paths)?;
-    let files: Vec<(Candidate, Lang)> = assign_languages(lang, candidates)?;
+    let files: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
     let mut result = SearchResult { files_searched: files.len(), ..SearchResult::default() };
     let mut rules: HashMap<Lang, Vec<Rule>> = HashMap::new();
     for (_, lang) in &files {
@@ -137,40 +137,6 @@ pub fn search(
     let mut seen = HashSet::new();
     result.parse_errors.retain(|e| seen.insert(e.clone()));
     Ok(result)
-}
-
-fn assign_languages(
-    lang: Option<Lang>,
-    candidates: Vec<Candidate>,
-) -> Result<Vec<(Candidate, Lang)>, AstEditError> {
-    if let Some(lang) = lang {
-        return Ok(candidates
-            .into_iter()
-            .filter(|c| c.explicit || Lang::infer(&c.abs) == Inferred::Lang(lang))
-            .map(|c| (c, lang))
-            .collect());
-    }
-    let mut res = Vec::with_capacity(candidates.len());
-    let mut problems = Vec::new();
-    for candidate in candidates {
-        match Lang::infer(&candidate.abs) {
-            Inferred::Lang(lang) => res.push((candidate, lang)),
-            Inferred::NotCompiled(name) if candidate.explicit => problems.push(format!(
-                "- {}: Unsupported language '{name}'. Supported: {}",
-                candidate.display,
-                crate::lang::supported_aliases().join(", ")
-            )),
-            Inferred::Unknown if candidate.explicit => problems.push(format!(
-                "- {}: Unable to infer language from file extension: {}. Specify `lang` explicitly.",
-                candidate.display, candidate.display
-            )),
-            Inferred::NotCompiled(_) | Inferred::Unknown => {}
-        }
-    }
-    if !problems.is_empty() {
-        return Err(AstEditError::LangNotInferred { tool: "ast_grep", list: problems.join("\n") });
-    }
-    Ok(res)
 }
 
 fn search_file(

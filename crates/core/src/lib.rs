@@ -63,7 +63,7 @@ pub use crate::{
     session::Session,
     store::{
         Claim, PendingActionStore, PendingEntry, PendingId, StoreError, StoreEvent, StoreListener,
-        Subscription, pending_id,
+        StoreListeners, Subscription, pending_id,
     },
     tools::{Tool, assemble_tools},
 };

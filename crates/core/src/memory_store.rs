@@ -2,7 +2,6 @@
 
 use std::{
     any::Any,
-    collections::BTreeMap,
     fmt,
     sync::{
         Arc, Mutex, MutexGuard, Weak,
@@ -13,7 +12,7 @@ use std::{
 
 use crate::{
     Claim, PendingAction, PendingActionStore, PendingEntry, StoreError, StoreEvent, StoreListener,
-    Subscription, pending_id,
+    StoreListeners, Subscription, pending_id,
 };
 
 /// A thread-safe, in-memory LIFO stack of pending actions.
@@ -24,7 +23,7 @@ use crate::{
 #[derive(Default)]
 pub struct InMemoryStore {
     inner: Mutex<Inner>,
-    listeners: Arc<Mutex<Listeners>>,
+    listeners: StoreListeners,
     next_seq: AtomicU64,
 }
 
@@ -45,25 +44,6 @@ impl Slot {
     }
 }
 
-#[derive(Default)]
-struct Listeners {
-    next_key: u64,
-    by_key: BTreeMap<u64, StoreListener>,
-}
-
-struct Unsubscribe {
-    listeners: Weak<Mutex<Listeners>>,
-    key: u64,
-}
-
-impl Drop for Unsubscribe {
-    fn drop(&mut self) {
-        if let Some(listeners) = self.listeners.upgrade() {
-            lock(&listeners).by_key.remove(&self.key);
-        }
-    }
-}
-
 /// Locks a mutex, recovering from poisoning: the store's invariants hold between statements,
 /// so a panic in another thread never leaves it half-updated.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -77,11 +57,7 @@ impl InMemoryStore {
     }
 
     fn emit(&self, event: StoreEvent) {
-        let listeners: Vec<StoreListener> =
-            lock(&self.listeners).by_key.values().cloned().collect();
-        for listener in listeners {
-            listener(&event);
-        }
+        self.listeners.emit(&event);
     }
 
     fn position_of_claim(inner: &Inner, claim: &Claim) -> Result<usize, StoreError> {
@@ -155,11 +131,7 @@ impl PendingActionStore for InMemoryStore {
     }
 
     fn subscribe(&self, listener: StoreListener) -> Subscription {
-        let mut listeners = lock(&self.listeners);
-        let key = listeners.next_key;
-        listeners.next_key += 1;
-        listeners.by_key.insert(key, listener);
-        Subscription::new(Box::new(Unsubscribe { listeners: Arc::downgrade(&self.listeners), key }))
+        self.listeners.subscribe(listener)
     }
 
     fn claim_head(&self) -> Result<Option<Claim>, StoreError> {

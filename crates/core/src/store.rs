@@ -7,8 +7,9 @@
 
 use std::{
     any::Any,
+    collections::BTreeMap,
     fmt,
-    sync::{Arc, Weak},
+    sync::{Arc, Mutex, MutexGuard, Weak},
     time::SystemTime,
 };
 
@@ -121,6 +122,70 @@ impl Subscription {
 impl fmt::Debug for Subscription {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Subscription")
+    }
+}
+
+/// The subscribers of one store: what every `PendingActionStore` implementation uses for
+/// [`PendingActionStore::subscribe`].
+#[derive(Clone, Default)]
+pub struct StoreListeners {
+    inner: Arc<Mutex<ListenerMap>>,
+}
+
+#[derive(Default)]
+struct ListenerMap {
+    next_key: u64,
+    by_key: BTreeMap<u64, StoreListener>,
+}
+
+struct Unsubscribe {
+    listeners: Weak<Mutex<ListenerMap>>,
+    key: u64,
+}
+
+impl Drop for Unsubscribe {
+    fn drop(&mut self) {
+        if let Some(listeners) = self.listeners.upgrade() {
+            lock_listeners(&listeners).by_key.remove(&self.key);
+        }
+    }
+}
+
+fn lock_listeners(map: &Mutex<ListenerMap>) -> MutexGuard<'_, ListenerMap> {
+    map.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl StoreListeners {
+    /// No subscribers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers `listener` until the returned subscription is dropped.
+    pub fn subscribe(&self, listener: StoreListener) -> Subscription {
+        let mut map = lock_listeners(&self.inner);
+        let key = map.next_key;
+        map.next_key += 1;
+        map.by_key.insert(key, listener);
+        Subscription::new(Box::new(Unsubscribe { listeners: Arc::downgrade(&self.inner), key }))
+    }
+
+    /// Calls every listener with `event`. Call it after the change, outside the store's own
+    /// lock, so a listener may read the store.
+    pub fn emit(&self, event: &StoreEvent) {
+        let listeners: Vec<StoreListener> =
+            lock_listeners(&self.inner).by_key.values().cloned().collect();
+        for listener in listeners {
+            listener(event);
+        }
+    }
+}
+
+impl fmt::Debug for StoreListeners {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreListeners")
+            .field("count", &lock_listeners(&self.inner).by_key.len())
+            .finish()
     }
 }
 

@@ -5,17 +5,16 @@
 //! transaction; readers never block writers (WAL).
 
 use std::{
-    collections::BTreeMap,
     fmt, fs,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex, MutexGuard, Weak},
+    sync::{Arc, Mutex, MutexGuard},
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use staged_core::{
     Claim, PendingAction, PendingActionStore, PendingEntry, PendingId, StoreError, StoreEvent,
-    StoreListener, Subscription, pending_id,
+    StoreListener, StoreListeners, Subscription, pending_id,
 };
 
 use crate::{
@@ -41,26 +40,7 @@ pub struct SqliteStore {
     claims_dir: PathBuf,
     conn: Mutex<Connection>,
     rehydrators: Rehydrators,
-    listeners: Arc<Mutex<Listeners>>,
-}
-
-#[derive(Default)]
-struct Listeners {
-    next_key: u64,
-    by_key: BTreeMap<u64, StoreListener>,
-}
-
-struct Unsubscribe {
-    listeners: Weak<Mutex<Listeners>>,
-    key: u64,
-}
-
-impl Drop for Unsubscribe {
-    fn drop(&mut self) {
-        if let Some(listeners) = self.listeners.upgrade() {
-            lock(&listeners).by_key.remove(&self.key);
-        }
-    }
+    listeners: StoreListeners,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -122,7 +102,7 @@ impl SqliteStore {
             claims_dir,
             conn: Mutex::new(conn),
             rehydrators,
-            listeners: Arc::default(),
+            listeners: StoreListeners::new(),
         })
     }
 
@@ -198,11 +178,7 @@ impl SqliteStore {
     }
 
     fn emit(&self, event: StoreEvent) {
-        let listeners: Vec<StoreListener> =
-            lock(&self.listeners).by_key.values().cloned().collect();
-        for listener in listeners {
-            listener(&event);
-        }
+        self.listeners.emit(&event);
     }
 
     fn count(&self) -> Result<usize, StoreError> {
@@ -340,11 +316,7 @@ impl PendingActionStore for SqliteStore {
     }
 
     fn subscribe(&self, listener: StoreListener) -> Subscription {
-        let mut listeners = lock(&self.listeners);
-        let key = listeners.next_key;
-        listeners.next_key += 1;
-        listeners.by_key.insert(key, listener);
-        Subscription::new(Box::new(Unsubscribe { listeners: Arc::downgrade(&self.listeners), key }))
+        self.listeners.subscribe(listener)
     }
 
     fn claim_head(&self) -> Result<Option<Claim>, StoreError> {

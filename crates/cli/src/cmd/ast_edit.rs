@@ -2,45 +2,20 @@
 
 use anyhow::Context;
 use serde_json::{Value, json};
-use staged_core::Tool;
+use staged_workspace::WorkspaceSession;
 
 use crate::{
     args::{AstEditArgs, GlobalArgs},
-    cmd::{error_result, head, tool_json},
-    context,
+    cmd,
     diff::colorize,
     exit::Exit,
     output::Output,
-    progress::Progress,
 };
 
 pub(crate) fn run(global: &GlobalArgs, args: &AstEditArgs, out: &Output) -> anyhow::Result<Exit> {
-    let ws = context::open(global)?;
-    let tool = ws.ast_edit_tool();
-    let params = params_json(args);
-    let res = {
-        let _progress = Progress::start("searching files");
-        context::block_on(|cancel| async move { tool.execute(params, &cancel).await })?
-    };
-    let head = head(ws.store().as_ref());
-    match res {
-        Ok(result) => {
-            if out.json {
-                out.json_line(&tool_json(&result, head.as_ref()))?;
-            } else {
-                print_preview(&result.text_content(), result.details.as_ref(), out)?;
-            }
-            Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
-        }
-        Err(err) => {
-            // Every error of a preview is about the input (pattern, language, paths); the
-            // stack is untouched.
-            if out.json {
-                out.json_line(&tool_json(&error_result(&err), head.as_ref()))?;
-            }
-            Err(anyhow::anyhow!("{}", err.message()))
-        }
-    }
+    cmd::run_tool(global, out, WorkspaceSession::ast_edit_tool, params_json(args), |result, out| {
+        print_preview(&result.text_content(), result.details.as_ref(), out)
+    })
 }
 
 fn params_json(args: &AstEditArgs) -> Value {

@@ -9,7 +9,45 @@ pub(crate) mod show;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use staged_core::{PendingActionStore, PendingEntry, ToolError, ToolResult};
+use staged_core::{PendingActionStore, PendingEntry, Tool, ToolError, ToolResult};
+use staged_workspace::WorkspaceSession;
+
+use crate::{args::GlobalArgs, context, exit::Exit, output::Output, progress::Progress};
+
+/// Runs a tool-like command (`ast-edit`, `ast-grep`): opens the workspace, runs the tool that
+/// `pick` chooses on `params` with a spinner, and prints the `--json` object or, for a person,
+/// what `print` writes. A tool error is an input error (exit 2); the stack is untouched.
+pub(crate) fn run_tool<T: Tool + 'static>(
+    global: &GlobalArgs,
+    out: &Output,
+    pick: impl FnOnce(&WorkspaceSession) -> T,
+    params: Value,
+    print: impl FnOnce(&ToolResult, &Output) -> anyhow::Result<()>,
+) -> anyhow::Result<Exit> {
+    let ws = context::open(global)?;
+    let tool = pick(&ws);
+    let res = {
+        let _progress = Progress::start("searching files");
+        context::block_on(|cancel| async move { tool.execute(params, &cancel).await })?
+    };
+    let head = head(ws.store().as_ref());
+    match res {
+        Ok(result) => {
+            if out.json {
+                out.json_line(&tool_json(&result, head.as_ref()))?;
+            } else {
+                print(&result, out)?;
+            }
+            Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
+        }
+        Err(err) => {
+            if out.json {
+                out.json_line(&tool_json(&error_result(&err), head.as_ref()))?;
+            }
+            Err(anyhow::anyhow!("{}", err.message()))
+        }
+    }
+}
 
 /// The `--json` object of a tool-like command:
 /// `{"text", "isError", "details", "pending": {"id", "label"} | null}`, where `pending` is the
