@@ -2,13 +2,20 @@
 # Benchmarks staged-ast-edit's preview against `ast-grep run` (ast-grep-cli 0.51.1, the same
 # version as the crates we build on), on corpora anyone can rebuild from the registries:
 #   rust: the crate sources cargo downloaded for this workspace (~/.cargo/registry/src);
-#   js:   the typescript (5.x, the last release written in TypeScript) and @types/node packages
-#         from npm.
-# For each pattern it reports the median wall time of both tools (hyperfine), their ratio, our
-# time when the preview also renders per-file unified diffs (`--diff`, what the ast_edit tool
-# shows), and peak RSS (/usr/bin/time -v); then it applies the rewrite with both tools on copies
-# of the corpus and diffs the results. Parse issues (files with syntax errors, which we skip
-# like the reference does) are counted in results/summary-N.json.
+#   js:   the typescript (5.x, the last release written in TypeScript), @types/node, eslint 9,
+#         webpack 5, rxjs 7 and lodash 4 packages from npm.
+# ast-grep silently skips every file over 3 MB that also has over 200,000 lines (its CLI's
+# MAX_FILE_SIZE/MAX_LINE_COUNT; typescript/lib/typescript.js is one); we search such files. So
+# that both tools do the same work, those files are moved out of the timed corpus, to
+# corpus/js-oversize, and listed in results/oversize.txt.
+#
+# For each pattern it reports the median wall time of both tools, timed in interleaved rounds
+# (bench/interleave.py: ours, ast-grep, ours --diff, ours, ...; a slow phase of a shared machine
+# hits all three alike), the median ratio of the paired runs, our time when the preview also
+# renders per-file unified diffs (`--diff`, what the ast_edit tool shows), and peak RSS (wait4);
+# then it applies the rewrite with both tools on copies of the corpus and diffs the results.
+# Parse issues (files with syntax errors, which we skip like the reference does) are counted in
+# results/summary-N.json.
 #
 # Usage: bench/compare.sh [--quick]     (--quick: 3 runs instead of 5, no correctness pass)
 # Env:   CARGO_TARGET_DIR is honoured; RUNS overrides the run count; ONLY=rust or ONLY=js
@@ -29,10 +36,6 @@ mkdir -p "$CORPUS" "$RESULTS" "$WORK"
 log() { printf '[compare] %s\n' "$*" >&2; }
 
 # --- tools ------------------------------------------------------------------------------
-if ! command -v hyperfine >/dev/null || [[ ! -x /usr/bin/time ]]; then
-  log "installing hyperfine and time (apt)"
-  apt-get update -qq && apt-get install -y -qq hyperfine time >/dev/null
-fi
 if [[ ! -x "$VENV/bin/ast-grep" ]]; then
   log "installing ast-grep-cli==0.51.1 into $VENV"
   python3 -m venv "$VENV"
@@ -54,13 +57,35 @@ if [[ ! -d "$CORPUS/rust" ]]; then
   for src in "$HOME"/.cargo/registry/src/*/; do cp -r "$src"/. "$CORPUS/rust/"; done
 fi
 if [[ ! -d "$CORPUS/js" ]]; then
-  log "building the js/ts corpus from npm (typescript, @types/node)"
+  log "building the js/ts corpus from npm (typescript, @types/node, eslint, webpack, rxjs, lodash)"
   mkdir -p "$WORK/npm"
-  (cd "$WORK/npm" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund typescript@5 @types/node >/dev/null)
+  (cd "$WORK/npm" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund \
+    typescript@5 @types/node eslint@9 webpack@5 rxjs@7 lodash@4 >/dev/null)
   # Copied out of node_modules so that neither tool skips them.
   mkdir -p "$CORPUS/js"
   cp -r "$WORK/npm/node_modules/typescript" "$CORPUS/js/typescript"
   cp -r "$WORK/npm/node_modules/@types/node" "$CORPUS/js/types-node"
+  for pkg in eslint webpack rxjs lodash; do cp -r "$WORK/npm/node_modules/$pkg" "$CORPUS/js/$pkg"; done
+  # Files ast-grep would silently skip (see above) leave the timed corpus.
+  python3 - "$CORPUS/js" "$CORPUS/js-oversize" "$RESULTS/oversize.txt" <<'PY'
+import os, shutil, sys
+src, dst, listing = sys.argv[1:]
+moved = []
+for d, _, files in os.walk(src):
+    for f in files:
+        p = os.path.join(d, f)
+        if os.path.islink(p) or os.path.getsize(p) <= 3_000_000:
+            continue
+        with open(p, "rb") as fh:
+            lines = fh.read().count(b"\n")
+        if lines > 200_000:
+            t = os.path.join(dst, os.path.relpath(p, src))
+            os.makedirs(os.path.dirname(t), exist_ok=True)
+            shutil.move(p, t)
+            moved.append(f"{os.path.relpath(p, src)} ({os.path.getsize(t)} bytes, {lines} lines)")
+with open(listing, "w") as out:
+    out.write("\n".join(moved) + "\n")
+PY
 fi
 
 # --- patterns: corpus|lang|kind|pattern|rewrite -------------------------------------------
@@ -71,18 +96,15 @@ PATTERNS=(
   "rust|rust|selective|mem::forget(\$A)|std::mem::forget(\$A)"
   "rust|rust|broad|use \$A;|pub(crate) use \$A;"
   "rust|rust|broad|#[derive(\$\$\$A)]|#[derive(Clone, \$\$\$A)]"
+  "js|js|selective|util.deprecate(\$\$\$A)|deprecate(\$\$\$A)"
   "js|js|selective|getJSDocDeprecatedTag(\$A)|getDeprecatedTag(\$A)"
   "js|js|broad|Debug.assert(\$\$\$A)|Debug.check(\$\$\$A)"
   "js|ts|selective|interface ErrnoException extends \$B { \$\$\$C }|interface ErrnoError extends \$B { \$\$\$C }"
   "js|ts|broad|function \$F(\$\$\$P): \$R;|function \$F(\$\$\$P): (\$R);"
 )
 
-peak_kb() { # command... -> peak RSS in KiB
-  /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F': ' '/Maximum resident set size/ {print $2}'
-}
-
-median_ms() { # hyperfine json, command index -> median ms
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(round(d["results"][int(sys.argv[2])]["median"]*1000,1))' "$1" "$2"
+field() { # interleave.py json, command index, key -> value
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])][sys.argv[3]])' "$1" "$2" "$3"
 }
 
 copy_lang() { # src dst lang: copies only the files of that language (what both tools search)
@@ -105,7 +127,7 @@ PY
 
 REPORT="$RESULTS/latest${ONLY:+-$ONLY}.md"
 {
-  echo "| corpus | lang | kind | pattern | ours ms | ast-grep ms | speed-up | ours +diff ms | ours peak MiB | ast-grep peak MiB | replacements (ours/ast-grep) | applied output equal |"
+  echo "| corpus | lang | kind | pattern | ours s | ast-grep s | speed-up (median of paired runs) | ours +diff s | ours peak MiB | ast-grep peak MiB | replacements (ours/ast-grep) | applied output equal |"
   echo "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|"
 } > "$REPORT"
 
@@ -122,12 +144,13 @@ for spec in "${PATTERNS[@]}"; do
   echo "$ours_summary" > "$RESULTS/summary-$idx.json"
   ours_n="$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d.get("totalReplacements", "error: "+d.get("error","?").splitlines()[0]))' "$ours_summary")"
   sg_n="$("${sg_cmd[@]}" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')"
-  hf="$WORK/hf.json"
-  hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$hf" \
-    "$(printf '%q ' "${ours_cmd[@]}")" "$(printf '%q ' "${sg_cmd[@]}")" "$(printf '%q ' "${ours_cmd[@]}") --diff" >/dev/null
-  ours_ms="$(median_ms "$hf" 0)"; sg_ms="$(median_ms "$hf" 1)"; diff_ms="$(median_ms "$hf" 2)"
-  ratio="$(python3 -c "print(f'{$sg_ms/$ours_ms:.2f}x')")"
-  ours_kb="$(peak_kb "${ours_cmd[@]}")"; sg_kb="$(peak_kb "${sg_cmd[@]}")"
+  t="$WORK/times.json"
+  python3 "$HERE/interleave.py" "$RUNS" 0 \
+    "$(printf '%q ' "${ours_cmd[@]}")" "$(printf '%q ' "${sg_cmd[@]}")" "$(printf '%q ' "${ours_cmd[@]}") --diff" > "$t"
+  cp "$t" "$RESULTS/times-$idx.json"
+  ours_s="$(field "$t" 0 median_wall_s)"; sg_s="$(field "$t" 1 median_wall_s)"; diff_s="$(field "$t" 2 median_wall_s)"
+  ratio="$(field "$t" 0 paired_ratio_second_over_first)x"
+  ours_mib="$(field "$t" 0 peak_rss_mib)"; sg_mib="$(field "$t" 1 peak_rss_mib)"
   equal="skipped"
   if [[ "$CHECK" == 1 ]]; then
     rm -rf "$WORK/a" "$WORK/b"
@@ -142,8 +165,8 @@ for spec in "${PATTERNS[@]}"; do
     fi
   fi
   printf '| %s | %s | %s | `%s` | %s | %s | %s | %s | %s | %s | %s / %s | %s |\n' \
-    "$corpus" "$lang" "$kind" "$pat" "$ours_ms" "$sg_ms" "$ratio" "$diff_ms" \
-    "$((ours_kb / 1024))" "$((sg_kb / 1024))" "$ours_n" "$sg_n" "$equal" >> "$REPORT"
+    "$corpus" "$lang" "$kind" "$pat" "$ours_s" "$sg_s" "$ratio" "$diff_s" \
+    "$ours_mib" "$sg_mib" "$ours_n" "$sg_n" "$equal" >> "$REPORT"
 done
 rm -rf "$WORK/a" "$WORK/b"
 cat "$REPORT"
