@@ -28,9 +28,9 @@ CORPUS="$HERE/corpus"
 VENV="$HERE/.venv"
 RESULTS="$HERE/results"
 WORK="$HERE/work"
-RUNS="${RUNS:-5}"
 CHECK=1
 if [[ "${1:-}" == "--quick" ]]; then RUNS="${RUNS:-3}"; CHECK=0; fi
+RUNS="${RUNS:-5}"
 mkdir -p "$CORPUS" "$RESULTS" "$WORK"
 
 log() { printf '[compare] %s\n' "$*" >&2; }
@@ -127,8 +127,8 @@ PY
 
 REPORT="$RESULTS/latest${ONLY:+-$ONLY}.md"
 {
-  echo "| corpus | lang | kind | pattern | ours s | ast-grep s | speed-up (median of paired runs) | ours +diff s | ours peak MiB | ast-grep peak MiB | replacements (ours/ast-grep) | applied output equal |"
-  echo "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|"
+  echo "| corpus | lang | kind | pattern | ours s | ast-grep s | speed-up (median of paired runs) | ours +diff s | ours peak MiB | ast-grep peak MiB | replacements (ours/ast-grep) | same edits without prefilter | applied output equal |"
+  echo "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|---|"
 } > "$REPORT"
 
 idx=0
@@ -151,8 +151,11 @@ for spec in "${PATTERNS[@]}"; do
   ours_s="$(field "$t" 0 median_wall_s)"; sg_s="$(field "$t" 1 median_wall_s)"; diff_s="$(field "$t" 2 median_wall_s)"
   ratio="$(field "$t" 0 paired_ratio_second_over_first)x"
   ours_mib="$(field "$t" 0 peak_rss_mib)"; sg_mib="$(field "$t" 1 peak_rss_mib)"
-  equal="skipped"
+  equal="skipped"; unfiltered="skipped"
   if [[ "$CHECK" == 1 ]]; then
+    # The prefilter (needles, subtree pruning) must change no edit.
+    plain="$("${ours_cmd[@]}" --no-prefilter || true)"
+    unfiltered="$(python3 -c 'import json,sys; a,b=(json.loads(x) for x in sys.argv[1:]); print("yes" if a.get("editsDigest")==b.get("editsDigest") and a.get("error")==b.get("error") else "NO")' "$ours_summary" "$plain")"
     rm -rf "$WORK/a" "$WORK/b"
     copy_lang "$dir" "$WORK/a" "$lang"; cp -r "$WORK/a" "$WORK/b"
     if "$OURS" --root "$WORK/a" --lang "$lang" --pattern "$pat" --rewrite "$rew" --apply . >/dev/null; then
@@ -164,9 +167,9 @@ for spec in "${PATTERNS[@]}"; do
       equal="ours refused (overlap)"
     fi
   fi
-  printf '| %s | %s | %s | `%s` | %s | %s | %s | %s | %s | %s | %s / %s | %s |\n' \
+  printf '| %s | %s | %s | `%s` | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s |\n' \
     "$corpus" "$lang" "$kind" "$pat" "$ours_s" "$sg_s" "$ratio" "$diff_s" \
-    "$ours_mib" "$sg_mib" "$ours_n" "$sg_n" "$equal" >> "$REPORT"
+    "$ours_mib" "$sg_mib" "$ours_n" "$sg_n" "$unfiltered" "$equal" >> "$REPORT"
 done
 rm -rf "$WORK/a" "$WORK/b"
 cat "$REPORT"

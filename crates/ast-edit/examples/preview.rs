@@ -86,6 +86,7 @@ fn run() -> Result<serde_json::Value, String> {
     }
     Ok(json!({
         "totalReplacements": preview.total_replacements(),
+        "editsDigest": preview.edits_digest(),
         "filesTouched": preview.files_touched(),
         "filesSearched": preview.files_searched,
         "parseErrorsTotal": preview.parse_errors.len(),

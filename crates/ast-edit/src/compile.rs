@@ -2,9 +2,12 @@
 //! template, for one language, plus the pattern's prefilter needles.
 
 use ast_grep_config::Fixer;
-use ast_grep_core::Pattern;
+use ast_grep_core::{Matcher, Node, NodeMatch, Pattern, matcher::MatcherExt, tree_sitter::StrDoc};
 
-use crate::{Lang, Strictness, prefilter::Needles};
+use crate::{
+    Lang, Strictness,
+    prefilter::{Needles, Occurrences},
+};
 
 /// A compiled rewrite rule.
 pub(crate) struct Rule {
@@ -21,6 +24,38 @@ pub(crate) struct Rule {
 impl std::fmt::Debug for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rule").field("source", &self.source).finish_non_exhaustive()
+    }
+}
+
+impl Rule {
+    /// Every match under `root`, in pre-order, nested matches included (like ast-grep's
+    /// `find_all`). With `prune`, subtrees whose byte range holds no occurrence of that needle
+    /// are not walked: they cannot contain a match (see the prefilter module).
+    pub(crate) fn matches<'r>(
+        &self,
+        root: Node<'r, StrDoc<Lang>>,
+        prune: Option<&Occurrences>,
+    ) -> Vec<NodeMatch<'r, StrDoc<Lang>>> {
+        let Some(prune) = prune else {
+            return root.find_all(&self.pattern).collect();
+        };
+        let kinds = self.pattern.potential_kinds();
+        let mut found = Vec::new();
+        if !prune.within(root.range()) {
+            return found;
+        }
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            if kinds.as_ref().is_none_or(|k| k.contains(usize::from(node.kind_id())))
+                && let Some(m) = self.pattern.match_node(node.clone())
+            {
+                found.push(m);
+            }
+            let mark = stack.len();
+            stack.extend(node.children().filter(|child| prune.within(child.range())));
+            stack[mark..].reverse();
+        }
+        found
     }
 }
 

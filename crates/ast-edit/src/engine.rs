@@ -22,6 +22,7 @@ use crate::{
     fingerprint::{Hasher, fingerprint},
     journal::FileWrite,
     params::ValidatedEdit,
+    prefilter::{Located, Occurrences},
     scope::{Candidate, assign_languages, collect_candidates},
     source::{parse, read_text},
 };
@@ -301,10 +302,16 @@ fn process_file(
         Ok(text) => text,
         Err(issue) => return Outcome::Issue(issue),
     };
-    let active: Vec<&Rule> = if options.prefilter {
-        rules.iter().filter(|r| r.needles.admits(text.as_bytes())).collect()
+    let active: Vec<(&Rule, Option<Occurrences>)> = if options.prefilter {
+        rules
+            .iter()
+            .filter_map(|r| match r.needles.locate(text.as_bytes()) {
+                Located::Missing => None,
+                Located::Present(prune) => Some((r, prune)),
+            })
+            .collect()
     } else {
-        rules.iter().collect()
+        rules.iter().map(|r| (r, None)).collect()
     };
     if active.is_empty() {
         return Outcome::NoMatch;
@@ -314,9 +321,9 @@ fn process_file(
         Err(issue) => return Outcome::Issue(issue),
     };
     let mut raw = Vec::new();
-    for rule in active {
+    for (rule, prune) in active {
         let Some(fixer) = &rule.fixer else { continue };
-        for m in root.root().find_all(&rule.pattern) {
+        for m in rule.matches(root.root(), prune.as_ref()) {
             let edit = m.make_edit(&rule.pattern, fixer);
             let Ok(text) = String::from_utf8(edit.inserted_text) else {
                 return Outcome::Issue(format!(

@@ -16,6 +16,12 @@
 //!
 //! Skipping a file therefore never changes the replacements found; the only visible effect is
 //! that a file which cannot match is not parsed, so its syntax errors are not reported.
+//!
+//! The same argument holds inside a file: the node a match starts at spans the leaf that
+//! matched each needle, so a subtree whose byte range holds no occurrence of a needle cannot
+//! contain a match, and the engine does not walk it ([`Occurrences`]). Keyword needles are not
+//! used that way in JavaScript and TypeScript, whose grammars give some unnamed leaves wrong
+//! spans (ast-grep works around the same bug by not comparing their text).
 
 use ast_grep_core::{
     Pattern,
@@ -29,7 +35,39 @@ use crate::{Lang, Strictness};
 /// Literal texts all of which a file must contain.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Needles {
-    texts: Vec<String>,
+    texts: Vec<Needle>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Needle {
+    text: String,
+    /// Whether the leaf's span is exact, so that subtrees can be pruned on it.
+    prunes: bool,
+}
+
+/// Where one needle occurs in a file (overlapping occurrences included), to prune subtrees
+/// that hold none.
+#[derive(Debug, Clone)]
+pub(crate) struct Occurrences {
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl Occurrences {
+    /// Whether an occurrence lies wholly inside `range`.
+    pub(crate) fn within(&self, range: std::ops::Range<usize>) -> bool {
+        let first = self.starts.partition_point(|&s| s < range.start);
+        self.starts.get(first).is_some_and(|&s| s + self.len <= range.end)
+    }
+}
+
+/// What the needles say about one file.
+#[derive(Debug)]
+pub(crate) enum Located {
+    /// A needle is missing: the rule cannot match.
+    Missing,
+    /// Every needle is present; the rarest prunable one, if any, to prune subtrees with.
+    Present(Option<Occurrences>),
 }
 
 impl Needles {
@@ -41,18 +79,46 @@ impl Needles {
         let ts_lang = lang.get_ts_language();
         let keywords = matches!(strictness, Strictness::Smart | Strictness::Cst)
             && KEYWORD_NEEDLE_LANGS.contains(&lang);
-        let mut texts = Vec::new();
-        collect(&pattern.node, &ts_lang, keywords, &mut texts);
+        let exact_keyword_spans = !matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx);
+        let mut found = Vec::new();
+        collect(&pattern.node, &ts_lang, keywords, &mut found);
+        let mut texts: Vec<Needle> = found
+            .into_iter()
+            .map(|(text, keyword)| Needle { text, prunes: !keyword || exact_keyword_spans })
+            .collect();
         texts.sort();
-        texts.dedup();
-        texts.sort_by_key(|t| std::cmp::Reverse(t.len()));
+        texts.dedup_by(|later, earlier| later.text == earlier.text);
+        texts.sort_by_key(|t| std::cmp::Reverse(t.text.len()));
         texts.truncate(4);
         Needles { texts }
     }
 
-    /// Whether `haystack` contains every needle.
-    pub(crate) fn admits(&self, haystack: &[u8]) -> bool {
-        self.texts.iter().all(|t| memchr::memmem::find(haystack, t.as_bytes()).is_some())
+    /// Whether `haystack` contains every needle, and where the rarest prunable one is.
+    pub(crate) fn locate(&self, haystack: &[u8]) -> Located {
+        let mut best: Option<Occurrences> = None;
+        for needle in &self.texts {
+            let bytes = needle.text.as_bytes();
+            if !needle.prunes {
+                if memchr::memmem::find(haystack, bytes).is_none() {
+                    return Located::Missing;
+                }
+                continue;
+            }
+            let finder = memchr::memmem::Finder::new(bytes);
+            let mut starts = Vec::new();
+            let mut from = 0;
+            while let Some(at) = haystack.get(from..).and_then(|rest| finder.find(rest)) {
+                starts.push(from + at);
+                from += at + 1;
+            }
+            if starts.is_empty() {
+                return Located::Missing;
+            }
+            if best.as_ref().is_none_or(|b| starts.len() < b.starts.len()) {
+                best = Some(Occurrences { starts, len: bytes.len() });
+            }
+        }
+        Located::Present(best)
     }
 }
 
@@ -68,14 +134,20 @@ const KEYWORD_NEEDLE_LANGS: &[Lang] = &[
     Lang::Java,
 ];
 
-fn collect(node: &PatternNode, ts_lang: &TSLanguage, keywords: bool, out: &mut Vec<String>) {
+/// Collects `(text, is_keyword)` needles.
+fn collect(
+    node: &PatternNode,
+    ts_lang: &TSLanguage,
+    keywords: bool,
+    out: &mut Vec<(String, bool)>,
+) {
     match node {
         PatternNode::MetaVar { .. } => {}
         PatternNode::Terminal { text, is_named: true, kind_id } => {
             let is_comment =
                 ts_lang.node_kind_for_id(*kind_id).is_some_and(|k| k.contains("comment"));
             if !is_comment && !text.trim().is_empty() {
-                out.push(text.clone());
+                out.push((text.clone(), false));
             }
         }
         PatternNode::Terminal { text, is_named: false, kind_id } => {
@@ -83,7 +155,7 @@ fn collect(node: &PatternNode, ts_lang: &TSLanguage, keywords: bool, out: &mut V
                 && is_keyword(text)
                 && ts_lang.node_kind_for_id(*kind_id) == Some(text.as_str())
             {
-                out.push(text.clone());
+                out.push((text.clone(), true));
             }
         }
         PatternNode::Internal { children, .. } => {
@@ -108,4 +180,30 @@ fn is_keyword(text: &str) -> bool {
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && text.len() >= 2
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occurrences_must_lie_wholly_inside_the_range() {
+        let occ = Occurrences { starts: vec![4, 10], len: 3 };
+        assert!(occ.within(0..7));
+        assert!(!occ.within(0..6), "4..7 sticks out of 0..6");
+        assert!(!occ.within(5..12), "10..13 sticks out of 5..12");
+        assert!(occ.within(5..13));
+        assert!(!occ.within(14..20));
+    }
+
+    #[test]
+    fn overlapping_occurrences_are_all_found() {
+        let pattern = Pattern::new("aa", Lang::JavaScript);
+        let needles = Needles::of(&pattern, Lang::JavaScript, Strictness::Smart);
+        let Located::Present(Some(occ)) = needles.locate(b"x aaa") else {
+            panic!("`aa` is in `x aaa`");
+        };
+        assert_eq!(occ.starts, vec![2, 3]);
+        assert!(matches!(needles.locate(b"x a a"), Located::Missing));
+    }
 }

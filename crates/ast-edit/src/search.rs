@@ -14,6 +14,7 @@ use crate::{
     edits::LineIndex,
     grep_tool::AST_GREP_TOOL_NAME,
     params::{validate_limit, validate_paths},
+    prefilter::{Located, Occurrences},
     scope::{Candidate, assign_languages, collect_candidates},
     source::{parse, read_text},
 };
@@ -145,15 +146,21 @@ fn search_file(
     rules: &[Rule],
 ) -> Result<Vec<SearchMatch>, String> {
     let text = read_text(candidate)?;
-    let active: Vec<&Rule> = rules.iter().filter(|r| r.needles.admits(text.as_bytes())).collect();
+    let active: Vec<(&Rule, Option<Occurrences>)> = rules
+        .iter()
+        .filter_map(|r| match r.needles.locate(text.as_bytes()) {
+            Located::Missing => None,
+            Located::Present(prune) => Some((r, prune)),
+        })
+        .collect();
     if active.is_empty() {
         return Ok(Vec::new());
     }
     let root = parse(&text, lang, &candidate.display)?;
     let index = LineIndex::new(&text);
     let mut res = Vec::new();
-    for rule in active {
-        for m in root.root().find_all(&rule.pattern) {
+    for (rule, prune) in active {
+        for m in rule.matches(root.root(), prune.as_ref()) {
             let range = m.range();
             let (line, column) = index.position(range.start);
             let (end_line, end_column) = index.position(range.end);
