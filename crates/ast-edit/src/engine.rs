@@ -24,7 +24,7 @@ use crate::{
     params::ValidatedEdit,
     prefilter::{Located, Occurrences},
     scope::{Candidate, assign_languages, collect_candidates},
-    source::{parse, read_text},
+    source::{BIG_FILE_BYTES, parse, read_text, release_freed_memory},
 };
 
 /// Knobs that change how much the engine keeps, and how it gets there; never which edits it
@@ -339,6 +339,9 @@ fn process_file(
         }
     }
     drop(root);
+    if candidate.size >= BIG_FILE_BYTES {
+        release_freed_memory();
+    }
     if raw.is_empty() {
         return Outcome::NoMatch;
     }

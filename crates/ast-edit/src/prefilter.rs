@@ -12,16 +12,18 @@
 //! `use`. This holds only for word-like keywords whose kind name is their text, in grammars
 //! whose keywords are case-sensitive literals (no aliases, no zero-width tokens), so it is
 //! limited to [`KEYWORD_NEEDLE_LANGS`]; punctuation is never used (JavaScript inserts
-//! zero-width `;` tokens). Comments may be skipped, so they are never used.
+//! zero-width `;` tokens). Comments may be skipped, so they are never used. These grammars lex
+//! keywords by keyword extraction (the whole identifier-like lexeme must equal the keyword), so
+//! a keyword occurrence only counts when no ASCII letter, digit or `_` touches it: `use` in
+//! `unused` or `because` does not.
 //!
 //! Skipping a file therefore never changes the replacements found; the only visible effect is
 //! that a file which cannot match is not parsed, so its syntax errors are not reported.
 //!
 //! The same argument holds inside a file: the node a match starts at spans the leaf that
 //! matched each needle, so a subtree whose byte range holds no occurrence of a needle cannot
-//! contain a match, and the engine does not walk it ([`Occurrences`]). Keyword needles are not
-//! used that way in JavaScript and TypeScript, whose grammars give some unnamed leaves wrong
-//! spans (ast-grep works around the same bug by not comparing their text).
+//! contain a match, and the engine does not walk it ([`Occurrences`]). (tree-sitter-typescript
+//! gives some nodes spans that are too wide, never too narrow, so pruning stays sound there.)
 
 use ast_grep_core::{
     Pattern,
@@ -41,8 +43,8 @@ pub(crate) struct Needles {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Needle {
     text: String,
-    /// Whether the leaf's span is exact, so that subtrees can be pruned on it.
-    prunes: bool,
+    /// A keyword: only occurrences not touching a word character count.
+    whole_word: bool,
 }
 
 /// Where one needle occurs in a file (overlapping occurrences included), to prune subtrees
@@ -66,7 +68,7 @@ impl Occurrences {
 pub(crate) enum Located {
     /// A needle is missing: the rule cannot match.
     Missing,
-    /// Every needle is present; the rarest prunable one, if any, to prune subtrees with.
+    /// Every needle is present; the rarest one, if any, to prune subtrees with.
     Present(Option<Occurrences>),
 }
 
@@ -79,37 +81,31 @@ impl Needles {
         let ts_lang = lang.get_ts_language();
         let keywords = matches!(strictness, Strictness::Smart | Strictness::Cst)
             && KEYWORD_NEEDLE_LANGS.contains(&lang);
-        let exact_keyword_spans = !matches!(lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx);
-        let mut found = Vec::new();
-        collect(&pattern.node, &ts_lang, keywords, &mut found);
-        let mut texts: Vec<Needle> = found
-            .into_iter()
-            .map(|(text, keyword)| Needle { text, prunes: !keyword || exact_keyword_spans })
-            .collect();
+        let mut texts = Vec::new();
+        collect(&pattern.node, &ts_lang, keywords, &mut texts);
         texts.sort();
+        // A text that is both a plain needle and a keyword counts as plain (the weaker test).
         texts.dedup_by(|later, earlier| later.text == earlier.text);
         texts.sort_by_key(|t| std::cmp::Reverse(t.text.len()));
         texts.truncate(4);
         Needles { texts }
     }
 
-    /// Whether `haystack` contains every needle, and where the rarest prunable one is.
+    /// Whether `haystack` contains every needle, and where the rarest one is.
     pub(crate) fn locate(&self, haystack: &[u8]) -> Located {
         let mut best: Option<Occurrences> = None;
         for needle in &self.texts {
             let bytes = needle.text.as_bytes();
-            if !needle.prunes {
-                if memchr::memmem::find(haystack, bytes).is_none() {
-                    return Located::Missing;
-                }
-                continue;
-            }
             let finder = memchr::memmem::Finder::new(bytes);
             let mut starts = Vec::new();
             let mut from = 0;
             while let Some(at) = haystack.get(from..).and_then(|rest| finder.find(rest)) {
-                starts.push(from + at);
-                from += at + 1;
+                let start = from + at;
+                from = start + 1;
+                if needle.whole_word && !stands_alone(haystack, start, bytes.len()) {
+                    continue;
+                }
+                starts.push(start);
             }
             if starts.is_empty() {
                 return Located::Missing;
@@ -134,20 +130,14 @@ const KEYWORD_NEEDLE_LANGS: &[Lang] = &[
     Lang::Java,
 ];
 
-/// Collects `(text, is_keyword)` needles.
-fn collect(
-    node: &PatternNode,
-    ts_lang: &TSLanguage,
-    keywords: bool,
-    out: &mut Vec<(String, bool)>,
-) {
+fn collect(node: &PatternNode, ts_lang: &TSLanguage, keywords: bool, out: &mut Vec<Needle>) {
     match node {
         PatternNode::MetaVar { .. } => {}
         PatternNode::Terminal { text, is_named: true, kind_id } => {
             let is_comment =
                 ts_lang.node_kind_for_id(*kind_id).is_some_and(|k| k.contains("comment"));
             if !is_comment && !text.trim().is_empty() {
-                out.push((text.clone(), false));
+                out.push(Needle { text: text.clone(), whole_word: false });
             }
         }
         PatternNode::Terminal { text, is_named: false, kind_id } => {
@@ -155,7 +145,7 @@ fn collect(
                 && is_keyword(text)
                 && ts_lang.node_kind_for_id(*kind_id) == Some(text.as_str())
             {
-                out.push((text.clone(), true));
+                out.push(Needle { text: text.clone(), whole_word: true });
             }
         }
         PatternNode::Internal { children, .. } => {
@@ -172,6 +162,15 @@ fn collect(
             }
         }
     }
+}
+
+/// Whether `haystack[start..start + len]` touches no ASCII word character. (Only ASCII counts
+/// as a word character here, a subset of every grammar's identifier characters, so a real
+/// keyword token always passes.)
+fn stands_alone(haystack: &[u8], start: usize, len: usize) -> bool {
+    let is_word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    !(start.checked_sub(1).and_then(|i| haystack.get(i)).is_some_and(is_word)
+        || haystack.get(start + len).is_some_and(is_word))
 }
 
 /// A word-like keyword: `[A-Za-z_][A-Za-z0-9_]+`.
@@ -205,5 +204,19 @@ mod tests {
         };
         assert_eq!(occ.starts, vec![2, 3]);
         assert!(matches!(needles.locate(b"x a a"), Located::Missing));
+    }
+
+    #[test]
+    fn keywords_count_only_as_whole_words() {
+        let pattern = Pattern::new("use $A;", Lang::Rust);
+        let needles = Needles::of(&pattern, Lang::Rust, Strictness::Smart);
+        assert!(matches!(needles.locate(b"// unused, because reuse_it"), Located::Missing));
+        let Located::Present(Some(occ)) = needles.locate(b"fn unused() {}\nuse a;\n(use)") else {
+            panic!("`use` stands alone twice");
+        };
+        assert_eq!(occ.starts, vec![15, 23]);
+        // Not a keyword under `ast`: no needle at all.
+        let relaxed = Needles::of(&pattern, Lang::Rust, Strictness::Ast);
+        assert!(matches!(relaxed.locate(b"unused"), Located::Present(None)));
     }
 }

@@ -16,7 +16,7 @@ use crate::{
     params::{validate_limit, validate_paths},
     prefilter::{Located, Occurrences},
     scope::{Candidate, assign_languages, collect_candidates},
-    source::{parse, read_text},
+    source::{BIG_FILE_BYTES, parse, read_text, release_freed_memory},
 };
 
 /// Lines of context shown before and after a match.
@@ -109,10 +109,14 @@ pub fn search(
             if cancel.is_some_and(CancelToken::is_cancelled) {
                 return Ok(Vec::new());
             }
-            match rules.get(lang) {
+            let found = match rules.get(lang) {
                 Some(rules) => search_file(candidate, *lang, rules),
                 None => Ok(Vec::new()),
+            };
+            if candidate.size >= BIG_FILE_BYTES {
+                release_freed_memory();
             }
+            found
         })
         .collect();
     if cancel.is_some_and(CancelToken::is_cancelled) {

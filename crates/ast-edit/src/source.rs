@@ -30,3 +30,24 @@ pub(crate) fn parse(text: &str, lang: Lang, display: &str) -> Result<Parsed, Str
     }
     Ok(root)
 }
+
+/// Files at least this big leave a syntax tree big enough that its freed memory is worth
+/// giving back to the operating system (see [`release_freed_memory`]).
+pub(crate) const BIG_FILE_BYTES: u64 = 1 << 20;
+
+/// Gives memory freed by a big syntax tree back to the operating system. glibc keeps freed
+/// memory in per-thread arenas, so without this every worker thread's footprint stays at the
+/// biggest tree it ever parsed, and the process's peak is their sum.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+pub(crate) fn release_freed_memory() {
+    // SAFETY: `malloc_trim` takes no pointers; it only walks glibc's arenas, each under its own
+    // lock, and is safe to call from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Elsewhere the allocator's own policy applies.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn release_freed_memory() {}

@@ -63,6 +63,9 @@ const RUST_ITEMS: &[&str] = &[
     "struct Unused;",
     "macro_rules! m { () => { use z; } }",
     "mod m { use super::*; }",
+    "fn unused() { let reuse = 1; }",
+    "use::std::fmt;",
+    "pub(crate) use r#async::x;",
 ];
 
 const RUST_PATTERNS: &[(&str, &str)] = &[
