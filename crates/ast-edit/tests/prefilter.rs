@@ -199,3 +199,160 @@ fn keyword_needle_skips_files_without_the_keyword() {
     assert_eq!(without.total_replacements(), 1);
     assert_eq!(without.parse_errors.len(), 1, "{:?}", without.parse_errors);
 }
+
+/// One language's property-test material: file extension, text around the items, the items,
+/// and `(pattern, rewrite)` pairs that use the language's keywords.
+struct KeywordCase {
+    ext: &'static str,
+    header: &'static str,
+    footer: &'static str,
+    items: &'static [&'static str],
+    patterns: &'static [(&'static str, &'static str)],
+}
+
+/// Every language with keyword needles other than Rust and TypeScript (tested above).
+const KEYWORD_CASES: &[KeywordCase] = &[
+    KeywordCase { ext: "js", header: "", footer: "", items: STATEMENTS, patterns: PATTERNS },
+    KeywordCase { ext: "tsx", header: "", footer: "", items: STATEMENTS, patterns: PATTERNS },
+    KeywordCase {
+        ext: "py",
+        header: "",
+        footer: "",
+        items: &[
+            "def f(x):\n    return x",
+            "def g():\n    return_value = 1\n    return return_value",
+            "import os",
+            "from a import b",
+            "returned = lambda: 0",
+            "# return 1",
+            "s = 'def h(): return 2'",
+            "class C(B):\n    pass",
+            "for i in range(3):\n    pass",
+            "if x:\n    y = 1",
+        ],
+        patterns: &[
+            ("return $A", "return ($A)"),
+            ("import $A", "import $A as a"),
+            ("def $F($$$P): $$$B", "def renamed($$$P): $$$B"),
+            ("class $C($B): $$$M", "class $C: $$$M"),
+            ("for $I in $X: $$$B", "for $I in list($X): $$$B"),
+        ],
+    },
+    KeywordCase {
+        ext: "go",
+        header: "package main\n",
+        footer: "",
+        items: &[
+            "import \"fmt\"",
+            "func f() int { return 1 }",
+            "var returned = 1",
+            "type T struct{}",
+            "func (t T) M() {}",
+            "// func g() {}",
+            "const s = \"func x\"",
+            "func h() { for i := 0; i < 3; i++ { fmt.Println(i) } }",
+        ],
+        patterns: &[
+            ("func $F() $R { $$$B }", "func $F() ($R) { $$$B }"),
+            ("return $A", "return ($A)"),
+            ("type $T struct{}", "type $T struct{ x int }"),
+            ("var $A = $B", "var $A = ($B)"),
+        ],
+    },
+    KeywordCase {
+        ext: "java",
+        header: "class A {\n",
+        footer: "}\n",
+        items: &[
+            "int f() { return 1; }",
+            "static int returned = 1;",
+            "void g() { for (int i = 0; i < 1; i++) {} }",
+            "// return 2;",
+            "String s = \"return x;\";",
+            "class Inner extends Base {}",
+            "int h(int x) { if (x > 0) { return x; } return -x; }",
+        ],
+        patterns: &[
+            ("return $A;", "return ($A);"),
+            ("class $C extends $B {}", "class $C {}"),
+            ("if ($C) { $$$B }", "if (!($C)) {} else { $$$B }"),
+        ],
+    },
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    #[test]
+    fn keyword_prefilter_changes_no_result_in_every_keyword_language(
+        case in 0..KEYWORD_CASES.len(),
+        files in proptest::collection::vec(proptest::collection::vec(0..64usize, 0..6), 1..4),
+        pattern in 0..64usize,
+        strictness in prop_oneof![Just(Strictness::Smart), Just(Strictness::Cst), Just(Strictness::Ast)],
+    ) {
+        let case = &KEYWORD_CASES[case];
+        let dir = tempfile::tempdir().unwrap();
+        for (i, items) in files.iter().enumerate() {
+            let body: String =
+                items.iter().map(|s| format!("{}\n", case.items[*s % case.items.len()])).collect();
+            let text = format!("{}{body}{}", case.header, case.footer);
+            std::fs::write(dir.path().join(format!("f{i}.{}", case.ext)), text).unwrap();
+        }
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let (pat, out) = case.patterns[pattern % case.patterns.len()];
+        let params = AstEditParams {
+            ops: vec![Op { pat: pat.to_owned(), out: out.to_owned() }],
+            paths: vec![".".to_owned()],
+            lang: None,
+            selector: None,
+            strictness: Some(strictness),
+            limit: None,
+            max_files: None,
+        }
+        .validate()
+        .unwrap();
+        let with = compute_preview_with(&workspace, &params, EngineOptions::default(), None);
+        let without = compute_preview_with(&workspace, &params, EngineOptions { prefilter: false, ..EngineOptions::default() }, None);
+        prop_assert_eq!(summary(&with), summary(&without));
+    }
+}
+
+/// The material above is not vacuous: every keyword pattern matches its language's items.
+#[test]
+fn every_keyword_pattern_matches_its_items() {
+    let rust = KeywordCase {
+        ext: "rs",
+        header: "",
+        footer: "",
+        items: RUST_ITEMS,
+        patterns: RUST_PATTERNS,
+    };
+    let cases = KEYWORD_CASES.iter().filter(|c| c.ext != "js" && c.ext != "tsx");
+    for case in cases.chain([&rust]) {
+        let dir = tempfile::tempdir().unwrap();
+        let body: String = case.items.iter().map(|s| format!("{s}\n")).collect();
+        let text = format!("{}{body}{}", case.header, case.footer);
+        std::fs::write(dir.path().join(format!("all.{}", case.ext)), text).unwrap();
+        let workspace = Workspace::new(dir.path()).unwrap();
+        for (pat, out) in case.patterns {
+            let params = AstEditParams {
+                ops: vec![Op { pat: (*pat).to_owned(), out: (*out).to_owned() }],
+                paths: vec![".".to_owned()],
+                lang: None,
+                selector: None,
+                strictness: None,
+                limit: None,
+                max_files: None,
+            }
+            .validate()
+            .unwrap();
+            let preview = compute_preview_with(&workspace, &params, EngineOptions::default(), None)
+                .unwrap_or_else(|err| panic!("{}: {pat}: {err}", case.ext));
+            assert!(
+                preview.total_replacements() > 0,
+                "{}: `{pat}` matched nothing (parse issues: {:?})",
+                case.ext,
+                preview.parse_errors
+            );
+        }
+    }
+}
