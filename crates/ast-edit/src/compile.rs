@@ -6,7 +6,7 @@ use ast_grep_core::{Matcher, Node, NodeMatch, Pattern, matcher::MatcherExt, tree
 
 use crate::{
     Lang, Strictness,
-    prefilter::{Needles, Occurrences},
+    prefilter::{Located, Needles, Occurrences},
 };
 
 /// A compiled rewrite rule.
@@ -25,6 +25,25 @@ impl std::fmt::Debug for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Rule").field("source", &self.source).finish_non_exhaustive()
     }
+}
+
+/// The rules that may match `text`, each with the needle occurrences to prune its walk with;
+/// without `prefilter`, every rule, unpruned.
+pub(crate) fn active_rules<'a>(
+    rules: &'a [Rule],
+    text: &str,
+    prefilter: bool,
+) -> Vec<(&'a Rule, Option<Occurrences>)> {
+    if !prefilter {
+        return rules.iter().map(|r| (r, None)).collect();
+    }
+    rules
+        .iter()
+        .filter_map(|r| match r.needles.locate(text.as_bytes()) {
+            Located::Missing => None,
+            Located::Present(prune) => Some((r, prune)),
+        })
+        .collect()
 }
 
 impl Rule {

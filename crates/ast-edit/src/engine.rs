@@ -16,15 +16,14 @@ use staged_core::CancelToken;
 
 use crate::{
     AST_EDIT_TOOL_NAME, AstEditError, Edit, Lang, Workspace,
-    compile::{Rule, compile_rules},
+    compile::{Rule, active_rules, compile_rules},
     diff::file_diff,
     edits::{LineIndex, RawEdit, apply_edits, normalize},
     fingerprint::{Hasher, fingerprint},
     journal::FileWrite,
     params::ValidatedEdit,
-    prefilter::{Located, Occurrences},
     scope::{Candidate, assign_languages, collect_candidates},
-    source::{BIG_FILE_BYTES, parse, read_text, release_freed_memory},
+    source::{parse, read_text, release_freed_memory},
 };
 
 /// Knobs that change how much the engine keeps, and how it gets there; never which edits it
@@ -302,17 +301,7 @@ fn process_file(
         Ok(text) => text,
         Err(issue) => return Outcome::Issue(issue),
     };
-    let active: Vec<(&Rule, Option<Occurrences>)> = if options.prefilter {
-        rules
-            .iter()
-            .filter_map(|r| match r.needles.locate(text.as_bytes()) {
-                Located::Missing => None,
-                Located::Present(prune) => Some((r, prune)),
-            })
-            .collect()
-    } else {
-        rules.iter().map(|r| (r, None)).collect()
-    };
+    let active = active_rules(rules, &text, options.prefilter);
     if active.is_empty() {
         return Outcome::NoMatch;
     }
@@ -339,9 +328,7 @@ fn process_file(
         }
     }
     drop(root);
-    if candidate.size >= BIG_FILE_BYTES {
-        release_freed_memory();
-    }
+    release_freed_memory(candidate);
     if raw.is_empty() {
         return Outcome::NoMatch;
     }

@@ -10,13 +10,12 @@ use staged_core::CancelToken;
 
 use crate::{
     AstEditError, AstGrepParams, Lang, Workspace,
-    compile::{Rule, compile_rules},
+    compile::{Rule, active_rules, compile_rules},
     edits::LineIndex,
     grep_tool::AST_GREP_TOOL_NAME,
     params::{validate_limit, validate_paths},
-    prefilter::{Located, Occurrences},
     scope::{Candidate, assign_languages, collect_candidates},
-    source::{BIG_FILE_BYTES, parse, read_text, release_freed_memory},
+    source::{parse, read_text, release_freed_memory},
 };
 
 /// Lines of context shown before and after a match.
@@ -113,9 +112,7 @@ pub fn search(
                 Some(rules) => search_file(candidate, *lang, rules),
                 None => Ok(Vec::new()),
             };
-            if candidate.size >= BIG_FILE_BYTES {
-                release_freed_memory();
-            }
+            release_freed_memory(candidate);
             found
         })
         .collect();
@@ -150,13 +147,7 @@ fn search_file(
     rules: &[Rule],
 ) -> Result<Vec<SearchMatch>, String> {
     let text = read_text(candidate)?;
-    let active: Vec<(&Rule, Option<Occurrences>)> = rules
-        .iter()
-        .filter_map(|r| match r.needles.locate(text.as_bytes()) {
-            Located::Missing => None,
-            Located::Present(prune) => Some((r, prune)),
-        })
-        .collect();
+    let active = active_rules(rules, &text, true);
     if active.is_empty() {
         return Ok(Vec::new());
     }

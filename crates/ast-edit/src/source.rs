@@ -33,14 +33,21 @@ pub(crate) fn parse(text: &str, lang: Lang, display: &str) -> Result<Parsed, Str
 
 /// Files at least this big leave a syntax tree big enough that its freed memory is worth
 /// giving back to the operating system (see [`release_freed_memory`]).
-pub(crate) const BIG_FILE_BYTES: u64 = 1 << 20;
+const BIG_FILE_BYTES: u64 = 1 << 20;
 
-/// Gives memory freed by a big syntax tree back to the operating system. glibc keeps freed
-/// memory in per-thread arenas, so without this every worker thread's footprint stays at the
-/// biggest tree it ever parsed, and the process's peak is their sum.
+/// Once `candidate`'s syntax tree is dropped: if the file was big, gives the memory its tree
+/// freed back to the operating system. glibc keeps freed memory in per-thread arenas, so
+/// without this every worker thread's footprint stays at the biggest tree it ever parsed, and
+/// the process's peak is their sum.
+pub(crate) fn release_freed_memory(candidate: &Candidate) {
+    if candidate.size >= BIG_FILE_BYTES {
+        trim_heap();
+    }
+}
+
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
-pub(crate) fn release_freed_memory() {
+fn trim_heap() {
     // SAFETY: `malloc_trim` takes no pointers; it only walks glibc's arenas, each under its own
     // lock, and is safe to call from any thread at any time.
     unsafe {
@@ -50,4 +57,4 @@ pub(crate) fn release_freed_memory() {
 
 /// Elsewhere the allocator's own policy applies.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub(crate) fn release_freed_memory() {}
+fn trim_heap() {}

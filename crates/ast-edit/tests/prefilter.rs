@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 use staged_ast_edit::{
-    AstEditParams, EditPreview, EngineOptions, Op, Strictness, Workspace, compute_preview_with,
+    AstEditError, AstEditParams, EditPreview, EngineOptions, Op, Strictness, Workspace,
+    compute_preview_with,
 };
 
 const STATEMENTS: &[&str] = &[
@@ -76,7 +77,54 @@ const RUST_PATTERNS: &[(&str, &str)] = &[
     ("pub use $A as $B;", "use $A as $B;"),
 ];
 
-fn summary(preview: &Result<EditPreview, staged_ast_edit::AstEditError>) -> String {
+/// Writes `texts` as `f0.<ext>`, `f1.<ext>`, ... and previews `pat` -> `out` over them, with
+/// and without the prefilter.
+fn previews(
+    texts: &[String],
+    ext: &str,
+    (pat, out): (&str, &str),
+    strictness: Option<Strictness>,
+) -> (Result<EditPreview, AstEditError>, Result<EditPreview, AstEditError>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, text) in texts.iter().enumerate() {
+        std::fs::write(dir.path().join(format!("f{i}.{ext}")), text).unwrap();
+    }
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let params = AstEditParams {
+        ops: vec![Op { pat: pat.to_owned(), out: out.to_owned() }],
+        paths: vec![".".to_owned()],
+        lang: None,
+        selector: None,
+        strictness,
+        limit: None,
+        max_files: None,
+    }
+    .validate()
+    .unwrap();
+    let with = compute_preview_with(&workspace, &params, EngineOptions::default(), None);
+    let without = compute_preview_with(
+        &workspace,
+        &params,
+        EngineOptions { prefilter: false, ..EngineOptions::default() },
+        None,
+    );
+    (with, without)
+}
+
+/// One file's text per entry of `files`: each item on its own line, between `header` and
+/// `footer`.
+fn texts(files: &[Vec<usize>], items: &[&str], header: &str, footer: &str) -> Vec<String> {
+    files
+        .iter()
+        .map(|file| {
+            let body: String =
+                file.iter().map(|i| format!("{}\n", items[*i % items.len()])).collect();
+            format!("{header}{body}{footer}")
+        })
+        .collect()
+}
+
+fn summary(preview: &Result<EditPreview, AstEditError>) -> String {
     match preview {
         Ok(p) => {
             let files: Vec<String> = p
@@ -114,26 +162,8 @@ proptest! {
         pattern in 0..PATTERNS.len(),
         strictness in prop_oneof![Just(Strictness::Smart), Just(Strictness::Cst), Just(Strictness::Ast), Just(Strictness::Relaxed), Just(Strictness::Signature), Just(Strictness::Template)],
     ) {
-        let dir = tempfile::tempdir().unwrap();
-        for (i, stmts) in files.iter().enumerate() {
-            let text: String = stmts.iter().map(|s| format!("{}\n", STATEMENTS[*s])).collect();
-            std::fs::write(dir.path().join(format!("f{i}.ts")), text).unwrap();
-        }
-        let workspace = Workspace::new(dir.path()).unwrap();
-        let (pat, out) = PATTERNS[pattern];
-        let params = AstEditParams {
-            ops: vec![Op { pat: pat.to_owned(), out: out.to_owned() }],
-            paths: vec![".".to_owned()],
-            lang: None,
-            selector: None,
-            strictness: Some(strictness),
-            limit: None,
-            max_files: None,
-        }
-        .validate()
-        .unwrap();
-        let with = compute_preview_with(&workspace, &params, EngineOptions::default(), None);
-        let without = compute_preview_with(&workspace, &params, EngineOptions { prefilter: false, ..EngineOptions::default() }, None);
+        let texts = texts(&files, STATEMENTS, "", "");
+        let (with, without) = previews(&texts, "ts", PATTERNS[pattern], Some(strictness));
         prop_assert_eq!(summary(&with), summary(&without));
     }
 
@@ -143,26 +173,8 @@ proptest! {
         pattern in 0..RUST_PATTERNS.len(),
         strictness in prop_oneof![Just(Strictness::Smart), Just(Strictness::Cst), Just(Strictness::Ast), Just(Strictness::Relaxed)],
     ) {
-        let dir = tempfile::tempdir().unwrap();
-        for (i, items) in files.iter().enumerate() {
-            let text: String = items.iter().map(|s| format!("{}\n", RUST_ITEMS[*s])).collect();
-            std::fs::write(dir.path().join(format!("f{i}.rs")), text).unwrap();
-        }
-        let workspace = Workspace::new(dir.path()).unwrap();
-        let (pat, out) = RUST_PATTERNS[pattern];
-        let params = AstEditParams {
-            ops: vec![Op { pat: pat.to_owned(), out: out.to_owned() }],
-            paths: vec![".".to_owned()],
-            lang: None,
-            selector: None,
-            strictness: Some(strictness),
-            limit: None,
-            max_files: None,
-        }
-        .validate()
-        .unwrap();
-        let with = compute_preview_with(&workspace, &params, EngineOptions::default(), None);
-        let without = compute_preview_with(&workspace, &params, EngineOptions { prefilter: false, ..EngineOptions::default() }, None);
+        let texts = texts(&files, RUST_ITEMS, "", "");
+        let (with, without) = previews(&texts, "rs", RUST_PATTERNS[pattern], Some(strictness));
         prop_assert_eq!(summary(&with), summary(&without));
     }
 }
@@ -171,29 +183,9 @@ proptest! {
 /// error is not reported, while the prefilter-off preview reports it.
 #[test]
 fn keyword_needle_skips_files_without_the_keyword() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.rs"), "use std::io;\n").unwrap();
-    std::fs::write(dir.path().join("broken.rs"), "fn broken( {\n").unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
-    let params = AstEditParams {
-        ops: vec![Op { pat: "use $A;".to_owned(), out: "pub use $A;".to_owned() }],
-        paths: vec![".".to_owned()],
-        lang: None,
-        selector: None,
-        strictness: None,
-        limit: None,
-        max_files: None,
-    }
-    .validate()
-    .unwrap();
-    let with = compute_preview_with(&workspace, &params, EngineOptions::default(), None).unwrap();
-    let without = compute_preview_with(
-        &workspace,
-        &params,
-        EngineOptions { prefilter: false, ..EngineOptions::default() },
-        None,
-    )
-    .unwrap();
+    let texts = ["use std::io;\n".to_owned(), "fn broken( {\n".to_owned()];
+    let (with, without) = previews(&texts, "rs", ("use $A;", "pub use $A;"), None);
+    let (with, without) = (with.unwrap(), without.unwrap());
     assert_eq!(with.total_replacements(), 1);
     assert!(with.parse_errors.is_empty(), "{:?}", with.parse_errors);
     assert_eq!(without.total_replacements(), 1);
@@ -290,28 +282,9 @@ proptest! {
         strictness in prop_oneof![Just(Strictness::Smart), Just(Strictness::Cst), Just(Strictness::Ast)],
     ) {
         let case = &KEYWORD_CASES[case];
-        let dir = tempfile::tempdir().unwrap();
-        for (i, items) in files.iter().enumerate() {
-            let body: String =
-                items.iter().map(|s| format!("{}\n", case.items[*s % case.items.len()])).collect();
-            let text = format!("{}{body}{}", case.header, case.footer);
-            std::fs::write(dir.path().join(format!("f{i}.{}", case.ext)), text).unwrap();
-        }
-        let workspace = Workspace::new(dir.path()).unwrap();
-        let (pat, out) = case.patterns[pattern % case.patterns.len()];
-        let params = AstEditParams {
-            ops: vec![Op { pat: pat.to_owned(), out: out.to_owned() }],
-            paths: vec![".".to_owned()],
-            lang: None,
-            selector: None,
-            strictness: Some(strictness),
-            limit: None,
-            max_files: None,
-        }
-        .validate()
-        .unwrap();
-        let with = compute_preview_with(&workspace, &params, EngineOptions::default(), None);
-        let without = compute_preview_with(&workspace, &params, EngineOptions { prefilter: false, ..EngineOptions::default() }, None);
+        let texts = texts(&files, case.items, case.header, case.footer);
+        let op = case.patterns[pattern % case.patterns.len()];
+        let (with, without) = previews(&texts, case.ext, op, Some(strictness));
         prop_assert_eq!(summary(&with), summary(&without));
     }
 }
@@ -328,25 +301,11 @@ fn every_keyword_pattern_matches_its_items() {
     };
     let cases = KEYWORD_CASES.iter().filter(|c| c.ext != "js" && c.ext != "tsx");
     for case in cases.chain([&rust]) {
-        let dir = tempfile::tempdir().unwrap();
-        let body: String = case.items.iter().map(|s| format!("{s}\n")).collect();
-        let text = format!("{}{body}{}", case.header, case.footer);
-        std::fs::write(dir.path().join(format!("all.{}", case.ext)), text).unwrap();
-        let workspace = Workspace::new(dir.path()).unwrap();
-        for (pat, out) in case.patterns {
-            let params = AstEditParams {
-                ops: vec![Op { pat: (*pat).to_owned(), out: (*out).to_owned() }],
-                paths: vec![".".to_owned()],
-                lang: None,
-                selector: None,
-                strictness: None,
-                limit: None,
-                max_files: None,
-            }
-            .validate()
-            .unwrap();
-            let preview = compute_preview_with(&workspace, &params, EngineOptions::default(), None)
-                .unwrap_or_else(|err| panic!("{}: {pat}: {err}", case.ext));
+        let all: Vec<usize> = (0..case.items.len()).collect();
+        let texts = texts(&[all], case.items, case.header, case.footer);
+        for &(pat, out) in case.patterns {
+            let (preview, _) = previews(&texts, case.ext, (pat, out), None);
+            let preview = preview.unwrap_or_else(|err| panic!("{}: {pat}: {err}", case.ext));
             assert!(
                 preview.total_replacements() > 0,
                 "{}: `{pat}` matched nothing (parse issues: {:?})",
