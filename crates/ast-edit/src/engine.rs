@@ -23,7 +23,7 @@ use crate::{
     journal::FileWrite,
     params::ValidatedEdit,
     scope::{Candidate, assign_languages, collect_candidates},
-    source::{parse, read_text, release_freed_memory},
+    source::{dispose, parse, read_text},
 };
 
 /// Knobs that change how much the engine keeps, and how it gets there; never which edits it
@@ -327,8 +327,7 @@ fn process_file(
             });
         }
     }
-    drop(root);
-    release_freed_memory(candidate);
+    dispose(root, candidate);
     if raw.is_empty() {
         return Outcome::NoMatch;
     }

@@ -17,6 +17,19 @@
 //! a keyword occurrence only counts when no ASCII letter, digit or `_` touches it: `use` in
 //! `unused` or `because` does not.
 //!
+//! Pairs. Under `cst` and `smart`, in the same languages, two named leaves that are children
+//! of one pattern node with only unnamed leaves between them (`util` and `deprecate` in
+//! `util.deprecate($$$A)`, `mem` and `forget` in `mem::forget($A)`) are matched by sibling
+//! candidate nodes, and ast-grep matches siblings in order, skipping only unnamed nodes and
+//! extras (comments) between them. So in a match, the text between the two leaves consists of
+//! whitespace, comments and unnamed tokens. [`Gap`] scans that text after every occurrence of
+//! the first leaf: it steps over whitespace (Unicode too), comments in the language's syntax,
+//! ASCII punctuation, and words that occur in the name of one of the grammar's unnamed node
+//! kinds; it fails on any other word or character, and it gives up (assumes a match) where it
+//! cannot be sure where the grammar ends a comment. A file where no occurrence of the first
+//! leaf is followed that way by the second is not parsed: `util.inspect(x); deprecate(f)` holds
+//! both texts but not the pair.
+//!
 //! Skipping a file therefore never changes the replacements found; the only visible effect is
 //! that a file which cannot match is not parsed, so its syntax errors are not reported.
 //!
@@ -37,10 +50,23 @@ use ast_grep_core::{
 
 use crate::{Lang, Strictness};
 
-/// Literal texts all of which a file must contain.
+/// Literal texts all of which a file must contain, and pairs of them that must occur with
+/// only trivia between them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Needles {
     texts: Vec<Needle>,
+    pairs: Vec<Pair>,
+    /// What may stand between the two texts of a pair.
+    gap: Option<Gap>,
+}
+
+/// Two named leaves of one pattern node's children with only unnamed leaves between them,
+/// as in `util.deprecate` or `mem::forget`: in a match, the candidate's text between them is
+/// whitespace, comments and unnamed tokens only (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pair {
+    first: String,
+    second: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -85,39 +111,206 @@ impl Needles {
         let keywords = matches!(strictness, Strictness::Smart | Strictness::Cst)
             && KEYWORD_NEEDLE_LANGS.contains(&lang);
         let mut texts = Vec::new();
-        collect(&pattern.node, &ts_lang, keywords, &mut texts);
+        let mut pairs = Vec::new();
+        collect(&pattern.node, &ts_lang, keywords, &mut texts, &mut pairs);
+        pairs.dedup();
+        pairs.truncate(4);
+        let gap = (!pairs.is_empty()).then(|| Gap::of(lang, &ts_lang));
         texts.sort();
         // A text that is both a plain needle and a keyword counts as plain (the weaker test).
         texts.dedup_by(|later, earlier| later.text == earlier.text);
         texts.sort_by_key(|t| std::cmp::Reverse(t.text.len()));
         texts.truncate(4);
-        Needles { texts }
+        Needles { texts, pairs, gap }
     }
 
     /// Whether `haystack` contains every needle, and where the rarest one is.
     pub(crate) fn locate(&self, haystack: &[u8]) -> Located {
         let mut best: Option<Occurrences> = None;
         for needle in &self.texts {
-            let bytes = needle.text.as_bytes();
-            let finder = memchr::memmem::Finder::new(bytes);
-            let mut starts = Vec::new();
-            let mut from = 0;
-            while let Some(at) = haystack.get(from..).and_then(|rest| finder.find(rest)) {
-                let start = from + at;
-                from = start + 1;
-                if needle.whole_word && !stands_alone(haystack, start, bytes.len()) {
-                    continue;
-                }
-                starts.push(start);
-            }
+            let starts = occurrences(haystack, needle);
             if starts.is_empty() {
                 return Located::Missing;
             }
             if best.as_ref().is_none_or(|b| starts.len() < b.starts.len()) {
-                best = Some(Occurrences { starts, len: bytes.len() });
+                best = Some(Occurrences { starts, len: needle.text.len() });
+            }
+        }
+        if let Some(gap) = &self.gap {
+            for pair in &self.pairs {
+                if !gap.pair_occurs(haystack, pair) {
+                    return Located::Missing;
+                }
             }
         }
         Located::Present(best)
+    }
+}
+
+/// Where `needle` starts in `haystack`, overlapping occurrences included.
+fn occurrences(haystack: &[u8], needle: &Needle) -> Vec<usize> {
+    let bytes = needle.text.as_bytes();
+    let finder = memchr::memmem::Finder::new(bytes);
+    let mut starts = Vec::new();
+    let mut from = 0;
+    while let Some(at) = haystack.get(from..).and_then(|rest| finder.find(rest)) {
+        let start = from + at;
+        from = start + 1;
+        if needle.whole_word && !stands_alone(haystack, start, bytes.len()) {
+            continue;
+        }
+        starts.push(start);
+    }
+    starts
+}
+
+/// How a language spells what may stand between two tokens: whitespace, comments, and the
+/// unnamed tokens of its grammar.
+#[derive(Debug, Clone)]
+struct Gap {
+    comments: CommentSyntax,
+    /// Every ASCII word in the name of an unnamed node kind (`static get` gives `static` and
+    /// `get`): the only words an unnamed token can consist of.
+    words: std::collections::HashSet<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CommentSyntax {
+    /// `//` to the end of the line and `/* */`, not nested (Go, Java).
+    Slashes,
+    /// As [`CommentSyntax::Slashes`], plus HTML-like comments (`<!--`, `-->`): JavaScript,
+    /// TypeScript, TSX.
+    SlashesAndHtml,
+    /// `//` and `/* */`, nested (Rust).
+    NestedSlashes,
+    /// `#` to the end of the line (Python).
+    Hash,
+}
+
+/// What a scan of the text after one occurrence of a pair's first needle found.
+enum Step {
+    /// Consumed up to here; go on.
+    To(usize),
+    /// The pair may occur here (or the scanner cannot tell): the file must be parsed.
+    Maybe,
+    /// Something no match can have between the two needles.
+    Stop,
+}
+
+impl Gap {
+    fn of(lang: Lang, ts_lang: &TSLanguage) -> Gap {
+        let comments = match lang {
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => CommentSyntax::SlashesAndHtml,
+            Lang::Rust => CommentSyntax::NestedSlashes,
+            Lang::Python => CommentSyntax::Hash,
+            _ => CommentSyntax::Slashes,
+        };
+        let mut words = std::collections::HashSet::new();
+        for id in 0..ts_lang.node_kind_count() {
+            let Ok(id) = u16::try_from(id) else { break };
+            if ts_lang.node_kind_is_named(id) {
+                continue;
+            }
+            if let Some(name) = ts_lang.node_kind_for_id(id) {
+                words.extend(
+                    name.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .filter(|w| !w.is_empty())
+                        .map(str::to_owned),
+                );
+            }
+        }
+        Gap { comments, words }
+    }
+
+    /// Whether `pair.second` occurs after an occurrence of `pair.first` with only
+    /// whitespace, comments and unnamed tokens between them.
+    fn pair_occurs(&self, haystack: &[u8], pair: &Pair) -> bool {
+        let second = Needle { text: pair.second.clone(), whole_word: false };
+        let seconds = occurrences(haystack, &second);
+        if seconds.is_empty() {
+            return false;
+        }
+        let first = Needle { text: pair.first.clone(), whole_word: false };
+        occurrences(haystack, &first).into_iter().any(|start| {
+            let mut at = start + pair.first.len();
+            loop {
+                if seconds.binary_search(&at).is_ok() {
+                    return true;
+                }
+                match self.step(haystack, at) {
+                    Step::To(next) => at = next,
+                    Step::Maybe => return true,
+                    Step::Stop => return false,
+                }
+            }
+        })
+    }
+
+    /// Consumes one piece of trivia or one unnamed token's worth of text at `at`.
+    fn step(&self, text: &[u8], at: usize) -> Step {
+        let Some(&byte) = text.get(at) else { return Step::Stop };
+        let rest = &text[at..];
+        if let Some(end) = self.comment_end(rest) {
+            return end.map_or(Step::Maybe, |len| Step::To(at + len));
+        }
+        if is_word_byte(byte) {
+            let len = rest.iter().take_while(|b| is_word_byte(**b)).count();
+            let word = std::str::from_utf8(&rest[..len]).unwrap_or("");
+            return if self.words.contains(word) { Step::To(at + len) } else { Step::Stop };
+        }
+        if byte.is_ascii() {
+            // Whitespace or punctuation (part of an unnamed token).
+            return Step::To(at + 1);
+        }
+        // Unicode whitespace separates tokens; any other non-ASCII character may belong to
+        // an identifier, which no gap can hold. (`at` is always on a character boundary:
+        // needles, words, comments and ASCII bytes all end on one.)
+        let Some(ch) = std::str::from_utf8(&rest[..utf8_width(byte).min(rest.len())])
+            .ok()
+            .and_then(|s| s.chars().next())
+        else {
+            return Step::Maybe;
+        };
+        if ch.is_whitespace() || matches!(ch, '\u{FEFF}' | '\u{2060}' | '\u{200B}') {
+            Step::To(at + ch.len_utf8())
+        } else {
+            Step::Stop
+        }
+    }
+
+    /// If `rest` starts with a comment: `Some(Some(len))` with its length, or `Some(None)`
+    /// when the scanner cannot be sure where the grammar ends it (then the caller assumes the
+    /// pair may occur).
+    fn comment_end(&self, rest: &[u8]) -> Option<Option<usize>> {
+        let line = |open: usize| {
+            let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            // Grammars differ on `\r`, U+2028 and U+2029 inside a line comment: don't guess.
+            let body = &rest[open..len];
+            let odd = memchr::memchr(b'\r', body).is_some()
+                || memchr::memmem::find(body, "\u{2028}".as_bytes()).is_some()
+                || memchr::memmem::find(body, "\u{2029}".as_bytes()).is_some();
+            (!odd).then_some(len)
+        };
+        match self.comments {
+            CommentSyntax::Hash => rest.starts_with(b"#").then(|| line(1)),
+            _ if rest.starts_with(b"//") => Some(line(2)),
+            _ if rest.starts_with(b"/*") => {
+                let close = memchr::memmem::find(&rest[2..], b"*/").map(|i| i + 2);
+                Some(close.and_then(|close| {
+                    // Rust nests block comments: an inner `/*` (even overlapping the opening
+                    // one, as in `/*/*/`) makes the end uncertain.
+                    let nested = self.comments == CommentSyntax::NestedSlashes
+                        && memchr::memmem::find(&rest[1..close + 1], b"/*").is_some();
+                    (!nested).then_some(close + 2)
+                }))
+            }
+            CommentSyntax::SlashesAndHtml
+                if rest.starts_with(b"<!--") || rest.starts_with(b"-->") =>
+            {
+                Some(None)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -133,14 +326,18 @@ const KEYWORD_NEEDLE_LANGS: &[Lang] = &[
     Lang::Java,
 ];
 
-fn collect(node: &PatternNode, ts_lang: &TSLanguage, keywords: bool, out: &mut Vec<Needle>) {
+fn collect(
+    node: &PatternNode,
+    ts_lang: &TSLanguage,
+    keywords: bool,
+    out: &mut Vec<Needle>,
+    pairs: &mut Vec<Pair>,
+) {
     match node {
         PatternNode::MetaVar { .. } => {}
         PatternNode::Terminal { text, is_named: true, kind_id } => {
-            let is_comment =
-                ts_lang.node_kind_for_id(*kind_id).is_some_and(|k| k.contains("comment"));
-            if !is_comment && !text.trim().is_empty() {
-                out.push(Needle { text: text.clone(), whole_word: false });
+            if let Some(text) = plain_needle(text, *kind_id, ts_lang) {
+                out.push(Needle { text: text.to_owned(), whole_word: false });
             }
         }
         PatternNode::Terminal { text, is_named: false, kind_id } => {
@@ -154,26 +351,70 @@ fn collect(node: &PatternNode, ts_lang: &TSLanguage, keywords: bool, out: &mut V
         PatternNode::Internal { children, .. } => {
             // After an ellipsis, unnamed leaves may be skipped: stop using them.
             let mut after_ellipsis = false;
-            for child in children {
+            for (i, child) in children.iter().enumerate() {
                 if let PatternNode::MetaVar {
                     meta_var: MetaVariable::Multiple | MetaVariable::MultiCapture(_),
                 } = child
                 {
                     after_ellipsis = true;
                 }
-                collect(child, ts_lang, keywords && !after_ellipsis, out);
+                let keywords = keywords && !after_ellipsis;
+                if keywords && let Some(pair) = pair_at(children, i, ts_lang) {
+                    pairs.push(pair);
+                }
+                collect(child, ts_lang, keywords, out, pairs);
             }
         }
     }
+}
+
+/// The text of a named leaf that is a needle: not a comment, not blank.
+fn plain_needle<'t>(text: &'t str, kind_id: u16, ts_lang: &TSLanguage) -> Option<&'t str> {
+    let is_comment = ts_lang.node_kind_for_id(kind_id).is_some_and(|k| k.contains("comment"));
+    (!is_comment && !text.trim().is_empty()).then_some(text)
+}
+
+/// The pair that `children[i]` starts: a needle leaf, then unnamed leaves only, then another
+/// needle leaf.
+fn pair_at(children: &[PatternNode], i: usize, ts_lang: &TSLanguage) -> Option<Pair> {
+    fn needle<'p>(node: &'p PatternNode, ts_lang: &TSLanguage) -> Option<&'p str> {
+        match node {
+            PatternNode::Terminal { text, is_named: true, kind_id } => {
+                plain_needle(text, *kind_id, ts_lang)
+            }
+            _ => None,
+        }
+    }
+    let first = needle(&children[i], ts_lang)?;
+    let rest = &children[i + 1..];
+    let next =
+        rest.iter().position(|c| !matches!(c, PatternNode::Terminal { is_named: false, .. }))?;
+    let second = needle(&rest[next], ts_lang)?;
+    Some(Pair { first: first.to_owned(), second: second.to_owned() })
 }
 
 /// Whether `haystack[start..start + len]` touches no ASCII word character. (Only ASCII counts
 /// as a word character here, a subset of every grammar's identifier characters, so a real
 /// keyword token always passes.)
 fn stands_alone(haystack: &[u8], start: usize, len: usize) -> bool {
-    let is_word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let is_word = |b: &u8| is_word_byte(*b);
     !(start.checked_sub(1).and_then(|i| haystack.get(i)).is_some_and(is_word)
         || haystack.get(start + len).is_some_and(is_word))
+}
+
+/// The length of the UTF-8 sequence that `lead` starts.
+fn utf8_width(lead: u8) -> usize {
+    match lead {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        0xC0.. => 2,
+        _ => 1,
+    }
+}
+
+/// An ASCII letter, digit or `_`.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// A word-like keyword: `[A-Za-z_][A-Za-z0-9_]+`.
@@ -221,5 +462,63 @@ mod tests {
         // Not a keyword under `ast`: no needle at all.
         let relaxed = Needles::of(&pattern, Lang::Rust, Strictness::Ast);
         assert!(matches!(relaxed.locate(b"unused"), Located::Present(None)));
+    }
+
+    fn located(pattern: &str, lang: Lang, text: &str) -> bool {
+        let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart);
+        matches!(needles.locate(text.as_bytes()), Located::Present(_))
+    }
+
+    #[test]
+    fn pairs_need_only_trivia_between_them() {
+        let js = |text| located("util.deprecate($$$A)", Lang::JavaScript, text);
+        assert!(js("util.deprecate(f)"));
+        assert!(js("util\n  . /* a\n comment */ deprecate(f)"));
+        assert!(js("util // a comment\n.deprecate(f)"));
+        assert!(js("util?.deprecate(f)"));
+        assert!(!js("util.inspect(x); deprecate(f)"), "`inspect` is no unnamed token");
+        assert!(!js("utility.deprecate(f)"));
+        assert!(
+            !js("util.warn(f) // util. other deprecate"),
+            "a comment starts at `//`, not before"
+        );
+        assert!(!js("const s = 'util' + x; deprecate(f)"), "`x` is no unnamed token");
+        // Keywords may stand between (harmless: the file is parsed), and so may anything the
+        // scanner cannot be sure of.
+        assert!(js("util.get.deprecate(f)"));
+        assert!(js("util. <!-- html comment\n deprecate(f)"));
+        assert!(js("util. // odd\u{2028} deprecate(f)"));
+        assert!(js("util.\u{00A0}deprecate(f)"));
+        assert!(!js("util.\u{00E9}deprecate(f)"), "a letter, not whitespace");
+
+        let rust = |text| located("mem::forget($A)", Lang::Rust, text);
+        assert!(rust("mem :: /* c */ forget(x)"));
+        assert!(rust("mem /* a /* nested */ comment */ ::forget(x)"));
+        assert!(!rust("mem::take(x); forget(y)"));
+
+        let py = |text| located("os.path", Lang::Python, text);
+        assert!(py("os . path"));
+        assert!(py("os.\\\n    path"));
+        assert!(!py("os.environ // path"), "`//` is floor division in Python, not a comment");
+        assert!(py("(os # comment\n .path)"));
+    }
+
+    #[test]
+    fn pairs_are_siblings_with_only_unnamed_leaves_between() {
+        let pairs = |pattern: &str, lang| {
+            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart);
+            needles.pairs.iter().map(|p| format!("{} {}", p.first, p.second)).collect::<Vec<_>>()
+        };
+        assert_eq!(pairs("util.deprecate($$$A)", Lang::JavaScript), ["util deprecate"]);
+        assert_eq!(pairs("mem::forget($A)", Lang::Rust), ["mem forget"]);
+        assert!(pairs("foo($A, bar)", Lang::JavaScript).is_empty(), "a metavariable between");
+        assert!(pairs("a.b.c", Lang::JavaScript).contains(&"a b".to_owned()));
+        // Only under `smart` and `cst`, and only in the allow-listed languages.
+        let ast = Needles::of(
+            &Pattern::new("util.deprecate", Lang::JavaScript),
+            Lang::JavaScript,
+            Strictness::Ast,
+        );
+        assert!(ast.pairs.is_empty());
     }
 }

@@ -15,7 +15,7 @@ use crate::{
     grep_tool::AST_GREP_TOOL_NAME,
     params::{validate_limit, validate_paths},
     scope::{Candidate, assign_languages, collect_candidates},
-    source::{parse, read_text, release_freed_memory},
+    source::{dispose, parse, read_text},
 };
 
 /// Lines of context shown before and after a match.
@@ -108,12 +108,10 @@ pub fn search(
             if cancel.is_some_and(CancelToken::is_cancelled) {
                 return Ok(Vec::new());
             }
-            let found = match rules.get(lang) {
+            match rules.get(lang) {
                 Some(rules) => search_file(candidate, *lang, rules),
                 None => Ok(Vec::new()),
-            };
-            release_freed_memory(candidate);
-            found
+            }
         })
         .collect();
     if cancel.is_some_and(CancelToken::is_cancelled) {
@@ -197,6 +195,7 @@ fn search_file(
             });
         }
     }
+    dispose(root, candidate);
     res.sort_by_key(|m| (m.line, m.column));
     res.dedup_by(|a, b| a.line == b.line && a.column == b.column && a.text == b.text);
     Ok(res)

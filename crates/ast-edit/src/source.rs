@@ -31,17 +31,26 @@ pub(crate) fn parse(text: &str, lang: Lang, display: &str) -> Result<Parsed, Str
     Ok(root)
 }
 
-/// Files at least this big leave a syntax tree big enough that its freed memory is worth
-/// giving back to the operating system (see [`release_freed_memory`]).
+/// Files at least this big leave a syntax tree big enough that freeing it is worth doing off
+/// the caller's path, and its freed memory worth giving back to the operating system (see
+/// [`dispose`]).
 const BIG_FILE_BYTES: u64 = 1 << 20;
 
-/// Once `candidate`'s syntax tree is dropped: if the file was big, gives the memory its tree
-/// freed back to the operating system. glibc keeps freed memory in per-thread arenas, so
-/// without this every worker thread's footprint stays at the biggest tree it ever parsed, and
-/// the process's peak is their sum.
-pub(crate) fn release_freed_memory(candidate: &Candidate) {
+/// Drops `candidate`'s syntax tree once its matches are taken.
+///
+/// A big file's tree (millions of nodes; tens of milliseconds to free) is freed on the thread
+/// pool, so the caller does not wait for it, and the memory it held is then given back to the
+/// operating system: glibc keeps freed memory in per-thread arenas, so without this every
+/// worker thread's footprint stays at the biggest tree it ever parsed, and the process's peak
+/// is their sum.
+pub(crate) fn dispose(root: Parsed, candidate: &Candidate) {
     if candidate.size >= BIG_FILE_BYTES {
-        trim_heap();
+        rayon::spawn(move || {
+            drop(root);
+            trim_heap();
+        });
+    } else {
+        drop(root);
     }
 }
 

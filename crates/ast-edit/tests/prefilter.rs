@@ -289,7 +289,7 @@ proptest! {
     }
 }
 
-/// The material above is not vacuous: every keyword pattern matches its language's items.
+/// The material is not vacuous: every keyword and pair pattern matches its language's items.
 #[test]
 fn every_keyword_pattern_matches_its_items() {
     let rust = KeywordCase {
@@ -300,7 +300,7 @@ fn every_keyword_pattern_matches_its_items() {
         patterns: RUST_PATTERNS,
     };
     let cases = KEYWORD_CASES.iter().filter(|c| c.ext != "js" && c.ext != "tsx");
-    for case in cases.chain([&rust]) {
+    for case in cases.chain([&rust]).chain(PAIR_CASES) {
         let all: Vec<usize> = (0..case.items.len()).collect();
         let texts = texts(&[all], case.items, case.header, case.footer);
         for &(pat, out) in case.patterns {
@@ -314,4 +314,173 @@ fn every_keyword_pattern_matches_its_items() {
             );
         }
     }
+}
+
+/// Pair needles: two leaves with only trivia between them (`util.deprecate`), in every
+/// language that has them, with whitespace, comments and line breaks between, and the two
+/// texts apart or inside strings and comments.
+const PAIR_CASES: &[KeywordCase] = &[
+    KeywordCase {
+        ext: "js",
+        header: "",
+        footer: "",
+        items: JS_PAIR_ITEMS,
+        patterns: JS_PAIR_PATTERNS,
+    },
+    KeywordCase {
+        ext: "ts",
+        header: "",
+        footer: "",
+        items: JS_PAIR_ITEMS,
+        patterns: JS_PAIR_PATTERNS,
+    },
+    KeywordCase {
+        ext: "tsx",
+        header: "",
+        footer: "",
+        items: JS_PAIR_ITEMS,
+        patterns: JS_PAIR_PATTERNS,
+    },
+    KeywordCase {
+        ext: "rs",
+        header: "",
+        footer: "",
+        items: &[
+            "fn a() { mem::forget(x); }",
+            "fn b() { mem :: forget(x); }",
+            "fn c() { mem::/* c */forget(x); }",
+            "fn d() { mem/* a /* nested */ b */::forget(x); }",
+            "fn e() { mem::take(x); forget(y); }",
+            "fn f() { std::mem::forget(x); }",
+            "// mem::forget(x)",
+            "fn g() { let s = \"mem::forget\"; }",
+            "fn h() { mem // c\n ::forget(x); }",
+            "use std::mem;",
+            "fn i() { r#mem::forget(x); }",
+        ],
+        patterns: &[
+            ("mem::forget($A)", "drop($A)"),
+            ("std::mem::forget($A)", "core::mem::forget($A)"),
+            ("mem::forget", "mem::drop"),
+        ],
+    },
+    KeywordCase {
+        ext: "py",
+        header: "",
+        footer: "",
+        items: &[
+            "os.path.join(a)",
+            "x = os . path",
+            "x = os.\\\n    path",
+            "x = (os # c\n .path)",
+            "os.environ; path = 1",
+            "x = 'os.path'",
+            "# os.path",
+            "self.x = self.y",
+            "self . x = 1",
+            "y = a // os; path = 2",
+        ],
+        patterns: &[
+            ("os.path", "osp"),
+            ("self.x = $V", "self.z = $V"),
+            ("os.path.join($A)", "pjoin($A)"),
+        ],
+    },
+    KeywordCase {
+        ext: "go",
+        header: "package main\n",
+        footer: "",
+        items: &[
+            "func a() { y := os.Args; _ = y }",
+            "func b() { y := os . Args; _ = y }",
+            "func c() { y := os./* c */Args; _ = y }",
+            "func d() { y := os.Environ(); Args := 1; _, _ = y, Args }",
+            "// y := os.Args",
+            "func e() { s := \"os.Args\"; _ = s }",
+            "func f() { y := os.\n\tArgs; _ = y }",
+            "func g() { os.Args = nil }",
+        ],
+        // (`fmt.Println($A)` alone parses as a type conversion in Go; ast-grep matches it
+        // only with a selector.)
+        patterns: &[("$Y := os.Args", "$Y := flag.Args()"), ("os.Args = $V", "_ = $V")],
+    },
+    KeywordCase {
+        ext: "java",
+        header: "class A {\n",
+        footer: "}\n",
+        items: &[
+            "void a() { System.out.println(1); }",
+            "void b() { System . out.println(1); }",
+            "void c() { System/* c */.out.println(1); }",
+            "void d() { System.err.println(1); out(); }",
+            "// System.out",
+            "String s = \"System.out\";",
+            "void e() { System // c\n .out.println(1); }",
+            "void f() { PrintStream p = System.out; }",
+            "void g() { PrintStream q = System\n  /* c */ .out; }",
+        ],
+        patterns: &[
+            ("System.out.println($A)", "log($A)"),
+            ("PrintStream $P = System.out;", "PrintStream $P = System.err;"),
+        ],
+    },
+];
+
+const JS_PAIR_ITEMS: &[&str] = &[
+    "util.deprecate(f);",
+    "util . deprecate(f);",
+    "util /* c */ .deprecate(f);",
+    "util // c\n  .deprecate(f);",
+    "util?.deprecate(f);",
+    "util.inspect(x); deprecate(f);",
+    "utility.deprecate(f);",
+    "const s = 'util.deprecate(f)';",
+    "// util.deprecate(f)",
+    "util.get.deprecate(f);",
+    "util\n.\ndeprecate\n(f);",
+    "util /* a */ . /* b */ deprecate(f);",
+    "a.b = c.d;",
+    "a\u{00A0}.b = 1;",
+    "x = util['deprecate'](f);",
+    "new util.deprecate(f);",
+];
+
+const JS_PAIR_PATTERNS: &[(&str, &str)] = &[
+    ("util.deprecate($$$A)", "util.warn($$$A)"),
+    ("util.deprecate", "u.d"),
+    ("a.b = $X", "a.c = $X"),
+    ("util?.deprecate($F)", "util.deprecate($F)"),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    #[test]
+    fn pair_prefilter_changes_no_result(
+        case in 0..PAIR_CASES.len(),
+        files in proptest::collection::vec(proptest::collection::vec(0..64usize, 0..6), 1..4),
+        pattern in 0..64usize,
+        strictness in prop_oneof![Just(Strictness::Smart), Just(Strictness::Cst), Just(Strictness::Ast)],
+    ) {
+        let case = &PAIR_CASES[case];
+        let texts = texts(&files, case.items, case.header, case.footer);
+        let op = case.patterns[pattern % case.patterns.len()];
+        let (with, without) = previews(&texts, case.ext, op, Some(strictness));
+        prop_assert_eq!(summary(&with), summary(&without));
+    }
+}
+
+/// The pair needles really skip files: one where `util` and `deprecate` are apart is not
+/// parsed, so its syntax error is not reported, while the prefilter-off preview reports it.
+#[test]
+fn pair_needle_skips_files_where_the_pair_is_apart() {
+    let texts = [
+        "util.deprecate(f);\n".to_owned(),
+        "util.inspect(x); deprecate(f);\nfunction broken( {\n".to_owned(),
+    ];
+    let (with, without) = previews(&texts, "js", ("util.deprecate($F)", "warn($F)"), None);
+    let (with, without) = (with.unwrap(), without.unwrap());
+    assert_eq!(with.total_replacements(), 1);
+    assert!(with.parse_errors.is_empty(), "{:?}", with.parse_errors);
+    assert_eq!(without.total_replacements(), 1);
+    assert_eq!(without.parse_errors.len(), 1, "{:?}", without.parse_errors);
 }
