@@ -1,17 +1,12 @@
 //! The rewrite engine: computes an [`EditPreview`] for validated `ast_edit` arguments. It
 //! reads files and never writes them.
 //!
-//! Files are processed in parallel (rayon) and their results folded in path order, so the
-//! replacement and file caps cut at the same place on every run. Overlapping edits are an error
+//! Files are processed in parallel ([`crate::parallel`]) and their results folded in path
+//! order, so the replacement and file caps cut at the same place on every run. Overlapping edits are an error
 //! here, at preview time, so that a preview that succeeds always applies.
 
-use std::{
-    collections::HashSet,
-    path::PathBuf,
-    sync::atomic::{AtomicBool, Ordering},
-};
+use std::{collections::HashSet, ops::ControlFlow, path::PathBuf};
 
-use rayon::prelude::*;
 use staged_core::CancelToken;
 
 use crate::{
@@ -21,6 +16,7 @@ use crate::{
     edits::{LineIndex, RawEdit, apply_edits, normalize},
     fingerprint::{Hasher, fingerprint},
     journal::FileWrite,
+    parallel::par_fold_in_order,
     params::ValidatedEdit,
     scope::{Candidate, assign_languages, collect_candidates},
     source::{dispose, parse, read_text},
@@ -56,11 +52,6 @@ impl Default for EngineOptions {
         EngineOptions { prefilter: true, diff: true, keep_contents: true }
     }
 }
-
-/// Files are processed in parallel chunks of this size and folded in order after each chunk,
-/// so that at most one chunk of file texts is alive at a time and a reached limit stops the
-/// walk early.
-const CHUNK_SIZE: usize = 256;
 
 /// The replacements one `ast_edit` call would make.
 #[derive(Debug, Clone)]
@@ -196,69 +187,69 @@ pub fn compute_preview_with(
     if rules.is_empty() {
         return Ok(preview);
     }
-    let cancelled = AtomicBool::new(false);
     let mut total = 0usize;
-    'chunks: for chunk in candidates.chunks(CHUNK_SIZE) {
-        let outcomes = par_map_big_first(chunk, |candidate| {
+    let stopped = par_fold_in_order(
+        &candidates,
+        |candidate| {
             if cancel.is_some_and(CancelToken::is_cancelled) {
-                cancelled.store(true, Ordering::Relaxed);
-                return Outcome::NoMatch;
+                return Outcome::Cancelled;
             }
             process_file(candidate, lang, &rules, options, params.limit.is_some())
-        });
-        if cancelled.load(Ordering::Relaxed) {
-            return Err(AstEditError::Cancelled);
-        }
-        for outcome in outcomes {
-            match outcome {
-                Outcome::NoMatch => {}
-                Outcome::Issue(issue) => preview.parse_errors.push(issue),
-                Outcome::Overlap(location) => return Err(AstEditError::Overlap { location }),
-                Outcome::Touched(mut file, original) => {
-                    if preview.files.len() >= params.max_files {
-                        preview.limit_reached = true;
-                        break 'chunks;
-                    }
-                    if let Some(limit) = params.limit {
-                        let room = limit.saturating_sub(total);
-                        if file.edits.len() > room {
-                            file.edits.truncate(room);
-                            let Some(original) = original else {
-                                return Err(AstEditError::EditOutOfBounds);
-                            };
-                            finish_file(&mut file, original, options)?;
-                            preview.limit_reached = true;
-                        }
-                    }
-                    total += file.edits.len();
-                    if !file.edits.is_empty() {
-                        preview.files.push(file);
-                    }
-                    if preview.limit_reached {
-                        break 'chunks;
-                    }
-                }
-            }
-        }
+        },
+        |outcome| fold(&mut preview, &mut total, outcome, params, options),
+    );
+    if let Some(Err(err)) = stopped {
+        return Err(err);
     }
     let mut seen = HashSet::new();
     preview.parse_errors.retain(|e| seen.insert(e.clone()));
     Ok(preview)
 }
 
-/// Maps `f` over `items` in parallel, starting with the biggest files (so that one big file
-/// does not finish last on an otherwise idle pool), and returns the results in input order.
-pub(crate) fn par_map_big_first<T, F>(items: &[Candidate], f: F) -> Vec<T>
-where
-    T: Send,
-    F: Fn(&Candidate) -> T + Sync,
-{
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(items[i].size));
-    let mut results: Vec<(usize, T)> =
-        order.par_iter().with_max_len(1).map(|&i| (i, f(&items[i]))).collect();
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, t)| t).collect()
+/// Adds one file's outcome to the preview, in path order; breaks with `Ok` when a cap is
+/// reached and with the error when the preview fails.
+fn fold(
+    preview: &mut EditPreview,
+    total: &mut usize,
+    outcome: Outcome,
+    params: &ValidatedEdit,
+    options: EngineOptions,
+) -> ControlFlow<Result<(), AstEditError>> {
+    match outcome {
+        Outcome::NoMatch => {}
+        Outcome::Cancelled => return ControlFlow::Break(Err(AstEditError::Cancelled)),
+        Outcome::Issue(issue) => preview.parse_errors.push(issue),
+        Outcome::Overlap(location) => {
+            return ControlFlow::Break(Err(AstEditError::Overlap { location }));
+        }
+        Outcome::Touched(mut file, original) => {
+            if preview.files.len() >= params.max_files {
+                preview.limit_reached = true;
+                return ControlFlow::Break(Ok(()));
+            }
+            if let Some(limit) = params.limit {
+                let room = limit.saturating_sub(*total);
+                if file.edits.len() > room {
+                    file.edits.truncate(room);
+                    let Some(original) = original else {
+                        return ControlFlow::Break(Err(AstEditError::EditOutOfBounds));
+                    };
+                    if let Err(err) = finish_file(&mut file, original, options) {
+                        return ControlFlow::Break(Err(err));
+                    }
+                    preview.limit_reached = true;
+                }
+            }
+            *total += file.edits.len();
+            if !file.edits.is_empty() {
+                preview.files.push(file);
+            }
+            if preview.limit_reached {
+                return ControlFlow::Break(Ok(()));
+            }
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 /// Picks the one language of an `ast_edit` call and the candidates it keeps.
@@ -284,6 +275,7 @@ fn select_language(
 
 enum Outcome {
     NoMatch,
+    Cancelled,
     Issue(String),
     Overlap(String),
     /// A touched file, and its original text when a limit may cut its edits in the fold.

@@ -25,6 +25,7 @@ mod fingerprint;
 mod grep_tool;
 mod journal;
 mod lang;
+mod parallel;
 mod params;
 mod prefilter;
 mod render;

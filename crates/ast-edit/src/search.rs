@@ -1,10 +1,12 @@
 //! The search engine behind `ast_grep`: the same walker, languages and prefilter as the
 //! rewrite engine, but each file uses its own language unless `lang` is given.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    ops::ControlFlow,
+};
 
 use ast_grep_core::meta_var::MetaVariable;
-use rayon::prelude::*;
 use serde::Serialize;
 use staged_core::CancelToken;
 
@@ -13,6 +15,7 @@ use crate::{
     compile::{Rule, active_rules, compile_rules},
     edits::LineIndex,
     grep_tool::AST_GREP_TOOL_NAME,
+    parallel::par_fold_in_order,
     params::{validate_limit, validate_paths},
     scope::{Candidate, assign_languages, collect_candidates},
     source::{dispose, parse, read_text},
@@ -101,38 +104,36 @@ pub fn search(
     if !rules.is_empty() && rules.values().all(Vec::is_empty) {
         return Err(AstEditError::InvalidPattern(result.parse_errors.join("; ")));
     }
-    let per_file: Vec<Result<Vec<SearchMatch>, String>> = files
-        .par_iter()
-        .with_max_len(1)
-        .map(|(candidate, lang)| {
+    let stopped = par_fold_in_order(
+        &files,
+        |(candidate, lang)| {
             if cancel.is_some_and(CancelToken::is_cancelled) {
-                return Ok(Vec::new());
+                return None;
             }
-            match rules.get(lang) {
+            Some(match rules.get(lang) {
                 Some(rules) => search_file(candidate, *lang, rules),
                 None => Ok(Vec::new()),
-            }
-        })
-        .collect();
-    if cancel.is_some_and(CancelToken::is_cancelled) {
-        return Err(AstEditError::Cancelled);
-    }
-    for outcome in per_file {
-        match outcome {
-            Ok(matches) => {
-                for m in matches {
-                    if limit.is_some_and(|l| result.matches.len() >= l) {
-                        result.limit_reached = true;
-                        break;
+            })
+        },
+        |outcome| {
+            match outcome {
+                None => return ControlFlow::Break(Err(AstEditError::Cancelled)),
+                Some(Ok(matches)) => {
+                    for m in matches {
+                        if limit.is_some_and(|l| result.matches.len() >= l) {
+                            result.limit_reached = true;
+                            return ControlFlow::Break(Ok(()));
+                        }
+                        result.matches.push(m);
                     }
-                    result.matches.push(m);
                 }
+                Some(Err(issue)) => result.parse_errors.push(issue),
             }
-            Err(issue) => result.parse_errors.push(issue),
-        }
-        if result.limit_reached {
-            break;
-        }
+            ControlFlow::Continue(())
+        },
+    );
+    if let Some(Err(err)) = stopped {
+        return Err(err);
     }
     let mut seen = HashSet::new();
     result.parse_errors.retain(|e| seen.insert(e.clone()));

@@ -1,6 +1,11 @@
 //! Loading one candidate file: read it, refuse binary and non-UTF-8 content, and parse it,
 //! refusing trees with error nodes. Each refusal is a parse issue string, never a panic.
 
+use std::sync::{
+    OnceLock,
+    mpsc::{self, Sender},
+};
+
 use ast_grep_core::{AstGrep, tree_sitter::StrDoc};
 
 use crate::{Lang, scope::Candidate};
@@ -38,20 +43,44 @@ const BIG_FILE_BYTES: u64 = 1 << 20;
 
 /// Drops `candidate`'s syntax tree once its matches are taken.
 ///
-/// A big file's tree (millions of nodes; tens of milliseconds to free) is freed on the thread
-/// pool, so the caller does not wait for it, and the memory it held is then given back to the
-/// operating system: glibc keeps freed memory in per-thread arenas, so without this every
-/// worker thread's footprint stays at the biggest tree it ever parsed, and the process's peak
-/// is their sum.
+/// A big file's tree (millions of nodes; tens of milliseconds to free) is handed to a
+/// background thread, so neither the caller nor a pool worker waits for it, and the memory it
+/// held is then given back to the operating system: glibc keeps freed memory in per-thread
+/// arenas, so without this every worker thread's footprint stays at the biggest tree it ever
+/// parsed, and the process's peak is their sum.
 pub(crate) fn dispose(root: Parsed, candidate: &Candidate) {
-    if candidate.size >= BIG_FILE_BYTES {
-        rayon::spawn(move || {
-            drop(root);
-            trim_heap();
-        });
-    } else {
-        drop(root);
+    if candidate.size < BIG_FILE_BYTES {
+        return drop(root);
     }
+    let unsent = match tree_reaper() {
+        Some(reaper) => reaper.send(root).err().map(|err| err.0),
+        None => Some(root),
+    };
+    if let Some(root) = unsent {
+        drop(root);
+        trim_heap();
+    }
+}
+
+/// The background thread that frees big trees, started on first use; `None` if it could
+/// not be started.
+fn tree_reaper() -> Option<&'static Sender<Parsed>> {
+    static REAPER: OnceLock<Option<Sender<Parsed>>> = OnceLock::new();
+    REAPER
+        .get_or_init(|| {
+            let (sender, trees) = mpsc::channel::<Parsed>();
+            std::thread::Builder::new()
+                .name("staged-tree-drop".to_owned())
+                .spawn(move || {
+                    for tree in trees {
+                        drop(tree);
+                        trim_heap();
+                    }
+                })
+                .ok()?;
+            Some(sender)
+        })
+        .as_ref()
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

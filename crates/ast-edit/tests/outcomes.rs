@@ -149,6 +149,63 @@ async fn limit_and_max_files() {
     );
 }
 
+/// Caps cut in path order although files are processed in parallel, big files first and
+/// without batches: the same files on every run, and never a file past the cut, not even the
+/// big one that was started first.
+#[tokio::test]
+async fn caps_cut_in_path_order_across_many_files() {
+    let mut files: Vec<(String, String)> =
+        (0..600).map(|i| (format!("f{i:04}.ts"), "foo(1);\n".to_owned())).collect();
+    // Over 1 MiB, so they are started before every other file; first and last in path order.
+    let big = format!("{}foo(2);\n", "// padding padding padding padding padding\n".repeat(30_000));
+    files.push(("a_big.ts".to_owned(), big.clone()));
+    files.push(("zz_big.ts".to_owned(), big));
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let fx = Fixture::new(&refs);
+    let touched = |res: &staged_core::ToolResult| -> Vec<String> {
+        details(res)["fileReplacements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = |n: usize| -> Vec<String> {
+        let small = (0..n - 1).map(|i| format!("f{i:04}.ts"));
+        std::iter::once("a_big.ts".to_owned()).chain(small).collect()
+    };
+
+    let mut args = rename(&["."]);
+    args["limit"] = json!(300);
+    let res = fx.edit(args).await.unwrap();
+    assert_eq!(details(&res)["limitReached"], true);
+    assert_eq!(touched(&res), first(300));
+    fx.session.store().pop().unwrap();
+
+    let mut args = rename(&["."]);
+    args["max_files"] = json!(550);
+    let res = fx.edit(args).await.unwrap();
+    assert_eq!(details(&res)["limitReached"], true);
+    assert_eq!(touched(&res), first(550));
+    fx.session.store().pop().unwrap();
+
+    let res = fx.edit(rename(&["."])).await.unwrap();
+    assert_eq!(details(&res)["limitReached"], false);
+    let mut all = first(601);
+    all.push("zz_big.ts".to_owned());
+    assert_eq!(touched(&res), all);
+
+    let res = fx.grep(json!({"pattern": "foo($A)", "paths": ["."], "limit": 450})).await.unwrap();
+    assert_eq!(details(&res)["limitReached"], true);
+    let paths: Vec<&str> = details(&res)["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, first(450));
+}
+
 #[tokio::test]
 async fn node_modules_only_when_named() {
     let fx = Fixture::new(&[

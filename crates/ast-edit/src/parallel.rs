@@ -1,0 +1,200 @@
+//! Processing candidate files in parallel while folding their results in path order.
+//!
+//! Workers on the rayon pool take files from one shared queue: there is no barrier between
+//! batches, so one slow file does not leave the other workers idle. Big files are queued first,
+//! so that the slowest parse starts at once instead of when the path order reaches it. Each
+//! result is folded as soon as every file before it (in path order) has been folded; when the
+//! fold says stop (a cap reached, an error), no new file is started. A worker runs at most
+//! [`LOOKAHEAD`] files ahead of the fold, which bounds both the results held for it and the
+//! work wasted when it stops.
+
+use std::{
+    collections::BTreeMap,
+    ops::ControlFlow,
+    sync::{
+        Condvar, Mutex, PoisonError,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+};
+
+use rayon::prelude::*;
+
+use crate::scope::Candidate;
+
+/// Files at least this big are started before all others.
+const EARLY_START_BYTES: u64 = 1 << 20;
+
+/// How many files past the next one to fold a worker may start (big files aside).
+const LOOKAHEAD: usize = 256;
+
+/// A unit of work: a candidate file, alone or with what goes with it.
+pub(crate) trait FileWork: Sync {
+    /// The file's size in bytes.
+    fn size(&self) -> u64;
+}
+
+impl FileWork for Candidate {
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl<T: Sync> FileWork for (Candidate, T) {
+    fn size(&self) -> u64 {
+        self.0.size
+    }
+}
+
+/// Runs `work` on every item, in parallel, and feeds each result to `fold` in item order.
+/// Returns the value `fold` stopped with, if it stopped; items not started by then never are.
+pub(crate) fn par_fold_in_order<I, T, B, W, F>(items: &[I], work: W, fold: F) -> Option<B>
+where
+    I: FileWork,
+    T: Send,
+    B: Send,
+    W: Fn(&I) -> T + Sync,
+    F: FnMut(T) -> ControlFlow<B> + Send,
+{
+    let queue = queue_order(items);
+    let next_in_queue = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let state = Mutex::new(FoldState { next: 0, ready: BTreeMap::new(), fold, stopped: None });
+    let folded = Condvar::new();
+    let lock = || state.lock().unwrap_or_else(PoisonError::into_inner);
+    let workers = rayon::current_num_threads().clamp(1, items.len().max(1));
+    (0..workers).into_par_iter().for_each(|_| {
+        while !stop.load(Ordering::Relaxed) {
+            let Some(&index) = queue.get(next_in_queue.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            if items[index].size() < EARLY_START_BYTES {
+                // Every file before this one was taken from the queue earlier and is running
+                // or done, so the fold keeps moving while this worker waits.
+                let mut guard = lock();
+                while guard.stopped.is_none() && index >= guard.next + LOOKAHEAD {
+                    guard = folded.wait(guard).unwrap_or_else(PoisonError::into_inner);
+                }
+                if guard.stopped.is_some() {
+                    break;
+                }
+            }
+            let result = work(&items[index]);
+            let mut guard = lock();
+            if guard.stopped.is_some() {
+                break;
+            }
+            guard.ready.insert(index, result);
+            let flow = guard.drain();
+            drop(guard);
+            if flow.is_break() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            folded.notify_all();
+        }
+    });
+    state.into_inner().unwrap_or_else(PoisonError::into_inner).stopped
+}
+
+struct FoldState<T, B, F> {
+    /// The index of the next item to fold.
+    next: usize,
+    /// Results computed ahead of the fold.
+    ready: BTreeMap<usize, T>,
+    fold: F,
+    stopped: Option<B>,
+}
+
+impl<T, B, F: FnMut(T) -> ControlFlow<B>> FoldState<T, B, F> {
+    /// Folds every result that is next in order.
+    fn drain(&mut self) -> ControlFlow<()> {
+        while let Some(result) = self.ready.remove(&self.next) {
+            self.next += 1;
+            if let ControlFlow::Break(value) = (self.fold)(result) {
+                self.stopped = Some(value);
+                self.ready.clear();
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// The order files are started in: big files first (biggest first), then the rest in path
+/// order, so the fold rarely waits and a cap reached early leaves most files unstarted.
+fn queue_order(items: &[impl FileWork]) -> Vec<usize> {
+    let (mut big, rest): (Vec<usize>, Vec<usize>) =
+        (0..items.len()).partition(|&i| items[i].size() >= EARLY_START_BYTES);
+    big.sort_by_key(|&i| std::cmp::Reverse(items[i].size()));
+    big.extend(rest);
+    big
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn candidates(sizes: &[u64]) -> Vec<Candidate> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &size)| Candidate {
+                abs: PathBuf::from(format!("/w/f{i}")),
+                display: format!("f{i}"),
+                explicit: false,
+                size,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn big_files_start_first_and_the_rest_in_path_order() {
+        let items = candidates(&[10, 2 << 20, 30, 5 << 20, 50]);
+        assert_eq!(queue_order(&items), vec![3, 1, 0, 2, 4]);
+    }
+
+    #[test]
+    fn results_are_folded_in_item_order() {
+        let items = candidates(&[1, 3 << 20, 2, 2 << 20, 4, 5, 6, 7]);
+        let mut seen = Vec::new();
+        let stopped: Option<()> = par_fold_in_order(
+            &items,
+            |c| c.display.clone(),
+            |name| {
+                seen.push(name);
+                ControlFlow::Continue(())
+            },
+        );
+        assert_eq!(stopped, None);
+        let expected: Vec<String> = (0..items.len()).map(|i| format!("f{i}")).collect();
+        assert_eq!(seen, expected);
+    }
+
+    #[test]
+    fn a_stop_ends_the_fold_and_starts_no_new_work() {
+        let items = candidates(&vec![1; 5000]);
+        let started = AtomicUsize::new(0);
+        let mut folded = 0;
+        let stopped = par_fold_in_order(
+            &items,
+            |_| started.fetch_add(1, Ordering::Relaxed),
+            |_| {
+                folded += 1;
+                if folded == 3 { ControlFlow::Break("capped") } else { ControlFlow::Continue(()) }
+            },
+        );
+        assert_eq!(stopped, Some("capped"));
+        assert_eq!(folded, 3);
+        // Nothing starts more than LOOKAHEAD files past the fold.
+        assert!(started.load(Ordering::Relaxed) <= 3 + LOOKAHEAD + rayon::current_num_threads());
+    }
+
+    #[test]
+    fn no_items_fold_nothing() {
+        let none: &[Candidate] = &[];
+        let stopped: Option<()> =
+            par_fold_in_order(none, |_| (), |()| unreachable!("nothing to fold"));
+        assert_eq!(stopped, None);
+    }
+}
