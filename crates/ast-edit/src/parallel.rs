@@ -1,10 +1,12 @@
 //! Processing candidate files in parallel while folding their results in path order.
 //!
 //! Workers on the rayon pool take files from one shared queue: there is no barrier between
-//! batches, so one slow file does not leave the other workers idle. Big files are queued first,
-//! so that the slowest parse starts at once instead of when the path order reaches it. Each
-//! result is folded as soon as every file before it (in path order) has been folded; when the
-//! fold says stop (a cap reached, an error), no new file is started. A worker runs at most
+//! batches, so one slow file does not leave the other workers idle. Big files are started
+//! first, biggest first, so that the slowest parse starts at once instead of when the path
+//! order reaches it; but only one at a time, so that two big syntax trees are never alive
+//! together (the peak memory is that of the biggest tree, not of the two biggest). Each result
+//! is folded as soon as every file before it (in path order) has been folded; when the fold
+//! says stop (a cap reached, an error), no new file is started. A worker runs at most
 //! [`LOOKAHEAD`] files ahead of the fold, which bounds both the results held for it and the
 //! work wasted when it stops.
 
@@ -21,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::scope::Candidate;
 
-/// Files at least this big are started before all others.
+/// Files at least this big are started before all others, one at a time.
 const EARLY_START_BYTES: u64 = 1 << 20;
 
 /// How many files past the next one to fold a worker may start (big files aside).
@@ -55,8 +57,7 @@ where
     W: Fn(&I) -> T + Sync,
     F: FnMut(T) -> ControlFlow<B> + Send,
 {
-    let queue = queue_order(items);
-    let next_in_queue = AtomicUsize::new(0);
+    let queue = Queue::new(items);
     let stop = AtomicBool::new(false);
     let state = Mutex::new(FoldState { next: 0, ready: BTreeMap::new(), fold, stopped: None });
     let folded = Condvar::new();
@@ -64,21 +65,27 @@ where
     let workers = rayon::current_num_threads().clamp(1, items.len().max(1));
     (0..workers).into_par_iter().for_each(|_| {
         while !stop.load(Ordering::Relaxed) {
-            let Some(&index) = queue.get(next_in_queue.fetch_add(1, Ordering::Relaxed)) else {
-                break;
+            let Some(taken) = queue.take() else { break };
+            let index = match taken {
+                Taken::Big(index) => index,
+                Taken::Small(index) => {
+                    // Every file before this one was taken earlier and is running or done (or
+                    // is a big file, which the worker running big files starts next), so the
+                    // fold keeps moving while this worker waits.
+                    let mut guard = lock();
+                    while guard.stopped.is_none() && index >= guard.next + LOOKAHEAD {
+                        guard = folded.wait(guard).unwrap_or_else(PoisonError::into_inner);
+                    }
+                    if guard.stopped.is_some() {
+                        break;
+                    }
+                    index
+                }
             };
-            if items[index].size() < EARLY_START_BYTES {
-                // Every file before this one was taken from the queue earlier and is running
-                // or done, so the fold keeps moving while this worker waits.
-                let mut guard = lock();
-                while guard.stopped.is_none() && index >= guard.next + LOOKAHEAD {
-                    guard = folded.wait(guard).unwrap_or_else(PoisonError::into_inner);
-                }
-                if guard.stopped.is_some() {
-                    break;
-                }
-            }
             let result = work(&items[index]);
+            if matches!(taken, Taken::Big(_)) {
+                queue.big_done();
+            }
             let mut guard = lock();
             if guard.stopped.is_some() {
                 break;
@@ -93,6 +100,62 @@ where
         }
     });
     state.into_inner().unwrap_or_else(PoisonError::into_inner).stopped
+}
+
+/// The files to start: big ones (biggest first, one at a time), and the rest in path order, so
+/// the fold rarely waits and a cap reached early leaves most files unstarted.
+struct Queue {
+    big: Vec<usize>,
+    small: Vec<usize>,
+    next_big: AtomicUsize,
+    next_small: AtomicUsize,
+    /// Whether a worker is running a big file.
+    big_running: AtomicBool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Taken {
+    Big(usize),
+    Small(usize),
+}
+
+impl Queue {
+    fn new(items: &[impl FileWork]) -> Queue {
+        let (mut big, small): (Vec<usize>, Vec<usize>) =
+            (0..items.len()).partition(|&i| items[i].size() >= EARLY_START_BYTES);
+        big.sort_by_key(|&i| std::cmp::Reverse(items[i].size()));
+        Queue {
+            big,
+            small,
+            next_big: AtomicUsize::new(0),
+            next_small: AtomicUsize::new(0),
+            big_running: AtomicBool::new(false),
+        }
+    }
+
+    /// The next file to start: a big one if no big one is running, else a small one. `None`
+    /// when only big files are left and one is running: the worker running it starts the rest
+    /// (it calls [`Queue::big_done`] and then this, and nobody else can hold the slot then
+    /// without running a big file).
+    fn take(&self) -> Option<Taken> {
+        if self.next_big.load(Ordering::Acquire) < self.big.len()
+            && self
+                .big_running
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            if let Some(&index) = self.big.get(self.next_big.fetch_add(1, Ordering::AcqRel)) {
+                return Some(Taken::Big(index));
+            }
+            self.big_running.store(false, Ordering::Release);
+        }
+        self.small.get(self.next_small.fetch_add(1, Ordering::AcqRel)).map(|&i| Taken::Small(i))
+    }
+
+    /// A big file is done: another may start.
+    fn big_done(&self) {
+        self.big_running.store(false, Ordering::Release);
+    }
 }
 
 struct FoldState<T, B, F> {
@@ -119,16 +182,6 @@ impl<T, B, F: FnMut(T) -> ControlFlow<B>> FoldState<T, B, F> {
     }
 }
 
-/// The order files are started in: big files first (biggest first), then the rest in path
-/// order, so the fold rarely waits and a cap reached early leaves most files unstarted.
-fn queue_order(items: &[impl FileWork]) -> Vec<usize> {
-    let (mut big, rest): (Vec<usize>, Vec<usize>) =
-        (0..items.len()).partition(|&i| items[i].size() >= EARLY_START_BYTES);
-    big.sort_by_key(|&i| std::cmp::Reverse(items[i].size()));
-    big.extend(rest);
-    big
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -149,9 +202,31 @@ mod tests {
     }
 
     #[test]
-    fn big_files_start_first_and_the_rest_in_path_order() {
+    fn big_files_start_first_one_at_a_time_and_the_rest_in_path_order() {
         let items = candidates(&[10, 2 << 20, 30, 5 << 20, 50]);
-        assert_eq!(queue_order(&items), vec![3, 1, 0, 2, 4]);
+        let queue = Queue::new(&items);
+        assert_eq!(queue.take(), Some(Taken::Big(3)));
+        // Another worker gets small files while the big one runs.
+        assert_eq!(queue.take(), Some(Taken::Small(0)));
+        assert_eq!(queue.take(), Some(Taken::Small(2)));
+        queue.big_done();
+        assert_eq!(queue.take(), Some(Taken::Big(1)));
+        assert_eq!(queue.take(), Some(Taken::Small(4)));
+        assert_eq!(queue.take(), None);
+        queue.big_done();
+        assert_eq!(queue.take(), None);
+    }
+
+    #[test]
+    fn the_worker_running_a_big_file_starts_the_big_files_left() {
+        let items = candidates(&[2 << 20, 3 << 20, 1]);
+        let queue = Queue::new(&items);
+        assert_eq!(queue.take(), Some(Taken::Big(1)));
+        assert_eq!(queue.take(), Some(Taken::Small(2)));
+        // Only a big file is left, and one is running: this worker is done.
+        assert_eq!(queue.take(), None);
+        queue.big_done();
+        assert_eq!(queue.take(), Some(Taken::Big(0)));
     }
 
     #[test]
