@@ -175,19 +175,14 @@ async fn caps_cut_in_path_order_across_many_files() {
         std::iter::once("a_big.ts".to_owned()).chain(small).collect()
     };
 
-    let mut args = rename(&["."]);
-    args["limit"] = json!(300);
-    let res = fx.edit(args).await.unwrap();
-    assert_eq!(details(&res)["limitReached"], true);
-    assert_eq!(touched(&res), first(300));
-    fx.session.store().pop().unwrap();
-
-    let mut args = rename(&["."]);
-    args["max_files"] = json!(550);
-    let res = fx.edit(args).await.unwrap();
-    assert_eq!(details(&res)["limitReached"], true);
-    assert_eq!(touched(&res), first(550));
-    fx.session.store().pop().unwrap();
+    for (cap, files) in [("limit", 300), ("max_files", 550)] {
+        let mut args = rename(&["."]);
+        args[cap] = json!(files);
+        let res = fx.edit(args).await.unwrap();
+        assert_eq!(details(&res)["limitReached"], true, "{cap}");
+        assert_eq!(touched(&res), first(files), "{cap}");
+        fx.session.store().pop().unwrap();
+    }
 
     let res = fx.edit(rename(&["."])).await.unwrap();
     assert_eq!(details(&res)["limitReached"], false);
