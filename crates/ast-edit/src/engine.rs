@@ -1,8 +1,8 @@
 //! The rewrite engine: computes an [`EditPreview`] for validated `ast_edit` arguments. It
 //! reads files and never writes them.
 //!
-//! Files are processed in parallel ([`crate::parallel`]) and their results folded in path
-//! order, so the replacement and file caps cut at the same place on every run. Overlapping edits are an error
+//! Files are processed in parallel ([`crate::parallel`]) and their results folded in path order, so
+//! the replacement and file caps cut at the same place on every run. Overlapping edits are an error
 //! here, at preview time, so that a preview that succeeds always applies.
 
 use std::{collections::HashSet, ops::ControlFlow, path::PathBuf};

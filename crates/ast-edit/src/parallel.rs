@@ -1,14 +1,13 @@
 //! Processing candidate files in parallel while folding their results in path order.
 //!
-//! Workers on the rayon pool take files from one shared queue: there is no barrier between
-//! batches, so one slow file does not leave the other workers idle. Big files are started
-//! first, biggest first, so that the slowest parse starts at once instead of when the path
-//! order reaches it; but only one at a time, so that two big syntax trees are never alive
-//! together (the peak memory is that of the biggest tree, not of the two biggest). Each result
-//! is folded as soon as every file before it (in path order) has been folded; when the fold
-//! says stop (a cap reached, an error), no new file is started. A worker runs at most
-//! [`LOOKAHEAD`] files ahead of the fold, which bounds both the results held for it and the
-//! work wasted when it stops.
+//! Workers on the rayon pool take files from one shared queue: there is no barrier between batches,
+//! so one slow file does not leave the other workers idle. Big files ([`Candidate::is_big`]) are
+//! started first, biggest first, so that the slowest parse starts at once instead of when the path
+//! order reaches it; but only one at a time, so that two big syntax trees are never alive together
+//! (the peak memory is that of the biggest tree, not of the two biggest). Each result is folded as
+//! soon as every file before it (in path order) has been folded; when the fold says stop (a cap
+//! reached, an error), no new file is started. A worker runs at most [`LOOKAHEAD`] files ahead of
+//! the fold, which bounds both the results held for it and the work wasted when it stops.
 
 use std::{
     collections::BTreeMap,
@@ -23,27 +22,24 @@ use rayon::prelude::*;
 
 use crate::scope::Candidate;
 
-/// Files at least this big are started before all others, one at a time.
-const EARLY_START_BYTES: u64 = 1 << 20;
-
 /// How many files past the next one to fold a worker may start (big files aside).
 const LOOKAHEAD: usize = 256;
 
 /// A unit of work: a candidate file, alone or with what goes with it.
 pub(crate) trait FileWork: Sync {
-    /// The file's size in bytes.
-    fn size(&self) -> u64;
+    /// The file.
+    fn candidate(&self) -> &Candidate;
 }
 
 impl FileWork for Candidate {
-    fn size(&self) -> u64 {
-        self.size
+    fn candidate(&self) -> &Candidate {
+        self
     }
 }
 
 impl<T: Sync> FileWork for (Candidate, T) {
-    fn size(&self) -> u64 {
-        self.0.size
+    fn candidate(&self) -> &Candidate {
+        &self.0
     }
 }
 
@@ -122,8 +118,8 @@ enum Taken {
 impl Queue {
     fn new(items: &[impl FileWork]) -> Queue {
         let (mut big, small): (Vec<usize>, Vec<usize>) =
-            (0..items.len()).partition(|&i| items[i].size() >= EARLY_START_BYTES);
-        big.sort_by_key(|&i| std::cmp::Reverse(items[i].size()));
+            (0..items.len()).partition(|&i| items[i].candidate().is_big());
+        big.sort_by_key(|&i| std::cmp::Reverse(items[i].candidate().size));
         Queue {
             big,
             small,

@@ -41,6 +41,8 @@
 //! `tests/prefilter.rs` and `bench/compare.sh`'s "same edits without prefilter" column compare
 //! every result with the prefilter off.
 
+use std::borrow::Cow;
+
 use ast_grep_core::{
     Pattern,
     matcher::PatternNode,
@@ -126,37 +128,44 @@ impl Needles {
 
     /// Whether `haystack` contains every needle, and where the rarest one is.
     pub(crate) fn locate(&self, haystack: &[u8]) -> Located {
-        let mut best: Option<Occurrences> = None;
+        let mut found: Vec<(&Needle, Vec<usize>)> = Vec::with_capacity(self.texts.len());
         for needle in &self.texts {
-            let starts = occurrences(haystack, needle);
+            let starts = occurrences(haystack, &needle.text, needle.whole_word);
             if starts.is_empty() {
                 return Located::Missing;
             }
-            if best.as_ref().is_none_or(|b| starts.len() < b.starts.len()) {
-                best = Some(Occurrences { starts, len: needle.text.len() });
-            }
+            found.push((needle, starts));
         }
         if let Some(gap) = &self.gap {
+            // A pair's texts are usually needles already: reuse their occurrences.
+            let starts_of =
+                |text: &str| match found.iter().find(|(n, _)| !n.whole_word && n.text == text) {
+                    Some((_, starts)) => Cow::Borrowed(starts.as_slice()),
+                    None => Cow::Owned(occurrences(haystack, text, false)),
+                };
             for pair in &self.pairs {
-                if !gap.pair_occurs(haystack, pair) {
+                let (firsts, seconds) = (starts_of(&pair.first), starts_of(&pair.second));
+                if !gap.pair_occurs(haystack, &firsts, pair.first.len(), &seconds) {
                     return Located::Missing;
                 }
             }
         }
-        Located::Present(best)
+        let rarest = found.into_iter().min_by_key(|(_, starts)| starts.len());
+        Located::Present(rarest.map(|(n, starts)| Occurrences { starts, len: n.text.len() }))
     }
 }
 
-/// Where `needle` starts in `haystack`, overlapping occurrences included.
-fn occurrences(haystack: &[u8], needle: &Needle) -> Vec<usize> {
-    let bytes = needle.text.as_bytes();
+/// Where `text` starts in `haystack`, overlapping occurrences included; with `whole_word`,
+/// only those no word character touches.
+fn occurrences(haystack: &[u8], text: &str, whole_word: bool) -> Vec<usize> {
+    let bytes = text.as_bytes();
     let finder = memchr::memmem::Finder::new(bytes);
     let mut starts = Vec::new();
     let mut from = 0;
     while let Some(at) = haystack.get(from..).and_then(|rest| finder.find(rest)) {
         let start = from + at;
         from = start + 1;
-        if needle.whole_word && !stands_alone(haystack, start, bytes.len()) {
+        if whole_word && !stands_alone(haystack, start, bytes.len()) {
             continue;
         }
         starts.push(start);
@@ -222,28 +231,29 @@ impl Gap {
         Gap { comments, words }
     }
 
-    /// Whether `pair.second` occurs after an occurrence of `pair.first` with only
-    /// whitespace, comments and unnamed tokens between them.
-    fn pair_occurs(&self, haystack: &[u8], pair: &Pair) -> bool {
-        let second = Needle { text: pair.second.clone(), whole_word: false };
-        let seconds = occurrences(haystack, &second);
-        if seconds.is_empty() {
-            return false;
-        }
-        let first = Needle { text: pair.first.clone(), whole_word: false };
-        occurrences(haystack, &first).into_iter().any(|start| {
-            let mut at = start + pair.first.len();
-            loop {
-                if seconds.binary_search(&at).is_ok() {
-                    return true;
+    /// Whether one of `seconds` follows one of `firsts` (occurrences of a pair's texts, the
+    /// first `first_len` bytes long) with only whitespace, comments and unnamed tokens between.
+    fn pair_occurs(
+        &self,
+        haystack: &[u8],
+        firsts: &[usize],
+        first_len: usize,
+        seconds: &[usize],
+    ) -> bool {
+        !seconds.is_empty()
+            && firsts.iter().any(|&start| {
+                let mut at = start + first_len;
+                loop {
+                    if seconds.binary_search(&at).is_ok() {
+                        return true;
+                    }
+                    match self.step(haystack, at) {
+                        Step::To(next) => at = next,
+                        Step::Maybe => return true,
+                        Step::Stop => return false,
+                    }
                 }
-                match self.step(haystack, at) {
-                    Step::To(next) => at = next,
-                    Step::Maybe => return true,
-                    Step::Stop => return false,
-                }
-            }
-        })
+            })
     }
 
     /// Consumes one piece of trivia or one unnamed token's worth of text at `at`.

@@ -30,6 +30,17 @@ pub struct Candidate {
     pub size: u64,
 }
 
+/// Files at least this big are started first, one at a time, and their syntax trees are freed
+/// off the workers' path (see `parallel` and `source::dispose`).
+const BIG_FILE_BYTES: u64 = 1 << 20;
+
+impl Candidate {
+    /// Whether the file is big enough to schedule and free specially.
+    pub(crate) fn is_big(&self) -> bool {
+        self.size >= BIG_FILE_BYTES
+    }
+}
+
 /// Resolves every scope entry and returns the union of candidates, sorted by display path.
 ///
 /// # Errors

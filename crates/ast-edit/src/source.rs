@@ -36,11 +36,6 @@ pub(crate) fn parse(text: &str, lang: Lang, display: &str) -> Result<Parsed, Str
     Ok(root)
 }
 
-/// Files at least this big leave a syntax tree big enough that freeing it is worth doing off
-/// the caller's path, and its freed memory worth giving back to the operating system (see
-/// [`dispose`]).
-const BIG_FILE_BYTES: u64 = 1 << 20;
-
 /// Drops `candidate`'s syntax tree once its matches are taken.
 ///
 /// A big file's tree (millions of nodes; tens of milliseconds to free) is handed to a
@@ -49,7 +44,7 @@ const BIG_FILE_BYTES: u64 = 1 << 20;
 /// arenas, so without this every worker thread's footprint stays at the biggest tree it ever
 /// parsed, and the process's peak is their sum.
 pub(crate) fn dispose(root: Parsed, candidate: &Candidate) {
-    if candidate.size < BIG_FILE_BYTES {
+    if !candidate.is_big() {
         return drop(root);
     }
     let unsent = match tree_reaper() {
