@@ -7,12 +7,12 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, ToolResult};
+use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, Retirement, ToolResult};
 
 use crate::{
     AstEditError, AstEditParams, EditPreview, EngineOptions, Workspace, compute_preview_with,
     fingerprint::fingerprint,
-    journal::commit_from,
+    journal::{CommitOptions, CommitStep, commit_with},
     render::{action_label, file_replacements, plural},
 };
 
@@ -97,31 +97,28 @@ impl AstEditAction {
         workspace: Workspace,
         payload: &Value,
     ) -> Result<AstEditAction, AstEditError> {
-        let bad = |msg: &str| AstEditError::InvalidPayload(msg.to_owned());
-        if payload.get("tool").and_then(Value::as_str) != Some(AST_EDIT_TOOL_NAME) {
-            return Err(bad("not an ast_edit payload"));
-        }
-        if payload.get("version").and_then(Value::as_u64) != Some(PAYLOAD_VERSION) {
-            return Err(bad("unsupported payload version"));
-        }
-        let root =
-            payload.get("root").and_then(Value::as_str).ok_or_else(|| bad("missing root"))?;
-        if std::path::Path::new(root) != workspace.root() {
+        let payload = AstEditPayload::parse(payload)?;
+        if std::path::Path::new(&payload.root) != workspace.root() {
             return Err(AstEditError::InvalidPayload(format!(
-                "recorded for workspace {root}, not {}",
+                "recorded for workspace {}, not {}",
+                payload.root,
                 workspace.root().display()
             )));
         }
-        let params: AstEditParams =
-            serde_json::from_value(payload.get("params").cloned().unwrap_or(Value::Null))
-                .map_err(|err| AstEditError::InvalidPayload(format!("params: {err}")))?;
-        params.validate()?;
-        let expected: Expected =
-            serde_json::from_value(payload.get("expected").cloned().unwrap_or(Value::Null))
-                .map_err(|err| AstEditError::InvalidPayload(format!("expected: {err}")))?;
-        let label = action_label(expected.total_replacements, expected.files.len());
-        let details = payload.get("details").cloned().unwrap_or_else(|| json!({}));
-        Ok(AstEditAction { workspace, params, expected, label, details })
+        payload.params.validate()?;
+        for file in &payload.expected.files {
+            workspace
+                .rel(&file.path)
+                .map_err(|err| AstEditError::InvalidPayload(format!("expected file: {err}")))?;
+        }
+        let label = action_label(payload.expected.total_replacements, payload.expected.files.len());
+        Ok(AstEditAction {
+            workspace,
+            params: payload.params,
+            expected: payload.expected,
+            label,
+            details: payload.details.unwrap_or_else(|| json!({})),
+        })
     }
 
     /// The arguments this action re-runs.
@@ -140,6 +137,34 @@ impl AstEditAction {
     /// [`ActionError::Cancelled`] when `cancel` fired before anything was written;
     /// [`ActionError::Other`] when a write failed.
     pub fn apply_blocking(&self, cancel: &CancelToken) -> Result<ToolResult, ActionError> {
+        self.apply_retiring_blocking(cancel, &Retirement::detached())
+    }
+
+    /// [`AstEditAction::apply_blocking`] for a claimed entry: the journal records the entry's
+    /// id, and the entry is retired once every file is replaced and before the journal is
+    /// deleted, so a crash at any point leaves a stack that agrees with the files.
+    ///
+    /// # Errors
+    /// As [`AstEditAction::apply_blocking`].
+    pub fn apply_retiring_blocking(
+        &self,
+        cancel: &CancelToken,
+        retirement: &Retirement,
+    ) -> Result<ToolResult, ActionError> {
+        self.apply_observed(cancel, retirement, &mut |_| {})
+    }
+
+    /// [`AstEditAction::apply_retiring_blocking`], calling `observer` after each durable step
+    /// of the commit (for progress reports, and for tests that crash at every step).
+    ///
+    /// # Errors
+    /// As [`AstEditAction::apply_blocking`].
+    pub fn apply_observed(
+        &self,
+        cancel: &CancelToken,
+        retirement: &Retirement,
+        observer: &mut dyn FnMut(CommitStep),
+    ) -> Result<ToolResult, ActionError> {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
@@ -171,7 +196,14 @@ impl AstEditAction {
         };
         // The origin lets start-up recovery retire this preview if a crash interrupts the
         // apply after its commit point.
-        match commit_from(&self.workspace, &writes, &self.expected.edits_digest) {
+        let origin = retirement.id().map(ToString::to_string);
+        let mut retire = || retirement.retire().is_ok();
+        let options = CommitOptions {
+            origin: origin.as_deref(),
+            retire: Some(&mut retire),
+            observer: Some(observer),
+        };
+        match commit_with(&self.workspace, &writes, options) {
             Ok(()) => {}
             Err(AstEditError::Drifted(path)) => {
                 return Ok(self.stale(&format!("{path} changed since the preview")));
@@ -199,9 +231,9 @@ impl AstEditAction {
         self.expected.files.iter().find_map(|file| {
             let same = self
                 .workspace
-                .absolute(&file.path)
+                .rel(&file.path)
                 .ok()
-                .and_then(|abs| std::fs::read(abs).ok())
+                .and_then(|rel| self.workspace.fs().read(&rel).ok())
                 .is_some_and(|bytes| fingerprint(&bytes) == file.fingerprint);
             (!same).then(|| file.path.clone())
         })
@@ -240,36 +272,82 @@ impl PendingAction for AstEditAction {
     }
 
     fn payload(&self) -> Option<Value> {
-        Some(json!({
-            "tool": AST_EDIT_TOOL_NAME,
-            "version": PAYLOAD_VERSION,
-            "root": self.workspace.root().to_string_lossy(),
-            "params": self.params,
-            "scope": { "paths": self.params.paths, "maxFiles": self.params.max_files },
-            "options": {
-                "lang": self.params.lang,
-                "selector": self.params.selector,
-                "strictness": self.params.strictness,
-                "limit": self.params.limit,
-            },
-            "expected": self.expected,
-            "details": self.details,
-        }))
+        let payload = AstEditPayload {
+            tool: AST_EDIT_TOOL_NAME.to_owned(),
+            version: PAYLOAD_VERSION,
+            root: self.workspace.root().to_string_lossy().into_owned(),
+            params: self.params.clone(),
+            expected: self.expected.clone(),
+            details: Some(self.details.clone()),
+        };
+        serde_json::to_value(payload).ok()
     }
 
     async fn apply(
         &self,
+        reason: &str,
+        extra: Option<&JsonObject>,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        self.apply_retiring(reason, extra, cancel, &Retirement::detached()).await
+    }
+
+    async fn apply_retiring(
+        &self,
         _reason: &str,
         _extra: Option<&JsonObject>,
         cancel: &CancelToken,
+        retirement: &Retirement,
     ) -> Result<ToolResult, ActionError> {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
         let this = self.clone();
         let cancel = cancel.clone();
-        tokio::task::spawn_blocking(move || this.apply_blocking(&cancel))
+        let retirement = retirement.clone();
+        tokio::task::spawn_blocking(move || this.apply_retiring_blocking(&cancel, &retirement))
             .await
             .map_err(|err| ActionError::other(format!("ast_edit apply worker failed: {err}")))?
+    }
+}
+
+/// The replayable payload of an `ast_edit` preview, as the durable stack stores it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AstEditPayload {
+    /// Always [`AST_EDIT_TOOL_NAME`].
+    tool: String,
+    /// [`PAYLOAD_VERSION`].
+    version: u64,
+    /// The canonical workspace root it was staged in.
+    root: String,
+    /// The arguments the apply re-runs.
+    params: AstEditParams,
+    /// What the preview promised.
+    expected: Expected,
+    /// The preview's details, for listings.
+    #[serde(default)]
+    details: Option<Value>,
+}
+
+/// Keys earlier builds wrote (copies of `params`), ignored when read.
+const LEGACY_PAYLOAD_KEYS: [&str; 2] = ["scope", "options"];
+
+impl AstEditPayload {
+    fn parse(payload: &Value) -> Result<AstEditPayload, AstEditError> {
+        let bad = |msg: String| AstEditError::InvalidPayload(msg);
+        if payload.get("tool").and_then(Value::as_str) != Some(AST_EDIT_TOOL_NAME) {
+            return Err(bad("not an ast_edit payload".to_owned()));
+        }
+        if payload.get("version").and_then(Value::as_u64) != Some(PAYLOAD_VERSION) {
+            return Err(bad("unsupported payload version".to_owned()));
+        }
+        let mut payload = payload.clone();
+        if let Some(object) = payload.as_object_mut() {
+            for key in LEGACY_PAYLOAD_KEYS {
+                object.remove(key);
+            }
+        }
+        serde_json::from_value(payload).map_err(|err| bad(err.to_string()))
     }
 }

@@ -5,9 +5,10 @@
 //! the replacement and file caps cut at the same place on every run. Overlapping edits are an error
 //! here, at preview time, so that a preview that succeeds always applies.
 
-use std::{collections::HashSet, ops::ControlFlow, path::PathBuf};
+use std::{collections::HashSet, ops::ControlFlow};
 
 use staged_core::CancelToken;
+use staged_fs::RelPath;
 
 use crate::{
     AST_EDIT_TOOL_NAME, AstEditError, Edit, Lang, Workspace,
@@ -73,8 +74,8 @@ pub struct EditPreview {
 pub struct FileEdits {
     /// Display path (relative to the workspace root).
     pub path: String,
-    /// Absolute path.
-    pub abs: PathBuf,
+    /// Path relative to the workspace root.
+    pub rel: RelPath,
     /// SHA-256 of the bytes read.
     pub fingerprint: String,
     /// The edits, sorted by position.
@@ -110,7 +111,7 @@ impl EditPreview {
             .iter()
             .map(|f| {
                 Some(FileWrite {
-                    target: f.abs.clone(),
+                    target: f.rel.clone(),
                     expected_fingerprint: f.fingerprint.clone(),
                     contents: f.updated()?.to_owned(),
                 })
@@ -362,7 +363,7 @@ fn build_file(
         .collect();
     let mut file = FileEdits {
         path: candidate.display.clone(),
-        abs: candidate.abs.clone(),
+        rel: candidate.rel.clone(),
         fingerprint: fingerprint(original.as_bytes()),
         edits,
         diff: None,

@@ -135,6 +135,14 @@ pub enum AstEditError {
     /// A journal could not be written or replayed.
     #[error("Journal error: {0}")]
     Journal(String),
+    /// The state folder (`.staged`) or its journal folder is unusable or untrustworthy.
+    #[error("Refusing the state folder {path}: {message}")]
+    StateDir {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// The workspace root is unusable.
     #[error("Invalid workspace root {path}: {message}")]
     InvalidWorkspace {

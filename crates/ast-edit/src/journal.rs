@@ -1,41 +1,59 @@
-//! All-or-nothing writes of several files, with a journal in `<root>/.staged/journal/` so that
-//! [`recover`] can finish or roll back a commit that a crash (or kill -9) interrupted.
+//! All-or-nothing writes, with a journal in `<root>/.staged/journal/` so that [`recover`] can
+//! finish or roll back a commit that a crash (or kill -9) interrupted.
 //!
-//! The protocol:
-//! 1. check every target still has the fingerprint the preview read;
-//! 2. write the journal in state `preparing`, listing every target and its temp file;
-//! 3. write and fsync every temp file (beside its target, with its permissions);
+//! The protocol, for one file or many:
+//! 1. take the commit lock (shared) and check every target still has the fingerprint the
+//!    preview read;
+//! 2. write the journal in state `preparing`, listing every target relative to the root;
+//! 3. write and fsync every temp file, beside its target and with its permissions;
 //! 4. switch the journal to `committed` (an atomic rename): the commit point;
 //! 5. rename each temp over its target;
-//! 6. delete the journal.
+//! 6. retire the pending preview (the caller's hook), so that it leaves the stack before the
+//!    journal that proves it was written;
+//! 7. delete the journal.
 //!
 //! Before the commit point no target has been touched, so recovery deletes the temps (roll
 //! back). After it every new content is durable in a temp file or already in place, so
-//! recovery renames the remaining temps (roll forward). Either way every file ends wholly old
-//! or wholly new, and all files agree.
+//! recovery renames the remaining temps and retires the preview (roll forward). Either way
+//! every file ends wholly old or wholly new, all files agree, and the stack agrees with them.
+//!
+//! **Liveness.** Every commit holds a shared OS lock on `journal/commit.lock` from before its
+//! fingerprint check until its journal is gone; recovery runs only under the exclusive lock,
+//! so it never acts while any commit in any process is live. The lock file is never deleted,
+//! so no process can ever hold a lock on a file that no longer guards anything. The OS drops a
+//! dead process's lock, however it died.
+//!
+//! **Distrust.** A journal is input like any other file in the workspace. Recovery re-confines
+//! every target (a relative path, opened one directory at a time without following a
+//! symlink), derives each temp file's name itself from the journal id, and touches only those
+//! temps and targets. A journal that names anything else is refused with a message, and
+//! nothing is changed.
 
-use std::path::{Path, PathBuf};
+use std::{
+    collections::HashSet,
+    ffi::{OsStr, OsString},
+    fs::File,
+    io::{self, Read},
+    os::unix::{ffi::OsStrExt, fs::PermissionsExt},
+};
 
 use serde::{Deserialize, Serialize};
+use staged_fs::{DirHandle, NewFileMode, RelPath};
 
-use crate::{
-    AstEditError, Workspace,
-    atomic::{replace, sync_dir, temp_path, unique_id, write_atomic, write_temp},
-    fingerprint::fingerprint,
-};
+use crate::{AstEditError, Workspace, fingerprint::fingerprint};
 
 /// One file to replace.
 #[derive(Debug, Clone)]
 pub struct FileWrite {
-    /// Absolute path of the target, inside the workspace.
-    pub target: PathBuf,
+    /// The target, relative to the workspace root.
+    pub target: RelPath,
     /// The fingerprint the target must still have (what the preview read).
     pub expected_fingerprint: String,
     /// The new contents.
     pub contents: String,
 }
 
-/// A point in [`commit_observed`]'s protocol, reported after it is durable.
+/// A point in the commit protocol, reported after it is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommitStep {
     /// The journal exists in state `preparing`.
@@ -46,6 +64,8 @@ pub enum CommitStep {
     Committed,
     /// The n-th target has been replaced.
     Replaced(usize),
+    /// The retire hook ran and succeeded.
+    Retired,
     /// The journal is gone.
     Finished,
 }
@@ -57,14 +77,35 @@ pub struct RecoveryReport {
     pub rolled_forward: usize,
     /// Commits rolled back (their temps deleted, targets untouched).
     pub rolled_back: usize,
-    /// The origins (see [`commit_from`]) of the commits that were finished, so the caller can
-    /// retire the pending previews they belong to.
+    /// The origins (see [`CommitOptions::origin`]) of the commits that were finished.
     pub finished_origins: Vec<String>,
-    /// Journals left alone because a live process is still committing them.
+    /// Journals left alone because a live process is committing.
     pub in_progress: usize,
+    /// Journals refused because they name something recovery must not touch, one message
+    /// each. They are left in place and nothing they name was changed.
+    pub refused: Vec<String>,
 }
 
-#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+impl RecoveryReport {
+    /// Whether recovery changed or found anything worth reporting.
+    pub fn is_empty(&self) -> bool {
+        *self == RecoveryReport::default()
+    }
+}
+
+/// The journal format this build writes and reads.
+const JOURNAL_VERSION: u32 = 2;
+
+/// The lock every commit holds shared and recovery holds exclusive. Never deleted.
+const LOCK_FILE_NAME: &str = "commit.lock";
+
+/// A journal bigger than this is not one staged wrote (about 600k files' worth).
+const MAX_JOURNAL_BYTES: u64 = 64 << 20;
+
+/// File names longer than this get a temp file name without them, to stay under NAME_MAX.
+const MAX_NAME_IN_TEMP: usize = 128;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 enum JournalState {
     Preparing,
@@ -72,31 +113,54 @@ enum JournalState {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct JournalEntry {
-    target: PathBuf,
-    temp: PathBuf,
+    /// The target, relative to the root, `/`-separated.
+    target: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Journal {
+    version: u32,
     state: JournalState,
     entries: Vec<JournalEntry>,
-    /// Who committed: for `ast_edit`, the preview's edits digest.
+    /// Who committed: for `ast_edit`, the pending id of the preview.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     origin: Option<String>,
+}
+
+/// How a commit runs, beyond its writes.
+#[derive(Default)]
+pub struct CommitOptions<'a> {
+    /// Recorded in the journal; [`recover`] hands it to its retire hook when it finishes the
+    /// commit. `ast_edit` records the preview's pending id.
+    pub origin: Option<&'a str>,
+    /// Called once every target is replaced and before the journal is deleted. It returns
+    /// whether the preview left the stack; if not, the journal stays, and a later recovery
+    /// retires it.
+    pub retire: Option<&'a mut dyn FnMut() -> bool>,
+    /// Called after each durable step (tests use it to crash at every step).
+    pub observer: Option<&'a mut dyn FnMut(CommitStep)>,
+}
+
+impl std::fmt::Debug for CommitOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommitOptions").field("origin", &self.origin).finish_non_exhaustive()
+    }
 }
 
 /// Writes every file or none.
 ///
 /// # Errors
 /// [`AstEditError::Drifted`] (nothing written) when a target changed since the preview;
-/// [`AstEditError::Write`]/[`AstEditError::Journal`] on I/O failure.
+/// [`AstEditError::Write`]/[`AstEditError::Journal`] on I/O failure, or when a target is not a
+/// regular file reached without symlinks.
 pub fn commit(workspace: &Workspace, writes: &[FileWrite]) -> Result<(), AstEditError> {
-    commit_observed(workspace, writes, &mut |_| {})
+    commit_with(workspace, writes, CommitOptions::default())
 }
 
-/// [`commit`], calling `observer` after each durable step (tests use it to crash at every
-/// step).
+/// [`commit`], calling `observer` after each durable step.
 ///
 /// # Errors
 /// As [`commit`].
@@ -105,82 +169,144 @@ pub fn commit_observed(
     writes: &[FileWrite],
     observer: &mut dyn FnMut(CommitStep),
 ) -> Result<(), AstEditError> {
-    commit_inner(workspace, writes, None, observer)
+    commit_with(workspace, writes, CommitOptions { observer: Some(observer), ..Default::default() })
 }
 
-/// [`commit`], recording `origin` in the journal; [`recover`] reports the origins of the
-/// commits it finished.
+/// [`commit`] with an origin, a retire hook and an observer.
 ///
 /// # Errors
 /// As [`commit`].
-pub fn commit_from(
+pub fn commit_with(
     workspace: &Workspace,
     writes: &[FileWrite],
-    origin: &str,
+    mut options: CommitOptions<'_>,
 ) -> Result<(), AstEditError> {
-    commit_inner(workspace, writes, Some(origin), &mut |_| {})
+    let mut observe = |step| {
+        if let Some(observer) = options.observer.as_mut() {
+            observer(step);
+        }
+    };
+    let journal_dir = journal_dir(workspace)?;
+    let _lock = CommitLock::shared(&journal_dir, workspace)?;
+    let targets = open_targets(workspace, writes)?;
+
+    let id = unique_id();
+    let journal = Journal {
+        version: JOURNAL_VERSION,
+        state: JournalState::Preparing,
+        entries: targets.iter().map(|t| JournalEntry { target: t.display.clone() }).collect(),
+        origin: options.origin.map(str::to_owned),
+    };
+    let name = journal_name(&id);
+    store_journal(&journal_dir, &name, &journal).map_err(|err| journal_err(workspace, &err))?;
+    observe(CommitStep::Prepared);
+    for (i, (target, write)) in targets.iter().zip(writes).enumerate() {
+        let temp = temp_name(&target.name, &id, i);
+        let mode = NewFileMode::Mode(target.mode);
+        if let Err(err) = target.dir.create_new(&temp, write.contents.as_bytes(), &mode) {
+            roll_back(&targets[..i], &id, &journal_dir, &name);
+            return Err(write_err(workspace, &target.rel, &err));
+        }
+        observe(CommitStep::TempWritten(i));
+    }
+    if let Err(err) = sync_dirs(&targets) {
+        roll_back(&targets, &id, &journal_dir, &name);
+        return Err(journal_err(workspace, &err));
+    }
+    let journal = Journal { state: JournalState::Committed, ..journal };
+    if let Err(err) = store_journal(&journal_dir, &name, &journal) {
+        // The journal still says `preparing` (the switch is one rename): roll back.
+        roll_back(&targets, &id, &journal_dir, &name);
+        return Err(journal_err(workspace, &err));
+    }
+    observe(CommitStep::Committed);
+    for (i, target) in targets.iter().enumerate() {
+        target
+            .dir
+            .rename(temp_name(&target.name, &id, i), &target.name)
+            .map_err(|err| write_err(workspace, &target.rel, &err))?;
+        observe(CommitStep::Replaced(i));
+    }
+    sync_dirs(&targets).map_err(|err| journal_err(workspace, &err))?;
+    if let Some(retire) = options.retire.as_mut() {
+        if !retire() {
+            // The preview may still be listed: keep the journal so that recovery retires it.
+            return Ok(());
+        }
+        observe(CommitStep::Retired);
+    }
+    remove_journal(&journal_dir, &name).map_err(|err| journal_err(workspace, &err))?;
+    observe(CommitStep::Finished);
+    Ok(())
 }
 
-fn commit_inner(
+/// A target, opened for the commit.
+struct OpenTarget {
+    rel: RelPath,
+    display: String,
+    dir: DirHandle,
+    name: OsString,
+    mode: u32,
+}
+
+/// Opens every target's directory without following symlinks and checks that the target is
+/// still the regular file the preview read.
+fn open_targets(
     workspace: &Workspace,
     writes: &[FileWrite],
-    origin: Option<&str>,
-    observer: &mut dyn FnMut(CommitStep),
-) -> Result<(), AstEditError> {
+) -> Result<Vec<OpenTarget>, AstEditError> {
+    let mut seen = HashSet::new();
+    let mut res = Vec::with_capacity(writes.len());
     for write in writes {
-        workspace.confine(&write.target, &write.target.to_string_lossy())?;
-        let current = std::fs::read(&write.target).map_err(|err| AstEditError::Read {
-            path: write.target.clone(),
+        let rel = &write.target;
+        let Some(display) = rel.to_str().map(str::to_owned) else {
+            return Err(write_err(
+                workspace,
+                rel,
+                &io::Error::new(io::ErrorKind::InvalidInput, "the file name is not UTF-8"),
+            ));
+        };
+        if !seen.insert(rel.clone()) {
+            return Err(AstEditError::Journal(format!("{display} is written twice")));
+        }
+        let (dir, name) =
+            workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, &err))?;
+        let (current, mode) = read_with_mode(&dir, &name).map_err(|err| AstEditError::Read {
+            path: workspace.root().join(rel.as_path()),
             message: err.to_string(),
         })?;
         if fingerprint(&current) != write.expected_fingerprint {
-            return Err(AstEditError::Drifted(workspace.display_path(&write.target)));
+            return Err(AstEditError::Drifted(rel.display()));
+        }
+        res.push(OpenTarget { rel: rel.clone(), display, dir, name, mode });
+    }
+    Ok(res)
+}
+
+fn read_with_mode(dir: &DirHandle, name: &OsStr) -> io::Result<(Vec<u8>, u32)> {
+    let mut file: File = dir.open_file(name)?;
+    let mode = file.metadata()?.permissions().mode();
+    let mut buf = Vec::new();
+    file.read_to_end(&mut buf)?;
+    Ok((buf, mode))
+}
+
+/// Deletes the temps of the first `targets` and the journal; best effort, since nothing was
+/// replaced yet and a leftover is cleaned by recovery.
+fn roll_back(targets: &[OpenTarget], id: &str, journal_dir: &DirHandle, journal: &OsStr) {
+    for (i, target) in targets.iter().enumerate() {
+        let _ = target.dir.remove_file(temp_name(&target.name, id, i));
+    }
+    let _ = remove_journal(journal_dir, journal);
+}
+
+fn sync_dirs(targets: &[OpenTarget]) -> io::Result<()> {
+    let mut synced = HashSet::new();
+    for target in targets {
+        if synced.insert(target.rel.parent()) {
+            target.dir.sync()?;
         }
     }
-    if let [single] = writes {
-        write_atomic(&single.target, single.contents.as_bytes())?;
-        observer(CommitStep::Finished);
-        return Ok(());
-    }
-    let id = unique_id();
-    let journal_dir = workspace.journal_dir();
-    std::fs::create_dir_all(&journal_dir).map_err(journal_err)?;
-    // Held until this commit is finished or rolled back: `recover` in another process leaves
-    // a journal alone while its lock is held, and takes over once its owner is gone.
-    let _lock = CommitLock::acquire(&journal_dir, &id)?;
-    let journal_path = journal_dir.join(format!("{id}.json"));
-    let mut journal = Journal {
-        origin: origin.map(str::to_owned),
-        state: JournalState::Preparing,
-        entries: writes
-            .iter()
-            .enumerate()
-            .map(|(i, w)| JournalEntry {
-                target: w.target.clone(),
-                temp: temp_path(&w.target, &format!("{id}-{i}")),
-            })
-            .collect(),
-    };
-    store_journal(&journal_path, &journal)?;
-    observer(CommitStep::Prepared);
-    for (i, (write, entry)) in writes.iter().zip(&journal.entries).enumerate() {
-        if let Err(err) = write_temp(&write.target, &entry.temp, write.contents.as_bytes()) {
-            roll_back(&journal_path, &journal);
-            return Err(err);
-        }
-        observer(CommitStep::TempWritten(i));
-    }
-    for dir in unique_dirs(&journal) {
-        if let Err(err) = sync_dir(&dir) {
-            roll_back(&journal_path, &journal);
-            return Err(err);
-        }
-    }
-    journal.state = JournalState::Committed;
-    store_journal(&journal_path, &journal)?;
-    observer(CommitStep::Committed);
-    roll_forward(&journal_path, &journal, observer)?;
-    observer(CommitStep::Finished);
     Ok(())
 }
 
@@ -188,152 +314,285 @@ fn commit_inner(
 /// on start, before anything else touches the workspace.
 ///
 /// # Errors
-/// [`AstEditError::Journal`] when a journal cannot be read or replayed; it is then left in
-/// place for a later attempt.
+/// As [`recover_with`].
 pub fn recover(workspace: &Workspace) -> Result<RecoveryReport, AstEditError> {
+    recover_with(workspace, &mut |_| true)
+}
+
+/// [`recover`], calling `retire(origin)` for each finished commit before its journal is
+/// deleted. `retire` returns whether the preview left the stack; if not, the journal stays
+/// for a later recovery.
+///
+/// # Errors
+/// [`AstEditError::StateDir`] when `.staged` or its journal folder is a symlink or not a
+/// directory; [`AstEditError::Journal`] when replaying a valid journal fails (it is then left in
+/// place for a later attempt).
+pub fn recover_with(
+    workspace: &Workspace,
+    retire: &mut dyn FnMut(&str) -> bool,
+) -> Result<RecoveryReport, AstEditError> {
     let mut report = RecoveryReport::default();
-    let dir = workspace.journal_dir();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(report);
-    };
-    // A commit leaves up to three files: `<id>.lock`, `<id>.json` and, while the journal is
-    // being rewritten, `<id>.json.tmp`. Each commit is handled under its lock.
-    let mut ids: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            [".json.tmp", ".json", ".lock"]
-                .iter()
-                .find_map(|suffix| name.strip_suffix(suffix).map(str::to_owned))
-        })
+    let Some(dir) = workspace.journal(false)? else { return Ok(report) };
+    let names = dir.names().map_err(|err| journal_err(workspace, &err))?;
+    let mut ids: Vec<String> = names
+        .iter()
+        .filter_map(|name| name.to_str())
+        .filter_map(|name| name.strip_suffix(".json.tmp").or_else(|| name.strip_suffix(".json")))
+        .filter(|id| is_journal_id(id))
+        .map(str::to_owned)
         .collect();
     ids.sort();
     ids.dedup();
+    if ids.is_empty() {
+        return Ok(report);
+    }
+    let Some(_lock) = CommitLock::try_exclusive(&dir, workspace)? else {
+        // A commit is live somewhere; its journal (and any other) waits for a quiet moment.
+        report.in_progress = ids.len();
+        return Ok(report);
+    };
     for id in ids {
-        let path = dir.join(format!("{id}.json"));
-        let Some(_lock) = CommitLock::try_acquire(&dir, &id)? else {
-            // Its owner is alive and still committing.
-            report.in_progress += 1;
-            continue;
+        let _ = dir.remove_file(format!("{id}.json.tmp"));
+        let name = journal_name(&id);
+        let journal = match read_journal(&dir, &name) {
+            Ok(Some(journal)) => journal,
+            Ok(None) => continue,
+            Err(why) => {
+                report.refused.push(refusal(workspace, &id, &why));
+                continue;
+            }
         };
-        // A journal rewrite that never reached its rename: the previous state file (if any)
-        // is the truth.
-        let _ = std::fs::remove_file(dir.join(format!("{id}.json.tmp")));
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            // Its owner finished between the listing and the lock.
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(err) => return Err(journal_err(err)),
+        let entries = match validate(workspace, &journal, &id) {
+            Ok(entries) => entries,
+            Err(why) => {
+                report.refused.push(refusal(workspace, &id, &why));
+                continue;
+            }
         };
-        let journal: Journal = serde_json::from_str(&text).map_err(journal_err)?;
-        for entry in &journal.entries {
-            workspace.confine(&entry.target, &entry.target.to_string_lossy())?;
-            workspace.confine(&entry.temp, &entry.temp.to_string_lossy())?;
-        }
         match journal.state {
             JournalState::Preparing => {
-                roll_back(&path, &journal);
+                for entry in &entries {
+                    if entry.temp_exists {
+                        entry
+                            .dir
+                            .remove_file(&entry.temp)
+                            .map_err(|err| journal_err(workspace, &err))?;
+                    }
+                }
+                remove_journal(&dir, &name).map_err(|err| journal_err(workspace, &err))?;
                 report.rolled_back += 1;
             }
             JournalState::Committed => {
-                roll_forward(&path, &journal, &mut |_| {})?;
+                for entry in &entries {
+                    if entry.temp_exists {
+                        entry
+                            .dir
+                            .rename(&entry.temp, &entry.name)
+                            .map_err(|err| write_err(workspace, &entry.rel, &err))?;
+                    }
+                }
+                for entry in &entries {
+                    entry.dir.sync().map_err(|err| journal_err(workspace, &err))?;
+                }
                 report.rolled_forward += 1;
+                let retired = journal.origin.as_deref().is_none_or(&mut *retire);
                 report.finished_origins.extend(journal.origin.clone());
+                if retired {
+                    remove_journal(&dir, &name).map_err(|err| journal_err(workspace, &err))?;
+                }
             }
         }
     }
     Ok(report)
 }
 
-fn roll_forward(
-    journal_path: &Path,
+/// A journal entry recovery may act on.
+struct CheckedEntry {
+    rel: RelPath,
+    dir: DirHandle,
+    name: OsString,
+    temp: OsString,
+    temp_exists: bool,
+}
+
+/// Checks everything a journal names before anything is touched.
+fn validate(
+    workspace: &Workspace,
     journal: &Journal,
-    observer: &mut dyn FnMut(CommitStep),
-) -> Result<(), AstEditError> {
+    id: &str,
+) -> Result<Vec<CheckedEntry>, String> {
+    if journal.version != JOURNAL_VERSION {
+        return Err(format!(
+            "journal format {} is not the one this staged reads ({JOURNAL_VERSION})",
+            journal.version
+        ));
+    }
+    let mut seen = HashSet::new();
+    let mut res = Vec::with_capacity(journal.entries.len());
     for (i, entry) in journal.entries.iter().enumerate() {
-        if entry.temp.exists() {
-            replace(&entry.temp, &entry.target)?;
+        let rel = RelPath::new(&entry.target).map_err(|err| err.to_string())?;
+        if !seen.insert(rel.clone()) {
+            return Err(format!("`{}` is listed twice", entry.target));
         }
-        observer(CommitStep::Replaced(i));
+        let (dir, name) = workspace.fs().parent(&rel).map_err(|err| {
+            format!(
+                "the folder of `{}` cannot be opened without following a symlink: {err}",
+                entry.target
+            )
+        })?;
+        if let Some(meta) = dir.entry_metadata(&name).map_err(|err| err.to_string())?
+            && !meta.is_file()
+        {
+            return Err(format!("`{}` is not a regular file", entry.target));
+        }
+        let temp = temp_name(&name, id, i);
+        let temp_exists = match dir.entry_metadata(&temp).map_err(|err| err.to_string())? {
+            Some(meta) if meta.is_file() => true,
+            Some(_) => {
+                return Err(format!("the temp file of `{}` is not a regular file", entry.target));
+            }
+            None => false,
+        };
+        res.push(CheckedEntry { rel, dir, name, temp, temp_exists });
     }
-    for dir in unique_dirs(journal) {
-        sync_dir(&dir)?;
-    }
-    std::fs::remove_file(journal_path).map_err(journal_err)?;
-    if let Some(dir) = journal_path.parent() {
-        sync_dir(dir)?;
-    }
-    Ok(())
+    Ok(res)
 }
 
-fn roll_back(journal_path: &Path, journal: &Journal) {
-    for entry in &journal.entries {
-        let _ = std::fs::remove_file(&entry.temp);
+fn refusal(workspace: &Workspace, id: &str, why: &str) -> String {
+    format!(
+        "refused the journal {}: {why}. Nothing it names was changed; check those files, then delete the journal.",
+        workspace.journal_dir().join(journal_name(id)).display()
+    )
+}
+
+fn read_journal(dir: &DirHandle, name: &OsStr) -> Result<Option<Journal>, String> {
+    let bytes = match dir.read_limited(name, MAX_JOURNAL_BYTES) {
+        Ok(bytes) => bytes,
+        // Its owner finished between the listing and the lock.
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("it cannot be read: {err}")),
+    };
+    serde_json::from_slice(&bytes).map(Some).map_err(|err| format!("it is not a journal: {err}"))
+}
+
+fn store_journal(dir: &DirHandle, name: &OsStr, journal: &Journal) -> io::Result<()> {
+    let text = serde_json::to_vec_pretty(journal).map_err(io::Error::other)?;
+    let mut tmp = name.to_owned();
+    tmp.push(".tmp");
+    let _ = dir.remove_file(&tmp);
+    dir.create_new(&tmp, &text, &NewFileMode::Private)?;
+    dir.rename(&tmp, name)?;
+    dir.sync()
+}
+
+fn remove_journal(dir: &DirHandle, name: &OsStr) -> io::Result<()> {
+    dir.remove_file(name)?;
+    dir.sync()
+}
+
+fn journal_dir(workspace: &Workspace) -> Result<DirHandle, AstEditError> {
+    workspace.journal(true)?.ok_or_else(|| {
+        AstEditError::Journal(format!("{} could not be created", workspace.journal_dir().display()))
+    })
+}
+
+fn journal_name(id: &str) -> OsString {
+    OsString::from(format!("{id}.json"))
+}
+
+/// The temp file that replaces `name` in commit `id`: `.<name>.staged-<id>-<i>.tmp` beside
+/// it. Recovery derives it the same way, and touches no other file.
+fn temp_name(name: &OsStr, id: &str, i: usize) -> OsString {
+    let mut res = OsString::from(".");
+    if name.as_bytes().len() <= MAX_NAME_IN_TEMP {
+        res.push(name);
+        res.push(".");
     }
-    let _ = std::fs::remove_file(journal_path);
+    res.push(format!("staged-{id}-{i}.tmp"));
+    res
 }
 
-fn store_journal(path: &Path, journal: &Journal) -> Result<(), AstEditError> {
-    let text = serde_json::to_string_pretty(journal).map_err(journal_err)?;
-    let tmp = path.with_extension("json.tmp");
-    write_temp(path, &tmp, text.as_bytes())?;
-    replace(&tmp, path)?;
-    match path.parent() {
-        Some(dir) => sync_dir(dir),
-        None => Ok(()),
-    }
+/// A commit id: `<pid>-<nanos>-<counter>`.
+fn unique_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}-{nanos}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
-fn unique_dirs(journal: &Journal) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> =
-        journal.entries.iter().filter_map(|e| e.target.parent().map(Path::to_path_buf)).collect();
-    dirs.sort();
-    dirs.dedup();
-    dirs
+fn is_journal_id(id: &str) -> bool {
+    let parts: Vec<&str> = id.split('-').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 40 && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// An exclusive OS lock on `<journal>/<id>.lock`, released (and the file removed) on drop. The
-/// OS releases it when its process dies, however it dies.
+/// The commit lock: shared for a commit, exclusive for recovery. Released when dropped or
+/// when its process dies; the file itself is never deleted.
 struct CommitLock {
-    file: std::fs::File,
-    path: PathBuf,
+    file: File,
 }
 
 impl CommitLock {
-    fn open(dir: &Path, id: &str) -> Result<(std::fs::File, PathBuf), AstEditError> {
-        let path = dir.join(format!("{id}.lock"));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(journal_err)?;
-        Ok((file, path))
+    fn open(dir: &DirHandle, workspace: &Workspace) -> Result<File, AstEditError> {
+        dir.open_lock_file(LOCK_FILE_NAME).map_err(|err| journal_err(workspace, &err))
     }
 
-    fn acquire(dir: &Path, id: &str) -> Result<CommitLock, AstEditError> {
-        let (file, path) = Self::open(dir, id)?;
-        file.lock().map_err(journal_err)?;
-        Ok(CommitLock { file, path })
+    fn shared(dir: &DirHandle, workspace: &Workspace) -> Result<CommitLock, AstEditError> {
+        let file = Self::open(dir, workspace)?;
+        file.lock_shared().map_err(|err| journal_err(workspace, &err))?;
+        Ok(CommitLock { file })
     }
 
-    fn try_acquire(dir: &Path, id: &str) -> Result<Option<CommitLock>, AstEditError> {
-        let (file, path) = Self::open(dir, id)?;
+    fn try_exclusive(
+        dir: &DirHandle,
+        workspace: &Workspace,
+    ) -> Result<Option<CommitLock>, AstEditError> {
+        let file = Self::open(dir, workspace)?;
         match file.try_lock() {
-            Ok(()) => Ok(Some(CommitLock { file, path })),
+            Ok(()) => Ok(Some(CommitLock { file })),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(err)) => Err(journal_err(err)),
+            Err(std::fs::TryLockError::Error(err)) => Err(journal_err(workspace, &err)),
         }
     }
 }
 
 impl Drop for CommitLock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
         let _ = self.file.unlock();
     }
 }
 
-fn journal_err(err: impl std::fmt::Display) -> AstEditError {
-    AstEditError::Journal(err.to_string())
+fn journal_err(workspace: &Workspace, err: &io::Error) -> AstEditError {
+    AstEditError::Journal(format!("{}: {err}", workspace.journal_dir().display()))
+}
+
+fn write_err(workspace: &Workspace, rel: &RelPath, err: &io::Error) -> AstEditError {
+    AstEditError::Write { path: workspace.root().join(rel.as_path()), message: err.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_are_derived_and_bounded() {
+        assert_eq!(
+            temp_name(OsStr::new("a.ts"), "1-2-3", 4),
+            OsStr::new(".a.ts.staged-1-2-3-4.tmp")
+        );
+        let long = "x".repeat(200);
+        assert_eq!(temp_name(OsStr::new(&long), "1-2-3", 0), OsStr::new(".staged-1-2-3-0.tmp"));
+    }
+
+    #[test]
+    fn journal_ids_are_three_numbers() {
+        assert!(is_journal_id("12-1700000000000000000-0"));
+        for bad in ["", "1-2", "1-2-3-4", "a-b-c", "../1-2-3", "1-2-", "1--3"] {
+            assert!(!is_journal_id(bad), "{bad}");
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! multi-file write is finished or rolled back by [`recover`], which a host calls on start.
 //! [`AstGrepTool`] (`ast_grep`) is the read-only search. Both share the walker
 //! ([`collect_candidates`]), the languages ([`Lang`], see `LANGUAGES.md`), the prefilter and the
-//! confinement rules ([`Workspace`]).
+//! confinement rules ([`Workspace`], on `staged-fs` directory handles).
 //!
 //! The engine itself ([`compute_preview_with`]) is pure: it reads files and returns an
 //! [`EditPreview`]; only [`commit`] writes.
@@ -14,7 +14,6 @@
 #![deny(missing_docs)]
 
 mod action;
-mod atomic;
 mod compile;
 mod diff;
 mod edit_tool;
@@ -36,7 +35,6 @@ mod workspace;
 
 pub use crate::{
     action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile},
-    atomic::write_atomic,
     diff::unified_diff,
     edit_tool::AstEditTool,
     edits::{Edit, LineIndex, RawEdit, apply_edits, normalize},
@@ -47,7 +45,8 @@ pub use crate::{
     fingerprint::{fingerprint, tag},
     grep_tool::{AST_GREP_TOOL_NAME, AstGrepTool, search_details, search_text},
     journal::{
-        CommitStep, FileWrite, RecoveryReport, commit, commit_from, commit_observed, recover,
+        CommitOptions, CommitStep, FileWrite, RecoveryReport, commit, commit_observed, commit_with,
+        recover, recover_with,
     },
     lang::{Inferred, Lang, supported_aliases},
     params::{AstEditParams, AstGrepParams, DEFAULT_MAX_FILES, Op, Strictness, ValidatedEdit},

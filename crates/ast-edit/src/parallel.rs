@@ -180,16 +180,18 @@ impl<T, B, F: FnMut(T) -> ControlFlow<B>> FoldState<T, B, F> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
+    #![allow(clippy::unwrap_used)]
 
     use super::*;
 
     fn candidates(sizes: &[u64]) -> Vec<Candidate> {
+        let root = staged_fs::Root::open(&std::env::temp_dir()).unwrap();
         sizes
             .iter()
             .enumerate()
             .map(|(i, &size)| Candidate {
-                abs: PathBuf::from(format!("/w/f{i}")),
+                root: root.clone(),
+                rel: staged_fs::RelPath::new(format!("f{i}")).unwrap(),
                 display: format!("f{i}"),
                 explicit: false,
                 size,

@@ -14,14 +14,17 @@ use std::{
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
+use staged_fs::{RelPath, Root};
 
 use crate::{AstEditError, Lang, Workspace, lang::Inferred, workspace::STATE_DIR_NAME};
 
-/// A file to search, by absolute path and display path.
+/// A file to search, by its path relative to the root and its display path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
-    /// Canonical absolute path.
-    pub abs: PathBuf,
+    /// The root it is read through.
+    pub root: Root,
+    /// Path relative to the root.
+    pub rel: RelPath,
     /// Path relative to the workspace root, `/`-separated.
     pub display: String,
     /// Whether the file was named directly (not found by a walk).
@@ -55,7 +58,7 @@ pub fn collect_candidates(
         check_not_url(entry)?;
         if has_glob_meta(entry) {
             let (base, glob) = split_glob(entry);
-            let base_abs = workspace
+            let base_rel = workspace
                 .resolve_existing(if base.is_empty() { "." } else { &base })
                 .map_err(|err| match err {
                     AstEditError::OutsideWorkspace { root, .. } => {
@@ -64,9 +67,10 @@ pub fn collect_candidates(
                     AstEditError::PathNotFound(_) => AstEditError::PathNotFound(entry.to_owned()),
                     other => other,
                 })?;
-            if !base_abs.is_dir() {
+            if !is_dir(workspace, base_rel.as_ref()) {
                 return Err(AstEditError::PathNotFound(entry.to_owned()));
             }
+            let base_abs = absolute(workspace, base_rel.as_ref());
             let matcher = GlobBuilder::new(&glob)
                 .literal_separator(true)
                 .build()
@@ -75,15 +79,21 @@ pub fn collect_candidates(
             let allow_node_modules = entry.contains("node_modules");
             walk(workspace, &base_abs, Some(&matcher), allow_node_modules, &mut res);
         } else {
-            let abs = workspace.resolve_existing(entry)?;
-            let meta = std::fs::metadata(&abs)
+            let Some(rel) = workspace.resolve_existing(entry)? else {
+                walk(workspace, workspace.root(), None, false, &mut res);
+                continue;
+            };
+            let meta = workspace
+                .fs()
+                .symlink_metadata(&rel)
                 .map_err(|_| AstEditError::PathNotFound(entry.to_owned()))?;
             if meta.is_dir() {
-                walk(workspace, &abs, None, false, &mut res);
+                walk(workspace, &absolute(workspace, Some(&rel)), None, false, &mut res);
             } else if meta.is_file() {
                 res.push(Candidate {
-                    display: workspace.display_path(&abs),
-                    abs,
+                    root: workspace.fs().clone(),
+                    display: rel.display(),
+                    rel,
                     explicit: true,
                     size: meta.len(),
                 });
@@ -93,8 +103,22 @@ pub fn collect_candidates(
         }
     }
     res.sort_by(|a, b| a.display.cmp(&b.display).then(b.explicit.cmp(&a.explicit)));
-    res.dedup_by(|later, earlier| later.abs == earlier.abs);
+    res.dedup_by(|later, earlier| later.rel == earlier.rel);
     Ok(res)
+}
+
+fn is_dir(workspace: &Workspace, rel: Option<&RelPath>) -> bool {
+    match rel {
+        None => true,
+        Some(rel) => workspace.fs().symlink_metadata(rel).is_ok_and(|m| m.is_dir()),
+    }
+}
+
+fn absolute(workspace: &Workspace, rel: Option<&RelPath>) -> PathBuf {
+    match rel {
+        None => workspace.root().to_path_buf(),
+        Some(rel) => workspace.root().join(rel.as_path()),
+    }
 }
 
 fn check_not_url(entry: &str) -> Result<(), AstEditError> {
@@ -182,9 +206,13 @@ fn walk(
                     return WalkState::Continue;
                 }
             }
+            let Some(rel) = workspace.walked(path) else {
+                return WalkState::Continue;
+            };
             let candidate = Candidate {
-                display: workspace.display_path(path),
-                abs: path.to_path_buf(),
+                root: workspace.fs().clone(),
+                display: rel.display(),
+                rel,
                 explicit: false,
                 size: entry.metadata().map_or(0, |m| m.len()),
             };
@@ -211,14 +239,14 @@ pub(crate) fn assign_languages(
     if let Some(lang) = lang {
         return Ok(candidates
             .into_iter()
-            .filter(|c| c.explicit || Lang::infer(&c.abs) == Inferred::Lang(lang))
+            .filter(|c| c.explicit || Lang::infer(c.rel.as_path()) == Inferred::Lang(lang))
             .map(|c| (c, lang))
             .collect());
     }
     let mut res = Vec::with_capacity(candidates.len());
     let mut problems = Vec::new();
     for candidate in candidates {
-        match Lang::infer(&candidate.abs) {
+        match Lang::infer(candidate.rel.as_path()) {
             Inferred::Lang(lang) => res.push((candidate, lang)),
             Inferred::NotCompiled(name) if candidate.explicit => problems.push(format!(
                 "- {}: Unsupported language '{name}'. Supported: {}",

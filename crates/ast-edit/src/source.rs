@@ -18,8 +18,10 @@ pub(crate) type Parsed = AstGrep<StrDoc<Lang>>;
 
 /// Reads a candidate as UTF-8 text; the error is the parse issue to report.
 pub(crate) fn read_text(candidate: &Candidate) -> Result<String, String> {
-    let bytes =
-        std::fs::read(&candidate.abs).map_err(|err| format!("{}: {err}", candidate.display))?;
+    let bytes = candidate
+        .root
+        .read(&candidate.rel)
+        .map_err(|err| format!("{}: {err}", candidate.display))?;
     let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_LEN)];
     if memchr::memchr(0, sniff).is_some() {
         return Err(format!("{}: binary file skipped", candidate.display));

@@ -1,56 +1,113 @@
 //! `Workspace`: the root every path is confined to, and the state folder beside the files.
 //!
-//! Nothing is read or written outside the root: a path is normalised lexically first (so
-//! `..` cannot climb out), then canonicalised (so a symlink cannot point out), and both results
-//! must lie under the canonical root.
+//! The root is held as an open directory handle ([`staged_fs::Root`]); every file is read and
+//! written relative to it, so nothing outside the root is read or written, whatever `..`,
+//! symlinks or a directory swapped for a symlink mid-apply would point at (see `staged-fs`).
+//! Paths given by a user or a model are first mapped onto the root (lexically, then through
+//! their canonical form) only to turn them into [`RelPath`]s and to name them in messages.
 
-use std::path::{Component, Path, PathBuf};
+use std::{
+    io,
+    path::{Component, Path, PathBuf},
+};
+
+use staged_fs::{DirHandle, RelPath, Root};
 
 use crate::AstEditError;
 
 /// The name of the state folder under the workspace root.
 pub const STATE_DIR_NAME: &str = ".staged";
 
-/// A canonicalised workspace root.
+/// The journal folder's name inside the state folder.
+pub(crate) const JOURNAL_DIR_NAME: &str = "journal";
+
+/// A workspace root, open as a directory handle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {
-    root: PathBuf,
+    root: Root,
 }
 
 impl Workspace {
     /// A workspace rooted at `root`, which must be an existing directory.
     ///
     /// # Errors
-    /// [`AstEditError::InvalidWorkspace`] when the root cannot be canonicalised or is not a
-    /// directory.
+    /// [`AstEditError::InvalidWorkspace`] when the root cannot be opened as a directory.
     pub fn new(root: impl AsRef<Path>) -> Result<Workspace, AstEditError> {
         let given = root.as_ref();
-        let root = given.canonicalize().map_err(|err| AstEditError::InvalidWorkspace {
-            path: given.to_path_buf(),
-            message: err.to_string(),
+        let invalid =
+            |message: String| AstEditError::InvalidWorkspace { path: given.to_path_buf(), message };
+        let root = Root::open(given).map_err(|err| match err.raw_os_error() {
+            Some(libc::ENOTDIR) => invalid("not a directory".to_owned()),
+            _ => invalid(err.to_string()),
         })?;
-        if !root.is_dir() {
-            return Err(AstEditError::InvalidWorkspace {
-                path: given.to_path_buf(),
-                message: "not a directory".to_owned(),
-            });
-        }
         Ok(Workspace { root })
     }
 
-    /// The canonical root.
+    /// The canonical root path (for messages and the database; files are opened through
+    /// [`Workspace::fs`]).
     pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    /// The root's directory handle.
+    pub fn fs(&self) -> &Root {
         &self.root
     }
 
-    /// `<root>/.staged`.
+    /// `<root>/.staged`, as a path (for messages).
     pub fn state_dir(&self) -> PathBuf {
-        self.root.join(STATE_DIR_NAME)
+        self.root().join(STATE_DIR_NAME)
     }
 
-    /// `<root>/.staged/journal`, where multi-file applies keep their journals.
+    /// `<root>/.staged/journal`, as a path (for messages and tests).
     pub fn journal_dir(&self) -> PathBuf {
-        self.state_dir().join("journal")
+        self.state_dir().join(JOURNAL_DIR_NAME)
+    }
+
+    /// Opens the state folder, creating it when `create` is set. `Ok(None)` when it does not
+    /// exist and `create` is not set.
+    ///
+    /// # Errors
+    /// [`AstEditError::StateDir`] when `.staged` is a symlink or not a directory (it is never
+    /// followed), or cannot be created.
+    pub fn state(&self, create: bool) -> Result<Option<DirHandle>, AstEditError> {
+        let root = self.root.handle().map_err(|err| self.state_error(&self.state_dir(), &err))?;
+        let res =
+            if create { root.create_dir(STATE_DIR_NAME) } else { root.open_dir(STATE_DIR_NAME) };
+        match res {
+            Ok(dir) => Ok(Some(dir)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound && !create => Ok(None),
+            Err(err) => Err(self.state_error(&self.state_dir(), &err)),
+        }
+    }
+
+    /// Opens `.staged/journal`, creating both when `create` is set.
+    ///
+    /// # Errors
+    /// As [`Workspace::state`].
+    pub fn journal(&self, create: bool) -> Result<Option<DirHandle>, AstEditError> {
+        let Some(state) = self.state(create)? else { return Ok(None) };
+        let res = if create {
+            state.create_dir(JOURNAL_DIR_NAME)
+        } else {
+            state.open_dir(JOURNAL_DIR_NAME)
+        };
+        match res {
+            Ok(dir) => Ok(Some(dir)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound && !create => Ok(None),
+            Err(err) => Err(self.state_error(&self.journal_dir(), &err)),
+        }
+    }
+
+    fn state_error(&self, path: &Path, err: &io::Error) -> AstEditError {
+        let message = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                "it is a symlink, and staged never follows one out of its own folder".to_owned()
+            }
+            Ok(meta) if !meta.is_dir() => "it is not a directory".to_owned(),
+            _ => err.to_string(),
+        };
+        AstEditError::StateDir { path: path.to_path_buf(), message }
     }
 
     /// Joins `given` to the root (unless absolute) and normalises `.`/`..` lexically.
@@ -58,7 +115,7 @@ impl Workspace {
     /// # Errors
     /// [`AstEditError::OutsideWorkspace`] when the result is not under the root.
     pub fn lexical(&self, given: &str) -> Result<PathBuf, AstEditError> {
-        let joined = self.root.join(given);
+        let joined = self.root().join(given);
         let mut res = PathBuf::new();
         for component in joined.components() {
             match component {
@@ -71,27 +128,25 @@ impl Workspace {
                 other => res.push(other.as_os_str()),
             }
         }
-        if !res.starts_with(&self.root) {
+        if !res.starts_with(self.root()) {
             return Err(self.outside(given));
         }
         Ok(res)
     }
 
-    /// Resolves an existing path inside the workspace to its canonical form.
+    /// Maps an existing path given by a user or model onto the root: `None` for the root
+    /// itself, else its path relative to the root, with symlinks resolved.
     ///
     /// # Errors
     /// [`AstEditError::OutsideWorkspace`] when it lies (or its symlinks point) outside the
     /// root, [`AstEditError::PathNotFound`] when it does not exist.
-    pub fn resolve_existing(&self, given: &str) -> Result<PathBuf, AstEditError> {
+    pub fn resolve_existing(&self, given: &str) -> Result<Option<RelPath>, AstEditError> {
         let lexical = match self.lexical(given) {
             Ok(path) => path,
             // An absolute path may reach the root through a symlinked prefix (e.g. a
             // symlinked /tmp); its canonical form decides.
             Err(err) if Path::new(given).is_absolute() => match Path::new(given).canonicalize() {
-                Ok(canonical) => {
-                    self.confine(&canonical, given)?;
-                    return Ok(canonical);
-                }
+                Ok(canonical) => return self.relative(&canonical, given),
                 Err(_) => return Err(err),
             },
             Err(err) => return Err(err),
@@ -101,35 +156,41 @@ impl Workspace {
         }
         let canonical =
             lexical.canonicalize().map_err(|_| AstEditError::PathNotFound(given.to_owned()))?;
-        self.confine(&canonical, given)?;
-        Ok(canonical)
+        self.relative(&canonical, given)
     }
 
-    /// Checks that an absolute, canonical path lies under the root.
-    ///
-    /// # Errors
-    /// [`AstEditError::OutsideWorkspace`] naming `given` otherwise.
-    pub fn confine(&self, canonical: &Path, given: &str) -> Result<(), AstEditError> {
-        if canonical.starts_with(&self.root) { Ok(()) } else { Err(self.outside(given)) }
+    /// `abs` (canonical) relative to the root; `None` for the root itself.
+    fn relative(&self, abs: &Path, given: &str) -> Result<Option<RelPath>, AstEditError> {
+        let rel = abs.strip_prefix(self.root()).map_err(|_| self.outside(given))?;
+        if rel.as_os_str().is_empty() {
+            return Ok(None);
+        }
+        RelPath::new(rel).map(Some).map_err(|_| self.outside(given))
+    }
+
+    /// A path found under the root by a walk, relative to it.
+    pub(crate) fn walked(&self, abs: &Path) -> Option<RelPath> {
+        RelPath::new(abs.strip_prefix(self.root()).ok()?).ok()
     }
 
     /// The path relative to the root with `/` separators, as shown to the model.
     pub fn display_path(&self, abs: &Path) -> String {
-        let rel = abs.strip_prefix(&self.root).unwrap_or(abs);
+        let rel = abs.strip_prefix(self.root()).unwrap_or(abs);
         let parts: Vec<String> =
             rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
         parts.join("/")
     }
 
-    /// The absolute path of a display path, confined to the root.
+    /// The [`RelPath`] of a display path, as recorded in a payload or journal.
     ///
     /// # Errors
-    /// [`AstEditError::OutsideWorkspace`] when `display` climbs out.
-    pub fn absolute(&self, display: &str) -> Result<PathBuf, AstEditError> {
-        self.lexical(display)
+    /// [`AstEditError::OutsideWorkspace`] when `display` is absolute, climbs out, or is
+    /// empty.
+    pub fn rel(&self, display: &str) -> Result<RelPath, AstEditError> {
+        RelPath::new(display).map_err(|_| self.outside(display))
     }
 
     fn outside(&self, given: &str) -> AstEditError {
-        AstEditError::OutsideWorkspace { path: given.to_owned(), root: self.root.clone() }
+        AstEditError::OutsideWorkspace { path: given.to_owned(), root: self.root().to_path_buf() }
     }
 }

@@ -1,19 +1,29 @@
 //! Kill -9 at every step of a multi-file commit, then `recover`: every file must be wholly old
-//! or wholly new, and all files must agree.
+//! or wholly new, all files must agree, and nothing staged wrote may be left behind.
 //!
-//! The test re-runs its own test binary as a child (`crash_child`), which commits with an
-//! observer that aborts the process at step k; `crash_child` does nothing unless the
-//! environment variable names a workspace and a step.
+//! The test re-runs its own test binary as a child (`commit_reports_every_step`), which
+//! commits with an observer that aborts the process at step k. Run on its own, without the
+//! child's environment variable, that test commits in a fresh workspace and checks the steps
+//! it observed and the files it wrote.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::{path::Path, process::Command};
 
-use staged_ast_edit::{FileWrite, Workspace, commit_observed, fingerprint, recover};
+use staged_ast_edit::{CommitStep, FileWrite, Workspace, commit_observed, fingerprint, recover};
+use staged_fs::RelPath;
 
 const CHILD_ENV: &str = "STAGED_AST_EDIT_CRASH_CHILD";
 const FILES: [&str; 3] = ["a.ts", "src/b.ts", "src/deep/c.ts"];
-/// Prepared, 3 temps, Committed, 3 replacements, Finished.
-const STEPS: usize = 9;
+
+/// Every step of a three-file commit, in order.
+fn all_steps() -> Vec<CommitStep> {
+    let mut res = vec![CommitStep::Prepared];
+    res.extend((0..FILES.len()).map(CommitStep::TempWritten));
+    res.push(CommitStep::Committed);
+    res.extend((0..FILES.len()).map(CommitStep::Replaced));
+    res.push(CommitStep::Finished);
+    res
+}
 
 fn old_text(path: &str) -> String {
     format!("// {path}\nfoo(1);\n")
@@ -23,28 +33,44 @@ fn new_text(path: &str) -> String {
     format!("// {path}\nbar(1);\n")
 }
 
-#[test]
-fn crash_child() {
-    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
-    let (root, step) = spec.rsplit_once('|').unwrap();
-    let crash_at: usize = step.parse().unwrap();
-    let workspace = Workspace::new(root).unwrap();
-    let writes: Vec<FileWrite> = FILES
+fn writes() -> Vec<FileWrite> {
+    FILES
         .iter()
         .map(|p| FileWrite {
-            target: workspace.root().join(p),
+            target: RelPath::new(p).unwrap(),
             expected_fingerprint: fingerprint(old_text(p).as_bytes()),
             contents: new_text(p),
         })
-        .collect();
-    let mut seen = 0usize;
-    commit_observed(&workspace, &writes, &mut |_step| {
-        if seen == crash_at {
-            std::process::abort();
-        }
-        seen += 1;
-    })
-    .unwrap();
+        .collect()
+}
+
+#[test]
+fn commit_reports_every_step() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        // The child of `kill_at_every_step_then_recover`: die at the given step.
+        let (root, step) = spec.rsplit_once('|').unwrap();
+        let crash_at: usize = step.parse().unwrap();
+        let workspace = Workspace::new(root).unwrap();
+        let mut seen = 0usize;
+        commit_observed(&workspace, &writes(), &mut |_step| {
+            if seen == crash_at {
+                std::process::abort();
+            }
+            seen += 1;
+        })
+        .unwrap();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let mut steps = Vec::new();
+    commit_observed(&workspace, &writes(), &mut |step| steps.push(step)).unwrap();
+    assert_eq!(steps, all_steps());
+    for p in FILES {
+        assert_eq!(std::fs::read_to_string(dir.path().join(p)).unwrap(), new_text(p));
+    }
+    assert!(stray_files(dir.path()).is_empty(), "{:?}", stray_files(dir.path()));
 }
 
 fn setup(root: &Path) {
@@ -55,6 +81,7 @@ fn setup(root: &Path) {
     }
 }
 
+/// Temp files beside the targets, and journals (the commit lock is meant to stay).
 fn stray_files(root: &Path) -> Vec<String> {
     let mut res = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -64,7 +91,8 @@ fn stray_files(root: &Path) -> Vec<String> {
             if path.is_dir() {
                 stack.push(path);
             } else if path.to_string_lossy().contains(".staged-")
-                || path.starts_with(root.join(".staged/journal"))
+                || (path.starts_with(root.join(".staged/journal"))
+                    && !path.ends_with("commit.lock"))
             {
                 res.push(path.display().to_string());
             }
@@ -76,21 +104,23 @@ fn stray_files(root: &Path) -> Vec<String> {
 #[test]
 fn kill_at_every_step_then_recover() {
     let exe = std::env::current_exe().unwrap();
+    let n_steps = all_steps().len();
     let mut outcomes = Vec::new();
-    for crash_at in 0..=STEPS {
+    for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
         let root = dir.path().canonicalize().unwrap();
         let status = Command::new(&exe)
-            .args(["--exact", "crash_child", "--test-threads=1", "--nocapture"])
+            .args(["--exact", "commit_reports_every_step", "--test-threads=1", "--nocapture"])
             .env(CHILD_ENV, format!("{}|{crash_at}", root.display()))
             .env("RUST_BACKTRACE", "0")
             .output()
             .unwrap()
             .status;
-        assert_eq!(status.success(), crash_at == STEPS, "step {crash_at}: {status:?}");
+        assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
         let workspace = Workspace::new(&root).unwrap();
-        recover(&workspace).unwrap();
+        let report = recover(&workspace).unwrap();
+        assert!(report.refused.is_empty(), "step {crash_at}: {report:?}");
         let states: Vec<bool> = FILES
             .iter()
             .map(|p| {
@@ -113,6 +143,8 @@ fn kill_at_every_step_then_recover() {
         );
         outcomes.push(states[0]);
     }
-    // Before the commit point the old contents survive; from it on the new ones do.
-    assert_eq!(outcomes, [false, false, false, false, true, true, true, true, true, true]);
+    // Killed before the commit point (the journal's switch to `committed`, step 4 counting
+    // from 0), the old contents survive; from it on, the new ones do.
+    let expected: Vec<bool> = (0..=n_steps).map(|k| k > FILES.len()).collect();
+    assert_eq!(outcomes, expected);
 }

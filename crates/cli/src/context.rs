@@ -5,7 +5,7 @@ use std::{future::Future, path::PathBuf};
 
 use anyhow::{Context, bail};
 use staged_core::CancelToken;
-use staged_workspace::{WorkspaceSession, find_root};
+use staged_workspace::{RecoveryReport, WorkspaceSession, find_root};
 
 use crate::args::GlobalArgs;
 
@@ -26,14 +26,21 @@ pub(crate) fn workspace_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
 pub(crate) fn open(global: &GlobalArgs) -> anyhow::Result<WorkspaceSession> {
     let root = workspace_root(global)?;
     let ws = WorkspaceSession::open(&root).map_err(|err| anyhow::anyhow!("{err}"))?;
-    let report = ws.recovery();
+    report_recovery(ws.recovery());
+    Ok(ws)
+}
+
+/// Says on stderr what start-up recovery did, and which journals it refused to touch.
+pub(crate) fn report_recovery(report: &RecoveryReport) {
     if report.rolled_forward + report.rolled_back > 0 {
         eprintln!(
             "staged: recovered interrupted applies: {} finished, {} rolled back",
             report.rolled_forward, report.rolled_back
         );
     }
-    Ok(ws)
+    for refusal in &report.refused {
+        eprintln!("staged: warning: {refusal}");
+    }
 }
 
 /// Runs `make(cancel)` on a multi-threaded runtime; Ctrl-C cancels the token.

@@ -34,6 +34,7 @@ mod memory_store;
 mod pending;
 mod queue;
 mod resolve;
+mod retire;
 mod session;
 mod store;
 mod tools;
@@ -60,6 +61,7 @@ pub use crate::{
         NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, RESOLVE_DESCRIPTION, RESOLVE_TOOL_NAME,
         ResolveHandler, ResolveTool, StandingAction, run_resolve_invocation,
     },
+    retire::Retirement,
     session::Session,
     store::{
         Claim, PendingActionStore, PendingEntry, PendingId, StoreError, StoreEvent, StoreListener,

@@ -9,7 +9,7 @@ use std::{fmt, future::Future, sync::Arc};
 use futures::future::BoxFuture;
 use staged_protocol::{JsonObject, ToolResult};
 
-use crate::{ActionError, CancelToken};
+use crate::{ActionError, CancelToken, Retirement};
 
 /// The source tool name of an action that does not name one.
 pub const DEFAULT_SOURCE_TOOL_NAME: &str = "custom_tool";
@@ -49,6 +49,21 @@ pub trait PendingAction: Send + Sync {
         extra: Option<&JsonObject>,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ActionError>;
+
+    /// [`PendingAction::apply`] for an action that takes its entry off the stack itself, at
+    /// its commit point (see [`Retirement`]): it calls [`Retirement::retire`] once its writes
+    /// are in place and before it deletes what lets a crash-recovery find them. The default
+    /// runs `apply`, and `resolve` removes the entry after it returned.
+    async fn apply_retiring(
+        &self,
+        reason: &str,
+        extra: Option<&JsonObject>,
+        cancel: &CancelToken,
+        retirement: &Retirement,
+    ) -> Result<ToolResult, ActionError> {
+        let _ = retirement;
+        self.apply(reason, extra, cancel).await
+    }
 
     /// Cleans up after a discard. `Ok(Some(result))` replaces the default
     /// `Discarded: <label>. Reason: <reason>` result.

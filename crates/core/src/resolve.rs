@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use staged_protocol::{ResolveAction, ResolveDetails, ResolveParams, ToolResult};
 
-use crate::{ActionError, CancelToken, PendingAction, Session, Tool, ToolError};
+use crate::{ActionError, CancelToken, PendingAction, Retirement, Session, Tool, ToolError};
 
 /// The tool's name.
 pub const RESOLVE_TOOL_NAME: &str = "resolve";
@@ -68,6 +68,17 @@ pub async fn run_resolve_invocation(
     action: &dyn PendingAction,
     cancel: &CancelToken,
 ) -> Result<ToolResult, ToolError> {
+    run_claimed_invocation(params, action, cancel, &Retirement::detached()).await
+}
+
+/// [`run_resolve_invocation`] for a claimed entry: an apply may retire it early through
+/// `retirement`.
+pub(crate) async fn run_claimed_invocation(
+    params: &ResolveParams,
+    action: &dyn PendingAction,
+    cancel: &CancelToken,
+    retirement: &Retirement,
+) -> Result<ToolResult, ToolError> {
     let label = action.label().to_owned();
     let base = ResolveDetails {
         action: params.action,
@@ -83,7 +94,7 @@ pub async fn run_resolve_invocation(
             if cancel.is_cancelled() {
                 return Err(ToolError::aborted(cancel.reason()).with_details(details_json(base)));
             }
-            match action.apply(&params.reason, extra, cancel).await {
+            match action.apply_retiring(&params.reason, extra, cancel, retirement).await {
                 Ok(result) => Ok(merge_details(result, base)),
                 Err(ActionError::Tool(err)) => Err(err),
                 Err(ActionError::Cancelled) => {

@@ -9,12 +9,13 @@ use std::{
 use staged_protocol::{ResolveAction, ResolveDetails, ResolveParams, ToolResult};
 
 use crate::{
-    CancelToken, PendingAction, PendingActionStore, PendingId, RESOLVE_TOOL_NAME, ResolveHandler,
-    SoftToolRequirement, StoreError, ToolChoiceDirective, ToolChoiceQueue, ToolError,
+    CancelToken, Claim, PendingAction, PendingActionStore, PendingId, RESOLVE_TOOL_NAME,
+    ResolveHandler, Retirement, SoftToolRequirement, StoreError, ToolChoiceDirective,
+    ToolChoiceQueue, ToolError,
     gate::ReminderMessage,
     queue::RejectReason,
     resolve::{
-        NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, run_resolve_invocation,
+        NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, run_claimed_invocation,
     },
 };
 
@@ -129,26 +130,7 @@ impl Session {
             return invoker.invoke(&params, cancel).await;
         }
         match self.store.claim_head() {
-            Ok(Some(claim)) => {
-                let res =
-                    run_resolve_invocation(&params, claim.entry().action.as_ref(), cancel).await;
-                let label = claim.entry().label().to_owned();
-                match res {
-                    Ok(result) => match self.store.complete(claim) {
-                        Ok(()) => Ok(result),
-                        Err(err) => Err(ToolError::new(format!(
-                            "{} (but `{label}` could not be removed from the pending stack: {err})",
-                            result.text_content()
-                        ))),
-                    },
-                    Err(err) => {
-                        // A failed release leaves the entry claimed until the claim is dropped
-                        // or cleared as stale; the callback's error is what the model needs.
-                        let _ = self.store.release(claim);
-                        Err(err)
-                    }
-                }
-            }
+            Ok(Some(claim)) => self.run_claimed(&params, claim, cancel).await,
             Ok(None) => {
                 let standing = self.peek_standing_resolve_handler();
                 if let Some(handler) = standing {
@@ -207,14 +189,41 @@ impl Session {
                 "The newest pending preview is now {head}, not {expected}; review it first. Nothing was applied or discarded."
             )));
         }
-        let res = run_resolve_invocation(&params, claim.entry().action.as_ref(), cancel).await;
+        self.run_claimed(&params, claim, cancel).await
+    }
+
+    /// Runs the claimed entry's callback, then removes the entry (unless the apply retired it
+    /// itself) or, when the callback failed, keeps it pending on top.
+    async fn run_claimed(
+        &self,
+        params: &ResolveParams,
+        claim: Claim,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        let action = claim.entry().action.clone();
+        let label = claim.entry().label().to_owned();
+        let retirement = Retirement::claimed(self.store.clone(), claim);
+        let res = run_claimed_invocation(params, action.as_ref(), cancel, &retirement).await;
+        let not_removed = |text: &str, err: StoreError| {
+            ToolError::new(format!(
+                "{text} (but `{label}` could not be removed from the pending stack: {err})"
+            ))
+        };
         match res {
-            Ok(result) => {
-                self.store.complete(claim).map_err(store_error)?;
-                Ok(result)
-            }
+            Ok(result) => match retirement.settle() {
+                Ok(Some(claim)) => match self.store.complete(claim) {
+                    Ok(()) => Ok(result),
+                    Err(err) => Err(not_removed(&result.text_content(), err)),
+                },
+                Ok(None) => Ok(result),
+                Err(err) => Err(not_removed(&result.text_content(), err)),
+            },
             Err(err) => {
-                let _ = self.store.release(claim);
+                // A failed release leaves the entry claimed until the claim is dropped or
+                // cleared as stale; the callback's error is what the model needs.
+                if let Ok(Some(claim)) = retirement.settle() {
+                    let _ = self.store.release(claim);
+                }
                 Err(err)
             }
         }

@@ -62,6 +62,11 @@ impl Rehydrators {
                 format!("no tool in this process can replay `{}` previews", stored.source_tool_name)
             }
         };
+        Self::unavailable(stored, why)
+    }
+
+    /// The action for an entry that cannot be replayed, for the reason `why`.
+    pub fn unavailable(stored: &StoredAction, why: String) -> Arc<dyn PendingAction> {
         Arc::new(UnavailableAction { stored: stored.clone(), why })
     }
 }

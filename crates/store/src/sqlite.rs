@@ -5,21 +5,22 @@
 //! transaction; readers never block writers (WAL).
 
 use std::{
-    fmt, fs,
+    fmt,
     path::{Path, PathBuf},
     sync::{Arc, Mutex, MutexGuard},
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use staged_core::{
     Claim, PendingAction, PendingActionStore, PendingEntry, PendingId, StoreError, StoreEvent,
     StoreListener, StoreListeners, Subscription, pending_id,
 };
+use staged_fs::{DirHandle, NewFileMode, Root};
 
 use crate::{
     Rehydrators, StoredAction,
-    claim::{ClaimLock, TryClaim, lock_path, try_claim},
+    claim::{ClaimLock, TryClaim, lock_name, try_claim},
 };
 
 /// The database's file name inside the state folder.
@@ -37,7 +38,8 @@ const CLAIM_ATTEMPTS: usize = 16;
 /// The durable pending stack of one workspace.
 pub struct SqliteStore {
     state_dir: PathBuf,
-    claims_dir: PathBuf,
+    claims_path: PathBuf,
+    claims_dir: DirHandle,
     conn: Mutex<Connection>,
     rehydrators: Rehydrators,
     listeners: StoreListeners,
@@ -51,6 +53,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 struct Row {
     seq: i64,
     stored: StoredAction,
+    /// Why the row cannot be replayed, when its JSON columns are malformed.
+    malformed: Option<String>,
 }
 
 const ROW_COLUMNS: &str = "seq, id, source_tool, label, created_at_ms, details, payload";
@@ -68,24 +72,75 @@ impl SqliteStore {
     /// Opens (creating if needed) the store in `state_dir`, e.g. `<workspace>/.staged`.
     ///
     /// Fails with a message naming the path when the folder cannot be created (a read-only
-    /// workspace), the file is not a staged database, or another process keeps it locked.
+    /// workspace), is a symlink or not a directory, the file is not a staged database, or
+    /// another process keeps it locked.
     pub fn open(state_dir: &Path, rehydrators: Rehydrators) -> Result<Self, StoreError> {
-        let claims_dir = state_dir.join("claims");
-        fs::create_dir_all(&claims_dir).map_err(|err| {
+        let cannot = |err: &dyn fmt::Display| {
             StoreError::Backend(format!(
                 "cannot create the state folder {}: {err}",
                 state_dir.display()
             ))
-        })?;
-        let ignore = state_dir.join(".gitignore");
-        if !ignore.exists() {
+        };
+        let (parent, name) = match (state_dir.parent(), state_dir.file_name()) {
+            (Some(parent), Some(name)) => (parent, name),
+            _ => return Err(cannot(&"it has no parent folder")),
+        };
+        let parent = Root::open(parent).map_err(|err| cannot(&err))?;
+        let handle = parent.handle().map_err(|err| cannot(&err))?;
+        let state = handle.create_dir(name).map_err(|err| refuse_dir(state_dir, &err))?;
+        Self::open_in(state_dir, state, rehydrators)
+    }
+
+    /// Opens (creating if needed) the store in the open folder `state`, whose path is
+    /// `state_dir` (used for the database file and in messages).
+    ///
+    /// Every file the store creates in the folder is created through its handle without
+    /// following a symlink, and the database and its side files must be regular files: a
+    /// planted symlink is refused, never followed.
+    pub fn open_in(
+        state_dir: &Path,
+        state: DirHandle,
+        rehydrators: Rehydrators,
+    ) -> Result<Self, StoreError> {
+        let claims_path = state_dir.join("claims");
+        let claims_dir =
+            state.create_dir("claims").map_err(|err| refuse_dir(&claims_path, &err))?;
+        if let Ok(None) = state.entry_metadata(".gitignore") {
             // Keep the state folder out of the user's repository; best effort, since the
             // store works without it.
-            let _ =
-                fs::write(&ignore, "# Created by staged: pending previews are local state.\n*\n");
+            let _ = state.create_new(
+                ".gitignore",
+                b"# Created by staged: pending previews are local state.\n*\n",
+                &NewFileMode::Mode(0o644),
+            );
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let name = format!("{DB_FILE_NAME}{suffix}");
+            match state.entry_metadata(&name) {
+                Ok(None) => {}
+                Ok(Some(meta)) if meta.is_file() => {}
+                Ok(Some(_)) => {
+                    return Err(StoreError::Backend(format!(
+                        "refusing {}: it is a symlink or not a regular file",
+                        state_dir.join(&name).display()
+                    )));
+                }
+                Err(err) => {
+                    return Err(StoreError::Backend(format!(
+                        "{}: {err}",
+                        state_dir.join(&name).display()
+                    )));
+                }
+            }
         }
         let db_path = state_dir.join(DB_FILE_NAME);
-        let conn = Connection::open(&db_path).map_err(|err| db_error(&db_path, &err))?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn =
+            Connection::open_with_flags(&db_path, flags).map_err(|err| db_error(&db_path, &err))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|err| db_error(&db_path, &err))?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |row| row.get(0))
@@ -96,9 +151,10 @@ impl SqliteStore {
                 db_path.display()
             )));
         }
-        init(&conn).map_err(|err| db_error(&db_path, &err))?;
+        init(&conn, version).map_err(|err| db_error(&db_path, &err))?;
         Ok(Self {
             state_dir: state_dir.to_path_buf(),
+            claims_path,
             claims_dir,
             conn: Mutex::new(conn),
             rehydrators,
@@ -126,32 +182,37 @@ impl SqliteStore {
         Ok(row.map(|row| self.entry(row)))
     }
 
-    /// Removes every entry of `source_tool_name` for which `finished` holds, and returns their
-    /// ids. Start-up recovery uses it for applies that a crash interrupted after their commit
-    /// point: the files are written, so the preview must not stay pending.
-    pub fn remove_finished(
-        &self,
-        source_tool_name: &str,
-        finished: impl Fn(&StoredAction) -> bool,
-    ) -> Result<Vec<PendingId>, StoreError> {
-        let rows = {
+    /// Removes the entry `id` because its apply is known to be written: start-up recovery
+    /// finished a commit that a crash interrupted after its commit point. Returns whether the
+    /// entry is gone (removed now, or already); `false` when a live resolve holds its claim,
+    /// which then decides.
+    pub fn retire_finished(&self, id: &str) -> Result<bool, StoreError> {
+        let seq: Option<i64> = {
             let conn = lock(&self.conn);
-            let mut stmt = conn
-                .prepare(&format!("SELECT {ROW_COLUMNS} FROM pending WHERE source_tool = ?1"))
-                .map_err(|err| self.err(&err))?;
-            stmt.query_map([source_tool_name], read_row)
-                .map_err(|err| self.err(&err))?
-                .collect::<Result<Vec<_>, _>>()
+            conn.query_row("SELECT seq FROM pending WHERE id = ?1", [id], |row| row.get(0))
+                .optional()
                 .map_err(|err| self.err(&err))?
         };
-        let mut removed = Vec::new();
-        for row in rows.into_iter().filter(|row| finished(&row.stored)) {
-            if let Some((id, len)) = self.delete(row.seq)? {
-                removed.push(id.clone());
-                self.emit(StoreEvent::Removed { id, len });
+        let Some(seq) = seq else { return Ok(true) };
+        match try_claim(&self.claims_dir, &self.claims_path, seq) {
+            Ok(TryClaim::Held(held)) => {
+                if let Some((id, len)) = self.delete(seq)? {
+                    self.emit(StoreEvent::Removed { id, len });
+                }
+                let _ = self.claims_dir.remove_file(lock_name(seq));
+                drop(held);
+                Ok(true)
             }
+            Ok(TryClaim::Busy) => Ok(false),
+            Err(err) => Err(self.lock_err(seq, &err)),
         }
-        Ok(removed)
+    }
+
+    fn lock_err(&self, seq: i64, err: &std::io::Error) -> StoreError {
+        StoreError::Backend(format!(
+            "cannot lock {}: {err}",
+            self.claims_path.join(lock_name(seq)).display()
+        ))
     }
 
     fn err(&self, err: &rusqlite::Error) -> StoreError {
@@ -159,11 +220,11 @@ impl SqliteStore {
     }
 
     fn entry(&self, row: Row) -> PendingEntry {
-        PendingEntry {
-            id: row.stored.id.clone(),
-            created_at: row.stored.created_at,
-            action: self.rehydrators.rehydrate(&row.stored),
-        }
+        let action = match &row.malformed {
+            Some(why) => Rehydrators::unavailable(&row.stored, why.clone()),
+            None => self.rehydrators.rehydrate(&row.stored),
+        };
+        PendingEntry { id: row.stored.id.clone(), created_at: row.stored.created_at, action }
     }
 
     fn head_row(&self) -> Result<Option<Row>, StoreError> {
@@ -193,12 +254,8 @@ impl SqliteStore {
     fn claim_top(&self) -> Result<Option<(Row, ClaimLock)>, StoreError> {
         for _ in 0..CLAIM_ATTEMPTS {
             let Some(row) = self.head_row()? else { return Ok(None) };
-            let claim = try_claim(&self.claims_dir, row.seq).map_err(|err| {
-                StoreError::Backend(format!(
-                    "cannot lock {}: {err}",
-                    lock_path(&self.claims_dir, row.seq).display()
-                ))
-            })?;
+            let claim = try_claim(&self.claims_dir, &self.claims_path, row.seq)
+                .map_err(|err| self.lock_err(row.seq, &err))?;
             match claim {
                 TryClaim::Busy => {
                     return Err(StoreError::Busy { id: row.stored.id, label: row.stored.label });
@@ -221,7 +278,7 @@ impl SqliteStore {
         claim
             .token()
             .downcast_ref::<ClaimLock>()
-            .filter(|held| held.path.starts_with(&self.claims_dir))
+            .filter(|held| held.dir == self.claims_path)
             .ok_or_else(|| StoreError::UnknownClaim { id: claim.entry().id.clone() })
     }
 
@@ -290,7 +347,7 @@ impl PendingActionStore for SqliteStore {
     fn pop(&self) -> Result<Option<PendingEntry>, StoreError> {
         let Some((row, held)) = self.claim_top()? else { return Ok(None) };
         let removed = self.delete(row.seq)?;
-        let _ = fs::remove_file(&held.path);
+        let _ = self.claims_dir.remove_file(lock_name(row.seq));
         drop(held);
         let Some((id, len)) = removed else { return Ok(None) };
         self.emit(StoreEvent::Removed { id, len });
@@ -325,11 +382,11 @@ impl PendingActionStore for SqliteStore {
 
     fn complete(&self, claim: Claim) -> Result<(), StoreError> {
         let held = self.claim_lock(&claim)?;
-        let (seq, path) = (held.seq, held.path.clone());
+        let seq = held.seq;
         let Some((id, len)) = self.delete(seq)? else {
             return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
         };
-        let _ = fs::remove_file(path);
+        let _ = self.claims_dir.remove_file(lock_name(seq));
         drop(claim);
         self.emit(StoreEvent::Removed { id, len });
         Ok(())
@@ -364,10 +421,9 @@ impl PendingActionStore for SqliteStore {
     }
 
     fn clear_stale(&self) -> Result<usize, StoreError> {
-        let Ok(entries) = fs::read_dir(&self.claims_dir) else { return Ok(0) };
+        let Ok(names) = self.claims_dir.names() else { return Ok(0) };
         let mut n_cleared = 0;
-        for entry in entries.flatten() {
-            let name = entry.file_name();
+        for name in names {
             let Some(seq) = name
                 .to_str()
                 .and_then(|n| n.strip_suffix(".lock"))
@@ -388,9 +444,10 @@ impl PendingActionStore for SqliteStore {
                 continue;
             }
             // Only a lock nobody holds is stale; a live resolve finishing right now keeps its own.
-            if let Ok(TryClaim::Held(held)) = try_claim(&self.claims_dir, seq)
-                && fs::remove_file(&held.path).is_ok()
+            if let Ok(TryClaim::Held(held)) = try_claim(&self.claims_dir, &self.claims_path, seq)
+                && self.claims_dir.remove_file(lock_name(seq)).is_ok()
             {
+                drop(held);
                 n_cleared += 1;
             }
         }
@@ -398,14 +455,22 @@ impl PendingActionStore for SqliteStore {
     }
 }
 
-fn init(conn: &Connection) -> rusqlite::Result<()> {
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+/// Creates the schema in a new database. An up-to-date database is only read, so that
+/// opening a store (as every read-only command does) never takes the write lock.
+fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(rusqlite::Error::InvalidParameterName(format!(
-            "could not switch to WAL mode (got `{mode}`)"
-        )));
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(rusqlite::Error::InvalidParameterName(format!(
+                "could not switch to WAL mode (got `{mode}`)"
+            )));
+        }
     }
     conn.pragma_update(None, "synchronous", "FULL")?;
+    if version == SCHEMA_VERSION {
+        return Ok(());
+    }
     conn.execute_batch(&format!(
         "BEGIN IMMEDIATE;
          CREATE TABLE IF NOT EXISTS pending (
@@ -424,22 +489,49 @@ fn init(conn: &Connection) -> rusqlite::Result<()> {
     ))
 }
 
+/// Reads a row as stored. A row whose JSON columns do not parse still lists (and can be
+/// discarded), as an unavailable action that says what is wrong with it.
 fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     let details: Option<String> = row.get(5)?;
     let payload: String = row.get(6)?;
     let created_ms: i64 = row.get(4)?;
+    let mut malformed = None;
+    let details = match details.map(|d| serde_json::from_str::<serde_json::Value>(&d)) {
+        None => None,
+        Some(Ok(details)) => Some(details),
+        Some(Err(err)) => {
+            malformed = Some(format!("its stored details are not valid JSON ({err})"));
+            None
+        }
+    };
+    let payload = serde_json::from_str(&payload).unwrap_or_else(|err| {
+        malformed = Some(format!("its stored payload is not valid JSON ({err})"));
+        serde_json::Value::Null
+    });
     Ok(Row {
         seq: row.get(0)?,
+        malformed,
         stored: StoredAction {
             id: PendingId::from_string(row.get(1)?),
             source_tool_name: row.get(2)?,
             label: row.get(3)?,
             created_at: UNIX_EPOCH
                 + Duration::from_millis(u64::try_from(created_ms).unwrap_or_default()),
-            details: details.and_then(|d| serde_json::from_str(&d).ok()),
-            payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
+            details,
+            payload,
         },
     })
+}
+
+fn refuse_dir(path: &Path, err: &std::io::Error) -> StoreError {
+    let why = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            "it is a symlink, and staged never follows one out of its own folder".to_owned()
+        }
+        Ok(meta) if !meta.is_dir() => "it is not a directory".to_owned(),
+        _ => err.to_string(),
+    };
+    StoreError::Backend(format!("refusing the state folder {}: {why}", path.display()))
 }
 
 fn db_error(path: &Path, err: &rusqlite::Error) -> StoreError {

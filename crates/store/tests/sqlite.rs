@@ -245,15 +245,88 @@ fn a_state_folder_that_cannot_be_created_is_a_clear_error() {
 }
 
 #[test]
-fn remove_finished_drops_only_matching_entries_of_the_tool() {
+fn retire_finished_removes_that_entry_unless_a_live_resolve_holds_it() {
     let dir = tempfile::tempdir().unwrap();
     let applies = Arc::new(AtomicUsize::new(0));
     let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
     let keep = store.push(note("keep", &applies)).unwrap();
-    store.push(note("done", &applies)).unwrap();
-    let removed = store.remove_finished("note", |stored| stored.payload["text"] == "done").unwrap();
-    assert_eq!(removed.len(), 1);
-    assert!(store.remove_finished("other_tool", |_| true).unwrap().is_empty());
+    let done = store.push(note("done", &applies)).unwrap();
+    // A live resolve holds the head: it decides, so recovery leaves it.
+    let claim = store.claim_head().unwrap().unwrap();
+    assert!(!store.retire_finished(done.as_str()).unwrap());
+    drop(claim);
+    assert!(store.retire_finished(done.as_str()).unwrap());
+    // Already gone counts as retired.
+    assert!(store.retire_finished(done.as_str()).unwrap());
     let ids: Vec<_> = store.list().unwrap().into_iter().map(|e| e.id).collect();
     assert_eq!(ids, [keep]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_state_folder_or_database_is_refused_and_never_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    // `.staged` itself is a symlink.
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    symlink(&outside, ws.join(".staged")).unwrap();
+    let err = SqliteStore::open(&ws.join(".staged"), Rehydrators::new()).unwrap_err().to_string();
+    assert!(err.contains("refusing the state folder") && err.contains("symlink"), "{err}");
+    // The database, its WAL, or the claims folder is a symlink.
+    for planted in ["staged.db", "staged.db-wal", "staged.db-shm", "claims"] {
+        let state = dir.path().join(format!("state-{planted}"));
+        std::fs::create_dir(&state).unwrap();
+        symlink(outside.join(planted), state.join(planted)).unwrap();
+        let err = SqliteStore::open(&state, Rehydrators::new()).unwrap_err().to_string();
+        assert!(err.contains("symlink"), "{planted}: {err}");
+    }
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "something was written outside");
+}
+
+#[cfg(unix)]
+#[test]
+fn planted_symlinks_for_the_gitignore_and_claim_locks_are_not_followed() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(state.join("claims")).unwrap();
+    symlink(&victim, state.join(".gitignore")).unwrap();
+    for seq in 1..4 {
+        symlink(&victim, state.join(format!("claims/{seq}.lock"))).unwrap();
+    }
+    let applies = Arc::new(AtomicUsize::new(0));
+    let store = SqliteStore::open(&state, rehydrators(&applies)).unwrap();
+    store.push(note("one", &applies)).unwrap();
+    // Claiming the head would open `claims/1.lock`: refused, never followed.
+    let err = store.claim_head().unwrap_err().to_string();
+    assert!(err.contains("1.lock"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+}
+
+#[test]
+fn a_malformed_row_lists_and_discards_but_says_why_it_cannot_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let applies = Arc::new(AtomicUsize::new(0));
+    let store = Arc::new(SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap());
+    store.push(note("fine", &applies)).unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    conn.execute("UPDATE pending SET payload = '{not json'", []).unwrap();
+    drop(conn);
+    let session = Session::new(store.clone());
+    let err = futures::executor::block_on(
+        session.resolve(ResolveParams::apply("try"), &CancelToken::new()),
+    )
+    .unwrap_err();
+    assert!(err.message().contains("its stored payload is not valid JSON"), "{}", err.message());
+    assert_eq!(applies.load(Ordering::SeqCst), 0);
+    futures::executor::block_on(
+        session.resolve(ResolveParams::discard("junk"), &CancelToken::new()),
+    )
+    .unwrap();
+    assert_eq!(store.len().unwrap(), 0);
 }

@@ -13,12 +13,12 @@ use std::{
 };
 
 use staged_ast_edit::{
-    AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, RecoveryReport, Workspace, recover,
+    AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, Workspace, recover_with,
 };
 use staged_core::{PendingAction, ResolveTool, Session, Tool};
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
-pub use staged_ast_edit::STATE_DIR_NAME;
+pub use staged_ast_edit::{RecoveryReport, STATE_DIR_NAME};
 
 /// Why a workspace session could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -45,25 +45,28 @@ pub struct WorkspaceSession {
 
 impl WorkspaceSession {
     /// Opens the session of the workspace rooted at `root`.
+    ///
+    /// The state folder is opened without following a symlink (a `.staged` that is a
+    /// symlink or not a directory is refused), the durable stack is opened, and then every
+    /// interrupted apply is finished or rolled back. A finished apply's preview is retired
+    /// before its journal is deleted, so the stack always agrees with the files.
     pub fn open(root: &Path) -> Result<Self, OpenError> {
         let workspace =
             Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
-        let recovery = recover(&workspace).map_err(|err| OpenError::Recovery(err.to_string()))?;
+        let state =
+            workspace.state(true).map_err(|err| OpenError::Store(err.to_string()))?.ok_or_else(
+                || OpenError::Store(format!("cannot create {}", workspace.state_dir().display())),
+            )?;
         let store = Arc::new(
-            SqliteStore::open(&workspace.state_dir(), rehydrators(&workspace))
+            SqliteStore::open_in(&workspace.state_dir(), state, rehydrators(&workspace))
                 .map_err(|err| OpenError::Store(err.to_string()))?,
         );
-        // An apply that a crash interrupted after its commit point was just finished: its
-        // files are written, so its preview must leave the stack.
-        if !recovery.finished_origins.is_empty() {
-            store
-                .remove_finished(AST_EDIT_TOOL_NAME, |stored| {
-                    stored.payload["expected"]["editsDigest"]
-                        .as_str()
-                        .is_some_and(|digest| recovery.finished_origins.iter().any(|o| o == digest))
-                })
-                .map_err(|err| OpenError::Store(err.to_string()))?;
-        }
+        // An apply that a crash interrupted after its commit point is finished here: its
+        // files are written, so its preview must leave the stack (unless a live resolve
+        // holds it, which then decides; the journal stays until then).
+        let recovery =
+            recover_with(&workspace, &mut |origin| store.retire_finished(origin).unwrap_or(false))
+                .map_err(|err| OpenError::Recovery(err.to_string()))?;
         let session = Arc::new(Session::new(store.clone()));
         Ok(Self { workspace, store, session, recovery })
     }

@@ -1,0 +1,565 @@
+//! Confined filesystem access for a staged workspace.
+//!
+//! Everything staged reads or writes under a workspace goes through this crate, and this crate
+//! never opens a path by name from the process's current directory or from `/`: it holds a
+//! directory handle on the root ([`Root`], a [`cap_std::fs::Dir`]) and resolves every path
+//! relative to a handle. Handles refer to directories, not names, so once one is open, renaming
+//! or swapping the directory's name for a symlink does not move what the handle points at.
+//!
+//! Two strengths of confinement:
+//!
+//! * **Reads** ([`Root::read`], [`Root::open_file`]) resolve beneath the root (`openat2` with
+//!   `RESOLVE_BENEATH` on Linux, through cap-std): a symlink may be followed only if it stays
+//!   inside the root, and the last component must be a regular file, not a symlink.
+//! * **Writes** ([`Root::dir`], [`Root::parent`], [`Root::create_dir_all`]) open the target's
+//!   directory one component at a time without following symlinks ([`DirHandle`]), and every
+//!   file operation in that directory refuses a symlink as its last component. So a write
+//!   happens only where every component of the path is a real directory inside the root, at
+//!   the moment it is opened, whatever another process does to the names meanwhile.
+//!
+//! Paths are [`RelPath`]s: relative, with normal components only. A `..`, an absolute path, or
+//! an empty path cannot be expressed, so it cannot be opened.
+
+#![deny(missing_docs)]
+
+use std::{
+    ffi::{OsStr, OsString},
+    fmt, io,
+    path::{Component, Path, PathBuf},
+    sync::Arc,
+};
+
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
+use cap_std::{
+    ambient_authority,
+    fs::{Dir, OpenOptions},
+};
+
+pub use cap_std::fs::Metadata;
+
+/// A relative path with normal components only: never absolute, never empty, no `.` or `..`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RelPath(PathBuf);
+
+/// Why a path is not a [`RelPath`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{path}` is not a path inside the workspace: {reason}")]
+pub struct InvalidRelPath {
+    /// The path as given (lossy).
+    pub path: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+impl RelPath {
+    /// Checks and wraps `path`. `a//b` and `a/b/` read as `a/b`.
+    ///
+    /// # Errors
+    /// [`InvalidRelPath`] when `path` is empty, absolute, contains `.` or `..` components, or
+    /// contains a NUL byte.
+    pub fn new(path: impl AsRef<Path>) -> Result<RelPath, InvalidRelPath> {
+        let path = path.as_ref();
+        let bad = |reason| InvalidRelPath { path: path.to_string_lossy().into_owned(), reason };
+        if path.as_os_str().as_encoded_bytes().contains(&0) {
+            return Err(bad("it contains a NUL byte"));
+        }
+        let mut res = PathBuf::new();
+        for component in path.components() {
+            match component {
+                Component::Normal(name) => res.push(name),
+                Component::CurDir => return Err(bad("`.` components are not allowed")),
+                Component::ParentDir => return Err(bad("`..` components are not allowed")),
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(bad("it is absolute"));
+                }
+            }
+        }
+        if res.as_os_str().is_empty() {
+            return Err(bad("it is empty"));
+        }
+        Ok(RelPath(res))
+    }
+
+    /// The path.
+    pub fn as_path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The path as UTF-8, if it is.
+    pub fn to_str(&self) -> Option<&str> {
+        self.0.to_str()
+    }
+
+    /// The `/`-separated display form (lossy for names that are not UTF-8).
+    pub fn display(&self) -> String {
+        let parts: Vec<_> = self.0.iter().map(OsStr::to_string_lossy).collect();
+        parts.join("/")
+    }
+
+    /// The last component.
+    pub fn file_name(&self) -> &OsStr {
+        // A RelPath has at least one normal component, so it always has a file name.
+        self.0.file_name().unwrap_or_default()
+    }
+
+    /// The directory holding this path, or `None` when it sits directly under the root.
+    pub fn parent(&self) -> Option<RelPath> {
+        self.0.parent().filter(|p| !p.as_os_str().is_empty()).map(|p| RelPath(p.to_path_buf()))
+    }
+
+    /// `self/name`.
+    ///
+    /// # Errors
+    /// [`InvalidRelPath`] when `name` is not a single normal component.
+    pub fn join(&self, name: impl AsRef<Path>) -> Result<RelPath, InvalidRelPath> {
+        let tail = RelPath::new(name)?;
+        Ok(RelPath(self.0.join(tail.0)))
+    }
+
+    /// Its components.
+    pub fn components(&self) -> impl Iterator<Item = &OsStr> {
+        self.0.iter()
+    }
+}
+
+impl fmt::Debug for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RelPath({:?})", self.display())
+    }
+}
+
+impl fmt::Display for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+/// An open handle on a workspace root, and its canonical path (for messages only: nothing is
+/// ever opened through the path after [`Root::open`]).
+#[derive(Clone)]
+pub struct Root {
+    dir: Arc<Dir>,
+    path: Arc<PathBuf>,
+}
+
+impl fmt::Debug for Root {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Root").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Root {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for Root {}
+
+impl Root {
+    /// Opens the directory at `path`, which is canonicalised first.
+    ///
+    /// # Errors
+    /// The I/O error when `path` does not exist or is not a directory.
+    pub fn open(path: &Path) -> io::Result<Root> {
+        let canonical = path.canonicalize()?;
+        let dir = Dir::open_ambient_dir(&canonical, ambient_authority())?;
+        Ok(Root { dir: Arc::new(dir), path: Arc::new(canonical) })
+    }
+
+    /// The canonical path of the root, as it was when opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens a regular file for reading, beneath the root. A symlink in a directory component
+    /// is followed only while it stays inside the root; the last component must not be a
+    /// symlink.
+    ///
+    /// # Errors
+    /// The I/O error; an attempt to leave the root is `PermissionDenied`, a symlink as the last
+    /// component `FilesystemLoop`, and anything but a regular file `InvalidInput`.
+    pub fn open_file(&self, rel: &RelPath) -> io::Result<std::fs::File> {
+        let mut options = OpenOptions::new();
+        options.read(true).follow(FollowSymlinks::No);
+        let file = self.dir.open_with(rel.as_path(), &options)?.into_std();
+        ensure_regular(&file.metadata()?)?;
+        Ok(file)
+    }
+
+    /// Reads a whole regular file (see [`Root::open_file`]).
+    ///
+    /// # Errors
+    /// As [`Root::open_file`], or a read error.
+    pub fn read(&self, rel: &RelPath) -> io::Result<Vec<u8>> {
+        read_all(self.open_file(rel)?)
+    }
+
+    /// The metadata of `rel` without following a symlink in its last component, beneath the
+    /// root.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn symlink_metadata(&self, rel: &RelPath) -> io::Result<Metadata> {
+        self.dir.symlink_metadata(rel.as_path())
+    }
+
+    /// A handle on the root itself.
+    ///
+    /// # Errors
+    /// When the root's handle cannot be duplicated.
+    pub fn handle(&self) -> io::Result<DirHandle> {
+        Ok(DirHandle { dir: self.dir.try_clone()? })
+    }
+
+    /// Opens the directory `rel` (or the root, for `None`) one component at a time, refusing
+    /// any component that is a symlink.
+    ///
+    /// # Errors
+    /// `NotFound` when a component is missing, `FilesystemLoop`/`NotADirectory` when one is a
+    /// symlink or not a directory.
+    pub fn dir(&self, rel: Option<&RelPath>) -> io::Result<DirHandle> {
+        let mut dir = self.dir.try_clone()?;
+        if let Some(rel) = rel {
+            for name in rel.components() {
+                dir = dir.open_dir_nofollow(name)?;
+            }
+        }
+        Ok(DirHandle { dir })
+    }
+
+    /// Like [`Root::dir`], creating each missing component as a directory.
+    ///
+    /// # Errors
+    /// As [`Root::dir`], and when a directory cannot be created.
+    pub fn create_dir_all(&self, rel: &RelPath) -> io::Result<DirHandle> {
+        let mut dir = self.dir.try_clone()?;
+        for name in rel.components() {
+            dir = match dir.open_dir_nofollow(name) {
+                Ok(next) => next,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                    match dir.create_dir(name) {
+                        Ok(()) => {}
+                        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+                        Err(err) => return Err(err),
+                    }
+                    dir.open_dir_nofollow(name)?
+                }
+                Err(err) => return Err(err),
+            };
+        }
+        Ok(DirHandle { dir })
+    }
+
+    /// The strict handle on `rel`'s directory (see [`Root::dir`]) and `rel`'s file name.
+    ///
+    /// # Errors
+    /// As [`Root::dir`].
+    pub fn parent(&self, rel: &RelPath) -> io::Result<(DirHandle, OsString)> {
+        let dir = self.dir(rel.parent().as_ref())?;
+        Ok((dir, rel.file_name().to_owned()))
+    }
+}
+
+/// An open directory. Every operation takes a single file name (no `/`), and none follows a
+/// symlink in it.
+pub struct DirHandle {
+    dir: Dir,
+}
+
+impl fmt::Debug for DirHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DirHandle").finish_non_exhaustive()
+    }
+}
+
+/// How [`DirHandle::create_new`] sets the new file's permissions.
+#[derive(Debug, Clone)]
+pub enum NewFileMode {
+    /// Only the owner may read and write it (0600).
+    Private,
+    /// These Unix mode bits (those of the file it will replace).
+    Mode(u32),
+}
+
+impl DirHandle {
+    /// Opens the subdirectory `name`, refusing a symlink.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn open_dir(&self, name: impl AsRef<OsStr>) -> io::Result<DirHandle> {
+        let name = single(name.as_ref())?;
+        Ok(DirHandle { dir: self.dir.open_dir_nofollow(name)? })
+    }
+
+    /// Opens (creating when missing) the subdirectory `name`, refusing a symlink.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn create_dir(&self, name: impl AsRef<OsStr>) -> io::Result<DirHandle> {
+        let name = single(name.as_ref())?;
+        match self.dir.open_dir_nofollow(name) {
+            Ok(dir) => Ok(DirHandle { dir }),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                match self.dir.create_dir(name) {
+                    Ok(()) => {}
+                    Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(err) => return Err(err),
+                }
+                Ok(DirHandle { dir: self.dir.open_dir_nofollow(name)? })
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The metadata of `name`, not following a symlink; `None` when it does not exist.
+    ///
+    /// # Errors
+    /// Any other I/O error.
+    pub fn entry_metadata(&self, name: impl AsRef<OsStr>) -> io::Result<Option<Metadata>> {
+        let name = single(name.as_ref())?;
+        match self.dir.symlink_metadata(name) {
+            Ok(meta) => Ok(Some(meta)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Opens the regular file `name` for reading (not a symlink).
+    ///
+    /// # Errors
+    /// The I/O error; `InvalidInput` when it is not a regular file.
+    pub fn open_file(&self, name: impl AsRef<OsStr>) -> io::Result<std::fs::File> {
+        let name = single(name.as_ref())?;
+        let mut options = OpenOptions::new();
+        options.read(true).follow(FollowSymlinks::No);
+        let file = self.dir.open_with(name, &options)?.into_std();
+        ensure_regular(&file.metadata()?)?;
+        Ok(file)
+    }
+
+    /// Reads the regular file `name` (not a symlink).
+    ///
+    /// # Errors
+    /// As [`DirHandle::open_file`], or a read error.
+    pub fn read(&self, name: impl AsRef<OsStr>) -> io::Result<Vec<u8>> {
+        read_all(self.open_file(name)?)
+    }
+
+    /// Reads at most `limit` bytes of the regular file `name`; a longer file is an
+    /// `InvalidData` error.
+    ///
+    /// # Errors
+    /// As [`DirHandle::read`], and when the file is longer than `limit`.
+    pub fn read_limited(&self, name: impl AsRef<OsStr>, limit: u64) -> io::Result<Vec<u8>> {
+        use std::io::Read;
+        let file = self.open_file(name)?;
+        let mut buf = Vec::new();
+        file.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+        if buf.len() as u64 > limit {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("longer than {limit} bytes"),
+            ));
+        }
+        Ok(buf)
+    }
+
+    /// Creates the file `name`, which must not exist, writes `contents`, sets its permissions
+    /// and makes it durable (fsync).
+    ///
+    /// # Errors
+    /// `AlreadyExists` when something (even a symlink) is there, or the I/O error.
+    pub fn create_new(
+        &self,
+        name: impl AsRef<OsStr>,
+        contents: &[u8],
+        mode: &NewFileMode,
+    ) -> io::Result<()> {
+        use std::io::Write;
+        let name = single(name.as_ref())?;
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true).follow(FollowSymlinks::No);
+        let mut file = self.dir.open_with(name, &options)?.into_std();
+        let res = (|| {
+            use std::os::unix::fs::PermissionsExt;
+            let bits = match mode {
+                NewFileMode::Private => 0o600,
+                NewFileMode::Mode(bits) => *bits & 0o7777,
+            };
+            file.set_permissions(std::fs::Permissions::from_mode(bits))?;
+            file.write_all(contents)?;
+            file.sync_all()
+        })();
+        if res.is_err() {
+            let _ = self.dir.remove_file(name);
+        }
+        res
+    }
+
+    /// Opens (creating when missing) the regular file `name` for writing without truncating
+    /// it, for use as a lock file. Never follows a symlink.
+    ///
+    /// # Errors
+    /// The I/O error; `InvalidInput` when `name` is not a regular file.
+    pub fn open_lock_file(&self, name: impl AsRef<OsStr>) -> io::Result<std::fs::File> {
+        let name = single(name.as_ref())?;
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false).follow(FollowSymlinks::No);
+        let file = self.dir.open_with(name, &options)?.into_std();
+        ensure_regular(&file.metadata()?)?;
+        Ok(file)
+    }
+
+    /// Renames `from` over `to`, both in this directory. A symlink at `to` is replaced, never
+    /// followed.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn rename(&self, from: impl AsRef<OsStr>, to: impl AsRef<OsStr>) -> io::Result<()> {
+        let (from, to) = (single(from.as_ref())?, single(to.as_ref())?);
+        self.dir.rename(from, &self.dir, to)
+    }
+
+    /// Removes the file (or symlink) `name` from this directory.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn remove_file(&self, name: impl AsRef<OsStr>) -> io::Result<()> {
+        let name = single(name.as_ref())?;
+        self.dir.remove_file_or_symlink(name)
+    }
+
+    /// The names of this directory's entries.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn names(&self) -> io::Result<Vec<OsString>> {
+        let mut res = Vec::new();
+        for entry in self.dir.entries()? {
+            res.push(entry?.file_name());
+        }
+        Ok(res)
+    }
+
+    /// Makes the renames and creations in this directory durable.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn sync(&self) -> io::Result<()> {
+        // Directory handles may be path-only descriptors, which cannot be synced; open the
+        // directory itself for reading through the handle.
+        let mut options = OpenOptions::new();
+        options.read(true).maybe_dir(true).follow(FollowSymlinks::No);
+        self.dir.open_with(".", &options)?.sync_all()
+    }
+}
+
+/// Refuses a name that is not exactly one normal component.
+fn single(name: &OsStr) -> io::Result<&OsStr> {
+    let mut components = Path::new(name).components();
+    match (components.next(), components.next()) {
+        (Some(Component::Normal(one)), None) if one == name => Ok(name),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` is not a single file name", name.to_string_lossy()),
+        )),
+    }
+}
+
+fn ensure_regular(meta: &std::fs::Metadata) -> io::Result<()> {
+    if meta.is_file() {
+        Ok(())
+    } else {
+        Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"))
+    }
+}
+
+fn read_all(mut file: std::fs::File) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut buf =
+        Vec::with_capacity(file.metadata().map_or(0, |m| m.len()).try_into().unwrap_or(0));
+    file.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    fn rel(s: &str) -> RelPath {
+        RelPath::new(s).unwrap()
+    }
+
+    #[test]
+    fn rel_paths_refuse_climbing_absolute_and_empty() {
+        for bad in ["", "/etc/passwd", "../x", "a/../../x", "./a", "a/./b/..", "a\0b"] {
+            assert!(RelPath::new(bad).is_err(), "{bad:?} was accepted");
+        }
+        assert_eq!(rel("a//b/").display(), "a/b");
+        assert_eq!(rel("a/b").parent(), Some(rel("a")));
+        assert_eq!(rel("a").parent(), None);
+    }
+
+    #[test]
+    fn reads_never_leave_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ws, outside) = (tmp.path().join("ws"), tmp.path().join("outside"));
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+        std::fs::write(ws.join("src/a.ts"), "inside").unwrap();
+        symlink(&outside, ws.join("out")).unwrap();
+        symlink(outside.join("secret.txt"), ws.join("secret.txt")).unwrap();
+        symlink("src", ws.join("alias")).unwrap();
+        let root = Root::open(&ws).unwrap();
+        assert_eq!(root.read(&rel("src/a.ts")).unwrap(), b"inside");
+        // An in-root directory symlink may be read through; an escaping one never.
+        assert_eq!(root.read(&rel("alias/a.ts")).unwrap(), b"inside");
+        assert!(root.read(&rel("out/secret.txt")).is_err());
+        assert!(root.read(&rel("secret.txt")).is_err());
+    }
+
+    #[test]
+    fn write_handles_refuse_every_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        symlink("src", ws.join("alias")).unwrap();
+        let root = Root::open(&ws).unwrap();
+        assert!(root.dir(Some(&rel("src"))).is_ok());
+        assert!(root.dir(Some(&rel("alias"))).is_err());
+        assert!(root.create_dir_all(&rel("alias/new")).is_err());
+        assert!(!ws.join("src/new").exists());
+        let dir = root.dir(Some(&rel("src"))).unwrap();
+        symlink("/etc/passwd", ws.join("src/victim")).unwrap();
+        assert!(dir.open_file("victim").is_err());
+        assert!(dir.open_lock_file("victim").is_err());
+        assert_eq!(
+            dir.create_new("victim", b"x", &NewFileMode::Private).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        assert!(dir.open_dir("../..").is_err());
+        assert!(dir.remove_file("a/b").is_err());
+    }
+
+    #[test]
+    fn a_handle_keeps_pointing_at_its_directory_after_a_swap() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ws, outside) = (tmp.path().join("ws"), tmp.path().join("outside"));
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let root = Root::open(&ws).unwrap();
+        let dir = root.dir(Some(&rel("sub"))).unwrap();
+        std::fs::rename(ws.join("sub"), ws.join("moved")).unwrap();
+        symlink(&outside, ws.join("sub")).unwrap();
+        dir.create_new("f.txt", b"x", &NewFileMode::Private).unwrap();
+        dir.sync().unwrap();
+        assert!(ws.join("moved/f.txt").exists());
+        assert!(!outside.join("f.txt").exists());
+    }
+}
