@@ -38,7 +38,7 @@ use std::{
 };
 
 use serde::{Deserialize, Serialize};
-use staged_fs::{DirHandle, NewFileMode, RelPath};
+use staged_fs::{DirHandle, FileIdentity, NewFileMode, RelPath};
 
 use crate::{AstEditError, Workspace, fingerprint::fingerprint};
 
@@ -117,6 +117,26 @@ enum JournalState {
 struct JournalEntry {
     /// The target, relative to the root, `/`-separated.
     target: String,
+    /// Which file the temp is, recorded at the commit point: a committed journal is rolled
+    /// forward only onto temps that are still exactly the files this commit wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    temp: Option<TempIdentity>,
+}
+
+/// A temp file's [`FileIdentity`], as the journal stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct TempIdentity {
+    dev: u64,
+    ino: u64,
+    ctime: i64,
+    ctime_nsec: i64,
+}
+
+impl From<FileIdentity> for TempIdentity {
+    fn from(id: FileIdentity) -> Self {
+        TempIdentity { dev: id.dev, ino: id.ino, ctime: id.ctime, ctime_nsec: id.ctime_nsec }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -194,18 +214,25 @@ pub fn commit_with(
     let journal = Journal {
         version: JOURNAL_VERSION,
         state: JournalState::Preparing,
-        entries: targets.iter().map(|t| JournalEntry { target: t.display.clone() }).collect(),
+        entries: targets
+            .iter()
+            .map(|t| JournalEntry { target: t.display.clone(), temp: None })
+            .collect(),
         origin: options.origin.map(str::to_owned),
     };
     let name = journal_name(&id);
     store_journal(&journal_dir, &name, &journal).map_err(|err| journal_err(workspace, &err))?;
     observe(CommitStep::Prepared);
+    let mut journal = journal;
     for (i, (target, write)) in targets.iter().zip(writes).enumerate() {
         let temp = temp_name(&target.name, &id, i);
         let mode = NewFileMode::Mode(target.mode);
-        if let Err(err) = target.dir.create_new(&temp, write.contents.as_bytes(), &mode) {
-            roll_back(&targets[..i], &id, &journal_dir, &name);
-            return Err(write_err(workspace, &target.rel, &err));
+        match target.dir.create_new(&temp, write.contents.as_bytes(), &mode) {
+            Ok(identity) => journal.entries[i].temp = Some(identity.into()),
+            Err(err) => {
+                roll_back(&targets[..i], &id, &journal_dir, &name);
+                return Err(write_err(workspace, &target.rel, &err));
+            }
         }
         observe(CommitStep::TempWritten(i));
     }
@@ -453,6 +480,15 @@ fn validate(
             }
             None => false,
         };
+        if journal.state == JournalState::Committed && temp_exists {
+            let found = dir.identity(&temp).map_err(|err| err.to_string())?.map(TempIdentity::from);
+            if entry.temp.is_none() || found != entry.temp {
+                return Err(format!(
+                    "the temp file of `{}` is not the file staged wrote",
+                    entry.target
+                ));
+            }
+        }
         res.push(CheckedEntry { rel, dir, name, temp, temp_exists });
     }
     Ok(res)

@@ -35,8 +35,9 @@ fn journal_state(dir: &Path) -> Option<String> {
     None
 }
 
-/// Stages a rewrite of N files, kills the apply at `kill_at`, and returns the workspace.
-/// `None` when the apply finished before the kill point was seen.
+/// Stages a rewrite of N files, kills the apply at `kill_at`, and returns the workspace. `None`
+/// when the apply finished before the kill point was seen, or had moved past it when the kill
+/// landed (the journal, final once its writer is dead, says which).
 fn kill_during_apply(kill_at: KillAt) -> Option<tempfile::TempDir> {
     let files: Vec<(String, String)> = (0..N_FILES)
         .map(|i| (format!("src/f{i:04}.ts"), format!("legacyWrap({i}, 0);\n")))
@@ -74,7 +75,8 @@ fn kill_during_apply(kill_at: KillAt) -> Option<tempfile::TempDir> {
         if seen {
             child.kill().unwrap(); // SIGKILL
             child.wait().unwrap();
-            return Some(ws);
+            let committed = journal_state(ws.path())?.contains("\"committed\"");
+            return (committed == matches!(kill_at, KillAt::Committed)).then_some(ws);
         }
         if child.try_wait().unwrap().is_some() {
             return None;
@@ -84,21 +86,24 @@ fn kill_during_apply(kill_at: KillAt) -> Option<tempfile::TempDir> {
     }
 }
 
-fn check_recovered(ws: &Path) {
+/// The next command recovers; every file ends as `expect_new` says, with no leftovers, and
+/// the stack agrees with the files.
+fn check_recovered(ws: &Path, expect_new: bool) {
     // The next command, whatever it is, recovers first.
     let out = staged(ws, &["pending"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(stderr(&out).contains("recovered interrupted applies"), "{}", stderr(&out));
-    let mut n_new = 0;
+    let expected_report =
+        if expect_new { "1 finished, 0 rolled back" } else { "0 finished, 1 rolled back" };
+    assert!(stderr(&out).contains(expected_report), "{}", stderr(&out));
     for i in 0..N_FILES {
         let text = std::fs::read_to_string(ws.join(format!("src/f{i:04}.ts"))).unwrap();
-        if text == format!("modernWrap(0, {i});\n") {
-            n_new += 1;
+        let want = if expect_new {
+            format!("modernWrap(0, {i});\n")
         } else {
-            assert_eq!(text, format!("legacyWrap({i}, 0);\n"), "file {i} is neither old nor new");
-        }
+            format!("legacyWrap({i}, 0);\n")
+        };
+        assert_eq!(text, want, "file {i}");
     }
-    assert!(n_new == 0 || n_new == N_FILES, "files disagree: {n_new} of {N_FILES} are new");
     let leftovers: Vec<_> = std::fs::read_dir(ws.join("src"))
         .unwrap()
         .flatten()
@@ -107,7 +112,7 @@ fn check_recovered(ws: &Path) {
         .collect();
     assert!(leftovers.is_empty(), "temp files left behind: {leftovers:?}");
     let pending = pending_ids(ws);
-    if n_new == N_FILES {
+    if expect_new {
         assert!(pending.is_empty(), "a finished apply must not stay pending: {pending:?}");
     } else {
         // Rolled back: the preview is still pending and applies cleanly now.
@@ -121,16 +126,16 @@ fn check_recovered(ws: &Path) {
 
 #[test]
 fn kill_9_while_writing_temps_is_rolled_back_by_the_next_command() {
-    let ws = (0..3)
+    let ws = (0..5)
         .find_map(|_| kill_during_apply(KillAt::Preparing))
-        .expect("never caught the apply mid-way");
-    check_recovered(ws.path());
+        .expect("never caught the apply before its commit point");
+    check_recovered(ws.path(), false);
 }
 
 #[test]
 fn kill_9_after_the_commit_point_is_finished_by_the_next_command() {
-    let ws = (0..3)
+    let ws = (0..5)
         .find_map(|_| kill_during_apply(KillAt::Committed))
-        .expect("never caught the apply mid-way");
-    check_recovered(ws.path());
+        .expect("never caught the apply after its commit point");
+    check_recovered(ws.path(), true);
 }

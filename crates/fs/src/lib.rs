@@ -273,6 +273,43 @@ impl fmt::Debug for DirHandle {
     }
 }
 
+/// Which file an entry is: its device, inode and change time. The change time is set by the
+/// kernel (never by a user), so a file that someone else put at a name, even a copy of the
+/// original, does not have the identity the original had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileIdentity {
+    /// The device.
+    pub dev: u64,
+    /// The inode.
+    pub ino: u64,
+    /// The change time, seconds.
+    pub ctime: i64,
+    /// The change time, nanoseconds.
+    pub ctime_nsec: i64,
+}
+
+impl FileIdentity {
+    fn of(meta: &std::fs::Metadata) -> FileIdentity {
+        use std::os::unix::fs::MetadataExt;
+        FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            ctime: meta.ctime(),
+            ctime_nsec: meta.ctime_nsec(),
+        }
+    }
+
+    fn of_cap(meta: &Metadata) -> FileIdentity {
+        use cap_std::fs::MetadataExt;
+        FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            ctime: meta.ctime(),
+            ctime_nsec: meta.ctime_nsec(),
+        }
+    }
+}
+
 /// How [`DirHandle::create_new`] sets the new file's permissions.
 #[derive(Debug, Clone)]
 pub enum NewFileMode {
@@ -365,8 +402,17 @@ impl DirHandle {
         Ok(buf)
     }
 
+    /// The identity of the entry `name` (not following a symlink); `None` when it does not
+    /// exist.
+    ///
+    /// # Errors
+    /// Any other I/O error.
+    pub fn identity(&self, name: impl AsRef<OsStr>) -> io::Result<Option<FileIdentity>> {
+        Ok(self.entry_metadata(name)?.map(|meta| FileIdentity::of_cap(&meta)))
+    }
+
     /// Creates the file `name`, which must not exist, writes `contents`, sets its permissions
-    /// and makes it durable (fsync).
+    /// and makes it durable (fsync). Returns the new file's identity.
     ///
     /// # Errors
     /// `AlreadyExists` when something (even a symlink) is there, or the I/O error.
@@ -375,7 +421,7 @@ impl DirHandle {
         name: impl AsRef<OsStr>,
         contents: &[u8],
         mode: &NewFileMode,
-    ) -> io::Result<()> {
+    ) -> io::Result<FileIdentity> {
         use std::io::Write;
         let name = single(name.as_ref())?;
         let mut options = OpenOptions::new();
@@ -389,7 +435,8 @@ impl DirHandle {
             };
             file.set_permissions(std::fs::Permissions::from_mode(bits))?;
             file.write_all(contents)?;
-            file.sync_all()
+            file.sync_all()?;
+            Ok(FileIdentity::of(&file.metadata()?))
         })();
         if res.is_err() {
             let _ = self.dir.remove_file(name);
@@ -557,8 +604,13 @@ mod tests {
         let dir = root.dir(Some(&rel("sub"))).unwrap();
         std::fs::rename(ws.join("sub"), ws.join("moved")).unwrap();
         symlink(&outside, ws.join("sub")).unwrap();
-        dir.create_new("f.txt", b"x", &NewFileMode::Private).unwrap();
+        let id = dir.create_new("f.txt", b"x", &NewFileMode::Private).unwrap();
         dir.sync().unwrap();
+        assert_eq!(dir.identity("f.txt").unwrap(), Some(id));
+        // A copy at the same name is another file.
+        std::fs::copy(ws.join("moved/f.txt"), ws.join("moved/g.txt")).unwrap();
+        std::fs::rename(ws.join("moved/g.txt"), ws.join("moved/f.txt")).unwrap();
+        assert_ne!(dir.identity("f.txt").unwrap(), Some(id));
         assert!(ws.join("moved/f.txt").exists());
         assert!(!outside.join("f.txt").exists());
     }

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Stress the promises that only concurrency and attack can break (not run in CI).
+
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill]
+
+Three experiments, each repeated N times (default 200) against the real `staged` binary
+(default: target/release/staged), each on a fresh workspace:
+
+* readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
+  apply must exit 0 with all 100 files new and the stack empty; no reader may report a rollback.
+* swap: a thread swaps `src/sub` with a symlink to `outside/sub` (renameat2 RENAME_EXCHANGE), which
+  holds byte-identical files, in a tight loop during `staged resolve apply`. Nothing outside may
+  change, no temp file may be left, and the files inside are all old (exit 1, with a reason) or
+  all new (exit 0).
+* kill: `staged resolve apply` gets SIGKILL at a random moment. The next command recovers; files
+  are all old or all new, and the preview is pending exactly when they are old.
+
+It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+RENAME_EXCHANGE = 2
+SYS_RENAMEAT2 = 316  # x86_64
+AT_FDCWD = -100
+N_FILES = 100
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def rename_exchange(a: Path, b: Path) -> None:
+    libc.syscall(SYS_RENAMEAT2, AT_FDCWD, bytes(a), AT_FDCWD, bytes(b), RENAME_EXCHANGE)
+
+
+def run(staged, ws, *args, check=False):
+    out = subprocess.run([staged, "--workspace", str(ws), *args], capture_output=True, text=True)
+    if check and out.returncode != 0:
+        raise RuntimeError(f"{args}: exit {out.returncode}: {out.stderr}")
+    return out
+
+
+def old(i):
+    return f"legacyWrap({i}, 0);\n"
+
+
+def new(i):
+    return f"modernWrap(0, {i});\n"
+
+
+def stage(staged, ws):
+    run(staged, ws, "ast-edit", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", "src", check=True)
+
+
+def pending_ids(staged, ws):
+    out = run(staged, ws, "--json", "pending", check=True)
+    return [e["id"] for e in json.loads(out.stdout)["pending"]]
+
+
+def stray_temps(*dirs):
+    res = []
+    for base in dirs:
+        for dirpath, _, names in os.walk(base):
+            res += [os.path.join(dirpath, n) for n in names if ".staged-" in n and n.endswith(".tmp")]
+    return res
+
+
+def states(paths):
+    res = Counter()
+    for i, p in paths:
+        text = p.read_text()
+        res["new" if text == new(i) else "old" if text == old(i) else "torn"] += 1
+    return res
+
+
+def readers_once(staged, root: Path):
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
+    for i, p in files:
+        p.write_text(old(i))
+    stage(staged, ws)
+    stop = threading.Event()
+    reader_problems = []
+
+    def reader():
+        while not stop.is_set():
+            out = run(staged, ws, "pending")
+            if out.returncode != 0 or "rolled back" in out.stderr or "recovered" in out.stderr:
+                reader_problems.append((out.returncode, out.stderr.strip()))
+
+    threads = [threading.Thread(target=reader) for _ in range(12)]
+    for t in threads:
+        t.start()
+    time.sleep(0.05)
+    applied = run(staged, ws, "resolve", "apply", "--reason", "stress")
+    stop.set()
+    for t in threads:
+        t.join()
+    seen = states(files)
+    left = pending_ids(staged, ws)
+    problems = []
+    if seen["new"] != N_FILES:
+        problems.append(f"files: {dict(seen)}")
+    if applied.returncode != 0:
+        problems.append(f"apply exit {applied.returncode}: {applied.stdout.strip()[:200]}")
+    if left:
+        problems.append(f"still pending: {left}")
+    if reader_problems:
+        problems.append(f"readers: {reader_problems[:3]}")
+    if stray_temps(ws):
+        problems.append("temp files left")
+    kind = "applied, all new" if not problems else "FAILED"
+    return kind, problems
+
+
+def swap_once(staged, root: Path):
+    ws, outside = root / "ws", root / "outside"
+    (ws / "src" / "sub").mkdir(parents=True)
+    (outside / "sub").mkdir(parents=True)
+    inside = [(i, ws / "src" / f"top{i}.ts") for i in range(5)]
+    for i, p in inside:
+        p.write_text(old(i))
+    for i in range(10):
+        (ws / "src" / "sub" / f"f{i}.ts").write_text(old(100 + i))
+        (outside / "sub" / f"f{i}.ts").write_text(old(100 + i))
+    os.symlink(outside / "sub", ws / "src" / "link")
+    stage(staged, ws)
+    before_outside = {p: p.read_bytes() for p in (outside / "sub").iterdir()}
+    stop = threading.Event()
+    a, b = bytes(ws / "src" / "sub"), bytes(ws / "src" / "link")
+
+    def swapper():
+        while not stop.is_set():
+            libc.syscall(SYS_RENAMEAT2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
+
+    t = threading.Thread(target=swapper)
+    t.start()
+    applied = run(staged, ws, "resolve", "apply", "--reason", "stress")
+    stop.set()
+    t.join()
+    # Wherever the real folder ended up, it is the one inside.
+    real = ws / "src" / "sub"
+    if real.is_symlink():
+        real = ws / "src" / "link"
+    problems = []
+    after_outside = {p: p.read_bytes() for p in (outside / "sub").iterdir()}
+    if after_outside != before_outside:
+        problems.append("a file outside changed")
+    if stray_temps(ws, outside):
+        problems.append(f"temp files left: {stray_temps(ws, outside)[:3]}")
+    seen = states(inside + [(100 + i, real / f"f{i}.ts") for i in range(10)])
+    if seen["torn"] or (seen["new"] and seen["old"]):
+        problems.append(f"mixed files: {dict(seen)}")
+    if seen["new"] == 15 and applied.returncode != 0:
+        problems.append(f"all new but exit {applied.returncode}")
+    if seen["old"] == 15 and (applied.returncode == 0 or not applied.stdout.strip()):
+        problems.append(f"nothing written but exit {applied.returncode} without a reason")
+    if problems:
+        return "FAILED", problems
+    return ("applied, all new" if seen["new"] == 15 else "refused, nothing written"), []
+
+
+def apply_seconds(staged):
+    """How long an unkilled apply of the kill experiment takes here (median of 3)."""
+    times = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = Path(tmp) / "ws"
+            (ws / "src").mkdir(parents=True)
+            for i in range(N_FILES):
+                (ws / "src" / f"f{i:03}.ts").write_text(old(i))
+            stage(staged, ws)
+            started = time.time()
+            run(staged, ws, "resolve", "apply", "--reason", "calibrate", check=True)
+            times.append(time.time() - started)
+    return sorted(times)[1]
+
+
+def kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
+    for i, p in files:
+        p.write_text(old(i))
+    stage(staged, ws)
+    preview = pending_ids(staged, ws)
+    child = subprocess.Popen(
+        [staged, "--workspace", str(ws), "resolve", "apply", "--reason", "stress"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    # A third of the kills land anywhere in the apply's life; a third just after its commit
+    # point; a third just after its journal is deleted (section 6 of the hardening issue).
+    strategy = n_run % 3
+    journal = ws / ".staged" / "journal"
+
+    def journal_files():
+        try:
+            return [n for n in os.listdir(journal) if n.endswith(".json")]
+        except FileNotFoundError:
+            return []
+
+    if strategy == 0:
+        time.sleep(rng.uniform(0.0, window * 1.1))
+    elif strategy == 1:
+        while child.poll() is None:
+            names = journal_files()
+            if names and '"committed"' in (journal / names[0]).read_text(errors="replace"):
+                time.sleep(rng.uniform(0.0, 0.02))
+                break
+    else:
+        seen = False
+        while child.poll() is None:
+            names = journal_files()
+            if names:
+                seen = True
+            elif seen:
+                break
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    left = pending_ids(staged, ws)  # recovers first
+    seen = states(files)
+    problems = []
+    if seen["torn"] or (seen["new"] and seen["old"]):
+        problems.append(f"mixed files: {dict(seen)}")
+    if seen["new"] == N_FILES and left:
+        problems.append(f"all new but still pending: {left}")
+    if seen["old"] == N_FILES and left != preview:
+        problems.append(f"all old but the stack is {left}, not {preview}")
+    if stray_temps(ws):
+        problems.append("temp files left")
+    journal = [n for n in os.listdir(ws / ".staged" / "journal") if n != "commit.lock"] if (
+        ws / ".staged" / "journal"
+    ).exists() else []
+    if journal:
+        problems.append(f"journal left: {journal}")
+    if problems:
+        return "FAILED", problems
+    if child.returncode == 0:
+        return "finished before the kill", []
+    return ("killed after the commit point, all new" if seen["new"] else "killed before it, all old"), []
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
+    parser.add_argument("--only", default="readers,swap,kill")
+    args = parser.parse_args()
+    staged = shutil.which(args.staged) or args.staged
+    rng = random.Random(1)
+    window = apply_seconds(staged) if "kill" in args.only else 0.0
+    experiments = {
+        "readers": lambda root, n: readers_once(staged, root),
+        "swap": lambda root, n: swap_once(staged, root),
+        "kill": lambda root, n: kill_once(staged, root, rng, window, n),
+    }
+    rows = []
+    for name in args.only.split(","):
+        outcomes, failures = Counter(), []
+        started = time.time()
+        for n in range(args.runs):
+            with tempfile.TemporaryDirectory() as tmp:
+                kind, problems = experiments[name](Path(tmp), n)
+            outcomes[kind] += 1
+            if problems:
+                failures.append((n, problems))
+                print(f"{name} run {n}: {problems}", file=sys.stderr)
+        rows.append((name, args.runs, dict(outcomes), len(failures), time.time() - started))
+    print(f"{'experiment':<10} {'runs':>5} {'failures':>8} {'seconds':>8}  outcomes")
+    for name, runs, outcomes, n_failed, secs in rows:
+        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
+        print(f"{name:<10} {runs:>5} {n_failed:>8} {secs:>8.1f}  {kinds}")
+    sys.exit(1 if any(r[3] for r in rows) else 0)
+
+
+if __name__ == "__main__":
+    main()
