@@ -218,7 +218,11 @@ def kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int)
     elif strategy == 1:
         while child.poll() is None:
             names = journal_files()
-            if names and '"committed"' in (journal / names[0]).read_text(errors="replace"):
+            try:
+                text = (journal / names[0]).read_text(errors="replace") if names else ""
+            except FileNotFoundError:
+                text = ""
+            if '"committed"' in text:
                 time.sleep(rng.uniform(0.0, 0.02))
                 break
     else:
@@ -280,6 +284,7 @@ def main():
                 failures.append((n, problems))
                 print(f"{name} run {n}: {problems}", file=sys.stderr)
         rows.append((name, args.runs, dict(outcomes), len(failures), time.time() - started))
+        print(f"{name}: {len(failures)} failures in {args.runs} runs", file=sys.stderr, flush=True)
     print(f"{'experiment':<10} {'runs':>5} {'failures':>8} {'seconds':>8}  outcomes")
     for name, runs, outcomes, n_failed, secs in rows:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))

@@ -139,3 +139,54 @@ fn kill_9_after_the_commit_point_is_finished_by_the_next_command() {
         .expect("never caught the apply after its commit point");
     check_recovered(ws.path(), true);
 }
+
+/// A many-file apply while other `staged` processes start, list and recover in the same
+/// workspace: none of them touches the live apply, which writes every file and exits 0. The
+/// stress script repeats this 200 times with 12 readers (`scripts/stress.py --only readers`).
+#[test]
+fn an_apply_survives_other_processes_starting_and_recovering() {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    };
+    for round in 0..3 {
+        let files: Vec<(String, String)> = (0..100)
+            .map(|i| (format!("src/f{i:03}.ts"), format!("legacyWrap({i}, 0);\n")))
+            .collect();
+        let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let ws = workspace(&refs);
+        let out = staged(
+            ws.path(),
+            &["ast-edit", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", "src"],
+        );
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let stop = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..4)
+            .map(|_| {
+                let (stop, dir) = (Arc::clone(&stop), ws.path().to_path_buf());
+                std::thread::spawn(move || {
+                    let mut complaints = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let out = staged(&dir, &["pending"]);
+                        if code(&out) != 0 || stderr(&out).contains("recovered") {
+                            complaints.push(stderr(&out));
+                        }
+                    }
+                    complaints
+                })
+            })
+            .collect();
+        let out = staged(ws.path(), &["resolve", "apply", "--reason", "while others start"]);
+        stop.store(true, Ordering::Relaxed);
+        for reader in readers {
+            let complaints = reader.join().unwrap();
+            assert!(complaints.is_empty(), "round {round}: {complaints:?}");
+        }
+        assert_eq!(code(&out), 0, "round {round}: {}", common::stdout(&out));
+        for i in 0..100 {
+            let text = std::fs::read_to_string(ws.path().join(format!("src/f{i:03}.ts"))).unwrap();
+            assert_eq!(text, format!("modernWrap(0, {i});\n"), "round {round}: file {i}");
+        }
+        assert!(pending_ids(ws.path()).is_empty());
+    }
+}
