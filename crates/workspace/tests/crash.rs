@@ -132,7 +132,11 @@ fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
         if new[0] {
             assert!(pending.is_empty(), "step {crash_at}: written but still pending: {pending:?}");
         } else {
-            assert_eq!(pending, [id.clone()], "step {crash_at}: not written, so still pending");
+            assert_eq!(
+                pending,
+                std::slice::from_ref(&id),
+                "step {crash_at}: not written, so still pending"
+            );
             let res =
                 block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
                     .unwrap();
