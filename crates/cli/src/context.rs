@@ -1,20 +1,33 @@
 //! Opening the workspace a command works on, and running async tool code to completion with
 //! Ctrl-C wired to the cancel token.
 
-use std::{future::Future, path::PathBuf};
+use std::{
+    future::Future,
+    path::{Path, PathBuf},
+};
 
 use anyhow::{Context, bail};
 use staged_core::CancelToken;
-use staged_workspace::{RecoveryReport, WorkspaceSession, find_root};
+use staged_workspace::{RecoveryReport, WorkspaceSession, locate_root};
 
 use crate::args::GlobalArgs;
 
 /// The workspace root: `--workspace`, else the nearest ancestor with `.staged` or `.git`,
-/// else the current directory.
+/// else the current directory (and then stderr says so, since that is where state would go).
 pub(crate) fn workspace_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
     let root = match &global.workspace {
         Some(dir) => dir.clone(),
-        None => find_root(&std::env::current_dir().context("reading the current directory")?),
+        None => {
+            let cwd = std::env::current_dir().context("reading the current directory")?;
+            let (root, found) = locate_root(&cwd);
+            if !found {
+                eprintln!(
+                    "staged: no .git or .staged folder in {} or above it; using it as the workspace",
+                    cwd.display()
+                );
+            }
+            root
+        }
     };
     if !root.is_dir() {
         bail!("workspace {} is not a directory", root.display());
@@ -22,12 +35,62 @@ pub(crate) fn workspace_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
     Ok(root)
 }
 
-/// Opens the workspace session, reporting on stderr any interrupted apply it recovered.
+/// Opens the workspace session for a command that stages (creating `.staged` when needed),
+/// reporting on stderr any interrupted apply it recovered.
 pub(crate) fn open(global: &GlobalArgs) -> anyhow::Result<WorkspaceSession> {
     let root = workspace_root(global)?;
     let ws = WorkspaceSession::open(&root).map_err(|err| anyhow::anyhow!("{err}"))?;
     report_recovery(ws.recovery());
     Ok(ws)
+}
+
+/// Opens the workspace session for a command that only looks or resolves: a workspace where
+/// nothing was ever staged gets no `.staged` folder.
+pub(crate) fn open_existing(global: &GlobalArgs) -> anyhow::Result<WorkspaceSession> {
+    let root = workspace_root(global)?;
+    let ws = WorkspaceSession::open_existing(&root).map_err(|err| anyhow::anyhow!("{err}"))?;
+    report_recovery(ws.recovery());
+    Ok(ws)
+}
+
+/// The scope paths a person typed, as the tools take them. A relative path is relative to the
+/// current directory when that is inside the workspace (as in git and ast-grep), and to the
+/// workspace root otherwise (`--workspace DIR` run from elsewhere). The result is relative to
+/// the root, so messages and output name paths as the rest of staged does; confinement to the
+/// root is then the tool's.
+pub(crate) fn scope_paths(root: &Path, paths: &[String]) -> anyhow::Result<Vec<String>> {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let cwd = cwd.canonicalize().unwrap_or(cwd);
+    let Ok(base) = cwd.strip_prefix(&root) else { return Ok(paths.to_vec()) };
+    if base.as_os_str().is_empty() {
+        return Ok(paths.to_vec());
+    }
+    Ok(paths.iter().map(|p| rebase(base, p)).collect())
+}
+
+/// `p` (relative to `base`, itself relative to the root) relative to the root, normalised
+/// lexically. Absolute paths, URLs and paths that climb above the root are left for the tool
+/// to judge.
+fn rebase(base: &Path, p: &str) -> String {
+    if p.contains("://") || Path::new(p).is_absolute() {
+        return p.to_owned();
+    }
+    let mut parts: Vec<String> =
+        base.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    // Above the root: keep the climb, so the tool reports it as outside.
+                    return format!("{}/{p}", base.display());
+                }
+            }
+            other => parts.push(other.to_owned()),
+        }
+    }
+    if parts.is_empty() { ".".to_owned() } else { parts.join("/") }
 }
 
 /// Says on stderr what start-up recovery did, and which journals it refused to touch.
@@ -65,4 +128,21 @@ where
         watcher.abort();
         res
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_typed_in_a_subfolder_are_rebased_on_the_root() {
+        let base = Path::new("src/app");
+        assert_eq!(rebase(base, "value"), "src/app/value");
+        assert_eq!(rebase(base, "."), "src/app");
+        assert_eq!(rebase(base, "../lib/*.ts"), "src/lib/*.ts");
+        assert_eq!(rebase(base, "../.."), ".");
+        assert_eq!(rebase(base, "**/*.rs"), "src/app/**/*.rs");
+        assert_eq!(rebase(base, "../../../etc"), "src/app/../../../etc");
+        assert_eq!(rebase(base, "/abs/x"), "/abs/x");
+    }
 }

@@ -264,7 +264,7 @@ fn the_workspace_is_the_nearest_root_and_can_be_given() {
     let ws = workspace(&[("pkg/src/a.ts", "x(1);\n")]);
     let out = common::staged(
         &ws.path().join("pkg/src"),
-        &["--json", "ast-edit", "--op", "x($A)", "y($A)", "pkg/src/a.ts"],
+        &["--json", "ast-edit", "--op", "x($A)", "y($A)", "a.ts"],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(ws.path().join(".staged/staged.db").exists());
@@ -280,7 +280,8 @@ fn the_workspace_is_the_nearest_root_and_can_be_given() {
 #[test]
 fn a_locked_database_is_a_clear_error_and_nothing_is_staged() {
     let ws = workspace(&[("a.ts", "x(1);\n")]);
-    assert_eq!(code(&staged(ws.path(), &["pending"])), 0, "creates the database");
+    let created = staged(ws.path(), &["ast-edit", "--op", "none($A)", "y($A)", "a.ts"]);
+    assert_eq!(code(&created), 0, "creates the database: {}", stderr(&created));
     // Another process holds the write lock for longer than staged waits.
     let conn = rusqlite::Connection::open(ws.path().join(".staged/staged.db")).unwrap();
     conn.execute_batch("BEGIN EXCLUSIVE;").unwrap();

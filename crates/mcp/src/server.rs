@@ -14,7 +14,7 @@ use rmcp::{
     },
     service::RequestContext,
 };
-use staged_core::{CancelToken, PendingActionStore, RESOLVE_TOOL_NAME, Tool};
+use staged_core::{CancelToken, RESOLVE_TOOL_NAME, Tool};
 use staged_workspace::WorkspaceSession;
 use tokio_util::sync::{CancellationToken, DropGuard};
 

@@ -11,7 +11,7 @@ use common::{
 };
 use rmcp::model::{CallToolResponse, ProtocolVersion};
 use serde_json::{Value, json};
-use staged_core::{NO_PENDING_APPLY_TEXT, PendingActionStore};
+use staged_core::NO_PENDING_APPLY_TEXT;
 use staged_mcp::Approval;
 
 const PROTOCOLS: [ProtocolVersion; 2] =

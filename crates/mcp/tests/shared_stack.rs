@@ -7,7 +7,7 @@ mod common;
 
 use common::{Fixture, RENAMED, SOURCE, ends_with_reminder, is_error, rename_args, text};
 use serde_json::json;
-use staged_core::{CancelToken, PendingActionStore, ResolveParams, Tool};
+use staged_core::{CancelToken, ResolveParams, Tool};
 use staged_mcp::Approval;
 
 #[tokio::test]

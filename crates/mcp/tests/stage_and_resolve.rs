@@ -10,7 +10,7 @@ use common::{
 };
 use rmcp::model::ProtocolVersion;
 use serde_json::json;
-use staged_core::{NO_PENDING_APPLY_TEXT, PendingActionStore};
+use staged_core::NO_PENDING_APPLY_TEXT;
 use staged_mcp::Approval;
 
 #[tokio::test]

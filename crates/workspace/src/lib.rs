@@ -15,7 +15,7 @@ use std::{
 use staged_ast_edit::{
     AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, Workspace, recover_with,
 };
-use staged_core::{PendingAction, ResolveTool, Session, Tool};
+use staged_core::{InMemoryStore, PendingAction, PendingActionStore, ResolveTool, Session, Tool};
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
 pub use staged_ast_edit::{RecoveryReport, STATE_DIR_NAME};
@@ -35,12 +35,23 @@ pub enum OpenError {
 }
 
 /// One workspace's staged session: its root, durable stack, session and tools.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WorkspaceSession {
     workspace: Workspace,
-    store: Arc<SqliteStore>,
+    durable: bool,
+    store: Arc<dyn PendingActionStore>,
     session: Arc<Session>,
     recovery: RecoveryReport,
+}
+
+impl std::fmt::Debug for WorkspaceSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkspaceSession")
+            .field("root", &self.workspace.root())
+            .field("durable", &self.durable)
+            .field("recovery", &self.recovery)
+            .finish_non_exhaustive()
+    }
 }
 
 impl WorkspaceSession {
@@ -57,7 +68,7 @@ impl WorkspaceSession {
             workspace.state(true).map_err(|err| OpenError::Store(err.to_string()))?.ok_or_else(
                 || OpenError::Store(format!("cannot create {}", workspace.state_dir().display())),
             )?;
-        let store = Arc::new(
+        let sqlite = Arc::new(
             SqliteStore::open_in(&workspace.state_dir(), state, rehydrators(&workspace))
                 .map_err(|err| OpenError::Store(err.to_string()))?,
         );
@@ -65,10 +76,35 @@ impl WorkspaceSession {
         // files are written, so its preview must leave the stack (unless a live resolve
         // holds it, which then decides; the journal stays until then).
         let recovery =
-            recover_with(&workspace, &mut |origin| store.retire_finished(origin).unwrap_or(false))
+            recover_with(&workspace, &mut |origin| sqlite.retire_finished(origin).unwrap_or(false))
                 .map_err(|err| OpenError::Recovery(err.to_string()))?;
+        let store: Arc<dyn PendingActionStore> = sqlite;
         let session = Arc::new(Session::new(store.clone()));
-        Ok(Self { workspace, store, session, recovery })
+        Ok(Self { workspace, durable: true, store, session, recovery })
+    }
+
+    /// Opens the session of the workspace rooted at `root` without creating anything: when
+    /// the workspace has no `.staged` folder yet, nothing was ever staged there, and the stack
+    /// is empty and kept in memory. Read-only commands start here, so looking never leaves a
+    /// state folder behind.
+    pub fn open_existing(root: &Path) -> Result<Self, OpenError> {
+        let workspace =
+            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        match workspace.state(false).map_err(|err| OpenError::Store(err.to_string()))? {
+            Some(_) => Self::open(root),
+            None => {
+                let store: Arc<dyn PendingActionStore> = Arc::new(InMemoryStore::new());
+                let session = Arc::new(Session::new(store.clone()));
+                let recovery = RecoveryReport::default();
+                Ok(Self { workspace, durable: false, store, session, recovery })
+            }
+        }
+    }
+
+    /// Whether the stack lives in the workspace's `.staged` folder (it is in memory when a
+    /// read-only open found none).
+    pub fn is_durable(&self) -> bool {
+        self.durable
     }
 
     /// The workspace (root and confinement rules).
@@ -76,8 +112,8 @@ impl WorkspaceSession {
         &self.workspace
     }
 
-    /// The durable pending stack.
-    pub fn store(&self) -> &Arc<SqliteStore> {
+    /// The pending stack.
+    pub fn store(&self) -> &Arc<dyn PendingActionStore> {
         &self.store
     }
 
@@ -132,9 +168,17 @@ fn rehydrators(workspace: &Workspace) -> Rehydrators {
 /// The workspace root for a command run in `start`: the nearest ancestor holding `.staged` or
 /// `.git`, else `start` itself.
 pub fn find_root(start: &Path) -> PathBuf {
-    start
+    locate_root(start).0
+}
+
+/// [`find_root`], and whether a marker (`.staged` or `.git`) was found; when not, the root is
+/// `start` itself, and a front end should say so.
+pub fn locate_root(start: &Path) -> (PathBuf, bool) {
+    match start
         .ancestors()
         .find(|dir| dir.join(STATE_DIR_NAME).is_dir() || dir.join(".git").exists())
-        .unwrap_or(start)
-        .to_path_buf()
+    {
+        Some(dir) => (dir.to_path_buf(), true),
+        None => (start.to_path_buf(), false),
+    }
 }

@@ -13,7 +13,7 @@ use std::{path::Path, process::Command};
 
 use serde_json::json;
 use staged_ast_edit::{AstEditAction, CommitStep};
-use staged_core::{CancelToken, PendingActionStore, ResolveParams, Retirement, Tool};
+use staged_core::{CancelToken, ResolveParams, Retirement, Tool};
 use staged_workspace::WorkspaceSession;
 
 const CHILD_ENV: &str = "STAGED_WORKSPACE_CRASH_CHILD";

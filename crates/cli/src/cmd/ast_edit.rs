@@ -6,16 +6,22 @@ use staged_workspace::WorkspaceSession;
 
 use crate::{
     args::{AstEditArgs, GlobalArgs},
-    cmd,
+    cmd::{self, Effect},
     diff::colorize,
     exit::Exit,
     output::Output,
 };
 
 pub(crate) fn run(global: &GlobalArgs, args: &AstEditArgs, out: &Output) -> anyhow::Result<Exit> {
-    cmd::run_tool(global, out, WorkspaceSession::ast_edit_tool, params_json(args), |result, out| {
-        print_preview(&result.text_content(), result.details.as_ref(), out)
-    })
+    let params = params_json(args);
+    cmd::run_tool(
+        global,
+        out,
+        Effect::Stages,
+        WorkspaceSession::ast_edit_tool,
+        params,
+        |res, out| print_preview(&res.text_content(), res.details.as_ref(), out),
+    )
 }
 
 fn params_json(args: &AstEditArgs) -> Value {

@@ -5,7 +5,7 @@ use staged_workspace::WorkspaceSession;
 
 use crate::{
     args::{AstGrepArgs, GlobalArgs},
-    cmd,
+    cmd::{self, Effect},
     exit::Exit,
     output::Output,
 };
@@ -24,7 +24,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &AstGrepArgs, out: &Output) -> anyh
     if let Some(limit) = args.limit {
         params["limit"] = json!(limit);
     }
-    cmd::run_tool(global, out, WorkspaceSession::ast_grep_tool, params, |result, out| {
-        Ok(out.line(&result.text_content())?)
-    })
+    cmd::run_tool(
+        global,
+        out,
+        Effect::ReadOnly,
+        WorkspaceSession::ast_grep_tool,
+        params,
+        |result, out| Ok(out.line(&result.text_content())?),
+    )
 }

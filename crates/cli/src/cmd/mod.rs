@@ -14,17 +14,35 @@ use staged_workspace::WorkspaceSession;
 
 use crate::{args::GlobalArgs, context, exit::Exit, output::Output, progress::Progress};
 
-/// Runs a tool-like command (`ast-edit`, `ast-grep`): opens the workspace, runs the tool that
-/// `pick` chooses on `params` with a spinner, and prints the `--json` object or, for a person,
-/// what `print` writes. A tool error is an input error (exit 2); the stack is untouched.
+/// Whether a tool-like command stages (and so may create `.staged`) or only looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Effect {
+    Stages,
+    ReadOnly,
+}
+
+/// Runs a tool-like command (`ast-edit`, `ast-grep`): opens the workspace, rebases the
+/// `paths` a person typed on the workspace root (see [`context::scope_paths`]), runs the tool
+/// that `pick` chooses on `params` with a spinner, and prints the `--json` object or, for a
+/// person, what `print` writes. A tool error is an input error (exit 2); the stack is
+/// untouched.
 pub(crate) fn run_tool<T: Tool + 'static>(
     global: &GlobalArgs,
     out: &Output,
+    effect: Effect,
     pick: impl FnOnce(&WorkspaceSession) -> T,
-    params: Value,
+    mut params: Value,
     print: impl FnOnce(&ToolResult, &Output) -> anyhow::Result<()>,
 ) -> anyhow::Result<Exit> {
-    let ws = context::open(global)?;
+    let ws = match effect {
+        Effect::Stages => context::open(global)?,
+        Effect::ReadOnly => context::open_existing(global)?,
+    };
+    if let Some(paths) = params.get("paths").and_then(Value::as_array) {
+        let typed: Vec<String> =
+            paths.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+        params["paths"] = json!(context::scope_paths(ws.workspace().root(), &typed)?);
+    }
     let tool = pick(&ws);
     let res = {
         let _progress = Progress::start("searching files");

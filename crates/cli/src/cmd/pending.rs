@@ -4,7 +4,6 @@
 //! newest first; `createdAt` is RFC 3339 UTC.
 
 use serde_json::json;
-use staged_core::PendingActionStore;
 
 use crate::{
     args::GlobalArgs,
@@ -15,7 +14,7 @@ use crate::{
 };
 
 pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
-    let ws = context::open(global)?;
+    let ws = context::open_existing(global)?;
     let entries = ws.store().list().map_err(|err| anyhow::anyhow!("{err}"))?;
     if out.json {
         let pending: Vec<_> = entries

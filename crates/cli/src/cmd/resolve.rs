@@ -20,7 +20,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
         ActionArg::Apply => ResolveAction::Apply,
         ActionArg::Discard => ResolveAction::Discard,
     };
-    let ws = context::open(global)?;
+    let ws = context::open_existing(global)?;
     let params = ResolveParams { action, reason: args.reason.clone(), extra };
     let session = ws.session().clone();
     let result = context::block_on(|cancel| async move { session.resolve(params, &cancel).await })?

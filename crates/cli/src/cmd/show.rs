@@ -5,7 +5,6 @@
 
 use anyhow::bail;
 use serde_json::{Value, json};
-use staged_core::PendingActionStore;
 
 use crate::{
     args::{GlobalArgs, ShowArgs},
@@ -17,10 +16,15 @@ use crate::{
 };
 
 pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow::Result<Exit> {
-    let ws = context::open(global)?;
+    let ws = context::open_existing(global)?;
     let store = ws.store();
     let entry = match &args.id {
-        Some(id) => match store.get(id).map_err(|err| anyhow::anyhow!("{err}"))? {
+        Some(id) => match store
+            .list()
+            .map_err(|err| anyhow::anyhow!("{err}"))?
+            .into_iter()
+            .find(|entry| entry.id.as_str() == id)
+        {
             Some(entry) => entry,
             None => bail!("no pending preview has id `{id}` (see `staged pending`)"),
         },

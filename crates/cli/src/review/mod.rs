@@ -27,7 +27,7 @@ pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
             "staged review needs a terminal; in scripts use `staged pending`, `staged show` and `staged resolve`"
         );
     }
-    let ws = context::open(global)?;
+    let ws = context::open_existing(global)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use staged_core::{PendingActionStore, PendingEntry, ResolveAction, ResolveParams};
+use staged_core::{PendingEntry, ResolveAction, ResolveParams};
 use staged_workspace::WorkspaceSession;
 
 /// What the keyboard is doing.
