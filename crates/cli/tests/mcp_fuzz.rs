@@ -202,7 +202,10 @@ fn request(id: Value) -> impl Strategy<Value = Frame> {
 /// `text` with the first `mark` replaced by `with` (unchanged if `mark` is absent).
 fn splice(text: &str, mark: &str, with: &[u8]) -> Vec<u8> {
     match text.find(mark) {
-        Some(at) => [text[..at].as_bytes(), with, text[at + mark.len()..].as_bytes()].concat(),
+        Some(at) => {
+            let bytes = text.as_bytes();
+            [&bytes[..at], with, &bytes[at + mark.len()..]].concat()
+        }
         None => text.as_bytes().to_vec(),
     }
 }
@@ -245,7 +248,7 @@ fn garbage() -> impl Strategy<Value = Frame> {
 
 /// One frame; `n` makes its id unique in the case (ints and strings alternate).
 fn frame(n: usize) -> impl Strategy<Value = Frame> {
-    let id = if n % 2 == 0 { json!(1000 + n) } else { json!(format!("req-{n}")) };
+    let id = if n.is_multiple_of(2) { json!(1000 + n) } else { json!(format!("req-{n}")) };
     prop_oneof![
         6 => request(id.clone()),
         1 => notification(),
