@@ -2,7 +2,7 @@
 //! HTTP behind a bearer token).
 //!
 //! The process-wide parts live here, not in `staged-mcp`: the stderr logger (`RUST_LOG`),
-//! the Ctrl-C handler that stops the HTTP server, the token from `--token-file` or
+//! the Ctrl-C and SIGTERM handlers that stop the HTTP server, the token from `--token-file` or
 //! `STAGED_MCP_TOKEN`, and every line printed for the person who started the server.
 
 use std::path::Path;
@@ -63,16 +63,31 @@ pub(crate) fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
         let endpoint = HttpEndpoint::bind(options, &server).await?;
         print_http_notice(&endpoint, &source, allow_remote, &root);
         let shutdown = CancellationToken::new();
-        let on_signal = shutdown.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                on_signal.cancel();
-            }
-        });
+        tokio::spawn(stop_on_signal(shutdown.clone()));
         endpoint.serve(server, shutdown).await
     });
     res.map_err(|err| anyhow::anyhow!("{err}"))?;
     Ok(Exit::Success)
+}
+
+/// Cancels `shutdown` on Ctrl-C, or on SIGTERM (how service managers and `kill` stop a
+/// server), so the HTTP server stops cleanly and removes its generated token file.
+async fn stop_on_signal(shutdown: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            shutdown.cancel();
+            return;
+        }
+    }
+    if tokio::signal::ctrl_c().await.is_ok() {
+        shutdown.cancel();
+    }
 }
 
 /// The HTTP token: `--token-file`, else `STAGED_MCP_TOKEN`, else `None` (generated later).

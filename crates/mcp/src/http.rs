@@ -115,7 +115,7 @@ impl HttpEndpoint {
         let router = axum::Router::new()
             .nest_service(HTTP_PATH, service)
             .layer(middleware::from_fn_with_state(self.gate.clone(), guard));
-        tracing::info!("serving MCP on {}", self.url());
+        tracing::debug!("serving MCP on {}", self.url());
         let res = axum::serve(self.listener, router)
             .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
             .await
