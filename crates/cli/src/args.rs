@@ -65,12 +65,22 @@ pub(crate) enum Command {
 
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
-    /// Serve streamable HTTP at this address (e.g. 127.0.0.1:8765) instead of stdio.
+    /// Serve streamable HTTP at this address (e.g. 127.0.0.1:8765) instead of stdio. Every
+    /// request needs `Authorization: Bearer <token>`.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<std::net::SocketAddr>,
-    /// Allow `--http` on an address other than loopback.
+    /// Read the HTTP bearer token from FILE (at least 16 visible ASCII characters). Without
+    /// it, or STAGED_MCP_TOKEN, a token is generated and written to `.staged/mcp-PORT.token`.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// Allow `--http` on an address other than loopback. Needs `--token-file` or
+    /// STAGED_MCP_TOKEN.
     #[arg(long, requires = "http")]
     pub(crate) allow_remote: bool,
+    /// With `--allow-remote`: a host name clients may use in `Host` and `Origin`, besides
+    /// loopback names and IP addresses. Repeatable.
+    #[arg(long, value_name = "NAME", requires = "allow_remote")]
+    pub(crate) allow_host: Vec<String>,
     /// `human`: every `resolve apply` first asks the person through MCP elicitation.
     #[arg(long, value_enum, default_value_t = ApproveArg::None)]
     pub(crate) approve: ApproveArg,

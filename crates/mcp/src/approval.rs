@@ -5,23 +5,22 @@
 //! an input-required result (a multi-round-trip request) and retry the call with the answer;
 //! older clients get a server-to-client `elicitation/create` request during the call. A
 //! client that declared no elicitation capability gets an error result telling the person to
-//! resolve from a terminal. Nothing is applied unless the person accepts.
+//! resolve from a terminal. Nothing is applied unless the person accepts, and then only the
+//! preview they were shown: the server applies it with `Session::resolve_expected` and its id,
+//! so a preview staged while the person was deciding is never applied in its place.
 
 use std::collections::BTreeMap;
 
 use rmcp::{
     RoleServer,
     model::{
-        CallToolRequestParams, CallToolResult, ElicitRequest, ElicitRequestParams, ElicitResult,
-        ElicitationAction, ElicitationSchema, InputRequest, InputRequiredResult, JsonObject,
-        ProtocolVersion,
+        CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+        ElicitationSchema, InputRequest, InputRequiredResult, JsonObject, ProtocolVersion,
     },
     service::RequestContext,
 };
 use serde_json::{Value, json};
 use staged_core::{PendingEntry, ToolResult};
-
-use crate::reply::to_call_result;
 
 /// The key of the approval question in an input-required result.
 pub(crate) const APPROVAL_INPUT_KEY: &str = "staged_approve_apply";
@@ -32,10 +31,10 @@ const DIFF_LINES_SHOWN: usize = 60;
 /// What asking the person produced.
 #[derive(Debug)]
 pub(crate) enum Ask {
-    /// The person accepted: go ahead and apply.
+    /// The person accepted: apply exactly the preview they were asked about.
     Approved,
     /// Stop here with this (error) result; nothing was applied.
-    Stop(CallToolResult),
+    Stop(ToolResult),
     /// Return this to the client, which asks the person and retries the call with the answer.
     InputRequired(InputRequiredResult),
 }
@@ -105,7 +104,7 @@ pub(crate) async fn ask_to_apply(
 }
 
 /// The error text when the stack's head changed while the person was deciding.
-pub(crate) fn changed_text() -> String {
+fn changed_text() -> String {
     "The pending stack changed while waiting for approval; nothing was applied. Call `resolve` again to review the current head.".to_owned()
 }
 
@@ -138,7 +137,7 @@ fn interpret(head: &PendingEntry, answer: &ElicitResult) -> Ask {
     }
 }
 
-fn declined_result(head: &PendingEntry) -> CallToolResult {
+fn declined_result(head: &PendingEntry) -> ToolResult {
     stop_result(
         head,
         format!(
@@ -148,7 +147,7 @@ fn declined_result(head: &PendingEntry) -> CallToolResult {
     )
 }
 
-fn no_elicitation_result(head: &PendingEntry) -> CallToolResult {
+fn no_elicitation_result(head: &PendingEntry) -> ToolResult {
     stop_result(
         head,
         format!(
@@ -158,13 +157,13 @@ fn no_elicitation_result(head: &PendingEntry) -> CallToolResult {
     )
 }
 
-fn stop_result(head: &PendingEntry, text: String) -> CallToolResult {
-    to_call_result(ToolResult::error(text).with_details(json!({
+fn stop_result(head: &PendingEntry, text: String) -> ToolResult {
+    ToolResult::error(text).with_details(json!({
         "applied": false,
         "approved": false,
         "pendingId": head.id.as_str(),
         "label": head.label(),
-    })))
+    }))
 }
 
 fn question(head: &PendingEntry, reason: &str) -> Result<ElicitRequestParams, serde_json::Error> {

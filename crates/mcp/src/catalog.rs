@@ -1,7 +1,8 @@
 //! The MCP tool list: the workspace's staged tools plus `pending`, with their annotations.
 //!
-//! Schemas and descriptions come from the tools themselves, so MCP clients see exactly what
-//! the built-in agent runtime sees. Annotations: `ast_grep` and `pending` are read-only,
+//! Input schemas and descriptions come from the tools themselves, so MCP clients see exactly
+//! what the built-in agent runtime sees. Every tool declares the same output schema, the
+//! `{"text", "isError", "details", "pending"}` object of its `structuredContent`. Annotations: `ast_grep` and `pending` are read-only,
 //! `resolve` is destructive (it writes the staged change), and `ast_edit` is neither: it only
 //! stages a preview.
 
@@ -10,7 +11,10 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
 use staged_core::{RESOLVE_TOOL_NAME, Tool};
 
-use crate::pending::{PENDING_DESCRIPTION, PENDING_TOOL_LABEL, PENDING_TOOL_NAME, pending_schema};
+use crate::{
+    pending::{PENDING_DESCRIPTION, PENDING_TOOL_LABEL, PENDING_TOOL_NAME, pending_schema},
+    reply::output_schema,
+};
 
 /// The MCP descriptions of `tools`, followed by `pending`.
 pub(crate) fn mcp_tools(tools: &[Arc<dyn Tool>]) -> Vec<McpTool> {
@@ -49,6 +53,7 @@ fn describe(
         _ => JsonObject::new(),
     };
     let mut tool = McpTool::new(name, description, Arc::new(schema));
+    tool.output_schema = Some(output_schema());
     tool.title = Some(label.to_owned());
     tool.annotations = Some(annotations);
     tool

@@ -2,7 +2,7 @@
 
 use std::{net::SocketAddr, path::PathBuf};
 
-/// Why [`run`](crate::run) failed. Each message is one line, fit for the CLI to print.
+/// Why serving failed. Each message is one line, fit for the CLI to print.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
     /// `--http` named an address other than loopback without `--allow-remote`.
@@ -13,13 +13,27 @@ pub enum McpError {
         /// The refused address.
         addr: SocketAddr,
     },
-    /// The workspace's staged session could not be opened.
-    #[error("could not open the workspace at {root}: {message}")]
-    Workspace {
-        /// The workspace root.
-        root: PathBuf,
-        /// Why.
-        message: String,
+    /// `--allow-remote` without a token given by the user.
+    #[error(
+        "--allow-remote needs a token you chose: pass --token-file FILE or set STAGED_MCP_TOKEN (a generated token would be readable only on this machine)"
+    )]
+    RemoteNeedsToken,
+    /// `--allow-host` without `--allow-remote`.
+    #[error("--allow-host only applies with --allow-remote; loopback names are always allowed")]
+    HostsNeedRemote,
+    /// A given bearer token is unusable.
+    #[error("unusable MCP token: {0}")]
+    BadToken(String),
+    /// No random token could be generated.
+    #[error("could not generate an MCP token: {0}")]
+    Random(String),
+    /// The generated token could not be written to its file.
+    #[error("could not write the MCP token file {path}: {source}")]
+    TokenFile {
+        /// The file.
+        path: PathBuf,
+        /// The IO error.
+        source: std::io::Error,
     },
     /// The HTTP listener could not be bound.
     #[error("could not listen on {addr}: {source}")]

@@ -9,33 +9,41 @@
 //!
 //! The stack is the workspace's durable store (`.staged/`), shared with the `staged` CLI: a
 //! preview staged over MCP can be resolved at a terminal and the reverse. While anything is
-//! pending, every result except `resolve`'s ends with the resolve reminder, as one extra,
-//! final text part: an MCP server cannot force the client's tool choice, so it nudges instead.
-//! With [`Approval::Human`], `resolve apply` first asks the person through MCP elicitation.
+//! pending, results end with the resolve reminder: an MCP server cannot force the client's
+//! tool choice, so it nudges instead. With [`Approval::Human`], `resolve apply` first asks the
+//! person through MCP elicitation, then applies exactly the preview the person saw.
 //!
-//! Tool results map onto MCP as: text parts → text content, details (a JSON object) →
-//! `structuredContent`, and `isError` as the tool reported it. A tool error is an `isError`
-//! result carrying the exact message, never a protocol error.
+//! Every tool result carries its model-facing text twice, because clients differ in what they
+//! hand the model: as text blocks, and inside `structuredContent`, which is the object
+//! `staged --json` prints (`{"text", "isError", "details", "pending"}`) and which every tool
+//! declares as its `outputSchema`. A tool error is an `isError` result carrying the exact
+//! message, never a protocol error.
+//!
+//! Transports: stdio ([`serve_stdio`]), where every bad frame gets a JSON-RPC error reply,
+//! and streamable HTTP ([`HttpEndpoint`]), where every request needs the bearer token and a
+//! `Host`/`Origin` that name this server. This crate prints nothing, reads no environment
+//! and installs no signal handler or logger: the `staged` CLI does.
 //!
 //! # Example
 //! ```no_run
-//! # async fn demo() -> Result<(), staged_mcp::McpError> {
-//! use staged_mcp::{Approval, McpOptions};
-//! staged_mcp::run(McpOptions {
-//!     workspace_root: ".".into(),
-//!     http: None,
-//!     allow_remote: false,
-//!     approve: Approval::None,
-//! })
-//! .await
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use staged_mcp::{Approval, StagedServer};
+//! use staged_workspace::WorkspaceSession;
+//!
+//! let workspace = WorkspaceSession::open(std::path::Path::new("/path/to/repo"))?;
+//! staged_mcp::serve_stdio(StagedServer::new(workspace, Approval::None)).await?;
+//! # Ok(())
 //! # }
 //! ```
 
 #![deny(missing_docs)]
 
 mod approval;
+mod auth;
 mod catalog;
 mod error;
+mod framing;
+mod http;
 mod options;
 mod pending;
 mod reply;
@@ -43,9 +51,12 @@ mod server;
 mod transport;
 
 pub use crate::{
+    auth::{BearerToken, MIN_TOKEN_CHARS},
     error::McpError,
-    options::{Approval, McpOptions, UnknownApproval},
+    framing::MAX_FRAME_BYTES,
+    http::{HTTP_PATH, HttpEndpoint},
+    options::{Approval, HttpOptions, UnknownApproval},
     pending::PENDING_TOOL_NAME,
     server::StagedServer,
-    transport::{HTTP_PATH, check_bind_address, run, serve_http, serve_stdio},
+    transport::{serve_lines, serve_stdio},
 };

@@ -1,59 +1,177 @@
-//! Turns a staged [`ToolResult`] into an MCP `CallToolResult`, and adds the resolve reminder.
+//! Turns a staged [`ToolResult`] into an MCP `CallToolResult` that tells the model the same
+//! thing whichever part the client reads.
 //!
-//! The text parts become text content (what the model reads), the details become
-//! `structuredContent` when they are a JSON object, and `isError` follows the result. The
-//! reminder is appended as one more, final text part, so a client that joins the text parts
-//! and a client that reads the last part both see the result end with it.
+//! Some clients (Claude Code, Codex) hand the model a result's `structuredContent` when it is
+//! present and drop the text blocks; others read only the text blocks. So both carry the
+//! model-facing text: the text blocks are the tool's text parts, plus the resolve reminder as
+//! one more, final part when it applies; `structuredContent` is the object `staged --json`
+//! prints, `{"text", "isError", "details", "pending"}`, whose `text` is those parts joined with
+//! newlines, reminder included. Every tool declares [`output_schema`] for that object.
+//!
+//! The object is serialized here, outside `staged-protocol`, because it is this server's wire
+//! shape: the CLI prints the same fields from its own `--json` code.
 
-use rmcp::model::{CallToolResult, ContentBlock};
-use staged_core::{ContentPart, RESOLVE_REMINDER, ToolResult};
+use std::sync::Arc;
 
-/// The MCP form of `result`.
-pub(crate) fn to_call_result(result: ToolResult) -> CallToolResult {
-    let content: Vec<ContentBlock> = result
-        .content
-        .into_iter()
-        .map(|part| match part {
-            ContentPart::Text { text } => ContentBlock::text(text),
-            ContentPart::Image { data, mime_type } => ContentBlock::image(data, mime_type),
-        })
-        .collect();
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+use staged_core::{ContentPart, PendingEntry, RESOLVE_REMINDER, ToolResult};
+
+/// `structuredContent` of every tool result: what the model is told, and the stack's head.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "staged tool result")]
+struct StructuredResult {
+    /// The model-facing text: the same text as the text blocks, joined with newlines,
+    /// ending with the resolve reminder while a preview waits for `resolve`.
+    text: String,
+    /// Whether the tool reports an error (the same as the result's `isError`).
+    is_error: bool,
+    /// The tool's structured details (for `ast_edit`: the counts, the diff and `pendingId`;
+    /// for `resolve`: the action, the reason and the source tool's details); `{}` when none.
+    details: Value,
+    /// The newest pending preview after the call (what `resolve` acts on next), or null.
+    pending: Option<PendingHead>,
+}
+
+/// The head of the pending stack.
+#[derive(Debug, Serialize, JsonSchema)]
+struct PendingHead {
+    /// The preview's id, e.g. `pending-action:ast_edit:3`.
+    id: String,
+    /// Its label, e.g. `AST Edit: 4 replacements in 3 files`.
+    label: String,
+}
+
+/// The MCP form of `result`: its text parts (and the reminder, when `remind`) as text blocks,
+/// and the same text with its details and the stack's `head` as `structuredContent`.
+pub(crate) fn to_call_result(
+    result: ToolResult,
+    head: Option<&PendingEntry>,
+    remind: bool,
+) -> CallToolResult {
+    let mut texts: Vec<String> = Vec::new();
+    let mut content: Vec<ContentBlock> = Vec::new();
+    for part in result.content {
+        match part {
+            ContentPart::Text { text } => {
+                content.push(ContentBlock::text(text.clone()));
+                texts.push(text);
+            }
+            ContentPart::Image { data, mime_type } => {
+                content.push(ContentBlock::image(data, mime_type));
+            }
+        }
+    }
+    if remind {
+        content.push(ContentBlock::text(RESOLVE_REMINDER));
+        texts.push(RESOLVE_REMINDER.to_owned());
+    }
+    let structured = StructuredResult {
+        text: texts.join("\n"),
+        is_error: result.is_error,
+        details: result.details.unwrap_or_else(|| Value::Object(JsonObject::new())),
+        pending: head.map(|entry| PendingHead {
+            id: entry.id.as_str().to_owned(),
+            label: entry.label().to_owned(),
+        }),
+    };
     let mut res = if result.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
-    res.structured_content = result.details.filter(serde_json::Value::is_object);
+    // Serializing plain strings, booleans and JSON values cannot fail; a failure would leave
+    // the text blocks, which still carry everything the model must read.
+    res.structured_content = serde_json::to_value(structured).ok();
     res
 }
 
-/// Appends the resolve reminder as the last text part.
-pub(crate) fn append_reminder(result: &mut CallToolResult) {
-    result.content.push(ContentBlock::text(RESOLVE_REMINDER));
+/// The JSON Schema of every tool's `structuredContent`, with no references to resolve.
+pub(crate) fn output_schema() -> Arc<JsonObject> {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| settings.inline_subschemas = true)
+        .into_generator();
+    let schema = generator.into_root_schema_for::<StructuredResult>();
+    let Value::Object(mut map) = schema.to_value() else { return Arc::new(JsonObject::new()) };
+    // `pending` is always present (null when the stack is empty); schemars leaves `Option`
+    // fields out of `required`.
+    if let Some(Value::Array(required)) = map.get_mut("required")
+        && !required.iter().any(|name| name == "pending")
+    {
+        required.push(Value::from("pending"));
+    }
+    Arc::new(map)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::SystemTime;
+
+    use serde_json::json;
+    use staged_core::{FnPendingAction, PendingId};
+
     use super::*;
 
-    #[test]
-    fn details_object_becomes_structured_content_and_error_flag_follows() {
-        let res = to_call_result(
-            ToolResult::error("boom").with_details(serde_json::json!({"cause": "x"})),
-        );
-        assert_eq!(res.is_error, Some(true));
-        assert_eq!(res.structured_content, Some(serde_json::json!({"cause": "x"})));
-        assert_eq!(res.content.len(), 1);
+    fn entry() -> PendingEntry {
+        let action = FnPendingAction::new("AST Edit: 2 replacements in 1 file", |_| async {
+            Ok(ToolResult::text("ok"))
+        });
+        PendingEntry {
+            id: PendingId::from_string("pending-action:ast_edit:7".to_owned()),
+            action: Arc::new(action),
+            created_at: SystemTime::now(),
+        }
+    }
+
+    fn texts(res: &CallToolResult) -> Vec<String> {
+        res.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect()
     }
 
     #[test]
-    fn non_object_details_are_dropped_and_reminder_is_last() {
-        let mut res =
-            to_call_result(ToolResult::text("ok").with_details(serde_json::json!([1, 2])));
+    fn structured_content_carries_the_text_with_the_reminder_and_the_head() {
+        let result = ToolResult::text("Preview only.")
+            .with_details(json!({"totalReplacements": 2, "pendingId": "x"}));
+        let res = to_call_result(result, Some(&entry()), true);
+        assert_eq!(texts(&res), ["Preview only.", RESOLVE_REMINDER]);
         assert_eq!(res.is_error, Some(false));
-        assert_eq!(res.structured_content, None);
-        append_reminder(&mut res);
-        let last = res.content.last().and_then(|c| c.as_text()).map(|t| t.text.clone());
-        assert_eq!(last.as_deref(), Some(RESOLVE_REMINDER));
+        assert_eq!(
+            res.structured_content,
+            Some(json!({
+                "text": format!("Preview only.\n{RESOLVE_REMINDER}"),
+                "isError": false,
+                "details": {"totalReplacements": 2, "pendingId": "x"},
+                "pending": {
+                    "id": "pending-action:ast_edit:7",
+                    "label": "AST Edit: 2 replacements in 1 file"
+                }
+            }))
+        );
+    }
+
+    #[test]
+    fn an_error_without_details_or_head_is_the_cli_json_shape() {
+        let res = to_call_result(ToolResult::error("boom"), None, false);
+        assert_eq!(res.is_error, Some(true));
+        assert_eq!(texts(&res), ["boom"]);
+        assert_eq!(
+            res.structured_content,
+            Some(json!({"text": "boom", "isError": true, "details": {}, "pending": null}))
+        );
+    }
+
+    #[test]
+    fn the_output_schema_describes_the_four_fields_without_references() {
+        let schema = Value::Object((*output_schema()).clone());
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["required"], json!(["text", "isError", "details", "pending"]));
+        let props = &schema["properties"];
+        assert_eq!(props["text"]["type"], "string");
+        assert_eq!(props["isError"]["type"], "boolean");
+        assert!(!schema.to_string().contains("$ref"), "{schema}");
+        let pending = props["pending"].to_string();
+        assert!(pending.contains("\"null\"") && pending.contains("\"label\""), "{pending}");
     }
 }

@@ -3,33 +3,43 @@
 //! The server keeps no state of its own between calls: the pending stack lives in the
 //! workspace's durable store, which every call reads afresh, so the `staged` CLI (or another
 //! MCP session) may stage or resolve previews between two calls.
+//!
+//! The reminder rule: a result ends with the resolve reminder while a preview is pending
+//! after the call, except a `resolve` result that leaves the same preview on top (a declined
+//! or failed apply), whose own text says what to do next.
 
 use std::{sync::Arc, time::SystemTime};
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+        CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
         PaginatedRequestParams, ServerCapabilities, ServerConfig,
     },
     service::RequestContext,
 };
-use staged_core::{CancelToken, RESOLVE_TOOL_NAME, Tool};
+use staged_core::{
+    CancelToken, PendingEntry, RESOLVE_TOOL_NAME, ResolveAction, ResolveParams, Tool, ToolResult,
+};
 use staged_workspace::WorkspaceSession;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::{
     Approval,
-    approval::{Ask, ask_to_apply, changed_text},
+    approval::{Ask, ask_to_apply},
     catalog::mcp_tools,
     pending::{PENDING_TOOL_NAME, list_pending},
-    reply::{append_reminder, to_call_result},
+    reply::to_call_result,
 };
 
-/// Instructions sent to the client on initialisation.
-const INSTRUCTIONS: &str = "staged previews structural code edits before writing them. \
-`ast_edit` stages a preview; nothing changes on disk until you call `resolve` with action \
-\"apply\" (or \"discard\") and a reason. `pending` lists what is waiting; `ast_grep` searches.";
+/// Instructions sent to the client on initialisation. Codex shows them to the model as the
+/// description of the tool namespace, so they explain the whole staging contract.
+pub(crate) const INSTRUCTIONS: &str = "staged makes structural code edits safe to review: \
+`ast_edit` only stages a preview (a diff) and writes nothing. \
+Every preview waits on a stack until you call `resolve` with action \"apply\" (write it) or \
+\"discard\" (drop it), and a one-line reason; `resolve` always acts on the newest preview. \
+While a preview is pending, every result ends with a reminder to resolve it: do so before \
+moving on. `pending` lists the waiting previews, newest first; `ast_grep` searches read-only.";
 
 /// The MCP server of one workspace. Cheap to clone; clones share the workspace session.
 #[derive(Clone)]
@@ -46,6 +56,14 @@ impl std::fmt::Debug for StagedServer {
             .field("approve", &self.approve)
             .finish_non_exhaustive()
     }
+}
+
+/// What a `tools/call` produced before it is shaped for MCP.
+enum Outcome {
+    /// A tool result, to be sent with the stack's head (and the reminder when it applies).
+    Result(ToolResult),
+    /// An approval question to return as it is (protocol 2026-07-28 and later).
+    InputRequired(rmcp::model::InputRequiredResult),
 }
 
 impl StagedServer {
@@ -71,20 +89,29 @@ impl StagedServer {
         let bridge = cancel_bridge(&ctx);
         let cancel = &bridge.token;
         tracing::debug!(tool = %name, "tools/call");
-        let mut result = if name == PENDING_TOOL_NAME {
-            to_call_result(list_pending(self.workspace.store().as_ref(), SystemTime::now()))
-        } else if name == RESOLVE_TOOL_NAME {
-            return self.resolve(request, &ctx, cancel).await;
+        let is_resolve = name == RESOLVE_TOOL_NAME;
+        let before = if is_resolve { self.head() } else { None };
+        let outcome = if name == PENDING_TOOL_NAME {
+            Outcome::Result(list_pending(self.workspace.store().as_ref(), SystemTime::now()))
+        } else if is_resolve {
+            self.resolve(&request, &ctx, before.as_ref(), cancel).await?
         } else {
             let Some(tool) = self.tools.iter().find(|tool| tool.name() == name) else {
                 return Err(ErrorData::invalid_params(format!("Unknown tool: `{name}`"), None));
             };
-            self.execute(tool.as_ref(), &request, cancel).await
+            Outcome::Result(self.execute(tool.as_ref(), &request, cancel).await)
         };
-        if self.has_pending() {
-            append_reminder(&mut result);
-        }
-        Ok(result.into())
+        let result = match outcome {
+            Outcome::Result(result) => result,
+            Outcome::InputRequired(input) => return Ok(input.into()),
+        };
+        let after = self.head();
+        let remind = match &after {
+            None => false,
+            Some(head) if is_resolve => before.as_ref().map(|b| &b.id) != Some(&head.id),
+            Some(_) => true,
+        };
+        Ok(to_call_result(result, after.as_ref(), remind).into())
     }
 
     /// Runs `tool` on the request's arguments.
@@ -93,66 +120,57 @@ impl StagedServer {
         tool: &dyn Tool,
         request: &CallToolRequestParams,
         cancel: &CancelToken,
-    ) -> CallToolResult {
+    ) -> ToolResult {
         let args = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
         match tool.execute(args, cancel).await {
-            Ok(result) => to_call_result(result),
-            Err(err) => to_call_result(err.to_result()),
+            Ok(result) => result,
+            Err(err) => err.to_result(),
         }
     }
 
-    /// `resolve`, with the person's approval first when `--approve human` asks for it.
+    /// `resolve`. With `--approve human`, an apply first asks the person about `head` (the
+    /// newest preview when the call came in) and then applies exactly that preview: if
+    /// another was staged meanwhile, nothing is applied.
     async fn resolve(
         &self,
-        request: CallToolRequestParams,
+        request: &CallToolRequestParams,
         ctx: &RequestContext<RoleServer>,
+        head: Option<&PendingEntry>,
         cancel: &CancelToken,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let resolve_tool = self.tools.iter().find(|tool| tool.name() == RESOLVE_TOOL_NAME);
-        let Some(resolve_tool) = resolve_tool else {
+    ) -> Result<Outcome, ErrorData> {
+        let Some(resolve_tool) = self.tools.iter().find(|tool| tool.name() == RESOLVE_TOOL_NAME)
+        else {
             return Err(ErrorData::internal_error("the resolve tool is missing", None));
         };
-        let args = request.arguments.clone().unwrap_or_default();
-        let wants_apply = args.get("action").and_then(serde_json::Value::as_str) == Some("apply");
-        let reason = args.get("reason").and_then(serde_json::Value::as_str);
-        if self.approve == Approval::Human
-            && wants_apply
-            && let Some(reason) = reason
-        {
-            let head = match self.workspace.store().peek() {
-                Ok(head) => head,
-                Err(err) => {
-                    return Ok(to_call_result(staged_core::ToolResult::error(format!(
-                        "Could not read the pending stack: {err}"
-                    )))
-                    .into());
-                }
-            };
-            if let Some(head) = head {
-                match ask_to_apply(&head, reason, &request, ctx).await {
-                    Ask::Approved => {}
-                    Ask::Stop(result) => return Ok(result.into()),
-                    Ask::InputRequired(input) => return Ok(input.into()),
-                }
-                let now_head = self.workspace.store().peek().ok().flatten().map(|h| h.id);
-                if now_head.as_ref() != Some(&head.id) {
-                    return Ok(
-                        to_call_result(staged_core::ToolResult::error(changed_text())).into()
-                    );
-                }
-                tracing::info!(id = %head.id, "the person approved the apply");
-            }
+        let args = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+        let params = serde_json::from_value::<ResolveParams>(args).ok();
+        let (Approval::Human, Some(params), Some(head)) = (self.approve, params, head) else {
+            return Ok(Outcome::Result(self.execute(resolve_tool.as_ref(), request, cancel).await));
+        };
+        if params.action != ResolveAction::Apply {
+            return Ok(Outcome::Result(self.execute(resolve_tool.as_ref(), request, cancel).await));
         }
-        Ok(self.execute(resolve_tool.as_ref(), &request, cancel).await.into())
+        match ask_to_apply(head, &params.reason, request, ctx).await {
+            Ask::Approved => {}
+            Ask::Stop(result) => return Ok(Outcome::Result(result)),
+            Ask::InputRequired(input) => return Ok(Outcome::InputRequired(input)),
+        }
+        tracing::info!(id = %head.id, "the person approved the apply");
+        let session = self.workspace.session();
+        let res = match session.resolve_expected(params, &head.id, cancel).await {
+            Ok(result) => result,
+            Err(err) => err.to_result(),
+        };
+        Ok(Outcome::Result(res))
     }
 
-    /// Whether the durable stack holds anything; a read failure counts as nothing pending.
-    fn has_pending(&self) -> bool {
-        match self.workspace.store().has_pending() {
-            Ok(pending) => pending,
+    /// The newest pending preview; a read failure counts as nothing pending.
+    fn head(&self) -> Option<PendingEntry> {
+        match self.workspace.store().peek() {
+            Ok(head) => head,
             Err(err) => {
                 tracing::warn!(%err, "could not read the pending stack");
-                false
+                None
             }
         }
     }

@@ -1,7 +1,8 @@
 //! `--approve human`: `resolve apply` asks the person through MCP elicitation, both as an
 //! input-required result (protocol 2026-07-28) and as a server-to-client request (older
 //! protocols). Decline or cancel keeps the preview pending; a client without elicitation is
-//! told to resolve from a terminal; discard needs no approval.
+//! told to resolve from a terminal; discard needs no approval; and a preview staged while the
+//! person decides is never applied in place of the one they approved.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -18,7 +19,9 @@ const PROTOCOLS: [ProtocolVersion; 2] =
     [ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25];
 
 async fn staged(fx: &Fixture, protocol: ProtocolVersion, answer: Option<Answer>) -> Connection {
-    let conn = fx.connect_with(Approval::Human, ClientSetup { protocol, answer }).await;
+    let conn = fx
+        .connect_with(Approval::Human, ClientSetup { protocol, answer, stage_while_asked: None })
+        .await;
     let res = conn.call("ast_edit", rename_args(&["a.ts"])).await;
     assert!(!is_error(&res), "{}", text(&res));
     conn
@@ -63,7 +66,8 @@ async fn declined_or_cancelled_apply_keeps_the_preview_pending() {
             if answer != Answer::Cancel {
                 assert!(text(&res).contains("declined"), "{}", text(&res));
             }
-            assert_eq!(res.structured_content.clone().unwrap()["applied"], false);
+            assert_eq!(common::details(&res)["applied"], false);
+            assert!(!common::ends_with_reminder(&res), "the same preview stays on top");
             assert_eq!(fx.read("a.ts"), SOURCE);
             assert_eq!(pending_count(&fx), 1);
             conn.close().await;
@@ -125,5 +129,74 @@ async fn latest_protocol_asks_with_an_input_required_result() {
     assert!(request["params"]["message"].as_str().unwrap().contains(head.label()));
     assert_eq!(fx.read("a.ts"), SOURCE, "nothing is applied before the answer");
     assert_eq!(pending_count(&fx), 1);
+    conn.close().await;
+}
+
+// See: issue 10 §7 (`--approve human` approved one preview and applied another).
+#[tokio::test]
+async fn a_preview_staged_while_the_person_decides_is_not_applied_in_its_place() {
+    let fx = Fixture::new(&[("a.ts", SOURCE), ("b.ts", SOURCE)]);
+    let setup = ClientSetup {
+        protocol: ProtocolVersion::V_2025_11_25,
+        answer: Some(Answer::Accept),
+        stage_while_asked: Some((fx.root().to_path_buf(), rename_args(&["b.ts"]))),
+    };
+    let conn = fx.connect_with(Approval::Human, setup).await;
+    let staged = conn.call("ast_edit", rename_args(&["a.ts"])).await;
+    let seen = common::details(&staged)["pendingId"].as_str().unwrap().to_owned();
+
+    let res = conn.call("resolve", json!({"action": "apply", "reason": "approved a.ts"})).await;
+    assert!(is_error(&res), "{}", text(&res));
+    let msg = text(&res);
+    assert!(msg.starts_with("The newest pending preview is now"), "{msg}");
+    assert!(msg.contains(&format!("not {seen}")), "{msg}");
+    assert!(msg.contains("Nothing was applied or discarded."), "{msg}");
+    assert_eq!(conn.asked().len(), 1);
+    assert!(conn.asked()[0].contains("a.ts: 2 replacements"), "{:?}", conn.asked());
+    assert_eq!(fx.read("a.ts"), SOURCE);
+    assert_eq!(fx.read("b.ts"), SOURCE);
+    assert_eq!(pending_count(&fx), 2, "both previews are still pending");
+    assert!(common::ends_with_reminder(&res), "a new preview is on top");
+    conn.close().await;
+}
+
+#[tokio::test]
+async fn an_answer_to_a_question_about_another_head_applies_nothing() {
+    let fx = Fixture::new(&[("a.ts", SOURCE), ("b.ts", SOURCE)]);
+    let conn = staged(&fx, ProtocolVersion::V_2026_07_28, Some(Answer::Accept)).await;
+    let Value::Object(args) = json!({"action": "apply", "reason": "go"}) else { unreachable!() };
+    let request = rmcp::model::CallToolRequestParams::new("resolve").with_arguments(args);
+    let response = conn.client.call_tool_once(request.clone()).await.unwrap();
+    let CallToolResponse::InputRequired(input) = response else {
+        panic!("expected an input-required result, got {response:?}")
+    };
+    // Another process stages a preview before the person's answer comes back.
+    let other = fx.open_session();
+    let res = staged_core::Tool::execute(
+        &other.ast_edit_tool(),
+        rename_args(&["b.ts"]),
+        &staged_core::CancelToken::new(),
+    )
+    .await
+    .unwrap();
+    assert!(!res.is_error);
+    let key = input.input_requests.unwrap().keys().next().unwrap().clone();
+    let answer = json!({"action": "accept", "content": {"approve": true}});
+    let retry = request
+        .with_input_responses([(key, answer)].into_iter().collect())
+        .with_request_state(input.request_state.unwrap());
+    let response = conn.client.call_tool_once(retry).await.unwrap();
+    let CallToolResponse::Complete(res) = response else {
+        panic!("expected a result, got {response:?}")
+    };
+    assert!(is_error(&res), "{}", text(&res));
+    assert!(
+        text(&res).contains("The pending stack changed while waiting for approval"),
+        "{}",
+        text(&res)
+    );
+    assert_eq!(fx.read("a.ts"), SOURCE);
+    assert_eq!(fx.read("b.ts"), SOURCE);
+    assert_eq!(pending_count(&fx), 2);
     conn.close().await;
 }

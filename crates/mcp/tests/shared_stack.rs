@@ -46,7 +46,7 @@ async fn staged_by_another_session_resolved_over_mcp() {
     let grep = conn.call("ast_grep", json!({"pattern": "oldApi($$$A)", "paths": ["."]})).await;
     assert!(ends_with_reminder(&grep), "the reminder follows the durable stack");
     let pending = conn.call("pending", json!({})).await;
-    assert_eq!(pending.structured_content.unwrap()["count"], 1);
+    assert_eq!(common::details(&pending)["count"], 1);
 
     let res = conn.call("resolve", json!({"action": "discard", "reason": "no"})).await;
     assert!(!is_error(&res), "{}", text(&res));

@@ -6,7 +6,8 @@
 mod common;
 
 use common::{
-    ClientSetup, Fixture, RENAMED, SOURCE, ends_with_reminder, is_error, rename_args, text, texts,
+    ClientSetup, Fixture, REMINDER, RENAMED, SOURCE, details, ends_with_reminder, head, is_error,
+    rename_args, text, texts,
 };
 use rmcp::model::ProtocolVersion;
 use serde_json::json;
@@ -22,17 +23,31 @@ async fn staging_shows_the_reminder_everywhere_but_resolve_and_apply_writes() {
 
 async fn stage_remind_apply(protocol: ProtocolVersion) {
     let fx = Fixture::new(&[("src/a.ts", SOURCE)]);
-    let conn = fx.connect_with(Approval::None, ClientSetup { protocol, answer: None }).await;
+    let conn = fx
+        .connect_with(
+            Approval::None,
+            ClientSetup { protocol, answer: None, stage_while_asked: None },
+        )
+        .await;
 
     let grep = conn.call("ast_grep", json!({"pattern": "oldApi($$$A)", "paths": ["src"]})).await;
     assert!(!is_error(&grep), "{}", text(&grep));
     assert!(!ends_with_reminder(&grep), "nothing pending yet: {}", text(&grep));
+    assert_eq!(head(&grep), json!(null));
 
     let staged = conn.call("ast_edit", rename_args(&["src"])).await;
     assert!(!is_error(&staged), "{}", text(&staged));
     assert!(ends_with_reminder(&staged), "{:?}", texts(&staged));
-    let details = staged.structured_content.clone().unwrap();
+    // Clients that hand the model only `structuredContent` still show it the preview notice
+    // and the reminder.
+    let structured = staged.structured_content.clone().unwrap();
+    let model_text = structured["text"].as_str().unwrap();
+    assert!(model_text.starts_with("Preview only: files are NOT modified yet."), "{model_text}");
+    assert!(model_text.ends_with(&format!("\n{REMINDER}")), "{model_text}");
+    let details = details(&staged);
     assert_eq!(details["totalReplacements"], 2);
+    assert_eq!(head(&staged)["id"], details["pendingId"]);
+    assert_eq!(head(&staged)["label"], "AST Edit: 2 replacements in 1 file");
     assert!(details["diff"].as_str().unwrap().contains("+newApi(1);"));
     assert_eq!(fx.read("src/a.ts"), SOURCE, "a preview writes nothing");
 
@@ -41,7 +56,7 @@ async fn stage_remind_apply(protocol: ProtocolVersion) {
 
     let pending = conn.call("pending", json!({})).await;
     assert!(ends_with_reminder(&pending));
-    let listed = pending.structured_content.clone().unwrap();
+    let listed = common::details(&pending);
     assert_eq!(listed["count"], 1);
     assert_eq!(listed["pending"][0]["source"], "ast_edit");
     assert_eq!(listed["pending"][0]["id"], details["pendingId"]);
@@ -51,7 +66,8 @@ async fn stage_remind_apply(protocol: ProtocolVersion) {
     assert!(!is_error(&applied), "{}", text(&applied));
     assert!(!ends_with_reminder(&applied));
     assert_eq!(text(&applied), "Applied 2 replacements in 1 file.");
-    assert_eq!(applied.structured_content.clone().unwrap()["action"], "apply");
+    assert_eq!(common::details(&applied)["action"], "apply");
+    assert_eq!(head(&applied), json!(null));
     assert_eq!(fx.read("src/a.ts"), RENAMED);
 
     let pending = conn.call("pending", json!({})).await;
@@ -134,5 +150,30 @@ async fn unknown_tool_is_a_protocol_error() {
     let err =
         conn.client.call_tool(rmcp::model::CallToolRequestParams::new("nope")).await.unwrap_err();
     assert!(err.to_string().contains("Unknown tool: `nope`"), "{err}");
+    conn.close().await;
+}
+
+#[tokio::test]
+async fn resolve_reminds_when_it_leaves_another_preview_on_top() {
+    let fx = Fixture::new(&[("a.ts", SOURCE), ("b.ts", SOURCE)]);
+    let conn = fx.connect(Approval::None).await;
+    let first = conn.call("ast_edit", rename_args(&["a.ts"])).await;
+    let second = conn.call("ast_edit", rename_args(&["b.ts"])).await;
+    assert!(ends_with_reminder(&second));
+
+    let applied = conn.call("resolve", json!({"action": "apply", "reason": "b first"})).await;
+    assert!(!is_error(&applied), "{}", text(&applied));
+    assert!(ends_with_reminder(&applied), "the older preview is now on top: {:?}", texts(&applied));
+    assert_eq!(head(&applied), head(&first));
+    assert_eq!(fx.read("b.ts"), RENAMED);
+
+    // The file changed since the preview: the apply writes nothing and retires the stale
+    // preview, so nothing is left to remind of.
+    std::fs::write(fx.root().join("a.ts"), "oldApi(9);\n").unwrap();
+    let stale = conn.call("resolve", json!({"action": "apply", "reason": "a next"})).await;
+    assert!(is_error(&stale), "{}", text(&stale));
+    assert!(!ends_with_reminder(&stale), "{:?}", texts(&stale));
+    assert_eq!(head(&stale), json!(null));
+    assert_eq!(fx.read("a.ts"), "oldApi(9);\n");
     conn.close().await;
 }

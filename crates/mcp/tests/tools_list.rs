@@ -38,5 +38,25 @@ async fn lists_the_four_tools_with_schemas_and_annotations() {
     assert_eq!(tool("resolve").description.as_deref(), Some(RESOLVE_DESCRIPTION));
     let grep_schema = serde_json::Value::Object((*tool("ast_grep").input_schema).clone());
     assert_eq!(grep_schema, staged_core::Tool::parameters(&session.ast_grep_tool()));
+
+    // Every tool declares the `structuredContent` it returns: the `--json` object.
+    for tool in &tools {
+        let schema = serde_json::Value::Object((*tool.output_schema.clone().unwrap()).clone());
+        assert_eq!(schema["type"], "object", "{}", tool.name);
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["text", "isError", "details", "pending"]),
+            "{}",
+            tool.name
+        );
+    }
+
+    // Codex shows the instructions as the tool namespace's description.
+    let instructions = conn.client.peer_info().unwrap().instructions.clone().unwrap();
+    for needle in
+        ["`ast_edit` only stages a preview", "`resolve`", "\"apply\"", "\"discard\"", "reminder"]
+    {
+        assert!(instructions.contains(needle), "{needle}: {instructions}");
+    }
     conn.close().await;
 }

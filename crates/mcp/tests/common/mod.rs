@@ -43,6 +43,9 @@ pub struct ClientSetup {
     pub protocol: ProtocolVersion,
     /// Its elicitation answer; `None` declares no elicitation capability.
     pub answer: Option<Answer>,
+    /// While the person decides, another process stages `ast_edit` with these arguments in
+    /// this workspace.
+    pub stage_while_asked: Option<(PathBuf, Value)>,
 }
 
 /// The test client: records every elicitation message it was shown.
@@ -60,6 +63,17 @@ impl ClientHandler for TestClient {
     ) -> Result<ElicitResult, ErrorData> {
         if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
             self.asked.lock().unwrap().push(message.clone());
+        }
+        if let Some((root, args)) = &self.setup.stage_while_asked {
+            let other = WorkspaceSession::open(root).unwrap();
+            let res = staged_core::Tool::execute(
+                &other.ast_edit_tool(),
+                args.clone(),
+                &staged_core::CancelToken::new(),
+            )
+            .await
+            .unwrap();
+            assert!(!res.is_error, "{}", res.text_content());
         }
         let res =
             match self.setup.answer {
@@ -168,13 +182,17 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Calls `name` with `args` (a JSON object).
+    /// Calls `name` with `args` (a JSON object), and checks that the result tells the same
+    /// thing in its text blocks and in its `structuredContent`.
     pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
         let Value::Object(args) = args else { panic!("arguments must be an object") };
-        self.client
+        let res = self
+            .client
             .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args))
             .await
-            .unwrap()
+            .unwrap();
+        check_structured(&res);
+        res
     }
 
     /// The elicitation messages shown so far.
@@ -197,6 +215,30 @@ pub fn texts(result: &CallToolResult) -> Vec<String> {
 /// The text parts joined with newlines.
 pub fn text(result: &CallToolResult) -> String {
     texts(result).join("\n")
+}
+
+/// Checks the `structuredContent` shape, `{"text", "isError", "details", "pending"}`: its
+/// text is the text blocks joined with newlines and its error flag the result's.
+#[track_caller]
+pub fn check_structured(result: &CallToolResult) {
+    let structured = result.structured_content.as_ref().expect("structuredContent");
+    let keys: Vec<&str> = structured.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["details", "isError", "pending", "text"], "{structured}");
+    assert_eq!(structured["text"], text(result), "{structured}");
+    assert_eq!(structured["isError"], is_error(result), "{structured}");
+    assert!(structured["details"].is_object(), "{structured}");
+    let pending = &structured["pending"];
+    assert!(pending.is_null() || (pending["id"].is_string() && pending["label"].is_string()));
+}
+
+/// The tool's details (`structuredContent.details`).
+pub fn details(result: &CallToolResult) -> Value {
+    result.structured_content.as_ref().expect("structuredContent")["details"].clone()
+}
+
+/// The head of the stack after the call (`structuredContent.pending`).
+pub fn head(result: &CallToolResult) -> Value {
+    result.structured_content.as_ref().expect("structuredContent")["pending"].clone()
 }
 
 /// Whether the result is flagged as an error.

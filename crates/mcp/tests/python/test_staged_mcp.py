@@ -4,15 +4,22 @@ It spawns the server over stdio in a fresh temporary workspace, lists the tools,
 `ast_edit` preview, sees the resolve reminder on another tool's result, resolves with apply
 and with discard, and checks the files on disk. Each flow runs twice: with the SDK's default
 negotiation (protocol 2026-07-28 via `server/discover`) and with the legacy `initialize`
-handshake. With `--approve human` it also answers the approval question through the SDK's
-elicitation callback. It then serves streamable HTTP on 127.0.0.1 and runs the flow over it,
-and checks that a non-loopback `--http` address is refused.
+handshake. Every result must tell the same thing in its text blocks and in its
+`structuredContent` (`{"text", "isError", "details", "pending"}`, the `--json` shape, which each
+tool declares as its `outputSchema`). With `--approve human` it also answers the approval
+question through the SDK's elicitation callback. It then serves streamable HTTP on 127.0.0.1
+behind the bearer token (the generated token file, or `--token-file`), runs the flow over it
+with the token in the SDK client's headers, checks with raw requests that a missing or wrong
+token gets 401 and a foreign `Origin` 403, and that a non-loopback `--http` address, or
+`--allow-remote` without a token, is refused.
 
 The server command comes from `STAGED_MCP_CMD` (a shell-split string, default
 `target/debug/staged mcp`); `--workspace <tmp>` is appended and the server runs in `<tmp>`.
 """
 
 import asyncio
+import http.client
+import json
 import os
 import shlex
 import socket
@@ -24,6 +31,8 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp import types
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 REMINDER = (
     "<system-reminder>\n"
@@ -56,7 +65,22 @@ def connect(workspace, mode, extra_args=(), elicitation_callback=None):
 
 
 def texts(result):
-    return [part.text for part in result.content if isinstance(part, types.TextContent)]
+    """The text blocks, after checking that `structuredContent` says the same."""
+    parts = [part.text for part in result.content if isinstance(part, types.TextContent)]
+    structured = result.structured_content
+    assert set(structured) == {"text", "isError", "details", "pending"}, structured
+    assert structured["text"] == "\n".join(parts), structured
+    assert structured["isError"] == result.is_error, structured
+    assert isinstance(structured["details"], dict), structured
+    return parts
+
+
+def details(result):
+    return result.structured_content["details"]
+
+
+def head(result):
+    return result.structured_content["pending"]
 
 
 def new_workspace(tmp):
@@ -82,6 +106,9 @@ def test_tools_are_listed_with_annotations(mode):
                 assert schema["required"] == ["ops", "paths"]
                 assert schema["properties"]["ops"]["items"]["required"] == ["pat", "out"]
                 assert set(tools["resolve"].input_schema["properties"]) == {"action", "reason", "extra"}
+                for tool in tools.values():
+                    assert tool.output_schema["type"] == "object", tool.name
+                    assert tool.output_schema["required"] == ["text", "isError", "details", "pending"]
 
     asyncio.run(scenario())
 
@@ -96,7 +123,11 @@ def test_stage_remind_apply_then_discard(mode):
                 staged = await client.call_tool("ast_edit", EDIT)
                 assert not staged.is_error, texts(staged)
                 assert texts(staged)[-1] == REMINDER
-                assert staged.structured_content["totalReplacements"] == 2
+                model_text = staged.structured_content["text"]
+                assert model_text.startswith("Preview only: files are NOT modified yet."), model_text
+                assert model_text.endswith("\n" + REMINDER), model_text
+                assert details(staged)["totalReplacements"] == 2
+                assert head(staged) == {"id": details(staged)["pendingId"], "label": "AST Edit: 2 replacements in 1 file"}
                 assert target.read_text() == SOURCE, "a preview writes nothing"
 
                 grep = await client.call_tool("ast_grep", {"pattern": "oldApi($$$A)", "paths": ["src"]})
@@ -104,13 +135,16 @@ def test_stage_remind_apply_then_discard(mode):
                 assert texts(grep)[-1] == REMINDER
 
                 pending = await client.call_tool("pending", {})
-                assert pending.structured_content["count"] == 1
-                assert pending.structured_content["pending"][0]["source"] == "ast_edit"
+                assert details(pending)["count"] == 1
+                assert details(pending)["pending"][0]["source"] == "ast_edit"
                 assert texts(pending)[-1] == REMINDER
+                assert pending.structured_content["text"].endswith(REMINDER)
 
                 applied = await client.call_tool("resolve", {"action": "apply", "reason": "rename"})
                 assert not applied.is_error, texts(applied)
                 assert texts(applied) == ["Applied 2 replacements in 1 file."]
+                assert applied.structured_content["text"] == "Applied 2 replacements in 1 file."
+                assert head(applied) is None
                 assert target.read_text() == RENAMED
 
                 back = {"ops": [{"pat": "newApi($$$ARGS)", "out": "oldApi($$$ARGS)"}], "paths": ["src"]}
@@ -159,7 +193,7 @@ def test_human_approval_through_elicitation(mode):
                 assert "declined" in texts(declined)[0]
                 assert target.read_text() == SOURCE
                 pending = await client.call_tool("pending", {})
-                assert pending.structured_content["count"] == 1
+                assert details(pending)["count"] == 1
 
                 answers.append(types.ElicitResult(action="accept", content={"approve": True}))
                 applied = await client.call_tool("resolve", {"action": "apply", "reason": "rename"})
@@ -191,55 +225,151 @@ def wait_for_port(port, proc, timeout=30.0):
     raise AssertionError("the server did not start listening")
 
 
+def start_http(root, *extra_args, env=None):
+    """`staged mcp --http 127.0.0.1:PORT` in `root`; returns (process, port) once it listens."""
+    port = free_port()
+    command = server_command()
+    proc = subprocess.Popen(
+        [*command, "--workspace", str(root), "--http", f"127.0.0.1:{port}", *extra_args],
+        cwd=str(root),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    wait_for_port(port, proc)
+    return proc, port
+
+
+def stop(proc):
+    proc.terminate()
+    _, stderr = proc.communicate(timeout=30)
+    return stderr
+
+
+def raw_post(port, headers):
+    """One raw POST of an `initialize` request; returns (status, body)."""
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}},
+    })
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("POST", "/mcp", body=body, headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **headers,
+        })
+        response = conn.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        conn.close()
+
+
+def http_client(port, token):
+    headers = {"Authorization": f"Bearer {token}"}
+    return Client(
+        streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(headers=headers)),
+        mode=MODES[0],
+    )
+
+
+async def http_flow(port, token, mode, target):
+    headers = {"Authorization": f"Bearer {token}"}
+    transport = streamable_http_client(
+        f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(headers=headers)
+    )
+    async with Client(transport, mode=mode) as client:
+        names = sorted(tool.name for tool in (await client.list_tools()).tools)
+        assert names == ["ast_edit", "ast_grep", "pending", "resolve"]
+        staged = await client.call_tool("ast_edit", EDIT)
+        assert texts(staged)[-1] == REMINDER
+        pending = await client.call_tool("pending", {})
+        assert texts(pending)[-1] == REMINDER
+        applied = await client.call_tool("resolve", {"action": "apply", "reason": "rename"})
+        assert texts(applied) == ["Applied 2 replacements in 1 file."]
+    assert target.read_text() == RENAMED
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_streamable_http_on_loopback(mode):
+def test_streamable_http_with_the_generated_token(mode):
     with tempfile.TemporaryDirectory() as tmp:
         root = new_workspace(tmp)
         target = root / "src" / "a.ts"
-        port = free_port()
-        command = server_command()
-        proc = subprocess.Popen(
-            [*command, "--workspace", str(root), "--http", f"127.0.0.1:{port}"],
-            cwd=str(root),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-        )
+        proc, port = start_http(root)
+        token_file = root / ".staged" / f"mcp-{port}.token"
         try:
-            wait_for_port(port, proc)
-
-            async def scenario():
-                async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:
-                    names = sorted(tool.name for tool in (await client.list_tools()).tools)
-                    assert names == ["ast_edit", "ast_grep", "pending", "resolve"]
-                    staged = await client.call_tool("ast_edit", EDIT)
-                    assert texts(staged)[-1] == REMINDER
-                    pending = await client.call_tool("pending", {})
-                    assert texts(pending)[-1] == REMINDER
-                    applied = await client.call_tool("resolve", {"action": "apply", "reason": "rename"})
-                    assert texts(applied) == ["Applied 2 replacements in 1 file."]
-
-            asyncio.run(scenario())
-            assert target.read_text() == RENAMED
+            assert token_file.stat().st_mode & 0o777 == 0o600
+            token = token_file.read_text().strip()
+            assert len(token) == 64
+            asyncio.run(http_flow(port, token, mode, target))
         finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+            stderr = stop(proc)
+        assert f"serving MCP at http://127.0.0.1:{port}/mcp" in stderr, stderr
+        assert str(token_file) in stderr, stderr
+        assert token not in stderr, "the token itself is never printed"
+        assert not token_file.exists(), "the token file is removed when the server stops"
 
 
-def test_http_refuses_a_non_loopback_address():
+def test_streamable_http_with_a_token_file_and_the_gates():
+    token = "a-token-chosen-by-the-user-42"
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as secrets:
+        root = new_workspace(tmp)
+        target = root / "src" / "a.ts"
+        token_path = Path(secrets) / "token"
+        token_path.write_text(token + "\n")
+        proc, port = start_http(root, "--token-file", str(token_path))
+        try:
+            assert not list((root / ".staged").glob("*.token")), "a given token is not written"
+            auth = {"Authorization": f"Bearer {token}"}
+            status, body = raw_post(port, {})
+            assert status == 401, body
+            status, body = raw_post(port, {"Authorization": "Bearer not-the-token-at-all"})
+            assert status == 401, body
+            status, body = raw_post(port, {**auth, "Origin": "http://evil.example"})
+            assert status == 403, body
+            status, body = raw_post(port, {"Origin": "http://evil.example"})
+            assert status == 403, body
+            status, body = raw_post(port, {**auth, "Host": "evil.example"})
+            assert status == 403, body
+            status, body = raw_post(port, {**auth, "Origin": f"http://localhost:{port}"})
+            assert status == 200, body
+
+            async def refused():
+                with pytest.raises(Exception):
+                    async with http_client(port, "not-the-token-at-all") as client:
+                        await client.list_tools()
+
+            asyncio.run(refused())
+            asyncio.run(http_flow(port, token, "auto", target))
+        finally:
+            stderr = stop(proc)
+        assert str(token_path) in stderr, stderr
+
+
+def test_http_refuses_a_non_loopback_address_and_remote_without_a_token():
     with tempfile.TemporaryDirectory() as tmp:
         command = server_command()
-        proc = subprocess.run(
-            [*command, "--workspace", tmp, "--http", "0.0.0.0:0"],
-            cwd=tmp,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert proc.returncode != 0
-        assert "not a loopback address" in proc.stderr
-        assert "--allow-remote" in proc.stderr
-        assert proc.stdout == ""
+        for extra, message in [
+            ([], "not a loopback address"),
+            (["--allow-remote"], "--allow-remote needs a token you chose"),
+        ]:
+            env = {key: value for key, value in os.environ.items() if key != "STAGED_MCP_TOKEN"}
+            proc = subprocess.run(
+                [*command, "--workspace", tmp, "--http", "0.0.0.0:0", *extra],
+                cwd=tmp,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=env,
+            )
+            assert proc.returncode == 2, proc.stderr
+            assert message in proc.stderr, proc.stderr
+            assert proc.stdout == ""
+        assert not (Path(tmp) / ".staged").exists(), "a refused start touches nothing"
 
 
 def cli_command():
@@ -284,7 +414,7 @@ def test_one_stack_is_shared_with_the_terminal():
                 back = terminal(root, "ast-edit", "--op", "newApi($$$ARGS)", "oldApi($$$ARGS)", "src")
                 assert back.returncode == 0, back.stderr
                 pending = await client.call_tool("pending", {})
-                assert pending.structured_content["count"] == 1
+                assert details(pending)["count"] == 1
                 assert texts(pending)[-1] == REMINDER
                 discarded = await client.call_tool("resolve", {"action": "discard", "reason": "not now"})
                 assert not discarded.is_error, texts(discarded)

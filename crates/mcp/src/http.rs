@@ -1,0 +1,213 @@
+//! Streamable HTTP at `http://ADDR/mcp`, behind the bearer token and the `Host`/`Origin`
+//! checks of [`auth`](crate::auth).
+//!
+//! Every request passes three gates before rmcp sees it, in this order: a `Host` that does not
+//! name this server gets 403, a present `Origin` that is not this server's origin gets 403,
+//! and a missing or wrong `Authorization: Bearer <token>` gets 401. Without a token in the
+//! options, one is generated at start and written to `<root>/.staged/mcp-<port>.token`,
+//! readable only by the user (mode 0600), and the file is removed when the server stops.
+
+use std::{
+    io::Write,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use axum::{
+    body::Body,
+    extract::{Request, State},
+    http::{HeaderValue, StatusCode, header},
+    middleware::{self, Next},
+    response::Response,
+};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::{BearerToken, HttpOptions, McpError, StagedServer, auth::HostPolicy};
+
+/// The HTTP path the MCP endpoint is mounted at: `http://ADDR/mcp`.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// A bound HTTP endpoint, ready to serve.
+#[derive(Debug)]
+pub struct HttpEndpoint {
+    listener: TcpListener,
+    addr: SocketAddr,
+    gate: Arc<Gate>,
+    token_file: Option<PathBuf>,
+}
+
+/// What every request is checked against.
+#[derive(Debug)]
+struct Gate {
+    token: BearerToken,
+    hosts: HostPolicy,
+}
+
+impl HttpEndpoint {
+    /// Checks `options` ([`HttpOptions::check`]), binds the listener and settles the token:
+    /// the given one, or a generated one written to `mcp-<port>.token` in `server`'s
+    /// workspace state directory (`.staged/`).
+    pub async fn bind(
+        options: HttpOptions,
+        server: &StagedServer,
+    ) -> Result<HttpEndpoint, McpError> {
+        options.check()?;
+        let listener = TcpListener::bind(options.addr)
+            .await
+            .map_err(|source| McpError::Bind { addr: options.addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| McpError::Bind { addr: options.addr, source })?;
+        let (token, token_file) = match options.token {
+            Some(token) => (token, None),
+            None => {
+                let token = BearerToken::generate()?;
+                let dir = server.workspace().workspace().state_dir();
+                let path = write_token_file(&dir, addr.port(), &token)?;
+                (token, Some(path))
+            }
+        };
+        let hosts = HostPolicy {
+            port: addr.port(),
+            remote: options.allow_remote,
+            names: options.allowed_hosts.iter().map(|name| name.to_ascii_lowercase()).collect(),
+        };
+        Ok(HttpEndpoint { listener, addr, gate: Arc::new(Gate { token, hosts }), token_file })
+    }
+
+    /// The address the listener is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The endpoint's URL, `http://ADDR/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{HTTP_PATH}", self.addr)
+    }
+
+    /// The file holding the generated token, or `None` when the token was given.
+    pub fn token_file(&self) -> Option<&Path> {
+        self.token_file.as_deref()
+    }
+
+    /// Serves `server` until `shutdown` fires, then removes the generated token file.
+    pub async fn serve(
+        self,
+        server: StagedServer,
+        shutdown: CancellationToken,
+    ) -> Result<(), McpError> {
+        // Hosts are checked by the gate in front, which also knows IP literals and
+        // `--allow-host` names.
+        let config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(shutdown.child_token())
+            .disable_allowed_hosts();
+        let service: StreamableHttpService<StagedServer, LocalSessionManager> =
+            StreamableHttpService::new(
+                move || Ok(server.clone()),
+                Arc::new(LocalSessionManager::default()),
+                config,
+            );
+        let router = axum::Router::new()
+            .nest_service(HTTP_PATH, service)
+            .layer(middleware::from_fn_with_state(self.gate.clone(), guard));
+        tracing::debug!("serving MCP on {}", self.url());
+        let res = axum::serve(self.listener, router)
+            .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+            .await
+            .map_err(|err| McpError::Serve(err.to_string()));
+        if let Some(path) = &self.token_file {
+            let _ = std::fs::remove_file(path);
+        }
+        res
+    }
+}
+
+/// The three gates: `Host`, `Origin`, then the token.
+async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if !gate.hosts.allows_host(host) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "Forbidden: the Host header does not name this server",
+        );
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|origin| gate.hosts.allows_origin(origin));
+        if !allowed {
+            return refuse(StatusCode::FORBIDDEN, "Forbidden: the Origin is not this server's");
+        }
+    }
+    let presented = headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
+    if !presented.is_some_and(|value| gate.token.accepts(value)) {
+        let mut res = refuse(
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized: send the header `Authorization: Bearer <token>` (staged mcp printed where the token is)",
+        );
+        res.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"staged\""));
+        return res;
+    }
+    next.run(request).await
+}
+
+fn refuse(status: StatusCode, message: &'static str) -> Response {
+    let mut res = Response::new(Body::from(message));
+    *res.status_mut() = status;
+    res.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    res
+}
+
+/// Writes `token` to `dir/mcp-<port>.token`, readable and writable only by the user.
+///
+/// An old file of that name is removed first, and the new one is created exclusively, so a
+/// symlink planted in its place is never followed.
+fn write_token_file(dir: &Path, port: u16, token: &BearerToken) -> Result<PathBuf, McpError> {
+    let path = dir.join(format!("mcp-{port}.token"));
+    let fail = |source| McpError::TokenFile { path: path.clone(), source };
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(fail(err)),
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&path).map_err(fail)?;
+    file.write_all(format!("{}\n", token.as_str()).as_bytes()).map_err(fail)?;
+    file.sync_all().map_err(fail)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_token_file_is_private_and_replaces_a_planted_symlink() {
+        use std::os::unix::fs::{PermissionsExt, symlink};
+
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        symlink(&victim, dir.path().join("mcp-8765.token")).unwrap();
+        let token = BearerToken::parse("0123456789abcdef").unwrap();
+        let path = write_token_file(dir.path(), 8765, &token).unwrap();
+        assert_eq!(path, dir.path().join("mcp-8765.token"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "0123456789abcdef\n");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    }
+}

@@ -1,0 +1,234 @@
+"""A scripted model on 127.0.0.1 that speaks the wire formats real clients use.
+
+Claude Code talks to it as the Anthropic Messages API (`POST /v1/messages`, streamed as
+server-sent events: `message_start`, `content_block_start`, `content_block_delta` with
+`input_json_delta` or `text_delta`, `content_block_stop`, `message_delta`, `message_stop`).
+Codex talks to it as the OpenAI Responses API (`POST /v1/responses`, streamed as
+`response.created`, `response.output_item.done`, `response.completed`).
+
+The script is a list of MCP tool calls. In the main conversation (the request that offers the
+staged tools), the model makes call number N once the conversation holds N tool results, then
+ends its turn with a short text. Side requests (a title, a quota probe) get that text too.
+Every request is recorded, so a test can read what the client sent the model: the tool
+results are what the model saw.
+"""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SERVER = "staged"
+FINAL_TEXT = "Done."
+
+
+class ScriptedModel:
+    """Serves the script on 127.0.0.1 until `stop()`; `requests` holds every request."""
+
+    def __init__(self, script):
+        self.script = list(script)
+        self.requests = []
+        self.errors = []
+        self._lock = threading.Lock()
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                model._record("GET", self.path, dict(self.headers), None)
+                self._send(404, "application/json", json.dumps({"error": "not found"}).encode())
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = None
+                model._record("POST", self.path, dict(self.headers), body)
+                path = self.path.split("?")[0]
+                try:
+                    if path.endswith("/messages/count_tokens"):
+                        self._send(200, "application/json", b'{"input_tokens": 10}')
+                    elif path.endswith("/messages") and isinstance(body, dict):
+                        self._send(200, "text/event-stream", model._anthropic(body))
+                    elif path.endswith("/responses") and isinstance(body, dict):
+                        self._send(200, "text/event-stream", model._responses(body))
+                    else:
+                        self._send(404, "application/json", json.dumps({"error": f"no route {path}"}).encode())
+                except Exception as err:  # a bug in the script: fail the test, answer 500
+                    model.errors.append(f"{path}: {err!r}")
+                    self._send(500, "application/json", json.dumps({"error": repr(err)}).encode())
+
+            def _send(self, status, content_type, payload):
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self):
+        return self._server.server_address[1]
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _record(self, method, path, headers, body):
+        with self._lock:
+            self.requests.append({"method": method, "path": path, "headers": headers, "body": body})
+
+    # --- Anthropic Messages -------------------------------------------------------------
+
+    def anthropic_main_requests(self):
+        return [r["body"] for r in self.requests if r["method"] == "POST"
+                and r["path"].split("?")[0].endswith("/messages") and _offers_staged_anthropic(r["body"])]
+
+    def _anthropic(self, body):
+        messages = body.get("messages", [])
+        _check_anthropic_pairs(messages)
+        step = sum(1 for block in _anthropic_blocks(messages) if block.get("type") == "tool_result")
+        message = {
+            "id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant",
+            "model": body.get("model", "scripted"), "content": [], "stop_reason": None,
+            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1},
+        }
+        events = [("message_start", {"type": "message_start", "message": message})]
+        if _offers_staged_anthropic(body) and step < len(self.script):
+            name, args = self.script[step]
+            block = {"type": "tool_use", "id": f"toolu_{step}", "name": f"mcp__{SERVER}__{name}", "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
+            stop_reason = "tool_use"
+        else:
+            block = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": FINAL_TEXT}
+            stop_reason = "end_turn"
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                               "usage": {"output_tokens": 5}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        return _sse(events)
+
+    # --- OpenAI Responses ---------------------------------------------------------------
+
+    def responses_main_requests(self):
+        return [r["body"] for r in self.requests if r["method"] == "POST"
+                and r["path"].split("?")[0].endswith("/responses") and _staged_function_names(r["body"])]
+
+    def _responses(self, body):
+        items = body.get("input", [])
+        _check_responses_pairs(items)
+        step = sum(1 for item in items if item.get("type") == "function_call_output")
+        response_id = f"resp_{len(self.requests)}"
+        names = _staged_function_names(body)
+        if names and step < len(self.script):
+            name, args = self.script[step]
+            item = {"type": "function_call", "id": f"fc_{step}", "call_id": f"call_{step}",
+                    "arguments": json.dumps(args), **names[name]}
+        else:
+            item = {"type": "message", "id": f"msg_{step}", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": FINAL_TEXT, "annotations": []}]}
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        events = [
+            (None, {"type": "response.created", "response": {"id": response_id}}),
+            (None, {"type": "response.output_item.done", "output_index": 0, "item": item}),
+            (None, {"type": "response.completed", "response": {"id": response_id, "usage": usage}}),
+        ]
+        return _sse(events)
+
+
+def _sse(events):
+    out = []
+    for name, data in events:
+        if name:
+            out.append(f"event: {name}\n")
+        out.append(f"data: {json.dumps(data)}\n\n")
+    return "".join(out).encode()
+
+
+def _offers_staged_anthropic(body):
+    return any(tool.get("name", "").startswith(f"mcp__{SERVER}__") for tool in body.get("tools", []))
+
+
+def _anthropic_blocks(messages):
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            yield from (block for block in content if isinstance(block, dict))
+
+
+def _check_anthropic_pairs(messages):
+    """Every tool result answers a tool use the model made."""
+    used = {b["id"] for b in _anthropic_blocks(messages) if b.get("type") == "tool_use"}
+    for block in _anthropic_blocks(messages):
+        if block.get("type") == "tool_result" and block.get("tool_use_id") not in used:
+            raise AssertionError(f"tool_result without a tool_use: {block.get('tool_use_id')}")
+
+
+def _staged_function_names(body):
+    """How each staged tool is called in this request's tool list: `{"name", "namespace"}` when
+    the MCP server's tools are a namespace, `{"name": "mcp__staged__X"}` when they are flat."""
+    names = {}
+    for tool in body.get("tools", []):
+        if tool.get("type") == "namespace" and tool.get("name") == f"mcp__{SERVER}":
+            for inner in tool.get("tools", []):
+                names[inner["name"]] = {"name": inner["name"], "namespace": tool["name"]}
+        elif tool.get("type") == "function" and tool.get("name", "").startswith(f"mcp__{SERVER}__"):
+            names[tool["name"].removeprefix(f"mcp__{SERVER}__")] = {"name": tool["name"]}
+    return names
+
+
+def _check_responses_pairs(items):
+    calls = {item.get("call_id") for item in items if item.get("type") == "function_call"}
+    for item in items:
+        if item.get("type") == "function_call_output" and item.get("call_id") not in calls:
+            raise AssertionError(f"function_call_output without a call: {item.get('call_id')}")
+
+
+def tool_results_anthropic(body):
+    """`[(tool name, what the model was shown, is_error)]` in the order the calls were made."""
+    names = {b["id"]: b["name"] for b in _anthropic_blocks(body.get("messages", [])) if b.get("type") == "tool_use"}
+    res = []
+    for block in _anthropic_blocks(body.get("messages", [])):
+        if block.get("type") != "tool_result":
+            continue
+        content = block.get("content")
+        if isinstance(content, list):
+            content = "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+        res.append((names.get(block.get("tool_use_id")), content or "", bool(block.get("is_error"))))
+    return res
+
+
+def tool_results_responses(body):
+    """`[(tool name, what the model was shown, False)]` from a Responses request's input (it
+    has no error flag)."""
+    items = body.get("input", [])
+    names = {}
+    for item in items:
+        if item.get("type") == "function_call":
+            names[item["call_id"]] = item["name"]
+    res = []
+    for item in items:
+        if item.get("type") != "function_call_output":
+            continue
+        output = item.get("output")
+        if isinstance(output, list):
+            output = "\n".join(part.get("text", "") for part in output if isinstance(part, dict))
+        res.append((names.get(item.get("call_id")), output or "", False))
+    return res
