@@ -1,0 +1,8 @@
+//! Each file covers one topic of the agent runtime against the mock model server.
+
+mod approval;
+mod harness;
+mod http;
+mod plan;
+mod requests;
+mod tools;
