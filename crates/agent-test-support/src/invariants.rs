@@ -135,10 +135,10 @@ fn anthropic(body: &Value) -> Vec<String> {
                 }
                 let first_text = content.iter().position(|b| b["type"] != "tool_result");
                 let last_result = content.iter().rposition(|b| b["type"] == "tool_result");
-                if let (Some(text), Some(result)) = (first_text, last_result) {
-                    if text < result {
-                        problems.push(format!("message {idx} puts text before a tool_result"));
-                    }
+                if let (Some(text), Some(result)) = (first_text, last_result)
+                    && text < result
+                {
+                    problems.push(format!("message {idx} puts text before a tool_result"));
                 }
                 results.extend(answered);
                 open_calls.clear();

@@ -150,6 +150,10 @@ impl Recorded {
 struct Shared {
     wire: Wire,
     script: VecDeque<Reply>,
+    /// Served once the script is used up; `None` answers 418.
+    forever: Option<Reply>,
+    /// Whether requests are kept (a benchmark serving forever keeps none).
+    record: bool,
     requests: Vec<Recorded>,
 }
 
@@ -184,12 +188,31 @@ impl MockModel {
     ///
     /// # Panics
     /// When no loopback port can be bound.
-    #[allow(clippy::expect_used)]
     pub fn start(wire: Wire, script: Vec<Reply>) -> Self {
-        let inner = Arc::new(Inner {
-            shared: Mutex::new(Shared { wire, script: script.into(), requests: Vec::new() }),
-            arrived: Condvar::new(),
-        });
+        Self::spawn(Shared {
+            wire,
+            script: script.into(),
+            forever: None,
+            record: true,
+            requests: Vec::new(),
+        })
+    }
+
+    /// Starts a server that answers every request with `reply` and records nothing: for
+    /// benchmarks.
+    pub fn serve_forever(wire: Wire, reply: Reply) -> Self {
+        Self::spawn(Shared {
+            wire,
+            script: VecDeque::new(),
+            forever: Some(reply),
+            record: false,
+            requests: Vec::new(),
+        })
+    }
+
+    #[allow(clippy::expect_used)]
+    fn spawn(shared: Shared) -> Self {
+        let inner = Arc::new(Inner { shared: Mutex::new(shared), arrived: Condvar::new() });
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         listener.set_nonblocking(true).expect("nonblocking listener");
         let base_url = format!("http://{}/v1", listener.local_addr().expect("local addr"));
@@ -291,9 +314,12 @@ async fn handle(
         .collect();
     let (wire, reply) = {
         let mut shared = inner.lock();
-        shared.requests.push(Recorded { path: uri.path().to_owned(), headers, body });
+        if shared.record {
+            shared.requests.push(Recorded { path: uri.path().to_owned(), headers, body });
+        }
         inner.arrived.notify_all();
-        (shared.wire, shared.script.pop_front())
+        let reply = shared.script.pop_front().or_else(|| shared.forever.clone());
+        (shared.wire, reply)
     };
     let sse = |body: Body| {
         Response::builder()

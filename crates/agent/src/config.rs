@@ -436,6 +436,24 @@ mod tests {
     }
 
     #[test]
+    fn the_readme_example_is_a_valid_configuration() {
+        let readme = include_str!("../../../README.md");
+        let section = &readme[readme.find("### Configuration: `staged.toml`").unwrap()..];
+        let start = section.find("```toml\n").unwrap() + "```toml\n".len();
+        let example = &section[start..start + section[start..].find("```").unwrap()];
+        let mut config = ProvidersConfig::builtin();
+        config.apply_toml("README.md", example).unwrap();
+        let anthropic = config.resolve(&ProviderOverrides::default()).unwrap();
+        assert_eq!(anthropic.name, "anthropic");
+        assert_eq!(anthropic.stream_idle_timeout, Duration::from_secs(120));
+        assert_eq!(config.agent_defaults().max_turns, Some(40));
+        let vllm = ProviderOverrides { provider: Some("vllm".into()), ..Default::default() };
+        let vllm = config.resolve(&vllm).unwrap();
+        assert_eq!((vllm.wire, vllm.forced_tool_choice, vllm.reminder_role), (WireFormat::OpenaiChat, false, ReminderRole::System));
+        assert_eq!(vllm.api_key_env.as_deref(), Some("VLLM_API_KEY"));
+    }
+
+    #[test]
     fn bad_configuration_names_the_problem() {
         let unknown = ProviderOverrides { provider: Some("nope".into()), ..Default::default() };
         assert_eq!(

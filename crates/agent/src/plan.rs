@@ -301,7 +301,8 @@ mod tests {
     fn resolve_plan_title_falls_back_in_the_reference_order() {
         let plan = "intro\n## Not this\n# Code Review: nettools Updated Issues\n# Second\n";
         let file = Path::new("/w/.staged/plans/PLAN.md");
-        let cases: [(Option<Value>, Option<&str>, Option<&Path>, &str); 8] = [
+        type Case<'a> = (Option<Value>, Option<&'a str>, Option<&'a Path>, &'a str);
+        let cases: [Case<'_>; 8] = [
             (Some(json!("auth-plan")), Some(plan), Some(file), "auth-plan"),
             // See: reference #1179, a grammar-constrained model sent `{"title": {}}`.
             (Some(json!({})), Some(plan), Some(file), "Code-Review-nettools-Updated-Issues"),

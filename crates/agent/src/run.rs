@@ -282,14 +282,15 @@ impl Agent {
                 choice = Some(ToolChoice::Auto);
             }
             run.emit(AgentEvent::TurnStart { turn, tool_choice: choice.clone() });
-            if let (Some(forced), Some(_)) = (&plan.tool_choice, &plan.required_tool) {
-                if forced.forces_tool_use() && gate.escalations() > 0 {
-                    run.emit(AgentEvent::ToolChoiceForced {
-                        turn,
-                        tool_choice: forced.clone(),
-                        escalation: gate.escalations(),
-                    });
-                }
+            if let (Some(forced), Some(_)) = (&plan.tool_choice, &plan.required_tool)
+                && forced.forces_tool_use()
+                && gate.escalations() > 0
+            {
+                run.emit(AgentEvent::ToolChoiceForced {
+                    turn,
+                    tool_choice: forced.clone(),
+                    escalation: gate.escalations(),
+                });
             }
             let reply = self
                 .call_model(run, turn, &system, &specs, choice, &mut forced_rejected, cancel)
@@ -494,30 +495,13 @@ impl Agent {
             args.get("reason").and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
         let head = self.session.store().peek().ok().flatten();
         let mut approved_by = None;
-        if action == Some(ResolveAction::Apply) && self.options.approval == Approval::Human {
-            if let (Some(head), Some(supervisor)) = (&head, &self.supervisor) {
-                let decision = tokio::select! {
-                    () = cancel.cancelled() => ApplyDecision::Decline { reason: "the run was interrupted".to_owned() },
-                    decision = supervisor.approve_apply(head, &reason) => decision,
-                };
-                match decision {
-                    ApplyDecision::Approve { reason } => approved_by = Some(reason),
-                    ApplyDecision::Decline { reason } => {
-                        let result = ToolResult::error(format!(
-                            "The person declined to apply `{}`: {}. Nothing was applied; the preview is still pending. Discard it with `resolve` (action \"discard\") or change the approach.",
-                            head.label(),
-                            reason.trim()
-                        ))
-                        .with_details(serde_json::json!({"action": "apply", "reason": reason, "label": head.label(), "sourceToolName": head.source_tool_name(), "approved": false, "pendingId": head.id.as_str()}));
-                        run.emit_resolve(turn, call, action, &reason, &result);
-                        return result;
-                    }
-                }
-                if self.session.store().peek().ok().flatten().map(|h| h.id) != Some(head.id.clone())
-                {
-                    let result = ToolResult::error(
-                        "The pending stack changed while waiting for approval; nothing was applied. Call `resolve` again to review the current head.",
-                    );
+        if action == Some(ResolveAction::Apply)
+            && self.options.approval == Approval::Human
+            && let (Some(head), Some(supervisor)) = (&head, &self.supervisor)
+        {
+            match self.ask_person(supervisor.as_ref(), head, &reason, cancel).await {
+                Ok(person_reason) => approved_by = Some(person_reason),
+                Err(result) => {
                     run.emit_resolve(turn, call, action, &reason, &result);
                     return result;
                 }
@@ -529,15 +513,56 @@ impl Agent {
                 text: format!("The person approved the apply: {}", person.trim()),
             });
         }
-        if action == Some(ResolveAction::Apply) {
-            if let Some(head) = &head {
-                let still_pending =
-                    self.session.store().peek().ok().flatten().is_some_and(|h| h.id == head.id);
-                *failed_apply = (result.is_error && still_pending).then(|| head.id.clone());
-            }
+        if action == Some(ResolveAction::Apply)
+            && let Some(head) = &head
+        {
+            let still_pending =
+                self.session.store().peek().ok().flatten().is_some_and(|h| h.id == head.id);
+            *failed_apply = (result.is_error && still_pending).then(|| head.id.clone());
         }
         run.emit_resolve(turn, call, action, &reason, &result);
         result
+    }
+}
+
+impl Agent {
+    /// Asks the person about applying `head`: `Ok(their reason)` to go ahead, or the error
+    /// result the model gets when they decline (or the head changed while they decided).
+    async fn ask_person(
+        &self,
+        supervisor: &dyn Supervisor,
+        head: &staged_core::PendingEntry,
+        reason: &str,
+        cancel: &CancelToken,
+    ) -> Result<String, ToolResult> {
+        let decision = tokio::select! {
+            () = cancel.cancelled() => ApplyDecision::Decline { reason: "the run was interrupted".to_owned() },
+            decision = supervisor.approve_apply(head, reason) => decision,
+        };
+        let person_reason = match decision {
+            ApplyDecision::Approve { reason } => reason,
+            ApplyDecision::Decline { reason: declined } => {
+                return Err(ToolResult::error(format!(
+                    "The person declined to apply `{}`: {}. Nothing was applied; the preview is still pending. Discard it with `resolve` (action \"discard\") or change the approach.",
+                    head.label(),
+                    declined.trim()
+                ))
+                .with_details(serde_json::json!({
+                    "action": "apply",
+                    "reason": reason,
+                    "label": head.label(),
+                    "sourceToolName": head.source_tool_name(),
+                    "approved": false,
+                    "pendingId": head.id.as_str(),
+                })));
+            }
+        };
+        if self.session.store().peek().ok().flatten().map(|h| h.id) != Some(head.id.clone()) {
+            return Err(ToolResult::error(
+                "The pending stack changed while waiting for approval; nothing was applied. Call `resolve` again to review the current head.",
+            ));
+        }
+        Ok(person_reason)
     }
 }
 

@@ -3,6 +3,7 @@
 mod approval;
 mod harness;
 mod http;
+mod model_texts;
 mod plan;
 mod requests;
 mod tools;
