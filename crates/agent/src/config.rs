@@ -449,7 +449,10 @@ mod tests {
         assert_eq!(config.agent_defaults().max_turns, Some(40));
         let vllm = ProviderOverrides { provider: Some("vllm".into()), ..Default::default() };
         let vllm = config.resolve(&vllm).unwrap();
-        assert_eq!((vllm.wire, vllm.forced_tool_choice, vllm.reminder_role), (WireFormat::OpenaiChat, false, ReminderRole::System));
+        assert_eq!(
+            (vllm.wire, vllm.forced_tool_choice, vllm.reminder_role),
+            (WireFormat::OpenaiChat, false, ReminderRole::System)
+        );
         assert_eq!(vllm.api_key_env.as_deref(), Some("VLLM_API_KEY"));
     }
 
