@@ -11,15 +11,17 @@
 use std::sync::Arc;
 
 use staged_core::{
-    CancelToken, PendingId, RESOLVE_TOOL_NAME, RejectReason, ResolveGate, ResolveTool, Session,
-    StandingAction, Tool, ToolCallRef, ToolChoice, ToolChoiceDirective, ToolResult, TurnOutcome,
+    CancelToken, PendingId, RESOLVE_TOOL_NAME, ResolveTool, Session, Tool, ToolResult,
 };
 use staged_protocol::{ContentPart, ResolveAction};
 
+use staged_protocol::ToolChoice;
+
 use crate::{
-    AgentEvent, ApplyDecision, AssistantMessage, Message, ModelClient, ModelError, ModelRequest,
-    PlanMode, SkippedCall, StreamDelta, Supervisor, ToolCall, ToolResultMessage, ToolSpec,
-    tools::WritePlanTool,
+    AgentEvent, ApplyDecision, AssistantMessage, Directives, Message, ModelClient, ModelError,
+    ModelRequest, PlanMode, RejectReason, ResolveGate, SkippedCall, StandingAction, StreamDelta,
+    Supervisor, ToolCall, ToolCallRef, ToolChoiceDirective, ToolResultMessage, ToolSpec,
+    TurnOutcome, tools::WritePlanTool,
 };
 
 /// The system prompt of every run.
@@ -130,6 +132,7 @@ pub struct RunReport {
 pub struct Agent {
     client: Arc<dyn ModelClient>,
     session: Arc<Session>,
+    directives: Arc<Directives>,
     tools: Vec<Arc<dyn Tool>>,
     plan: Option<PlanMode>,
     supervisor: Option<Arc<dyn Supervisor>>,
@@ -148,20 +151,31 @@ impl std::fmt::Debug for Agent {
 
 impl Agent {
     /// An agent calling `client`, staging on `session`, with `tools` (`resolve` is added, last).
+    ///
+    /// It attaches its own [`Directives`] to `session` (replacing any attached before), so the
+    /// session's `resolve` consults this agent's hard directives and standing handler.
     pub fn new(
         client: Arc<dyn ModelClient>,
         session: Arc<Session>,
         tools: Vec<Arc<dyn Tool>>,
     ) -> Self {
         let tools = tools.into_iter().filter(|t| t.name() != RESOLVE_TOOL_NAME).collect();
+        let directives = Directives::attach(&session);
         Self {
             client,
             session,
+            directives,
             tools,
             plan: None,
             supervisor: None,
             options: AgentOptions::default(),
         }
+    }
+
+    /// The session's hard directive queue and standing handler (e.g. to queue a forced
+    /// choice before a run).
+    pub fn directives(&self) -> &Arc<Directives> {
+        &self.directives
     }
 
     /// Sets the options.
@@ -222,11 +236,11 @@ impl Agent {
         let planning = self.plan.as_ref().filter(|p| p.is_active());
         if let Some(plan) = planning {
             let handler = StandingAction(Arc::new(plan.approval_action()));
-            self.session.set_standing_resolve_handler(Some(Arc::new(handler)));
+            self.directives.set_standing_resolve_handler(Some(Arc::new(handler)));
         }
         let (outcome, turns) = self.turns(&mut run, cancel).await;
         if planning.is_some() {
-            self.session.set_standing_resolve_handler(None);
+            self.directives.set_standing_resolve_handler(None);
         }
         let end = AgentEvent::RunEnd {
             outcome: outcome.name().to_owned(),
@@ -260,7 +274,8 @@ impl Agent {
             }
             turn += 1;
             let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-            let directive = match self.session.next_tool_choice_directive(&names) {
+            let directive = match self.directives.next_tool_choice_directive(&self.session, &names)
+            {
                 Ok(directive) => directive,
                 Err(err) => return (RunOutcome::Store(err.to_string()), turn),
             };
@@ -297,15 +312,15 @@ impl Agent {
                 .await;
             let reply = match reply {
                 Ok(reply) => {
-                    self.session.with_tool_choice_queue(|q| q.resolve());
+                    self.directives.with_tool_choice_queue(|q| q.resolve());
                     reply
                 }
                 Err(ModelError::Cancelled) => {
-                    self.session.with_tool_choice_queue(|q| q.reject(RejectReason::Aborted));
+                    self.directives.with_tool_choice_queue(|q| q.reject(RejectReason::Aborted));
                     return (RunOutcome::Cancelled, turn);
                 }
                 Err(err) => {
-                    self.session.with_tool_choice_queue(|q| q.reject(RejectReason::Error));
+                    self.directives.with_tool_choice_queue(|q| q.reject(RejectReason::Error));
                     return (RunOutcome::Model(err), turn);
                 }
             };
@@ -363,7 +378,7 @@ impl Agent {
                     if let Some(plan) =
                         self.plan.as_ref().filter(|p| was_planning && !p.is_active())
                     {
-                        self.session.set_standing_resolve_handler(None);
+                        self.directives.set_standing_resolve_handler(None);
                         tools = self.active_tools();
                         specs = self::specs(&tools);
                         system = self.system_prompt();

@@ -14,8 +14,9 @@ use std::{
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+use staged_agent::SKIPPED_CALL_TEXT;
 use staged_agent_test_support::{MockModel, Recorded, Reply, Turn, Wire};
-use staged_core::{RESOLVE_REMINDER, SKIPPED_CALL_TEXT};
+use staged_core::RESOLVE_REMINDER;
 
 use common::{code, pending_ids, read, staged, stderr, stdout, workspace};
 

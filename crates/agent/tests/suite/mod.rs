@@ -1,6 +1,7 @@
 //! Each file covers one topic of the agent runtime against the mock model server.
 
 mod approval;
+mod gate;
 mod harness;
 mod http;
 mod model_texts;

@@ -8,9 +8,10 @@ use std::sync::{
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+use staged_agent::SKIPPED_CALL_TEXT;
 use staged_agent::{AgentEvent, RunOutcome, SYSTEM_PROMPT};
 use staged_agent_test_support::{Reply, Turn, Wire};
-use staged_core::{RESOLVE_REMINDER, SKIPPED_CALL_TEXT, Tool};
+use staged_core::{RESOLVE_REMINDER, Tool};
 
 use super::harness::{Peek, agent, mock, provider, run, staged_session};
 
