@@ -86,16 +86,25 @@ impl Workspace {
     /// # Errors
     /// As [`Workspace::state`].
     pub fn journal(&self, create: bool) -> Result<Option<DirHandle>, AstEditError> {
+        self.state_subdir(JOURNAL_DIR_NAME, create)
+    }
+
+    /// Opens `.staged/<name>` (a folder of staged's own, such as `plans`), creating both when
+    /// `create` is set; neither is ever followed through a symlink.
+    ///
+    /// # Errors
+    /// As [`Workspace::state`].
+    pub fn state_subdir(
+        &self,
+        name: &str,
+        create: bool,
+    ) -> Result<Option<DirHandle>, AstEditError> {
         let Some(state) = self.state(create)? else { return Ok(None) };
-        let res = if create {
-            state.create_dir(JOURNAL_DIR_NAME)
-        } else {
-            state.open_dir(JOURNAL_DIR_NAME)
-        };
+        let res = if create { state.create_dir(name) } else { state.open_dir(name) };
         match res {
             Ok(dir) => Ok(Some(dir)),
             Err(err) if err.kind() == io::ErrorKind::NotFound && !create => Ok(None),
-            Err(err) => Err(self.state_error(&self.journal_dir(), &err)),
+            Err(err) => Err(self.state_error(&self.state_dir().join(name), &err)),
         }
     }
 

@@ -61,6 +61,36 @@ pub(crate) enum Command {
     Mcp(McpArgs),
     /// Walk through the stage-then-resolve cycle with two in-memory previews.
     Demo(DemoArgs),
+    /// Run a codemod agent on TASK: every change is a preview, resolved with a reason.
+    Agent(AgentArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AgentArgs {
+    /// The provider: openai, openai-chat, anthropic, ollama, or a `[providers.NAME]` of
+    /// staged.toml (default: `[agent] provider`, else openai).
+    #[arg(long, value_name = "P")]
+    pub(crate) provider: Option<String>,
+    /// The model (default: the provider's `model`, else `[agent] model`).
+    #[arg(long, value_name = "M")]
+    pub(crate) model: Option<String>,
+    /// Replaces the provider's base URL: the part before /responses, /chat/completions or
+    /// /messages.
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// Plan first: the model writes a plan under .staged/plans/ and you approve or refine it
+    /// before anything is changed.
+    #[arg(long)]
+    pub(crate) plan: bool,
+    /// `human`: every `resolve apply` waits for your answer at the terminal.
+    #[arg(long, value_enum, default_value_t = ApproveArg::None)]
+    pub(crate) approve: ApproveArg,
+    /// The most model calls the run makes (default 50).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_turns: Option<u32>,
+    /// What to do.
+    #[arg(value_name = "TASK")]
+    pub(crate) task: String,
 }
 
 #[derive(Debug, Args)]

@@ -4,9 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
+use staged_agent::{Directives, ResolveGate, ToolCallRef, TurnOutcome};
 use staged_core::{
-    CancelToken, CustomToolApi, FnPendingAction, InMemoryStore, ResolveAction, ResolveGate,
-    ResolveParams, Session, ToolCallRef, ToolResult, TurnOutcome,
+    CancelToken, CustomToolApi, FnPendingAction, InMemoryStore, ResolveAction, ResolveParams,
+    Session, ToolResult,
 };
 use staged_render::{render_resolve_call, render_resolve_result};
 
@@ -40,11 +41,12 @@ pub(crate) fn run(args: &DemoArgs, out: &Output) -> anyhow::Result<Exit> {
     }
 
     let active = ["read", "resolve"];
+    let directives = Directives::attach(&session);
     let mut gate = ResolveGate::new(None);
     let mut events = Vec::new();
 
     // Turn 1: the model ignores the reminder and calls `read`.
-    let plan = gate.begin_turn(session.next_tool_choice_directive(&active)?);
+    let plan = gate.begin_turn(directives.next_tool_choice_directive(&session, &active)?);
     let reminder = plan.inject.first().map(|m| m.content.clone()).unwrap_or_default();
     let outcome = gate.end_turn(&plan, &[ToolCallRef::new("call-1", "read")])?;
     let skipped = match &outcome {
@@ -53,7 +55,8 @@ pub(crate) fn run(args: &DemoArgs, out: &Output) -> anyhow::Result<Exit> {
         }
         TurnOutcome::Proceed => Vec::new(),
     };
-    let forced = gate.begin_turn(session.next_tool_choice_directive(&active)?).tool_choice;
+    let forced =
+        gate.begin_turn(directives.next_tool_choice_directive(&session, &active)?).tool_choice;
     events.push(serde_json::json!({
         "step": "gate",
         "pending": session.store().list()?.iter().map(|e| serde_json::json!({"id": e.id.as_str(), "label": e.label()})).collect::<Vec<_>>(),

@@ -48,6 +48,7 @@ where
         Command::Review => review::run(&cli.global, &out),
         Command::Mcp(args) => mcp::run(&cli.global, args),
         Command::Demo(args) => demo::run(args, &out),
+        Command::Agent(args) => cmd::agent::run(&cli.global, args, &out),
     };
     match res {
         Ok(code) => code.into(),

@@ -2,8 +2,9 @@
 //!
 //! A tool that wants an explicit decision before it changes anything *stages* a
 //! [`PendingAction`] on a [`PendingActionStore`]. The hidden `resolve` tool ([`ResolveTool`])
-//! then applies or discards the newest one. [`ResolveGate`] is the state machine an agent loop
-//! uses to nudge the model towards `resolve` while something is pending.
+//! then applies or discards the newest one. The agent loop's side (the resolve gate, the hard
+//! directive queue and the standing handler) lives in `staged-agent`, and reaches `resolve`
+//! through [`ResolveRoutes`].
 //!
 //! # Example
 //! ```
@@ -29,10 +30,8 @@
 mod cancel;
 mod custom;
 mod error;
-mod gate;
 mod memory_store;
 mod pending;
-mod queue;
 mod resolve;
 mod retire;
 mod session;
@@ -48,18 +47,11 @@ pub use crate::{
     cancel::CancelToken,
     custom::{CustomPendingAction, CustomToolApi},
     error::{ActionError, ToolError, ToolErrorKind},
-    gate::{
-        GateAbort, RESOLVE_REMINDER, ReminderMessage, ResolveGate, SKIPPED_CALL_TEXT,
-        SoftToolRequirement, ToolCallRef, ToolChoiceDirective, TurnOutcome, TurnPlan,
-    },
     memory_store::InMemoryStore,
     pending::{ApplyInput, DEFAULT_SOURCE_TOOL_NAME, FnPendingAction, PendingAction, RejectInput},
-    queue::{
-        DirectiveOptions, OnRejected, OnResolved, RejectOutcome, RejectReason, ToolChoiceQueue,
-    },
     resolve::{
-        NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, RESOLVE_DESCRIPTION, RESOLVE_TOOL_NAME,
-        ResolveHandler, ResolveTool, StandingAction, run_resolve_invocation,
+        NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, RESOLVE_DESCRIPTION, RESOLVE_REMINDER,
+        RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes, ResolveTool, run_resolve_invocation,
     },
     retire::Retirement,
     session::Session,

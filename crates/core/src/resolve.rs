@@ -1,5 +1,6 @@
-//! The hidden `resolve` tool and `run_resolve_invocation`, the runner shared by pending
-//! actions and standing handlers.
+//! The hidden `resolve` tool, `run_resolve_invocation` (the runner shared by pending actions
+//! and standing handlers), and `ResolveRoutes`, through which an agent loop adds its own
+//! dispatch targets around the pending stack.
 
 use std::sync::Arc;
 
@@ -12,6 +13,10 @@ pub const RESOLVE_TOOL_NAME: &str = "resolve";
 
 /// The model-facing description (reference §1.3, version C).
 pub const RESOLVE_DESCRIPTION: &str = include_str!("prompts/resolve.md");
+
+/// The reminder an agent loop injects once per new pending head, and the MCP server appends to
+/// results while something is pending.
+pub const RESOLVE_REMINDER: &str = "<system-reminder>\nThis is a preview. Call the `resolve` tool to apply or discard these changes.\n</system-reminder>";
 
 /// The error of an `apply` with nothing to run.
 pub const NO_PENDING_APPLY_TEXT: &str =
@@ -31,25 +36,16 @@ pub trait ResolveHandler: Send + Sync {
     ) -> Result<ToolResult, ToolError>;
 }
 
-/// A standing handler built from a pending action that is never consumed, such as plan
-/// approval: every `resolve` that finds nothing else pending runs it.
-pub struct StandingAction(pub Arc<dyn PendingAction>);
+/// The loop-owned dispatch targets around the pending stack (reference §1.5): `resolve` runs
+/// the in-flight hard directive's invoker first, then the head of the stack, then the standing
+/// handler. An agent loop implements this (`staged_agent::Directives`) and attaches it with
+/// [`Session::set_resolve_routes`].
+pub trait ResolveRoutes: Send + Sync {
+    /// The invoker of the hard directive in flight, if one waits for `resolve`.
+    fn in_flight_invoker(&self) -> Option<Arc<dyn ResolveHandler>>;
 
-impl std::fmt::Debug for StandingAction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("StandingAction").field(&self.0.label()).finish()
-    }
-}
-
-#[async_trait::async_trait]
-impl ResolveHandler for StandingAction {
-    async fn invoke(
-        &self,
-        params: &ResolveParams,
-        cancel: &CancelToken,
-    ) -> Result<ToolResult, ToolError> {
-        run_resolve_invocation(params, self.0.as_ref(), cancel).await
-    }
+    /// The mode's standing handler, run when nothing else is pending.
+    fn standing_handler(&self) -> Option<Arc<dyn ResolveHandler>>;
 }
 
 /// Runs one `resolve` call against one action (reference §1.6).

@@ -1,5 +1,5 @@
-//! `Session`: one agent session's resolve state — its pending store, hard directive queue and
-//! standing handler — and the dispatch order of `resolve`.
+//! `Session`: one agent session's resolve state — its pending store and the loop's routes (hard
+//! directive invoker, standing handler) — and the dispatch order of `resolve`.
 
 use std::{
     fmt,
@@ -9,11 +9,8 @@ use std::{
 use staged_protocol::{ResolveAction, ResolveDetails, ResolveParams, ToolResult};
 
 use crate::{
-    CancelToken, Claim, PendingAction, PendingActionStore, PendingId, RESOLVE_TOOL_NAME,
-    ResolveHandler, Retirement, SoftToolRequirement, StoreError, ToolChoiceDirective,
-    ToolChoiceQueue, ToolError,
-    gate::ReminderMessage,
-    queue::RejectReason,
+    CancelToken, Claim, PendingAction, PendingActionStore, PendingId, ResolveRoutes, Retirement,
+    StoreError, ToolError,
     resolve::{
         NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, run_claimed_invocation,
     },
@@ -22,11 +19,11 @@ use crate::{
 /// The resolve state of one agent session.
 ///
 /// `resolve` dispatches, in order, to (1) the in-flight hard directive's invoker, (2) the head
-/// pending action, (3) the standing handler (reference §1.5, version C).
+/// pending action, (3) the standing handler (reference §1.5, version C). (1) and (3) belong to
+/// the agent loop, which attaches them as [`ResolveRoutes`].
 pub struct Session {
     store: Arc<dyn PendingActionStore>,
-    queue: Mutex<ToolChoiceQueue>,
-    standing: Mutex<Option<Arc<dyn ResolveHandler>>>,
+    routes: Mutex<Option<Arc<dyn ResolveRoutes>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -37,15 +34,15 @@ impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
             .field("pending", &self.store.len().ok())
-            .field("has_standing_handler", &lock(&self.standing).is_some())
+            .field("has_routes", &lock(&self.routes).is_some())
             .finish_non_exhaustive()
     }
 }
 
 impl Session {
-    /// A session over `store`, with an empty directive queue and no standing handler.
+    /// A session over `store`, with no loop routes attached.
     pub fn new(store: Arc<dyn PendingActionStore>) -> Self {
-        Self { store, queue: Mutex::new(ToolChoiceQueue::new()), standing: Mutex::new(None) }
+        Self { store, routes: Mutex::new(None) }
     }
 
     /// The pending-action store.
@@ -61,55 +58,14 @@ impl Session {
         self.store.push(action)
     }
 
-    /// Sets (or, with `None`, clears) the standing resolve handler.
-    pub fn set_standing_resolve_handler(&self, handler: Option<Arc<dyn ResolveHandler>>) {
-        *lock(&self.standing) = handler;
+    /// Attaches (or, with `None`, detaches) the loop's routes: the in-flight hard directive's
+    /// invoker and the standing handler.
+    pub fn set_resolve_routes(&self, routes: Option<Arc<dyn ResolveRoutes>>) {
+        *lock(&self.routes) = routes;
     }
 
-    /// The standing resolve handler, if one is set.
-    pub fn peek_standing_resolve_handler(&self) -> Option<Arc<dyn ResolveHandler>> {
-        lock(&self.standing).clone()
-    }
-
-    /// Runs `f` with the hard directive queue locked. `f` must not call back into the session.
-    pub fn with_tool_choice_queue<R>(&self, f: impl FnOnce(&mut ToolChoiceQueue) -> R) -> R {
-        f(&mut lock(&self.queue))
-    }
-
-    /// The directive for the next model call (reference §5.3, version C).
-    ///
-    /// A queued hard choice comes first (and is consumed); one whose tool is not in
-    /// `active_tools` is rejected as unavailable and skipped. Otherwise, when an action is
-    /// pending and `resolve` is active, a soft requirement for the head (a peek, never a pop).
-    pub fn next_tool_choice_directive(
-        &self,
-        active_tools: &[&str],
-    ) -> Result<Option<ToolChoiceDirective>, StoreError> {
-        {
-            let mut queue = lock(&self.queue);
-            while let Some(choice) = queue.next_tool_choice() {
-                let available = match &choice {
-                    staged_protocol::ToolChoice::Tool { name } => {
-                        active_tools.contains(&name.as_str())
-                    }
-                    _ => true,
-                };
-                if available {
-                    return Ok(Some(ToolChoiceDirective::Hard(choice)));
-                }
-                queue.reject(RejectReason::Unavailable);
-            }
-        }
-        if !active_tools.contains(&RESOLVE_TOOL_NAME) {
-            return Ok(None);
-        }
-        Ok(self.store.peek()?.map(|head| {
-            ToolChoiceDirective::Soft(SoftToolRequirement {
-                id: head.id.to_string(),
-                tool_name: RESOLVE_TOOL_NAME.to_owned(),
-                reminder: vec![ReminderMessage::resolve(head.source_tool_name())],
-            })
-        }))
+    fn routes(&self) -> Option<Arc<dyn ResolveRoutes>> {
+        lock(&self.routes).clone()
     }
 
     /// Runs one `resolve` call.
@@ -125,14 +81,14 @@ impl Session {
         if cancel.is_cancelled() {
             return Err(ToolError::aborted(cancel.reason()));
         }
-        let in_flight = lock(&self.queue).peek_in_flight_invoker();
+        let in_flight = self.routes().and_then(|routes| routes.in_flight_invoker());
         if let Some(invoker) = in_flight {
             return invoker.invoke(&params, cancel).await;
         }
         match self.store.claim_head() {
             Ok(Some(claim)) => self.run_claimed(&params, claim, cancel).await,
             Ok(None) => {
-                let standing = self.peek_standing_resolve_handler();
+                let standing = self.routes().and_then(|routes| routes.standing_handler());
                 if let Some(handler) = standing {
                     return handler.invoke(&params, cancel).await;
                 }

@@ -444,6 +444,36 @@ impl DirHandle {
         res
     }
 
+    /// Replaces (or creates) the regular file `name` with `contents`, atomically: a fresh temp
+    /// file beside it, fsynced, renamed over it. A symlink at `name` is replaced, never
+    /// followed.
+    ///
+    /// # Errors
+    /// The I/O error; the temp file is then removed and `name` is unchanged.
+    pub fn write_replace(
+        &self,
+        name: impl AsRef<OsStr>,
+        contents: &[u8],
+        mode: &NewFileMode,
+    ) -> io::Result<()> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let name = single(name.as_ref())?;
+        let mut temp = OsString::from(".");
+        temp.push(name);
+        temp.push(format!(
+            ".{}-{}.tmp",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        self.create_new(&temp, contents, mode)?;
+        if let Err(err) = self.rename(&temp, name) {
+            let _ = self.remove_file(&temp);
+            return Err(err);
+        }
+        self.sync()
+    }
+
     /// Opens (creating when missing) the regular file `name` for writing without truncating
     /// it, for use as a lock file. Never follows a symlink.
     ///

@@ -68,6 +68,9 @@ impl ToolChoice {
     /// ```
     pub fn to_wire(&self, provider: ToolChoiceProvider) -> Value {
         match (self, provider) {
+            // Anthropic takes every choice as an object.
+            (ToolChoice::Auto, ToolChoiceProvider::Anthropic) => json!({"type": "auto"}),
+            (ToolChoice::None, ToolChoiceProvider::Anthropic) => json!({"type": "none"}),
             (ToolChoice::Auto, _) => json!("auto"),
             (ToolChoice::None, _) => json!("none"),
             (ToolChoice::Required, ToolChoiceProvider::Anthropic) => json!({"type": "any"}),
@@ -96,7 +99,9 @@ mod tests {
     fn maps_every_choice_to_every_provider() {
         use ToolChoiceProvider::*;
         let cases = [
-            (ToolChoice::Auto, Anthropic, json!("auto")),
+            (ToolChoice::Auto, Anthropic, json!({"type": "auto"})),
+            (ToolChoice::None, Anthropic, json!({"type": "none"})),
+            (ToolChoice::Auto, OpenAiCompletions, json!("auto")),
             (ToolChoice::None, OpenAiResponses, json!("none")),
             (ToolChoice::Required, Anthropic, json!({"type": "any"})),
             (ToolChoice::Required, OpenAiCompletions, json!("required")),

@@ -1,5 +1,6 @@
 //! One module per subcommand, and the output shape they share.
 
+pub(crate) mod agent;
 pub(crate) mod ast_edit;
 pub(crate) mod ast_grep;
 pub(crate) mod pending;

@@ -3,9 +3,6 @@
 mod harness;
 mod model_texts;
 mod property;
-mod queue;
 mod resolve;
-mod resolve_reminder;
-mod soft_requirement;
 mod store;
 mod tools;

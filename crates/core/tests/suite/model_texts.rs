@@ -1,11 +1,8 @@
 //! Snapshots of every model-facing text of the runtime, so a change to one is reviewed.
 
-use staged_core::{
-    CancelToken, RESOLVE_DESCRIPTION, RESOLVE_REMINDER, ResolveGate, ResolveParams, ResolveTool,
-    SKIPPED_CALL_TEXT, ToolCallRef, ToolChoiceDirective, TurnOutcome,
-};
+use staged_core::{CancelToken, RESOLVE_DESCRIPTION, RESOLVE_REMINDER, ResolveParams, ResolveTool};
 
-use super::harness::{block_on, counting_action, failing_action, session};
+use super::harness::{block_on, failing_action, session};
 
 #[test]
 fn resolve_description() {
@@ -18,28 +15,8 @@ fn resolve_schema() {
 }
 
 #[test]
-fn reminder_and_skip_texts() {
+fn reminder_text() {
     insta::assert_snapshot!("resolve_reminder", RESOLVE_REMINDER);
-    insta::assert_snapshot!("skipped_call", SKIPPED_CALL_TEXT);
-}
-
-#[test]
-fn gate_abort_text() {
-    let session = session();
-    session.push_pending_action(counting_action("x", "t", Default::default())).unwrap();
-    let mut gate = ResolveGate::new(None);
-    let calls = [ToolCallRef::new("p", "read")];
-    let err = loop {
-        let directive: Option<ToolChoiceDirective> =
-            session.next_tool_choice_directive(&["resolve", "read"]).unwrap();
-        let plan = gate.begin_turn(directive);
-        match gate.end_turn(&plan, &calls) {
-            Ok(TurnOutcome::Escalate { .. }) => continue,
-            Ok(TurnOutcome::Proceed) => panic!("a detour must not proceed"),
-            Err(err) => break err,
-        }
-    };
-    insta::assert_snapshot!("gate_abort", err.to_string());
 }
 
 #[test]

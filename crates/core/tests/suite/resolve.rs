@@ -12,8 +12,8 @@ use std::{
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use staged_core::{
-    ActionError, CancelToken, DirectiveOptions, FnPendingAction, ResolveHandler, ResolveParams,
-    ResolveTool, Session, StandingAction, Tool, ToolChoice, ToolError, ToolErrorKind, ToolResult,
+    ActionError, CancelToken, FnPendingAction, ResolveParams, ResolveTool, Session, Tool,
+    ToolError, ToolErrorKind, ToolResult,
 };
 
 use super::harness::{CountingStore, block_on, counting_action, failing_action, session};
@@ -325,65 +325,6 @@ fn cancel_reaches_apply_and_an_action_that_stops_stays_pending() {
         let res = session.resolve(ResolveParams::discard("later"), &CancelToken::new()).await.unwrap();
         assert_eq!(res.text_content(), "Discarded: Slow write. Reason: later");
     });
-}
-
-struct Echo(&'static str);
-
-#[async_trait::async_trait]
-impl ResolveHandler for Echo {
-    async fn invoke(
-        &self,
-        params: &ResolveParams,
-        _: &CancelToken,
-    ) -> Result<ToolResult, ToolError> {
-        Ok(ToolResult::text(format!("{}:{}:{}", self.0, params.action, params.reason)))
-    }
-}
-
-#[test]
-fn dispatch_order_is_hard_invoker_then_head_then_standing_handler() {
-    let session = session();
-    session.set_standing_resolve_handler(Some(Arc::new(Echo("standing"))));
-    let res = block_on(session.resolve(ResolveParams::apply("a"), &CancelToken::new())).unwrap();
-    assert_eq!(res.text_content(), "standing:apply:a");
-
-    session.push_pending_action(counting_action("Head", "t", Default::default())).unwrap();
-    let res = block_on(session.resolve(ResolveParams::apply("b"), &CancelToken::new())).unwrap();
-    assert_eq!(res.text_content(), "applied Head: b");
-
-    session.push_pending_action(counting_action("Head2", "t", Default::default())).unwrap();
-    session.with_tool_choice_queue(|q| {
-        q.push_once(
-            ToolChoice::tool("resolve"),
-            DirectiveOptions { on_invoked: Some(Arc::new(Echo("hard"))), ..Default::default() },
-        );
-        assert_eq!(q.next_tool_choice(), Some(ToolChoice::tool("resolve")));
-    });
-    let res = block_on(session.resolve(ResolveParams::discard("c"), &CancelToken::new())).unwrap();
-    assert_eq!(res.text_content(), "hard:discard:c");
-    assert_eq!(session.store().len().unwrap(), 1, "the head was not touched");
-
-    session.set_standing_resolve_handler(None);
-    assert!(session.peek_standing_resolve_handler().is_none());
-}
-
-#[test]
-fn standing_action_runs_through_the_shared_runner_and_is_never_consumed() {
-    let session = session();
-    session.set_standing_resolve_handler(Some(Arc::new(StandingAction(Arc::new(
-        FnPendingAction::new("Plan ready for approval", |_| async {
-            Ok(ToolResult::text("Plan ready for approval.")
-                .with_details(json!({"planExists": true})))
-        })
-        .with_source_tool_name("plan_approval"),
-    )))));
-    let res =
-        block_on(session.resolve(ResolveParams::discard("refine"), &CancelToken::new())).unwrap();
-    assert_eq!(res.text_content(), "Discarded: Plan ready for approval. Reason: refine");
-    let res = block_on(session.resolve(ResolveParams::apply("ok"), &CancelToken::new())).unwrap();
-    assert_eq!(res.details.as_ref().unwrap()["sourceToolName"], "plan_approval");
-    assert_eq!(res.details.as_ref().unwrap()["sourceResultDetails"], json!({"planExists": true}));
-    assert!(session.peek_standing_resolve_handler().is_some());
 }
 
 #[test]

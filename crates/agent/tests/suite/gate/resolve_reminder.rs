@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
+use staged_agent::ToolChoiceDirective;
 use staged_core::{
     CancelToken, PendingActionStore, RESOLVE_REMINDER, ResolveParams, ResolveTool, Session, Tool,
-    ToolChoiceDirective,
 };
 
-use super::harness::{CountingStore, block_on, counting_action, session};
+use super::harness::{CountingStore, LoopSession, block_on, counting_action, session};
 
 const ACTIVE: &[&str] = &["read", "ast_edit", "resolve"];
 
@@ -57,7 +57,7 @@ fn dispatches_a_staged_preview_through_the_resolve_tool_and_drains_the_gate() {
         Some(ToolChoiceDirective::Soft(_))
     ));
     block_on(
-        ResolveTool::new(session.clone())
+        ResolveTool::new(session.session.clone())
             .execute(serde_json::json!({"action": "apply", "reason": "ok"}), &CancelToken::new()),
     )
     .unwrap();
@@ -68,7 +68,7 @@ fn dispatches_a_staged_preview_through_the_resolve_tool_and_drains_the_gate() {
 #[test]
 fn drains_a_phantom_pending_gate_when_resolve_cannot_dispatch() {
     let store = Arc::new(CountingStore::default());
-    let session = Arc::new(Session::new(store.clone()));
+    let session = LoopSession::new(Arc::new(Session::new(store.clone())));
     block_on(session.resolve(ResolveParams::discard("nothing here"), &CancelToken::new())).unwrap();
     assert_eq!(store.stale_clears.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert_eq!(session.next_tool_choice_directive(ACTIVE).unwrap(), None);
@@ -84,7 +84,8 @@ fn no_soft_requirement_when_resolve_is_not_active() {
 
 #[test]
 fn hard_choice_for_an_inactive_tool_is_rejected_as_unavailable_and_skipped() {
-    use staged_core::{DirectiveOptions, RejectOutcome, RejectReason, ToolChoice};
+    use staged_agent::{DirectiveOptions, RejectOutcome, RejectReason};
+    use staged_core::ToolChoice;
     let session = session();
     let reasons = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = Arc::clone(&reasons);

@@ -6,10 +6,8 @@
 //! per new head, never touches `tool_choice` while the model complies, skips every call of a
 //! non-compliant turn, forces `resolve` on the next turn, and gives up after three forced turns.
 
+use staged_core::{RESOLVE_REMINDER, RESOLVE_TOOL_NAME};
 use staged_protocol::{ToolChoice, ToolResult};
-
-/// The reminder injected once per new pending head.
-pub const RESOLVE_REMINDER: &str = "<system-reminder>\nThis is a preview. Call the `resolve` tool to apply or discard these changes.\n</system-reminder>";
 
 /// The synthetic result of a call skipped because `resolve` was required.
 pub const SKIPPED_CALL_TEXT: &str = "Tool call was not executed because the assistant ended its turn: Not executed: call the `resolve` tool to resolve the pending action before using other tools.";
@@ -208,7 +206,7 @@ impl ResolveGate {
 }
 
 fn skipped_call_text(required: &str) -> String {
-    if required == crate::RESOLVE_TOOL_NAME {
+    if required == RESOLVE_TOOL_NAME {
         return SKIPPED_CALL_TEXT.to_owned();
     }
     format!(

@@ -2,10 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use staged_core::{
-    CancelToken, DirectiveOptions, OnRejected, RejectOutcome, RejectReason, ResolveHandler,
-    ResolveParams, ToolChoice, ToolChoiceQueue, ToolError, ToolResult,
-};
+use staged_agent::{DirectiveOptions, OnRejected, RejectOutcome, RejectReason, ToolChoiceQueue};
+use staged_core::{CancelToken, ResolveHandler, ResolveParams, ToolChoice, ToolError, ToolResult};
 
 use super::harness::block_on;
 

@@ -9,12 +9,12 @@ use std::{
     },
 };
 
+use staged_agent::{DirectiveOptions, ResolveGate, SKIPPED_CALL_TEXT, ToolCallRef, TurnOutcome};
 use staged_core::{
-    CancelToken, DirectiveOptions, FnPendingAction, RESOLVE_REMINDER, ResolveGate, ResolveParams,
-    SKIPPED_CALL_TEXT, Session, ToolCallRef, ToolChoice, ToolResult, TurnOutcome,
+    CancelToken, FnPendingAction, RESOLVE_REMINDER, ResolveParams, ToolChoice, ToolResult,
 };
 
-use super::harness::{block_on, session};
+use super::harness::{LoopSession, block_on, session};
 
 /// What the scripted model answers.
 enum Reply {
@@ -40,7 +40,7 @@ struct Run {
     error: Option<String>,
 }
 
-fn run_loop(session: &Arc<Session>, replies: Vec<Reply>) -> Run {
+fn run_loop(session: &Arc<LoopSession>, replies: Vec<Reply>) -> Run {
     let mut replies: VecDeque<Reply> = replies.into();
     let mut gate = ResolveGate::new(None);
     let mut run = Run::default();
@@ -110,7 +110,7 @@ fn run_loop(session: &Arc<Session>, replies: Vec<Reply>) -> Run {
     run
 }
 
-fn staged_session() -> Arc<Session> {
+fn staged_session() -> Arc<LoopSession> {
     let session = session();
     session
         .push_pending_action(Arc::new(

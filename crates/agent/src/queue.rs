@@ -12,9 +12,8 @@ use std::{
     },
 };
 
+use staged_core::{CancelToken, ResolveHandler, ToolError};
 use staged_protocol::{ResolveParams, ToolChoice, ToolResult};
-
-use crate::{CancelToken, ResolveHandler, ToolError};
 
 /// Why an in-flight directive was not resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

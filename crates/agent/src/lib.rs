@@ -1,0 +1,107 @@
+//! The agent runtime: `staged agent` drives a model through the resolve gate.
+//!
+//! The loop's side of `resolve` lives here: [`ResolveGate`] (the reminder once per head, the
+//! skipped detours, the forced turn, the abort), the hard directive queue
+//! ([`ToolChoiceQueue`]) and the standing handler ([`StandingAction`]), held per session by
+//! [`Directives`], which `resolve` consults through `staged_core::ResolveRoutes`.
+//!
+//! A [`ModelClient`] speaks one wire format (OpenAI Responses, OpenAI Chat Completions or
+//! Anthropic Messages, all streamed over SSE; see [`connect`]). [`Agent::run`] is the loop of
+//! the reference's version C: before each model call it asks the [`Directives`] for the directive,
+//! lets the [`ResolveGate`] inject the reminder once per pending head and force `resolve` after
+//! a non-compliant turn, and after the call runs a compliant batch or skips a non-compliant one
+//! with the exact synthetic result. Plan mode ([`PlanMode`]) and human approval
+//! ([`Supervisor`]) plug into the same loop.
+//!
+//! # A loop driven by hand
+//! The gate is pure, so a loop is a few lines: ask for the directive, plan the turn, call the
+//! model, judge the reply.
+//! ```
+//! use std::sync::Arc;
+//! use staged_agent::{AssistantMessage, AssistantPart, Directives, Message, ModelClient, ModelError, ModelRequest, ResolveGate, StreamDelta, ToolCall, ToolCallRef, TurnOutcome};
+//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveParams, Session, ToolResult};
+//!
+//! /// A model that resolves whatever is pending.
+//! struct Resolver;
+//! #[async_trait::async_trait]
+//! impl ModelClient for Resolver {
+//!     fn describe(&self) -> String { "resolver".into() }
+//!     async fn complete(&self, _: ModelRequest<'_>, _: &mut (dyn for<'d> FnMut(StreamDelta<'d>) + Send), _: &CancelToken) -> Result<AssistantMessage, ModelError> {
+//!         let call = ToolCall { id: "c1".into(), name: "resolve".into(), arguments: r#"{"action":"apply","reason":"ok"}"#.into() };
+//!         Ok(AssistantMessage { parts: vec![AssistantPart::ToolCall(call)], stop_reason: None })
+//!     }
+//! }
+//!
+//! # futures::executor::block_on(async {
+//! let session = Session::new(Arc::new(InMemoryStore::new()));
+//! session.push_pending_action(Arc::new(FnPendingAction::new("Rename: 1 file", |_| async { Ok(ToolResult::text("Renamed.")) }))).unwrap();
+//! let directives = Directives::attach(&session);
+//! let mut gate = ResolveGate::new(None);
+//! let mut messages = vec![Message::user("rename it")];
+//! let cancel = CancelToken::new();
+//!
+//! let plan = gate.begin_turn(directives.next_tool_choice_directive(&session, &["resolve"]).unwrap());
+//! messages.extend(plan.inject.iter().map(|r| Message::reminder(r.content.clone())));
+//! let request = ModelRequest { system: "", messages: &messages, tools: &[], tool_choice: plan.tool_choice.as_ref() };
+//! let reply = Resolver.complete(request, &mut |_| {}, &cancel).await.unwrap();
+//! let calls: Vec<ToolCallRef> = reply.tool_calls().map(|c| ToolCallRef::new(&c.id, &c.name)).collect();
+//! assert_eq!(gate.end_turn(&plan, &calls).unwrap(), TurnOutcome::Proceed);
+//! let res = session.resolve(ResolveParams::apply("ok"), &cancel).await.unwrap();
+//! assert_eq!(res.text_content(), "Renamed.");
+//! # });
+//! ```
+//! [`Agent::run`] does the same with tools, streaming, events and the error paths.
+
+#![deny(missing_docs)]
+
+mod client;
+mod config;
+mod directives;
+mod error;
+mod events;
+mod gate;
+mod http;
+mod message;
+mod plan;
+mod providers;
+mod queue;
+mod run;
+mod standing;
+mod supervisor;
+mod tools;
+mod transcript;
+
+pub use crate::{
+    client::{ModelClient, ModelRequest, StreamDelta, ToolSpec},
+    config::{
+        AgentDefaults, DEFAULT_PROVIDER, ProviderConfig, ProviderOverrides, ProvidersConfig,
+        ReminderRole, WireFormat,
+    },
+    directives::Directives,
+    error::{ConfigError, ModelError},
+    events::{AgentEvent, SkippedCall},
+    gate::{
+        GateAbort, ReminderMessage, ResolveGate, SKIPPED_CALL_TEXT, SoftToolRequirement,
+        ToolCallRef, ToolChoiceDirective, TurnOutcome, TurnPlan,
+    },
+    message::{AssistantMessage, AssistantPart, Message, ToolCall, ToolResultMessage},
+    plan::{
+        PLAN_LABEL, PLAN_SOURCE_TOOL, PLANS_DIR, PlanApproval, PlanMode, PlanTitleError,
+        normalize_plan_title, plan_slug, resolve_plan_title,
+    },
+    providers::{
+        AnthropicClient, ChatClient, ResponsesClient, anthropic_body, chat_body, connect,
+        responses_body,
+    },
+    queue::{
+        DirectiveOptions, OnRejected, OnResolved, RejectOutcome, RejectReason, ToolChoiceQueue,
+    },
+    run::{
+        Agent, AgentOptions, Approval, DEFAULT_MAX_TURNS, PLAN_DECISION_REMINDER, PLAN_PROMPT,
+        RunOutcome, RunReport, SYSTEM_PROMPT,
+    },
+    standing::StandingAction,
+    supervisor::{ApplyDecision, PlanDecision, PlanReview, Supervisor},
+    tools::{FindTool, ReadTool, WritePlanTool},
+    transcript::{TRANSCRIPTS_DIR, save_transcript},
+};

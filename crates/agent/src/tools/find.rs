@@ -1,0 +1,120 @@
+//! `find`: the workspace's files whose paths match a glob, honouring `.gitignore`.
+
+use globset::GlobBuilder;
+use serde_json::{Value, json};
+use staged_ast_edit::{STATE_DIR_NAME, Workspace};
+use staged_core::{CancelToken, Tool, ToolError, ToolResult};
+
+use crate::tools::required_str;
+
+/// At most this many paths are listed.
+const MAX_RESULTS: usize = 500;
+
+/// The read-only `find` tool, confined to the workspace.
+#[derive(Debug, Clone)]
+pub struct FindTool {
+    workspace: Workspace,
+}
+
+impl FindTool {
+    /// A tool listing files under `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        Self { workspace }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for FindTool {
+    fn name(&self) -> &str {
+        "find"
+    }
+
+    fn label(&self) -> &str {
+        "Find"
+    }
+
+    fn description(&self) -> &str {
+        "Find files by glob, relative to `path` (default: the workspace root). `*.ts` matches direct children, `**/*.ts` recurses. Honours .gitignore. Read-only."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "glob, e.g. **/*.rs"},
+                "path": {"type": "string", "description": "directory to search, relative to the workspace root"}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn read_only(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let pattern = required_str(&args, "pattern")?.to_owned();
+        let given = args.get("path").and_then(Value::as_str).unwrap_or(".").to_owned();
+        let rel = self
+            .workspace
+            .resolve_existing(&given)
+            .map_err(|err| ToolError::new(err.to_string()))?;
+        let is_dir = match &rel {
+            None => true,
+            Some(rel) => self.workspace.fs().symlink_metadata(rel).is_ok_and(|meta| meta.is_dir()),
+        };
+        if !is_dir {
+            return Err(ToolError::new(format!("{given} is not a directory")));
+        }
+        let dir = match &rel {
+            None => self.workspace.root().to_path_buf(),
+            Some(rel) => self.workspace.root().join(rel.as_path()),
+        };
+        let glob = GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|err| ToolError::new(format!("Invalid glob pattern: {err}")))?
+            .compile_matcher();
+        let workspace = self.workspace.clone();
+        let cancel = cancel.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let mut found = Vec::new();
+            let walker = ignore::WalkBuilder::new(&dir)
+                .hidden(false)
+                .require_git(false)
+                .filter_entry(|e| e.file_name() != ".git" && e.file_name() != STATE_DIR_NAME)
+                .build();
+            for entry in walker.flatten() {
+                if cancel.is_cancelled() {
+                    return Err(ToolError::aborted(cancel.reason()));
+                }
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let Ok(rel) = entry.path().strip_prefix(&dir) else { continue };
+                if glob.is_match(rel) {
+                    found.push(workspace.display_path(entry.path()));
+                }
+            }
+            found.sort();
+            Ok(found)
+        })
+        .await
+        .map_err(|err| ToolError::new(format!("find worker failed: {err}")))??;
+        let total = found.len();
+        if total == 0 {
+            return Ok(ToolResult::text("No files found").with_details(json!({"total": 0})));
+        }
+        let mut res = found.iter().take(MAX_RESULTS).cloned().collect::<Vec<_>>().join("\n");
+        if total > MAX_RESULTS {
+            res.push_str(&format!(
+                "\n\nLimit reached ({MAX_RESULTS} of {total}); narrow the pattern."
+            ));
+        }
+        Ok(ToolResult::text(res).with_details(json!({"total": total})))
+    }
+}

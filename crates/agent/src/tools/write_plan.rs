@@ -1,0 +1,79 @@
+//! `write`, plan mode's only writing tool: it writes plan files under `.staged/plans/` and
+//! nowhere else, so planning can never change the code.
+
+use serde_json::{Value, json};
+use staged_core::{CancelToken, Tool, ToolError, ToolResult};
+
+use crate::{PlanMode, tools::required_str};
+
+/// The plan-file `write` tool.
+#[derive(Debug, Clone)]
+pub struct WritePlanTool {
+    plan: PlanMode,
+}
+
+impl WritePlanTool {
+    /// A tool writing the plan files of `plan`.
+    pub fn new(plan: PlanMode) -> Self {
+        Self { plan }
+    }
+
+    fn target<'a>(&self, given: &'a str) -> Result<&'a str, ToolError> {
+        let prefix = format!("{}/", crate::plan::PLANS_DIR);
+        let name = given.strip_prefix(&prefix).unwrap_or(given);
+        let valid = !name.is_empty()
+            && !name.contains(['/', '\\'])
+            && !name.contains("..")
+            && !name.starts_with('.')
+            && name.ends_with(".md");
+        if !valid {
+            return Err(ToolError::new(format!(
+                "Plan mode writes only plan files: give a name like `my-change-plan.md` (it goes to {}/), not `{given}`.",
+                crate::plan::PLANS_DIR
+            )));
+        }
+        Ok(name)
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for WritePlanTool {
+    fn name(&self) -> &str {
+        "write"
+    }
+
+    fn label(&self) -> &str {
+        "Write plan"
+    }
+
+    fn description(&self) -> &str {
+        "Write the plan file (plan mode only). `path` is a file name such as `rename-api-plan.md`; it is written to .staged/plans/. Writing the same name again replaces the plan."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "plan file name, e.g. rename-api-plan.md"},
+                "content": {"type": "string", "description": "the whole plan, in Markdown"}
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let name = self.target(required_str(&args, "path")?)?;
+        let content = required_str(&args, "content")?;
+        let target = self.plan.write_plan(name, content).map_err(|err| {
+            ToolError::new(format!("Cannot write {}/{name}: {err}", crate::plan::PLANS_DIR))
+        })?;
+        let shown = self.plan.display(&target);
+        self.plan.record_written(target);
+        Ok(ToolResult::text(format!("Wrote {shown} ({} lines).", content.lines().count()))
+            .with_details(json!({"path": shown})))
+    }
+}

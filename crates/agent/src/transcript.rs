@@ -1,0 +1,46 @@
+//! Saving a run's transcript under `.staged/transcripts/`: the task, the model, every event
+//! (streamed deltas excepted) and the whole conversation, as one JSON file per run.
+
+use std::path::PathBuf;
+
+use staged_ast_edit::Workspace;
+use staged_fs::NewFileMode;
+
+use serde_json::json;
+
+use crate::RunReport;
+
+/// The folder, under the workspace's state folder, that holds transcripts.
+pub const TRANSCRIPTS_DIR: &str = "transcripts";
+
+/// Writes the transcript of `report` to `.staged/transcripts/<UTC time>-<pid>.json` (through
+/// the workspace's handles, never through a symlink) and returns its path.
+///
+/// # Errors
+/// The IO error, when the folder or the file cannot be written.
+pub fn save_transcript(
+    workspace: &Workspace,
+    task: &str,
+    model: &str,
+    report: &RunReport,
+) -> std::io::Result<PathBuf> {
+    let dir = workspace
+        .state_subdir(TRANSCRIPTS_DIR, true)
+        .map_err(std::io::Error::other)?
+        .ok_or_else(|| std::io::Error::other("the state folder could not be created"))?;
+    let now = std::time::SystemTime::now();
+    let stamp = humantime::format_rfc3339_millis(now).to_string().replace(':', "-");
+    let name = format!("{stamp}-{}.json", std::process::id());
+    let value = json!({
+        "task": task,
+        "model": model,
+        "outcome": report.outcome.name(),
+        "message": report.outcome.message(),
+        "turns": report.turns,
+        "events": report.events,
+        "messages": report.messages,
+    });
+    let text = serde_json::to_string_pretty(&value).map_err(std::io::Error::other)?;
+    dir.write_replace(&name, text.as_bytes(), &NewFileMode::Private)?;
+    Ok(workspace.state_dir().join(TRANSCRIPTS_DIR).join(name))
+}

@@ -1,0 +1,66 @@
+//! `--approve human`: a `resolve apply` waits for the person; a decline keeps the preview
+//! pending and tells the model why; an approval applies and records the person's reason.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use pretty_assertions::assert_eq;
+use staged_agent::{AgentOptions, ApplyDecision, Approval, RunOutcome};
+use staged_agent_test_support::{Reply, Turn, Wire};
+
+use super::harness::{ScriptedPerson, mock, provider, run, staged_session};
+
+#[tokio::test]
+async fn a_declined_apply_stays_pending_and_the_model_hears_why() {
+    let script = vec![
+        Reply::Turn(Turn::resolve("r1", "apply", "looks right")),
+        Reply::Turn(Turn::resolve("r2", "apply", "try again")),
+        Reply::Turn(Turn::text("Done.")),
+    ];
+    let mock = mock(Wire::Chat, script);
+    let applies = Arc::new(AtomicUsize::new(0));
+    let session = staged_session(&applies);
+    let person = Arc::new(ScriptedPerson::default());
+    person.applies.lock().unwrap().extend([
+        ApplyDecision::Decline { reason: "wrong call sites".into() },
+        ApplyDecision::Approve { reason: "fine now".into() },
+    ]);
+    let client = staged_agent::connect(&provider(Wire::Chat, &mock, ""), None).unwrap();
+    let agent = staged_agent::Agent::new(client, Arc::clone(&session), Vec::new())
+        .with_options(AgentOptions { approval: Approval::Human, ..AgentOptions::default() })
+        .with_supervisor(person.clone());
+    let (report, _) = run(&agent, "task").await;
+    assert_eq!(report.outcome, RunOutcome::Done);
+    assert_eq!(applies.load(Ordering::SeqCst), 1);
+    let requests = mock.requests();
+    let tool_text = |idx: usize| {
+        requests[idx].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(
+        tool_text(1),
+        "The person declined to apply `AST Edit: 1 replacement in 1 file`: wrong call sites. Nothing was applied; the preview is still pending. Discard it with `resolve` (action \"discard\") or change the approach."
+    );
+    assert_eq!(
+        tool_text(2),
+        "Applied 1 replacement in 1 file.\nThe person approved the apply: fine now"
+    );
+    assert_eq!(
+        *person.shown.lock().unwrap(),
+        [
+            "apply AST Edit: 1 replacement in 1 file because looks right",
+            "apply AST Edit: 1 replacement in 1 file because try again"
+        ]
+    );
+    assert!(session.store().is_empty().unwrap());
+}

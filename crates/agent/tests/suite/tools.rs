@@ -1,0 +1,51 @@
+//! The model's read-only tools: `read` with line numbers and ranges, `find` by glob; both
+//! confined to the workspace.
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use staged_agent::{FindTool, ReadTool};
+use staged_ast_edit::Workspace;
+use staged_core::{CancelToken, Tool};
+
+fn workspace() -> (tempfile::TempDir, Workspace) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/nested")).unwrap();
+    std::fs::write(dir.path().join("src/a.ts"), "one\ntwo\nthree\nfour\n").unwrap();
+    std::fs::write(dir.path().join("src/nested/b.ts"), "b\n").unwrap();
+    std::fs::write(dir.path().join("src/ignored.ts"), "x\n").unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "src/ignored.ts\n").unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    (dir, workspace)
+}
+
+#[tokio::test]
+async fn read_numbers_lines_and_reads_ranges() {
+    let (_dir, workspace) = workspace();
+    let read = ReadTool::new(workspace);
+    let cancel = CancelToken::new();
+    let all = read.execute(json!({"path": "src/a.ts"}), &cancel).await.unwrap();
+    assert_eq!(all.text_content(), "1\tone\n2\ttwo\n3\tthree\n4\tfour");
+    let range =
+        read.execute(json!({"path": "src/a.ts", "offset": 2, "limit": 2}), &cancel).await.unwrap();
+    assert_eq!(range.text_content(), "2\ttwo\n3\tthree\n… 1 more lines (read on with offset 4)");
+    let outside = read.execute(json!({"path": "../etc/passwd"}), &cancel).await.unwrap_err();
+    assert!(outside.message().contains("outside"), "{}", outside.message());
+    let dir = read.execute(json!({"path": "src"}), &cancel).await.unwrap_err();
+    assert_eq!(dir.message(), "src is a directory; use `find` to list its files");
+    let bad = read.execute(json!({"path": "src/a.ts", "offset": 0}), &cancel).await.unwrap_err();
+    assert_eq!(bad.message(), "`offset` must be a positive integer, not 0");
+}
+
+#[tokio::test]
+async fn find_matches_globs_like_the_other_tools_and_honours_gitignore() {
+    let (_dir, workspace) = workspace();
+    let find = FindTool::new(workspace);
+    let cancel = CancelToken::new();
+    let direct = find.execute(json!({"pattern": "*.ts", "path": "src"}), &cancel).await.unwrap();
+    assert_eq!(direct.text_content(), "src/a.ts");
+    let recursive = find.execute(json!({"pattern": "**/*.ts"}), &cancel).await.unwrap();
+    assert_eq!(recursive.text_content(), "src/a.ts\nsrc/nested/b.ts");
+    let none = find.execute(json!({"pattern": "*.rs"}), &cancel).await.unwrap();
+    assert_eq!(none.text_content(), "No files found");
+    assert!(find.read_only());
+}

@@ -1,0 +1,116 @@
+//! `staged agent [--provider P] [--model M] [--base-url URL] [--plan] [--approve human]
+//! [--max-turns N] [--json] TASK`: a codemod agent in which every change is a preview that the
+//! model (or, with `--approve human`, the person) resolves with a reason.
+//!
+//! This is where the environment and the user config directory are read: `staged.toml` from
+//! the user config directory, then from the workspace root, then the flags; the API key from the
+//! variable the provider names. The run itself is `staged_agent::Agent::run`.
+
+mod person;
+mod print;
+
+use std::{path::Path, sync::Arc};
+
+use anyhow::Context;
+use staged_agent::{
+    Agent, AgentOptions, Approval, FindTool, PlanMode, ProviderOverrides, ProvidersConfig,
+    ReadTool, RunOutcome, Supervisor, save_transcript,
+};
+use staged_core::Tool;
+
+use crate::{
+    args::{AgentArgs, ApproveArg, GlobalArgs},
+    context,
+    exit::Exit,
+    output::Output,
+};
+
+/// The configuration file's name, at the workspace root and in the user config directory
+/// (`<config dir>/staged/staged.toml`).
+const CONFIG_FILE: &str = "staged.toml";
+
+pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow::Result<Exit> {
+    let root = context::workspace_root(global)?;
+    let config = load_config(&root)?;
+    let overrides = ProviderOverrides {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+    };
+    let provider = config.resolve(&overrides)?;
+    let api_key = provider.api_key_env.as_deref().and_then(|name| std::env::var(name).ok());
+    let client = staged_agent::connect(&provider, api_key.as_deref())?;
+    let model = client.describe();
+    let max_turns = args
+        .max_turns
+        .or(config.agent_defaults().max_turns)
+        .unwrap_or(staged_agent::DEFAULT_MAX_TURNS);
+
+    let ws = context::open(global)?;
+    let person: Arc<dyn Supervisor> = Arc::new(person::TerminalPerson::new(out.clone()));
+    let mut tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(ReadTool::new(ws.workspace().clone())),
+        Arc::new(FindTool::new(ws.workspace().clone())),
+    ];
+    tools.extend(ws.tools());
+    let approval = match args.approve {
+        ApproveArg::None => Approval::Model,
+        ApproveArg::Human => Approval::Human,
+    };
+    let mut agent = Agent::new(client, ws.session().clone(), tools)
+        .with_options(AgentOptions { max_turns, approval })
+        .with_supervisor(Arc::clone(&person));
+    if args.plan {
+        agent = agent.with_plan_mode(PlanMode::new(ws.workspace().clone(), person));
+    }
+
+    let mut printer = print::Printer::new(out.clone());
+    let task = args.task.clone();
+    let report = context::block_on(|cancel| async move {
+        agent.run(&task, &mut |event| printer.event(event), &cancel).await
+    })?;
+    match save_transcript(ws.workspace(), &args.task, &model, &report) {
+        Ok(path) => {
+            let shown =
+                path.strip_prefix(ws.workspace().root()).unwrap_or(&path).display().to_string();
+            if out.json {
+                out.json_line(&serde_json::json!({"type": "transcript", "path": shown}))?;
+            } else {
+                eprintln!("staged: transcript saved to {shown}");
+            }
+        }
+        Err(err) => eprintln!("staged: could not save the transcript: {err}"),
+    }
+    if let Some(message) = report.outcome.message() {
+        eprintln!("error: {message}");
+    }
+    Ok(exit_code(&report.outcome))
+}
+
+/// 0 done; 1 the gate aborted, the run was interrupted or stopped early, or a failed apply is
+/// still pending; 2 the provider could not be used (unreachable, refused, failing).
+fn exit_code(outcome: &RunOutcome) -> Exit {
+    match outcome {
+        RunOutcome::Done => Exit::Success,
+        RunOutcome::GateAborted(_)
+        | RunOutcome::ApplyLeftPending { .. }
+        | RunOutcome::MaxTurns(_)
+        | RunOutcome::Cancelled => Exit::ToolError,
+        RunOutcome::Model(_) | RunOutcome::Store(_) => Exit::Usage,
+    }
+}
+
+/// The built-in providers, updated by the user's `staged.toml`, then the workspace's.
+fn load_config(root: &Path) -> anyhow::Result<ProvidersConfig> {
+    let mut config = ProvidersConfig::builtin();
+    let user = dirs::config_dir().map(|dir| dir.join("staged").join(CONFIG_FILE));
+    for path in user.into_iter().chain([root.join(CONFIG_FILE)]) {
+        if !path.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        config.apply_toml(&path.display().to_string(), &text)?;
+    }
+    Ok(config)
+}

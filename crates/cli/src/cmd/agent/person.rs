@@ -1,0 +1,113 @@
+//! The person at the terminal: asked before each `resolve apply` under `--approve human`, and
+//! to approve or refine the plan in plan mode. Questions go to stderr, answers come from
+//! stdin, one line each, so the prompts work in a pipe too (stdout may carry `--json`).
+
+use std::io::{BufRead, Write};
+
+use serde_json::Value;
+use staged_agent::{ApplyDecision, PlanDecision, PlanReview, Supervisor};
+use staged_core::PendingEntry;
+
+use crate::{diff::colorize, output::Output};
+
+/// How often an unclear answer is asked again before it counts as a decline.
+const ASKS: usize = 3;
+
+pub(crate) struct TerminalPerson {
+    out: Output,
+}
+
+impl TerminalPerson {
+    pub(crate) fn new(out: Output) -> Self {
+        Self { out }
+    }
+}
+
+/// Shows `question` on stderr and reads one line of stdin; `None` when stdin is closed.
+async fn ask(question: String) -> Option<String> {
+    tokio::task::spawn_blocking(move || {
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr.write_all(question.as_bytes());
+        let _ = stderr.flush();
+        drop(stderr);
+        let mut line = String::new();
+        match std::io::stdin().lock().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim().to_owned()),
+        }
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+#[async_trait::async_trait]
+impl Supervisor for TerminalPerson {
+    async fn approve_apply(&self, head: &PendingEntry, reason: &str) -> ApplyDecision {
+        let mut shown = format!(
+            "\nThe model wants to apply {}\n  ({}) because: {reason}\n",
+            head.label(),
+            head.id
+        );
+        if let Some(diff) =
+            head.action.details().and_then(|d| d.get("diff")).and_then(Value::as_str)
+        {
+            shown.push_str(&colorize(diff, self.out.render.color));
+        }
+        let mut question = format!(
+            "{shown}Apply it? Answer y or n, then your reason (e.g. \"n wrong call sites\"): "
+        );
+        for _ in 0..ASKS {
+            let Some(answer) = ask(question.clone()).await else {
+                return ApplyDecision::Decline {
+                    reason: "the person gave no answer (stdin is closed)".to_owned(),
+                };
+            };
+            let (word, rest) =
+                answer.split_once(char::is_whitespace).unwrap_or((answer.as_str(), ""));
+            let approve = match word.to_lowercase().as_str() {
+                "y" | "yes" => true,
+                "n" | "no" => false,
+                _ => {
+                    question = "Please answer y or n, then your reason: ".to_owned();
+                    continue;
+                }
+            };
+            let mut reason = rest.trim().to_owned();
+            if reason.is_empty() {
+                reason = ask("Your reason: ".to_owned()).await.unwrap_or_default();
+            }
+            if reason.is_empty() {
+                reason = if approve {
+                    "approved".to_owned()
+                } else {
+                    "declined without a reason".to_owned()
+                };
+            }
+            return if approve {
+                ApplyDecision::Approve { reason }
+            } else {
+                ApplyDecision::Decline { reason }
+            };
+        }
+        ApplyDecision::Decline { reason: "the person's answer was not y or n".to_owned() }
+    }
+
+    async fn review_plan(&self, plan: PlanReview<'_>) -> PlanDecision {
+        let question = format!(
+            "\nThe plan {} ({}):\n\n{}\n\nType a to approve it, or what to change: ",
+            plan.title,
+            plan.path,
+            plan.content.trim_end()
+        );
+        match ask(question).await {
+            Some(answer)
+                if matches!(answer.to_lowercase().as_str(), "a" | "approve" | "y" | "yes") =>
+            {
+                PlanDecision::Approve
+            }
+            Some(answer) => PlanDecision::Refine(answer),
+            None => PlanDecision::Refine(String::new()),
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Printing a run's events: streamed text, tool calls, each preview's diff and the resolve
+//! blocks for a person on the terminal, or one JSON object per event with `--json`.
+
+use std::io::Write;
+
+use serde_json::Value;
+use staged_agent::AgentEvent;
+use staged_render::{render_resolve_call, render_resolve_result};
+
+use crate::{diff::colorize, output::Output};
+
+/// At most this many lines of a tool's text are shown to a person.
+const RESULT_LINES: usize = 12;
+
+pub(crate) struct Printer {
+    out: Output,
+    /// Whether streamed text left the cursor mid-line.
+    mid_line: bool,
+}
+
+impl Printer {
+    pub(crate) fn new(out: Output) -> Self {
+        Self { out, mid_line: false }
+    }
+
+    /// Prints one event. A closed stdout is not an error worth stopping the run for: the run
+    /// goes on and the transcript keeps everything.
+    pub(crate) fn event(&mut self, event: &AgentEvent) {
+        if self.out.json {
+            if let Ok(value) = serde_json::to_value(event) {
+                let _ = self.out.json_line(&value);
+            }
+            return;
+        }
+        let _ = self.human(event);
+    }
+
+    fn line(&mut self, text: &str) -> std::io::Result<()> {
+        if self.mid_line {
+            self.mid_line = false;
+            self.out.write("\n")?;
+        }
+        self.out.line(text)
+    }
+
+    fn note(&mut self, text: &str) -> std::io::Result<()> {
+        let text = if self.out.render.color {
+            format!("\x1b[2m· {text}\x1b[0m")
+        } else {
+            format!("· {text}")
+        };
+        self.line(&text)
+    }
+
+    fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
+        match event {
+            AgentEvent::RunStart { model, plan, .. } => {
+                let mode = if *plan { " (plan mode)" } else { "" };
+                self.note(&format!("{model}{mode}"))
+            }
+            AgentEvent::MessageDelta { text, .. } => {
+                self.mid_line = !text.ends_with('\n');
+                self.out.write(text)
+            }
+            AgentEvent::TurnEnd { .. } => {
+                if self.mid_line {
+                    self.mid_line = false;
+                    self.out.write("\n")?;
+                }
+                Ok(())
+            }
+            AgentEvent::ReminderInjected { pending_id, .. } => {
+                self.note(&format!("reminder: resolve the pending preview {pending_id}"))
+            }
+            AgentEvent::ToolChoiceForced { escalation, .. } => self
+                .note(&format!("the model did not resolve; forcing `resolve` ({escalation} of 3)")),
+            AgentEvent::ToolChoiceRejected { message, .. } => self.note(&format!(
+                "the provider refused a forced tool_choice; retrying with auto ({message})"
+            )),
+            AgentEvent::CallsSkipped { calls, .. } => {
+                let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+                self.note(&format!(
+                    "skipped {} (resolve the pending preview first)",
+                    names.join(", ")
+                ))
+            }
+            AgentEvent::ToolCall { name, arguments, .. } if name != "resolve" => {
+                let width = self.out.render.width.saturating_sub(4).max(20);
+                let args = compact(arguments, width.saturating_sub(name.len()));
+                self.line(&format!("→ {name} {args}"))
+            }
+            AgentEvent::ToolResult { is_error, text, details, .. } => {
+                let diff = details.as_ref().and_then(|d| d.get("diff")).and_then(Value::as_str);
+                if let (false, Some(diff)) = (*is_error, diff) {
+                    let summary = text.lines().next().unwrap_or_default().to_owned();
+                    self.line(&format!("  {summary}"))?;
+                    return self.out.write(&colorize(diff, self.out.render.color));
+                }
+                let marker = if *is_error { "✗ " } else { "" };
+                let lines: Vec<&str> = text.lines().collect();
+                for line in lines.iter().take(RESULT_LINES) {
+                    self.line(&format!("  {marker}{line}"))?;
+                }
+                if lines.len() > RESULT_LINES {
+                    self.line(&format!("  … {} more lines", lines.len() - RESULT_LINES))?;
+                }
+                Ok(())
+            }
+            AgentEvent::Resolve { action, reason, is_error, text, details, .. } => {
+                if let Some(action) = action {
+                    let call = render_resolve_call(*action, reason, &self.out.render);
+                    self.line(&call)?;
+                }
+                let block = render_resolve_result(details.as_ref(), *is_error, &self.out.render);
+                self.line(&block)?;
+                self.line(text)
+            }
+            AgentEvent::PlanApproved { path, .. } => {
+                self.note(&format!("plan approved ({path}); implementing"))
+            }
+            AgentEvent::Abort { .. } | AgentEvent::RunEnd { .. } => {
+                if self.mid_line {
+                    self.mid_line = false;
+                    self.out.write("\n")?;
+                }
+                std::io::stdout().flush()
+            }
+            AgentEvent::ToolCall { .. }
+            | AgentEvent::TurnStart { .. }
+            | AgentEvent::ThinkingDelta { .. } => Ok(()),
+        }
+    }
+}
+
+/// Arguments on one line, cut to `width` characters.
+fn compact(arguments: &Value, width: usize) -> String {
+    let text = arguments.to_string();
+    if text.chars().count() <= width {
+        return text;
+    }
+    let mut res: String = text.chars().take(width.saturating_sub(1)).collect();
+    res.push('…');
+    res
+}
