@@ -23,7 +23,10 @@ impl Output {
         };
         let is_terminal = std::io::stdout().is_terminal();
         let no_color = std::env::var("NO_COLOR").ok();
-        let width = terminal_width().unwrap_or(80);
+        // Blocks are padded to the terminal's real width, for their background; off a
+        // terminal, or without colour, lines are printed whole and unpadded.
+        let width = (is_terminal && global.color != ColorArg::Never)
+            .then(|| terminal_width().unwrap_or(80));
         Self {
             json: global.json,
             render: RenderOptions {
@@ -55,7 +58,9 @@ impl Output {
     }
 }
 
-/// The width from `COLUMNS`, which shells export; the renderer handles any width.
+/// The terminal's width: `COLUMNS` when the shell exports it, else what the terminal says.
 fn terminal_width() -> Option<usize> {
-    std::env::var("COLUMNS").ok()?.parse().ok().filter(|w| *w >= 3)
+    let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok());
+    let from_tty = || ratatui::crossterm::terminal::size().ok().map(|(cols, _)| usize::from(cols));
+    from_env.or_else(from_tty).filter(|w| *w >= 3)
 }

@@ -44,7 +44,10 @@ pub fn render_resolve_call(action: ResolveAction, reason: &str, opts: &RenderOpt
         spans.push(Span::plain(" "));
         spans.push(Span::colored(cut(&reason, CALL_REASON_COLUMNS), Color::Muted));
     }
-    let spans = truncate_spans(spans, opts.width.max(3), sym.ellipsis());
+    let spans = match opts.width {
+        Some(width) => truncate_spans(spans, width.max(3), sym.ellipsis()),
+        None => spans,
+    };
     paint(&spans, opts.color)
 }
 

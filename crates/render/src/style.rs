@@ -60,8 +60,9 @@ impl Symbols {
 /// How to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RenderOptions {
-    /// The terminal's width in columns; at least 3 is used.
-    pub width: usize,
+    /// The terminal's width in columns (at least 3 is used): lines are cut to it and block
+    /// lines padded to it. `None` off a terminal: lines are printed whole, unpadded.
+    pub width: Option<usize>,
     /// Whether to emit ANSI colour and style escapes.
     pub color: bool,
     /// The glyph preset.
@@ -70,7 +71,7 @@ pub struct RenderOptions {
 
 impl Default for RenderOptions {
     fn default() -> Self {
-        Self { width: 80, color: false, symbols: Symbols::Unicode }
+        Self { width: Some(80), color: false, symbols: Symbols::Unicode }
     }
 }
 
@@ -245,14 +246,26 @@ pub(crate) fn paint(spans: &[Span], color: bool) -> String {
     res
 }
 
-/// One full-width inverse-video block line: ` text ` padded to `width` columns.
+/// One full-width inverse-video block line: ` text ` padded to `width` columns; without a
+/// width, ` text` as is.
 pub(crate) fn block_line(spans: Vec<Span>, bg: Color, opts: &RenderOptions) -> String {
-    let width = opts.width.max(3);
-    let spans = truncate_spans(spans, width - 2, opts.symbols.ellipsis());
-    let used: usize = spans.iter().map(|s| width_of(&s.text)).sum();
     let mut line = vec![Span::plain(" ")];
-    line.extend(spans);
-    line.push(Span::plain(" ".repeat(width - 1 - used)));
+    match opts.width {
+        Some(width) => {
+            let width = width.max(3);
+            let spans = truncate_spans(spans, width - 2, opts.symbols.ellipsis());
+            let used: usize = spans.iter().map(|s| width_of(&s.text)).sum();
+            line.extend(spans);
+            line.push(Span::plain(" ".repeat(width - 1 - used)));
+        }
+        None => {
+            line.extend(spans);
+            // A line of only padding stays empty.
+            if line.iter().all(|s| s.text.trim().is_empty()) {
+                line.clear();
+            }
+        }
+    }
     let body = paint(&line, opts.color);
     if opts.color { format!("\x1b[7m\x1b[{}m{body}\x1b[39m\x1b[27m", bg.sgr()) } else { body }
 }

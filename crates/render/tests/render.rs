@@ -26,11 +26,11 @@ fn strip_ansi(text: &str) -> String {
 }
 
 fn colored(width: usize) -> RenderOptions {
-    RenderOptions { width, color: true, symbols: Symbols::Unicode }
+    RenderOptions { width: Some(width), color: true, symbols: Symbols::Unicode }
 }
 
 fn plain(width: usize) -> RenderOptions {
-    RenderOptions { width, color: false, symbols: Symbols::Unicode }
+    RenderOptions { width: Some(width), color: false, symbols: Symbols::Unicode }
 }
 
 fn apply_details() -> serde_json::Value {
@@ -123,13 +123,13 @@ fn block_shapes() {
             "ascii",
             Some(apply_details()),
             false,
-            RenderOptions { width: 60, color: false, symbols: Symbols::Ascii },
+            RenderOptions { width: Some(60), color: false, symbols: Symbols::Ascii },
         ),
         (
             "ascii_failed",
             Some(json!({"action": "apply"})),
             true,
-            RenderOptions { width: 60, color: false, symbols: Symbols::Ascii },
+            RenderOptions { width: Some(60), color: false, symbols: Symbols::Ascii },
         ),
     ];
     for (name, details, is_error, opts) in cases {
@@ -171,7 +171,7 @@ fn call_lines() {
         render_resolve_call(
             ResolveAction::Apply,
             "ascii",
-            &RenderOptions { width: 80, color: false, symbols: Symbols::Ascii },
+            &RenderOptions { width: Some(80), color: false, symbols: Symbols::Ascii },
         ),
         render_resolve_call(ResolveAction::Apply, "colour", &colored(80))
             .escape_debug()

@@ -85,7 +85,7 @@ impl Printer {
                 ))
             }
             AgentEvent::ToolCall { name, arguments, .. } if name != "resolve" => {
-                let width = self.out.render.width.saturating_sub(4).max(20);
+                let width = self.out.render.width.unwrap_or(100).saturating_sub(4).max(20);
                 let args = compact(arguments, width.saturating_sub(name.len()));
                 self.line(&format!("→ {name} {args}"))
             }
