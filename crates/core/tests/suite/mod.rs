@@ -2,7 +2,6 @@
 
 mod harness;
 mod model_texts;
-mod property;
 mod queue;
 mod resolve;
 mod resolve_reminder;
