@@ -1,6 +1,8 @@
 //! Compiling rules: a pattern (optionally contextual, with a strictness) and its replacement
 //! template, for one language, plus the pattern's prefilter needles.
 
+use std::panic::AssertUnwindSafe;
+
 use ast_grep_config::Fixer;
 use ast_grep_core::{
     Language, Matcher, Node, NodeMatch, Pattern,
@@ -60,7 +62,27 @@ impl Rule {
     /// Every match under `root`, in pre-order, nested matches included (like ast-grep's
     /// `find_all`). With `prune`, subtrees whose byte range holds no occurrence of that needle
     /// are not walked: they cannot contain a match (see the prefilter module).
+    ///
+    /// This is where ast-grep matches, so a panic inside it stops here: it becomes the reason
+    /// this file could not be searched, not a dead worker. (ast-grep 0.51.1 has a debug
+    /// assertion, "Ellipsis should be matched in parent level", that `<$$$$A` under `ast`
+    /// strictness reaches.)
     pub(crate) fn matches<'r>(
+        &self,
+        root: Node<'r, StrDoc<Lang>>,
+        prune: Option<&Occurrences>,
+    ) -> Result<Vec<NodeMatch<'r, StrDoc<Lang>>>, String> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.find(root, prune))).map_err(|payload| {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            format!("ast-grep failed while matching `{}`: {why}", self.source)
+        })
+    }
+
+    fn find<'r>(
         &self,
         root: Node<'r, StrDoc<Lang>>,
         prune: Option<&Occurrences>,
