@@ -1,13 +1,25 @@
 //! Compiling rules: a pattern (optionally contextual, with a strictness) and its replacement
 //! template, for one language, plus the pattern's prefilter needles.
 
+use std::panic::AssertUnwindSafe;
+
 use ast_grep_config::Fixer;
-use ast_grep_core::{Matcher, Node, NodeMatch, Pattern, matcher::MatcherExt, tree_sitter::StrDoc};
+use ast_grep_core::{
+    Language, Matcher, Node, NodeMatch, Pattern,
+    matcher::MatcherExt,
+    tree_sitter::{LanguageExt, StrDoc},
+};
 
 use crate::{
     Lang, Strictness,
     prefilter::{Located, Needles, Occurrences},
 };
+
+/// The deepest pattern syntax tree accepted. ast-grep builds and matches a pattern by
+/// recursion over its tree, so a deeper one (`((((…x…))))`, `a + a + … + a`) could overflow
+/// a worker thread's stack, which aborts the process instead of failing the call. No pattern
+/// written for real code comes near this.
+const MAX_PATTERN_DEPTH: usize = 256;
 
 /// A compiled rewrite rule.
 pub(crate) struct Rule {
@@ -50,7 +62,27 @@ impl Rule {
     /// Every match under `root`, in pre-order, nested matches included (like ast-grep's
     /// `find_all`). With `prune`, subtrees whose byte range holds no occurrence of that needle
     /// are not walked: they cannot contain a match (see the prefilter module).
+    ///
+    /// This is where ast-grep matches, so a panic inside it stops here: it becomes the reason
+    /// this file could not be searched, not a dead worker. (ast-grep 0.51.1 has a debug
+    /// assertion, "Ellipsis should be matched in parent level", that `<$$$$A` under `ast`
+    /// strictness reaches.)
     pub(crate) fn matches<'r>(
+        &self,
+        root: Node<'r, StrDoc<Lang>>,
+        prune: Option<&Occurrences>,
+    ) -> Result<Vec<NodeMatch<'r, StrDoc<Lang>>>, String> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.find(root, prune))).map_err(|payload| {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            format!("ast-grep failed while matching `{}`: {why}", self.source)
+        })
+    }
+
+    fn find<'r>(
         &self,
         root: Node<'r, StrDoc<Lang>>,
         prune: Option<&Occurrences>,
@@ -89,6 +121,12 @@ pub(crate) fn compile_rules(
 ) -> Vec<Rule> {
     let mut res = Vec::with_capacity(rules.len());
     for (pat, out) in rules {
+        if nested_deeper_than(pat, lang, MAX_PATTERN_DEPTH) {
+            errors.push(format!(
+                "{pat}: nested more than {MAX_PATTERN_DEPTH} levels deep; split it into smaller patterns"
+            ));
+            continue;
+        }
         let pattern = match selector {
             Some(sel) => Pattern::contextual(pat, sel, lang),
             None => Pattern::try_new(pat, lang),
@@ -122,6 +160,29 @@ pub(crate) fn compile_rules(
         res.push(Rule { source: pat.clone(), pattern, fixer, needles });
     }
     res
+}
+
+/// Whether `pat`'s syntax tree, as ast-grep will parse it, is deeper than `limit`. A cursor
+/// walk: no recursion, and constant work per node.
+fn nested_deeper_than(pat: &str, lang: Lang, limit: usize) -> bool {
+    let root = lang.ast_grep(lang.pre_process_pattern(pat));
+    let mut cursor = root.root().get_inner_node().walk();
+    let mut depth = 0usize;
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            if depth > limit {
+                return true;
+            }
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return false;
+            }
+            depth -= 1;
+        }
+    }
 }
 
 /// Whether `()`, `[]` and `{}` nest properly in `text`, ignoring quoted strings.

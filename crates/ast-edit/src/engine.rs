@@ -305,7 +305,11 @@ fn process_file(
     let mut raw = Vec::new();
     for (rule, prune) in active {
         let Some(fixer) = &rule.fixer else { continue };
-        for m in rule.matches(root.root(), prune.as_ref()) {
+        let matches = match rule.matches(root.root(), prune.as_ref()) {
+            Ok(matches) => matches,
+            Err(why) => return Outcome::Issue(format!("{}: {why}", candidate.display)),
+        };
+        for m in matches {
             let edit = m.make_edit(&rule.pattern, fixer);
             let Ok(text) = String::from_utf8(edit.inserted_text) else {
                 return Outcome::Issue(format!(

@@ -9,6 +9,12 @@ use crate::{AstEditError, Lang};
 /// The default cap on files touched by one call.
 pub const DEFAULT_MAX_FILES: usize = 1000;
 
+/// The longest pattern accepted, in bytes. Some grammars parse some inputs in quadratic time
+/// (TLA+ takes seconds on 50 KB of `foo($A)foo($A)…`), and a parse cannot be cancelled, so a
+/// huge pattern could hold a worker for many minutes. Patterns written for real code are far
+/// shorter.
+pub(crate) const MAX_PATTERN_BYTES: usize = 16 * 1024;
+
 /// One rewrite: a pattern and its replacement template.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -118,6 +124,7 @@ impl AstEditParams {
             if op.pat.trim().is_empty() {
                 return Err(AstEditError::EmptyPattern { index });
             }
+            validate_pattern_len(&op.pat)?;
             if rules.iter().any(|(pat, _)| *pat == op.pat) {
                 return Err(AstEditError::DuplicatePattern(op.pat.clone()));
             }
@@ -248,6 +255,18 @@ pub(crate) fn validate_paths(paths: &[String]) -> Result<Vec<String>, AstEditErr
         return Err(AstEditError::EmptyScopeEntry);
     }
     Ok(paths.to_vec())
+}
+
+/// Refuses a pattern longer than [`MAX_PATTERN_BYTES`].
+pub(crate) fn validate_pattern_len(pat: &str) -> Result<(), AstEditError> {
+    if pat.len() > MAX_PATTERN_BYTES {
+        let start: String = pat.chars().take(40).collect();
+        return Err(AstEditError::InvalidPattern(format!(
+            "`{start}…` is {} bytes long; patterns are limited to {MAX_PATTERN_BYTES} bytes",
+            pat.len()
+        )));
+    }
+    Ok(())
 }
 
 pub(crate) fn validate_limit(limit: Option<f64>) -> Result<Option<usize>, AstEditError> {

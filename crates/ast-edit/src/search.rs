@@ -16,7 +16,7 @@ use crate::{
     edits::LineIndex,
     grep_tool::AST_GREP_TOOL_NAME,
     parallel::par_fold_in_order,
-    params::{validate_limit, validate_paths},
+    params::{validate_limit, validate_paths, validate_pattern_len},
     scope::{Candidate, assign_languages, collect_candidates},
     source::{dispose, parse, read_text},
 };
@@ -81,6 +81,7 @@ pub fn search(
     if params.pattern.trim().is_empty() {
         return Err(AstEditError::EmptyPattern { index: 0 });
     }
+    validate_pattern_len(&params.pattern)?;
     let paths = validate_paths(&params.paths)?;
     let lang = params.lang.as_deref().map(Lang::parse).transpose()?;
     let limit = validate_limit(params.limit)?;
@@ -154,7 +155,10 @@ fn search_file(
     let index = LineIndex::new(&text);
     let mut res = Vec::new();
     for (rule, prune) in active {
-        for m in rule.matches(root.root(), prune.as_ref()) {
+        let matches = rule
+            .matches(root.root(), prune.as_ref())
+            .map_err(|why| format!("{}: {why}", candidate.display))?;
+        for m in matches {
             let range = m.range();
             let (line, column) = index.position(range.start);
             let (end_line, end_column) = index.position(range.end);

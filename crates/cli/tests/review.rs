@@ -1,6 +1,11 @@
 //! `staged review` driven through a pseudo-terminal, as a person at a terminal (or over ssh)
-//! would use it: discard one preview, apply another, survive a resize, and never apply on a
-//! cancelled or empty prompt.
+//! would use it: discard one preview, apply another, survive a resize, and never resolve on a
+//! cancelled or empty prompt, or on an older preview.
+//!
+//! The pseudo-terminal's output goes through a terminal emulator (`vt100`), so each step waits
+//! for what the screen shows *now* (not for text seen at some point in the byte stream). Every
+//! "nothing changed" check comes after the screen showed that the UI handled the keys (the
+//! prompt closed with its message, the same preview still listed), never after a blind sleep.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -8,26 +13,157 @@ mod common;
 
 use std::{
     io::{Read, Write},
+    num::NonZeroU16,
     path::Path,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
 use common::{code, pending_ids, read, staged, stderr, workspace};
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::{Child, CommandBuilder, ExitStatus, MasterPty, PtySize, native_pty_system};
 
-fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !check() {
-        assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+/// How long any one screen state may take to appear. Generous: a slow, busy machine must not
+/// fail the test; a UI that never gets there still does.
+const DEADLINE: Duration = Duration::from_secs(60);
 
 fn stage(dir: &Path, pat: &str, out: &str, path: &str) {
     let res = staged(dir, &["ast-edit", "--op", pat, out, path]);
     assert_eq!(code(&res), 0, "{}", stderr(&res));
 }
+
+fn pty_size(rows: u16, cols: u16) -> PtySize {
+    PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }
+}
+
+fn nonzero(n: u16) -> NonZeroU16 {
+    NonZeroU16::new(n).unwrap()
+}
+
+/// `staged review` running in a pseudo-terminal, its output fed to a terminal emulator.
+struct Tui {
+    screen: Arc<Mutex<vt100::Parser>>,
+    master: Box<dyn MasterPty + Send>,
+    keys: Box<dyn Write + Send>,
+    child: Box<dyn Child + Send + Sync>,
+}
+
+impl Tui {
+    fn start(dir: &Path, rows: u16, cols: u16) -> Tui {
+        let pair = native_pty_system().openpty(pty_size(rows, cols)).unwrap();
+        let mut cmd = CommandBuilder::new(common::staged_bin());
+        cmd.arg("review");
+        cmd.cwd(dir);
+        cmd.env("TERM", "xterm-256color");
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(nonzero(rows), nonzero(cols), 0)));
+        let sink = Arc::clone(&screen);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        let keys = pair.master.take_writer().unwrap();
+        Tui { screen, master: pair.master, keys, child }
+    }
+
+    /// The screen's rows as they are now, trailing blanks trimmed.
+    fn rows(&self) -> Vec<String> {
+        let parser = self.screen.lock().unwrap();
+        let (_, cols) = parser.screen().size();
+        parser.screen().rows(0, cols.get()).map(|row| row.trim_end().to_owned()).collect()
+    }
+
+    fn shown(&self) -> String {
+        self.rows().join("\n")
+    }
+
+    /// Waits until the screen satisfies `check`, and returns it; on timeout, fails showing it.
+    #[track_caller]
+    fn wait_for(&self, what: &str, check: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let start = Instant::now();
+        loop {
+            let rows = self.rows();
+            if check(&rows) {
+                return rows;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "timed out after {DEADLINE:?} waiting for {what}; the screen shows:\n{}",
+                rows.join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until the screen shows every one of `texts` and none of `absent`.
+    #[track_caller]
+    fn wait_shown(&self, texts: &[&str], absent: &[&str]) -> Vec<String> {
+        let what = format!("{texts:?} on screen without {absent:?}");
+        self.wait_for(&what, |rows| {
+            let shown = rows.join("\n");
+            texts.iter().all(|t| shown.contains(t)) && !absent.iter().any(|t| shown.contains(t))
+        })
+    }
+
+    fn press(&mut self, keys: &str) {
+        self.keys.write_all(keys.as_bytes()).unwrap();
+        self.keys.flush().unwrap();
+    }
+
+    /// Resizes the terminal. The emulator's screen is blanked first, so whatever shows next
+    /// was drawn by the UI after it learnt the new size.
+    fn resize(&mut self, rows: u16, cols: u16) {
+        {
+            let mut parser = self.screen.lock().unwrap();
+            parser.set_size(nonzero(rows), nonzero(cols));
+            parser.process(b"\x1b[2J\x1b[H");
+        }
+        self.master.resize(pty_size(rows, cols)).unwrap();
+    }
+
+    #[track_caller]
+    fn wait_exit(&mut self) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "review did not quit; the screen shows:\n{}",
+                self.shown()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        // A failed assertion must not leave the UI running.
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+        }
+    }
+}
+
+/// Nothing was resolved: the same stack, the same files.
+#[track_caller]
+fn assert_unchanged(dir: &Path, ids: &[String]) {
+    assert_eq!(pending_ids(dir), ids);
+    assert_eq!(read(dir, "a.ts"), "first(1);\n");
+    assert_eq!(read(dir, "b.ts"), "second(2);\n");
+}
+
+const KEY_HELP: &str = "a apply · d discard";
+const HINT: &str = "(Enter confirms, Esc cancels)";
 
 #[test]
 fn review_discards_one_preview_and_applies_another() {
@@ -35,91 +171,91 @@ fn review_discards_one_preview_and_applies_another() {
     stage(ws.path(), "first($A)", "one($A)", "a.ts");
     stage(ws.path(), "second($A)", "two($A)", "b.ts");
     let ids = pending_ids(ws.path());
+    assert_eq!(ids.len(), 2);
 
-    let pty = native_pty_system();
-    let pair =
-        pty.openpty(PtySize { rows: 30, cols: 100, pixel_width: 0, pixel_height: 0 }).unwrap();
-    let mut cmd = CommandBuilder::new(common::staged_bin());
-    cmd.arg("review");
-    cmd.cwd(ws.path());
-    cmd.env("TERM", "xterm-256color");
-    let mut child = pair.slave.spawn_command(cmd).unwrap();
-    drop(pair.slave);
-
-    let screen = Arc::new(Mutex::new(String::new()));
-    let sink = Arc::clone(&screen);
-    let mut reader = pair.master.try_clone_reader().unwrap();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
-    let mut keys = pair.master.take_writer().unwrap();
-    let mut type_keys = |text: &str| {
-        keys.write_all(text.as_bytes()).unwrap();
-        keys.flush().unwrap();
-        std::thread::sleep(Duration::from_millis(150));
-    };
+    let mut tui = Tui::start(ws.path(), 30, 120);
 
     // The newest preview (b.ts) is shown first.
-    wait_until("the first diff", || screen.lock().unwrap().contains("+two(2);"));
+    tui.wait_shown(&["[1/2]", "(newest)", "+two(2);", KEY_HELP], &[]);
 
-    // A cancelled prompt and an empty reason change nothing.
-    type_keys("a");
-    type_keys("\x1b");
-    type_keys("a");
-    type_keys("\r");
-    type_keys("\x1b");
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(pending_ids(ws.path()), ids);
+    // An older preview can be read but not resolved.
+    tui.press("n");
+    tui.wait_shown(&["[2/2]", "(older: read only)", "+one(1);"], &["+two(2);"]);
+    tui.press("a");
+    tui.wait_shown(&["Only the newest preview can be resolved", "[2/2]"], &["Apply reason:"]);
+    assert_unchanged(ws.path(), &ids);
+    tui.press("p");
+    tui.wait_shown(&["[1/2]", "+two(2);", KEY_HELP], &["Only the newest"]);
+
+    // A cancelled prompt changes nothing.
+    tui.press("a");
+    tui.wait_shown(&["Apply reason:", HINT], &[KEY_HELP]);
+    tui.press("\x1b");
+    tui.wait_shown(&["Cancelled; nothing was changed.", "[1/2]", "+two(2);"], &["Apply reason:"]);
+    assert_unchanged(ws.path(), &ids);
+
+    // Neither does Enter on an empty or blank reason; the prompt stays open and says why.
+    tui.press("a");
+    tui.wait_shown(&["Apply reason:", HINT], &["Cancelled"]);
+    tui.press("\r");
+    tui.wait_shown(&["Apply reason:", "Type a reason first (Esc cancels)."], &[HINT]);
+    assert_unchanged(ws.path(), &ids);
+    tui.press("  ");
+    tui.wait_shown(&["Apply reason:", HINT], &["Type a reason first"]);
+    tui.press("\r");
+    tui.wait_shown(&["Apply reason:", "Type a reason first (Esc cancels)."], &[HINT]);
+    assert_unchanged(ws.path(), &ids);
+    tui.press("\x1b");
+    tui.wait_shown(&["Cancelled; nothing was changed.", "[1/2]", "+two(2);"], &["Apply reason:"]);
+    assert_unchanged(ws.path(), &ids);
 
     // Discard the newest with a typed reason.
-    type_keys("d");
-    type_keys("wrong file");
-    type_keys("\r");
-    wait_until("the discard", || pending_ids(ws.path()).len() == 1);
+    tui.press("d");
+    tui.wait_shown(&["Discard reason:", HINT], &[]);
+    tui.press("wrong file");
+    tui.wait_shown(&["Discard reason: wrong file"], &[]);
+    tui.press("\r");
+    tui.wait_shown(
+        &["[1/1]", "+one(1);", "Discarded: AST Edit: 1 replacement in 1 file. Reason: wrong file"],
+        &["Discard reason:", "+two(2);"],
+    );
+    assert_eq!(pending_ids(ws.path()), [ids[1].clone()]);
     assert_eq!(read(ws.path(), "b.ts"), "second(2);\n");
+    assert_eq!(read(ws.path(), "a.ts"), "first(1);\n");
 
-    // The terminal is resized; the UI follows and keeps working.
-    pair.master.resize(PtySize { rows: 20, cols: 60, pixel_width: 0, pixel_height: 0 }).unwrap();
-    wait_until("the next diff", || screen.lock().unwrap().contains("+one(1);"));
+    // The terminal is resized; the UI redraws at the new size and keeps working.
+    tui.resize(20, 60);
+    tui.wait_for("the UI redrawn at 20x60", |rows| {
+        rows.len() == 20
+            && rows[0].starts_with("[1/1] AST Edit")
+            && rows[1] == "─".repeat(60)
+            && rows.iter().any(|r| r == "+one(1);")
+            && rows[18] == "─".repeat(60)
+            && rows[19].starts_with("AST Edit: 1 replacement in 1 file: Discarded")
+    });
 
     // Apply the next one.
-    type_keys("a");
-    type_keys("looks right");
-    type_keys("\r");
-    wait_until("the apply", || pending_ids(ws.path()).is_empty());
+    tui.press("a");
+    tui.wait_shown(&["Apply reason:"], &[]);
+    tui.press("looks right");
+    tui.wait_shown(&["Apply reason: looks right"], &[]);
+    tui.press("\r");
+    tui.wait_shown(&["no pending previews", "Nothing to review."], &["Apply reason:"]);
+    assert!(pending_ids(ws.path()).is_empty());
     assert_eq!(read(ws.path(), "a.ts"), "one(1);\n");
+    assert_eq!(read(ws.path(), "b.ts"), "second(2);\n");
 
-    type_keys("q");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "review did not quit");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    // Quitting leaves the alternate screen and prints what was decided.
+    tui.press("q");
+    let status = tui.wait_exit();
     assert!(status.success(), "{status:?}");
-    let screen = screen.lock().unwrap().clone();
-    assert!(
-        screen.contains(&format!(
-            "discarded {} (AST Edit: 1 replacement in 1 file): wrong file",
-            ids[0]
-        )),
-        "{screen}"
-    );
-    assert!(
-        screen.contains(&format!(
-            "applied {} (AST Edit: 1 replacement in 1 file): looks right",
-            ids[1]
-        )),
-        "{screen}"
-    );
+    let discarded = format!("discarded {} (AST Edit: 1 replacement in 1 file): wrong file", ids[0]);
+    let applied = format!("applied {} (AST Edit: 1 replacement in 1 file): looks right", ids[1]);
+    tui.wait_for("the decisions printed after the UI closed", |rows| {
+        // Lines longer than the terminal wrap onto the next row.
+        let shown = rows.concat();
+        shown.contains(&discarded) && shown.contains(&applied)
+    });
 }
 
 #[test]

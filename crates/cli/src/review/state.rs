@@ -126,6 +126,7 @@ impl Review {
     pub(crate) fn push_reason_char(&mut self, ch: char) {
         if let Mode::Reason { input, .. } = &mut self.mode {
             input.push(ch);
+            self.status.clear();
         }
     }
 

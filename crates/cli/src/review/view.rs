@@ -93,7 +93,12 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
                 ),
                 Span::raw(input.clone()),
                 Span::styled("▏", style(Style::default().add_modifier(Modifier::SLOW_BLINK))),
-                Span::raw("  (Enter confirms, Esc cancels)"),
+                // Why Enter did not resolve (an empty reason), else how to finish.
+                Span::raw(if review.status().is_empty() {
+                    "  (Enter confirms, Esc cancels)".to_owned()
+                } else {
+                    format!("  {}", review.status())
+                }),
             ])
         }
     };

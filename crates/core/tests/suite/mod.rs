@@ -2,7 +2,6 @@
 
 mod harness;
 mod model_texts;
-mod property;
 mod resolve;
 mod store;
 mod tools;
