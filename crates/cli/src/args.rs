@@ -199,12 +199,17 @@ pub(crate) struct ResolveArgs {
     /// `apply` or `discard`.
     #[arg(value_enum)]
     pub(crate) action: ActionArg,
-    /// Why; recorded with the decision.
+    /// Why; recorded with the decision. Must not be blank.
     #[arg(long)]
     pub(crate) reason: String,
     /// Free-form metadata, a JSON object.
     #[arg(long, value_name = "JSON")]
     pub(crate) extra: Option<String>,
+    /// Resolve only if this preview (see `staged pending`) is the newest; otherwise change
+    /// nothing and exit 1. A guard for scripts: an earlier step that failed to stage cannot
+    /// make this one resolve the preview before it.
+    #[arg(long, value_name = "ID")]
+    pub(crate) id: Option<String>,
 }
 
 /// `resolve` actions.

@@ -73,7 +73,7 @@ fn print_preview(text: &str, details: Option<&Value>, out: &Output) -> anyhow::R
         if total == 1 { "" } else { "s" },
         if files == 1 { "" } else { "s" },
     ))?;
-    out.line("  apply:   staged resolve apply --reason \"<why>\"")?;
-    out.line("  discard: staged resolve discard --reason \"<why>\"")?;
+    out.line(&format!("  apply:   staged resolve apply --id {id} --reason \"<why>\""))?;
+    out.line(&format!("  discard: staged resolve discard --id {id} --reason \"<why>\""))?;
     Ok(())
 }

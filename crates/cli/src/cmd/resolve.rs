@@ -1,8 +1,8 @@
-//! `staged resolve apply|discard --reason TEXT [--extra JSON]`: resolve the head of the stack
-//! and print the resolve block.
+//! `staged resolve apply|discard --reason TEXT [--extra JSON] [--id ID]`: resolve the head of
+//! the stack (only if it is `ID`, when given) and print the resolve block.
 
 use anyhow::{Context, bail};
-use staged_core::{JsonObject, ResolveAction, ResolveParams};
+use staged_core::{JsonObject, PendingId, ResolveAction, ResolveParams};
 use staged_render::{render_resolve_call, render_resolve_result};
 
 use crate::{
@@ -15,6 +15,9 @@ use crate::{
 
 pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyhow::Result<Exit> {
     // Validate the input before touching the workspace.
+    if args.reason.trim().is_empty() {
+        bail!("--reason must not be blank: say why the preview is applied or discarded");
+    }
     let extra = args.extra.as_deref().map(parse_extra).transpose()?;
     let action = match args.action {
         ActionArg::Apply => ResolveAction::Apply,
@@ -23,8 +26,14 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     let ws = context::open_existing(global)?;
     let params = ResolveParams { action, reason: args.reason.clone(), extra };
     let session = ws.session().clone();
-    let result = context::block_on(|cancel| async move { session.resolve(params, &cancel).await })?
-        .unwrap_or_else(|err| error_result(&err));
+    let expected = args.id.clone().map(PendingId::from_string);
+    let result = context::block_on(|cancel| async move {
+        match expected {
+            Some(id) => session.resolve_expected(params, &id, &cancel).await,
+            None => session.resolve(params, &cancel).await,
+        }
+    })?
+    .unwrap_or_else(|err| error_result(&err));
     if out.json {
         out.json_line(&tool_json(&result, head(ws.store().as_ref()).as_ref()))?;
     } else {
