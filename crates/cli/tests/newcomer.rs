@@ -77,7 +77,7 @@ fn resolve_with_an_id_touches_only_that_preview() {
     );
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     assert!(stdout(&out).contains("not pending-action:ast_edit:1"), "{}", stdout(&out));
-    assert_eq!(pending_ids(ws.path()), [first_id.clone()]);
+    assert_eq!(pending_ids(ws.path()), std::slice::from_ref(&first_id));
     // The right id resolves it.
     let out = staged(ws.path(), &["resolve", "apply", "--id", &first_id, "--reason", "right"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
