@@ -240,12 +240,15 @@ impl AstEditAction {
     }
 
     fn stale(&self, cause: &str) -> ToolResult {
+        // The reference's sentence, then what became of the preview and how to get it back.
+        let args = serde_json::to_string(&self.params).unwrap_or_default();
         let text = format!(
-            "Preview is stale / no longer matches; no replacements were applied. Preview expected {} in {}.",
+            "Preview is stale / no longer matches; no replacements were applied. Preview expected {} in {}. Why: {cause}. The preview was dropped from the pending stack; to stage it again, call ast_edit with the same arguments: {args}",
             plural(self.expected.total_replacements, "replacement"),
             plural(self.expected.files.len(), "file")
         );
         ToolResult::error(text).with_details(json!({
+            "restage": self.params,
             "totalReplacements": 0,
             "filesTouched": 0,
             "applied": false,

@@ -7,6 +7,7 @@ use ast_grep_config::Fixer;
 use ast_grep_core::{
     Language, Matcher, Node, NodeMatch, Pattern,
     matcher::MatcherExt,
+    replacer::TemplateFix,
     tree_sitter::{LanguageExt, StrDoc},
 };
 
@@ -146,6 +147,12 @@ pub(crate) fn compile_rules(
                 continue;
             }
         };
+        if let Some(out) = out
+            && let Some(unbound) = unbound_vars(&pattern, out, lang)
+        {
+            errors.push(format!("{pat}: {unbound}"));
+            continue;
+        }
         let fixer = match out {
             Some(out) => match Fixer::from_str(out, &lang) {
                 Ok(f) => Some(f),
@@ -160,6 +167,34 @@ pub(crate) fn compile_rules(
         res.push(Rule { source: pat.clone(), pattern, fixer, needles });
     }
     res
+}
+
+/// Says which metavariables the replacement `out` uses that `pattern` does not bind, or
+/// `None` when it binds them all. ast-grep would replace an unbound one with nothing, which
+/// stages broken code (`seed.deserialize(.expect("x"))`) without a word.
+fn unbound_vars(pattern: &Pattern, out: &str, lang: Lang) -> Option<String> {
+    let defined = pattern.defined_vars();
+    let template = TemplateFix::with_transform(out, &lang, &[]);
+    let mut unbound: Vec<&str> =
+        template.used_vars().into_iter().filter(|var| !defined.contains(var)).collect();
+    if unbound.is_empty() {
+        return None;
+    }
+    unbound.sort_unstable();
+    let dollar = |vars: &[&str]| vars.iter().map(|v| format!("${v}")).collect::<Vec<_>>();
+    let mut bound: Vec<&str> = defined.into_iter().collect();
+    bound.sort_unstable();
+    let binds = if bound.is_empty() {
+        "it binds none".to_owned()
+    } else {
+        format!("it binds {}", dollar(&bound).join(", "))
+    };
+    let (noun, verb) =
+        if unbound.len() == 1 { ("metavariable", "is") } else { ("metavariables", "are") };
+    Some(format!(
+        "the rewrite uses {noun} {} that {verb} not bound by the pattern ({binds})",
+        dollar(&unbound).join(", ")
+    ))
 }
 
 /// Whether `pat`'s syntax tree, as ast-grep will parse it, is deeper than `limit`. A cursor

@@ -325,6 +325,9 @@ fn process_file(
         }
     }
     dispose(root, candidate);
+    // A replacement equal to the text it replaces is not an edit (`Value::Null` to
+    // `Value::Null`): it is neither counted nor staged, and cannot overlap a real one.
+    raw.retain(|edit| text.get(edit.start..edit.end) != Some(edit.text.as_str()));
     if raw.is_empty() {
         return Outcome::NoMatch;
     }

@@ -232,8 +232,9 @@ async fn stale_when_another_file_starts_matching() {
     assert!(res.is_error);
     assert_eq!(
         res.text_content(),
-        "Preview is stale / no longer matches; no replacements were applied. Preview expected 1 replacement in 1 file."
+        "Preview is stale / no longer matches; no replacements were applied. Preview expected 1 replacement in 1 file. Why: the recomputed edits differ from the preview. The preview was dropped from the pending stack; to stage it again, call ast_edit with the same arguments: {\"ops\":[{\"pat\":\"foo($A)\",\"out\":\"bar($A)\"}],\"paths\":[\".\"]}"
     );
+    assert_eq!(details(&res)["sourceResultDetails"]["restage"]["paths"], json!(["."]));
     assert_eq!(fx.read("a.ts"), "foo(1);\n");
     assert_eq!(fx.read("b.ts"), "foo(2);\n");
 }
@@ -245,7 +246,11 @@ async fn stale_multi_file_writes_nothing() {
     fx.write("b.ts", "foo(2); foo(4);\n");
     let res = fx.apply().await;
     assert!(res.is_error);
-    assert!(res.text_content().ends_with("Preview expected 3 replacements in 2 files."));
+    let text = res.text_content();
+    assert!(
+        text.contains("Preview expected 3 replacements in 2 files. Why: b.ts changed"),
+        "{text}"
+    );
     assert_eq!(fx.read("a.ts"), "foo(1);\n");
     assert_eq!(fx.read("b.ts"), "foo(2); foo(4);\n");
 }

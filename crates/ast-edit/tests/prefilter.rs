@@ -71,7 +71,7 @@ const RUST_ITEMS: &[&str] = &[
 
 const RUST_PATTERNS: &[(&str, &str)] = &[
     ("use $A;", "pub(crate) use $A;"),
-    ("fn $F($$$P) -> $R { $$$B }", "fn $F($$$P) -> $R { $$$B }"),
+    ("fn $F($$$P) -> $R { $$$B }", "pub fn $F($$$P) -> $R { $$$B }"),
     ("impl $T for $U {}", "impl $U for $T {}"),
     ("impl<$G> $T<$G> { $$$B }", "impl $T { $$$B }"),
     ("pub use $A as $B;", "use $A as $B;"),

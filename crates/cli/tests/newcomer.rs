@@ -128,3 +128,58 @@ fn piped_output_is_neither_padded_nor_cut() {
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     }
 }
+
+#[test]
+fn a_rewrite_with_an_unbound_metavariable_is_refused_naming_it() {
+    let ws = workspace(&[("a.rs", "fn f() { seed.deserialize(a.unwrap()); }\n")]);
+    let out = staged(ws.path(), &["ast-edit", "--op", "$X.unwrap()", "$Y.expect(\"x\")", "a.rs"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "error: Invalid pattern: $X.unwrap(): the rewrite uses metavariable $Y that is not bound by the pattern (it binds $X)"
+    );
+    assert!(pending_ids(ws.path()).is_empty());
+}
+
+#[test]
+fn a_rewrite_that_changes_nothing_stages_nothing() {
+    let ws = workspace(&[("a.rs", "fn f() { let v = Value::Null; g(Value::Null); }\n")]);
+    let out =
+        staged(ws.path(), &["--json", "ast-edit", "--op", "Value::Null", "Value::Null", "a.rs"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["text"], "No replacements made");
+    assert!(json(&out)["pending"].is_null());
+    assert!(pending_ids(ws.path()).is_empty());
+}
+
+#[test]
+fn a_stale_preview_says_it_was_dropped_and_how_to_stage_it_again() {
+    let ws = workspace(&[("src/a.ts", "legacy(\"it's\", 1);\n")]);
+    let src = ws.path().join("src");
+    let out = staged(&src, &["ast-edit", "--op", "legacy($A, $B)", "modern($B, $A)", "a.ts"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(pending_ids(ws.path()).len(), 1);
+    std::fs::write(src.join("a.ts"), "legacy(\"it's\", 2);\n").unwrap();
+    let out = staged(&src, &["resolve", "apply", "--reason", "go"]);
+    assert_eq!(code(&out), 1);
+    let text = stdout(&out);
+    assert!(text.contains("The preview was dropped from the pending stack"), "{text}");
+    assert!(pending_ids(ws.path()).is_empty());
+    let command = text
+        .lines()
+        .find_map(|l| l.strip_prefix("To stage it again: "))
+        .unwrap_or_else(|| panic!("no command in {text}"))
+        .to_owned();
+    // The printed command, run by a shell from anywhere, stages the same rewrite again.
+    let again = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command.replacen("staged ", &format!("{} ", common::staged_bin().display()), 1))
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    assert_eq!(pending_ids(ws.path()).len(), 1);
+    let out = staged(ws.path(), &["resolve", "apply", "--reason", "now"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(read(ws.path(), "src/a.ts"), "modern(2, \"it's\");\n");
+}

@@ -40,8 +40,49 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
         out.line(&render_resolve_call(action, &args.reason, &out.render))?;
         out.line(&render_resolve_result(result.details.as_ref(), result.is_error, &out.render))?;
         out.line(&result.text_content())?;
+        if let Some(command) = restage_command(result.details.as_ref(), ws.workspace().root()) {
+            out.line(&format!("To stage it again: {command}"))?;
+        }
     }
     Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
+}
+
+/// The shell command that stages a dropped (stale) `ast_edit` preview again, from the
+/// arguments its result carries.
+fn restage_command(details: Option<&serde_json::Value>, root: &std::path::Path) -> Option<String> {
+    let args = details?.get("sourceResultDetails")?.get("restage")?;
+    let mut words = vec!["staged".to_owned(), "ast-edit".to_owned()];
+    for op in args.get("ops")?.as_array()? {
+        words.push("--op".to_owned());
+        words.push(shell_quote(op.get("pat")?.as_str()?));
+        words.push(shell_quote(op.get("out")?.as_str()?));
+    }
+    for (key, flag) in
+        [("lang", "--lang"), ("selector", "--selector"), ("strictness", "--strictness")]
+    {
+        if let Some(value) = args.get(key).and_then(serde_json::Value::as_str) {
+            words.push(flag.to_owned());
+            words.push(shell_quote(value));
+        }
+    }
+    for (key, flag) in [("limit", "--limit"), ("max_files", "--max-files")] {
+        if let Some(value) = args.get(key).and_then(serde_json::Value::as_f64) {
+            words.push(flag.to_owned());
+            words.push(format!("{}", value.floor()));
+        }
+    }
+    for path in args.get("paths")?.as_array()? {
+        words.push(shell_quote(path.as_str()?));
+    }
+    // The paths are relative to the workspace root.
+    Some(format!("cd {} && {}", shell_quote(&root.to_string_lossy()), words.join(" ")))
+}
+
+/// `text` as one POSIX shell word.
+pub(crate) fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./-_".contains(&b));
+    if plain { text.to_owned() } else { format!("'{}'", text.replace('\'', "'\\''")) }
 }
 
 fn parse_extra(text: &str) -> anyhow::Result<JsonObject> {
