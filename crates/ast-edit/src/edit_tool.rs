@@ -60,7 +60,7 @@ impl Tool for AstEditTool {
         }
         let params =
             AstEditParams::from_json(args).map_err(|err| ToolError::new(err.to_string()))?;
-        let validated = params.validate().map_err(|err| ToolError::new(err.to_string()))?;
+        let validated = params.validate().map_err(|err| err.to_tool_error())?;
         let workspace = self.workspace.clone();
         let worker_cancel = cancel.clone();
         let preview = tokio::task::spawn_blocking(move || {
@@ -71,7 +71,7 @@ impl Tool for AstEditTool {
         let preview = match preview {
             Ok(p) => p,
             Err(crate::AstEditError::Cancelled) => return Err(ToolError::aborted(cancel.reason())),
-            Err(err) => return Err(ToolError::new(err.to_string())),
+            Err(err) => return Err(err.to_tool_error()),
         };
         let text = preview_text(&preview);
         let mut details = preview_details(&preview);

@@ -269,7 +269,12 @@ fn select_language(
         [] => Err(AstEditError::LangRequiredNoFiles { tool: AST_EDIT_TOOL_NAME }),
         [lang] => Ok((*lang, assigned.into_iter().map(|(c, _)| c).collect())),
         many => Err(AstEditError::LangRequiredMixed(
-            many.iter().map(|l| l.name()).collect::<Vec<_>>().join(", "),
+            many.iter()
+                .map(|lang| {
+                    let files = assigned.iter().filter(|(_, l)| l == lang).count();
+                    (lang.name().to_owned(), files)
+                })
+                .collect(),
         )),
     }
 }

@@ -5,6 +5,41 @@
 
 use std::path::PathBuf;
 
+impl AstEditError {
+    /// Structured facts a front end can phrase in its own terms (the CLI names `--lang`, not
+    /// the tool's `lang` argument): `{"error": "langRequired", "languages": [{"lang", "files"}],
+    /// "uninferred": [..]}` for the three "`lang` is required" errors, `None` otherwise.
+    pub fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            AstEditError::LangRequiredMixed(found) => Some(serde_json::json!({
+                "error": "langRequired",
+                "languages": found
+                    .iter()
+                    .map(|(lang, files)| serde_json::json!({"lang": lang, "files": files}))
+                    .collect::<Vec<_>>(),
+            })),
+            AstEditError::LangRequiredNoFiles { .. } => {
+                Some(serde_json::json!({"error": "langRequired", "languages": []}))
+            }
+            AstEditError::LangNotInferred { list, .. } => Some(serde_json::json!({
+                "error": "langRequired",
+                "uninferred": list.lines().map(|l| l.trim_start_matches("- ")).collect::<Vec<_>>(),
+            })),
+            _ => None,
+        }
+    }
+
+    /// The [`ToolError`](staged_core::ToolError) a tool reports: the message, with
+    /// [`AstEditError::details`] when there are any.
+    pub fn to_tool_error(&self) -> staged_core::ToolError {
+        let err = staged_core::ToolError::new(self.to_string());
+        match self.details() {
+            Some(details) => err.with_details(details),
+            None => err,
+        }
+    }
+}
+
 /// A failure of validation, scope resolution, the engine, or a write.
 #[derive(Debug, thiserror::Error)]
 pub enum AstEditError {
@@ -84,8 +119,11 @@ pub enum AstEditError {
         tool: &'static str,
     },
     /// No `lang`, and the candidates have several languages.
-    #[error("`lang` is required for ast_edit when path/glob resolves to multiple languages: {0}")]
-    LangRequiredMixed(String),
+    #[error("`lang` is required for ast_edit when path/glob resolves to multiple languages: {}", .0.iter().map(|(lang, _)| lang.as_str()).collect::<Vec<_>>().join(", "))]
+    LangRequiredMixed(
+        /// Each language found and how many candidate files have it, by name.
+        Vec<(String, usize)>,
+    ),
     /// No `lang`, and a named file has no recognisable language.
     #[error(
         "`lang` is required for {tool} when language cannot be inferred from all files:\n{list}"

@@ -127,7 +127,7 @@ impl Tool for AstGrepTool {
                 Ok(ToolResult::text(search_text(&result)).with_details(search_details(&result)))
             }
             Err(crate::AstEditError::Cancelled) => Err(ToolError::aborted(cancel.reason())),
-            Err(err) => Err(ToolError::new(err.to_string())),
+            Err(err) => Err(err.to_tool_error()),
         }
     }
 }

@@ -183,3 +183,22 @@ fn a_stale_preview_says_it_was_dropped_and_how_to_stage_it_again() {
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     assert_eq!(read(ws.path(), "src/a.ts"), "modern(2, \"it's\");\n");
 }
+
+#[test]
+fn a_mixed_scope_names_the_cli_flag_and_the_languages_found() {
+    let ws = workspace(&[("a.ts", "foo(1);\n"), ("b.js", "foo(2);\n"), ("c.js", "foo(3);\n")]);
+    let out = staged(ws.path(), &["ast-edit", "--op", "foo($A)", "bar($A)", "."]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "error: these paths hold files in 2 languages: javascript (2 files), typescript (1 file); pass --lang with the one to rewrite"
+    );
+    // Over MCP or `--json`, the tool's own message (it names the `lang` argument) stays.
+    let out = staged(ws.path(), &["--json", "ast-edit", "--op", "foo($A)", "bar($A)", "."]);
+    assert_eq!(
+        json(&out)["text"],
+        "`lang` is required for ast_edit when path/glob resolves to multiple languages: javascript, typescript"
+    );
+    let out = staged(ws.path(), &["ast-edit", "--lang", "js", "--op", "foo($A)", "bar($A)", "."]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}

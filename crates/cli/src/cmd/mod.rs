@@ -63,9 +63,49 @@ pub(crate) fn run_tool<T: Tool + 'static>(
             if out.json {
                 out.json_line(&tool_json(&error_result(&err), head.as_ref()))?;
             }
-            Err(anyhow::anyhow!("{}", err.message()))
+            let message = cli_message(&err).unwrap_or_else(|| err.message().to_owned());
+            Err(anyhow::anyhow!("{message}"))
         }
     }
+}
+
+/// A tool error in the command line's own terms, where the tool's message names one of its
+/// arguments: "`lang` is required ..." becomes which `--lang` to pass.
+fn cli_message(err: &ToolError) -> Option<String> {
+    let details = err.details()?;
+    if details.get("error").and_then(Value::as_str) != Some("langRequired") {
+        return None;
+    }
+    if let Some(files) = details.get("uninferred").and_then(Value::as_array) {
+        let files: Vec<&str> = files.iter().filter_map(Value::as_str).collect();
+        return Some(format!(
+            "cannot tell the language of {}; pass --lang LANG (see `--lang` in `staged ast-edit --help`)",
+            files.join("; ")
+        ));
+    }
+    let found: Vec<String> = details
+        .get("languages")?
+        .as_array()?
+        .iter()
+        .filter_map(|l| {
+            let files = l.get("files")?.as_u64()?;
+            Some(format!(
+                "{} ({files} file{})",
+                l.get("lang")?.as_str()?,
+                if files == 1 { "" } else { "s" }
+            ))
+        })
+        .collect();
+    Some(if found.is_empty() {
+        "no file in these paths is in a language staged knows; pass --lang LANG to choose one"
+            .to_owned()
+    } else {
+        format!(
+            "these paths hold files in {} languages: {}; pass --lang with the one to rewrite",
+            found.len(),
+            found.join(", ")
+        )
+    })
 }
 
 /// The `--json` object of a tool-like command:
