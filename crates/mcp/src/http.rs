@@ -8,7 +8,6 @@
 //! readable only by the user (mode 0600), and the file is removed when the server stops.
 
 use std::{
-    io::Write,
     net::SocketAddr,
     path::{Path, PathBuf},
     sync::Arc,
@@ -24,6 +23,8 @@ use axum::{
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
+use staged_ast_edit::Workspace;
+use staged_fs::{DirHandle, NewFileMode};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -38,7 +39,16 @@ pub struct HttpEndpoint {
     listener: TcpListener,
     addr: SocketAddr,
     gate: Arc<Gate>,
-    token_file: Option<PathBuf>,
+    token_file: Option<TokenFile>,
+}
+
+/// The generated token's file: its folder's handle, its name there, and its path for
+/// messages.
+#[derive(Debug)]
+struct TokenFile {
+    dir: DirHandle,
+    name: String,
+    path: PathBuf,
 }
 
 /// What every request is checked against.
@@ -67,9 +77,8 @@ impl HttpEndpoint {
             Some(token) => (token, None),
             None => {
                 let token = BearerToken::generate()?;
-                let dir = server.workspace().workspace().state_dir();
-                let path = write_token_file(&dir, addr.port(), &token)?;
-                (token, Some(path))
+                let file = write_token_file(server.workspace().workspace(), addr.port(), &token)?;
+                (token, Some(file))
             }
         };
         let hosts = HostPolicy {
@@ -92,7 +101,7 @@ impl HttpEndpoint {
 
     /// The file holding the generated token, or `None` when the token was given.
     pub fn token_file(&self) -> Option<&Path> {
-        self.token_file.as_deref()
+        self.token_file.as_ref().map(|file| file.path.as_path())
     }
 
     /// Serves `server` until `shutdown` fires, then removes the generated token file.
@@ -120,8 +129,8 @@ impl HttpEndpoint {
             .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
             .await
             .map_err(|err| McpError::Serve(err.to_string()));
-        if let Some(path) = &self.token_file {
-            let _ = std::fs::remove_file(path);
+        if let Some(file) = &self.token_file {
+            let _ = file.dir.remove_file(&file.name);
         }
         res
     }
@@ -164,29 +173,31 @@ fn refuse(status: StatusCode, message: &'static str) -> Response {
     res
 }
 
-/// Writes `token` to `dir/mcp-<port>.token`, readable and writable only by the user.
+/// Writes `token` to `.staged/mcp-<port>.token`, readable and writable only by the user,
+/// through the state folder's handle.
 ///
 /// An old file of that name is removed first, and the new one is created exclusively, so a
 /// symlink planted in its place is never followed.
-fn write_token_file(dir: &Path, port: u16, token: &BearerToken) -> Result<PathBuf, McpError> {
-    let path = dir.join(format!("mcp-{port}.token"));
+fn write_token_file(
+    workspace: &Workspace,
+    port: u16,
+    token: &BearerToken,
+) -> Result<TokenFile, McpError> {
+    let name = format!("mcp-{port}.token");
+    let path = workspace.state_dir().join(&name);
     let fail = |source| McpError::TokenFile { path: path.clone(), source };
-    match std::fs::remove_file(&path) {
+    let dir = workspace
+        .state(true)
+        .map_err(|err| fail(std::io::Error::other(err.to_string())))?
+        .ok_or_else(|| fail(std::io::Error::other("the state folder could not be created")))?;
+    match dir.remove_file(&name) {
         Ok(()) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
         Err(err) => return Err(fail(err)),
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&path).map_err(fail)?;
-    file.write_all(format!("{}\n", token.as_str()).as_bytes()).map_err(fail)?;
-    file.sync_all().map_err(fail)?;
-    Ok(path)
+    dir.create_new(&name, format!("{}\n", token.as_str()).as_bytes(), &NewFileMode::Private)
+        .map_err(fail)?;
+    Ok(TokenFile { dir, name, path })
 }
 
 #[cfg(test)]
@@ -201,10 +212,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "keep").unwrap();
-        symlink(&victim, dir.path().join("mcp-8765.token")).unwrap();
+        std::fs::create_dir(dir.path().join(".staged")).unwrap();
+        symlink(&victim, dir.path().join(".staged/mcp-8765.token")).unwrap();
         let token = BearerToken::parse("0123456789abcdef").unwrap();
-        let path = write_token_file(dir.path(), 8765, &token).unwrap();
-        assert_eq!(path, dir.path().join("mcp-8765.token"));
+        let workspace = Workspace::new(dir.path()).unwrap();
+        let path = write_token_file(&workspace, 8765, &token).unwrap().path;
+        assert_eq!(path, workspace.root().join(".staged/mcp-8765.token"));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "0123456789abcdef\n");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
