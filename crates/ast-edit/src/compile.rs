@@ -47,16 +47,18 @@ pub(crate) fn active_rules<'a>(
 }
 
 impl Rule {
-    /// Every match under `root`, in pre-order, nested matches included (like ast-grep's
-    /// `find_all`). With `prune`, subtrees whose byte range holds no occurrence of that needle
-    /// are not walked: they cannot contain a match (see the prefilter module).
+    /// The first `cap` matches under `root`, in pre-order, nested matches included (like
+    /// ast-grep's `find_all`); the walk stops at the cap. With `prune`, subtrees whose byte
+    /// range holds no occurrence of that needle are not walked: they cannot contain a match
+    /// (see the prefilter module).
     pub(crate) fn matches<'r>(
         &self,
         root: Node<'r, StrDoc<Lang>>,
         prune: Option<&Occurrences>,
+        cap: usize,
     ) -> Vec<NodeMatch<'r, StrDoc<Lang>>> {
         let Some(prune) = prune else {
-            return root.find_all(&self.pattern).collect();
+            return root.find_all(&self.pattern).take(cap).collect();
         };
         let kinds = self.pattern.potential_kinds();
         let mut found = Vec::new();
@@ -64,7 +66,9 @@ impl Rule {
             return found;
         }
         let mut stack = vec![root];
-        while let Some(node) = stack.pop() {
+        while found.len() < cap
+            && let Some(node) = stack.pop()
+        {
             if kinds.as_ref().is_none_or(|k| k.contains(usize::from(node.kind_id())))
                 && let Some(m) = self.pattern.match_node(node.clone())
             {

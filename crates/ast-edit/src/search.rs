@@ -111,7 +111,7 @@ pub fn search(
                 return None;
             }
             Some(match rules.get(lang) {
-                Some(rules) => search_file(candidate, *lang, rules),
+                Some(rules) => search_file(candidate, *lang, rules, limit.unwrap_or(usize::MAX)),
                 None => Ok(Vec::new()),
             })
         },
@@ -140,10 +140,13 @@ pub fn search(
     Ok(result)
 }
 
+/// One file's matches; each rule's walk stops after `cap` matches, since no file gives a
+/// search more than its limit (the fold keeps the first ones by position).
 fn search_file(
     candidate: &Candidate,
     lang: Lang,
     rules: &[Rule],
+    cap: usize,
 ) -> Result<Vec<SearchMatch>, String> {
     let text = read_text(candidate)?;
     let active = active_rules(rules, &text, true);
@@ -154,7 +157,7 @@ fn search_file(
     let index = LineIndex::new(&text);
     let mut res = Vec::new();
     for (rule, prune) in active {
-        for m in rule.matches(root.root(), prune.as_ref()) {
+        for m in rule.matches(root.root(), prune.as_ref(), cap) {
             let range = m.range();
             let (line, column) = index.position(range.start);
             let (end_line, end_column) = index.position(range.end);
