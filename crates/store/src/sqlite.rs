@@ -11,7 +11,7 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use staged_core::{
     Claim, PendingAction, PendingActionStore, PendingEntry, PendingId, StoreError, StoreEvent,
     StoreListener, StoreListeners, Subscription, pending_id,
@@ -20,13 +20,15 @@ use staged_core::{
 use crate::{
     Rehydrators, StoredAction,
     claim::{ClaimLock, TryClaim, lock_path, try_claim},
+    codec,
 };
 
 /// The database's file name inside the state folder.
 pub const DB_FILE_NAME: &str = "staged.db";
 
-/// The schema version this build reads and writes.
-const SCHEMA_VERSION: i64 = 1;
+/// The schema version this build reads and writes. Schema 2 stores details and payloads
+/// compressed (see the codec module); a schema-1 database is migrated on open.
+const SCHEMA_VERSION: i64 = 2;
 
 /// How long a write waits for another process's write transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -53,7 +55,8 @@ struct Row {
     stored: StoredAction,
 }
 
-const ROW_COLUMNS: &str = "seq, id, source_tool, label, created_at_ms, details, payload";
+const ROW_COLUMNS: &str =
+    "seq, id, source_tool, label, created_at_ms, details, payload, details_in_payload";
 
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -124,6 +127,17 @@ impl SqliteStore {
             .map_err(|err| self.err(&err))?
         };
         Ok(row.map(|row| self.entry(row)))
+    }
+
+    /// The head's id and label, read without its details and payload (which can hold a big
+    /// diff): what a command shows of the stack after it changed it.
+    pub fn head_summary(&self) -> Result<Option<(PendingId, String)>, StoreError> {
+        let conn = lock(&self.conn);
+        conn.query_row("SELECT id, label FROM pending ORDER BY position DESC LIMIT 1", [], |row| {
+            Ok((PendingId::from_string(row.get(0)?), row.get(1)?))
+        })
+        .optional()
+        .map_err(|err| self.err(&err))
     }
 
     /// Removes every entry of `source_tool_name` for which `finished` holds, and returns their
@@ -253,7 +267,9 @@ impl PendingActionStore for SqliteStore {
                 "`{label}` cannot be staged durably: `{source}` gives no replayable payload"
             ))
         })?;
-        let details = action.details().map(serde_json::Value::to_string);
+        let encoded = codec::encode(action.details(), payload).map_err(|err| {
+            StoreError::Backend(format!("`{label}` could not be encoded for storage: {err}"))
+        })?;
         let created_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
@@ -263,9 +279,17 @@ impl PendingActionStore for SqliteStore {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|err| self.err(&err))?;
             tx.execute(
-                "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, position)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending))",
-                params![format!("staging:{created_ms}"), source, label, created_ms, details, payload.to_string()],
+                "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, details_in_payload, position)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending))",
+                params![
+                    format!("staging:{created_ms}"),
+                    source,
+                    label,
+                    created_ms,
+                    encoded.details,
+                    encoded.payload,
+                    encoded.details_in_payload
+                ],
             )
             .map_err(|err| self.err(&err))?;
             let seq = tx.last_insert_rowid();
@@ -406,27 +430,33 @@ fn init(conn: &Connection) -> rusqlite::Result<()> {
         )));
     }
     conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.execute_batch(&format!(
-        "BEGIN IMMEDIATE;
-         CREATE TABLE IF NOT EXISTS pending (
+    // The version is read inside the write transaction, so that two processes opening a
+    // schema-1 database never both migrate it.
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS pending (
              seq INTEGER PRIMARY KEY AUTOINCREMENT,
              id TEXT NOT NULL UNIQUE,
              source_tool TEXT NOT NULL,
              label TEXT NOT NULL,
              created_at_ms INTEGER NOT NULL,
-             details TEXT,
-             payload TEXT NOT NULL,
-             position INTEGER NOT NULL
+             details BLOB,
+             payload BLOB NOT NULL,
+             position INTEGER NOT NULL,
+             details_in_payload INTEGER NOT NULL DEFAULT 0
          );
-         CREATE INDEX IF NOT EXISTS pending_position ON pending (position);
-         PRAGMA user_version = {SCHEMA_VERSION};
-         COMMIT;"
-    ))
+         CREATE INDEX IF NOT EXISTS pending_position ON pending (position);",
+    )?;
+    if version == 1 {
+        codec::migrate_v1(&tx)?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()
 }
 
 fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    let details: Option<String> = row.get(5)?;
-    let payload: String = row.get(6)?;
+    let (details, payload) = codec::decode(row.get_ref(5)?, row.get_ref(6)?, row.get(7)?);
     let created_ms: i64 = row.get(4)?;
     Ok(Row {
         seq: row.get(0)?,
@@ -436,8 +466,8 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
             label: row.get(3)?,
             created_at: UNIX_EPOCH
                 + Duration::from_millis(u64::try_from(created_ms).unwrap_or_default()),
-            details: details.and_then(|d| serde_json::from_str(&d).ok()),
-            payload: serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
+            details,
+            payload,
         },
     })
 }

@@ -9,7 +9,7 @@ pub(crate) mod show;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use staged_core::{PendingActionStore, PendingEntry, Tool, ToolError, ToolResult};
+use staged_core::{PendingId, Tool, ToolError, ToolResult};
 use staged_workspace::WorkspaceSession;
 
 use crate::{args::GlobalArgs, context, exit::Exit, output::Output, progress::Progress};
@@ -30,11 +30,10 @@ pub(crate) fn run_tool<T: Tool + 'static>(
         let _progress = Progress::start("searching files");
         context::block_on(|cancel| async move { tool.execute(params, &cancel).await })?
     };
-    let head = head(ws.store().as_ref());
     match res {
         Ok(result) => {
             if out.json {
-                out.json_line(&tool_json(&result, head.as_ref()))?;
+                out.json_line(&tool_json(&result, head(&ws).as_ref()))?;
             } else {
                 print(&result, out)?;
             }
@@ -42,7 +41,7 @@ pub(crate) fn run_tool<T: Tool + 'static>(
         }
         Err(err) => {
             if out.json {
-                out.json_line(&tool_json(&error_result(&err), head.as_ref()))?;
+                out.json_line(&tool_json(&error_result(&err), head(&ws).as_ref()))?;
             }
             Err(anyhow::anyhow!("{}", err.message()))
         }
@@ -52,12 +51,12 @@ pub(crate) fn run_tool<T: Tool + 'static>(
 /// The `--json` object of a tool-like command:
 /// `{"text", "isError", "details", "pending": {"id", "label"} | null}`, where `pending` is the
 /// head of the stack after the command.
-pub(crate) fn tool_json(result: &ToolResult, head: Option<&PendingEntry>) -> Value {
+pub(crate) fn tool_json(result: &ToolResult, head: Option<&(PendingId, String)>) -> Value {
     json!({
         "text": result.text_content(),
         "isError": result.is_error,
         "details": result.details.clone().unwrap_or_else(|| json!({})),
-        "pending": head.map(|e| json!({"id": e.id.as_str(), "label": e.label()})),
+        "pending": head.map(|(id, label)| json!({"id": id.as_str(), "label": label})),
     })
 }
 
@@ -66,10 +65,10 @@ pub(crate) fn error_result(err: &ToolError) -> ToolResult {
     err.to_result()
 }
 
-/// The head of the stack, for the JSON output; a store failure reads as no head, since the
-/// command itself already succeeded or failed on its own terms.
-pub(crate) fn head(store: &dyn PendingActionStore) -> Option<PendingEntry> {
-    store.peek().ok().flatten()
+/// The id and label of the stack's head, for the JSON output; a store failure reads as no
+/// head, since the command itself already succeeded or failed on its own terms.
+pub(crate) fn head(ws: &WorkspaceSession) -> Option<(PendingId, String)> {
+    ws.store().head_summary().ok().flatten()
 }
 
 /// `3s`, `5m`, `2h`, `4d`.

@@ -26,7 +26,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     let result = context::block_on(|cancel| async move { session.resolve(params, &cancel).await })?
         .unwrap_or_else(|err| error_result(&err));
     if out.json {
-        out.json_line(&tool_json(&result, head(ws.store().as_ref()).as_ref()))?;
+        out.json_line(&tool_json(&result, head(&ws).as_ref()))?;
     } else {
         out.line(&render_resolve_call(action, &args.reason, &out.render))?;
         out.line(&render_resolve_result(result.details.as_ref(), result.is_error, &out.render))?;
