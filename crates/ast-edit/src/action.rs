@@ -124,6 +124,11 @@ impl AstEditAction {
         Ok(AstEditAction { workspace, params, expected, label, details })
     }
 
+    /// The preview's details, given up.
+    pub(crate) fn into_details(self) -> Value {
+        self.details
+    }
+
     /// The arguments this action re-runs.
     pub fn params(&self) -> &AstEditParams {
         &self.params

@@ -114,6 +114,14 @@ pub fn unified_diff(preview: &EditPreview) -> String {
     preview.files.iter().filter_map(|f| f.diff.as_deref()).collect()
 }
 
+/// [`unified_diff`], moving the files' diffs out instead of copying the only one.
+pub(crate) fn take_unified_diff(preview: &mut EditPreview) -> String {
+    let mut diffs = preview.files.iter_mut().filter_map(|f| f.diff.take());
+    let mut res = diffs.next().unwrap_or_default();
+    diffs.for_each(|diff| res.push_str(&diff));
+    res
+}
+
 /// Refuses edits that do not fit `text`, split a character, or are out of order.
 fn check(text: &str, edits: &[Edit]) -> Result<(), AstEditError> {
     let mut prev_end = 0;

@@ -314,24 +314,30 @@ fn process_file(
     };
     let cap = limit.unwrap_or(usize::MAX);
     let mut raw = Vec::new();
+    let mut bad_utf8 = false;
     for (rule, prune) in active {
         let Some(fixer) = &rule.fixer else { continue };
-        for m in rule.matches(root.root(), prune.as_ref(), cap) {
+        // Each match becomes its edit at once, so that matches (and their captures) are never
+        // all held together.
+        rule.each_match(root.root(), prune.as_ref(), cap, |m| {
             let edit = m.make_edit(&rule.pattern, fixer);
-            let Ok(text) = String::from_utf8(edit.inserted_text) else {
-                return Outcome::Issue(format!(
-                    "{}: replacement text is not valid UTF-8",
-                    candidate.display
-                ));
-            };
-            raw.push(RawEdit {
-                start: edit.position,
-                end: edit.position + edit.deleted_length,
-                text,
-            });
-        }
+            match String::from_utf8(edit.inserted_text) {
+                Ok(text) => raw.push(RawEdit {
+                    start: edit.position,
+                    end: edit.position + edit.deleted_length,
+                    text,
+                }),
+                Err(_) => bad_utf8 = true,
+            }
+        });
     }
     dispose(root, candidate);
+    if bad_utf8 {
+        return Outcome::Issue(format!(
+            "{}: replacement text is not valid UTF-8",
+            candidate.display
+        ));
+    }
     if raw.is_empty() {
         return Outcome::NoMatch;
     }

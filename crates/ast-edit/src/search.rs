@@ -157,7 +157,7 @@ fn search_file(
     let index = LineIndex::new(&text);
     let mut res = Vec::new();
     for (rule, prune) in active {
-        for m in rule.matches(root.root(), prune.as_ref(), cap) {
+        rule.each_match(root.root(), prune.as_ref(), cap, |m| {
             let range = m.range();
             let (line, column) = index.position(range.start);
             let (end_line, end_column) = index.position(range.end);
@@ -197,7 +197,7 @@ fn search_file(
                 meta_variables,
                 context,
             });
-        }
+        });
     }
     dispose(root, candidate);
     res.sort_by_key(|m| (m.line, m.column));

@@ -33,7 +33,7 @@ pub(crate) fn run_tool<T: Tool + 'static>(
     match res {
         Ok(result) => {
             if out.json {
-                out.json_line(&tool_json(&result, head(&ws).as_ref()))?;
+                print_tool_json(out, &result, head(&ws).as_ref())?;
             } else {
                 print(&result, out)?;
             }
@@ -41,23 +41,30 @@ pub(crate) fn run_tool<T: Tool + 'static>(
         }
         Err(err) => {
             if out.json {
-                out.json_line(&tool_json(&error_result(&err), head(&ws).as_ref()))?;
+                print_tool_json(out, &error_result(&err), head(&ws).as_ref())?;
             }
             Err(anyhow::anyhow!("{}", err.message()))
         }
     }
 }
 
-/// The `--json` object of a tool-like command:
+/// Prints the `--json` object of a tool-like command:
 /// `{"text", "isError", "details", "pending": {"id", "label"} | null}`, where `pending` is the
-/// head of the stack after the command.
-pub(crate) fn tool_json(result: &ToolResult, head: Option<&(PendingId, String)>) -> Value {
-    json!({
-        "text": result.text_content(),
-        "isError": result.is_error,
-        "details": result.details.clone().unwrap_or_else(|| json!({})),
-        "pending": head.map(|(id, label)| json!({"id": id.as_str(), "label": label})),
-    })
+/// head of the stack after the command. Written member by member, so that a big preview's
+/// details (its whole diff) are not copied into another JSON value first.
+pub(crate) fn print_tool_json(
+    out: &Output,
+    result: &ToolResult,
+    head: Option<&(PendingId, String)>,
+) -> std::io::Result<()> {
+    let no_details = json!({});
+    let pending = head.map(|(id, label)| json!({"id": id.as_str(), "label": label}));
+    out.json_object_line(&[
+        ("text", &Value::String(result.text_content())),
+        ("isError", &Value::Bool(result.is_error)),
+        ("details", result.details.as_ref().unwrap_or(&no_details)),
+        ("pending", pending.as_ref().unwrap_or(&Value::Null)),
+    ])
 }
 
 /// The result a `ToolError` stands for.
