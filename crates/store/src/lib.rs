@@ -15,5 +15,5 @@ mod sqlite;
 
 pub use crate::{
     rehydrate::{Rehydrator, Rehydrators, StoredAction, UnavailableAction},
-    sqlite::{DB_FILE_NAME, SqliteStore},
+    sqlite::{DB_FILE_NAME, PendingSummary, SqliteStore},
 };

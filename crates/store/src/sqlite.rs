@@ -55,6 +55,21 @@ struct Row {
     stored: StoredAction,
 }
 
+/// An entry as a listing shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSummary {
+    /// The entry's id.
+    pub id: PendingId,
+    /// Its label.
+    pub label: String,
+    /// The tool that staged it.
+    pub source_tool_name: String,
+    /// When it was staged.
+    pub created_at: SystemTime,
+}
+
+const SUMMARY_COLUMNS: &str = "id, label, source_tool, created_at_ms";
+
 const ROW_COLUMNS: &str =
     "seq, id, source_tool, label, created_at_ms, details, payload, details_in_payload";
 
@@ -129,13 +144,28 @@ impl SqliteStore {
         Ok(row.map(|row| self.entry(row)))
     }
 
-    /// The head's id and label, read without its details and payload (which can hold a big
-    /// diff): what a command shows of the stack after it changed it.
-    pub fn head_summary(&self) -> Result<Option<(PendingId, String)>, StoreError> {
+    /// The entries, newest first, read without their details and payloads (which can hold a
+    /// big diff each): what a listing shows.
+    pub fn summaries(&self) -> Result<Vec<PendingSummary>, StoreError> {
         let conn = lock(&self.conn);
-        conn.query_row("SELECT id, label FROM pending ORDER BY position DESC LIMIT 1", [], |row| {
-            Ok((PendingId::from_string(row.get(0)?), row.get(1)?))
-        })
+        let mut stmt = conn
+            .prepare(&format!("SELECT {SUMMARY_COLUMNS} FROM pending ORDER BY position DESC"))
+            .map_err(|err| self.err(&err))?;
+        stmt.query_map([], read_summary)
+            .map_err(|err| self.err(&err))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| self.err(&err))
+    }
+
+    /// The head, read without its details and payload: what a command shows of the stack
+    /// after it changed it.
+    pub fn head_summary(&self) -> Result<Option<PendingSummary>, StoreError> {
+        let conn = lock(&self.conn);
+        conn.query_row(
+            &format!("SELECT {SUMMARY_COLUMNS} FROM pending ORDER BY position DESC LIMIT 1"),
+            [],
+            read_summary,
+        )
         .optional()
         .map_err(|err| self.err(&err))
     }
@@ -452,7 +482,13 @@ fn init(conn: &Connection) -> rusqlite::Result<()> {
         codec::migrate_v1(&tx)?;
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-    tx.commit()
+    tx.commit()?;
+    if version == 1 {
+        // The rows shrank, but the file keeps its pages until vacuumed; best effort, since the
+        // store works either way (another process may hold the database).
+        let _ = conn.execute_batch("VACUUM");
+    }
+    Ok(())
 }
 
 fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
@@ -469,6 +505,17 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
             details,
             payload,
         },
+    })
+}
+
+fn read_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingSummary> {
+    let created_ms: i64 = row.get(3)?;
+    Ok(PendingSummary {
+        id: PendingId::from_string(row.get(0)?),
+        label: row.get(1)?,
+        source_tool_name: row.get(2)?,
+        created_at: UNIX_EPOCH
+            + Duration::from_millis(u64::try_from(created_ms).unwrap_or_default()),
     })
 }
 

@@ -421,6 +421,7 @@ fn a_schema_1_database_is_migrated_in_place_and_keeps_its_ids() {
         .unwrap()
     };
     let text_bytes = stored_bytes(&db);
+    let text_file_size = std::fs::metadata(&db).unwrap().len();
 
     let applies = Arc::new(AtomicUsize::new(0));
     let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
@@ -448,4 +449,28 @@ fn a_schema_1_database_is_migrated_in_place_and_keeps_its_ids() {
         "{} bytes, {text_bytes} before",
         stored_bytes(&db)
     );
+    // The migration vacuumed the file: it shrank with its rows.
+    drop((store, conn));
+    assert!(std::fs::metadata(&db).unwrap().len() * 5 < text_file_size, "the file shrank");
+}
+
+#[test]
+fn summaries_list_the_stack_without_reading_details_or_payloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let applies = Arc::new(AtomicUsize::new(0));
+    let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    assert_eq!(store.head_summary().unwrap(), None);
+    store.push(note("first", &applies)).unwrap();
+    let details = serde_json::json!({"diff": big_diff()});
+    store.push(Arc::new(Stored { details: details.clone(), payload: details })).unwrap();
+    let summaries = store.summaries().unwrap();
+    let entries = store.list().unwrap();
+    assert_eq!(summaries.len(), 2);
+    for (summary, entry) in summaries.iter().zip(&entries) {
+        assert_eq!(summary.id, entry.id);
+        assert_eq!(summary.label, entry.label());
+        assert_eq!(summary.source_tool_name, entry.source_tool_name());
+        assert_eq!(summary.created_at, entry.created_at);
+    }
+    assert_eq!(store.head_summary().unwrap().as_ref(), summaries.first());
 }

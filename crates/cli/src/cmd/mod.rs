@@ -75,7 +75,7 @@ pub(crate) fn error_result(err: &ToolError) -> ToolResult {
 /// The id and label of the stack's head, for the JSON output; a store failure reads as no
 /// head, since the command itself already succeeded or failed on its own terms.
 pub(crate) fn head(ws: &WorkspaceSession) -> Option<(PendingId, String)> {
-    ws.store().head_summary().ok().flatten()
+    ws.store().head_summary().ok().flatten().map(|head| (head.id, head.label))
 }
 
 /// `3s`, `5m`, `2h`, `4d`.
