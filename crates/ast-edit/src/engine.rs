@@ -222,7 +222,7 @@ fn fold(
         Outcome::Overlap(location) => {
             return ControlFlow::Break(Err(AstEditError::Overlap { location }));
         }
-        Outcome::Touched(mut file, original) => {
+        Outcome::Touched(mut file, original, cut) => {
             if preview.files.len() >= params.max_files {
                 preview.limit_reached = true;
                 return ControlFlow::Break(Ok(()));
@@ -243,6 +243,9 @@ fn fold(
                     {
                         return ControlFlow::Break(Err(err));
                     }
+                    preview.limit_reached = true;
+                } else if cut {
+                    // The file alone has more edits than the limit.
                     preview.limit_reached = true;
                 }
             }
@@ -284,15 +287,15 @@ enum Outcome {
     Cancelled,
     Issue(String),
     Overlap(String),
-    /// A touched file, and its original text when a limit may cut its edits in the fold and
-    /// the file's contents do not hold it.
-    Touched(FileEdits, Option<String>),
+    /// A touched file; its original text when a limit may cut its edits in the fold and the
+    /// file's contents do not hold it; and whether the limit cut its edits already.
+    Touched(FileEdits, Option<String>, bool),
 }
 
-/// Finds one file's edits and, as `options` ask, its diff and contents. With a `limit`, the
-/// match walk stops once it has that many matches of each rule, and only the first `limit`
-/// edits (by position) are kept, checked for overlaps and diffed: no file contributes more to a
-/// preview, and a big file's work stops early.
+/// Finds one file's edits and, as `options` ask, its diff and contents. With a `limit`, each
+/// rule's match walk stops one match past it (so that a cut is seen), and only the first
+/// `limit` edits (by position) are kept, checked for overlaps and diffed: no file contributes
+/// more to a preview, and a big file's work stops early.
 fn process_file(
     candidate: &Candidate,
     lang: Lang,
@@ -312,14 +315,14 @@ fn process_file(
         Ok(root) => root,
         Err(issue) => return Outcome::Issue(issue),
     };
-    let cap = limit.unwrap_or(usize::MAX);
+    let keep = limit.unwrap_or(usize::MAX);
     let mut raw = Vec::new();
     let mut bad_utf8 = false;
     for (rule, prune) in active {
         let Some(fixer) = &rule.fixer else { continue };
         // Each match becomes its edit at once, so that matches (and their captures) are never
         // all held together.
-        rule.each_match(root.root(), prune.as_ref(), cap, |m| {
+        rule.each_match(root.root(), prune.as_ref(), keep.saturating_add(1), |m| {
             let edit = m.make_edit(&rule.pattern, fixer);
             match String::from_utf8(edit.inserted_text) {
                 Ok(text) => raw.push(RawEdit {
@@ -342,15 +345,16 @@ fn process_file(
         return Outcome::NoMatch;
     }
     // An overlap past the limit is among edits this preview does not make.
-    if let Some(idx) = normalize(&mut raw).filter(|&idx| idx < cap) {
+    if let Some(idx) = normalize(&mut raw).filter(|&idx| idx < keep) {
         let (line, col) = LineIndex::new(&text).position(raw[idx].start);
         return Outcome::Overlap(format!("{}:{line}:{col}", candidate.display));
     }
-    raw.truncate(cap);
+    let cut = raw.len() > keep;
+    raw.truncate(keep);
     let mut file = build_file(candidate, &text, raw);
     let keep_original = limit.is_some() && !options.keep_contents;
     match finish_file(&mut file, text, options) {
-        Ok(original) => Outcome::Touched(file, original.filter(|_| keep_original)),
+        Ok(original) => Outcome::Touched(file, original.filter(|_| keep_original), cut),
         Err(_) => {
             Outcome::Issue(format!("{}: computed edit range is out of bounds", candidate.display))
         }

@@ -111,7 +111,10 @@ pub fn search(
                 return None;
             }
             Some(match rules.get(lang) {
-                Some(rules) => search_file(candidate, *lang, rules, limit.unwrap_or(usize::MAX)),
+                // One match past the limit, so that the fold sees the cut.
+                Some(rules) => {
+                    search_file(candidate, *lang, rules, limit.map_or(usize::MAX, |l| l + 1))
+                }
                 None => Ok(Vec::new()),
             })
         },
@@ -141,7 +144,8 @@ pub fn search(
 }
 
 /// One file's matches; each rule's walk stops after `cap` matches, since no file gives a
-/// search more than its limit (the fold keeps the first ones by position).
+/// search more than its limit (the fold keeps the first ones by position, and sees from one
+/// more that the limit cut them).
 fn search_file(
     candidate: &Candidate,
     lang: Lang,

@@ -347,3 +347,18 @@ async fn a_limit_keeps_the_first_edits_by_position_across_rules() {
     fx.apply().await;
     assert_eq!(fx.read("a.ts"), "qux(0);\nbar(1);\nqux(2);\nfoo(3);\nbaz(4);\n");
 }
+
+/// A limit that cuts one file's edits says so, though no other file is left to cut.
+#[tokio::test]
+async fn a_limit_that_cuts_a_single_file_is_reported() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\nfoo(2);\nfoo(3);\n")]);
+    for (limit, reached) in [(2, true), (3, false), (4, false)] {
+        let mut args = rename(&["a.ts"]);
+        args["limit"] = json!(limit);
+        let res = fx.edit(args).await.unwrap();
+        assert_eq!(details(&res)["totalReplacements"], limit.min(3), "{limit}");
+        assert_eq!(details(&res)["limitReached"], reached, "{limit}");
+        assert_eq!(res.text_content().ends_with("Limit reached; narrow paths."), reached);
+        fx.session.store().pop().unwrap();
+    }
+}
