@@ -52,7 +52,7 @@ pub(crate) fn file_diff_indexed(
     check(text, edits)?;
     let n_lines = index.count();
     let line_end = |offset: usize| (index.line_of(offset) + 1).min(n_lines);
-    let mut hunks = Hunks::new(index);
+    let mut hunks = Hunks::new(index, path);
     let mut updated = String::new();
     let mut blocks = Vec::new();
     let mut next = 0;
@@ -100,13 +100,7 @@ pub(crate) fn file_diff_indexed(
         }
     }
     hunks.equal(n_lines - hunks.old_pos);
-    let body = hunks.finish();
-    let mut res = format!("diff --git a/{path} b/{path}\n");
-    if !body.is_empty() {
-        let _ = write!(res, "--- a/{path}\n+++ b/{path}\n");
-        res.push_str(&body);
-    }
-    Ok(res)
+    Ok(hunks.finish())
 }
 
 /// The unified diff of every touched file whose diff was computed, in path order.
@@ -139,35 +133,50 @@ fn check(text: &str, edits: &[Edit]) -> Result<(), AstEditError> {
     Ok(())
 }
 
-/// The hunks of one file, written as the changes are fed in order: unchanged runs, removed
-/// lines and added lines.
+/// The diff of one file, written as the changes are fed in order: unchanged runs, removed
+/// lines and added lines. Hunks are written in place (a hunk's header is inserted before its
+/// lines once it is closed), so a big diff is never copied.
 struct Hunks<'i, 'a> {
     index: &'i LineIndex<'a>,
-    /// The finished hunks.
+    /// The file's headers and the hunks so far.
     out: String,
+    /// Where `out`'s `---`/`+++` headers start: a diff with no hunk has only its first line.
+    file_header_end: usize,
     /// The next line of the text read, and of the text after the edits, not yet fed.
     old_pos: usize,
     new_pos: usize,
     /// Unchanged lines fed since the last change (they end at `old_pos`).
     unchanged: usize,
     hunk: Option<Hunk>,
-}
-
-/// The hunk being written.
-struct Hunk {
-    old_start: usize,
-    new_start: usize,
-    old_len: usize,
-    new_len: usize,
-    /// The lines so far, without the added lines of the current change.
-    body: String,
     /// The added lines of the current change: they follow its removed lines.
     added: String,
 }
 
+/// The hunk being written.
+struct Hunk {
+    /// Where its header goes in the output.
+    header_at: usize,
+    old_start: usize,
+    new_start: usize,
+    old_len: usize,
+    new_len: usize,
+}
+
 impl<'i, 'a> Hunks<'i, 'a> {
-    fn new(index: &'i LineIndex<'a>) -> Hunks<'i, 'a> {
-        Hunks { index, out: String::new(), old_pos: 0, new_pos: 0, unchanged: 0, hunk: None }
+    fn new(index: &'i LineIndex<'a>, path: &str) -> Hunks<'i, 'a> {
+        let mut out = format!("diff --git a/{path} b/{path}\n");
+        let file_header_end = out.len();
+        let _ = write!(out, "--- a/{path}\n+++ b/{path}\n");
+        Hunks {
+            index,
+            out,
+            file_header_end,
+            old_pos: 0,
+            new_pos: 0,
+            unchanged: 0,
+            hunk: None,
+            added: String::new(),
+        }
     }
 
     /// `n` unchanged lines.
@@ -175,10 +184,8 @@ impl<'i, 'a> Hunks<'i, 'a> {
         if n == 0 {
             return;
         }
-        if let Some(hunk) = &mut self.hunk {
-            hunk.body.push_str(&hunk.added);
-            hunk.added.clear();
-        }
+        self.out.push_str(&self.added);
+        self.added.clear();
         self.unchanged += n;
         self.old_pos += n;
         self.new_pos += n;
@@ -186,18 +193,15 @@ impl<'i, 'a> Hunks<'i, 'a> {
 
     /// Line `idx` of the text read is removed.
     fn delete(&mut self, idx: usize) {
-        let line = self.index.full_line(idx);
-        let hunk = self.change();
-        push_line(&mut hunk.body, '-', line);
-        hunk.old_len += 1;
+        self.change().old_len += 1;
+        push_line(&mut self.out, '-', self.index.full_line(idx));
         self.old_pos += 1;
     }
 
     /// `line` is added.
     fn insert(&mut self, line: &str) {
-        let hunk = self.change();
-        push_line(&mut hunk.added, '+', line);
-        hunk.new_len += 1;
+        self.change().new_len += 1;
+        push_line(&mut self.added, '+', line);
         self.new_pos += 1;
     }
 
@@ -269,59 +273,68 @@ impl<'i, 'a> Hunks<'i, 'a> {
     /// current hunk and start the next one when there are more than twice the context.
     fn change(&mut self) -> &mut Hunk {
         let unchanged = std::mem::take(&mut self.unchanged);
-        let (index, old_pos, new_pos) = (self.index, self.old_pos, self.new_pos);
-        let first_unchanged = old_pos - unchanged;
+        let first_unchanged = self.old_pos - unchanged;
         let hunk = match self.hunk.take() {
             Some(mut hunk) if unchanged <= 2 * CONTEXT => {
-                push_lines(&mut hunk, index, first_unchanged..old_pos);
+                self.context(&mut hunk, first_unchanged..self.old_pos);
                 hunk
             }
             Some(mut hunk) => {
-                push_lines(&mut hunk, index, first_unchanged..first_unchanged + CONTEXT);
-                write_hunk(&mut self.out, hunk);
-                Hunk::open(index, old_pos, new_pos, CONTEXT)
+                self.context(&mut hunk, first_unchanged..first_unchanged + CONTEXT);
+                self.close(&hunk);
+                self.open(CONTEXT)
             }
-            None => Hunk::open(index, old_pos, new_pos, unchanged.min(CONTEXT)),
+            None => self.open(unchanged.min(CONTEXT)),
         };
         self.hunk.insert(hunk)
     }
 
-    /// The hunks, once every line was fed.
-    fn finish(mut self) -> String {
-        if let Some(mut hunk) = self.hunk.take() {
-            let added = std::mem::take(&mut hunk.added);
-            hunk.body.push_str(&added);
-            let first_unchanged = self.old_pos - self.unchanged;
-            let context = self.unchanged.min(CONTEXT);
-            push_lines(&mut hunk, self.index, first_unchanged..first_unchanged + context);
-            write_hunk(&mut self.out, hunk);
-        }
-        self.out
-    }
-}
-
-impl Hunk {
-    /// A hunk that starts with the `context` unchanged lines before `old_pos`/`new_pos`.
-    fn open(index: &LineIndex<'_>, old_pos: usize, new_pos: usize, context: usize) -> Hunk {
+    /// A hunk that starts with the `context` unchanged lines before the current position.
+    fn open(&mut self, context: usize) -> Hunk {
         let mut hunk = Hunk {
-            old_start: old_pos - context,
-            new_start: new_pos - context,
+            header_at: self.out.len(),
+            old_start: self.old_pos - context,
+            new_start: self.new_pos - context,
             old_len: 0,
             new_len: 0,
-            body: String::new(),
-            added: String::new(),
         };
-        push_lines(&mut hunk, index, old_pos - context..old_pos);
+        self.context(&mut hunk, self.old_pos - context..self.old_pos);
         hunk
     }
-}
 
-/// Unchanged lines `lines` of the text read, as context.
-fn push_lines(hunk: &mut Hunk, index: &LineIndex<'_>, lines: std::ops::Range<usize>) {
-    for idx in lines {
-        push_line(&mut hunk.body, ' ', index.full_line(idx));
-        hunk.old_len += 1;
-        hunk.new_len += 1;
+    /// Unchanged lines `lines` of the text read, as context.
+    fn context(&mut self, hunk: &mut Hunk, lines: std::ops::Range<usize>) {
+        for idx in lines {
+            push_line(&mut self.out, ' ', self.index.full_line(idx));
+            hunk.old_len += 1;
+            hunk.new_len += 1;
+        }
+    }
+
+    /// Puts the `@@ -a,b +c,d @@` header before the lines of a finished hunk.
+    fn close(&mut self, hunk: &Hunk) {
+        let header = format!(
+            "@@ -{} +{} @@\n",
+            Range(hunk.old_start, hunk.old_len),
+            Range(hunk.new_start, hunk.new_len)
+        );
+        self.out.insert_str(hunk.header_at, &header);
+    }
+
+    /// The file's diff, once every line was fed.
+    fn finish(mut self) -> String {
+        match self.hunk.take() {
+            Some(mut hunk) => {
+                self.out.push_str(&self.added);
+                let first_unchanged = self.old_pos - self.unchanged;
+                let context = self.unchanged.min(CONTEXT);
+                self.context(&mut hunk, first_unchanged..first_unchanged + context);
+                self.close(&hunk);
+            }
+            // As before: the `diff --git` line of a touched file whose edits changed nothing.
+            None => self.out.truncate(self.file_header_end),
+        }
+        self.out
     }
 }
 
@@ -332,17 +345,6 @@ fn push_line(out: &mut String, tag: char, line: &str) {
     if !line.ends_with('\n') {
         out.push_str(NO_NEWLINE);
     }
-}
-
-/// The `@@ -a,b +c,d @@` header and the lines of a finished hunk.
-fn write_hunk(out: &mut String, hunk: Hunk) {
-    let _ = writeln!(
-        out,
-        "@@ -{} +{} @@",
-        Range(hunk.old_start, hunk.old_len),
-        Range(hunk.new_start, hunk.new_len)
-    );
-    out.push_str(&hunk.body);
 }
 
 /// A hunk's line range as unified diffs write it: `start,len`, 1-based; `start` alone for one
