@@ -17,9 +17,13 @@
 # Parse issues (files with syntax errors, which we skip like the reference does) are counted in
 # results/summary-N.json.
 #
-# Usage: bench/compare.sh [--quick]     (--quick: 3 runs instead of 5, no correctness pass)
-# Env:   CARGO_TARGET_DIR is honoured; RUNS overrides the run count; ONLY=rust or ONLY=js
-#        restricts the run to one corpus.
+# Then bench/bigfile.sh times whole `staged ast-edit` commands on one big generated file (1 to
+# 100 MB, one match every 40 to 100 bytes) against ast-grep, and the database's growth.
+#
+# Usage: bench/compare.sh [--quick]     (--quick: 3 runs instead of 5, no correctness pass, and
+#                                        no 100 MB big-file row)
+# Env:   CARGO_TARGET_DIR is honoured; RUNS overrides the run count; ONLY=rust, ONLY=js or
+#        ONLY=big restricts the run to one corpus (big: the big-file rows only).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -29,7 +33,9 @@ VENV="$HERE/.venv"
 RESULTS="$HERE/results"
 WORK="$HERE/work"
 CHECK=1
-if [[ "${1:-}" == "--quick" ]]; then RUNS="${RUNS:-3}"; CHECK=0; fi
+QUICK=0
+if [[ "${1:-}" == "--quick" ]]; then RUNS="${RUNS:-3}"; CHECK=0; QUICK=1; fi
+if [[ "${ONLY:-}" == big ]]; then QUICK="$QUICK" RUNS="${RUNS:-5}" exec bash "$HERE/bigfile.sh"; fi
 RUNS="${RUNS:-5}"
 mkdir -p "$CORPUS" "$RESULTS" "$WORK"
 
@@ -173,3 +179,4 @@ for spec in "${PATTERNS[@]}"; do
 done
 rm -rf "$WORK/a" "$WORK/b"
 cat "$REPORT"
+if [[ -z "${ONLY:-}" ]]; then QUICK="$QUICK" RUNS="$RUNS" bash "$HERE/bigfile.sh"; fi

@@ -121,6 +121,11 @@ impl AstEditAction {
         })
     }
 
+    /// The preview's details, given up.
+    pub(crate) fn into_details(self) -> Value {
+        self.details
+    }
+
     /// The arguments this action re-runs.
     pub fn params(&self) -> &AstEditParams {
         &self.params

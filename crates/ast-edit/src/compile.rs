@@ -60,54 +60,91 @@ pub(crate) fn active_rules<'a>(
 }
 
 impl Rule {
-    /// Every match under `root`, in pre-order, nested matches included (like ast-grep's
-    /// `find_all`). With `prune`, subtrees whose byte range holds no occurrence of that needle
-    /// are not walked: they cannot contain a match (see the prefilter module).
+    /// Hands the first `cap` matches under `root` to `on_match`, in pre-order, nested matches
+    /// included (like ast-grep's `find_all`); the walk stops at the cap. With `prune`, subtrees
+    /// whose byte range holds no occurrence of that needle are not walked: they cannot contain a
+    /// match (see the prefilter module).
     ///
     /// This is where ast-grep matches, so a panic inside it stops here: it becomes the reason
     /// this file could not be searched, not a dead worker. (ast-grep 0.51.1 has a debug
     /// assertion, "Ellipsis should be matched in parent level", that `<$$$$A` under `ast`
     /// strictness reaches.)
-    pub(crate) fn matches<'r>(
+    pub(crate) fn each_match<'r>(
         &self,
         root: Node<'r, StrDoc<Lang>>,
         prune: Option<&Occurrences>,
-    ) -> Result<Vec<NodeMatch<'r, StrDoc<Lang>>>, String> {
-        std::panic::catch_unwind(AssertUnwindSafe(|| self.find(root, prune))).map_err(|payload| {
-            let why = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            format!("ast-grep failed while matching `{}`: {why}", self.source)
-        })
+        cap: usize,
+        on_match: impl FnMut(NodeMatch<'r, StrDoc<Lang>>),
+    ) -> Result<(), String> {
+        std::panic::catch_unwind(AssertUnwindSafe(|| self.walk(root, prune, cap, on_match)))
+            .map_err(|payload| {
+                let why = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                format!("ast-grep failed while matching `{}`: {why}", self.source)
+            })
     }
 
-    fn find<'r>(
+    fn walk<'r>(
         &self,
         root: Node<'r, StrDoc<Lang>>,
         prune: Option<&Occurrences>,
-    ) -> Vec<NodeMatch<'r, StrDoc<Lang>>> {
+        cap: usize,
+        mut on_match: impl FnMut(NodeMatch<'r, StrDoc<Lang>>),
+    ) {
         let Some(prune) = prune else {
-            return root.find_all(&self.pattern).collect();
+            root.find_all(&self.pattern).take(cap).for_each(on_match);
+            return;
         };
+        if cap == 0 || !prune.within(root.range()) {
+            return;
+        }
         let kinds = self.pattern.potential_kinds();
-        let mut found = Vec::new();
-        if !prune.within(root.range()) {
-            return found;
-        }
-        let mut stack = vec![root];
-        while let Some(node) = stack.pop() {
+        let doc = root.root();
+        // One tree cursor for the whole walk: a cursor per node (what `Node::children` makes)
+        // cost more than the matching on a big file.
+        let mut cursor = root.get_inner_node().walk();
+        let mut depth = 0usize;
+        let mut found = 0;
+        'visit: loop {
+            let node = cursor.node();
             if kinds.as_ref().is_none_or(|k| k.contains(usize::from(node.kind_id())))
-                && let Some(m) = self.pattern.match_node(node.clone())
+                && let Some(m) = self.pattern.match_node(doc.adopt(node))
             {
-                found.push(m);
+                on_match(m);
+                found += 1;
+                if found == cap {
+                    return;
+                }
             }
-            let mark = stack.len();
-            stack.extend(node.children().filter(|child| prune.within(child.range())));
-            stack[mark..].reverse();
+            // Down to the first child that may hold a match...
+            if cursor.goto_first_child() {
+                depth += 1;
+                loop {
+                    if prune.within(cursor.node().byte_range()) {
+                        continue 'visit;
+                    }
+                    if !cursor.goto_next_sibling() {
+                        break;
+                    }
+                }
+                cursor.goto_parent();
+                depth -= 1;
+            }
+            // ...else across to the next one, of this node or of the nearest ancestor.
+            while depth > 0 {
+                while cursor.goto_next_sibling() {
+                    if prune.within(cursor.node().byte_range()) {
+                        continue 'visit;
+                    }
+                }
+                cursor.goto_parent();
+                depth -= 1;
+            }
+            return;
         }
-        found
     }
 }
 

@@ -4,13 +4,13 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, PendingAction, Session, Tool, ToolError, ToolResult};
 
 use crate::{
     AstEditAction, AstEditParams, Workspace,
     action::AST_EDIT_TOOL_NAME,
     compute_preview,
-    render::{preview_details, preview_text},
+    render::{preview_text, take_preview_details},
 };
 
 const DESCRIPTION: &str = "Perform AST-aware code edits (structural refactoring) with ast-grep patterns.\n\
@@ -68,21 +68,30 @@ impl Tool for AstEditTool {
         })
         .await
         .map_err(|err| ToolError::new(format!("ast_edit worker failed: {err}")))?;
-        let preview = match preview {
+        let mut preview = match preview {
             Ok(p) => p,
             Err(crate::AstEditError::Cancelled) => return Err(ToolError::aborted(cancel.reason())),
             Err(err) => return Err(err.to_tool_error()),
         };
         let text = preview_text(&preview);
-        let mut details = preview_details(&preview);
+        let details = take_preview_details(&mut preview);
         if preview.total_replacements() == 0 {
             return Ok(ToolResult::text(text).with_details(details));
         }
-        let action = AstEditAction::new(self.workspace.clone(), params, &preview, details.clone());
+        let action =
+            Arc::new(AstEditAction::new(self.workspace.clone(), params, &preview, details));
+        // The edits and diffs are in the text and details now; a big file's are big.
+        drop(preview);
         let id = self
             .session
-            .push_pending_action(Arc::new(action))
+            .push_pending_action(action.clone())
             .map_err(|err| ToolError::new(format!("Could not stage the preview: {err}")))?;
+        // A durable store has serialized the action and let it go: its details (a big diff)
+        // come back without a copy. A store that keeps it shares it, so they are copied.
+        let mut details = match Arc::try_unwrap(action) {
+            Ok(action) => action.into_details(),
+            Err(shared) => shared.details().cloned().unwrap_or_default(),
+        };
         details["pendingId"] = Value::String(id.as_str().to_owned());
         Ok(ToolResult::text(text).with_details(details))
     }

@@ -122,6 +122,69 @@ impl<'a> LineIndex<'a> {
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
     }
+
+    /// The indexed text.
+    pub(crate) fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// Number of lines, 0 for an empty text (a final line ending does not start another
+    /// line).
+    pub(crate) fn count(&self) -> usize {
+        if self.text.is_empty() { 0 } else { self.len() }
+    }
+
+    /// The 0-based line holding byte `offset`. An offset at the end of a text that ends with a
+    /// line ending (or is empty) gives [`LineIndex::count`]: the line that would start there.
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&start| start <= offset).saturating_sub(1)
+    }
+
+    /// The first byte of 0-based line `idx`; the text's length past the last line.
+    pub(crate) fn start_of(&self, idx: usize) -> usize {
+        self.starts.get(idx).copied().unwrap_or(self.text.len()).min(self.text.len())
+    }
+
+    /// 0-based line `idx` with its line ending, if it has one.
+    pub(crate) fn full_line(&self, idx: usize) -> &'a str {
+        self.text.get(self.start_of(idx)..self.start_of(idx + 1)).unwrap_or("")
+    }
+}
+
+/// Lines and columns of increasing byte offsets, counted from the previous offset rather than
+/// from the line's start, so that many edits on one long line (a minified file) cost time
+/// linear in the line, not quadratic.
+#[derive(Debug)]
+pub(crate) struct PositionCursor<'i, 'a> {
+    index: &'i LineIndex<'a>,
+    /// The last offset asked for, its 0-based line, and its 1-based column.
+    last: (usize, usize, usize),
+}
+
+impl<'i, 'a> PositionCursor<'i, 'a> {
+    /// A cursor at the start of the text.
+    pub(crate) fn new(index: &'i LineIndex<'a>) -> PositionCursor<'i, 'a> {
+        PositionCursor { index, last: (0, 0, 1) }
+    }
+
+    /// 1-based line and character column of `offset`; offsets must not decrease between
+    /// calls (a smaller one is answered from the line's start).
+    pub(crate) fn position(&mut self, offset: usize) -> (usize, usize) {
+        let (last_offset, last_line, last_col) = self.last;
+        let line = self.index.line_of(offset);
+        let (from, col) = if line == last_line && offset >= last_offset {
+            (last_offset, last_col)
+        } else {
+            (self.index.start_of(line), 1)
+        };
+        let Some(between) = self.index.text.get(from..offset) else {
+            // Not a character boundary: answered as `LineIndex::position` does.
+            return self.index.position(offset);
+        };
+        let col = col + between.chars().count();
+        self.last = (offset, line, col);
+        (line + 1, col)
+    }
 }
 
 #[cfg(test)]

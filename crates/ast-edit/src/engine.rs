@@ -13,8 +13,8 @@ use staged_fs::RelPath;
 use crate::{
     AST_EDIT_TOOL_NAME, AstEditError, Edit, Lang, Workspace,
     compile::{Rule, active_rules, compile_rules},
-    diff::file_diff,
-    edits::{LineIndex, RawEdit, apply_edits, normalize},
+    diff::file_diff_indexed,
+    edits::{LineIndex, PositionCursor, RawEdit, normalize},
     fingerprint::{Hasher, fingerprint},
     journal::FileWrite,
     parallel::par_fold_in_order,
@@ -195,7 +195,7 @@ pub fn compute_preview_with(
             if cancel.is_some_and(CancelToken::is_cancelled) {
                 return Outcome::Cancelled;
             }
-            process_file(candidate, lang, &rules, options, params.limit.is_some())
+            process_file(candidate, lang, &rules, options, params.limit)
         },
         |outcome| fold(&mut preview, &mut total, outcome, params, options),
     );
@@ -223,7 +223,7 @@ fn fold(
         Outcome::Overlap(location) => {
             return ControlFlow::Break(Err(AstEditError::Overlap { location }));
         }
-        Outcome::Touched(mut file, original) => {
+        Outcome::Touched(mut file, original, cut) => {
             if preview.files.len() >= params.max_files {
                 preview.limit_reached = true;
                 return ControlFlow::Break(Ok(()));
@@ -231,13 +231,22 @@ fn fold(
             if let Some(limit) = params.limit {
                 let room = limit.saturating_sub(*total);
                 if file.edits.len() > room {
+                    // The file's diff and contents were computed for more edits than there is
+                    // room for: compute them again for the edits kept.
                     file.edits.truncate(room);
-                    let Some(original) = original else {
-                        return ControlFlow::Break(Err(AstEditError::EditOutOfBounds));
+                    let original = match (original, file.contents.take()) {
+                        (Some(original), _) => Some(original),
+                        (None, Some(contents)) => Some(contents.original),
+                        (None, None) => None,
                     };
-                    if let Err(err) = finish_file(&mut file, original, options) {
+                    if let Some(original) = original
+                        && let Err(err) = finish_file(&mut file, original, options)
+                    {
                         return ControlFlow::Break(Err(err));
                     }
+                    preview.limit_reached = true;
+                } else if cut {
+                    // The file alone has more edits than the limit.
                     preview.limit_reached = true;
                 }
             }
@@ -284,16 +293,21 @@ enum Outcome {
     Cancelled,
     Issue(String),
     Overlap(String),
-    /// A touched file, and its original text when a limit may cut its edits in the fold.
-    Touched(FileEdits, Option<String>),
+    /// A touched file; its original text when a limit may cut its edits in the fold and the
+    /// file's contents do not hold it; and whether the limit cut its edits already.
+    Touched(FileEdits, Option<String>, bool),
 }
 
+/// Finds one file's edits and, as `options` ask, its diff and contents. With a `limit`, each
+/// rule's match walk stops one match past it (so that a cut is seen), and only the first
+/// `limit` edits (by position) are kept, checked for overlaps and diffed: no file contributes
+/// more to a preview, and a big file's work stops early.
 fn process_file(
     candidate: &Candidate,
     lang: Lang,
     rules: &[Rule],
     options: EngineOptions,
-    keep_original: bool,
+    limit: Option<usize>,
 ) -> Outcome {
     let text = match read_text(candidate) {
         Ok(text) => text,
@@ -307,65 +321,73 @@ fn process_file(
         Ok(root) => root,
         Err(issue) => return Outcome::Issue(issue),
     };
+    let keep = limit.unwrap_or(usize::MAX);
     let mut raw = Vec::new();
+    let mut bad_utf8 = false;
     for (rule, prune) in active {
         let Some(fixer) = &rule.fixer else { continue };
-        let matches = match rule.matches(root.root(), prune.as_ref()) {
-            Ok(matches) => matches,
-            Err(why) => return Outcome::Issue(format!("{}: {why}", candidate.display)),
-        };
-        for m in matches {
+        // Each match becomes its edit at once, so that matches (and their captures) are never
+        // all held together.
+        let walked = rule.each_match(root.root(), prune.as_ref(), keep.saturating_add(1), |m| {
             let edit = m.make_edit(&rule.pattern, fixer);
-            let Ok(text) = String::from_utf8(edit.inserted_text) else {
-                return Outcome::Issue(format!(
-                    "{}: replacement text is not valid UTF-8",
-                    candidate.display
-                ));
-            };
-            raw.push(RawEdit {
-                start: edit.position,
-                end: edit.position + edit.deleted_length,
-                text,
-            });
+            match String::from_utf8(edit.inserted_text) {
+                Ok(text) => raw.push(RawEdit {
+                    start: edit.position,
+                    end: edit.position + edit.deleted_length,
+                    text,
+                }),
+                Err(_) => bad_utf8 = true,
+            }
+        });
+        if let Err(why) = walked {
+            dispose(root, candidate);
+            return Outcome::Issue(format!("{}: {why}", candidate.display));
         }
     }
     dispose(root, candidate);
+    if bad_utf8 {
+        return Outcome::Issue(format!(
+            "{}: replacement text is not valid UTF-8",
+            candidate.display
+        ));
+    }
     // A replacement equal to the text it replaces is not an edit (`Value::Null` to
     // `Value::Null`): it is neither counted nor staged, and cannot overlap a real one.
     raw.retain(|edit| text.get(edit.start..edit.end) != Some(edit.text.as_str()));
     if raw.is_empty() {
         return Outcome::NoMatch;
     }
-    let index = LineIndex::new(&text);
-    if let Some(idx) = normalize(&mut raw) {
-        let (line, col) = index.position(raw[idx].start);
+    // An overlap past the limit is among edits this preview does not make.
+    if let Some(idx) = normalize(&mut raw).filter(|&idx| idx < keep) {
+        let (line, col) = LineIndex::new(&text).position(raw[idx].start);
         return Outcome::Overlap(format!("{}:{line}:{col}", candidate.display));
     }
-    match build_file(candidate, text, &raw, options) {
-        Ok((file, original)) => Outcome::Touched(file, keep_original.then_some(original)),
+    let cut = raw.len() > keep;
+    raw.truncate(keep);
+    let mut file = build_file(candidate, &text, raw);
+    let keep_original = limit.is_some() && !options.keep_contents;
+    match finish_file(&mut file, text, options) {
+        Ok(original) => Outcome::Touched(file, original.filter(|_| keep_original), cut),
         Err(_) => {
             Outcome::Issue(format!("{}: computed edit range is out of bounds", candidate.display))
         }
     }
 }
 
-fn build_file(
-    candidate: &Candidate,
-    original: String,
-    raw: &[RawEdit],
-    options: EngineOptions,
-) -> Result<(FileEdits, String), AstEditError> {
-    let index = LineIndex::new(&original);
+/// A touched file's edits (normalised), with their lines and columns.
+fn build_file(candidate: &Candidate, original: &str, raw: Vec<RawEdit>) -> FileEdits {
+    let index = LineIndex::new(original);
+    let mut cursor = PositionCursor::new(&index);
     let edits = raw
-        .iter()
+        .into_iter()
         .map(|r| {
-            let (start_line, start_column) = index.position(r.start);
-            let (end_line, end_column) = index.position(r.end);
+            let (start_line, start_column) = cursor.position(r.start);
+            let (end_line, end_column) = cursor.position(r.end);
             Edit {
                 byte_start: r.start,
                 byte_end: r.end,
                 before: original.get(r.start..r.end).unwrap_or("").to_owned(),
-                after: r.text.clone(),
+                after: r.text,
                 start_line,
                 start_column,
                 end_line,
@@ -373,39 +395,44 @@ fn build_file(
             }
         })
         .collect();
-    let mut file = FileEdits {
+    FileEdits {
         path: candidate.display.clone(),
         rel: candidate.rel.clone(),
         fingerprint: fingerprint(original.as_bytes()),
         edits,
         diff: None,
         contents: None,
-    };
-    let original = finish_file(&mut file, original, options)?;
-    Ok((file, original))
+    }
 }
 
 /// Fills the diff and contents of `file` from its (possibly truncated) edits, as `options`
-/// ask; gives the original back.
+/// ask; gives the original back unless the contents took it.
 fn finish_file(
     file: &mut FileEdits,
     original: String,
     options: EngineOptions,
-) -> Result<String, AstEditError> {
-    if !options.diff && !options.keep_contents {
-        return Ok(original);
-    }
-    let raw: Vec<RawEdit> = file
-        .edits
-        .iter()
-        .map(|e| RawEdit { start: e.byte_start, end: e.byte_end, text: e.after.clone() })
-        .collect();
-    let updated = apply_edits(&original, &raw)?;
+) -> Result<Option<String>, AstEditError> {
     if options.diff {
-        file.diff = Some(file_diff(&file.path, &original, &updated));
+        let index = LineIndex::new(&original);
+        file.diff = Some(file_diff_indexed(&file.path, &index, &file.edits)?);
     }
-    if options.keep_contents {
-        file.contents = Some(FileContents { original: original.clone(), updated });
+    if !options.keep_contents {
+        return Ok(Some(original));
     }
-    Ok(original)
+    let updated = rewrite(&original, &file.edits)?;
+    file.contents = Some(FileContents { original, updated });
+    Ok(None)
+}
+
+/// `original` with sorted, non-overlapping `edits` made.
+fn rewrite(original: &str, edits: &[Edit]) -> Result<String, AstEditError> {
+    let mut res = String::with_capacity(original.len());
+    let mut cursor = 0;
+    for edit in edits {
+        res.push_str(original.get(cursor..edit.byte_start).ok_or(AstEditError::EditOutOfBounds)?);
+        res.push_str(&edit.after);
+        cursor = edit.byte_end;
+    }
+    res.push_str(original.get(cursor..).ok_or(AstEditError::EditOutOfBounds)?);
+    Ok(res)
 }

@@ -35,7 +35,7 @@ mod workspace;
 
 pub use crate::{
     action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile},
-    diff::unified_diff,
+    diff::{file_diff, unified_diff},
     edit_tool::AstEditTool,
     edits::{Edit, LineIndex, RawEdit, apply_edits, normalize},
     engine::{

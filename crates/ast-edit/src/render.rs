@@ -1,10 +1,14 @@
 //! Model-facing text and JSON details of previews and applies (spec §3.3 and §3.4).
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, fmt::Write as _};
 
 use serde_json::{Value, json};
 
-use crate::{EditPreview, FileEdits, diff::unified_diff, fingerprint::tag};
+use crate::{
+    EditPreview, FileEdits,
+    diff::{take_unified_diff, unified_diff},
+    fingerprint::tag,
+};
 
 /// At most this many parse issues are listed.
 pub const PARSE_ERRORS_LIMIT: usize = 20;
@@ -47,9 +51,9 @@ pub fn preview_text(preview: &EditPreview) -> String {
         }
         dir.files.push((name.to_owned(), file));
     }
-    let mut blocks = Vec::new();
+    let mut blocks = Blocks { out: res, empty: true };
     render_dir(&tree, None, 0, &mut blocks);
-    res.push_str(&blocks.join("\n"));
+    let mut res = blocks.out;
     if preview.limit_reached {
         res.push_str("\n\nLimit reached; narrow paths.");
     }
@@ -76,6 +80,17 @@ pub fn parse_issues_block(errors: &[String]) -> String {
 
 /// The preview's details JSON (camelCase), including the unified diff.
 pub fn preview_details(preview: &EditPreview) -> Value {
+    details_with_diff(preview, unified_diff(preview))
+}
+
+/// [`preview_details`], moving the diffs out of `preview` instead of copying them (a big
+/// file's diff is hundreds of megabytes).
+pub(crate) fn take_preview_details(preview: &mut EditPreview) -> Value {
+    let diff = take_unified_diff(preview);
+    details_with_diff(preview, diff)
+}
+
+fn details_with_diff(preview: &EditPreview, diff: String) -> Value {
     let mut details = json!({
         "totalReplacements": preview.total_replacements(),
         "filesTouched": preview.files_touched(),
@@ -84,8 +99,9 @@ pub fn preview_details(preview: &EditPreview) -> Value {
         "limitReached": preview.limit_reached,
         "lang": preview.lang.name(),
         "fileReplacements": file_replacements(preview),
-        "diff": unified_diff(preview),
     });
+    // Moved in, where `json!` would copy it.
+    details["diff"] = Value::String(diff);
     if !preview.parse_errors.is_empty() {
         details["parseErrors"] =
             json!(preview.parse_errors.iter().take(PARSE_ERRORS_LIMIT).collect::<Vec<_>>());
@@ -107,9 +123,26 @@ struct Dir<'a> {
     files: Vec<(String, &'a FileEdits)>,
 }
 
+/// The text's blocks (headings and files), one line apart, written in place.
+struct Blocks {
+    out: String,
+    /// No block written yet.
+    empty: bool,
+}
+
+impl Blocks {
+    /// Where the next block goes.
+    fn next(&mut self) -> &mut String {
+        if !std::mem::take(&mut self.empty) {
+            self.out.push('\n');
+        }
+        &mut self.out
+    }
+}
+
 /// Renders a directory: its folded heading (unless it is the root), its files one `#` deeper,
 /// then its subdirectories one `#` deeper.
-fn render_dir(dir: &Dir<'_>, name: Option<String>, depth: usize, blocks: &mut Vec<String>) {
+fn render_dir(dir: &Dir<'_>, name: Option<String>, depth: usize, blocks: &mut Blocks) {
     let (dir, depth) = match name {
         Some(mut name) => {
             let mut dir = dir;
@@ -119,37 +152,42 @@ fn render_dir(dir: &Dir<'_>, name: Option<String>, depth: usize, blocks: &mut Ve
                 name.push_str(child_name);
                 dir = child;
             }
-            blocks.push(format!("{} {name}/", "#".repeat(depth)));
+            let _ = write!(blocks.next(), "{} {name}/", "#".repeat(depth));
             (dir, depth + 1)
         }
         None => (dir, depth + 1),
     };
     for (file_name, file) in &dir.files {
-        blocks.push(file_block(file_name, file, depth));
+        file_block(blocks.next(), file_name, file, depth);
     }
     for (child_name, child) in &dir.dirs {
         render_dir(child, Some(child_name.clone()), depth, blocks);
     }
 }
 
-fn file_block(name: &str, file: &FileEdits, depth: usize) -> String {
-    let mut res = format!(
+/// A file's heading and two lines an edit, written in place (a big file has a million).
+fn file_block(out: &mut String, name: &str, file: &FileEdits, depth: usize) {
+    let _ = write!(
+        out,
         "{} {name}#{} ({})",
         "#".repeat(depth),
         tag(&file.fingerprint),
         plural(file.edits.len(), "replacement")
     );
     for edit in &file.edits {
-        let pos = format!("{}:{}", edit.start_line, edit.start_column);
-        res.push_str(&format!("\n-{pos} {}", first_line(&edit.before)));
-        res.push_str(&format!("\n+{pos} {}", first_line(&edit.after)));
+        let (line, col) = (edit.start_line, edit.start_column);
+        let _ = write!(out, "\n-{line}:{col} {}", first_line(&edit.before));
+        let _ = write!(out, "\n+{line}:{col} {}", first_line(&edit.after));
     }
-    res
 }
 
-fn first_line(text: &str) -> String {
+/// The first line of `text`, cut to [`LINE_PREVIEW_CHARS`] characters.
+fn first_line(text: &str) -> &str {
     let line = text.lines().next().unwrap_or("");
-    line.chars().take(LINE_PREVIEW_CHARS).collect()
+    match line.char_indices().nth(LINE_PREVIEW_CHARS) {
+        Some((cut, _)) => &line[..cut],
+        None => line,
+    }
 }
 
 #[cfg(test)]

@@ -112,7 +112,13 @@ pub fn search(
                 return None;
             }
             Some(match rules.get(lang) {
-                Some(rules) => search_file(candidate, *lang, rules),
+                // One match past the limit, so that the fold sees the cut.
+                Some(rules) => search_file(
+                    candidate,
+                    *lang,
+                    rules,
+                    limit.map_or(usize::MAX, |l| l.saturating_add(1)),
+                ),
                 None => Ok(Vec::new()),
             })
         },
@@ -141,10 +147,14 @@ pub fn search(
     Ok(result)
 }
 
+/// One file's matches; each rule's walk stops after `cap` matches, since no file gives a
+/// search more than its limit (the fold keeps the first ones by position, and sees from one
+/// more that the limit cut them).
 fn search_file(
     candidate: &Candidate,
     lang: Lang,
     rules: &[Rule],
+    cap: usize,
 ) -> Result<Vec<SearchMatch>, String> {
     let text = read_text(candidate)?;
     let active = active_rules(rules, &text, true);
@@ -155,10 +165,7 @@ fn search_file(
     let index = LineIndex::new(&text);
     let mut res = Vec::new();
     for (rule, prune) in active {
-        let matches = rule
-            .matches(root.root(), prune.as_ref())
-            .map_err(|why| format!("{}: {why}", candidate.display))?;
-        for m in matches {
+        rule.each_match(root.root(), prune.as_ref(), cap, |m| {
             let range = m.range();
             let (line, column) = index.position(range.start);
             let (end_line, end_column) = index.position(range.end);
@@ -198,7 +205,8 @@ fn search_file(
                 meta_variables,
                 context,
             });
-        }
+        })
+        .map_err(|why| format!("{}: {why}", candidate.display))?;
     }
     dispose(root, candidate);
     res.sort_by_key(|m| (m.line, m.column));

@@ -46,3 +46,17 @@ async fn limit_lang_and_no_match() {
     let err = fx.grep(json!({"pattern": "x", "paths": ["."], "lang": "cobol"})).await.unwrap_err();
     assert!(err.message().starts_with("Unsupported language 'cobol'. Supported:"));
 }
+
+/// A limit that cuts one file's matches says so, though no other file is left to cut.
+#[tokio::test]
+async fn a_search_limit_that_cuts_a_single_file_is_reported() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\nfoo(2);\nfoo(3);\n")]);
+    for (limit, reached) in [(2, true), (3, false)] {
+        let res = fx
+            .grep(json!({"pattern": "foo($A)", "paths": ["a.ts"], "limit": limit}))
+            .await
+            .unwrap();
+        assert_eq!(details(&res)["matches"].as_array().unwrap().len(), limit, "{limit}");
+        assert_eq!(details(&res)["limitReached"], reached, "{limit}");
+    }
+}

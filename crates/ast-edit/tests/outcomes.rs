@@ -314,3 +314,60 @@ async fn apply_keeps_permissions() {
         .collect();
     assert_eq!(left, ["commit.lock"], "journal cleaned up, the lock kept");
 }
+
+/// With a limit, the match walk stops once it has enough matches: matches past the limit are
+/// never made into edits, so an overlap among them (a nested call) does not fail the preview,
+/// and the diff and the apply hold exactly the edits kept.
+#[tokio::test]
+async fn a_limit_stops_the_match_walk_and_the_diff_holds_only_the_edits_kept() {
+    let fx = Fixture::new(&[
+        ("a.ts", "foo(1);\n"),
+        ("b.ts", "foo(2);\nfoo(3);\nfoo(4);\nfoo(foo(5));\n"),
+    ]);
+    let err = fx.edit(rename(&["."])).await.unwrap_err();
+    assert!(err.message().starts_with("Overlapping replacements detected"), "{}", err.message());
+    let mut args = rename(&["."]);
+    // b.ts is cut twice: by the limit in its own walk (3), and by the room a.ts leaves (2).
+    args["limit"] = json!(3);
+    let res = fx.edit(args).await.unwrap();
+    assert_eq!(details(&res)["totalReplacements"], 3);
+    assert_eq!(details(&res)["limitReached"], true);
+    assert_eq!(
+        details(&res)["diff"],
+        "diff --git a/a.ts b/a.ts\n--- a/a.ts\n+++ b/a.ts\n@@ -1 +1 @@\n-foo(1);\n+bar(1);\n\
+         diff --git a/b.ts b/b.ts\n--- a/b.ts\n+++ b/b.ts\n@@ -1,4 +1,4 @@\n-foo(2);\n-foo(3);\n+bar(2);\n+bar(3);\n foo(4);\n foo(foo(5));\n"
+    );
+    let applied = fx.apply().await;
+    assert_eq!(applied.text_content(), "Applied 3 replacements in 2 files.");
+    assert_eq!(fx.read("b.ts"), "bar(2);\nbar(3);\nfoo(4);\nfoo(foo(5));\n");
+}
+
+/// With several rules, the limit keeps the first edits by position, whichever rule made them.
+#[tokio::test]
+async fn a_limit_keeps_the_first_edits_by_position_across_rules() {
+    let fx = Fixture::new(&[("a.ts", "baz(0);\nfoo(1);\nbaz(2);\nfoo(3);\nbaz(4);\n")]);
+    let args = json!({
+        "ops": [{"pat": "foo($A)", "out": "bar($A)"}, {"pat": "baz($A)", "out": "qux($A)"}],
+        "paths": ["."],
+        "limit": 3,
+    });
+    let res = fx.edit(args).await.unwrap();
+    assert_eq!(details(&res)["totalReplacements"], 3);
+    fx.apply().await;
+    assert_eq!(fx.read("a.ts"), "qux(0);\nbar(1);\nqux(2);\nfoo(3);\nbaz(4);\n");
+}
+
+/// A limit that cuts one file's edits says so, though no other file is left to cut.
+#[tokio::test]
+async fn a_limit_that_cuts_a_single_file_is_reported() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\nfoo(2);\nfoo(3);\n")]);
+    for (limit, reached) in [(2, true), (3, false), (4, false)] {
+        let mut args = rename(&["a.ts"]);
+        args["limit"] = json!(limit);
+        let res = fx.edit(args).await.unwrap();
+        assert_eq!(details(&res)["totalReplacements"], limit.min(3), "{limit}");
+        assert_eq!(details(&res)["limitReached"], reached, "{limit}");
+        assert_eq!(res.text_content().ends_with("Limit reached; narrow paths."), reached);
+        fx.session.store().pop().unwrap();
+    }
+}

@@ -1,9 +1,12 @@
 //! Colouring a unified diff for a terminal.
 
-/// Colours `diff` line by line: headers bold, hunks cyan, additions green, removals red.
-pub(crate) fn colorize(diff: &str, color: bool) -> String {
+use std::borrow::Cow;
+
+/// Colours `diff` line by line: headers bold, hunks cyan, additions green, removals red;
+/// without colour, `diff` itself.
+pub(crate) fn colorize(diff: &str, color: bool) -> Cow<'_, str> {
     if !color {
-        return diff.to_owned();
+        return Cow::Borrowed(diff);
     }
     let mut res = String::with_capacity(diff.len() + diff.len() / 4);
     for line in diff.split_inclusive('\n') {
@@ -28,7 +31,7 @@ pub(crate) fn colorize(diff: &str, color: bool) -> String {
             None => res.push_str(line),
         }
     }
-    res
+    Cow::Owned(res)
 }
 
 #[cfg(test)]

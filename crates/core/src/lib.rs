@@ -56,8 +56,8 @@ pub use crate::{
     retire::Retirement,
     session::Session,
     store::{
-        Claim, PendingActionStore, PendingEntry, PendingId, StoreError, StoreEvent, StoreListener,
-        StoreListeners, Subscription, pending_id,
+        Claim, PendingActionStore, PendingEntry, PendingId, PendingSummary, StoreError, StoreEvent,
+        StoreListener, StoreListeners, Subscription, pending_id,
     },
     tools::{Tool, assemble_tools},
 };

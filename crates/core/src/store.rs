@@ -53,6 +53,32 @@ pub struct PendingEntry {
     pub created_at: SystemTime,
 }
 
+/// An entry as a listing shows it: no details and no payload, which can be big (a preview's
+/// details hold its whole diff).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSummary {
+    /// The entry's id.
+    pub id: PendingId,
+    /// Its label.
+    pub label: String,
+    /// The tool that staged it.
+    pub source_tool_name: String,
+    /// When it was staged.
+    pub created_at: SystemTime,
+}
+
+impl PendingSummary {
+    /// The summary of `entry`.
+    pub fn of(entry: &PendingEntry) -> Self {
+        Self {
+            id: entry.id.clone(),
+            label: entry.label().to_owned(),
+            source_tool_name: entry.source_tool_name().to_owned(),
+            created_at: entry.created_at,
+        }
+    }
+}
+
 impl PendingEntry {
     /// The action's label.
     pub fn label(&self) -> &str {
@@ -297,4 +323,15 @@ pub trait PendingActionStore: Send + Sync {
     /// a process that died). Returns how many were cleared. `resolve` calls it when it finds
     /// nothing to run.
     fn clear_stale(&self) -> Result<usize, StoreError>;
+
+    /// The entries, newest first, as a listing shows them. A store that can list without
+    /// reading each entry's details and payload overrides this.
+    fn summaries(&self) -> Result<Vec<PendingSummary>, StoreError> {
+        Ok(self.list()?.iter().map(PendingSummary::of).collect())
+    }
+
+    /// The head, as a listing shows it.
+    fn head_summary(&self) -> Result<Option<PendingSummary>, StoreError> {
+        Ok(self.peek()?.as_ref().map(PendingSummary::of))
+    }
 }

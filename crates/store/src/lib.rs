@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 mod claim;
+mod codec;
 mod rehydrate;
 mod sqlite;
 

@@ -11,23 +11,27 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{
+    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 use staged_core::{
-    Claim, PendingAction, PendingActionStore, PendingEntry, PendingId, StoreError, StoreEvent,
-    StoreListener, StoreListeners, Subscription, pending_id,
+    Claim, PendingAction, PendingActionStore, PendingEntry, PendingId, PendingSummary, StoreError,
+    StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
 };
 use staged_fs::{DirHandle, NewFileMode, Root};
 
 use crate::{
     Rehydrators, StoredAction,
     claim::{ClaimLock, TryClaim, lock_name, try_claim},
+    codec,
 };
 
 /// The database's file name inside the state folder.
 pub const DB_FILE_NAME: &str = "staged.db";
 
-/// The schema version this build reads and writes.
-const SCHEMA_VERSION: i64 = 1;
+/// The schema version this build reads and writes. Schema 2 stores details and payloads
+/// compressed (see the codec module); a schema-1 database is migrated on open.
+const SCHEMA_VERSION: i64 = 2;
 
 /// How long a write waits for another process's write transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -57,7 +61,10 @@ struct Row {
     malformed: Option<String>,
 }
 
-const ROW_COLUMNS: &str = "seq, id, source_tool, label, created_at_ms, details, payload";
+const SUMMARY_COLUMNS: &str = "id, label, source_tool, created_at_ms";
+
+const ROW_COLUMNS: &str =
+    "seq, id, source_tool, label, created_at_ms, details, payload, details_in_payload";
 
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -310,7 +317,9 @@ impl PendingActionStore for SqliteStore {
                 "`{label}` cannot be staged durably: `{source}` gives no replayable payload"
             ))
         })?;
-        let details = action.details().map(serde_json::Value::to_string);
+        let encoded = codec::encode(action.details(), payload).map_err(|err| {
+            StoreError::Backend(format!("`{label}` could not be encoded for storage: {err}"))
+        })?;
         let created_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
@@ -320,9 +329,17 @@ impl PendingActionStore for SqliteStore {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|err| self.err(&err))?;
             tx.execute(
-                "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, position)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending))",
-                params![format!("staging:{created_ms}"), source, label, created_ms, details, payload.to_string()],
+                "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, details_in_payload, position)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending))",
+                params![
+                    format!("staging:{created_ms}"),
+                    source,
+                    label,
+                    created_ms,
+                    encoded.details,
+                    encoded.payload,
+                    encoded.details_in_payload
+                ],
             )
             .map_err(|err| self.err(&err))?;
             let seq = tx.last_insert_rowid();
@@ -420,6 +437,32 @@ impl PendingActionStore for SqliteStore {
         Ok(())
     }
 
+    /// The entries, newest first, read without their details and payloads (which can hold a
+    /// big diff each): what a listing shows.
+    fn summaries(&self) -> Result<Vec<PendingSummary>, StoreError> {
+        let conn = lock(&self.conn);
+        let mut stmt = conn
+            .prepare(&format!("SELECT {SUMMARY_COLUMNS} FROM pending ORDER BY position DESC"))
+            .map_err(|err| self.err(&err))?;
+        stmt.query_map([], read_summary)
+            .map_err(|err| self.err(&err))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| self.err(&err))
+    }
+
+    /// The head, read without its details and payload: what a command shows of the stack
+    /// after it changed it.
+    fn head_summary(&self) -> Result<Option<PendingSummary>, StoreError> {
+        let conn = lock(&self.conn);
+        conn.query_row(
+            &format!("SELECT {SUMMARY_COLUMNS} FROM pending ORDER BY position DESC LIMIT 1"),
+            [],
+            read_summary,
+        )
+        .optional()
+        .map_err(|err| self.err(&err))
+    }
+
     fn clear_stale(&self) -> Result<usize, StoreError> {
         let Ok(names) = self.claims_dir.names() else { return Ok(0) };
         let mut n_cleared = 0;
@@ -471,43 +514,46 @@ fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
     if version == SCHEMA_VERSION {
         return Ok(());
     }
-    conn.execute_batch(&format!(
-        "BEGIN IMMEDIATE;
-         CREATE TABLE IF NOT EXISTS pending (
+    // The version is read again inside the write transaction, so that two processes opening
+    // a schema-1 database never both migrate it.
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS pending (
              seq INTEGER PRIMARY KEY AUTOINCREMENT,
              id TEXT NOT NULL UNIQUE,
              source_tool TEXT NOT NULL,
              label TEXT NOT NULL,
              created_at_ms INTEGER NOT NULL,
-             details TEXT,
-             payload TEXT NOT NULL,
-             position INTEGER NOT NULL
+             details BLOB,
+             payload BLOB NOT NULL,
+             position INTEGER NOT NULL,
+             details_in_payload INTEGER NOT NULL DEFAULT 0
          );
-         CREATE INDEX IF NOT EXISTS pending_position ON pending (position);
-         PRAGMA user_version = {SCHEMA_VERSION};
-         COMMIT;"
-    ))
+         CREATE INDEX IF NOT EXISTS pending_position ON pending (position);",
+    )?;
+    if version == 1 {
+        codec::migrate_v1(&tx)?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()?;
+    if version == 1 {
+        // The rows shrank, but the file keeps its pages until vacuumed; best effort, since the
+        // store works either way (another process may hold the database).
+        let _ = conn.execute_batch("VACUUM");
+    }
+    Ok(())
 }
 
 /// Reads a row as stored. A row whose JSON columns do not parse still lists (and can be
 /// discarded), as an unavailable action that says what is wrong with it.
 fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    let details: Option<String> = row.get(5)?;
-    let payload: String = row.get(6)?;
     let created_ms: i64 = row.get(4)?;
-    let mut malformed = None;
-    let details = match details.map(|d| serde_json::from_str::<serde_json::Value>(&d)) {
-        None => None,
-        Some(Ok(details)) => Some(details),
-        Some(Err(err)) => {
-            malformed = Some(format!("its stored details are not valid JSON ({err})"));
-            None
-        }
-    };
-    let payload = serde_json::from_str(&payload).unwrap_or_else(|err| {
-        malformed = Some(format!("its stored payload is not valid JSON ({err})"));
-        serde_json::Value::Null
-    });
+    let (details, payload, malformed) =
+        match codec::decode(row.get_ref(5)?, row.get_ref(6)?, row.get(7)?) {
+            Ok((details, payload)) => (details, payload, None),
+            Err(why) => (None, serde_json::Value::Null, Some(why)),
+        };
     Ok(Row {
         seq: row.get(0)?,
         malformed,
@@ -532,6 +578,17 @@ fn refuse_dir(path: &Path, err: &std::io::Error) -> StoreError {
         _ => err.to_string(),
     };
     StoreError::Backend(format!("refusing the state folder {}: {why}", path.display()))
+}
+
+fn read_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingSummary> {
+    let created_ms: i64 = row.get(3)?;
+    Ok(PendingSummary {
+        id: PendingId::from_string(row.get(0)?),
+        label: row.get(1)?,
+        source_tool_name: row.get(2)?,
+        created_at: UNIX_EPOCH
+            + Duration::from_millis(u64::try_from(created_ms).unwrap_or_default()),
+    })
 }
 
 fn db_error(path: &Path, err: &rusqlite::Error) -> StoreError {

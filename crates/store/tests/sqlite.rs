@@ -231,7 +231,7 @@ fn a_database_from_a_newer_staged_is_refused() {
     conn.pragma_update(None, "user_version", 7).unwrap();
     drop(conn);
     let err = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap_err().to_string();
-    assert!(err.contains("written by a newer staged (schema 7, this build reads 1)"), "{err}");
+    assert!(err.contains("written by a newer staged (schema 7, this build reads 2)"), "{err}");
 }
 
 #[test]
@@ -329,4 +329,227 @@ fn a_malformed_row_lists_and_discards_but_says_why_it_cannot_apply() {
     )
     .unwrap();
     assert_eq!(store.len().unwrap(), 0);
+}
+
+/// An action with given details and payload, as a tool's preview would have them.
+struct Stored {
+    details: serde_json::Value,
+    payload: serde_json::Value,
+}
+
+#[async_trait::async_trait]
+impl PendingAction for Stored {
+    fn label(&self) -> &str {
+        "stored"
+    }
+    fn source_tool_name(&self) -> &str {
+        "note"
+    }
+    fn details(&self) -> Option<&serde_json::Value> {
+        Some(&self.details)
+    }
+    fn payload(&self) -> Option<serde_json::Value> {
+        Some(self.payload.clone())
+    }
+    async fn apply(
+        &self,
+        _: &str,
+        _: Option<&JsonObject>,
+        _: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        Ok(ToolResult::text("applied"))
+    }
+}
+
+/// Every row of the store in `dir` as a rehydrator receives it, oldest first.
+fn stored_rows(dir: &std::path::Path) -> Vec<StoredAction> {
+    let rows = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&rows);
+    let mut rehydrators = Rehydrators::new();
+    rehydrators.register(
+        "note",
+        Arc::new(move |stored: &StoredAction| {
+            seen.lock().unwrap().push(stored.clone());
+            Err("recorded by the test".to_owned())
+        }),
+    );
+    SqliteStore::open(dir, rehydrators).unwrap().list().unwrap();
+    let mut rows = rows.lock().unwrap().clone();
+    rows.reverse();
+    rows
+}
+
+/// `(typeof(details), length(details), typeof(payload), length(payload), details_in_payload)`
+/// of every row, oldest first.
+fn raw_columns(dir: &std::path::Path) -> Vec<(String, i64, String, i64, i64)> {
+    let conn = rusqlite::Connection::open(dir.join("staged.db")).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT typeof(details), coalesce(length(details), 0), typeof(payload), length(payload),
+                    details_in_payload FROM pending ORDER BY seq",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+fn big_diff() -> String {
+    (0..20_000).map(|i| format!("-foo({i}, \"x\");\n+bar(\"x\", {i});\n")).collect()
+}
+
+#[test]
+fn a_big_diff_is_stored_compressed_and_once_and_reads_back_as_pushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap();
+    let diff = big_diff();
+    let details = serde_json::json!({"diff": diff, "totalReplacements": 20_000});
+    let payload = serde_json::json!({"text": "big", "details": details});
+    store.push(Arc::new(Stored { details: details.clone(), payload: payload.clone() })).unwrap();
+    // A payload whose details are not the row's keeps its own.
+    let other = serde_json::json!({"text": "other", "details": {"diff": ""}});
+    store.push(Arc::new(Stored { details: details.clone(), payload: other.clone() })).unwrap();
+
+    let columns = raw_columns(dir.path());
+    let (details_type, details_len, payload_type, payload_len, once) = &columns[0];
+    assert_eq!((details_type.as_str(), payload_type.as_str(), *once), ("blob", "blob", 1));
+    assert!(*details_len * 10 < diff.len() as i64, "{details_len} bytes for {}", diff.len());
+    assert!(*payload_len < 100, "the payload's copy of the details is not stored: {payload_len}");
+    assert_eq!(columns[1].4, 0);
+
+    drop(store);
+    let store = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap();
+    let rows = stored_rows(dir.path());
+    assert_eq!(rows[0].details.as_ref(), Some(&details));
+    assert_eq!(rows[0].payload, payload);
+    assert_eq!(rows[1].payload, other);
+    assert_eq!(store.get(rows[0].id.as_str()).unwrap().unwrap().action.details(), Some(&details));
+}
+
+#[test]
+fn a_schema_1_database_is_migrated_in_place_and_keeps_its_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("staged.db");
+    let details = serde_json::json!({"diff": big_diff()});
+    let payload = serde_json::json!({"text": "old", "details": details});
+    {
+        // The schema and rows as staged's schema 1 wrote them: JSON text.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE pending (
+                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                 id TEXT NOT NULL UNIQUE,
+                 source_tool TEXT NOT NULL,
+                 label TEXT NOT NULL,
+                 created_at_ms INTEGER NOT NULL,
+                 details TEXT,
+                 payload TEXT NOT NULL,
+                 position INTEGER NOT NULL
+             );
+             CREATE INDEX pending_position ON pending (position);
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+        let insert = "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, position)
+                      VALUES (?1, 'note', ?2, 0, ?3, ?4, ?5)";
+        conn.execute(
+            insert,
+            rusqlite::params![
+                "pending-action:note:0",
+                "old",
+                details.to_string(),
+                payload.to_string(),
+                1
+            ],
+        )
+        .unwrap();
+        conn.execute(
+            insert,
+            rusqlite::params![
+                "pending-action:note:1",
+                "plain",
+                None::<String>,
+                r#"{"text":"plain"}"#,
+                2
+            ],
+        )
+        .unwrap();
+        // The newest row was resolved: its id must not come back.
+        conn.execute(
+            insert,
+            rusqlite::params![
+                "pending-action:note:2",
+                "gone",
+                None::<String>,
+                r#"{"text":"gone"}"#,
+                3
+            ],
+        )
+        .unwrap();
+        conn.execute("DELETE FROM pending WHERE label = 'gone'", []).unwrap();
+    }
+    let stored_bytes = |db: &std::path::Path| -> i64 {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        conn.query_row(
+            "SELECT sum(coalesce(length(details), 0) + length(payload)) FROM pending",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let text_bytes = stored_bytes(&db);
+    let text_file_size = std::fs::metadata(&db).unwrap().len();
+
+    let applies = Arc::new(AtomicUsize::new(0));
+    let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, 2);
+    let columns = raw_columns(dir.path());
+    assert_eq!(columns[0].0, "blob");
+    assert_eq!(columns[0].4, 1);
+    assert_eq!((columns[1].0.as_str(), columns[1].2.as_str()), ("null", "blob"));
+    let rows = stored_rows(dir.path());
+    assert_eq!(rows[0].details.as_ref(), Some(&details));
+    assert_eq!(rows[0].payload, payload);
+    assert_eq!(rows[1].details, None);
+    assert_eq!(rows[1].payload, serde_json::json!({"text": "plain"}));
+    let labels: Vec<_> = store.list().unwrap().iter().map(|e| e.label().to_owned()).collect();
+    assert_eq!(labels, ["plain", "old"]);
+    assert_eq!(store.push(note("new", &applies)).unwrap().as_str(), "pending-action:note:3");
+    // Opening again finds schema 2 and changes nothing.
+    drop(store);
+    let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    assert_eq!(stored_rows(dir.path())[0].payload, payload);
+    assert!(
+        stored_bytes(&db) * 10 < text_bytes,
+        "{} bytes, {text_bytes} before",
+        stored_bytes(&db)
+    );
+    // The migration vacuumed the file: it shrank with its rows.
+    drop((store, conn));
+    assert!(std::fs::metadata(&db).unwrap().len() * 5 < text_file_size, "the file shrank");
+}
+
+#[test]
+fn summaries_list_the_stack_without_reading_details_or_payloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let applies = Arc::new(AtomicUsize::new(0));
+    let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    assert_eq!(store.head_summary().unwrap(), None);
+    store.push(note("first", &applies)).unwrap();
+    let details = serde_json::json!({"diff": big_diff()});
+    store.push(Arc::new(Stored { details: details.clone(), payload: details })).unwrap();
+    let summaries = store.summaries().unwrap();
+    let entries = store.list().unwrap();
+    assert_eq!(summaries.len(), 2);
+    for (summary, entry) in summaries.iter().zip(&entries) {
+        assert_eq!(summary.id, entry.id);
+        assert_eq!(summary.label, entry.label());
+        assert_eq!(summary.source_tool_name, entry.source_tool_name());
+        assert_eq!(summary.created_at, entry.created_at);
+    }
+    assert_eq!(store.head_summary().unwrap().as_ref(), summaries.first());
 }

@@ -2,6 +2,7 @@
 
 use anyhow::Context;
 use serde_json::{Value, json};
+use staged_core::ToolResult;
 use staged_workspace::WorkspaceSession;
 
 use crate::{
@@ -20,7 +21,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &AstEditArgs, out: &Output) -> anyh
         Effect::Stages,
         WorkspaceSession::ast_edit_tool,
         params,
-        |res, out| print_preview(&res.text_content(), res.details.as_ref(), out),
+        print_preview,
     )
 }
 
@@ -47,11 +48,13 @@ fn params_json(args: &AstEditArgs) -> Value {
 }
 
 /// For a person: the diff (coloured on a terminal), any notes, and how to resolve it.
-fn print_preview(text: &str, details: Option<&Value>, out: &Output) -> anyhow::Result<()> {
-    let Some(details) = details else { return out.line(text).context("writing the preview") };
+fn print_preview(result: &ToolResult, out: &Output) -> anyhow::Result<()> {
+    let Some(details) = &result.details else {
+        return out.line(&result.text_content()).context("writing the preview");
+    };
     let Some(id) = details.get("pendingId").and_then(Value::as_str) else {
         // Nothing staged (no matches): the tool's text says why.
-        return out.line(text).context("writing the result");
+        return out.line(&result.text_content()).context("writing the result");
     };
     let diff = details.get("diff").and_then(Value::as_str).unwrap_or_default();
     out.write(&colorize(diff, out.render.color))?;

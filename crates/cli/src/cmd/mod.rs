@@ -10,7 +10,7 @@ pub(crate) mod show;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use staged_core::{PendingActionStore, PendingEntry, Tool, ToolError, ToolResult};
+use staged_core::{PendingId, Tool, ToolError, ToolResult};
 use staged_workspace::WorkspaceSession;
 
 use crate::{args::GlobalArgs, context, exit::Exit, output::Output, progress::Progress};
@@ -49,11 +49,10 @@ pub(crate) fn run_tool<T: Tool + 'static>(
         let _progress = Progress::start("searching files");
         context::block_on(|cancel| async move { tool.execute(params, &cancel).await })?
     };
-    let head = head(ws.store().as_ref());
     match res {
         Ok(result) => {
             if out.json {
-                out.json_line(&tool_json(&result, head.as_ref()))?;
+                print_tool_json(out, &result, head(&ws).as_ref())?;
             } else {
                 print(&result, out)?;
             }
@@ -61,7 +60,7 @@ pub(crate) fn run_tool<T: Tool + 'static>(
         }
         Err(err) => {
             if out.json {
-                out.json_line(&tool_json(&error_result(&err), head.as_ref()))?;
+                print_tool_json(out, &error_result(&err), head(&ws).as_ref())?;
             }
             let message = cli_message(&err).unwrap_or_else(|| err.message().to_owned());
             Err(anyhow::anyhow!("{message}"))
@@ -108,16 +107,23 @@ fn cli_message(err: &ToolError) -> Option<String> {
     })
 }
 
-/// The `--json` object of a tool-like command:
+/// Prints the `--json` object of a tool-like command:
 /// `{"text", "isError", "details", "pending": {"id", "label"} | null}`, where `pending` is the
-/// head of the stack after the command.
-pub(crate) fn tool_json(result: &ToolResult, head: Option<&PendingEntry>) -> Value {
-    json!({
-        "text": result.text_content(),
-        "isError": result.is_error,
-        "details": result.details.clone().unwrap_or_else(|| json!({})),
-        "pending": head.map(|e| json!({"id": e.id.as_str(), "label": e.label()})),
-    })
+/// head of the stack after the command. Written member by member, so that a big preview's
+/// details (its whole diff) are not copied into another JSON value first.
+pub(crate) fn print_tool_json(
+    out: &Output,
+    result: &ToolResult,
+    head: Option<&(PendingId, String)>,
+) -> std::io::Result<()> {
+    let no_details = json!({});
+    let pending = head.map(|(id, label)| json!({"id": id.as_str(), "label": label}));
+    out.json_object_line(&[
+        ("text", &Value::String(result.text_content())),
+        ("isError", &Value::Bool(result.is_error)),
+        ("details", result.details.as_ref().unwrap_or(&no_details)),
+        ("pending", pending.as_ref().unwrap_or(&Value::Null)),
+    ])
 }
 
 /// The result a `ToolError` stands for.
@@ -125,10 +131,10 @@ pub(crate) fn error_result(err: &ToolError) -> ToolResult {
     err.to_result()
 }
 
-/// The head of the stack, for the JSON output; a store failure reads as no head, since the
-/// command itself already succeeded or failed on its own terms.
-pub(crate) fn head(store: &dyn PendingActionStore) -> Option<PendingEntry> {
-    store.peek().ok().flatten()
+/// The id and label of the stack's head, for the JSON output; a store failure reads as no
+/// head, since the command itself already succeeded or failed on its own terms.
+pub(crate) fn head(ws: &WorkspaceSession) -> Option<(PendingId, String)> {
+    ws.store().head_summary().ok().flatten().map(|head| (head.id, head.label))
 }
 
 /// `3s`, `5m`, `2h`, `4d`.

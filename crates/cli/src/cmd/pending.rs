@@ -15,15 +15,16 @@ use crate::{
 
 pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
     let ws = context::open_existing(global)?;
-    let entries = ws.store().list().map_err(|err| anyhow::anyhow!("{err}"))?;
+    // Summaries: a listing needs no entry's details or payload (a big preview's diff).
+    let entries = ws.store().summaries().map_err(|err| anyhow::anyhow!("{err}"))?;
     if out.json {
         let pending: Vec<_> = entries
             .iter()
             .map(|e| {
                 json!({
                     "id": e.id.as_str(),
-                    "label": e.label(),
-                    "source": e.source_tool_name(),
+                    "label": e.label,
+                    "source": e.source_tool_name,
                     "createdAt": timestamp(e.created_at),
                     "ageSeconds": age_seconds(e.created_at),
                 })
@@ -38,14 +39,7 @@ pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
     }
     let rows: Vec<[String; 4]> = entries
         .iter()
-        .map(|e| {
-            [
-                e.id.to_string(),
-                e.label().to_owned(),
-                e.source_tool_name().to_owned(),
-                age(e.created_at),
-            ]
-        })
+        .map(|e| [e.id.to_string(), e.label.clone(), e.source_tool_name.clone(), age(e.created_at)])
         .collect();
     let header = ["ID", "LABEL", "SOURCE", "AGE"].map(str::to_owned);
     let widths: Vec<usize> = (0..4)

@@ -7,7 +7,7 @@ use staged_render::{render_resolve_call, render_resolve_result};
 
 use crate::{
     args::{ActionArg, GlobalArgs, ResolveArgs},
-    cmd::{error_result, head, tool_json},
+    cmd::{error_result, head, print_tool_json},
     context,
     exit::Exit,
     output::Output,
@@ -35,7 +35,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     })?
     .unwrap_or_else(|err| error_result(&err));
     if out.json {
-        out.json_line(&tool_json(&result, head(ws.store().as_ref()).as_ref()))?;
+        print_tool_json(out, &result, head(&ws).as_ref())?;
     } else {
         out.line(&render_resolve_call(action, &args.reason, &out.render))?;
         out.line(&render_resolve_result(result.details.as_ref(), result.is_error, &out.render))?;

@@ -40,19 +40,19 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow:
             }
         },
     };
-    let details = entry.action.details().cloned();
-    let diff =
-        details.as_ref().and_then(|d| d.get("diff")).and_then(Value::as_str).map(str::to_owned);
+    let details = entry.action.details();
+    let diff = details.and_then(|d| d.get("diff")).filter(|d| d.is_string());
     if out.json {
-        out.json_line(&json!({
-            "id": entry.id.as_str(),
-            "label": entry.label(),
-            "source": entry.source_tool_name(),
-            "createdAt": timestamp(entry.created_at),
-            "ageSeconds": age_seconds(entry.created_at),
-            "details": details,
-            "diff": diff,
-        }))?;
+        // Member by member: the details and the diff (a big preview's are big) are not copied.
+        out.json_object_line(&[
+            ("id", &json!(entry.id.as_str())),
+            ("label", &json!(entry.label())),
+            ("source", &json!(entry.source_tool_name())),
+            ("createdAt", &json!(timestamp(entry.created_at))),
+            ("ageSeconds", &json!(age_seconds(entry.created_at))),
+            ("details", details.unwrap_or(&Value::Null)),
+            ("diff", diff.unwrap_or(&Value::Null)),
+        ])?;
         return Ok(Exit::Success);
     }
     out.line(&format!(
@@ -62,9 +62,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow:
         entry.source_tool_name(),
         age(entry.created_at)
     ))?;
-    match (diff, details) {
-        (Some(diff), _) => out.write(&colorize(&diff, out.render.color))?,
-        (None, Some(details)) => out.line(&serde_json::to_string_pretty(&details)?)?,
+    match (diff.and_then(Value::as_str), details) {
+        (Some(diff), _) => out.write(&colorize(diff, out.render.color))?,
+        (None, Some(details)) => out.line(&serde_json::to_string_pretty(details)?)?,
         (None, None) => out.line("(this preview has no details)")?,
     }
     Ok(Exit::Success)

@@ -1,0 +1,132 @@
+//! How a row's details and payload are stored: zstd-compressed JSON, the details once.
+//!
+//! A preview's details hold its whole unified diff, and its payload holds the same details
+//! again so that another process can rebuild the action. Stored as plain JSON text, 20 previews
+//! of a 4 MB file grew the database by 200 MB. So each column holds compressed JSON (a diff
+//! compresses about tenfold), and a payload whose `details` member equals the row's details is
+//! stored without it (the row's `details_in_payload` flag says so) and gets it back on read:
+//! what a reader sees is exactly what was pushed.
+//!
+//! Schema 1 stored both columns as JSON text; [`migrate_v1`] rewrites such rows, and [`decode`]
+//! still reads a text column as plain JSON.
+
+use std::io::{BufWriter, Write as _};
+
+use rusqlite::{Connection, params, types::ValueRef};
+use serde_json::Value;
+
+/// The zstd level: the fastest, since a big diff is compressed while a person waits, and it
+/// already compresses well.
+const LEVEL: i32 = 1;
+
+/// The stored form of one row's details and payload.
+#[derive(Debug)]
+pub(crate) struct Encoded {
+    pub(crate) details: Option<Vec<u8>>,
+    pub(crate) payload: Vec<u8>,
+    /// Whether the payload's `details` member was left out because it equals the details.
+    pub(crate) details_in_payload: bool,
+}
+
+/// Compresses `details` and `payload`, leaving out a payload's copy of the details.
+pub(crate) fn encode(details: Option<&Value>, mut payload: Value) -> std::io::Result<Encoded> {
+    let details_in_payload = match (details, payload.as_object_mut()) {
+        (Some(details), Some(object)) if object.get("details") == Some(details) => {
+            object.remove("details");
+            true
+        }
+        _ => false,
+    };
+    Ok(Encoded {
+        details: details.map(compress).transpose()?,
+        payload: compress(&payload)?,
+        details_in_payload,
+    })
+}
+
+/// The details and payload of a row as they were pushed. A column that does not decode reads
+/// as no details, and as a `null` payload.
+pub(crate) fn decode(
+    details: ValueRef<'_>,
+    payload: ValueRef<'_>,
+    details_in_payload: bool,
+) -> Result<(Option<Value>, Value), String> {
+    let details = json(details).map_err(|why| format!("its stored details are {why}"))?;
+    let mut payload = json(payload)
+        .map_err(|why| format!("its stored payload is {why}"))?
+        .ok_or("its stored payload is missing")?;
+    if details_in_payload && let (Some(details), Some(object)) = (&details, payload.as_object_mut())
+    {
+        object.insert("details".to_owned(), details.clone());
+    }
+    Ok((details, payload))
+}
+
+/// Rewrites every schema-1 row (JSON text) in the stored form, inside the caller's
+/// transaction, after adding the `details_in_payload` column.
+pub(crate) fn migrate_v1(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "ALTER TABLE pending ADD COLUMN details_in_payload INTEGER NOT NULL DEFAULT 0;",
+    )?;
+    let rows: Vec<(i64, Option<Value>, Value)> = {
+        let mut stmt = conn.prepare("SELECT seq, details, payload FROM pending")?;
+        stmt.query_map([], |row| {
+            // A row that does not decode is left as it is: it reads back as unavailable,
+            // saying why, and can still be discarded.
+            Ok(decode(row.get_ref(1)?, row.get_ref(2)?, false)
+                .ok()
+                .map(|(details, payload)| (row.get(0), details, payload)))
+        })?
+        .filter_map(Result::transpose)
+        .map(|row| row.and_then(|(seq, details, payload)| Ok((seq?, details, payload))))
+        .collect::<rusqlite::Result<_>>()?
+    };
+    for (seq, details, payload) in rows {
+        let encoded = encode(details.as_ref(), payload)
+            .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
+        conn.execute(
+            "UPDATE pending SET details = ?1, payload = ?2, details_in_payload = ?3 WHERE seq = ?4",
+            params![encoded.details, encoded.payload, encoded.details_in_payload, seq],
+        )?;
+    }
+    Ok(())
+}
+
+/// zstd-compressed JSON of `value`, written as it is serialized (the JSON text is never held
+/// whole).
+fn compress(value: &Value) -> std::io::Result<Vec<u8>> {
+    let mut out = BufWriter::with_capacity(1 << 16, zstd::Encoder::new(Vec::new(), LEVEL)?);
+    serde_json::to_writer(&mut out, value)?;
+    out.flush()?;
+    out.into_inner().map_err(|err| err.into_error())?.finish()
+}
+
+/// A column's JSON: compressed (a blob), or plain text as schema 1 wrote it.
+/// The most a stored value may decompress to: a planted row must not exhaust memory.
+const MAX_DECODED_BYTES: u64 = 1 << 30;
+
+/// A column's JSON: compressed (a blob), or plain text (schema 1); `Ok(None)` for NULL, and
+/// an error saying what is wrong otherwise.
+fn json(column: ValueRef<'_>) -> Result<Option<Value>, String> {
+    use std::io::Read as _;
+    match column {
+        ValueRef::Blob(bytes) => {
+            let decoder = zstd::stream::Decoder::new(bytes)
+                .map_err(|err| format!("not compressed data ({err})"))?;
+            let mut text = Vec::new();
+            decoder
+                .take(MAX_DECODED_BYTES + 1)
+                .read_to_end(&mut text)
+                .map_err(|err| format!("not compressed data ({err})"))?;
+            if text.len() as u64 > MAX_DECODED_BYTES {
+                return Err(format!("larger than {MAX_DECODED_BYTES} bytes"));
+            }
+            serde_json::from_slice(&text).map(Some).map_err(|err| format!("not valid JSON ({err})"))
+        }
+        ValueRef::Text(text) => {
+            serde_json::from_slice(text).map(Some).map_err(|err| format!("not valid JSON ({err})"))
+        }
+        ValueRef::Null => Ok(None),
+        ValueRef::Integer(_) | ValueRef::Real(_) => Err("a number, not JSON".to_owned()),
+    }
+}
