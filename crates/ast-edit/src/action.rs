@@ -4,16 +4,27 @@
 //! what the preview read and the recomputed edits equal the previewed ones; otherwise nothing
 //! is written and the result is the stale error. Its payload is replayable, so a durable store
 //! in another process can rebuild it with [`AstEditAction::from_payload`].
+//!
+//! `resolve` with `extra: {"files": [...]}` applies only those whole files (a partial apply):
+//! the rest stays pending as a new preview, pushed in the transaction that retires this one.
+//! Every apply hands the resolve log what it wrote (the diff, each file's SHA-256 before and
+//! after, and the edits an undo inverts) at its commit point.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, Retirement, ToolResult};
+use staged_core::{
+    ActionError, AppliedChange, CancelToken, FileChange, JsonObject, PendingAction, Retirement,
+    ToolError, ToolResult, remainder_text,
+};
 
 use crate::{
-    AstEditError, AstEditParams, EditPreview, EngineOptions, Workspace, compute_preview_with,
+    AstEditError, AstEditParams, EditPreview, EngineOptions, FileEdits, Workspace,
+    compute_preview_with,
     fingerprint::fingerprint,
     journal::{CommitOptions, CommitStep, commit_with},
-    render::{action_label, file_replacements, plural},
+    render::{action_label, file_replacements, plural, preview_details},
 };
 
 /// The name of the tool that stages these actions.
@@ -170,8 +181,33 @@ impl AstEditAction {
         retirement: &Retirement,
         observer: &mut dyn FnMut(CommitStep),
     ) -> Result<ToolResult, ActionError> {
+        self.apply_only_observed(None, cancel, retirement, observer)
+    }
+
+    /// [`AstEditAction::apply_observed`] for some of the preview's files: `only` names them by
+    /// their display paths (`None`: all). Only whole files are written; the rest stays pending
+    /// as a new preview, pushed on top in the transaction that retires this one. The stale
+    /// check covers every file of the preview, so a stale preview writes nothing.
+    ///
+    /// # Errors
+    /// As [`AstEditAction::apply_blocking`]; [`ActionError::Tool`] when `only` names a file
+    /// that is not in the preview.
+    pub fn apply_only_observed(
+        &self,
+        only: Option<&[String]>,
+        cancel: &CancelToken,
+        retirement: &Retirement,
+        observer: &mut dyn FnMut(CommitStep),
+    ) -> Result<ToolResult, ActionError> {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
+        }
+        let selected = self.selection(only)?;
+        let partial = selected.iter().any(|chosen| !chosen);
+        if partial && !retirement.has_store() {
+            return Err(ActionError::other(
+                "a partial apply needs the pending stack, to keep the rest of the preview on it",
+            ));
         }
         if let Some(drifted) = self.first_drifted_file() {
             return Ok(self.stale(&format!("{drifted} changed since the preview")));
@@ -180,31 +216,69 @@ impl AstEditAction {
             Ok(v) => v,
             Err(err) => return Ok(self.stale(&err.to_string())),
         };
-        let preview = match compute_preview_with(
-            &self.workspace,
-            &validated,
-            EngineOptions::apply(),
-            Some(cancel),
-        ) {
-            Ok(p) => p,
-            Err(AstEditError::Cancelled) => return Err(ActionError::Cancelled),
-            Err(err) => return Ok(self.stale(&err.to_string())),
-        };
+        // A partial apply records the diffs of the files it writes and keeps those of the
+        // rest; a whole apply's diff is the preview's own.
+        let options = if partial { EngineOptions::default() } else { EngineOptions::apply() };
+        let mut preview =
+            match compute_preview_with(&self.workspace, &validated, options, Some(cancel)) {
+                Ok(p) => p,
+                Err(AstEditError::Cancelled) => return Err(ActionError::Cancelled),
+                Err(err) => return Ok(self.stale(&err.to_string())),
+            };
         if Expected::of(&preview) != self.expected {
             return Ok(self.stale("the recomputed edits differ from the preview"));
         }
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
+        let mut rest = Vec::new();
+        let mut kept = Vec::new();
+        for (file, chosen) in std::mem::take(&mut preview.files).into_iter().zip(&selected) {
+            if *chosen { kept.push(file) } else { rest.push(file) }
+        }
+        preview.files = kept;
         let Some(writes) = preview.writes() else {
             return Err(ActionError::other("ast_edit apply lost the rewritten contents"));
         };
+        let total = preview.total_replacements();
+        let files = preview.files_touched();
+        let text =
+            format!("Applied {} in {}.", plural(total, "replacement"), plural(files, "file"));
+        let remainder = (!rest.is_empty()).then(|| self.remainder(&preview, rest));
+        let diff = if partial {
+            Some(crate::diff::unified_diff(&preview))
+        } else {
+            self.details.get("diff").and_then(Value::as_str).map(str::to_owned)
+        };
+        let change = AppliedChange {
+            result: text.clone(),
+            diff,
+            files: writes
+                .iter()
+                .zip(&preview.files)
+                .map(|(write, file)| FileChange {
+                    path: file.path.clone(),
+                    before: Some(write.expected_fingerprint.clone()),
+                    after: Some(fingerprint(write.contents.as_bytes())),
+                })
+                .collect(),
+            undo: Some(crate::undo::undo_data(&preview)),
+            remainder: remainder.map(|action| Arc::new(action) as Arc<dyn PendingAction>),
+        };
         // The origin lets start-up recovery retire this preview if a crash interrupts the
-        // apply after its commit point.
+        // apply after its commit point; the record is prepared under the journal's id.
         let origin = retirement.id().map(ToString::to_string);
+        let mut prepare = |key: &str| {
+            retirement.prepare(key, &change).map_err(|err| {
+                format!("the resolve log could not record the apply, so nothing was written: {err}")
+            })
+        };
+        let mut abandon = |_: &str| retirement.abandon();
         let mut retire = || retirement.retire().is_ok();
         let options = CommitOptions {
             origin: origin.as_deref(),
+            prepare: Some(&mut prepare),
+            abandon: Some(&mut abandon),
             retire: Some(&mut retire),
             observer: Some(observer),
         };
@@ -215,21 +289,67 @@ impl AstEditAction {
             }
             Err(err) => return Err(ActionError::other(err)),
         }
-        let total = preview.total_replacements();
-        let files = preview.files_touched();
-        Ok(ToolResult::text(format!(
-            "Applied {} in {}.",
-            plural(total, "replacement"),
-            plural(files, "file")
-        ))
-        .with_details(json!({
+        let mut details = json!({
             "totalReplacements": total,
             "filesTouched": files,
             "filesSearched": preview.files_searched,
             "applied": true,
             "limitReached": preview.limit_reached,
             "fileReplacements": file_replacements(&preview),
-        })))
+        });
+        let mut text = text;
+        if let (Some(id), Some(rest)) = (retirement.remainder(), &change.remainder) {
+            text = format!("{text} {}", remainder_text(rest.label(), &id));
+            details["remainder"] = json!({"id": id.as_str(), "label": rest.label()});
+        }
+        Ok(ToolResult::text(text).with_details(details))
+    }
+
+    /// Which of the preview's files `only` chooses, in the preview's order; all when `None`.
+    fn selection(&self, only: Option<&[String]>) -> Result<Vec<bool>, ActionError> {
+        let Some(only) = only else { return Ok(vec![true; self.expected.files.len()]) };
+        let paths: Vec<&str> = self.expected.files.iter().map(|f| f.path.as_str()).collect();
+        if only.is_empty() {
+            return Err(ActionError::Tool(ToolError::new(format!(
+                "`extra.files` is empty: name the files of the preview to apply ({}). Nothing was applied; the preview is still pending.",
+                paths.join(", ")
+            ))));
+        }
+        let mut res = vec![false; paths.len()];
+        for given in only {
+            let normal = given.trim().trim_start_matches("./");
+            match paths.iter().position(|p| *p == normal) {
+                Some(idx) => res[idx] = true,
+                None => {
+                    return Err(ActionError::Tool(ToolError::new(format!(
+                        "`{given}` is not a file of this preview, whose files are: {}. Nothing was applied; the preview is still pending.",
+                        paths.join(", ")
+                    ))));
+                }
+            }
+        }
+        Ok(res)
+    }
+
+    /// The preview of the files a partial apply leaves: the same rewrite over exactly those
+    /// files, in the language the preview used, promising their edits as previewed.
+    fn remainder(&self, applied: &EditPreview, rest: Vec<FileEdits>) -> AstEditAction {
+        let rest = EditPreview {
+            lang: applied.lang,
+            files: rest,
+            files_searched: applied.files_searched,
+            limit_reached: applied.limit_reached,
+            parse_errors: Vec::new(),
+        };
+        let mut params = self.params.clone();
+        params.paths = rest.files.iter().map(|f| glob_escape(&f.path)).collect();
+        params.lang = Some(rest.lang.name().to_owned());
+        if params.limit.is_some() {
+            // The same first edits of the files left, however many there were before them.
+            params.limit = Some(rest.total_replacements() as f64);
+        }
+        let details = preview_details(&rest);
+        AstEditAction::new(self.workspace.clone(), params, &rest, details)
     }
 
     fn first_drifted_file(&self) -> Option<String> {
@@ -303,20 +423,57 @@ impl PendingAction for AstEditAction {
     async fn apply_retiring(
         &self,
         _reason: &str,
-        _extra: Option<&JsonObject>,
+        extra: Option<&JsonObject>,
         cancel: &CancelToken,
         retirement: &Retirement,
     ) -> Result<ToolResult, ActionError> {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
+        let only = files_of(extra)?;
         let this = self.clone();
         let cancel = cancel.clone();
         let retirement = retirement.clone();
-        tokio::task::spawn_blocking(move || this.apply_retiring_blocking(&cancel, &retirement))
-            .await
-            .map_err(|err| ActionError::other(format!("ast_edit apply worker failed: {err}")))?
+        tokio::task::spawn_blocking(move || {
+            this.apply_only_observed(only.as_deref(), &cancel, &retirement, &mut |_| {})
+        })
+        .await
+        .map_err(|err| ActionError::other(format!("ast_edit apply worker failed: {err}")))?
     }
+}
+
+/// The key of `resolve`'s `extra` that names the files of a partial apply.
+pub const FILES_EXTRA_KEY: &str = "files";
+
+/// The files `extra.files` names, if it names any.
+fn files_of(extra: Option<&JsonObject>) -> Result<Option<Vec<String>>, ActionError> {
+    let Some(files) = extra.and_then(|extra| extra.get(FILES_EXTRA_KEY)) else { return Ok(None) };
+    let bad = || {
+        ActionError::Tool(ToolError::new(
+            "`extra.files` must be an array of paths of the preview's files. Nothing was applied; the preview is still pending.",
+        ))
+    };
+    let files = files.as_array().ok_or_else(bad)?;
+    files
+        .iter()
+        .map(|f| f.as_str().map(str::to_owned).ok_or_else(bad))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// A path as a scope entry that names exactly that file: glob characters are bracketed.
+fn glob_escape(path: &str) -> String {
+    let mut res = String::with_capacity(path.len());
+    for ch in path.chars() {
+        if matches!(ch, '*' | '?' | '[' | '{') {
+            res.push('[');
+            res.push(ch);
+            res.push(']');
+        } else {
+            res.push(ch);
+        }
+    }
+    res
 }
 
 /// The replayable payload of an `ast_edit` preview, as the durable stack stores it.

@@ -2,9 +2,12 @@
 //! finish or roll back a commit that a crash (or kill -9) interrupted.
 //!
 //! The protocol, for one file or many:
-//! 1. take the commit lock (shared) and check every target still has the fingerprint the
-//!    preview read;
-//! 2. write the journal in state `preparing`, listing every target relative to the root;
+//! 1. take the commit lock (shared), then the write lock (exclusive, so that no other staged
+//!    commit writes between this one's check and its renames), and check every target still
+//!    has the fingerprint the preview read;
+//! 2. write the journal in state `preparing`, listing every target relative to the root, and
+//!    call the caller's prepare hook with the journal's id (the resolve log stores the record
+//!    under it);
 //! 3. write and fsync every temp file, beside its target and with its permissions;
 //! 4. switch the journal to `committed` (an atomic rename): the commit point;
 //! 5. rename each temp over its target;
@@ -13,9 +16,10 @@
 //! 7. delete the journal.
 //!
 //! Before the commit point no target has been touched, so recovery deletes the temps (roll
-//! back). After it every new content is durable in a temp file or already in place, so
-//! recovery renames the remaining temps and retires the preview (roll forward). Either way
-//! every file ends wholly old or wholly new, all files agree, and the stack agrees with them.
+//! back, telling its hooks, so the prepared record is forgotten). After it every new content
+//! is durable in a temp file or already in place, so recovery renames the remaining temps and
+//! retires the preview, making its record final (roll forward). Either way every file ends
+//! wholly old or wholly new, all files agree, and the stack and the log agree with them.
 //!
 //! **Liveness.** Every commit holds a shared OS lock on `journal/commit.lock` from before its
 //! fingerprint check until its journal is gone; recovery runs only under the exclusive lock,
@@ -99,6 +103,11 @@ const JOURNAL_VERSION: u32 = 2;
 /// The lock every commit holds shared and recovery holds exclusive. Never deleted.
 const LOCK_FILE_NAME: &str = "commit.lock";
 
+/// The lock a commit holds exclusive from its fingerprint check to its last rename, so that
+/// two staged commits (an apply and an undo, say) never interleave their writes. Never
+/// deleted.
+const WRITE_LOCK_FILE_NAME: &str = "write.lock";
+
 /// A journal bigger than this is not one staged wrote (about 600k files' worth).
 const MAX_JOURNAL_BYTES: u64 = 64 << 20;
 
@@ -150,12 +159,22 @@ struct Journal {
     origin: Option<String>,
 }
 
+/// [`CommitOptions::prepare`]: called with the journal's id; an error message stops the commit.
+pub type PrepareHook<'a> = dyn FnMut(&str) -> Result<(), String> + 'a;
+
 /// How a commit runs, beyond its writes.
 #[derive(Default)]
 pub struct CommitOptions<'a> {
     /// Recorded in the journal; [`recover`] hands it to its retire hook when it finishes the
     /// commit. `ast_edit` records the preview's pending id.
     pub origin: Option<&'a str>,
+    /// Called with the journal's id once the journal exists (state `preparing`) and before
+    /// any temp file is written: the resolve log records the commit under that id, so that
+    /// recovery can finish or forget the record with the journal. An error rolls the commit
+    /// back.
+    pub prepare: Option<&'a mut PrepareHook<'a>>,
+    /// Called with the journal's id when the commit is rolled back after `prepare` succeeded.
+    pub abandon: Option<&'a mut dyn FnMut(&str)>,
     /// Called once every target is replaced and before the journal is deleted. It returns
     /// whether the preview left the stack; if not, the journal stays, and a later recovery
     /// retires it.
@@ -208,6 +227,7 @@ pub fn commit_with(
     };
     let journal_dir = journal_dir(workspace)?;
     let _lock = CommitLock::shared(&journal_dir, workspace)?;
+    let _write_lock = WriteLock::exclusive(&journal_dir, workspace)?;
     let targets = open_targets(workspace, writes)?;
 
     let id = unique_id();
@@ -222,6 +242,18 @@ pub fn commit_with(
     };
     let name = journal_name(&id);
     store_journal(&journal_dir, &name, &journal).map_err(|err| journal_err(workspace, &err))?;
+    if let Some(prepare) = options.prepare.as_mut()
+        && let Err(why) = prepare(&id)
+    {
+        roll_back(&[], &id, &journal_dir, &name);
+        return Err(AstEditError::Journal(why));
+    }
+    let mut abandon = |targets: &[OpenTarget]| {
+        roll_back(targets, &id, &journal_dir, &name);
+        if let Some(abandon) = options.abandon.as_mut() {
+            abandon(&id);
+        }
+    };
     observe(CommitStep::Prepared);
     let mut journal = journal;
     for (i, (target, write)) in targets.iter().zip(writes).enumerate() {
@@ -230,20 +262,20 @@ pub fn commit_with(
         match target.dir.create_new(&temp, write.contents.as_bytes(), &mode) {
             Ok(identity) => journal.entries[i].temp = Some(identity.into()),
             Err(err) => {
-                roll_back(&targets[..i], &id, &journal_dir, &name);
+                abandon(&targets[..i]);
                 return Err(write_err(workspace, &target.rel, &err));
             }
         }
         observe(CommitStep::TempWritten(i));
     }
     if let Err(err) = sync_dirs(&targets) {
-        roll_back(&targets, &id, &journal_dir, &name);
+        abandon(&targets);
         return Err(journal_err(workspace, &err));
     }
     let journal = Journal { state: JournalState::Committed, ..journal };
     if let Err(err) = store_journal(&journal_dir, &name, &journal) {
         // The journal still says `preparing` (the switch is one rename): roll back.
-        roll_back(&targets, &id, &journal_dir, &name);
+        abandon(&targets);
         return Err(journal_err(workspace, &err));
     }
     observe(CommitStep::Committed);
@@ -337,6 +369,21 @@ fn sync_dirs(targets: &[OpenTarget]) -> io::Result<()> {
     Ok(())
 }
 
+/// What recovery tells the pending stack and the resolve log about each journal it settles.
+pub trait RecoveryHooks {
+    /// A committed journal `journal` (its id) was rolled forward; `origin` is what its commit
+    /// recorded ([`CommitOptions::origin`]). Called before the journal is deleted; returns
+    /// whether the preview left the stack and the record is final. If not, the journal stays
+    /// for a later recovery.
+    fn finished(&mut self, journal: &str, origin: Option<&str>) -> bool;
+
+    /// A journal that had not reached its commit point was rolled back (its temps are gone;
+    /// no target was touched). Called before the journal is deleted; returns whether what was
+    /// prepared under its id is forgotten. If not, the journal stays and a later recovery
+    /// rolls it back again.
+    fn rolled_back(&mut self, journal: &str, origin: Option<&str>) -> bool;
+}
+
 /// Finishes or rolls back every interrupted commit in the workspace's journal folder. Call it
 /// on start, before anything else touches the workspace.
 ///
@@ -346,17 +393,38 @@ pub fn recover(workspace: &Workspace) -> Result<RecoveryReport, AstEditError> {
     recover_with(workspace, &mut |_| true)
 }
 
-/// [`recover`], calling `retire(origin)` for each finished commit before its journal is
-/// deleted. `retire` returns whether the preview left the stack; if not, the journal stays
-/// for a later recovery.
+/// [`recover`], calling `retire(origin)` for each finished commit that recorded an origin,
+/// before its journal is deleted. `retire` returns whether the preview left the stack; if
+/// not, the journal stays for a later recovery.
+///
+/// # Errors
+/// As [`recover_hooked`].
+pub fn recover_with(
+    workspace: &Workspace,
+    retire: &mut dyn FnMut(&str) -> bool,
+) -> Result<RecoveryReport, AstEditError> {
+    struct Retire<'a>(&'a mut dyn FnMut(&str) -> bool);
+    impl RecoveryHooks for Retire<'_> {
+        fn finished(&mut self, _journal: &str, origin: Option<&str>) -> bool {
+            origin.is_none_or(&mut *self.0)
+        }
+        fn rolled_back(&mut self, _journal: &str, _origin: Option<&str>) -> bool {
+            true
+        }
+    }
+    recover_hooked(workspace, &mut Retire(retire))
+}
+
+/// [`recover`], telling `hooks` about each journal it finishes or rolls back, by the
+/// journal's id, before deleting it.
 ///
 /// # Errors
 /// [`AstEditError::StateDir`] when `.staged` or its journal folder is a symlink or not a
 /// directory; [`AstEditError::Journal`] when replaying a valid journal fails (it is then left in
 /// place for a later attempt).
-pub fn recover_with(
+pub fn recover_hooked(
     workspace: &Workspace,
-    retire: &mut dyn FnMut(&str) -> bool,
+    hooks: &mut dyn RecoveryHooks,
 ) -> Result<RecoveryReport, AstEditError> {
     let mut report = RecoveryReport::default();
     let Some(dir) = workspace.journal(false)? else { return Ok(report) };
@@ -406,8 +474,10 @@ pub fn recover_with(
                             .map_err(|err| journal_err(workspace, &err))?;
                     }
                 }
-                remove_journal(&dir, &name).map_err(|err| journal_err(workspace, &err))?;
                 report.rolled_back += 1;
+                if hooks.rolled_back(&id, journal.origin.as_deref()) {
+                    remove_journal(&dir, &name).map_err(|err| journal_err(workspace, &err))?;
+                }
             }
             JournalState::Committed => {
                 for entry in &entries {
@@ -422,7 +492,7 @@ pub fn recover_with(
                     entry.dir.sync().map_err(|err| journal_err(workspace, &err))?;
                 }
                 report.rolled_forward += 1;
-                let retired = journal.origin.as_deref().is_none_or(&mut *retire);
+                let retired = hooks.finished(&id, journal.origin.as_deref());
                 report.finished_origins.extend(journal.origin.clone());
                 if retired {
                     remove_journal(&dir, &name).map_err(|err| journal_err(workspace, &err))?;
@@ -597,6 +667,27 @@ impl CommitLock {
 }
 
 impl Drop for CommitLock {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+/// The write lock: exclusive for one commit's check and writes. Released when dropped or when
+/// its process dies; the file itself is never deleted.
+struct WriteLock {
+    file: File,
+}
+
+impl WriteLock {
+    fn exclusive(dir: &DirHandle, workspace: &Workspace) -> Result<WriteLock, AstEditError> {
+        let file =
+            dir.open_lock_file(WRITE_LOCK_FILE_NAME).map_err(|err| journal_err(workspace, &err))?;
+        file.lock().map_err(|err| journal_err(workspace, &err))?;
+        Ok(WriteLock { file })
+    }
+}
+
+impl Drop for WriteLock {
     fn drop(&mut self) {
         let _ = self.file.unlock();
     }

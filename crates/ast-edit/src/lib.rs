@@ -9,7 +9,9 @@
 //! confinement rules ([`Workspace`], on `staged-fs` directory handles).
 //!
 //! The engine itself ([`compute_preview_with`]) is pure: it reads files and returns an
-//! [`EditPreview`]; only [`commit`] writes.
+//! [`EditPreview`]; only [`commit`] writes. An apply can write some of the preview's files
+//! and leave the rest pending (`extra.files`), and [`AstEditUndo`] reverts an apply recorded
+//! in the resolve log, through the same journal.
 
 #![deny(missing_docs)]
 
@@ -31,10 +33,11 @@ mod render;
 mod scope;
 mod search;
 mod source;
+mod undo;
 mod workspace;
 
 pub use crate::{
-    action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile},
+    action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile, FILES_EXTRA_KEY},
     diff::{file_diff, unified_diff},
     edit_tool::AstEditTool,
     edits::{Edit, LineIndex, RawEdit, apply_edits, normalize},
@@ -45,8 +48,8 @@ pub use crate::{
     fingerprint::{fingerprint, tag},
     grep_tool::{AST_GREP_TOOL_NAME, AstGrepTool, search_details, search_text},
     journal::{
-        CommitOptions, CommitStep, FileWrite, RecoveryReport, commit, commit_observed, commit_with,
-        recover, recover_with,
+        CommitOptions, CommitStep, FileWrite, PrepareHook, RecoveryHooks, RecoveryReport, commit,
+        commit_observed, commit_with, recover, recover_hooked, recover_with,
     },
     lang::{Inferred, Lang, supported_aliases},
     params::{AstEditParams, AstGrepParams, DEFAULT_MAX_FILES, Op, Strictness, ValidatedEdit},
@@ -56,5 +59,6 @@ pub use crate::{
     },
     scope::{Candidate, collect_candidates},
     search::{SearchMatch, SearchResult, search},
+    undo::{AstEditUndo, undo_observed},
     workspace::{STATE_DIR_NAME, Workspace},
 };

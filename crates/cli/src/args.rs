@@ -57,6 +57,10 @@ pub(crate) enum Command {
     Show(ShowArgs),
     /// Review pending previews interactively: see each diff, apply or discard with a reason.
     Review,
+    /// The resolve log, newest first: every apply, discard, failure, stale preview and undo.
+    Log(LogArgs),
+    /// Revert an applied entry of the log (the newest by default); undoing an undo redoes it.
+    Undo(UndoArgs),
     /// Serve staged to MCP clients (Claude Code, Codex, Cursor, goose, ...): stdio by default.
     Mcp(McpArgs),
     /// Walk through the stage-then-resolve cycle with two in-memory previews.
@@ -210,6 +214,46 @@ pub(crate) struct ResolveArgs {
     /// make this one resolve the preview before it.
     #[arg(long, value_name = "ID")]
     pub(crate) id: Option<String>,
+    /// With `apply`: write only these files of the preview (whole files); the rest stays
+    /// pending as a new preview. Same as `--extra '{"files": [...]}'`.
+    #[arg(long, num_args = 1.., value_name = "PATH")]
+    pub(crate) only: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct LogArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<LogCommand>,
+    /// Show at most N entries (default 20).
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    pub(crate) max_count: Option<usize>,
+    /// From now on keep at most N entries in this workspace's log (default 1000); older ones
+    /// are deleted.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub(crate) keep: Option<u64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum LogCommand {
+    /// Print one entry with its diff.
+    Show(LogShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LogShowArgs {
+    /// The entry number (see `staged log`), or a pending id (its newest entry).
+    pub(crate) id: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UndoArgs {
+    /// The entry to revert: its number (see `staged log`) or a pending id. Default: the newest
+    /// applied entry.
+    pub(crate) id: Option<String>,
+    /// Why; recorded with the undo.
+    #[arg(long, default_value = "")]
+    pub(crate) reason: String,
 }
 
 /// `resolve` actions.

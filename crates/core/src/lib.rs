@@ -30,6 +30,7 @@
 mod cancel;
 mod custom;
 mod error;
+mod log;
 mod memory_store;
 mod pending;
 mod resolve;
@@ -47,6 +48,10 @@ pub use crate::{
     cancel::CancelToken,
     custom::{CustomPendingAction, CustomToolApi},
     error::{ActionError, ToolError, ToolErrorKind},
+    log::{
+        AppliedChange, DEFAULT_LOG_KEEP, FileChange, FrontEnd, LogAction, LogEntry, LogOutcome,
+        LogRecord, ResolveLog, Reversal, UndoHandler, UndoLock, remainder_text,
+    },
     memory_store::InMemoryStore,
     pending::{ApplyInput, DEFAULT_SOURCE_TOOL_NAME, FnPendingAction, PendingAction, RejectInput},
     resolve::{
@@ -54,7 +59,7 @@ pub use crate::{
         RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes, ResolveTool, run_resolve_invocation,
     },
     retire::Retirement,
-    session::Session,
+    session::{NO_LOG_TEXT, NOTHING_TO_UNDO_TEXT, Session},
     store::{
         Claim, PendingActionStore, PendingEntry, PendingId, PendingSummary, StoreError, StoreEvent,
         StoreListener, StoreListeners, Subscription, pending_id,

@@ -1,18 +1,20 @@
-//! `InMemoryStore`: the process-local `PendingActionStore`, for library users and tests.
+//! `InMemoryStore`: the process-local `PendingActionStore`, for library users and tests. It
+//! keeps a resolve log too, with the same rules as the durable store's.
 
 use std::{
     any::Any,
     fmt,
     sync::{
-        Arc, Mutex, MutexGuard, Weak,
+        Arc, Condvar, Mutex, MutexGuard, Weak,
         atomic::{AtomicU64, Ordering},
     },
     time::SystemTime,
 };
 
 use crate::{
-    Claim, PendingAction, PendingActionStore, PendingEntry, StoreError, StoreEvent, StoreListener,
-    StoreListeners, Subscription, pending_id,
+    Claim, DEFAULT_LOG_KEEP, LogEntry, LogOutcome, LogRecord, PendingAction, PendingActionStore,
+    PendingEntry, PendingId, ResolveLog, Reversal, StoreError, StoreEvent, StoreListener,
+    StoreListeners, Subscription, UndoLock, pending_id, remainder_text,
 };
 
 /// A thread-safe, in-memory LIFO stack of pending actions.
@@ -25,12 +27,46 @@ pub struct InMemoryStore {
     inner: Mutex<Inner>,
     listeners: StoreListeners,
     next_seq: AtomicU64,
+    undo_lock: Arc<UndoGate>,
 }
 
 #[derive(Default)]
 struct Inner {
     /// Bottom first; the head is the last element.
     entries: Vec<Slot>,
+    /// Oldest first.
+    log: Vec<LogRow>,
+    next_log_seq: u64,
+    /// `None`: [`DEFAULT_LOG_KEEP`].
+    keep: Option<usize>,
+}
+
+/// One log record: final, or prepared under a commit's key.
+struct LogRow {
+    seq: u64,
+    key: Option<String>,
+    done: bool,
+    at: SystemTime,
+    /// `None` for a prepared commit that logs nothing (it may still carry a remainder).
+    record: Option<LogRecord>,
+    remainder: Option<Arc<dyn PendingAction>>,
+}
+
+/// The undo lock: a flag and a condition variable.
+#[derive(Default)]
+struct UndoGate {
+    held: Mutex<bool>,
+    freed: Condvar,
+}
+
+/// Holds the [`UndoGate`] until dropped.
+struct UndoGuard(Arc<UndoGate>);
+
+impl Drop for UndoGuard {
+    fn drop(&mut self) {
+        *self.0.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = false;
+        self.0.freed.notify_one();
+    }
 }
 
 struct Slot {
@@ -60,6 +96,58 @@ impl InMemoryStore {
         self.listeners.emit(&event);
     }
 
+    fn push_locked(&self, inner: &mut Inner, action: Arc<dyn PendingAction>) -> (PendingId, usize) {
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        let id = pending_id(action.source_tool_name(), seq);
+        inner.entries.push(Slot {
+            entry: PendingEntry { id: id.clone(), action, created_at: SystemTime::now() },
+            claim: None,
+        });
+        (id, inner.entries.len())
+    }
+
+    fn add_log(inner: &mut Inner, record: LogRecord) {
+        let seq = inner.next_log_seq;
+        inner.next_log_seq += 1;
+        inner.log.push(LogRow {
+            seq,
+            key: None,
+            done: true,
+            at: SystemTime::now(),
+            record: Some(record),
+            remainder: None,
+        });
+        Self::prune(inner);
+    }
+
+    fn prune(inner: &mut Inner) {
+        let keep = inner.keep.unwrap_or(DEFAULT_LOG_KEEP);
+        let n_done = inner.log.iter().filter(|row| row.done).count();
+        let mut excess = n_done.saturating_sub(keep);
+        inner.log.retain(|row| {
+            if excess > 0 && row.done {
+                excess -= 1;
+                return false;
+            }
+            true
+        });
+    }
+
+    fn log_entry(inner: &Inner, row: &LogRow, with_diff: bool) -> Option<LogEntry> {
+        let mut record = row.record.clone()?;
+        if !with_diff {
+            record.diff = None;
+        }
+        let reverted_by = inner
+            .log
+            .iter()
+            .find(|other| {
+                other.done && other.record.as_ref().and_then(|r| r.reverts) == Some(row.seq)
+            })
+            .map(|other| other.seq);
+        Some(LogEntry { seq: row.seq, at: row.at, record, reverted_by })
+    }
+
     fn position_of_claim(inner: &Inner, claim: &Claim) -> Result<usize, StoreError> {
         let token = claim.token_weak();
         inner
@@ -81,17 +169,8 @@ impl fmt::Debug for InMemoryStore {
 
 impl PendingActionStore for InMemoryStore {
     fn push(&self, action: Arc<dyn PendingAction>) -> Result<crate::PendingId, StoreError> {
-        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-        let id = pending_id(action.source_tool_name(), seq);
         let label = action.label().to_owned();
-        let len = {
-            let mut inner = lock(&self.inner);
-            inner.entries.push(Slot {
-                entry: PendingEntry { id: id.clone(), action, created_at: SystemTime::now() },
-                claim: None,
-            });
-            inner.entries.len()
-        };
+        let (id, len) = self.push_locked(&mut lock(&self.inner), action);
         self.emit(StoreEvent::Pushed { id: id.clone(), label, len });
         Ok(id)
     }
@@ -187,5 +266,187 @@ impl PendingActionStore for InMemoryStore {
             }
         }
         Ok(n_cleared)
+    }
+    fn log(&self) -> Option<&dyn ResolveLog> {
+        Some(self)
+    }
+
+    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
+        let (id, len) = {
+            let mut inner = lock(&self.inner);
+            let idx = Self::position_of_claim(&inner, &claim)?;
+            let slot = inner.entries.remove(idx);
+            Self::add_log(&mut inner, record);
+            (slot.entry.id, inner.entries.len())
+        };
+        drop(claim);
+        self.emit(StoreEvent::Removed { id, len });
+        Ok(())
+    }
+
+    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
+        let (id, len) = {
+            let mut inner = lock(&self.inner);
+            let idx = Self::position_of_claim(&inner, &claim)?;
+            let mut slot = inner.entries.remove(idx);
+            slot.claim = None;
+            let id = slot.entry.id.clone();
+            inner.entries.push(slot);
+            Self::add_log(&mut inner, record);
+            (id, inner.entries.len())
+        };
+        drop(claim);
+        self.emit(StoreEvent::Requeued { id, len });
+        Ok(())
+    }
+
+    fn log_record(&self, record: LogRecord) -> Result<(), StoreError> {
+        Self::add_log(&mut lock(&self.inner), record);
+        Ok(())
+    }
+
+    fn prepare_logged(
+        &self,
+        key: &str,
+        record: Option<LogRecord>,
+        remainder: Option<Arc<dyn PendingAction>>,
+    ) -> Result<(), StoreError> {
+        let mut inner = lock(&self.inner);
+        let seq = inner.next_log_seq;
+        inner.next_log_seq += 1;
+        inner.log.retain(|row| row.key.as_deref() != Some(key) || row.done);
+        inner.log.push(LogRow {
+            seq,
+            key: Some(key.to_owned()),
+            done: false,
+            at: SystemTime::now(),
+            record,
+            remainder,
+        });
+        Ok(())
+    }
+
+    fn finish_logged(
+        &self,
+        claim: Option<Claim>,
+        key: &str,
+    ) -> Result<Option<PendingId>, StoreError> {
+        let mut events = Vec::new();
+        let remainder_id = {
+            let mut inner = lock(&self.inner);
+            if let Some(claim) = &claim {
+                let idx = Self::position_of_claim(&inner, claim)?;
+                let slot = inner.entries.remove(idx);
+                events.push(StoreEvent::Removed { id: slot.entry.id, len: inner.entries.len() });
+            }
+            let Some(row_idx) =
+                inner.log.iter().position(|row| row.key.as_deref() == Some(key) && !row.done)
+            else {
+                drop(inner);
+                drop(claim);
+                for event in events {
+                    self.emit(event);
+                }
+                return Ok(None);
+            };
+            let remainder = inner.log[row_idx].remainder.take();
+            let remainder_id = remainder.map(|action| {
+                let label = action.label().to_owned();
+                let (id, len) = self.push_locked(&mut inner, action);
+                events.push(StoreEvent::Pushed { id: id.clone(), label: label.clone(), len });
+                (id, label)
+            });
+            let row = &mut inner.log[row_idx];
+            row.done = true;
+            row.at = SystemTime::now();
+            if let (Some(record), Some((id, label))) = (&mut row.record, &remainder_id) {
+                record.result = format!("{} {}", record.result, remainder_text(label, id));
+            }
+            if row.record.is_none() {
+                inner.log.remove(row_idx);
+            }
+            Self::prune(&mut inner);
+            remainder_id.map(|(id, _)| id)
+        };
+        drop(claim);
+        for event in events {
+            self.emit(event);
+        }
+        Ok(remainder_id)
+    }
+
+    fn abandon_logged(&self, key: &str) -> Result<(), StoreError> {
+        lock(&self.inner).log.retain(|row| row.key.as_deref() != Some(key) || row.done);
+        Ok(())
+    }
+}
+
+impl ResolveLog for InMemoryStore {
+    fn entries(&self, limit: usize, with_diff: bool) -> Result<Vec<LogEntry>, StoreError> {
+        let inner = lock(&self.inner);
+        Ok(inner
+            .log
+            .iter()
+            .rev()
+            .filter(|row| row.done)
+            .filter_map(|row| Self::log_entry(&inner, row, with_diff))
+            .take(limit)
+            .collect())
+    }
+
+    fn entry(&self, seq: u64) -> Result<Option<LogEntry>, StoreError> {
+        let inner = lock(&self.inner);
+        Ok(inner
+            .log
+            .iter()
+            .find(|row| row.seq == seq && row.done)
+            .and_then(|row| Self::log_entry(&inner, row, true)))
+    }
+
+    fn newest_applied(&self) -> Result<Option<u64>, StoreError> {
+        let inner = lock(&self.inner);
+        Ok(inner
+            .log
+            .iter()
+            .rev()
+            .filter(|row| row.done)
+            .find(|row| {
+                row.record
+                    .as_ref()
+                    .is_some_and(|r| matches!(r.outcome, LogOutcome::Applied | LogOutcome::Redone))
+            })
+            .map(|row| row.seq))
+    }
+
+    fn reverted_by(&self, seq: u64) -> Result<Option<Reversal>, StoreError> {
+        let inner = lock(&self.inner);
+        Ok(inner
+            .log
+            .iter()
+            .find(|row| row.record.as_ref().and_then(|r| r.reverts) == Some(seq))
+            .map(|row| Reversal { seq: row.seq, done: row.done }))
+    }
+
+    fn lock_undo(&self) -> Result<UndoLock, StoreError> {
+        let gate = Arc::clone(&self.undo_lock);
+        {
+            let mut held = gate.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            while *held {
+                held = gate.freed.wait(held).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            *held = true;
+        }
+        Ok(UndoLock::new(Box::new(UndoGuard(gate))))
+    }
+
+    fn keep(&self) -> Result<usize, StoreError> {
+        Ok(lock(&self.inner).keep.unwrap_or(DEFAULT_LOG_KEEP))
+    }
+
+    fn set_keep(&self, keep: usize) -> Result<(), StoreError> {
+        let mut inner = lock(&self.inner);
+        inner.keep = Some(keep);
+        Self::prune(&mut inner);
+        Ok(())
     }
 }

@@ -1,19 +1,25 @@
-//! `Retirement`: how an apply that writes durably takes its own entry off the stack at its
-//! commit point.
+//! `Retirement`: how an apply (or an undo) that writes durably takes its own entry off the
+//! stack, and makes its log record final, at its commit point.
 //!
-//! `resolve` normally removes an entry after its `apply` returned. An action whose writes are
-//! recorded somewhere a crash-recovery can find them (a journal) needs a stricter order: the
-//! entry must leave the stack *before* that record is deleted. Otherwise a crash between the
-//! two leaves the files written and the preview still pending, and recovery no longer knows.
-//! Such an action calls [`Retirement::retire`] once its writes are in place and before it
-//! deletes its record; `resolve` then sees the entry is already retired.
+//! `resolve` normally removes an entry after its `apply` returned, recording the outcome in the
+//! same transaction. An action whose writes are recorded somewhere a crash-recovery can find
+//! them (a journal) needs a stricter order: the entry must leave the stack, and its record
+//! become final, *before* that journal is deleted. Otherwise a crash between the two leaves
+//! the files written and the preview still pending (or unlogged), and recovery no longer
+//! knows. Such an action calls [`Retirement::prepare`] once its journal exists (the record and
+//! any remainder are stored under the journal's id, not yet shown), then
+//! [`Retirement::retire`] once its writes are in place and before it deletes its journal;
+//! recovery finishes a prepared commit by the same id. `resolve` then sees the entry is
+//! already retired.
 
 use std::{
     fmt,
     sync::{Arc, Mutex, MutexGuard},
 };
 
-use crate::{Claim, PendingActionStore, PendingId, StoreError};
+use crate::{
+    AppliedChange, Claim, LogOutcome, LogRecord, PendingActionStore, PendingId, StoreError,
+};
 
 /// The entry an apply runs for, and the means to retire it early. Cloning shares the state.
 #[derive(Clone)]
@@ -24,14 +30,18 @@ pub struct Retirement {
 struct Inner {
     id: Option<PendingId>,
     store: Option<Arc<dyn PendingActionStore>>,
+    /// The record's decision part (who, what, why), when the outcome is to be logged.
+    base: Option<LogRecord>,
     state: Mutex<State>,
 }
 
 enum State {
-    /// The claim is still held; nothing was retired yet.
-    Held(Claim),
-    /// Retired (or, for a detached retirement, nothing to retire).
-    Done,
+    /// Nothing is retired yet: the claim (none for an undo), and the key of the prepared
+    /// commit, if any.
+    Held { claim: Option<Claim>, prepared: Option<String> },
+    /// Retired (or, for a detached retirement, nothing to retire); the id of the remainder a
+    /// partial apply left pending.
+    Done { remainder: Option<PendingId> },
     /// Retiring failed; the claim is gone and the entry may still be listed.
     Failed(StoreError),
 }
@@ -50,21 +60,53 @@ impl fmt::Debug for Retirement {
 }
 
 impl Retirement {
-    /// A retirement for a claimed entry of `store`.
+    /// A retirement for a claimed entry of `store`, logging nothing.
     pub fn claimed(store: Arc<dyn PendingActionStore>, claim: Claim) -> Self {
-        Self {
-            inner: Arc::new(Inner {
-                id: Some(claim.entry().id.clone()),
-                store: Some(store),
-                state: Mutex::new(State::Held(claim)),
-            }),
-        }
+        Self::new(Some(store), Some(claim), None)
+    }
+
+    /// A retirement for a claimed entry of `store` whose outcome is recorded as `base` (the
+    /// decision; the action fills in what it wrote).
+    pub fn claimed_logged(
+        store: Arc<dyn PendingActionStore>,
+        claim: Claim,
+        base: LogRecord,
+    ) -> Self {
+        Self::new(Some(store), Some(claim), Some(base))
+    }
+
+    /// A retirement for an undo recorded as `base`: there is no pending entry, only the
+    /// record to make final.
+    pub fn for_undo(store: Arc<dyn PendingActionStore>, base: LogRecord) -> Self {
+        Self::new(Some(store), None, Some(base))
     }
 
     /// A retirement with no entry behind it (a standing handler, a test): retiring does
     /// nothing.
     pub fn detached() -> Self {
-        Self { inner: Arc::new(Inner { id: None, store: None, state: Mutex::new(State::Done) }) }
+        Self {
+            inner: Arc::new(Inner {
+                id: None,
+                store: None,
+                base: None,
+                state: Mutex::new(State::Done { remainder: None }),
+            }),
+        }
+    }
+
+    fn new(
+        store: Option<Arc<dyn PendingActionStore>>,
+        claim: Option<Claim>,
+        base: Option<LogRecord>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                id: claim.as_ref().map(|claim| claim.entry().id.clone()),
+                store,
+                base,
+                state: Mutex::new(State::Held { claim, prepared: None }),
+            }),
+        }
     }
 
     /// The id of the entry being applied, if there is one.
@@ -72,7 +114,46 @@ impl Retirement {
         self.inner.id.as_ref()
     }
 
-    /// Removes the entry from the stack now. Calling it again after it succeeded does
+    /// Whether a store stands behind this retirement, so that a remainder can be kept.
+    pub fn has_store(&self) -> bool {
+        self.inner.store.is_some()
+    }
+
+    /// The record's decision part, if the outcome is logged.
+    pub fn base(&self) -> Option<&LogRecord> {
+        self.inner.base.as_ref()
+    }
+
+    /// Stores what the commit `key` (its journal's id) is about to write: the record, and the
+    /// remainder a partial apply leaves pending. Neither shows before [`Retirement::retire`];
+    /// a recovery that finishes the journal makes them final by the same key, and one that
+    /// rolls it back forgets them.
+    ///
+    /// # Errors
+    /// The store's error; nothing was recorded, and the caller must not commit.
+    pub fn prepare(&self, key: &str, change: &AppliedChange) -> Result<(), StoreError> {
+        let mut state = lock(&self.inner.state);
+        let State::Held { prepared, .. } = &mut *state else { return Ok(()) };
+        let Some(store) = &self.inner.store else { return Ok(()) };
+        let record = self.inner.base.clone().map(|base| base.with_change(change));
+        store.prepare_logged(key, record, change.remainder.clone())?;
+        *prepared = Some(key.to_owned());
+        Ok(())
+    }
+
+    /// Forgets a prepared commit that did not reach its commit point (nothing was written).
+    pub fn abandon(&self) {
+        let mut state = lock(&self.inner.state);
+        if let State::Held { prepared, .. } = &mut *state
+            && let (Some(key), Some(store)) = (prepared.take(), &self.inner.store)
+        {
+            // Best effort: a leftover is never shown, and recovery forgets it too.
+            let _ = store.abandon_logged(&key);
+        }
+    }
+
+    /// Removes the entry from the stack now and makes the prepared record final, pushing the
+    /// prepared remainder, all in one transaction. Calling it again after it succeeded does
     /// nothing.
     ///
     /// # Errors
@@ -80,16 +161,37 @@ impl Retirement {
     /// a later recovery retire the entry (the journal), since the entry may still be listed.
     pub fn retire(&self) -> Result<(), StoreError> {
         let mut state = lock(&self.inner.state);
-        match std::mem::replace(&mut *state, State::Done) {
-            State::Held(claim) => {
+        match std::mem::replace(&mut *state, State::Done { remainder: None }) {
+            State::Held { claim, prepared } => {
                 let Some(store) = &self.inner.store else { return Ok(()) };
-                if let Err(err) = store.complete(claim) {
-                    *state = State::Failed(err.clone());
-                    return Err(err);
+                let res = match (prepared, claim) {
+                    (Some(key), claim) => store.finish_logged(claim, &key),
+                    (None, Some(claim)) => match &self.inner.base {
+                        // An action that retires without preparing: its record says only
+                        // that it applied.
+                        Some(base) => {
+                            let record = LogRecord { outcome: LogOutcome::Applied, ..base.clone() };
+                            store.complete_logged(claim, record).map(|()| None)
+                        }
+                        None => store.complete(claim).map(|()| None),
+                    },
+                    (None, None) => Ok(None),
+                };
+                match res {
+                    Ok(remainder) => {
+                        *state = State::Done { remainder };
+                        Ok(())
+                    }
+                    Err(err) => {
+                        *state = State::Failed(err.clone());
+                        Err(err)
+                    }
                 }
+            }
+            State::Done { remainder } => {
+                *state = State::Done { remainder };
                 Ok(())
             }
-            State::Done => Ok(()),
             State::Failed(err) => {
                 *state = State::Failed(err.clone());
                 Err(err)
@@ -99,16 +201,30 @@ impl Retirement {
 
     /// Whether the entry has left the stack.
     pub fn is_retired(&self) -> bool {
-        matches!(*lock(&self.inner.state), State::Done)
+        matches!(*lock(&self.inner.state), State::Done { .. })
     }
 
-    /// What is left to do once the callback returned: the claim, if nothing retired the entry
-    /// yet, or the error of a failed early retirement.
-    pub(crate) fn settle(&self) -> Result<Option<Claim>, StoreError> {
+    /// The id of the preview a partial apply left pending, once retired.
+    pub fn remainder(&self) -> Option<PendingId> {
+        match &*lock(&self.inner.state) {
+            State::Done { remainder } => remainder.clone(),
+            State::Held { .. } | State::Failed(_) => None,
+        }
+    }
+
+    /// What is left to do once the callback returned: `Ok(Some(..))` with the claim (if any)
+    /// when nothing retired the entry yet, `Ok(None)` when it is retired, or the error of a
+    /// failed early retirement. A prepared commit that never retired is left as it is: either
+    /// the action abandoned it (rolled back), or its journal is past the commit point and the
+    /// next recovery finishes it.
+    pub(crate) fn settle(&self) -> Result<Option<Option<Claim>>, StoreError> {
         let mut state = lock(&self.inner.state);
-        match std::mem::replace(&mut *state, State::Done) {
-            State::Held(claim) => Ok(Some(claim)),
-            State::Done => Ok(None),
+        match std::mem::replace(&mut *state, State::Done { remainder: None }) {
+            State::Held { claim, .. } => Ok(Some(claim)),
+            State::Done { remainder } => {
+                *state = State::Done { remainder };
+                Ok(None)
+            }
             State::Failed(err) => Err(err),
         }
     }

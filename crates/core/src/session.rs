@@ -2,6 +2,7 @@
 //! directive invoker, standing handler) — and the dispatch order of `resolve`.
 
 use std::{
+    collections::HashMap,
     fmt,
     sync::{Arc, Mutex, MutexGuard},
 };
@@ -9,8 +10,8 @@ use std::{
 use staged_protocol::{ResolveAction, ResolveDetails, ResolveParams, ToolResult};
 
 use crate::{
-    CancelToken, Claim, PendingAction, PendingActionStore, PendingId, ResolveRoutes, Retirement,
-    StoreError, ToolError,
+    ActionError, CancelToken, Claim, FrontEnd, LogAction, LogOutcome, LogRecord, PendingAction,
+    PendingActionStore, PendingId, ResolveRoutes, Retirement, StoreError, ToolError, UndoHandler,
     resolve::{
         NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, run_claimed_invocation,
     },
@@ -24,6 +25,8 @@ use crate::{
 pub struct Session {
     store: Arc<dyn PendingActionStore>,
     routes: Mutex<Option<Arc<dyn ResolveRoutes>>>,
+    front_end: Mutex<FrontEnd>,
+    undo_handlers: Mutex<HashMap<String, Arc<dyn UndoHandler>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -40,9 +43,39 @@ impl fmt::Debug for Session {
 }
 
 impl Session {
-    /// A session over `store`, with no loop routes attached.
+    /// A session over `store`, with no loop routes attached, resolving as [`FrontEnd::Cli`]
+    /// until told otherwise.
     pub fn new(store: Arc<dyn PendingActionStore>) -> Self {
-        Self { store, routes: Mutex::new(None) }
+        Self {
+            store,
+            routes: Mutex::new(None),
+            front_end: Mutex::new(FrontEnd::Cli),
+            undo_handlers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Sets the front end that [`Session::resolve`] and [`Session::resolve_expected`] record
+    /// in the log.
+    pub fn set_front_end(&self, front_end: FrontEnd) {
+        *lock(&self.front_end) = front_end;
+    }
+
+    /// The front end resolves are recorded under by default.
+    pub fn front_end(&self) -> FrontEnd {
+        lock(&self.front_end).clone()
+    }
+
+    /// Registers how entries of `source_tool_name` are undone, replacing any earlier handler.
+    pub fn register_undo(
+        &self,
+        source_tool_name: impl Into<String>,
+        handler: Arc<dyn UndoHandler>,
+    ) {
+        lock(&self.undo_handlers).insert(source_tool_name.into(), handler);
+    }
+
+    fn undo_handler(&self, source_tool_name: &str) -> Option<Arc<dyn UndoHandler>> {
+        lock(&self.undo_handlers).get(source_tool_name).cloned()
     }
 
     /// The pending-action store.
@@ -78,6 +111,16 @@ impl Session {
         params: ResolveParams,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
+        self.resolve_as(params, &self.front_end(), cancel).await
+    }
+
+    /// [`Session::resolve`], recording `front_end` in the log.
+    pub async fn resolve_as(
+        &self,
+        params: ResolveParams,
+        front_end: &FrontEnd,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
         if cancel.is_cancelled() {
             return Err(ToolError::aborted(cancel.reason()));
         }
@@ -86,7 +129,7 @@ impl Session {
             return invoker.invoke(&params, cancel).await;
         }
         match self.store.claim_head() {
-            Ok(Some(claim)) => self.run_claimed(&params, claim, cancel).await,
+            Ok(Some(claim)) => self.run_claimed(&params, claim, front_end, cancel).await,
             Ok(None) => {
                 let standing = self.routes().and_then(|routes| routes.standing_handler());
                 if let Some(handler) = standing {
@@ -125,6 +168,17 @@ impl Session {
         expected: &PendingId,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
+        self.resolve_expected_as(params, expected, &self.front_end(), cancel).await
+    }
+
+    /// [`Session::resolve_expected`], recording `front_end` in the log.
+    pub async fn resolve_expected_as(
+        &self,
+        params: ResolveParams,
+        expected: &PendingId,
+        front_end: &FrontEnd,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
         if cancel.is_cancelled() {
             return Err(ToolError::aborted(cancel.reason()));
         }
@@ -145,20 +199,36 @@ impl Session {
                 "The newest pending preview is now {head}, not {expected}; review it first. Nothing was applied or discarded."
             )));
         }
-        self.run_claimed(&params, claim, cancel).await
+        self.run_claimed(&params, claim, front_end, cancel).await
     }
 
     /// Runs the claimed entry's callback, then removes the entry (unless the apply retired it
-    /// itself) or, when the callback failed, keeps it pending on top.
+    /// itself) or, when the callback failed, keeps it pending on top; either way the outcome
+    /// is recorded in the log in the same transaction.
     async fn run_claimed(
         &self,
         params: &ResolveParams,
         claim: Claim,
+        front_end: &FrontEnd,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
         let action = claim.entry().action.clone();
         let label = claim.entry().label().to_owned();
-        let retirement = Retirement::claimed(self.store.clone(), claim);
+        let (log_action, outcome) = match params.action {
+            ResolveAction::Apply => (LogAction::Apply, LogOutcome::Applied),
+            ResolveAction::Discard => (LogAction::Discard, LogOutcome::Discarded),
+        };
+        let mut base = LogRecord::new(
+            claim.entry().id.clone(),
+            label.clone(),
+            action.source_tool_name(),
+            outcome,
+            log_action,
+            front_end,
+        );
+        base.reason.clone_from(&params.reason);
+        base.extra.clone_from(&params.extra);
+        let retirement = Retirement::claimed_logged(self.store.clone(), claim, base.clone());
         let res = run_claimed_invocation(params, action.as_ref(), cancel, &retirement).await;
         let not_removed = |text: &str, err: StoreError| {
             ToolError::new(format!(
@@ -167,21 +237,161 @@ impl Session {
         };
         match res {
             Ok(result) => match retirement.settle() {
-                Ok(Some(claim)) => match self.store.complete(claim) {
-                    Ok(()) => Ok(result),
-                    Err(err) => Err(not_removed(&result.text_content(), err)),
-                },
+                Ok(Some(claim)) => {
+                    let mut record = base;
+                    record.result = result.text_content();
+                    if params.action == ResolveAction::Apply {
+                        if result.is_error {
+                            // A normal return with an error result (a stale preview): it
+                            // wrote nothing and leaves the stack.
+                            record.outcome = LogOutcome::Stale;
+                        } else {
+                            record.diff = action
+                                .details()
+                                .and_then(|d| d.get("diff"))
+                                .and_then(serde_json::Value::as_str)
+                                .map(str::to_owned);
+                        }
+                    }
+                    let done = match claim {
+                        Some(claim) => self.store.complete_logged(claim, record),
+                        None => Ok(()),
+                    };
+                    match done {
+                        Ok(()) => Ok(result),
+                        Err(err) => Err(not_removed(&result.text_content(), err)),
+                    }
+                }
                 Ok(None) => Ok(result),
                 Err(err) => Err(not_removed(&result.text_content(), err)),
             },
             Err(err) => {
                 // A failed release leaves the entry claimed until the claim is dropped or
                 // cleared as stale; the callback's error is what the model needs.
-                if let Ok(Some(claim)) = retirement.settle() {
-                    let _ = self.store.release(claim);
+                if let Ok(Some(Some(claim))) = retirement.settle() {
+                    let record = LogRecord {
+                        outcome: LogOutcome::Failed,
+                        result: err.message().to_owned(),
+                        ..base
+                    };
+                    let _ = self.store.release_logged(claim, record);
                 }
                 Err(err)
             }
+        }
+    }
+}
+
+/// Texts of `staged undo` that the session itself produces (the handler writes the rest).
+pub const NO_LOG_TEXT: &str = "This workspace keeps no resolve log, so there is nothing to undo.";
+
+/// The error of an undo with no applied entry to revert.
+pub const NOTHING_TO_UNDO_TEXT: &str = "Nothing to undo: the log has no applied entry.";
+
+impl Session {
+    /// Reverts the log entry `target` (by default the newest `applied` or `redone` one),
+    /// recording the undo as an entry of its own; undoing an undo is a redo.
+    ///
+    /// Undos run one at a time across processes (the store's undo lock), and an entry is
+    /// reverted at most once: a second undo of the same entry, concurrent or later, is
+    /// refused and writes nothing. The entry's source tool must have registered an
+    /// [`UndoHandler`]; the handler writes only if every file is byte-identical to what the
+    /// entry wrote.
+    pub async fn undo(
+        &self,
+        target: Option<u64>,
+        reason: &str,
+        front_end: &FrontEnd,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let Some(log) = self.store.log() else { return Err(ToolError::new(NO_LOG_TEXT)) };
+        // The target is chosen before waiting for the lock: two undos started together mean
+        // the same entry, and only one of them reverts it.
+        let seq = match target {
+            Some(seq) => seq,
+            None => match log.newest_applied().map_err(store_error)? {
+                Some(seq) => seq,
+                None => return Err(ToolError::new(NOTHING_TO_UNDO_TEXT)),
+            },
+        };
+        let _lock = log.lock_undo().map_err(store_error)?;
+        let Some(entry) = log.entry(seq).map_err(store_error)? else {
+            return Err(ToolError::new(format!("There is no log entry {seq}; see `staged log`.")));
+        };
+        let record = &entry.record;
+        if !record.outcome.is_undoable() {
+            return Err(ToolError::new(format!(
+                "Log entry {seq} ({}) was {}: it wrote nothing, so there is nothing to undo.",
+                record.label, record.outcome
+            )));
+        }
+        match log.reverted_by(seq).map_err(store_error)? {
+            Some(reversal) if reversal.done => {
+                return Err(ToolError::new(format!(
+                    "Log entry {seq} ({}) was already reverted by entry {}; nothing was written. `staged undo {}` reverts that one.",
+                    record.label, reversal.seq, reversal.seq
+                )));
+            }
+            Some(_) => {
+                return Err(ToolError::new(format!(
+                    "An undo of log entry {seq} was interrupted; the next staged command finishes or rolls it back. Nothing was written."
+                )));
+            }
+            None => {}
+        }
+        let Some(handler) = self.undo_handler(&record.source_tool_name) else {
+            return Err(ToolError::new(format!(
+                "Undo is not available for `{}` entries: that tool declares no undo. Nothing was written.",
+                record.source_tool_name
+            )));
+        };
+        let outcome = match record.outcome {
+            LogOutcome::Undone => LogOutcome::Redone,
+            _ => LogOutcome::Undone,
+        };
+        let mut base = LogRecord::new(
+            record.id.clone(),
+            record.label.clone(),
+            record.source_tool_name.clone(),
+            outcome,
+            LogAction::Undo,
+            front_end,
+        );
+        base.reason = reason.to_owned();
+        base.reverts = Some(seq);
+        let retirement = Retirement::for_undo(self.store.clone(), base.clone());
+        let res = handler.undo(&entry, &retirement, cancel).await;
+        let result = match res {
+            Ok(result) => result,
+            Err(ActionError::Tool(err)) => return Err(err),
+            Err(ActionError::Cancelled) => return Err(ToolError::aborted(cancel.reason())),
+            Err(ActionError::Other(message)) => {
+                return Err(ToolError::new(format!("Undo failed: {message}")));
+            }
+        };
+        if result.is_error {
+            return Ok(result);
+        }
+        match retirement.settle() {
+            // A handler that wrote without a journal: its undo is recorded now.
+            Ok(Some(_)) => {
+                let record = LogRecord { result: result.text_content(), ..base };
+                self.store.log_record(record).map_err(|err| {
+                    ToolError::new(format!(
+                        "{} (but the undo could not be recorded in the log: {err})",
+                        result.text_content()
+                    ))
+                })?;
+                Ok(result)
+            }
+            Ok(None) => Ok(result),
+            Err(err) => Err(ToolError::new(format!(
+                "{} (but the undo could not be recorded in the log: {err})",
+                result.text_content()
+            ))),
         }
     }
 }

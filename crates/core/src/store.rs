@@ -13,7 +13,7 @@ use std::{
     time::SystemTime,
 };
 
-use crate::PendingAction;
+use crate::{LogRecord, PendingAction, ResolveLog};
 
 /// The id of a pending entry: `pending-action:<sourceToolName>:<seq>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -333,5 +333,70 @@ pub trait PendingActionStore: Send + Sync {
     /// The head, as a listing shows it.
     fn head_summary(&self) -> Result<Option<PendingSummary>, StoreError> {
         Ok(self.peek()?.as_ref().map(PendingSummary::of))
+    }
+
+    /// The log of resolve outcomes, if this store keeps one.
+    fn log(&self) -> Option<&dyn ResolveLog> {
+        None
+    }
+
+    /// [`PendingActionStore::complete`], recording `record` in the same transaction. A store
+    /// without a log only completes.
+    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
+        let _ = record;
+        self.complete(claim)
+    }
+
+    /// [`PendingActionStore::release`], recording `record` in the same transaction.
+    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
+        let _ = record;
+        self.release(claim)
+    }
+
+    /// Records `record` on its own: an outcome that touches no pending entry (an undo whose
+    /// handler wrote without a journal).
+    fn log_record(&self, record: LogRecord) -> Result<(), StoreError> {
+        let _ = record;
+        Ok(())
+    }
+
+    /// Records a commit that is about to happen under `key` (its journal's id): `record`, and
+    /// `remainder`, the preview a partial apply leaves pending. Neither shows until
+    /// [`PendingActionStore::finish_logged`] with the same key.
+    fn prepare_logged(
+        &self,
+        key: &str,
+        record: Option<LogRecord>,
+        remainder: Option<Arc<dyn PendingAction>>,
+    ) -> Result<(), StoreError> {
+        let _ = (key, record);
+        match remainder {
+            Some(_) => Err(StoreError::Backend(
+                "this pending stack cannot keep the rest of a partial apply".to_owned(),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The commit point of `key`: in one transaction, removes the claimed entry (if any),
+    /// pushes the prepared remainder (if any) on top, and makes the prepared record final.
+    /// Returns the remainder's new id. Finishing a key twice changes nothing the second time.
+    fn finish_logged(
+        &self,
+        claim: Option<Claim>,
+        key: &str,
+    ) -> Result<Option<PendingId>, StoreError> {
+        let _ = key;
+        if let Some(claim) = claim {
+            self.complete(claim)?;
+        }
+        Ok(None)
+    }
+
+    /// Forgets what [`PendingActionStore::prepare_logged`] recorded under `key`: that commit
+    /// was rolled back.
+    fn abandon_logged(&self, key: &str) -> Result<(), StoreError> {
+        let _ = key;
+        Ok(())
     }
 }

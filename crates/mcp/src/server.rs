@@ -19,7 +19,8 @@ use rmcp::{
     service::RequestContext,
 };
 use staged_core::{
-    CancelToken, PendingEntry, RESOLVE_TOOL_NAME, ResolveAction, ResolveParams, Tool, ToolResult,
+    CancelToken, FrontEnd, PendingEntry, RESOLVE_TOOL_NAME, ResolveAction, ResolveParams, Tool,
+    ToolResult,
 };
 use staged_workspace::WorkspaceSession;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -143,21 +144,28 @@ impl StagedServer {
             return Err(ErrorData::internal_error("the resolve tool is missing", None));
         };
         let args = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
-        let params = serde_json::from_value::<ResolveParams>(args).ok();
-        let (Approval::Human, Some(params), Some(head)) = (self.approve, params, head) else {
+        let Ok(params) = serde_json::from_value::<ResolveParams>(args) else {
+            // The tool says what is wrong with the arguments.
             return Ok(Outcome::Result(self.execute(resolve_tool.as_ref(), request, cancel).await));
         };
-        if params.action != ResolveAction::Apply {
-            return Ok(Outcome::Result(self.execute(resolve_tool.as_ref(), request, cancel).await));
-        }
+        let session = self.workspace.session();
+        let front_end = front_end(ctx);
+        let (Approval::Human, Some(head), ResolveAction::Apply) =
+            (self.approve, head, params.action)
+        else {
+            let res = match session.resolve_as(params, &front_end, cancel).await {
+                Ok(result) => result,
+                Err(err) => err.to_result(),
+            };
+            return Ok(Outcome::Result(res));
+        };
         match ask_to_apply(head, &params.reason, request, ctx).await {
             Ask::Approved => {}
             Ask::Stop(result) => return Ok(Outcome::Result(result)),
             Ask::InputRequired(input) => return Ok(Outcome::InputRequired(input)),
         }
         tracing::info!(id = %head.id, "the person approved the apply");
-        let session = self.workspace.session();
-        let res = match session.resolve_expected(params, &head.id, cancel).await {
+        let res = match session.resolve_expected_as(params, &head.id, &front_end, cancel).await {
             Ok(result) => result,
             Err(err) => err.to_result(),
         };
@@ -175,6 +183,23 @@ impl StagedServer {
         }
     }
 }
+
+/// The front end the log records for this request: `mcp`, with the name the client gave in
+/// `initialize` (cut to 64 printable characters, since it is the client's to choose).
+fn front_end(ctx: &RequestContext<RoleServer>) -> FrontEnd {
+    let name = ctx.peer.peer_info().map(|info| {
+        info.client_info
+            .name
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(MAX_CLIENT_NAME_CHARS)
+            .collect::<String>()
+    });
+    FrontEnd::Mcp(name.filter(|name| !name.trim().is_empty()))
+}
+
+/// The most characters of a client's name the log keeps.
+const MAX_CLIENT_NAME_CHARS: usize = 64;
 
 /// A staged cancel token that fires when the client cancels the request, for as long as the
 /// bridge lives (dropping it stops the watcher task).

@@ -92,35 +92,49 @@ pub(crate) fn migrate_v1(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// zstd-compressed `text` (a log entry's diff).
+pub(crate) fn compress_text(text: &str) -> std::io::Result<Vec<u8>> {
+    zstd::bulk::compress(text.as_bytes(), LEVEL)
+}
+
+/// A column written by [`compress_text`]; `Ok(None)` for NULL.
+pub(crate) fn text(column: ValueRef<'_>) -> Result<Option<String>, String> {
+    match column {
+        ValueRef::Blob(bytes) => {
+            let bytes = decompress(bytes)?;
+            String::from_utf8(bytes).map(Some).map_err(|_| "not UTF-8 text".to_owned())
+        }
+        ValueRef::Text(text) => {
+            String::from_utf8(text.to_vec()).map(Some).map_err(|_| "not UTF-8 text".to_owned())
+        }
+        ValueRef::Null => Ok(None),
+        ValueRef::Integer(_) | ValueRef::Real(_) => Err("a number, not text".to_owned()),
+    }
+}
+
+/// A column of compressed JSON (or plain JSON text), as [`decode`] reads each of its columns.
+pub(crate) fn json_column(column: ValueRef<'_>) -> Result<Option<Value>, String> {
+    json(column)
+}
+
 /// zstd-compressed JSON of `value`, written as it is serialized (the JSON text is never held
 /// whole).
-fn compress(value: &Value) -> std::io::Result<Vec<u8>> {
+pub(crate) fn compress(value: &Value) -> std::io::Result<Vec<u8>> {
     let mut out = BufWriter::with_capacity(1 << 16, zstd::Encoder::new(Vec::new(), LEVEL)?);
     serde_json::to_writer(&mut out, value)?;
     out.flush()?;
     out.into_inner().map_err(|err| err.into_error())?.finish()
 }
 
-/// A column's JSON: compressed (a blob), or plain text as schema 1 wrote it.
 /// The most a stored value may decompress to: a planted row must not exhaust memory.
 const MAX_DECODED_BYTES: u64 = 1 << 30;
 
 /// A column's JSON: compressed (a blob), or plain text (schema 1); `Ok(None)` for NULL, and
 /// an error saying what is wrong otherwise.
 fn json(column: ValueRef<'_>) -> Result<Option<Value>, String> {
-    use std::io::Read as _;
     match column {
         ValueRef::Blob(bytes) => {
-            let decoder = zstd::stream::Decoder::new(bytes)
-                .map_err(|err| format!("not compressed data ({err})"))?;
-            let mut text = Vec::new();
-            decoder
-                .take(MAX_DECODED_BYTES + 1)
-                .read_to_end(&mut text)
-                .map_err(|err| format!("not compressed data ({err})"))?;
-            if text.len() as u64 > MAX_DECODED_BYTES {
-                return Err(format!("larger than {MAX_DECODED_BYTES} bytes"));
-            }
+            let text = decompress(bytes)?;
             serde_json::from_slice(&text).map(Some).map_err(|err| format!("not valid JSON ({err})"))
         }
         ValueRef::Text(text) => {
@@ -129,4 +143,20 @@ fn json(column: ValueRef<'_>) -> Result<Option<Value>, String> {
         ValueRef::Null => Ok(None),
         ValueRef::Integer(_) | ValueRef::Real(_) => Err("a number, not JSON".to_owned()),
     }
+}
+
+/// Decompresses a stored blob, refusing one that grows past [`MAX_DECODED_BYTES`].
+fn decompress(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let decoder =
+        zstd::stream::Decoder::new(bytes).map_err(|err| format!("not compressed data ({err})"))?;
+    let mut res = Vec::new();
+    decoder
+        .take(MAX_DECODED_BYTES + 1)
+        .read_to_end(&mut res)
+        .map_err(|err| format!("not compressed data ({err})"))?;
+    if res.len() as u64 > MAX_DECODED_BYTES {
+        return Err(format!("larger than {MAX_DECODED_BYTES} bytes"));
+    }
+    Ok(res)
 }

@@ -10,6 +10,7 @@
 
 mod claim;
 mod codec;
+mod log;
 mod rehydrate;
 mod sqlite;
 

@@ -15,8 +15,8 @@ use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
 use staged_core::{
-    Claim, PendingAction, PendingActionStore, PendingEntry, PendingId, PendingSummary, StoreError,
-    StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
+    Claim, LogRecord, PendingAction, PendingActionStore, PendingEntry, PendingId, PendingSummary,
+    ResolveLog, StoreError, StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
 };
 use staged_fs::{DirHandle, NewFileMode, Root};
 
@@ -30,8 +30,9 @@ use crate::{
 pub const DB_FILE_NAME: &str = "staged.db";
 
 /// The schema version this build reads and writes. Schema 2 stores details and payloads
-/// compressed (see the codec module); a schema-1 database is migrated on open.
-const SCHEMA_VERSION: i64 = 2;
+/// compressed (see the codec module); schema 3 adds the resolve log (see the log module). An
+/// older database is migrated on open.
+const SCHEMA_VERSION: i64 = 3;
 
 /// How long a write waits for another process's write transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -41,15 +42,15 @@ const CLAIM_ATTEMPTS: usize = 16;
 
 /// The durable pending stack of one workspace.
 pub struct SqliteStore {
-    state_dir: PathBuf,
-    claims_path: PathBuf,
-    claims_dir: DirHandle,
-    conn: Mutex<Connection>,
+    pub(crate) state_dir: PathBuf,
+    pub(crate) claims_path: PathBuf,
+    pub(crate) claims_dir: DirHandle,
+    pub(crate) conn: Mutex<Connection>,
     rehydrators: Rehydrators,
     listeners: StoreListeners,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -215,14 +216,14 @@ impl SqliteStore {
         }
     }
 
-    fn lock_err(&self, seq: i64, err: &std::io::Error) -> StoreError {
+    pub(crate) fn lock_err(&self, seq: i64, err: &std::io::Error) -> StoreError {
         StoreError::Backend(format!(
             "cannot lock {}: {err}",
             self.claims_path.join(lock_name(seq)).display()
         ))
     }
 
-    fn err(&self, err: &rusqlite::Error) -> StoreError {
+    pub(crate) fn err(&self, err: &rusqlite::Error) -> StoreError {
         db_error(&self.state_dir.join(DB_FILE_NAME), err)
     }
 
@@ -245,7 +246,7 @@ impl SqliteStore {
         .map_err(|err| self.err(&err))
     }
 
-    fn emit(&self, event: StoreEvent) {
+    pub(crate) fn emit(&self, event: StoreEvent) {
         self.listeners.emit(&event);
     }
 
@@ -281,7 +282,7 @@ impl SqliteStore {
         ))
     }
 
-    fn claim_lock<'c>(&self, claim: &'c Claim) -> Result<&'c ClaimLock, StoreError> {
+    pub(crate) fn claim_lock<'c>(&self, claim: &'c Claim) -> Result<&'c ClaimLock, StoreError> {
         claim
             .token()
             .downcast_ref::<ClaimLock>()
@@ -320,38 +321,16 @@ impl PendingActionStore for SqliteStore {
         let encoded = codec::encode(action.details(), payload).map_err(|err| {
             StoreError::Backend(format!("`{label}` could not be encoded for storage: {err}"))
         })?;
-        let created_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         let (id, len) = {
             let mut conn = lock(&self.conn);
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|err| self.err(&err))?;
-            tx.execute(
-                "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, details_in_payload, position)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending))",
-                params![
-                    format!("staging:{created_ms}"),
-                    source,
-                    label,
-                    created_ms,
-                    encoded.details,
-                    encoded.payload,
-                    encoded.details_in_payload
-                ],
-            )
-            .map_err(|err| self.err(&err))?;
-            let seq = tx.last_insert_rowid();
-            // AUTOINCREMENT starts at 1; ids count from 0, like the in-memory store's.
-            let id = pending_id(&source, u64::try_from(seq - 1).unwrap_or_default());
-            tx.execute("UPDATE pending SET id = ?1 WHERE seq = ?2", params![id.as_str(), seq])
-                .map_err(|err| self.err(&err))?;
-            let len: i64 = tx
-                .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
-                .map_err(|err| self.err(&err))?;
+            let id =
+                insert_pending(&tx, &source, &label, &encoded).map_err(|err| self.err(&err))?;
+            let len = pending_len(&tx).map_err(|err| self.err(&err))?;
             tx.commit().map_err(|err| self.err(&err))?;
-            (id, usize::try_from(len).unwrap_or_default())
+            (id, len)
         };
         self.emit(StoreEvent::Pushed { id: id.clone(), label, len });
         Ok(id)
@@ -463,6 +442,57 @@ impl PendingActionStore for SqliteStore {
         .map_err(|err| self.err(&err))
     }
 
+    fn log(&self) -> Option<&dyn ResolveLog> {
+        Some(self)
+    }
+
+    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
+        let seq = self.claim_lock(&claim)?.seq;
+        let Some(len) = self.settle_logged(&claim, &record, false)? else {
+            return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
+        };
+        let _ = self.claims_dir.remove_file(lock_name(seq));
+        let id = claim.entry().id.clone();
+        drop(claim);
+        self.emit(StoreEvent::Removed { id, len });
+        Ok(())
+    }
+
+    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
+        let Some(len) = self.settle_logged(&claim, &record, true)? else {
+            return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
+        };
+        let id = claim.entry().id.clone();
+        drop(claim);
+        self.emit(StoreEvent::Requeued { id, len });
+        Ok(())
+    }
+
+    fn log_record(&self, record: LogRecord) -> Result<(), StoreError> {
+        self.insert_logged(&record)
+    }
+
+    fn prepare_logged(
+        &self,
+        key: &str,
+        record: Option<LogRecord>,
+        remainder: Option<Arc<dyn PendingAction>>,
+    ) -> Result<(), StoreError> {
+        self.prepare_rows(key, record.as_ref(), remainder.as_deref())
+    }
+
+    fn finish_logged(
+        &self,
+        claim: Option<Claim>,
+        key: &str,
+    ) -> Result<Option<PendingId>, StoreError> {
+        self.finish_claimed(claim, key)
+    }
+
+    fn abandon_logged(&self, key: &str) -> Result<(), StoreError> {
+        self.abandon_prepared(key)
+    }
+
     fn clear_stale(&self) -> Result<usize, StoreError> {
         let Ok(names) = self.claims_dir.names() else { return Ok(0) };
         let mut n_cleared = 0;
@@ -535,6 +565,7 @@ fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
     if version == 1 {
         codec::migrate_v1(&tx)?;
     }
+    crate::log::create_tables(&tx)?;
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.commit()?;
     if version == 1 {
@@ -593,4 +624,45 @@ fn read_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingSummary> {
 
 fn db_error(path: &Path, err: &rusqlite::Error) -> StoreError {
     StoreError::Backend(format!("{}: {err}", path.display()))
+}
+
+/// Inserts a pending row on top and returns its id (`pending-action:<source>:<seq - 1>`).
+pub(crate) fn insert_pending(
+    tx: &Transaction<'_>,
+    source: &str,
+    label: &str,
+    encoded: &codec::Encoded,
+) -> rusqlite::Result<PendingId> {
+    let created_ms = now_ms();
+    tx.execute(
+        "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, details_in_payload, position)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending))",
+        params![
+            format!("staging:{created_ms}"),
+            source,
+            label,
+            created_ms,
+            encoded.details,
+            encoded.payload,
+            encoded.details_in_payload
+        ],
+    )?;
+    let seq = tx.last_insert_rowid();
+    // AUTOINCREMENT starts at 1; ids count from 0, like the in-memory store's.
+    let id = pending_id(source, u64::try_from(seq - 1).unwrap_or_default());
+    tx.execute("UPDATE pending SET id = ?1 WHERE seq = ?2", params![id.as_str(), seq])?;
+    Ok(id)
+}
+
+/// The number of pending rows.
+pub(crate) fn pending_len(tx: &Transaction<'_>) -> rusqlite::Result<usize> {
+    let len: i64 = tx.query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))?;
+    Ok(usize::try_from(len).unwrap_or_default())
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

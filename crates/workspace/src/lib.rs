@@ -13,7 +13,8 @@ use std::{
 };
 
 use staged_ast_edit::{
-    AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, Workspace, recover_with,
+    AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstEditUndo, AstGrepTool, RecoveryHooks,
+    Workspace, recover_hooked,
 };
 use staged_core::{InMemoryStore, PendingAction, PendingActionStore, ResolveTool, Session, Tool};
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
@@ -72,14 +73,14 @@ impl WorkspaceSession {
             SqliteStore::open_in(&workspace.state_dir(), state, rehydrators(&workspace))
                 .map_err(|err| OpenError::Store(err.to_string()))?,
         );
-        // An apply that a crash interrupted after its commit point is finished here: its
-        // files are written, so its preview must leave the stack (unless a live resolve
-        // holds it, which then decides; the journal stays until then).
-        let recovery =
-            recover_with(&workspace, &mut |origin| sqlite.retire_finished(origin).unwrap_or(false))
-                .map_err(|err| OpenError::Recovery(err.to_string()))?;
+        // An apply (or undo) that a crash interrupted after its commit point is finished
+        // here: its files are written, so its preview must leave the stack and its log record
+        // become final (unless a live resolve holds the preview, which then decides; the
+        // journal stays until then). One rolled back before it has its record forgotten.
+        let recovery = recover_hooked(&workspace, &mut StoreRecovery(&sqlite))
+            .map_err(|err| OpenError::Recovery(err.to_string()))?;
         let store: Arc<dyn PendingActionStore> = sqlite;
-        let session = Arc::new(Session::new(store.clone()));
+        let session = new_session(&workspace, store.clone());
         Ok(Self { workspace, durable: true, store, session, recovery })
     }
 
@@ -94,7 +95,7 @@ impl WorkspaceSession {
             Some(_) => Self::open(root),
             None => {
                 let store: Arc<dyn PendingActionStore> = Arc::new(InMemoryStore::new());
-                let session = Arc::new(Session::new(store.clone()));
+                let session = new_session(&workspace, store.clone());
                 let recovery = RecoveryReport::default();
                 Ok(Self { workspace, durable: false, store, session, recovery })
             }
@@ -148,6 +149,27 @@ impl WorkspaceSession {
             vec![Arc::new(self.ast_grep_tool()), Arc::new(self.ast_edit_tool())];
         staged_core::assemble_tools(&available, None, Arc::new(self.resolve_tool()))
     }
+}
+
+/// What start-up recovery tells the SQLite store: finish a rolled-forward commit's preview and
+/// record by the journal's id, forget a rolled-back one's.
+struct StoreRecovery<'a>(&'a SqliteStore);
+
+impl RecoveryHooks for StoreRecovery<'_> {
+    fn finished(&mut self, journal: &str, origin: Option<&str>) -> bool {
+        self.0.finish_recovered(journal, origin).unwrap_or(false)
+    }
+
+    fn rolled_back(&mut self, journal: &str, _origin: Option<&str>) -> bool {
+        self.0.abandon_prepared(journal).is_ok()
+    }
+}
+
+/// A session over `store` that knows how to undo each built-in tool's entries.
+fn new_session(workspace: &Workspace, store: Arc<dyn PendingActionStore>) -> Arc<Session> {
+    let session = Arc::new(Session::new(store));
+    session.register_undo(AST_EDIT_TOOL_NAME, Arc::new(AstEditUndo::new(workspace.clone())));
+    session
 }
 
 /// The rehydrators of every built-in tool that stages previews.

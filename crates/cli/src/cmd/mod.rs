@@ -3,9 +3,11 @@
 pub(crate) mod agent;
 pub(crate) mod ast_edit;
 pub(crate) mod ast_grep;
+pub(crate) mod log;
 pub(crate) mod pending;
 pub(crate) mod resolve;
 pub(crate) mod show;
+pub(crate) mod undo;
 
 use std::time::{Duration, SystemTime};
 

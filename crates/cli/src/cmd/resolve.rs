@@ -1,5 +1,6 @@
-//! `staged resolve apply|discard --reason TEXT [--extra JSON] [--id ID]`: resolve the head of
-//! the stack (only if it is `ID`, when given) and print the resolve block.
+//! `staged resolve apply|discard --reason TEXT [--extra JSON] [--id ID] [--only PATH...]`:
+//! resolve the head of the stack (only if it is `ID`, when given; with `--only`, writing only
+//! those files of it) and print the resolve block.
 
 use anyhow::{Context, bail};
 use staged_core::{JsonObject, PendingId, ResolveAction, ResolveParams};
@@ -13,17 +14,34 @@ use crate::{
     output::Output,
 };
 
+/// The `extra` key a partial apply names its files under (`ast_edit`'s contract).
+const FILES_EXTRA_KEY: &str = "files";
+
 pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyhow::Result<Exit> {
     // Validate the input before touching the workspace.
     if args.reason.trim().is_empty() {
         bail!("--reason must not be blank: say why the preview is applied or discarded");
     }
-    let extra = args.extra.as_deref().map(parse_extra).transpose()?;
+    let mut extra = args.extra.as_deref().map(parse_extra).transpose()?;
     let action = match args.action {
         ActionArg::Apply => ResolveAction::Apply,
         ActionArg::Discard => ResolveAction::Discard,
     };
+    if !args.only.is_empty() {
+        if action == ResolveAction::Discard {
+            bail!("--only applies some files of a preview; a discard drops the whole preview");
+        }
+        if extra.as_ref().is_some_and(|extra| extra.contains_key(FILES_EXTRA_KEY)) {
+            bail!("name the files either with --only or in --extra's \"files\", not both");
+        }
+    }
     let ws = context::open_existing(global)?;
+    if !args.only.is_empty() {
+        // The preview names files relative to the workspace root; a person may type them
+        // relative to where they stand.
+        let files = context::scope_paths(ws.workspace().root(), &args.only)?;
+        extra.get_or_insert_with(JsonObject::new).insert(FILES_EXTRA_KEY.to_owned(), files.into());
+    }
     let params = ResolveParams { action, reason: args.reason.clone(), extra };
     let session = ws.session().clone();
     let expected = args.id.clone().map(PendingId::from_string);

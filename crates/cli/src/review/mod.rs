@@ -2,7 +2,9 @@
 //! newest first, read each diff, and apply or discard it with a typed reason.
 //!
 //! Nothing is applied without an explicit key: `a` (or `d`) opens a reason prompt, and only
-//! Enter on a non-empty reason resolves. Only the newest preview can be resolved (the stack is
+//! Enter on a non-empty reason resolves. `f` lists the newest preview's files: space marks
+//! some, and `a` applies only those (the rest stays pending as a new preview). `l` shows the
+//! resolve log. Only the newest preview can be resolved (the stack is
 //! LIFO); older ones can be read. The resolve names the preview the person saw, so a preview
 //! staged meanwhile by another process is never applied by mistake.
 
@@ -78,6 +80,8 @@ fn handle_key(review: &mut Review, key: KeyEvent) -> bool {
             KeyCode::Char('q') | KeyCode::Esc => return false,
             KeyCode::Char('a') => review.start_reason(staged_core::ResolveAction::Apply),
             KeyCode::Char('d') => review.start_reason(staged_core::ResolveAction::Discard),
+            KeyCode::Char('f') => review.start_files(),
+            KeyCode::Char('l') => review.show_log(),
             KeyCode::Right | KeyCode::Char('n') | KeyCode::Tab => review.select_offset(1),
             KeyCode::Left | KeyCode::Char('p') | KeyCode::BackTab => review.select_offset(-1),
             KeyCode::Down | KeyCode::Char('j') => review.scroll(1),
@@ -86,6 +90,25 @@ fn handle_key(review: &mut Review, key: KeyEvent) -> bool {
             KeyCode::PageUp => review.scroll(-20),
             KeyCode::Home | KeyCode::Char('g') => review.scroll_to_top(),
             KeyCode::Char('r') => review.reload(),
+            _ => {}
+        },
+        Mode::Files { .. } => match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => review.back_to_browse(),
+            KeyCode::Down | KeyCode::Char('j') => review.move_cursor(1),
+            KeyCode::Up | KeyCode::Char('k') => review.move_cursor(-1),
+            KeyCode::Char(' ') | KeyCode::Char('x') => review.toggle_mark(),
+            KeyCode::Char('a') | KeyCode::Enter => review.apply_marked(),
+            KeyCode::PageDown => review.scroll(20),
+            KeyCode::PageUp => review.scroll(-20),
+            _ => {}
+        },
+        Mode::Log => match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('l') => review.back_to_browse(),
+            KeyCode::Down | KeyCode::Char('j') => review.scroll(1),
+            KeyCode::Up | KeyCode::Char('k') => review.scroll(-1),
+            KeyCode::PageDown | KeyCode::Char(' ') => review.scroll(20),
+            KeyCode::PageUp => review.scroll(-20),
+            KeyCode::Char('r') => review.show_log(),
             _ => {}
         },
         Mode::Reason { .. } => match key.code {

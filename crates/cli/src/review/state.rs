@@ -1,18 +1,27 @@
-//! The review's state: the pending entries, the selection, the scroll, the reason prompt, and
-//! what was decided.
+//! The review's state: the pending entries, the selection, the scroll, the reason prompt, the
+//! files marked for a partial apply, the resolve log, and what was decided.
 
-use std::sync::Arc;
+use std::{collections::BTreeSet, sync::Arc};
 
-use staged_core::{PendingEntry, ResolveAction, ResolveParams};
+use serde_json::Value;
+use staged_core::{FrontEnd, JsonObject, LogEntry, PendingEntry, ResolveAction, ResolveParams};
 use staged_workspace::WorkspaceSession;
+
+/// How many log entries the log view shows.
+const LOG_SHOWN: usize = 200;
 
 /// What the keyboard is doing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Mode {
     /// Reading previews.
     Browse,
-    /// Typing the reason for a decision about `id`.
-    Reason { action: ResolveAction, input: String },
+    /// Marking files of the newest preview, the cursor on the `cursor`-th.
+    Files { cursor: usize },
+    /// Reading the resolve log.
+    Log,
+    /// Typing the reason for a decision about the newest preview; `files` are the files of a
+    /// partial apply.
+    Reason { action: ResolveAction, input: String, files: Option<Vec<String>> },
 }
 
 /// The review session.
@@ -25,6 +34,9 @@ pub(crate) struct Review {
     mode: Mode,
     status: String,
     log: Vec<String>,
+    /// The files marked in the newest preview, and its id.
+    marked: (Option<staged_core::PendingId>, BTreeSet<String>),
+    history: Vec<LogEntry>,
 }
 
 impl Review {
@@ -38,6 +50,8 @@ impl Review {
             mode: Mode::Browse,
             status: String::new(),
             log: Vec::new(),
+            marked: (None, BTreeSet::new()),
+            history: Vec::new(),
         }
     }
 
@@ -56,6 +70,113 @@ impl Review {
                 self.scroll = 0;
             }
         }
+        // Marks belong to one preview: a new head starts with none.
+        let head = self.entries.first().map(|e| e.id.clone());
+        if self.marked.0 != head {
+            self.marked = (head, BTreeSet::new());
+            if matches!(self.mode, Mode::Files { .. }) {
+                self.mode = Mode::Browse;
+            }
+        }
+    }
+
+    /// The files of the newest preview, with their replacement counts.
+    pub(crate) fn head_files(&self) -> Vec<(String, u64)> {
+        let Some(details) = self.entries.first().and_then(|e| e.action.details()) else {
+            return Vec::new();
+        };
+        details
+            .get("fileReplacements")
+            .and_then(Value::as_array)
+            .map(|files| {
+                files
+                    .iter()
+                    .filter_map(|f| {
+                        Some((f.get("path")?.as_str()?.to_owned(), f.get("count")?.as_u64()?))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn is_marked(&self, path: &str) -> bool {
+        self.marked.1.contains(path)
+    }
+
+    /// Opens the file list of the newest preview for marking.
+    pub(crate) fn start_files(&mut self) {
+        if self.entries.is_empty() {
+            self.status = "Nothing is pending.".to_owned();
+            return;
+        }
+        if self.selected != 0 {
+            self.status = "Only the newest preview can be resolved (the stack is LIFO); press p to go back to it.".to_owned();
+            return;
+        }
+        if self.head_files().is_empty() {
+            self.status = "This preview lists no files to choose from.".to_owned();
+            return;
+        }
+        self.mode = Mode::Files { cursor: 0 };
+        self.scroll = 0;
+        self.status.clear();
+    }
+
+    pub(crate) fn move_cursor(&mut self, delta: isize) {
+        let n = self.head_files().len();
+        if let Mode::Files { cursor } = &mut self.mode
+            && n > 0
+        {
+            *cursor = (*cursor as isize + delta).clamp(0, n as isize - 1) as usize;
+            self.scroll = 0;
+        }
+    }
+
+    /// Marks or unmarks the file under the cursor.
+    pub(crate) fn toggle_mark(&mut self) {
+        let Mode::Files { cursor } = self.mode else { return };
+        let Some((path, _)) = self.head_files().into_iter().nth(cursor) else { return };
+        if !self.marked.1.remove(&path) {
+            self.marked.1.insert(path);
+        }
+        self.status.clear();
+    }
+
+    /// Asks for the reason to apply the marked files (all of them: a whole apply).
+    pub(crate) fn apply_marked(&mut self) {
+        let files = self.head_files();
+        let marked: Vec<String> = files
+            .iter()
+            .filter(|(p, _)| self.marked.1.contains(p))
+            .map(|(p, _)| p.clone())
+            .collect();
+        if marked.is_empty() {
+            self.status = "Mark at least one file first (space marks; Esc goes back).".to_owned();
+            return;
+        }
+        let files = (marked.len() < files.len()).then_some(marked);
+        self.mode = Mode::Reason { action: ResolveAction::Apply, input: String::new(), files };
+        self.status.clear();
+    }
+
+    /// Shows the resolve log, read afresh.
+    pub(crate) fn show_log(&mut self) {
+        match self.ws.store().log().map(|log| log.entries(LOG_SHOWN, false)) {
+            Some(Ok(entries)) => self.history = entries,
+            Some(Err(err)) => self.status = format!("Could not read the log: {err}"),
+            None => self.history.clear(),
+        }
+        self.mode = Mode::Log;
+        self.scroll = 0;
+    }
+
+    pub(crate) fn history(&self) -> &[LogEntry] {
+        &self.history
+    }
+
+    pub(crate) fn back_to_browse(&mut self) {
+        self.mode = Mode::Browse;
+        self.scroll = 0;
     }
 
     pub(crate) fn entries(&self) -> &[PendingEntry] {
@@ -114,7 +235,7 @@ impl Review {
             self.status = "Only the newest preview can be resolved (the stack is LIFO); press p to go back to it.".to_owned();
             return;
         }
-        self.mode = Mode::Reason { action, input: String::new() };
+        self.mode = Mode::Reason { action, input: String::new(), files: None };
         self.status.clear();
     }
 
@@ -136,9 +257,10 @@ impl Review {
         }
     }
 
-    /// Resolves the previewed head with the typed reason.
+    /// Resolves the previewed head with the typed reason (only the marked files, for a partial
+    /// apply).
     pub(crate) fn submit_reason(&mut self) {
-        let Mode::Reason { action, input } = self.mode.clone() else { return };
+        let Mode::Reason { action, input, files } = self.mode.clone() else { return };
         let reason = input.trim().to_owned();
         if reason.is_empty() {
             self.status = "Type a reason first (Esc cancels).".to_owned();
@@ -149,11 +271,16 @@ impl Review {
             return;
         };
         let session = Arc::clone(self.ws.session());
-        let params = ResolveParams { action, reason: reason.clone(), extra: None };
+        let extra = files.map(|files| {
+            let mut extra = JsonObject::new();
+            extra.insert("files".to_owned(), files.into());
+            extra
+        });
+        let params = ResolveParams { action, reason: reason.clone(), extra };
         let cancel = staged_core::CancelToken::new();
-        let res = self
-            .runtime
-            .block_on(async { session.resolve_expected(params, &entry.id, &cancel).await });
+        let res = self.runtime.block_on(async {
+            session.resolve_expected_as(params, &entry.id, &FrontEnd::Review, &cancel).await
+        });
         let verb = match action {
             ResolveAction::Apply => "applied",
             ResolveAction::Discard => "discarded",

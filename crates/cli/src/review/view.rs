@@ -1,4 +1,5 @@
-//! Drawing the review: a header naming the preview, its diff, and a key or prompt line.
+//! Drawing the review: a header naming the preview, its diff (or its file list, or the resolve
+//! log), and a key or prompt line.
 
 use ratatui::{
     Frame,
@@ -8,7 +9,7 @@ use ratatui::{
     widgets::{Block, Borders, Paragraph, Wrap},
 };
 use serde_json::Value;
-use staged_core::ResolveAction;
+use staged_core::{PendingEntry, ResolveAction};
 
 use crate::{
     cmd::age,
@@ -53,9 +54,16 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
         header,
     );
 
-    let diff_text = match review.selected() {
-        None => Text::from("Nothing to review."),
-        Some(entry) => {
+    let diff_text = match (review.mode(), review.selected()) {
+        (Mode::Log, _) => log_text(review),
+        (Mode::Files { cursor }, Some(entry)) => files_text(review, entry, *cursor, color),
+        (Mode::Reason { files: Some(files), .. }, _) => Text::from(
+            std::iter::once(Line::from("Apply only these files; the rest stays pending:"))
+                .chain(files.iter().map(|f| Line::from(format!("  {f}"))))
+                .collect::<Vec<_>>(),
+        ),
+        (_, None) => Text::from("Nothing to review."),
+        (_, Some(entry)) => {
             let details = entry.action.details();
             match details.and_then(|d| d.get("diff")).and_then(Value::as_str) {
                 Some(diff) => {
@@ -74,14 +82,22 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
         body,
     );
 
-    let prompt = match review.mode() {
-        Mode::Browse => Line::from(if review.status().is_empty() {
-            "a apply · d discard · n/p next/prev · j/k PgUp/PgDn scroll · r refresh · q quit"
-                .to_owned()
+    let help = |keys: &str| {
+        Line::from(if review.status().is_empty() {
+            keys.to_owned()
         } else {
             review.status().to_owned()
-        }),
-        Mode::Reason { action, input } => {
+        })
+    };
+    let prompt = match review.mode() {
+        Mode::Browse => help(
+            "a apply · d discard · f pick files · l log · n/p next/prev · j/k PgUp/PgDn scroll · r refresh · q quit",
+        ),
+        Mode::Files { .. } => help("space mark · a apply the marked files · j/k move · Esc back"),
+        Mode::Log => {
+            help("the resolve log, newest first · j/k PgUp/PgDn scroll · r refresh · Esc back")
+        }
+        Mode::Reason { action, input, .. } => {
             let verb = match action {
                 ResolveAction::Apply => "Apply",
                 ResolveAction::Discard => "Discard",
@@ -106,6 +122,71 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
         Paragraph::new(prompt).block(Block::default().borders(Borders::TOP)),
         footer,
     );
+}
+
+/// The newest preview's files, marked or not, the cursor's highlighted, then its diff.
+fn files_text(review: &Review, entry: &PendingEntry, cursor: usize, color: bool) -> Text<'static> {
+    let files = review.head_files();
+    let mut lines: Vec<Line<'static>> = files
+        .iter()
+        .enumerate()
+        .map(|(idx, (path, count))| {
+            let mark = if review.is_marked(path) { "[x]" } else { "[ ]" };
+            let plural = if *count == 1 { "" } else { "s" };
+            let text = format!(
+                "{} {mark} {path} ({count} replacement{plural})",
+                if idx == cursor { ">" } else { " " }
+            );
+            let style = if idx == cursor && color {
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+            Line::styled(text, style)
+        })
+        .collect();
+    lines.push(Line::from(""));
+    // The diff of the file under the cursor.
+    let diff = entry.action.details().and_then(|d| d.get("diff")).and_then(Value::as_str);
+    if let (Some(diff), Some((path, _))) = (diff, files.get(cursor)) {
+        let header = format!("diff --git a/{path} b/{path}");
+        let mut inside = false;
+        for line in diff.lines() {
+            if line.starts_with("diff --git ") {
+                inside = line == header;
+            }
+            if inside {
+                lines.push(diff_line(line, color));
+            }
+        }
+    }
+    Text::from(lines)
+}
+
+/// The resolve log, one entry a line.
+fn log_text(review: &Review) -> Text<'static> {
+    if review.history().is_empty() {
+        return Text::from("The log is empty: nothing was applied, discarded or undone here yet.");
+    }
+    let lines: Vec<Line<'static>> = review
+        .history()
+        .iter()
+        .map(|e| {
+            let r = &e.record;
+            let reverted =
+                e.reverted_by.map(|by| format!(" (reverted by {by})")).unwrap_or_default();
+            Line::from(format!(
+                "{:>4}  {}{reverted}  {}  {} · {} ago · {}",
+                e.seq,
+                r.outcome,
+                r.label,
+                r.front_end,
+                age(e.at),
+                r.reason.split_whitespace().collect::<Vec<_>>().join(" ")
+            ))
+        })
+        .collect();
+    Text::from(lines)
 }
 
 fn diff_line(line: &str, color: bool) -> Line<'static> {

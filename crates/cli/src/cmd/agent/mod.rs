@@ -47,6 +47,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
         .unwrap_or(staged_agent::DEFAULT_MAX_TURNS);
 
     let ws = context::open(global)?;
+    // The log records the loop's resolves as the agent's.
+    ws.session().set_front_end(staged_core::FrontEnd::Agent);
     let person: Arc<dyn Supervisor> = Arc::new(person::TerminalPerson::new(out.clone()));
     let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadTool::new(ws.workspace().clone())),

@@ -1,0 +1,186 @@
+//! `staged log [-n N] [--keep N]` and `staged log show ID`: the resolve log, newest first.
+//!
+//! `--json` prints `{"entries": [...]}`; `log show --json` prints one entry. An entry is
+//! `{"entry", "id", "label", "source", "outcome", "action", "reason", "extra", "result",
+//! "at", "frontEnd", "files": [{"path", "before", "after"}], "diff", "reverts",
+//! "revertedBy"}`: `entry` is its number (what `staged log show` and `staged undo` take),
+//! `id` the preview's pending id, `outcome` one of `applied`, `discarded`, `failed`, `stale`,
+//! `undone`, `redone`, `at` RFC 3339 UTC, `before`/`after` SHA-256 hex. Listing never
+//! creates a state folder; `--keep` sets how many entries this workspace keeps.
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use staged_core::{LogEntry, ResolveLog};
+
+use crate::{
+    args::{GlobalArgs, LogArgs, LogCommand},
+    cmd::timestamp,
+    context,
+    diff::colorize,
+    exit::Exit,
+    output::Output,
+};
+
+/// How many entries `staged log` shows by default.
+const DEFAULT_SHOWN: usize = 20;
+
+pub(crate) fn run(global: &GlobalArgs, args: &LogArgs, out: &Output) -> anyhow::Result<Exit> {
+    if let Some(keep) = args.keep {
+        return set_keep(global, usize::try_from(keep).unwrap_or(usize::MAX), out);
+    }
+    let ws = context::open_existing(global)?;
+    let Some(log) = ws.store().log() else { bail!("this workspace's pending stack keeps no log") };
+    if let Some(LogCommand::Show(show)) = &args.command {
+        return show_entry(log, &show.id, out);
+    }
+    let limit = args.max_count.unwrap_or(DEFAULT_SHOWN);
+    let entries = log.entries(limit, out.json).map_err(|err| anyhow::anyhow!("{err}"))?;
+    if out.json {
+        let entries: Vec<Value> = entries.iter().map(entry_json).collect();
+        out.json_line(&json!({"entries": entries}))?;
+        return Ok(Exit::Success);
+    }
+    if entries.is_empty() {
+        out.line("The log is empty: nothing was applied, discarded or undone here yet.")?;
+        return Ok(Exit::Success);
+    }
+    let rows: Vec<[String; 7]> = entries
+        .iter()
+        .map(|e| {
+            let r = &e.record;
+            let outcome = match e.reverted_by {
+                Some(by) => format!("{} (reverted by {by})", r.outcome),
+                None => r.outcome.to_string(),
+            };
+            [
+                e.seq.to_string(),
+                outcome,
+                r.id.to_string(),
+                r.label.clone(),
+                r.front_end.clone(),
+                timestamp(e.at),
+                one_line(&r.reason),
+            ]
+        })
+        .collect();
+    let header =
+        ["ENTRY", "OUTCOME", "ID", "LABEL", "FRONT END", "AT", "REASON"].map(str::to_owned);
+    let widths: Vec<usize> = (0..header.len())
+        .map(|col| rows.iter().chain([&header]).map(|r| r[col].chars().count()).max().unwrap_or(0))
+        .collect();
+    for row in [&header].into_iter().chain(&rows) {
+        let line: Vec<String> =
+            row.iter().zip(&widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
+        out.line(line.join("  ").trim_end())?;
+    }
+    Ok(Exit::Success)
+}
+
+fn set_keep(global: &GlobalArgs, keep: usize, out: &Output) -> anyhow::Result<Exit> {
+    let ws = context::open(global)?;
+    let Some(log) = ws.store().log() else { bail!("this workspace's pending stack keeps no log") };
+    log.set_keep(keep).map_err(|err| anyhow::anyhow!("{err}"))?;
+    if out.json {
+        out.json_line(&json!({"keep": keep}))?;
+    } else {
+        out.line(&format!("The log now keeps the newest {keep} entries."))?;
+    }
+    Ok(Exit::Success)
+}
+
+fn show_entry(log: &dyn ResolveLog, id: &str, out: &Output) -> anyhow::Result<Exit> {
+    let Some(seq) = find_entry(log, id, false)? else {
+        bail!("no log entry `{id}` (see `staged log`)");
+    };
+    let Some(entry) = log.entry(seq).map_err(|err| anyhow::anyhow!("{err}"))? else {
+        bail!("no log entry `{id}` (see `staged log`)");
+    };
+    if out.json {
+        out.json_line(&entry_json(&entry))?;
+        return Ok(Exit::Success);
+    }
+    let r = &entry.record;
+    out.line(&format!("entry {}: {}  {}", entry.seq, r.outcome, r.label))?;
+    out.line(&format!("id:        {} ({})", r.id, r.source_tool_name))?;
+    out.line(&format!("at:        {}", timestamp(entry.at)))?;
+    out.line(&format!("front end: {}", r.front_end))?;
+    out.line(&format!("action:    {}", r.action.as_str()))?;
+    out.line(&format!("reason:    {}", r.reason))?;
+    if let Some(extra) = &r.extra {
+        out.line(&format!("extra:     {}", Value::Object(extra.clone())))?;
+    }
+    if let Some(reverts) = r.reverts {
+        out.line(&format!("reverts:   entry {reverts}"))?;
+    }
+    if let Some(by) = entry.reverted_by {
+        out.line(&format!("reverted:  by entry {by}"))?;
+    }
+    out.line(&format!("result:    {}", r.result))?;
+    for file in &r.files {
+        out.line(&format!(
+            "file:      {}  {} -> {}",
+            file.path,
+            file.before.as_deref().unwrap_or("(none)"),
+            file.after.as_deref().unwrap_or("(none)")
+        ))?;
+    }
+    if let Some(diff) = &r.diff {
+        out.line("")?;
+        out.write(&colorize(diff, out.render.color))?;
+    }
+    Ok(Exit::Success)
+}
+
+/// The entry number `id` names: a number is one; a pending id names its newest entry (with
+/// `undoable`, its newest entry that wrote files). `Ok(None)` when nothing matches.
+pub(crate) fn find_entry(
+    log: &dyn ResolveLog,
+    id: &str,
+    undoable: bool,
+) -> anyhow::Result<Option<u64>> {
+    let id = id.trim();
+    if let Ok(seq) = id.trim_start_matches('#').parse::<u64>() {
+        return Ok(Some(seq));
+    }
+    let keep = log.keep().map_err(|err| anyhow::anyhow!("{err}"))?;
+    let entries = log
+        .entries(keep, false)
+        .map_err(|err| anyhow::anyhow!("{err}"))
+        .context("reading the log")?;
+    Ok(entries
+        .iter()
+        .find(|e| e.record.id.as_str() == id && (!undoable || e.record.outcome.is_undoable()))
+        .map(|e| e.seq))
+}
+
+/// An entry as `--json` prints it.
+pub(crate) fn entry_json(entry: &LogEntry) -> Value {
+    let r = &entry.record;
+    let files: Vec<Value> = r
+        .files
+        .iter()
+        .map(|f| json!({"path": f.path, "before": f.before, "after": f.after}))
+        .collect();
+    json!({
+        "entry": entry.seq,
+        "id": r.id.as_str(),
+        "label": r.label,
+        "source": r.source_tool_name,
+        "outcome": r.outcome.as_str(),
+        "action": r.action.as_str(),
+        "reason": r.reason,
+        "extra": r.extra,
+        "result": r.result,
+        "at": timestamp(entry.at),
+        "frontEnd": r.front_end,
+        "files": files,
+        "diff": r.diff,
+        "reverts": r.reverts,
+        "revertedBy": entry.reverted_by,
+    })
+}
+
+/// `text` on one line, for a table cell.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
