@@ -92,7 +92,8 @@ fn stray_files(root: &Path) -> Vec<String> {
                 stack.push(path);
             } else if path.to_string_lossy().contains(".staged-")
                 || (path.starts_with(root.join(".staged/journal"))
-                    && !path.ends_with("commit.lock"))
+                    && !path.ends_with("commit.lock")
+                    && !path.ends_with("write.lock"))
             {
                 res.push(path.display().to_string());
             }

@@ -88,8 +88,8 @@ fn recover_leaves_a_live_commit_alone_at_every_step() {
             );
         }
         assert!(recover(&workspace).unwrap().is_empty());
-        // Only the lock is left, and it is never deleted.
-        assert_eq!(journal_names(&workspace), ["commit.lock"]);
+        // Only the locks are left, and they are never deleted.
+        assert_eq!(journal_names(&workspace), ["commit.lock", "write.lock"]);
     }
 }
 

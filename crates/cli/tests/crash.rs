@@ -1,5 +1,6 @@
-//! kill -9 during `staged resolve apply` of a many-file preview: the next command recovers,
-//! every file is wholly old or wholly new, all files agree, and the stack tells the truth.
+//! kill -9 during `staged resolve apply` (or `staged undo`) of a many-file preview: the next
+//! command recovers, every file is wholly old or wholly new, all files agree, and the stack
+//! and the resolve log tell the truth.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -189,4 +190,122 @@ fn an_apply_survives_other_processes_starting_and_recovering() {
         }
         assert!(pending_ids(ws.path()).is_empty());
     }
+}
+
+/// Applies a rewrite of N files, then kills `staged undo` at `kill_at`. `None` when the undo
+/// finished before the kill point was seen, or had moved past it when the kill landed.
+fn kill_during_undo(kill_at: KillAt) -> Option<tempfile::TempDir> {
+    let files: Vec<(String, String)> = (0..N_FILES)
+        .map(|i| (format!("src/f{i:04}.ts"), format!("legacyWrap({i}, 0);\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let ws = workspace(&refs);
+    let out = staged(
+        ws.path(),
+        &[
+            "ast-edit",
+            "--max-files",
+            "5000",
+            "--op",
+            "legacyWrap($A, $B)",
+            "modernWrap($B, $A)",
+            "src",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = staged(ws.path(), &["resolve", "apply", "--reason", "before the undo"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+
+    let mut child = Command::new(common::staged_bin())
+        .args(["undo", "--reason", "crash test"])
+        .current_dir(ws.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let seen = match (kill_at, journal_state(ws.path())) {
+            (KillAt::Preparing, Some(_)) => true,
+            (KillAt::Committed, Some(state)) => state.contains("committed"),
+            (_, None) => false,
+        };
+        if seen {
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            let committed = journal_state(ws.path())?.contains("\"committed\"");
+            return (committed == matches!(kill_at, KillAt::Committed)).then_some(ws);
+        }
+        if child.try_wait().unwrap().is_some() {
+            return None;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "undo neither finished nor journaled");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// The outcomes in the log, newest first.
+fn outcomes(ws: &Path) -> Vec<String> {
+    let out = staged(ws, &["--json", "log"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    common::json(&out)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// After a killed undo, the next command recovers: every file is wholly the applied or wholly
+/// the original text, and the log says `undone` exactly when the files are the original.
+fn check_undo_recovered(ws: &Path, expect_undone: bool) {
+    let out = staged(ws, &["pending"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let expected_report =
+        if expect_undone { "1 finished, 0 rolled back" } else { "0 finished, 1 rolled back" };
+    assert!(stderr(&out).contains(expected_report), "{}", stderr(&out));
+    for i in 0..N_FILES {
+        let text = std::fs::read_to_string(ws.join(format!("src/f{i:04}.ts"))).unwrap();
+        let want = if expect_undone {
+            format!("legacyWrap({i}, 0);\n")
+        } else {
+            format!("modernWrap(0, {i});\n")
+        };
+        assert_eq!(text, want, "file {i}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(ws.join("src"))
+        .unwrap()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".ts"))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(leftovers.is_empty(), "temp files left behind: {leftovers:?}");
+    if expect_undone {
+        assert_eq!(outcomes(ws), ["undone", "applied"]);
+        // Finished by recovery, so the entry cannot be undone again.
+        assert_eq!(code(&staged(ws, &["undo", "1"])), 1);
+    } else {
+        assert_eq!(outcomes(ws), ["applied"]);
+        let out = staged(ws, &["undo", "--reason", "again"]);
+        assert_eq!(code(&out), 0, "{}", common::stdout(&out));
+        let text = std::fs::read_to_string(ws.join("src/f0007.ts")).unwrap();
+        assert_eq!(text, "legacyWrap(7, 0);\n");
+        assert_eq!(outcomes(ws), ["undone", "applied"]);
+    }
+}
+
+#[test]
+fn kill_9_during_an_undo_before_its_commit_point_is_rolled_back() {
+    let ws = (0..5)
+        .find_map(|_| kill_during_undo(KillAt::Preparing))
+        .expect("never caught the undo before its commit point");
+    check_undo_recovered(ws.path(), false);
+}
+
+#[test]
+fn kill_9_during_an_undo_after_its_commit_point_is_finished_and_logged() {
+    let ws = (0..5)
+        .find_map(|_| kill_during_undo(KillAt::Committed))
+        .expect("never caught the undo after its commit point");
+    check_undo_recovered(ws.path(), true);
 }

@@ -323,9 +323,14 @@ impl Session {
         };
         let record = &entry.record;
         if !record.outcome.is_undoable() {
+            let what = match record.outcome {
+                LogOutcome::Failed => "failed",
+                LogOutcome::Stale => "was stale",
+                _ => "was discarded",
+            };
             return Err(ToolError::new(format!(
-                "Log entry {seq} ({}) was {}: it wrote nothing, so there is nothing to undo.",
-                record.label, record.outcome
+                "Log entry {seq} ({}) {what}: it wrote nothing, so there is nothing to undo.",
+                record.label
             )));
         }
         match log.reverted_by(seq).map_err(store_error)? {

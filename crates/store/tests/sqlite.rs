@@ -231,7 +231,7 @@ fn a_database_from_a_newer_staged_is_refused() {
     conn.pragma_update(None, "user_version", 7).unwrap();
     drop(conn);
     let err = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap_err().to_string();
-    assert!(err.contains("written by a newer staged (schema 7, this build reads 2)"), "{err}");
+    assert!(err.contains("written by a newer staged (schema 7, this build reads 3)"), "{err}");
 }
 
 #[test]
@@ -506,7 +506,8 @@ fn a_schema_1_database_is_migrated_in_place_and_keeps_its_ids() {
     let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
     let conn = rusqlite::Connection::open(&db).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 2);
+    // Through schema 2 (compressed rows) to 3 (the resolve log).
+    assert_eq!(version, 3);
     let columns = raw_columns(dir.path());
     assert_eq!(columns[0].0, "blob");
     assert_eq!(columns[0].4, 1);
@@ -519,7 +520,7 @@ fn a_schema_1_database_is_migrated_in_place_and_keeps_its_ids() {
     let labels: Vec<_> = store.list().unwrap().iter().map(|e| e.label().to_owned()).collect();
     assert_eq!(labels, ["plain", "old"]);
     assert_eq!(store.push(note("new", &applies)).unwrap().as_str(), "pending-action:note:3");
-    // Opening again finds schema 2 and changes nothing.
+    // Opening again finds schema 3 and changes nothing.
     drop(store);
     let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
     assert_eq!(stored_rows(dir.path())[0].payload, payload);

@@ -3,20 +3,28 @@
 //! A preview whose files were written is never left pending (it leaves the stack before its
 //! journal is deleted), and one whose files were not is still pending and applies cleanly.
 //!
-//! The test re-runs its own binary as a child (`apply_reports_every_step`), which applies the
-//! head with an observer that aborts the process at step k. Run on its own, without the
-//! child's environment variable, that test applies in a fresh workspace and checks the steps,
-//! the files and the stack.
+//! The same holds for an undo (the resolve log says `undone` exactly when the files are the
+//! old ones) and for a partial apply (the rest of the preview is pending under a new id
+//! exactly when the chosen file is written).
+//!
+//! The test re-runs its own binary as a child (`apply_reports_every_step`, and its undo and
+//! partial-apply twins), which applies the head with an observer that aborts the process at
+//! step k. Run on its own, without the child's environment variable, such a test runs in a
+//! fresh workspace and checks the steps, the files and the stack.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::{path::Path, process::Command};
 
 use serde_json::json;
-use staged_ast_edit::{AstEditAction, CommitStep};
-use staged_core::{CancelToken, ResolveParams, Retirement, Tool};
+use staged_ast_edit::{AstEditAction, CommitStep, undo_observed};
+use staged_core::{
+    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveParams, Retirement, Tool,
+};
 use staged_workspace::WorkspaceSession;
 
 const CHILD_ENV: &str = "STAGED_WORKSPACE_CRASH_CHILD";
+const UNDO_CHILD_ENV: &str = "STAGED_WORKSPACE_UNDO_CRASH_CHILD";
+const PARTIAL_CHILD_ENV: &str = "STAGED_WORKSPACE_PARTIAL_CRASH_CHILD";
 const FILES: [&str; 3] = ["a.ts", "src/b.ts", "src/deep/c.ts"];
 
 fn block_on<F: std::future::Future>(fut: F) -> F::Output {
@@ -142,14 +150,278 @@ fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
                     .unwrap();
             assert_eq!(res.text_content(), "Applied 3 replacements in 3 files.");
         }
-        let journal: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
+        let mut journal: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(journal, ["commit.lock"], "step {crash_at}");
+        journal.sort();
+        assert_eq!(journal, ["commit.lock", "write.lock"], "step {crash_at}");
         outcomes.push(new[0]);
     }
     // The journal's switch to `committed` is step 4 (from 0): from it on, the files are new.
     let expected: Vec<bool> = (0..=n_steps).map(|k| k > FILES.len()).collect();
     assert_eq!(outcomes, expected);
+}
+
+/// Undoes the newest applied entry the way `Session::undo` does, with an observer on the
+/// commit.
+fn undo_newest(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
+    let ws = WorkspaceSession::open(root).unwrap();
+    let log = ws.store().log().unwrap();
+    let seq = log.newest_applied().unwrap().unwrap();
+    let entry = log.entry(seq).unwrap().unwrap();
+    let mut base = LogRecord::new(
+        entry.record.id.clone(),
+        entry.record.label.clone(),
+        entry.record.source_tool_name.clone(),
+        LogOutcome::Undone,
+        LogAction::Undo,
+        &FrontEnd::Cli,
+    );
+    base.reverts = Some(seq);
+    let retirement = Retirement::for_undo(ws.store().clone(), base);
+    let res =
+        undo_observed(ws.workspace(), &entry, &retirement, &CancelToken::new(), observer).unwrap();
+    assert_eq!(
+        res.text_content(),
+        "Undid log entry 1 (AST Edit: 3 replacements in 3 files): 3 files restored."
+    );
+    assert!(retirement.is_retired());
+}
+
+/// Stages and applies the rewrite of the three files; returns the pending id.
+fn stage_and_apply(root: &Path) -> String {
+    let id = stage(root);
+    let ws = WorkspaceSession::open(root).unwrap();
+    let res =
+        block_on(ws.session().resolve(ResolveParams::apply("first"), &CancelToken::new())).unwrap();
+    assert_eq!(res.text_content(), "Applied 3 replacements in 3 files.");
+    id
+}
+
+fn outcomes(ws: &WorkspaceSession) -> Vec<LogOutcome> {
+    ws.store().log().unwrap().entries(10, false).unwrap().iter().map(|e| e.record.outcome).collect()
+}
+
+fn journal_names(root: &Path) -> Vec<String> {
+    let mut journal: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    journal.sort();
+    journal
+}
+
+#[test]
+fn undo_reports_every_step() {
+    if let Ok(spec) = std::env::var(UNDO_CHILD_ENV) {
+        let (root, step) = spec.rsplit_once('|').unwrap();
+        let crash_at: usize = step.parse().unwrap();
+        let mut seen = 0usize;
+        undo_newest(Path::new(root), &mut |_| {
+            if seen == crash_at {
+                std::process::abort();
+            }
+            seen += 1;
+        });
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    stage_and_apply(dir.path());
+    let mut steps = Vec::new();
+    undo_newest(dir.path(), &mut |step| steps.push(step));
+    assert_eq!(steps, all_steps());
+    for p in FILES {
+        assert_eq!(std::fs::read_to_string(dir.path().join(p)).unwrap(), old_text(p));
+    }
+    let ws = WorkspaceSession::open(dir.path()).unwrap();
+    assert!(ws.recovery().is_empty(), "{:?}", ws.recovery());
+    assert_eq!(outcomes(&ws), [LogOutcome::Undone, LogOutcome::Applied]);
+}
+
+#[test]
+fn kill_at_every_step_of_an_undo_keeps_files_and_log_in_agreement() {
+    let exe = std::env::current_exe().unwrap();
+    let n_steps = all_steps().len();
+    let mut undone = Vec::new();
+    for crash_at in 0..=n_steps {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        stage_and_apply(&root);
+        let status = Command::new(&exe)
+            .args(["--exact", "undo_reports_every_step", "--test-threads=1", "--nocapture"])
+            .env(UNDO_CHILD_ENV, format!("{}|{crash_at}", root.display()))
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap()
+            .status;
+        assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
+
+        let ws = WorkspaceSession::open(&root).unwrap();
+        assert!(ws.recovery().refused.is_empty(), "step {crash_at}: {:?}", ws.recovery());
+        let old: Vec<bool> = FILES
+            .iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(root.join(p)).unwrap();
+                assert!(text == old_text(p) || text == new_text(p), "step {crash_at}: {p} is torn");
+                text == old_text(p)
+            })
+            .collect();
+        assert!(old.iter().all(|o| *o == old[0]), "step {crash_at}: files disagree: {old:?}");
+        if old[0] {
+            assert_eq!(outcomes(&ws), [LogOutcome::Undone, LogOutcome::Applied], "step {crash_at}");
+        } else {
+            assert_eq!(
+                outcomes(&ws),
+                [LogOutcome::Applied],
+                "step {crash_at}: not undone, not logged"
+            );
+            let res =
+                block_on(ws.session().undo(None, "again", &FrontEnd::Cli, &CancelToken::new()))
+                    .unwrap();
+            assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
+            assert_eq!(outcomes(&ws), [LogOutcome::Undone, LogOutcome::Applied]);
+        }
+        assert!(!ws.store().has_pending().unwrap());
+        assert_eq!(journal_names(&root), ["commit.lock", "write.lock"], "step {crash_at}");
+        undone.push(old[0]);
+    }
+    let expected: Vec<bool> = (0..=n_steps).map(|k| k > FILES.len()).collect();
+    assert_eq!(undone, expected);
+}
+
+/// Applies only the first file of the head, with an observer on the commit.
+fn apply_first_file(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
+    let ws = WorkspaceSession::open(root).unwrap();
+    let store = ws.store().clone();
+    let claim = store.claim_head().unwrap().unwrap();
+    let payload = claim.entry().action.payload().unwrap();
+    let action = AstEditAction::from_payload(ws.workspace().clone(), &payload).unwrap();
+    // Logged as `resolve` logs it.
+    let base = LogRecord::new(
+        claim.entry().id.clone(),
+        claim.entry().label(),
+        claim.entry().source_tool_name(),
+        LogOutcome::Applied,
+        LogAction::Apply,
+        &FrontEnd::Cli,
+    );
+    let retirement = Retirement::claimed_logged(store, claim, base);
+    let only = [FILES[0].to_owned()];
+    let res = action
+        .apply_only_observed(Some(&only), &CancelToken::new(), &retirement, observer)
+        .unwrap();
+    assert!(
+        res.text_content().starts_with("Applied 1 replacement in 1 file. The rest stays pending"),
+        "{}",
+        res.text_content()
+    );
+    assert!(retirement.is_retired());
+}
+
+#[test]
+fn partial_apply_reports_every_step() {
+    if let Ok(spec) = std::env::var(PARTIAL_CHILD_ENV) {
+        let (root, step) = spec.rsplit_once('|').unwrap();
+        let crash_at: usize = step.parse().unwrap();
+        let mut seen = 0usize;
+        apply_first_file(Path::new(root), &mut |_| {
+            if seen == crash_at {
+                std::process::abort();
+            }
+            seen += 1;
+        });
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let id = stage(dir.path());
+    let mut steps = Vec::new();
+    apply_first_file(dir.path(), &mut |step| steps.push(step));
+    let expected = [
+        CommitStep::Prepared,
+        CommitStep::TempWritten(0),
+        CommitStep::Committed,
+        CommitStep::Replaced(0),
+        CommitStep::Retired,
+        CommitStep::Finished,
+    ];
+    assert_eq!(steps, expected);
+    let ws = WorkspaceSession::open(dir.path()).unwrap();
+    let pending = ws.store().list().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_ne!(pending[0].id.as_str(), id);
+    assert_eq!(pending[0].label(), "AST Edit: 2 replacements in 2 files");
+}
+
+#[test]
+fn kill_at_every_step_of_a_partial_apply_leaves_the_rest_pending_exactly_once() {
+    let exe = std::env::current_exe().unwrap();
+    let n_steps = 6;
+    let mut written = Vec::new();
+    for crash_at in 0..=n_steps {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let id = stage(&root);
+        let status = Command::new(&exe)
+            .args([
+                "--exact",
+                "partial_apply_reports_every_step",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env(PARTIAL_CHILD_ENV, format!("{}|{crash_at}", root.display()))
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap()
+            .status;
+        assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
+
+        let ws = WorkspaceSession::open(&root).unwrap();
+        assert!(ws.recovery().refused.is_empty(), "step {crash_at}: {:?}", ws.recovery());
+        let first = std::fs::read_to_string(root.join(FILES[0])).unwrap();
+        for p in &FILES[1..] {
+            assert_eq!(
+                std::fs::read_to_string(root.join(p)).unwrap(),
+                old_text(p),
+                "step {crash_at}"
+            );
+        }
+        let pending = ws.store().list().unwrap();
+        assert_eq!(pending.len(), 1, "step {crash_at}");
+        if first == new_text(FILES[0]) {
+            assert_ne!(pending[0].id.as_str(), id, "step {crash_at}: written, so the rest is new");
+            assert_eq!(pending[0].label(), "AST Edit: 2 replacements in 2 files");
+            assert_eq!(outcomes(&ws), [LogOutcome::Applied], "step {crash_at}");
+            let entry = &ws.store().log().unwrap().entries(1, false).unwrap()[0];
+            assert!(
+                entry.record.result.ends_with(&format!("({}).", pending[0].id)),
+                "step {crash_at}"
+            );
+        } else {
+            assert_eq!(first, old_text(FILES[0]), "step {crash_at}: torn");
+            assert_eq!(
+                pending[0].id.as_str(),
+                id,
+                "step {crash_at}: not written, so still pending"
+            );
+            assert!(outcomes(&ws).is_empty(), "step {crash_at}");
+        }
+        // Whatever is pending applies cleanly now, and every file ends new.
+        let res =
+            block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
+                .unwrap();
+        assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
+        for p in FILES {
+            assert_eq!(
+                std::fs::read_to_string(root.join(p)).unwrap(),
+                new_text(p),
+                "step {crash_at}"
+            );
+        }
+        assert_eq!(journal_names(&root), ["commit.lock", "write.lock"], "step {crash_at}");
+        written.push(first == new_text(FILES[0]));
+    }
+    // The commit point is step 2 (from 0): from it on, the first file is written.
+    let expected: Vec<bool> = (0..=n_steps).map(|k| k > 1).collect();
+    assert_eq!(written, expected);
 }
