@@ -1,0 +1,227 @@
+//! The resolve log in `staged.db`: durable across store instances, written with the stack's
+//! change in one transaction, prepared records that only a finished commit shows (a remainder
+//! pushed once), rolled-back ones forgotten, retention, and the migration from schema 2.
+// See: issue 13.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use staged_core::{
+    ActionError, AppliedChange, CancelToken, FileChange, FrontEnd, JsonObject, LogAction,
+    LogOutcome, LogRecord, PendingAction, PendingActionStore, ResolveParams, Retirement, Session,
+    ToolResult,
+};
+use staged_store::{Rehydrators, SqliteStore, StoredAction};
+
+/// A replayable action: its payload is its label.
+struct Note(String);
+
+#[async_trait::async_trait]
+impl PendingAction for Note {
+    fn label(&self) -> &str {
+        &self.0
+    }
+    fn source_tool_name(&self) -> &str {
+        "note"
+    }
+    fn details(&self) -> Option<&serde_json::Value> {
+        None
+    }
+    fn payload(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({"text": self.0}))
+    }
+    async fn apply(
+        &self,
+        reason: &str,
+        _: Option<&JsonObject>,
+        _: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        Ok(ToolResult::text(format!("noted {}: {reason}", self.0)))
+    }
+}
+
+fn rehydrators() -> Rehydrators {
+    let mut res = Rehydrators::new();
+    res.register(
+        "note",
+        Arc::new(|stored: &StoredAction| {
+            let text = stored.payload["text"].as_str().ok_or("no text")?.to_owned();
+            Ok(Arc::new(Note(text)) as Arc<dyn PendingAction>)
+        }),
+    );
+    res
+}
+
+fn open(dir: &std::path::Path) -> Arc<SqliteStore> {
+    Arc::new(SqliteStore::open(dir, rehydrators()).unwrap())
+}
+
+fn outcomes(store: &SqliteStore) -> Vec<(LogOutcome, String)> {
+    use staged_core::ResolveLog as _;
+    store
+        .entries(100, false)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.record.outcome, e.record.label))
+        .collect()
+}
+
+fn block_on<F: std::future::Future>(fut: F) -> F::Output {
+    futures::executor::block_on(fut)
+}
+
+#[test]
+fn the_log_is_durable_and_shared_by_every_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = open(dir.path());
+    let session = Session::new(first.clone());
+    session.push_pending_action(Arc::new(Note("a".into()))).unwrap();
+    block_on(session.resolve(ResolveParams::apply("yes"), &CancelToken::new())).unwrap();
+    session.push_pending_action(Arc::new(Note("b".into()))).unwrap();
+    drop(session);
+    drop(first);
+
+    let second = open(dir.path());
+    let session = Session::new(second.clone());
+    block_on(session.resolve_as(
+        ResolveParams::discard("no"),
+        &FrontEnd::Mcp(Some("codex".into())),
+        &CancelToken::new(),
+    ))
+    .unwrap();
+    assert_eq!(
+        outcomes(&second),
+        [(LogOutcome::Discarded, "b".to_owned()), (LogOutcome::Applied, "a".to_owned())]
+    );
+    let log = second.log().unwrap();
+    let entries = log.entries(10, true).unwrap();
+    assert_eq!(entries[0].record.front_end, "mcp:codex");
+    assert_eq!(entries[1].record.result, "noted a: yes");
+    assert_eq!(entries[1].record.id.as_str(), "pending-action:note:0");
+    assert_eq!(log.entry(entries[1].seq).unwrap().unwrap().record, entries[1].record);
+}
+
+fn record(label: &str) -> LogRecord {
+    let mut res = LogRecord::new(
+        staged_core::PendingId::from_string(format!("pending-action:note:{label}")),
+        label,
+        "note",
+        LogOutcome::Applied,
+        LogAction::Apply,
+        &FrontEnd::Cli,
+    );
+    res.reason = "because".to_owned();
+    res
+}
+
+fn change_with_rest(rest: &str) -> AppliedChange {
+    AppliedChange {
+        result: "half".to_owned(),
+        diff: Some("-x\n+y\n".to_owned()),
+        files: vec![FileChange {
+            path: "x".to_owned(),
+            before: Some("aa".to_owned()),
+            after: Some("bb".to_owned()),
+        }],
+        undo: Some(serde_json::json!({"any": "data"})),
+        remainder: Some(Arc::new(Note(rest.to_owned()))),
+    }
+}
+
+#[test]
+fn a_prepared_commit_shows_only_once_finished_and_pushes_its_remainder_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let original = store.push(Arc::new(Note("whole".into()))).unwrap();
+    let claim = store.claim_head().unwrap().unwrap();
+    let retirement = Retirement::claimed_logged(store.clone(), claim, record("whole"));
+    retirement.prepare("1-2-3", &change_with_rest("rest")).unwrap();
+    // Prepared: neither the record nor the remainder shows, and the preview is still there.
+    assert!(outcomes(&store).is_empty());
+    assert_eq!(store.len().unwrap(), 1);
+    // A crash here: the claim dies with the process; recovery finishes the commit by key.
+    drop(retirement);
+    let other = open(dir.path());
+    assert!(other.finish_recovered("1-2-3", Some(original.as_str())).unwrap());
+    let head = other.peek().unwrap().unwrap();
+    assert_eq!(head.label(), "rest");
+    assert_ne!(head.id, original);
+    assert_eq!(other.len().unwrap(), 1);
+    let entry = &other.log().unwrap().entries(1, true).unwrap()[0];
+    assert_eq!(
+        entry.record.result,
+        format!("half The rest stays pending as the newest preview: rest ({}).", head.id)
+    );
+    assert_eq!(entry.record.diff.as_deref(), Some("-x\n+y\n"));
+    assert_eq!(entry.record.undo, Some(serde_json::json!({"any": "data"})));
+    assert_eq!(entry.record.files[0].before.as_deref(), Some("aa"));
+    // Finishing again (a recovery after a crash before the journal was deleted) changes nothing.
+    assert!(other.finish_recovered("1-2-3", Some(original.as_str())).unwrap());
+    assert_eq!(other.len().unwrap(), 1);
+    assert_eq!(outcomes(&other).len(), 1);
+}
+
+#[test]
+fn a_rolled_back_commit_is_forgotten_and_a_held_claim_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let id = store.push(Arc::new(Note("whole".into()))).unwrap();
+    let claim = store.claim_head().unwrap().unwrap();
+    let retirement = Retirement::claimed_logged(store.clone(), claim, record("whole"));
+    retirement.prepare("4-5-6", &change_with_rest("rest")).unwrap();
+    // While a live resolve holds the claim, recovery leaves the preview to it.
+    let other = open(dir.path());
+    assert!(!other.finish_recovered("4-5-6", Some(id.as_str())).unwrap());
+    drop(retirement);
+    other.abandon_prepared("4-5-6").unwrap();
+    // A later finish of the same key finds nothing prepared: no remainder, no record.
+    assert!(other.finish_recovered("4-5-6", None).unwrap());
+    assert_eq!(other.list().unwrap().iter().map(|e| e.id.clone()).collect::<Vec<_>>(), [id]);
+    assert!(outcomes(&other).is_empty());
+}
+
+#[test]
+fn retention_is_kept_per_workspace_and_bounds_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let log = store.log().unwrap();
+    assert_eq!(log.keep().unwrap(), staged_core::DEFAULT_LOG_KEEP);
+    log.set_keep(10).unwrap();
+    assert!(log.set_keep(0).is_err());
+    let session = Session::new(store.clone());
+    for i in 0..25 {
+        session.push_pending_action(Arc::new(Note(format!("n{i}")))).unwrap();
+        block_on(session.resolve(ResolveParams::apply("yes"), &CancelToken::new())).unwrap();
+    }
+    let reopened = open(dir.path());
+    let log = reopened.log().unwrap();
+    assert_eq!(log.keep().unwrap(), 10);
+    let seqs: Vec<u64> = log.entries(100, false).unwrap().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (16..=25).rev().collect::<Vec<u64>>());
+    assert!(log.entry(15).unwrap().is_none());
+}
+
+#[test]
+fn a_schema_2_database_gets_the_log_and_keeps_its_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    store.push(Arc::new(Note("kept".into()))).unwrap();
+    drop(store);
+    {
+        // Back to schema 2: no log tables.
+        let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+        conn.execute_batch(
+            "DROP TABLE log; DROP TABLE remainder; DROP TABLE settings; PRAGMA user_version = 2;",
+        )
+        .unwrap();
+    }
+    let store = open(dir.path());
+    let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, 3);
+    assert_eq!(store.peek().unwrap().unwrap().label(), "kept");
+    let session = Session::new(store.clone());
+    block_on(session.resolve(ResolveParams::apply("now"), &CancelToken::new())).unwrap();
+    assert_eq!(outcomes(&store), [(LogOutcome::Applied, "kept".to_owned())]);
+}
