@@ -259,6 +259,58 @@ fn review_discards_one_preview_and_applies_another() {
 }
 
 #[test]
+fn review_applies_only_the_marked_files_and_shows_the_log() {
+    // See: issue 13.
+    let ws = workspace(&[("a.ts", "foo(1);\n"), ("b.ts", "foo(2);\n"), ("c.ts", "foo(3);\n")]);
+    stage(ws.path(), "foo($A)", "bar($A)", ".");
+    let ids = pending_ids(ws.path());
+    let mut tui = Tui::start(ws.path(), 30, 120);
+    tui.wait_shown(&["[1/1]", "AST Edit: 3 replacements in 3 files", KEY_HELP], &[]);
+
+    // The file list: the cursor's file diff below it; nothing marked yet.
+    tui.press("f");
+    tui.wait_shown(&["> [ ] a.ts (1 replacement)", "  [ ] b.ts", "+bar(1);"], &["+bar(2);"]);
+    tui.press("a");
+    tui.wait_shown(&["Mark at least one file first"], &["Apply reason:"]);
+    // Mark b.ts and c.ts.
+    tui.press("j");
+    tui.wait_shown(&["> [ ] b.ts (1 replacement)", "+bar(2);"], &["+bar(1);"]);
+    tui.press(" ");
+    tui.wait_shown(&["> [x] b.ts"], &[]);
+    tui.press("j ");
+    tui.wait_shown(&["> [x] c.ts", "  [x] b.ts", "  [ ] a.ts"], &[]);
+    tui.press("a");
+    tui.wait_shown(
+        &["Apply reason:", "Apply only these files; the rest stays pending:", "  b.ts", "  c.ts"],
+        &[],
+    );
+    assert_eq!(pending_ids(ws.path()), ids, "nothing applied before the reason");
+    tui.press("b and c\r");
+    tui.wait_shown(
+        &["[1/1]", "AST Edit: 1 replacement in 1 file", "The rest stays pending"],
+        &["Apply reason:"],
+    );
+    assert_eq!(read(ws.path(), "a.ts"), "foo(1);\n");
+    assert_eq!(read(ws.path(), "b.ts"), "bar(2);\n");
+    assert_eq!(read(ws.path(), "c.ts"), "bar(3);\n");
+    let pending = pending_ids(ws.path());
+    assert_eq!(pending.len(), 1);
+    assert_ne!(pending, ids);
+
+    // The log, newest first, says who decided.
+    tui.press("l");
+    tui.wait_shown(&["applied  AST Edit: 3 replacements in 3 files  review", "b and c"], &[]);
+    tui.press("\x1b");
+    tui.wait_shown(&[KEY_HELP], &["b and c"]);
+    tui.press("q");
+    assert!(tui.wait_exit().success());
+    let out = staged(ws.path(), &["--json", "log"]);
+    let entry = &common::json(&out)["entries"][0];
+    assert_eq!(entry["frontEnd"], "review");
+    assert_eq!(entry["extra"], serde_json::json!({"files": ["b.ts", "c.ts"]}));
+}
+
+#[test]
 fn review_without_a_terminal_is_a_clear_error() {
     let ws = workspace(&[("a.ts", "x(1);\n")]);
     let out = staged(ws.path(), &["review"]);

@@ -34,6 +34,12 @@ pub const DB_FILE_NAME: &str = "staged.db";
 /// older database is migrated on open.
 const SCHEMA_VERSION: i64 = 3;
 
+/// How many WAL pages trigger a checkpoint.
+const WAL_CHECKPOINT_PAGES: i64 = 256;
+
+/// What the WAL file is cut back to after a checkpoint.
+const WAL_SIZE_LIMIT_BYTES: i64 = 1 << 20;
+
 /// How long a write waits for another process's write transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -541,6 +547,15 @@ fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
         }
     }
     conn.pragma_update(None, "synchronous", "FULL")?;
+    // Checkpoint the WAL every 256 pages (1 MiB) and cut it back to 1 MiB afterwards, so that
+    // the database and its side files stay small however many resolves the log has seen
+    // (SQLite's defaults let the WAL file stay at 4 MiB for good).
+    conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)?;
+    let _: i64 = conn.query_row(
+        &format!("PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}"),
+        [],
+        |row| row.get(0),
+    )?;
     if version == SCHEMA_VERSION {
         return Ok(());
     }

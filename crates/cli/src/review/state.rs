@@ -177,6 +177,7 @@ impl Review {
     pub(crate) fn back_to_browse(&mut self) {
         self.mode = Mode::Browse;
         self.scroll = 0;
+        self.status.clear();
     }
 
     pub(crate) fn entries(&self) -> &[PendingEntry] {
