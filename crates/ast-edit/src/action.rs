@@ -399,6 +399,10 @@ impl PendingAction for AstEditAction {
         Some(&self.details)
     }
 
+    fn applies_in_part(&self) -> bool {
+        true
+    }
+
     fn payload(&self) -> Option<Value> {
         let payload = AstEditPayload {
             tool: AST_EDIT_TOOL_NAME.to_owned(),

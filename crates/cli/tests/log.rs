@@ -74,7 +74,7 @@ fn the_log_records_every_kind_of_outcome_with_its_details() {
     let out = staged(dir, &["resolve", "apply", "--only", "nope.ts", "--reason", "wrong file"]);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     assert!(stdout(&out).contains("`nope.ts` is not a file of this preview"), "{}", stdout(&out));
-    assert_eq!(pending_ids(dir), [failed.clone()]);
+    assert_eq!(pending_ids(dir), std::slice::from_ref(&failed));
     // stale (dropped): the file changed since the preview
     std::fs::write(dir.join("b.ts"), "foo(3); // edited\n").unwrap();
     let out = staged(dir, &["resolve", "apply", "--reason", "too late"]);
@@ -465,4 +465,28 @@ fn two_processes_undoing_at_once_give_exactly_one_undo() {
             assert_eq!(&read(dir, path), text, "round {round}");
         }
     }
+}
+
+#[test]
+fn only_is_refused_for_a_preview_that_cannot_apply_part_of_itself() {
+    let ws = workspace(&[("a.ts", "foo(1);\n"), ("b.ts", "foo(2);\n")]);
+    let dir = ws.path();
+    let id = stage(dir, "foo($A)", "bar($A)", &["."]);
+    // A preview from a tool this process does not know reads back as unavailable, which
+    // cannot apply in part.
+    let conn = rusqlite::Connection::open(dir.join(".staged/staged.db")).unwrap();
+    conn.execute("UPDATE pending SET source_tool = 'other'", []).unwrap();
+    drop(conn);
+    let out = staged(dir, &["resolve", "apply", "--only", "a.ts", "--reason", "part"]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "`AST Edit: 2 replacements in 2 files` ({id}) from `other` cannot be applied in part"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(pending_ids(dir), [id]);
+    assert_eq!(read(dir, "a.ts"), "foo(1);\n");
+    assert!(log(dir).is_empty());
 }

@@ -65,6 +65,25 @@ pub trait PendingAction: Send + Sync {
         self.apply(reason, extra, cancel).await
     }
 
+    /// Whether this action can apply some of its files and leave the rest pending, when
+    /// `resolve`'s `extra` names them under `files` (as `ast_edit`'s previews do). Front ends
+    /// that offer "apply only these files" check it first: an action that says `false` would
+    /// apply everything.
+    fn applies_in_part(&self) -> bool {
+        false
+    }
+
+    /// What a successful apply that did not retire itself wrote, for the resolve log: the
+    /// diff, each file's hashes and the data its source tool's
+    /// [`UndoHandler`](crate::UndoHandler) needs. `result` is what the apply returned. The
+    /// default records none of it (the log then keeps the preview's diff). A remainder
+    /// returned here is ignored: leaving part of a preview pending needs the journaled path
+    /// ([`Retirement::prepare`]).
+    fn applied_change(&self, result: &ToolResult) -> Option<crate::AppliedChange> {
+        let _ = result;
+        None
+    }
+
     /// Cleans up after a discard. `Ok(Some(result))` replaces the default
     /// `Discarded: <label>. Reason: <reason>` result.
     async fn reject(

@@ -245,6 +245,10 @@ impl Session {
                             // A normal return with an error result (a stale preview): it
                             // wrote nothing and leaves the stack.
                             record.outcome = LogOutcome::Stale;
+                        } else if let Some(change) = action.applied_change(&result) {
+                            record.diff = change.diff;
+                            record.files = change.files;
+                            record.undo = change.undo;
                         } else {
                             record.diff = action
                                 .details()

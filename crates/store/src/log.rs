@@ -2,7 +2,7 @@
 //! transaction as the change to the pending stack it records.
 //!
 //! A journaled commit (an `ast_edit` apply, an undo) is recorded in two steps. Once its
-//! journal exists, [`SqliteStore::prepare_logged`] stores the record with `done = 0` under the
+//! journal exists, `prepare_logged` stores the record with `done = 0` under the
 //! journal's id (its *key*), and, for a partial apply, the preview of what is left in the
 //! `remainder` table. At the commit point one transaction deletes the claimed pending row,
 //! pushes the remainder as the new head and sets `done = 1`; start-up recovery does the same by

@@ -36,7 +36,21 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
         }
     }
     let ws = context::open_existing(global)?;
+    let mut expected = args.id.clone().map(PendingId::from_string);
     if !args.only.is_empty() {
+        // An action that cannot apply part of itself would apply everything: refuse, and
+        // resolve exactly the preview that was checked.
+        if let Some(head) = ws.store().peek().map_err(|err| anyhow::anyhow!("{err}"))? {
+            if !head.action.applies_in_part() {
+                bail!(
+                    "`{}` ({}) from `{}` cannot be applied in part; apply it whole (without --only) or discard it",
+                    head.label(),
+                    head.id,
+                    head.source_tool_name()
+                );
+            }
+            expected.get_or_insert(head.id);
+        }
         // The preview names files relative to the workspace root; a person may type them
         // relative to where they stand.
         let files = context::scope_paths(ws.workspace().root(), &args.only)?;
@@ -44,7 +58,6 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     }
     let params = ResolveParams { action, reason: args.reason.clone(), extra };
     let session = ws.session().clone();
-    let expected = args.id.clone().map(PendingId::from_string);
     let result = context::block_on(|cancel| async move {
         match expected {
             Some(id) => session.resolve_expected(params, &id, &cancel).await,

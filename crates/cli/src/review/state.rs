@@ -113,8 +113,9 @@ impl Review {
             self.status = "Only the newest preview can be resolved (the stack is LIFO); press p to go back to it.".to_owned();
             return;
         }
-        if self.head_files().is_empty() {
-            self.status = "This preview lists no files to choose from.".to_owned();
+        if !self.entries[0].action.applies_in_part() || self.head_files().is_empty() {
+            self.status =
+                "This preview cannot be applied in part: apply or discard it whole.".to_owned();
             return;
         }
         self.mode = Mode::Files { cursor: 0 };

@@ -11,8 +11,8 @@ use std::sync::{
 use pretty_assertions::assert_eq;
 use staged_core::{
     ActionError, AppliedChange, CancelToken, FileChange, FnPendingAction, FrontEnd, InMemoryStore,
-    JsonObject, LogEntry, LogOutcome, PendingAction, PendingActionStore, ResolveParams, Retirement,
-    Session, ToolResult, UndoHandler,
+    JsonObject, LogEntry, LogOutcome, PendingAction, ResolveParams, Retirement, Session,
+    ToolResult, UndoHandler,
 };
 
 use super::harness::{block_on, counting_action, failing_action};
@@ -256,4 +256,49 @@ fn retention_keeps_the_newest_entries() {
     let labels: Vec<String> =
         log.entries(10, false).unwrap().into_iter().map(|e| e.record.label).collect();
     assert_eq!(labels, ["A4", "A3"]);
+}
+
+/// An action that reports what it wrote, as a plugin would.
+struct Reporting;
+
+#[async_trait::async_trait]
+impl PendingAction for Reporting {
+    fn label(&self) -> &str {
+        "reporting"
+    }
+
+    async fn apply(
+        &self,
+        _reason: &str,
+        _extra: Option<&JsonObject>,
+        _cancel: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        Ok(ToolResult::text("wrote x"))
+    }
+
+    fn applied_change(&self, result: &ToolResult) -> Option<AppliedChange> {
+        Some(AppliedChange {
+            result: result.text_content(),
+            diff: Some("-1\n+2\n".to_owned()),
+            files: vec![FileChange {
+                path: "x".to_owned(),
+                before: None,
+                after: Some("22".to_owned()),
+            }],
+            undo: Some(serde_json::json!({"restore": "x"})),
+            remainder: None,
+        })
+    }
+}
+
+#[test]
+fn an_action_that_does_not_retire_itself_can_report_what_it_wrote() {
+    let session = Session::new(Arc::new(InMemoryStore::new()));
+    session.push_pending_action(Arc::new(Reporting)).unwrap();
+    block_on(session.resolve(ResolveParams::apply("ok"), &CancelToken::new())).unwrap();
+    let entry = &session.store().log().unwrap().entries(1, true).unwrap()[0];
+    assert_eq!(entry.record.result, "wrote x");
+    assert_eq!(entry.record.diff.as_deref(), Some("-1\n+2\n"));
+    assert_eq!(entry.record.files[0].before, None);
+    assert_eq!(entry.record.undo, Some(serde_json::json!({"restore": "x"})));
 }
