@@ -57,7 +57,7 @@ impl Expected {
                 .map(|f| ExpectedFile {
                     path: f.path.clone(),
                     fingerprint: f.fingerprint.clone(),
-                    count: f.edits.len(),
+                    count: crate::edits::replacements(&f.edits),
                 })
                 .collect(),
             edits_digest: preview.edits_digest(),

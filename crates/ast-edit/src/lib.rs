@@ -24,6 +24,7 @@ mod fingerprint;
 mod grep_tool;
 mod journal;
 mod lang;
+mod nesting;
 mod parallel;
 mod params;
 mod prefilter;
