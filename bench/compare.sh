@@ -14,8 +14,8 @@
 # hits all three alike), the median ratio of the paired runs, our time when the preview also
 # renders per-file unified diffs (`--diff`, what the ast_edit tool shows), and peak RSS (wait4);
 # then it applies the rewrite with both tools on copies of the corpus and diffs the results.
-# Parse issues (files with syntax errors, which we skip like the reference does) are counted in
-# results/summary-N.json.
+# Parse issues (files with syntax errors, which ast_edit skips: docs/contract/ast-edit.md) are
+# counted in results/summary-N.json.
 #
 # Usage: bench/compare.sh [--quick]     (--quick: 3 runs instead of 5, no correctness pass)
 # Env:   CARGO_TARGET_DIR is honoured; RUNS overrides the run count; ONLY=rust or ONLY=js
