@@ -14,8 +14,8 @@
 # hits all three alike), the median ratio of the paired runs, our time when the preview also
 # renders per-file unified diffs (`--diff`, what the ast_edit tool shows), and peak RSS (wait4);
 # then it applies the rewrite with both tools on copies of the corpus and diffs the results.
-# Parse issues (files with syntax errors, which we skip like the reference does) are counted in
-# results/summary-N.json.
+# Parse issues (files with syntax errors, which ast_edit skips: docs/contract/ast-edit.md) are
+# counted in results/summary-N.json.
 #
 # Then bench/bigfile.sh times whole `staged ast-edit` commands on one big generated file (1 to
 # 100 MB, one match every 40 to 100 bytes) against ast-grep, and the database's growth.

@@ -1,5 +1,5 @@
-//! `Agent::run`: the loop that drives a model through the resolve gate (reference §5.3,
-//! version C).
+//! `Agent::run`: the loop that drives a model through the resolve gate
+//! (`docs/contract/agent-loop.md`).
 //!
 //! Per turn: ask the session for the directive (a queued hard choice first, then the soft
 //! requirement for the pending head), let the gate plan the turn (the reminder once per head,
@@ -37,7 +37,7 @@ pub const DEFAULT_MAX_TURNS: u32 = 50;
 /// Who decides a `resolve apply`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Approval {
-    /// The model resolves, as in the reference.
+    /// The model resolves.
     #[default]
     Model,
     /// Each `resolve apply` waits for the person (`--approve human`).

@@ -245,7 +245,8 @@ impl AstEditAction {
     }
 
     fn stale(&self, cause: &str) -> ToolResult {
-        // The reference's sentence, then what became of the preview and how to get it back.
+        // The stale sentence, then what became of the preview and how to get it back
+        // (`docs/contract/ast-edit.md#apply-and-the-stale-check`).
         let args = serde_json::to_string(&self.params).unwrap_or_default();
         let text = format!(
             "Preview is stale / no longer matches; no replacements were applied. Preview expected {} in {}. Why: {cause}. The preview was dropped from the pending stack; to stage it again, call ast_edit with the same arguments: {args}",

@@ -173,7 +173,8 @@ impl Rule {
 }
 
 /// Compiles `(pattern, replacement)` pairs; a pattern that does not compile becomes a
-/// `"<pattern>: <error>"` entry in `errors` (the reference records them as parse issues).
+/// `"<pattern>: <error>"` entry in `errors`, which the callers refuse as `Invalid pattern`
+/// (`docs/contract/ast-edit.md#patterns`).
 pub(crate) fn compile_rules(
     rules: &[(String, Option<String>)],
     lang: Lang,

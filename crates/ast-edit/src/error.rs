@@ -1,7 +1,7 @@
 //! `AstEditError`: every failure of this crate, with the exact model-facing message.
 //!
-//! The messages follow the reference (spec §3.2 and §3.5) word for word where it has one; the
-//! tools pass them to the model unchanged.
+//! The messages are the contract's, word for word (`docs/contract/ast-edit.md`); the tools pass
+//! them to the model unchanged.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,5 @@
-//! Model-facing text and JSON details of previews and applies (spec §3.3 and §3.4).
+//! Model-facing text and JSON details of previews and applies (`docs/contract/ast-edit.md`,
+//! "The preview" and "Apply and the stale check").
 
 use std::{collections::BTreeMap, fmt::Write as _};
 

@@ -1,4 +1,5 @@
-//! Ports of the reference's `ast_edit` tests (spec §8.4 C-E1..C-E7 and §8.7), through our API.
+//! The reference implementation's `ast_edit` tests and its engine's unit tests, ported through
+//! our API. The behaviour they check is `docs/contract/ast-edit.md`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -22,7 +23,7 @@ fn params(ops: &[(&str, &str)], paths: &[&str]) -> AstEditParams {
     }
 }
 
-/// C-E1: `ops` is an array of `{pat, out}` objects, both required strings; no `preview`.
+/// `ops` is an array of `{pat, out}` objects, both required strings; no `preview`.
 #[test]
 fn c_e1_uses_op_entries_as_pat_out() {
     let schema = AstEditParams::json_schema();
@@ -36,7 +37,7 @@ fn c_e1_uses_op_entries_as_pat_out() {
     assert_eq!(schema["properties"]["paths"]["minItems"], 1);
 }
 
-/// C-E2: the schema is strict-representable: every object closes `additionalProperties`,
+/// The schema is strict-representable: every object closes `additionalProperties`,
 /// and the tool says it is strict.
 #[test]
 fn c_e2_remains_strict_representable() {
@@ -54,7 +55,7 @@ fn c_e2_remains_strict_representable() {
     assert!(fx.edit.deferrable());
 }
 
-/// C-E3: the `-`/`+` lines carry numbered prefixes of equal length.
+/// The `-`/`+` lines carry numbered prefixes of equal length.
 #[tokio::test]
 async fn c_e3_renders_plus_minus_lines_with_numbered_prefixes() {
     let fx = Fixture::new(&[("a.ts", "const y = legacyWrap(x, value);\n")]);
@@ -73,7 +74,7 @@ async fn c_e3_renders_plus_minus_lines_with_numbered_prefixes() {
     assert_eq!(plus, "+1:11 modernWrap(x, value)");
 }
 
-/// C-E4: the preview stages an action; apply writes the change.
+/// The preview stages an action; apply writes the change.
 #[tokio::test]
 async fn c_e4_registers_a_pending_action_that_apply_writes() {
     let fx = Fixture::new(&[("a.ts", "const y = legacyWrap(x, value);\n")]);
@@ -95,7 +96,7 @@ async fn c_e4_registers_a_pending_action_that_apply_writes() {
     assert!(!fx.has_pending());
 }
 
-/// C-E5: a file changed after the preview makes the apply stale; nothing is written.
+/// A file changed after the preview makes the apply stale; nothing is written.
 #[tokio::test]
 async fn c_e5_fails_stale_pending_apply() {
     let fx = Fixture::new(&[("a.ts", "const y = legacyWrap(x, value);\n")]);
@@ -124,7 +125,7 @@ fn c_e6_fixture() -> Fixture {
     ])
 }
 
-/// C-E6: a glob from several components selects the right files, rendered as a tree.
+/// A glob from several components selects the right files, rendered as a tree.
 #[tokio::test]
 async fn c_e6_combines_globbing() {
     let fx = c_e6_fixture();
@@ -166,7 +167,7 @@ fn is_heading(line: &str, prefix: &str) -> bool {
             || rest.starts_with(" (") && rest.ends_with(" replacements)"))
 }
 
-/// C-E7: `.tla` files are TLA+.
+/// `.tla` files are TLA+.
 #[tokio::test]
 async fn c_e7_infers_tlaplus_from_tla_files() {
     let spec = "---- MODULE Counter ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\nNext == x' = x + 1\n====\n";
@@ -183,7 +184,7 @@ async fn c_e7_infers_tlaplus_from_tla_files() {
     assert!(fx.read("Counter.tla").contains("Start == x = 0"));
 }
 
-// §8.7: the native tests.
+// The reference engine's unit tests.
 
 fn display(ws: &Workspace, paths: &[&str]) -> Vec<String> {
     let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();

@@ -1,5 +1,5 @@
 //! `staged agent` end to end: the real binary against a mock model server for each wire
-//! format. The reference's loop scenarios (version C), the exit codes, the configuration
+//! format. The loop scenarios of `docs/contract/agent-loop.md`, the exit codes, the configuration
 //! sources, plan mode and `--approve human` at the terminal, and Ctrl-C during an apply.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -19,8 +19,8 @@ use crate::{
 /// The resolve state of one agent session.
 ///
 /// `resolve` dispatches, in order, to (1) the in-flight hard directive's invoker, (2) the head
-/// pending action, (3) the standing handler (reference §1.5, version C). (1) and (3) belong to
-/// the agent loop, which attaches them as [`ResolveRoutes`].
+/// pending action, (3) the standing handler (`docs/contract/resolve.md#dispatch-order`). (1)
+/// and (3) belong to the agent loop, which attaches them as [`ResolveRoutes`].
 pub struct Session {
     store: Arc<dyn PendingActionStore>,
     routes: Mutex<Option<Arc<dyn ResolveRoutes>>>,
