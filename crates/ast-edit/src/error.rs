@@ -52,6 +52,9 @@ pub enum AstEditError {
         /// Index of the op.
         index: usize,
     },
+    /// `ast_grep`'s `pattern` was empty.
+    #[error("`pattern` must be a non-empty pattern")]
+    EmptySearchPattern,
     /// Two ops had the same `pat`.
     #[error("Duplicate rewrite pattern: {0}")]
     DuplicatePattern(String),
