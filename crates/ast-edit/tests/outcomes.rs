@@ -372,3 +372,26 @@ async fn a_limit_that_cuts_a_single_file_is_reported() {
         fx.session.store().pop().unwrap();
     }
 }
+
+/// A preview keeps each file's diff but none of its contents (they are read again at apply):
+/// the same edits and diff as a run that keeps everything.
+#[tokio::test]
+async fn a_preview_holds_no_file_contents() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\nfoo(2);\n"), ("b.ts", "foo(3);\n")]);
+    let params =
+        staged_ast_edit::AstEditParams::from_json(rename(&["."])).unwrap().validate().unwrap();
+    let lean = staged_ast_edit::compute_preview_with(
+        &fx.workspace,
+        &params,
+        staged_ast_edit::EngineOptions::preview(),
+        None,
+    )
+    .unwrap();
+    let full = staged_ast_edit::compute_preview(&fx.workspace, &params, None).unwrap();
+    assert!(lean.files.iter().all(|f| f.contents.is_none() && f.diff.is_some()));
+    assert_eq!(lean.edits_digest(), full.edits_digest());
+    let diffs = |p: &staged_ast_edit::EditPreview| {
+        p.files.iter().map(|f| f.diff.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(diffs(&lean), diffs(&full));
+}
