@@ -3,8 +3,14 @@
 //! Order is a `position` column (the head has the largest); ids come from an AUTOINCREMENT
 //! sequence, so they are never reused, even across processes. Every write is one IMMEDIATE
 //! transaction; readers never block writers (WAL).
+//!
+//! An action without a replayable payload (an in-process custom tool's) is stored with an
+//! empty payload column: this store keeps the live action for as long as it is open, and
+//! every other process (or this one after a restart) reads the row back as unavailable, so it
+//! can be listed and discarded, and its apply says why it cannot run.
 
 use std::{
+    collections::HashMap,
     fmt,
     path::{Path, PathBuf},
     sync::{Arc, Mutex, MutexGuard},
@@ -43,6 +49,8 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     rehydrators: Rehydrators,
     listeners: StoreListeners,
+    /// The payload-less actions this store pushed, by `seq`: only this process can run them.
+    live: Mutex<HashMap<i64, Arc<dyn PendingAction>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -55,7 +63,13 @@ struct Row {
     stored: StoredAction,
     /// Why the row cannot be replayed, when its JSON columns are malformed.
     malformed: Option<String>,
+    /// The action was staged without a replayable payload.
+    payloadless: bool,
 }
+
+/// What the payload column holds for an action without a replayable payload (no JSON text is
+/// empty, so it cannot be mistaken for a payload).
+const NO_PAYLOAD: &str = "";
 
 const ROW_COLUMNS: &str = "seq, id, source_tool, label, created_at_ms, details, payload";
 
@@ -159,6 +173,7 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             rehydrators,
             listeners: StoreListeners::new(),
+            live: Mutex::new(HashMap::new()),
         })
     }
 
@@ -220,9 +235,18 @@ impl SqliteStore {
     }
 
     fn entry(&self, row: Row) -> PendingEntry {
-        let action = match &row.malformed {
-            Some(why) => Rehydrators::unavailable(&row.stored, why.clone()),
-            None => self.rehydrators.rehydrate(&row.stored),
+        let live = if row.payloadless { lock(&self.live).get(&row.seq).cloned() } else { None };
+        let action = match (&row.malformed, live) {
+            (Some(why), _) => Rehydrators::unavailable(&row.stored, why.clone()),
+            (None, Some(action)) => action,
+            (None, None) if row.payloadless => Rehydrators::unavailable(
+                &row.stored,
+                format!(
+                    "`{}` staged it without a replayable payload, so only the process that staged it could apply it",
+                    row.stored.source_tool_name
+                ),
+            ),
+            (None, None) => self.rehydrators.rehydrate(&row.stored),
         };
         PendingEntry { id: row.stored.id.clone(), created_at: row.stored.created_at, action }
     }
@@ -293,6 +317,7 @@ impl SqliteStore {
             .map_err(|err| self.err(&err))?;
         let Some(id) = id else { return Ok(None) };
         tx.execute("DELETE FROM pending WHERE seq = ?1", [seq]).map_err(|err| self.err(&err))?;
+        lock(&self.live).remove(&seq);
         let len: i64 = tx
             .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
             .map_err(|err| self.err(&err))?;
@@ -305,11 +330,7 @@ impl PendingActionStore for SqliteStore {
     fn push(&self, action: Arc<dyn PendingAction>) -> Result<PendingId, StoreError> {
         let label = action.label().to_owned();
         let source = action.source_tool_name().to_owned();
-        let payload = action.payload().ok_or_else(|| {
-            StoreError::Backend(format!(
-                "`{label}` cannot be staged durably: `{source}` gives no replayable payload"
-            ))
-        })?;
+        let payload = action.payload().map(|payload| payload.to_string());
         let details = action.details().map(serde_json::Value::to_string);
         let created_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -322,7 +343,14 @@ impl PendingActionStore for SqliteStore {
             tx.execute(
                 "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, position)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending))",
-                params![format!("staging:{created_ms}"), source, label, created_ms, details, payload.to_string()],
+                params![
+                    format!("staging:{created_ms}"),
+                    source,
+                    label,
+                    created_ms,
+                    details,
+                    payload.as_deref().unwrap_or(NO_PAYLOAD)
+                ],
             )
             .map_err(|err| self.err(&err))?;
             let seq = tx.last_insert_rowid();
@@ -333,7 +361,13 @@ impl PendingActionStore for SqliteStore {
             let len: i64 = tx
                 .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
                 .map_err(|err| self.err(&err))?;
-            tx.commit().map_err(|err| self.err(&err))?;
+            if payload.is_none() {
+                lock(&self.live).insert(seq, Arc::clone(&action));
+            }
+            if let Err(err) = tx.commit() {
+                lock(&self.live).remove(&seq);
+                return Err(self.err(&err));
+            }
             (id, usize::try_from(len).unwrap_or_default())
         };
         self.emit(StoreEvent::Pushed { id: id.clone(), label, len });
@@ -504,13 +538,19 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
             None
         }
     };
-    let payload = serde_json::from_str(&payload).unwrap_or_else(|err| {
-        malformed = Some(format!("its stored payload is not valid JSON ({err})"));
+    let payloadless = payload == NO_PAYLOAD;
+    let payload = if payloadless {
         serde_json::Value::Null
-    });
+    } else {
+        serde_json::from_str(&payload).unwrap_or_else(|err| {
+            malformed = Some(format!("its stored payload is not valid JSON ({err})"));
+            serde_json::Value::Null
+        })
+    };
     Ok(Row {
         seq: row.get(0)?,
         malformed,
+        payloadless,
         stored: StoredAction {
             id: PendingId::from_string(row.get(1)?),
             source_tool_name: row.get(2)?,

@@ -1,0 +1,1 @@
+//! Plugins (placeholder while building).
