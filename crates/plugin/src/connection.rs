@@ -45,6 +45,8 @@ struct Process {
     timeout: Duration,
     child: Mutex<Child>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The task reading stderr, awaited (briefly) to explain an exit with its last line.
+    stderr_reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -80,9 +82,10 @@ impl Connection {
             source,
         })?;
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let mut stderr_reader = None;
         if let Some(pipe) = child.stderr.take() {
             let (tail, name) = (Arc::clone(&stderr), plugin.clone());
-            tokio::spawn(async move {
+            stderr_reader = Some(tokio::spawn(async move {
                 let mut lines = BufReader::new(pipe).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
                     tracing::debug!(plugin = %name, "{line}");
@@ -92,7 +95,7 @@ impl Connection {
                     }
                     tail.push_back(line);
                 }
-            });
+            }));
         }
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err(PluginError::Protocol {
@@ -105,7 +108,13 @@ impl Connection {
             ClientCapabilities::default(),
             Implementation::new("staged", env!("CARGO_PKG_VERSION")),
         );
-        let process = Process { plugin, timeout: config.timeout, child: Mutex::new(child), stderr };
+        let process = Process {
+            plugin,
+            timeout: config.timeout,
+            child: Mutex::new(child),
+            stderr,
+            stderr_reader: Mutex::new(stderr_reader),
+        };
         let service = match tokio::time::timeout(
             config.timeout,
             client_config.serve((stdout, stdin)),
@@ -201,6 +210,13 @@ impl Process {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if status.is_some() {
+            // Its last words may still be in the pipe.
+            let reader = lock(&self.stderr_reader).take();
+            if let Some(reader) = reader {
+                let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+            }
         }
         let stderr = lock(&self.stderr).back().map(|line| format!(": {line}")).unwrap_or_default();
         match status {
