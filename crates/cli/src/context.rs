@@ -14,7 +14,7 @@ use std::{
 
 use anyhow::{Context, bail};
 use staged_core::CancelToken;
-use staged_plugin::PluginHost;
+use staged_plugin::{PluginHost, PluginsConfig};
 use staged_workspace::{RecoveryReport, WorkspaceSession, WorkspaceSessionBuilder, locate_root};
 
 use crate::{args::GlobalArgs, config::Files};
@@ -70,9 +70,13 @@ pub(crate) fn open_existing(global: &GlobalArgs) -> anyhow::Result<WorkspaceSess
 
 /// The host of the plugins this workspace may start (none started yet), and the warnings
 /// about those it may not.
+/// A configuration that cannot be read (a symlink, not UTF-8) starts no plugin and is a
+/// warning, so it never keeps a command from working on the stack.
 fn plugin_host(root: &Path) -> anyhow::Result<(Arc<PluginHost>, Vec<String>)> {
-    let files = Files::read(root)?;
-    let (plugins, warnings) = files.plugins();
+    let (plugins, warnings) = match Files::read(root) {
+        Ok(files) => files.plugins(),
+        Err(err) => (PluginsConfig::new(), vec![format!("{err:#}; no plugin was started")]),
+    };
     Ok((PluginHost::new(root, &plugins), warnings))
 }
 
