@@ -147,6 +147,12 @@ impl Connection {
         self.process.has_exited()
     }
 
+    /// Whether calls can still go through: the process runs and the MCP session's task is
+    /// alive (it dies with the runtime that started it, e.g. one command's `block_on`).
+    pub(crate) fn is_live(&self) -> bool {
+        !self.has_exited() && !self.peer.is_transport_closed()
+    }
+
     /// Calls the plugin's tool `name` with `args`, within the plugin's timeout.
     pub(crate) async fn call(
         &self,

@@ -161,7 +161,7 @@ impl PluginHost {
         let conn = self.connection(plugin).await?;
         let res = conn.call(tool, args).await;
         if let Err(err) = &res
-            && !matches!(err, PluginError::Protocol { .. } if !conn.has_exited())
+            && !matches!(err, PluginError::Protocol { .. } if conn.is_live())
         {
             self.forget(plugin, &conn).await;
         }
@@ -184,10 +184,15 @@ impl PluginHost {
             .get(plugin)
             .ok_or_else(|| PluginError::NotConfigured { plugin: plugin.to_owned() })?;
         let mut conn = slot.conn.lock().await;
-        if let Some(live) = conn.as_ref()
-            && !live.has_exited()
-        {
-            return Ok(Arc::clone(live));
+        if let Some(live) = conn.as_ref() {
+            if live.is_live() {
+                return Ok(Arc::clone(live));
+            }
+            // Crashed, or its session died with the runtime that started it: stop what is
+            // left of it, and start afresh.
+            let stale = Arc::clone(live);
+            *conn = None;
+            stale.shutdown().await;
         }
         let started = Arc::new(Connection::start(&slot.config, &self.root).await?);
         *conn = Some(Arc::clone(&started));

@@ -133,3 +133,24 @@ async fn a_plugin_that_never_answers_is_a_load_error_after_its_timeout() {
     );
     host.shutdown().await;
 }
+
+#[test]
+fn a_plugin_started_on_a_runtime_that_ended_is_started_again() {
+    // As in `staged review`, which runs each resolve on a runtime of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let config = plugins("");
+    let runtime = || tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let first = runtime();
+    let (host, ws) = first.block_on(open(root, &config));
+    first.block_on(stage(&ws, "one", "ok"));
+    first.block_on(stage(&ws, "two", "ok"));
+    let res = first.block_on(ws.session().resolve(ResolveParams::apply("a"), &CancelToken::new()));
+    assert_eq!(res.unwrap().text_content(), "noted: a");
+    drop(first);
+    let second = runtime();
+    let res = second.block_on(ws.session().resolve(ResolveParams::apply("b"), &CancelToken::new()));
+    assert_eq!(res.unwrap().text_content(), "noted: b");
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "two\none\n");
+    second.block_on(host.shutdown());
+}
