@@ -110,6 +110,14 @@ impl PluginsConfig {
                     "[plugins.{name}] command must name a program, e.g. [\"python3\", \"tools/{name}.py\"]"
                 )));
             }
+            // A user plugin runs in every workspace, from its root: a relative program path
+            // would run whatever that workspace holds there, trusted or not.
+            let program = &entry.command[0];
+            if origin == ConfigOrigin::User && program.contains('/') && !program.starts_with('/') {
+                return Err(invalid(format!(
+                    "[plugins.{name}] command: a plugin of the user config runs in every workspace, so its program must be an absolute path or a name on PATH, not {program:?}"
+                )));
+            }
             let timeout = match entry.timeout_ms {
                 None => DEFAULT_TIMEOUT,
                 Some(0) => {
@@ -201,6 +209,10 @@ mod tests {
         );
         assert!(err("[plugins.x]\ncmd = [\"a\"]").contains("unknown field `cmd`"));
         assert!(err("[plugins.\"a b\"]\ncommand = [\"a\"]").contains("plugin name \"a b\""));
+        assert!(err("[plugins.x]\ncommand = [\"./tools/x\"]").contains("must be an absolute path"));
+        let ws =
+            PluginsConfig::parse("w", ConfigOrigin::Workspace, "[plugins.x]\ncommand = [\"./x\"]");
+        assert!(ws.is_ok(), "a workspace plugin may run the workspace's own programs");
     }
 
     #[test]
