@@ -45,7 +45,7 @@ pub use staged_protocol::{
 
 pub use crate::{
     cancel::CancelToken,
-    custom::{CustomPendingAction, CustomToolApi},
+    custom::{CustomPendingAction, CustomToolApi, STORE_UNAVAILABLE_TEXT},
     error::{ActionError, ToolError, ToolErrorKind},
     memory_store::InMemoryStore,
     pending::{ApplyInput, DEFAULT_SOURCE_TOOL_NAME, FnPendingAction, PendingAction, RejectInput},

@@ -6,6 +6,9 @@ pub(crate) mod ast_grep;
 pub(crate) mod pending;
 pub(crate) mod resolve;
 pub(crate) mod show;
+pub(crate) mod tool;
+pub(crate) mod tools;
+pub(crate) mod trust;
 
 use std::time::{Duration, SystemTime};
 
