@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill]
 
-Three experiments, each repeated N times (default 200) against the real `staged` binary
+Six experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -14,6 +14,13 @@ Three experiments, each repeated N times (default 200) against the real `staged`
   all new (exit 0).
 * kill: `staged resolve apply` gets SIGKILL at a random moment. The next command recovers; files
   are all old or all new, and the preview is pending exactly when they are old.
+* undo-race: after the apply, two `staged undo` processes start at once. Exactly one reverts
+  (exit 0, all files old again, one `undone` log entry); the other writes nothing (exit 1).
+* undo-kill: `staged undo` gets SIGKILL at a random moment. After recovery the files are all new
+  with the apply not reverted in the log, or all old with exactly one `undone` entry.
+* partial-kill: `staged resolve apply --only` (half the files) gets SIGKILL at a random moment.
+  After recovery either nothing was written and the whole preview is pending, or exactly the
+  named files are new and the remainder (the other half) is the only pending preview.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -258,6 +265,118 @@ def kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int)
     return ("killed after the commit point, all new" if seen["new"] else "killed before it, all old"), []
 
 
+def applied_workspace(staged, root: Path):
+    """A workspace whose 100-file preview was applied; returns (ws, files)."""
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
+    for i, p in files:
+        p.write_text(old(i))
+    stage(staged, ws)
+    run(staged, ws, "resolve", "apply", "--reason", "stress", check=True)
+    return ws, files
+
+
+def log_entries(staged, ws):
+    out = run(staged, ws, "--json", "log", "-n", "100", check=True)
+    return json.loads(out.stdout)["entries"]
+
+
+def journal_left(ws):
+    journal = ws / ".staged" / "journal"
+    return [n for n in os.listdir(journal) if n != "commit.lock"] if journal.exists() else []
+
+
+def undo_race_once(staged, root: Path):
+    ws, files = applied_workspace(staged, root)
+    argv = [staged, "--workspace", str(ws), "undo", "--reason", "race"]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    codes = sorted(p.wait() for p in procs)
+    seen = states(files)
+    entries = log_entries(staged, ws)
+    undone = [e for e in entries if e["outcome"] == "undone"]
+    problems = []
+    if codes != [0, 1]:
+        problems.append(f"exit codes {codes}")
+    if seen["old"] != N_FILES:
+        problems.append(f"files: {dict(seen)}")
+    if len(undone) != 1:
+        problems.append(f"{len(undone)} undone entries")
+    if stray_temps(ws) or journal_left(ws):
+        problems.append("temp or journal files left")
+    return ("one undo, one refusal" if not problems else "FAILED"), problems
+
+
+def kill_at_random(child, rng, window):
+    time.sleep(rng.uniform(0.0, window * 1.1))
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+
+
+def undo_kill_once(staged, root: Path, rng: random.Random, window: float):
+    ws, files = applied_workspace(staged, root)
+    child = subprocess.Popen([staged, "--workspace", str(ws), "undo", "--reason", "stress"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_at_random(child, rng, window)
+    entries = log_entries(staged, ws)  # recovers first
+    seen = states(files)
+    undone = [e for e in entries if e["outcome"] == "undone"]
+    applied = [e for e in entries if e["outcome"] == "applied"]
+    problems = []
+    if seen["torn"] or (seen["new"] and seen["old"]):
+        problems.append(f"mixed files: {dict(seen)}")
+    elif seen["new"] == N_FILES and (undone or applied[0].get("revertedBy") is not None):
+        problems.append(f"all new but the log says undone: {[e['outcome'] for e in entries]}")
+    elif seen["old"] == N_FILES and (len(undone) != 1 or applied[0].get("revertedBy") != undone[0]["entry"]):
+        problems.append(f"all old but the log is {[(e['outcome'], e.get('revertedBy')) for e in entries]}")
+    if stray_temps(ws) or journal_left(ws):
+        problems.append("temp or journal files left")
+    if problems:
+        return "FAILED", problems
+    if child.returncode == 0:
+        return "finished before the kill", []
+    return ("killed after the commit point, all old" if seen["old"] else "killed before it, all new"), []
+
+
+def partial_kill_once(staged, root: Path, rng: random.Random, window: float):
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
+    for i, p in files:
+        p.write_text(old(i))
+    stage(staged, ws)
+    preview = pending_ids(staged, ws)
+    chosen = [(i, p) for i, p in files if i % 2 == 0]
+    rest = [(i, p) for i, p in files if i % 2 == 1]
+    only = [f"src/{p.name}" for _, p in chosen]
+    child = subprocess.Popen([staged, "--workspace", str(ws), "resolve", "apply", "--reason", "stress", "--only", *only],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_at_random(child, rng, window)
+    out = run(staged, ws, "--json", "pending", check=True)  # recovers first
+    left = json.loads(out.stdout)["pending"]
+    a, b = states(chosen), states(rest)
+    half = N_FILES // 2
+    problems = []
+    if a["torn"] or b["torn"] or b["new"]:
+        problems.append(f"files: chosen {dict(a)}, rest {dict(b)}")
+    elif a["old"] == half:
+        if [e["id"] for e in left] != preview:
+            problems.append(f"nothing written but the stack is {left}")
+    elif a["new"] == half:
+        label = f"AST Edit: {half} replacements in {half} files"
+        if len(left) != 1 or left[0]["id"] in preview or left[0]["label"] != label:
+            problems.append(f"the chosen files are new but the stack is {left}")
+    else:
+        problems.append(f"mixed chosen files: {dict(a)}")
+    if stray_temps(ws) or journal_left(ws):
+        problems.append("temp or journal files left")
+    if problems:
+        return "FAILED", problems
+    if child.returncode == 0:
+        return "finished before the kill", []
+    return ("killed after the commit point, half new, rest pending" if a["new"] else "killed before it, all old"), []
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
@@ -271,6 +390,9 @@ def main():
         "readers": lambda root, n: readers_once(staged, root),
         "swap": lambda root, n: swap_once(staged, root),
         "kill": lambda root, n: kill_once(staged, root, rng, window, n),
+        "undo-race": lambda root, n: undo_race_once(staged, root),
+        "undo-kill": lambda root, n: undo_kill_once(staged, root, rng, window),
+        "partial-kill": lambda root, n: partial_kill_once(staged, root, rng, window),
     }
     rows = []
     for name in args.only.split(","):

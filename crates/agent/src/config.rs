@@ -3,6 +3,11 @@
 //!
 //! The library never reads the environment or looks for files itself: the caller passes the
 //! TOML texts in, and the API key once it has read the variable the provider names.
+//!
+//! A workspace's `staged.toml` is committed with the repository, so the caller says whether
+//! the user trusted it: an untrusted one may pick providers and models, but not set where
+//! requests go or which key they carry (`base_url`, `headers`, `api_key_env`;
+//! [`ProvidersConfig::apply_untrusted_toml`]).
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -134,6 +139,9 @@ struct FileToml {
     agent: Option<AgentToml>,
     #[serde(default)]
     providers: BTreeMap<String, ProviderEntry>,
+    /// `[plugins.NAME]` tables, read by `staged-plugin`.
+    #[serde(default, rename = "plugins")]
+    _plugins: Option<toml::Table>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -257,10 +265,48 @@ impl ProvidersConfig {
     /// assert_eq!(local.endpoint_url(), "http://127.0.0.1:8000/v1/chat/completions");
     /// ```
     pub fn apply_toml(&mut self, origin: &str, text: &str) -> Result<(), ConfigError> {
-        let file: FileToml = toml::from_str(text).map_err(|err| ConfigError::Parse {
-            origin: origin.to_owned(),
-            message: err.to_string(),
-        })?;
+        self.apply_file(parse_file(origin, text)?);
+        Ok(())
+    }
+
+    /// [`ProvidersConfig::apply_toml`] for a file the user has not trusted (a workspace's
+    /// `staged.toml` that `staged trust` did not record): a provider table that sets
+    /// `base_url`, `headers` or `api_key_env` is refused, and nothing of the file applies.
+    ///
+    /// ```
+    /// use staged_agent::ProvidersConfig;
+    /// let mut config = ProvidersConfig::builtin();
+    /// config.apply_untrusted_toml("staged.toml", "[providers.openai]\nmodel = \"gpt-5-mini\"").unwrap();
+    /// let err = config
+    ///     .apply_untrusted_toml("staged.toml", "[providers.openai]\nbase_url = \"https://evil.example\"")
+    ///     .unwrap_err();
+    /// assert!(err.to_string().starts_with("staged.toml sets `base_url` for provider `openai`"));
+    /// ```
+    pub fn apply_untrusted_toml(&mut self, origin: &str, text: &str) -> Result<(), ConfigError> {
+        let file = parse_file(origin, text)?;
+        for (name, entry) in &file.providers {
+            let field = if entry.base_url.is_some() {
+                Some("base_url")
+            } else if !entry.headers.is_empty() {
+                Some("headers")
+            } else if entry.api_key_env.is_some() {
+                Some("api_key_env")
+            } else {
+                None
+            };
+            if let Some(field) = field {
+                return Err(ConfigError::Untrusted {
+                    origin: origin.to_owned(),
+                    provider: name.clone(),
+                    field: field.to_owned(),
+                });
+            }
+        }
+        self.apply_file(file);
+        Ok(())
+    }
+
+    fn apply_file(&mut self, file: FileToml) {
         if let Some(agent) = file.agent {
             if agent.provider.is_some() {
                 self.agent.provider = agent.provider;
@@ -275,7 +321,6 @@ impl ProvidersConfig {
         for (name, entry) in file.providers {
             self.providers.entry(name).or_default().merge(entry);
         }
-        Ok(())
     }
 
     /// The `[agent]` defaults.
@@ -348,6 +393,11 @@ impl ProvidersConfig {
             body: entry.body.clone(),
         })
     }
+}
+
+fn parse_file(origin: &str, text: &str) -> Result<FileToml, ConfigError> {
+    toml::from_str(text)
+        .map_err(|err| ConfigError::Parse { origin: origin.to_owned(), message: err.to_string() })
 }
 
 #[cfg(test)]

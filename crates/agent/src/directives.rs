@@ -1,5 +1,6 @@
 //! `Directives`: the agent loop's side of one session's `resolve` — the hard directive queue,
-//! the standing handler — and the directive for the next model call (reference §5.3, version C).
+//! the standing handler — and the directive for the next model call
+//! (`docs/contract/agent-loop.md#the-directive-for-the-next-call`).
 //!
 //! Attached to a `Session`, it is what `resolve` consults before the pending stack (the
 //! in-flight hard directive's invoker) and after it (the standing handler).

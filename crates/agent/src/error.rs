@@ -117,6 +117,19 @@ pub enum ConfigError {
         /// The parser's message.
         message: String,
     },
+    /// An untrusted workspace's `staged.toml` sets a provider's endpoint, headers or key
+    /// variable, which could send the user's API key elsewhere.
+    #[error(
+        "{origin} sets `{field}` for provider `{provider}`, but this workspace's staged.toml is not trusted; read it, then run `staged trust` to allow it"
+    )]
+    Untrusted {
+        /// The file.
+        origin: String,
+        /// The provider's table.
+        provider: String,
+        /// The refused setting (`base_url`, `headers` or `api_key_env`).
+        field: String,
+    },
     /// No provider of that name is built in or configured.
     #[error("unknown provider `{name}`; known providers: {known}")]
     UnknownProvider {

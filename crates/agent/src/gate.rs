@@ -1,5 +1,5 @@
 //! `ResolveGate`: the loop-side state machine that nudges the model to resolve a pending
-//! preview before it does anything else (reference §5.3, version C).
+//! preview before it does anything else (`docs/contract/agent-loop.md`).
 //!
 //! The gate is pure: the agent loop feeds it the session's directive before each model call
 //! and the model's tool calls after it, and follows what it says. It injects the reminder once

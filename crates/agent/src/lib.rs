@@ -7,10 +7,10 @@
 //!
 //! A [`ModelClient`] speaks one wire format (OpenAI Responses, OpenAI Chat Completions or
 //! Anthropic Messages, all streamed over SSE; see [`connect`]). [`Agent::run`] is the loop of
-//! the reference's version C: before each model call it asks the [`Directives`] for the directive,
-//! lets the [`ResolveGate`] inject the reminder once per pending head and force `resolve` after
-//! a non-compliant turn, and after the call runs a compliant batch or skips a non-compliant one
-//! with the exact synthetic result. Plan mode ([`PlanMode`]) and human approval
+//! `docs/contract/agent-loop.md`: before each model call it asks the [`Directives`] for the
+//! directive, lets the [`ResolveGate`] inject the reminder once per pending head and force
+//! `resolve` after a non-compliant turn, and after the call runs a compliant batch or skips a
+//! non-compliant one with the exact synthetic result. Plan mode ([`PlanMode`]) and human approval
 //! ([`Supervisor`]) plug into the same loop.
 //!
 //! # A loop driven by hand

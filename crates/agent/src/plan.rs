@@ -1,11 +1,11 @@
-//! Plan mode (reference §6): the model writes a plan under `.staged/plans/` and calls
-//! `resolve` with `action: "apply"` and `extra.title`; the standing handler turns the title
-//! into a slug and a file, and asks the person to approve or refine it.
+//! Plan mode (`docs/contract/agent-loop.md#plan-mode`): the model writes a plan under
+//! `.staged/plans/` and calls `resolve` with `action: "apply"` and `extra.title`; the standing
+//! handler turns the title into a slug and a file, and asks the person to approve or refine it.
 //!
-//! The title rules are the reference's: `normalize_plan_title` sanitises, `resolve_plan_title`
-//! falls back from the supplied title to the plan's first H1, the file name's stem and `plan`,
-//! and the file is looked up as `<slug>-plan.md`, then the plan last written, then the newest
-//! `*plan.md`. Nothing is renamed.
+//! The title rules (`docs/contract/agent-loop.md#plan-titles`): `normalize_plan_title`
+//! sanitises, `resolve_plan_title` falls back from the supplied title to the plan's first H1,
+//! the file name's stem and `plan`, and the file is looked up as `<slug>-plan.md`, then the
+//! plan last written, then the newest `*plan.md`. Nothing is renamed.
 
 use std::{
     fmt,
@@ -223,8 +223,8 @@ impl PlanMode {
         plans.into_iter().map(|(_, p)| p).collect()
     }
 
-    /// Finds the plan for `extra.title`: returns `(title, file)`, or the reference's
-    /// "Plan file not found" error.
+    /// Finds the plan for `extra.title`: returns `(title, file)`, or the "Plan file not
+    /// found" error (`docs/contract/agent-loop.md#approving-a-plan`).
     fn locate(&self, supplied: Option<&Value>) -> Result<(String, PathBuf), ToolError> {
         let state_path = self.lock().last_written.clone().filter(|p| self.is_plan_file(p));
         let context_file = state_path.clone().or_else(|| self.listed_plans().into_iter().next());
@@ -353,7 +353,8 @@ mod tests {
         type Case<'a> = (Option<Value>, Option<&'a str>, Option<&'a Path>, &'a str);
         let cases: [Case<'_>; 8] = [
             (Some(json!("auth-plan")), Some(plan), Some(file), "auth-plan"),
-            // See: reference #1179, a grammar-constrained model sent `{"title": {}}`.
+            // A grammar-constrained model sent `{"title": {}}`
+            // (`docs/contract/agent-loop.md#plan-titles`).
             (Some(json!({})), Some(plan), Some(file), "Code-Review-nettools-Updated-Issues"),
             (None, Some(plan), Some(file), "Code-Review-nettools-Updated-Issues"),
             (Some(json!("   ")), Some(plan), None, "Code-Review-nettools-Updated-Issues"),

@@ -1,4 +1,5 @@
-//! `ToolChoiceQueue`: the consuming queue of *hard* tool-choice directives (reference §2.3).
+//! `ToolChoiceQueue`: the consuming queue of *hard* tool-choice directives
+//! (`docs/contract/agent-loop.md#hard-directive-queue`).
 //!
 //! Pending previews do not live here (they are on the `PendingActionStore` and reach the model
 //! as a soft requirement); the queue serves forced choices such as a user's `/force`.
@@ -33,7 +34,7 @@ pub enum RejectReason {
 }
 
 impl RejectReason {
-    /// The reference's spelling, e.g. `not_invoked`.
+    /// The documented spelling, e.g. `not_invoked`.
     pub fn as_str(self) -> &'static str {
         match self {
             RejectReason::Aborted => "aborted",

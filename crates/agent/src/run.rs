@@ -1,5 +1,5 @@
-//! `Agent::run`: the loop that drives a model through the resolve gate (reference §5.3,
-//! version C).
+//! `Agent::run`: the loop that drives a model through the resolve gate
+//! (`docs/contract/agent-loop.md`).
 //!
 //! Per turn: ask the session for the directive (a queued hard choice first, then the soft
 //! requirement for the pending head), let the gate plan the turn (the reminder once per head,
@@ -37,7 +37,7 @@ pub const DEFAULT_MAX_TURNS: u32 = 50;
 /// Who decides a `resolve apply`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Approval {
-    /// The model resolves, as in the reference.
+    /// The model resolves.
     #[default]
     Model,
     /// Each `resolve apply` waits for the person (`--approve human`).
@@ -310,11 +310,11 @@ impl Agent {
             let reply = self
                 .call_model(run, turn, &system, &specs, choice, &mut forced_rejected, cancel)
                 .await;
+            // The in-flight hard directive is settled at the end of the turn, once its tools
+            // have run: a directive whose invoker a `resolve` call in this turn reaches is
+            // served, one whose invoker no call reached is rejected as not invoked.
             let reply = match reply {
-                Ok(reply) => {
-                    self.directives.with_tool_choice_queue(|q| q.resolve());
-                    reply
-                }
+                Ok(reply) => reply,
                 Err(ModelError::Cancelled) => {
                     self.directives.with_tool_choice_queue(|q| q.reject(RejectReason::Aborted));
                     return (RunOutcome::Cancelled, turn);
@@ -336,6 +336,7 @@ impl Agent {
                 calls.iter().map(|c| ToolCallRef::new(&c.id, &c.name)).collect();
             match gate.end_turn(&plan, &refs) {
                 Err(abort) => {
+                    self.directives.with_tool_choice_queue(|q| q.reject(RejectReason::Aborted));
                     let message = abort.to_string();
                     run.emit(AgentEvent::Abort { turn, message: message.clone() });
                     return (RunOutcome::GateAborted(message), turn);
@@ -350,8 +351,10 @@ impl Agent {
                         .map(|c| SkippedCall { id: c.id.clone(), name: c.name.clone() })
                         .collect();
                     run.emit(AgentEvent::CallsSkipped { turn, calls, text });
+                    self.directives.with_tool_choice_queue(|q| q.resolve());
                 }
                 Ok(TurnOutcome::Proceed) if calls.is_empty() => {
+                    self.directives.with_tool_choice_queue(|q| q.resolve());
                     if self.plan.as_ref().is_some_and(PlanMode::is_active) && !plan_reminded {
                         plan_reminded = true;
                         run.messages.push(Message::reminder(PLAN_DECISION_REMINDER));
@@ -369,12 +372,15 @@ impl Agent {
                                     staged_core::ToolError::aborted(cancel.reason()).to_result();
                                 run.push_result(rest.id.clone(), &rest.name, result);
                             }
+                            self.directives
+                                .with_tool_choice_queue(|q| q.reject(RejectReason::Aborted));
                             return (RunOutcome::Cancelled, turn);
                         }
                         let result =
                             self.execute(run, turn, call, &tools, &mut failed_apply, cancel).await;
                         run.push_result(call.id.clone(), &call.name, result);
                     }
+                    self.directives.with_tool_choice_queue(|q| q.resolve());
                     if let Some(plan) =
                         self.plan.as_ref().filter(|p| was_planning && !p.is_active())
                     {

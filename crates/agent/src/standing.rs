@@ -1,5 +1,5 @@
 //! `StandingAction`: a standing resolve handler built from a pending action that is never
-//! consumed, such as plan approval (reference §6).
+//! consumed, such as plan approval (`docs/contract/agent-loop.md#standing-handler`).
 
 use std::sync::Arc;
 

@@ -93,6 +93,7 @@ fn run() -> Result<serde_json::Value, String> {
         "diffBytes": preview.files.iter().filter_map(|f| f.diff.as_ref()).map(String::len).sum::<usize>(),
         "limitReached": preview.limit_reached,
         "applied": args.apply,
+        "parseIssues": if args.apply { json!(preview.parse_errors) } else { json!(null) },
         "elapsedMs": started.elapsed().as_millis(),
     }))
 }

@@ -22,6 +22,7 @@ use staged_core::{
 use crate::{
     AstEditError, AstEditParams, EditPreview, EngineOptions, FileEdits, Workspace,
     compute_preview_with,
+    details::StaleDetails,
     fingerprint::fingerprint,
     journal::{CommitOptions, CommitStep, commit_with},
     render::{action_label, file_replacements, plural, preview_details},
@@ -68,7 +69,7 @@ impl Expected {
                 .map(|f| ExpectedFile {
                     path: f.path.clone(),
                     fingerprint: f.fingerprint.clone(),
-                    count: f.edits.len(),
+                    count: crate::edits::replacements(&f.edits),
                 })
                 .collect(),
             edits_digest: preview.edits_digest(),
@@ -365,23 +366,25 @@ impl AstEditAction {
     }
 
     fn stale(&self, cause: &str) -> ToolResult {
-        // The reference's sentence, then what became of the preview and how to get it back.
+        // The stale sentence, then what became of the preview and how to get it back
+        // (`docs/contract/ast-edit.md#apply-and-the-stale-check`).
         let args = serde_json::to_string(&self.params).unwrap_or_default();
         let text = format!(
             "Preview is stale / no longer matches; no replacements were applied. Preview expected {} in {}. Why: {cause}. The preview was dropped from the pending stack; to stage it again, call ast_edit with the same arguments: {args}",
             plural(self.expected.total_replacements, "replacement"),
             plural(self.expected.files.len(), "file")
         );
-        ToolResult::error(text).with_details(json!({
-            "restage": self.params,
-            "totalReplacements": 0,
-            "filesTouched": 0,
-            "applied": false,
-            "stale": true,
-            "expectedReplacements": self.expected.total_replacements,
-            "expectedFiles": self.expected.files.len(),
-            "cause": cause,
-        }))
+        let details = StaleDetails {
+            restage: self.params.clone(),
+            total_replacements: 0,
+            files_touched: 0,
+            applied: false,
+            stale: true,
+            expected_replacements: self.expected.total_replacements as u64,
+            expected_files: self.expected.files.len() as u64,
+            cause: cause.to_owned(),
+        };
+        ToolResult::error(text).with_details(details.to_value())
     }
 }
 

@@ -32,6 +32,9 @@ pub(crate) struct Rule {
     pub(crate) fixer: Option<Fixer>,
     /// Literal texts a file must contain to possibly match.
     pub(crate) needles: Needles,
+    /// The metavariables the replacement uses (a match nested in one of their captures is
+    /// rewritten inside it).
+    pub(crate) used_vars: Vec<String>,
 }
 
 impl std::fmt::Debug for Rule {
@@ -85,6 +88,27 @@ impl Rule {
                     .unwrap_or_default();
                 format!("ast-grep failed while matching `{}`: {why}", self.source)
             })
+    }
+
+    /// The byte ranges of `m`'s captures that the replacement uses.
+    pub(crate) fn used_capture_ranges(
+        &self,
+        m: &NodeMatch<'_, StrDoc<Lang>>,
+    ) -> Vec<std::ops::Range<usize>> {
+        let env = m.get_env();
+        self.used_vars
+            .iter()
+            .filter_map(|var| match env.get_match(var) {
+                Some(node) => Some(node.range()),
+                None => {
+                    let nodes = env.get_multiple_matches(var);
+                    match (nodes.first(), nodes.last()) {
+                        (Some(first), Some(last)) => Some(first.range().start..last.range().end),
+                        _ => None,
+                    }
+                }
+            })
+            .collect()
     }
 
     fn walk<'r>(
@@ -149,7 +173,8 @@ impl Rule {
 }
 
 /// Compiles `(pattern, replacement)` pairs; a pattern that does not compile becomes a
-/// `"<pattern>: <error>"` entry in `errors` (the reference records them as parse issues).
+/// `"<pattern>: <error>"` entry in `errors`, which the callers refuse as `Invalid pattern`
+/// (`docs/contract/ast-edit.md#patterns`).
 pub(crate) fn compile_rules(
     rules: &[(String, Option<String>)],
     lang: Lang,
@@ -201,7 +226,19 @@ pub(crate) fn compile_rules(
             None => None,
         };
         let needles = Needles::of(&pattern, lang, strictness);
-        res.push(Rule { source: pat.clone(), pattern, fixer, needles });
+        let used_vars = out
+            .as_deref()
+            .map(|out| {
+                let mut vars: Vec<String> = TemplateFix::with_transform(out, &lang, &[])
+                    .used_vars()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect();
+                vars.sort_unstable();
+                vars
+            })
+            .unwrap_or_default();
+        res.push(Rule { source: pat.clone(), pattern, fixer, needles, used_vars });
     }
     res
 }

@@ -7,9 +7,9 @@ use serde_json::Value;
 use staged_core::{CancelToken, PendingAction, Session, Tool, ToolError, ToolResult};
 
 use crate::{
-    AstEditAction, AstEditParams, Workspace,
+    AstEditAction, AstEditParams, EngineOptions, Workspace,
     action::AST_EDIT_TOOL_NAME,
-    compute_preview,
+    compute_preview_with,
     render::{preview_text, take_preview_details},
 };
 
@@ -64,8 +64,14 @@ impl Tool for AstEditTool {
         let validated = params.validate().map_err(|err| err.to_tool_error())?;
         let workspace = self.workspace.clone();
         let worker_cancel = cancel.clone();
+        // A preview needs each file's diff, not its contents: those are read again at apply.
         let preview = tokio::task::spawn_blocking(move || {
-            compute_preview(&workspace, &validated, Some(&worker_cancel))
+            compute_preview_with(
+                &workspace,
+                &validated,
+                EngineOptions::preview(),
+                Some(&worker_cancel),
+            )
         })
         .await
         .map_err(|err| ToolError::new(format!("ast_edit worker failed: {err}")))?;

@@ -26,6 +26,38 @@ pub struct Edit {
     pub end_line: usize,
     /// Column of `byte_end`.
     pub end_column: usize,
+    /// How many replacements this edit stands for: 1, plus the matches nested inside its
+    /// metavariable captures that were rewritten within it.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub replacements: usize,
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
+/// Total replacements of `edits` (nested rewrites counted).
+pub(crate) fn replacements(edits: &[Edit]) -> usize {
+    edits.iter().map(|e| e.replacements).sum()
+}
+
+/// Keeps the first edits whose replacements fit in `room`; says whether any was cut.
+pub(crate) fn truncate_to_replacements(edits: &mut Vec<Edit>, room: usize) -> bool {
+    let mut used = 0usize;
+    let keep = edits
+        .iter()
+        .take_while(|e| {
+            used += e.replacements;
+            used <= room
+        })
+        .count();
+    let cut = keep < edits.len();
+    edits.truncate(keep);
+    cut
 }
 
 /// A raw edit before normalisation: a range and its replacement.
@@ -37,6 +69,15 @@ pub struct RawEdit {
     pub end: usize,
     /// The inserted text.
     pub text: String,
+    /// How many replacements it stands for (see [`Edit::replacements`]).
+    pub replacements: usize,
+}
+
+impl RawEdit {
+    /// One replacement of `start..end` with `text`.
+    pub fn new(start: usize, end: usize, text: impl Into<String>) -> RawEdit {
+        RawEdit { start, end, text: text.into(), replacements: 1 }
+    }
 }
 
 /// Sorts edits, drops byte-identical duplicates, and returns the index of the first edit that
@@ -192,7 +233,7 @@ mod tests {
     use super::*;
 
     fn raw(start: usize, len: usize, text: &str) -> RawEdit {
-        RawEdit { start, end: start + len, text: text.to_owned() }
+        RawEdit::new(start, start + len, text)
     }
 
     #[test]

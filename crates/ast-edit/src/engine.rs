@@ -2,8 +2,9 @@
 //! reads files and never writes them.
 //!
 //! Files are processed in parallel ([`crate::parallel`]) and their results folded in path order, so
-//! the replacement and file caps cut at the same place on every run. Overlapping edits are an error
-//! here, at preview time, so that a preview that succeeds always applies.
+//! the replacement and file caps cut at the same place on every run. Nested matches compose
+//! (see [`crate::nesting`]); two different rewrites of the same code are an error here, at
+//! preview time, so that a preview that succeeds always applies.
 
 use std::{collections::HashSet, ops::ControlFlow};
 
@@ -14,9 +15,12 @@ use crate::{
     AST_EDIT_TOOL_NAME, AstEditError, Edit, Lang, Workspace,
     compile::{Rule, active_rules, compile_rules},
     diff::file_diff_indexed,
-    edits::{LineIndex, PositionCursor, RawEdit, normalize},
+    edits::{
+        LineIndex, PositionCursor, RawEdit, normalize, replacements, truncate_to_replacements,
+    },
     fingerprint::{Hasher, fingerprint},
     journal::FileWrite,
+    nesting::{Found, Rematch, compose, plan},
     parallel::par_fold_in_order,
     params::ValidatedEdit,
     scope::{Candidate, assign_languages, collect_candidates},
@@ -121,7 +125,7 @@ impl EditPreview {
 
     /// Total replacements over all files.
     pub fn total_replacements(&self) -> usize {
-        self.files.iter().map(|f| f.edits.len()).sum()
+        self.files.iter().map(|f| replacements(&f.edits)).sum()
     }
 
     /// Number of files with at least one replacement.
@@ -230,10 +234,10 @@ fn fold(
             }
             if let Some(limit) = params.limit {
                 let room = limit.saturating_sub(*total);
-                if file.edits.len() > room {
+                if replacements(&file.edits) > room {
                     // The file's diff and contents were computed for more edits than there is
                     // room for: compute them again for the edits kept.
-                    file.edits.truncate(room);
+                    truncate_to_replacements(&mut file.edits, room);
                     let original = match (original, file.contents.take()) {
                         (Some(original), _) => Some(original),
                         (None, Some(contents)) => Some(contents.original),
@@ -250,7 +254,7 @@ fn fold(
                     preview.limit_reached = true;
                 }
             }
-            *total += file.edits.len();
+            *total += replacements(&file.edits);
             if !file.edits.is_empty() {
                 preview.files.push(file);
             }
@@ -322,19 +326,21 @@ fn process_file(
         Err(issue) => return Outcome::Issue(issue),
     };
     let keep = limit.unwrap_or(usize::MAX);
-    let mut raw = Vec::new();
+    let mut found = Vec::new();
     let mut bad_utf8 = false;
     for (rule, prune) in active {
         let Some(fixer) = &rule.fixer else { continue };
+        let index = rules.iter().position(|r| std::ptr::eq(r, rule)).unwrap_or_default();
         // Each match becomes its edit at once, so that matches (and their captures) are never
         // all held together.
         let walked = rule.each_match(root.root(), prune.as_ref(), keep.saturating_add(1), |m| {
             let edit = m.make_edit(&rule.pattern, fixer);
             match String::from_utf8(edit.inserted_text) {
-                Ok(text) => raw.push(RawEdit {
-                    start: edit.position,
-                    end: edit.position + edit.deleted_length,
-                    text,
+                Ok(replacement) => found.push(Found {
+                    rule: index,
+                    range: edit.position..edit.position + edit.deleted_length,
+                    captures: rule.used_capture_ranges(&m),
+                    replacement,
                 }),
                 Err(_) => bad_utf8 = true,
             }
@@ -351,6 +357,11 @@ fn process_file(
             candidate.display
         ));
     }
+    let mut raw = match compose_edits(candidate, &text, lang, rules, found) {
+        Ok(raw) => raw,
+        Err(Stop::Overlap(location)) => return Outcome::Overlap(location),
+        Err(Stop::Issue(issue)) => return Outcome::Issue(issue),
+    };
     // A replacement equal to the text it replaces is not an edit (`Value::Null` to
     // `Value::Null`): it is neither counted nor staged, and cannot overlap a real one.
     raw.retain(|edit| text.get(edit.start..edit.end) != Some(edit.text.as_str()));
@@ -362,9 +373,8 @@ fn process_file(
         let (line, col) = LineIndex::new(&text).position(raw[idx].start);
         return Outcome::Overlap(format!("{}:{line}:{col}", candidate.display));
     }
-    let cut = raw.len() > keep;
-    raw.truncate(keep);
     let mut file = build_file(candidate, &text, raw);
+    let cut = truncate_to_replacements(&mut file.edits, keep);
     let keep_original = limit.is_some() && !options.keep_contents;
     match finish_file(&mut file, text, options) {
         Ok(original) => Outcome::Touched(file, original.filter(|_| keep_original), cut),
@@ -372,6 +382,93 @@ fn process_file(
             Outcome::Issue(format!("{}: computed edit range is out of bounds", candidate.display))
         }
     }
+}
+
+/// Why a file's matches make no edits.
+enum Stop {
+    /// Two different rewrites of the same code, or crossing ranges: both locations.
+    Overlap(String),
+    /// A nested rewrite that cannot compose: the file's issue.
+    Issue(String),
+}
+
+/// The file's edits from its matches: nested matches composed (see [`crate::nesting`]).
+fn compose_edits(
+    candidate: &Candidate,
+    text: &str,
+    lang: Lang,
+    rules: &[Rule],
+    found: Vec<Found>,
+) -> Result<Vec<RawEdit>, Stop> {
+    let forest = plan(found).map_err(|crossing| {
+        let index = LineIndex::new(text);
+        let at = |pos: usize| {
+            let (line, col) = index.position(pos);
+            format!("{}:{line}:{col}", candidate.display)
+        };
+        Stop::Overlap(format!("{}\n- {}", at(crossing.first.start), at(crossing.second.start)))
+    })?;
+    let changes: Vec<usize> = forest
+        .kept
+        .iter()
+        .map(|m| usize::from(text.get(m.range.clone()) != Some(m.replacement.as_str())))
+        .collect();
+    let roots = forest.roots_weighted(&changes);
+    let finals: Vec<String> = if forest.nests() {
+        compose(text, &forest, &mut |now, wanted| rematch(now, wanted, lang, rules))
+            .map_err(|why| Stop::Issue(format!("{}: {why}", candidate.display)))?
+    } else {
+        roots.iter().map(|&(i, _)| forest.kept[i].replacement.clone()).collect()
+    };
+    Ok(roots
+        .into_iter()
+        .zip(finals)
+        .map(|((i, count), text)| {
+            let range = &forest.kept[i].range;
+            RawEdit { start: range.start, end: range.end, text, replacements: count.max(1) }
+        })
+        .collect())
+}
+
+/// ast-grep's replacement for each `wanted` match in `text`, parsed again: the match whose
+/// range and rule are given, rewritten from the new tree (its captures hold the rewritten
+/// nested text).
+fn rematch(
+    text: &str,
+    wanted: &[Rematch],
+    lang: Lang,
+    rules: &[Rule],
+) -> Result<Vec<String>, String> {
+    use ast_grep_core::matcher::MatcherExt;
+    let root = parse(text, lang, "the file after its nested rewrites")?;
+    let top = root.root();
+    let mut res = Vec::with_capacity(wanted.len());
+    for want in wanted {
+        let rule = rules.get(want.rule).ok_or("a nested match names no rule")?;
+        let fixer = rule.fixer.as_ref().ok_or("a nested match names a rule without a rewrite")?;
+        let mut node =
+            top.get_inner_node().descendant_for_byte_range(want.range.start, want.range.end);
+        let mut replacement = None;
+        while let Some(candidate) = node.filter(|n| n.byte_range() == want.range) {
+            if let Some(m) = rule.pattern.match_node(root.adopt(candidate)) {
+                let edit = m.make_edit(&rule.pattern, fixer);
+                replacement = Some(
+                    String::from_utf8(edit.inserted_text)
+                        .map_err(|_| "replacement text is not valid UTF-8".to_owned())?,
+                );
+                break;
+            }
+            node = candidate.parent();
+        }
+        let replacement = replacement.ok_or_else(|| {
+            format!(
+                "`{}` no longer matches once the matches nested in it are rewritten; refine the pattern",
+                rule.source
+            )
+        })?;
+        res.push(replacement);
+    }
+    Ok(res)
 }
 
 /// A touched file's edits (normalised), with their lines and columns.
@@ -392,6 +489,7 @@ fn build_file(candidate: &Candidate, original: &str, raw: Vec<RawEdit>) -> FileE
                 start_column,
                 end_line,
                 end_column,
+                replacements: r.replacements,
             }
         })
         .collect();

@@ -1,30 +1,36 @@
 //! `AstEditError`: every failure of this crate, with the exact model-facing message.
 //!
-//! The messages follow the reference (spec §3.2 and §3.5) word for word where it has one; the
-//! tools pass them to the model unchanged.
+//! The messages are the contract's, word for word (`docs/contract/ast-edit.md`); the tools pass
+//! them to the model unchanged.
 
 use std::path::PathBuf;
+
+use crate::details::{LANG_REQUIRED, LangCount, LangRequiredDetails};
 
 impl AstEditError {
     /// Structured facts a front end can phrase in its own terms (the CLI names `--lang`, not
     /// the tool's `lang` argument): `{"error": "langRequired", "languages": [{"lang", "files"}],
     /// "uninferred": [..]}` for the three "`lang` is required" errors, `None` otherwise.
     pub fn details(&self) -> Option<serde_json::Value> {
+        let details = |languages: Option<Vec<LangCount>>, uninferred: Option<Vec<String>>| {
+            LangRequiredDetails { error: LANG_REQUIRED.to_owned(), languages, uninferred }
+                .to_value()
+        };
         match self {
-            AstEditError::LangRequiredMixed(found) => Some(serde_json::json!({
-                "error": "langRequired",
-                "languages": found
-                    .iter()
-                    .map(|(lang, files)| serde_json::json!({"lang": lang, "files": files}))
-                    .collect::<Vec<_>>(),
-            })),
-            AstEditError::LangRequiredNoFiles { .. } => {
-                Some(serde_json::json!({"error": "langRequired", "languages": []}))
-            }
-            AstEditError::LangNotInferred { list, .. } => Some(serde_json::json!({
-                "error": "langRequired",
-                "uninferred": list.lines().map(|l| l.trim_start_matches("- ")).collect::<Vec<_>>(),
-            })),
+            AstEditError::LangRequiredMixed(found) => Some(details(
+                Some(
+                    found
+                        .iter()
+                        .map(|(lang, files)| LangCount { lang: lang.clone(), files: *files as u64 })
+                        .collect(),
+                ),
+                None,
+            )),
+            AstEditError::LangRequiredNoFiles { .. } => Some(details(Some(Vec::new()), None)),
+            AstEditError::LangNotInferred { list, .. } => Some(details(
+                None,
+                Some(list.lines().map(|l| l.trim_start_matches("- ").to_owned()).collect()),
+            )),
             _ => None,
         }
     }
@@ -52,6 +58,9 @@ pub enum AstEditError {
         /// Index of the op.
         index: usize,
     },
+    /// `ast_grep`'s `pattern` was empty.
+    #[error("`pattern` must be a non-empty pattern")]
+    EmptySearchPattern,
     /// Two ops had the same `pat`.
     #[error("Duplicate rewrite pattern: {0}")]
     DuplicatePattern(String),

@@ -17,6 +17,7 @@
 
 mod action;
 mod compile;
+mod details;
 mod diff;
 mod edit_tool;
 mod edits;
@@ -26,6 +27,7 @@ mod fingerprint;
 mod grep_tool;
 mod journal;
 mod lang;
+mod nesting;
 mod parallel;
 mod params;
 mod prefilter;
@@ -38,6 +40,9 @@ mod workspace;
 
 pub use crate::{
     action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile, FILES_EXTRA_KEY},
+    details::{
+        DetailsError, LANG_REQUIRED, LangCount, LangRequiredDetails, PreviewDetails, StaleDetails,
+    },
     diff::{file_diff, unified_diff},
     edit_tool::AstEditTool,
     edits::{Edit, LineIndex, RawEdit, apply_edits, normalize},

@@ -1,5 +1,5 @@
 //! `AstEditParams` and `AstGrepParams`: the wire arguments of the two tools, their validation
-//! (spec §3.2 strings), and their JSON Schemas.
+//! (`docs/contract/ast-edit.md#validation`), and their JSON Schemas.
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -86,7 +86,7 @@ pub struct AstEditParams {
 /// `AstEditParams` after validation.
 #[derive(Debug, Clone)]
 pub struct ValidatedEdit {
-    /// `(pattern, replacement)` sorted by pattern (the reference's rule order).
+    /// `(pattern, replacement)` sorted by pattern, the order the rules are tried in.
     pub rules: Vec<(String, String)>,
     /// The scope entries as given.
     pub paths: Vec<String>,
@@ -111,7 +111,7 @@ impl AstEditParams {
         serde_json::from_value(args).map_err(|err| AstEditError::InvalidArguments(err.to_string()))
     }
 
-    /// Validates the arguments (spec §3.2), in the reference's order.
+    /// Validates the arguments in the order of `docs/contract/ast-edit.md#validation`.
     ///
     /// # Errors
     /// The first problem found, with its exact message.
@@ -276,7 +276,7 @@ pub(crate) fn validate_limit(limit: Option<f64>) -> Result<Option<usize>, AstEdi
     }
 }
 
-/// A finite number floored to at least 1, as the reference reads `limit`.
+/// A finite number floored, when that is at least 1 (how `limit` and `max_files` are read).
 fn positive(n: f64) -> Option<usize> {
     if !n.is_finite() || n.floor() < 1.0 {
         return None;

@@ -1,4 +1,5 @@
-//! Model-facing text and JSON details of previews and applies (spec §3.3 and §3.4).
+//! Model-facing text and JSON details of previews and applies (`docs/contract/ast-edit.md`,
+//! "The preview" and "Apply and the stale check").
 
 use std::{collections::BTreeMap, fmt::Write as _};
 
@@ -113,7 +114,11 @@ fn details_with_diff(preview: &EditPreview, diff: String) -> Value {
 /// `[{path, count}]` for every touched file.
 pub(crate) fn file_replacements(preview: &EditPreview) -> Value {
     Value::Array(
-        preview.files.iter().map(|f| json!({ "path": f.path, "count": f.edits.len() })).collect(),
+        preview
+            .files
+            .iter()
+            .map(|f| json!({ "path": f.path, "count": crate::edits::replacements(&f.edits) }))
+            .collect(),
     )
 }
 
@@ -172,7 +177,7 @@ fn file_block(out: &mut String, name: &str, file: &FileEdits, depth: usize) {
         "{} {name}#{} ({})",
         "#".repeat(depth),
         tag(&file.fingerprint),
-        plural(file.edits.len(), "replacement")
+        plural(crate::edits::replacements(&file.edits), "replacement")
     );
     for edit in &file.edits {
         let (line, col) = (edit.start_line, edit.start_column);

@@ -79,7 +79,7 @@ pub fn search(
     cancel: Option<&CancelToken>,
 ) -> Result<SearchResult, AstEditError> {
     if params.pattern.trim().is_empty() {
-        return Err(AstEditError::EmptyPattern { index: 0 });
+        return Err(AstEditError::EmptySearchPattern);
     }
     validate_pattern_len(&params.pattern)?;
     let paths = validate_paths(&params.paths)?;

@@ -123,6 +123,7 @@ fn diff_of(path: &str, text: &str, edits: &[UndoEdit]) -> Result<String, AstEdit
             start_column: 0,
             end_line: 0,
             end_column: 0,
+            replacements: 1,
         })
         .collect();
     file_diff(path, text, &edits)

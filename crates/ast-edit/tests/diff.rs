@@ -86,6 +86,7 @@ fn edit(original: &str, start: usize, end: usize, after: &str) -> Edit {
         start_column: 0,
         end_line: 0,
         end_column: 0,
+        replacements: 1,
     }
 }
 

@@ -60,3 +60,12 @@ async fn a_search_limit_that_cuts_a_single_file_is_reported() {
         assert_eq!(details(&res)["limitReached"], reached, "{limit}");
     }
 }
+
+#[tokio::test]
+async fn an_empty_pattern_names_the_pattern_argument() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n")]);
+    for pattern in ["", "   "] {
+        let err = fx.grep(json!({"pattern": pattern, "paths": ["a.ts"]})).await.unwrap_err();
+        assert_eq!(err.message(), "`pattern` must be a non-empty pattern");
+    }
+}

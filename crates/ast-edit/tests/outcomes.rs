@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{Fixture, details};
 use serde_json::json;
-use staged_ast_edit::{AstEditAction, Workspace};
+use staged_ast_edit::{AstEditAction, PreviewDetails, StaleDetails, Workspace};
 use staged_core::{ActionError, CancelToken, PendingAction};
 
 fn rename(paths: &[&str]) -> serde_json::Value {
@@ -235,8 +235,36 @@ async fn stale_when_another_file_starts_matching() {
         "Preview is stale / no longer matches; no replacements were applied. Preview expected 1 replacement in 1 file. Why: the recomputed edits differ from the preview. The preview was dropped from the pending stack; to stage it again, call ast_edit with the same arguments: {\"ops\":[{\"pat\":\"foo($A)\",\"out\":\"bar($A)\"}],\"paths\":[\".\"]}"
     );
     assert_eq!(details(&res)["sourceResultDetails"]["restage"]["paths"], json!(["."]));
+    // The details are the crate's typed stale details.
+    let stale = StaleDetails::parse(&details(&res)["sourceResultDetails"]).unwrap();
+    assert_eq!(stale.restage.ops[0].pat, "foo($A)");
+    assert_eq!((stale.expected_replacements, stale.expected_files), (1, 1));
+    assert_eq!(stale.cause, "the recomputed edits differ from the preview");
     assert_eq!(fx.read("a.ts"), "foo(1);\n");
     assert_eq!(fx.read("b.ts"), "foo(2);\n");
+}
+
+#[tokio::test]
+async fn preview_details_read_back_as_the_typed_details() {
+    let fx =
+        Fixture::new(&[("a.ts", "foo(1);\n"), ("b.ts", "foo(2); foo(3);\n"), ("c.ts", "foo(((\n")]);
+    let res = fx.edit(rename(&["."])).await.unwrap();
+    let preview = PreviewDetails::parse(details(&res)).unwrap();
+    assert_eq!(
+        (preview.total_replacements, preview.files_touched, preview.files_searched),
+        (3, 2, 3)
+    );
+    assert!(preview.pending_id.as_deref().unwrap().starts_with("pending-action:ast_edit:"));
+    assert!(preview.diff.contains("+bar(1);"), "{}", preview.diff);
+    assert_eq!(preview.parse_errors.len(), 1);
+    assert_eq!(preview.parse_errors_total, Some(1));
+    assert!(!preview.limit_reached);
+    // Nothing staged: no pending id.
+    let none = fx
+        .edit(json!({"ops": [{"pat": "nothing($A)", "out": "x($A)"}], "paths": ["."]}))
+        .await
+        .unwrap();
+    assert_eq!(PreviewDetails::parse(details(&none)).unwrap().pending_id, None);
 }
 
 #[tokio::test]
@@ -317,16 +345,17 @@ async fn apply_keeps_permissions() {
 }
 
 /// With a limit, the match walk stops once it has enough matches: matches past the limit are
-/// never made into edits, so an overlap among them (a nested call) does not fail the preview,
-/// and the diff and the apply hold exactly the edits kept.
+/// never made into edits, and the diff and the apply hold exactly the edits kept.
 #[tokio::test]
 async fn a_limit_stops_the_match_walk_and_the_diff_holds_only_the_edits_kept() {
     let fx = Fixture::new(&[
         ("a.ts", "foo(1);\n"),
         ("b.ts", "foo(2);\nfoo(3);\nfoo(4);\nfoo(foo(5));\n"),
     ]);
-    let err = fx.edit(rename(&["."])).await.unwrap_err();
-    assert!(err.message().starts_with("Overlapping replacements detected"), "{}", err.message());
+    // Without a limit, the nested call composes: six replacements.
+    let res = fx.edit(rename(&["."])).await.unwrap();
+    assert_eq!(details(&res)["totalReplacements"], 6);
+    fx.session.store().pop().unwrap();
     let mut args = rename(&["."]);
     // b.ts is cut twice: by the limit in its own walk (3), and by the room a.ts leaves (2).
     args["limit"] = json!(3);
@@ -371,4 +400,27 @@ async fn a_limit_that_cuts_a_single_file_is_reported() {
         assert_eq!(res.text_content().ends_with("Limit reached; narrow paths."), reached);
         fx.session.store().pop().unwrap();
     }
+}
+
+/// A preview keeps each file's diff but none of its contents (they are read again at apply):
+/// the same edits and diff as a run that keeps everything.
+#[tokio::test]
+async fn a_preview_holds_no_file_contents() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\nfoo(2);\n"), ("b.ts", "foo(3);\n")]);
+    let params =
+        staged_ast_edit::AstEditParams::from_json(rename(&["."])).unwrap().validate().unwrap();
+    let lean = staged_ast_edit::compute_preview_with(
+        &fx.workspace,
+        &params,
+        staged_ast_edit::EngineOptions::preview(),
+        None,
+    )
+    .unwrap();
+    let full = staged_ast_edit::compute_preview(&fx.workspace, &params, None).unwrap();
+    assert!(lean.files.iter().all(|f| f.contents.is_none() && f.diff.is_some()));
+    assert_eq!(lean.edits_digest(), full.edits_digest());
+    let diffs = |p: &staged_ast_edit::EditPreview| {
+        p.files.iter().map(|f| f.diff.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(diffs(&lean), diffs(&full));
 }

@@ -67,6 +67,32 @@ pub(crate) enum Command {
     Demo(DemoArgs),
     /// Run a codemod agent on TASK: every change is a preview, resolved with a reason.
     Agent(AgentArgs),
+    /// List the tools a model or an MCP client gets here, plugins' included.
+    Tools,
+    /// Call one tool with JSON arguments; a tool that stages a preview leaves it pending.
+    Tool(ToolArgs),
+    /// Trust this workspace's staged.toml, so its plugins and provider settings take effect.
+    Trust(TrustArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ToolArgs {
+    /// The tool's name (see `staged tools`).
+    #[arg(value_name = "NAME")]
+    pub(crate) name: String,
+    /// The arguments, a JSON object.
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    pub(crate) args: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// Only say whether the workspace's staged.toml is trusted.
+    #[arg(long, conflicts_with = "revoke")]
+    pub(crate) show: bool,
+    /// Stop trusting the workspace's staged.toml.
+    #[arg(long)]
+    pub(crate) revoke: bool,
 }
 
 #[derive(Debug, Args)]

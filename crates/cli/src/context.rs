@@ -1,16 +1,23 @@
 //! Opening the workspace a command works on, and running async tool code to completion with
 //! Ctrl-C wired to the cancel token.
+//!
+//! Every open registers the rehydrator of plugin previews, so any command can resolve a
+//! preview a plugin staged (starting the plugin only then); the commands that offer tools
+//! (`mcp`, `agent`, `tools`, `tool`) also start the plugins and load their tools
+//! ([`open_with_plugins`]).
 
 use std::{
     future::Future,
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use anyhow::{Context, bail};
 use staged_core::CancelToken;
-use staged_workspace::{RecoveryReport, WorkspaceSession, locate_root};
+use staged_plugin::{PluginHost, PluginsConfig};
+use staged_workspace::{RecoveryReport, WorkspaceSession, WorkspaceSessionBuilder, locate_root};
 
-use crate::args::GlobalArgs;
+use crate::{args::GlobalArgs, config::Files};
 
 /// The workspace root: `--workspace`, else the nearest ancestor with `.staged` or `.git`,
 /// else the current directory (and then stderr says so, since that is where state would go).
@@ -39,7 +46,11 @@ pub(crate) fn workspace_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
 /// reporting on stderr any interrupted apply it recovered.
 pub(crate) fn open(global: &GlobalArgs) -> anyhow::Result<WorkspaceSession> {
     let root = workspace_root(global)?;
-    let ws = WorkspaceSession::open(&root).map_err(|err| anyhow::anyhow!("{err}"))?;
+    let (host, _) = plugin_host(&root)?;
+    let ws = host
+        .register_rehydrator(WorkspaceSession::builder())
+        .open(&root)
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
     report_recovery(ws.recovery());
     Ok(ws)
 }
@@ -48,9 +59,62 @@ pub(crate) fn open(global: &GlobalArgs) -> anyhow::Result<WorkspaceSession> {
 /// nothing was ever staged gets no `.staged` folder.
 pub(crate) fn open_existing(global: &GlobalArgs) -> anyhow::Result<WorkspaceSession> {
     let root = workspace_root(global)?;
-    let ws = WorkspaceSession::open_existing(&root).map_err(|err| anyhow::anyhow!("{err}"))?;
+    let (host, _) = plugin_host(&root)?;
+    let ws = host
+        .register_rehydrator(WorkspaceSession::builder())
+        .open_existing(&root)
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
     report_recovery(ws.recovery());
     Ok(ws)
+}
+
+/// The host of the plugins this workspace may start (none started yet), and the warnings
+/// about those it may not.
+/// A configuration that cannot be read (a symlink, not UTF-8) starts no plugin and is a
+/// warning, so it never keeps a command from working on the stack.
+fn plugin_host(root: &Path) -> anyhow::Result<(Arc<PluginHost>, Vec<String>)> {
+    let (plugins, warnings) = match Files::read(root) {
+        Ok(files) => files.plugins(),
+        Err(err) => (PluginsConfig::new(), vec![format!("{err:#}; no plugin was started")]),
+    };
+    Ok((PluginHost::new(root, &plugins), warnings))
+}
+
+/// Opens the workspace session for a command that offers tools: starts the plugins on
+/// `runtime` (where they keep running until [`PluginHost::shutdown`]) and registers their
+/// tools. Warnings and load errors go to stderr, one line each; none is fatal.
+pub(crate) fn open_with_plugins(
+    global: &GlobalArgs,
+    runtime: &tokio::runtime::Runtime,
+    effect: crate::cmd::Effect,
+) -> anyhow::Result<(WorkspaceSession, Arc<PluginHost>)> {
+    let root = workspace_root(global)?;
+    let (host, warnings) = plugin_host(&root)?;
+    for warning in warnings {
+        eprintln!("staged: warning: {warning}");
+    }
+    let builder: WorkspaceSessionBuilder = if host.is_empty() {
+        WorkspaceSession::builder()
+    } else {
+        let loaded = runtime.block_on(host.load());
+        host.register(loaded, WorkspaceSession::builder())
+    };
+    let res = match effect {
+        crate::cmd::Effect::Stages => builder.open(&root),
+        crate::cmd::Effect::ReadOnly => builder.open_existing(&root),
+    };
+    let ws = match res {
+        Ok(ws) => ws,
+        Err(err) => {
+            runtime.block_on(host.shutdown());
+            return Err(anyhow::anyhow!("{err}"));
+        }
+    };
+    report_recovery(ws.recovery());
+    for error in ws.load_errors() {
+        eprintln!("staged: warning: {error}");
+    }
+    Ok((ws, host))
 }
 
 /// The scope paths a person typed, as the tools take them. A relative path is relative to the
@@ -106,16 +170,32 @@ pub(crate) fn report_recovery(report: &RecoveryReport) {
     }
 }
 
+/// A multi-threaded runtime for one command.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
 /// Runs `make(cancel)` on a multi-threaded runtime; Ctrl-C cancels the token.
 pub(crate) fn block_on<F, Fut>(make: F) -> anyhow::Result<Fut::Output>
 where
     F: FnOnce(CancelToken) -> Fut,
     Fut: Future,
 {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    block_on_in(&runtime()?, make)
+}
+
+/// [`block_on`] on `runtime` (one whose plugins are running).
+pub(crate) fn block_on_in<F, Fut>(
+    runtime: &tokio::runtime::Runtime,
+    make: F,
+) -> anyhow::Result<Fut::Output>
+where
+    F: FnOnce(CancelToken) -> Fut,
+    Fut: Future,
+{
     let cancel = CancelToken::new();
     let on_signal = cancel.clone();
     Ok(runtime.block_on(async move {

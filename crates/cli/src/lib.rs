@@ -7,6 +7,7 @@
 
 mod args;
 mod cmd;
+mod config;
 mod context;
 mod demo;
 mod diff;
@@ -51,6 +52,9 @@ where
         Command::Mcp(args) => mcp::run(&cli.global, args),
         Command::Demo(args) => demo::run(args, &out),
         Command::Agent(args) => cmd::agent::run(&cli.global, args, &out),
+        Command::Tools => cmd::tools::run(&cli.global, &out),
+        Command::Tool(args) => cmd::tool::run(&cli.global, args, &out),
+        Command::Trust(args) => cmd::trust::run(&cli.global, args, &out),
     };
     match res {
         Ok(code) => code.into(),

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     args::{ApproveArg, GlobalArgs, McpArgs},
+    cmd::Effect,
     context,
     exit::Exit,
 };
@@ -48,13 +49,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
             Some((options, source))
         }
     };
-    let workspace = context::open(global)?;
+    let runtime = context::runtime()?;
+    // Plugins start on this runtime and run until the server stops.
+    let (workspace, host) = context::open_with_plugins(global, &runtime, Effect::Stages)?;
     let root = workspace.workspace().root().to_path_buf();
     let server = StagedServer::new(workspace, approve);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
     let res = runtime.block_on(async move {
         let Some((options, source)) = http else {
             return staged_mcp::serve_stdio(server).await;
@@ -66,6 +65,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
         tokio::spawn(stop_on_signal(shutdown.clone()));
         endpoint.serve(server, shutdown).await
     });
+    runtime.block_on(host.shutdown());
     res.map_err(|err| anyhow::anyhow!("{err}"))?;
     Ok(Exit::Success)
 }

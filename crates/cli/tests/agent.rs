@@ -1,5 +1,5 @@
 //! `staged agent` end to end: the real binary against a mock model server for each wire
-//! format. The reference's loop scenarios (version C), the exit codes, the configuration
+//! format. The loop scenarios of `docs/contract/agent-loop.md`, the exit codes, the configuration
 //! sources, plan mode and `--approve human` at the terminal, and Ctrl-C during an apply.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -50,7 +50,13 @@ fn stage(dir: &Path, paths: &[&str]) {
 }
 
 /// The `staged` command with an empty user config dir and no API keys in the environment.
+///
+/// A workspace `staged.toml` (here it points a provider at the mock) counts only once trusted,
+/// so the person running these tests trusts it first, in that user config dir.
 fn agent_command(dir: &Path, config_home: &Path, args: &[&str]) -> Command {
+    if dir.join("staged.toml").is_file() {
+        trust(dir, config_home);
+    }
     let mut command = Command::new(common::staged_bin());
     command
         .arg("agent")
@@ -62,6 +68,17 @@ fn agent_command(dir: &Path, config_home: &Path, args: &[&str]) -> Command {
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY");
     command
+}
+
+/// `staged trust` in `dir`, recorded in `config_home`.
+fn trust(dir: &Path, config_home: &Path) {
+    let out = Command::new(common::staged_bin())
+        .arg("trust")
+        .current_dir(dir)
+        .env("XDG_CONFIG_HOME", config_home)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
 
 fn run_agent(dir: &Path, args: &[&str], input: &str) -> Output {
@@ -633,4 +650,27 @@ fn ctrl_c_during_an_apply_leaves_every_file_old_and_the_preview_pending() {
     }
     assert_eq!(pending_ids(dir.path()), before);
     assert_eq!(mock.requests().len(), 1, "no model call after the interrupt");
+}
+
+#[test]
+fn an_untrusted_workspace_cannot_point_a_provider_elsewhere() {
+    let mock = MockModel::start(Wire::Chat, vec![]);
+    let dir = agent_workspace(&mock, Wire::Chat);
+    let config_home = tempfile::tempdir().unwrap();
+    let out = Command::new(common::staged_bin())
+        .args(["agent", "task"])
+        .current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", config_home.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let root = dir.path().canonicalize().unwrap();
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}/staged.toml sets `base_url` for provider `mock`, but this workspace's staged.toml is not trusted; read it, then run `staged trust` to allow it\n",
+            root.display()
+        )
+    );
+    assert!(mock.requests().is_empty(), "nothing was sent");
 }

@@ -110,8 +110,9 @@ fn piped_output_is_neither_padded_nor_cut() {
     let ws = workspace(&[("a.ts", "foo(1);\n")]);
     let out = staged(ws.path(), &["ast-edit", "--op", "foo($A)", "x($A)", "a.ts"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    // The call line cuts the reason at 72 columns (as the reference does), so this one fits
-    // there, and the whole line still passes the 80 columns a terminal would cut it at.
+    // The call line cuts the reason at 72 columns (`docs/contract/rendering.md#call-line`), so
+    // this one fits there, and the whole line still passes the 80 columns a terminal would cut
+    // it at.
     let reason = "long enough to pass eighty columns after the call's badge";
     for color in [&[][..], &["--color", "never"]] {
         let mut args = color.to_vec();

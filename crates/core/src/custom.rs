@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use crate::{PendingAction, PendingId, Session, ToolError};
 
-/// The message when a runtime has no store for custom tools.
-const STORE_UNAVAILABLE: &str =
+/// The error of [`CustomToolApi::push_pending_action`] when the API is bound to no session
+/// (the English seed's text).
+pub const STORE_UNAVAILABLE_TEXT: &str =
     "Pending action store unavailable for custom tools in this runtime.";
 
 /// A pending action as a custom tool describes it; see [`crate::FnPendingAction`].
@@ -23,6 +24,11 @@ impl CustomToolApi {
         Self { session }
     }
 
+    /// The session pushes go to, if the API is bound to one.
+    pub fn session(&self) -> Option<&Arc<Session>> {
+        self.session.as_ref()
+    }
+
     /// Stages `action` on the session's store, so `resolve` can apply or discard it.
     ///
     /// Without a session: `Pending action store unavailable for custom tools in this runtime.`
@@ -30,7 +36,8 @@ impl CustomToolApi {
         &self,
         action: impl PendingAction + 'static,
     ) -> Result<PendingId, ToolError> {
-        let session = self.session.as_ref().ok_or_else(|| ToolError::new(STORE_UNAVAILABLE))?;
+        let session =
+            self.session.as_ref().ok_or_else(|| ToolError::new(STORE_UNAVAILABLE_TEXT))?;
         session.push_pending_action(Arc::new(action)).map_err(|err| ToolError::new(err.to_string()))
     }
 }

@@ -46,7 +46,7 @@ pub use staged_protocol::{
 
 pub use crate::{
     cancel::CancelToken,
-    custom::{CustomPendingAction, CustomToolApi},
+    custom::{CustomPendingAction, CustomToolApi, STORE_UNAVAILABLE_TEXT},
     error::{ActionError, ToolError, ToolErrorKind},
     log::{
         AppliedChange, DEFAULT_LOG_KEEP, FileChange, FrontEnd, LogAction, LogEntry, LogOutcome,

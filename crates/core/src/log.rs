@@ -332,6 +332,14 @@ pub trait ResolveLog: Send + Sync {
 /// exactly when its files are; one that does not is recorded once it returned.
 #[async_trait::async_trait]
 pub trait UndoHandler: Send + Sync {
+    /// Whether this handler can revert `entry`: asked of the handlers registered with
+    /// [`Session::register_undo_fallback`](crate::Session::register_undo_fallback), for
+    /// entries whose source tool has no handler of its own.
+    fn accepts(&self, entry: &LogEntry) -> bool {
+        let _ = entry;
+        true
+    }
+
     /// Reverts `entry`.
     async fn undo(
         &self,

@@ -123,6 +123,12 @@ type RejectFn = dyn Fn(RejectInput) -> BoxFuture<'static, Result<Option<ToolResu
 
 /// A pending action backed by closures: the custom-tool API's building block.
 ///
+/// Without a payload it lives only in the process that staged it: a durable store keeps it
+/// listed, and another process (or this one after a restart) reads it back as unavailable,
+/// so it can only be discarded there. With [`FnPendingAction::with_payload`], the source
+/// tool's rehydrator (registered with `staged_workspace::WorkspaceSessionBuilder::tool`)
+/// rebuilds it from the payload anywhere.
+///
 /// # Example
 /// ```
 /// use staged_core::{FnPendingAction, PendingAction};
@@ -142,6 +148,7 @@ pub struct FnPendingAction {
     label: String,
     source_tool_name: String,
     details: Option<serde_json::Value>,
+    payload: Option<serde_json::Value>,
     apply: Arc<ApplyFn>,
     reject: Option<Arc<RejectFn>>,
 }
@@ -157,6 +164,7 @@ impl FnPendingAction {
             label: label.into(),
             source_tool_name: DEFAULT_SOURCE_TOOL_NAME.to_owned(),
             details: None,
+            payload: None,
             apply: Arc::new(move |input| Box::pin(apply(input))),
             reject: None,
         }
@@ -173,6 +181,14 @@ impl FnPendingAction {
     #[must_use]
     pub fn with_details(mut self, details: serde_json::Value) -> Self {
         self.details = Some(details);
+        self
+    }
+
+    /// Sets the replayable payload a durable store persists; the source tool's rehydrator
+    /// turns it back into a live action in another process.
+    #[must_use]
+    pub fn with_payload(mut self, payload: serde_json::Value) -> Self {
+        self.payload = Some(payload);
         self
     }
 
@@ -193,6 +209,7 @@ impl fmt::Debug for FnPendingAction {
         f.debug_struct("FnPendingAction")
             .field("label", &self.label)
             .field("source_tool_name", &self.source_tool_name)
+            .field("has_payload", &self.payload.is_some())
             .field("has_reject", &self.reject.is_some())
             .finish_non_exhaustive()
     }
@@ -210,6 +227,10 @@ impl PendingAction for FnPendingAction {
 
     fn details(&self) -> Option<&serde_json::Value> {
         self.details.as_ref()
+    }
+
+    fn payload(&self) -> Option<serde_json::Value> {
+        self.payload.clone()
     }
 
     async fn apply(

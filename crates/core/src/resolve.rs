@@ -11,7 +11,7 @@ use crate::{ActionError, CancelToken, PendingAction, Retirement, Session, Tool, 
 /// The tool's name.
 pub const RESOLVE_TOOL_NAME: &str = "resolve";
 
-/// The model-facing description (reference §1.3, version C).
+/// The model-facing description (`docs/contract/resolve.md#the-resolve-tool`).
 pub const RESOLVE_DESCRIPTION: &str = include_str!("prompts/resolve.md");
 
 /// The reminder an agent loop injects once per new pending head, and the MCP server appends to
@@ -36,9 +36,10 @@ pub trait ResolveHandler: Send + Sync {
     ) -> Result<ToolResult, ToolError>;
 }
 
-/// The loop-owned dispatch targets around the pending stack (reference §1.5): `resolve` runs
-/// the in-flight hard directive's invoker first, then the head of the stack, then the standing
-/// handler. An agent loop implements this (`staged_agent::Directives`) and attaches it with
+/// The loop-owned dispatch targets around the pending stack
+/// (`docs/contract/resolve.md#dispatch-order`): `resolve` runs the in-flight hard directive's
+/// invoker first, then the head of the stack, then the standing handler. An agent loop
+/// implements this (`staged_agent::Directives`) and attaches it with
 /// [`Session::set_resolve_routes`].
 pub trait ResolveRoutes: Send + Sync {
     /// The invoker of the hard directive in flight, if one waits for `resolve`.
@@ -48,7 +49,8 @@ pub trait ResolveRoutes: Send + Sync {
     fn standing_handler(&self) -> Option<Arc<dyn ResolveHandler>>;
 }
 
-/// Runs one `resolve` call against one action (reference §1.6).
+/// Runs one `resolve` call against one action (`docs/contract/resolve.md`, "Apply" and
+/// "Discard").
 ///
 /// * apply: runs `apply(reason, extra, cancel)`. On success, the result's details become
 ///   [`ResolveDetails`] with the callback's details as `sourceResultDetails`. A [`ToolError`]

@@ -10,8 +10,9 @@ use std::{
 use staged_protocol::{ResolveAction, ResolveDetails, ResolveParams, ToolResult};
 
 use crate::{
-    ActionError, CancelToken, Claim, FrontEnd, LogAction, LogOutcome, LogRecord, PendingAction,
-    PendingActionStore, PendingId, ResolveRoutes, Retirement, StoreError, ToolError, UndoHandler,
+    ActionError, CancelToken, Claim, FrontEnd, LogAction, LogEntry, LogOutcome, LogRecord,
+    PendingAction, PendingActionStore, PendingId, ResolveRoutes, Retirement, StoreError, ToolError,
+    UndoHandler,
     resolve::{
         NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, run_claimed_invocation,
     },
@@ -20,13 +21,14 @@ use crate::{
 /// The resolve state of one agent session.
 ///
 /// `resolve` dispatches, in order, to (1) the in-flight hard directive's invoker, (2) the head
-/// pending action, (3) the standing handler (reference §1.5, version C). (1) and (3) belong to
-/// the agent loop, which attaches them as [`ResolveRoutes`].
+/// pending action, (3) the standing handler (`docs/contract/resolve.md#dispatch-order`). (1)
+/// and (3) belong to the agent loop, which attaches them as [`ResolveRoutes`].
 pub struct Session {
     store: Arc<dyn PendingActionStore>,
     routes: Mutex<Option<Arc<dyn ResolveRoutes>>>,
     front_end: Mutex<FrontEnd>,
     undo_handlers: Mutex<HashMap<String, Arc<dyn UndoHandler>>>,
+    undo_fallbacks: Mutex<Vec<Arc<dyn UndoHandler>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -51,6 +53,7 @@ impl Session {
             routes: Mutex::new(None),
             front_end: Mutex::new(FrontEnd::Cli),
             undo_handlers: Mutex::new(HashMap::new()),
+            undo_fallbacks: Mutex::new(Vec::new()),
         }
     }
 
@@ -74,8 +77,18 @@ impl Session {
         lock(&self.undo_handlers).insert(source_tool_name.into(), handler);
     }
 
-    fn undo_handler(&self, source_tool_name: &str) -> Option<Arc<dyn UndoHandler>> {
-        lock(&self.undo_handlers).get(source_tool_name).cloned()
+    /// Registers a handler asked about the entries no source tool name claims: it undoes
+    /// those it [accepts](UndoHandler::accepts) (a plugin host recognises its entries by their
+    /// undo data).
+    pub fn register_undo_fallback(&self, handler: Arc<dyn UndoHandler>) {
+        lock(&self.undo_fallbacks).push(handler);
+    }
+
+    fn undo_handler(&self, entry: &LogEntry) -> Option<Arc<dyn UndoHandler>> {
+        if let Some(handler) = lock(&self.undo_handlers).get(&entry.record.source_tool_name) {
+            return Some(Arc::clone(handler));
+        }
+        lock(&self.undo_fallbacks).iter().find(|handler| handler.accepts(entry)).cloned()
     }
 
     /// The pending-action store.
@@ -351,7 +364,7 @@ impl Session {
             }
             None => {}
         }
-        let Some(handler) = self.undo_handler(&record.source_tool_name) else {
+        let Some(handler) = self.undo_handler(&entry) else {
             return Err(ToolError::new(format!(
                 "Undo is not available for `{}` entries: that tool declares no undo. Nothing was written.",
                 record.source_tool_name
@@ -385,9 +398,12 @@ impl Session {
             return Ok(result);
         }
         match retirement.settle() {
-            // A handler that wrote without a journal: its undo is recorded now.
+            // A handler that wrote without a journal: its undo is recorded now. It keeps the
+            // reverted entry's undo data, so undoing it (a redo) hands the handler the same
+            // data back, with the outcome `undone` saying which way to go.
             Ok(Some(_)) => {
-                let record = LogRecord { result: result.text_content(), ..base };
+                let undo = base.undo.clone().or_else(|| record.undo.clone());
+                let record = LogRecord { result: result.text_content(), undo, ..base };
                 self.store.log_record(record).map_err(|err| {
                     ToolError::new(format!(
                         "{} (but the undo could not be recorded in the log: {err})",

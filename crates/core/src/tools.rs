@@ -50,7 +50,7 @@ pub trait Tool: Send + Sync {
     ) -> Result<ToolResult, ToolError>;
 }
 
-/// Builds the tool list for a session (reference §1.4, version C).
+/// Builds the tool list for a session (`docs/contract/resolve.md#tool-list`).
 ///
 /// `requested` names are matched case-insensitively against `available`; unknown names and
 /// hidden tools (including `resolve`) are dropped, since hidden tools cannot be requested.

@@ -1,8 +1,8 @@
 //! Wire types shared by every staged crate.
 //!
 //! Everything here is plain data that crosses a boundary (the model, an MCP client, a
-//! `--json` consumer, the durable store). Field names are camelCase on the wire, as in the
-//! reference implementation.
+//! `--json` consumer, the durable store). Field names are camelCase on the wire (the shapes are
+//! in `docs/contract/`).
 
 #![deny(missing_docs)]
 

@@ -1,4 +1,5 @@
-//! Provider-neutral tool choices and their OpenAI and Anthropic wire shapes (reference §5.4).
+//! Provider-neutral tool choices and their OpenAI and Anthropic wire shapes
+//! (`docs/contract/agent-loop.md#forced-tool-choice`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -45,8 +46,9 @@ impl ToolChoice {
     /// Whether this choice forces tool use (a named tool, or any tool).
     ///
     /// Anthropic refuses forced tool use while extended thinking is on: a request that forces
-    /// a tool must drop `thinking` (the reference deletes `thinking`, `context_management` and
-    /// `output_config.effort`), and models without forced-choice support downgrade to `auto`.
+    /// a tool must drop `thinking` (the Anthropic client drops `thinking`, `context_management`
+    /// and `output_config.effort`), and models without forced-choice support downgrade to
+    /// `auto` (`docs/contract/agent-loop.md#forced-tool-choice`).
     /// Callers check this before sending a forced choice to such a model.
     pub fn forces_tool_use(&self) -> bool {
         matches!(self, ToolChoice::Required | ToolChoice::Tool { .. })

@@ -1,4 +1,4 @@
-//! Pure, width-aware rendering of `resolve` for terminals (reference §7).
+//! Pure, width-aware rendering of `resolve` for terminals (`docs/contract/rendering.md`).
 //!
 //! Every function returns a `String`; nothing here prints or inspects the terminal. The
 //! caller picks the width, whether to colour (see [`color_enabled`]) and the symbol preset.

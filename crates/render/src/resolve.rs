@@ -1,4 +1,4 @@
-//! The `resolve` call line, result block and in-flight intent (reference §7 and §1.1).
+//! The `resolve` call line, result block and in-flight intent (`docs/contract/rendering.md`).
 
 use staged_protocol::ResolveAction;
 

@@ -1,4 +1,4 @@
-//! The resolve renderer: reference §8.1 (C-R-f, C-R-g) and snapshots of every block shape.
+//! The resolve renderer (`docs/contract/rendering.md`), and snapshots of every block shape.
 
 use serde_json::json;
 use staged_protocol::ResolveAction;

@@ -29,7 +29,16 @@ pub(crate) struct Encoded {
 }
 
 /// Compresses `details` and `payload`, leaving out a payload's copy of the details.
-pub(crate) fn encode(details: Option<&Value>, mut payload: Value) -> std::io::Result<Encoded> {
+pub(crate) fn encode(details: Option<&Value>, payload: Option<Value>) -> std::io::Result<Encoded> {
+    // An action without a replayable payload is stored with an empty payload column (no
+    // compressed JSON is empty, so it cannot be mistaken for one).
+    let Some(mut payload) = payload else {
+        return Ok(Encoded {
+            details: details.map(compress).transpose()?,
+            payload: Vec::new(),
+            details_in_payload: false,
+        });
+    };
     let details_in_payload = match (details, payload.as_object_mut()) {
         (Some(details), Some(object)) if object.get("details") == Some(details) => {
             object.remove("details");
@@ -46,12 +55,24 @@ pub(crate) fn encode(details: Option<&Value>, mut payload: Value) -> std::io::Re
 
 /// The details and payload of a row as they were pushed. A column that does not decode reads
 /// as no details, and as a `null` payload.
+/// A row's details and payload as stored; `payload` is `None` for an action staged without a
+/// replayable payload.
+#[derive(Debug)]
+pub(crate) struct Decoded {
+    pub(crate) details: Option<Value>,
+    pub(crate) payload: Option<Value>,
+}
+
 pub(crate) fn decode(
     details: ValueRef<'_>,
     payload: ValueRef<'_>,
     details_in_payload: bool,
-) -> Result<(Option<Value>, Value), String> {
+) -> Result<Decoded, String> {
     let details = json(details).map_err(|why| format!("its stored details are {why}"))?;
+    let empty = matches!(payload, ValueRef::Blob(b) | ValueRef::Text(b) if b.is_empty());
+    if empty {
+        return Ok(Decoded { details, payload: None });
+    }
     let mut payload = json(payload)
         .map_err(|why| format!("its stored payload is {why}"))?
         .ok_or("its stored payload is missing")?;
@@ -59,7 +80,7 @@ pub(crate) fn decode(
     {
         object.insert("details".to_owned(), details.clone());
     }
-    Ok((details, payload))
+    Ok(Decoded { details, payload: Some(payload) })
 }
 
 /// Rewrites every schema-1 row (JSON text) in the stored form, inside the caller's
@@ -75,14 +96,14 @@ pub(crate) fn migrate_v1(conn: &Connection) -> rusqlite::Result<()> {
             // saying why, and can still be discarded.
             Ok(decode(row.get_ref(1)?, row.get_ref(2)?, false)
                 .ok()
-                .map(|(details, payload)| (row.get(0), details, payload)))
+                .and_then(|d| Some((row.get(0), d.details, d.payload?))))
         })?
         .filter_map(Result::transpose)
         .map(|row| row.and_then(|(seq, details, payload)| Ok((seq?, details, payload))))
         .collect::<rusqlite::Result<_>>()?
     };
     for (seq, details, payload) in rows {
-        let encoded = encode(details.as_ref(), payload)
+        let encoded = encode(details.as_ref(), Some(payload))
             .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
         conn.execute(
             "UPDATE pending SET details = ?1, payload = ?2, details_in_payload = ?3 WHERE seq = ?4",

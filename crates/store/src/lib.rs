@@ -15,6 +15,6 @@ mod rehydrate;
 mod sqlite;
 
 pub use crate::{
-    rehydrate::{Rehydrator, Rehydrators, StoredAction, UnavailableAction},
+    rehydrate::{FallbackRehydrator, Rehydrator, Rehydrators, StoredAction, UnavailableAction},
     sqlite::{DB_FILE_NAME, SqliteStore},
 };

@@ -304,7 +304,7 @@ impl SqliteStore {
                         "`{label}` cannot stay pending durably: `{source}` gives no replayable payload"
                     ))
                 })?;
-                let stored = codec::encode(action.details(), payload).map_err(|err| {
+                let stored = codec::encode(action.details(), Some(payload)).map_err(|err| {
                     StoreError::Backend(format!(
                         "`{label}` could not be encoded for storage: {err}"
                     ))
@@ -377,7 +377,7 @@ impl SqliteStore {
             .optional()
             .map_err(e)?;
         if let Some((source, label, stored)) = remainder {
-            let id = insert_pending(&tx, &source, &label, &stored).map_err(e)?;
+            let (id, _) = insert_pending(&tx, &source, &label, &stored).map_err(e)?;
             tx.execute("DELETE FROM remainder WHERE key = ?1", [key]).map_err(e)?;
             res.pushed = Some((id, label, 0));
         }

@@ -17,7 +17,7 @@ pub struct StoredAction {
     pub created_at: SystemTime,
     /// Its details, if it had any.
     pub details: Option<serde_json::Value>,
-    /// The replayable payload its tool wrote.
+    /// The replayable payload its tool wrote (`null` for an action staged without one).
     pub payload: serde_json::Value,
 }
 
@@ -25,17 +25,28 @@ pub struct StoredAction {
 pub type Rehydrator =
     Arc<dyn Fn(&StoredAction) -> Result<Arc<dyn PendingAction>, String> + Send + Sync>;
 
-/// The rehydrators of one process, by source tool name.
+/// Rebuilds the stored actions it recognises by their payload rather than their tool name:
+/// `None` when the entry is not its own (a plugin host, whose tool names are known only once
+/// its plugins run, claims its entries this way).
+pub type FallbackRehydrator =
+    Arc<dyn Fn(&StoredAction) -> Option<Result<Arc<dyn PendingAction>, String>> + Send + Sync>;
+
+/// The rehydrators of one process, by source tool name, and the fallbacks asked about entries
+/// no named one claims.
 #[derive(Clone, Default)]
 pub struct Rehydrators {
     by_tool: HashMap<String, Rehydrator>,
+    fallbacks: Vec<FallbackRehydrator>,
 }
 
 impl fmt::Debug for Rehydrators {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut tools: Vec<_> = self.by_tool.keys().collect();
         tools.sort();
-        f.debug_struct("Rehydrators").field("tools", &tools).finish()
+        f.debug_struct("Rehydrators")
+            .field("tools", &tools)
+            .field("fallbacks", &self.fallbacks.len())
+            .finish()
     }
 }
 
@@ -50,14 +61,27 @@ impl Rehydrators {
         self.by_tool.insert(source_tool_name.into(), rehydrator);
     }
 
+    /// Registers a fallback, asked (in registration order) about entries no rehydrator
+    /// registered by name claims.
+    pub fn register_fallback(&mut self, rehydrator: FallbackRehydrator) {
+        self.fallbacks.push(rehydrator);
+    }
+
+    /// Whether a rehydrator is registered for `source_tool_name`.
+    pub fn contains(&self, source_tool_name: &str) -> bool {
+        self.by_tool.contains_key(source_tool_name)
+    }
+
     /// A live action for `stored`. Without a rehydrator, or when it fails, the action can still
     /// be listed and discarded, and its apply explains why it cannot run.
     pub fn rehydrate(&self, stored: &StoredAction) -> Arc<dyn PendingAction> {
-        let why = match self.by_tool.get(&stored.source_tool_name) {
-            Some(rehydrator) => match rehydrator(stored) {
-                Ok(action) => return action,
-                Err(err) => err,
-            },
+        let res = match self.by_tool.get(&stored.source_tool_name) {
+            Some(rehydrator) => Some(rehydrator(stored)),
+            None => self.fallbacks.iter().find_map(|fallback| fallback(stored)),
+        };
+        let why = match res {
+            Some(Ok(action)) => return action,
+            Some(Err(err)) => err,
             None => {
                 format!("no tool in this process can replay `{}` previews", stored.source_tool_name)
             }

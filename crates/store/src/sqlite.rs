@@ -3,8 +3,14 @@
 //! Order is a `position` column (the head has the largest); ids come from an AUTOINCREMENT
 //! sequence, so they are never reused, even across processes. Every write is one IMMEDIATE
 //! transaction; readers never block writers (WAL).
+//!
+//! An action without a replayable payload (an in-process custom tool's) is stored with an
+//! empty payload column: this store keeps the live action for as long as it is open, and
+//! every other process (or this one after a restart) reads the row back as unavailable, so it
+//! can be listed and discarded, and its apply says why it cannot run.
 
 use std::{
+    collections::HashMap,
     fmt,
     path::{Path, PathBuf},
     sync::{Arc, Mutex, MutexGuard},
@@ -54,6 +60,8 @@ pub struct SqliteStore {
     pub(crate) conn: Mutex<Connection>,
     rehydrators: Rehydrators,
     listeners: StoreListeners,
+    /// The payload-less actions this store pushed, by `seq`: only this process can run them.
+    live: Mutex<HashMap<i64, Arc<dyn PendingAction>>>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -66,6 +74,8 @@ struct Row {
     stored: StoredAction,
     /// Why the row cannot be replayed, when its JSON columns are malformed.
     malformed: Option<String>,
+    /// The action was staged without a replayable payload.
+    payloadless: bool,
 }
 
 const SUMMARY_COLUMNS: &str = "id, label, source_tool, created_at_ms";
@@ -173,6 +183,7 @@ impl SqliteStore {
             conn: Mutex::new(conn),
             rehydrators,
             listeners: StoreListeners::new(),
+            live: Mutex::new(HashMap::new()),
         })
     }
 
@@ -234,9 +245,18 @@ impl SqliteStore {
     }
 
     fn entry(&self, row: Row) -> PendingEntry {
-        let action = match &row.malformed {
-            Some(why) => Rehydrators::unavailable(&row.stored, why.clone()),
-            None => self.rehydrators.rehydrate(&row.stored),
+        let live = if row.payloadless { lock(&self.live).get(&row.seq).cloned() } else { None };
+        let action = match (&row.malformed, live) {
+            (Some(why), _) => Rehydrators::unavailable(&row.stored, why.clone()),
+            (None, Some(action)) => action,
+            (None, None) if row.payloadless => Rehydrators::unavailable(
+                &row.stored,
+                format!(
+                    "`{}` staged it without a replayable payload, so only the process that staged it could apply it",
+                    row.stored.source_tool_name
+                ),
+            ),
+            (None, None) => self.rehydrators.rehydrate(&row.stored),
         };
         PendingEntry { id: row.stored.id.clone(), created_at: row.stored.created_at, action }
     }
@@ -307,6 +327,7 @@ impl SqliteStore {
             .map_err(|err| self.err(&err))?;
         let Some(id) = id else { return Ok(None) };
         tx.execute("DELETE FROM pending WHERE seq = ?1", [seq]).map_err(|err| self.err(&err))?;
+        lock(&self.live).remove(&seq);
         let len: i64 = tx
             .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
             .map_err(|err| self.err(&err))?;
@@ -319,11 +340,8 @@ impl PendingActionStore for SqliteStore {
     fn push(&self, action: Arc<dyn PendingAction>) -> Result<PendingId, StoreError> {
         let label = action.label().to_owned();
         let source = action.source_tool_name().to_owned();
-        let payload = action.payload().ok_or_else(|| {
-            StoreError::Backend(format!(
-                "`{label}` cannot be staged durably: `{source}` gives no replayable payload"
-            ))
-        })?;
+        let payload = action.payload();
+        let payloadless = payload.is_none();
         let encoded = codec::encode(action.details(), payload).map_err(|err| {
             StoreError::Backend(format!("`{label}` could not be encoded for storage: {err}"))
         })?;
@@ -332,10 +350,16 @@ impl PendingActionStore for SqliteStore {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|err| self.err(&err))?;
-            let id =
+            let (id, seq) =
                 insert_pending(&tx, &source, &label, &encoded).map_err(|err| self.err(&err))?;
             let len = pending_len(&tx).map_err(|err| self.err(&err))?;
-            tx.commit().map_err(|err| self.err(&err))?;
+            if payloadless {
+                lock(&self.live).insert(seq, Arc::clone(&action));
+            }
+            if let Err(err) = tx.commit() {
+                lock(&self.live).remove(&seq);
+                return Err(self.err(&err));
+            }
             (id, len)
         };
         self.emit(StoreEvent::Pushed { id: id.clone(), label, len });
@@ -595,14 +619,20 @@ fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
 /// discarded), as an unavailable action that says what is wrong with it.
 fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     let created_ms: i64 = row.get(4)?;
-    let (details, payload, malformed) =
+    let (details, payload, malformed, payloadless) =
         match codec::decode(row.get_ref(5)?, row.get_ref(6)?, row.get(7)?) {
-            Ok((details, payload)) => (details, payload, None),
-            Err(why) => (None, serde_json::Value::Null, Some(why)),
+            Ok(codec::Decoded { details, payload: Some(payload) }) => {
+                (details, payload, None, false)
+            }
+            Ok(codec::Decoded { details, payload: None }) => {
+                (details, serde_json::Value::Null, None, true)
+            }
+            Err(why) => (None, serde_json::Value::Null, Some(why), false),
         };
     Ok(Row {
         seq: row.get(0)?,
         malformed,
+        payloadless,
         stored: StoredAction {
             id: PendingId::from_string(row.get(1)?),
             source_tool_name: row.get(2)?,
@@ -641,13 +671,13 @@ fn db_error(path: &Path, err: &rusqlite::Error) -> StoreError {
     StoreError::Backend(format!("{}: {err}", path.display()))
 }
 
-/// Inserts a pending row on top and returns its id (`pending-action:<source>:<seq - 1>`).
+/// Inserts a pending row on top and returns its id (`pending-action:<source>:<seq - 1>`) and `seq`.
 pub(crate) fn insert_pending(
     tx: &Transaction<'_>,
     source: &str,
     label: &str,
     encoded: &codec::Encoded,
-) -> rusqlite::Result<PendingId> {
+) -> rusqlite::Result<(PendingId, i64)> {
     let created_ms = now_ms();
     tx.execute(
         "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, details_in_payload, position)
@@ -666,7 +696,7 @@ pub(crate) fn insert_pending(
     // AUTOINCREMENT starts at 1; ids count from 0, like the in-memory store's.
     let id = pending_id(source, u64::try_from(seq - 1).unwrap_or_default());
     tx.execute("UPDATE pending SET id = ?1 WHERE seq = ?2", params![id.as_str(), seq])?;
-    Ok(id)
+    Ok((id, seq))
 }
 
 /// The number of pending rows.

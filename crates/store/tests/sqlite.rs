@@ -11,6 +11,7 @@ use std::{
     time::Duration,
 };
 
+use futures::executor::block_on;
 use staged_core::{
     ActionError, CancelToken, JsonObject, PendingAction, PendingActionStore, ResolveParams,
     Session, StoreError, ToolResult,
@@ -198,18 +199,42 @@ fn concurrent_pushes_from_many_instances_get_unique_ids() {
 }
 
 #[test]
-fn an_action_without_a_payload_cannot_be_staged_durably() {
+fn an_action_without_a_payload_applies_in_its_process_and_reads_back_unavailable_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap();
-    let closure = staged_core::FnPendingAction::new("in-memory only", |_| async {
-        Ok(ToolResult::text("x"))
+    let store = Arc::new(SqliteStore::open(dir.path(), Rehydrators::new()).unwrap());
+    let closure = staged_core::FnPendingAction::new("in-memory only", |input| async move {
+        Ok(ToolResult::text(format!("ran: {}", input.reason)))
     });
-    let err = store.push(Arc::new(closure)).unwrap_err();
+    let first = store.push(Arc::new(closure.clone())).unwrap();
+    let second = store.push(Arc::new(closure)).unwrap();
+    assert_eq!(first.as_str(), "pending-action:custom_tool:0");
+
+    // The process that staged them runs them.
+    let session = Session::new(store.clone());
+    let res = block_on(session.resolve(ResolveParams::apply("here"), &CancelToken::new())).unwrap();
+    assert_eq!(res.text_content(), "ran: here");
+    assert_eq!(store.len().unwrap(), 1);
+    drop(session);
+    drop(store);
+
+    // Another process (or this one after a restart) lists it, cannot apply it, can discard it.
+    let other = Arc::new(SqliteStore::open(dir.path(), Rehydrators::new()).unwrap());
+    let listed = other.list().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0].id.as_str(), listed[0].label()), (first.as_str(), "in-memory only"));
+    let session = Session::new(other.clone());
+    let err =
+        block_on(session.resolve(ResolveParams::apply("there"), &CancelToken::new())).unwrap_err();
     assert_eq!(
-        err.to_string(),
-        "pending-action store failed: `in-memory only` cannot be staged durably: `custom_tool` gives no replayable payload"
+        err.message(),
+        "Apply failed: cannot apply `in-memory only` here: `custom_tool` staged it without a replayable payload, so only the process that staged it could apply it; discard it, or resolve it where its tool runs"
     );
-    assert_eq!(store.len().unwrap(), 0);
+    assert_eq!(other.peek().unwrap().unwrap().id, first, "a failed apply keeps it pending");
+    let res =
+        block_on(session.resolve(ResolveParams::discard("stale"), &CancelToken::new())).unwrap();
+    assert_eq!(res.text_content(), "Discarded: in-memory only. Reason: stale");
+    assert!(other.is_empty().unwrap());
+    assert_ne!(second, first);
 }
 
 #[test]

@@ -4,6 +4,76 @@
 //! pending stack and follow the same start-up order: find the root, finish or roll back any
 //! apply a crash interrupted, open the SQLite stack with each built-in tool's rehydrator, and
 //! build the tools.
+//!
+//! Custom tools join through [`WorkspaceSession::builder`]: each is registered with the
+//! rehydrator for its source tool name, so a preview it staged survives a restart and can be
+//! resolved from another process, like an `ast_edit` preview.
+//!
+//! # A custom tool in Rust
+//! ```
+//! use std::sync::Arc;
+//! use staged_core::{
+//!     CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveParams, Tool,
+//!     ToolError, ToolResult,
+//! };
+//! use staged_workspace::{StoredAction, ToolContext, WorkspaceSession};
+//!
+//! /// Stages a greeting; applying it prints nothing and returns the greeting.
+//! struct Greet(CustomToolApi);
+//!
+//! /// The action, rebuilt from its payload in any process.
+//! fn greeting(name: &str) -> FnPendingAction {
+//!     let text = format!("Hello, {name}!");
+//!     FnPendingAction::new(format!("Greet {name}"), move |_| {
+//!         let text = text.clone();
+//!         async move { Ok(ToolResult::text(text)) }
+//!     })
+//!     .with_source_tool_name("greet")
+//!     .with_payload(serde_json::json!({"name": name}))
+//! }
+//!
+//! #[async_trait::async_trait]
+//! impl Tool for Greet {
+//!     fn name(&self) -> &str { "greet" }
+//!     fn label(&self) -> &str { "Greet" }
+//!     fn description(&self) -> &str { "Stages a greeting." }
+//!     fn parameters(&self) -> serde_json::Value {
+//!         serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}})
+//!     }
+//!     async fn execute(&self, args: serde_json::Value, _: &CancelToken) -> Result<ToolResult, ToolError> {
+//!         let name = args["name"].as_str().unwrap_or("world");
+//!         let id = self.0.push_pending_action(greeting(name))?;
+//!         Ok(ToolResult::text(format!("Staged {id}. Call resolve to apply or discard.")))
+//!     }
+//! }
+//!
+//! fn open(root: &std::path::Path) -> WorkspaceSession {
+//!     WorkspaceSession::builder()
+//!         .tool(
+//!             "greet",
+//!             |ctx: &ToolContext<'_>| Arc::new(Greet(ctx.api())) as Arc<dyn Tool>,
+//!             Some(Arc::new(|stored: &StoredAction| {
+//!                 let name = stored.payload["name"].as_str().ok_or("no name")?;
+//!                 Ok(Arc::new(greeting(name)) as Arc<dyn PendingAction>)
+//!             })),
+//!         )
+//!         .open(root)
+//!         .unwrap()
+//! }
+//!
+//! # futures::executor::block_on(async {
+//! let dir = tempfile::tempdir().unwrap();
+//! let first = open(dir.path());
+//! let greet = first.custom_tools()[0].clone();
+//! greet.execute(serde_json::json!({"name": "Ada"}), &CancelToken::new()).await.unwrap();
+//! drop(first);
+//!
+//! // Another process, or this one after a restart: the rehydrator rebuilds the action.
+//! let second = open(dir.path());
+//! let res = second.session().resolve(ResolveParams::apply("say it"), &CancelToken::new()).await.unwrap();
+//! assert_eq!(res.text_content(), "Hello, Ada!");
+//! # });
+//! ```
 
 #![deny(missing_docs)]
 
@@ -14,12 +84,244 @@ use std::{
 
 use staged_ast_edit::{
     AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstEditUndo, AstGrepTool, RecoveryHooks,
-    Workspace, recover_hooked,
+    recover_hooked,
 };
-use staged_core::{InMemoryStore, PendingAction, PendingActionStore, ResolveTool, Session, Tool};
-use staged_store::{Rehydrators, SqliteStore, StoredAction};
+use staged_core::{
+    CustomToolApi, InMemoryStore, PendingAction, PendingActionStore, ResolveTool, Session, Tool,
+    UndoHandler,
+};
+use staged_store::{Rehydrators, SqliteStore};
 
-pub use staged_ast_edit::{RecoveryReport, STATE_DIR_NAME};
+pub use staged_ast_edit::{
+    DetailsError, LangRequiredDetails, PreviewDetails, RecoveryReport, STATE_DIR_NAME,
+    StaleDetails, Workspace,
+};
+pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
+
+/// The tool names staged's front ends use themselves (`ast_grep`, `ast_edit` and `resolve`
+/// here; `pending` in `staged mcp`; `read`, `find` and `write` in `staged agent`): a custom
+/// tool may take none of them.
+pub const BUILTIN_TOOL_NAMES: &[&str] =
+    &["ast_grep", "ast_edit", "resolve", "pending", "read", "find", "write"];
+
+/// A custom tool that could not be loaded. Load errors are collected and shown, never fatal:
+/// the session opens with the tools that did load.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: {message}")]
+pub struct LoadError {
+    /// Where the tool came from, e.g. `custom tool` or `plugin "rename"`.
+    pub origin: String,
+    /// What went wrong, e.g. `Tool name "ast_edit" conflicts with existing tool`.
+    pub message: String,
+}
+
+impl LoadError {
+    /// A load error from `origin`.
+    pub fn new(origin: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { origin: origin.into(), message: message.into() }
+    }
+
+    /// `Tool name "<name>" conflicts with existing tool`.
+    pub fn conflict(origin: impl Into<String>, name: &str) -> Self {
+        Self::new(origin, format!("Tool name \"{name}\" conflicts with existing tool"))
+    }
+
+    /// `Failed to load tool: <message>`.
+    pub fn failed(origin: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Self::new(origin, format!("Failed to load tool: {message}"))
+    }
+}
+
+/// What a custom tool's factory receives once the session exists.
+#[derive(Debug)]
+pub struct ToolContext<'a> {
+    api: CustomToolApi,
+    workspace: &'a Workspace,
+}
+
+impl ToolContext<'_> {
+    /// The custom-tool API bound to the session: `push_pending_action` stages on its stack.
+    pub fn api(&self) -> CustomToolApi {
+        self.api.clone()
+    }
+
+    /// The workspace (its root, and handles confined to it).
+    pub fn workspace(&self) -> &Workspace {
+        self.workspace
+    }
+}
+
+/// Builds a custom tool once the session exists.
+pub type ToolFactory = Box<dyn FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send>;
+
+/// Registers custom tools (each with the rehydrator for its source tool name) before a
+/// [`WorkspaceSession`] opens; see [`WorkspaceSession::builder`].
+#[derive(Default)]
+pub struct WorkspaceSessionBuilder {
+    tools: Vec<(String, String, ToolFactory)>,
+    rehydrators: Vec<(String, Rehydrator)>,
+    fallbacks: Vec<FallbackRehydrator>,
+    undo_fallbacks: Vec<Arc<dyn UndoHandler>>,
+    errors: Vec<LoadError>,
+}
+
+impl std::fmt::Debug for WorkspaceSessionBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.tools.iter().map(|(name, _, _)| name.as_str()).collect();
+        f.debug_struct("WorkspaceSessionBuilder")
+            .field("tools", &names)
+            .field("errors", &self.errors)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WorkspaceSessionBuilder {
+    /// Registers the custom tool `name`, built by `factory` once the session exists, and the
+    /// rehydrator that rebuilds the actions it stages (their source tool name is `name`).
+    /// Without a rehydrator its previews are staged without a payload: after a restart they
+    /// can only be discarded.
+    ///
+    /// A name taken by a built-in tool or an earlier custom tool is not registered: it becomes
+    /// the load error `Tool name "<name>" conflicts with existing tool`.
+    #[must_use]
+    pub fn tool(
+        self,
+        name: &str,
+        factory: impl FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send + 'static,
+        rehydrator: Option<Rehydrator>,
+    ) -> Self {
+        self.tool_from("custom tool", name, Box::new(factory), rehydrator)
+    }
+
+    /// [`WorkspaceSessionBuilder::tool`], with the origin its load errors name (e.g.
+    /// `plugin "rename"`).
+    #[must_use]
+    pub fn tool_from(
+        mut self,
+        origin: &str,
+        name: &str,
+        factory: ToolFactory,
+        rehydrator: Option<Rehydrator>,
+    ) -> Self {
+        let taken = BUILTIN_TOOL_NAMES.contains(&name)
+            || self.tools.iter().any(|(other, _, _)| other == name);
+        if taken {
+            self.errors.push(LoadError::conflict(origin, name));
+            return self;
+        }
+        self.tools.push((name.to_owned(), origin.to_owned(), factory));
+        if let Some(rehydrator) = rehydrator {
+            self.rehydrators.push((name.to_owned(), rehydrator));
+        }
+        self
+    }
+
+    /// Registers a rehydrator asked about the stored actions no tool name claims (see
+    /// [`FallbackRehydrator`]).
+    #[must_use]
+    pub fn fallback_rehydrator(mut self, rehydrator: FallbackRehydrator) -> Self {
+        self.fallbacks.push(rehydrator);
+        self
+    }
+
+    /// Registers an undo handler asked about the log entries no tool name claims (see
+    /// [`Session::register_undo_fallback`]).
+    #[must_use]
+    pub fn undo_fallback(mut self, handler: Arc<dyn UndoHandler>) -> Self {
+        self.undo_fallbacks.push(handler);
+        self
+    }
+
+    /// Records a load error found before the session opens (a plugin that did not start).
+    #[must_use]
+    pub fn load_error(mut self, error: LoadError) -> Self {
+        self.errors.push(error);
+        self
+    }
+
+    /// [`WorkspaceSession::open`] with the registered tools.
+    pub fn open(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
+        let workspace =
+            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        let rehydrators = self.all_rehydrators(&workspace);
+        let state =
+            workspace.state(true).map_err(|err| OpenError::Store(err.to_string()))?.ok_or_else(
+                || OpenError::Store(format!("cannot create {}", workspace.state_dir().display())),
+            )?;
+        let sqlite = Arc::new(
+            SqliteStore::open_in(&workspace.state_dir(), state, rehydrators)
+                .map_err(|err| OpenError::Store(err.to_string()))?,
+        );
+        // An apply (or undo) that a crash interrupted after its commit point is finished
+        // here: its files are written, so its preview must leave the stack and its log record
+        // become final (unless a live resolve holds the preview, which then decides; the
+        // journal stays until then). One rolled back before it has its record forgotten.
+        let recovery = recover_hooked(&workspace, &mut StoreRecovery(&sqlite))
+            .map_err(|err| OpenError::Recovery(err.to_string()))?;
+        Ok(self.finish(workspace, true, sqlite, recovery))
+    }
+
+    /// [`WorkspaceSession::open_existing`] with the registered tools.
+    pub fn open_existing(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
+        let workspace =
+            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        match workspace.state(false).map_err(|err| OpenError::Store(err.to_string()))? {
+            Some(_) => self.open(root),
+            None => {
+                let store = Arc::new(InMemoryStore::new());
+                Ok(self.finish(workspace, false, store, RecoveryReport::default()))
+            }
+        }
+    }
+
+    fn all_rehydrators(&self, workspace: &Workspace) -> Rehydrators {
+        let mut res = builtin_rehydrators(workspace);
+        for (name, rehydrator) in &self.rehydrators {
+            res.register(name.clone(), Arc::clone(rehydrator));
+        }
+        for fallback in &self.fallbacks {
+            res.register_fallback(Arc::clone(fallback));
+        }
+        res
+    }
+
+    fn finish(
+        self,
+        workspace: Workspace,
+        durable: bool,
+        store: Arc<dyn PendingActionStore>,
+        recovery: RecoveryReport,
+    ) -> WorkspaceSession {
+        let session = new_session(&workspace, store.clone());
+        for handler in self.undo_fallbacks {
+            session.register_undo_fallback(handler);
+        }
+        let mut errors = self.errors;
+        let mut custom: Vec<Arc<dyn Tool>> = Vec::new();
+        let ctx =
+            ToolContext { api: CustomToolApi::new(Some(session.clone())), workspace: &workspace };
+        for (name, origin, factory) in self.tools {
+            let tool = factory(&ctx);
+            if tool.name() != name {
+                errors.push(LoadError::failed(
+                    origin,
+                    format!("the tool registered as \"{name}\" is named \"{}\"", tool.name()),
+                ));
+                continue;
+            }
+            custom.push(tool);
+        }
+        WorkspaceSession {
+            workspace,
+            durable,
+            store,
+            session,
+            recovery,
+            custom: Arc::new(custom),
+            load_errors: Arc::new(errors),
+        }
+    }
+}
 
 /// Why a workspace session could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +345,8 @@ pub struct WorkspaceSession {
     store: Arc<dyn PendingActionStore>,
     session: Arc<Session>,
     recovery: RecoveryReport,
+    custom: Arc<Vec<Arc<dyn Tool>>>,
+    load_errors: Arc<Vec<LoadError>>,
 }
 
 impl std::fmt::Debug for WorkspaceSession {
@@ -63,25 +367,7 @@ impl WorkspaceSession {
     /// interrupted apply is finished or rolled back. A finished apply's preview is retired
     /// before its journal is deleted, so the stack always agrees with the files.
     pub fn open(root: &Path) -> Result<Self, OpenError> {
-        let workspace =
-            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
-        let state =
-            workspace.state(true).map_err(|err| OpenError::Store(err.to_string()))?.ok_or_else(
-                || OpenError::Store(format!("cannot create {}", workspace.state_dir().display())),
-            )?;
-        let sqlite = Arc::new(
-            SqliteStore::open_in(&workspace.state_dir(), state, rehydrators(&workspace))
-                .map_err(|err| OpenError::Store(err.to_string()))?,
-        );
-        // An apply (or undo) that a crash interrupted after its commit point is finished
-        // here: its files are written, so its preview must leave the stack and its log record
-        // become final (unless a live resolve holds the preview, which then decides; the
-        // journal stays until then). One rolled back before it has its record forgotten.
-        let recovery = recover_hooked(&workspace, &mut StoreRecovery(&sqlite))
-            .map_err(|err| OpenError::Recovery(err.to_string()))?;
-        let store: Arc<dyn PendingActionStore> = sqlite;
-        let session = new_session(&workspace, store.clone());
-        Ok(Self { workspace, durable: true, store, session, recovery })
+        Self::builder().open(root)
     }
 
     /// Opens the session of the workspace rooted at `root` without creating anything: when
@@ -89,17 +375,23 @@ impl WorkspaceSession {
     /// is empty and kept in memory. Read-only commands start here, so looking never leaves a
     /// state folder behind.
     pub fn open_existing(root: &Path) -> Result<Self, OpenError> {
-        let workspace =
-            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
-        match workspace.state(false).map_err(|err| OpenError::Store(err.to_string()))? {
-            Some(_) => Self::open(root),
-            None => {
-                let store: Arc<dyn PendingActionStore> = Arc::new(InMemoryStore::new());
-                let session = new_session(&workspace, store.clone());
-                let recovery = RecoveryReport::default();
-                Ok(Self { workspace, durable: false, store, session, recovery })
-            }
-        }
+        Self::builder().open_existing(root)
+    }
+
+    /// A builder that registers custom tools (each with its rehydrator) before opening.
+    pub fn builder() -> WorkspaceSessionBuilder {
+        WorkspaceSessionBuilder::default()
+    }
+
+    /// The custom tools that loaded, in registration order.
+    pub fn custom_tools(&self) -> &[Arc<dyn Tool>] {
+        &self.custom
+    }
+
+    /// What could not be loaded (name conflicts, plugins that did not start, invalid
+    /// definitions), for the front end to show.
+    pub fn load_errors(&self) -> &[LoadError] {
+        &self.load_errors
     }
 
     /// Whether the stack lives in the workspace's `.staged` folder (it is in memory when a
@@ -143,10 +435,11 @@ impl WorkspaceSession {
         ResolveTool::new(self.session.clone())
     }
 
-    /// Every tool, `resolve` last.
+    /// Every tool: the built-in ones, then the custom ones, `resolve` last.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        let available: Vec<Arc<dyn Tool>> =
+        let mut available: Vec<Arc<dyn Tool>> =
             vec![Arc::new(self.ast_grep_tool()), Arc::new(self.ast_edit_tool())];
+        available.extend(self.custom.iter().cloned());
         staged_core::assemble_tools(&available, None, Arc::new(self.resolve_tool()))
     }
 }
@@ -173,7 +466,7 @@ fn new_session(workspace: &Workspace, store: Arc<dyn PendingActionStore>) -> Arc
 }
 
 /// The rehydrators of every built-in tool that stages previews.
-fn rehydrators(workspace: &Workspace) -> Rehydrators {
+fn builtin_rehydrators(workspace: &Workspace) -> Rehydrators {
     let mut res = Rehydrators::new();
     let workspace = workspace.clone();
     res.register(

@@ -310,3 +310,68 @@ async fn message_deltas_stream_in_order_and_add_up_to_the_text() {
         );
     }
 }
+
+/// A hard directive whose invoker the model's `resolve` reaches in the forced turn is served
+/// at the end of that turn, after its tools ran: the invoker runs once, `on_resolved` fires,
+/// and nothing is rejected as not invoked.
+#[tokio::test]
+async fn a_hard_directive_is_settled_after_its_turns_tools_run() {
+    use staged_agent::{DirectiveOptions, OnRejected};
+    use staged_core::{ResolveHandler, ResolveParams, ToolChoice, ToolError, ToolResult};
+
+    #[derive(Debug, Default)]
+    struct Invoker(AtomicUsize);
+    #[async_trait::async_trait]
+    impl ResolveHandler for Invoker {
+        async fn invoke(
+            &self,
+            params: &ResolveParams,
+            _: &staged_core::CancelToken,
+        ) -> Result<ToolResult, ToolError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(ToolResult::text(format!("directive handled: {}", params.reason)))
+        }
+    }
+
+    for wire in Wire::ALL {
+        let script = vec![
+            Reply::Turn(Turn::resolve("r1", "apply", "as asked")),
+            Reply::Turn(Turn::resolve("r2", "apply", "the preview")),
+            Reply::Turn(Turn::text("Done.")),
+        ];
+        let mock = mock(wire, script);
+        let applies = Arc::new(AtomicUsize::new(0));
+        let session = staged_session(&applies);
+        let agent = agent(&provider(wire, &mock, ""), &session, vec![]);
+        let invoker = Arc::new(Invoker::default());
+        let resolved = Arc::new(AtomicUsize::new(0));
+        let rejected = Arc::new(AtomicUsize::new(0));
+        let (on_resolved, on_rejected) = (Arc::clone(&resolved), Arc::clone(&rejected));
+        let rejects: OnRejected = Arc::new(move |_, _| {
+            on_rejected.fetch_add(1, Ordering::SeqCst);
+            staged_agent::RejectOutcome::Drop
+        });
+        agent.directives().with_tool_choice_queue(|q| {
+            q.push_once(
+                ToolChoice::tool("resolve"),
+                DirectiveOptions {
+                    on_invoked: Some(Arc::clone(&invoker) as Arc<dyn ResolveHandler>),
+                    on_resolved: Some(Arc::new(move |_| {
+                        on_resolved.fetch_add(1, Ordering::SeqCst);
+                    })),
+                    on_rejected: Some(rejects),
+                    ..Default::default()
+                },
+            )
+        });
+        let (report, _) = run(&agent, "task").await;
+        assert_eq!(report.outcome, RunOutcome::Done, "{wire:?}");
+        assert_eq!(invoker.0.load(Ordering::SeqCst), 1, "{wire:?}: the invoker ran once");
+        assert_eq!(resolved.load(Ordering::SeqCst), 1, "{wire:?}: served");
+        assert_eq!(rejected.load(Ordering::SeqCst), 0, "{wire:?}: never rejected");
+        // The first turn was the directive's (forced), the second applied the preview.
+        let requests = mock.requests();
+        assert_eq!(requests[0].tool_choice(), Some(&wire.forced_resolve()), "{wire:?}");
+        assert_eq!(applies.load(Ordering::SeqCst), 1, "{wire:?}");
+    }
+}

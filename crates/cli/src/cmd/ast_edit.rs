@@ -3,7 +3,7 @@
 use anyhow::Context;
 use serde_json::{Value, json};
 use staged_core::ToolResult;
-use staged_workspace::WorkspaceSession;
+use staged_workspace::{PreviewDetails, WorkspaceSession};
 
 use crate::{
     args::{AstEditArgs, GlobalArgs},
@@ -52,25 +52,23 @@ fn print_preview(result: &ToolResult, out: &Output) -> anyhow::Result<()> {
     let Some(details) = &result.details else {
         return out.line(&result.text_content()).context("writing the preview");
     };
-    let Some(id) = details.get("pendingId").and_then(Value::as_str) else {
+    let details = PreviewDetails::parse(details)?;
+    let Some(id) = &details.pending_id else {
         // Nothing staged (no matches): the tool's text says why.
         return out.line(&result.text_content()).context("writing the result");
     };
-    let diff = details.get("diff").and_then(Value::as_str).unwrap_or_default();
-    out.write(&colorize(diff, out.render.color))?;
-    if details.get("limitReached").and_then(Value::as_bool) == Some(true) {
+    out.write(&colorize(&details.diff, out.render.color))?;
+    if details.limit_reached {
         out.line("Limit reached; narrow paths.")?;
     }
-    if let Some(errors) = details.get("parseErrors").and_then(Value::as_array) {
-        let total =
-            details.get("parseErrorsTotal").and_then(Value::as_u64).unwrap_or(errors.len() as u64);
-        out.line(&format!("Parse issues ({} / {total}):", errors.len()))?;
-        for error in errors {
-            out.line(&format!("- {}", error.as_str().unwrap_or_default()))?;
+    if !details.parse_errors.is_empty() {
+        let total = details.parse_errors_total.unwrap_or(details.parse_errors.len() as u64);
+        out.line(&format!("Parse issues ({} / {total}):", details.parse_errors.len()))?;
+        for error in &details.parse_errors {
+            out.line(&format!("- {error}"))?;
         }
     }
-    let total = details.get("totalReplacements").and_then(Value::as_u64).unwrap_or_default();
-    let files = details.get("filesTouched").and_then(Value::as_u64).unwrap_or_default();
+    let (total, files) = (details.total_replacements, details.files_touched);
     out.line(&format!(
         "\nStaged {id}: {total} replacement{} in {files} file{}. Nothing is written yet.",
         if total == 1 { "" } else { "s" },

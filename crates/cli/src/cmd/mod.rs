@@ -7,13 +7,16 @@ pub(crate) mod log;
 pub(crate) mod pending;
 pub(crate) mod resolve;
 pub(crate) mod show;
+pub(crate) mod tool;
+pub(crate) mod tools;
+pub(crate) mod trust;
 pub(crate) mod undo;
 
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use staged_core::{PendingId, Tool, ToolError, ToolResult};
-use staged_workspace::WorkspaceSession;
+use staged_workspace::{LangRequiredDetails, WorkspaceSession};
 
 use crate::{args::GlobalArgs, context, exit::Exit, output::Output, progress::Progress};
 
@@ -73,29 +76,17 @@ pub(crate) fn run_tool<T: Tool + 'static>(
 /// A tool error in the command line's own terms, where the tool's message names one of its
 /// arguments: "`lang` is required ..." becomes which `--lang` to pass.
 fn cli_message(err: &ToolError) -> Option<String> {
-    let details = err.details()?;
-    if details.get("error").and_then(Value::as_str) != Some("langRequired") {
-        return None;
-    }
-    if let Some(files) = details.get("uninferred").and_then(Value::as_array) {
-        let files: Vec<&str> = files.iter().filter_map(Value::as_str).collect();
+    let details = LangRequiredDetails::parse(err.details()?)?;
+    if let Some(files) = details.uninferred {
         return Some(format!(
             "cannot tell the language of {}; pass --lang LANG (see `--lang` in `staged ast-edit --help`)",
             files.join("; ")
         ));
     }
     let found: Vec<String> = details
-        .get("languages")?
-        .as_array()?
+        .languages?
         .iter()
-        .filter_map(|l| {
-            let files = l.get("files")?.as_u64()?;
-            Some(format!(
-                "{} ({files} file{})",
-                l.get("lang")?.as_str()?,
-                if files == 1 { "" } else { "s" }
-            ))
-        })
+        .map(|l| format!("{} ({} file{})", l.lang, l.files, if l.files == 1 { "" } else { "s" }))
         .collect();
     Some(if found.is_empty() {
         "no file in these paths is in a language staged knows; pass --lang LANG to choose one"

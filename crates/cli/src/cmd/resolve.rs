@@ -5,6 +5,7 @@
 use anyhow::{Context, bail};
 use staged_core::{JsonObject, PendingId, ResolveAction, ResolveParams};
 use staged_render::{render_resolve_call, render_resolve_result};
+use staged_workspace::StaleDetails;
 
 use crate::{
     args::{ActionArg, GlobalArgs, ResolveArgs},
@@ -81,29 +82,32 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
 /// The shell command that stages a dropped (stale) `ast_edit` preview again, from the
 /// arguments its result carries.
 fn restage_command(details: Option<&serde_json::Value>, root: &std::path::Path) -> Option<String> {
-    let args = details?.get("sourceResultDetails")?.get("restage")?;
+    let stale = StaleDetails::parse(details?.get("sourceResultDetails")?).ok()?;
+    let args = stale.restage;
     let mut words = vec!["staged".to_owned(), "ast-edit".to_owned()];
-    for op in args.get("ops")?.as_array()? {
+    for op in &args.ops {
         words.push("--op".to_owned());
-        words.push(shell_quote(op.get("pat")?.as_str()?));
-        words.push(shell_quote(op.get("out")?.as_str()?));
+        words.push(shell_quote(&op.pat));
+        words.push(shell_quote(&op.out));
     }
-    for (key, flag) in
-        [("lang", "--lang"), ("selector", "--selector"), ("strictness", "--strictness")]
+    let strictness =
+        args.strictness.and_then(|s| serde_json::to_value(s).ok()?.as_str().map(str::to_owned));
+    for (value, flag) in
+        [(args.lang, "--lang"), (args.selector, "--selector"), (strictness, "--strictness")]
     {
-        if let Some(value) = args.get(key).and_then(serde_json::Value::as_str) {
+        if let Some(value) = value {
             words.push(flag.to_owned());
-            words.push(shell_quote(value));
+            words.push(shell_quote(&value));
         }
     }
-    for (key, flag) in [("limit", "--limit"), ("max_files", "--max-files")] {
-        if let Some(value) = args.get(key).and_then(serde_json::Value::as_f64) {
+    for (value, flag) in [(args.limit, "--limit"), (args.max_files, "--max-files")] {
+        if let Some(value) = value {
             words.push(flag.to_owned());
             words.push(format!("{}", value.floor()));
         }
     }
-    for path in args.get("paths")?.as_array()? {
-        words.push(shell_quote(path.as_str()?));
+    for path in &args.paths {
+        words.push(shell_quote(path));
     }
     // The paths are relative to the workspace root.
     Some(format!("cd {} && {}", shell_quote(&root.to_string_lossy()), words.join(" ")))

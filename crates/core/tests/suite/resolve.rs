@@ -1,5 +1,5 @@
-//! The `resolve` tool: reference §8.1 (C-R-a..e) and our stronger guarantees (exactly once,
-//! cancellation, dispatch order).
+//! The `resolve` tool (`docs/contract/resolve.md`), including our stronger guarantees (exactly
+//! once, cancellation, dispatch order).
 
 use std::{
     sync::{
@@ -220,7 +220,8 @@ fn reject_errors_pass_through_unwrapped_and_keep_the_action() {
 
 #[test]
 fn apply_result_with_is_error_still_consumes_the_action() {
-    // A stale preview reports an error *result*; the preview is consumed (reference §3.6).
+    // A stale preview reports an error *result*; the preview is consumed
+    // (`docs/contract/ast-edit.md#apply-and-the-stale-check`).
     let session = session();
     session
         .push_pending_action(Arc::new(FnPendingAction::new(

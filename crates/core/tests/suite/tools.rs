@@ -1,4 +1,5 @@
-//! Tool-list assembly (reference §1.4 C and §8.6) and the custom-tool API (§4).
+//! Tool-list assembly (`docs/contract/resolve.md#tool-list`) and the custom-tool API
+//! (`docs/contract/plugins.md#customtoolapi`).
 
 use std::sync::Arc;
 
@@ -47,7 +48,7 @@ fn names(requested: Option<&[&str]>) -> Vec<String> {
 fn resolve_is_always_appended_last_and_cannot_be_requested() {
     assert_eq!(names(Some(&["read", "write"])), ["read", "write", "resolve"]);
     assert_eq!(names(Some(&["report_finding"])), ["report_finding", "resolve"]);
-    // `ask` is not available here, like the reference's disabled ask tool.
+    // `ask` is not available here: a requested tool that does not exist is left out.
     assert_eq!(names(Some(&["ask", "read"])), ["read", "resolve"]);
     assert_eq!(names(Some(&["Read", "Write"])), ["read", "write", "resolve"]);
     assert_eq!(names(Some(&["resolve", "read", "read"])), ["read", "resolve"]);

@@ -1,5 +1,6 @@
 //! `resolve`'s dispatch through the loop's routes: the in-flight hard directive's invoker,
-//! then the head of the stack, then the standing handler (reference §1.5).
+//! then the head of the stack, then the standing handler
+//! (`docs/contract/resolve.md#dispatch-order`).
 
 use std::sync::Arc;
 

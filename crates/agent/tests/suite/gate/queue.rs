@@ -1,4 +1,4 @@
-//! The hard directive queue: reference §8.5 (C) and the B-era basics that still apply.
+//! The hard directive queue (`docs/contract/agent-loop.md#hard-directive-queue`).
 
 use std::sync::{Arc, Mutex};
 

@@ -1,4 +1,5 @@
-//! The session's directive for a staged preview: reference §8.2 (C-S1..C-S3).
+//! The session's directive for a staged preview
+//! (`docs/contract/agent-loop.md#the-directive-for-the-next-call`).
 
 use std::sync::Arc;
 

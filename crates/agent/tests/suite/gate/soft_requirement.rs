@@ -1,5 +1,5 @@
-//! The soft `resolve` requirement driven through a small agent loop: reference §8.3
-//! (C-L1..C-L5) and the abort after three forced turns.
+//! The soft `resolve` requirement driven through a small agent loop
+//! (`docs/contract/agent-loop.md`), and the abort after three forced turns.
 
 use std::{
     collections::VecDeque,

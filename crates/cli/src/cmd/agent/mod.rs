@@ -3,35 +3,34 @@
 //! model (or, with `--approve human`, the person) resolves with a reason.
 //!
 //! This is where the environment and the user config directory are read: `staged.toml` from
-//! the user config directory, then from the workspace root, then the flags; the API key from the
-//! variable the provider names. The run itself is `staged_agent::Agent::run`.
+//! the user config directory, then from the workspace root (whose endpoint settings count only
+//! once the user trusted it with `staged trust`), then the flags; the API key from the
+//! variable the provider names. The plugins' tools are offered to the model beside the
+//! built-in ones. The run itself is `staged_agent::Agent::run`.
 
 mod person;
 mod print;
 
-use std::{path::Path, sync::Arc};
+use std::sync::Arc;
 
-use anyhow::Context;
 use staged_agent::{
-    Agent, AgentOptions, Approval, FindTool, PlanMode, ProviderOverrides, ProvidersConfig,
-    ReadTool, RunOutcome, Supervisor, save_transcript,
+    Agent, AgentOptions, Approval, FindTool, PlanMode, ProviderOverrides, ReadTool, RunOutcome,
+    Supervisor, save_transcript,
 };
 use staged_core::Tool;
 
 use crate::{
     args::{AgentArgs, ApproveArg, GlobalArgs},
+    cmd::Effect,
+    config::Files,
     context,
     exit::Exit,
     output::Output,
 };
 
-/// The configuration file's name, at the workspace root and in the user config directory
-/// (`<config dir>/staged/staged.toml`).
-const CONFIG_FILE: &str = "staged.toml";
-
 pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow::Result<Exit> {
     let root = context::workspace_root(global)?;
-    let config = load_config(&root)?;
+    let config = Files::read(&root)?.providers()?;
     let overrides = ProviderOverrides {
         provider: args.provider.clone(),
         model: args.model.clone(),
@@ -46,7 +45,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
         .or(config.agent_defaults().max_turns)
         .unwrap_or(staged_agent::DEFAULT_MAX_TURNS);
 
-    let ws = context::open(global)?;
+    let runtime = context::runtime()?;
+    let (ws, host) = context::open_with_plugins(global, &runtime, Effect::Stages)?;
     // The log records the loop's resolves as the agent's.
     ws.session().set_front_end(staged_core::FrontEnd::Agent);
     let person: Arc<dyn Supervisor> = Arc::new(person::TerminalPerson::new(out.clone()));
@@ -68,9 +68,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
 
     let mut printer = print::Printer::new(out.clone());
     let task = args.task.clone();
-    let report = context::block_on(|cancel| async move {
+    let report = context::block_on_in(&runtime, |cancel| async move {
         agent.run(&task, &mut |event| printer.event(event), &cancel).await
-    })?;
+    });
+    runtime.block_on(host.shutdown());
+    let report = report?;
     match save_transcript(ws.workspace(), &args.task, &model, &report) {
         Ok(path) => {
             let shown =
@@ -100,19 +102,4 @@ fn exit_code(outcome: &RunOutcome) -> Exit {
         | RunOutcome::Cancelled => Exit::ToolError,
         RunOutcome::Model(_) | RunOutcome::Store(_) => Exit::Usage,
     }
-}
-
-/// The built-in providers, updated by the user's `staged.toml`, then the workspace's.
-fn load_config(root: &Path) -> anyhow::Result<ProvidersConfig> {
-    let mut config = ProvidersConfig::builtin();
-    let user = dirs::config_dir().map(|dir| dir.join("staged").join(CONFIG_FILE));
-    for path in user.into_iter().chain([root.join(CONFIG_FILE)]) {
-        if !path.is_file() {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        config.apply_toml(&path.display().to_string(), &text)?;
-    }
-    Ok(config)
 }

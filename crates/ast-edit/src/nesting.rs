@@ -1,0 +1,299 @@
+//! Nested matches: which of them compose, which disappear, and which are an error.
+//!
+//! ast-grep rewrites the outer of two nested matches and leaves the inner one as it was
+//! (`Box::new(Box::new(x))` becomes `Box::from(Box::new(x))`); refusing the whole edit, as
+//! staged used to, blocks a rewrite of ten thousand files over one nested site. Here:
+//!
+//! * a match inside a metavariable capture of the match around it (one its rewrite uses) is
+//!   rewritten inside the captured text, bottom-up, and counted: `Box::new(Box::new(x))`
+//!   becomes `Box::from(Box::from(x))`, 2 replacements;
+//! * a match inside another's text but outside every capture it uses disappears with the outer
+//!   rewrite: it is dropped and not counted;
+//! * only crossing ranges, where neither contains the other, are an error, naming both.
+//!
+//! [`plan`] sorts the matches into that forest. [`compose`] then builds each outermost match's
+//! final text level by level: the innermost kept matches are applied to the file, the file is
+//! parsed again, and the matches one level up are rewritten by ast-grep from the new tree (so
+//! their captures hold the rewritten text, indented as ast-grep indents), until the outermost.
+//! A file is parsed once per level of nesting, and not at all when nothing nests.
+
+use std::ops::Range;
+
+/// One match, as the engine found it in the original text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    /// Index of the rule (op) that matched.
+    pub(crate) rule: usize,
+    /// The matched byte range.
+    pub(crate) range: Range<usize>,
+    /// The byte ranges of the captures the rule's rewrite uses.
+    pub(crate) captures: Vec<Range<usize>>,
+    /// ast-grep's replacement for this match, from the original text.
+    pub(crate) replacement: String,
+}
+
+/// Two matches whose ranges cross: neither contains the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Crossing {
+    /// The earlier match's range.
+    pub(crate) first: Range<usize>,
+    /// The later match's range.
+    pub(crate) second: Range<usize>,
+}
+
+/// The matches sorted into a forest of kept matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Forest {
+    /// The kept matches, in text order (outer before inner).
+    pub(crate) kept: Vec<Found>,
+    /// For each kept match, the index (in `kept`) of the kept match it is nested in.
+    pub(crate) parent: Vec<Option<usize>>,
+    /// How many matches were dropped (inside another's text, outside its captures).
+    pub(crate) dropped: usize,
+}
+
+impl Forest {
+    /// Whether any kept match is nested in another.
+    pub(crate) fn nests(&self) -> bool {
+        self.parent.iter().any(Option::is_some)
+    }
+
+    /// The outermost kept matches, each with how many replacements it stands for (itself and
+    /// every kept match nested in it).
+    pub(crate) fn roots(&self) -> Vec<(usize, usize)> {
+        self.roots_weighted(&vec![1; self.kept.len()])
+    }
+
+    /// [`Forest::roots`], each kept match counting `weight[i]` (0 for a match whose rewrite
+    /// changes nothing).
+    pub(crate) fn roots_weighted(&self, weight: &[usize]) -> Vec<(usize, usize)> {
+        let mut counts: Vec<usize> =
+            (0..self.kept.len()).map(|i| weight.get(i).copied().unwrap_or(1)).collect();
+        for i in (0..self.kept.len()).rev() {
+            if let Some(p) = self.parent[i] {
+                counts[p] += counts[i];
+            }
+        }
+        (0..self.kept.len()).filter(|&i| self.parent[i].is_none()).map(|i| (i, counts[i])).collect()
+    }
+
+    /// Each kept match's level: 0 without kept matches inside, else one more than the highest
+    /// level inside it.
+    fn levels(&self) -> Vec<usize> {
+        let mut levels = vec![0usize; self.kept.len()];
+        for i in (0..self.kept.len()).rev() {
+            if let Some(p) = self.parent[i] {
+                levels[p] = levels[p].max(levels[i] + 1);
+            }
+        }
+        levels
+    }
+}
+
+/// Sorts `found` into a [`Forest`]: identical matches (same range and replacement, from
+/// several ops) count once; two different rewrites of the same range, or crossing ranges, are
+/// a [`Crossing`].
+pub(crate) fn plan(mut found: Vec<Found>) -> Result<Forest, Crossing> {
+    found.sort_by(|a, b| {
+        a.range
+            .start
+            .cmp(&b.range.start)
+            .then(b.range.end.cmp(&a.range.end))
+            .then(a.rule.cmp(&b.rule))
+    });
+    found.dedup_by(|later, earlier| {
+        later.range == earlier.range && later.replacement == earlier.replacement
+    });
+    let mut kept: Vec<Found> = Vec::with_capacity(found.len());
+    let mut parent: Vec<Option<usize>> = Vec::with_capacity(found.len());
+    let mut dropped = 0usize;
+    // The matches that contain the current position, outermost first, each with its index
+    // in `kept` (`None` when it was dropped).
+    let mut open: Vec<(Found, Option<usize>)> = Vec::new();
+    for m in found {
+        while open.last().is_some_and(|(top, _)| top.range.end <= m.range.start) {
+            open.pop();
+        }
+        let keep = match open.last() {
+            None => true,
+            Some((top, _)) if m.range == top.range || m.range.end > top.range.end => {
+                return Err(Crossing { first: top.range.clone(), second: m.range.clone() });
+            }
+            Some((_, None)) => false,
+            Some((top, Some(_))) => {
+                top.captures.iter().any(|c| c.start <= m.range.start && m.range.end <= c.end)
+            }
+        };
+        let index = if keep {
+            parent.push(open.last().and_then(|(_, k)| *k));
+            kept.push(m.clone());
+            Some(kept.len() - 1)
+        } else {
+            dropped += 1;
+            None
+        };
+        open.push((m, index));
+    }
+    Ok(Forest { kept, parent, dropped })
+}
+
+/// A match to rewrite again from the text as it is at one level: its rule and its range
+/// there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rematch {
+    /// The rule (op).
+    pub(crate) rule: usize,
+    /// The range in the current text.
+    pub(crate) range: Range<usize>,
+}
+
+/// Rewrites matches again from the text as it is at one level (see [`compose`]).
+pub(crate) type Rewrite<'a> = dyn FnMut(&str, &[Rematch]) -> Result<Vec<String>, String> + 'a;
+
+/// The final replacement of each outermost kept match (by index in `forest.kept`), built
+/// bottom-up. `rematch(text, matches)` parses `text` and returns ast-grep's replacement for
+/// each match, or an error when one no longer matches there.
+pub(crate) fn compose(
+    original: &str,
+    forest: &Forest,
+    rematch: &mut Rewrite<'_>,
+) -> Result<Vec<String>, String> {
+    let levels = forest.levels();
+    let height = levels.iter().copied().max().unwrap_or(0);
+    let mut replacement: Vec<String> = forest.kept.iter().map(|m| m.replacement.clone()).collect();
+    let mut text = original.to_owned();
+    // Where each kept match is in `text`.
+    let mut ranges: Vec<Range<usize>> = forest.kept.iter().map(|m| m.range.clone()).collect();
+    for level in 1..=height {
+        // Apply every nested match of the level below inside its parent.
+        let mut edits: Vec<(Range<usize>, usize)> = (0..forest.kept.len())
+            .filter(|&i| levels[i] == level - 1 && forest.parent[i].is_some())
+            .map(|i| (ranges[i].clone(), i))
+            .collect();
+        edits.sort_by_key(|(r, _)| r.start);
+        let mut next = String::with_capacity(text.len());
+        let mut last = 0usize;
+        let mut shifts: Vec<(usize, usize, isize)> = Vec::with_capacity(edits.len());
+        for (range, i) in &edits {
+            next.push_str(text.get(last..range.start).ok_or("nested edit out of order")?);
+            next.push_str(&replacement[*i]);
+            let delta = replacement[*i].len() as isize - (range.end - range.start) as isize;
+            shifts.push((range.start, range.end, delta));
+            last = range.end;
+        }
+        next.push_str(text.get(last..).ok_or("nested edit out of bounds")?);
+        let map = |pos: usize, is_end: bool| -> usize {
+            let mut shift = 0isize;
+            for &(start, end, delta) in &shifts {
+                if end < pos || (end == pos && (is_end || start < end)) {
+                    shift += delta;
+                }
+            }
+            (pos as isize + shift) as usize
+        };
+        for range in ranges.iter_mut() {
+            *range = map(range.start, false)..map(range.end, true);
+        }
+        text = next;
+        let at_level: Vec<usize> = (0..forest.kept.len()).filter(|&i| levels[i] == level).collect();
+        let wanted: Vec<Rematch> = at_level
+            .iter()
+            .map(|&i| Rematch { rule: forest.kept[i].rule, range: ranges[i].clone() })
+            .collect();
+        let fresh = rematch(&text, &wanted)?;
+        for (i, new) in at_level.into_iter().zip(fresh) {
+            replacement[i] = new;
+        }
+    }
+    Ok(forest.roots().into_iter().map(|(i, _)| replacement[i].clone()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::single_range_in_vec_init)]
+
+    use super::*;
+
+    fn found(rule: usize, range: Range<usize>, captures: &[Range<usize>], out: &str) -> Found {
+        Found { rule, range, captures: captures.to_vec(), replacement: out.to_owned() }
+    }
+
+    #[test]
+    fn a_match_inside_a_capture_is_kept_and_one_outside_is_dropped() {
+        // f(g(x)) + h : the outer f(..) captures g(x); h-like match outside captures.
+        let outer = found(0, 0..7, &[2..6], "F");
+        let in_capture = found(1, 2..6, &[4..5], "G");
+        let outside = found(2, 0..1, &[], "X");
+        let forest = plan(vec![in_capture, outer, outside]).unwrap();
+        assert_eq!(forest.kept.iter().map(|m| m.rule).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(forest.parent, [None, Some(0)]);
+        assert_eq!(forest.dropped, 1);
+        assert_eq!(forest.roots(), [(0, 2)]);
+    }
+
+    #[test]
+    fn crossing_ranges_are_an_error_and_identical_matches_count_once() {
+        let err = plan(vec![found(0, 0..5, &[], "a"), found(1, 3..8, &[], "b")]).unwrap_err();
+        assert_eq!(err, Crossing { first: 0..5, second: 3..8 });
+        let err = plan(vec![found(0, 0..5, &[], "a"), found(1, 0..5, &[], "b")]).unwrap_err();
+        assert_eq!(err, Crossing { first: 0..5, second: 0..5 });
+        let forest = plan(vec![found(0, 0..5, &[], "a"), found(1, 0..5, &[], "a")]).unwrap();
+        assert_eq!(forest.roots(), [(0, 1)]);
+        // Adjacent matches do not nest.
+        let forest = plan(vec![found(0, 0..3, &[0..3], "a"), found(0, 3..6, &[], "b")]).unwrap();
+        assert_eq!(forest.parent, [None, None]);
+    }
+
+    #[test]
+    fn a_match_inside_a_dropped_match_is_dropped() {
+        let outer = found(0, 0..10, &[8..9], "O");
+        let middle = found(1, 1..7, &[2..6], "M");
+        let inner = found(2, 2..6, &[], "I");
+        let forest = plan(vec![outer, middle, inner]).unwrap();
+        assert_eq!(forest.kept.len(), 1);
+        assert_eq!(forest.dropped, 2);
+    }
+
+    #[test]
+    fn compose_rewrites_bottom_up_through_reparsed_text() {
+        // b(b(x)) with b($A) -> c($A): the inner is applied, then the outer is rewritten from
+        // the new text, where its capture holds c(x).
+        let text = "b(b(x))";
+        let outer = found(0, 0..7, &[2..6], "c(b(x))");
+        let inner = found(0, 2..6, &[4..5], "c(x)");
+        let forest = plan(vec![outer, inner]).unwrap();
+        let mut seen = Vec::new();
+        let res = compose(text, &forest, &mut |now, wanted| {
+            seen.push((now.to_owned(), wanted.to_vec()));
+            Ok(wanted
+                .iter()
+                .map(|m| format!("c{}", &now[m.range.start + 1..m.range.end]))
+                .collect())
+        })
+        .unwrap();
+        assert_eq!(res, ["c(c(x))"]);
+        assert_eq!(seen, [("b(c(x))".to_owned(), vec![Rematch { rule: 0, range: 0..7 }])]);
+    }
+
+    #[test]
+    fn compose_maps_ranges_past_earlier_edits() {
+        // Two independent nestings; the second shifts by the first's length change.
+        let text = "f(f(a)) f(f(b))";
+        let matches = vec![
+            found(0, 0..7, &[2..6], "?"),
+            found(0, 2..6, &[4..5], "gg(a)"),
+            found(0, 8..15, &[10..14], "?"),
+            found(0, 10..14, &[12..13], "gg(b)"),
+        ];
+        let forest = plan(matches).unwrap();
+        let res = compose(text, &forest, &mut |now, wanted| {
+            assert_eq!(now, "f(gg(a)) f(gg(b))");
+            Ok(wanted
+                .iter()
+                .map(|m| format!("gg{}", &now[m.range.start + 1..m.range.end]))
+                .collect())
+        })
+        .unwrap();
+        assert_eq!(res, ["gg(gg(a))", "gg(gg(b))"]);
+    }
+}
