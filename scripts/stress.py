@@ -253,11 +253,8 @@ def kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int)
         problems.append(f"all old but the stack is {left}, not {preview}")
     if stray_temps(ws):
         problems.append("temp files left")
-    journal = [n for n in os.listdir(ws / ".staged" / "journal") if n != "commit.lock"] if (
-        ws / ".staged" / "journal"
-    ).exists() else []
-    if journal:
-        problems.append(f"journal left: {journal}")
+    if journal_left(ws):
+        problems.append(f"journal left: {journal_left(ws)}")
     if problems:
         return "FAILED", problems
     if child.returncode == 0:
@@ -284,7 +281,8 @@ def log_entries(staged, ws):
 
 def journal_left(ws):
     journal = ws / ".staged" / "journal"
-    return [n for n in os.listdir(journal) if n != "commit.lock"] if journal.exists() else []
+    # The two lock files are never deleted; anything else is a journal or temp left behind.
+    return [n for n in os.listdir(journal) if n not in ("commit.lock", "write.lock")] if journal.exists() else []
 
 
 def undo_race_once(staged, root: Path):
