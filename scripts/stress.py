@@ -16,9 +16,10 @@ Six experiments, each repeated N times (default 200) against the real `staged` b
   are all old or all new, and the preview is pending exactly when they are old.
 * undo-race: after the apply, two `staged undo` processes start at once. Exactly one reverts
   (exit 0, all files old again, one `undone` log entry); the other writes nothing (exit 1).
-* undo-kill: `staged undo` gets SIGKILL at a random moment. After recovery the files are all new
+* undo-kill: `staged undo` gets SIGKILL as in kill (a random moment, just after its commit
+  point, or just after its journal is deleted). After recovery the files are all new
   with the apply not reverted in the log, or all old with exactly one `undone` entry.
-* partial-kill: `staged resolve apply --only` (half the files) gets SIGKILL at a random moment.
+* partial-kill: `staged resolve apply --only` (half the files) gets SIGKILL as in kill.
   After recovery either nothing was written and the whole preview is pending, or exactly the
   named files are new and the remainder (the other half) is the only pending preview.
 
@@ -209,39 +210,7 @@ def kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int)
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    # A third of the kills land anywhere in the apply's life; a third just after its commit
-    # point; a third just after its journal is deleted (section 6 of the hardening issue).
-    strategy = n_run % 3
-    journal = ws / ".staged" / "journal"
-
-    def journal_files():
-        try:
-            return [n for n in os.listdir(journal) if n.endswith(".json")]
-        except FileNotFoundError:
-            return []
-
-    if strategy == 0:
-        time.sleep(rng.uniform(0.0, window * 1.1))
-    elif strategy == 1:
-        while child.poll() is None:
-            names = journal_files()
-            try:
-                text = (journal / names[0]).read_text(errors="replace") if names else ""
-            except FileNotFoundError:
-                text = ""
-            if '"committed"' in text:
-                time.sleep(rng.uniform(0.0, 0.02))
-                break
-    else:
-        seen = False
-        while child.poll() is None:
-            names = journal_files()
-            if names:
-                seen = True
-            elif seen:
-                break
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    kill_in_turn(child, ws, rng, window, n_run)
     left = pending_ids(staged, ws)  # recovers first
     seen = states(files)
     problems = []
@@ -305,17 +274,49 @@ def undo_race_once(staged, root: Path):
     return ("one undo, one refusal" if not problems else "FAILED"), problems
 
 
-def kill_at_random(child, rng, window):
-    time.sleep(rng.uniform(0.0, window * 1.1))
+def kill_in_turn(child, ws: Path, rng: random.Random, window: float, n_run: int):
+    """SIGKILLs `child` (a staged command that commits through the journal). A third of the
+    kills land anywhere in the command's life (`window` is how long it takes unkilled); a third
+    just after its commit point; a third just after its journal is deleted (section 6 of the
+    hardening issue)."""
+    strategy = n_run % 3
+    journal = ws / ".staged" / "journal"
+
+    def journal_files():
+        try:
+            return [n for n in os.listdir(journal) if n.endswith(".json")]
+        except FileNotFoundError:
+            return []
+
+    if strategy == 0:
+        time.sleep(rng.uniform(0.0, window * 1.1))
+    elif strategy == 1:
+        while child.poll() is None:
+            names = journal_files()
+            try:
+                text = (journal / names[0]).read_text(errors="replace") if names else ""
+            except FileNotFoundError:
+                text = ""
+            if '"committed"' in text:
+                time.sleep(rng.uniform(0.0, 0.02))
+                break
+    else:
+        seen = False
+        while child.poll() is None:
+            names = journal_files()
+            if names:
+                seen = True
+            elif seen:
+                break
     child.send_signal(signal.SIGKILL)
     child.wait()
 
 
-def undo_kill_once(staged, root: Path, rng: random.Random, window: float):
+def undo_kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
     ws, files = applied_workspace(staged, root)
     child = subprocess.Popen([staged, "--workspace", str(ws), "undo", "--reason", "stress"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    kill_at_random(child, rng, window)
+    kill_in_turn(child, ws, rng, window, n_run)
     entries = log_entries(staged, ws)  # recovers first
     seen = states(files)
     undone = [e for e in entries if e["outcome"] == "undone"]
@@ -336,7 +337,7 @@ def undo_kill_once(staged, root: Path, rng: random.Random, window: float):
     return ("killed after the commit point, all old" if seen["old"] else "killed before it, all new"), []
 
 
-def partial_kill_once(staged, root: Path, rng: random.Random, window: float):
+def partial_kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
     ws = root / "ws"
     (ws / "src").mkdir(parents=True)
     files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
@@ -349,7 +350,7 @@ def partial_kill_once(staged, root: Path, rng: random.Random, window: float):
     only = [f"src/{p.name}" for _, p in chosen]
     child = subprocess.Popen([staged, "--workspace", str(ws), "resolve", "apply", "--reason", "stress", "--only", *only],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    kill_at_random(child, rng, window)
+    kill_in_turn(child, ws, rng, window, n_run)
     out = run(staged, ws, "--json", "pending", check=True)  # recovers first
     left = json.loads(out.stdout)["pending"]
     a, b = states(chosen), states(rest)
@@ -389,8 +390,8 @@ def main():
         "swap": lambda root, n: swap_once(staged, root),
         "kill": lambda root, n: kill_once(staged, root, rng, window, n),
         "undo-race": lambda root, n: undo_race_once(staged, root),
-        "undo-kill": lambda root, n: undo_kill_once(staged, root, rng, window),
-        "partial-kill": lambda root, n: partial_kill_once(staged, root, rng, window),
+        "undo-kill": lambda root, n: undo_kill_once(staged, root, rng, window, n),
+        "partial-kill": lambda root, n: partial_kill_once(staged, root, rng, window, n),
     }
     rows = []
     for name in args.only.split(","):
