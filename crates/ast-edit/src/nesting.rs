@@ -16,6 +16,11 @@
 //! parsed again, and the matches one level up are rewritten by ast-grep from the new tree (so
 //! their captures hold the rewritten text, indented as ast-grep indents), until the outermost.
 //! A file is parsed once per level of nesting, and not at all when nothing nests.
+//!
+//! A rewrite that uses a capture twice doubles what nests in it at every level: `[$A]` to
+//! `[$A, $A]` over 40 nested arrays would be 2^40 copies. [`compose`] stops a file whose text
+//! would grow past [`MAX_GROWTH`] times its size (at least [`MIN_LIMIT`] bytes): the file is
+//! reported as an issue, and left alone, before the text is built.
 
 use std::ops::Range;
 
@@ -147,6 +152,12 @@ pub(crate) struct Rematch {
     pub(crate) range: Range<usize>,
 }
 
+/// How many times its original size a file may grow to through nested rewrites.
+pub(crate) const MAX_GROWTH: usize = 8;
+
+/// The size a small file may always grow to through nested rewrites.
+pub(crate) const MIN_LIMIT: usize = 1 << 20;
+
 /// Rewrites matches again from the text as it is at one level (see [`compose`]).
 pub(crate) type Rewrite<'a> = dyn FnMut(&str, &[Rematch]) -> Result<Vec<String>, String> + 'a;
 
@@ -160,6 +171,7 @@ pub(crate) fn compose(
 ) -> Result<Vec<String>, String> {
     let levels = forest.levels();
     let height = levels.iter().copied().max().unwrap_or(0);
+    let limit = original.len().saturating_mul(MAX_GROWTH).max(MIN_LIMIT);
     let mut replacement: Vec<String> = forest.kept.iter().map(|m| m.replacement.clone()).collect();
     let mut text = original.to_owned();
     // Where each kept match is in `text`.
@@ -171,7 +183,15 @@ pub(crate) fn compose(
             .map(|i| (ranges[i].clone(), i))
             .collect();
         edits.sort_by_key(|(r, _)| r.start);
-        let mut next = String::with_capacity(text.len());
+        let grown = edits.iter().fold(text.len(), |len, (range, i)| {
+            len.saturating_sub(range.end - range.start).saturating_add(replacement[*i].len())
+        });
+        if grown > limit {
+            return Err(format!(
+                "its nested rewrites would grow it past {limit} bytes ({MAX_GROWTH} times its size, at least {MIN_LIMIT}) at nesting level {level}: the rewrite copies a capture that holds further matches; narrow the pattern or rewrite in several steps"
+            ));
+        }
+        let mut next = String::with_capacity(grown);
         let mut last = 0usize;
         let mut shifts: Vec<(usize, usize, isize)> = Vec::with_capacity(edits.len());
         for (range, i) in &edits {
@@ -182,10 +202,19 @@ pub(crate) fn compose(
             last = range.end;
         }
         next.push_str(text.get(last..).ok_or("nested edit out of bounds")?);
+        // The edits are sorted and disjoint, so their ends are sorted too: a position shifts by
+        // the edits that end before it (found by binary search over running totals), and by
+        // those that end at it, unless it starts a range there and the edit is an insertion.
+        let mut before = Vec::with_capacity(shifts.len() + 1);
+        before.push(0isize);
+        for &(_, _, delta) in &shifts {
+            before.push(before[before.len() - 1] + delta);
+        }
         let map = |pos: usize, is_end: bool| -> usize {
-            let mut shift = 0isize;
-            for &(start, end, delta) in &shifts {
-                if end < pos || (end == pos && (is_end || start < end)) {
+            let first = shifts.partition_point(|&(_, end, _)| end < pos);
+            let mut shift = before[first];
+            for &(start, end, delta) in shifts[first..].iter().take_while(|s| s.1 == pos) {
+                if is_end || start < end {
                     shift += delta;
                 }
             }

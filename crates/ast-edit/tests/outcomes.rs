@@ -424,3 +424,25 @@ async fn a_preview_holds_no_file_contents() {
     };
     assert_eq!(diffs(&lean), diffs(&full));
 }
+
+/// A rewrite that copies a capture holding further matches doubles the text at every level of
+/// nesting: over 40 nested arrays, 2^40 copies. The file is an issue, reported at once, and
+/// left alone; the other files are rewritten as usual.
+#[tokio::test]
+async fn nested_rewrites_that_would_grow_a_file_without_bound_are_an_issue() {
+    let deep = format!("x = {}1{};\n", "[".repeat(40), "]".repeat(40));
+    let fx = Fixture::new(&[("deep.ts", deep.as_str()), ("flat.ts", "y = [2];\n")]);
+    let res = fx
+        .edit(json!({"ops": [{"pat": "[$A]", "out": "[$A, $A]"}], "paths": ["."]}))
+        .await
+        .unwrap();
+    let text = res.text_content();
+    assert!(
+        text.contains("- deep.ts: its nested rewrites would grow it past 1048576 bytes (8 times its size, at least 1048576) at nesting level"),
+        "{text}"
+    );
+    let preview = PreviewDetails::parse(details(&res)).unwrap();
+    assert_eq!((preview.total_replacements, preview.files_touched), (1, 1));
+    assert!(preview.diff.contains("+y = [2, 2];"), "{}", preview.diff);
+    assert_eq!(fx.read("deep.ts"), deep);
+}
