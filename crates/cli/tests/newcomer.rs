@@ -143,6 +143,35 @@ fn a_rewrite_with_an_unbound_metavariable_is_refused_naming_it() {
 }
 
 #[test]
+fn nested_matches_compose_and_crossing_ones_are_refused_naming_both() {
+    let ws = workspace(&[("a.rs", "fn f() { let b = Box::new(Box::new(x)); }\n")]);
+    let out =
+        staged(ws.path(), &["--json", "ast-edit", "--op", "Box::new($A)", "Box::from($A)", "a.rs"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["details"]["totalReplacements"], 2);
+    let out = staged(ws.path(), &["resolve", "apply", "--reason", "from, not new"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(ws.path(), "a.rs"), "fn f() { let b = Box::from(Box::from(x)); }\n");
+    // Two different rewrites of the same code: refused at preview, naming both places.
+    let out = staged(
+        ws.path(),
+        &[
+            "ast-edit",
+            "--op",
+            "Box::from($A)",
+            "a($A)",
+            "--op",
+            "Box::from(Box::from($A))",
+            "b($A)",
+            "a.rs",
+        ],
+    );
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(stderr(&out).contains("a.rs:1:18"), "{}", stderr(&out));
+    assert!(pending_ids(ws.path()).is_empty());
+}
+
+#[test]
 fn a_rewrite_that_changes_nothing_stages_nothing() {
     let ws = workspace(&[("a.rs", "fn f() { let v = Value::Null; g(Value::Null); }\n")]);
     let out =
