@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http]
 
-Six experiments, each repeated N times (default 200) against the real `staged` binary
+Seven experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -22,16 +22,23 @@ Six experiments, each repeated N times (default 200) against the real `staged` b
 * partial-kill: `staged resolve apply --only` (half the files) gets SIGKILL as in kill.
   After recovery either nothing was written and the whole preview is pending, or exactly the
   named files are new and the remainder (the other half) is the only pending preview.
+* http: `staged mcp --http` on loopback with a token gets 11 attacks (no token, a wrong or
+  partial token, the token as Basic, tool calls that would stage and apply without it, foreign,
+  `null` and look-alike Origins, foreign Hosts): each must get 401 or 403, the file must not
+  change and nothing may be staged; a request with the token must get 200.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
 
 import argparse
 import ctypes
+import http.client
 import json
 import os
 import random
+import secrets
 import shutil
+import socket
 import signal
 import subprocess
 import sys
@@ -72,6 +79,18 @@ def stage(staged, ws):
     run(staged, ws, "ast-edit", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", "src", check=True)
 
 
+def staged_workspace(staged, root: Path):
+    """A fresh workspace of 100 files with one preview staged over all of them; returns
+    (ws, [(i, path)])."""
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
+    for i, p in files:
+        p.write_text(old(i))
+    stage(staged, ws)
+    return ws, files
+
+
 def pending_ids(staged, ws):
     out = run(staged, ws, "--json", "pending", check=True)
     return [e["id"] for e in json.loads(out.stdout)["pending"]]
@@ -94,12 +113,7 @@ def states(paths):
 
 
 def readers_once(staged, root: Path):
-    ws = root / "ws"
-    (ws / "src").mkdir(parents=True)
-    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
-    for i, p in files:
-        p.write_text(old(i))
-    stage(staged, ws)
+    ws, files = staged_workspace(staged, root)
     stop = threading.Event()
     reader_problems = []
 
@@ -198,12 +212,7 @@ def apply_seconds(staged):
 
 
 def kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
-    ws = root / "ws"
-    (ws / "src").mkdir(parents=True)
-    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
-    for i, p in files:
-        p.write_text(old(i))
-    stage(staged, ws)
+    ws, files = staged_workspace(staged, root)
     preview = pending_ids(staged, ws)
     child = subprocess.Popen(
         [staged, "--workspace", str(ws), "resolve", "apply", "--reason", "stress"],
@@ -233,12 +242,7 @@ def kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int)
 
 def applied_workspace(staged, root: Path):
     """A workspace whose 100-file preview was applied; returns (ws, files)."""
-    ws = root / "ws"
-    (ws / "src").mkdir(parents=True)
-    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
-    for i, p in files:
-        p.write_text(old(i))
-    stage(staged, ws)
+    ws, files = staged_workspace(staged, root)
     run(staged, ws, "resolve", "apply", "--reason", "stress", check=True)
     return ws, files
 
@@ -338,12 +342,7 @@ def undo_kill_once(staged, root: Path, rng: random.Random, window: float, n_run:
 
 
 def partial_kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
-    ws = root / "ws"
-    (ws / "src").mkdir(parents=True)
-    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
-    for i, p in files:
-        p.write_text(old(i))
-    stage(staged, ws)
+    ws, files = staged_workspace(staged, root)
     preview = pending_ids(staged, ws)
     chosen = [(i, p) for i, p in files if i % 2 == 0]
     rest = [(i, p) for i, p in files if i % 2 == 1]
@@ -376,11 +375,106 @@ def partial_kill_once(staged, root: Path, rng: random.Random, window: float, n_r
     return ("killed after the commit point, half new, rest pending" if a["new"] else "killed before it, all old"), []
 
 
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def post(port, body, headers, host=None):
+    """POSTs `body` to /mcp with exactly `headers` (and `host` as the Host header); returns the
+    status and the response headers."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.putrequest("POST", "/mcp", skip_host=True, skip_accept_encoding=True)
+        conn.putheader("Host", host or f"127.0.0.1:{port}")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Accept", "application/json, text/event-stream")
+        for name, value in headers.items():
+            conn.putheader(name, value)
+        data = json.dumps(body).encode()
+        conn.putheader("Content-Length", str(len(data)))
+        conn.endheaders(data)
+        res = conn.getresponse()
+        return res.status, dict(res.getheaders())
+    finally:
+        conn.close()
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "stress", "version": "1"}}}
+
+
+def call(name, arguments):
+    return {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+def http_once(staged, root: Path):
+    """`staged mcp --http` on loopback with a token: every request without the token, with a
+    wrong one, or with a foreign Origin or Host is refused (401 or 403), including tool calls
+    that would stage and apply an edit; the file stays as it was and nothing is staged. One
+    request with the token is the control (200)."""
+    ws = root / "ws"
+    (ws / ".git").mkdir(parents=True)
+    target = ws / "a.ts"
+    target.write_text("foo(1);\n")
+    token = secrets.token_urlsafe(24)
+    port = free_port()
+    env = dict(os.environ, STAGED_MCP_TOKEN=token)
+    server = subprocess.Popen([staged, "--workspace", str(ws), "mcp", "--http", f"127.0.0.1:{port}"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    problems = []
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.02)
+        good = {"Authorization": f"Bearer {token}"}
+        status, headers = post(port, INITIALIZE, good)
+        if status != 200:
+            return "FAILED", [f"control: {status}"]
+        session = {"Mcp-Session-Id": headers.get("mcp-session-id", "")}
+        edit = call("ast_edit", {"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": ["a.ts"]})
+        apply = call("resolve", {"action": "apply", "reason": "attack"})
+        wrong = token[:-1] + ("A" if token[-1] != "A" else "B")
+        attacks = [
+            ("no token", INITIALIZE, {}, None, 401),
+            ("wrong token", INITIALIZE, {"Authorization": f"Bearer {wrong}"}, None, 401),
+            ("token as Basic", INITIALIZE, {"Authorization": f"Basic {token}"}, None, 401),
+            ("token prefix", INITIALIZE, {"Authorization": f"Bearer {token[:8]}"}, None, 401),
+            ("edit without token", edit, session, None, 401),
+            ("apply without token", apply, session, None, 401),
+            ("foreign Origin", INITIALIZE, {**good, "Origin": "http://evil.example"}, None, 403),
+            ("null Origin", INITIALIZE, {**good, "Origin": "null"}, None, 403),
+            ("look-alike Origin", edit, {**good, **session, "Origin": f"http://127.0.0.1.evil.example:{port}"}, None, 403),
+            ("foreign Host", edit, {**good, **session}, f"evil.example:{port}", 403),
+            ("rebinding Host", apply, {**good, **session}, f"attacker.localhost.evil:{port}", 403),
+        ]
+        for name, body, headers, host, expected in attacks:
+            status, _ = post(port, body, headers, host)
+            if status != expected:
+                problems.append(f"{name}: {status}, not {expected}")
+        if target.read_text() != "foo(1);\n":
+            problems.append("the file changed")
+        if pending_ids(staged, ws):
+            problems.append(f"staged: {pending_ids(staged, ws)}")
+        # The attacks were well-formed: with the token, the same edit call is served.
+        status, _ = post(port, edit, {**good, **session})
+        if status != 200:
+            problems.append(f"the edit call with the token: {status}")
+    finally:
+        server.terminate()
+        server.wait()
+    return ("11 attacks refused, control served" if not problems else "FAILED"), problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http")
     args = parser.parse_args()
     staged = shutil.which(args.staged) or args.staged
     rng = random.Random(1)
@@ -392,6 +486,7 @@ def main():
         "undo-race": lambda root, n: undo_race_once(staged, root),
         "undo-kill": lambda root, n: undo_kill_once(staged, root, rng, window, n),
         "partial-kill": lambda root, n: partial_kill_once(staged, root, rng, window, n),
+        "http": lambda root, n: http_once(staged, root),
     }
     rows = []
     for name in args.only.split(","):
