@@ -13,6 +13,12 @@ use std::time::Instant;
 use serde_json::json;
 use staged_ast_edit::{AstEditParams, EngineOptions, Op, Workspace, commit, compute_preview_with};
 
+/// The allocator of the `staged` binary (see crates/cli/src/main.rs), so that the benchmark
+/// measures what users run.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 struct Args {
     pattern: String,
     rewrite: String,

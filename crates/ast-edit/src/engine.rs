@@ -23,7 +23,7 @@ use crate::{
     nesting::{Found, Rematch, compose, plan},
     parallel::par_fold_in_order,
     params::ValidatedEdit,
-    scope::{Candidate, assign_languages, collect_candidates},
+    scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, parse, read_text},
 };
 
@@ -170,7 +170,7 @@ pub fn compute_preview_with(
     options: EngineOptions,
     cancel: Option<&CancelToken>,
 ) -> Result<EditPreview, AstEditError> {
-    let candidates = collect_candidates(workspace, &params.paths)?;
+    let candidates = collect_for_lang(workspace, &params.paths, params.lang)?;
     let (lang, candidates) = select_language(params.lang, candidates)?;
     let mut parse_errors = Vec::new();
     let rules: Vec<(String, Option<String>)> =

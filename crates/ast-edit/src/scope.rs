@@ -52,6 +52,30 @@ pub fn collect_candidates(
     workspace: &Workspace,
     paths: &[String],
 ) -> Result<Vec<Candidate>, AstEditError> {
+    collect(workspace, paths, &|_| true)
+}
+
+/// [`collect_candidates`] for a search in `lang` (or, with `None`, in each file's inferred
+/// language): a walk keeps only the files [`assign_languages`] would keep, and so never stats
+/// the others (most files of a mixed tree; the stats were half the walk's time). Files named
+/// explicitly are kept whatever their language, as `assign_languages` needs them to report.
+pub(crate) fn collect_for_lang(
+    workspace: &Workspace,
+    paths: &[String],
+    lang: Option<Lang>,
+) -> Result<Vec<Candidate>, AstEditError> {
+    collect(workspace, paths, &|path| match Lang::infer(path) {
+        Inferred::Lang(found) => lang.is_none_or(|lang| lang == found),
+        Inferred::NotCompiled(_) | Inferred::Unknown => false,
+    })
+}
+
+/// Resolves `paths`, keeping the walked files whose path passes `keep`.
+fn collect(
+    workspace: &Workspace,
+    paths: &[String],
+    keep: &(dyn Fn(&Path) -> bool + Sync),
+) -> Result<Vec<Candidate>, AstEditError> {
     let mut res: Vec<Candidate> = Vec::new();
     for entry in paths {
         let entry = entry.trim();
@@ -77,10 +101,10 @@ pub fn collect_candidates(
                 .map_err(|err| AstEditError::InvalidGlob(err.to_string()))?
                 .compile_matcher();
             let allow_node_modules = entry.contains("node_modules");
-            walk(workspace, &base_abs, Some(&matcher), allow_node_modules, &mut res);
+            walk(workspace, &base_abs, Some(&matcher), allow_node_modules, keep, &mut res);
         } else {
             let Some(rel) = workspace.resolve_existing(entry)? else {
-                walk(workspace, workspace.root(), None, false, &mut res);
+                walk(workspace, workspace.root(), None, false, keep, &mut res);
                 continue;
             };
             let meta = workspace
@@ -88,7 +112,7 @@ pub fn collect_candidates(
                 .symlink_metadata(&rel)
                 .map_err(|_| AstEditError::PathNotFound(entry.to_owned()))?;
             if meta.is_dir() {
-                walk(workspace, &absolute(workspace, Some(&rel)), None, false, &mut res);
+                walk(workspace, &absolute(workspace, Some(&rel)), None, false, keep, &mut res);
             } else if meta.is_file() {
                 res.push(Candidate {
                     root: workspace.fs().clone(),
@@ -160,6 +184,7 @@ fn walk(
     base: &Path,
     glob: Option<&GlobMatcher>,
     allow_node_modules: bool,
+    keep: &(dyn Fn(&Path) -> bool + Sync),
     out: &mut Vec<Candidate>,
 ) {
     let state_dir = workspace.state_dir();
@@ -205,6 +230,9 @@ fn walk(
                 if !glob.is_match(rel) {
                     return WalkState::Continue;
                 }
+            }
+            if !keep(path) {
+                return WalkState::Continue;
             }
             let Some(rel) = workspace.walked(path) else {
                 return WalkState::Continue;
@@ -277,6 +305,49 @@ mod tests {
             ("packages".to_owned(), "pkg-*/src/**/*.ts".to_owned())
         );
         assert_eq!(split_glob("*.ts"), (String::new(), "*.ts".to_owned()));
+    }
+
+    #[test]
+    fn a_walk_for_one_language_keeps_what_assign_languages_keeps() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (path, text) in [
+            ("a.ts", "a;"),
+            ("b.js", "b;"),
+            ("notes.txt", "n"),
+            ("sub/c.ts", "c;"),
+            ("sub/d.tsx", "d;"),
+        ] {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        }
+        let ws = Workspace::new(dir.path()).expect("workspace");
+        let paths = [".".to_owned(), "notes.txt".to_owned()];
+        let shown = |lang: Option<Lang>| -> Vec<String> {
+            collect_for_lang(&ws, &paths, lang)
+                .expect("collect")
+                .into_iter()
+                .map(|c| c.display)
+                .collect()
+        };
+        // An explicitly named file stays, whatever its language, for assign_languages to judge.
+        assert_eq!(shown(Some(Lang::TypeScript)), ["a.ts", "notes.txt", "sub/c.ts"]);
+        assert_eq!(shown(None), ["a.ts", "b.js", "notes.txt", "sub/c.ts", "sub/d.tsx"]);
+        // And the filter changes nothing assign_languages returns.
+        for lang in [None, Some(Lang::TypeScript), Some(Lang::JavaScript)] {
+            let all = collect_candidates(&ws, &paths).expect("collect");
+            let filtered = collect_for_lang(&ws, &paths, lang).expect("collect");
+            let names = |list: Vec<(Candidate, Lang)>| -> Vec<(String, Lang)> {
+                list.into_iter().map(|(c, l)| (c.display, l)).collect()
+            };
+            let wide = assign_languages(lang, all, "ast_edit");
+            let narrow = assign_languages(lang, filtered, "ast_edit");
+            match (wide, narrow) {
+                (Ok(a), Ok(b)) => assert_eq!(names(a), names(b)),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("differ: {:?} / {:?}", a.map(names), b.map(names)),
+            }
+        }
     }
 
     #[test]

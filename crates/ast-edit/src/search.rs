@@ -17,7 +17,7 @@ use crate::{
     grep_tool::AST_GREP_TOOL_NAME,
     parallel::par_fold_in_order,
     params::{validate_limit, validate_paths, validate_pattern_len},
-    scope::{Candidate, assign_languages, collect_candidates},
+    scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, parse, read_text},
 };
 
@@ -86,7 +86,7 @@ pub fn search(
     let lang = params.lang.as_deref().map(Lang::parse).transpose()?;
     let limit = validate_limit(params.limit)?;
     let strictness = params.strictness.unwrap_or_default();
-    let candidates = collect_candidates(workspace, &paths)?;
+    let candidates = collect_for_lang(workspace, &paths, lang)?;
     let files: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
     let mut result = SearchResult { files_searched: files.len(), ..SearchResult::default() };
     let mut rules: HashMap<Lang, Vec<Rule>> = HashMap::new();

@@ -44,7 +44,9 @@ pub(crate) fn parse(text: &str, lang: Lang, display: &str) -> Result<Parsed, Str
 /// background thread, so neither the caller nor a pool worker waits for it, and the memory it
 /// held is then given back to the operating system: glibc keeps freed memory in per-thread
 /// arenas, so without this every worker thread's footprint stays at the biggest tree it ever
-/// parsed, and the process's peak is their sum.
+/// parsed, and the process's peak is their sum. (In a process whose allocator is not glibc's,
+/// such as the `staged` binary with jemalloc, `malloc_trim` finds nothing to trim and that
+/// allocator's own decay gives the pages back.)
 pub(crate) fn dispose(root: Parsed, candidate: &Candidate) {
     if !candidate.is_big() {
         return drop(root);
