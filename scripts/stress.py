@@ -229,15 +229,8 @@ def kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int)
         problems.append(f"all new but still pending: {left}")
     if seen["old"] == N_FILES and left != preview:
         problems.append(f"all old but the stack is {left}, not {preview}")
-    if stray_temps(ws):
-        problems.append("temp files left")
-    if journal_left(ws):
-        problems.append(f"journal left: {journal_left(ws)}")
-    if problems:
-        return "FAILED", problems
-    if child.returncode == 0:
-        return "finished before the kill", []
-    return ("killed after the commit point, all new" if seen["new"] else "killed before it, all old"), []
+    return kill_verdict(ws, child, problems, "killed after the commit point, all new", "killed before it, all old",
+                        committed=bool(seen["new"]))
 
 
 def applied_workspace(staged, root: Path):
@@ -258,6 +251,24 @@ def journal_left(ws):
     return [n for n in os.listdir(journal) if n not in ("commit.lock", "write.lock")] if journal.exists() else []
 
 
+def leftovers(ws):
+    """Temp files or journal entries a finished, failed or recovered command left behind."""
+    temps, journal = stray_temps(ws), journal_left(ws)
+    return [f"left behind: temps {temps}, journal {journal}"] if temps or journal else []
+
+
+def kill_verdict(ws, child, problems, after: str, before: str, committed: bool):
+    """The outcome of one killed command: FAILED with its problems (and leftovers), else whether
+    it finished before the kill or was killed after (`after`) or before (`before`) its commit
+    point."""
+    problems = problems + leftovers(ws)
+    if problems:
+        return "FAILED", problems
+    if child.returncode == 0:
+        return "finished before the kill", []
+    return (after if committed else before), []
+
+
 def undo_race_once(staged, root: Path):
     ws, files = applied_workspace(staged, root)
     argv = [staged, "--workspace", str(ws), "undo", "--reason", "race"]
@@ -273,8 +284,7 @@ def undo_race_once(staged, root: Path):
         problems.append(f"files: {dict(seen)}")
     if len(undone) != 1:
         problems.append(f"{len(undone)} undone entries")
-    if stray_temps(ws) or journal_left(ws):
-        problems.append("temp or journal files left")
+    problems += leftovers(ws)
     return ("one undo, one refusal" if not problems else "FAILED"), problems
 
 
@@ -332,13 +342,8 @@ def undo_kill_once(staged, root: Path, rng: random.Random, window: float, n_run:
         problems.append(f"all new but the log says undone: {[e['outcome'] for e in entries]}")
     elif seen["old"] == N_FILES and (len(undone) != 1 or applied[0].get("revertedBy") != undone[0]["entry"]):
         problems.append(f"all old but the log is {[(e['outcome'], e.get('revertedBy')) for e in entries]}")
-    if stray_temps(ws) or journal_left(ws):
-        problems.append("temp or journal files left")
-    if problems:
-        return "FAILED", problems
-    if child.returncode == 0:
-        return "finished before the kill", []
-    return ("killed after the commit point, all old" if seen["old"] else "killed before it, all new"), []
+    return kill_verdict(ws, child, problems, "killed after the commit point, all old", "killed before it, all new",
+                        committed=bool(seen["old"]))
 
 
 def partial_kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
@@ -366,13 +371,8 @@ def partial_kill_once(staged, root: Path, rng: random.Random, window: float, n_r
             problems.append(f"the chosen files are new but the stack is {left}")
     else:
         problems.append(f"mixed chosen files: {dict(a)}")
-    if stray_temps(ws) or journal_left(ws):
-        problems.append("temp or journal files left")
-    if problems:
-        return "FAILED", problems
-    if child.returncode == 0:
-        return "finished before the kill", []
-    return ("killed after the commit point, half new, rest pending" if a["new"] else "killed before it, all old"), []
+    return kill_verdict(ws, child, problems, "killed after the commit point, half new, rest pending",
+                        "killed before it, all old", committed=bool(a["new"]))
 
 
 def free_port():

@@ -64,10 +64,17 @@ pub(crate) fn collect_for_lang(
     paths: &[String],
     lang: Option<Lang>,
 ) -> Result<Vec<Candidate>, AstEditError> {
-    collect(workspace, paths, &|path| match Lang::infer(path) {
+    collect(workspace, paths, &|path| searched_when_walked(lang, path))
+}
+
+/// Whether a walked (not explicitly named) file is searched: it is of `lang`, or, without
+/// `lang`, of any compiled-in language. The one rule for both the walk and
+/// [`assign_languages`].
+fn searched_when_walked(lang: Option<Lang>, path: &Path) -> bool {
+    match Lang::infer(path) {
         Inferred::Lang(found) => lang.is_none_or(|lang| lang == found),
         Inferred::NotCompiled(_) | Inferred::Unknown => false,
-    })
+    }
 }
 
 /// Resolves `paths`, keeping the walked files whose path passes `keep`.
@@ -267,7 +274,7 @@ pub(crate) fn assign_languages(
     if let Some(lang) = lang {
         return Ok(candidates
             .into_iter()
-            .filter(|c| c.explicit || Lang::infer(c.rel.as_path()) == Inferred::Lang(lang))
+            .filter(|c| c.explicit || searched_when_walked(Some(lang), c.rel.as_path()))
             .map(|c| (c, lang))
             .collect());
     }
