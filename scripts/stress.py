@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open]
 
-Seven experiments, each repeated N times (default 200) against the real `staged` binary
+Eight experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -26,6 +26,9 @@ Seven experiments, each repeated N times (default 200) against the real `staged`
   partial token, the token as Basic, tool calls that would stage and apply without it, foreign,
   `null` and look-alike Origins, foreign Hosts): each must get 401 or 403, the file must not
   change and nothing may be staged; a request with the token must get 200.
+* first-open: in a workspace that has no state yet, 4 `staged ast-edit` (each on its own file)
+  and 4 `staged pending` start at once, so all 8 create or open the new database together.
+  Every one must exit 0, and the 4 previews must all be pending.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -470,11 +473,38 @@ def http_once(staged, root: Path):
     return ("11 attacks refused, control served" if not problems else "FAILED"), problems
 
 
+FIRST_OPEN_EDITS = 4
+FIRST_OPEN_READERS = 4
+
+
+def first_open_once(staged, root: Path):
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    files = [(i, ws / "src" / f"f{i}.ts") for i in range(FIRST_OPEN_EDITS)]
+    for i, p in files:
+        p.write_text(old(i))
+    base = [staged, "--workspace", str(ws)]
+    argvs = [base + ["ast-edit", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", str(p)] for _, p in files]
+    argvs += [base + ["--json", "pending"]] * FIRST_OPEN_READERS
+    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for a in argvs]
+    problems = []
+    for argv, proc in zip(argvs, procs):
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            problems.append(f"{argv[3]} exit {proc.returncode}: {err.strip()}")
+    n_pending = len(pending_ids(staged, ws))
+    if n_pending != FIRST_OPEN_EDITS:
+        problems.append(f"{n_pending} pending, expected {FIRST_OPEN_EDITS}")
+    if states(files)["old"] != FIRST_OPEN_EDITS:
+        problems.append(f"files: {dict(states(files))}")
+    return ("all 8 opened, 4 pending" if not problems else "FAILED"), problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open")
     args = parser.parse_args()
     staged = shutil.which(args.staged) or args.staged
     rng = random.Random(1)
@@ -487,6 +517,7 @@ def main():
         "undo-kill": lambda root, n: undo_kill_once(staged, root, rng, window, n),
         "partial-kill": lambda root, n: partial_kill_once(staged, root, rng, window, n),
         "http": lambda root, n: http_once(staged, root),
+        "first-open": lambda root, n: first_open_once(staged, root),
     }
     rows = []
     for name in args.only.split(","):

@@ -14,7 +14,7 @@ use std::{
     fmt,
     path::{Path, PathBuf},
     sync::{Arc, Mutex, MutexGuard},
-    time::{Duration, SystemTime, UNIX_EPOCH},
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
 use rusqlite::{
@@ -561,15 +561,7 @@ impl PendingActionStore for SqliteStore {
 /// Creates the schema in a new database. An up-to-date database is only read, so that
 /// opening a store (as every read-only command does) never takes the write lock.
 fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(rusqlite::Error::InvalidParameterName(format!(
-                "could not switch to WAL mode (got `{mode}`)"
-            )));
-        }
-    }
+    switch_to_wal(conn)?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     // Checkpoint the WAL every 256 pages (1 MiB) and cut it back to 1 MiB afterwards, so that
     // the database and its side files stay small however many resolves the log has seen
@@ -613,6 +605,40 @@ fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
         let _ = conn.execute_batch("VACUUM");
     }
     Ok(())
+}
+
+/// Puts the database in WAL mode, which it keeps for good once one connection has switched.
+///
+/// The switch needs the database to itself, and SQLite answers `SQLITE_BUSY` at once, without
+/// calling the busy handler, when another connection holds it at that moment: for example
+/// when several processes open a workspace's new database together. So a busy switch is
+/// tried again, for as long as a write would wait, and usually finds the database already
+/// switched by the other connection.
+fn switch_to_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
+        if mode.eq_ignore_ascii_case("wal") {
+            return Ok(());
+        }
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0)) {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => {
+                return Err(rusqlite::Error::InvalidParameterName(format!(
+                    "could not switch to WAL mode (got `{mode}`)"
+                )));
+            }
+            Err(err)
+                if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(err) => return Err(err),
+        }
+    }
 }
 
 /// Reads a row as stored. A row whose JSON columns do not parse still lists (and can be

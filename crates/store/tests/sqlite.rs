@@ -175,6 +175,38 @@ fn concurrent_resolves_from_two_instances_apply_exactly_once() {
     }
 }
 
+/// Processes that start together in a new workspace all open its new database: the first
+/// switch to WAL mode must not turn the others away with "database is locked".
+#[test]
+fn instances_opening_a_new_database_at_the_same_moment_all_succeed() {
+    const INSTANCES: usize = 8;
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let start = Arc::new(std::sync::Barrier::new(INSTANCES));
+        let applies = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..INSTANCES)
+            .map(|t| {
+                let path = dir.path().to_path_buf();
+                let start = Arc::clone(&start);
+                let applies = Arc::clone(&applies);
+                std::thread::spawn(move || {
+                    start.wait();
+                    let store = SqliteStore::open(&path, rehydrators(&applies))
+                        .map_err(|err| format!("round {round}, instance {t}: {err}"))?;
+                    store
+                        .push(note(&format!("{round}-{t}"), &applies))
+                        .map_err(|err| format!("round {round}, instance {t}: {err}"))
+                })
+            })
+            .collect();
+        let errors: Vec<String> =
+            handles.into_iter().filter_map(|h| h.join().unwrap().err()).collect();
+        assert_eq!(errors, Vec::<String>::new());
+        let store = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap();
+        assert_eq!(store.len().unwrap(), INSTANCES);
+    }
+}
+
 #[test]
 fn concurrent_pushes_from_many_instances_get_unique_ids() {
     let dir = tempfile::tempdir().unwrap();
