@@ -82,14 +82,20 @@ def stage(staged, ws):
     run(staged, ws, "ast-edit", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", "src", check=True)
 
 
+def fresh_workspace(root: Path, n_files: int):
+    """A workspace of `n_files` old files in src/ and no state yet; returns (ws, [(i, path)])."""
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(n_files)]
+    for i, p in files:
+        p.write_text(old(i))
+    return ws, files
+
+
 def staged_workspace(staged, root: Path):
     """A fresh workspace of 100 files with one preview staged over all of them; returns
     (ws, [(i, path)])."""
-    ws = root / "ws"
-    (ws / "src").mkdir(parents=True)
-    files = [(i, ws / "src" / f"f{i:03}.ts") for i in range(N_FILES)]
-    for i, p in files:
-        p.write_text(old(i))
+    ws, files = fresh_workspace(root, N_FILES)
     stage(staged, ws)
     return ws, files
 
@@ -478,11 +484,7 @@ FIRST_OPEN_READERS = 4
 
 
 def first_open_once(staged, root: Path):
-    ws = root / "ws"
-    (ws / "src").mkdir(parents=True)
-    files = [(i, ws / "src" / f"f{i}.ts") for i in range(FIRST_OPEN_EDITS)]
-    for i, p in files:
-        p.write_text(old(i))
+    ws, files = fresh_workspace(root, FIRST_OPEN_EDITS)
     base = [staged, "--workspace", str(ws)]
     argvs = [base + ["ast-edit", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", str(p)] for _, p in files]
     argvs += [base + ["--json", "pending"]] * FIRST_OPEN_READERS
@@ -497,7 +499,8 @@ def first_open_once(staged, root: Path):
         problems.append(f"{n_pending} pending, expected {FIRST_OPEN_EDITS}")
     if states(files)["old"] != FIRST_OPEN_EDITS:
         problems.append(f"files: {dict(states(files))}")
-    return ("all 8 opened, 4 pending" if not problems else "FAILED"), problems
+    n_procs = FIRST_OPEN_EDITS + FIRST_OPEN_READERS
+    return (f"all {n_procs} opened, {FIRST_OPEN_EDITS} pending" if not problems else "FAILED"), problems
 
 
 def main():

@@ -190,12 +190,10 @@ fn instances_opening_a_new_database_at_the_same_moment_all_succeed() {
                 let start = Arc::clone(&start);
                 let applies = Arc::clone(&applies);
                 std::thread::spawn(move || {
+                    let at = |err: StoreError| format!("round {round}, instance {t}: {err}");
                     start.wait();
-                    let store = SqliteStore::open(&path, rehydrators(&applies))
-                        .map_err(|err| format!("round {round}, instance {t}: {err}"))?;
-                    store
-                        .push(note(&format!("{round}-{t}"), &applies))
-                        .map_err(|err| format!("round {round}, instance {t}: {err}"))
+                    let store = SqliteStore::open(&path, rehydrators(&applies)).map_err(at)?;
+                    store.push(note(&format!("{round}-{t}"), &applies)).map_err(at)
                 })
             })
             .collect();
