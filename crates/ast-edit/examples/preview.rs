@@ -11,7 +11,9 @@
 use std::time::Instant;
 
 use serde_json::json;
-use staged_ast_edit::{AstEditParams, EngineOptions, Op, Workspace, commit, compute_preview_with};
+use staged_ast_edit::{
+    AstEditParams, EngineOptions, Op, Step, Workspace, commit, compute_preview_with,
+};
 
 /// The allocator of the `staged` binary (see crates/cli/src/main.rs), so that the benchmark
 /// measures what users run.
@@ -88,7 +90,8 @@ fn run() -> Result<serde_json::Value, String> {
         compute_preview_with(&workspace, &validated, options, None).map_err(|e| e.to_string())?;
     if args.apply {
         let writes = preview.writes().ok_or("the rewritten contents were not kept")?;
-        commit(&workspace, &writes).map_err(|e| e.to_string())?;
+        let steps: Vec<Step> = writes.into_iter().map(Step::from).collect();
+        commit(&workspace, &steps).map_err(|e| e.to_string())?;
     }
     Ok(json!({
         "totalReplacements": preview.total_replacements(),

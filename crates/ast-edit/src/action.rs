@@ -24,7 +24,7 @@ use crate::{
     compute_preview_with,
     details::StaleDetails,
     fingerprint::fingerprint,
-    journal::{CommitOptions, CommitStep, commit_with},
+    journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit_with},
     render::{action_label, file_replacements, plural, preview_details},
 };
 
@@ -263,7 +263,7 @@ impl AstEditAction {
                     after: Some(fingerprint(write.contents.as_bytes())),
                 })
                 .collect(),
-            undo: Some(crate::undo::undo_data(&preview)),
+            undo: Some(undo_data(&preview)),
             remainder: remainder.map(|action| Arc::new(action) as Arc<dyn PendingAction>),
         };
         // The origin lets start-up recovery retire this preview if a crash interrupts the
@@ -276,19 +276,21 @@ impl AstEditAction {
         };
         let mut abandon = |_: &str| retirement.abandon();
         let mut retire = || retirement.retire().is_ok();
+        let steps: Vec<Step> = writes.into_iter().map(Step::from).collect();
         let options = CommitOptions {
             origin: origin.as_deref(),
+            prune: &[],
             prepare: Some(&mut prepare),
             abandon: Some(&mut abandon),
             retire: Some(&mut retire),
             observer: Some(observer),
         };
-        match commit_with(&self.workspace, &writes, options) {
-            Ok(()) => {}
-            Err(AstEditError::Drifted(path)) => {
+        match commit_with(&self.workspace, &steps, options) {
+            Ok(_) => {}
+            Err(staged_journal::JournalError::Drifted(path)) => {
                 return Ok(self.stale(&format!("{path} changed since the preview")));
             }
-            Err(err) => return Err(ActionError::other(err)),
+            Err(err) => return Err(ActionError::other(AstEditError::from(err))),
         }
         let mut details = json!({
             "totalReplacements": total,
@@ -406,6 +408,18 @@ impl PendingAction for AstEditAction {
         true
     }
 
+    fn files(&self) -> Vec<staged_core::ActionFile> {
+        self.expected
+            .files
+            .iter()
+            .map(|file| staged_core::ActionFile {
+                path: file.path.clone(),
+                from: None,
+                summary: plural(file.count, "replacement"),
+            })
+            .collect()
+    }
+
     fn payload(&self) -> Option<Value> {
         let payload = AstEditPayload {
             tool: AST_EDIT_TOOL_NAME.to_owned(),
@@ -447,6 +461,27 @@ impl PendingAction for AstEditAction {
         .await
         .map_err(|err| ActionError::other(format!("ast_edit apply worker failed: {err}")))?
     }
+}
+
+/// The undo data of an apply that wrote `preview`'s files: each file's edits, as made.
+fn undo_data(preview: &EditPreview) -> Value {
+    let ops = preview
+        .files
+        .iter()
+        .map(|file| Applied::Update {
+            path: file.path.clone(),
+            edits: file
+                .edits
+                .iter()
+                .map(|edit| ByteEdit {
+                    start: edit.byte_start,
+                    before: edit.before.clone(),
+                    after: edit.after.clone(),
+                })
+                .collect(),
+        })
+        .collect();
+    UndoData::of(ops).to_value()
 }
 
 /// The key of `resolve`'s `extra` that names the files of a partial apply.

@@ -46,6 +46,25 @@ impl AstEditError {
     }
 }
 
+impl From<staged_journal::JournalError> for AstEditError {
+    fn from(err: staged_journal::JournalError) -> Self {
+        use staged_journal::JournalError as J;
+        match err {
+            J::PathNotFound(path) => AstEditError::PathNotFound(path),
+            J::OutsideWorkspace { path, root } => AstEditError::OutsideWorkspace { path, root },
+            J::EditOutOfBounds => AstEditError::EditOutOfBounds,
+            J::Read { path, message } => AstEditError::Read { path, message },
+            J::Write { path, message } => AstEditError::Write { path, message },
+            J::Drifted(path) | J::Appeared(path) => AstEditError::Drifted(path),
+            J::Journal(message) => AstEditError::Journal(message),
+            J::StateDir { path, message } => AstEditError::StateDir { path, message },
+            J::InvalidWorkspace { path, message } => {
+                AstEditError::InvalidWorkspace { path, message }
+            }
+        }
+    }
+}
+
 /// A failure of validation, scope resolution, the engine, or a write.
 #[derive(Debug, thiserror::Error)]
 pub enum AstEditError {

@@ -18,52 +18,62 @@
 mod action;
 mod compile;
 mod details;
-mod diff;
 mod edit_tool;
 mod edits;
 mod engine;
 mod error;
-mod fingerprint;
 mod grep_tool;
-mod journal;
 mod lang;
 mod nesting;
 mod parallel;
 mod params;
 mod prefilter;
+mod preview_diff;
 mod render;
 mod scope;
 mod search;
 mod source;
-mod undo;
-mod workspace;
+
+/// The root, the fingerprints and the journal live in `staged-journal`, below this crate.
+mod fingerprint {
+    pub(crate) use staged_journal::{Hasher, fingerprint, tag};
+}
+mod journal {
+    pub(crate) use staged_journal::{Applied, Edit as ByteEdit, UndoData};
+    pub(crate) use staged_journal::{CommitOptions, CommitStep, FileWrite, Step, commit_with};
+}
+mod workspace {
+    pub(crate) use staged_journal::STATE_DIR_NAME;
+}
+mod diff {
+    pub(crate) use crate::preview_diff::{file_diff_indexed, take_unified_diff, unified_diff};
+}
 
 pub use crate::{
     action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile, FILES_EXTRA_KEY},
     details::{
         DetailsError, LANG_REQUIRED, LangCount, LangRequiredDetails, PreviewDetails, StaleDetails,
     },
-    diff::{file_diff, unified_diff},
     edit_tool::AstEditTool,
-    edits::{Edit, LineIndex, RawEdit, apply_edits, normalize},
+    edits::{Edit, RawEdit, apply_edits, normalize},
     engine::{
         EditPreview, EngineOptions, FileContents, FileEdits, compute_preview, compute_preview_with,
     },
     error::AstEditError,
-    fingerprint::{fingerprint, tag},
     grep_tool::{AST_GREP_TOOL_NAME, AstGrepTool, search_details, search_text},
-    journal::{
-        CommitOptions, CommitStep, FileWrite, PrepareHook, RecoveryHooks, RecoveryReport, commit,
-        commit_observed, commit_with, recover, recover_hooked, recover_with,
-    },
     lang::{Inferred, Lang, supported_aliases},
     params::{AstEditParams, AstGrepParams, DEFAULT_MAX_FILES, Op, Strictness, ValidatedEdit},
+    preview_diff::{file_diff, unified_diff},
     render::{
         PARSE_ERRORS_LIMIT, PREVIEW_HEADER, action_label, parse_issues_block, preview_details,
         preview_text,
     },
     scope::{Candidate, collect_candidates},
     search::{SearchMatch, SearchResult, search},
-    undo::{AstEditUndo, undo_observed},
-    workspace::{STATE_DIR_NAME, Workspace},
+};
+pub use staged_journal::{
+    CommitOptions, CommitReport, CommitStep, Expect, FileWrite, JournalError, LineIndex,
+    PrepareHook, RecoveryHooks, RecoveryReport, STATE_DIR_NAME, Step, StepChange, StepMode,
+    Workspace, commit, commit_observed, commit_with, fingerprint, recover, recover_hooked,
+    recover_with, tag,
 };

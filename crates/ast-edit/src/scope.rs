@@ -91,7 +91,7 @@ fn collect(
             let (base, glob) = split_glob(entry);
             let base_rel = workspace
                 .resolve_existing(if base.is_empty() { "." } else { &base })
-                .map_err(|err| match err {
+                .map_err(|err| match AstEditError::from(err) {
                     AstEditError::OutsideWorkspace { root, .. } => {
                         AstEditError::OutsideWorkspace { path: entry.to_owned(), root }
                     }

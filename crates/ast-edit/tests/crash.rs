@@ -9,7 +9,9 @@
 
 use std::{path::Path, process::Command};
 
-use staged_ast_edit::{CommitStep, FileWrite, Workspace, commit_observed, fingerprint, recover};
+use staged_ast_edit::{
+    CommitStep, FileWrite, Step, Workspace, commit_observed, fingerprint, recover,
+};
 use staged_fs::RelPath;
 
 const CHILD_ENV: &str = "STAGED_AST_EDIT_CRASH_CHILD";
@@ -33,13 +35,15 @@ fn new_text(path: &str) -> String {
     format!("// {path}\nbar(1);\n")
 }
 
-fn writes() -> Vec<FileWrite> {
+fn writes() -> Vec<Step> {
     FILES
         .iter()
-        .map(|p| FileWrite {
-            target: RelPath::new(p).unwrap(),
-            expected_fingerprint: fingerprint(old_text(p).as_bytes()),
-            contents: new_text(p),
+        .map(|p| {
+            Step::from(FileWrite {
+                target: RelPath::new(p).unwrap(),
+                expected_fingerprint: fingerprint(old_text(p).as_bytes()),
+                contents: new_text(p),
+            })
         })
         .collect()
 }

@@ -6,7 +6,9 @@
 
 use std::sync::mpsc;
 
-use staged_ast_edit::{CommitStep, FileWrite, Workspace, commit_observed, fingerprint, recover};
+use staged_ast_edit::{
+    CommitStep, FileWrite, Step, Workspace, commit_observed, fingerprint, recover,
+};
 use staged_fs::RelPath;
 
 fn three_files() -> (tempfile::TempDir, Workspace, Vec<FileWrite>) {
@@ -38,7 +40,8 @@ fn paused_commit(
     let committer = {
         let workspace = workspace.clone();
         std::thread::spawn(move || {
-            commit_observed(&workspace, &writes, &mut |step| {
+            let steps: Vec<Step> = writes.into_iter().map(Step::from).collect();
+            commit_observed(&workspace, &steps, &mut |step| {
                 if step == pause_at {
                     reached_tx.send(()).unwrap();
                     resume_rx.recv().unwrap();

@@ -7,7 +7,7 @@
 use std::{os::unix::fs::symlink, path::Path};
 
 use serde_json::json;
-use staged_ast_edit::{AstEditError, Workspace, recover};
+use staged_ast_edit::{Workspace, recover};
 
 const ID: &str = "4242-1700000000000000000-0";
 
@@ -193,7 +193,7 @@ fn a_symlinked_state_or_journal_folder_is_an_error_and_never_followed() {
         symlink(&dest, fx.root.join(link)).unwrap();
         let before = fx.snapshot();
         let err = recover(&Workspace::new(&fx.root).unwrap()).unwrap_err();
-        assert!(matches!(err, AstEditError::StateDir { .. }), "{err}");
+        assert!(matches!(err, staged_ast_edit::JournalError::StateDir { .. }), "{err}");
         assert!(err.to_string().contains("it is a symlink"), "{err}");
         assert_eq!(fx.snapshot(), before);
     }

@@ -568,7 +568,10 @@ fn plan_mode_asks_the_person_refines_then_implements_in_the_same_run() {
             .collect::<Vec<_>>()
     };
     assert_eq!(names(&requests[0]), ["read", "find", "ast_grep", "write", "resolve"]);
-    assert_eq!(names(&requests[4]), ["read", "find", "ast_grep", "ast_edit", "resolve"]);
+    assert_eq!(
+        names(&requests[4]),
+        ["read", "find", "ast_grep", "ast_edit", "edit", "write", "apply_patch", "resolve"]
+    );
     let events = events(&out);
     let resolves = of_type(&events, "resolve");
     assert_eq!(

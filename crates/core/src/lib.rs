@@ -53,16 +53,19 @@ pub use crate::{
         LogRecord, ResolveLog, Reversal, UndoHandler, UndoLock, remainder_text,
     },
     memory_store::InMemoryStore,
-    pending::{ApplyInput, DEFAULT_SOURCE_TOOL_NAME, FnPendingAction, PendingAction, RejectInput},
+    pending::{
+        ActionFile, ApplyInput, DEFAULT_SOURCE_TOOL_NAME, FnPendingAction, PendingAction,
+        RejectInput,
+    },
     resolve::{
         NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, RESOLVE_DESCRIPTION, RESOLVE_REMINDER,
         RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes, ResolveTool, run_resolve_invocation,
     },
     retire::Retirement,
-    session::{NO_LOG_TEXT, NOTHING_TO_UNDO_TEXT, Session},
+    session::{NO_LOG_TEXT, NOTHING_TO_UNDO_TEXT, Session, already_pending_text},
     store::{
-        Claim, PendingActionStore, PendingEntry, PendingId, PendingSummary, StoreError, StoreEvent,
-        StoreListener, StoreListeners, Subscription, pending_id,
+        Claim, PendingActionStore, PendingEntry, PendingId, PendingSummary, PushCheck, StoreError,
+        StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
     },
     tools::{Tool, assemble_tools},
 };

@@ -175,6 +175,23 @@ impl PendingActionStore for InMemoryStore {
         Ok(id)
     }
 
+    fn push_unless(
+        &self,
+        action: Arc<dyn PendingAction>,
+        refuse: &crate::PushCheck<'_>,
+    ) -> Result<crate::PendingId, StoreError> {
+        let label = action.label().to_owned();
+        let (id, len) = {
+            let mut inner = lock(&self.inner);
+            if let Some(why) = inner.entries.iter().rev().find_map(|slot| refuse(&slot.entry)) {
+                return Err(StoreError::Refused(why));
+            }
+            self.push_locked(&mut inner, action)
+        };
+        self.emit(StoreEvent::Pushed { id: id.clone(), label, len });
+        Ok(id)
+    }
+
     fn peek(&self) -> Result<Option<PendingEntry>, StoreError> {
         Ok(lock(&self.inner).entries.last().map(|slot| slot.entry.clone()))
     }

@@ -73,6 +73,14 @@ pub trait PendingAction: Send + Sync {
         false
     }
 
+    /// The workspace files this action writes, for the front ends that list them (the files to
+    /// mark for a partial apply) and for the producers that stage one preview per file (see
+    /// [`Session::push_exclusive`](crate::Session::push_exclusive)). Empty when it does not
+    /// say (a plugin's preview).
+    fn files(&self) -> Vec<ActionFile> {
+        Vec::new()
+    }
+
     /// What a successful apply that did not retire itself wrote, for the resolve log: the
     /// diff, each file's hashes and the data its source tool's
     /// [`UndoHandler`](crate::UndoHandler) needs. `result` is what the apply returned. The
@@ -92,6 +100,24 @@ pub trait PendingAction: Send + Sync {
         _extra: Option<&JsonObject>,
     ) -> Result<Option<ToolResult>, ActionError> {
         Ok(None)
+    }
+}
+
+/// One file a pending action writes, as a front end lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionFile {
+    /// The path, relative to the workspace root, `/`-separated (for a move, where it goes).
+    pub path: String,
+    /// For a move: where the file was.
+    pub from: Option<String>,
+    /// What happens to it, for a person: `3 replacements`, `new file, 40 lines`, `deleted`.
+    pub summary: String,
+}
+
+impl ActionFile {
+    /// The paths this file's change writes: its path, and a move's source.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.path.as_str()).chain(self.from.as_deref())
     }
 }
 

@@ -11,8 +11,8 @@ use staged_protocol::{ResolveAction, ResolveDetails, ResolveParams, ToolResult};
 
 use crate::{
     ActionError, CancelToken, Claim, FrontEnd, LogAction, LogEntry, LogOutcome, LogRecord,
-    PendingAction, PendingActionStore, PendingId, ResolveRoutes, Retirement, StoreError, ToolError,
-    UndoHandler,
+    PendingAction, PendingActionStore, PendingEntry, PendingId, ResolveRoutes, Retirement,
+    StoreError, ToolError, UndoHandler,
     resolve::{
         NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, run_claimed_invocation,
     },
@@ -102,6 +102,30 @@ impl Session {
         action: Arc<dyn PendingAction>,
     ) -> Result<PendingId, StoreError> {
         self.store.push(action)
+    }
+
+    /// Stages `action` unless a pending preview already writes one of its files
+    /// ([`PendingAction::files`]): then nothing is staged, and the error names that preview
+    /// and says to resolve it first. The check and the push are one step of the store, so
+    /// two producers racing for one file never both stage it. A preview is always computed
+    /// against the files on disk, so one pending preview per file keeps the stack honest.
+    ///
+    /// # Errors
+    /// [`StoreError::Refused`] with that message, or the store's own error.
+    pub fn push_exclusive(&self, action: Arc<dyn PendingAction>) -> Result<PendingId, StoreError> {
+        let ours: Vec<String> = action
+            .files()
+            .iter()
+            .flat_map(|f| f.paths().map(str::to_owned).collect::<Vec<_>>())
+            .collect();
+        let refuse = |entry: &PendingEntry| {
+            let theirs = entry.action.files();
+            let clash = ours
+                .iter()
+                .find(|path| theirs.iter().any(|file| file.paths().any(|p| p == path.as_str())))?;
+            Some(already_pending_text(clash, &entry.id, entry.label()))
+        };
+        self.store.push_unless(action, &refuse)
     }
 
     /// Attaches (or, with `None`, detaches) the loop's routes: the in-flight hard directive's
@@ -424,6 +448,15 @@ impl Session {
 fn store_error(err: StoreError) -> ToolError {
     match err {
         StoreError::Busy { .. } => ToolError::new(format!("Cannot resolve now: {err}.")),
-        StoreError::UnknownClaim { .. } | StoreError::Backend(_) => ToolError::new(err.to_string()),
+        StoreError::UnknownClaim { .. } | StoreError::Backend(_) | StoreError::Refused(_) => {
+            ToolError::new(err.to_string())
+        }
     }
+}
+
+/// Why a file cannot be staged again while a pending preview writes it.
+pub fn already_pending_text(path: &str, id: &PendingId, label: &str) -> String {
+    format!(
+        "{path} already has a pending preview: {id} ({label}). Resolve it first (call `resolve` with action \"apply\" or \"discard\"), then make this change again: a new change is always computed against the file on disk."
+    )
 }

@@ -274,7 +274,13 @@ pub enum StoreError {
     /// The store's backing storage failed (a durable store's IO or database error).
     #[error("pending-action store failed: {0}")]
     Backend(String),
+    /// [`PendingActionStore::push_unless`] refused the push; the message says why.
+    #[error("{0}")]
+    Refused(String),
 }
+
+/// [`PendingActionStore::push_unless`]'s check: the objection to a pending entry, if any.
+pub type PushCheck<'a> = dyn Fn(&PendingEntry) -> Option<String> + 'a;
 
 /// A LIFO stack of pending actions. Implementations are thread-safe.
 ///
@@ -283,6 +289,23 @@ pub enum StoreError {
 pub trait PendingActionStore: Send + Sync {
     /// Pushes an action on top and returns its new id.
     fn push(&self, action: Arc<dyn PendingAction>) -> Result<PendingId, StoreError>;
+
+    /// Pushes `action` on top unless `refuse` objects to one of the entries pending now,
+    /// checked and pushed as one step: no other push or resolve of this stack, in any process,
+    /// comes between. [`StoreError::Refused`] carries the objection; nothing was pushed.
+    ///
+    /// The default checks, then pushes, which is one step only for a store nobody else
+    /// changes meanwhile.
+    fn push_unless(
+        &self,
+        action: Arc<dyn PendingAction>,
+        refuse: &PushCheck<'_>,
+    ) -> Result<PendingId, StoreError> {
+        if let Some(why) = self.list()?.iter().find_map(refuse) {
+            return Err(StoreError::Refused(why));
+        }
+        self.push(action)
+    }
 
     /// The top entry, if any.
     fn peek(&self) -> Result<Option<PendingEntry>, StoreError>;

@@ -317,6 +317,8 @@ pub enum NewFileMode {
     Private,
     /// These Unix mode bits (those of the file it will replace).
     Mode(u32),
+    /// What any new file gets: 0666 less the process's umask, applied by the kernel.
+    Default,
 }
 
 impl DirHandle {
@@ -426,14 +428,23 @@ impl DirHandle {
         let name = single(name.as_ref())?;
         let mut options = OpenOptions::new();
         options.write(true).create_new(true).follow(FollowSymlinks::No);
+        {
+            use cap_std::fs::OpenOptionsExt;
+            // Created as 0600 (or as any new file, for `Default`), so that nobody else can
+            // open it before its permissions are set below.
+            options.mode(if matches!(mode, NewFileMode::Default) { 0o666 } else { 0o600 });
+        }
         let mut file = self.dir.open_with(name, &options)?.into_std();
         let res = (|| {
             use std::os::unix::fs::PermissionsExt;
             let bits = match mode {
-                NewFileMode::Private => 0o600,
-                NewFileMode::Mode(bits) => *bits & 0o7777,
+                NewFileMode::Private => Some(0o600),
+                NewFileMode::Mode(bits) => Some(*bits & 0o7777),
+                NewFileMode::Default => None,
             };
-            file.set_permissions(std::fs::Permissions::from_mode(bits))?;
+            if let Some(bits) = bits {
+                file.set_permissions(std::fs::Permissions::from_mode(bits))?;
+            }
             file.write_all(contents)?;
             file.sync_all()?;
             Ok(FileIdentity::of(&file.metadata()?))
@@ -498,6 +509,40 @@ impl DirHandle {
         self.dir.rename(from, &self.dir, to)
     }
 
+    /// Renames `from` to `to`, both in this directory, only if nothing is at `to`: atomically
+    /// (`renameat2` with `RENAME_NOREPLACE`), so a file that appears at `to` meanwhile is never
+    /// replaced.
+    ///
+    /// # Errors
+    /// `AlreadyExists` when something (even a symlink) is at `to`, or the I/O error.
+    pub fn rename_noreplace(
+        &self,
+        from: impl AsRef<OsStr>,
+        to: impl AsRef<OsStr>,
+    ) -> io::Result<()> {
+        let (from, to) = (single(from.as_ref())?, single(to.as_ref())?);
+        rename_noreplace(&self.dir, from, to)
+    }
+
+    /// Removes the empty subdirectory `name` (never through a symlink).
+    ///
+    /// # Errors
+    /// The I/O error: `DirectoryNotEmpty` when it holds anything, `NotADirectory` for a
+    /// symlink or a file.
+    pub fn remove_dir(&self, name: impl AsRef<OsStr>) -> io::Result<()> {
+        let name = single(name.as_ref())?;
+        self.dir.remove_dir(name)
+    }
+
+    /// The Unix mode bits of the regular file `name` (not a symlink).
+    ///
+    /// # Errors
+    /// As [`DirHandle::open_file`].
+    pub fn file_mode(&self, name: impl AsRef<OsStr>) -> io::Result<u32> {
+        use std::os::unix::fs::PermissionsExt;
+        Ok(self.open_file(name)?.metadata()?.permissions().mode())
+    }
+
     /// Removes the file (or symlink) `name` from this directory.
     ///
     /// # Errors
@@ -530,6 +575,19 @@ impl DirHandle {
         options.read(true).maybe_dir(true).follow(FollowSymlinks::No);
         self.dir.open_with(".", &options)?.sync_all()
     }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+fn rename_noreplace(dir: &Dir, from: &OsStr, to: &OsStr) -> io::Result<()> {
+    rustix::fs::renameat_with(dir, from, dir, to, rustix::fs::RenameFlags::NOREPLACE)
+        .map_err(io::Error::from)
+}
+
+/// Without `renameat2`: a hard link fails when the name exists, then the temp name goes.
+#[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+fn rename_noreplace(dir: &Dir, from: &OsStr, to: &OsStr) -> io::Result<()> {
+    dir.hard_link(from, dir, to)?;
+    dir.remove_file(from)
 }
 
 /// Refuses a name that is not exactly one normal component.

@@ -1,4 +1,4 @@
-//! `tools/list`: the four tools, their schemas (the tools' own), descriptions and annotations.
+//! `tools/list`: the seven tools, their schemas (the tools' own), descriptions and annotations.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -8,12 +8,15 @@ use staged_core::{RESOLVE_DESCRIPTION, ResolveTool};
 use staged_mcp::Approval;
 
 #[tokio::test]
-async fn lists_the_four_tools_with_schemas_and_annotations() {
+async fn lists_the_seven_tools_with_schemas_and_annotations() {
     let fx = Fixture::new(&[]);
     let conn = fx.connect(Approval::None).await;
     let tools = conn.client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["ast_grep", "ast_edit", "resolve", "pending"]);
+    assert_eq!(
+        names,
+        ["ast_grep", "ast_edit", "edit", "write", "apply_patch", "resolve", "pending"]
+    );
 
     let tool = |name: &str| tools.iter().find(|t| t.name == name).unwrap().clone();
     let ann = |name: &str| tool(name).annotations.unwrap();
@@ -22,8 +25,11 @@ async fn lists_the_four_tools_with_schemas_and_annotations() {
     assert_eq!(ann("pending").read_only_hint, Some(true));
     assert_eq!(ann("resolve").read_only_hint, Some(false));
     assert_eq!(ann("resolve").destructive_hint, Some(true));
-    assert_eq!(ann("ast_edit").read_only_hint, Some(false));
-    assert_eq!(ann("ast_edit").destructive_hint, Some(false));
+    // The producers only stage previews: neither read-only nor destructive.
+    for producer in ["ast_edit", "edit", "write", "apply_patch"] {
+        assert_eq!(ann(producer).read_only_hint, Some(false), "{producer}");
+        assert_eq!(ann(producer).destructive_hint, Some(false), "{producer}");
+    }
 
     let session = fx.open_session();
     let edit_schema = serde_json::Value::Object((*tool("ast_edit").input_schema).clone());
@@ -38,6 +44,17 @@ async fn lists_the_four_tools_with_schemas_and_annotations() {
     assert_eq!(tool("resolve").description.as_deref(), Some(RESOLVE_DESCRIPTION));
     let grep_schema = serde_json::Value::Object((*tool("ast_grep").input_schema).clone());
     assert_eq!(grep_schema, staged_core::Tool::parameters(&session.ast_grep_tool()));
+    let schema = |name: &str| serde_json::Value::Object((*tool(name).input_schema).clone());
+    assert_eq!(schema("edit"), staged_core::Tool::parameters(&session.edit_tool()));
+    assert_eq!(schema("edit")["required"], serde_json::json!(["path"]));
+    for key in ["old_string", "new_string", "replace_all", "edits"] {
+        assert!(schema("edit")["properties"].get(key).is_some(), "edit schema lacks {key}");
+    }
+    assert_eq!(schema("write")["required"], serde_json::json!(["path", "content"]));
+    assert_eq!(schema("apply_patch")["required"], serde_json::json!(["input"]));
+    for name in ["edit", "write", "apply_patch"] {
+        assert_eq!(schema(name)["additionalProperties"], false, "{name}");
+    }
 
     // Every tool declares the `structuredContent` it returns: the `--json` object.
     for tool in &tools {

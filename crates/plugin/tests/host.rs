@@ -52,7 +52,10 @@ async fn a_preview_survives_the_plugin_and_the_session_and_applies_once() {
     let (host, ws) = open(root, &config).await;
     assert!(ws.load_errors().is_empty(), "{:?}", ws.load_errors());
     let names: Vec<String> = ws.tools().iter().map(|t| t.name().to_owned()).collect();
-    assert_eq!(names, ["ast_grep", "ast_edit", "stage_note", "resolve"]);
+    assert_eq!(
+        names,
+        ["ast_grep", "ast_edit", "edit", "write", "apply_patch", "stage_note", "resolve"]
+    );
     let id = stage(&ws, "hello", "ok").await;
     assert_eq!(id, "pending-action:stage_note:0");
     let head = ws.store().peek().unwrap().unwrap();

@@ -22,7 +22,8 @@ use rusqlite::{
 };
 use staged_core::{
     Claim, LogRecord, PendingAction, PendingActionStore, PendingEntry, PendingId, PendingSummary,
-    ResolveLog, StoreError, StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
+    PushCheck, ResolveLog, StoreError, StoreEvent, StoreListener, StoreListeners, Subscription,
+    pending_id,
 };
 use staged_fs::{DirHandle, NewFileMode, Root};
 
@@ -244,6 +245,59 @@ impl SqliteStore {
         db_error(&self.state_dir.join(DB_FILE_NAME), err)
     }
 
+    /// Pushes `action`, unless `refuse` objects to an entry pending now: the check and the
+    /// push are one IMMEDIATE transaction, so no other process pushes or resolves between.
+    fn push_checked(
+        &self,
+        action: Arc<dyn PendingAction>,
+        refuse: Option<&PushCheck<'_>>,
+    ) -> Result<PendingId, StoreError> {
+        let label = action.label().to_owned();
+        let source = action.source_tool_name().to_owned();
+        let payload = action.payload();
+        let payloadless = payload.is_none();
+        let encoded = codec::encode(action.details(), payload).map_err(|err| {
+            StoreError::Backend(format!("`{label}` could not be encoded for storage: {err}"))
+        })?;
+        let (id, len) = {
+            let mut conn = lock(&self.conn);
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|err| self.err(&err))?;
+            if let Some(refuse) = refuse {
+                let rows = {
+                    let mut stmt = tx
+                        .prepare(&format!(
+                            "SELECT {ROW_COLUMNS} FROM pending ORDER BY position DESC"
+                        ))
+                        .map_err(|err| self.err(&err))?;
+                    stmt.query_map([], read_row)
+                        .map_err(|err| self.err(&err))?
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|err| self.err(&err))?
+                };
+                if let Some(why) =
+                    rows.into_iter().map(|row| self.entry(row)).find_map(|entry| refuse(&entry))
+                {
+                    return Err(StoreError::Refused(why));
+                }
+            }
+            let (id, seq) =
+                insert_pending(&tx, &source, &label, &encoded).map_err(|err| self.err(&err))?;
+            let len = pending_len(&tx).map_err(|err| self.err(&err))?;
+            if payloadless {
+                lock(&self.live).insert(seq, Arc::clone(&action));
+            }
+            if let Err(err) = tx.commit() {
+                lock(&self.live).remove(&seq);
+                return Err(self.err(&err));
+            }
+            (id, len)
+        };
+        self.emit(StoreEvent::Pushed { id: id.clone(), label, len });
+        Ok(id)
+    }
+
     fn entry(&self, row: Row) -> PendingEntry {
         let live = if row.payloadless { lock(&self.live).get(&row.seq).cloned() } else { None };
         let action = match (&row.malformed, live) {
@@ -338,32 +392,15 @@ impl SqliteStore {
 
 impl PendingActionStore for SqliteStore {
     fn push(&self, action: Arc<dyn PendingAction>) -> Result<PendingId, StoreError> {
-        let label = action.label().to_owned();
-        let source = action.source_tool_name().to_owned();
-        let payload = action.payload();
-        let payloadless = payload.is_none();
-        let encoded = codec::encode(action.details(), payload).map_err(|err| {
-            StoreError::Backend(format!("`{label}` could not be encoded for storage: {err}"))
-        })?;
-        let (id, len) = {
-            let mut conn = lock(&self.conn);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(|err| self.err(&err))?;
-            let (id, seq) =
-                insert_pending(&tx, &source, &label, &encoded).map_err(|err| self.err(&err))?;
-            let len = pending_len(&tx).map_err(|err| self.err(&err))?;
-            if payloadless {
-                lock(&self.live).insert(seq, Arc::clone(&action));
-            }
-            if let Err(err) = tx.commit() {
-                lock(&self.live).remove(&seq);
-                return Err(self.err(&err));
-            }
-            (id, len)
-        };
-        self.emit(StoreEvent::Pushed { id: id.clone(), label, len });
-        Ok(id)
+        self.push_checked(action, None)
+    }
+
+    fn push_unless(
+        &self,
+        action: Arc<dyn PendingAction>,
+        refuse: &PushCheck<'_>,
+    ) -> Result<PendingId, StoreError> {
+        self.push_checked(action, Some(refuse))
     }
 
     fn peek(&self) -> Result<Option<PendingEntry>, StoreError> {

@@ -82,27 +82,24 @@ use std::{
     sync::Arc,
 };
 
-use staged_ast_edit::{
-    AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstEditUndo, AstGrepTool, RecoveryHooks,
-    recover_hooked,
-};
+use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool};
 use staged_core::{
     CustomToolApi, InMemoryStore, PendingAction, PendingActionStore, ResolveTool, Session, Tool,
     UndoHandler,
 };
+use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
+use staged_journal::{ChangeUndo, RecoveryHooks, recover_hooked};
 use staged_store::{Rehydrators, SqliteStore};
 
-pub use staged_ast_edit::{
-    DetailsError, LangRequiredDetails, PreviewDetails, RecoveryReport, STATE_DIR_NAME,
-    StaleDetails, Workspace,
-};
+pub use staged_ast_edit::{DetailsError, LangRequiredDetails, PreviewDetails, StaleDetails};
+pub use staged_journal::{ChangeDetails, RecoveryReport, STATE_DIR_NAME, Workspace};
 pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
 
-/// The tool names staged's front ends use themselves (`ast_grep`, `ast_edit` and `resolve`
-/// here; `pending` in `staged mcp`; `read`, `find` and `write` in `staged agent`): a custom
-/// tool may take none of them.
+/// The tool names staged's front ends use themselves (`ast_grep`, `ast_edit`, `edit`, `write`,
+/// `apply_patch` and `resolve` here; `pending` in `staged mcp`; `read` and `find` in `staged
+/// agent`): a custom tool may take none of them.
 pub const BUILTIN_TOOL_NAMES: &[&str] =
-    &["ast_grep", "ast_edit", "resolve", "pending", "read", "find", "write"];
+    &["ast_grep", "ast_edit", "edit", "write", "apply_patch", "resolve", "pending", "read", "find"];
 
 /// A custom tool that could not be loaded. Load errors are collected and shown, never fatal:
 /// the session opens with the tools that did load.
@@ -430,6 +427,21 @@ impl WorkspaceSession {
         AstGrepTool::new(self.session.clone(), self.workspace.clone())
     }
 
+    /// The `edit` tool.
+    pub fn edit_tool(&self) -> EditTool {
+        EditTool::new(self.session.clone(), self.workspace.clone())
+    }
+
+    /// The `write` tool.
+    pub fn write_tool(&self) -> WriteTool {
+        WriteTool::new(self.session.clone(), self.workspace.clone())
+    }
+
+    /// The `apply_patch` tool.
+    pub fn apply_patch_tool(&self) -> ApplyPatchTool {
+        ApplyPatchTool::new(self.session.clone(), self.workspace.clone())
+    }
+
     /// The hidden `resolve` tool.
     pub fn resolve_tool(&self) -> ResolveTool {
         ResolveTool::new(self.session.clone())
@@ -437,8 +449,13 @@ impl WorkspaceSession {
 
     /// Every tool: the built-in ones, then the custom ones, `resolve` last.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        let mut available: Vec<Arc<dyn Tool>> =
-            vec![Arc::new(self.ast_grep_tool()), Arc::new(self.ast_edit_tool())];
+        let mut available: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(self.ast_grep_tool()),
+            Arc::new(self.ast_edit_tool()),
+            Arc::new(self.edit_tool()),
+            Arc::new(self.write_tool()),
+            Arc::new(self.apply_patch_tool()),
+        ];
         available.extend(self.custom.iter().cloned());
         staged_core::assemble_tools(&available, None, Arc::new(self.resolve_tool()))
     }
@@ -461,22 +478,35 @@ impl RecoveryHooks for StoreRecovery<'_> {
 /// A session over `store` that knows how to undo each built-in tool's entries.
 fn new_session(workspace: &Workspace, store: Arc<dyn PendingActionStore>) -> Arc<Session> {
     let session = Arc::new(Session::new(store));
-    session.register_undo(AST_EDIT_TOOL_NAME, Arc::new(AstEditUndo::new(workspace.clone())));
+    let undo = Arc::new(ChangeUndo::new(workspace.clone()));
+    session.register_undo(AST_EDIT_TOOL_NAME, undo.clone());
+    for name in TEXT_TOOL_NAMES {
+        session.register_undo(name, undo.clone());
+    }
     session
 }
 
 /// The rehydrators of every built-in tool that stages previews.
 fn builtin_rehydrators(workspace: &Workspace) -> Rehydrators {
     let mut res = Rehydrators::new();
-    let workspace = workspace.clone();
+    let ast = workspace.clone();
     res.register(
         AST_EDIT_TOOL_NAME,
         Arc::new(move |stored: &StoredAction| {
-            AstEditAction::from_payload(workspace.clone(), &stored.payload)
+            AstEditAction::from_payload(ast.clone(), &stored.payload)
                 .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
                 .map_err(|err| err.to_string())
         }),
     );
+    for name in TEXT_TOOL_NAMES {
+        let workspace = workspace.clone();
+        res.register(
+            name,
+            Arc::new(move |stored: &StoredAction| {
+                staged_edit::rehydrate(&workspace, &stored.source_tool_name, &stored.payload)
+            }),
+        );
+    }
     res
 }
 

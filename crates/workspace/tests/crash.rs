@@ -16,10 +16,11 @@
 use std::{path::Path, process::Command};
 
 use serde_json::json;
-use staged_ast_edit::{AstEditAction, CommitStep, undo_observed};
+use staged_ast_edit::{AstEditAction, CommitStep};
 use staged_core::{
     CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveParams, Retirement, Tool,
 };
+use staged_journal::undo_observed;
 use staged_workspace::WorkspaceSession;
 
 const CHILD_ENV: &str = "STAGED_WORKSPACE_CRASH_CHILD";

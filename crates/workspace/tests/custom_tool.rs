@@ -147,7 +147,19 @@ fn a_custom_tool_stages_and_another_process_applies_it() {
     assert!(ws.load_errors().is_empty(), "{:?}", ws.load_errors());
     let tools = ws.tools();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-    assert_eq!(names, ["ast_grep", "ast_edit", "append_line", "append_here", "resolve"]);
+    assert_eq!(
+        names,
+        [
+            "ast_grep",
+            "ast_edit",
+            "edit",
+            "write",
+            "apply_patch",
+            "append_line",
+            "append_here",
+            "resolve"
+        ]
+    );
     let tool = ws.custom_tools()[0].clone();
     let res =
         block_on(tool.execute(json!({"path": "notes.txt", "line": "two"}), &CancelToken::new()))

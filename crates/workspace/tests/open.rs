@@ -16,7 +16,7 @@ fn tools_are_listed_with_resolve_last() {
     let dir = tempfile::tempdir().unwrap();
     let ws = WorkspaceSession::open(dir.path()).unwrap();
     let names: Vec<String> = ws.tools().iter().map(|t| t.name().to_owned()).collect();
-    assert_eq!(names, ["ast_grep", "ast_edit", "resolve"]);
+    assert_eq!(names, ["ast_grep", "ast_edit", "edit", "write", "apply_patch", "resolve"]);
     assert!(dir.path().join(".staged/staged.db").exists());
 }
 

@@ -97,7 +97,7 @@ def test_tools_are_listed_with_annotations(mode):
             async with connect(new_workspace(tmp), mode) as client:
                 assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
                 tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-                assert sorted(tools) == ["ast_edit", "ast_grep", "pending", "resolve"]
+                assert sorted(tools) == ["apply_patch", "ast_edit", "ast_grep", "edit", "pending", "resolve", "write"]
                 assert tools["ast_grep"].annotations.read_only_hint is True
                 assert tools["pending"].annotations.read_only_hint is True
                 assert tools["resolve"].annotations.destructive_hint is True
@@ -283,7 +283,7 @@ async def http_flow(port, token, mode, target):
     )
     async with Client(transport, mode=mode) as client:
         names = sorted(tool.name for tool in (await client.list_tools()).tools)
-        assert names == ["ast_edit", "ast_grep", "pending", "resolve"]
+        assert names == ["apply_patch", "ast_edit", "ast_grep", "edit", "pending", "resolve", "write"]
         staged = await client.call_tool("ast_edit", EDIT)
         assert texts(staged)[-1] == REMINDER
         pending = await client.call_tool("pending", {})

@@ -15,17 +15,17 @@ pub fn tag(fingerprint: &str) -> String {
 
 /// An incremental SHA-256, for digests over many parts.
 #[derive(Debug, Default)]
-pub(crate) struct Hasher(Sha256);
+pub struct Hasher(Sha256);
 
 impl Hasher {
     /// Feeds a length-prefixed part, so that part boundaries are part of the digest.
-    pub(crate) fn part(&mut self, bytes: &[u8]) {
+    pub fn part(&mut self, bytes: &[u8]) {
         self.0.update((bytes.len() as u64).to_le_bytes());
         self.0.update(bytes);
     }
 
     /// Lower-case hex digest.
-    pub(crate) fn finish(self) -> String {
+    pub fn finish(self) -> String {
         hex(&self.0.finalize())
     }
 }

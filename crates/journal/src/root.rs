@@ -13,7 +13,7 @@ use std::{
 
 use staged_fs::{DirHandle, RelPath, Root};
 
-use crate::AstEditError;
+use crate::JournalError;
 
 /// The name of the state folder under the workspace root.
 pub const STATE_DIR_NAME: &str = ".staged";
@@ -31,11 +31,11 @@ impl Workspace {
     /// A workspace rooted at `root`, which must be an existing directory.
     ///
     /// # Errors
-    /// [`AstEditError::InvalidWorkspace`] when the root cannot be opened as a directory.
-    pub fn new(root: impl AsRef<Path>) -> Result<Workspace, AstEditError> {
+    /// [`JournalError::InvalidWorkspace`] when the root cannot be opened as a directory.
+    pub fn new(root: impl AsRef<Path>) -> Result<Workspace, JournalError> {
         let given = root.as_ref();
         let invalid =
-            |message: String| AstEditError::InvalidWorkspace { path: given.to_path_buf(), message };
+            |message: String| JournalError::InvalidWorkspace { path: given.to_path_buf(), message };
         let root = Root::open(given).map_err(|err| match err.raw_os_error() {
             Some(libc::ENOTDIR) => invalid("not a directory".to_owned()),
             _ => invalid(err.to_string()),
@@ -68,9 +68,9 @@ impl Workspace {
     /// exist and `create` is not set.
     ///
     /// # Errors
-    /// [`AstEditError::StateDir`] when `.staged` is a symlink or not a directory (it is never
+    /// [`JournalError::StateDir`] when `.staged` is a symlink or not a directory (it is never
     /// followed), or cannot be created.
-    pub fn state(&self, create: bool) -> Result<Option<DirHandle>, AstEditError> {
+    pub fn state(&self, create: bool) -> Result<Option<DirHandle>, JournalError> {
         let root = self.root.handle().map_err(|err| self.state_error(&self.state_dir(), &err))?;
         let res =
             if create { root.create_dir(STATE_DIR_NAME) } else { root.open_dir(STATE_DIR_NAME) };
@@ -85,7 +85,7 @@ impl Workspace {
     ///
     /// # Errors
     /// As [`Workspace::state`].
-    pub fn journal(&self, create: bool) -> Result<Option<DirHandle>, AstEditError> {
+    pub fn journal(&self, create: bool) -> Result<Option<DirHandle>, JournalError> {
         self.state_subdir(JOURNAL_DIR_NAME, create)
     }
 
@@ -98,7 +98,7 @@ impl Workspace {
         &self,
         name: &str,
         create: bool,
-    ) -> Result<Option<DirHandle>, AstEditError> {
+    ) -> Result<Option<DirHandle>, JournalError> {
         let Some(state) = self.state(create)? else { return Ok(None) };
         let res = if create { state.create_dir(name) } else { state.open_dir(name) };
         match res {
@@ -108,7 +108,7 @@ impl Workspace {
         }
     }
 
-    fn state_error(&self, path: &Path, err: &io::Error) -> AstEditError {
+    fn state_error(&self, path: &Path, err: &io::Error) -> JournalError {
         let message = match std::fs::symlink_metadata(path) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 "it is a symlink, and staged never follows one out of its own folder".to_owned()
@@ -116,14 +116,14 @@ impl Workspace {
             Ok(meta) if !meta.is_dir() => "it is not a directory".to_owned(),
             _ => err.to_string(),
         };
-        AstEditError::StateDir { path: path.to_path_buf(), message }
+        JournalError::StateDir { path: path.to_path_buf(), message }
     }
 
     /// Joins `given` to the root (unless absolute) and normalises `.`/`..` lexically.
     ///
     /// # Errors
-    /// [`AstEditError::OutsideWorkspace`] when the result is not under the root.
-    pub fn lexical(&self, given: &str) -> Result<PathBuf, AstEditError> {
+    /// [`JournalError::OutsideWorkspace`] when the result is not under the root.
+    pub fn lexical(&self, given: &str) -> Result<PathBuf, JournalError> {
         let joined = self.root().join(given);
         let mut res = PathBuf::new();
         for component in joined.components() {
@@ -147,9 +147,9 @@ impl Workspace {
     /// itself, else its path relative to the root, with symlinks resolved.
     ///
     /// # Errors
-    /// [`AstEditError::OutsideWorkspace`] when it lies (or its symlinks point) outside the
-    /// root, [`AstEditError::PathNotFound`] when it does not exist.
-    pub fn resolve_existing(&self, given: &str) -> Result<Option<RelPath>, AstEditError> {
+    /// [`JournalError::OutsideWorkspace`] when it lies (or its symlinks point) outside the
+    /// root, [`JournalError::PathNotFound`] when it does not exist.
+    pub fn resolve_existing(&self, given: &str) -> Result<Option<RelPath>, JournalError> {
         let lexical = match self.lexical(given) {
             Ok(path) => path,
             // An absolute path may reach the root through a symlinked prefix (e.g. a
@@ -161,15 +161,15 @@ impl Workspace {
             Err(err) => return Err(err),
         };
         if std::fs::symlink_metadata(&lexical).is_err() {
-            return Err(AstEditError::PathNotFound(given.to_owned()));
+            return Err(JournalError::PathNotFound(given.to_owned()));
         }
         let canonical =
-            lexical.canonicalize().map_err(|_| AstEditError::PathNotFound(given.to_owned()))?;
+            lexical.canonicalize().map_err(|_| JournalError::PathNotFound(given.to_owned()))?;
         self.relative(&canonical, given)
     }
 
     /// `abs` (canonical) relative to the root; `None` for the root itself.
-    fn relative(&self, abs: &Path, given: &str) -> Result<Option<RelPath>, AstEditError> {
+    fn relative(&self, abs: &Path, given: &str) -> Result<Option<RelPath>, JournalError> {
         let rel = abs.strip_prefix(self.root()).map_err(|_| self.outside(given))?;
         if rel.as_os_str().is_empty() {
             return Ok(None);
@@ -178,7 +178,7 @@ impl Workspace {
     }
 
     /// A path found under the root by a walk, relative to it.
-    pub(crate) fn walked(&self, abs: &Path) -> Option<RelPath> {
+    pub fn walked(&self, abs: &Path) -> Option<RelPath> {
         RelPath::new(abs.strip_prefix(self.root()).ok()?).ok()
     }
 
@@ -193,13 +193,13 @@ impl Workspace {
     /// The [`RelPath`] of a display path, as recorded in a payload or journal.
     ///
     /// # Errors
-    /// [`AstEditError::OutsideWorkspace`] when `display` is absolute, climbs out, or is
+    /// [`JournalError::OutsideWorkspace`] when `display` is absolute, climbs out, or is
     /// empty.
-    pub fn rel(&self, display: &str) -> Result<RelPath, AstEditError> {
+    pub fn rel(&self, display: &str) -> Result<RelPath, JournalError> {
         RelPath::new(display).map_err(|_| self.outside(display))
     }
 
-    fn outside(&self, given: &str) -> AstEditError {
-        AstEditError::OutsideWorkspace { path: given.to_owned(), root: self.root().to_path_buf() }
+    fn outside(&self, given: &str) -> JournalError {
+        JournalError::OutsideWorkspace { path: given.to_owned(), root: self.root().to_path_buf() }
     }
 }

@@ -1,5 +1,6 @@
-//! Unified diffs of a preview, in the form `git apply` accepts (`a/` and `b/` prefixes), built
-//! from the edits' byte ranges in time linear in the file and the edits.
+//! Unified diffs in the form `git apply` accepts (`a/` and `b/` prefixes, and the `new file
+//! mode`, `deleted file mode` and `rename from`/`rename to` headers of git's extended diffs),
+//! built from the edits' byte ranges in time linear in the file and the edits.
 //!
 //! Diffing the whole file before and after (Myers) cost time quadratic in the changed lines of a
 //! big file, though the edits already say where every change is. So the edits that share a line
@@ -14,12 +15,138 @@
 //! A line ends after `\n`, as in git: a `\r` is part of its line, so CRLF files keep their line
 //! endings byte for byte, and a last line without a line ending gets the
 //! `\ No newline at end of file` marker.
+//!
+//! Paths are written as git writes them: a path with a control character, a `"`, a `\\` or a
+//! byte outside ASCII is quoted, C-style (`"a/t\tb"`), and a `---`/`+++` name with a space ends
+//! with a tab.
 
-use std::{collections::HashSet, fmt::Write as _};
+use std::{collections::HashSet, fmt::Write as _, ops::Range as Span};
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
-use crate::{AstEditError, Edit, EditPreview, edits::LineIndex};
+use crate::{JournalError, LineIndex};
+
+/// One replacement in a text: a byte range of the text read, and what takes its place.
+pub trait Splice {
+    /// The bytes replaced.
+    fn span(&self) -> Span<usize>;
+    /// The text put in their place.
+    fn replacement(&self) -> &str;
+}
+
+/// What a file's diff says happened to the file, for its header lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffHeader<'a> {
+    /// The file at `path` changed.
+    Modify {
+        /// The path, `/`-separated, relative to the root.
+        path: &'a str,
+    },
+    /// The file at `path` is new, with these Unix mode bits.
+    Create {
+        /// The path.
+        path: &'a str,
+        /// Its mode bits.
+        mode: u32,
+    },
+    /// The file at `path`, with these Unix mode bits, is deleted.
+    Delete {
+        /// The path.
+        path: &'a str,
+        /// Its mode bits.
+        mode: u32,
+    },
+    /// The file at `from` moved to `to` (and its text may have changed).
+    Rename {
+        /// Where it was.
+        from: &'a str,
+        /// Where it is now.
+        to: &'a str,
+    },
+}
+
+impl DiffHeader<'_> {
+    /// The `diff --git` line and the extended header lines before `---`.
+    fn git_lines(&self) -> String {
+        let (a, b) = self.names();
+        let mut res = format!("diff --git {} {}\n", quote("a/", a), quote("b/", b));
+        match self {
+            DiffHeader::Modify { .. } => {}
+            DiffHeader::Create { mode, .. } => {
+                let _ = writeln!(res, "new file mode {}", git_mode(*mode));
+            }
+            DiffHeader::Delete { mode, .. } => {
+                let _ = writeln!(res, "deleted file mode {}", git_mode(*mode));
+            }
+            DiffHeader::Rename { from, to } => {
+                let _ = writeln!(res, "rename from {}", quote("", from));
+                let _ = writeln!(res, "rename to {}", quote("", to));
+            }
+        }
+        res
+    }
+
+    /// The `---` and `+++` lines.
+    fn file_lines(&self) -> String {
+        let side = |prefix: &str, path: Option<&str>| match path {
+            None => "/dev/null".to_owned(),
+            Some(path) => {
+                let name = quote(prefix, path);
+                if path.contains(' ') { format!("{name}\t") } else { name }
+            }
+        };
+        let (old, new) = match self {
+            DiffHeader::Modify { path } => (Some(*path), Some(*path)),
+            DiffHeader::Create { path, .. } => (None, Some(*path)),
+            DiffHeader::Delete { path, .. } => (Some(*path), None),
+            DiffHeader::Rename { from, to } => (Some(*from), Some(*to)),
+        };
+        format!("--- {}\n+++ {}\n", side("a/", old), side("b/", new))
+    }
+
+    fn names(&self) -> (&str, &str) {
+        match self {
+            DiffHeader::Modify { path }
+            | DiffHeader::Create { path, .. }
+            | DiffHeader::Delete { path, .. } => (path, path),
+            DiffHeader::Rename { from, to } => (from, to),
+        }
+    }
+}
+
+/// git's file mode: `100755` when anyone may execute the file, else `100644`.
+fn git_mode(mode: u32) -> &'static str {
+    if mode & 0o111 != 0 { "100755" } else { "100644" }
+}
+
+/// `prefix` and `path` as git writes a path: as is, or quoted C-style when it holds a control
+/// character, `"`, `\\`, DEL or a byte outside ASCII.
+pub fn quote(prefix: &str, path: &str) -> String {
+    let plain = |b: u8| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\';
+    if path.bytes().all(plain) && prefix.bytes().all(plain) {
+        return format!("{prefix}{path}");
+    }
+    let mut res = String::from("\"");
+    for b in prefix.bytes().chain(path.bytes()) {
+        match b {
+            b'\x07' => res.push_str("\\a"),
+            b'\x08' => res.push_str("\\b"),
+            b'\t' => res.push_str("\\t"),
+            b'\n' => res.push_str("\\n"),
+            b'\x0b' => res.push_str("\\v"),
+            b'\x0c' => res.push_str("\\f"),
+            b'\r' => res.push_str("\\r"),
+            b'"' => res.push_str("\\\""),
+            b'\\' => res.push_str("\\\\"),
+            b if plain(b) => res.push(char::from(b)),
+            b => {
+                let _ = write!(res, "\\{b:03o}");
+            }
+        }
+    }
+    res.push('"');
+    res
+}
 
 /// Unchanged lines shown before and after each change.
 const CONTEXT: usize = 3;
@@ -33,54 +160,63 @@ const MAX_BLOCK_DIFF_LINES: usize = 2_000;
 const NO_NEWLINE: &str = "\n\\ No newline at end of file\n";
 
 /// The unified diff of one file, with a `diff --git` header, from the text read and its edits
-/// (sorted, not overlapping, as an [`EditPreview`] holds them).
+/// (sorted, not overlapping).
 ///
 /// # Errors
-/// [`AstEditError::EditOutOfBounds`] when an edit does not fit `original`, splits a character,
+/// [`JournalError::EditOutOfBounds`] when an edit does not fit `original`, splits a character,
 /// or starts before the previous one ends.
-pub fn file_diff(path: &str, original: &str, edits: &[Edit]) -> Result<String, AstEditError> {
-    file_diff_indexed(path, &LineIndex::new(original), edits)
+pub fn file_diff<E: Splice>(
+    path: &str,
+    original: &str,
+    edits: &[E],
+) -> Result<String, JournalError> {
+    file_diff_indexed(&DiffHeader::Modify { path }, &LineIndex::new(original), edits)
 }
 
-/// [`file_diff`] on an already indexed text.
-pub(crate) fn file_diff_indexed(
-    path: &str,
+/// [`file_diff`] on an already indexed text, under any header: a new file's diff is the
+/// empty text with one insertion, a deleted file's the whole text removed.
+///
+/// # Errors
+/// As [`file_diff`].
+pub fn file_diff_indexed<E: Splice>(
+    header: &DiffHeader<'_>,
     index: &LineIndex<'_>,
-    edits: &[Edit],
-) -> Result<String, AstEditError> {
+    edits: &[E],
+) -> Result<String, JournalError> {
     let text = index.text();
     check(text, edits)?;
     let n_lines = index.count();
     let line_end = |offset: usize| (index.line_of(offset) + 1).min(n_lines);
-    let mut hunks = Hunks::new(index, path);
+    let mut hunks = Hunks::new(index, header);
     let mut updated = String::new();
     let mut blocks = Vec::new();
     let mut next = 0;
     while next < edits.len() {
         // A run of blocks with no unchanged line between them, and the text they become.
-        let run_first = index.line_of(edits[next].byte_start);
+        let run_first = index.line_of(edits[next].span().start);
         let mut run_end = run_first;
         updated.clear();
         blocks.clear();
-        while next < edits.len() && index.line_of(edits[next].byte_start) <= run_end {
+        while next < edits.len() && index.line_of(edits[next].span().start) <= run_end {
             // A block: the edits whose lines overlap, and the whole lines they touch. A block
             // that reaches the end of the text takes every edit left: they can only be
             // insertions at its very end, on the line its last line may have lost its ending to.
-            let first = index.line_of(edits[next].byte_start);
-            let mut end = line_end(edits[next].byte_end);
+            let first = index.line_of(edits[next].span().start);
+            let mut end = line_end(edits[next].span().end);
             let mut last = next + 1;
             while last < edits.len()
-                && (index.line_of(edits[last].byte_start) < end || end == n_lines)
+                && (index.line_of(edits[last].span().start) < end || end == n_lines)
             {
-                end = end.max(line_end(edits[last].byte_end));
+                end = end.max(line_end(edits[last].span().end));
                 last += 1;
             }
             let new_start = updated.len();
             let mut cursor = index.start_of(first);
             for edit in &edits[next..last] {
-                updated.push_str(&text[cursor..edit.byte_start]);
-                updated.push_str(&edit.after);
-                cursor = edit.byte_end;
+                let span = edit.span();
+                updated.push_str(&text[cursor..span.start]);
+                updated.push_str(edit.replacement());
+                cursor = span.end;
             }
             updated.push_str(&text[cursor..index.start_of(end).max(cursor)]);
             blocks.push((first, end, new_start..updated.len()));
@@ -103,32 +239,20 @@ pub(crate) fn file_diff_indexed(
     Ok(hunks.finish())
 }
 
-/// The unified diff of every touched file whose diff was computed, in path order.
-pub fn unified_diff(preview: &EditPreview) -> String {
-    preview.files.iter().filter_map(|f| f.diff.as_deref()).collect()
-}
-
-/// [`unified_diff`], moving the files' diffs out instead of copying the only one.
-pub(crate) fn take_unified_diff(preview: &mut EditPreview) -> String {
-    let mut diffs = preview.files.iter_mut().filter_map(|f| f.diff.take());
-    let mut res = diffs.next().unwrap_or_default();
-    diffs.for_each(|diff| res.push_str(&diff));
-    res
-}
-
 /// Refuses edits that do not fit `text`, split a character, or are out of order.
-fn check(text: &str, edits: &[Edit]) -> Result<(), AstEditError> {
+fn check<E: Splice>(text: &str, edits: &[E]) -> Result<(), JournalError> {
     let mut prev_end = 0;
     for edit in edits {
-        if edit.byte_start < prev_end
-            || edit.byte_start > edit.byte_end
-            || edit.byte_end > text.len()
-            || !text.is_char_boundary(edit.byte_start)
-            || !text.is_char_boundary(edit.byte_end)
+        let span = edit.span();
+        if span.start < prev_end
+            || span.start > span.end
+            || span.end > text.len()
+            || !text.is_char_boundary(span.start)
+            || !text.is_char_boundary(span.end)
         {
-            return Err(AstEditError::EditOutOfBounds);
+            return Err(JournalError::EditOutOfBounds);
         }
-        prev_end = edit.byte_end;
+        prev_end = span.end;
     }
     Ok(())
 }
@@ -140,7 +264,7 @@ struct Hunks<'i, 'a> {
     index: &'i LineIndex<'a>,
     /// The file's headers and the hunks so far.
     out: String,
-    /// Where `out`'s `---`/`+++` headers start: a diff with no hunk has only its first line.
+    /// Where `out`'s `---`/`+++` headers start: a diff with no hunk has only the lines before.
     file_header_end: usize,
     /// The next line of the text read, and of the text after the edits, not yet fed.
     old_pos: usize,
@@ -163,10 +287,10 @@ struct Hunk {
 }
 
 impl<'i, 'a> Hunks<'i, 'a> {
-    fn new(index: &'i LineIndex<'a>, path: &str) -> Hunks<'i, 'a> {
-        let mut out = format!("diff --git a/{path} b/{path}\n");
+    fn new(index: &'i LineIndex<'a>, header: &DiffHeader<'_>) -> Hunks<'i, 'a> {
+        let mut out = header.git_lines();
         let file_header_end = out.len();
-        let _ = write!(out, "--- a/{path}\n+++ b/{path}\n");
+        out.push_str(&header.file_lines());
         Hunks {
             index,
             out,
@@ -331,7 +455,9 @@ impl<'i, 'a> Hunks<'i, 'a> {
                 self.context(&mut hunk, first_unchanged..first_unchanged + context);
                 self.close(&hunk);
             }
-            // As before: the `diff --git` line of a touched file whose edits changed nothing.
+            // The `diff --git` line (and the extended headers) of a file whose text did not
+            // change: a touched file whose edits changed nothing, an empty new or deleted
+            // file, or a move alone.
             None => self.out.truncate(self.file_header_end),
         }
         self.out

@@ -1,0 +1,311 @@
+//! `EditTool`: the `edit` tool, exact-string replacements in one file (Claude Code's Edit and
+//! MultiEdit), staged as a preview.
+//!
+//! `old_string` must occur exactly once unless `replace_all`; several `edits` apply in order,
+//! each to the text the previous ones left, all or none. An empty `old_string` on a file that
+//! does not exist creates it. A file with CRLF line endings keeps them: an `old_string` written
+//! with `\n` that is not found as is is looked for with `\r\n`, and `new_string` then gets
+//! `\r\n` too.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+use staged_journal::{
+    ChangeKind, ChangedFile, DiffHeader, Edit, FileOp, LineIndex, NEW_FILE_MODE, Workspace,
+    file_diff_indexed, new_file_diff,
+};
+
+use crate::{
+    EditError,
+    stage::Staging,
+    text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
+};
+
+/// The tool's name.
+pub const EDIT_TOOL_NAME: &str = "edit";
+
+const DESCRIPTION: &str = "Replace exact text in one file, as a preview: the file is not modified until you call `resolve` with action \"apply\" (or \"discard\").\n\
+`old_string` must occur exactly once in the file (include surrounding lines to make it unique), unless `replace_all` is true. \
+Give `edits` instead of `old_string`/`new_string` to make several replacements in order, all or none. \
+An empty `old_string` on a file that does not exist creates it with `new_string`. \
+A file that already has a pending preview cannot be edited again until that preview is resolved.";
+
+/// At most this many line numbers are listed when `old_string` matches several times.
+const LINES_LISTED: usize = 10;
+
+/// `edit`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditParams {
+    /// The file to change: relative to the workspace root, or absolute inside it.
+    #[serde(alias = "file_path")]
+    pub path: String,
+    /// The exact text to replace (empty to create a new file).
+    #[serde(default)]
+    pub old_string: Option<String>,
+    /// The text to put in its place.
+    #[serde(default)]
+    pub new_string: Option<String>,
+    /// Replace every occurrence of `old_string` (default false).
+    #[serde(default)]
+    pub replace_all: Option<bool>,
+    /// Several replacements, made in order, each on the text the previous ones left.
+    #[serde(default)]
+    pub edits: Option<Vec<EditItem>>,
+}
+
+/// One replacement of `edits`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditItem {
+    /// The exact text to replace.
+    pub old_string: String,
+    /// The text to put in its place.
+    pub new_string: String,
+    /// Replace every occurrence (default false).
+    #[serde(default)]
+    pub replace_all: Option<bool>,
+}
+
+impl EditParams {
+    /// The replacements, whichever form was given.
+    fn items(&self) -> Result<Vec<EditItem>, EditError> {
+        match (&self.edits, &self.old_string, &self.new_string) {
+            (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(EditError::InvalidArguments(
+                "give either `old_string` and `new_string`, or `edits`, not both".to_owned(),
+            )),
+            (Some(edits), None, None) if edits.is_empty() => {
+                Err(EditError::InvalidArguments("`edits` must hold at least one edit".to_owned()))
+            }
+            (Some(edits), None, None) => Ok(edits.clone()),
+            (None, Some(old), Some(new)) => Ok(vec![EditItem {
+                old_string: old.clone(),
+                new_string: new.clone(),
+                replace_all: self.replace_all,
+            }]),
+            (None, None, _) => Err(EditError::InvalidArguments(
+                "`old_string` is required (or give `edits`)".to_owned(),
+            )),
+            (None, Some(_), None) => {
+                Err(EditError::InvalidArguments("`new_string` is required".to_owned()))
+            }
+        }
+    }
+}
+
+/// The `edit` tool.
+#[derive(Debug, Clone)]
+pub struct EditTool {
+    session: Arc<Session>,
+    workspace: Workspace,
+}
+
+impl EditTool {
+    /// A tool staging its previews on `session`, confined to `workspace`.
+    pub fn new(session: Arc<Session>, workspace: Workspace) -> EditTool {
+        EditTool { session, workspace }
+    }
+
+    /// The JSON Schema of the arguments.
+    pub fn json_schema() -> Value {
+        crate::schema_of::<EditParams>()
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for EditTool {
+    fn name(&self) -> &str {
+        EDIT_TOOL_NAME
+    }
+
+    fn label(&self) -> &str {
+        "Edit"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        Self::json_schema()
+    }
+
+    fn deferrable(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let params: EditParams = serde_json::from_value(args)
+            .map_err(|err| EditError::InvalidArguments(err.to_string()).to_tool_error())?;
+        let workspace = self.workspace.clone();
+        let session = self.session.clone();
+        tokio::task::spawn_blocking(move || {
+            plan(&workspace, &params).and_then(|staging| staging.stage(&session, &workspace))
+        })
+        .await
+        .map_err(|err| ToolError::new(format!("edit worker failed: {err}")))?
+        .map_err(|err| err.to_tool_error())
+    }
+}
+
+/// What `params` would do to the file, checked against the disk.
+///
+/// # Errors
+/// The [`EditError`] a model sees.
+pub(crate) fn plan(workspace: &Workspace, params: &EditParams) -> Result<Staging, EditError> {
+    let items = params.items()?;
+    let rel = resolve_path(workspace, &params.path)?;
+    let path = rel.display();
+    let n = items.len();
+    for (i, item) in items.iter().enumerate() {
+        if item.old_string == item.new_string {
+            return Err(EditError::NoChange(path.clone()).in_edit(i, n));
+        }
+    }
+    match read_text(workspace, &rel)? {
+        Found::Absent => {
+            let Some(first) = items.first().filter(|item| item.old_string.is_empty()) else {
+                return Err(EditError::Missing(format!(
+                    "File does not exist: {path}. To create it, call edit with an empty old_string and the file's text as new_string (or call write)."
+                )));
+            };
+            let mut content = first.new_string.clone();
+            for (i, item) in items.iter().enumerate().skip(1) {
+                content = replace(&path, &content, item).map_err(|err| err.in_edit(i, n))?.0;
+            }
+            let diff = new_file_diff(&path, &content, NEW_FILE_MODE)
+                .map_err(|err| EditError::Read(err.to_string()))?;
+            let lines = line_count(&content);
+            let files = vec![ChangedFile {
+                path: path.clone(),
+                from: None,
+                change: ChangeKind::Added,
+                summary: format!("new file, {}", plural(lines, "line")),
+                lines_added: lines,
+                lines_removed: 0,
+            }];
+            Ok(Staging {
+                source: EDIT_TOOL_NAME,
+                ops: vec![FileOp::Create { path, content }],
+                files,
+                diff,
+            })
+        }
+        Found::Text { text, fingerprint } => {
+            let (edits, replacements) = if n == 1 {
+                let (edits, count) = locate(&path, &text, &items[0])?;
+                (edits, count)
+            } else {
+                let mut current = text.clone();
+                let mut count = 0;
+                for (i, item) in items.iter().enumerate() {
+                    let (next, made) =
+                        replace(&path, &current, item).map_err(|err| err.in_edit(i, n))?;
+                    current = next;
+                    count += made;
+                }
+                if current == text {
+                    return Err(EditError::NoChange(path));
+                }
+                (line_edits(&text, &current), count)
+            };
+            let diff = file_diff_indexed(
+                &DiffHeader::Modify { path: &path },
+                &LineIndex::new(&text),
+                &edits,
+            )
+            .map_err(|err| EditError::Read(err.to_string()))?;
+            let (added, removed) = line_counts(&edits);
+            let files = vec![ChangedFile {
+                path: path.clone(),
+                from: None,
+                change: ChangeKind::Updated,
+                summary: plural(replacements, "replacement"),
+                lines_added: added,
+                lines_removed: removed,
+            }];
+            Ok(Staging {
+                source: EDIT_TOOL_NAME,
+                ops: vec![FileOp::Update { path, fingerprint, edits }],
+                files,
+                diff,
+            })
+        }
+    }
+}
+
+/// `item` made on `text`: the new text and how many replacements it made.
+fn replace(path: &str, text: &str, item: &EditItem) -> Result<(String, usize), EditError> {
+    let (edits, count) = locate(path, text, item)?;
+    let res = staged_journal::replay(text, &edits)
+        .ok_or_else(|| EditError::Read(format!("the replacements do not fit {path}")))?;
+    Ok((res, count))
+}
+
+/// The edits `item` makes on `text` (offsets in `text`), and how many.
+fn locate(path: &str, text: &str, item: &EditItem) -> Result<(Vec<Edit>, usize), EditError> {
+    if item.old_string.is_empty() {
+        if !text.is_empty() {
+            return Err(EditError::Path(format!(
+                "old_string is empty, which creates a file, but {path} already exists and is not empty. Give the exact text to replace, or call write to replace the whole file."
+            )));
+        }
+        return Ok((
+            vec![Edit { start: 0, before: String::new(), after: item.new_string.clone() }],
+            1,
+        ));
+    }
+    let mut old = item.old_string.clone();
+    let mut new = item.new_string.clone();
+    let mut starts = occurrences(text, &old);
+    if starts.is_empty() && text.contains("\r\n") && old.contains('\n') {
+        let crlf = |s: &str| s.replace("\r\n", "\n").replace('\n', "\r\n");
+        let (old_crlf, new_crlf) = (crlf(&old), crlf(&new));
+        let found = occurrences(text, &old_crlf);
+        if !found.is_empty() {
+            (old, new, starts) = (old_crlf, new_crlf, found);
+        }
+    }
+    if starts.is_empty() {
+        return Err(EditError::NotFound {
+            path: path.to_owned(),
+            hint: not_found_hint(text, &old),
+        });
+    }
+    if starts.len() > 1 && !item.replace_all.unwrap_or(false) {
+        let index = LineIndex::new(text);
+        let shown: Vec<String> =
+            starts.iter().take(LINES_LISTED).map(|&s| index.position(s).0.to_string()).collect();
+        let mut lines = shown.join(", ");
+        if starts.len() > LINES_LISTED {
+            lines.push_str(&format!(" and {} more", starts.len() - LINES_LISTED));
+        }
+        return Err(EditError::Ambiguous { path: path.to_owned(), count: starts.len(), lines });
+    }
+    let count = starts.len();
+    let edits = starts
+        .into_iter()
+        .map(|start| Edit { start, before: old.clone(), after: new.clone() })
+        .collect();
+    Ok((edits, count))
+}
+
+/// Where `needle` starts in `text`, left to right, not overlapping.
+fn occurrences(text: &str, needle: &str) -> Vec<usize> {
+    memchr::memmem::find_iter(text.as_bytes(), needle.as_bytes()).collect()
+}
+
+/// What may help when `old` is not in `text`.
+fn not_found_hint(text: &str, old: &str) -> String {
+    let trimmed = old.trim();
+    if !trimmed.is_empty() && trimmed != old && !occurrences(text, trimmed).is_empty() {
+        return " It is there with other whitespace around it: copy old_string exactly from the file, indentation and line breaks included.".to_owned();
+    }
+    " old_string must match the file exactly, whitespace and indentation included; Read the file again if it may have changed.".to_owned()
+}

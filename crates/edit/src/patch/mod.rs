@@ -1,0 +1,118 @@
+//! Patches, in Codex's `apply_patch` format or as unified diffs: the parsed form, and how its
+//! chunks find their place in a file.
+//!
+//! Chunks are matched the way Codex matches them: in order, each searched from where the
+//! previous one ended, first exactly, then ignoring trailing whitespace, then ignoring
+//! surrounding whitespace, then with Unicode dashes, quotes and spaces taken as ASCII. A
+//! chunk's `@@ <context>` line is found first the same way. Lines are compared without their
+//! line endings, and a CRLF file keeps its CRLF: the lines a Codex patch adds get the line
+//! ending of the file's first line (as Codex does), and a file a Codex patch updates always
+//! ends with a line ending. A unified diff's lines keep exactly the endings the diff gives
+//! them (`\ No newline at end of file` included), so `git diff` output applies byte for byte.
+
+mod apply;
+mod parse;
+
+pub use apply::{apply_chunks, seek};
+pub use parse::{parse, parse_codex, parse_unified};
+
+/// A parsed patch: its files, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    /// What it does to each file.
+    pub files: Vec<PatchFile>,
+}
+
+/// Which format a file's change came in, which decides the line endings it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Codex's format: added lines take the file's line ending, and an updated file ends with
+    /// one.
+    Codex,
+    /// A unified diff: every line ends exactly as the diff says.
+    Exact,
+}
+
+/// What a patch does to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchFile {
+    /// A new file with this text (a Codex patch replaces a file that exists).
+    Add {
+        /// The path, as the patch writes it.
+        path: String,
+        /// The text.
+        content: String,
+        /// Its format.
+        style: Style,
+    },
+    /// A deleted file.
+    Delete {
+        /// The path.
+        path: String,
+        /// For a unified diff, the lines it says the file holds (checked before deleting).
+        old: Option<Vec<String>>,
+    },
+    /// Changes to a file, which may also move.
+    Update {
+        /// The path.
+        path: String,
+        /// Where it moves to.
+        move_to: Option<String>,
+        /// The changes, in order.
+        chunks: Vec<Chunk>,
+        /// Its format.
+        style: Style,
+    },
+}
+
+/// A run of lines to replace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// A line (`@@ <context>`) that must come before the chunk.
+    pub context: Option<String>,
+    /// The lines replaced, context included, without line endings.
+    pub old: Vec<String>,
+    /// The lines put in their place, context included.
+    pub new: Vec<PatchLine>,
+    /// Whether the chunk ends the file (`*** End of File`).
+    pub eof: bool,
+    /// For a unified diff: the 0-based line where the hunk says it starts.
+    pub at: Option<usize>,
+}
+
+/// A line a patch writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchLine {
+    /// Its text, without a line ending.
+    pub text: String,
+    /// Its ending; `None` takes the file's.
+    pub ending: Option<Ending>,
+}
+
+impl PatchLine {
+    /// A line of a Codex patch: it takes the file's line ending.
+    pub fn codex(text: &str) -> PatchLine {
+        PatchLine { text: text.to_owned(), ending: None }
+    }
+
+    /// The line as a new file holds it (a Codex line with `\n`).
+    pub fn to_text(&self) -> String {
+        let ending = match self.ending {
+            Some(Ending::CrLf) => "\r\n",
+            Some(Ending::None) => "",
+            Some(Ending::Lf) | None => "\n",
+        };
+        format!("{}{ending}", self.text)
+    }
+}
+
+/// A line ending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// `\n`.
+    Lf,
+    /// `\r\n`.
+    CrLf,
+    /// None: the file's last line.
+    None,
+}

@@ -1,0 +1,652 @@
+//! Parsing patches: Codex's `apply_patch` format and unified diffs (`git diff`, `diff -u`),
+//! both into [`Patch`].
+//!
+//! Codex's format, as its parser reads it (leniently: markers may carry surrounding
+//! whitespace, and a heredoc around the patch is dropped):
+//!
+//! ```text
+//! *** Begin Patch
+//! *** Add File: <path>          then `+` lines: the new file's text
+//! *** Delete File: <path>
+//! *** Update File: <path>
+//! *** Move to: <path>           optional
+//! @@ <context line>             or a bare `@@`; optional before the first chunk
+//!  context / -removed / +added lines
+//! *** End of File               optional: the chunk ends the file
+//! *** End Patch
+//! ```
+
+use super::{Chunk, Ending, Patch, PatchFile, PatchLine, Style};
+
+const BEGIN_PATCH: &str = "*** Begin Patch";
+const END_PATCH: &str = "*** End Patch";
+const ADD_FILE: &str = "*** Add File: ";
+const DELETE_FILE: &str = "*** Delete File: ";
+const UPDATE_FILE: &str = "*** Update File: ";
+const MOVE_TO: &str = "*** Move to: ";
+const END_OF_FILE: &str = "*** End of File";
+const CONTEXT_MARKER: &str = "@@ ";
+const EMPTY_CONTEXT_MARKER: &str = "@@";
+
+/// Parses `input`: a Codex patch when its first line is `*** Begin Patch` (or a heredoc
+/// around one), else a unified diff.
+///
+/// # Errors
+/// The message a model sees: Codex's parse errors, with the line number where it has one.
+pub fn parse(input: &str) -> Result<Patch, String> {
+    let first = input.trim_start().lines().next().unwrap_or("").trim();
+    let heredoc = matches!(first, "<<EOF" | "<<'EOF'" | "<<\"EOF\"");
+    if first == BEGIN_PATCH || heredoc || !looks_unified(input) {
+        parse_codex(input)
+    } else {
+        parse_unified(input)
+    }
+}
+
+/// Whether `input` reads as a unified diff: a `diff --git` line, or `---` then `+++`.
+fn looks_unified(input: &str) -> bool {
+    let mut prev_minus = false;
+    for line in input.lines() {
+        if line.starts_with("diff --git ") || (prev_minus && line.starts_with("+++ ")) {
+            return true;
+        }
+        prev_minus = line.starts_with("--- ");
+    }
+    false
+}
+
+/// Parses a patch in Codex's `apply_patch` format.
+///
+/// # Errors
+/// `invalid patch: ...` for bad markers, `invalid hunk at line N, ...` for a bad hunk.
+pub fn parse_codex(input: &str) -> Result<Patch, String> {
+    let lines: Vec<&str> = input.trim().lines().collect();
+    let body = match boundaries(&lines) {
+        Ok(body) => body,
+        Err(err) => {
+            // A heredoc around the patch (`<<'EOF'` ... `EOF`), as some models send it.
+            match lines.as_slice() {
+                [first, .., last]
+                    if matches!(*first, "<<EOF" | "<<'EOF'" | "<<\"EOF\"")
+                        && last.ends_with("EOF")
+                        && lines.len() >= 4 =>
+                {
+                    boundaries(&lines[1..lines.len() - 1])?
+                }
+                _ => return Err(err),
+            }
+        }
+    };
+    let mut files = Vec::new();
+    let mut rest = body;
+    let mut line_number = 2;
+    while !rest.is_empty() {
+        let (file, used) = parse_codex_file(rest, line_number)?;
+        files.push(file);
+        line_number += used;
+        rest = &rest[used..];
+    }
+    Ok(Patch { files })
+}
+
+/// The lines between `*** Begin Patch` and `*** End Patch`.
+fn boundaries<'a>(lines: &'a [&'a str]) -> Result<&'a [&'a str], String> {
+    let first = lines.first().map(|l| l.trim());
+    let last = lines.last().map(|l| l.trim());
+    match (first, last) {
+        (Some(BEGIN_PATCH), Some(END_PATCH)) if lines.len() >= 2 => Ok(&lines[1..lines.len() - 1]),
+        (Some(first), _) if first != BEGIN_PATCH => {
+            Err("invalid patch: The first line of the patch must be '*** Begin Patch'".to_owned())
+        }
+        (None, _) => {
+            Err("invalid patch: The first line of the patch must be '*** Begin Patch'".to_owned())
+        }
+        _ => Err("invalid patch: The last line of the patch must be '*** End Patch'".to_owned()),
+    }
+}
+
+fn hunk_error(line_number: usize, message: impl std::fmt::Display) -> String {
+    format!("invalid hunk at line {line_number}, {message}")
+}
+
+/// One file of a Codex patch, and how many lines it took.
+fn parse_codex_file(lines: &[&str], line_number: usize) -> Result<(PatchFile, usize), String> {
+    let header = lines[0].trim();
+    if let Some(path) = header.strip_prefix(ADD_FILE) {
+        let mut content = String::new();
+        let mut used = 1;
+        for line in &lines[1..] {
+            let Some(text) = line.strip_prefix('+') else { break };
+            content.push_str(text);
+            content.push('\n');
+            used += 1;
+        }
+        return Ok((PatchFile::Add { path: path.to_owned(), content, style: Style::Codex }, used));
+    }
+    if let Some(path) = header.strip_prefix(DELETE_FILE) {
+        return Ok((PatchFile::Delete { path: path.to_owned(), old: None }, 1));
+    }
+    let Some(path) = header.strip_prefix(UPDATE_FILE) else {
+        return Err(hunk_error(
+            line_number,
+            format!(
+                "'{header}' is not a valid hunk header. Valid hunk headers: '*** Add File: {{path}}', '*** Delete File: {{path}}', '*** Update File: {{path}}'"
+            ),
+        ));
+    };
+    let mut rest = &lines[1..];
+    let mut used = 1;
+    let move_to = rest.first().and_then(|l| l.strip_prefix(MOVE_TO)).map(str::to_owned);
+    if move_to.is_some() {
+        rest = &rest[1..];
+        used += 1;
+    }
+    let mut chunks = Vec::new();
+    while !rest.is_empty() {
+        // Blank lines between chunks.
+        if rest[0].trim().is_empty() {
+            rest = &rest[1..];
+            used += 1;
+            continue;
+        }
+        if rest[0].starts_with('*') {
+            break;
+        }
+        let (chunk, chunk_lines) = parse_codex_chunk(rest, line_number + used, chunks.is_empty())?;
+        chunks.push(chunk);
+        used += chunk_lines;
+        rest = &rest[chunk_lines..];
+    }
+    if chunks.is_empty() {
+        return Err(hunk_error(
+            line_number,
+            format!("Update file hunk for path '{path}' is empty"),
+        ));
+    }
+    Ok((PatchFile::Update { path: path.to_owned(), move_to, chunks, style: Style::Codex }, used))
+}
+
+/// One chunk of an update, and how many lines it took.
+fn parse_codex_chunk(
+    lines: &[&str],
+    line_number: usize,
+    first: bool,
+) -> Result<(Chunk, usize), String> {
+    let (context, start) = if lines[0] == EMPTY_CONTEXT_MARKER {
+        (None, 1)
+    } else if let Some(context) = lines[0].strip_prefix(CONTEXT_MARKER) {
+        (Some(context.to_owned()), 1)
+    } else if first {
+        (None, 0)
+    } else {
+        return Err(hunk_error(
+            line_number,
+            format!("Expected update hunk to start with a @@ context marker, got: '{}'", lines[0]),
+        ));
+    };
+    if start >= lines.len() {
+        return Err(hunk_error(line_number + 1, "Update hunk does not contain any lines"));
+    }
+    let mut chunk = Chunk { context, old: Vec::new(), new: Vec::new(), eof: false, at: None };
+    let mut parsed = 0;
+    for line in &lines[start..] {
+        if *line == END_OF_FILE {
+            if parsed == 0 {
+                return Err(hunk_error(line_number + 1, "Update hunk does not contain any lines"));
+            }
+            chunk.eof = true;
+            parsed += 1;
+            break;
+        }
+        match line.chars().next() {
+            None => {
+                chunk.old.push(String::new());
+                chunk.new.push(PatchLine::codex(""));
+            }
+            Some(' ') => {
+                chunk.old.push(line[1..].to_owned());
+                chunk.new.push(PatchLine::codex(&line[1..]));
+            }
+            Some('+') => chunk.new.push(PatchLine::codex(&line[1..])),
+            Some('-') => chunk.old.push(line[1..].to_owned()),
+            _ if parsed == 0 => {
+                return Err(hunk_error(
+                    line_number + 1,
+                    format!(
+                        "Unexpected line found in update hunk: '{line}'. Every line should start with ' ' (context line), '+' (added line), or '-' (removed line)"
+                    ),
+                ));
+            }
+            // The next chunk starts here.
+            _ => break,
+        }
+        parsed += 1;
+    }
+    Ok((chunk, parsed + start))
+}
+
+/// Parses a unified diff: `git diff` output (new, deleted and renamed files included) or
+/// `diff -u`'s.
+///
+/// # Errors
+/// A message naming the line that does not parse, or what the diff asks that staged does not
+/// preview (binary files, mode changes, copies).
+pub fn parse_unified(input: &str) -> Result<Patch, String> {
+    let lines: Vec<&str> = input.split_inclusive('\n').collect();
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.starts_with("diff --git ") || line.starts_with("--- ") {
+            let (file, used) = parse_unified_file(&lines[i..], i + 1)?;
+            files.extend(file);
+            i += used;
+        } else {
+            // Text around the diff (a commit message, `index` lines of other tools).
+            i += 1;
+        }
+    }
+    if files.is_empty() {
+        return Err("invalid patch: it is neither a Codex patch (its first line must be '*** Begin Patch') nor a unified diff (no `---`/`+++` file headers were found)".to_owned());
+    }
+    Ok(Patch { files })
+}
+
+/// The extended header of one `diff --git` section.
+#[derive(Debug, Default)]
+struct GitHeader {
+    from: Option<String>,
+    to: Option<String>,
+    new_file: bool,
+    deleted: bool,
+    rename_from: Option<String>,
+    rename_to: Option<String>,
+}
+
+/// One file of a unified diff (`None` for a section with nothing to do), and how many lines
+/// it took.
+fn parse_unified_file(
+    lines: &[&str],
+    line_number: usize,
+) -> Result<(Option<PatchFile>, usize), String> {
+    let mut header = GitHeader::default();
+    let mut i = 0;
+    if let Some(rest) = lines[0].strip_prefix("diff --git ") {
+        let (a, b) = split_git_names(rest.trim_end_matches(['\n', '\r'])).ok_or_else(|| {
+            format!(
+                "invalid patch: line {line_number}: cannot read the file names of '{}'",
+                lines[0].trim_end()
+            )
+        })?;
+        header.from = Some(strip_prefix_component(&a));
+        header.to = Some(strip_prefix_component(&b));
+        i = 1;
+        while i < lines.len() {
+            let line = lines[i].trim_end_matches(['\n', '\r']);
+            let at = line_number + i;
+            if line.starts_with("--- ") || line.starts_with("diff --git ") || line.starts_with("@@")
+            {
+                break;
+            }
+            if line.starts_with("new file mode ") {
+                header.new_file = true;
+            } else if line.starts_with("deleted file mode ") {
+                header.deleted = true;
+            } else if let Some(name) = line.strip_prefix("rename from ") {
+                header.rename_from = Some(unquote(name));
+            } else if let Some(name) = line.strip_prefix("rename to ") {
+                header.rename_to = Some(unquote(name));
+            } else if line.starts_with("old mode ") || line.starts_with("new mode ") {
+                return Err(format!(
+                    "line {at}: `{}` changes the mode of {}, which staged does not preview; change the mode with chmod",
+                    line,
+                    header.to.as_deref().unwrap_or("a file")
+                ));
+            } else if line.starts_with("copy from ") || line.starts_with("copy to ") {
+                return Err(format!(
+                    "line {at}: copies (`{line}`) are not supported; add the copy as a new file"
+                ));
+            } else if line.starts_with("Binary files ") || line.starts_with("GIT binary patch") {
+                return Err(format!(
+                    "line {at}: {} is a binary patch: staged previews changes to text files only",
+                    header.to.as_deref().unwrap_or("this file")
+                ));
+            }
+            // `index`, `similarity index`, `dissimilarity index`: nothing to do.
+            i += 1;
+        }
+    }
+    // `---` and `+++`, unless the section is a rename, a new or a deleted empty file alone.
+    let mut old_name = None;
+    let mut new_name = None;
+    let (mut minus_null, mut plus_null) = (false, false);
+    if i < lines.len() && lines[i].starts_with("--- ") {
+        let minus = lines[i].trim_end_matches(['\n', '\r']);
+        let Some(plus) = lines.get(i + 1).map(|l| l.trim_end_matches(['\n', '\r'])) else {
+            return Err(format!(
+                "invalid patch: line {}: `---` without a `+++` line",
+                line_number + i
+            ));
+        };
+        let Some(plus) = plus.strip_prefix("+++ ") else {
+            return Err(format!(
+                "invalid patch: line {}: expected a `+++` line, got '{plus}'",
+                line_number + i + 1
+            ));
+        };
+        old_name = file_name(&minus[4..]);
+        new_name = file_name(plus);
+        minus_null = old_name.is_none();
+        plus_null = new_name.is_none();
+        i += 2;
+    }
+    let mut hunks = Vec::new();
+    while i < lines.len() && lines[i].starts_with("@@") {
+        let (chunk, used) = parse_unified_hunk(&lines[i..], line_number + i)?;
+        hunks.push(chunk);
+        i += used;
+    }
+    let from = header.rename_from.clone().or(old_name).or(header.from.clone());
+    let to = header.rename_to.clone().or(new_name).or(header.to.clone());
+    let created = header.new_file || minus_null;
+    let deleted = header.deleted || plus_null;
+    let file = if created {
+        let path = to.ok_or_else(|| {
+            format!("invalid patch: line {line_number}: a new file without a name")
+        })?;
+        let content: String =
+            hunks.iter().flat_map(|h| h.new.iter()).map(PatchLine::to_text).collect();
+        Some(PatchFile::Add { path, content, style: Style::Exact })
+    } else if deleted {
+        let path = from.ok_or_else(|| {
+            format!("invalid patch: line {line_number}: a deleted file without a name")
+        })?;
+        let old: Vec<String> = hunks.iter().flat_map(|h| h.old.iter().cloned()).collect();
+        Some(PatchFile::Delete { path, old: Some(old) })
+    } else {
+        let path = from
+            .ok_or_else(|| format!("invalid patch: line {line_number}: a file without a name"))?;
+        let to = to.unwrap_or_else(|| path.clone());
+        let move_to = (to != path).then_some(to);
+        if hunks.is_empty() && move_to.is_none() {
+            None
+        } else {
+            Some(PatchFile::Update { path, move_to, chunks: hunks, style: Style::Exact })
+        }
+    };
+    Ok((file, i))
+}
+
+/// One `@@ -a,b +c,d @@` hunk, and how many lines it took.
+fn parse_unified_hunk(lines: &[&str], line_number: usize) -> Result<(Chunk, usize), String> {
+    let header = lines[0].trim_end_matches(['\n', '\r']);
+    let bad = || {
+        format!(
+            "invalid patch: line {line_number}: '{header}' is not a hunk header (`@@ -a,b +c,d @@`)"
+        )
+    };
+    let inner = header
+        .strip_prefix("@@ -")
+        .and_then(|h| h.split_once(" @@"))
+        .map(|(r, _)| r)
+        .ok_or_else(bad)?;
+    let (old_range, new_range) = inner.split_once(" +").ok_or_else(bad)?;
+    let range = |r: &str| -> Option<(usize, usize)> {
+        match r.split_once(',') {
+            Some((start, len)) => Some((start.parse().ok()?, len.parse().ok()?)),
+            None => Some((r.parse().ok()?, 1)),
+        }
+    };
+    let (old_start, old_len) = range(old_range).ok_or_else(bad)?;
+    let (_, new_len) = range(new_range).ok_or_else(bad)?;
+    let mut chunk = Chunk { context: None, old: Vec::new(), new: Vec::new(), eof: false, at: None };
+    let (mut old_seen, mut new_seen) = (0, 0);
+    let mut i = 1;
+    // Which side the last line belongs to, for a `\ No newline at end of file` after it.
+    let mut last: Option<char> = None;
+    while i < lines.len()
+        && (old_seen < old_len || new_seen < new_len || lines[i].starts_with('\\'))
+    {
+        let raw = lines[i];
+        let (tag, body) = match raw.chars().next() {
+            Some(tag @ (' ' | '-' | '+')) => (tag, &raw[1..]),
+            Some('\\') => {
+                // The line before has no line ending.
+                // (Old lines are matched without their endings: only a new line's matters.)
+                if matches!(last, Some('+' | ' ')) {
+                    strip_new_ending(chunk.new.last_mut());
+                }
+                i += 1;
+                continue;
+            }
+            // An empty context line whose space an editor dropped.
+            Some('\n') | Some('\r') => (' ', raw),
+            _ => {
+                return Err(format!(
+                    "invalid patch: line {}: '{}' is not a line of the hunk (it should start with ' ', '-' or '+'; the hunk header promised {old_len} old and {new_len} new lines)",
+                    line_number + i,
+                    raw.trim_end()
+                ));
+            }
+        };
+        let (text, ending) = split_ending(body);
+        match tag {
+            ' ' => {
+                chunk.old.push(text.to_owned());
+                chunk.new.push(PatchLine { text: text.to_owned(), ending: Some(ending) });
+                old_seen += 1;
+                new_seen += 1;
+            }
+            '-' => {
+                chunk.old.push(text.to_owned());
+                old_seen += 1;
+            }
+            _ => {
+                chunk.new.push(PatchLine { text: text.to_owned(), ending: Some(ending) });
+                new_seen += 1;
+            }
+        }
+        last = Some(tag);
+        i += 1;
+    }
+    if old_seen != old_len || new_seen != new_len {
+        return Err(format!(
+            "invalid patch: line {line_number}: the hunk '{header}' ends early ({old_seen} of {old_len} old and {new_seen} of {new_len} new lines)"
+        ));
+    }
+    // `-a,0`: insert after line a (0: at the top).
+    chunk.at = Some(if old_len == 0 { old_start } else { old_start.saturating_sub(1) });
+    Ok((chunk, i))
+}
+
+fn strip_new_ending(line: Option<&mut PatchLine>) {
+    if let Some(line) = line {
+        line.ending = Some(Ending::None);
+    }
+}
+
+/// A line's text and ending: `\n`, `\r\n`, or none.
+fn split_ending(line: &str) -> (&str, Ending) {
+    if let Some(text) = line.strip_suffix("\r\n") {
+        (text, Ending::CrLf)
+    } else if let Some(text) = line.strip_suffix('\n') {
+        (text, Ending::Lf)
+    } else {
+        (line, Ending::None)
+    }
+}
+
+/// The path of a `---`/`+++` name: `None` for `/dev/null`; `a/` and `b/` dropped; a
+/// timestamp after a tab dropped; a quoted name unquoted.
+fn file_name(raw: &str) -> Option<String> {
+    let raw = raw.split('\t').next().unwrap_or(raw);
+    let name = unquote(raw.trim_end());
+    if name == "/dev/null" {
+        return None;
+    }
+    Some(strip_prefix_component(&name))
+}
+
+/// `a/x` and `b/x` as `x` (git's `-p1`); other names as they are.
+fn strip_prefix_component(name: &str) -> String {
+    name.strip_prefix("a/").or_else(|| name.strip_prefix("b/")).unwrap_or(name).to_owned()
+}
+
+/// The two names of a `diff --git a/x b/x` line (either may be quoted).
+fn split_git_names(rest: &str) -> Option<(String, String)> {
+    if rest.starts_with('"') {
+        let (a, tail) = read_quoted(rest)?;
+        let tail = tail.strip_prefix(' ')?;
+        let b = if tail.starts_with('"') { read_quoted(tail)?.0 } else { tail.to_owned() };
+        return Some((a, b));
+    }
+    if let Some(idx) = rest.find(" \"") {
+        let b = read_quoted(&rest[idx + 1..])?.0;
+        return Some((rest[..idx].to_owned(), b));
+    }
+    // Unquoted: the names are the same length when nothing was renamed; otherwise split at
+    // ` b/`.
+    let bytes = rest.len();
+    if bytes % 2 == 1 {
+        let half = bytes / 2;
+        let (a, b) = (&rest[..half], &rest[half + 1..]);
+        if rest.as_bytes()[half] == b' ' && a.get(2..) == b.get(2..) {
+            return Some((a.to_owned(), b.to_owned()));
+        }
+    }
+    let idx = rest.find(" b/")?;
+    Some((rest[..idx].to_owned(), rest[idx + 1..].to_owned()))
+}
+
+/// A name as written: unquoted C-style when it is quoted.
+fn unquote(name: &str) -> String {
+    if name.starts_with('"')
+        && let Some((res, _)) = read_quoted(name)
+    {
+        return res;
+    }
+    name.to_owned()
+}
+
+/// A C-style quoted string at the start of `s`, and what follows it.
+fn read_quoted(s: &str) -> Option<(String, &str)> {
+    let bytes = s.as_bytes();
+    if bytes.first() != Some(&b'"') {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => return Some((String::from_utf8(out).ok()?, &s[i + 1..])),
+            b'\\' => {
+                i += 1;
+                let c = *bytes.get(i)?;
+                match c {
+                    b'a' => out.push(7),
+                    b'b' => out.push(8),
+                    b't' => out.push(b'\t'),
+                    b'n' => out.push(b'\n'),
+                    b'v' => out.push(11),
+                    b'f' => out.push(12),
+                    b'r' => out.push(b'\r'),
+                    b'0'..=b'7' => {
+                        let digits = s.get(i..i + 3)?;
+                        out.push(u8::from_str_radix(digits, 8).ok()?);
+                        i += 2;
+                    }
+                    other => out.push(other),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_markers_and_errors() {
+        assert_eq!(
+            parse_codex("bad").unwrap_err(),
+            "invalid patch: The first line of the patch must be '*** Begin Patch'"
+        );
+        assert_eq!(
+            parse_codex("*** Begin Patch\nbad").unwrap_err(),
+            "invalid patch: The last line of the patch must be '*** End Patch'"
+        );
+        assert_eq!(
+            parse_codex("*** Begin Patch\n*** Update File: test.py\n*** End Patch").unwrap_err(),
+            "invalid hunk at line 2, Update file hunk for path 'test.py' is empty"
+        );
+        assert_eq!(
+            parse_codex("*** Begin Patch\n*** Frob File: x\n*** End Patch").unwrap_err(),
+            "invalid hunk at line 2, '*** Frob File: x' is not a valid hunk header. Valid hunk headers: '*** Add File: {path}', '*** Delete File: {path}', '*** Update File: {path}'"
+        );
+        assert!(parse_codex("*** Begin Patch\n*** End Patch").unwrap().files.is_empty());
+    }
+
+    #[test]
+    fn codex_files_of_every_kind() {
+        let patch = parse_codex(
+            "*** Begin Patch\n*** Add File: path/add.py\n+abc\n+def\n*** Delete File: path/delete.py\n*** Update File: path/update.py\n*** Move to: path/update2.py\n@@ def f():\n-    pass\n+    return 123\n*** End Patch",
+        )
+        .unwrap();
+        assert_eq!(patch.files.len(), 3);
+        match &patch.files[0] {
+            PatchFile::Add { path, content, .. } => {
+                assert_eq!((path.as_str(), content.as_str()), ("path/add.py", "abc\ndef\n"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &patch.files[2] {
+            PatchFile::Update { path, move_to, chunks, .. } => {
+                assert_eq!(path, "path/update.py");
+                assert_eq!(move_to.as_deref(), Some("path/update2.py"));
+                assert_eq!(chunks[0].context.as_deref(), Some("def f():"));
+                assert_eq!(chunks[0].old, ["    pass"]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_heredoc_around_the_patch_is_dropped() {
+        let patch = parse("<<'EOF'\n*** Begin Patch\n*** Add File: foo\n+hi\n*** End Patch\nEOF\n")
+            .unwrap();
+        assert_eq!(patch.files.len(), 1);
+    }
+
+    #[test]
+    fn unified_names() {
+        assert_eq!(
+            split_git_names("a/x y.txt b/x y.txt"),
+            Some(("a/x y.txt".into(), "b/x y.txt".into()))
+        );
+        assert_eq!(split_git_names("a/old b/new"), Some(("a/old".into(), "b/new".into())));
+        assert_eq!(
+            split_git_names("\"a/t\\tb\" \"b/t\\tb\""),
+            Some(("a/t\tb".into(), "b/t\tb".into()))
+        );
+        assert_eq!(unquote("\"caf\\303\\251\""), "café");
+        assert_eq!(file_name("a/x.txt\t2024-01-01 00:00:00"), Some("x.txt".into()));
+        assert_eq!(file_name("/dev/null"), None);
+    }
+
+    #[test]
+    fn unified_hunks_keep_line_endings() {
+        let patch = parse_unified(
+            "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\r\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n",
+        )
+        .unwrap();
+        let PatchFile::Update { chunks, .. } = &patch.files[0] else { panic!() };
+        assert_eq!(chunks[0].old, ["a", "b"]);
+        assert_eq!(chunks[0].new[0].ending, Some(Ending::CrLf));
+        assert_eq!(chunks[0].new[1].ending, Some(Ending::None));
+        assert_eq!(chunks[0].at, Some(0));
+    }
+}

@@ -1,0 +1,408 @@
+//! `ApplyPatchTool`: the `apply_patch` tool, a patch in Codex's format or a unified diff,
+//! staged as one preview: files added, deleted, updated and moved, all or none.
+
+use std::{collections::HashSet, sync::Arc};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+use staged_fs::RelPath;
+use staged_journal::{
+    ChangeKind, ChangedFile, DiffHeader, Edit, FileOp, LineIndex, NEW_FILE_MODE, Workspace,
+    deleted_file_diff, file_diff_indexed, new_file_diff,
+};
+
+use crate::{
+    EditError,
+    patch::{Patch, PatchFile, Style, apply_chunks, parse},
+    stage::Staging,
+    text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
+};
+
+/// The tool's name.
+pub const APPLY_PATCH_TOOL_NAME: &str = "apply_patch";
+
+const DESCRIPTION: &str = "Apply a patch as a preview: nothing is written until you call `resolve` with action \"apply\" (or \"discard\"), and then every file changes or none.\n\
+`input` is a patch in this format (or a unified diff, as `git diff` prints it):\n\
+*** Begin Patch\n\
+*** Add File: path/new.ts\n\
++every line of the new file, each after a +\n\
+*** Delete File: path/old.ts\n\
+*** Update File: path/app.ts\n\
+*** Move to: path/renamed.ts   (optional)\n\
+@@ function around the change   (optional context line)\n\
+ unchanged line\n\
+-removed line\n\
++added line\n\
+*** End Patch\n\
+Paths are relative to the workspace root. Give about 3 lines of context around each change. \
+A file that already has a pending preview cannot be patched until that preview is resolved.";
+
+/// `apply_patch`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyPatchParams {
+    /// The patch: Codex's `*** Begin Patch` format, or a unified diff.
+    #[serde(alias = "patch", alias = "command")]
+    pub input: String,
+}
+
+/// The `apply_patch` tool.
+#[derive(Debug, Clone)]
+pub struct ApplyPatchTool {
+    session: Arc<Session>,
+    workspace: Workspace,
+}
+
+impl ApplyPatchTool {
+    /// A tool staging its previews on `session`, confined to `workspace`.
+    pub fn new(session: Arc<Session>, workspace: Workspace) -> ApplyPatchTool {
+        ApplyPatchTool { session, workspace }
+    }
+
+    /// The JSON Schema of the arguments.
+    pub fn json_schema() -> Value {
+        crate::schema_of::<ApplyPatchParams>()
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for ApplyPatchTool {
+    fn name(&self) -> &str {
+        APPLY_PATCH_TOOL_NAME
+    }
+
+    fn label(&self) -> &str {
+        "Apply Patch"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        Self::json_schema()
+    }
+
+    fn deferrable(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let params: ApplyPatchParams = serde_json::from_value(args)
+            .map_err(|err| EditError::InvalidArguments(err.to_string()).to_tool_error())?;
+        let workspace = self.workspace.clone();
+        let session = self.session.clone();
+        tokio::task::spawn_blocking(move || {
+            plan_text(&workspace, &params.input)
+                .and_then(|staging| staging.stage(&session, &workspace))
+        })
+        .await
+        .map_err(|err| ToolError::new(format!("apply_patch worker failed: {err}")))?
+        .map_err(|err| err.to_tool_error())
+    }
+}
+
+/// What the patch `input` would do, checked against the disk.
+///
+/// # Errors
+/// The [`EditError`] a model sees: the parse error, or the first file it cannot change.
+pub(crate) fn plan_text(workspace: &Workspace, input: &str) -> Result<Staging, EditError> {
+    let patch = parse(input).map_err(EditError::InvalidPatch)?;
+    plan(workspace, &patch)
+}
+
+/// What `patch` would do, checked against the disk.
+///
+/// # Errors
+/// As [`plan_text`].
+pub(crate) fn plan(workspace: &Workspace, patch: &Patch) -> Result<Staging, EditError> {
+    if patch.files.is_empty() {
+        return Err(EditError::InvalidPatch("The patch changes no file: it has no `*** Add File:`, `*** Delete File:` or `*** Update File:` section.".to_owned()));
+    }
+    let mut staging = Staging {
+        source: APPLY_PATCH_TOOL_NAME,
+        ops: Vec::new(),
+        files: Vec::new(),
+        diff: String::new(),
+    };
+    let mut seen: HashSet<RelPath> = HashSet::new();
+    let mut claim = |rel: &RelPath| {
+        if seen.insert(rel.clone()) {
+            Ok(())
+        } else {
+            Err(EditError::PatchConflict(format!(
+                "{} is changed more than once by this patch: put all its changes in one section",
+                rel.display()
+            )))
+        }
+    };
+    for file in &patch.files {
+        match file {
+            PatchFile::Add { path, content, style } => {
+                let rel = resolve_path(workspace, path)?;
+                claim(&rel)?;
+                add(workspace, &mut staging, &rel, content, *style)?;
+            }
+            PatchFile::Delete { path, old } => {
+                let rel = resolve_path(workspace, path)?;
+                claim(&rel)?;
+                delete(workspace, &mut staging, &rel, old.as_deref())?;
+            }
+            PatchFile::Update { path, move_to, chunks, style } => {
+                let rel = resolve_path(workspace, path)?;
+                claim(&rel)?;
+                let display = rel.display();
+                let (text, fingerprint) = match read_text(workspace, &rel)? {
+                    Found::Text { text, fingerprint } => (text, fingerprint),
+                    Found::Absent => {
+                        return Err(EditError::PatchConflict(format!(
+                            "Failed to read file to update {display}: it does not exist"
+                        )));
+                    }
+                };
+                let edits = apply_chunks(&display, &text, chunks, *style)
+                    .map_err(EditError::PatchConflict)?;
+                let to = match move_to {
+                    Some(to) => Some(resolve_path(workspace, to)?).filter(|to| *to != rel),
+                    None => None,
+                };
+                match to {
+                    None => {
+                        if edits.is_empty() {
+                            continue;
+                        }
+                        let (added, removed) = line_counts(&edits);
+                        staging.diff.push_str(&diff(
+                            DiffHeader::Modify { path: &display },
+                            &text,
+                            &edits,
+                        )?);
+                        staging.files.push(ChangedFile {
+                            path: display.clone(),
+                            from: None,
+                            change: ChangeKind::Updated,
+                            summary: format!("+{added} -{removed}"),
+                            lines_added: added,
+                            lines_removed: removed,
+                        });
+                        staging.ops.push(FileOp::Update { path: display, fingerprint, edits });
+                    }
+                    Some(to) => {
+                        claim(&to)?;
+                        moved(
+                            workspace,
+                            &mut staging,
+                            (&rel, &text, fingerprint),
+                            &to,
+                            edits,
+                            *style,
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    if staging.ops.is_empty() {
+        return Err(EditError::PatchConflict(
+            "No changes to make: the patch leaves every file as it is.".to_owned(),
+        ));
+    }
+    Ok(staging)
+}
+
+fn diff(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, EditError> {
+    file_diff_indexed(&header, &LineIndex::new(text), edits)
+        .map_err(|err| EditError::PatchConflict(err.to_string()))
+}
+
+/// `*** Add File`: a new file, or, in a Codex patch, the file replaced whole.
+fn add(
+    workspace: &Workspace,
+    staging: &mut Staging,
+    rel: &RelPath,
+    content: &str,
+    style: Style,
+) -> Result<(), EditError> {
+    let path = rel.display();
+    match read_text(workspace, rel)? {
+        Found::Absent => {
+            let lines = line_count(content);
+            staging.diff.push_str(
+                &new_file_diff(&path, content, NEW_FILE_MODE)
+                    .map_err(|err| EditError::PatchConflict(err.to_string()))?,
+            );
+            staging.files.push(ChangedFile {
+                path: path.clone(),
+                from: None,
+                change: ChangeKind::Added,
+                summary: format!("new file, {}", plural(lines, "line")),
+                lines_added: lines,
+                lines_removed: 0,
+            });
+            staging.ops.push(FileOp::Create { path, content: content.to_owned() });
+        }
+        Found::Text { .. } if style == Style::Exact => {
+            return Err(EditError::PatchConflict(format!(
+                "{path} already exists, but the patch creates it as a new file"
+            )));
+        }
+        Found::Text { text, fingerprint } => {
+            // Codex writes an added file over one that exists.
+            let edits = line_edits(&text, content);
+            if edits.is_empty() {
+                return Ok(());
+            }
+            let (added, removed) = line_counts(&edits);
+            staging.diff.push_str(&diff(DiffHeader::Modify { path: &path }, &text, &edits)?);
+            staging.files.push(ChangedFile {
+                path: path.clone(),
+                from: None,
+                change: ChangeKind::Updated,
+                summary: format!("replaced whole, +{added} -{removed}"),
+                lines_added: added,
+                lines_removed: removed,
+            });
+            staging.ops.push(FileOp::Update { path, fingerprint, edits });
+        }
+    }
+    Ok(())
+}
+
+/// `*** Delete File`.
+fn delete(
+    workspace: &Workspace,
+    staging: &mut Staging,
+    rel: &RelPath,
+    old: Option<&[String]>,
+) -> Result<(), EditError> {
+    let path = rel.display();
+    let (text, fingerprint) = match read_text(workspace, rel)? {
+        Found::Text { text, fingerprint } => (text, fingerprint),
+        Found::Absent => {
+            return Err(EditError::PatchConflict(format!(
+                "Failed to delete file {path}: it does not exist"
+            )));
+        }
+    };
+    if let Some(old) = old {
+        let lines: Vec<&str> = text
+            .split_inclusive('\n')
+            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r'))
+            .collect();
+        if lines.len() != old.len() || lines.iter().zip(old).any(|(a, b)| a != b) {
+            return Err(EditError::PatchConflict(format!(
+                "Failed to delete file {path}: it does not hold the lines the patch deletes"
+            )));
+        }
+    }
+    let mode = mode_of(workspace, rel);
+    let lines = line_count(&text);
+    staging.diff.push_str(
+        &deleted_file_diff(&path, &text, mode)
+            .map_err(|err| EditError::PatchConflict(err.to_string()))?,
+    );
+    staging.files.push(ChangedFile {
+        path: path.clone(),
+        from: None,
+        change: ChangeKind::Deleted,
+        summary: format!("deleted, {}", plural(lines, "line")),
+        lines_added: 0,
+        lines_removed: lines,
+    });
+    staging.ops.push(FileOp::Delete { path, fingerprint });
+    Ok(())
+}
+
+/// `*** Move to`: the file moves (with its edits); onto a file that exists, Codex writes over
+/// it, so that file is updated and the source deleted.
+fn moved(
+    workspace: &Workspace,
+    staging: &mut Staging,
+    (from, text, fingerprint): (&RelPath, &str, String),
+    to: &RelPath,
+    edits: Vec<Edit>,
+    style: Style,
+) -> Result<(), EditError> {
+    let (from_path, to_path) = (from.display(), to.display());
+    match read_text(workspace, to)? {
+        Found::Absent => {
+            let (added, removed) = line_counts(&edits);
+            staging.diff.push_str(&diff(
+                DiffHeader::Rename { from: &from_path, to: &to_path },
+                text,
+                &edits,
+            )?);
+            let summary = if edits.is_empty() {
+                format!("moved from {from_path}")
+            } else {
+                format!("moved from {from_path}, +{added} -{removed}")
+            };
+            staging.files.push(ChangedFile {
+                path: to_path.clone(),
+                from: Some(from_path.clone()),
+                change: ChangeKind::Moved,
+                summary,
+                lines_added: added,
+                lines_removed: removed,
+            });
+            staging.ops.push(FileOp::Move { from: from_path, to: to_path, fingerprint, edits });
+        }
+        Found::Text { .. } if style == Style::Exact => {
+            return Err(EditError::PatchConflict(format!(
+                "{to_path} already exists, but the patch moves {from_path} there"
+            )));
+        }
+        Found::Text { text: target, fingerprint: target_fingerprint } => {
+            let new = staged_journal::replay(text, &edits).ok_or_else(|| {
+                EditError::PatchConflict(format!("Failed to apply the patch to {from_path}"))
+            })?;
+            let over = line_edits(&target, &new);
+            let (added, removed) = line_counts(&over);
+            staging.diff.push_str(&diff(DiffHeader::Modify { path: &to_path }, &target, &over)?);
+            staging.files.push(ChangedFile {
+                path: to_path.clone(),
+                from: None,
+                change: ChangeKind::Updated,
+                summary: format!("replaced by {from_path}, +{added} -{removed}"),
+                lines_added: added,
+                lines_removed: removed,
+            });
+            staging.ops.push(FileOp::Update {
+                path: to_path,
+                fingerprint: target_fingerprint,
+                edits: over,
+            });
+            let mode = mode_of(workspace, from);
+            let lines = line_count(text);
+            staging.diff.push_str(
+                &deleted_file_diff(&from_path, text, mode)
+                    .map_err(|err| EditError::PatchConflict(err.to_string()))?,
+            );
+            staging.files.push(ChangedFile {
+                path: from_path.clone(),
+                from: None,
+                change: ChangeKind::Deleted,
+                summary: format!("deleted (moved onto {})", to.display()),
+                lines_added: 0,
+                lines_removed: lines,
+            });
+            staging.ops.push(FileOp::Delete { path: from_path, fingerprint });
+        }
+    }
+    Ok(())
+}
+
+/// The mode bits of the file at `rel`, for the diff's `deleted file mode` line.
+fn mode_of(workspace: &Workspace, rel: &RelPath) -> u32 {
+    workspace
+        .fs()
+        .parent(rel)
+        .ok()
+        .and_then(|(dir, name)| dir.file_mode(&name).ok())
+        .unwrap_or(NEW_FILE_MODE)
+}

@@ -1,0 +1,84 @@
+//! Staging a text preview: the action on the stack (one pending preview per file), and the
+//! text and details the model gets back.
+
+use std::sync::Arc;
+
+use staged_core::{PendingAction, Session, StoreError, ToolResult};
+use staged_journal::{ChangeAction, ChangeDetails, ChangedFile, FileOp, Workspace, label_of};
+
+use crate::EditError;
+
+/// The first line of every text preview, as `ast_edit`'s.
+pub const PREVIEW_HEADER: &str = "Preview only: files are NOT modified yet. Call `resolve` with action \"apply\" to write these changes, or action \"discard\" to drop them.";
+
+/// The model-facing text shows at most this many lines of the diff; the details hold it whole.
+const DIFF_LINES_SHOWN: usize = 400;
+
+/// A preview ready to stage: what it does, file by file, and its diff.
+#[derive(Debug)]
+pub(crate) struct Staging {
+    pub(crate) source: &'static str,
+    pub(crate) ops: Vec<FileOp>,
+    pub(crate) files: Vec<ChangedFile>,
+    pub(crate) diff: String,
+}
+
+impl Staging {
+    /// Pushes the preview, unless a pending preview already writes one of its files, and
+    /// returns what the model sees.
+    pub(crate) fn stage(
+        self,
+        session: &Session,
+        workspace: &Workspace,
+    ) -> Result<ToolResult, EditError> {
+        let label = label_of(self.source, &self.files);
+        let details = ChangeDetails {
+            files: self.files,
+            applied: false,
+            diff: self.diff,
+            pending_id: None,
+            remainder: None,
+        };
+        let action = Arc::new(ChangeAction::new(
+            workspace.clone(),
+            self.source,
+            label.clone(),
+            self.ops,
+            details,
+        ));
+        let id =
+            session.push_exclusive(action.clone() as Arc<dyn PendingAction>).map_err(|err| {
+                match err {
+                    StoreError::Refused(why) => EditError::Stage(why),
+                    other => EditError::Stage(format!("Could not stage the preview: {other}")),
+                }
+            })?;
+        let mut details = action.change_details().clone();
+        details.pending_id = Some(id.to_string());
+        let text = preview_text(&id.to_string(), &label, &details.diff);
+        Ok(ToolResult::text(text).with_details(details.to_value()))
+    }
+}
+
+/// The preview text: the header, the staged id and label, and the diff (its first lines).
+pub(crate) fn preview_text(id: &str, label: &str, diff: &str) -> String {
+    let mut res = format!("{PREVIEW_HEADER}\n\nStaged {id}: {label}\n\n");
+    let mut shown = 0;
+    let mut rest = 0;
+    for line in diff.split_inclusive('\n') {
+        if shown < DIFF_LINES_SHOWN {
+            res.push_str(line);
+            shown += 1;
+        } else {
+            rest += 1;
+        }
+    }
+    if rest > 0 {
+        res.push_str(&format!(
+            "... {rest} more diff line{} (the whole diff is in the result's details, and `staged show {id}` prints it)\n",
+            if rest == 1 { "" } else { "s" }
+        ));
+    }
+    res.truncate(res.trim_end().len());
+    res
+}

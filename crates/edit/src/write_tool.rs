@@ -1,0 +1,153 @@
+//! `WriteTool`: the `write` tool, a whole file created or replaced (Claude Code's Write),
+//! staged as a preview. A new file's folders are created with it.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+use staged_journal::{
+    ChangeKind, ChangedFile, DiffHeader, FileOp, LineIndex, NEW_FILE_MODE, Workspace,
+    file_diff_indexed, new_file_diff,
+};
+
+use crate::{
+    EditError,
+    stage::Staging,
+    text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
+};
+
+/// The tool's name.
+pub const WRITE_TOOL_NAME: &str = "write";
+
+const DESCRIPTION: &str = "Create a file, or replace a whole file, as a preview: nothing is written until you call `resolve` with action \"apply\" (or \"discard\"). \
+Missing folders are created with the file. To change part of a file, prefer `edit`. \
+A file that already has a pending preview cannot be written again until that preview is resolved.";
+
+/// `write`'s arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteParams {
+    /// The file: relative to the workspace root, or absolute inside it.
+    #[serde(alias = "file_path")]
+    pub path: String,
+    /// Its whole new text.
+    pub content: String,
+}
+
+/// The `write` tool.
+#[derive(Debug, Clone)]
+pub struct WriteTool {
+    session: Arc<Session>,
+    workspace: Workspace,
+}
+
+impl WriteTool {
+    /// A tool staging its previews on `session`, confined to `workspace`.
+    pub fn new(session: Arc<Session>, workspace: Workspace) -> WriteTool {
+        WriteTool { session, workspace }
+    }
+
+    /// The JSON Schema of the arguments.
+    pub fn json_schema() -> Value {
+        crate::schema_of::<WriteParams>()
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for WriteTool {
+    fn name(&self) -> &str {
+        WRITE_TOOL_NAME
+    }
+
+    fn label(&self) -> &str {
+        "Write"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> Value {
+        Self::json_schema()
+    }
+
+    fn deferrable(&self) -> bool {
+        true
+    }
+
+    async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let params: WriteParams = serde_json::from_value(args)
+            .map_err(|err| EditError::InvalidArguments(err.to_string()).to_tool_error())?;
+        let workspace = self.workspace.clone();
+        let session = self.session.clone();
+        tokio::task::spawn_blocking(move || {
+            plan(&workspace, &params).and_then(|staging| staging.stage(&session, &workspace))
+        })
+        .await
+        .map_err(|err| ToolError::new(format!("write worker failed: {err}")))?
+        .map_err(|err| err.to_tool_error())
+    }
+}
+
+/// What writing `params` would do, checked against the disk.
+///
+/// # Errors
+/// The [`EditError`] a model sees.
+pub(crate) fn plan(workspace: &Workspace, params: &WriteParams) -> Result<Staging, EditError> {
+    let rel = resolve_path(workspace, &params.path)?;
+    let path = rel.display();
+    let content = params.content.clone();
+    let lines = line_count(&content);
+    match read_text(workspace, &rel)? {
+        Found::Absent => {
+            let diff = new_file_diff(&path, &content, NEW_FILE_MODE)
+                .map_err(|err| EditError::Read(err.to_string()))?;
+            let files = vec![ChangedFile {
+                path: path.clone(),
+                from: None,
+                change: ChangeKind::Added,
+                summary: format!("new file, {}", plural(lines, "line")),
+                lines_added: lines,
+                lines_removed: 0,
+            }];
+            Ok(Staging {
+                source: WRITE_TOOL_NAME,
+                ops: vec![FileOp::Create { path, content }],
+                files,
+                diff,
+            })
+        }
+        Found::Text { text, fingerprint } => {
+            if text == content {
+                return Err(EditError::NoChange(path).rewrite_as_same_content());
+            }
+            let edits = line_edits(&text, &content);
+            let diff = file_diff_indexed(
+                &DiffHeader::Modify { path: &path },
+                &LineIndex::new(&text),
+                &edits,
+            )
+            .map_err(|err| EditError::Read(err.to_string()))?;
+            let (added, removed) = line_counts(&edits);
+            let files = vec![ChangedFile {
+                path: path.clone(),
+                from: None,
+                change: ChangeKind::Updated,
+                summary: format!("rewritten, {}", plural(lines, "line")),
+                lines_added: added,
+                lines_removed: removed,
+            }];
+            Ok(Staging {
+                source: WRITE_TOOL_NAME,
+                ops: vec![FileOp::Update { path, fingerprint, edits }],
+                files,
+                diff,
+            })
+        }
+    }
+}

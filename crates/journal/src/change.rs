@@ -1,0 +1,535 @@
+//! Change sets: what a preview does to each file, checked against the disk and turned into
+//! the steps of one commit, the diff as written, and the data that undoes it.
+//!
+//! A text preview (`edit`, `write`, `apply_patch`) stages a list of [`FileOp`]s: edits to a
+//! file (as byte ranges of the text the preview read), a new file, a deleted file, or a moved
+//! one. Applying re-reads every file, requires each to be byte-identical to what the preview
+//! read (and each file it creates to be still absent), makes exactly those edits, and writes
+//! everything or nothing through the journal. What it wrote is logged as [`Applied`] ops, the
+//! undo data, from which [`crate::undo`] writes the earlier state back.
+
+use serde::{Deserialize, Serialize};
+use staged_core::FileChange;
+use staged_fs::RelPath;
+
+use crate::{
+    DiffHeader, JournalError, LineIndex, Splice, Workspace,
+    diff::file_diff_indexed,
+    fingerprint::fingerprint,
+    journal::{Expect, Step, StepChange, StepMode},
+};
+
+/// At byte `start` of the text read, `before` is replaced by `after`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    /// The first byte replaced.
+    pub start: usize,
+    /// The text replaced.
+    pub before: String,
+    /// The text put in its place.
+    pub after: String,
+}
+
+impl Splice for Edit {
+    fn span(&self) -> std::ops::Range<usize> {
+        self.start..self.start + self.before.len()
+    }
+
+    fn replacement(&self) -> &str {
+        &self.after
+    }
+}
+
+/// `text` with `edits` (in order, not overlapping) made, each checked to replace exactly its
+/// `before`; `None` when one does not fit (the edits do not belong to this text).
+pub fn replay(text: &str, edits: &[Edit]) -> Option<String> {
+    let grows: usize = edits.iter().map(|e| e.after.len()).sum();
+    let mut res = String::with_capacity(text.len().saturating_add(grows));
+    let mut cursor = 0;
+    for edit in edits {
+        let end = edit.start.checked_add(edit.before.len())?;
+        if edit.start < cursor || text.get(edit.start..end)? != edit.before {
+            return None;
+        }
+        res.push_str(text.get(cursor..edit.start)?);
+        res.push_str(&edit.after);
+        cursor = end;
+    }
+    res.push_str(text.get(cursor..)?);
+    Some(res)
+}
+
+/// The edits that turn the text `edits` produced back into the text they were made on:
+/// offsets moved into the written text, `before` and `after` swapped.
+pub fn invert(edits: &[Edit]) -> Option<Vec<Edit>> {
+    let mut shift: isize = 0;
+    let mut res = Vec::with_capacity(edits.len());
+    for edit in edits {
+        let start = edit.start.checked_add_signed(shift)?;
+        shift +=
+            isize::try_from(edit.after.len()).ok()? - isize::try_from(edit.before.len()).ok()?;
+        res.push(Edit { start, before: edit.after.clone(), after: edit.before.clone() });
+    }
+    Some(res)
+}
+
+/// What a preview does to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase", deny_unknown_fields)]
+pub enum FileOp {
+    /// Edits to an existing file.
+    Update {
+        /// The file, relative to the root, `/`-separated.
+        path: String,
+        /// SHA-256 of the bytes the preview read.
+        fingerprint: String,
+        /// The edits, on the text read.
+        edits: Vec<Edit>,
+    },
+    /// A new file (with the folders it needs).
+    Create {
+        /// Where.
+        path: String,
+        /// Its text.
+        content: String,
+    },
+    /// An existing file, deleted.
+    Delete {
+        /// The file.
+        path: String,
+        /// SHA-256 of the bytes the preview read.
+        fingerprint: String,
+    },
+    /// An existing file moved (keeping its mode), with edits to its text.
+    Move {
+        /// Where it is.
+        from: String,
+        /// Where it goes; nothing may be there.
+        to: String,
+        /// SHA-256 of the bytes the preview read at `from`.
+        fingerprint: String,
+        /// The edits, on the text read.
+        edits: Vec<Edit>,
+    },
+}
+
+impl FileOp {
+    /// The path the file ends at (for a move, where it goes).
+    pub fn path(&self) -> &str {
+        match self {
+            FileOp::Update { path, .. }
+            | FileOp::Create { path, .. }
+            | FileOp::Delete { path, .. } => path,
+            FileOp::Move { to, .. } => to,
+        }
+    }
+
+    /// Where a moved file was.
+    pub fn from(&self) -> Option<&str> {
+        match self {
+            FileOp::Move { from, .. } => Some(from),
+            _ => None,
+        }
+    }
+
+    /// Every path the op writes.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.path()).chain(self.from())
+    }
+
+    /// The path it reads, if it reads one.
+    fn source(&self) -> Option<&str> {
+        match self {
+            FileOp::Update { path, .. } | FileOp::Delete { path, .. } => Some(path),
+            FileOp::Move { from, .. } => Some(from),
+            FileOp::Create { .. } => None,
+        }
+    }
+}
+
+/// What was written to one file, as the resolve log keeps it to undo it: enough to compute
+/// the earlier state from the later one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase", deny_unknown_fields)]
+pub enum Applied {
+    /// Edits made to the file at `path` (offsets in the text before).
+    Update {
+        /// The file.
+        path: String,
+        /// The edits made.
+        edits: Vec<Edit>,
+    },
+    /// The file created at `path`.
+    Create {
+        /// The file.
+        path: String,
+        /// What it was created with.
+        content: String,
+        /// Its mode bits, when they were not those of any new file (a deleted file restored).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
+    },
+    /// The file deleted at `path`.
+    Delete {
+        /// The file.
+        path: String,
+        /// What it held.
+        content: String,
+        /// Its mode bits.
+        mode: u32,
+    },
+    /// The file moved from `from` to `to`, with edits (offsets in the text before).
+    Move {
+        /// Where it was.
+        from: String,
+        /// Where it went.
+        to: String,
+        /// The edits made.
+        edits: Vec<Edit>,
+    },
+}
+
+/// The undo data of an apply: what it did, in order, and the folders it created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UndoData {
+    /// [`UNDO_DATA_VERSION`].
+    pub version: u64,
+    /// What was written.
+    pub ops: Vec<Applied>,
+    /// The folders the apply created for new files, parents first: an undo removes those it
+    /// leaves empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirs: Vec<String>,
+}
+
+/// The undo data format this build writes. Format 1 (`{"version": 1, "files": [{"path",
+/// "edits"}]}`, what `ast_edit` wrote before) is still read.
+pub const UNDO_DATA_VERSION: u64 = 2;
+
+impl UndoData {
+    /// The undo data of `ops`, with no folders created.
+    pub fn of(ops: Vec<Applied>) -> UndoData {
+        UndoData { version: UNDO_DATA_VERSION, ops, dirs: Vec::new() }
+    }
+
+    /// As the log stores it.
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Why a preview no longer applies: the file and what happened to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stale {
+    /// The file, as the preview names it.
+    pub path: String,
+    /// What happened, as the rest of a sentence: `changed since the preview`.
+    pub why: String,
+}
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.path, self.why)
+    }
+}
+
+/// A change set checked against the disk: the commit's steps, the diff as it will be
+/// written, each file's hashes, and the undo data.
+#[derive(Debug)]
+pub struct Checked {
+    /// The steps of the commit.
+    pub steps: Vec<Step>,
+    /// The unified diff of what the steps write, file after file.
+    pub diff: String,
+    /// Each file written, with its SHA-256 before and after (`None`: no file).
+    pub files: Vec<FileChange>,
+    /// What undoes it.
+    pub undo: UndoData,
+}
+
+/// Whether a [`check`] failed because the preview is stale or because of an error.
+#[derive(Debug)]
+pub enum CheckError {
+    /// The files are not what the preview read: nothing may be written.
+    Stale(Stale),
+    /// Reading failed, or the change set is malformed.
+    Failed(JournalError),
+}
+
+impl From<JournalError> for CheckError {
+    fn from(err: JournalError) -> Self {
+        CheckError::Failed(err)
+    }
+}
+
+/// Reads every file `ops` touch and checks each is what the preview read (a file to create:
+/// still absent), then computes what the commit writes.
+///
+/// # Errors
+/// [`CheckError::Stale`] when a file changed, appeared or went away since the preview;
+/// [`CheckError::Failed`] when a path is not one inside the workspace, or the edits do not fit
+/// the text they were made on.
+pub fn check(workspace: &Workspace, ops: &[&FileOp]) -> Result<Checked, CheckError> {
+    let mut steps = Vec::new();
+    let mut diff = String::new();
+    let mut files = Vec::new();
+    let mut applied = Vec::new();
+    let mut dirs = Vec::new();
+    for op in ops {
+        let text = match op.source() {
+            Some(path) => Some(read_checked(workspace, path, expected_fingerprint(op))?),
+            None => None,
+        };
+        for path in op.paths().filter(|p| Some(*p) != op.source()) {
+            let rel = rel(workspace, path)?;
+            if exists(workspace, &rel)? {
+                return Err(CheckError::Stale(Stale {
+                    path: path.to_owned(),
+                    why: "was created since the preview".to_owned(),
+                }));
+            }
+            for dir in missing_dirs(workspace, &rel) {
+                let dir = dir.display();
+                if !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+            }
+        }
+        match op {
+            FileOp::Update { path, edits, .. } => {
+                let (text, _) = text.unwrap_or_default();
+                let new = replay(&text, edits).ok_or(JournalError::EditOutOfBounds)?;
+                diff.push_str(&file_diff_indexed(
+                    &DiffHeader::Modify { path },
+                    &LineIndex::new(&text),
+                    edits,
+                )?);
+                files.push(change(path, Some(&text), Some(&new)));
+                steps.push(Step {
+                    target: rel(workspace, path)?,
+                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+                    change: StepChange::Write { bytes: new.into_bytes(), mode: StepMode::Keep },
+                });
+                applied.push(Applied::Update { path: path.clone(), edits: edits.clone() });
+            }
+            FileOp::Create { path, content } => {
+                diff.push_str(&new_file_diff(path, content, NEW_FILE_MODE)?);
+                files.push(change(path, None, Some(content)));
+                steps.push(Step {
+                    target: rel(workspace, path)?,
+                    expect: Expect::Absent,
+                    change: StepChange::Write {
+                        bytes: content.clone().into_bytes(),
+                        mode: StepMode::Default,
+                    },
+                });
+                applied.push(Applied::Create {
+                    path: path.clone(),
+                    content: content.clone(),
+                    mode: None,
+                });
+            }
+            FileOp::Delete { path, .. } => {
+                let (text, mode) = text.unwrap_or_default();
+                diff.push_str(&deleted_file_diff(path, &text, mode)?);
+                files.push(change(path, Some(&text), None));
+                steps.push(Step {
+                    target: rel(workspace, path)?,
+                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+                    change: StepChange::Delete,
+                });
+                applied.push(Applied::Delete { path: path.clone(), content: text, mode });
+            }
+            FileOp::Move { from, to, edits, .. } => {
+                let (text, _) = text.unwrap_or_default();
+                let new = replay(&text, edits).ok_or(JournalError::EditOutOfBounds)?;
+                diff.push_str(&file_diff_indexed(
+                    &DiffHeader::Rename { from, to },
+                    &LineIndex::new(&text),
+                    edits,
+                )?);
+                files.push(change(from, Some(&text), None));
+                files.push(change(to, None, Some(&new)));
+                let source = rel(workspace, from)?;
+                steps.push(Step {
+                    target: rel(workspace, to)?,
+                    expect: Expect::Absent,
+                    change: StepChange::Write {
+                        bytes: new.into_bytes(),
+                        mode: StepMode::Of(source.clone()),
+                    },
+                });
+                steps.push(Step {
+                    target: source,
+                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+                    change: StepChange::Delete,
+                });
+                applied.push(Applied::Move {
+                    from: from.clone(),
+                    to: to.clone(),
+                    edits: edits.clone(),
+                });
+            }
+        }
+    }
+    Ok(Checked {
+        steps,
+        diff,
+        files,
+        undo: UndoData { version: UNDO_DATA_VERSION, ops: applied, dirs },
+    })
+}
+
+/// The mode git shows a new file with, in a preview (the file gets the umask's).
+pub const NEW_FILE_MODE: u32 = 0o644;
+
+/// The diff of a new file at `path` holding `content`.
+///
+/// # Errors
+/// Never, in practice: one insertion always fits the empty text.
+pub fn new_file_diff(path: &str, content: &str, mode: u32) -> Result<String, JournalError> {
+    let edit = Edit { start: 0, before: String::new(), after: content.to_owned() };
+    file_diff_indexed(&DiffHeader::Create { path, mode }, &LineIndex::new(""), &[edit])
+}
+
+/// The diff of deleting the file at `path`, which holds `content`.
+///
+/// # Errors
+/// Never, in practice: removing the whole text always fits it.
+pub fn deleted_file_diff(path: &str, content: &str, mode: u32) -> Result<String, JournalError> {
+    let edit = Edit { start: 0, before: content.to_owned(), after: String::new() };
+    file_diff_indexed(&DiffHeader::Delete { path, mode }, &LineIndex::new(content), &[edit])
+}
+
+fn expected_fingerprint(op: &FileOp) -> &str {
+    match op {
+        FileOp::Update { fingerprint, .. }
+        | FileOp::Delete { fingerprint, .. }
+        | FileOp::Move { fingerprint, .. } => fingerprint,
+        FileOp::Create { .. } => "",
+    }
+}
+
+fn change(path: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
+    FileChange {
+        path: path.to_owned(),
+        before: before.map(|t| fingerprint(t.as_bytes())),
+        after: after.map(|t| fingerprint(t.as_bytes())),
+    }
+}
+
+fn rel(workspace: &Workspace, path: &str) -> Result<RelPath, JournalError> {
+    workspace.rel(path)
+}
+
+/// Whether anything (a file, a folder, a symlink) is at `rel`, never following a symlink.
+fn exists(workspace: &Workspace, rel: &RelPath) -> Result<bool, JournalError> {
+    match workspace.fs().parent(rel) {
+        Ok((dir, name)) => {
+            dir.entry_metadata(&name).map(|m| m.is_some()).map_err(|err| JournalError::Read {
+                path: workspace.root().join(rel.as_path()),
+                message: err.to_string(),
+            })
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        // A folder on the way that is a file or a symlink: the commit refuses it, naming it.
+        Err(_) => Ok(false),
+    }
+}
+
+/// The folders above `rel` that do not exist, parents first.
+fn missing_dirs(workspace: &Workspace, rel: &RelPath) -> Vec<RelPath> {
+    let mut res = Vec::new();
+    let mut cursor = rel.parent();
+    while let Some(dir) = cursor {
+        if workspace.fs().dir(Some(&dir)).is_ok() {
+            break;
+        }
+        cursor = dir.parent();
+        res.push(dir);
+    }
+    res.reverse();
+    res
+}
+
+/// The text and mode bits of the file at `path`, which must hash to `expected`.
+fn read_checked(
+    workspace: &Workspace,
+    path: &str,
+    expected: &str,
+) -> Result<(String, u32), CheckError> {
+    let rel = rel(workspace, path)?;
+    let stale = |why: &str| CheckError::Stale(Stale { path: path.to_owned(), why: why.to_owned() });
+    let (dir, name) = match workspace.fs().parent(&rel) {
+        Ok(found) => found,
+        Err(_) => return Err(stale("was deleted since the preview")),
+    };
+    let bytes = match dir.read(&name) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(stale("was deleted since the preview"));
+        }
+        Err(err) => {
+            return Err(CheckError::Failed(JournalError::Read {
+                path: workspace.root().join(rel.as_path()),
+                message: err.to_string(),
+            }));
+        }
+    };
+    if fingerprint(&bytes) != expected {
+        return Err(stale("changed since the preview"));
+    }
+    let mode = dir.file_mode(&name).map_err(|err| JournalError::Read {
+        path: workspace.root().join(rel.as_path()),
+        message: err.to_string(),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| stale("is not UTF-8 text"))?;
+    Ok((text, mode))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(start: usize, before: &str, after: &str) -> Edit {
+        Edit { start, before: before.to_owned(), after: after.to_owned() }
+    }
+
+    #[test]
+    fn inverted_edits_restore_the_text_and_invert_back() {
+        let before = "foo(1); foo(22); x";
+        let edits = [edit(0, "foo(1)", "barbaz(1)"), edit(8, "foo(22)", "b(22)")];
+        let after = replay(before, &edits).unwrap();
+        assert_eq!(after, "barbaz(1); b(22); x");
+        let inverse = invert(&edits).unwrap();
+        assert_eq!(replay(&after, &inverse).unwrap(), before);
+        let again = invert(&inverse).unwrap();
+        assert_eq!(replay(before, &again).unwrap(), after);
+    }
+
+    #[test]
+    fn edits_that_do_not_fit_the_text_are_refused() {
+        assert!(replay("abc", &[edit(1, "x", "y")]).is_none());
+        assert!(replay("abc", &[edit(2, "cd", "y")]).is_none());
+        assert!(replay("abc", &[edit(1, "b", "y"), edit(0, "a", "z")]).is_none());
+        assert!(replay("é", &[edit(1, "", "x")]).is_none());
+    }
+
+    #[test]
+    fn new_and_deleted_files_get_git_headers() {
+        assert_eq!(
+            new_file_diff("a/b.txt", "one\ntwo\n", 0o644).unwrap(),
+            "diff --git a/a/b.txt b/a/b.txt\nnew file mode 100644\n--- /dev/null\n+++ b/a/b.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
+        );
+        assert_eq!(
+            deleted_file_diff("x.sh", "run\n", 0o755).unwrap(),
+            "diff --git a/x.sh b/x.sh\ndeleted file mode 100755\n--- a/x.sh\n+++ /dev/null\n@@ -1 +0,0 @@\n-run\n"
+        );
+        assert_eq!(
+            new_file_diff("empty", "", 0o644).unwrap(),
+            "diff --git a/empty b/empty\nnew file mode 100644\n"
+        );
+    }
+}

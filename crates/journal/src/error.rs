@@ -1,0 +1,66 @@
+//! `JournalError`: every failure of this crate, with the message a model or a person sees.
+//!
+//! The messages of the variants that `ast_edit` also reports are the contract's, word for word
+//! (`docs/contract/ast-edit.md`); `staged-ast-edit` maps each variant onto its own error.
+
+use std::path::PathBuf;
+
+/// A failure to confine a path, read or write a file, or keep the journal.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// A path given by a user or a model does not exist.
+    #[error("Path not found: {0}")]
+    PathNotFound(String),
+    /// A path resolves outside the workspace root.
+    #[error("Path is outside the workspace: {path} (workspace root: {root})")]
+    OutsideWorkspace {
+        /// The path as given.
+        path: String,
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// An edit range fell outside its file, split a character, or overlapped another.
+    #[error("Computed edit range is out of bounds")]
+    EditOutOfBounds,
+    /// A file could not be read.
+    #[error("Failed to read {path}: {message}")]
+    Read {
+        /// Absolute path.
+        path: PathBuf,
+        /// The OS error.
+        message: String,
+    },
+    /// A file could not be written.
+    #[error("Failed to write {path}: {message}")]
+    Write {
+        /// Absolute path.
+        path: PathBuf,
+        /// The OS error.
+        message: String,
+    },
+    /// A file changed (or went away) between the preview and the write.
+    #[error("File changed since the preview: {0}")]
+    Drifted(String),
+    /// A file the commit creates exists now: something else created it since the preview.
+    #[error("File created since the preview: {0}")]
+    Appeared(String),
+    /// A journal could not be written or replayed.
+    #[error("Journal error: {0}")]
+    Journal(String),
+    /// The state folder (`.staged`) or its journal folder is unusable or untrustworthy.
+    #[error("Refusing the state folder {path}: {message}")]
+    StateDir {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The workspace root is unusable.
+    #[error("Invalid workspace root {path}: {message}")]
+    InvalidWorkspace {
+        /// The root as given.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+}

@@ -1,0 +1,1240 @@
+//! All-or-nothing file changes, with a journal in `<root>/.staged/journal/` so that [`recover`]
+//! can finish or roll back a commit that a crash (or kill -9) interrupted.
+//!
+//! A commit is a list of [`Step`]s: replace a file, create one (with the folders it needs), or
+//! delete one; a move is a create and a delete in one commit. The protocol, for one step or
+//! many:
+//! 1. take the commit lock (shared), then the write lock (exclusive, so that no other staged
+//!    commit writes between this one's check and its renames), and check every target is still
+//!    what the preview read: a file with the fingerprint it read, or, for a file it creates,
+//!    nothing at all;
+//! 2. write the journal in state `preparing`, listing every target relative to the root and
+//!    the folders it will create, and call the caller's prepare hook with the journal's id (the
+//!    resolve log stores the record under it);
+//! 3. create the missing folders, then write and fsync every temp file, beside its target and
+//!    with its permissions (those of the file it replaces, of a moved file's source, or those
+//!    of any new file);
+//! 4. switch the journal to `committed` (an atomic rename), recording each temp file's
+//!    identity: the commit point;
+//! 5. rename each new file into place without replacing anything (`RENAME_NOREPLACE`: a file
+//!    that appeared since the check is never overwritten; the commit is then undone, as if the
+//!    commit point had not been reached), then each replacing temp over its target, then
+//!    delete the files to delete (each only if it is still the file the check read);
+//! 6. retire the pending preview (the caller's hook), so that it leaves the stack before the
+//!    journal that proves it was written;
+//! 7. delete the journal.
+//!
+//! Before the commit point no target has been touched, so recovery deletes the temps and the
+//! folders the commit created (roll back, telling its hooks, so the prepared record is
+//! forgotten). After it every new content is durable in a temp file or already in place, so
+//! recovery renames the remaining temps, deletes what is left to delete, and retires the
+//! preview, making its record final (roll forward). Either way every file ends wholly old or
+//! wholly new, all files agree, and the stack and the log agree with them.
+//!
+//! **Liveness.** Every commit holds a shared OS lock on `journal/commit.lock` from before its
+//! fingerprint check until its journal is gone; recovery runs only under the exclusive lock,
+//! so it never acts while any commit in any process is live. The lock file is never deleted,
+//! so no process can ever hold a lock on a file that no longer guards anything. The OS drops a
+//! dead process's lock, however it died.
+//!
+//! **Distrust.** A journal is input like any other file in the workspace. Recovery re-confines
+//! every target (a relative path, opened one directory at a time without following a
+//! symlink), derives each temp file's name itself from the journal id, and touches only those
+//! temps, the targets, and the folders the journal lists (removed only when empty). A file is
+//! renamed into place only if it is the temp this commit wrote (its identity, recorded at the
+//! commit point), and deleted only if it is the file the commit checked (its identity,
+//! recorded before). A journal that names anything else is refused with a message, and nothing
+//! is changed.
+
+use std::{
+    collections::{BTreeSet, HashMap, HashSet},
+    ffi::{OsStr, OsString},
+    fs::File,
+    io::{self, Read},
+    os::unix::{ffi::OsStrExt, fs::PermissionsExt},
+};
+
+use serde::{Deserialize, Serialize};
+use staged_fs::{DirHandle, FileIdentity, NewFileMode, RelPath};
+
+use crate::{JournalError, Workspace, fingerprint::fingerprint};
+
+/// One file to replace with new contents, as `ast_edit` writes: a [`Step`] that keeps the
+/// file's mode.
+#[derive(Debug, Clone)]
+pub struct FileWrite {
+    /// The target, relative to the workspace root.
+    pub target: RelPath,
+    /// The fingerprint the target must still have (what the preview read).
+    pub expected_fingerprint: String,
+    /// The new contents.
+    pub contents: String,
+}
+
+impl From<FileWrite> for Step {
+    fn from(write: FileWrite) -> Step {
+        Step {
+            target: write.target,
+            expect: Expect::Fingerprint(write.expected_fingerprint),
+            change: StepChange::Write { bytes: write.contents.into_bytes(), mode: StepMode::Keep },
+        }
+    }
+}
+
+/// What a commit must find at a target before it writes anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// Nothing at all (not even a symlink): the commit creates the file.
+    Absent,
+    /// A regular file whose bytes have this fingerprint.
+    Fingerprint(String),
+}
+
+/// Which permissions a written file gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepMode {
+    /// Those of the file it replaces; a new file's default when it replaces none.
+    Keep,
+    /// What any new file gets (0666 less the umask).
+    Default,
+    /// Those of another target of the same commit, as the check found it (a moved file's
+    /// source).
+    Of(RelPath),
+    /// These mode bits (an undo restoring a deleted file).
+    Bits(u32),
+}
+
+/// What a commit does to one target.
+#[derive(Debug, Clone)]
+pub enum StepChange {
+    /// Write these bytes: replace the file, or create it (and its folders) when it is absent.
+    Write {
+        /// The new contents.
+        bytes: Vec<u8>,
+        /// Its permissions.
+        mode: StepMode,
+    },
+    /// Delete the file.
+    Delete,
+}
+
+/// One target of a commit: what must be there now, and what to make of it.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The target, relative to the workspace root.
+    pub target: RelPath,
+    /// What the preview read there.
+    pub expect: Expect,
+    /// What to do.
+    pub change: StepChange,
+}
+
+/// A point in the commit protocol, reported after it is durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitStep {
+    /// The journal exists in state `preparing`.
+    Prepared,
+    /// The n-th folder the commit needs was created.
+    DirCreated(usize),
+    /// The temp file of the n-th step is durable.
+    TempWritten(usize),
+    /// The journal is `committed`.
+    Committed,
+    /// The n-th step's file is in place (replaced or created).
+    Replaced(usize),
+    /// The n-th step's file is deleted.
+    Deleted(usize),
+    /// The retire hook ran and succeeded.
+    Retired,
+    /// The journal is gone.
+    Finished,
+}
+
+/// What [`recover`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Commits finished (their remaining temps renamed in).
+    pub rolled_forward: usize,
+    /// Commits rolled back (their temps deleted, targets untouched).
+    pub rolled_back: usize,
+    /// The origins (see [`CommitOptions::origin`]) of the commits that were finished.
+    pub finished_origins: Vec<String>,
+    /// Journals left alone because a live process is committing.
+    pub in_progress: usize,
+    /// Journals refused because they name something recovery must not touch, one message
+    /// each. They are left in place and nothing they name was changed.
+    pub refused: Vec<String>,
+    /// Files a finished commit was to delete but that changed after its check: they were kept,
+    /// one message each.
+    pub kept: Vec<String>,
+}
+
+impl RecoveryReport {
+    /// Whether recovery changed or found anything worth reporting.
+    pub fn is_empty(&self) -> bool {
+        *self == RecoveryReport::default()
+    }
+}
+
+/// What a finished commit did beyond its steps.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitReport {
+    /// Targets to delete that changed between the check and the delete (someone wrote them
+    /// while the commit ran): they were kept, not deleted.
+    pub kept: Vec<RelPath>,
+}
+
+/// The journal formats this build reads; it writes the newest.
+const JOURNAL_VERSION: u32 = 3;
+const OLDEST_JOURNAL_VERSION: u32 = 2;
+
+/// The lock every commit holds shared and recovery holds exclusive. Never deleted.
+const LOCK_FILE_NAME: &str = "commit.lock";
+
+/// The lock a commit holds exclusive from its fingerprint check to its last rename, so that
+/// two staged commits (an apply and an undo, say) never interleave their writes. Never
+/// deleted.
+const WRITE_LOCK_FILE_NAME: &str = "write.lock";
+
+/// A journal bigger than this is not one staged wrote (about 600k files' worth).
+const MAX_JOURNAL_BYTES: u64 = 64 << 20;
+
+/// File names longer than this get a temp file name without them, to stay under NAME_MAX.
+const MAX_NAME_IN_TEMP: usize = 128;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum JournalState {
+    Preparing,
+    Committed,
+}
+
+/// What a journal entry does to its target.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum EntryKind {
+    /// A temp file replaces the target (journal format 2 knew only this).
+    #[default]
+    Replace,
+    /// A temp file becomes the target, which must not exist.
+    Create,
+    /// The target is deleted.
+    Delete,
+}
+
+impl EntryKind {
+    fn is_default(&self) -> bool {
+        *self == EntryKind::Replace
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JournalEntry {
+    /// The target, relative to the root, `/`-separated.
+    target: String,
+    #[serde(default, skip_serializing_if = "EntryKind::is_default")]
+    kind: EntryKind,
+    /// Which file the temp is, recorded at the commit point: a committed journal is rolled
+    /// forward only onto temps that are still exactly the files this commit wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    temp: Option<TempIdentity>,
+    /// For a delete: which file the check found at the target. Only that file is deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    victim: Option<TempIdentity>,
+}
+
+/// A file's [`FileIdentity`], as the journal stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct TempIdentity {
+    dev: u64,
+    ino: u64,
+    ctime: i64,
+    ctime_nsec: i64,
+}
+
+impl From<FileIdentity> for TempIdentity {
+    fn from(id: FileIdentity) -> Self {
+        TempIdentity { dev: id.dev, ino: id.ino, ctime: id.ctime, ctime_nsec: id.ctime_nsec }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Journal {
+    version: u32,
+    state: JournalState,
+    entries: Vec<JournalEntry>,
+    /// The folders the commit creates, parents first, relative to the root: a roll back
+    /// removes those that are empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    dirs: Vec<String>,
+    /// The folders to remove, if empty, once the deletes are done (a roll forward does too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    prune: Vec<String>,
+    /// Who committed: for a preview, its pending id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    origin: Option<String>,
+}
+
+/// [`CommitOptions::prepare`]: called with the journal's id; an error message stops the commit.
+pub type PrepareHook<'a> = dyn FnMut(&str) -> Result<(), String> + 'a;
+
+/// How a commit runs, beyond its writes.
+#[derive(Default)]
+pub struct CommitOptions<'a> {
+    /// Recorded in the journal; [`recover`] hands it to its retire hook when it finishes the
+    /// commit. A preview records its pending id.
+    pub origin: Option<&'a str>,
+    /// Folders to remove once the commit's deletes are done, if they are empty then (an undo
+    /// of new files removes the folders their apply created).
+    pub prune: &'a [RelPath],
+    /// Called with the journal's id once the journal exists (state `preparing`) and before
+    /// any temp file is written: the resolve log records the commit under that id, so that
+    /// recovery can finish or forget the record with the journal. An error rolls the commit
+    /// back.
+    pub prepare: Option<&'a mut PrepareHook<'a>>,
+    /// Called with the journal's id when the commit is rolled back after `prepare` succeeded.
+    pub abandon: Option<&'a mut dyn FnMut(&str)>,
+    /// Called once every target is replaced and before the journal is deleted. It returns
+    /// whether the preview left the stack; if not, the journal stays, and a later recovery
+    /// retires it.
+    pub retire: Option<&'a mut dyn FnMut() -> bool>,
+    /// Called after each durable step (tests use it to crash at every step).
+    pub observer: Option<&'a mut dyn FnMut(CommitStep)>,
+}
+
+impl std::fmt::Debug for CommitOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommitOptions").field("origin", &self.origin).finish_non_exhaustive()
+    }
+}
+
+/// Makes every step or none.
+///
+/// # Errors
+/// [`JournalError::Drifted`] (nothing written) when a target changed since the preview,
+/// [`JournalError::Appeared`] when a file to create exists; [`JournalError::Write`] and
+/// [`JournalError::Journal`] on I/O failure, or when a target is not a regular file reached
+/// without symlinks.
+pub fn commit(workspace: &Workspace, steps: &[Step]) -> Result<CommitReport, JournalError> {
+    commit_with(workspace, steps, CommitOptions::default())
+}
+
+/// [`commit`], calling `observer` after each durable step.
+///
+/// # Errors
+/// As [`commit`].
+pub fn commit_observed(
+    workspace: &Workspace,
+    steps: &[Step],
+    observer: &mut dyn FnMut(CommitStep),
+) -> Result<CommitReport, JournalError> {
+    commit_with(workspace, steps, CommitOptions { observer: Some(observer), ..Default::default() })
+}
+
+/// [`commit`] with an origin, hooks and an observer.
+///
+/// # Errors
+/// As [`commit`].
+pub fn commit_with(
+    workspace: &Workspace,
+    steps: &[Step],
+    mut options: CommitOptions<'_>,
+) -> Result<CommitReport, JournalError> {
+    let mut observe = |step| {
+        if let Some(observer) = options.observer.as_mut() {
+            observer(step);
+        }
+    };
+    let journal_dir = journal_dir(workspace)?;
+    let _lock = CommitLock::shared(&journal_dir, workspace)?;
+    let _write_lock = WriteLock::exclusive(&journal_dir, workspace)?;
+    let plan = check_targets(workspace, steps)?;
+    let mut targets = plan.targets;
+
+    let id = unique_id();
+    let mut journal = Journal {
+        version: JOURNAL_VERSION,
+        state: JournalState::Preparing,
+        entries: targets
+            .iter()
+            .map(|t| JournalEntry {
+                target: t.display.clone(),
+                kind: t.kind,
+                temp: None,
+                victim: t.victim.map(TempIdentity::from),
+            })
+            .collect(),
+        dirs: plan.dirs.iter().map(RelPath::display).collect(),
+        prune: options.prune.iter().map(RelPath::display).collect(),
+        origin: options.origin.map(str::to_owned),
+    };
+    let name = journal_name(&id);
+    store_journal(&journal_dir, &name, &journal).map_err(|err| journal_err(workspace, &err))?;
+    let undo = Undo { workspace, id: &id, journal_dir: &journal_dir, journal: &name };
+    if let Some(prepare) = options.prepare.as_mut()
+        && let Err(why) = prepare(&id)
+    {
+        undo.roll_back(&targets, &[]);
+        return Err(JournalError::Journal(why));
+    }
+    let mut abandon = |targets: &[OpenTarget], dirs: &[RelPath]| {
+        undo.roll_back(targets, dirs);
+        if let Some(abandon) = options.abandon.as_mut() {
+            abandon(&id);
+        }
+    };
+    observe(CommitStep::Prepared);
+
+    // The folders new files need, parents first; then each target's folder.
+    for (k, dir) in plan.dirs.iter().enumerate() {
+        if let Err(err) = workspace.fs().create_dir_all(dir) {
+            abandon(&targets, &plan.dirs[..=k]);
+            return Err(write_err(workspace, dir, &err));
+        }
+        observe(CommitStep::DirCreated(k));
+    }
+    for i in 0..targets.len() {
+        if targets[i].dir.is_none() {
+            match workspace.fs().parent(&targets[i].rel) {
+                Ok((dir, _)) => targets[i].dir = Some(dir),
+                Err(err) => {
+                    abandon(&targets, &plan.dirs);
+                    return Err(write_err(workspace, &targets[i].rel, &err));
+                }
+            }
+        }
+    }
+    for (i, (target, step)) in targets.iter().zip(steps).enumerate() {
+        let (StepChange::Write { bytes, .. }, Some(dir)) = (&step.change, &target.dir) else {
+            continue;
+        };
+        let temp = temp_name(&target.name, &id, i);
+        match dir.create_new(&temp, bytes, &target.new_mode) {
+            Ok(identity) => journal.entries[i].temp = Some(identity.into()),
+            Err(err) => {
+                abandon(&targets[..i], &plan.dirs);
+                return Err(write_err(workspace, &target.rel, &err));
+            }
+        }
+        observe(CommitStep::TempWritten(i));
+    }
+    if let Err(err) = sync_dirs(workspace, &targets, &plan.dirs) {
+        abandon(&targets, &plan.dirs);
+        return Err(journal_err(workspace, &err));
+    }
+    let journal = Journal { state: JournalState::Committed, ..journal };
+    if let Err(err) = store_journal(&journal_dir, &name, &journal) {
+        // The journal still says `preparing` (the switch is one rename): roll back.
+        abandon(&targets, &plan.dirs);
+        return Err(journal_err(workspace, &err));
+    }
+    observe(CommitStep::Committed);
+
+    // New files first, none over anything: a file that appeared since the check undoes the
+    // commit before any target was touched.
+    let mut created = Vec::new();
+    for (i, target) in targets.iter().enumerate() {
+        if target.kind != EntryKind::Create {
+            continue;
+        }
+        let Some(dir) = &target.dir else { continue };
+        match dir.rename_noreplace(temp_name(&target.name, &id, i), &target.name) {
+            Ok(()) => created.push(i),
+            Err(err) => {
+                let appeared = err.kind() == io::ErrorKind::AlreadyExists;
+                let uncommitted = undo.uncommit(&targets, &created, &journal);
+                if uncommitted {
+                    abandon(&targets, &plan.dirs);
+                }
+                return Err(if appeared {
+                    JournalError::Appeared(target.rel.display())
+                } else {
+                    write_err(workspace, &target.rel, &err)
+                });
+            }
+        }
+        observe(CommitStep::Replaced(i));
+    }
+    for (i, target) in targets.iter().enumerate() {
+        if target.kind != EntryKind::Replace {
+            continue;
+        }
+        let Some(dir) = &target.dir else { continue };
+        dir.rename(temp_name(&target.name, &id, i), &target.name)
+            .map_err(|err| write_err(workspace, &target.rel, &err))?;
+        observe(CommitStep::Replaced(i));
+    }
+    let mut report = CommitReport::default();
+    for (i, target) in targets.iter().enumerate() {
+        if target.kind != EntryKind::Delete {
+            continue;
+        }
+        let Some(dir) = &target.dir else { continue };
+        let found =
+            dir.identity(&target.name).map_err(|err| write_err(workspace, &target.rel, &err))?;
+        match found {
+            Some(found) if Some(found) == target.victim => dir
+                .remove_file(&target.name)
+                .map_err(|err| write_err(workspace, &target.rel, &err))?,
+            Some(_) => report.kept.push(target.rel.clone()),
+            None => {}
+        }
+        observe(CommitStep::Deleted(i));
+    }
+    remove_empty_dirs(workspace, &sorted(options.prune));
+    sync_dirs(workspace, &targets, &[]).map_err(|err| journal_err(workspace, &err))?;
+    if let Some(retire) = options.retire.as_mut() {
+        if !retire() {
+            // The preview may still be listed: keep the journal so that recovery retires it.
+            return Ok(report);
+        }
+        observe(CommitStep::Retired);
+    }
+    remove_journal(&journal_dir, &name).map_err(|err| journal_err(workspace, &err))?;
+    observe(CommitStep::Finished);
+    Ok(report)
+}
+
+/// A target, checked and opened for the commit.
+struct OpenTarget {
+    rel: RelPath,
+    display: String,
+    kind: EntryKind,
+    /// Its folder; `None` until the folders the commit creates exist.
+    dir: Option<DirHandle>,
+    name: OsString,
+    /// The permissions its temp file gets.
+    new_mode: NewFileMode,
+    /// For a delete: the file the check found.
+    victim: Option<FileIdentity>,
+}
+
+/// The checked targets, and the folders to create for them (parents first).
+struct Plan {
+    targets: Vec<OpenTarget>,
+    dirs: Vec<RelPath>,
+}
+
+/// Opens every target's directory without following symlinks and checks that each target is
+/// still what the preview read.
+fn check_targets(workspace: &Workspace, steps: &[Step]) -> Result<Plan, JournalError> {
+    let mut seen = HashSet::new();
+    let mut targets = Vec::with_capacity(steps.len());
+    let mut modes: HashMap<RelPath, u32> = HashMap::new();
+    let mut dirs = BTreeSet::new();
+    for step in steps {
+        let rel = &step.target;
+        let Some(display) = rel.to_str().map(str::to_owned) else {
+            return Err(write_err(
+                workspace,
+                rel,
+                &io::Error::new(io::ErrorKind::InvalidInput, "the file name is not UTF-8"),
+            ));
+        };
+        if !seen.insert(rel.clone()) {
+            return Err(JournalError::Journal(format!("{display} is written twice")));
+        }
+        let name = rel.file_name().to_owned();
+        let (kind, dir, mode, victim) = match &step.expect {
+            Expect::Fingerprint(expected) => {
+                let (dir, _) =
+                    workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, &err))?;
+                let (current, mode, identity) =
+                    read_with_mode(&dir, &name).map_err(|err| JournalError::Read {
+                        path: workspace.root().join(rel.as_path()),
+                        message: err.to_string(),
+                    })?;
+                if fingerprint(&current) != *expected {
+                    return Err(JournalError::Drifted(rel.display()));
+                }
+                modes.insert(rel.clone(), mode);
+                let (kind, victim) = match step.change {
+                    StepChange::Write { .. } => (EntryKind::Replace, None),
+                    StepChange::Delete => (EntryKind::Delete, Some(identity)),
+                };
+                (kind, Some(dir), Some(mode), victim)
+            }
+            Expect::Absent => {
+                if matches!(step.change, StepChange::Delete) {
+                    return Err(JournalError::Journal(format!(
+                        "{display} cannot be deleted: the preview found no file there"
+                    )));
+                }
+                let dir = absent_target(workspace, rel, &mut dirs)?;
+                (EntryKind::Create, dir, None, None)
+            }
+        };
+        targets.push((
+            OpenTarget {
+                rel: rel.clone(),
+                display,
+                kind,
+                dir,
+                name,
+                new_mode: NewFileMode::Default,
+                victim,
+            },
+            mode,
+        ));
+    }
+    // Modes last: a move takes its source's, which may come later in the list.
+    let mut res = Vec::with_capacity(targets.len());
+    for ((mut target, mode), step) in targets.into_iter().zip(steps) {
+        if let StepChange::Write { mode: wanted, .. } = &step.change {
+            target.new_mode = match (wanted, mode) {
+                (StepMode::Keep, Some(mode)) => NewFileMode::Mode(mode),
+                (StepMode::Keep | StepMode::Default, _) => NewFileMode::Default,
+                (StepMode::Bits(bits), _) => NewFileMode::Mode(*bits),
+                (StepMode::Of(source), _) => match modes.get(source) {
+                    Some(mode) => NewFileMode::Mode(*mode),
+                    None => {
+                        return Err(JournalError::Journal(format!(
+                            "{} takes the mode of {}, which the commit does not read",
+                            target.display,
+                            source.display()
+                        )));
+                    }
+                },
+            };
+        }
+        res.push(target);
+    }
+    // A folder to create must not also be a file of the commit.
+    if let Some(clash) = dirs.iter().find(|dir| seen.contains(*dir)) {
+        return Err(JournalError::Journal(format!(
+            "{} is both a file and a folder of this change",
+            clash.display()
+        )));
+    }
+    let mut dirs: Vec<RelPath> = dirs.into_iter().collect();
+    dirs.sort_by_key(|dir| dir.components().count());
+    Ok(Plan { targets: res, dirs })
+}
+
+/// Checks that nothing is at `rel`, and collects the folders above it that are missing.
+/// Returns its folder's handle when that exists.
+fn absent_target(
+    workspace: &Workspace,
+    rel: &RelPath,
+    missing: &mut BTreeSet<RelPath>,
+) -> Result<Option<DirHandle>, JournalError> {
+    let parent = rel.parent();
+    // The deepest folder above `rel` that exists, then everything below it is missing.
+    let mut prefixes = Vec::new();
+    let mut cursor = parent.clone();
+    while let Some(dir) = cursor {
+        cursor = dir.parent();
+        prefixes.push(dir);
+    }
+    prefixes.reverse();
+    let mut open = workspace.fs().handle().map_err(|err| write_err(workspace, rel, &err))?;
+    for (k, prefix) in prefixes.iter().enumerate() {
+        match open.open_dir(prefix.file_name()) {
+            Ok(next) => open = next,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                if open
+                    .entry_metadata(prefix.file_name())
+                    .map_err(|err| write_err(workspace, prefix, &err))?
+                    .is_some()
+                {
+                    // A dangling symlink, say: never followed, never replaced.
+                    return Err(not_a_folder(workspace, prefix));
+                }
+                missing.extend(prefixes[k..].iter().cloned());
+                return Ok(None);
+            }
+            Err(_) => return Err(not_a_folder(workspace, prefix)),
+        }
+    }
+    if open
+        .entry_metadata(rel.file_name())
+        .map_err(|err| write_err(workspace, rel, &err))?
+        .is_some()
+    {
+        return Err(JournalError::Appeared(rel.display()));
+    }
+    Ok(Some(open))
+}
+
+fn not_a_folder(workspace: &Workspace, rel: &RelPath) -> JournalError {
+    write_err(
+        workspace,
+        rel,
+        &io::Error::other(
+            "it is not a folder staged can write into (a file, or a symlink, which staged never follows)",
+        ),
+    )
+}
+
+/// The bytes, mode bits and identity of the regular file `name`, all of the one file opened.
+fn read_with_mode(dir: &DirHandle, name: &OsStr) -> io::Result<(Vec<u8>, u32, FileIdentity)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut file: File = dir.open_file(name)?;
+    let meta = file.metadata()?;
+    let identity = FileIdentity {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        ctime: meta.ctime(),
+        ctime_nsec: meta.ctime_nsec(),
+    };
+    let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut buf)?;
+    Ok((buf, meta.permissions().mode(), identity))
+}
+
+/// How a commit is taken back: its temps, its folders and its journal.
+struct Undo<'a> {
+    workspace: &'a Workspace,
+    id: &'a str,
+    journal_dir: &'a DirHandle,
+    journal: &'a OsStr,
+}
+
+impl Undo<'_> {
+    /// Deletes the temps of `targets`, then the empty folders of `dirs`, then the journal;
+    /// best effort, since nothing was replaced yet and a leftover is cleaned by recovery.
+    fn roll_back(&self, targets: &[OpenTarget], dirs: &[RelPath]) {
+        for (i, target) in targets.iter().enumerate() {
+            if let Some(dir) = &target.dir {
+                let _ = dir.remove_file(temp_name(&target.name, self.id, i));
+            }
+        }
+        remove_empty_dirs(self.workspace, dirs);
+        let _ = remove_journal(self.journal_dir, self.journal);
+    }
+
+    /// Takes back the files `created` put in place after the commit point (each back to its
+    /// temp name, only if it is still the temp this commit wrote), then switches the journal
+    /// back to `preparing`, so that the commit rolls back as if its commit point had never
+    /// been reached. Returns whether it did; if not, the journal stays committed and a later
+    /// recovery settles it.
+    fn uncommit(&self, targets: &[OpenTarget], created: &[usize], journal: &Journal) -> bool {
+        for &i in created {
+            let target = &targets[i];
+            let Some(dir) = &target.dir else { return false };
+            let ours = journal.entries[i].temp;
+            let found = dir.identity(&target.name).ok().flatten().map(TempIdentity::from);
+            if found.is_none() || found != ours {
+                return false;
+            }
+            if dir.rename_noreplace(&target.name, temp_name(&target.name, self.id, i)).is_err() {
+                return false;
+            }
+        }
+        let back = Journal {
+            version: journal.version,
+            state: JournalState::Preparing,
+            entries: journal
+                .entries
+                .iter()
+                .map(|e| JournalEntry {
+                    target: e.target.clone(),
+                    kind: e.kind,
+                    temp: None,
+                    victim: e.victim,
+                })
+                .collect(),
+            dirs: journal.dirs.clone(),
+            prune: journal.prune.clone(),
+            origin: journal.origin.clone(),
+        };
+        store_journal(self.journal_dir, self.journal, &back).is_ok()
+    }
+}
+
+/// `dirs`, parents first.
+fn sorted(dirs: &[RelPath]) -> Vec<RelPath> {
+    let mut res = dirs.to_vec();
+    res.sort_by_key(|dir| dir.components().count());
+    res
+}
+
+/// Removes the folders of `dirs` (parents first) that are empty, deepest first, never through
+/// a symlink.
+fn remove_empty_dirs(workspace: &Workspace, dirs: &[RelPath]) {
+    for dir in dirs.iter().rev() {
+        if let Ok((parent, name)) = workspace.fs().parent(dir) {
+            // Fails, and so keeps it, when it holds anything or is not a folder.
+            let _ = parent.remove_dir(&name);
+            let _ = parent.sync();
+        }
+    }
+}
+
+fn sync_dirs(workspace: &Workspace, targets: &[OpenTarget], dirs: &[RelPath]) -> io::Result<()> {
+    let mut synced = HashSet::new();
+    for target in targets {
+        if let Some(dir) = &target.dir
+            && synced.insert(target.rel.parent())
+        {
+            dir.sync()?;
+        }
+    }
+    // A created folder's own entry lives in its parent.
+    for dir in dirs {
+        let parent = dir.parent();
+        if synced.insert(parent.clone()) {
+            workspace.fs().dir(parent.as_ref())?.sync()?;
+        }
+    }
+    Ok(())
+}
+
+/// What recovery tells the pending stack and the resolve log about each journal it settles.
+pub trait RecoveryHooks {
+    /// A committed journal `journal` (its id) was rolled forward; `origin` is what its commit
+    /// recorded ([`CommitOptions::origin`]). Called before the journal is deleted; returns
+    /// whether the preview left the stack and the record is final. If not, the journal stays
+    /// for a later recovery.
+    fn finished(&mut self, journal: &str, origin: Option<&str>) -> bool;
+
+    /// A journal that had not reached its commit point was rolled back (its temps are gone;
+    /// no target was touched). Called before the journal is deleted; returns whether what was
+    /// prepared under its id is forgotten. If not, the journal stays and a later recovery
+    /// rolls it back again.
+    fn rolled_back(&mut self, journal: &str, origin: Option<&str>) -> bool;
+}
+
+/// Finishes or rolls back every interrupted commit in the workspace's journal folder. Call it
+/// on start, before anything else touches the workspace.
+///
+/// # Errors
+/// As [`recover_with`].
+pub fn recover(workspace: &Workspace) -> Result<RecoveryReport, JournalError> {
+    recover_with(workspace, &mut |_| true)
+}
+
+/// [`recover`], calling `retire(origin)` for each finished commit that recorded an origin,
+/// before its journal is deleted. `retire` returns whether the preview left the stack; if
+/// not, the journal stays for a later recovery.
+///
+/// # Errors
+/// As [`recover_hooked`].
+pub fn recover_with(
+    workspace: &Workspace,
+    retire: &mut dyn FnMut(&str) -> bool,
+) -> Result<RecoveryReport, JournalError> {
+    struct Retire<'a>(&'a mut dyn FnMut(&str) -> bool);
+    impl RecoveryHooks for Retire<'_> {
+        fn finished(&mut self, _journal: &str, origin: Option<&str>) -> bool {
+            origin.is_none_or(&mut *self.0)
+        }
+        fn rolled_back(&mut self, _journal: &str, _origin: Option<&str>) -> bool {
+            true
+        }
+    }
+    recover_hooked(workspace, &mut Retire(retire))
+}
+
+/// [`recover`], telling `hooks` about each journal it finishes or rolls back, by the
+/// journal's id, before deleting it.
+///
+/// # Errors
+/// [`JournalError::StateDir`] when `.staged` or its journal folder is a symlink or not a
+/// directory; [`JournalError::Journal`] when replaying a valid journal fails (it is then left
+/// in place for a later attempt).
+pub fn recover_hooked(
+    workspace: &Workspace,
+    hooks: &mut dyn RecoveryHooks,
+) -> Result<RecoveryReport, JournalError> {
+    let mut report = RecoveryReport::default();
+    let Some(dir) = workspace.journal(false)? else { return Ok(report) };
+    let names = dir.names().map_err(|err| journal_err(workspace, &err))?;
+    let mut ids: Vec<String> = names
+        .iter()
+        .filter_map(|name| name.to_str())
+        .filter_map(|name| name.strip_suffix(".json.tmp").or_else(|| name.strip_suffix(".json")))
+        .filter(|id| is_journal_id(id))
+        .map(str::to_owned)
+        .collect();
+    ids.sort();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(report);
+    }
+    let Some(_lock) = CommitLock::try_exclusive(&dir, workspace)? else {
+        // A commit is live somewhere; its journal (and any other) waits for a quiet moment.
+        report.in_progress = ids.len();
+        return Ok(report);
+    };
+    for id in ids {
+        let _ = dir.remove_file(format!("{id}.json.tmp"));
+        let name = journal_name(&id);
+        let journal = match read_journal(&dir, &name) {
+            Ok(Some(journal)) => journal,
+            Ok(None) => continue,
+            Err(why) => {
+                report.refused.push(refusal(workspace, &id, &why));
+                continue;
+            }
+        };
+        let checked = match validate(workspace, &journal, &id) {
+            Ok(checked) => checked,
+            Err(why) => {
+                report.refused.push(refusal(workspace, &id, &why));
+                continue;
+            }
+        };
+        match journal.state {
+            JournalState::Preparing => {
+                for entry in &checked.entries {
+                    if let (true, Some(dir)) = (entry.temp_exists, &entry.dir) {
+                        dir.remove_file(&entry.temp).map_err(|err| journal_err(workspace, &err))?;
+                    }
+                }
+                remove_empty_dirs(workspace, &checked.dirs);
+                report.rolled_back += 1;
+                if hooks.rolled_back(&id, journal.origin.as_deref()) {
+                    remove_journal(&dir, &name).map_err(|err| journal_err(workspace, &err))?;
+                }
+            }
+            JournalState::Committed => {
+                roll_forward(workspace, &checked.entries, &mut report)?;
+                remove_empty_dirs(workspace, &checked.prune);
+                report.rolled_forward += 1;
+                let retired = hooks.finished(&id, journal.origin.as_deref());
+                report.finished_origins.extend(journal.origin.clone());
+                if retired {
+                    remove_journal(&dir, &name).map_err(|err| journal_err(workspace, &err))?;
+                }
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Puts the temps of a committed journal in place and deletes what it deletes, in the order
+/// a commit does.
+fn roll_forward(
+    workspace: &Workspace,
+    entries: &[CheckedEntry],
+    report: &mut RecoveryReport,
+) -> Result<(), JournalError> {
+    for kind in [EntryKind::Create, EntryKind::Replace, EntryKind::Delete] {
+        for entry in entries.iter().filter(|e| e.kind == kind) {
+            let Some(dir) = &entry.dir else { continue };
+            match kind {
+                EntryKind::Create if entry.temp_exists => dir
+                    .rename_noreplace(&entry.temp, &entry.name)
+                    .map_err(|err| write_err(workspace, &entry.rel, &err))?,
+                EntryKind::Replace if entry.temp_exists => dir
+                    .rename(&entry.temp, &entry.name)
+                    .map_err(|err| write_err(workspace, &entry.rel, &err))?,
+                EntryKind::Delete => {
+                    let found = dir
+                        .identity(&entry.name)
+                        .map_err(|err| write_err(workspace, &entry.rel, &err))?
+                        .map(TempIdentity::from);
+                    match found {
+                        Some(found) if Some(found) == entry.victim => dir
+                            .remove_file(&entry.name)
+                            .map_err(|err| write_err(workspace, &entry.rel, &err))?,
+                        Some(_) => report.kept.push(format!(
+                            "{} changed after an interrupted apply checked it; it was kept, not deleted",
+                            entry.rel.display()
+                        )),
+                        None => {}
+                    }
+                }
+                EntryKind::Create | EntryKind::Replace => {}
+            }
+        }
+    }
+    let mut synced = HashSet::new();
+    for entry in entries {
+        if let Some(dir) = &entry.dir
+            && synced.insert(entry.rel.parent())
+        {
+            dir.sync().map_err(|err| journal_err(workspace, &err))?;
+        }
+    }
+    Ok(())
+}
+
+/// A journal entry recovery may act on.
+struct CheckedEntry {
+    rel: RelPath,
+    kind: EntryKind,
+    /// The target's folder; `None` when it does not exist (a commit that never created it).
+    dir: Option<DirHandle>,
+    name: OsString,
+    temp: OsString,
+    temp_exists: bool,
+    victim: Option<TempIdentity>,
+}
+
+/// A journal's entries and folders, checked.
+struct Checked {
+    entries: Vec<CheckedEntry>,
+    dirs: Vec<RelPath>,
+    prune: Vec<RelPath>,
+}
+
+/// Checks everything a journal names before anything is touched.
+fn validate(workspace: &Workspace, journal: &Journal, id: &str) -> Result<Checked, String> {
+    if !(OLDEST_JOURNAL_VERSION..=JOURNAL_VERSION).contains(&journal.version) {
+        return Err(format!(
+            "journal format {} is not one this staged reads ({OLDEST_JOURNAL_VERSION} to {JOURNAL_VERSION})",
+            journal.version
+        ));
+    }
+    let mut seen = HashSet::new();
+    let mut entries = Vec::with_capacity(journal.entries.len());
+    for (i, entry) in journal.entries.iter().enumerate() {
+        let rel = RelPath::new(&entry.target).map_err(|err| err.to_string())?;
+        if !seen.insert(rel.clone()) {
+            return Err(format!("`{}` is listed twice", entry.target));
+        }
+        if entry.kind == EntryKind::Delete && entry.victim.is_none() {
+            return Err(format!("`{}` is to be deleted, but no file is named", entry.target));
+        }
+        let dir = match workspace.fs().parent(&rel) {
+            Ok((dir, _)) => Some(dir),
+            // A folder a create needed and never got: nothing of this entry exists.
+            Err(err)
+                if err.kind() == io::ErrorKind::NotFound && entry.kind == EntryKind::Create =>
+            {
+                None
+            }
+            Err(err) => {
+                return Err(format!(
+                    "the folder of `{}` cannot be opened without following a symlink: {err}",
+                    entry.target
+                ));
+            }
+        };
+        let name = rel.file_name().to_owned();
+        let temp = temp_name(&name, id, i);
+        let Some(dir) = dir else {
+            entries.push(CheckedEntry {
+                rel,
+                kind: entry.kind,
+                dir: None,
+                name,
+                temp,
+                temp_exists: false,
+                victim: entry.victim,
+            });
+            continue;
+        };
+        let target_meta = dir.entry_metadata(&name).map_err(|err| err.to_string())?;
+        if let Some(meta) = &target_meta
+            && !meta.is_file()
+        {
+            return Err(format!("`{}` is not a regular file", entry.target));
+        }
+        let temp_exists = match dir.entry_metadata(&temp).map_err(|err| err.to_string())? {
+            Some(meta) if meta.is_file() => true,
+            Some(_) => {
+                return Err(format!("the temp file of `{}` is not a regular file", entry.target));
+            }
+            None => false,
+        };
+        if entry.kind == EntryKind::Delete && temp_exists {
+            return Err(format!("`{}` is to be deleted, but has a temp file", entry.target));
+        }
+        if journal.state == JournalState::Committed && temp_exists {
+            let found = dir.identity(&temp).map_err(|err| err.to_string())?.map(TempIdentity::from);
+            if entry.temp.is_none() || found != entry.temp {
+                return Err(format!(
+                    "the temp file of `{}` is not the file staged wrote",
+                    entry.target
+                ));
+            }
+            if entry.kind == EntryKind::Create && target_meta.is_some() {
+                return Err(format!(
+                    "`{}` was to be created, but another file is there now",
+                    entry.target
+                ));
+            }
+        }
+        entries.push(CheckedEntry {
+            rel,
+            kind: entry.kind,
+            dir: Some(dir),
+            name,
+            temp,
+            temp_exists,
+            victim: entry.victim,
+        });
+    }
+    let folders = |list: &[String]| -> Result<Vec<RelPath>, String> {
+        let mut res = Vec::with_capacity(list.len());
+        for dir in list {
+            res.push(RelPath::new(dir).map_err(|err| err.to_string())?);
+        }
+        Ok(sorted(&res))
+    };
+    Ok(Checked { entries, dirs: folders(&journal.dirs)?, prune: folders(&journal.prune)? })
+}
+
+fn refusal(workspace: &Workspace, id: &str, why: &str) -> String {
+    format!(
+        "refused the journal {}: {why}. Nothing it names was changed; check those files, then delete the journal.",
+        workspace.journal_dir().join(journal_name(id)).display()
+    )
+}
+
+fn read_journal(dir: &DirHandle, name: &OsStr) -> Result<Option<Journal>, String> {
+    let bytes = match dir.read_limited(name, MAX_JOURNAL_BYTES) {
+        Ok(bytes) => bytes,
+        // Its owner finished between the listing and the lock.
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("it cannot be read: {err}")),
+    };
+    serde_json::from_slice(&bytes).map(Some).map_err(|err| format!("it is not a journal: {err}"))
+}
+
+fn store_journal(dir: &DirHandle, name: &OsStr, journal: &Journal) -> io::Result<()> {
+    let text = serde_json::to_vec_pretty(journal).map_err(io::Error::other)?;
+    let mut tmp = name.to_owned();
+    tmp.push(".tmp");
+    let _ = dir.remove_file(&tmp);
+    dir.create_new(&tmp, &text, &NewFileMode::Private)?;
+    dir.rename(&tmp, name)?;
+    dir.sync()
+}
+
+fn remove_journal(dir: &DirHandle, name: &OsStr) -> io::Result<()> {
+    dir.remove_file(name)?;
+    dir.sync()
+}
+
+fn journal_dir(workspace: &Workspace) -> Result<DirHandle, JournalError> {
+    workspace.journal(true)?.ok_or_else(|| {
+        JournalError::Journal(format!("{} could not be created", workspace.journal_dir().display()))
+    })
+}
+
+fn journal_name(id: &str) -> OsString {
+    OsString::from(format!("{id}.json"))
+}
+
+/// The temp file that replaces `name` in commit `id`: `.<name>.staged-<id>-<i>.tmp` beside
+/// it. Recovery derives it the same way, and touches no other file.
+fn temp_name(name: &OsStr, id: &str, i: usize) -> OsString {
+    let mut res = OsString::from(".");
+    if name.as_bytes().len() <= MAX_NAME_IN_TEMP {
+        res.push(name);
+        res.push(".");
+    }
+    res.push(format!("staged-{id}-{i}.tmp"));
+    res
+}
+
+/// A commit id: `<pid>-<nanos>-<counter>`.
+fn unique_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}-{nanos}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+fn is_journal_id(id: &str) -> bool {
+    let parts: Vec<&str> = id.split('-').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 40 && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The commit lock: shared for a commit, exclusive for recovery. Released when dropped or
+/// when its process dies; the file itself is never deleted.
+struct CommitLock {
+    file: File,
+}
+
+impl CommitLock {
+    fn open(dir: &DirHandle, workspace: &Workspace) -> Result<File, JournalError> {
+        dir.open_lock_file(LOCK_FILE_NAME).map_err(|err| journal_err(workspace, &err))
+    }
+
+    fn shared(dir: &DirHandle, workspace: &Workspace) -> Result<CommitLock, JournalError> {
+        let file = Self::open(dir, workspace)?;
+        file.lock_shared().map_err(|err| journal_err(workspace, &err))?;
+        Ok(CommitLock { file })
+    }
+
+    fn try_exclusive(
+        dir: &DirHandle,
+        workspace: &Workspace,
+    ) -> Result<Option<CommitLock>, JournalError> {
+        let file = Self::open(dir, workspace)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(CommitLock { file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(err)) => Err(journal_err(workspace, &err)),
+        }
+    }
+}
+
+impl Drop for CommitLock {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+/// The write lock: exclusive for one commit's check and writes. Released when dropped or when
+/// its process dies; the file itself is never deleted.
+struct WriteLock {
+    file: File,
+}
+
+impl WriteLock {
+    fn exclusive(dir: &DirHandle, workspace: &Workspace) -> Result<WriteLock, JournalError> {
+        let file =
+            dir.open_lock_file(WRITE_LOCK_FILE_NAME).map_err(|err| journal_err(workspace, &err))?;
+        file.lock().map_err(|err| journal_err(workspace, &err))?;
+        Ok(WriteLock { file })
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+fn journal_err(workspace: &Workspace, err: &io::Error) -> JournalError {
+    JournalError::Journal(format!("{}: {err}", workspace.journal_dir().display()))
+}
+
+fn write_err(workspace: &Workspace, rel: &RelPath, err: &io::Error) -> JournalError {
+    JournalError::Write { path: workspace.root().join(rel.as_path()), message: err.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_are_derived_and_bounded() {
+        assert_eq!(
+            temp_name(OsStr::new("a.ts"), "1-2-3", 4),
+            OsStr::new(".a.ts.staged-1-2-3-4.tmp")
+        );
+        let long = "x".repeat(200);
+        assert_eq!(temp_name(OsStr::new(&long), "1-2-3", 0), OsStr::new(".staged-1-2-3-0.tmp"));
+    }
+
+    #[test]
+    fn journal_ids_are_three_numbers() {
+        assert!(is_journal_id("12-1700000000000000000-0"));
+        for bad in ["", "1-2", "1-2-3-4", "a-b-c", "../1-2-3", "1-2-", "1--3"] {
+            assert!(!is_journal_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_format_2_journal_still_reads() {
+        let text = r#"{"version": 2, "state": "committed", "entries": [{"target": "a.ts"}], "origin": "x"}"#;
+        let journal: Journal = serde_json::from_str(text).unwrap();
+        assert_eq!(journal.entries[0].kind, EntryKind::Replace);
+        assert!(journal.dirs.is_empty());
+    }
+}

@@ -1,0 +1,47 @@
+//! All-or-nothing file changes for staged, below every tool that writes.
+//!
+//! - [`Workspace`]: the root every path is confined to (a `staged_fs::Root` directory handle),
+//!   and the state folder beside the files.
+//! - [`fingerprint`]: the SHA-256 a preview records of each file it read.
+//! - [`file_diff`] and [`DiffHeader`]: unified diffs from byte-range edits, in linear time, in
+//!   the form `git apply` takes, new, deleted and renamed files included.
+//! - [`commit`] and [`recover`]: the journal. A commit replaces, creates and deletes files
+//!   (a move is a create and a delete) all or none, through a kill -9; every start-up
+//!   recovery finishes or rolls back what a crash interrupted.
+//! - [`FileOp`] and [`ChangeAction`]: the change sets that text previews (`edit`, `write`,
+//!   `apply_patch`) stage, checked byte for byte against the disk before anything is written;
+//!   [`ChangeUndo`]: undo and redo of any change recorded in the resolve log, built-in tools'
+//!   (`ast_edit` included) alike.
+
+#![deny(missing_docs)]
+
+mod action;
+mod change;
+mod details;
+mod diff;
+mod error;
+mod fingerprint;
+mod journal;
+mod lines;
+mod root;
+mod undo;
+
+pub use crate::{
+    action::{ChangeAction, FILES_EXTRA_KEY, files_of},
+    change::{
+        Applied, CheckError, Checked, Edit, FileOp, NEW_FILE_MODE, Stale, UNDO_DATA_VERSION,
+        UndoData, check, deleted_file_diff, invert, new_file_diff, replay,
+    },
+    details::{ChangeDetails, ChangeKind, ChangedFile, Remainder, label_of},
+    diff::{DiffHeader, Splice, file_diff, file_diff_indexed, quote},
+    error::JournalError,
+    fingerprint::{Hasher, fingerprint, tag},
+    journal::{
+        CommitOptions, CommitReport, CommitStep, Expect, FileWrite, PrepareHook, RecoveryHooks,
+        RecoveryReport, Step, StepChange, StepMode, commit, commit_observed, commit_with, recover,
+        recover_hooked, recover_with,
+    },
+    lines::LineIndex,
+    root::{STATE_DIR_NAME, Workspace},
+    undo::{ChangeUndo, UndoPlan, plan as undo_plan, undo_observed},
+};

@@ -1,0 +1,463 @@
+//! Undo (and redo) of an applied change: the log entry's undo data, inverted, written through
+//! the journal like an apply, and only onto files that are still exactly what the entry wrote.
+//!
+//! The undo data says what the apply did to each file ([`Applied`]): edits made (as
+//! `(start, before, after)` with `start` a byte offset in the text before), a file created, a
+//! file deleted (with its bytes and mode), a file moved. Inverting each gives what restores the
+//! earlier state: the edits with offsets moved into the written text and `before` and `after`
+//! swapped, a created file deleted, a deleted file created again with its bytes and mode, a
+//! moved file moved back. The undo records what it did the same way, so undoing an undo (a
+//! redo) is the same operation.
+//!
+//! Before writing, every file must hash to what the entry wrote (a file it deleted must still
+//! be absent), and every restored text must hash to what the entry read; and the diff the
+//! entry shows (`staged log show`) must be the diff its undo data stands for, so that what an
+//! undo writes back is what a person was shown. Otherwise nothing is written and the result
+//! says why.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use staged_core::{
+    ActionError, AppliedChange, CancelToken, FileChange, LogEntry, LogOutcome, Retirement,
+    ToolResult, UndoHandler,
+};
+use staged_fs::RelPath;
+
+use crate::{
+    DiffHeader, JournalError, LineIndex, Workspace,
+    change::{
+        Applied, Edit, NEW_FILE_MODE, UndoData, deleted_file_diff, invert, new_file_diff, replay,
+    },
+    diff::file_diff_indexed,
+    fingerprint::fingerprint,
+    journal::{CommitOptions, CommitStep, Expect, Step, StepChange, StepMode, commit_with},
+};
+
+/// What an undo will write, worked out before it writes.
+#[derive(Debug)]
+pub struct UndoPlan {
+    /// The entry's number.
+    pub seq: u64,
+    /// The unified diff of what the undo writes.
+    pub diff: String,
+    steps: Vec<Step>,
+    files: Vec<FileChange>,
+    undo: UndoData,
+    prune: Vec<RelPath>,
+    written: usize,
+}
+
+/// Format 1 of the undo data: what `ast_edit` wrote before format 2, edits only.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoDataV1 {
+    #[allow(dead_code, reason = "read to be refused when it is not 1")]
+    version: u64,
+    files: Vec<UndoFileV1>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoFileV1 {
+    path: String,
+    edits: Vec<Edit>,
+}
+
+/// Works out what undoing `entry` writes, checking every file against what the entry wrote.
+/// The error is the reason it cannot be undone, as the rest of a sentence.
+///
+/// # Errors
+/// The reason: no or malformed undo data, a file that changed since, a diff that does not
+/// match the undo data.
+pub fn plan(workspace: &Workspace, entry: &LogEntry) -> Result<UndoPlan, String> {
+    let record = &entry.record;
+    let data = record.undo.as_ref().ok_or("it keeps no undo data")?;
+    let UndoData { ops, dirs: created, .. } = parse(data)?;
+    // The log is input like any other file: every path is confined to the root, and every
+    // file must be exactly what the entry wrote.
+    let hashes: HashMap<&str, &FileChange> =
+        record.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let hash_of = |path: &str| {
+        hashes
+            .get(path)
+            .copied()
+            .ok_or_else(|| format!("its undo data names `{path}`, which it did not write"))
+    };
+    let mut changed = Vec::new();
+    let mut read = Vec::with_capacity(ops.len());
+    for op in &ops {
+        let current = match op {
+            Applied::Update { path, .. } | Applied::Create { path, .. } => {
+                let after = hash_of(path)?.after.clone();
+                Some(read_as(workspace, path, after.as_deref(), &mut changed)?)
+            }
+            Applied::Delete { path, .. } => {
+                let hashes = hash_of(path)?;
+                if hashes.after.is_some() {
+                    return Err(format!("its undo data deletes `{path}`, which it wrote"));
+                }
+                absent(workspace, path, &mut changed)?;
+                None
+            }
+            Applied::Move { from, to, .. } => {
+                let after = hash_of(to)?.after.clone();
+                if hash_of(from)?.after.is_some() {
+                    return Err(format!("its undo data moves `{from}`, which it wrote"));
+                }
+                absent(workspace, from, &mut changed)?;
+                Some(read_as(workspace, to, after.as_deref(), &mut changed)?)
+            }
+        };
+        read.push(current);
+    }
+    if !changed.is_empty() {
+        return Err(format!(
+            "{} changed since it was written: {}",
+            plural(changed.len(), "file"),
+            changed.join(", ")
+        ));
+    }
+    let mut shown = String::new();
+    let mut diff = String::new();
+    let mut steps = Vec::new();
+    let mut files = Vec::new();
+    let mut inverse_ops = Vec::new();
+    let mut dirs = Vec::new();
+    let mut prune = Vec::with_capacity(created.len());
+    for dir in &created {
+        prune.push(
+            RelPath::new(dir)
+                .map_err(|_| format!("`{dir}` is not a folder inside the workspace"))?,
+        );
+    }
+    let before_of = |path: &str| hash_of(path).map(|h| h.before.clone());
+    for (op, current) in ops.iter().zip(read) {
+        let (text, mode) = current.unwrap_or_default();
+        match op {
+            Applied::Update { path, edits } => {
+                let (inverse, restored) = restore(&text, edits, path)?;
+                expect_hash(&restored, before_of(path)?.as_deref(), path)?;
+                shown.push_str(&diff_of(DiffHeader::Modify { path }, &restored, edits)?);
+                diff.push_str(&diff_of(DiffHeader::Modify { path }, &text, &inverse)?);
+                files.push(change(path, Some(&text), Some(&restored)));
+                steps.push(Step {
+                    target: rel(path)?,
+                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+                    change: StepChange::Write {
+                        bytes: restored.into_bytes(),
+                        mode: StepMode::Keep,
+                    },
+                });
+                inverse_ops.push(Applied::Update { path: path.clone(), edits: inverse });
+            }
+            Applied::Create { path, content, mode: created_mode } => {
+                if before_of(path)?.is_some() {
+                    return Err(format!("its undo data creates `{path}`, which was there before"));
+                }
+                if *content != text {
+                    return Err(format!(
+                        "its undo data does not give back the earlier contents of `{path}`"
+                    ));
+                }
+                let shown_mode = created_mode.unwrap_or(NEW_FILE_MODE);
+                shown.push_str(
+                    &new_file_diff(path, content, shown_mode).map_err(|e| e.to_string())?,
+                );
+                diff.push_str(&deleted_file_diff(path, &text, mode).map_err(|e| e.to_string())?);
+                files.push(change(path, Some(&text), None));
+                steps.push(Step {
+                    target: rel(path)?,
+                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+                    change: StepChange::Delete,
+                });
+                inverse_ops.push(Applied::Delete { path: path.clone(), content: text, mode });
+            }
+            Applied::Delete { path, content, mode } => {
+                expect_hash(content, before_of(path)?.as_deref(), path)?;
+                shown
+                    .push_str(&deleted_file_diff(path, content, *mode).map_err(|e| e.to_string())?);
+                diff.push_str(&new_file_diff(path, content, *mode).map_err(|e| e.to_string())?);
+                files.push(change(path, None, Some(content)));
+                let target = rel(path)?;
+                note_missing_dirs(workspace, &target, &mut dirs);
+                steps.push(Step {
+                    target,
+                    expect: Expect::Absent,
+                    change: StepChange::Write {
+                        bytes: content.clone().into_bytes(),
+                        mode: StepMode::Bits(*mode),
+                    },
+                });
+                inverse_ops.push(Applied::Create {
+                    path: path.clone(),
+                    content: content.clone(),
+                    mode: Some(*mode),
+                });
+            }
+            Applied::Move { from, to, edits } => {
+                let (inverse, restored) = restore(&text, edits, to)?;
+                expect_hash(&restored, before_of(from)?.as_deref(), from)?;
+                shown.push_str(&diff_of(DiffHeader::Rename { from, to }, &restored, edits)?);
+                diff.push_str(&diff_of(
+                    DiffHeader::Rename { from: to, to: from },
+                    &text,
+                    &inverse,
+                )?);
+                files.push(change(to, Some(&text), None));
+                files.push(change(from, None, Some(&restored)));
+                let (source, target) = (rel(to)?, rel(from)?);
+                note_missing_dirs(workspace, &target, &mut dirs);
+                steps.push(Step {
+                    target,
+                    expect: Expect::Absent,
+                    change: StepChange::Write {
+                        bytes: restored.into_bytes(),
+                        mode: StepMode::Of(source.clone()),
+                    },
+                });
+                steps.push(Step {
+                    target: source,
+                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+                    change: StepChange::Delete,
+                });
+                inverse_ops.push(Applied::Move {
+                    from: to.clone(),
+                    to: from.clone(),
+                    edits: inverse,
+                });
+            }
+        }
+    }
+    if record.diff.as_deref() != Some(shown.as_str()) {
+        return Err(
+            "its recorded diff is not what its undo data would write back (the log entry was changed outside staged); `staged log show` would not show what an undo writes"
+                .to_owned(),
+        );
+    }
+    let written = ops.len();
+    Ok(UndoPlan {
+        seq: entry.seq,
+        diff,
+        steps,
+        files,
+        undo: UndoData { version: crate::change::UNDO_DATA_VERSION, ops: inverse_ops, dirs },
+        prune,
+        written,
+    })
+}
+
+/// Reverts `entry` (an applied change, an undo or a redo) in `workspace`, through the journal,
+/// calling `observer` after each durable step of the commit. Writes nothing, and returns an
+/// error result, when a file changed since the entry wrote it or its undo data does not fit.
+///
+/// # Errors
+/// [`ActionError::Cancelled`] when `cancel` fired before anything was written;
+/// [`ActionError::Other`] when a write failed.
+pub fn undo_observed(
+    workspace: &Workspace,
+    entry: &LogEntry,
+    retirement: &Retirement,
+    cancel: &CancelToken,
+    observer: &mut dyn FnMut(CommitStep),
+) -> Result<ToolResult, ActionError> {
+    let record = &entry.record;
+    let seq = entry.seq;
+    let refuse = |why: &str| {
+        ToolResult::error(format!(
+            "Cannot undo log entry {seq} ({}): {why}. Nothing was written.",
+            record.label
+        ))
+    };
+    if cancel.is_cancelled() {
+        return Err(ActionError::Cancelled);
+    }
+    let plan = match plan(workspace, entry) {
+        Ok(plan) => plan,
+        Err(why) => return Ok(refuse(&why)),
+    };
+    let n_files = plural(plan.written, "file");
+    let text = match retirement.base().map(|base| base.outcome) {
+        Some(LogOutcome::Redone) => {
+            format!("Redid log entry {seq}'s change ({}): {n_files} written again.", record.label)
+        }
+        _ => format!("Undid log entry {seq} ({}): {n_files} restored.", record.label),
+    };
+    let change = AppliedChange {
+        result: text.clone(),
+        diff: Some(plan.diff),
+        files: plan.files,
+        undo: Some(plan.undo.to_value()),
+        remainder: None,
+    };
+    if cancel.is_cancelled() {
+        return Err(ActionError::Cancelled);
+    }
+    let mut prepare = |key: &str| {
+        retirement.prepare(key, &change).map_err(|err| {
+            format!("the resolve log could not record the undo, so nothing was written: {err}")
+        })
+    };
+    let mut abandon = |_: &str| retirement.abandon();
+    let mut retire = || retirement.retire().is_ok();
+    let options = CommitOptions {
+        origin: None,
+        prune: &plan.prune,
+        prepare: Some(&mut prepare),
+        abandon: Some(&mut abandon),
+        retire: Some(&mut retire),
+        observer: Some(observer),
+    };
+    match commit_with(workspace, &plan.steps, options) {
+        Ok(_) => Ok(ToolResult::text(text)),
+        Err(JournalError::Drifted(path) | JournalError::Appeared(path)) => {
+            Ok(refuse(&format!("1 file changed since it was written: {path}")))
+        }
+        Err(err) => Err(ActionError::other(err)),
+    }
+}
+
+/// The [`UndoHandler`] of the built-in tools' entries in one workspace.
+#[derive(Debug, Clone)]
+pub struct ChangeUndo {
+    workspace: Workspace,
+}
+
+impl ChangeUndo {
+    /// The handler for `workspace`.
+    pub fn new(workspace: Workspace) -> ChangeUndo {
+        ChangeUndo { workspace }
+    }
+}
+
+#[async_trait::async_trait]
+impl UndoHandler for ChangeUndo {
+    async fn undo(
+        &self,
+        entry: &LogEntry,
+        retirement: &Retirement,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        let workspace = self.workspace.clone();
+        let entry = entry.clone();
+        let retirement = retirement.clone();
+        let cancel = cancel.clone();
+        tokio::task::spawn_blocking(move || {
+            undo_observed(&workspace, &entry, &retirement, &cancel, &mut |_| {})
+        })
+        .await
+        .map_err(|err| ActionError::other(format!("undo worker failed: {err}")))?
+    }
+}
+
+/// Undo data in format 1 or 2, as format 2.
+fn parse(data: &serde_json::Value) -> Result<UndoData, String> {
+    match data.get("version").and_then(serde_json::Value::as_u64) {
+        Some(1) => {
+            let v1: UndoDataV1 = serde_json::from_value(data.clone())
+                .map_err(|err| format!("its undo data is malformed ({err})"))?;
+            Ok(UndoData::of(
+                v1.files
+                    .into_iter()
+                    .map(|f| Applied::Update { path: f.path, edits: f.edits })
+                    .collect(),
+            ))
+        }
+        Some(crate::change::UNDO_DATA_VERSION) => serde_json::from_value::<UndoData>(data.clone())
+            .map_err(|err| format!("its undo data is malformed ({err})")),
+        Some(other) => Err(format!("its undo data is of format {other}")),
+        None => Err("its undo data is malformed (no version)".to_owned()),
+    }
+}
+
+/// The text and mode of `path` if it hashes to `after`; otherwise it is noted as changed.
+fn read_as(
+    workspace: &Workspace,
+    path: &str,
+    after: Option<&str>,
+    changed: &mut Vec<String>,
+) -> Result<(String, u32), String> {
+    let rel = rel(path)?;
+    let found = workspace.fs().parent(&rel).ok().and_then(|(dir, name)| {
+        let bytes = dir.read(&name).ok()?;
+        let mode = dir.file_mode(&name).ok()?;
+        Some((bytes, mode))
+    });
+    match found {
+        Some((bytes, mode)) if Some(fingerprint(&bytes).as_str()) == after => {
+            let text =
+                String::from_utf8(bytes).map_err(|_| format!("`{path}` is not UTF-8 text"))?;
+            Ok((text, mode))
+        }
+        _ => {
+            changed.push(path.to_owned());
+            Ok((String::new(), 0))
+        }
+    }
+}
+
+/// Notes `path` as changed unless nothing is there.
+fn absent(workspace: &Workspace, path: &str, changed: &mut Vec<String>) -> Result<(), String> {
+    let rel = rel(path)?;
+    let there = match workspace.fs().parent(&rel) {
+        Ok((dir, name)) => dir.entry_metadata(&name).map_or(true, |m| m.is_some()),
+        Err(err) => err.kind() != std::io::ErrorKind::NotFound,
+    };
+    if there {
+        changed.push(path.to_owned());
+    }
+    Ok(())
+}
+
+fn restore(text: &str, edits: &[Edit], path: &str) -> Result<(Vec<Edit>, String), String> {
+    invert(edits)
+        .and_then(|inverse| replay(text, &inverse).map(|restored| (inverse, restored)))
+        .ok_or_else(|| format!("its undo data does not fit `{path}`"))
+}
+
+fn expect_hash(text: &str, expected: Option<&str>, path: &str) -> Result<(), String> {
+    if Some(fingerprint(text.as_bytes()).as_str()) == expected {
+        Ok(())
+    } else {
+        Err(format!("its undo data does not give back the earlier contents of `{path}`"))
+    }
+}
+
+fn diff_of(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, String> {
+    file_diff_indexed(&header, &LineIndex::new(text), edits)
+        .map_err(|_| "its undo data does not fit the files it names".to_owned())
+}
+
+fn change(path: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
+    FileChange {
+        path: path.to_owned(),
+        before: before.map(|t| fingerprint(t.as_bytes())),
+        after: after.map(|t| fingerprint(t.as_bytes())),
+    }
+}
+
+fn rel(path: &str) -> Result<RelPath, String> {
+    RelPath::new(path).map_err(|_| format!("`{path}` is not a path inside the workspace"))
+}
+
+/// Notes the folders above `rel` that do not exist: the undo creates them.
+fn note_missing_dirs(workspace: &Workspace, rel: &RelPath, dirs: &mut Vec<String>) {
+    let mut missing = Vec::new();
+    let mut cursor = rel.parent();
+    while let Some(dir) = cursor {
+        if workspace.fs().dir(Some(&dir)).is_ok() {
+            break;
+        }
+        cursor = dir.parent();
+        missing.push(dir.display());
+    }
+    for dir in missing.into_iter().rev() {
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+}
