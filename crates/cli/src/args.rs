@@ -49,6 +49,14 @@ pub(crate) enum Command {
     /// Search structurally; read-only.
     #[command(name = "ast-grep")]
     AstGrep(AstGrepArgs),
+    /// Preview replacing exact text in one file and stage it; nothing is written until
+    /// `staged resolve`.
+    Edit(EditArgs),
+    /// Preview creating or replacing a whole file and stage it.
+    Write(WriteArgs),
+    /// Preview a patch (Codex's `*** Begin Patch` format, or a unified diff as `git diff`
+    /// prints it) and stage it: files added, deleted, updated and moved, all or none.
+    Patch(PatchArgs),
     /// Apply or discard the newest pending preview.
     Resolve(ResolveArgs),
     /// List the pending previews, newest first.
@@ -203,6 +211,41 @@ pub(crate) struct AstEditArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct EditArgs {
+    /// The file, relative to the current directory (or absolute, inside the workspace).
+    #[arg(value_name = "PATH")]
+    pub(crate) path: String,
+    /// The exact text to replace; it must occur once (unless --all). Repeatable, with one
+    /// --new each: the replacements are made in order, all or none.
+    #[arg(long = "old", value_name = "S", required = true, allow_hyphen_values = true, action = clap::ArgAction::Append)]
+    pub(crate) old: Vec<String>,
+    /// The text to put in its place.
+    #[arg(long = "new", value_name = "S", required = true, allow_hyphen_values = true, action = clap::ArgAction::Append)]
+    pub(crate) new: Vec<String>,
+    /// Replace every occurrence.
+    #[arg(long)]
+    pub(crate) all: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct WriteArgs {
+    /// The file, relative to the current directory (or absolute, inside the workspace).
+    #[arg(value_name = "PATH")]
+    pub(crate) path: String,
+    /// Where its new text comes from: a file, or `-` (the default) for stdin.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PatchArgs {
+    /// The patch: a file, or `-` (the default) for stdin. Its paths are relative to the
+    /// workspace root, as in `git diff`.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct AstGrepArgs {
     /// The pattern to search for.
     #[arg(long)]
@@ -280,6 +323,9 @@ pub(crate) struct UndoArgs {
     /// Why; recorded with the undo.
     #[arg(long, default_value = "")]
     pub(crate) reason: String,
+    /// Do not show the diff and ask first (at a terminal, undo asks).
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
 }
 
 /// `resolve` actions.

@@ -43,6 +43,9 @@ where
     let res = match &cli.command {
         Command::AstEdit(args) => cmd::ast_edit::run(&cli.global, args, &out),
         Command::AstGrep(args) => cmd::ast_grep::run(&cli.global, args, &out),
+        Command::Edit(args) => cmd::text_edit::edit(&cli.global, args, &out),
+        Command::Write(args) => cmd::text_edit::write(&cli.global, args, &out),
+        Command::Patch(args) => cmd::text_edit::patch(&cli.global, args, &out),
         Command::Resolve(args) => cmd::resolve::run(&cli.global, args, &out),
         Command::Pending => cmd::pending::run(&cli.global, &out),
         Command::Show(args) => cmd::show::run(&cli.global, args, &out),

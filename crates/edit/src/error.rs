@@ -53,9 +53,22 @@ pub enum EditError {
 }
 
 impl EditError {
-    /// As the tool error a model sees.
+    /// As the tool error a model sees, with `{"error": "editNotFound" | "editAmbiguous" |
+    /// "editNoChange", "path", ...}` as details, so that a front end can phrase the error in
+    /// its own terms (the CLI names `--old` and `--all`, not `old_string` and `replace_all`).
     pub fn to_tool_error(&self) -> staged_core::ToolError {
-        staged_core::ToolError::new(self.to_string())
+        let err = staged_core::ToolError::new(self.to_string());
+        let details = match self {
+            EditError::NotFound { path, .. } => {
+                serde_json::json!({"error": "editNotFound", "path": path})
+            }
+            EditError::Ambiguous { path, count, lines } => {
+                serde_json::json!({"error": "editAmbiguous", "path": path, "count": count, "lines": lines})
+            }
+            EditError::NoChange(path) => serde_json::json!({"error": "editNoChange", "path": path}),
+            _ => return err,
+        };
+        err.with_details(details)
     }
 
     /// The "no changes" error of a write whose content is the file's.

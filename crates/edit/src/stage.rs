@@ -33,6 +33,7 @@ impl Staging {
     ) -> Result<ToolResult, EditError> {
         let label = label_of(self.source, &self.files);
         let details = ChangeDetails {
+            label: label.clone(),
             files: self.files,
             applied: false,
             diff: self.diff,

@@ -225,6 +225,7 @@ impl ChangeAction {
             ));
         }
         let mut details = ChangeDetails {
+            label: self.label.clone(),
             files: written.into_iter().cloned().collect(),
             applied: true,
             diff: String::new(),
@@ -285,8 +286,14 @@ impl ChangeAction {
             .map(|(_, diff)| diff)
             .collect::<String>();
         let label = crate::details::label_of(&self.source, &files);
-        let details =
-            ChangeDetails { files, applied: false, diff, pending_id: None, remainder: None };
+        let details = ChangeDetails {
+            label: label.clone(),
+            files,
+            applied: false,
+            diff,
+            pending_id: None,
+            remainder: None,
+        };
         ChangeAction::new(self.workspace.clone(), &self.source, label, rest, details)
     }
 

@@ -50,6 +50,9 @@ pub struct Remainder {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChangeDetails {
+    /// The preview's label (for an apply's result, what was applied).
+    #[serde(default)]
+    pub label: String,
     /// The files, in the order they are written.
     pub files: Vec<ChangedFile>,
     /// Whether this is an apply's result.
@@ -166,6 +169,7 @@ mod tests {
     #[test]
     fn diffs_split_per_file() {
         let details = ChangeDetails {
+            label: String::new(),
             files: vec![file("a", ChangeKind::Updated), file("b", ChangeKind::Added)],
             applied: false,
             diff: "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+diff --git y\ndiff --git a/b b/b\nnew file mode 100644\n".to_owned(),

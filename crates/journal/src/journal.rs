@@ -993,12 +993,9 @@ fn validate(workspace: &Workspace, journal: &Journal, id: &str) -> Result<Checke
         }
         let dir = match workspace.fs().parent(&rel) {
             Ok((dir, _)) => Some(dir),
-            // A folder a create needed and never got: nothing of this entry exists.
-            Err(err)
-                if err.kind() == io::ErrorKind::NotFound && entry.kind == EntryKind::Create =>
-            {
-                None
-            }
+            // A folder a create needed and never got, or one a delete emptied and an undo
+            // removed: nothing of this entry is on disk, so nothing is left to do for it.
+            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
             Err(err) => {
                 return Err(format!(
                     "the folder of `{}` cannot be opened without following a symlink: {err}",

@@ -195,18 +195,11 @@ pub(crate) fn approval_message(head: &PendingEntry, reason: &str) -> String {
     let mut res =
         format!("The agent wants to apply a staged change.\n\n{}\nReason: {reason}", head.label());
     let details = head.action.details();
-    let files = details
-        .and_then(|d| d.get("fileReplacements"))
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+    let files = head.action.files();
     if !files.is_empty() {
         res.push_str("\n\nFiles:");
         for file in files {
-            let path = file.get("path").and_then(Value::as_str).unwrap_or("?");
-            let count = file.get("count").and_then(Value::as_u64).unwrap_or(0);
-            let unit = if count == 1 { "replacement" } else { "replacements" };
-            res.push_str(&format!("\n  {path}: {count} {unit}"));
+            res.push_str(&format!("\n  {}: {}", file.path, file.summary));
         }
     }
     if let Some(diff) = details.and_then(|d| d.get("diff")).and_then(Value::as_str) {

@@ -3,8 +3,8 @@
 //! Input schemas and descriptions come from the tools themselves, so MCP clients see exactly
 //! what the built-in agent runtime sees. Every tool declares the same output schema, the
 //! `{"text", "isError", "details", "pending"}` object of its `structuredContent`. Annotations: `ast_grep` and `pending` are read-only,
-//! `resolve` is destructive (it writes the staged change), and `ast_edit` is neither: it only
-//! stages a preview.
+//! `resolve` is destructive (it writes the staged change), and the producers (`ast_edit`,
+//! `edit`, `write`, `apply_patch`) are neither: they only stage previews.
 
 use std::sync::Arc;
 

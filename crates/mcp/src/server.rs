@@ -35,8 +35,10 @@ use crate::{
 
 /// Instructions sent to the client on initialisation. Codex shows them to the model as the
 /// description of the tool namespace, so they explain the whole staging contract.
-pub(crate) const INSTRUCTIONS: &str = "staged makes structural code edits safe to review: \
-`ast_edit` only stages a preview (a diff) and writes nothing. \
+pub(crate) const INSTRUCTIONS: &str = "staged makes code edits safe to review: \
+`ast_edit` only stages a preview (a diff) and writes nothing, and so do `edit` (exact-text \
+replacements), `write` (a whole file) and `apply_patch` (a patch that adds, deletes, updates \
+and moves files). A file with a pending preview cannot be staged again until it is resolved. \
 Every preview waits on a stack until you call `resolve` with action \"apply\" (write it) or \
 \"discard\" (drop it), and a one-line reason; `resolve` always acts on the newest preview. \
 While a preview is pending, every result ends with a reminder to resolve it: do so before \

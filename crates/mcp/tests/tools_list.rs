@@ -70,9 +70,16 @@ async fn lists_the_seven_tools_with_schemas_and_annotations() {
 
     // Codex shows the instructions as the tool namespace's description.
     let instructions = conn.client.peer_info().unwrap().instructions.clone().unwrap();
-    for needle in
-        ["`ast_edit` only stages a preview", "`resolve`", "\"apply\"", "\"discard\"", "reminder"]
-    {
+    for needle in [
+        "`ast_edit` only stages a preview",
+        "`edit`",
+        "`write`",
+        "`apply_patch`",
+        "`resolve`",
+        "\"apply\"",
+        "\"discard\"",
+        "reminder",
+    ] {
         assert!(instructions.contains(needle), "{needle}: {instructions}");
     }
     conn.close().await;

@@ -7,6 +7,7 @@ pub(crate) mod log;
 pub(crate) mod pending;
 pub(crate) mod resolve;
 pub(crate) mod show;
+pub(crate) mod text_edit;
 pub(crate) mod tool;
 pub(crate) mod tools;
 pub(crate) mod trust;
@@ -76,6 +77,9 @@ pub(crate) fn run_tool<T: Tool + 'static>(
 /// A tool error in the command line's own terms, where the tool's message names one of its
 /// arguments: "`lang` is required ..." becomes which `--lang` to pass.
 fn cli_message(err: &ToolError) -> Option<String> {
+    if let Some(message) = edit_message(err.details()?) {
+        return Some(message);
+    }
     let details = LangRequiredDetails::parse(err.details()?)?;
     if let Some(files) = details.uninferred {
         return Some(format!(
@@ -98,6 +102,25 @@ fn cli_message(err: &ToolError) -> Option<String> {
             found.join(", ")
         )
     })
+}
+
+/// An `edit` error in the command line's terms (`--old`, `--new`, `--all`).
+fn edit_message(details: &Value) -> Option<String> {
+    let path = details.get("path")?.as_str()?;
+    match details.get("error")?.as_str()? {
+        "editNotFound" => Some(format!(
+            "the --old text is not in {path}: it must match the file exactly, whitespace and indentation included"
+        )),
+        "editAmbiguous" => Some(format!(
+            "the --old text occurs {} times in {path} (at lines {}): pass --all to replace every one, or make --old longer so that it occurs once",
+            details.get("count")?.as_u64()?,
+            details.get("lines")?.as_str()?
+        )),
+        "editNoChange" => {
+            Some(format!("--old and --new are the same: nothing would change in {path}"))
+        }
+        _ => None,
+    }
 }
 
 /// Prints the `--json` object of a tool-like command:

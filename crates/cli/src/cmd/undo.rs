@@ -3,14 +3,21 @@
 //! the entry wrote; otherwise it writes nothing and names the files that changed (exit 1).
 //! Undoing an undo redoes the change. `--json` prints the tool-result object
 //! `{"text", "isError", "details", "pending"}`.
+//!
+//! At a terminal (stdin and stderr both), it first shows the diff it will write and asks; `--yes`
+//! (and any run that is not at a terminal, or prints `--json`) does not ask.
 
-use anyhow::bail;
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::{Context, bail};
 use staged_core::{FrontEnd, ToolResult};
+use staged_workspace::WorkspaceSession;
 
 use crate::{
     args::{GlobalArgs, UndoArgs},
     cmd::{error_result, head, log::find_entry, print_tool_json},
     context,
+    diff::colorize,
     exit::Exit,
     output::Output,
 };
@@ -29,6 +36,19 @@ pub(crate) fn run(global: &GlobalArgs, args: &UndoArgs, out: &Output) -> anyhow:
         }
         None => None,
     };
+    let ask =
+        !args.yes && !out.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let target = if ask {
+        match confirm(&ws, target, out)? {
+            Some(seq) => Some(seq),
+            None => {
+                eprintln!("Nothing was written.");
+                return Ok(Exit::ToolError);
+            }
+        }
+    } else {
+        target
+    };
     let session = ws.session().clone();
     let reason = args.reason.trim().to_owned();
     let result: ToolResult = context::block_on(|cancel| async move {
@@ -41,4 +61,47 @@ pub(crate) fn run(global: &GlobalArgs, args: &UndoArgs, out: &Output) -> anyhow:
         out.line(&result.text_content())?;
     }
     Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
+}
+
+/// Shows what undoing the entry (`target`, or the newest applied) writes and asks the person.
+/// `Some(entry)` to go on (with the entry shown, so a newer apply is not undone in its place),
+/// `None` when they said no. An entry that cannot be shown is left to the undo, which says why.
+fn confirm(
+    ws: &WorkspaceSession,
+    target: Option<u64>,
+    out: &Output,
+) -> anyhow::Result<Option<u64>> {
+    let Some(log) = ws.store().log() else { return Ok(target) };
+    let Some(seq) = (match target {
+        Some(seq) => Some(seq),
+        None => log.newest_applied().map_err(|err| anyhow::anyhow!("{err}"))?,
+    }) else {
+        return Ok(target);
+    };
+    let Some(entry) = log.entry(seq).map_err(|err| anyhow::anyhow!("{err}"))? else {
+        return Ok(Some(seq));
+    };
+    let Ok(plan) = staged_journal::undo_plan(ws.workspace(), &entry) else {
+        // Not a built-in tool's entry, or one that cannot be undone: the undo says why.
+        return Ok(Some(seq));
+    };
+    let mut err = std::io::stderr().lock();
+    err.write_all(colorize(&plan.diff, out.render.color).as_bytes())?;
+    write!(
+        err,
+        "\nUndo log entry {seq} ({})? This writes the diff above. [y/N] ",
+        staged_render_safe(&entry.record.label)
+    )?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).context("reading the answer")?;
+    Ok(matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes").then_some(seq))
+}
+
+/// A label as a terminal line shows it: control characters escaped.
+fn staged_render_safe(label: &str) -> String {
+    label
+        .chars()
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .collect()
 }

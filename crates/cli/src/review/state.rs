@@ -3,7 +3,6 @@
 
 use std::{collections::BTreeSet, sync::Arc};
 
-use serde_json::Value;
 use staged_core::{FrontEnd, JsonObject, LogEntry, PendingEntry, ResolveAction, ResolveParams};
 use staged_workspace::WorkspaceSession;
 
@@ -80,22 +79,11 @@ impl Review {
         }
     }
 
-    /// The files of the newest preview, with their replacement counts.
-    pub(crate) fn head_files(&self) -> Vec<(String, u64)> {
-        let Some(details) = self.entries.first().and_then(|e| e.action.details()) else {
-            return Vec::new();
-        };
-        details
-            .get("fileReplacements")
-            .and_then(Value::as_array)
-            .map(|files| {
-                files
-                    .iter()
-                    .filter_map(|f| {
-                        Some((f.get("path")?.as_str()?.to_owned(), f.get("count")?.as_u64()?))
-                    })
-                    .collect()
-            })
+    /// The files of the newest preview, with what happens to each (`3 replacements`).
+    pub(crate) fn head_files(&self) -> Vec<(String, String)> {
+        self.entries
+            .first()
+            .map(|e| e.action.files().into_iter().map(|f| (f.path, f.summary)).collect())
             .unwrap_or_default()
     }
 

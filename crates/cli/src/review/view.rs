@@ -130,13 +130,10 @@ fn files_text(review: &Review, entry: &PendingEntry, cursor: usize, color: bool)
     let mut lines: Vec<Line<'static>> = files
         .iter()
         .enumerate()
-        .map(|(idx, (path, count))| {
+        .map(|(idx, (path, summary))| {
             let mark = if review.is_marked(path) { "[x]" } else { "[ ]" };
-            let plural = if *count == 1 { "" } else { "s" };
-            let text = format!(
-                "{} {mark} {path} ({count} replacement{plural})",
-                if idx == cursor { ">" } else { " " }
-            );
+            let text =
+                format!("{} {mark} {path} ({summary})", if idx == cursor { ">" } else { " " });
             let style = if idx == cursor && color {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {

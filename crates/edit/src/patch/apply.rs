@@ -114,13 +114,9 @@ pub fn apply_chunks(
             }
         }
         if chunk.old.is_empty() {
-            // A pure insertion: where the hunk says (a unified diff), else at the end (before
-            // a last blank line), as Codex inserts it.
-            let idx = match chunk.at {
-                Some(at) => at.min(lines.count()),
-                None if texts.last().is_some_and(|l| l.is_empty()) => lines.count() - 1,
-                None => lines.count(),
-            };
+            // A pure insertion: where the hunk says (a unified diff), else at the end, as
+            // Codex inserts it.
+            let idx = chunk.at.map_or(lines.count(), |at| at.min(lines.count()));
             replacements.push((idx, 0, &chunk.new));
             continue;
         }
@@ -168,35 +164,48 @@ pub fn apply_chunks(
             ));
         }
         let mut after = String::new();
-        for line in new {
-            after.push_str(&line.text);
-            after.push_str(match (line.ending, style) {
-                (Some(Ending::Lf), _) => "\n",
-                (Some(Ending::CrLf), _) => "\r\n",
-                (Some(Ending::None), _) => "",
-                (None, _) => lines.preferred,
-            });
-        }
         // A chunk after an unterminated last line (an insertion at the very end) starts on a
         // line of its own.
-        if start == text.len() && !text.is_empty() && !text.ends_with('\n') && style == Style::Codex
-        {
-            after.insert_str(0, lines.preferred);
+        if start == text.len() && !text.is_empty() && !text.ends_with('\n') {
+            after.push_str(lines.preferred);
+        }
+        for line in new {
+            // A context line is the file's own line, ending included.
+            if let Some(k) = line.context.filter(|k| *k < len) {
+                let (from, to) = (lines.start(idx + k), lines.start(idx + k + 1));
+                after.push_str(&text[from..to]);
+                continue;
+            }
+            after.push_str(&line.text);
+            after.push_str(match line.ending {
+                Some(Ending::Lf) => "\n",
+                Some(Ending::CrLf) => "\r\n",
+                Some(Ending::None) => "",
+                None => lines.preferred,
+            });
         }
         edits.push(Edit { start, before: text[start..end].to_owned(), after });
         prev_end = end;
     }
     // A file a Codex patch updates ends with a line ending, as Codex writes it.
-    if style == Style::Codex && !text.is_empty() && !text.ends_with('\n') {
-        let covered =
-            edits.iter().any(|e| e.start + e.before.len() == text.len() && !e.before.is_empty())
-                || edits.iter().any(|e| e.start == text.len());
-        if !covered {
-            edits.push(Edit {
+    if style == Style::Codex && !text.is_empty() {
+        match edits.last_mut() {
+            Some(last) if last.start + last.before.len() == text.len() => {
+                let ends = if last.after.is_empty() {
+                    last.start == 0 || text.as_bytes()[last.start - 1] == b'\n'
+                } else {
+                    last.after.ends_with('\n')
+                };
+                if !ends {
+                    last.after.push_str(lines.preferred);
+                }
+            }
+            _ if !text.ends_with('\n') => edits.push(Edit {
                 start: text.len(),
                 before: String::new(),
                 after: lines.preferred.to_owned(),
-            });
+            }),
+            _ => {}
         }
     }
     // Edits that change nothing are not edits.
@@ -254,7 +263,7 @@ mod tests {
         );
         assert_eq!(applied("a\nb", &[chunk(&["a"], &["A"])]), "A\nb\n");
         assert_eq!(applied("a\nb", &[chunk(&[], &["c"])]), "a\nb\nc\n");
-        assert_eq!(applied("a\n\n", &[chunk(&[], &["c"])]), "a\nc\n\n");
+        assert_eq!(applied("a\n\n", &[chunk(&[], &["c"])]), "a\n\nc\n");
     }
 
     #[test]

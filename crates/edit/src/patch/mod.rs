@@ -87,12 +87,20 @@ pub struct PatchLine {
     pub text: String,
     /// Its ending; `None` takes the file's.
     pub ending: Option<Ending>,
+    /// For a context line: which of the chunk's old lines it is. The file's own line is kept
+    /// there, as it is (a context line that matched with other whitespace is not rewritten).
+    pub context: Option<usize>,
 }
 
 impl PatchLine {
-    /// A line of a Codex patch: it takes the file's line ending.
+    /// A line a Codex patch adds: it takes the file's line ending.
     pub fn codex(text: &str) -> PatchLine {
-        PatchLine { text: text.to_owned(), ending: None }
+        PatchLine { text: text.to_owned(), ending: None, context: None }
+    }
+
+    /// A context line of a Codex patch, the `old`-th old line of its chunk.
+    pub fn codex_context(text: &str, old: usize) -> PatchLine {
+        PatchLine { text: text.to_owned(), ending: None, context: Some(old) }
     }
 
     /// The line as a new file holds it (a Codex line with `\n`).

@@ -200,12 +200,12 @@ fn parse_codex_chunk(
         }
         match line.chars().next() {
             None => {
+                chunk.new.push(PatchLine::codex_context("", chunk.old.len()));
                 chunk.old.push(String::new());
-                chunk.new.push(PatchLine::codex(""));
             }
             Some(' ') => {
+                chunk.new.push(PatchLine::codex_context(&line[1..], chunk.old.len()));
                 chunk.old.push(line[1..].to_owned());
-                chunk.new.push(PatchLine::codex(&line[1..]));
             }
             Some('+') => chunk.new.push(PatchLine::codex(&line[1..])),
             Some('-') => chunk.old.push(line[1..].to_owned()),
@@ -432,8 +432,12 @@ fn parse_unified_hunk(lines: &[&str], line_number: usize) -> Result<(Chunk, usiz
         let (text, ending) = split_ending(body);
         match tag {
             ' ' => {
+                chunk.new.push(PatchLine {
+                    text: text.to_owned(),
+                    ending: Some(ending),
+                    context: Some(chunk.old.len()),
+                });
                 chunk.old.push(text.to_owned());
-                chunk.new.push(PatchLine { text: text.to_owned(), ending: Some(ending) });
                 old_seen += 1;
                 new_seen += 1;
             }
@@ -442,7 +446,11 @@ fn parse_unified_hunk(lines: &[&str], line_number: usize) -> Result<(Chunk, usiz
                 old_seen += 1;
             }
             _ => {
-                chunk.new.push(PatchLine { text: text.to_owned(), ending: Some(ending) });
+                chunk.new.push(PatchLine {
+                    text: text.to_owned(),
+                    ending: Some(ending),
+                    context: None,
+                });
                 new_seen += 1;
             }
         }

@@ -1,0 +1,106 @@
+//! `staged edit`, `staged write` and `staged patch`: text changes staged as previews.
+
+use std::{io::Read, path::Path};
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use staged_core::ToolResult;
+use staged_workspace::{ChangeDetails, WorkspaceSession};
+
+use crate::{
+    args::{EditArgs, GlobalArgs, PatchArgs, WriteArgs},
+    cmd::{self, Effect},
+    context,
+    diff::colorize,
+    exit::Exit,
+    output::Output,
+};
+
+pub(crate) fn edit(global: &GlobalArgs, args: &EditArgs, out: &Output) -> anyhow::Result<Exit> {
+    if args.old.len() != args.new.len() {
+        bail!(
+            "give as many --new as --old ({} --old, {} --new): each --old is replaced by the --new at its place",
+            args.old.len(),
+            args.new.len()
+        );
+    }
+    let path = workspace_path(global, &args.path)?;
+    let params = match (args.old.as_slice(), args.new.as_slice()) {
+        ([old], [new]) => {
+            json!({"path": path, "old_string": old, "new_string": new, "replace_all": args.all})
+        }
+        (olds, news) => {
+            let edits: Vec<Value> = olds
+                .iter()
+                .zip(news)
+                .map(|(old, new)| json!({"old_string": old, "new_string": new, "replace_all": args.all}))
+                .collect();
+            json!({"path": path, "edits": edits})
+        }
+    };
+    cmd::run_tool(global, out, Effect::Stages, WorkspaceSession::edit_tool, params, print_preview)
+}
+
+pub(crate) fn write(global: &GlobalArgs, args: &WriteArgs, out: &Output) -> anyhow::Result<Exit> {
+    let path = workspace_path(global, &args.path)?;
+    let content = read_input(args.file.as_deref(), "the new file's text")?;
+    let params = json!({"path": path, "content": content});
+    cmd::run_tool(global, out, Effect::Stages, WorkspaceSession::write_tool, params, print_preview)
+}
+
+pub(crate) fn patch(global: &GlobalArgs, args: &PatchArgs, out: &Output) -> anyhow::Result<Exit> {
+    let input = read_input(args.file.as_deref(), "the patch")?;
+    let params = json!({"input": input});
+    cmd::run_tool(
+        global,
+        out,
+        Effect::Stages,
+        WorkspaceSession::apply_patch_tool,
+        params,
+        print_preview,
+    )
+}
+
+/// A path a person typed, relative to the workspace root (see [`context::scope_paths`]).
+fn workspace_path(global: &GlobalArgs, path: &str) -> anyhow::Result<String> {
+    let root = context::workspace_root(global)?;
+    let mut rebased = context::scope_paths(&root, &[path.to_owned()])?;
+    Ok(rebased.pop().unwrap_or_else(|| path.to_owned()))
+}
+
+/// The text of `file`, or of stdin for `-` or no file. It must be UTF-8: staged previews
+/// text.
+fn read_input(file: Option<&Path>, what: &str) -> anyhow::Result<String> {
+    let (bytes, name) = match file {
+        Some(file) if file != Path::new("-") => (
+            std::fs::read(file)
+                .with_context(|| format!("reading {what} from {}", file.display()))?,
+            file.display().to_string(),
+        ),
+        _ => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .with_context(|| format!("reading {what} from stdin"))?;
+            (bytes, "stdin".to_owned())
+        }
+    };
+    String::from_utf8(bytes).map_err(|_| {
+        anyhow::anyhow!(
+            "{what} ({name}) is not UTF-8 text: staged previews changes to text files only"
+        )
+    })
+}
+
+/// For a person: the diff (coloured on a terminal) and how to resolve it.
+fn print_preview(result: &ToolResult, out: &Output) -> anyhow::Result<()> {
+    let details = result.details.as_ref().and_then(|d| ChangeDetails::parse(d).ok());
+    let Some((details, id)) = details.and_then(|d| d.pending_id.clone().map(|id| (d, id))) else {
+        return out.line(&result.text_content()).context("writing the result");
+    };
+    out.write(&colorize(&details.diff, out.render.color))?;
+    out.line(&format!("\nStaged {id}: {}. Nothing is written yet.", details.label))?;
+    out.line(&format!("  apply:   staged resolve apply --id {id} --reason \"<why>\""))?;
+    out.line(&format!("  discard: staged resolve discard --id {id} --reason \"<why>\""))?;
+    Ok(())
+}
