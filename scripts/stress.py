@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap]
 
-Eight experiments, each repeated N times (default 200) against the real `staged` binary
+Ten experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -29,6 +29,14 @@ Eight experiments, each repeated N times (default 200) against the real `staged`
 * first-open: in a workspace that has no state yet, 4 `staged ast-edit` (each on its own file)
   and 4 `staged pending` start at once, so all 8 create or open the new database together.
   Every one must exit 0, and the 4 previews must all be pending.
+* patch-kill: `staged resolve apply` of a mixed patch (120 files: 40 updated, 30 added in new
+  folders, 30 deleted, 20 moved into new folders) gets SIGKILL as in kill. After recovery the
+  tree is byte for byte (and mode for mode) the old one, with the preview pending and no folder
+  the apply created left, or the new one, with nothing pending and one `applied` log entry.
+* patch-swap: the same patch is applied while `src/sub` (which holds files it updates, deletes
+  and moves, and the folder it creates files in) is swapped with a symlink to an outside twin
+  in a tight loop. Nothing outside may change, no temp file may be left, and the tree inside is
+  all old (exit 1 or 2, with a reason) or all new (exit 0).
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -503,15 +511,163 @@ def first_open_once(staged, root: Path):
     return (f"all {n_procs} opened, {FIRST_OPEN_EDITS} pending" if not problems else "FAILED"), problems
 
 
+PATCH_UPDATED, PATCH_ADDED, PATCH_DELETED, PATCH_MOVED = 40, 30, 30, 20
+
+
+def patch_files():
+    """The mixed patch's workspace files (path -> text) and the patch."""
+    files = {}
+    hunks = []
+    for i in range(PATCH_UPDATED):
+        files[f"src/sub/u{i:03}.ts"] = old(i)
+        hunks.append(f"*** Update File: src/sub/u{i:03}.ts\n@@\n-{old(i).rstrip()}\n+{new(i).rstrip()}")
+    for i in range(PATCH_ADDED):
+        hunks.append(f"*** Add File: src/sub/made/a{i:03}.ts\n+{new(i).rstrip()}")
+    for i in range(PATCH_DELETED):
+        files[f"src/sub/d{i:03}.ts"] = old(i)
+        hunks.append(f"*** Delete File: src/sub/d{i:03}.ts")
+    for i in range(PATCH_MOVED):
+        files[f"src/sub/m{i:03}.ts"] = old(i)
+        hunks.append(
+            f"*** Update File: src/sub/m{i:03}.ts\n*** Move to: moved/deep/m{i:03}.ts\n@@\n-{old(i).rstrip()}\n+{new(i).rstrip()}"
+        )
+    return files, "*** Begin Patch\n" + "\n".join(hunks) + "\n*** End Patch\n"
+
+
+def snapshot(ws: Path):
+    """Every file (bytes and mode) and folder under `ws`, but `.staged`."""
+    res = {}
+    for dirpath, dirnames, names in os.walk(ws):
+        rel = os.path.relpath(dirpath, ws)
+        if rel.split(os.sep)[0] == ".staged":
+            continue
+        if rel != ".":
+            res[rel + "/"] = None
+        for n in names:
+            p = Path(dirpath) / n
+            res[os.path.join(rel, n) if rel != "." else n] = (p.read_bytes(), p.stat().st_mode & 0o7777)
+    return res
+
+
+def patch_workspace(staged, root: Path):
+    """A workspace with the mixed patch staged; returns ws."""
+    ws = root / "ws"
+    files, patch = patch_files()
+    for path, text in files.items():
+        (ws / path).parent.mkdir(parents=True, exist_ok=True)
+        (ws / path).write_text(text)
+    (ws / ".git").mkdir()
+    out = subprocess.run([staged, "--workspace", str(ws), "patch"], input=patch, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"staging the patch: {out.stderr}")
+    return ws
+
+
+_PATCH_TREES = {}
+
+
+def patch_trees(staged):
+    """The tree before and after the mixed patch, from one undisturbed apply."""
+    if not _PATCH_TREES:
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = patch_workspace(staged, Path(tmp))
+            _PATCH_TREES["old"] = snapshot(ws)
+            run(staged, ws, "resolve", "apply", "--reason", "reference", check=True)
+            _PATCH_TREES["new"] = snapshot(ws)
+    return _PATCH_TREES["old"], _PATCH_TREES["new"]
+
+
+def patch_apply_seconds(staged):
+    """How long an unkilled apply of the mixed patch takes here (median of 3)."""
+    times = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = patch_workspace(staged, Path(tmp))
+            started = time.time()
+            run(staged, ws, "resolve", "apply", "--reason", "calibrate", check=True)
+            times.append(time.time() - started)
+    return sorted(times)[1]
+
+
+def patch_kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
+    before, after = patch_trees(staged)
+    ws = patch_workspace(staged, root)
+    preview = pending_ids(staged, ws)
+    child = subprocess.Popen([staged, "--workspace", str(ws), "resolve", "apply", "--reason", "stress"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_in_turn(child, ws, rng, window, n_run)
+    left = pending_ids(staged, ws)  # recovers first
+    now = snapshot(ws)
+    applied = [e for e in log_entries(staged, ws) if e["outcome"] == "applied"]
+    problems = []
+    if now == after:
+        if left or len(applied) != 1:
+            problems.append(f"all new but pending {left}, applied entries {len(applied)}")
+    elif now == before:
+        if left != preview or applied:
+            problems.append(f"all old but pending {left} (not {preview}), applied entries {len(applied)}")
+    else:
+        extra = sorted(set(now) - set(before) - set(after))[:3]
+        problems.append(f"neither all old nor all new (e.g. {extra or sorted(set(now) ^ set(after))[:3]})")
+    return kill_verdict(ws, child, problems, "killed after the commit point, all new", "killed before it, all old",
+                        committed=now == after)
+
+
+def patch_swap_once(staged, root: Path):
+    before, after = patch_trees(staged)
+    ws = patch_workspace(staged, root)
+    outside = root / "outside"
+    shutil.copytree(ws / "src" / "sub", outside / "sub")
+    os.symlink(outside / "sub", ws / "src" / "link")
+    before_outside = snapshot(outside)
+    stop = threading.Event()
+    a, b = bytes(ws / "src" / "sub"), bytes(ws / "src" / "link")
+
+    def swapper():
+        while not stop.is_set():
+            libc.syscall(SYS_RENAMEAT2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
+
+    t = threading.Thread(target=swapper)
+    t.start()
+    applied = run(staged, ws, "resolve", "apply", "--reason", "stress")
+    stop.set()
+    t.join()
+    # Put the real folder back at its name, wherever the swaps left it.
+    if (ws / "src" / "sub").is_symlink():
+        rename_exchange(ws / "src" / "sub", ws / "src" / "link")
+    problems = []
+    if snapshot(outside) != before_outside:
+        problems.append("a file outside changed")
+    if stray_temps(ws, outside):
+        problems.append(f"temp files left: {stray_temps(ws, outside)[:3]}")
+    now = snapshot(ws)
+    now.pop("src/link", None)
+    want_old = {k: v for k, v in before.items()}
+    want_new = {k: v for k, v in after.items()}
+    if now == want_new:
+        if applied.returncode != 0:
+            problems.append(f"all new but exit {applied.returncode}")
+        kind = "applied, all new"
+    elif now == want_old:
+        if applied.returncode == 0 or not (applied.stdout + applied.stderr).strip():
+            problems.append(f"nothing written but exit {applied.returncode} without a reason")
+        kind = "refused, nothing written"
+    else:
+        problems.append(f"neither all old nor all new: {sorted(set(now) ^ set(want_new))[:4]}")
+        kind = "FAILED"
+    return ("FAILED" if problems else kind), problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap")
     args = parser.parse_args()
     staged = shutil.which(args.staged) or args.staged
     rng = random.Random(1)
     window = apply_seconds(staged) if "kill" in args.only else 0.0
+    patch_window = patch_apply_seconds(staged) if "patch-kill" in args.only else 0.0
     experiments = {
         "readers": lambda root, n: readers_once(staged, root),
         "swap": lambda root, n: swap_once(staged, root),
@@ -521,6 +677,8 @@ def main():
         "partial-kill": lambda root, n: partial_kill_once(staged, root, rng, window, n),
         "http": lambda root, n: http_once(staged, root),
         "first-open": lambda root, n: first_open_once(staged, root),
+        "patch-kill": lambda root, n: patch_kill_once(staged, root, rng, patch_window, n),
+        "patch-swap": lambda root, n: patch_swap_once(staged, root),
     }
     rows = []
     for name in args.only.split(","):

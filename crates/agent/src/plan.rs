@@ -14,9 +14,9 @@ use std::{
 };
 
 use serde_json::{Value, json};
-use staged_ast_edit::Workspace;
 use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, ToolError, ToolResult};
 use staged_fs::{DirHandle, NewFileMode};
+use staged_journal::Workspace;
 
 use crate::{PlanDecision, PlanReview, Supervisor};
 

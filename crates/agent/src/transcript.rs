@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use staged_ast_edit::Workspace;
 use staged_fs::NewFileMode;
+use staged_journal::Workspace;
 
 use serde_json::json;
 

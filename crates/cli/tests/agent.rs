@@ -677,3 +677,55 @@ fn an_untrusted_workspace_cannot_point_a_provider_elsewhere() {
     );
     assert!(mock.requests().is_empty(), "nothing was sent");
 }
+
+#[test]
+fn an_ordinary_coding_task_writes_and_edits_files_as_previews() {
+    for wire in Wire::ALL {
+        let mock = MockModel::start(
+            wire,
+            vec![
+                Reply::Turn(Turn::call(
+                    "w1",
+                    "write",
+                    json!({"path": "src/util/greet.ts", "content": "export const greet = () => 'hi';\n"}),
+                )),
+                Reply::Turn(Turn::resolve("r1", "apply", "the helper is needed")),
+                Reply::Turn(Turn::call(
+                    "e1",
+                    "edit",
+                    json!({"path": "src/a.ts", "old_string": "legacyWrap(x, value);", "new_string": "greet();"}),
+                )),
+                // Changing the file again while its edit is pending: the gate skips the turn.
+                Reply::Turn(Turn::call(
+                    "e2",
+                    "edit",
+                    json!({"path": "src/a.ts", "old_string": "greet", "new_string": "wave"}),
+                )),
+                Reply::Turn(Turn::resolve("r2", "apply", "call the helper")),
+                Reply::Turn(Turn::text("Added greet and used it.")),
+            ],
+        );
+        let dir = agent_workspace(&mock, wire);
+        let out = run_agent(dir.path(), &["--json", "add a greet helper and call it in a.ts"], "");
+        assert_eq!(code(&out), 0, "{wire:?}: {}", stderr(&out));
+        assert_eq!(read(dir.path(), "src/util/greet.ts"), "export const greet = () => 'hi';\n");
+        assert_eq!(read(dir.path(), "src/a.ts"), "greet();\n");
+        let events = events(&out);
+        let resolves = of_type(&events, "resolve");
+        assert_eq!(resolves[0]["label"], "Write: src/util/greet.ts (new file, 1 line)", "{wire:?}");
+        assert_eq!(resolves[1]["label"], "Edit: src/a.ts (1 replacement)", "{wire:?}");
+        assert_eq!(resolves[1]["text"], "Applied Edit: src/a.ts (1 replacement).");
+        // The turn that edited again while the edit was pending ran nothing: the gate skipped it.
+        let skipped = of_type(&events, "calls_skipped");
+        assert_eq!(skipped.len(), 1, "{wire:?}");
+        assert_eq!(skipped[0]["calls"], json!([{"id": "e2", "name": "edit"}]));
+        let log = common::json(&staged(dir.path(), &["--json", "log"]));
+        let fronts: Vec<&str> = log["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["frontEnd"].as_str().unwrap())
+            .collect();
+        assert_eq!(fronts, ["agent", "agent"], "{wire:?}");
+    }
+}

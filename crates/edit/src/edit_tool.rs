@@ -45,15 +45,20 @@ pub struct EditParams {
     pub path: String,
     /// The exact text to replace (empty to create a new file).
     #[serde(default)]
+    #[schemars(with = "String")]
     pub old_string: Option<String>,
     /// The text to put in its place.
     #[serde(default)]
+    #[schemars(with = "String")]
     pub new_string: Option<String>,
     /// Replace every occurrence of `old_string` (default false).
     #[serde(default)]
+    #[schemars(with = "bool")]
     pub replace_all: Option<bool>,
-    /// Several replacements, made in order, each on the text the previous ones left.
+    /// Several replacements instead of `old_string`/`new_string`, made in order, each on the
+    /// text the previous ones left.
     #[serde(default)]
+    #[schemars(with = "Vec<EditItem>")]
     pub edits: Option<Vec<EditItem>>,
 }
 
@@ -67,6 +72,7 @@ pub struct EditItem {
     pub new_string: String,
     /// Replace every occurrence (default false).
     #[serde(default)]
+    #[schemars(with = "bool")]
     pub replace_all: Option<bool>,
 }
 

@@ -62,6 +62,22 @@ pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
         object.remove("title");
+        object.remove("description");
     }
+    drop_null_defaults(&mut schema);
     schema
+}
+
+/// Removes `"default": null` (what an optional field's default says) everywhere in `schema`.
+fn drop_null_defaults(schema: &mut serde_json::Value) {
+    match schema {
+        serde_json::Value::Object(object) => {
+            if object.get("default").is_some_and(serde_json::Value::is_null) {
+                object.remove("default");
+            }
+            object.values_mut().for_each(drop_null_defaults);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null_defaults),
+        _ => {}
+    }
 }

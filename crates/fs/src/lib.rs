@@ -322,6 +322,14 @@ pub enum NewFileMode {
 }
 
 impl DirHandle {
+    /// Another handle on the same directory.
+    ///
+    /// # Errors
+    /// When the handle cannot be duplicated.
+    pub fn try_clone(&self) -> io::Result<DirHandle> {
+        Ok(DirHandle { dir: self.dir.try_clone()? })
+    }
+
     /// Opens the subdirectory `name`, refusing a symlink.
     ///
     /// # Errors

@@ -373,36 +373,51 @@ pub fn commit_with(
     };
     let name = journal_name(&id);
     store_journal(&journal_dir, &name, &journal).map_err(|err| journal_err(workspace, &err))?;
-    let undo = Undo { workspace, id: &id, journal_dir: &journal_dir, journal: &name };
+    let undo = Undo { id: &id, journal_dir: &journal_dir, journal: &name };
     if let Some(prepare) = options.prepare.as_mut()
         && let Err(why) = prepare(&id)
     {
         undo.roll_back(&targets, &[]);
         return Err(JournalError::Journal(why));
     }
-    let mut abandon = |targets: &[OpenTarget], dirs: &[RelPath]| {
-        undo.roll_back(targets, dirs);
+    let mut abandon = |targets: &[OpenTarget], folders: &[Folder]| {
+        undo.roll_back(targets, folders);
         if let Some(abandon) = options.abandon.as_mut() {
             abandon(&id);
         }
     };
     observe(CommitStep::Prepared);
 
-    // The folders new files need, parents first; then each target's folder.
+    // The folders new files need, parents first, each made through its parent's handle; then
+    // each new file's folder, the handle of the folder made for it. A roll back removes them
+    // through the same handles, wherever their names point by then.
+    let mut folders: Vec<Folder> = Vec::with_capacity(plan.dirs.len());
     for (k, dir) in plan.dirs.iter().enumerate() {
-        if let Err(err) = workspace.fs().create_dir_all(dir) {
-            abandon(&targets, &plan.dirs[..=k]);
-            return Err(write_err(workspace, dir, &err));
+        match make_folder(workspace, dir, &folders) {
+            Ok(folder) => folders.push(folder),
+            Err(err) => {
+                abandon(&targets, &folders);
+                return Err(write_err(workspace, dir, &err));
+            }
         }
         observe(CommitStep::DirCreated(k));
     }
     for i in 0..targets.len() {
         if targets[i].dir.is_none() {
-            match workspace.fs().parent(&targets[i].rel) {
-                Ok((dir, _)) => targets[i].dir = Some(dir),
-                Err(err) => {
-                    abandon(&targets, &plan.dirs);
+            let parent = targets[i].rel.parent();
+            let found = folders.iter().find(|f| Some(&f.rel) == parent.as_ref());
+            match found.map(|f| f.dir.try_clone()) {
+                Some(Ok(dir)) => targets[i].dir = Some(dir),
+                Some(Err(err)) => {
+                    abandon(&targets, &folders);
                     return Err(write_err(workspace, &targets[i].rel, &err));
+                }
+                None => {
+                    abandon(&targets, &folders);
+                    return Err(JournalError::Journal(format!(
+                        "the folder of {} was not made",
+                        targets[i].display
+                    )));
                 }
             }
         }
@@ -415,20 +430,20 @@ pub fn commit_with(
         match dir.create_new(&temp, bytes, &target.new_mode) {
             Ok(identity) => journal.entries[i].temp = Some(identity.into()),
             Err(err) => {
-                abandon(&targets[..i], &plan.dirs);
+                abandon(&targets[..i], &folders);
                 return Err(write_err(workspace, &target.rel, &err));
             }
         }
         observe(CommitStep::TempWritten(i));
     }
-    if let Err(err) = sync_dirs(workspace, &targets, &plan.dirs) {
-        abandon(&targets, &plan.dirs);
+    if let Err(err) = sync_dirs(&targets, &folders) {
+        abandon(&targets, &folders);
         return Err(journal_err(workspace, &err));
     }
     let journal = Journal { state: JournalState::Committed, ..journal };
     if let Err(err) = store_journal(&journal_dir, &name, &journal) {
         // The journal still says `preparing` (the switch is one rename): roll back.
-        abandon(&targets, &plan.dirs);
+        abandon(&targets, &folders);
         return Err(journal_err(workspace, &err));
     }
     observe(CommitStep::Committed);
@@ -447,7 +462,7 @@ pub fn commit_with(
                 let appeared = err.kind() == io::ErrorKind::AlreadyExists;
                 let uncommitted = undo.uncommit(&targets, &created, &journal);
                 if uncommitted {
-                    abandon(&targets, &plan.dirs);
+                    abandon(&targets, &folders);
                 }
                 return Err(if appeared {
                     JournalError::Appeared(target.rel.display())
@@ -485,7 +500,7 @@ pub fn commit_with(
         observe(CommitStep::Deleted(i));
     }
     remove_empty_dirs(workspace, &sorted(options.prune));
-    sync_dirs(workspace, &targets, &[]).map_err(|err| journal_err(workspace, &err))?;
+    sync_dirs(&targets, &[]).map_err(|err| journal_err(workspace, &err))?;
     if let Some(retire) = options.retire.as_mut() {
         if !retire() {
             // The preview may still be listed: keep the journal so that recovery retires it.
@@ -687,22 +702,25 @@ fn read_with_mode(dir: &DirHandle, name: &OsStr) -> io::Result<(Vec<u8>, u32, Fi
 
 /// How a commit is taken back: its temps, its folders and its journal.
 struct Undo<'a> {
-    workspace: &'a Workspace,
     id: &'a str,
     journal_dir: &'a DirHandle,
     journal: &'a OsStr,
 }
 
 impl Undo<'_> {
-    /// Deletes the temps of `targets`, then the empty folders of `dirs`, then the journal;
-    /// best effort, since nothing was replaced yet and a leftover is cleaned by recovery.
-    fn roll_back(&self, targets: &[OpenTarget], dirs: &[RelPath]) {
+    /// Deletes the temps of `targets`, then the folders it made (deepest first, through
+    /// their parents' handles, each only while empty), then the journal; best effort, since
+    /// nothing was replaced yet and a leftover is cleaned by recovery.
+    fn roll_back(&self, targets: &[OpenTarget], folders: &[Folder]) {
         for (i, target) in targets.iter().enumerate() {
             if let Some(dir) = &target.dir {
                 let _ = dir.remove_file(temp_name(&target.name, self.id, i));
             }
         }
-        remove_empty_dirs(self.workspace, dirs);
+        for folder in folders.iter().rev().filter(|f| f.made) {
+            let _ = folder.parent.remove_dir(&folder.name);
+            let _ = folder.parent.sync();
+        }
         let _ = remove_journal(self.journal_dir, self.journal);
     }
 
@@ -764,7 +782,7 @@ fn remove_empty_dirs(workspace: &Workspace, dirs: &[RelPath]) {
     }
 }
 
-fn sync_dirs(workspace: &Workspace, targets: &[OpenTarget], dirs: &[RelPath]) -> io::Result<()> {
+fn sync_dirs(targets: &[OpenTarget], folders: &[Folder]) -> io::Result<()> {
     let mut synced = HashSet::new();
     for target in targets {
         if let Some(dir) = &target.dir
@@ -773,14 +791,39 @@ fn sync_dirs(workspace: &Workspace, targets: &[OpenTarget], dirs: &[RelPath]) ->
             dir.sync()?;
         }
     }
-    // A created folder's own entry lives in its parent.
-    for dir in dirs {
-        let parent = dir.parent();
-        if synced.insert(parent.clone()) {
-            workspace.fs().dir(parent.as_ref())?.sync()?;
+    // A made folder's own entry lives in its parent.
+    for folder in folders.iter().filter(|f| f.made) {
+        if synced.insert(folder.rel.parent()) {
+            folder.parent.sync()?;
         }
     }
     Ok(())
+}
+
+/// A folder a commit needs for its new files.
+struct Folder {
+    rel: RelPath,
+    /// Its parent, and its name there.
+    parent: DirHandle,
+    name: OsString,
+    /// The folder itself.
+    dir: DirHandle,
+    /// Whether this commit made it (one that appeared meanwhile is used, never removed).
+    made: bool,
+}
+
+/// Makes the folder `rel` inside its parent: one made just before (`folders`), or one that
+/// exists, opened from the root without following a symlink.
+fn make_folder(workspace: &Workspace, rel: &RelPath, folders: &[Folder]) -> io::Result<Folder> {
+    let parent_rel = rel.parent();
+    let parent = match folders.iter().find(|f| Some(&f.rel) == parent_rel.as_ref()) {
+        Some(folder) => folder.dir.try_clone()?,
+        None => workspace.fs().dir(parent_rel.as_ref())?,
+    };
+    let name = rel.file_name().to_owned();
+    let made = parent.entry_metadata(&name)?.is_none();
+    let dir = parent.create_dir(&name)?;
+    Ok(Folder { rel: rel.clone(), parent, name, dir, made })
 }
 
 /// What recovery tells the pending stack and the resolve log about each journal it settles.

@@ -23,8 +23,8 @@ use axum::{
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
-use staged_ast_edit::Workspace;
 use staged_fs::{DirHandle, NewFileMode};
+use staged_journal::Workspace;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 

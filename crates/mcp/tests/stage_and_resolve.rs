@@ -177,3 +177,56 @@ async fn resolve_reminds_when_it_leaves_another_preview_on_top() {
     assert_eq!(fx.read("a.ts"), "oldApi(9);\n");
     conn.close().await;
 }
+
+#[tokio::test]
+async fn text_previews_stage_remind_and_apply_over_mcp() {
+    let fx = Fixture::new(&[("src/a.ts", SOURCE), ("src/old.ts", "gone\n")]);
+    let conn = fx.connect(Approval::None).await;
+    let edited = conn
+        .call(
+            "edit",
+            json!({"path": "src/a.ts", "old_string": "oldApi(1);", "new_string": "newApi(1);"}),
+        )
+        .await;
+    assert!(!is_error(&edited), "{}", text(&edited));
+    assert!(ends_with_reminder(&edited), "{:?}", texts(&edited));
+    assert_eq!(head(&edited)["label"], "Edit: src/a.ts (1 replacement)");
+    let structured = edited.structured_content.clone().unwrap();
+    assert!(
+        structured["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Preview only: files are NOT modified yet.")
+    );
+    assert_eq!(details(&edited)["files"][0]["change"], "updated");
+    // The same file again, while its edit is pending: an error result naming the preview.
+    let again = conn.call("write", json!({"path": "src/a.ts", "content": "other\n"})).await;
+    assert!(is_error(&again));
+    assert!(
+        text(&again).starts_with(&format!(
+            "src/a.ts already has a pending preview: {} (Edit: src/a.ts (1 replacement)).",
+            head(&edited)["id"].as_str().unwrap()
+        )),
+        "{}",
+        text(&again)
+    );
+    let applied = conn.call("resolve", json!({"action": "apply", "reason": "rename one"})).await;
+    assert_eq!(text(&applied), "Applied Edit: src/a.ts (1 replacement).");
+    assert!(fx.read("src/a.ts").starts_with("newApi(1);"));
+
+    let patch = "*** Begin Patch\n*** Delete File: src/old.ts\n*** Add File: src/new.ts\n+new\n*** End Patch";
+    let patched = conn.call("apply_patch", json!({"input": patch})).await;
+    assert!(!is_error(&patched), "{}", text(&patched));
+    assert_eq!(head(&patched)["label"], "Patch: 2 files (1 added, 1 deleted)");
+    let applied = conn
+        .call(
+            "resolve",
+            json!({"action": "apply", "reason": "replace old", "extra": {"files": ["src/new.ts"]}}),
+        )
+        .await;
+    assert!(!is_error(&applied), "{}", text(&applied));
+    assert_eq!(fx.read("src/new.ts"), "new\n");
+    assert!(fx.root().join("src/old.ts").exists(), "only the file named was applied");
+    assert_eq!(head(&applied)["label"], "Patch: 1 file (1 deleted)");
+    conn.close().await;
+}

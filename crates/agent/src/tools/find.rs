@@ -2,8 +2,8 @@
 
 use globset::GlobBuilder;
 use serde_json::{Value, json};
-use staged_ast_edit::{STATE_DIR_NAME, Workspace};
 use staged_core::{CancelToken, Tool, ToolError, ToolResult};
+use staged_journal::{STATE_DIR_NAME, Workspace};
 
 use crate::tools::required_str;
 

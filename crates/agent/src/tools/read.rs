@@ -1,8 +1,8 @@
 //! `read`: a text file of the workspace, or a range of its lines, with line numbers.
 
 use serde_json::{Value, json};
-use staged_ast_edit::Workspace;
 use staged_core::{CancelToken, Tool, ToolError, ToolResult};
+use staged_journal::Workspace;
 
 use crate::tools::{positive, required_str};
 
