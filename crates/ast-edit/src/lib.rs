@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 mod action;
+mod choose;
 mod compile;
 mod details;
 mod diff;
@@ -47,11 +48,15 @@ pub use crate::{
     edit_tool::AstEditTool,
     edits::{Edit, LineIndex, RawEdit, apply_edits, normalize},
     engine::{
-        EditPreview, EngineOptions, FileContents, FileEdits, compute_preview, compute_preview_with,
+        Cap, EditPreview, EngineOptions, ErrorFile, FileContents, FileEdits, LangChoice, LeftOut,
+        NestedLeft, compute_preview, compute_preview_with,
     },
     error::AstEditError,
     fingerprint::{fingerprint, tag},
-    grep_tool::{AST_GREP_TOOL_NAME, AstGrepTool, search_details, search_text},
+    grep_tool::{
+        AST_GREP_TOOL_NAME, AstGrepTool, PARSE_ERRORS_MARK, search_details, search_text,
+        search_text_named,
+    },
     journal::{
         CommitOptions, CommitStep, FileWrite, PrepareHook, RecoveryHooks, RecoveryReport, commit,
         commit_observed, commit_with, recover, recover_hooked, recover_with,
@@ -59,8 +64,8 @@ pub use crate::{
     lang::{Inferred, Lang, supported_aliases},
     params::{AstEditParams, AstGrepParams, DEFAULT_MAX_FILES, Op, Strictness, ValidatedEdit},
     render::{
-        PARSE_ERRORS_LIMIT, PREVIEW_HEADER, action_label, parse_issues_block, preview_details,
-        preview_text,
+        ArgNames, PARSE_ERRORS_LIMIT, PREVIEW_HEADER, action_label, capped_label, last_line,
+        parse_issues_block, preview_details, preview_notes, preview_text, preview_text_named,
     },
     scope::{Candidate, collect_candidates},
     search::{SearchMatch, SearchResult, search},

@@ -1,5 +1,8 @@
 //! The search engine behind `ast_grep`: the same walker, languages and prefilter as the
-//! rewrite engine, but each file uses its own language unless `lang` is given.
+//! rewrite engine, but each file uses its own language unless `lang` is given. Without `lang`,
+//! only the languages the pattern is meant for are searched ([`crate::choose`]). A search
+//! cannot break anything, so files whose syntax tree has error nodes are searched too, and
+//! their matches marked.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -12,6 +15,7 @@ use staged_core::CancelToken;
 
 use crate::{
     AstEditError, AstGrepParams, Lang, Workspace,
+    choose::meant_languages,
     compile::{Rule, active_rules, compile_rules},
     edits::LineIndex,
     grep_tool::AST_GREP_TOOL_NAME,
@@ -44,6 +48,9 @@ pub struct SearchMatch {
     pub meta_variables: BTreeMap<String, String>,
     /// `(line number, text)` from `CONTEXT_LINES` before to after the match.
     pub context: Vec<(usize, String)>,
+    /// Whether the match is in a file whose syntax tree has error nodes (`ast_edit` skips such
+    /// files unless asked).
+    pub file_has_parse_errors: bool,
 }
 
 /// The result of a search.
@@ -58,6 +65,11 @@ pub struct SearchResult {
     pub limit_reached: bool,
     /// Deduplicated parse issues.
     pub parse_errors: Vec<String>,
+    /// How many files with matches have error nodes in their syntax tree.
+    pub files_with_parse_errors: usize,
+    /// When `limit` cut the result: the matches left out, and the files they are in (the
+    /// files after the cut are still searched, to count them).
+    pub left_out: Option<(usize, usize)>,
 }
 
 impl SearchResult {
@@ -87,7 +99,17 @@ pub fn search(
     let limit = validate_limit(params.limit)?;
     let strictness = params.strictness.unwrap_or_default();
     let candidates = collect_for_lang(workspace, &paths, lang)?;
-    let files: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
+    let mut files: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
+    if lang.is_none() {
+        let mut found: Vec<Lang> = files.iter().map(|(_, l)| *l).collect();
+        found.sort_by_key(|l| l.name());
+        found.dedup();
+        let asked: Vec<Lang> = files.iter().filter(|(c, _)| c.explicit).map(|(_, l)| *l).collect();
+        let meant =
+            meant_languages(&found, &asked, &[params.pattern.as_str()], params.selector.as_deref());
+        // A language the pattern is not meant for is not searched, and reports nothing.
+        files.retain(|(_, l)| meant.contains(l));
+    }
     let mut result = SearchResult { files_searched: files.len(), ..SearchResult::default() };
     let mut rules: HashMap<Lang, Vec<Rule>> = HashMap::new();
     for (_, lang) in &files {
@@ -112,36 +134,36 @@ pub fn search(
                 return None;
             }
             Some(match rules.get(lang) {
-                // One match past the limit, so that the fold sees the cut.
-                Some(rules) => search_file(
-                    candidate,
-                    *lang,
-                    rules,
-                    limit.map_or(usize::MAX, |l| l.saturating_add(1)),
-                ),
+                // Every match: those past the limit are counted.
+                Some(rules) => search_file(candidate, *lang, rules, usize::MAX),
                 None => Ok(Vec::new()),
             })
         },
         |outcome| {
             match outcome {
-                None => return ControlFlow::Break(Err(AstEditError::Cancelled)),
+                None => return ControlFlow::Break(AstEditError::Cancelled),
                 Some(Ok(matches)) => {
-                    for m in matches {
-                        if limit.is_some_and(|l| result.matches.len() >= l) {
-                            result.limit_reached = true;
-                            return ControlFlow::Break(Ok(()));
-                        }
-                        result.matches.push(m);
+                    if matches.first().is_some_and(|m| m.file_has_parse_errors) {
+                        result.files_with_parse_errors += 1;
                     }
+                    let room = limit.map_or(usize::MAX, |l| l.saturating_sub(result.matches.len()));
+                    let beyond = matches.len().saturating_sub(room);
+                    if beyond > 0 || (result.left_out.is_some() && !matches.is_empty()) {
+                        let (count, files) = result.left_out.get_or_insert((0, 0));
+                        *count += beyond;
+                        *files += 1;
+                    }
+                    result.matches.extend(matches.into_iter().take(room));
                 }
                 Some(Err(issue)) => result.parse_errors.push(issue),
             }
             ControlFlow::Continue(())
         },
     );
-    if let Some(Err(err)) = stopped {
+    if let Some(err) = stopped {
         return Err(err);
     }
+    result.limit_reached = result.left_out.is_some();
     let mut seen = HashSet::new();
     result.parse_errors.retain(|e| seen.insert(e.clone()));
     Ok(result)
@@ -161,7 +183,7 @@ fn search_file(
     if active.is_empty() {
         return Ok(Vec::new());
     }
-    let root = parse(&text, lang, &candidate.display)?;
+    let (root, broken) = parse(&text, lang, &candidate.display)?;
     let index = LineIndex::new(&text);
     let mut res = Vec::new();
     for (rule, prune) in active {
@@ -204,6 +226,7 @@ fn search_file(
                 text: m.text().into_owned(),
                 meta_variables,
                 context,
+                file_has_parse_errors: broken,
             });
         })
         .map_err(|why| format!("{}: {why}", candidate.display))?;

@@ -20,6 +20,7 @@ fn params(ops: &[(&str, &str)], paths: &[&str]) -> AstEditParams {
         strictness: None,
         limit: None,
         max_files: None,
+        include_parse_errors: None,
     }
 }
 

@@ -17,6 +17,7 @@ fn check(lang: Lang, file: &str, source: &str, pat: &str, out: &str, expected: &
         strictness: None,
         limit: None,
         max_files: None,
+        include_parse_errors: None,
     };
     let preview = compute_preview(&fx.workspace, &params.validate().unwrap(), None).unwrap();
     assert_eq!(preview.lang, lang);

@@ -35,6 +35,7 @@ fn preview(text: &str, ops: &[(&str, &str)]) -> Result<EditPreview, AstEditError
         strictness: None,
         limit: None,
         max_files: None,
+        include_parse_errors: None,
     }
     .validate()?;
     compute_preview_with(&workspace, &params, EngineOptions::default(), None)

@@ -93,8 +93,8 @@ use staged_core::{
 use staged_store::{Rehydrators, SqliteStore};
 
 pub use staged_ast_edit::{
-    DetailsError, LangRequiredDetails, PreviewDetails, RecoveryReport, STATE_DIR_NAME,
-    StaleDetails, Workspace,
+    ArgNames, DEFAULT_MAX_FILES, DetailsError, LangRequiredDetails, PreviewDetails, RecoveryReport,
+    STATE_DIR_NAME, StaleDetails, Workspace,
 };
 pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
 
