@@ -687,7 +687,8 @@ fn nested_left(
         });
         let pattern = rules.get(forest.kept[outer].rule).map_or("", |r| r.source.as_str());
         let hint = drops_semicolon.then(|| {
-            "the rewrite drops the `;` that ends the nested statements; end both the pattern and the rewrite with `;`".to_owned()
+            let what = if inner.len() == 1 { "statement" } else { "statements" };
+            format!("the rewrite drops the `;` that ends the nested {what}; end both the pattern and the rewrite with `;`")
         });
         res.push(NestedLeft {
             path: candidate.display.clone(),

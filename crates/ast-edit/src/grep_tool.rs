@@ -118,8 +118,12 @@ fn search_last_line(result: &SearchResult, names: ArgNames) -> Option<String> {
     }
     if result.files_with_parse_errors > 0 {
         let n = result.files_with_parse_errors;
+        let (edit, flag) = match names {
+            ArgNames::Tool => ("ast_edit", "`includeParseErrors: true`"),
+            ArgNames::Cli => ("ast-edit", "`--include-parse-errors`"),
+        };
         parts.push(format!(
-            "{} with matches {} parse errors: their matches are marked{PARSE_ERRORS_MARK}, and ast_edit skips such files unless asked to include them.",
+            "{} with matches {} parse errors: their matches are marked{PARSE_ERRORS_MARK}, and {edit} skips such files unless given {flag}.",
             plural(n, "file"),
             if n == 1 { "has" } else { "have" },
         ));
