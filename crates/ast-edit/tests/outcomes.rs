@@ -57,22 +57,26 @@ async fn validation_messages() {
 
 #[tokio::test]
 async fn unsupported_language_is_an_error_not_a_panic() {
-    let fx = Fixture::new(&[("a.ts", "foo(1);\n"), ("Dockerfile", "FROM scratch\n")]);
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n"), ("notes.unknown", "FROM scratch\n")]);
     let err = fx
         .edit(json!({"ops": [{"pat": "a", "out": "b"}], "paths": ["a.ts"], "lang": "brainfuck"}))
         .await
         .unwrap_err();
     assert!(
-        err.message()
-            .starts_with("Unsupported language 'brainfuck'. Supported: bash, c, c#, c++, cc, cjs,"),
+        err.message().starts_with(
+            "Unsupported language 'brainfuck'. Supported: astro, bash, c, c#, c++, cc,"
+        ),
         "{}",
         err.message()
     );
     let err = fx
-        .edit(json!({"ops": [{"pat": "a", "out": "b"}], "paths": ["Dockerfile"]}))
+        .edit(json!({"ops": [{"pat": "a", "out": "b"}], "paths": ["notes.unknown"]}))
         .await
         .unwrap_err();
-    assert!(err.message().starts_with("`lang` is required for ast_edit when language cannot be inferred from all files:\n- Dockerfile: Unsupported language 'dockerfile'."), "{}", err.message());
+    assert_eq!(
+        err.message(),
+        "`lang` is required for ast_edit when language cannot be inferred from all files:\n- notes.unknown: Unable to infer language from file extension: notes.unknown. Specify `lang` explicitly."
+    );
 }
 
 #[tokio::test]
