@@ -16,7 +16,8 @@ use crate::{
 };
 
 /// Data and document languages: JSON, YAML, TOML, INI, XML, HTML, Markdown and unified
-/// diffs. Code parses in some of them without being meant for them: almost any text is a YAML
+/// diffs, and the markup of component files (Vue, Svelte, Astro: their code blocks count as
+/// their own languages, see [`crate::embed`]). Code parses in some of them without being meant for them: almost any text is a YAML
 /// scalar, an HTML text node or a Markdown paragraph, and `$A = $B` is valid TOML and INI.
 pub(crate) fn is_data(lang: Lang) -> bool {
     matches!(
@@ -29,6 +30,9 @@ pub(crate) fn is_data(lang: Lang) -> bool {
             | Lang::Html
             | Lang::Markdown
             | Lang::Diff
+            | Lang::Vue
+            | Lang::Svelte
+            | Lang::Astro
     )
 }
 
@@ -46,7 +50,19 @@ pub(crate) fn parses_cleanly(patterns: &[&str], lang: Lang, selector: Option<&st
             Some(sel) => Pattern::contextual(pat, sel, lang),
             None => Pattern::try_new(pat, lang),
         };
-        compiled.is_ok_and(|p| !p.has_error()) && !broken(&lang.pre_process_pattern(pat), lang)
+        let text = lang.pre_process_pattern(pat);
+        compiled.is_ok_and(|p| !p.has_error())
+            && !broken(&text, lang)
+            && (!is_markup(lang) || holds_element(&text, lang))
+    })
+}
+
+/// Whether `text`'s syntax tree (in a markup language) holds an element or a tag.
+fn holds_element(text: &str, lang: Lang) -> bool {
+    let root = lang.ast_grep(text);
+    root.root().dfs().any(|node| {
+        let kind = node.kind();
+        kind.ends_with("element") || kind.ends_with("tag")
     })
 }
 
@@ -78,7 +94,7 @@ fn broken(text: &str, lang: Lang) -> bool {
 
 /// The languages of `found` (sorted, without duplicates) that the patterns are meant for;
 /// `asked` are the languages of the files named explicitly. With one language found, it is
-/// kept whatever the pattern.
+/// kept whatever the pattern. A language asked for that the patterns fit is preferred.
 pub(crate) fn meant_languages(
     found: &[Lang],
     asked: &[Lang],
@@ -93,9 +109,19 @@ pub(crate) fn meant_languages(
     if clean.is_empty() {
         return found.to_vec();
     }
-    let code: Vec<Lang> =
-        clean.iter().copied().filter(|&l| !is_data(l) || asked.contains(&l)).collect();
+    // A language asked for (a file of it named) that the patterns fit wins.
+    let chosen: Vec<Lang> = clean.iter().copied().filter(|l| asked.contains(l)).collect();
+    if !chosen.is_empty() {
+        return chosen;
+    }
+    let code: Vec<Lang> = clean.iter().copied().filter(|&l| !is_data(l)).collect();
     if code.is_empty() { clean } else { code }
+}
+
+/// Whether `lang` is markup, whose grammar reads any text as a text node: a pattern is meant
+/// for it only when it holds an element.
+fn is_markup(lang: Lang) -> bool {
+    matches!(lang, Lang::Html | Lang::Xml | Lang::Vue | Lang::Svelte | Lang::Astro)
 }
 
 #[cfg(test)]
@@ -107,13 +133,14 @@ mod tests {
         let found = [Lang::Markdown, Lang::Rust, Lang::Toml];
         assert_eq!(meant_languages(&found, &[], &["$X.unwrap()"], None), [Lang::Rust]);
         assert!(!parses_cleanly(&["$X.unwrap()"], Lang::Bash, None), "a subshell missing a word");
-        // A data language stays when a file of it is named, if the pattern fits it.
+        // A data language is chosen when a file of it is named, if the pattern fits it.
         let found = [Lang::Json, Lang::JavaScript];
         assert_eq!(meant_languages(&found, &[], &["\"$K\""], None), [Lang::JavaScript]);
-        assert_eq!(
-            meant_languages(&found, &[Lang::Json], &["\"$K\""], None),
-            [Lang::Json, Lang::JavaScript]
-        );
+        assert_eq!(meant_languages(&found, &[Lang::Json], &["\"$K\""], None), [Lang::Json]);
+        // Markup is meant only by a pattern with an element in it: any text is a text node.
+        let found = [Lang::Html, Lang::JavaScript];
+        assert_eq!(meant_languages(&found, &[Lang::Html], &["foo($A)"], None), [Lang::JavaScript]);
+        assert_eq!(meant_languages(&found, &[Lang::Html], &["<b>$A</b>"], None), [Lang::Html]);
     }
 
     #[test]

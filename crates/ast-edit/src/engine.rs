@@ -13,7 +13,7 @@
 
 use std::{
     collections::HashSet,
-    ops::ControlFlow,
+    ops::{ControlFlow, Range},
     sync::atomic::{AtomicBool, Ordering},
 };
 
@@ -29,6 +29,7 @@ use crate::{
         LineIndex, PositionCursor, RawEdit, blank_lines_stay_blank, normalize, replacements,
         truncate_to_replacements,
     },
+    embed::{is_component, is_embeddable, script_blocks},
     fingerprint::{Hasher, fingerprint},
     journal::FileWrite,
     nesting::{Forest, Found, Rematch, compose, plan},
@@ -289,7 +290,7 @@ pub fn compute_preview_with(
     let capped = AtomicBool::new(false);
     let stopped = par_fold_in_order(
         &candidates,
-        |candidate| {
+        |(candidate, host)| {
             if cancel.is_some_and(CancelToken::is_cancelled) {
                 return Outcome::Cancelled;
             }
@@ -298,7 +299,7 @@ pub fn compute_preview_with(
             } else {
                 options
             };
-            process_file(candidate, lang, &rules, options, params)
+            process_file(candidate, *host, lang, &rules, options, params)
         },
         |outcome| {
             let flow = fold(&mut preview, &mut total, outcome, params, options);
@@ -411,37 +412,79 @@ fn fold(
     ControlFlow::Continue(())
 }
 
+/// A candidate and, for a component file searched in its code blocks, its own language.
+type Kept = (Candidate, Option<Lang>);
+
 /// Picks the one language of an `ast_edit` call and the candidates it keeps: `lang`, or the
 /// one language of the paths, or the one of theirs the patterns are meant for (see
-/// [`crate::choose`]), which is then said in the text.
+/// [`crate::choose`]), which is then said in the text. Component files (see [`crate::embed`])
+/// count with the languages of their code blocks, and are kept, for those blocks, by a call
+/// in one of them.
 fn select_language(
     params: &ValidatedEdit,
     candidates: Vec<Candidate>,
-) -> Result<(Lang, Vec<Candidate>, Option<LangChoice>), AstEditError> {
+) -> Result<(Lang, Vec<Kept>, Option<LangChoice>), AstEditError> {
     let assigned = assign_languages(params.lang, candidates, AST_EDIT_TOOL_NAME)?;
+    let own = |c: &Candidate| match Lang::infer(c.rel.as_path()) {
+        crate::Inferred::Lang(found) => Some(found),
+        _ => None,
+    };
     if let Some(lang) = params.lang {
-        return Ok((lang, assigned.into_iter().map(|(c, _)| c).collect(), None));
+        let kept = assigned
+            .into_iter()
+            .map(|(c, _)| {
+                let host = own(&c).filter(|&f| f != lang && is_component(f) && is_embeddable(lang));
+                (c, host)
+            })
+            .collect();
+        return Ok((lang, kept, None));
     }
-    let mut found: Vec<Lang> = assigned.iter().map(|(_, l)| *l).collect();
-    found.sort_by_key(|l| l.name());
-    found.dedup();
-    let asked: Vec<Lang> = assigned.iter().filter(|(c, _)| c.explicit).map(|(_, l)| *l).collect();
+    // Each language found, with its files: a component file counts in its own language and
+    // in those of its code blocks.
+    let mut counts: Vec<(Lang, usize)> = Vec::new();
+    let mut count = |lang: Lang| match counts.iter_mut().find(|(l, _)| *l == lang) {
+        Some((_, n)) => *n += 1,
+        None => counts.push((lang, 1)),
+    };
+    let mut asked = Vec::new();
+    for (candidate, lang) in &assigned {
+        count(*lang);
+        if candidate.explicit {
+            asked.push(*lang);
+        }
+        if is_component(*lang) {
+            let Ok(text) = read_text(candidate) else { continue };
+            let mut blocks: Vec<Lang> =
+                script_blocks(&text, *lang).into_iter().map(|(_, l)| l).collect();
+            blocks.sort();
+            blocks.dedup();
+            blocks.into_iter().for_each(&mut count);
+        }
+    }
+    counts.sort_by_key(|(l, _)| l.name());
+    let found: Vec<Lang> = counts.iter().map(|(l, _)| *l).collect();
+    let files_in = |lang: Lang| counts.iter().find(|(l, _)| *l == lang).map_or(0, |(_, n)| *n);
     let patterns: Vec<&str> = params.rules.iter().map(|(p, _)| p.as_str()).collect();
     let meant = meant_languages(&found, &asked, &patterns, params.selector.as_deref());
-    let files_in = |lang: Lang| assigned.iter().filter(|(_, l)| *l == lang).count();
     match meant.as_slice() {
         [] => Err(AstEditError::LangRequiredNoFiles { tool: AST_EDIT_TOOL_NAME }),
         [lang] => {
             let lang = *lang;
+            let embedded = is_embeddable(lang);
+            let searched = |l: Lang| l == lang || (embedded && is_component(l));
             let choice = (found.len() > 1).then(|| LangChoice {
                 left_out: found
                     .iter()
-                    .filter(|l| **l != lang)
+                    .filter(|l| !searched(**l))
                     .map(|l| (*l, files_in(*l)))
                     .collect(),
             });
-            let kept = assigned.into_iter().filter(|(_, l)| *l == lang).map(|(c, _)| c).collect();
-            Ok((lang, kept, choice))
+            let kept = assigned
+                .into_iter()
+                .filter(|(_, l)| searched(*l))
+                .map(|(c, l)| (c, (l != lang).then_some(l)))
+                .collect();
+            Ok((lang, kept, choice.filter(|c| !c.left_out.is_empty())))
         }
         many => Err(AstEditError::LangRequiredMixed(
             many.iter().map(|lang| (lang.name().to_owned(), files_in(*lang))).collect(),
@@ -476,9 +519,11 @@ struct Touched {
 
 /// Finds one file's edits and, as `options` ask, its diff and contents. With a `limit`, only
 /// the first `limit` edits (by position) are kept, checked for overlaps and diffed: no file
-/// contributes more to a preview. The rest are counted, for [`LeftOut`].
+/// contributes more to a preview. The rest are counted, for [`LeftOut`]. A component file
+/// (`host`, see [`crate::embed`]) is searched in its code blocks of `lang` only.
 fn process_file(
     candidate: &Candidate,
+    host: Option<Lang>,
     lang: Lang,
     rules: &[Rule],
     options: EngineOptions,
@@ -488,19 +533,135 @@ fn process_file(
         Ok(text) => text,
         Err(issue) => return Outcome::Issue(issue),
     };
-    let active = active_rules(rules, &text, options.prefilter);
-    if active.is_empty() {
-        return Outcome::NoMatch;
+    let segments: Vec<Range<usize>> = match host {
+        None => vec![0..text.len()],
+        Some(host) => script_blocks(&text, host)
+            .into_iter()
+            .filter(|(_, l)| *l == lang)
+            .map(|(range, _)| range)
+            .collect(),
+    };
+    let index = LineIndex::new(&text);
+    let mut raw = Vec::new();
+    let mut nested = Vec::new();
+    let mut broken_file = false;
+    let mut skipped = 0usize;
+    for segment in segments {
+        let Some(part) = text.get(segment.clone()) else { continue };
+        let place = Place { display: &candidate.display, base: segment.start, index: &index };
+        match segment_edits(candidate, part, &place, lang, rules, options, params) {
+            Segment::Edits { edits, notes, broken, matches_skipped } => {
+                raw.extend(edits);
+                nested.extend(notes);
+                broken_file |= broken;
+                skipped += matches_skipped;
+            }
+            Segment::Stop(outcome) => return outcome,
+        }
     }
-    let (root, broken) = match parse(&text, lang, &candidate.display) {
+    let keep = params.limit.unwrap_or(usize::MAX);
+    let error_file = broken_file.then(|| ErrorFile {
+        path: candidate.display.clone(),
+        replacements: 0,
+        matches_skipped: skipped,
+    });
+    // A replacement equal to the text it replaces is not an edit (`Value::Null` to
+    // `Value::Null`): it is neither counted nor staged, and cannot overlap a real one.
+    raw.retain(|edit| text.get(edit.start..edit.end) != Some(edit.text.as_str()));
+    if raw.is_empty() {
+        return match error_file {
+            Some(error_file) if error_file.matches_skipped > 0 => {
+                let file = build_file(candidate, &text, raw);
+                Outcome::Touched(Box::new(Touched {
+                    file,
+                    original: None,
+                    beyond: 0,
+                    nested: Vec::new(),
+                    error_file: Some(error_file),
+                }))
+            }
+            _ => Outcome::NoMatch,
+        };
+    }
+    // An overlap past the limit is among edits this preview does not make.
+    if let Some(idx) = normalize(&mut raw).filter(|&idx| idx < keep) {
+        let (line, col) = index.position(raw[idx].start);
+        return Outcome::Overlap(format!("{}:{line}:{col}", candidate.display));
+    }
+    drop(index);
+    let mut file = build_file(candidate, &text, raw);
+    let all = replacements(&file.edits);
+    truncate_to_replacements(&mut file.edits, keep);
+    let beyond = all - replacements(&file.edits);
+    let keep_original = params.limit.is_some() && !options.keep_contents;
+    match finish_file(&mut file, text, options) {
+        Ok(original) => Outcome::Touched(Box::new(Touched {
+            file,
+            original: original.filter(|_| keep_original),
+            beyond,
+            nested,
+            error_file,
+        })),
+        Err(_) => {
+            Outcome::Issue(format!("{}: computed edit range is out of bounds", candidate.display))
+        }
+    }
+}
+
+/// Where a searched text lies in its file: the file's display path, the text's offset in it,
+/// and the file's line index (so that locations are the file's).
+struct Place<'a> {
+    display: &'a str,
+    base: usize,
+    index: &'a LineIndex<'a>,
+}
+
+impl Place<'_> {
+    /// The file's line and column of `offset` in the searched text.
+    fn position(&self, offset: usize) -> (usize, usize) {
+        self.index.position(self.base + offset)
+    }
+
+    /// `<path>:<line>:<col>` of `offset` in the searched text.
+    fn at(&self, offset: usize) -> String {
+        let (line, col) = self.position(offset);
+        format!("{}:{line}:{col}", self.display)
+    }
+}
+
+/// What one searched text (a whole file, or one code block of a component file) gives.
+enum Segment {
+    /// Its edits (at the file's offsets), its outer matches rewritten alone, whether its tree
+    /// has error nodes, and how many matches were left alone for holding one.
+    Edits { edits: Vec<RawEdit>, notes: Vec<NestedLeft>, broken: bool, matches_skipped: usize },
+    /// The file's outcome, decided by this text.
+    Stop(Outcome),
+}
+
+/// The edits of one searched text `part` (see [`Segment`]).
+fn segment_edits(
+    candidate: &Candidate,
+    part: &str,
+    place: &Place<'_>,
+    lang: Lang,
+    rules: &[Rule],
+    options: EngineOptions,
+    params: &ValidatedEdit,
+) -> Segment {
+    let none =
+        Segment::Edits { edits: Vec::new(), notes: Vec::new(), broken: false, matches_skipped: 0 };
+    let active = active_rules(rules, part, options.prefilter);
+    if active.is_empty() {
+        return none;
+    }
+    let (root, broken) = match parse(part, lang, place.display) {
         Ok(parsed) => parsed,
-        Err(issue) => return Outcome::Issue(issue),
+        Err(issue) => return Segment::Stop(Outcome::Issue(issue)),
     };
     if broken && !params.include_parse_errors {
         dispose(root, candidate);
-        return Outcome::ErrorSkipped(parse_error_issue(&candidate.display));
+        return Segment::Stop(Outcome::ErrorSkipped(parse_error_issue(place.display)));
     }
-    let keep = params.limit.unwrap_or(usize::MAX);
     let mut found = Vec::new();
     let mut bad_utf8 = false;
     let mut skipped = 0usize;
@@ -527,65 +688,26 @@ fn process_file(
         });
         if let Err(why) = walked {
             dispose(root, candidate);
-            return Outcome::Issue(format!("{}: {why}", candidate.display));
+            return Segment::Stop(Outcome::Issue(format!("{}: {why}", place.display)));
         }
     }
     dispose(root, candidate);
     if bad_utf8 {
-        return Outcome::Issue(format!(
+        return Segment::Stop(Outcome::Issue(format!(
             "{}: replacement text is not valid UTF-8",
-            candidate.display
-        ));
+            place.display
+        )));
     }
-    let error_file = broken.then(|| ErrorFile {
-        path: candidate.display.clone(),
-        replacements: 0,
-        matches_skipped: skipped,
-    });
-    let (mut raw, nested) = match compose_edits(candidate, &text, lang, rules, found) {
-        Ok(composed) => composed,
-        Err(Stop::Overlap(location)) => return Outcome::Overlap(location),
-        Err(Stop::Issue(issue)) => return Outcome::Issue(issue),
-    };
-    // A replacement equal to the text it replaces is not an edit (`Value::Null` to
-    // `Value::Null`): it is neither counted nor staged, and cannot overlap a real one.
-    raw.retain(|edit| text.get(edit.start..edit.end) != Some(edit.text.as_str()));
-    if raw.is_empty() {
-        return match error_file {
-            Some(error_file) if error_file.matches_skipped > 0 => {
-                let file = build_file(candidate, &text, raw);
-                Outcome::Touched(Box::new(Touched {
-                    file,
-                    original: None,
-                    beyond: 0,
-                    nested: Vec::new(),
-                    error_file: Some(error_file),
-                }))
+    match compose_edits(part, place, lang, rules, found) {
+        Ok((mut edits, notes)) => {
+            for edit in &mut edits {
+                edit.start += place.base;
+                edit.end += place.base;
             }
-            _ => Outcome::NoMatch,
-        };
-    }
-    // An overlap past the limit is among edits this preview does not make.
-    if let Some(idx) = normalize(&mut raw).filter(|&idx| idx < keep) {
-        let (line, col) = LineIndex::new(&text).position(raw[idx].start);
-        return Outcome::Overlap(format!("{}:{line}:{col}", candidate.display));
-    }
-    let mut file = build_file(candidate, &text, raw);
-    let all = replacements(&file.edits);
-    truncate_to_replacements(&mut file.edits, keep);
-    let beyond = all - replacements(&file.edits);
-    let keep_original = params.limit.is_some() && !options.keep_contents;
-    match finish_file(&mut file, text, options) {
-        Ok(original) => Outcome::Touched(Box::new(Touched {
-            file,
-            original: original.filter(|_| keep_original),
-            beyond,
-            nested,
-            error_file,
-        })),
-        Err(_) => {
-            Outcome::Issue(format!("{}: computed edit range is out of bounds", candidate.display))
+            Segment::Edits { edits, notes, broken, matches_skipped: skipped }
         }
+        Err(Stop::Overlap(location)) => Segment::Stop(Outcome::Overlap(location)),
+        Err(Stop::Issue(issue)) => Segment::Stop(Outcome::Issue(issue)),
     }
 }
 
@@ -600,19 +722,18 @@ enum Stop {
 /// The file's edits from its matches: nested matches composed (see [`crate::nesting`]), and
 /// the outer matches that had to be rewritten alone.
 fn compose_edits(
-    candidate: &Candidate,
     text: &str,
+    place: &Place<'_>,
     lang: Lang,
     rules: &[Rule],
     found: Vec<Found>,
 ) -> Result<(Vec<RawEdit>, Vec<NestedLeft>), Stop> {
     let forest = plan(found).map_err(|crossing| {
-        let index = LineIndex::new(text);
-        let at = |pos: usize| {
-            let (line, col) = index.position(pos);
-            format!("{}:{line}:{col}", candidate.display)
-        };
-        Stop::Overlap(format!("{}\n- {}", at(crossing.first.start), at(crossing.second.start)))
+        Stop::Overlap(format!(
+            "{}\n- {}",
+            place.at(crossing.first.start),
+            place.at(crossing.second.start)
+        ))
     })?;
     let mut changes: Vec<usize> = forest
         .kept
@@ -622,9 +743,9 @@ fn compose_edits(
     let mut nested = Vec::new();
     let finals: Vec<String> = if forest.nests() {
         let composed = compose(text, &forest, &mut |now, wanted| rematch(now, wanted, lang, rules))
-            .map_err(|why| Stop::Issue(format!("{}: {why}", candidate.display)))?;
+            .map_err(|why| Stop::Issue(format!("{}: {why}", place.display)))?;
         if !composed.alone.is_empty() {
-            nested = nested_left(candidate, text, rules, &forest, &composed.left, &composed.alone);
+            nested = nested_left(place, text, rules, &forest, &composed.left, &composed.alone);
             for (i, left) in composed.left.iter().enumerate() {
                 if *left {
                     changes[i] = 0;
@@ -651,14 +772,13 @@ fn compose_edits(
 /// each is, the nested matches it left as they were (those whose rewrite changes something),
 /// and a hint when the cause is one a pattern can avoid.
 fn nested_left(
-    candidate: &Candidate,
+    place: &Place<'_>,
     text: &str,
     rules: &[Rule],
     forest: &Forest,
     left: &[bool],
     alone: &[usize],
 ) -> Vec<NestedLeft> {
-    let index = LineIndex::new(text);
     let mut res = Vec::with_capacity(alone.len());
     for &outer in alone {
         let within = |j: usize| {
@@ -691,10 +811,10 @@ fn nested_left(
             format!("the rewrite drops the `;` that ends the nested {what}; end both the pattern and the rewrite with `;`")
         });
         res.push(NestedLeft {
-            path: candidate.display.clone(),
-            outer: index.position(forest.kept[outer].range.start),
+            path: place.display.to_owned(),
+            outer: place.position(forest.kept[outer].range.start),
             pattern: pattern.to_owned(),
-            inner: inner.iter().map(|&j| index.position(forest.kept[j].range.start)).collect(),
+            inner: inner.iter().map(|&j| place.position(forest.kept[j].range.start)).collect(),
             hint,
         });
     }

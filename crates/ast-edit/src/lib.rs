@@ -22,6 +22,7 @@ mod details;
 mod diff;
 mod edit_tool;
 mod edits;
+mod embed;
 mod engine;
 mod error;
 mod fingerprint;

@@ -457,3 +457,58 @@ fn filename_inference() {
     assert_eq!(infer("a.MTS"), Inferred::Lang(Lang::TypeScript));
     assert_eq!(infer("a.unknown"), Inferred::Unknown);
 }
+
+/// The `<script>` blocks of Vue, Svelte and Astro files (and Astro's frontmatter) are code in
+/// their own language: a JavaScript or TypeScript rewrite reaches them, and leaves the rest of
+/// the file byte for byte.
+#[test]
+fn script_blocks_of_component_files_are_rewritten_in_their_language() {
+    let vue = "<template>\n  <p>{{ foo(0) }}</p>\n</template>\n\n<script setup lang=\"ts\">\nconst a: number = foo(1);\n</script>\n";
+    let svelte = "<script lang=\"ts\">\n  let count = foo(2);\n</script>\n\n<p>{count}</p>\n";
+    let astro =
+        "---\nconst title = foo(3);\n---\n<h1>{title}</h1>\n<script>\n  foo(4);\n</script>\n";
+    let plain = "<script>\nfoo(5);\n</script>\n";
+    let fx = Fixture::new(&[
+        ("src/A.vue", vue),
+        ("src/B.svelte", svelte),
+        ("src/C.astro", astro),
+        ("src/d.ts", "foo(6);\n"),
+        ("js/E.vue", plain),
+    ]);
+    let run = |paths: &[&str], lang: Option<&str>| {
+        let params = AstEditParams {
+            ops: vec![Op { pat: "foo($A)".to_owned(), out: "bar($A)".to_owned() }],
+            paths: paths.iter().map(|p| (*p).to_owned()).collect(),
+            lang: lang.map(str::to_owned),
+            selector: None,
+            strictness: None,
+            limit: None,
+            max_files: None,
+            include_parse_errors: None,
+        };
+        compute_preview(&fx.workspace, &params.validate().unwrap(), None)
+    };
+    // Without `lang`: the TypeScript blocks and files, the one language the pattern fits.
+    let preview = run(&["src"], None).unwrap();
+    assert_eq!(preview.lang, Lang::TypeScript);
+    let updated: Vec<(&str, &str)> =
+        preview.files.iter().map(|f| (f.path.as_str(), f.updated().unwrap())).collect();
+    assert_eq!(
+        updated,
+        [
+            ("src/A.vue", vue.replace("foo(1)", "bar(1)").as_str()),
+            ("src/B.svelte", svelte.replace("foo(2)", "bar(2)").as_str()),
+            ("src/C.astro", astro.replace("foo(3)", "bar(3)").replace("foo(4)", "bar(4)").as_str()),
+            ("src/d.ts", "bar(6);\n"),
+        ]
+    );
+    // A plain `<script>` is JavaScript: with both, the language must be named.
+    let err = run(&["."], None).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "`lang` is required for ast_edit when path/glob resolves to multiple languages: javascript, typescript"
+    );
+    let preview = run(&["."], Some("js")).unwrap();
+    assert_eq!(preview.files.len(), 1);
+    assert_eq!(preview.files[0].updated(), Some("<script>\nbar(5);\n</script>\n"));
+}
