@@ -3,8 +3,11 @@
 file, on copies of real corpora, with every difference classified.
 
 A difference is *explained* when staged is right and ast-grep is not, in one of these ways:
-  - semicolon:  ast-grep's rewrite of `var $A = $B` (a pattern without `;`) drops the statement's
-                `;`; staged keeps it (ours equals ast-grep's once those `;` are dropped);
+  - dropped-tail: ast-grep's CLI replaces a matched node's whole text, where the match ends with
+                the pattern: `var $A = $B` (no `;`) over `var a = 1, b = 2;` drops `, b = 2;`,
+                the other declarators and the statement's `;`; staged keeps them (ast-grep's
+                result is ours with the text after each match, in its node, removed: `;`,
+                `,` and further declarators, trailing comments);
   - blank-line: ast-grep re-indents blank lines inside a multi-line capture into whitespace;
                 staged leaves them blank (equal once whitespace-only lines are emptied);
   - parse-errors: the file's syntax tree has error nodes: staged skips it (or, with
@@ -19,6 +22,7 @@ Not in CI: it copies whole corpora and rewrites them several times.
 """
 
 import argparse
+import difflib
 import json
 import os
 import re
@@ -55,18 +59,27 @@ def blank(text):
     return re.sub(r"(?m)^[ \t]+$", "", text)
 
 
-def without_semicolons(ours, theirs):
-    """Whether `theirs` is `ours` with some `;` removed."""
-    i = j = 0
-    while i < len(ours) and j < len(theirs):
-        if ours[i] == theirs[j]:
-            i += 1
-            j += 1
-        elif ours[i] == ";":
-            i += 1
-        else:
+def dropped_tails(ours, theirs):
+    """Whether `theirs` is `ours` with runs of text removed, each starting with `;` or `,`:
+    ast-grep's CLI replaces a matched node's whole text, where the match (and staged's edit)
+    ends with the pattern: `var $A = $B` over `var a = 1, b = 2;` loses `, b = 2;` there."""
+    a, b = ours.splitlines(keepends=True), theirs.splitlines(keepends=True)
+    lines = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in lines.get_opcodes():
+        if tag == "equal":
+            continue
+        mine, other = "".join(a[i1:i2]), "".join(b[j1:j2])
+        # Only deletions (ast-grep lost text, added none), each starting at a `;` or `,` or at
+        # the blank before a trailing comment (`= 0 /* None */;`), and holding a `;` or `,`
+        # between them; the aligner may split a lost run at a line break it reuses.
+        ops = [op for op in difflib.SequenceMatcher(None, mine, other, autojunk=False).get_opcodes()
+               if op[0] != "equal"]
+        if not ops or any(op[0] != "delete" for op in ops):
             return False
-    return j == len(theirs) and all(c == ";" for c in ours[i:])
+        lost = "".join(mine[k1:k2] for _, k1, k2, _, _ in ops)
+        if any(mine[k1] not in ";, \t\n" for _, k1, _, _, _ in ops) or not any(c in lost for c in ";,"):
+            return False
+    return True
 
 
 def oversize(path):
@@ -87,10 +100,10 @@ def classify(rel, a, b, orig, issues, errfiles):
         return "oversize"
     if blank(ours) == blank(theirs):
         return "blank-line"
-    if without_semicolons(ours, theirs):
-        return "semicolon"
-    if without_semicolons(blank(ours), blank(theirs)):
-        return "semicolon+blank-line"
+    if dropped_tails(ours, theirs):
+        return "dropped-tail"
+    if dropped_tails(blank(ours), blank(theirs)):
+        return "dropped-tail+blank-line"
     return None
 
 
@@ -124,7 +137,8 @@ def run(args, corpus_name, corpus_dir, spec):
         rounds += 1
     sg_s = time.monotonic() - started
     kinds, unexplained, differing = {}, [], 0
-    for d, _, files in os.walk(a):
+    for d, dirs, files in os.walk(a):
+        dirs[:] = [x for x in dirs if x != ".staged"]
         for f in files:
             pa = os.path.join(d, f)
             rel = os.path.relpath(pa, a)
@@ -137,10 +151,12 @@ def run(args, corpus_name, corpus_dir, spec):
             else:
                 kinds[why] = kinds.get(why, 0) + 1
     touched = summary["filesTouched"]
-    # `git diff --check` on our result: no whitespace error added (a blank line made whitespace).
-    check = subprocess.run(["git", "diff", "--no-index", "--check", orig, a], capture_output=True, text=True)
+    # `git diff --check` on our result: no whitespace error added (a blank line made whitespace);
+    # `cr-at-eol`, since the `\r` of a CRLF file is its own line ending, not one we added.
+    shutil.rmtree(os.path.join(a, ".staged"), ignore_errors=True)
+    check = subprocess.run(["git", "-c", "core.whitespace=cr-at-eol", "diff", "--no-index", "--check", orig, a], capture_output=True, text=True)
     ws_errors = sum(1 for line in check.stdout.splitlines() if "trailing whitespace" in line)
-    check = subprocess.run(["git", "diff", "--no-index", "--check", orig, b], capture_output=True, text=True)
+    check = subprocess.run(["git", "-c", "core.whitespace=cr-at-eol", "diff", "--no-index", "--check", orig, b], capture_output=True, text=True)
     sg_ws_errors = sum(1 for line in check.stdout.splitlines() if "trailing whitespace" in line)
     return dict(corpus=corpus_name, lang=lang, pat=pat, include=include,
                 replacements=summary["totalReplacements"], files=touched, rounds=rounds,
