@@ -534,7 +534,7 @@ fn process_file(
         Err(issue) => return Outcome::Issue(issue),
     };
     let segments: Vec<Range<usize>> = match host {
-        None => vec![0..text.len()],
+        None => std::iter::once(0..text.len()).collect(),
         Some(host) => script_blocks(&text, host)
             .into_iter()
             .filter(|(_, l)| *l == lang)

@@ -27,6 +27,10 @@ use crate::{
     source::{dispose, parse, read_text},
 };
 
+/// What a file is searched as: byte ranges of it (`usize::MAX` ends the whole file), each in
+/// its language.
+type Segments = Vec<(Range<usize>, Lang)>;
+
 /// Lines of context shown before and after a match.
 const CONTEXT_LINES: usize = 1;
 
@@ -104,7 +108,7 @@ pub fn search(
     let assigned: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
     // What each file is searched as: its whole text in its language, and, for a component
     // file, its code blocks in theirs.
-    let mut files: Vec<(Candidate, Vec<(Range<usize>, Lang)>)> = Vec::with_capacity(assigned.len());
+    let mut files: Vec<(Candidate, Segments)> = Vec::with_capacity(assigned.len());
     for (candidate, assigned_lang) in assigned {
         let own = match Lang::infer(candidate.rel.as_path()) {
             Inferred::Lang(own) => own,
