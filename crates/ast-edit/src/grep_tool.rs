@@ -110,8 +110,9 @@ fn search_last_line(result: &SearchResult, names: ArgNames) -> Option<String> {
             ArgNames::Tool => "`limit`",
             ArgNames::Cli => "`--limit`",
         };
+        let (were, them) = if matches == 1 { ("was", "it") } else { ("were", "them") };
         parts.push(format!(
-            "Capped by {flag} {limit}: {} in {} were left out; raise {flag} (or leave it out) to include them.",
+            "Capped by {flag} {limit}: {} in {} {were} left out; raise {flag} (or leave it out) to include {them}.",
             plural(matches, "more match").replace("matchs", "matches"),
             plural(files, "file"),
         ));

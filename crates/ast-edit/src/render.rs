@@ -137,11 +137,12 @@ pub fn last_line(preview: &EditPreview, names: ArgNames) -> Option<String> {
             Cap::Limit(_) => left.replacements,
             Cap::MaxFiles(_) => left.files,
         };
+        let (were, them) =
+            if counted == 1 && left.exact { ("was", "it") } else { ("were", "them") };
         parts.push(format!(
-            "Capped by {} {value}: {} {other} {} left out; {} to include them.",
+            "Capped by {} {value}: {} {other} {were} left out; {} to include {them}.",
             cap_name(left.cap, names),
             left_count(left),
-            if counted == 1 { "was" } else { "were" },
             names.lift(left.cap)
         ));
     }

@@ -71,7 +71,7 @@ pub struct SearchResult {
     pub limit_reached: bool,
     /// Deduplicated parse issues.
     pub parse_errors: Vec<String>,
-    /// How many files with matches have error nodes in their syntax tree.
+    /// How many files with matches shown have error nodes in their syntax tree.
     pub files_with_parse_errors: usize,
     /// When `limit` cut the result: the matches left out, and the files they are in (the
     /// files after the cut are still searched, to count them).
@@ -182,10 +182,11 @@ pub fn search(
             match outcome {
                 None => return ControlFlow::Break(AstEditError::Cancelled),
                 Some(Ok(matches)) => {
-                    if matches.first().is_some_and(|m| m.file_has_parse_errors) {
+                    let room = limit.map_or(usize::MAX, |l| l.saturating_sub(result.matches.len()));
+                    // Counted where its matches are shown (and marked).
+                    if room > 0 && matches.first().is_some_and(|m| m.file_has_parse_errors) {
                         result.files_with_parse_errors += 1;
                     }
-                    let room = limit.map_or(usize::MAX, |l| l.saturating_sub(result.matches.len()));
                     let beyond = matches.len().saturating_sub(room);
                     if beyond > 0 || (result.left_out.is_some() && !matches.is_empty()) {
                         let (count, files) = result.left_out.get_or_insert((0, 0));

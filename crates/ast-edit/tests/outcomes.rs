@@ -165,7 +165,7 @@ async fn limit_and_max_files() {
         "AST Edit: 2 replacements in 1 file (capped by `max_files`: 1 more file left out)"
     );
     assert!(
-        res.text_content().ends_with("\n\nCapped by `max_files` 1: 1 more file with 1 replacement was left out; raise `max_files` to include them."),
+        res.text_content().ends_with("\n\nCapped by `max_files` 1: 1 more file with 1 replacement was left out; raise `max_files` to include it."),
         "{}",
         res.text_content()
     );
@@ -419,7 +419,7 @@ async fn a_limit_that_cuts_a_single_file_is_reported() {
         let res = fx.edit(args).await.unwrap();
         assert_eq!(details(&res)["totalReplacements"], limit.min(3), "{limit}");
         assert_eq!(details(&res)["limitReached"], reached, "{limit}");
-        let cut = "\n\nCapped by `limit` 2: 1 more replacement in 1 file was left out; raise `limit` (or leave it out) to include them.";
+        let cut = "\n\nCapped by `limit` 2: 1 more replacement in 1 file was left out; raise `limit` (or leave it out) to include it.";
         assert_eq!(res.text_content().ends_with(cut), reached, "{}", res.text_content());
         fx.session.store().pop().unwrap();
     }

@@ -51,7 +51,7 @@ fn a_capped_rewrite_says_what_it_left_out_and_the_flag_that_lifts_the_cap() {
     );
     assert!(
         res["text"].as_str().unwrap().contains(
-            "\n\nCapped by `max_files` 2: 1 more file with 2 replacements was left out; raise `max_files` to include them."
+            "\n\nCapped by `max_files` 2: 1 more file with 2 replacements was left out; raise `max_files` to include it."
         ),
         "{}",
         res["text"]
