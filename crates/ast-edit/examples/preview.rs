@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p staged-ast-edit --example preview -- \
 //!     --pattern 'foo($A)' --rewrite 'bar($A)' [--lang ts] [--root DIR] [--diff] [--apply] \
-//!     [--no-prefilter] PATH...
+//!     [--no-prefilter] [--include-parse-errors] PATH...
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -29,6 +29,7 @@ struct Args {
     apply: bool,
     diff: bool,
     prefilter: bool,
+    include_parse_errors: bool,
     paths: Vec<String>,
 }
 
@@ -41,6 +42,7 @@ fn parse_args() -> Result<Args, String> {
         apply: false,
         diff: false,
         prefilter: true,
+        include_parse_errors: false,
         paths: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -54,6 +56,7 @@ fn parse_args() -> Result<Args, String> {
             "--apply" => args.apply = true,
             "--diff" => args.diff = true,
             "--no-prefilter" => args.prefilter = false,
+            "--include-parse-errors" => args.include_parse_errors = true,
             other if other.starts_with('-') => return Err(format!("unknown flag {other}")),
             other => args.paths.push(other.to_owned()),
         }
@@ -78,7 +81,8 @@ fn run() -> Result<serde_json::Value, String> {
         selector: None,
         strictness: None,
         limit: None,
-        max_files: Some(f64::MAX),
+        max_files: Some(None),
+        include_parse_errors: Some(args.include_parse_errors),
     };
     let validated = params.validate().map_err(|e| e.to_string())?;
     // By default the preview computes the edits (positions, matched and replacement text: what
@@ -103,6 +107,9 @@ fn run() -> Result<serde_json::Value, String> {
         "limitReached": preview.limit_reached,
         "applied": args.apply,
         "parseIssues": if args.apply { json!(preview.parse_errors) } else { json!(null) },
+        "errorFilesSkipped": preview.error_files_skipped,
+        "errorFiles": preview.error_files.iter().map(|f| json!({"path": f.path, "count": f.replacements, "matchesSkipped": f.matches_skipped})).collect::<Vec<_>>(),
+        "nestedLeft": preview.nested_left.iter().map(|n| json!({"path": n.path, "line": n.outer.0, "inner": n.inner.len()})).collect::<Vec<_>>(),
         "elapsedMs": started.elapsed().as_millis(),
     }))
 }

@@ -20,12 +20,12 @@ use staged_core::{
 };
 
 use crate::{
-    AstEditError, AstEditParams, EditPreview, EngineOptions, FileEdits, Workspace,
+    AstEditError, AstEditParams, EditPreview, EngineOptions, FileEdits, LeftOut, Workspace,
     compute_preview_with,
     details::StaleDetails,
     fingerprint::fingerprint,
     journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit_with},
-    render::{action_label, file_replacements, plural, preview_details},
+    render::{ArgNames, capped_label, file_replacements, left_out_json, plural, preview_details},
 };
 
 /// The name of the tool that stages these actions.
@@ -83,6 +83,11 @@ pub struct AstEditAction {
     workspace: Workspace,
     params: AstEditParams,
     expected: Expected,
+    /// What a cap left out of the preview (said in the label; not part of the stale check:
+    /// files left out are not written, so their changing does not make the preview stale).
+    left_out: Option<LeftOut>,
+    /// How the label names the cap's argument.
+    names: ArgNames,
     label: String,
     details: Value,
 }
@@ -95,9 +100,26 @@ impl AstEditAction {
         preview: &EditPreview,
         details: Value,
     ) -> AstEditAction {
+        AstEditAction::named(workspace, params, preview, details, ArgNames::Tool)
+    }
+
+    /// [`AstEditAction::new`], whose label names the cap's argument as `names` says.
+    pub fn named(
+        workspace: Workspace,
+        params: AstEditParams,
+        preview: &EditPreview,
+        details: Value,
+        names: ArgNames,
+    ) -> AstEditAction {
         let expected = Expected::of(preview);
-        let label = action_label(expected.total_replacements, expected.files.len());
-        AstEditAction { workspace, params, expected, label, details }
+        let left_out = preview.left_out;
+        let label = capped_label(
+            expected.total_replacements,
+            expected.files.len(),
+            left_out.as_ref(),
+            names,
+        );
+        AstEditAction { workspace, params, expected, left_out, names, label, details }
     }
 
     /// Rebuilds an action from [`PendingAction::payload`] output.
@@ -123,11 +145,18 @@ impl AstEditAction {
                 .rel(&file.path)
                 .map_err(|err| AstEditError::InvalidPayload(format!("expected file: {err}")))?;
         }
-        let label = action_label(payload.expected.total_replacements, payload.expected.files.len());
+        let label = capped_label(
+            payload.expected.total_replacements,
+            payload.expected.files.len(),
+            payload.left_out.as_ref(),
+            payload.names,
+        );
         Ok(AstEditAction {
             workspace,
             params: payload.params,
             expected: payload.expected,
+            left_out: payload.left_out,
+            names: payload.names,
             label,
             details: payload.details.unwrap_or_else(|| json!({})),
         })
@@ -301,6 +330,11 @@ impl AstEditAction {
             "fileReplacements": file_replacements(&preview),
         });
         let mut text = text;
+        if let Some(left) = &self.left_out
+            && !partial
+        {
+            details["leftOut"] = left_out_json(left, self.names);
+        }
         if let (Some(id), Some(rest)) = (retirement.remainder(), &change.remainder) {
             text = format!("{text} {}", remainder_text(rest.label(), &id));
             details["remainder"] = json!({"id": id.as_str(), "label": rest.label()});
@@ -341,8 +375,13 @@ impl AstEditAction {
             lang: applied.lang,
             files: rest,
             files_searched: applied.files_searched,
-            limit_reached: applied.limit_reached,
+            limit_reached: false,
+            left_out: None,
             parse_errors: Vec::new(),
+            error_files_skipped: 0,
+            error_files: Vec::new(),
+            nested_left: Vec::new(),
+            lang_choice: None,
         };
         let mut params = self.params.clone();
         params.paths = rest.files.iter().map(|f| glob_escape(&f.path)).collect();
@@ -352,7 +391,7 @@ impl AstEditAction {
             params.limit = Some(rest.total_replacements() as f64);
         }
         let details = preview_details(&rest);
-        AstEditAction::new(self.workspace.clone(), params, &rest, details)
+        AstEditAction::named(self.workspace.clone(), params, &rest, details, self.names)
     }
 
     fn first_drifted_file(&self) -> Option<String> {
@@ -427,6 +466,8 @@ impl PendingAction for AstEditAction {
             root: self.workspace.root().to_string_lossy().into_owned(),
             params: self.params.clone(),
             expected: self.expected.clone(),
+            left_out: self.left_out,
+            names: self.names,
             details: Some(self.details.clone()),
         };
         serde_json::to_value(payload).ok()
@@ -532,6 +573,12 @@ struct AstEditPayload {
     params: AstEditParams,
     /// What the preview promised.
     expected: Expected,
+    /// What a cap left out of the preview, for the label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    left_out: Option<LeftOut>,
+    /// How the label names the cap's argument.
+    #[serde(default)]
+    names: ArgNames,
     /// The preview's details, for listings.
     #[serde(default)]
     details: Option<Value>,

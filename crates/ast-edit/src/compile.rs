@@ -20,7 +20,7 @@ use crate::{
 /// recursion over its tree, so a deeper one (`((((…x…))))`, `a + a + … + a`) could overflow
 /// a worker thread's stack, which aborts the process instead of failing the call. No pattern
 /// written for real code comes near this.
-const MAX_PATTERN_DEPTH: usize = 256;
+pub(crate) const MAX_PATTERN_DEPTH: usize = 256;
 
 /// A compiled rewrite rule.
 pub(crate) struct Rule {
@@ -273,7 +273,7 @@ fn unbound_vars(pattern: &Pattern, out: &str, lang: Lang) -> Option<String> {
 
 /// Whether `pat`'s syntax tree, as ast-grep will parse it, is deeper than `limit`. A cursor
 /// walk: no recursion, and constant work per node.
-fn nested_deeper_than(pat: &str, lang: Lang, limit: usize) -> bool {
+pub(crate) fn nested_deeper_than(pat: &str, lang: Lang, limit: usize) -> bool {
     let root = lang.ast_grep(lang.pre_process_pattern(pat));
     let mut cursor = root.root().get_inner_node().walk();
     let mut depth = 0usize;

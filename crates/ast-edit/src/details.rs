@@ -36,6 +36,14 @@ pub struct PreviewDetails {
     /// The staged preview's id: absent when nothing was staged (no matches).
     #[serde(default)]
     pub pending_id: Option<String>,
+    /// The blocks the text shows after its tree (nested matches left as they were, parse
+    /// issues, the language inferred, files with parse errors rewritten), each a paragraph.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// The text's last line, when a cap cut the preview or files with parse errors were
+    /// skipped: what was left out and how to include it.
+    #[serde(default)]
+    pub last_line: Option<String>,
 }
 
 impl PreviewDetails {

@@ -10,7 +10,7 @@ use crate::{
     AstEditAction, AstEditParams, EngineOptions, Workspace,
     action::AST_EDIT_TOOL_NAME,
     compute_preview_with,
-    render::{preview_text, take_preview_details},
+    render::{ArgNames, preview_text_named, take_preview_details},
 };
 
 const DESCRIPTION: &str = "Perform AST-aware code edits (structural refactoring) with ast-grep patterns.\n\
@@ -24,12 +24,20 @@ Examples: {pat: \"oldApi($$$ARGS)\", out: \"newApi($$$ARGS)\"}; {pat: \"$A && $A
 pub struct AstEditTool {
     session: Arc<Session>,
     workspace: Workspace,
+    names: ArgNames,
 }
 
 impl AstEditTool {
     /// A tool staging its previews on `session`, confined to `workspace`.
     pub fn new(session: Arc<Session>, workspace: Workspace) -> AstEditTool {
-        AstEditTool { session, workspace }
+        AstEditTool { session, workspace, names: ArgNames::Tool }
+    }
+
+    /// The same tool, whose results and labels name the arguments that lift a cap (or take
+    /// in more files) as `names` says: `staged ast-edit` names its flags.
+    pub fn naming(mut self, names: ArgNames) -> AstEditTool {
+        self.names = names;
+        self
     }
 }
 
@@ -80,13 +88,18 @@ impl Tool for AstEditTool {
             Err(crate::AstEditError::Cancelled) => return Err(ToolError::aborted(cancel.reason())),
             Err(err) => return Err(err.to_tool_error()),
         };
-        let text = preview_text(&preview);
-        let details = take_preview_details(&mut preview);
+        let text = preview_text_named(&preview, self.names);
+        let details = take_preview_details(&mut preview, self.names);
         if preview.total_replacements() == 0 {
             return Ok(ToolResult::text(text).with_details(details));
         }
-        let action =
-            Arc::new(AstEditAction::new(self.workspace.clone(), params, &preview, details));
+        let action = Arc::new(AstEditAction::named(
+            self.workspace.clone(),
+            params,
+            &preview,
+            details,
+            self.names,
+        ));
         // The edits and diffs are in the text and details now; a big file's are big.
         drop(preview);
         let id = self

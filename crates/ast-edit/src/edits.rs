@@ -62,6 +62,35 @@ pub(crate) fn truncate_to_replacements(edits: &mut Vec<Edit>, room: usize) -> bo
     cut
 }
 
+/// `replacement` with every line it ends that holds only spaces and tabs made empty (its line
+/// break kept). ast-grep re-indents the lines of a multi-line capture or template, blank ones
+/// included, so a blank line would come back as indentation whitespace, which `git diff
+/// --check` flags. The first line continues the text before the match, and the last one
+/// (no line break in the replacement) goes on with the text after it, so neither is touched.
+pub(crate) fn blank_lines_stay_blank(replacement: String) -> String {
+    let needs = |line: &str| {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        !line.is_empty() && line.bytes().all(|b| b == b' ' || b == b'\t')
+    };
+    let mut lines = replacement.split_inclusive('\n').skip(1);
+    if !lines.any(|l| l.ends_with('\n') && needs(&l[..l.len() - 1])) {
+        return replacement;
+    }
+    let mut res = String::with_capacity(replacement.len());
+    for (i, line) in replacement.split_inclusive('\n').enumerate() {
+        match line.strip_suffix('\n') {
+            Some(body) if i > 0 && needs(body) => {
+                if body.ends_with('\r') {
+                    res.push('\r');
+                }
+                res.push('\n');
+            }
+            _ => res.push_str(line),
+        }
+    }
+    res
+}
+
 /// A raw edit before normalisation: a range and its replacement.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RawEdit {
@@ -187,5 +216,16 @@ mod tests {
     #[test]
     fn rejects_out_of_bounds() {
         assert!(matches!(apply_edits("ab", &[raw(1, 5, "x")]), Err(AstEditError::EditOutOfBounds)));
+    }
+
+    #[test]
+    fn blank_lines_stay_blank_but_first_and_last_lines_are_untouched() {
+        let fix = |s: &str| blank_lines_stay_blank(s.to_owned());
+        assert_eq!(
+            fix("f(async {\n    a();\n    \n    b();\n  })"),
+            "f(async {\n    a();\n\n    b();\n  })"
+        );
+        assert_eq!(fix("x  \n\t\r\nend\n  "), "x  \n\r\nend\n  ");
+        assert_eq!(fix("no change\n  y\n"), "no change\n  y\n");
     }
 }

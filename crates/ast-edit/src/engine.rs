@@ -2,29 +2,41 @@
 //! reads files and never writes them.
 //!
 //! Files are processed in parallel ([`crate::parallel`]) and their results folded in path order, so
-//! the replacement and file caps cut at the same place on every run. Nested matches compose
-//! (see [`crate::nesting`]); two different rewrites of the same code are an error here, at
-//! preview time, so that a preview that succeeds always applies.
+//! the replacement and file caps cut at the same place on every run. A cap never hides what it
+//! cut: the files after it are still searched, only counted ([`LeftOut`]). Nested matches
+//! compose (see [`crate::nesting`]); two different rewrites of the same code are an error here,
+//! at preview time, so that a preview that succeeds always applies.
+//!
+//! A file whose syntax tree has error nodes is skipped, as the reference skips it, and counted
+//! ([`EditPreview::error_files_skipped`]); with `include_parse_errors` it is rewritten where
+//! the matched node holds no error or missing node ([`EditPreview::error_files`]).
 
-use std::{collections::HashSet, ops::ControlFlow};
+use std::{
+    collections::HashSet,
+    ops::{ControlFlow, Range},
+    sync::atomic::{AtomicBool, Ordering},
+};
 
 use staged_core::CancelToken;
 use staged_fs::RelPath;
 
 use crate::{
     AST_EDIT_TOOL_NAME, AstEditError, Edit, Lang, Workspace,
+    choose::meant_languages,
     compile::{Rule, active_rules, compile_rules},
     diff::file_diff_indexed,
     edits::{
-        LineIndex, PositionCursor, RawEdit, normalize, replacements, truncate_to_replacements,
+        LineIndex, PositionCursor, RawEdit, blank_lines_stay_blank, normalize, replacements,
+        truncate_to_replacements,
     },
+    embed::{is_component, is_embeddable, script_blocks},
     fingerprint::{Hasher, fingerprint},
     journal::FileWrite,
-    nesting::{Found, Rematch, compose, plan},
+    nesting::{Forest, Found, Rematch, compose, plan},
     parallel::par_fold_in_order,
     params::ValidatedEdit,
     scope::{Candidate, assign_languages, collect_for_lang},
-    source::{dispose, parse, read_text},
+    source::{dispose, parse, parse_error_issue, read_text},
 };
 
 /// Knobs that change how much the engine keeps, and how it gets there; never which edits it
@@ -69,8 +81,79 @@ pub struct EditPreview {
     pub files_searched: usize,
     /// Whether `limit` or `max_files` cut the result.
     pub limit_reached: bool,
+    /// What the cap left out, when one cut the result.
+    pub left_out: Option<LeftOut>,
     /// Deduplicated parse issues, in path order (uncapped).
     pub parse_errors: Vec<String>,
+    /// How many files were skipped because their syntax tree has error nodes (each is also a
+    /// parse issue).
+    pub error_files_skipped: usize,
+    /// With `include_parse_errors`: the files with error nodes that were searched, in path
+    /// order, with their edits and the matches left alone.
+    pub error_files: Vec<ErrorFile>,
+    /// Outer matches rewritten alone, each with the nested matches it left as they were.
+    pub nested_left: Vec<NestedLeft>,
+    /// How the language was chosen, when `lang` was not given and the paths hold several.
+    pub lang_choice: Option<LangChoice>,
+}
+
+/// Which cap cut a preview, and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Cap {
+    /// `limit`: the most replacements.
+    Limit(usize),
+    /// `max_files`: the most files touched.
+    MaxFiles(usize),
+}
+
+/// What a cap left out: the files after the cut are still searched, to count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LeftOut {
+    /// The cap that cut.
+    pub cap: Cap,
+    /// Files with replacements left out (with `limit`, the file cut in the middle included).
+    pub files: usize,
+    /// Replacements left out.
+    pub replacements: usize,
+    /// `false` when some files left out could not be counted (their edits overlap): then there
+    /// are at least this many.
+    pub exact: bool,
+}
+
+/// A file with error nodes that `include_parse_errors` searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorFile {
+    /// Display path.
+    pub path: String,
+    /// Replacements made in it.
+    pub replacements: usize,
+    /// Matches left alone because their node holds an error or missing node.
+    pub matches_skipped: usize,
+}
+
+/// An outer match that no longer matched once the matches nested in it were rewritten: it was
+/// rewritten alone, from the original text, and those matches were left as they were.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NestedLeft {
+    /// Display path.
+    pub path: String,
+    /// Line and column of the outer match.
+    pub outer: (usize, usize),
+    /// The outer match's pattern.
+    pub pattern: String,
+    /// Line and column of each nested match left as it was.
+    pub inner: Vec<(usize, usize)>,
+    /// What to change, when something can be changed: the statement's `;` the rewrite drops.
+    pub hint: Option<String>,
+}
+
+/// The language a call without `lang` inferred from paths holding several.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LangChoice {
+    /// The languages of the paths left out, each with its file count.
+    pub left_out: Vec<(Lang, usize)>,
 }
 
 /// The replacements in one file.
@@ -171,7 +254,7 @@ pub fn compute_preview_with(
     cancel: Option<&CancelToken>,
 ) -> Result<EditPreview, AstEditError> {
     let candidates = collect_for_lang(workspace, &params.paths, params.lang)?;
-    let (lang, candidates) = select_language(params.lang, candidates)?;
+    let (lang, candidates, lang_choice) = select_language(params, candidates)?;
     let mut parse_errors = Vec::new();
     let rules: Vec<(String, Option<String>)> =
         params.rules.iter().map(|(p, o)| (p.clone(), Some(o.clone()))).collect();
@@ -187,32 +270,57 @@ pub fn compute_preview_with(
         return Err(AstEditError::InvalidPattern(parse_errors.join("; ")));
     }
     let files_searched = candidates.len();
-    let mut preview =
-        EditPreview { lang, files: Vec::new(), files_searched, limit_reached: false, parse_errors };
+    let mut preview = EditPreview {
+        lang,
+        files: Vec::new(),
+        files_searched,
+        limit_reached: false,
+        left_out: None,
+        parse_errors,
+        error_files_skipped: 0,
+        error_files: Vec::new(),
+        nested_left: Vec::new(),
+        lang_choice,
+    };
     if rules.is_empty() {
         return Ok(preview);
     }
     let mut total = 0usize;
+    // Set once a cap cut the preview: the files after it are only counted.
+    let capped = AtomicBool::new(false);
     let stopped = par_fold_in_order(
         &candidates,
-        |candidate| {
+        |(candidate, host)| {
             if cancel.is_some_and(CancelToken::is_cancelled) {
                 return Outcome::Cancelled;
             }
-            process_file(candidate, lang, &rules, options, params.limit)
+            let options = if capped.load(Ordering::Relaxed) {
+                EngineOptions { diff: false, keep_contents: false, ..options }
+            } else {
+                options
+            };
+            process_file(candidate, *host, lang, &rules, options, params)
         },
-        |outcome| fold(&mut preview, &mut total, outcome, params, options),
+        |outcome| {
+            let flow = fold(&mut preview, &mut total, outcome, params, options);
+            if preview.left_out.is_some() {
+                capped.store(true, Ordering::Relaxed);
+            }
+            flow
+        },
     );
     if let Some(Err(err)) = stopped {
         return Err(err);
     }
+    preview.limit_reached = preview.left_out.is_some();
     let mut seen = HashSet::new();
     preview.parse_errors.retain(|e| seen.insert(e.clone()));
     Ok(preview)
 }
 
-/// Adds one file's outcome to the preview, in path order; breaks with `Ok` when a cap is
-/// reached and with the error when the preview fails.
+/// Adds one file's outcome to the preview, in path order; breaks with the error when the
+/// preview fails. Once a cap cut the preview, a touched file is only counted in
+/// [`EditPreview::left_out`].
 fn fold(
     preview: &mut EditPreview,
     total: &mut usize,
@@ -224,20 +332,49 @@ fn fold(
         Outcome::NoMatch => {}
         Outcome::Cancelled => return ControlFlow::Break(Err(AstEditError::Cancelled)),
         Outcome::Issue(issue) => preview.parse_errors.push(issue),
-        Outcome::Overlap(location) => {
-            return ControlFlow::Break(Err(AstEditError::Overlap { location }));
+        Outcome::ErrorSkipped(issue) => {
+            preview.parse_errors.push(issue);
+            preview.error_files_skipped += 1;
         }
-        Outcome::Touched(mut file, original, cut) => {
-            if preview.files.len() >= params.max_files {
-                preview.limit_reached = true;
-                return ControlFlow::Break(Ok(()));
+        Outcome::Overlap(location) => match &mut preview.left_out {
+            // Among edits this preview does not make: they cannot be counted.
+            Some(left) => left.exact = false,
+            None => return ControlFlow::Break(Err(AstEditError::Overlap { location })),
+        },
+        Outcome::Touched(touched) => {
+            let Touched { mut file, original, beyond, nested, error_file } = *touched;
+            let count = replacements(&file.edits);
+            if count + beyond == 0 {
+                // A file with error nodes whose every match holds one.
+                if let (None, Some(error_file)) = (&preview.left_out, error_file) {
+                    preview.error_files.push(error_file);
+                }
+                return ControlFlow::Continue(());
             }
+            if let Some(left) = &mut preview.left_out {
+                left.files += 1;
+                left.replacements += count + beyond;
+                return ControlFlow::Continue(());
+            }
+            if let Some(max) = params.max_files
+                && preview.files.len() >= max
+            {
+                preview.left_out = Some(LeftOut {
+                    cap: Cap::MaxFiles(max),
+                    files: 1,
+                    replacements: count + beyond,
+                    exact: true,
+                });
+                return ControlFlow::Continue(());
+            }
+            let mut cut = beyond;
             if let Some(limit) = params.limit {
                 let room = limit.saturating_sub(*total);
-                if replacements(&file.edits) > room {
+                if count > room {
                     // The file's diff and contents were computed for more edits than there is
                     // room for: compute them again for the edits kept.
                     truncate_to_replacements(&mut file.edits, room);
+                    cut += count - replacements(&file.edits);
                     let original = match (original, file.contents.take()) {
                         (Some(original), _) => Some(original),
                         (None, Some(contents)) => Some(contents.original),
@@ -248,46 +385,109 @@ fn fold(
                     {
                         return ControlFlow::Break(Err(err));
                     }
-                    preview.limit_reached = true;
-                } else if cut {
-                    // The file alone has more edits than the limit.
-                    preview.limit_reached = true;
+                }
+                if cut > 0 {
+                    preview.left_out = Some(LeftOut {
+                        cap: Cap::Limit(limit),
+                        files: 1,
+                        replacements: cut,
+                        exact: true,
+                    });
                 }
             }
-            *total += replacements(&file.edits);
-            if !file.edits.is_empty() {
-                preview.files.push(file);
+            let kept = replacements(&file.edits);
+            *total += kept;
+            if let Some(mut error_file) = error_file {
+                error_file.replacements = kept;
+                preview.error_files.push(error_file);
             }
-            if preview.limit_reached {
-                return ControlFlow::Break(Ok(()));
+            if !file.edits.is_empty() {
+                // Only the notes of edits made: a cut file's later ones are left out with it.
+                let last = file.edits.last().map_or((0, 0), |e| (e.start_line, e.start_column));
+                preview.nested_left.extend(nested.into_iter().filter(|n| n.outer <= last));
+                preview.files.push(file);
             }
         }
     }
     ControlFlow::Continue(())
 }
 
-/// Picks the one language of an `ast_edit` call and the candidates it keeps.
+/// A candidate and, for a component file searched in its code blocks, its own language.
+type Kept = (Candidate, Option<Lang>);
+
+/// Picks the one language of an `ast_edit` call and the candidates it keeps: `lang`, or the
+/// one language of the paths, or the one of theirs the patterns are meant for (see
+/// [`crate::choose`]), which is then said in the text. Component files (see [`crate::embed`])
+/// count with the languages of their code blocks, and are kept, for those blocks, by a call
+/// in one of them.
 fn select_language(
-    lang: Option<Lang>,
+    params: &ValidatedEdit,
     candidates: Vec<Candidate>,
-) -> Result<(Lang, Vec<Candidate>), AstEditError> {
-    let assigned = assign_languages(lang, candidates, AST_EDIT_TOOL_NAME)?;
-    if let Some(lang) = lang {
-        return Ok((lang, assigned.into_iter().map(|(c, _)| c).collect()));
+) -> Result<(Lang, Vec<Kept>, Option<LangChoice>), AstEditError> {
+    let assigned = assign_languages(params.lang, candidates, AST_EDIT_TOOL_NAME)?;
+    let own = |c: &Candidate| match Lang::infer(c.rel.as_path()) {
+        crate::Inferred::Lang(found) => Some(found),
+        _ => None,
+    };
+    if let Some(lang) = params.lang {
+        let kept = assigned
+            .into_iter()
+            .map(|(c, _)| {
+                let host = own(&c).filter(|&f| f != lang && is_component(f) && is_embeddable(lang));
+                (c, host)
+            })
+            .collect();
+        return Ok((lang, kept, None));
     }
-    let mut langs: Vec<Lang> = assigned.iter().map(|(_, l)| *l).collect();
-    langs.sort_by_key(|l| l.name());
-    langs.dedup();
-    match langs.as_slice() {
+    // Each language found, with its files: a component file counts in its own language and
+    // in those of its code blocks.
+    let mut counts: Vec<(Lang, usize)> = Vec::new();
+    let mut count = |lang: Lang| match counts.iter_mut().find(|(l, _)| *l == lang) {
+        Some((_, n)) => *n += 1,
+        None => counts.push((lang, 1)),
+    };
+    let mut asked = Vec::new();
+    for (candidate, lang) in &assigned {
+        count(*lang);
+        if candidate.explicit {
+            asked.push(*lang);
+        }
+        if is_component(*lang) {
+            let Ok(text) = read_text(candidate) else { continue };
+            let mut blocks: Vec<Lang> =
+                script_blocks(&text, *lang).into_iter().map(|(_, l)| l).collect();
+            blocks.sort();
+            blocks.dedup();
+            blocks.into_iter().for_each(&mut count);
+        }
+    }
+    counts.sort_by_key(|(l, _)| l.name());
+    let found: Vec<Lang> = counts.iter().map(|(l, _)| *l).collect();
+    let files_in = |lang: Lang| counts.iter().find(|(l, _)| *l == lang).map_or(0, |(_, n)| *n);
+    let patterns: Vec<&str> = params.rules.iter().map(|(p, _)| p.as_str()).collect();
+    let meant = meant_languages(&found, &asked, &patterns, params.selector.as_deref());
+    match meant.as_slice() {
         [] => Err(AstEditError::LangRequiredNoFiles { tool: AST_EDIT_TOOL_NAME }),
-        [lang] => Ok((*lang, assigned.into_iter().map(|(c, _)| c).collect())),
+        [lang] => {
+            let lang = *lang;
+            let embedded = is_embeddable(lang);
+            let searched = |l: Lang| l == lang || (embedded && is_component(l));
+            let choice = (found.len() > 1).then(|| LangChoice {
+                left_out: found
+                    .iter()
+                    .filter(|l| !searched(**l))
+                    .map(|l| (*l, files_in(*l)))
+                    .collect(),
+            });
+            let kept = assigned
+                .into_iter()
+                .filter(|(_, l)| searched(*l))
+                .map(|(c, l)| (c, (l != lang).then_some(l)))
+                .collect();
+            Ok((lang, kept, choice.filter(|c| !c.left_out.is_empty())))
+        }
         many => Err(AstEditError::LangRequiredMixed(
-            many.iter()
-                .map(|lang| {
-                    let files = assigned.iter().filter(|(_, l)| l == lang).count();
-                    (lang.name().to_owned(), files)
-                })
-                .collect(),
+            many.iter().map(|lang| (lang.name().to_owned(), files_in(*lang))).collect(),
         )),
     }
 }
@@ -296,91 +496,218 @@ enum Outcome {
     NoMatch,
     Cancelled,
     Issue(String),
+    /// A file skipped because its syntax tree has error nodes: its parse issue.
+    ErrorSkipped(String),
     Overlap(String),
-    /// A touched file; its original text when a limit may cut its edits in the fold and the
-    /// file's contents do not hold it; and whether the limit cut its edits already.
-    Touched(FileEdits, Option<String>, bool),
+    Touched(Box<Touched>),
 }
 
-/// Finds one file's edits and, as `options` ask, its diff and contents. With a `limit`, each
-/// rule's match walk stops one match past it (so that a cut is seen), and only the first
-/// `limit` edits (by position) are kept, checked for overlaps and diffed: no file contributes
-/// more to a preview, and a big file's work stops early.
+/// A touched file, as its worker leaves it for the fold.
+struct Touched {
+    file: FileEdits,
+    /// Its original text, when a limit may cut its edits in the fold and the file's contents
+    /// do not hold it.
+    original: Option<String>,
+    /// Replacements past the limit that the worker cut already.
+    beyond: usize,
+    /// Its outer matches rewritten alone.
+    nested: Vec<NestedLeft>,
+    /// With `include_parse_errors`, when its tree has error nodes (`replacements` is set by
+    /// the fold).
+    error_file: Option<ErrorFile>,
+}
+
+/// Finds one file's edits and, as `options` ask, its diff and contents. With a `limit`, only
+/// the first `limit` edits (by position) are kept, checked for overlaps and diffed: no file
+/// contributes more to a preview. The rest are counted, for [`LeftOut`]. A component file
+/// (`host`, see [`crate::embed`]) is searched in its code blocks of `lang` only.
 fn process_file(
     candidate: &Candidate,
+    host: Option<Lang>,
     lang: Lang,
     rules: &[Rule],
     options: EngineOptions,
-    limit: Option<usize>,
+    params: &ValidatedEdit,
 ) -> Outcome {
     let text = match read_text(candidate) {
         Ok(text) => text,
         Err(issue) => return Outcome::Issue(issue),
     };
-    let active = active_rules(rules, &text, options.prefilter);
-    if active.is_empty() {
-        return Outcome::NoMatch;
-    }
-    let root = match parse(&text, lang, &candidate.display) {
-        Ok(root) => root,
-        Err(issue) => return Outcome::Issue(issue),
+    let segments: Vec<Range<usize>> = match host {
+        None => std::iter::once(0..text.len()).collect(),
+        Some(host) => script_blocks(&text, host)
+            .into_iter()
+            .filter(|(_, l)| *l == lang)
+            .map(|(range, _)| range)
+            .collect(),
     };
-    let keep = limit.unwrap_or(usize::MAX);
+    let index = LineIndex::new(&text);
+    let mut raw = Vec::new();
+    let mut nested = Vec::new();
+    let mut broken_file = false;
+    let mut skipped = 0usize;
+    for segment in segments {
+        let Some(part) = text.get(segment.clone()) else { continue };
+        let place = Place { display: &candidate.display, base: segment.start, index: &index };
+        match segment_edits(candidate, part, &place, lang, rules, options, params) {
+            Segment::Edits { edits, notes, broken, matches_skipped } => {
+                raw.extend(edits);
+                nested.extend(notes);
+                broken_file |= broken;
+                skipped += matches_skipped;
+            }
+            Segment::Stop(outcome) => return outcome,
+        }
+    }
+    let keep = params.limit.unwrap_or(usize::MAX);
+    let error_file = broken_file.then(|| ErrorFile {
+        path: candidate.display.clone(),
+        replacements: 0,
+        matches_skipped: skipped,
+    });
+    // A replacement equal to the text it replaces is not an edit (`Value::Null` to
+    // `Value::Null`): it is neither counted nor staged, and cannot overlap a real one.
+    raw.retain(|edit| text.get(edit.start..edit.end) != Some(edit.text.as_str()));
+    if raw.is_empty() {
+        return match error_file {
+            Some(error_file) if error_file.matches_skipped > 0 => {
+                let file = build_file(candidate, &text, raw);
+                Outcome::Touched(Box::new(Touched {
+                    file,
+                    original: None,
+                    beyond: 0,
+                    nested: Vec::new(),
+                    error_file: Some(error_file),
+                }))
+            }
+            _ => Outcome::NoMatch,
+        };
+    }
+    // An overlap past the limit is among edits this preview does not make.
+    if let Some(idx) = normalize(&mut raw).filter(|&idx| idx < keep) {
+        let (line, col) = index.position(raw[idx].start);
+        return Outcome::Overlap(format!("{}:{line}:{col}", candidate.display));
+    }
+    drop(index);
+    let mut file = build_file(candidate, &text, raw);
+    let all = replacements(&file.edits);
+    truncate_to_replacements(&mut file.edits, keep);
+    let beyond = all - replacements(&file.edits);
+    let keep_original = params.limit.is_some() && !options.keep_contents;
+    match finish_file(&mut file, text, options) {
+        Ok(original) => Outcome::Touched(Box::new(Touched {
+            file,
+            original: original.filter(|_| keep_original),
+            beyond,
+            nested,
+            error_file,
+        })),
+        Err(_) => {
+            Outcome::Issue(format!("{}: computed edit range is out of bounds", candidate.display))
+        }
+    }
+}
+
+/// Where a searched text lies in its file: the file's display path, the text's offset in it,
+/// and the file's line index (so that locations are the file's).
+struct Place<'a> {
+    display: &'a str,
+    base: usize,
+    index: &'a LineIndex<'a>,
+}
+
+impl Place<'_> {
+    /// The file's line and column of `offset` in the searched text.
+    fn position(&self, offset: usize) -> (usize, usize) {
+        self.index.position(self.base + offset)
+    }
+
+    /// `<path>:<line>:<col>` of `offset` in the searched text.
+    fn at(&self, offset: usize) -> String {
+        let (line, col) = self.position(offset);
+        format!("{}:{line}:{col}", self.display)
+    }
+}
+
+/// What one searched text (a whole file, or one code block of a component file) gives.
+enum Segment {
+    /// Its edits (at the file's offsets), its outer matches rewritten alone, whether its tree
+    /// has error nodes, and how many matches were left alone for holding one.
+    Edits { edits: Vec<RawEdit>, notes: Vec<NestedLeft>, broken: bool, matches_skipped: usize },
+    /// The file's outcome, decided by this text.
+    Stop(Outcome),
+}
+
+/// The edits of one searched text `part` (see [`Segment`]).
+fn segment_edits(
+    candidate: &Candidate,
+    part: &str,
+    place: &Place<'_>,
+    lang: Lang,
+    rules: &[Rule],
+    options: EngineOptions,
+    params: &ValidatedEdit,
+) -> Segment {
+    let none =
+        Segment::Edits { edits: Vec::new(), notes: Vec::new(), broken: false, matches_skipped: 0 };
+    let active = active_rules(rules, part, options.prefilter);
+    if active.is_empty() {
+        return none;
+    }
+    let (root, broken) = match parse(part, lang, place.display) {
+        Ok(parsed) => parsed,
+        Err(issue) => return Segment::Stop(Outcome::Issue(issue)),
+    };
+    if broken && !params.include_parse_errors {
+        dispose(root, candidate);
+        return Segment::Stop(Outcome::ErrorSkipped(parse_error_issue(place.display)));
+    }
     let mut found = Vec::new();
     let mut bad_utf8 = false;
+    let mut skipped = 0usize;
     for (rule, prune) in active {
         let Some(fixer) = &rule.fixer else { continue };
         let index = rules.iter().position(|r| std::ptr::eq(r, rule)).unwrap_or_default();
         // Each match becomes its edit at once, so that matches (and their captures) are never
         // all held together.
-        let walked = rule.each_match(root.root(), prune.as_ref(), keep.saturating_add(1), |m| {
+        let walked = rule.each_match(root.root(), prune.as_ref(), usize::MAX, |m| {
+            if broken && m.get_node().get_inner_node().has_error() {
+                skipped += 1;
+                return;
+            }
             let edit = m.make_edit(&rule.pattern, fixer);
             match String::from_utf8(edit.inserted_text) {
                 Ok(replacement) => found.push(Found {
                     rule: index,
                     range: edit.position..edit.position + edit.deleted_length,
                     captures: rule.used_capture_ranges(&m),
-                    replacement,
+                    replacement: blank_lines_stay_blank(replacement),
                 }),
                 Err(_) => bad_utf8 = true,
             }
         });
         if let Err(why) = walked {
             dispose(root, candidate);
-            return Outcome::Issue(format!("{}: {why}", candidate.display));
+            return Segment::Stop(Outcome::Issue(format!("{}: {why}", place.display)));
         }
     }
     dispose(root, candidate);
     if bad_utf8 {
-        return Outcome::Issue(format!(
+        return Segment::Stop(Outcome::Issue(format!(
             "{}: replacement text is not valid UTF-8",
-            candidate.display
-        ));
+            place.display
+        )));
     }
-    let mut raw = match compose_edits(candidate, &text, lang, rules, found) {
-        Ok(raw) => raw,
-        Err(Stop::Overlap(location)) => return Outcome::Overlap(location),
-        Err(Stop::Issue(issue)) => return Outcome::Issue(issue),
-    };
-    // A replacement equal to the text it replaces is not an edit (`Value::Null` to
-    // `Value::Null`): it is neither counted nor staged, and cannot overlap a real one.
-    raw.retain(|edit| text.get(edit.start..edit.end) != Some(edit.text.as_str()));
-    if raw.is_empty() {
-        return Outcome::NoMatch;
-    }
-    // An overlap past the limit is among edits this preview does not make.
-    if let Some(idx) = normalize(&mut raw).filter(|&idx| idx < keep) {
-        let (line, col) = LineIndex::new(&text).position(raw[idx].start);
-        return Outcome::Overlap(format!("{}:{line}:{col}", candidate.display));
-    }
-    let mut file = build_file(candidate, &text, raw);
-    let cut = truncate_to_replacements(&mut file.edits, keep);
-    let keep_original = limit.is_some() && !options.keep_contents;
-    match finish_file(&mut file, text, options) {
-        Ok(original) => Outcome::Touched(file, original.filter(|_| keep_original), cut),
-        Err(_) => {
-            Outcome::Issue(format!("{}: computed edit range is out of bounds", candidate.display))
+    match compose_edits(part, place, lang, rules, found) {
+        Ok((mut edits, notes)) => {
+            for edit in &mut edits {
+                edit.start += place.base;
+                edit.end += place.base;
+            }
+            Segment::Edits { edits, notes, broken, matches_skipped: skipped }
         }
+        Err(Stop::Overlap(location)) => Segment::Stop(Outcome::Overlap(location)),
+        Err(Stop::Issue(issue)) => Segment::Stop(Outcome::Issue(issue)),
     }
 }
 
@@ -388,84 +715,152 @@ fn process_file(
 enum Stop {
     /// Two different rewrites of the same code, or crossing ranges: both locations.
     Overlap(String),
-    /// A nested rewrite that cannot compose: the file's issue.
+    /// A nested rewrite that cannot be built: the file's issue.
     Issue(String),
 }
 
-/// The file's edits from its matches: nested matches composed (see [`crate::nesting`]).
+/// The file's edits from its matches: nested matches composed (see [`crate::nesting`]), and
+/// the outer matches that had to be rewritten alone.
 fn compose_edits(
-    candidate: &Candidate,
     text: &str,
+    place: &Place<'_>,
     lang: Lang,
     rules: &[Rule],
     found: Vec<Found>,
-) -> Result<Vec<RawEdit>, Stop> {
+) -> Result<(Vec<RawEdit>, Vec<NestedLeft>), Stop> {
     let forest = plan(found).map_err(|crossing| {
-        let index = LineIndex::new(text);
-        let at = |pos: usize| {
-            let (line, col) = index.position(pos);
-            format!("{}:{line}:{col}", candidate.display)
-        };
-        Stop::Overlap(format!("{}\n- {}", at(crossing.first.start), at(crossing.second.start)))
+        Stop::Overlap(format!(
+            "{}\n- {}",
+            place.at(crossing.first.start),
+            place.at(crossing.second.start)
+        ))
     })?;
-    let changes: Vec<usize> = forest
+    let mut changes: Vec<usize> = forest
         .kept
         .iter()
         .map(|m| usize::from(text.get(m.range.clone()) != Some(m.replacement.as_str())))
         .collect();
-    let roots = forest.roots_weighted(&changes);
+    let mut nested = Vec::new();
     let finals: Vec<String> = if forest.nests() {
-        compose(text, &forest, &mut |now, wanted| rematch(now, wanted, lang, rules))
-            .map_err(|why| Stop::Issue(format!("{}: {why}", candidate.display)))?
+        let composed = compose(text, &forest, &mut |now, wanted| rematch(now, wanted, lang, rules))
+            .map_err(|why| Stop::Issue(format!("{}: {why}", place.display)))?;
+        if !composed.alone.is_empty() {
+            nested = nested_left(place, text, rules, &forest, &composed.left, &composed.alone);
+            for (i, left) in composed.left.iter().enumerate() {
+                if *left {
+                    changes[i] = 0;
+                }
+            }
+        }
+        composed.finals
     } else {
-        roots.iter().map(|&(i, _)| forest.kept[i].replacement.clone()).collect()
+        forest.roots().iter().map(|&(i, _)| forest.kept[i].replacement.clone()).collect()
     };
-    Ok(roots
+    let roots = forest.roots_weighted(&changes);
+    let edits = roots
         .into_iter()
         .zip(finals)
         .map(|((i, count), text)| {
             let range = &forest.kept[i].range;
             RawEdit { start: range.start, end: range.end, text, replacements: count.max(1) }
         })
-        .collect())
+        .collect();
+    Ok((edits, nested))
+}
+
+/// The notes of the outer matches rewritten alone (`alone`, indices in `forest.kept`): where
+/// each is, the nested matches it left as they were (those whose rewrite changes something),
+/// and a hint when the cause is one a pattern can avoid.
+fn nested_left(
+    place: &Place<'_>,
+    text: &str,
+    rules: &[Rule],
+    forest: &Forest,
+    left: &[bool],
+    alone: &[usize],
+) -> Vec<NestedLeft> {
+    let mut res = Vec::with_capacity(alone.len());
+    for &outer in alone {
+        let within = |j: usize| {
+            let mut p = forest.parent[j];
+            while let Some(k) = p {
+                if k == outer {
+                    return true;
+                }
+                p = forest.parent[k];
+            }
+            false
+        };
+        let inner: Vec<usize> = (outer + 1..forest.kept.len())
+            .filter(|&j| left[j] && within(j))
+            .filter(|&j| {
+                text.get(forest.kept[j].range.clone()) != Some(&forest.kept[j].replacement)
+            })
+            .collect();
+        if inner.is_empty() {
+            continue;
+        }
+        let drops_semicolon = inner.iter().any(|&j| {
+            let m = &forest.kept[j];
+            text.get(m.range.clone()).is_some_and(|t| t.trim_end().ends_with(';'))
+                && !m.replacement.trim_end().ends_with(';')
+        });
+        let pattern = rules.get(forest.kept[outer].rule).map_or("", |r| r.source.as_str());
+        let hint = drops_semicolon.then(|| {
+            let what = if inner.len() == 1 { "statement" } else { "statements" };
+            format!("the rewrite drops the `;` that ends the nested {what}; end both the pattern and the rewrite with `;`")
+        });
+        res.push(NestedLeft {
+            path: place.display.to_owned(),
+            outer: place.position(forest.kept[outer].range.start),
+            pattern: pattern.to_owned(),
+            inner: inner.iter().map(|&j| place.position(forest.kept[j].range.start)).collect(),
+            hint,
+        });
+    }
+    res
 }
 
 /// ast-grep's replacement for each `wanted` match in `text`, parsed again: the match whose
 /// range and rule are given, rewritten from the new tree (its captures hold the rewritten
-/// nested text).
+/// nested text); `None` for one that no longer matches there, or whose node now holds an
+/// error.
 fn rematch(
     text: &str,
     wanted: &[Rematch],
     lang: Lang,
     rules: &[Rule],
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<Option<String>>, String> {
     use ast_grep_core::matcher::MatcherExt;
-    let root = parse(text, lang, "the file after its nested rewrites")?;
+    let (root, _) = parse(text, lang, "the file after its nested rewrites")?;
     let top = root.root();
     let mut res = Vec::with_capacity(wanted.len());
     for want in wanted {
         let rule = rules.get(want.rule).ok_or("a nested match names no rule")?;
         let fixer = rule.fixer.as_ref().ok_or("a nested match names a rule without a rewrite")?;
+        // A match's range is its node's, less what the pattern leaves out at the end (a
+        // statement's `;` when the pattern has none), so the node is the smallest one that
+        // starts there and covers the range, or one of its ancestors that start there too.
         let mut node =
             top.get_inner_node().descendant_for_byte_range(want.range.start, want.range.end);
         let mut replacement = None;
-        while let Some(candidate) = node.filter(|n| n.byte_range() == want.range) {
+        while let Some(candidate) =
+            node.filter(|n| n.start_byte() == want.range.start && n.end_byte() >= want.range.end)
+        {
             if let Some(m) = rule.pattern.match_node(root.adopt(candidate)) {
                 let edit = m.make_edit(&rule.pattern, fixer);
-                replacement = Some(
-                    String::from_utf8(edit.inserted_text)
-                        .map_err(|_| "replacement text is not valid UTF-8".to_owned())?,
-                );
-                break;
+                if edit.position + edit.deleted_length == want.range.end {
+                    if !candidate.has_error() {
+                        replacement = Some(blank_lines_stay_blank(
+                            String::from_utf8(edit.inserted_text)
+                                .map_err(|_| "replacement text is not valid UTF-8".to_owned())?,
+                        ));
+                    }
+                    break;
+                }
             }
             node = candidate.parent();
         }
-        let replacement = replacement.ok_or_else(|| {
-            format!(
-                "`{}` no longer matches once the matches nested in it are rewritten; refine the pattern",
-                rule.source
-            )
-        })?;
         res.push(replacement);
     }
     Ok(res)

@@ -8,7 +8,7 @@ use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
 
 use crate::{
     AstGrepParams, Workspace,
-    render::{parse_issues_block, plural},
+    render::{ArgNames, parse_issues_block, plural},
     search::{SearchResult, search},
 };
 
@@ -23,13 +23,20 @@ Returns each match as path:line:col with the matched text, captured metavariable
 pub struct AstGrepTool {
     session: Arc<Session>,
     workspace: Workspace,
+    names: ArgNames,
 }
 
 impl AstGrepTool {
     /// A search tool confined to `workspace`. The session is kept for symmetry with
     /// [`crate::AstEditTool`]; searching never stages anything.
     pub fn new(session: Arc<Session>, workspace: Workspace) -> AstGrepTool {
-        AstGrepTool { session, workspace }
+        AstGrepTool { session, workspace, names: ArgNames::Tool }
+    }
+
+    /// The same tool, whose results name `limit` as `names` says.
+    pub fn naming(mut self, names: ArgNames) -> AstGrepTool {
+        self.names = names;
+        self
     }
 
     /// The session this tool was built with.
@@ -40,11 +47,24 @@ impl AstGrepTool {
 
 /// The model-facing text of a search result.
 pub fn search_text(result: &SearchResult) -> String {
+    search_text_named(result, ArgNames::Tool)
+}
+
+/// The mark after the location of a match in a file whose syntax tree has error nodes.
+pub const PARSE_ERRORS_MARK: &str = " (file has parse errors)";
+
+/// [`search_text`], naming `limit` as `names` says.
+pub fn search_text_named(result: &SearchResult, names: ArgNames) -> String {
+    let last = search_last_line(result, names);
     if result.matches.is_empty() {
         let mut res = "No matches found".to_owned();
         if !result.parse_errors.is_empty() {
             res.push('\n');
             res.push_str(&parse_issues_block(&result.parse_errors));
+        }
+        if let Some(last) = last {
+            res.push('\n');
+            res.push_str(&last);
         }
         return res;
     }
@@ -55,6 +75,9 @@ pub fn search_text(result: &SearchResult) -> String {
     );
     for m in &result.matches {
         res.push_str(&format!("\n\n{}:{}:{}", m.path, m.line, m.column));
+        if m.file_has_parse_errors {
+            res.push_str(PARSE_ERRORS_MARK);
+        }
         let width = m.context.last().map_or(1, |(n, _)| n.to_string().len());
         for (n, line) in &m.context {
             let marker = if (m.line..=m.end_line).contains(n) { '>' } else { ' ' };
@@ -65,27 +88,66 @@ pub fn search_text(result: &SearchResult) -> String {
             res.push_str(&format!("\n  {name} = {value}"));
         }
     }
-    if result.limit_reached {
-        res.push_str("\n\nLimit reached; narrow paths.");
-    }
     if !result.parse_errors.is_empty() {
         res.push_str("\n\n");
         res.push_str(&parse_issues_block(&result.parse_errors));
     }
+    if let Some(last) = last {
+        res.push_str("\n\n");
+        res.push_str(&last);
+    }
     res
+}
+
+/// The last line of a search, when `limit` cut it or matches come from files with parse
+/// errors.
+fn search_last_line(result: &SearchResult, names: ArgNames) -> Option<String> {
+    let mut parts = Vec::new();
+    if let (Some((matches, files)), Some(limit)) =
+        (result.left_out, result.limit_reached.then_some(result.matches.len()))
+    {
+        let flag = match names {
+            ArgNames::Tool => "`limit`",
+            ArgNames::Cli => "`--limit`",
+        };
+        let (were, them) = if matches == 1 { ("was", "it") } else { ("were", "them") };
+        parts.push(format!(
+            "Capped by {flag} {limit}: {} in {} {were} left out; raise {flag} (or leave it out) to include {them}.",
+            plural(matches, "more match").replace("matchs", "matches"),
+            plural(files, "file"),
+        ));
+    }
+    if result.files_with_parse_errors > 0 {
+        let n = result.files_with_parse_errors;
+        let (edit, flag) = match names {
+            ArgNames::Tool => ("ast_edit", "`includeParseErrors: true`"),
+            ArgNames::Cli => ("ast-edit", "`--include-parse-errors`"),
+        };
+        parts.push(format!(
+            "{} with matches {} parse errors: their matches are marked{PARSE_ERRORS_MARK}, and {edit} skips such files unless given {flag}.",
+            plural(n, "file"),
+            if n == 1 { "has" } else { "have" },
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
 }
 
 /// The details JSON of a search result.
 pub fn search_details(result: &SearchResult) -> Value {
-    json!({
+    let mut details = json!({
         "totalMatches": result.matches.len(),
         "filesMatched": result.files_matched(),
         "filesSearched": result.files_searched,
         "limitReached": result.limit_reached,
         "parseErrors": result.parse_errors.iter().take(crate::render::PARSE_ERRORS_LIMIT).collect::<Vec<_>>(),
         "parseErrorsTotal": result.parse_errors.len(),
+        "filesWithParseErrors": result.files_with_parse_errors,
         "matches": result.matches,
-    })
+    });
+    if let Some((matches, files)) = result.left_out {
+        details["leftOut"] = json!({"cap": "limit", "value": result.matches.len(), "matches": matches, "files": files});
+    }
+    details
 }
 
 #[async_trait::async_trait]
@@ -123,9 +185,8 @@ impl Tool for AstGrepTool {
                 .await
                 .map_err(|err| ToolError::new(format!("ast_grep worker failed: {err}")))?;
         match result {
-            Ok(result) => {
-                Ok(ToolResult::text(search_text(&result)).with_details(search_details(&result)))
-            }
+            Ok(result) => Ok(ToolResult::text(search_text_named(&result, self.names))
+                .with_details(search_details(&result))),
             Err(crate::AstEditError::Cancelled) => Err(ToolError::aborted(cancel.reason())),
             Err(err) => Err(err.to_tool_error()),
         }

@@ -121,6 +121,20 @@ pub enum Lang {
     Verilog,
     /// XML (tree-sitter-xml).
     Xml,
+    /// Vue single-file components (arborium-vue).
+    Vue,
+    /// Svelte components (tree-sitter-svelte-ng).
+    Svelte,
+    /// Astro components (tree-sitter-astro-next).
+    Astro,
+    /// Protocol Buffers (tree-sitter-proto).
+    Protobuf,
+    /// Dockerfiles (arborium-dockerfile).
+    Dockerfile,
+    /// Clojure, ClojureScript and EDN (arborium-clojure).
+    Clojure,
+    /// just's justfiles (arborium-just).
+    Just,
 }
 
 /// Canonical name, aliases (all lower case) and file extensions of each language.
@@ -299,6 +313,28 @@ const LANGS: &[LangInfo] = &[
         aliases: &[],
         extensions: &["xml", "xsd", "xsl", "xslt", "svg", "plist"],
     },
+    LangInfo { lang: Lang::Vue, name: "vue", aliases: &[], extensions: &["vue"] },
+    LangInfo { lang: Lang::Svelte, name: "svelte", aliases: &[], extensions: &["svelte"] },
+    LangInfo { lang: Lang::Astro, name: "astro", aliases: &[], extensions: &["astro"] },
+    LangInfo {
+        lang: Lang::Protobuf,
+        name: "protobuf",
+        aliases: &["proto", "protocol-buffers"],
+        extensions: &["proto"],
+    },
+    LangInfo {
+        lang: Lang::Dockerfile,
+        name: "dockerfile",
+        aliases: &["docker", "containerfile"],
+        extensions: &["dockerfile", "containerfile"],
+    },
+    LangInfo {
+        lang: Lang::Clojure,
+        name: "clojure",
+        aliases: &["clj", "cljs", "cljc", "edn"],
+        extensions: &["clj", "cljs", "cljc", "edn"],
+    },
+    LangInfo { lang: Lang::Just, name: "just", aliases: &["justfile"], extensions: &["just"] },
 ];
 
 /// File names (not extensions) that imply a language, compiled in or not. Names of languages
@@ -335,19 +371,9 @@ const FILE_NAMES: &[(&str, &str)] = &[
 ];
 
 /// Extensions of languages on the reference list that we could not compile in (see
-/// `LANGUAGES.md`); recognised so that naming such a file explains itself.
-const NOT_COMPILED_EXTENSIONS: &[(&str, &str)] = &[
-    ("dockerfile", "dockerfile"),
-    ("just", "just"),
-    ("astro", "astro"),
-    ("svelte", "svelte"),
-    ("vue", "vue"),
-    ("clj", "clojure"),
-    ("cljs", "clojure"),
-    ("cljc", "clojure"),
-    ("edn", "clojure"),
-    ("proto", "protobuf"),
-];
+/// `LANGUAGES.md`); recognised so that naming such a file explains itself. Every language of
+/// the list is compiled in now.
+const NOT_COMPILED_EXTENSIONS: &[(&str, &str)] = &[];
 
 impl Lang {
     /// Every compiled-in language, in declaration order.
@@ -510,6 +536,13 @@ fn extra_grammar(lang: Lang) -> (TSLanguage, char) {
         Lang::Toml => (tree_sitter_toml_ng::LANGUAGE.into(), '_'),
         Lang::Verilog => (tree_sitter_verilog::LANGUAGE.into(), '_'),
         Lang::Xml => (tree_sitter_xml::LANGUAGE_XML.into(), '_'),
+        Lang::Vue => (arborium_vue::language().into(), '$'),
+        Lang::Svelte => (tree_sitter_svelte_ng::LANGUAGE.into(), '$'),
+        Lang::Astro => (tree_sitter_astro_next::LANGUAGE.into(), '$'),
+        Lang::Protobuf => (tree_sitter_proto::LANGUAGE.into(), '_'),
+        Lang::Dockerfile => (arborium_dockerfile::language().into(), '$'),
+        Lang::Clojure => (arborium_clojure::language().into(), '$'),
+        Lang::Just => (arborium_just::language().into(), '_'),
         // TLA+ identifiers are ASCII letters, digits and `_`.
         _ => (tree_sitter_tlaplus::LANGUAGE.into(), '_'),
     }
@@ -590,7 +623,7 @@ mod tests {
         for info in LANGS {
             assert_eq!(info.lang.name(), info.name);
         }
-        assert_eq!(LANGS.len(), 50);
+        assert_eq!(LANGS.len(), 57);
     }
 
     #[test]

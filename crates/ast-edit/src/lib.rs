@@ -16,10 +16,12 @@
 #![deny(missing_docs)]
 
 mod action;
+mod choose;
 mod compile;
 mod details;
 mod edit_tool;
 mod edits;
+mod embed;
 mod engine;
 mod error;
 mod grep_tool;
@@ -57,16 +59,20 @@ pub use crate::{
     edit_tool::AstEditTool,
     edits::{Edit, RawEdit, apply_edits, normalize},
     engine::{
-        EditPreview, EngineOptions, FileContents, FileEdits, compute_preview, compute_preview_with,
+        Cap, EditPreview, EngineOptions, ErrorFile, FileContents, FileEdits, LangChoice, LeftOut,
+        NestedLeft, compute_preview, compute_preview_with,
     },
     error::AstEditError,
-    grep_tool::{AST_GREP_TOOL_NAME, AstGrepTool, search_details, search_text},
+    grep_tool::{
+        AST_GREP_TOOL_NAME, AstGrepTool, PARSE_ERRORS_MARK, search_details, search_text,
+        search_text_named,
+    },
     lang::{Inferred, Lang, supported_aliases},
     params::{AstEditParams, AstGrepParams, DEFAULT_MAX_FILES, Op, Strictness, ValidatedEdit},
     preview_diff::{file_diff, unified_diff},
     render::{
-        PARSE_ERRORS_LIMIT, PREVIEW_HEADER, action_label, parse_issues_block, preview_details,
-        preview_text,
+        ArgNames, PARSE_ERRORS_LIMIT, PREVIEW_HEADER, action_label, capped_label, last_line,
+        parse_issues_block, preview_details, preview_notes, preview_text, preview_text_named,
     },
     scope::{Candidate, collect_candidates},
     search::{SearchMatch, SearchResult, search},

@@ -17,6 +17,11 @@
 //! their captures hold the rewritten text, indented as ast-grep indents), until the outermost.
 //! A file is parsed once per level of nesting, and not at all when nothing nests.
 //!
+//! An outer match that no longer matches once its nested matches are rewritten (its rewrite of
+//! a nested statement dropped the `;` the outer one needs, say) is rewritten alone, as ast-grep
+//! rewrites it: from the original text, with the matches nested in it left as they were.
+//! Only those matches are affected, never the file's others; [`Composed::left`] says which.
+//!
 //! A rewrite that uses a capture twice doubles what nests in it at every level: `[$A]` to
 //! `[$A, $A]` over 40 nested arrays would be 2^40 copies. [`compose`] stops a file whose text
 //! would grow past [`MAX_GROWTH`] times its size (at least [`MIN_LIMIT`] bytes): the file is
@@ -158,21 +163,37 @@ pub(crate) const MAX_GROWTH: usize = 8;
 /// The size a small file may always grow to through nested rewrites.
 pub(crate) const MIN_LIMIT: usize = 1 << 20;
 
-/// Rewrites matches again from the text as it is at one level (see [`compose`]).
-pub(crate) type Rewrite<'a> = dyn FnMut(&str, &[Rematch]) -> Result<Vec<String>, String> + 'a;
+/// Rewrites matches again from the text as it is at one level (see [`compose`]): each one's
+/// replacement, or `None` when it no longer matches there.
+pub(crate) type Rewrite<'a> =
+    dyn FnMut(&str, &[Rematch]) -> Result<Vec<Option<String>>, String> + 'a;
+
+/// What [`compose`] built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Composed {
+    /// The final replacement of each outermost kept match, in [`Forest::roots`] order.
+    pub(crate) finals: Vec<String>,
+    /// For each kept match: whether it was left as it was, because a match around it no
+    /// longer matched once it was rewritten, and so was rewritten alone.
+    pub(crate) left: Vec<bool>,
+    /// The kept matches rewritten alone, outermost first: each one's index in `kept`.
+    pub(crate) alone: Vec<usize>,
+}
 
 /// The final replacement of each outermost kept match (by index in `forest.kept`), built
 /// bottom-up. `rematch(text, matches)` parses `text` and returns ast-grep's replacement for
-/// each match, or an error when one no longer matches there.
+/// each match, or `None` when one no longer matches there: that match is then rewritten from
+/// the original text, and every match nested in it is left as it was.
 pub(crate) fn compose(
     original: &str,
     forest: &Forest,
     rematch: &mut Rewrite<'_>,
-) -> Result<Vec<String>, String> {
+) -> Result<Composed, String> {
     let levels = forest.levels();
     let height = levels.iter().copied().max().unwrap_or(0);
     let limit = original.len().saturating_mul(MAX_GROWTH).max(MIN_LIMIT);
     let mut replacement: Vec<String> = forest.kept.iter().map(|m| m.replacement.clone()).collect();
+    let mut failed = vec![false; forest.kept.len()];
     let mut text = original.to_owned();
     // Where each kept match is in `text`.
     let mut ranges: Vec<Range<usize>> = forest.kept.iter().map(|m| m.range.clone()).collect();
@@ -231,10 +252,29 @@ pub(crate) fn compose(
             .collect();
         let fresh = rematch(&text, &wanted)?;
         for (i, new) in at_level.into_iter().zip(fresh) {
-            replacement[i] = new;
+            match new {
+                Some(new) => replacement[i] = new,
+                // As ast-grep rewrites it: from the original text, its nested matches as they
+                // were.
+                None => {
+                    replacement[i] = forest.kept[i].replacement.clone();
+                    failed[i] = true;
+                }
+            }
         }
     }
-    Ok(forest.roots().into_iter().map(|(i, _)| replacement[i].clone()).collect())
+    // A match is left as it was when any match around it was rewritten alone.
+    let mut left = vec![false; forest.kept.len()];
+    let mut alone = Vec::new();
+    for i in 0..forest.kept.len() {
+        let outer_left = forest.parent[i].is_some_and(|p| left[p] || failed[p]);
+        left[i] = outer_left;
+        if failed[i] && !outer_left {
+            alone.push(i);
+        }
+    }
+    let finals = forest.roots().into_iter().map(|(i, _)| replacement[i].clone()).collect();
+    Ok(Composed { finals, left, alone })
 }
 
 #[cfg(test)]
@@ -296,11 +336,12 @@ mod tests {
             seen.push((now.to_owned(), wanted.to_vec()));
             Ok(wanted
                 .iter()
-                .map(|m| format!("c{}", &now[m.range.start + 1..m.range.end]))
+                .map(|m| Some(format!("c{}", &now[m.range.start + 1..m.range.end])))
                 .collect())
         })
         .unwrap();
-        assert_eq!(res, ["c(c(x))"]);
+        assert_eq!(res.finals, ["c(c(x))"]);
+        assert_eq!(res.left, [false, false]);
         assert_eq!(seen, [("b(c(x))".to_owned(), vec![Rematch { rule: 0, range: 0..7 }])]);
     }
 
@@ -319,10 +360,37 @@ mod tests {
             assert_eq!(now, "f(gg(a)) f(gg(b))");
             Ok(wanted
                 .iter()
-                .map(|m| format!("gg{}", &now[m.range.start + 1..m.range.end]))
+                .map(|m| Some(format!("gg{}", &now[m.range.start + 1..m.range.end])))
                 .collect())
         })
         .unwrap();
-        assert_eq!(res, ["gg(gg(a))", "gg(gg(b))"]);
+        assert_eq!(res.finals, ["gg(gg(a))", "gg(gg(b))"]);
+    }
+
+    #[test]
+    fn an_outer_match_that_no_longer_matches_is_rewritten_alone_and_only_its_inner_ones_stay() {
+        // Two nestings; the first outer one no longer matches once its inner one is rewritten.
+        let text = "f(f(a)) f(f(b))";
+        let matches = vec![
+            found(0, 0..7, &[2..6], "F(f(a))"),
+            found(0, 2..6, &[4..5], "F(a)"),
+            found(0, 8..15, &[10..14], "?"),
+            found(0, 10..14, &[12..13], "F(b)"),
+        ];
+        let forest = plan(matches).unwrap();
+        let res = compose(text, &forest, &mut |now, wanted| {
+            assert_eq!(now, "f(F(a)) f(F(b))");
+            Ok(wanted
+                .iter()
+                .map(|m| {
+                    (m.range.start != 0)
+                        .then(|| format!("F{}", &now[m.range.start + 1..m.range.end]))
+                })
+                .collect())
+        })
+        .unwrap();
+        assert_eq!(res.finals, ["F(f(a))", "F(F(b))"]);
+        assert_eq!(res.left, [false, true, false, false]);
+        assert_eq!(res.alone, [0]);
     }
 }

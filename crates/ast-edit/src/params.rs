@@ -78,9 +78,24 @@ pub struct AstEditParams {
     /// Maximum total replacements (floored; below 1 is an error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<f64>,
-    /// Maximum files touched (floored; below 1 is an error); 1000 when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_files: Option<f64>,
+    /// Maximum files touched (floored; below 1 is an error); [`DEFAULT_MAX_FILES`] when
+    /// absent, and no cap at all when `null` (`Some(None)`: what `staged ast-edit` sends without
+    /// `--max-files`; the schema a model sees does not offer it).
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub max_files: Option<Option<f64>>,
+    /// Also rewrite files whose syntax tree has error nodes, where the matched node holds none.
+    #[serde(default, rename = "includeParseErrors", skip_serializing_if = "Option::is_none")]
+    pub include_parse_errors: Option<bool>,
+}
+
+/// Reads a field that is present (`null` included) as `Some`, so that an absent field
+/// (`None`, by `default`) and `null` (`Some(None)`) differ.
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
 }
 
 /// `AstEditParams` after validation.
@@ -98,8 +113,10 @@ pub struct ValidatedEdit {
     pub strictness: Strictness,
     /// The replacement cap.
     pub limit: Option<usize>,
-    /// The file cap.
-    pub max_files: usize,
+    /// The file cap; `None`: no cap.
+    pub max_files: Option<usize>,
+    /// Whether files with error nodes are rewritten where the matched node holds none.
+    pub include_parse_errors: bool,
 }
 
 impl AstEditParams {
@@ -135,8 +152,9 @@ impl AstEditParams {
         let lang = self.lang.as_deref().map(Lang::parse).transpose()?;
         let limit = validate_limit(self.limit)?;
         let max_files = match self.max_files {
-            None => DEFAULT_MAX_FILES,
-            Some(n) => positive(n).ok_or(AstEditError::InvalidMaxFiles)?,
+            None => Some(DEFAULT_MAX_FILES),
+            Some(None) => None,
+            Some(Some(n)) => Some(positive(n).ok_or(AstEditError::InvalidMaxFiles)?),
         };
         Ok(ValidatedEdit {
             rules,
@@ -146,6 +164,7 @@ impl AstEditParams {
             strictness: self.strictness.unwrap_or_default(),
             limit,
             max_files,
+            include_parse_errors: self.include_parse_errors.unwrap_or(false),
         })
     }
 
@@ -182,7 +201,8 @@ impl AstEditParams {
                     "description": "match strictness (default smart)"
                 },
                 "limit": { "type": "integer", "minimum": 1, "description": "max total replacements" },
-                "max_files": { "type": "integer", "minimum": 1, "description": "max files touched (default 1000)" }
+                "max_files": { "type": "integer", "minimum": 1, "description": "max files touched (default 1000)" },
+                "includeParseErrors": { "type": "boolean", "description": "also rewrite files whose syntax tree has errors, only where the matched code holds none (default false: such files are skipped)" }
             },
             "required": ["ops", "paths"],
             "additionalProperties": false

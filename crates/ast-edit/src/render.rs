@@ -3,13 +3,69 @@
 
 use std::{collections::BTreeMap, fmt::Write as _};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::{
-    EditPreview, FileEdits,
+    Cap, EditPreview, FileEdits, LeftOut,
     diff::{take_unified_diff, unified_diff},
     fingerprint::tag,
 };
+
+/// How results name the arguments that lift a cap or take in more files: as the tool's
+/// parameters (a model, over MCP), or as `staged ast-edit`'s flags (a person).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArgNames {
+    /// `limit`, `max_files`, `includeParseErrors`, `lang`.
+    #[default]
+    Tool,
+    /// `--limit`, `--max-files`, `--include-parse-errors`, `--lang`.
+    Cli,
+}
+
+impl ArgNames {
+    fn limit(self) -> &'static str {
+        match self {
+            ArgNames::Tool => "`limit`",
+            ArgNames::Cli => "`--limit`",
+        }
+    }
+
+    fn max_files(self) -> &'static str {
+        match self {
+            ArgNames::Tool => "`max_files`",
+            ArgNames::Cli => "`--max-files`",
+        }
+    }
+
+    fn include_parse_errors(self) -> &'static str {
+        match self {
+            ArgNames::Tool => "`includeParseErrors: true`",
+            ArgNames::Cli => "`--include-parse-errors`",
+        }
+    }
+
+    fn lang(self) -> &'static str {
+        match self {
+            ArgNames::Tool => "`lang`",
+            ArgNames::Cli => "`--lang`",
+        }
+    }
+
+    /// How to lift `cap`: raise it (a person may also leave the flag out).
+    fn lift(self, cap: Cap) -> String {
+        match (self, cap) {
+            (ArgNames::Tool, Cap::Limit(_)) => "raise `limit` (or leave it out)".to_owned(),
+            (ArgNames::Tool, Cap::MaxFiles(_)) => "raise `max_files`".to_owned(),
+            (ArgNames::Cli, cap) => {
+                let flag =
+                    if matches!(cap, Cap::Limit(_)) { self.limit() } else { self.max_files() };
+                format!("raise {flag} (or leave it out)")
+            }
+        }
+    }
+}
 
 /// At most this many parse issues are listed.
 pub const PARSE_ERRORS_LIMIT: usize = 20;
@@ -30,13 +86,167 @@ pub fn action_label(total: usize, files: usize) -> String {
     format!("AST Edit: {} in {}", plural(total, "replacement"), plural(files, "file"))
 }
 
-/// The preview text: the header line, the tree of changes, and the trailers.
+/// [`action_label`], followed, when a cap cut the preview, by what it left out:
+/// `AST Edit: 3 replacements in 2 files (capped by `max_files`: 4 more files left out)`.
+pub fn capped_label(
+    total: usize,
+    files: usize,
+    left_out: Option<&LeftOut>,
+    names: ArgNames,
+) -> String {
+    let mut label = action_label(total, files);
+    if let Some(left) = left_out {
+        let _ = write!(
+            label,
+            " (capped by {}: {} left out)",
+            cap_name(left.cap, names),
+            left_count(left)
+        );
+    }
+    label
+}
+
+fn cap_name(cap: Cap, names: ArgNames) -> &'static str {
+    match cap {
+        Cap::Limit(_) => names.limit(),
+        Cap::MaxFiles(_) => names.max_files(),
+    }
+}
+
+/// `4 more files`, `at least 4 more files`, `12 more replacements` (whichever the cap counts).
+fn left_count(left: &LeftOut) -> String {
+    let at_least = if left.exact { "" } else { "at least " };
+    match left.cap {
+        Cap::MaxFiles(_) => format!("{at_least}{}", plural(left.files, "more file")),
+        Cap::Limit(_) => format!("{at_least}{}", plural(left.replacements, "more replacement")),
+    }
+}
+
+/// The last line of a preview, when there is something a user must not miss: what a cap left
+/// out and how to lift it, and how many files with parse errors were skipped and how to
+/// include them.
+pub fn last_line(preview: &EditPreview, names: ArgNames) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(left) = &preview.left_out {
+        let (value, other) = match left.cap {
+            Cap::Limit(n) => (n, format!("in {}", plural(left.files, "file"))),
+            Cap::MaxFiles(n) => (n, format!("with {}", plural(left.replacements, "replacement"))),
+        };
+        let other = if left.exact { other } else { other.replacen(' ', " at least ", 1) };
+        let counted = match left.cap {
+            Cap::Limit(_) => left.replacements,
+            Cap::MaxFiles(_) => left.files,
+        };
+        let (were, them) =
+            if counted == 1 && left.exact { ("was", "it") } else { ("were", "them") };
+        parts.push(format!(
+            "Capped by {} {value}: {} {other} {were} left out; {} to include {them}.",
+            cap_name(left.cap, names),
+            left_count(left),
+            names.lift(left.cap)
+        ));
+    }
+    if preview.error_files_skipped > 0 {
+        let n = preview.error_files_skipped;
+        parts.push(format!(
+            "{} with parse errors {} skipped (see Parse issues); pass {} to rewrite the matches in {} that hold no error.",
+            plural(n, "file"),
+            if n == 1 { "was" } else { "were" },
+            names.include_parse_errors(),
+            if n == 1 { "it" } else { "them" }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+/// The blocks a preview's text shows after its tree of changes, each a paragraph: nested
+/// matches left as they were, parse issues, the language inferred, and the files with parse
+/// errors that were rewritten.
+pub fn preview_notes(preview: &EditPreview, names: ArgNames) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !preview.nested_left.is_empty() {
+        let mut block = "Nested matches left as they were:".to_owned();
+        for note in &preview.nested_left {
+            let n = note.inner.len();
+            let at: Vec<String> = note.inner.iter().map(|(l, c)| format!("{l}:{c}")).collect();
+            let (it, was) = if n == 1 { ("it", "it was") } else { ("them", "they were") };
+            let _ = write!(
+                block,
+                "\n- {}:{}:{}: {} left as {was}: the outer rewrite replaced {it} (at {}), since `{}` no longer matches there once {} rewritten.",
+                note.path,
+                note.outer.0,
+                note.outer.1,
+                plural(n, "nested match").replace("matchs", "matches"),
+                at.join(", "),
+                note.pattern,
+                if n == 1 { "it is" } else { "they are" },
+            );
+            match &note.hint {
+                Some(hint) => {
+                    let _ = write!(block, " Hint: {hint}.");
+                }
+                None => {
+                    let _ = write!(
+                        block,
+                        " Stage the same rewrite again once this one is applied to rewrite {it}."
+                    );
+                }
+            }
+        }
+        notes.push(block);
+    }
+    if !preview.parse_errors.is_empty() {
+        notes.push(parse_issues_block(&preview.parse_errors));
+    }
+    if let Some(choice) = &preview.lang_choice {
+        let others: Vec<String> = choice
+            .left_out
+            .iter()
+            .map(|(lang, files)| format!("{} ({})", lang.name(), plural(*files, "file")))
+            .collect();
+        notes.push(format!(
+            "Language: {}, the one language of these paths the pattern is meant for; left out: {} (pass {} to rewrite another).",
+            preview.lang.name(),
+            others.join(", "),
+            names.lang()
+        ));
+    }
+    if !preview.error_files.is_empty() {
+        let mut block =
+            "Files with parse errors, rewritten only where the match holds no error:".to_owned();
+        for file in &preview.error_files {
+            let _ =
+                write!(block, "\n- {} ({}", file.path, plural(file.replacements, "replacement"));
+            if file.matches_skipped > 0 {
+                let _ = write!(
+                    block,
+                    "; {} left alone: {} a parse error",
+                    plural(file.matches_skipped, "match").replace("matchs", "matches"),
+                    if file.matches_skipped == 1 { "it holds" } else { "they hold" }
+                );
+            }
+            block.push(')');
+        }
+        notes.push(block);
+    }
+    notes
+}
+
+/// The preview text: the header line, the tree of changes, and the trailers (see
+/// [`preview_notes`] and [`last_line`]).
 pub fn preview_text(preview: &EditPreview) -> String {
+    preview_text_named(preview, ArgNames::Tool)
+}
+
+/// [`preview_text`], naming arguments as `names` says.
+pub fn preview_text_named(preview: &EditPreview, names: ArgNames) -> String {
+    let notes = preview_notes(preview, names);
+    let last = last_line(preview, names);
     if preview.files.is_empty() {
         let mut res = "No replacements made".to_owned();
-        if !preview.parse_errors.is_empty() {
+        for note in notes.iter().chain(&last) {
             res.push('\n');
-            res.push_str(&parse_issues_block(&preview.parse_errors));
+            res.push_str(note);
         }
         return res;
     }
@@ -55,12 +265,9 @@ pub fn preview_text(preview: &EditPreview) -> String {
     let mut blocks = Blocks { out: res, empty: true };
     render_dir(&tree, None, 0, &mut blocks);
     let mut res = blocks.out;
-    if preview.limit_reached {
-        res.push_str("\n\nLimit reached; narrow paths.");
-    }
-    if !preview.parse_errors.is_empty() {
+    for note in notes.iter().chain(&last) {
         res.push_str("\n\n");
-        res.push_str(&parse_issues_block(&preview.parse_errors));
+        res.push_str(note);
     }
     res
 }
@@ -81,17 +288,17 @@ pub fn parse_issues_block(errors: &[String]) -> String {
 
 /// The preview's details JSON (camelCase), including the unified diff.
 pub fn preview_details(preview: &EditPreview) -> Value {
-    details_with_diff(preview, unified_diff(preview))
+    details_with_diff(preview, unified_diff(preview), ArgNames::Tool)
 }
 
 /// [`preview_details`], moving the diffs out of `preview` instead of copying them (a big
 /// file's diff is hundreds of megabytes).
-pub(crate) fn take_preview_details(preview: &mut EditPreview) -> Value {
+pub(crate) fn take_preview_details(preview: &mut EditPreview, names: ArgNames) -> Value {
     let diff = take_unified_diff(preview);
-    details_with_diff(preview, diff)
+    details_with_diff(preview, diff, names)
 }
 
-fn details_with_diff(preview: &EditPreview, diff: String) -> Value {
+fn details_with_diff(preview: &EditPreview, diff: String, names: ArgNames) -> Value {
     let mut details = json!({
         "totalReplacements": preview.total_replacements(),
         "filesTouched": preview.files_touched(),
@@ -100,15 +307,73 @@ fn details_with_diff(preview: &EditPreview, diff: String) -> Value {
         "limitReached": preview.limit_reached,
         "lang": preview.lang.name(),
         "fileReplacements": file_replacements(preview),
+        "notes": preview_notes(preview, names),
+        "errorFilesSkipped": preview.error_files_skipped,
     });
     // Moved in, where `json!` would copy it.
     details["diff"] = Value::String(diff);
+    if let Some(last) = last_line(preview, names) {
+        details["lastLine"] = Value::String(last);
+    }
+    if let Some(left) = &preview.left_out {
+        details["leftOut"] = left_out_json(left, names);
+    }
     if !preview.parse_errors.is_empty() {
         details["parseErrors"] =
             json!(preview.parse_errors.iter().take(PARSE_ERRORS_LIMIT).collect::<Vec<_>>());
         details["parseErrorsTotal"] = json!(preview.parse_errors.len());
     }
+    if !preview.error_files.is_empty() {
+        details["errorFiles"] = Value::Array(
+            preview
+                .error_files
+                .iter()
+                .map(|f| json!({"path": f.path, "count": f.replacements, "matchesSkipped": f.matches_skipped}))
+                .collect(),
+        );
+    }
+    if !preview.nested_left.is_empty() {
+        details["nestedLeft"] = Value::Array(
+            preview
+                .nested_left
+                .iter()
+                .map(|n| {
+                    json!({
+                        "path": n.path,
+                        "line": n.outer.0,
+                        "column": n.outer.1,
+                        "pattern": n.pattern,
+                        "inner": n.inner.iter().map(|(l, c)| json!({"line": l, "column": c})).collect::<Vec<_>>(),
+                        "hint": n.hint,
+                    })
+                })
+                .collect(),
+        );
+    }
+    if let Some(choice) = &preview.lang_choice {
+        details["langInferred"] = json!({
+            "lang": preview.lang.name(),
+            "leftOut": choice.left_out.iter().map(|(l, n)| json!({"lang": l.name(), "files": n})).collect::<Vec<_>>(),
+        });
+    }
     details
+}
+
+/// `{"cap": "limit" | "max_files", "value", "files", "replacements", "exact", "lift"}`, where
+/// `lift` names the parameter (or flag) that lifts the cap.
+pub(crate) fn left_out_json(left: &LeftOut, names: ArgNames) -> Value {
+    let (cap, value) = match left.cap {
+        Cap::Limit(n) => ("limit", n),
+        Cap::MaxFiles(n) => ("max_files", n),
+    };
+    json!({
+        "cap": cap,
+        "value": value,
+        "files": left.files,
+        "replacements": left.replacements,
+        "exact": left.exact,
+        "lift": cap_name(left.cap, names).trim_matches('`'),
+    })
 }
 
 /// `[{path, count}]` for every touched file.

@@ -67,12 +67,16 @@ pub(crate) fn collect_for_lang(
     collect(workspace, paths, &|path| searched_when_walked(lang, path))
 }
 
-/// Whether a walked (not explicitly named) file is searched: it is of `lang`, or, without
-/// `lang`, of any compiled-in language. The one rule for both the walk and
+/// Whether a walked (not explicitly named) file is searched: it is of `lang` (or a component
+/// file with code blocks in it), or, without `lang`, of any compiled-in language. The one rule for both the walk and
 /// [`assign_languages`].
 fn searched_when_walked(lang: Option<Lang>, path: &Path) -> bool {
     match Lang::infer(path) {
-        Inferred::Lang(found) => lang.is_none_or(|lang| lang == found),
+        // A component file is searched in its code blocks by a call in their language.
+        Inferred::Lang(found) => lang.is_none_or(|lang| {
+            lang == found
+                || (crate::embed::is_embeddable(lang) && crate::embed::is_component(found))
+        }),
         Inferred::NotCompiled(_) | Inferred::Unknown => false,
     }
 }

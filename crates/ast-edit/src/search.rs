@@ -1,9 +1,12 @@
 //! The search engine behind `ast_grep`: the same walker, languages and prefilter as the
-//! rewrite engine, but each file uses its own language unless `lang` is given.
+//! rewrite engine, but each file uses its own language unless `lang` is given. Without `lang`,
+//! only the languages the pattern is meant for are searched ([`crate::choose`]). A search
+//! cannot break anything, so files whose syntax tree has error nodes are searched too, and
+//! their matches marked.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
-    ops::ControlFlow,
+    ops::{ControlFlow, Range},
 };
 
 use ast_grep_core::meta_var::MetaVariable;
@@ -12,14 +15,21 @@ use staged_core::CancelToken;
 
 use crate::{
     AstEditError, AstGrepParams, Lang, Workspace,
+    choose::meant_languages,
     compile::{Rule, active_rules, compile_rules},
     edits::LineIndex,
+    embed::{is_component, is_embeddable, script_blocks},
     grep_tool::AST_GREP_TOOL_NAME,
+    lang::Inferred,
     parallel::par_fold_in_order,
     params::{validate_limit, validate_paths, validate_pattern_len},
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, parse, read_text},
 };
+
+/// What a file is searched as: byte ranges of it (`usize::MAX` ends the whole file), each in
+/// its language.
+type Segments = Vec<(Range<usize>, Lang)>;
 
 /// Lines of context shown before and after a match.
 const CONTEXT_LINES: usize = 1;
@@ -44,6 +54,9 @@ pub struct SearchMatch {
     pub meta_variables: BTreeMap<String, String>,
     /// `(line number, text)` from `CONTEXT_LINES` before to after the match.
     pub context: Vec<(usize, String)>,
+    /// Whether the match is in a file whose syntax tree has error nodes (`ast_edit` skips such
+    /// files unless asked).
+    pub file_has_parse_errors: bool,
 }
 
 /// The result of a search.
@@ -58,6 +71,11 @@ pub struct SearchResult {
     pub limit_reached: bool,
     /// Deduplicated parse issues.
     pub parse_errors: Vec<String>,
+    /// How many files with matches shown have error nodes in their syntax tree.
+    pub files_with_parse_errors: usize,
+    /// When `limit` cut the result: the matches left out, and the files they are in (the
+    /// files after the cut are still searched, to count them).
+    pub left_out: Option<(usize, usize)>,
 }
 
 impl SearchResult {
@@ -87,14 +105,60 @@ pub fn search(
     let limit = validate_limit(params.limit)?;
     let strictness = params.strictness.unwrap_or_default();
     let candidates = collect_for_lang(workspace, &paths, lang)?;
-    let files: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
+    let assigned: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
+    // What each file is searched as: its whole text in its language, and, for a component
+    // file, its code blocks in theirs.
+    let mut files: Vec<(Candidate, Segments)> = Vec::with_capacity(assigned.len());
+    for (candidate, assigned_lang) in assigned {
+        let own = match Lang::infer(candidate.rel.as_path()) {
+            Inferred::Lang(own) => own,
+            _ => assigned_lang,
+        };
+        let whole = 0..usize::MAX;
+        let blocks = |want: Option<Lang>| -> Vec<(Range<usize>, Lang)> {
+            let Ok(text) = read_text(&candidate) else { return Vec::new() };
+            let mut blocks = script_blocks(&text, own);
+            blocks.retain(|(_, l)| want.is_none_or(|want| want == *l));
+            blocks
+        };
+        let segments = match lang {
+            None if is_component(own) => {
+                let mut segments = blocks(None);
+                segments.push((whole, own));
+                segments
+            }
+            Some(want) if is_component(own) && want != own && is_embeddable(want) => {
+                blocks(Some(want))
+            }
+            _ => vec![(whole, assigned_lang)],
+        };
+        files.push((candidate, segments));
+    }
+    if lang.is_none() {
+        let mut found: Vec<Lang> =
+            files.iter().flat_map(|(_, s)| s.iter().map(|(_, l)| *l)).collect();
+        found.sort_by_key(|l| l.name());
+        found.dedup();
+        let asked: Vec<Lang> = files
+            .iter()
+            .filter(|(c, _)| c.explicit)
+            .flat_map(|(_, s)| s.iter().map(|(_, l)| *l))
+            .collect();
+        let meant =
+            meant_languages(&found, &asked, &[params.pattern.as_str()], params.selector.as_deref());
+        // A language the pattern is not meant for is not searched, and reports nothing.
+        for (_, segments) in &mut files {
+            segments.retain(|(_, l)| meant.contains(l));
+        }
+        files.retain(|(_, segments)| !segments.is_empty());
+    }
     let mut result = SearchResult { files_searched: files.len(), ..SearchResult::default() };
     let mut rules: HashMap<Lang, Vec<Rule>> = HashMap::new();
-    for (_, lang) in &files {
-        rules.entry(*lang).or_insert_with(|| {
+    for lang in files.iter().flat_map(|(_, s)| s.iter().map(|(_, l)| *l)) {
+        rules.entry(lang).or_insert_with(|| {
             compile_rules(
                 &[(params.pattern.clone(), None)],
-                *lang,
+                lang,
                 params.selector.as_deref(),
                 strictness,
                 &mut result.parse_errors,
@@ -107,109 +171,120 @@ pub fn search(
     }
     let stopped = par_fold_in_order(
         &files,
-        |(candidate, lang)| {
+        |(candidate, segments)| {
             if cancel.is_some_and(CancelToken::is_cancelled) {
                 return None;
             }
-            Some(match rules.get(lang) {
-                // One match past the limit, so that the fold sees the cut.
-                Some(rules) => search_file(
-                    candidate,
-                    *lang,
-                    rules,
-                    limit.map_or(usize::MAX, |l| l.saturating_add(1)),
-                ),
-                None => Ok(Vec::new()),
-            })
+            // Every match: those past the limit are counted.
+            Some(search_file(candidate, segments, &rules, usize::MAX))
         },
         |outcome| {
             match outcome {
-                None => return ControlFlow::Break(Err(AstEditError::Cancelled)),
+                None => return ControlFlow::Break(AstEditError::Cancelled),
                 Some(Ok(matches)) => {
-                    for m in matches {
-                        if limit.is_some_and(|l| result.matches.len() >= l) {
-                            result.limit_reached = true;
-                            return ControlFlow::Break(Ok(()));
-                        }
-                        result.matches.push(m);
+                    let room = limit.map_or(usize::MAX, |l| l.saturating_sub(result.matches.len()));
+                    // Counted where its matches are shown (and marked).
+                    if room > 0 && matches.first().is_some_and(|m| m.file_has_parse_errors) {
+                        result.files_with_parse_errors += 1;
                     }
+                    let beyond = matches.len().saturating_sub(room);
+                    if beyond > 0 || (result.left_out.is_some() && !matches.is_empty()) {
+                        let (count, files) = result.left_out.get_or_insert((0, 0));
+                        *count += beyond;
+                        *files += 1;
+                    }
+                    result.matches.extend(matches.into_iter().take(room));
                 }
                 Some(Err(issue)) => result.parse_errors.push(issue),
             }
             ControlFlow::Continue(())
         },
     );
-    if let Some(Err(err)) = stopped {
+    if let Some(err) = stopped {
         return Err(err);
     }
+    result.limit_reached = result.left_out.is_some();
     let mut seen = HashSet::new();
     result.parse_errors.retain(|e| seen.insert(e.clone()));
     Ok(result)
 }
 
-/// One file's matches; each rule's walk stops after `cap` matches, since no file gives a
-/// search more than its limit (the fold keeps the first ones by position, and sees from one
-/// more that the limit cut them).
+/// One file's matches: in each of its `segments` (the whole file, or the code blocks of a
+/// component file, see [`crate::embed`]), parsed in its language and searched with that
+/// language's rules. Each rule's walk stops after `cap` matches.
 fn search_file(
     candidate: &Candidate,
-    lang: Lang,
-    rules: &[Rule],
+    segments: &[(Range<usize>, Lang)],
+    rules: &HashMap<Lang, Vec<Rule>>,
     cap: usize,
 ) -> Result<Vec<SearchMatch>, String> {
     let text = read_text(candidate)?;
-    let active = active_rules(rules, &text, true);
-    if active.is_empty() {
-        return Ok(Vec::new());
-    }
-    let root = parse(&text, lang, &candidate.display)?;
     let index = LineIndex::new(&text);
     let mut res = Vec::new();
-    for (rule, prune) in active {
-        rule.each_match(root.root(), prune.as_ref(), cap, |m| {
-            let range = m.range();
-            let (line, column) = index.position(range.start);
-            let (end_line, end_column) = index.position(range.end);
-            let env = m.get_env();
-            let mut meta_variables = BTreeMap::new();
-            for var in env.get_matched_variables() {
-                match var {
-                    MetaVariable::Capture(name, _) => {
-                        if let Some(node) = env.get_match(&name) {
-                            meta_variables.insert(format!("${name}"), node.text().into_owned());
+    for (segment, lang) in segments {
+        // `usize::MAX` ends the whole file.
+        let segment = segment.start..segment.end.min(text.len());
+        let (Some(part), Some(rules)) = (text.get(segment.clone()), rules.get(lang)) else {
+            continue;
+        };
+        let base = segment.start;
+        let active = active_rules(rules, part, true);
+        if active.is_empty() {
+            continue;
+        }
+        let (root, broken) = parse(part, *lang, &candidate.display)?;
+        for (rule, prune) in active {
+            rule.each_match(root.root(), prune.as_ref(), cap, |m| {
+                let range = m.range();
+                let (line, column) = index.position(base + range.start);
+                let (end_line, end_column) = index.position(base + range.end);
+                let env = m.get_env();
+                let mut meta_variables = BTreeMap::new();
+                for var in env.get_matched_variables() {
+                    match var {
+                        MetaVariable::Capture(name, _) => {
+                            if let Some(node) = env.get_match(&name) {
+                                meta_variables.insert(format!("${name}"), node.text().into_owned());
+                            }
                         }
+                        MetaVariable::MultiCapture(name) => {
+                            let nodes = env.get_multiple_matches(&name);
+                            let text = match (nodes.first(), nodes.last()) {
+                                (Some(first), Some(last)) => part
+                                    .get(first.range().start..last.range().end)
+                                    .unwrap_or("")
+                                    .to_owned(),
+                                _ => String::new(),
+                            };
+                            meta_variables.insert(format!("$$${name}"), text);
+                        }
+                        MetaVariable::Dropped(_) | MetaVariable::Multiple => {}
                     }
-                    MetaVariable::MultiCapture(name) => {
-                        let nodes = env.get_multiple_matches(&name);
-                        let text = match (nodes.first(), nodes.last()) {
-                            (Some(first), Some(last)) => text
-                                .get(first.range().start..last.range().end)
-                                .unwrap_or("")
-                                .to_owned(),
-                            _ => String::new(),
-                        };
-                        meta_variables.insert(format!("$$${name}"), text);
-                    }
-                    MetaVariable::Dropped(_) | MetaVariable::Multiple => {}
                 }
-            }
-            let first = line.saturating_sub(CONTEXT_LINES).max(1);
-            let last = (end_line + CONTEXT_LINES).min(index.len());
-            let context = (first..=last).map(|n| (n, index.line(n).to_owned())).collect();
-            res.push(SearchMatch {
-                path: candidate.display.clone(),
-                line,
-                column,
-                end_line,
-                end_column,
-                text: m.text().into_owned(),
-                meta_variables,
-                context,
-            });
-        })
-        .map_err(|why| format!("{}: {why}", candidate.display))?;
+                let first = line.saturating_sub(CONTEXT_LINES).max(1);
+                let last = (end_line + CONTEXT_LINES).min(index.len());
+                let context = (first..=last).map(|n| (n, index.line(n).to_owned())).collect();
+                res.push(SearchMatch {
+                    path: candidate.display.clone(),
+                    line,
+                    column,
+                    end_line,
+                    end_column,
+                    text: m.text().into_owned(),
+                    meta_variables,
+                    context,
+                    file_has_parse_errors: broken,
+                });
+            })
+            .map_err(|why| format!("{}: {why}", candidate.display))?;
+        }
+        dispose(root, candidate);
     }
-    dispose(root, candidate);
     res.sort_by_key(|m| (m.line, m.column));
     res.dedup_by(|a, b| a.line == b.line && a.column == b.column && a.text == b.text);
+    // One mark for the file: a component file's blocks are one file.
+    if res.iter().any(|m| m.file_has_parse_errors) {
+        res.iter_mut().for_each(|m| m.file_has_parse_errors = true);
+    }
     Ok(res)
 }

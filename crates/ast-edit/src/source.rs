@@ -1,5 +1,6 @@
 //! Loading one candidate file: read it, refuse binary and non-UTF-8 content, and parse it,
-//! refusing trees with error nodes. Each refusal is a parse issue string, never a panic.
+//! saying whether its tree has error nodes (each caller decides what that means). Each refusal
+//! is a parse issue string, never a panic.
 
 use std::sync::{
     OnceLock,
@@ -29,13 +30,17 @@ pub(crate) fn read_text(candidate: &Candidate) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| format!("{}: file is not valid UTF-8", candidate.display))
 }
 
-/// Parses `text`; the error is the parse issue to report.
-pub(crate) fn parse(text: &str, lang: Lang, display: &str) -> Result<Parsed, String> {
+/// The parse issue of a file whose syntax tree has error nodes.
+pub(crate) fn parse_error_issue(display: &str) -> String {
+    format!("{display}: parse error (syntax tree contains error nodes)")
+}
+
+/// Parses `text`, and says whether its tree has error (or missing) nodes; the error is the
+/// parse issue to report.
+pub(crate) fn parse(text: &str, lang: Lang, display: &str) -> Result<(Parsed, bool), String> {
     let root = AstGrep::try_new(text, lang).map_err(|err| format!("{display}: {err}"))?;
-    if root.root().get_inner_node().has_error() {
-        return Err(format!("{display}: parse error (syntax tree contains error nodes)"));
-    }
-    Ok(root)
+    let broken = root.root().get_inner_node().has_error();
+    Ok((root, broken))
 }
 
 /// Drops `candidate`'s syntax tree once its matches are taken.

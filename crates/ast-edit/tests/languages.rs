@@ -17,6 +17,7 @@ fn check(lang: Lang, file: &str, source: &str, pat: &str, out: &str, expected: &
         strictness: None,
         limit: None,
         max_files: None,
+        include_parse_errors: None,
     };
     let preview = compute_preview(&fx.workspace, &params.validate().unwrap(), None).unwrap();
     assert_eq!(preview.lang, lang);
@@ -352,11 +353,84 @@ lang_test!(
     "<a><c>hi</c></a>\n"
 );
 
+lang_test!(
+    vue,
+    Lang::Vue,
+    "a.vue",
+    "<template>\n  <div class=\"a\">{{ msg }}</div>\n</template>\n",
+    "<div class=\"$C\">$$$B</div>",
+    "<span class=\"$C\">$$$B</span>",
+    "<template>\n  <span class=\"a\">{{ msg }}</span>\n</template>\n"
+);
+lang_test!(
+    svelte,
+    Lang::Svelte,
+    "a.svelte",
+    "<script>\n  let count = 0;\n</script>\n\n<button on:click={inc}>{count}</button>\n",
+    "<button on:click={$F}>$$$B</button>",
+    "<button onclick={$F}>$$$B</button>",
+    "<script>\n  let count = 0;\n</script>\n\n<button onclick={inc}>{count}</button>\n"
+);
+lang_test!(
+    astro,
+    Lang::Astro,
+    "a.astro",
+    "---\nconst title = 'x';\n---\n<h1 class=\"t\">{title}</h1>\n",
+    "<h1 class=\"$C\">$$$B</h1>",
+    "<h2 class=\"$C\">$$$B</h2>",
+    "---\nconst title = 'x';\n---\n<h2 class=\"t\">{title}</h2>\n"
+);
+lang_test!(
+    protobuf,
+    Lang::Protobuf,
+    "user.proto",
+    "syntax = \"proto3\";\nmessage User {\n  string name = 1;\n}\n",
+    "message $M { $$$F }",
+    "message $M { reserved 2; $$$F }",
+    "syntax = \"proto3\";\nmessage User { reserved 2; string name = 1; }\n"
+);
+lang_test!(
+    dockerfile,
+    Lang::Dockerfile,
+    "Dockerfile",
+    "FROM node:18\nRUN npm install\n",
+    "FROM $I",
+    "FROM docker.io/$I",
+    "FROM docker.io/node:18\nRUN npm install\n"
+);
+lang_test!(
+    dockerfile_by_suffix,
+    Lang::Dockerfile,
+    "web.dockerfile",
+    "FROM node:18\n",
+    "FROM $I",
+    "FROM docker.io/$I",
+    "FROM docker.io/node:18\n"
+);
+lang_test!(
+    clojure,
+    Lang::Clojure,
+    "a.clj",
+    "(defn greet [name]\n  (println \"hi\" name))\n",
+    "(println $$$A)",
+    "(prn $$$A)",
+    "(defn greet [name]\n  (prn \"hi\" name))\n"
+);
+lang_test!(
+    just,
+    Lang::Just,
+    "justfile",
+    "build:\n    cargo build\n\ntest: build\n    cargo test\n",
+    "test: $D",
+    "test: $D lint",
+    "build:\n    cargo build\n\ntest: build lint\n    cargo test\n"
+);
+
 /// Every language in `Lang::all()` has a test above: the 29 of ast-grep-language's 28 grammar
-/// crates (TypeScript and TSX share one), TLA+, and the 20 grammars of LANGUAGES.md.
+/// crates (TypeScript and TSX share one), TLA+, and the 27 grammars of LANGUAGES.md.
 #[test]
 fn every_language_is_covered() {
-    assert_eq!(Lang::all().count(), 50);
+    assert_eq!(Lang::all().count(), 57);
 }
 
 #[test]
@@ -369,10 +443,72 @@ fn filename_inference() {
     assert_eq!(infer("Makefile"), Inferred::Lang(Lang::Make));
     assert_eq!(infer("CMakeLists.txt"), Inferred::Lang(Lang::Cmake));
     assert_eq!(infer(".emacs"), Inferred::Lang(Lang::EmacsLisp));
-    assert_eq!(infer("a.vue"), Inferred::NotCompiled("vue"));
-    assert_eq!(infer("Dockerfile.dev"), Inferred::NotCompiled("dockerfile"));
-    assert_eq!(infer("Containerfile"), Inferred::NotCompiled("dockerfile"));
-    assert_eq!(infer("Justfile"), Inferred::NotCompiled("just"));
+    assert_eq!(infer("a.vue"), Inferred::Lang(Lang::Vue));
+    assert_eq!(infer("App.svelte"), Inferred::Lang(Lang::Svelte));
+    assert_eq!(infer("index.astro"), Inferred::Lang(Lang::Astro));
+    assert_eq!(infer("api.proto"), Inferred::Lang(Lang::Protobuf));
+    assert_eq!(infer("Dockerfile"), Inferred::Lang(Lang::Dockerfile));
+    assert_eq!(infer("Dockerfile.dev"), Inferred::Lang(Lang::Dockerfile));
+    assert_eq!(infer("Containerfile"), Inferred::Lang(Lang::Dockerfile));
+    assert_eq!(infer("core.cljs"), Inferred::Lang(Lang::Clojure));
+    assert_eq!(infer("deps.edn"), Inferred::Lang(Lang::Clojure));
+    assert_eq!(infer("Justfile"), Inferred::Lang(Lang::Just));
+    assert_eq!(infer("release.just"), Inferred::Lang(Lang::Just));
     assert_eq!(infer("a.MTS"), Inferred::Lang(Lang::TypeScript));
     assert_eq!(infer("a.unknown"), Inferred::Unknown);
+}
+
+/// The `<script>` blocks of Vue, Svelte and Astro files (and Astro's frontmatter) are code in
+/// their own language: a JavaScript or TypeScript rewrite reaches them, and leaves the rest of
+/// the file byte for byte.
+#[test]
+fn script_blocks_of_component_files_are_rewritten_in_their_language() {
+    let vue = "<template>\n  <p>{{ foo(0) }}</p>\n</template>\n\n<script setup lang=\"ts\">\nconst a: number = foo(1);\n</script>\n";
+    let svelte = "<script lang=\"ts\">\n  let count = foo(2);\n</script>\n\n<p>{count}</p>\n";
+    let astro =
+        "---\nconst title = foo(3);\n---\n<h1>{title}</h1>\n<script>\n  foo(4);\n</script>\n";
+    let plain = "<script>\nfoo(5);\n</script>\n";
+    let fx = Fixture::new(&[
+        ("src/A.vue", vue),
+        ("src/B.svelte", svelte),
+        ("src/C.astro", astro),
+        ("src/d.ts", "foo(6);\n"),
+        ("js/E.vue", plain),
+    ]);
+    let run = |paths: &[&str], lang: Option<&str>| {
+        let params = AstEditParams {
+            ops: vec![Op { pat: "foo($A)".to_owned(), out: "bar($A)".to_owned() }],
+            paths: paths.iter().map(|p| (*p).to_owned()).collect(),
+            lang: lang.map(str::to_owned),
+            selector: None,
+            strictness: None,
+            limit: None,
+            max_files: None,
+            include_parse_errors: None,
+        };
+        compute_preview(&fx.workspace, &params.validate().unwrap(), None)
+    };
+    // Without `lang`: the TypeScript blocks and files, the one language the pattern fits.
+    let preview = run(&["src"], None).unwrap();
+    assert_eq!(preview.lang, Lang::TypeScript);
+    let updated: Vec<(&str, &str)> =
+        preview.files.iter().map(|f| (f.path.as_str(), f.updated().unwrap())).collect();
+    assert_eq!(
+        updated,
+        [
+            ("src/A.vue", vue.replace("foo(1)", "bar(1)").as_str()),
+            ("src/B.svelte", svelte.replace("foo(2)", "bar(2)").as_str()),
+            ("src/C.astro", astro.replace("foo(3)", "bar(3)").replace("foo(4)", "bar(4)").as_str()),
+            ("src/d.ts", "bar(6);\n"),
+        ]
+    );
+    // A plain `<script>` is JavaScript: with both, the language must be named.
+    let err = run(&["."], None).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "`lang` is required for ast_edit when path/glob resolves to multiple languages: javascript, typescript"
+    );
+    let preview = run(&["."], Some("js")).unwrap();
+    assert_eq!(preview.files.len(), 1);
+    assert_eq!(preview.files[0].updated(), Some("<script>\nbar(5);\n</script>\n"));
 }

@@ -35,6 +35,7 @@ fn preview(text: &str, ops: &[(&str, &str)]) -> Result<EditPreview, AstEditError
         strictness: None,
         limit: None,
         max_files: None,
+        include_parse_errors: None,
     }
     .validate()?;
     compute_preview_with(&workspace, &params, EngineOptions::default(), None)
@@ -161,5 +162,66 @@ proptest! {
         let text: String = lines.iter().map(|l| format!("{l};\n")).collect();
         let res = preview(&text, OPS).unwrap();
         prop_assert_eq!(rewritten(&res, &text), ast_grep_to_fixpoint(&text, OPS));
+    }
+}
+
+/// A TypeScript statement at `indent` spaces: a plain call, or `f(() => { ... })` whose body
+/// holds further statements and blank lines (`None`), at any depth.
+#[derive(Debug, Clone)]
+enum Stmt {
+    Plain(u8),
+    Blank,
+    Wrap(Vec<Stmt>),
+}
+
+fn stmt() -> impl Strategy<Value = Stmt> {
+    let leaf = prop_oneof![(0u8..10).prop_map(Stmt::Plain), Just(Stmt::Blank)];
+    leaf.prop_recursive(4, 32, 5, |inner| prop::collection::vec(inner, 0..5).prop_map(Stmt::Wrap))
+}
+
+fn render(stmts: &[Stmt], indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    for s in stmts {
+        match s {
+            Stmt::Plain(n) => out.push_str(&format!("{pad}x{n}();\n")),
+            Stmt::Blank => out.push('\n'),
+            Stmt::Wrap(body) => {
+                out.push_str(&format!("{pad}f(() => {{\n"));
+                render(body, indent + 2, out);
+                out.push_str(&format!("{pad}}});\n"));
+            }
+        }
+    }
+}
+
+/// The rewrites of the blank-line property: the capture is re-indented (the template puts it
+/// on its own line, deeper or not), so ast-grep indents every line of it, blank ones included.
+const REINDENT: &[(&str, &str)] =
+    &[("f($A)", "g(\n  $A\n)"), ("f($A)", "g($A)"), ("f($A)", "{\n    h($A);\n}")];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// A rewrite never adds whitespace to a blank line (so `git diff --check` stays clean), and
+    /// otherwise equals ast-grep rewriting until nothing changes.
+    #[test]
+    fn a_rewrite_never_adds_whitespace_to_a_blank_line(
+        stmts in prop::collection::vec(stmt(), 1..5),
+        indent in 0usize..6,
+        which in 0..REINDENT.len(),
+    ) {
+        let mut text = String::new();
+        render(&stmts, indent, &mut text);
+        let ops = &REINDENT[which..=which];
+        let res = preview(&text, ops).unwrap();
+        let ours = rewritten(&res, &text);
+        for line in ours.lines() {
+            prop_assert!(line.is_empty() || !line.trim().is_empty(), "whitespace-only line in {:?}", ours);
+        }
+        let theirs = ast_grep_to_fixpoint(&text, ops);
+        let blank = |s: &str| -> String {
+            s.split('\n').map(|l| if l.trim().is_empty() { "" } else { l }).collect::<Vec<_>>().join("\n")
+        };
+        prop_assert_eq!(&ours, &blank(&theirs));
     }
 }

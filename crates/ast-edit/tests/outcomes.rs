@@ -57,22 +57,26 @@ async fn validation_messages() {
 
 #[tokio::test]
 async fn unsupported_language_is_an_error_not_a_panic() {
-    let fx = Fixture::new(&[("a.ts", "foo(1);\n"), ("Dockerfile", "FROM scratch\n")]);
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n"), ("notes.unknown", "FROM scratch\n")]);
     let err = fx
         .edit(json!({"ops": [{"pat": "a", "out": "b"}], "paths": ["a.ts"], "lang": "brainfuck"}))
         .await
         .unwrap_err();
     assert!(
-        err.message()
-            .starts_with("Unsupported language 'brainfuck'. Supported: bash, c, c#, c++, cc, cjs,"),
+        err.message().starts_with(
+            "Unsupported language 'brainfuck'. Supported: astro, bash, c, c#, c++, cc,"
+        ),
         "{}",
         err.message()
     );
     let err = fx
-        .edit(json!({"ops": [{"pat": "a", "out": "b"}], "paths": ["Dockerfile"]}))
+        .edit(json!({"ops": [{"pat": "a", "out": "b"}], "paths": ["notes.unknown"]}))
         .await
         .unwrap_err();
-    assert!(err.message().starts_with("`lang` is required for ast_edit when language cannot be inferred from all files:\n- Dockerfile: Unsupported language 'dockerfile'."), "{}", err.message());
+    assert_eq!(
+        err.message(),
+        "`lang` is required for ast_edit when language cannot be inferred from all files:\n- notes.unknown: Unable to infer language from file extension: notes.unknown. Specify `lang` explicitly."
+    );
 }
 
 #[tokio::test]
@@ -103,7 +107,8 @@ async fn binary_non_utf8_and_syntax_errors_are_parse_issues() {
     );
     assert_eq!(d["parseErrorsTotal"], 3);
     let text = res.text_content();
-    assert!(text.ends_with("Parse issues:\n- bin.ts: binary file skipped\n- broken.ts: parse error (syntax tree contains error nodes)\n- latin1.ts: file is not valid UTF-8"), "{text}");
+    assert!(text.ends_with("Parse issues:\n- bin.ts: binary file skipped\n- broken.ts: parse error (syntax tree contains error nodes)\n- latin1.ts: file is not valid UTF-8\n\n1 file with parse errors was skipped (see Parse issues); pass `includeParseErrors: true` to rewrite the matches in it that hold no error."), "{text}");
+    assert_eq!(d["errorFilesSkipped"], 1);
 }
 
 #[tokio::test]
@@ -130,7 +135,19 @@ async fn limit_and_max_files() {
     let res = fx.edit(args).await.unwrap();
     assert_eq!(details(&res)["totalReplacements"], 1);
     assert_eq!(details(&res)["limitReached"], true);
-    assert!(res.text_content().contains("\n\nLimit reached; narrow paths."));
+    assert!(
+        res.text_content().ends_with("\n\nCapped by `limit` 1: 2 more replacements in 2 files were left out; raise `limit` (or leave it out) to include them."),
+        "{}",
+        res.text_content()
+    );
+    assert_eq!(
+        details(&res)["leftOut"],
+        json!({"cap": "limit", "value": 1, "files": 2, "replacements": 2, "exact": true, "lift": "limit"})
+    );
+    assert_eq!(
+        fx.session.store().peek().unwrap().unwrap().label(),
+        "AST Edit: 1 replacement in 1 file (capped by `limit`: 2 more replacements left out)"
+    );
     let diff = details(&res)["diff"].as_str().unwrap();
     assert!(diff.contains("-foo(1); foo(2);\n+bar(1); foo(2);\n"), "{diff}");
     let applied = fx.apply().await;
@@ -145,7 +162,12 @@ async fn limit_and_max_files() {
     assert_eq!(details(&res)["limitReached"], true);
     assert_eq!(
         fx.session.store().peek().unwrap().unwrap().label(),
-        "AST Edit: 2 replacements in 1 file"
+        "AST Edit: 2 replacements in 1 file (capped by `max_files`: 1 more file left out)"
+    );
+    assert!(
+        res.text_content().ends_with("\n\nCapped by `max_files` 1: 1 more file with 1 replacement was left out; raise `max_files` to include it."),
+        "{}",
+        res.text_content()
     );
 }
 
@@ -397,7 +419,8 @@ async fn a_limit_that_cuts_a_single_file_is_reported() {
         let res = fx.edit(args).await.unwrap();
         assert_eq!(details(&res)["totalReplacements"], limit.min(3), "{limit}");
         assert_eq!(details(&res)["limitReached"], reached, "{limit}");
-        assert_eq!(res.text_content().ends_with("Limit reached; narrow paths."), reached);
+        let cut = "\n\nCapped by `limit` 2: 1 more replacement in 1 file was left out; raise `limit` (or leave it out) to include it.";
+        assert_eq!(res.text_content().ends_with(cut), reached, "{}", res.text_content());
         fx.session.store().pop().unwrap();
     }
 }

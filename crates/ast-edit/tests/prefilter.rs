@@ -98,6 +98,7 @@ fn previews(
         strictness,
         limit: None,
         max_files: None,
+        include_parse_errors: None,
     }
     .validate()
     .unwrap();

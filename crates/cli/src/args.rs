@@ -202,9 +202,13 @@ pub(crate) struct AstEditArgs {
     /// Maximum total replacements.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) limit: Option<u64>,
-    /// Maximum files touched (default 1000).
+    /// Maximum files touched (default: no cap; what a cap leaves out is counted and said).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_files: Option<u64>,
+    /// Also rewrite files whose syntax tree has errors, only where the matched code holds
+    /// none (by default such files are skipped and counted).
+    #[arg(long)]
+    pub(crate) include_parse_errors: bool,
     /// Files, directories or globs, relative to the workspace root.
     #[arg(required = true, value_name = "PATH")]
     pub(crate) paths: Vec<String>,

@@ -36,7 +36,7 @@ async fn lists_the_seven_tools_with_schemas_and_annotations() {
     assert_eq!(edit_schema, staged_core::Tool::parameters(&session.ast_edit_tool()));
     let props = &edit_schema["properties"];
     assert_eq!(props["ops"]["items"]["required"], serde_json::json!(["pat", "out"]));
-    for optional in ["lang", "selector", "strictness", "limit", "max_files"] {
+    for optional in ["lang", "selector", "strictness", "limit", "max_files", "includeParseErrors"] {
         assert!(props.get(optional).is_some(), "ast_edit schema lacks {optional}: {props}");
     }
     let resolve_schema = serde_json::Value::Object((*tool("resolve").input_schema).clone());

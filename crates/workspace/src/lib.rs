@@ -91,7 +91,9 @@ use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
 use staged_journal::{ChangeUndo, RecoveryHooks, recover_hooked};
 use staged_store::{Rehydrators, SqliteStore};
 
-pub use staged_ast_edit::{DetailsError, LangRequiredDetails, PreviewDetails, StaleDetails};
+pub use staged_ast_edit::{
+    ArgNames, DEFAULT_MAX_FILES, DetailsError, LangRequiredDetails, PreviewDetails, StaleDetails,
+};
 pub use staged_journal::{ChangeDetails, RecoveryReport, STATE_DIR_NAME, Workspace};
 pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
 

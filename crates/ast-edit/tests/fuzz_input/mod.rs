@@ -239,6 +239,7 @@ const KEYS: &[&str] = &[
     "limit",
     "max_files",
     "maxFiles",
+    "includeParseErrors",
     "Paths",
     "path",
     "rewrite",
@@ -479,6 +480,10 @@ pub(crate) fn edit_args() -> impl Strategy<Value = Value> {
             ("strictness", strictness_value().boxed()),
             ("limit", count_value().boxed()),
             ("max_files", count_value().boxed()),
+            (
+                "includeParseErrors",
+                prop_oneof![Just(json!(true)), Just(json!(false)), json_value()].boxed(),
+            ),
         ],
     );
     prop_oneof![

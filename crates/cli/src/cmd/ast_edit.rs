@@ -3,7 +3,7 @@
 use anyhow::Context;
 use serde_json::{Value, json};
 use staged_core::ToolResult;
-use staged_workspace::{PreviewDetails, WorkspaceSession};
+use staged_workspace::{ArgNames, PreviewDetails, WorkspaceSession};
 
 use crate::{
     args::{AstEditArgs, GlobalArgs},
@@ -19,7 +19,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &AstEditArgs, out: &Output) -> anyh
         global,
         out,
         Effect::Stages,
-        WorkspaceSession::ast_edit_tool,
+        |ws: &WorkspaceSession| ws.ast_edit_tool().naming(ArgNames::Cli),
         params,
         print_preview,
     )
@@ -41,8 +41,11 @@ fn params_json(args: &AstEditArgs) -> Value {
     if let Some(limit) = args.limit {
         params["limit"] = json!(limit);
     }
-    if let Some(max_files) = args.max_files {
-        params["max_files"] = json!(max_files);
+    // A person asking for a bulk rewrite wants all of it: without `--max-files` there is no
+    // cap (`null`), where a model gets the tool's default.
+    params["max_files"] = json!(args.max_files);
+    if args.include_parse_errors {
+        params["includeParseErrors"] = json!(true);
     }
     params
 }
@@ -58,15 +61,8 @@ fn print_preview(result: &ToolResult, out: &Output) -> anyhow::Result<()> {
         return out.line(&result.text_content()).context("writing the result");
     };
     out.write(&colorize(&details.diff, out.render.color))?;
-    if details.limit_reached {
-        out.line("Limit reached; narrow paths.")?;
-    }
-    if !details.parse_errors.is_empty() {
-        let total = details.parse_errors_total.unwrap_or(details.parse_errors.len() as u64);
-        out.line(&format!("Parse issues ({} / {total}):", details.parse_errors.len()))?;
-        for error in &details.parse_errors {
-            out.line(&format!("- {error}"))?;
-        }
+    for note in &details.notes {
+        out.line(note)?;
     }
     let (total, files) = (details.total_replacements, details.files_touched);
     out.line(&format!(
@@ -76,5 +72,9 @@ fn print_preview(result: &ToolResult, out: &Output) -> anyhow::Result<()> {
     ))?;
     out.line(&format!("  apply:   staged resolve apply --id {id} --reason \"<why>\""))?;
     out.line(&format!("  discard: staged resolve discard --id {id} --reason \"<why>\""))?;
+    // Last, where a person looks: what was left out, and how to include it.
+    if let Some(last) = &details.last_line {
+        out.line(&format!("\n{last}"))?;
+    }
     Ok(())
 }

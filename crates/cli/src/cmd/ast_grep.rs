@@ -1,7 +1,7 @@
 //! `staged ast-grep`: structural search, read-only.
 
 use serde_json::json;
-use staged_workspace::WorkspaceSession;
+use staged_workspace::{ArgNames, WorkspaceSession};
 
 use crate::{
     args::{AstGrepArgs, GlobalArgs},
@@ -28,7 +28,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &AstGrepArgs, out: &Output) -> anyh
         global,
         out,
         Effect::ReadOnly,
-        WorkspaceSession::ast_grep_tool,
+        |ws: &WorkspaceSession| ws.ast_grep_tool().naming(ArgNames::Cli),
         params,
         |result, out| Ok(out.line(&result.text_content())?),
     )

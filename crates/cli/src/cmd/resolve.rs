@@ -100,11 +100,20 @@ fn restage_command(details: Option<&serde_json::Value>, root: &std::path::Path) 
             words.push(shell_quote(&value));
         }
     }
-    for (value, flag) in [(args.limit, "--limit"), (args.max_files, "--max-files")] {
+    // The command line has no cap unless given: a preview staged with the tool's default cap
+    // (absent `max_files`) gets it spelled out.
+    let max_files = match args.max_files {
+        None => Some(staged_workspace::DEFAULT_MAX_FILES as f64),
+        Some(cap) => cap,
+    };
+    for (value, flag) in [(args.limit, "--limit"), (max_files, "--max-files")] {
         if let Some(value) = value {
             words.push(flag.to_owned());
             words.push(format!("{}", value.floor()));
         }
+    }
+    if args.include_parse_errors == Some(true) {
+        words.push("--include-parse-errors".to_owned());
     }
     for path in &args.paths {
         words.push(shell_quote(path));
