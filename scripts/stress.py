@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race]
 
-Ten experiments, each repeated N times (default 200) against the real `staged` binary
+Eleven experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -37,6 +37,11 @@ Ten experiments, each repeated N times (default 200) against the real `staged` b
   and moves, and the folder it creates files in) is swapped with a symlink to an outside twin
   in a tight loop. Nothing outside may change, no temp file may be left, and the tree inside is
   all old (exit 1 or 2, with a reason) or all new (exit 0).
+* hook-race: 8 `staged hook claude-code` processes of one session start at once, two Edits of
+  each of 4 files (a client runs the hooks of parallel tool calls together). Every one must
+  deny (a hook that answers nothing lets the edit through); exactly one preview per file may be
+  pending, the other four denies must be refusals, no file may change, and the session's Stop
+  must then block naming exactly the 4 previews.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -658,11 +663,67 @@ def patch_swap_once(staged, root: Path):
     return ("FAILED" if problems else kind), problems
 
 
+def hook_race_once(staged, root: Path):
+    ws = root / "ws"
+    (ws / ".git").mkdir(parents=True)
+    files = []
+    for i in range(4):
+        path = ws / f"f{i}.ts"
+        path.write_text(f"oldApi({i});\n")
+        files.append(path)
+    ws = ws.resolve()
+
+    def event(name, **fields):
+        return json.dumps({"session_id": "race", "cwd": str(ws), "hook_event_name": name, **fields}).encode()
+
+    procs = []
+    for path in files * 2:
+        text = path.read_text().strip()
+        ev = event("PreToolUse", tool_name="Edit", tool_use_id=secrets.token_hex(4), tool_input={
+            "file_path": str(ws / path.name), "old_string": text, "new_string": text.replace("old", "new"),
+            "replace_all": False})
+        proc = subprocess.Popen([staged, "hook", "claude-code"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=ws)
+        procs.append((proc, ev))
+    for proc, ev in procs:
+        proc.stdin.write(ev)
+        proc.stdin.close()
+    problems, reasons = [], []
+    for proc, _ in procs:
+        out = proc.stdout.read()
+        proc.wait()
+        try:
+            reply = json.loads(out)
+            reasons.append(reply["hookSpecificOutput"]["permissionDecisionReason"])
+            if reply["hookSpecificOutput"]["permissionDecision"] != "deny":
+                problems.append(f"not a deny: {reply}")
+        except (ValueError, KeyError, TypeError):
+            problems.append(f"no deny (exit {proc.returncode}): {out[:200]!r} {proc.stderr.read()[:200]!r}")
+    staged_ = [r for r in reasons if r.startswith("staged holds this edit as a preview")]
+    refused = [r for r in reasons if r.startswith("staged refused this edit")]
+    if (len(staged_), len(refused)) != (4, 4):
+        problems.append(f"{len(staged_)} staged and {len(refused)} refused, not 4 and 4: {reasons[:2]}")
+    pending = pending_ids(staged, ws)
+    if len(pending) != 4:
+        problems.append(f"{len(pending)} previews pending, not 4")
+    if any(p.read_text() != f"oldApi({i});\n" for i, p in enumerate(files)):
+        problems.append("a file changed")
+    stop = subprocess.run([staged, "hook", "claude-code"], input=event("Stop", stop_hook_active=False),
+                          capture_output=True, cwd=ws)
+    try:
+        reason = json.loads(stop.stdout)["reason"]
+        if sorted(i for i in pending if i in reason) != sorted(pending):
+            problems.append(f"the Stop does not name every staged preview: {reason[:200]}")
+    except (ValueError, KeyError):
+        problems.append(f"the Stop did not block: {stop.stdout[:200]!r}")
+    return ("FAILED" if problems else "4 staged, 4 refused, Stop names all 4"), problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race")
     args = parser.parse_args()
     staged = shutil.which(args.staged) or args.staged
     rng = random.Random(1)
@@ -679,6 +740,7 @@ def main():
         "first-open": lambda root, n: first_open_once(staged, root),
         "patch-kill": lambda root, n: patch_kill_once(staged, root, rng, patch_window, n),
         "patch-swap": lambda root, n: patch_swap_once(staged, root),
+        "hook-race": lambda root, n: hook_race_once(staged, root),
     }
     rows = []
     for name in args.only.split(","):

@@ -81,6 +81,64 @@ pub(crate) enum Command {
     Tool(ToolArgs),
     /// Trust this workspace's staged.toml, so its plugins and provider settings take effect.
     Trust(TrustArgs),
+    /// The Claude Code and Codex hooks that stage (or record) every edit those agents make,
+    /// and their installer.
+    Hook(HookArgs),
+    /// Check that the installed hooks and MCP servers will work: one line per check.
+    Doctor,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HookArgs {
+    #[command(subcommand)]
+    pub(crate) command: HookCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HookCommand {
+    /// Claude Code's hook: reads one event on stdin, answers on stdout.
+    #[command(name = "claude-code")]
+    ClaudeCode(HookRunArgs),
+    /// Codex's hook: reads one event on stdin, answers on stdout.
+    Codex(HookRunArgs),
+    /// Write the hooks and the MCP server a client needs (merged into its settings), or remove
+    /// them.
+    Install(HookInstallArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HookRunArgs {
+    /// `gate`: every edit becomes a preview; `record`: every edit goes through and is logged.
+    #[arg(long, value_enum, default_value_t = HookModeArg::Gate)]
+    pub(crate) mode: HookModeArg,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HookInstallArgs {
+    /// The client.
+    #[arg(value_enum)]
+    pub(crate) client: HookClientArg,
+    /// `gate` (the default) or `record`.
+    #[arg(long, value_enum, default_value_t = HookModeArg::Gate)]
+    pub(crate) mode: HookModeArg,
+    /// Remove what the installer wrote, and nothing else.
+    #[arg(long)]
+    pub(crate) uninstall: bool,
+}
+
+/// `--mode` values of the hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum HookModeArg {
+    Gate,
+    Record,
+}
+
+/// The clients staged has hooks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum HookClientArg {
+    #[value(name = "claude-code")]
+    ClaudeCode,
+    Codex,
 }
 
 #[derive(Debug, Args)]

@@ -58,6 +58,8 @@ where
         Command::Tools => cmd::tools::run(&cli.global, &out),
         Command::Tool(args) => cmd::tool::run(&cli.global, args, &out),
         Command::Trust(args) => cmd::trust::run(&cli.global, args, &out),
+        Command::Hook(args) => cmd::hook::run(&cli.global, args, &out),
+        Command::Doctor => cmd::hook::doctor(&cli.global, &out),
     };
     match res {
         Ok(code) => code.into(),

@@ -126,10 +126,14 @@ pub enum FrontEnd {
     Agent,
     /// A plugin, by name.
     Plugin(Option<String>),
+    /// A coding client's hook (`claude-code`, `codex`): an edit that client made, gated or
+    /// recorded.
+    Hook(String),
 }
 
 impl fmt::Display for FrontEnd {
-    /// `cli`, `review`, `mcp:<client>` (or `mcp`), `agent`, `plugin:<name>` (or `plugin`).
+    /// `cli`, `review`, `mcp:<client>` (or `mcp`), `agent`, `plugin:<name>` (or `plugin`),
+    /// `hook:<client>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FrontEnd::Cli => f.write_str("cli"),
@@ -139,6 +143,7 @@ impl fmt::Display for FrontEnd {
             FrontEnd::Mcp(Some(client)) => write!(f, "mcp:{client}"),
             FrontEnd::Plugin(None) => f.write_str("plugin"),
             FrontEnd::Plugin(Some(name)) => write!(f, "plugin:{name}"),
+            FrontEnd::Hook(client) => write!(f, "hook:{client}"),
         }
     }
 }

@@ -65,6 +65,15 @@ pub trait PendingAction: Send + Sync {
         self.apply(reason, extra, cancel).await
     }
 
+    /// The front end that staged this action, when it was not a model's tool call: a client's
+    /// hook ([`FrontEnd::Hook`](crate::FrontEnd::Hook)) that held back an edit of the client's
+    /// own tools. When that client's model then resolves it over MCP, the log records the
+    /// hook as the front end, so `staged log` tells a gated edit of Claude Code's from a call
+    /// of `mcp__staged__ast_edit`.
+    fn staged_by(&self) -> Option<crate::FrontEnd> {
+        None
+    }
+
     /// Whether this action can apply some of its files and leave the rest pending, when
     /// `resolve`'s `extra` names them under `files` (as `ast_edit`'s previews do). Front ends
     /// that offer "apply only these files" check it first: an action that says `false` would

@@ -251,6 +251,13 @@ impl Session {
     ) -> Result<ToolResult, ToolError> {
         let action = claim.entry().action.clone();
         let label = claim.entry().label().to_owned();
+        // A client's model resolving over MCP what that client's hook held back: the log says
+        // the hook, which is how the edit came in.
+        let staged_by = action.staged_by();
+        let front_end = match (front_end, &staged_by) {
+            (FrontEnd::Mcp(_), Some(hook @ FrontEnd::Hook(_))) => hook,
+            _ => front_end,
+        };
         let (log_action, outcome) = match params.action {
             ResolveAction::Apply => (LogAction::Apply, LogOutcome::Applied),
             ResolveAction::Discard => (LogAction::Discard, LogOutcome::Discarded),

@@ -36,6 +36,55 @@ pub use crate::{
     write_tool::{WRITE_TOOL_NAME, WriteParams, WriteTool},
 };
 
+/// Stages `params` as the `edit` tool does, on this thread: the model-facing result, or the
+/// error a model sees. For callers that are not a model's tool call (the client hooks).
+///
+/// # Errors
+/// The [`EditError`] the tool would return.
+pub fn stage_edit(
+    session: &staged_core::Session,
+    workspace: &Workspace,
+    params: &EditParams,
+) -> Result<staged_core::ToolResult, EditError> {
+    edit_tool::plan(workspace, params)?.stage(session, workspace)
+}
+
+/// Stages `params` as the `write` tool does, on this thread (see [`stage_edit`]).
+///
+/// # Errors
+/// The [`EditError`] the tool would return.
+pub fn stage_write(
+    session: &staged_core::Session,
+    workspace: &Workspace,
+    params: &WriteParams,
+) -> Result<staged_core::ToolResult, EditError> {
+    write_tool::plan(workspace, params)?.stage(session, workspace)
+}
+
+/// Stages the patch `input` as the `apply_patch` tool does, on this thread, with its relative
+/// paths taken relative to `base` (a folder of the workspace; the root when `None`), as a
+/// client that runs in a subfolder writes them.
+///
+/// # Errors
+/// The [`EditError`] the tool would return.
+pub fn stage_patch(
+    session: &staged_core::Session,
+    workspace: &Workspace,
+    input: &str,
+    base: Option<&staged_fs::RelPath>,
+) -> Result<staged_core::ToolResult, EditError> {
+    let mut parsed = patch::parse(input).map_err(EditError::InvalidPatch)?;
+    if let Some(base) = base {
+        parsed.rebase(base);
+    }
+    patch_tool::plan(workspace, &parsed)?.stage(session, workspace)
+}
+
+/// The edits that turn `old` into `new`, line by line (what `write` stages).
+pub fn line_edits(old: &str, new: &str) -> Vec<staged_journal::Edit> {
+    text::line_edits(old, new)
+}
+
 /// The tools that stage text previews, by name.
 pub const TEXT_TOOL_NAMES: [&str; 3] = [EDIT_TOOL_NAME, WRITE_TOOL_NAME, APPLY_PATCH_TOOL_NAME];
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use staged_core::{PendingAction, Session, StoreError, ToolResult};
+use staged_core::{FrontEnd, PendingAction, Session, StoreError, ToolResult};
 use staged_journal::{ChangeAction, ChangeDetails, ChangedFile, FileOp, Workspace, label_of};
 
 use crate::EditError;
@@ -39,6 +39,10 @@ impl Staging {
             diff: self.diff,
             pending_id: None,
             remainder: None,
+            staged_by: match session.front_end() {
+                hook @ FrontEnd::Hook(_) => Some(hook.to_string()),
+                _ => None,
+            },
         };
         let action = Arc::new(ChangeAction::new(
             workspace.clone(),

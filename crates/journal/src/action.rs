@@ -13,8 +13,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use staged_core::{
-    ActionError, ActionFile, AppliedChange, CancelToken, JsonObject, PendingAction, Retirement,
-    ToolError, ToolResult, remainder_text,
+    ActionError, ActionFile, AppliedChange, CancelToken, FrontEnd, JsonObject, PendingAction,
+    Retirement, ToolError, ToolResult, remainder_text,
 };
 
 use crate::{
@@ -231,6 +231,7 @@ impl ChangeAction {
             diff: String::new(),
             pending_id: None,
             remainder: None,
+            staged_by: None,
         };
         if let (Some(id), Some(rest)) = (retirement.remainder(), &change.remainder) {
             text = format!("{text} {}", remainder_text(rest.label(), &id));
@@ -293,6 +294,7 @@ impl ChangeAction {
             diff,
             pending_id: None,
             remainder: None,
+            staged_by: self.details.staged_by.clone(),
         };
         ChangeAction::new(self.workspace.clone(), &self.source, label, rest, details)
     }
@@ -341,6 +343,11 @@ impl PendingAction for ChangeAction {
 
     fn applies_in_part(&self) -> bool {
         true
+    }
+
+    fn staged_by(&self) -> Option<FrontEnd> {
+        let client = self.details.staged_by.as_deref()?.strip_prefix("hook:")?;
+        Some(FrontEnd::Hook(client.to_owned()))
     }
 
     fn payload(&self) -> Option<Value> {

@@ -382,6 +382,55 @@ pub fn check(workspace: &Workspace, ops: &[&FileOp]) -> Result<Checked, CheckErr
     })
 }
 
+/// The unified diff and each file's hashes of `ops`, changes already made (an edit another tool
+/// wrote, recorded after the fact): `before` holds the text each updated or moved file had
+/// before, by path.
+///
+/// # Errors
+/// [`JournalError::EditOutOfBounds`] when an op's edits do not fit the text before.
+pub fn describe_applied(
+    ops: &[Applied],
+    before: &std::collections::BTreeMap<String, String>,
+) -> Result<(String, Vec<FileChange>), JournalError> {
+    let mut diff = String::new();
+    let mut files = Vec::new();
+    let text_of = |path: &str| before.get(path).map(String::as_str).unwrap_or_default();
+    for op in ops {
+        match op {
+            Applied::Update { path, edits } => {
+                let text = text_of(path);
+                let new = replay(text, edits).ok_or(JournalError::EditOutOfBounds)?;
+                diff.push_str(&file_diff_indexed(
+                    &DiffHeader::Modify { path },
+                    &LineIndex::new(text),
+                    edits,
+                )?);
+                files.push(change(path, Some(text), Some(&new)));
+            }
+            Applied::Create { path, content, mode } => {
+                diff.push_str(&new_file_diff(path, content, mode.unwrap_or(NEW_FILE_MODE))?);
+                files.push(change(path, None, Some(content)));
+            }
+            Applied::Delete { path, content, mode } => {
+                diff.push_str(&deleted_file_diff(path, content, *mode)?);
+                files.push(change(path, Some(content), None));
+            }
+            Applied::Move { from, to, edits } => {
+                let text = text_of(from);
+                let new = replay(text, edits).ok_or(JournalError::EditOutOfBounds)?;
+                diff.push_str(&file_diff_indexed(
+                    &DiffHeader::Rename { from, to },
+                    &LineIndex::new(text),
+                    edits,
+                )?);
+                files.push(change(from, Some(text), None));
+                files.push(change(to, None, Some(&new)));
+            }
+        }
+    }
+    Ok((diff, files))
+}
+
 /// The mode git shows a new file with, in a preview (the file gets the umask's).
 pub const NEW_FILE_MODE: u32 = 0o644;
 

@@ -67,6 +67,11 @@ pub struct ChangeDetails {
     /// After a partial apply: what stays pending.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remainder: Option<Remainder>,
+    /// The front end that staged the preview when it was not a tool call of a model's:
+    /// `hook:claude-code` for an edit Claude Code's hook held back (see
+    /// [`staged_core::PendingAction::staged_by`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_by: Option<String>,
 }
 
 impl ChangeDetails {
@@ -175,6 +180,7 @@ mod tests {
             diff: "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+diff --git y\ndiff --git a/b b/b\nnew file mode 100644\n".to_owned(),
             pending_id: None,
             remainder: None,
+            staged_by: None,
         };
         let parts: Vec<_> = details.file_diffs().collect();
         assert_eq!(parts.len(), 2);

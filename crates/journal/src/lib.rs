@@ -30,7 +30,7 @@ pub use crate::{
     action::{ChangeAction, FILES_EXTRA_KEY, files_of},
     change::{
         Applied, CheckError, Checked, Edit, FileOp, NEW_FILE_MODE, Stale, UNDO_DATA_VERSION,
-        UndoData, check, deleted_file_diff, invert, new_file_diff, replay,
+        UndoData, check, deleted_file_diff, describe_applied, invert, new_file_diff, replay,
     },
     details::{ChangeDetails, ChangeKind, ChangedFile, Remainder, label_of},
     diff::{DiffHeader, Splice, file_diff, file_diff_indexed, quote},

@@ -3,6 +3,7 @@
 pub(crate) mod agent;
 pub(crate) mod ast_edit;
 pub(crate) mod ast_grep;
+pub(crate) mod hook;
 pub(crate) mod log;
 pub(crate) mod pending;
 pub(crate) mod resolve;

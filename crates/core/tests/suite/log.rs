@@ -302,3 +302,46 @@ fn an_action_that_does_not_retire_itself_can_report_what_it_wrote() {
     assert_eq!(entry.record.files[0].before, None);
     assert_eq!(entry.record.undo, Some(serde_json::json!({"restore": "x"})));
 }
+
+/// A preview a client's hook staged (Claude Code's own Edit, held back).
+struct HookStaged;
+
+#[async_trait::async_trait]
+impl PendingAction for HookStaged {
+    fn label(&self) -> &str {
+        "Edit: a.ts"
+    }
+
+    fn staged_by(&self) -> Option<FrontEnd> {
+        Some(FrontEnd::Hook("claude-code".to_owned()))
+    }
+
+    async fn apply(
+        &self,
+        _reason: &str,
+        _extra: Option<&JsonObject>,
+        _cancel: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        Ok(ToolResult::text("applied"))
+    }
+}
+
+#[test]
+fn a_hook_staged_preview_resolved_over_mcp_is_logged_as_the_hook() {
+    let session = Session::new(Arc::new(InMemoryStore::new()));
+    let cancel = CancelToken::new();
+    let mcp = FrontEnd::Mcp(Some("claude-code".to_owned()));
+    session.push_pending_action(Arc::new(HookStaged)).unwrap();
+    block_on(session.resolve_as(ResolveParams::apply("by the model"), &mcp, &cancel)).unwrap();
+    // A person who decides in the review keeps their own front end.
+    session.push_pending_action(Arc::new(HookStaged)).unwrap();
+    block_on(session.resolve_as(ResolveParams::discard("by a person"), &FrontEnd::Review, &cancel))
+        .unwrap();
+    // A preview of a model's own tool call stays `mcp:<client>`.
+    session
+        .push_pending_action(counting_action("B", "tool_b", Arc::new(AtomicUsize::new(0))))
+        .unwrap();
+    block_on(session.resolve_as(ResolveParams::apply("plain"), &mcp, &cancel)).unwrap();
+    let fronts: Vec<String> = logged(&session).into_iter().map(|(_, _, _, front)| front).collect();
+    assert_eq!(fronts, ["mcp:claude-code", "review", "hook:claude-code"]);
+}

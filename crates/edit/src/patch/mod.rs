@@ -23,6 +23,45 @@ pub struct Patch {
     pub files: Vec<PatchFile>,
 }
 
+impl Patch {
+    /// Every path the patch names, moves' destinations included, as it writes them.
+    pub fn paths(&self) -> Vec<&str> {
+        let mut res = Vec::new();
+        for file in &self.files {
+            match file {
+                PatchFile::Add { path, .. } | PatchFile::Delete { path, .. } => {
+                    res.push(path.as_str())
+                }
+                PatchFile::Update { path, move_to, .. } => {
+                    res.push(path.as_str());
+                    res.extend(move_to.as_deref());
+                }
+            }
+        }
+        res
+    }
+
+    /// Takes every relative path as relative to the folder `base`.
+    pub fn rebase(&mut self, base: &staged_fs::RelPath) {
+        let join = |path: &mut String| {
+            if !std::path::Path::new(path.as_str()).is_absolute() {
+                *path = format!("{}/{path}", base.display());
+            }
+        };
+        for file in &mut self.files {
+            match file {
+                PatchFile::Add { path, .. } | PatchFile::Delete { path, .. } => join(path),
+                PatchFile::Update { path, move_to, .. } => {
+                    join(path);
+                    if let Some(to) = move_to {
+                        join(to);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Which format a file's change came in, which decides the line endings it writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {

@@ -195,9 +195,9 @@ def _staged_function_names(body):
 
 
 def _check_responses_pairs(items):
-    calls = {item.get("call_id") for item in items if item.get("type") == "function_call"}
+    calls = {item.get("call_id") for item in items if item.get("type") in ("function_call", "custom_tool_call")}
     for item in items:
-        if item.get("type") == "function_call_output" and item.get("call_id") not in calls:
+        if item.get("type") in ("function_call_output", "custom_tool_call_output") and item.get("call_id") not in calls:
             raise AssertionError(f"function_call_output without a call: {item.get('call_id')}")
 
 
@@ -217,18 +217,90 @@ def tool_results_anthropic(body):
 
 def tool_results_responses(body):
     """`[(tool name, what the model was shown, False)]` from a Responses request's input (it
-    has no error flag)."""
+    has no error flag), function and freeform (`apply_patch`) calls alike."""
     items = body.get("input", [])
     names = {}
     for item in items:
-        if item.get("type") == "function_call":
+        if item.get("type") in ("function_call", "custom_tool_call"):
             names[item["call_id"]] = item["name"]
     res = []
     for item in items:
-        if item.get("type") != "function_call_output":
+        if item.get("type") not in ("function_call_output", "custom_tool_call_output"):
             continue
         output = item.get("output")
         if isinstance(output, list):
             output = "\n".join(part.get("text", "") for part in output if isinstance(part, dict))
         res.append((names.get(item.get("call_id")), output or "", False))
     return res
+
+
+class ScriptedTurns(ScriptedModel):
+    """A model whose script is a list of turns, played in order in the main conversation: its
+    N-th reply (counted by the assistant turns the conversation already holds) is turn N, then
+    `FINAL_TEXT` once the script is done. A turn is one of
+
+    * `("mcp", name, args)`: a call of the staged MCP tool `name`;
+    * `("tool", name, args)`: a call of the client's own tool `name` (Claude Code's `Read`,
+      `Edit`, `Write`; a Codex function tool such as `exec_command`);
+    * `("custom", name, text)`: a Codex freeform tool call (`apply_patch`) with `text` as input;
+    * `("text", text)`: the turn ends with `text`.
+    """
+
+    def _anthropic(self, body):
+        messages = body.get("messages", [])
+        _check_anthropic_pairs(messages)
+        step = sum(1 for m in messages if m.get("role") == "assistant")
+        message = {
+            "id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant",
+            "model": body.get("model", "scripted"), "content": [], "stop_reason": None,
+            "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1},
+        }
+        turn = self.script[step] if _offers_staged_anthropic(body) and step < len(self.script) else ("text", FINAL_TEXT)
+        if turn[0] in ("mcp", "tool"):
+            name = f"mcp__{SERVER}__{turn[1]}" if turn[0] == "mcp" else turn[1]
+            block = {"type": "tool_use", "id": f"toolu_{step}", "name": name, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(turn[2])}
+            stop_reason = "tool_use"
+        else:
+            block = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": turn[1]}
+            stop_reason = "end_turn"
+        events = [
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                               "usage": {"output_tokens": 5}}),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+        return _sse(events)
+
+    def _responses(self, body):
+        items = body.get("input", [])
+        _check_responses_pairs(items)
+        step = sum(1 for item in items if item.get("type") in ("function_call", "custom_tool_call")
+                   or (item.get("type") == "message" and item.get("role") == "assistant"))
+        response_id = f"resp_{len(self.requests)}"
+        names = _staged_function_names(body)
+        turn = self.script[step] if names and step < len(self.script) else ("text", FINAL_TEXT)
+        if turn[0] == "mcp":
+            item = {"type": "function_call", "id": f"fc_{step}", "call_id": f"call_{step}",
+                    "arguments": json.dumps(turn[2]), **names[turn[1]]}
+        elif turn[0] == "tool":
+            item = {"type": "function_call", "id": f"fc_{step}", "call_id": f"call_{step}",
+                    "name": turn[1], "arguments": json.dumps(turn[2])}
+        elif turn[0] == "custom":
+            item = {"type": "custom_tool_call", "id": f"ctc_{step}", "call_id": f"call_{step}",
+                    "name": turn[1], "input": turn[2], "status": "completed"}
+        else:
+            item = {"type": "message", "id": f"msg_{step}", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": turn[1], "annotations": []}]}
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        events = [
+            (None, {"type": "response.created", "response": {"id": response_id}}),
+            (None, {"type": "response.output_item.done", "output_index": 0, "item": item}),
+            (None, {"type": "response.completed", "response": {"id": response_id, "usage": usage}}),
+        ]
+        return _sse(events)

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""What a staged hook adds to every edit of Claude Code or Codex: the wall time of one hook
+call, as the client makes it (a new process, the event on stdin, the reply on stdout), in
+interleaved rounds against a no-op shell hook that reads the same event.
+
+Each round runs, in turn:
+  noop     sh -c 'cat >/dev/null'                      the cheapest hook a client can run
+  pass     staged hook claude-code, a Read event       start-up and parsing only: not an edit
+  gate     staged hook claude-code, a PreToolUse Edit  stages the edit as a preview, denies
+  record   staged hook claude-code --mode record,      records an applied edit in the log
+           a PostToolUse Edit                          (diff, hashes, undo data)
+  codex    staged hook codex, a PreToolUse apply_patch stages the patch, denies
+
+The workspace has a git root and a 200-line file; between rounds (untimed) the previews are
+discarded, so every gate call stages against the same state. Prints p50 and p95 of each, and
+the ratio of each p50 to noop's.
+
+Usage: bench/hooks.py [ROUNDS]   (default 200)
+Env:   STAGED (default target/release/staged; build it with cargo build --release -p staged-cli)
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_once(argv, stdin, cwd):
+    started = time.perf_counter()
+    proc = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    wall = time.perf_counter() - started
+    return wall, proc
+
+
+def pct(values, p):
+    values = sorted(values)
+    k = (len(values) - 1) * p
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    staged = os.environ.get("STAGED", str(ROOT / "target" / "release" / "staged"))
+    if not Path(staged).is_file():
+        sys.exit(f"{staged} is missing: cargo build --release -p staged-cli, or set STAGED")
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp).resolve()
+        (ws / ".git").mkdir()
+        (ws / "src").mkdir()
+        lines = [f"export const v{i} = compute({i});" for i in range(200)]
+        source = "\n".join(lines) + "\n"
+        target = ws / "src" / "a.ts"
+        target.write_text(source)
+        edited = source.replace("compute(100);", "compute(101);")
+        base = {"session_id": "bench", "cwd": str(ws), "transcript_path": "/dev/null", "permission_mode": "default"}
+
+        def event(**fields):
+            return json.dumps({**base, **fields}).encode()
+
+        edit_input = {"file_path": str(target), "old_string": "compute(100);", "new_string": "compute(101);",
+                      "replace_all": False}
+        cases = {
+            "noop": (["sh", "-c", "cat >/dev/null"], event(hook_event_name="PreToolUse", tool_name="Edit",
+                                                          tool_input=edit_input, tool_use_id="t")),
+            "pass": ([staged, "hook", "claude-code"], event(hook_event_name="PreToolUse", tool_name="Read",
+                                                           tool_input={"file_path": str(target)}, tool_use_id="t")),
+            "gate": ([staged, "hook", "claude-code"], event(hook_event_name="PreToolUse", tool_name="Edit",
+                                                           tool_input=edit_input, tool_use_id="t")),
+            "record": ([staged, "hook", "claude-code", "--mode", "record"], None),
+            "codex": ([staged, "hook", "codex"], event(
+                hook_event_name="PreToolUse", tool_name="apply_patch", tool_use_id="c",
+                tool_input={"command": "*** Begin Patch\n*** Update File: src/b.ts\n@@\n-export const v100 = compute(100);\n"
+                                       "+export const v100 = compute(101);\n*** End Patch\n"})),
+        }
+        (ws / "src" / "b.ts").write_text(source)
+        samples = {name: [] for name in cases}
+        for i in range(rounds + 2):
+            for name, (argv, stdin) in cases.items():
+                if name == "record":
+                    # Claude Code wrote the edit; the hook records it.
+                    target.write_text(edited)
+                    stdin = event(hook_event_name="PostToolUse", tool_name="Edit", tool_input=edit_input,
+                                  tool_use_id=f"t{i}", tool_response={"filePath": str(target), "originalFile": source})
+                wall, proc = run_once(argv, stdin, ws)
+                if name == "record":
+                    target.write_text(source)
+                if proc.returncode != 0:
+                    sys.exit(f"{name} exited {proc.returncode}: {proc.stderr.decode()}")
+                if name in ("gate", "codex") and b'"deny"' not in proc.stdout:
+                    sys.exit(f"{name} did not deny: {proc.stdout.decode()} {proc.stderr.decode()}")
+                if i >= 2:  # two warm-up rounds
+                    samples[name].append(wall)
+            for _ in range(2):  # the gate's preview and the codex one
+                subprocess.run([staged, "--workspace", str(ws), "resolve", "discard", "--reason", "bench"],
+                               capture_output=True, check=False)
+        noop = statistics.median(samples["noop"])
+        out = {}
+        for name, values in samples.items():
+            p50 = statistics.median(values)
+            out[name] = {"p50_ms": round(p50 * 1000, 2), "p95_ms": round(pct(values, 0.95) * 1000, 2),
+                         "p50_over_noop": round(p50 / noop, 1), "runs": len(values)}
+        print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

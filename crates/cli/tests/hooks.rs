@@ -1,0 +1,426 @@
+//! `staged hook claude-code|codex`, `staged hook install` and `staged doctor` through the real
+//! binary: the replies a client reads, the refusals a gate answers with (it never fails open),
+//! record mode and `staged undo`, and installs that merge into a user's files and come out
+//! cleanly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::{
+    io::Write,
+    path::Path,
+    process::{Command, Stdio},
+};
+
+use common::{code, pending_ids, read, staged, staged_bin, stderr, stdout, workspace};
+use serde_json::{Value, json};
+
+/// Runs `staged` in `dir` with `input` on stdin, and extra environment.
+fn staged_in(
+    dir: &Path,
+    args: &[&str],
+    input: &[u8],
+    env: &[(&str, &Path)],
+) -> std::process::Output {
+    let mut command = Command::new(staged_bin());
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hook may answer before it read everything (a refusal); a closed pipe is not a failure.
+    let _ = child.stdin.take().unwrap().write_all(input);
+    child.wait_with_output().unwrap()
+}
+
+/// A Claude Code `PreToolUse` of `tool` with `input`, as 2.1.197 sends it.
+fn claude_pre(dir: &Path, tool: &str, input: Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "session_id": "s-1",
+        "transcript_path": "/home/user/.claude/projects/x/s-1.jsonl",
+        "cwd": dir,
+        "prompt_id": "p-1",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_1",
+    }))
+    .unwrap()
+}
+
+/// The reply a hook printed.
+fn reply(out: &std::process::Output) -> Value {
+    assert_eq!(
+        code(out),
+        0,
+        "a hook always exits 0 so the client reads its reply: {}",
+        stderr(out)
+    );
+    serde_json::from_str(stdout(out).trim())
+        .unwrap_or_else(|err| panic!("{err}: {:?}", stdout(out)))
+}
+
+fn deny_reason(out: &std::process::Output) -> String {
+    let reply = reply(out);
+    assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "PreToolUse", "{reply}");
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny", "{reply}");
+    reply["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_gated_edit_is_denied_naming_the_preview_and_written_only_on_resolve() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let file = dir.join("src/a.ts");
+    let event = claude_pre(
+        &dir,
+        "Edit",
+        json!({"file_path": file, "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false}),
+    );
+    let out = staged_in(&dir, &["hook", "claude-code"], &event, &[]);
+    let reason = deny_reason(&out);
+    let ids = pending_ids(&dir);
+    assert_eq!(ids.len(), 1);
+    assert!(
+        reason.starts_with(&format!(
+            "staged holds this edit as a preview, and nothing was written yet: {} (Edit: src/a.ts (1 replacement)). To write it, call mcp__staged__resolve",
+            ids[0]
+        )),
+        "{reason}"
+    );
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+    let out = staged(&dir, &["resolve", "apply", "--reason", "the rename"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&dir, "src/a.ts"), "newApi(1);\n");
+}
+
+#[test]
+fn a_gate_denies_what_it_cannot_stage_and_writes_nothing() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "keep\n").unwrap();
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("bin.dat", "")]);
+    let dir = ws.path().canonicalize().unwrap();
+    std::fs::write(dir.join("bin.dat"), [0u8, 159, 146, 150, 0, 1]).unwrap();
+    let cases: Vec<(Value, &str, &str)> = vec![
+        (
+            json!({"file_path": outside.path().join("secret.txt"), "old_string": "keep", "new_string": "gone", "replace_all": false}),
+            "Edit",
+            "outside the workspace",
+        ),
+        (
+            json!({"file_path": dir.join("src/a.ts"), "old_string": "notThere", "new_string": "x", "replace_all": false}),
+            "Edit",
+            "not found",
+        ),
+        (json!({"file_path": dir.join(".staged/staged.db"), "content": "x"}), "Write", ".staged"),
+        (json!({"file_path": dir.join("bin.dat"), "content": "x"}), "Write", "bin.dat"),
+        (json!({"file_path": dir.join("src/a.ts")}), "Edit", "old_string"),
+    ];
+    for (input, tool, says) in cases {
+        let out =
+            staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, tool, input.clone()), &[]);
+        let reason = deny_reason(&out);
+        assert!(
+            reason.starts_with("staged refused this edit, and nothing was written: "),
+            "{input}: {reason}"
+        );
+        assert!(reason.to_lowercase().contains(&says.to_lowercase()), "{input}: {reason}");
+    }
+    assert!(pending_ids(&dir).is_empty());
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+    assert_eq!(std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(), "keep\n");
+    // What is not an event at all is denied too, for either client.
+    for client in ["claude-code", "codex"] {
+        for input in [&b"{not json"[..], b"", b"[]", &[0xff, 0xfe][..]] {
+            let out = staged_in(&dir, &["hook", client], input, &[]);
+            let reason = deny_reason(&out);
+            assert!(reason.starts_with("staged could not read this hook event ("), "{reason}");
+        }
+    }
+}
+
+#[test]
+fn a_codex_shell_patch_and_a_second_edit_of_a_pending_file_are_refused_as_such() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let patch =
+        "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-oldApi(1);\n+newApi(1);\n*** End Patch\n";
+    let event = |tool: &str, input: Value| {
+        serde_json::to_vec(&json!({
+            "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": "PreToolUse",
+            "model": "m", "permission_mode": "default", "tool_name": tool, "tool_input": input,
+            "tool_use_id": "call_0",
+        }))
+        .unwrap()
+    };
+    let heredoc =
+        format!("cd src && apply_patch <<'EOF'\n{}EOF\n", patch.replace("src/a.ts", "a.ts"));
+    let out = staged_in(&dir, &["hook", "codex"], &event("Bash", json!({"command": heredoc})), &[]);
+    let reason = deny_reason(&out);
+    assert!(reason.contains("(Patch: 1 file (1 updated))"), "{reason}");
+    // The same file again, as apply_patch: refused, since its preview is pending.
+    let out =
+        staged_in(&dir, &["hook", "codex"], &event("apply_patch", json!({"command": patch})), &[]);
+    let reason = deny_reason(&out);
+    assert!(reason.starts_with("staged refused this edit, and nothing was written: "), "{reason}");
+    // Other shell commands are not the hook's business.
+    let out =
+        staged_in(&dir, &["hook", "codex"], &event("Bash", json!({"command": "cargo test"})), &[]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(stdout(&out), "");
+    assert_eq!(pending_ids(&dir).len(), 1);
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
+fn a_recorded_edit_is_in_the_log_and_undone_without_git() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let file = dir.join("src/a.ts");
+    let input = json!({"file_path": file, "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code", "--mode", "record"],
+        &claude_pre(&dir, "Edit", input.clone()),
+        &[],
+    );
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "record mode lets the edit go");
+    // Claude Code writes the file, then sends PostToolUse.
+    std::fs::write(&file, "newApi(1);\n").unwrap();
+    let post = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+        "tool_input": input, "tool_use_id": "toolu_1",
+        "tool_response": {"filePath": file, "oldString": "oldApi(1);", "newString": "newApi(1);",
+            "originalFile": "oldApi(1);\n", "structuredPatch": [], "userModified": false, "replaceAll": false},
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    let log = staged(&dir, &["--json", "log"]);
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    let entry = &entries["entries"][0];
+    assert_eq!(entry["frontEnd"], "hook:claude-code", "{entry}");
+    assert_eq!(entry["outcome"], "applied", "{entry}");
+    assert_eq!(entry["source"], "edit", "{entry}");
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
+fn a_record_that_changed_since_is_not_undone() {
+    let ws = workspace(&[("notes.md", "one\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let file = dir.join("notes.md");
+    std::fs::write(&file, "two\n").unwrap();
+    let post = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "two\n"}, "tool_use_id": "toolu_2",
+        "tool_response": {"type": "update", "filePath": file, "content": "two\n", "structuredPatch": [], "originalFile": "one\n"},
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+    assert_eq!(code(&out), 0);
+    std::fs::write(&file, "three\n").unwrap();
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_ne!(code(&out), 0);
+    assert_eq!(read(&dir, "notes.md"), "three\n");
+}
+
+#[test]
+fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    let users = json!({
+        "model": "opus",
+        "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(.env)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}]},
+    });
+    std::fs::write(dir.join(".claude/settings.json"), serde_json::to_vec_pretty(&users).unwrap())
+        .unwrap();
+    std::fs::write(
+        dir.join(".mcp.json"),
+        r#"{"mcpServers": {"other": {"command": "other-server"}}}"#,
+    )
+    .unwrap();
+    let settings =
+        || -> Value { serde_json::from_str(&read(&dir, ".claude/settings.json")).unwrap() };
+    let mcp = || -> Value { serde_json::from_str(&read(&dir, ".mcp.json")).unwrap() };
+    for _ in 0..2 {
+        let out = staged(&dir, &["hook", "install", "claude-code"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let s = settings();
+    let command = format!("{} hook claude-code", staged_bin().canonicalize().unwrap().display());
+    assert_eq!(s["model"], "opus");
+    assert_eq!(s["permissions"]["allow"], json!(["Bash(ls:*)", "mcp__staged"]));
+    assert_eq!(s["permissions"]["deny"], json!(["Read(.env)"]));
+    assert_eq!(s["enabledMcpjsonServers"], json!(["staged"]));
+    assert_eq!(
+        s["hooks"]["PreToolUse"],
+        json!([
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]},
+            {"matcher": "Edit|Write|MultiEdit", "hooks": [{"type": "command", "command": command}]},
+        ]),
+        "installed twice, listed once"
+    );
+    assert_eq!(s["hooks"]["Stop"], json!([{"hooks": [{"type": "command", "command": command}]}]));
+    assert_eq!(mcp()["mcpServers"]["other"]["command"], "other-server");
+    assert_eq!(mcp()["mcpServers"]["staged"]["args"], json!(["mcp"]));
+    // Record mode replaces the gate's hooks.
+    let out = staged(&dir, &["hook", "install", "claude-code", "--mode", "record"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let s = settings();
+    assert!(s["hooks"].get("Stop").is_none(), "{s}");
+    assert_eq!(
+        s["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+        format!("{command} --mode record")
+    );
+    assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+    let out = staged(&dir, &["hook", "install", "claude-code", "--uninstall"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        settings(),
+        json!({
+            "model": "opus",
+            "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(.env)"]},
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}]},
+            "enabledMcpjsonServers": [],
+        })
+    );
+    assert_eq!(mcp(), json!({"mcpServers": {"other": {"command": "other-server"}}}));
+}
+
+#[test]
+fn an_unreadable_settings_file_is_refused_and_left_alone() {
+    let ws = workspace(&[(".claude/settings.json", "{ \"model\": \"opus\", // a comment\n")]);
+    let dir = ws.path();
+    let out = staged(dir, &["hook", "install", "claude-code"]);
+    assert_ne!(code(&out), 0);
+    assert!(stderr(&out).contains("settings.json"), "{}", stderr(&out));
+    assert_eq!(read(dir, ".claude/settings.json"), "{ \"model\": \"opus\", // a comment\n");
+    assert!(!dir.join(".mcp.json").exists());
+}
+
+#[test]
+fn codex_install_trusts_its_hooks_and_keeps_the_users_config() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home_path = home.path().canonicalize().unwrap();
+    let config = "# my settings\nmodel = \"gpt-5.5\" # the one I like\n\n[mcp_servers.other]\ncommand = \"other\"\n";
+    std::fs::write(home_path.join("config.toml"), config).unwrap();
+    let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}]}});
+    std::fs::write(home_path.join("hooks.json"), hooks.to_string()).unwrap();
+    let env = [("CODEX_HOME", home_path.as_path())];
+    for _ in 0..2 {
+        let out = staged_in(&dir, &["hook", "install", "codex"], b"", &env);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(stdout(&out).contains("trusted: 2 hooks"), "{}", stdout(&out));
+    }
+    let text = std::fs::read_to_string(home_path.join("config.toml")).unwrap();
+    assert!(text.starts_with("# my settings\nmodel = \"gpt-5.5\" # the one I like\n"), "{text}");
+    let parsed: toml::Value = toml::from_str(&text).unwrap();
+    assert_eq!(parsed["mcp_servers"]["other"]["command"].as_str(), Some("other"));
+    assert_eq!(
+        parsed["mcp_servers"]["staged"]["tools"]["resolve"]["approval_mode"].as_str(),
+        Some("approve")
+    );
+    let hooks_json = home_path.join("hooks.json").display().to_string();
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(home_path.join("hooks.json")).unwrap())
+            .unwrap();
+    let ours = &written["hooks"]["PreToolUse"][1];
+    assert_eq!(ours["matcher"], "Edit|Write|Bash");
+    let state = parsed["hooks"]["state"].as_table().unwrap();
+    let key = format!("{hooks_json}:pre_tool_use:1:0");
+    assert_eq!(state[&key]["enabled"].as_bool(), Some(true), "{state:?}");
+    assert_eq!(
+        state[&key]["trusted_hash"].as_str().unwrap(),
+        staged_hooks::install::codex_hook_hash(
+            "PreToolUse",
+            Some("Edit|Write|Bash"),
+            &ours["hooks"][0]
+        )
+    );
+    assert!(state.contains_key(&format!("{hooks_json}:stop:0:0")), "{state:?}");
+    assert!(
+        !state.contains_key(&format!("{hooks_json}:pre_tool_use:0:0")),
+        "the user's own hook is theirs to trust"
+    );
+    // doctor: all well.
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert!(stdout(&out).contains("ok   Codex: every staged hook is trusted"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("FAIL"), "{}", stdout(&out));
+    // A trust entry that no longer matches is found.
+    let tampered = std::fs::read_to_string(home_path.join("config.toml"))
+        .unwrap()
+        .replacen("sha256:", "sha256:0", 1);
+    std::fs::write(home_path.join("config.toml"), tampered).unwrap();
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(stdout(&out).contains("FAIL Codex: every staged hook is trusted"), "{}", stdout(&out));
+    // Uninstall: the user's hook, server and comment stay; staged's trust entries go.
+    let out = staged_in(&dir, &["hook", "install", "codex", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = std::fs::read_to_string(home_path.join("config.toml")).unwrap();
+    assert!(text.starts_with("# my settings\n"), "{text}");
+    assert!(!text.contains("staged"), "{text}");
+    assert!(text.contains("[mcp_servers.other]"), "{text}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(home_path.join("hooks.json")).unwrap())
+            .unwrap();
+    assert_eq!(written, hooks);
+}
+
+#[test]
+fn doctor_says_what_is_missing_and_fails() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = [("CODEX_HOME", home.path())];
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("FAIL no client has staged's hooks installed here"),
+        "{}",
+        stdout(&out)
+    );
+    let out = staged_in(&dir, &["hook", "install", "claude-code"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let text = stdout(&out);
+    for line in [
+        "ok   Claude Code: hooks for Edit, MultiEdit and Write in ",
+        "ok   Claude Code: the hook runs ",
+        "ok   Claude Code: the staged MCP server in ",
+        "ok   Claude Code: the project's MCP server is approved",
+        "ok   Claude Code: the staged MCP server answers",
+        "--   Codex: staged's hooks are not installed (`staged hook install codex`)",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    // The binary the hooks name is gone.
+    let settings = read(&dir, ".claude/settings.json");
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    std::fs::write(
+        dir.join(".claude/settings.json"),
+        settings.replace(&bin, "/nonexistent/staged"),
+    )
+    .unwrap();
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("FAIL Claude Code: the hook runs /nonexistent/staged: "),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -1,0 +1,266 @@
+//! Gate mode: every edit staged, never written; a Stop held while a staged preview is pending.
+
+use std::path::Path;
+
+use serde_json::Value;
+use staged_core::{RESOLVE_REMINDER, ToolResult};
+use staged_edit::{EditItem, EditParams, WriteParams};
+use staged_fs::RelPath;
+use staged_workspace::{ChangeDetails, WorkspaceSession};
+
+use crate::{
+    Outcome,
+    event::{Client, HookEvent, Reply},
+    shell::apply_patch_in,
+    state::SessionFile,
+};
+
+/// A Stop is held at most this many times in a row (the reference's loop forces `resolve`
+/// three times, then gives up).
+pub(crate) const MAX_STOP_BLOCKS: u32 = 3;
+
+/// Whether a tool event is an edit this hook handles.
+pub(crate) fn is_edit(client: Client, event: &HookEvent) -> bool {
+    match (client, event.tool_name.as_deref()) {
+        (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write")) => true,
+        (Client::Codex, Some("apply_patch")) => true,
+        (Client::Codex, Some("Bash" | "shell" | "exec_command" | "local_shell")) => {
+            shell_command(event).is_some_and(|cmd| apply_patch_in(cmd).is_some())
+        }
+        _ => false,
+    }
+}
+
+/// The command of a shell tool call.
+pub(crate) fn shell_command(event: &HookEvent) -> Option<&str> {
+    event.input_str("command").or_else(|| event.input_str("cmd"))
+}
+
+/// `PreToolUse`: stages the edit and denies the call, naming the preview; denies with the error
+/// when it cannot be staged.
+pub(crate) fn pre_tool_use(
+    client: Client,
+    event: &HookEvent,
+    ws: &WorkspaceSession,
+    cwd: &Path,
+) -> Outcome {
+    match stage(client, event, ws, cwd) {
+        Ok(staged) => {
+            let mut outcome = Outcome::reply(Reply::Deny(staged_reason(client, &staged)));
+            if let Some(session) = &event.session_id
+                && let Err(why) = remember(ws, client, session, &staged.id)
+            {
+                outcome = outcome.note(format!("staged: {why}"));
+            }
+            outcome
+        }
+        Err(why) => Outcome::reply(Reply::Deny(format!(
+            "staged refused this edit, and nothing was written: {why}"
+        ))),
+    }
+}
+
+/// What a gate staged.
+pub(crate) struct Staged {
+    pub(crate) id: String,
+    pub(crate) label: String,
+    pub(crate) files: Vec<String>,
+}
+
+/// Stages the event's edit with the text tools.
+fn stage(
+    client: Client,
+    event: &HookEvent,
+    ws: &WorkspaceSession,
+    cwd: &Path,
+) -> Result<Staged, String> {
+    let session = ws.session();
+    let workspace = ws.workspace();
+    let input = event.tool_input.clone().unwrap_or(Value::Null);
+    let result = match (client, event.tool_name.as_deref()) {
+        (Client::ClaudeCode, Some("Edit" | "MultiEdit")) => {
+            let params = edit_params(&input)?;
+            staged_edit::stage_edit(session, workspace, &params)
+        }
+        (Client::ClaudeCode, Some("Write")) => {
+            let params: WriteParams = serde_json::from_value(input)
+                .map_err(|err| format!("the Write call's arguments are not readable: {err}"))?;
+            staged_edit::stage_write(session, workspace, &params)
+        }
+        (Client::Codex, Some("apply_patch")) => {
+            let patch = event
+                .input_str("command")
+                .or_else(|| event.input_str("input"))
+                .ok_or("the apply_patch call carries no patch")?;
+            staged_edit::stage_patch(session, workspace, patch, base(ws, cwd, None)?.as_ref())
+        }
+        (Client::Codex, Some(_)) => {
+            let script = shell_command(event).ok_or("the shell call carries no command")?;
+            let (patch, dir) =
+                apply_patch_in(script).ok_or("the shell command is not an apply_patch")?;
+            staged_edit::stage_patch(
+                session,
+                workspace,
+                &patch,
+                base(ws, cwd, dir.as_deref())?.as_ref(),
+            )
+        }
+        _ => return Err("this tool is not an edit staged can stage".to_owned()),
+    };
+    staged_of(&result.map_err(|err| err.to_string())?)
+}
+
+/// Claude Code's Edit (`{file_path, old_string, new_string, replace_all}`) or MultiEdit
+/// (`{file_path, edits}`) as `edit`'s arguments.
+fn edit_params(input: &Value) -> Result<EditParams, String> {
+    let path = input
+        .get("file_path")
+        .or_else(|| input.get("path"))
+        .and_then(Value::as_str)
+        .ok_or("the edit names no file_path")?
+        .to_owned();
+    let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::to_owned);
+    if let Some(edits) = input.get("edits") {
+        let edits: Vec<EditItem> = serde_json::from_value(edits.clone())
+            .map_err(|err| format!("the MultiEdit call's edits are not readable: {err}"))?;
+        return Ok(EditParams {
+            path,
+            old_string: None,
+            new_string: None,
+            replace_all: None,
+            edits: Some(edits),
+        });
+    }
+    Ok(EditParams {
+        path,
+        old_string: Some(text("old_string").ok_or("the Edit call has no old_string")?),
+        new_string: Some(text("new_string").ok_or("the Edit call has no new_string")?),
+        replace_all: input.get("replace_all").and_then(Value::as_bool),
+        edits: None,
+    })
+}
+
+/// The folder a patch's relative paths are relative to: the client's `cwd` (and a `cd` in
+/// the command), relative to the workspace root.
+pub(crate) fn base(
+    ws: &WorkspaceSession,
+    cwd: &Path,
+    dir: Option<&str>,
+) -> Result<Option<RelPath>, String> {
+    let mut at = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    if let Some(dir) = dir {
+        at = at.join(dir);
+    }
+    let root = ws.workspace().root();
+    let rel = match at.strip_prefix(root) {
+        Ok(rel) => rel.to_path_buf(),
+        Err(_) => {
+            return Err(format!(
+                "the patch runs in {}, which is outside the workspace {}",
+                at.display(),
+                root.display()
+            ));
+        }
+    };
+    if rel.as_os_str().is_empty() {
+        return Ok(None);
+    }
+    RelPath::new(&rel)
+        .map(Some)
+        .map_err(|err| format!("the patch's folder is not one inside the workspace: {err}"))
+}
+
+fn staged_of(result: &ToolResult) -> Result<Staged, String> {
+    let details = result
+        .details
+        .as_ref()
+        .and_then(|d| ChangeDetails::parse(d).ok())
+        .ok_or("staging returned no preview")?;
+    let id = details.pending_id.clone().ok_or("staging returned no pending id")?;
+    Ok(Staged {
+        id,
+        label: details.label.clone(),
+        files: details.files.iter().map(|f| f.path.clone()).collect(),
+    })
+}
+
+/// The reason a staged edit is denied with: the preview, how to resolve it, the reminder.
+pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
+    let what = match client {
+        Client::ClaudeCode => "edit",
+        Client::Codex => "patch",
+    };
+    let mut res = format!(
+        "staged holds this {what} as a preview, and nothing was written yet: {} ({}). To write it, call {} with action \"apply\" and a one-line reason (or \"discard\" to drop it).",
+        staged.id,
+        staged.label,
+        client.resolve_tool()
+    );
+    if client == Client::ClaudeCode {
+        res.push_str(&format!(
+            " After applying, Read {} again before editing it further.",
+            staged.files.join(", ")
+        ));
+    }
+    res.push_str("\n\n");
+    res.push_str(RESOLVE_REMINDER);
+    res
+}
+
+fn remember(ws: &WorkspaceSession, client: Client, session: &str, id: &str) -> Result<(), String> {
+    let file = SessionFile::open(ws.workspace(), client, session)?;
+    let mut state = file.load();
+    if !state.staged.iter().any(|known| known == id) {
+        state.staged.push(id.to_owned());
+    }
+    file.save(&state)
+}
+
+/// `Stop`: holds the turn while a preview this session staged is pending, three times in a row
+/// at most; then lets it end and says so.
+pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> Outcome {
+    let Some(session) = &event.session_id else { return Outcome::reply(Reply::Nothing) };
+    let file = match SessionFile::open(ws.workspace(), client, session) {
+        Ok(file) => file,
+        Err(why) => return Outcome::reply(Reply::Nothing).note(format!("staged: {why}")),
+    };
+    let mut state = file.load();
+    let pending = match ws.store().summaries() {
+        Ok(pending) => pending,
+        Err(err) => return Outcome::reply(Reply::Nothing).note(format!("staged: {err}")),
+    };
+    let ours: Vec<_> =
+        pending.iter().filter(|p| state.staged.iter().any(|id| *id == p.id.as_str())).collect();
+    // Previews resolved since are forgotten.
+    state.staged.retain(|id| pending.iter().any(|p| p.id.as_str() == id));
+    if ours.is_empty() {
+        state.stop_blocks = 0;
+        return saved(&file, &state, Reply::Nothing);
+    }
+    if event.stop_hook_active == Some(false) {
+        state.stop_blocks = 0;
+    }
+    let listed: Vec<String> = ours.iter().map(|p| format!("{} ({})", p.id, p.label)).collect();
+    if state.stop_blocks >= MAX_STOP_BLOCKS {
+        state.stop_blocks = 0;
+        let note = format!(
+            "staged: let the turn end after holding it {MAX_STOP_BLOCKS} times; still pending: {}. Resolve with `staged review` or `staged resolve`.",
+            listed.join(", ")
+        );
+        return saved(&file, &state, Reply::Nothing).note(note);
+    }
+    state.stop_blocks += 1;
+    let reason = format!(
+        "A change staged in this session is still pending: {}. Resolve it before you finish: call {} with action \"apply\" and a one-line reason to write it, or \"discard\" to drop it.\n\n{RESOLVE_REMINDER}",
+        listed.join(", "),
+        client.resolve_tool()
+    );
+    saved(&file, &state, Reply::Block(reason))
+}
+
+fn saved(file: &SessionFile, state: &crate::state::SessionState, reply: Reply) -> Outcome {
+    match file.save(state) {
+        Ok(()) => Outcome::reply(reply),
+        Err(why) => Outcome::reply(reply).note(format!("staged: {why}")),
+    }
+}

@@ -1,0 +1,122 @@
+//! staged as the gate of the coding agents people already use: the hooks `staged hook
+//! claude-code` and `staged hook codex` run (one event on stdin, one reply on stdout), their
+//! installers, and the checks of `staged doctor`.
+//!
+//! - **Gate mode** (the default): an edit the client is about to make (Claude Code's Edit,
+//!   MultiEdit and Write; Codex's `apply_patch`, as its own tool or as an `apply_patch` heredoc
+//!   in the shell) is staged as a preview through `staged-edit`, and the tool call is denied
+//!   with a reason that names the preview and says to call `resolve`. Nothing is written until
+//!   then. Anything staged cannot stage (a file with a pending preview, a path outside the
+//!   workspace, a patch that does not apply) is denied with its error: a gate never fails open.
+//!   A Stop hook keeps the turn going while a preview this session staged is pending, three
+//!   times at most, as the reference's loop forces `resolve` three times before it gives up.
+//! - **Record mode**: the edit goes through, and is recorded in the resolve log as applied
+//!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
+//!   its front end, so `staged log` and `staged undo` cover it.
+//!
+//! Every reply is built here; the CLI only reads stdin and prints.
+
+#![deny(missing_docs)]
+
+mod event;
+mod gate;
+pub mod install;
+mod record;
+mod shell;
+mod state;
+
+use std::path::{Path, PathBuf};
+
+use staged_workspace::WorkspaceSession;
+
+pub use crate::{
+    event::{Client, HookEvent, Mode, Reply},
+    shell::apply_patch_in,
+};
+
+/// What a hook call produced: the reply to print, and notes for stderr (the client shows them
+/// in its log, never to the model).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// What to answer.
+    pub reply: Reply,
+    /// Lines for stderr.
+    pub notes: Vec<String>,
+}
+
+impl Outcome {
+    fn reply(reply: Reply) -> Outcome {
+        Outcome { reply, notes: Vec::new() }
+    }
+
+    fn note(mut self, note: impl Into<String>) -> Outcome {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+/// Runs one hook call of `client` in `mode` on the event `input`. The workspace is `root` when
+/// given, else the one the event's `cwd` (or `cwd`, when the event names none) is in.
+pub fn handle(
+    client: Client,
+    mode: Mode,
+    input: &[u8],
+    root: Option<&Path>,
+    cwd: &Path,
+) -> Outcome {
+    let event = match HookEvent::parse(input) {
+        Ok(event) => event,
+        Err(why) => return refuse_unreadable(mode, &why),
+    };
+    let cwd = event.cwd.clone().filter(|c| c.is_absolute()).unwrap_or_else(|| cwd.to_path_buf());
+    let root: PathBuf = root.map_or_else(|| staged_workspace::find_root(&cwd), Path::to_path_buf);
+    let is_tool_event = matches!(event.hook_event_name.as_str(), "PreToolUse" | "PostToolUse");
+    if is_tool_event && !gate::is_edit(client, &event) {
+        return Outcome::reply(Reply::Nothing);
+    }
+    let ws = match WorkspaceSession::open(&root) {
+        Ok(ws) => ws,
+        Err(err) => {
+            let why = format!("staged could not open the workspace {}: {err}", root.display());
+            return match (mode, event.hook_event_name.as_str()) {
+                (Mode::Gate, "PreToolUse") => Outcome::reply(Reply::Deny(format!(
+                    "{why}. Nothing was written; the edit is refused until staged can stage it."
+                ))),
+                _ => Outcome::reply(Reply::Nothing).note(why),
+            };
+        }
+    };
+    ws.session().set_front_end(staged_core::FrontEnd::Hook(client.name().to_owned()));
+    match (mode, event.hook_event_name.as_str()) {
+        (Mode::Gate, "PreToolUse") => gate::pre_tool_use(client, &event, &ws, &cwd),
+        (Mode::Gate, "Stop") => gate::stop(client, &event, &ws),
+        (Mode::Record, "PreToolUse") => record::pre_tool_use(client, &event, &ws, &cwd),
+        (Mode::Record, "PostToolUse") => record::post_tool_use(client, &event, &ws, &cwd),
+        (Mode::Record, "Stop") => record::stop(client, &event, &ws),
+        _ => Outcome::reply(Reply::Nothing),
+    }
+}
+
+/// The largest event a hook reads: a Write of a file this big is refused.
+pub const MAX_EVENT_BYTES: u64 = 512 << 20;
+
+/// The outcome for an event longer than [`MAX_EVENT_BYTES`] (the caller stopped reading it).
+pub fn too_big(mode: Mode) -> Outcome {
+    refuse_unreadable(mode, &format!("it is longer than {} MiB", MAX_EVENT_BYTES >> 20))
+}
+
+/// The outcome for an event the caller could not hand over (`why`): a deny in gate mode.
+pub fn unreadable(mode: Mode, why: &str) -> Outcome {
+    refuse_unreadable(mode, why)
+}
+
+/// An event that is not one: a gate denies (it never lets an edit it could not read through);
+/// record mode lets it go and says why.
+fn refuse_unreadable(mode: Mode, why: &str) -> Outcome {
+    match mode {
+        Mode::Gate => Outcome::reply(Reply::Deny(format!(
+            "staged could not read this hook event ({why}), so it refuses the tool call; nothing was written."
+        ))),
+        Mode::Record => Outcome::reply(Reply::Nothing).note(format!("staged: {why}")),
+    }
+}

@@ -1,0 +1,155 @@
+//! What a hook remembers of a client session between its calls, in
+//! `.staged/hooks/<client>-<session>.json`: the previews it staged (for the Stop hook), how
+//! many Stops it blocked in a row, and, for Codex in record mode, the files a patch names as
+//! they were before it ran. A session's calls take the file's lock in turn (a client may run
+//! hooks for parallel tool calls at once).
+
+use std::{collections::BTreeMap, ffi::OsString, fs::File};
+
+use serde::{Deserialize, Serialize};
+use staged_fs::{DirHandle, NewFileMode};
+use staged_journal::Workspace;
+
+use crate::event::Client;
+
+/// A state file bigger than this is not one staged wrote.
+const MAX_STATE_BYTES: u64 = 1 << 30;
+
+/// The hooks' folder under `.staged`.
+const HOOKS_DIR: &str = "hooks";
+
+/// A session's state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionState {
+    /// The pending ids the hook staged in this session.
+    #[serde(default)]
+    pub(crate) staged: Vec<String>,
+    /// Stops blocked in a row while a staged preview stayed pending.
+    #[serde(default)]
+    pub(crate) stop_blocks: u32,
+    /// Record mode (Codex): the files of a patch as they were before it ran, by tool call.
+    #[serde(default)]
+    pub(crate) snapshots: BTreeMap<String, Snapshot>,
+}
+
+/// The files a patch names, before it ran.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Snapshot {
+    /// The files, in the patch's order, by path relative to the root.
+    pub(crate) files: Vec<FileBefore>,
+    /// The moves the patch makes, `(from, to)`.
+    #[serde(default)]
+    pub(crate) moves: Vec<(String, String)>,
+}
+
+/// One file before a patch ran: its text and mode, or `None` when it did not exist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FileBefore {
+    pub(crate) path: String,
+    pub(crate) text: Option<String>,
+    #[serde(default)]
+    pub(crate) mode: u32,
+}
+
+/// How long a hook waits for another hook call of the same session (a client that runs hooks
+/// of parallel tool calls at once): far below the clients' hook timeouts, so that a lock held
+/// by someone else ends in a refusal, not in a timeout the client might take as a pass.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Takes `lock`, waiting at most `wait`.
+fn lock_within(lock: &File, wait: std::time::Duration) -> Result<(), String> {
+    let start = std::time::Instant::now();
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(format!(
+                    "another process held this session's hook lock for {} s",
+                    wait.as_secs()
+                ));
+            }
+            Err(std::fs::TryLockError::Error(err)) => {
+                return Err(format!("cannot take the hook's lock: {err}"));
+            }
+        }
+    }
+}
+
+/// A session's state file, locked while this value lives.
+pub(crate) struct SessionFile {
+    dir: DirHandle,
+    name: OsString,
+    _lock: File,
+}
+
+impl SessionFile {
+    /// Opens (and locks) the state of `session` of `client` in `workspace`.
+    pub(crate) fn open(
+        workspace: &Workspace,
+        client: Client,
+        session: &str,
+    ) -> Result<SessionFile, String> {
+        let dir = workspace
+            .state_subdir(HOOKS_DIR, true)
+            .map_err(|err| err.to_string())?
+            .ok_or_else(|| "the hooks' state folder could not be created".to_owned())?;
+        let stem = format!("{}-{}", client.name(), file_safe(session));
+        let lock = dir
+            .open_lock_file(format!("{stem}.lock"))
+            .map_err(|err| format!("cannot open the hook's lock: {err}"))?;
+        lock_within(&lock, LOCK_WAIT)?;
+        Ok(SessionFile { dir, name: OsString::from(format!("{stem}.json")), _lock: lock })
+    }
+
+    /// The state; a new session's (or an unreadable file's) is empty.
+    pub(crate) fn load(&self) -> SessionState {
+        self.dir
+            .read_limited(&self.name, MAX_STATE_BYTES)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Writes `state` (atomically).
+    pub(crate) fn save(&self, state: &SessionState) -> Result<(), String> {
+        let text = serde_json::to_vec(state).map_err(|err| err.to_string())?;
+        self.dir
+            .write_replace(&self.name, &text, &NewFileMode::Private)
+            .map_err(|err| format!("cannot save the hook's state: {err}"))
+    }
+}
+
+/// `session` as a file name: itself when it is plain, else a digest of it.
+fn file_safe(session: &str) -> String {
+    let plain = !session.is_empty()
+        && session.len() <= 80
+        && session.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if plain {
+        session.to_owned()
+    } else {
+        staged_journal::fingerprint(session.as_bytes())[..32].to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_names_become_safe_file_names() {
+        assert_eq!(
+            file_safe("7650c999-a934-47e4-b347-40951bc67197"),
+            "7650c999-a934-47e4-b347-40951bc67197"
+        );
+        let odd = file_safe("../../etc/passwd");
+        assert_eq!(odd.len(), 32);
+        assert!(odd.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(file_safe("").len(), 32);
+    }
+}

@@ -1,0 +1,277 @@
+//! The hook events recorded from Claude Code 2.1.197 and Codex 0.171.0 (`tests/fixtures/`, with
+//! the workspace's path as `__ROOT__`), run through `staged_hooks::handle` in a fresh workspace
+//! that holds the file the recorded session edited.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+use staged_hooks::{Client, HookEvent, Mode, Reply, handle};
+use staged_workspace::WorkspaceSession;
+
+/// A workspace with `src/a.ts` as the recorded sessions found it.
+struct Repo {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.ts"), "oldApi(1);\n").unwrap();
+        Repo { _dir: dir, root }
+    }
+
+    /// The recorded event `name` of `client`, in this workspace.
+    fn event(&self, client: &str, name: &str) -> Vec<u8> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("tests/fixtures/{client}/{name}.json"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        text.replace("__ROOT__", self.root.to_str().unwrap()).into_bytes()
+    }
+
+    fn run(&self, client: Client, mode: Mode, name: &str) -> staged_hooks::Outcome {
+        let dir = match client {
+            Client::ClaudeCode => "claude-code",
+            Client::Codex => "codex",
+        };
+        handle(client, mode, &self.event(dir, name), None, &self.root)
+    }
+
+    fn read(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(self.root.join(path)).ok()
+    }
+
+    fn session(&self) -> WorkspaceSession {
+        WorkspaceSession::open(&self.root).unwrap()
+    }
+
+    /// The pending previews' labels, newest first.
+    fn pending(&self) -> Vec<String> {
+        let ws = self.session();
+        ws.store().summaries().unwrap().into_iter().map(|s| s.label).collect()
+    }
+
+    /// The log's entries, oldest first: (front end, source tool, label, diff).
+    fn log(&self) -> Vec<(String, String, String, String)> {
+        let ws = self.session();
+        let mut entries = ws.store().log().unwrap().entries(100, true).unwrap();
+        entries.reverse();
+        entries
+            .into_iter()
+            .map(|e| {
+                (
+                    e.record.front_end.clone(),
+                    e.record.source_tool_name.clone(),
+                    e.record.label.clone(),
+                    e.record.diff.clone().unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn denied(reply: &Reply) -> &str {
+    match reply {
+        Reply::Deny(reason) => reason,
+        other => panic!("expected a deny, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_recorded_event_parses() {
+    let repo = Repo::new();
+    let cases = [
+        ("claude-code", "pre-edit", "PreToolUse", Some("Edit")),
+        ("claude-code", "post-edit", "PostToolUse", Some("Edit")),
+        ("claude-code", "pre-write", "PreToolUse", Some("Write")),
+        ("claude-code", "post-write-create", "PostToolUse", Some("Write")),
+        ("claude-code", "stop", "Stop", None),
+        ("codex", "pre-apply-patch", "PreToolUse", Some("apply_patch")),
+        ("codex", "post-apply-patch", "PostToolUse", Some("apply_patch")),
+        ("codex", "pre-bash-heredoc", "PreToolUse", Some("Bash")),
+        ("codex", "stop", "Stop", None),
+    ];
+    for (client, name, kind, tool) in cases {
+        let event = HookEvent::parse(&repo.event(client, name)).unwrap();
+        assert_eq!(event.hook_event_name, kind, "{client}/{name}");
+        assert_eq!(event.tool_name.as_deref(), tool, "{client}/{name}");
+        assert_eq!(event.cwd.as_deref(), Some(repo.root.as_path()), "{client}/{name}");
+        assert!(event.session_id.is_some(), "{client}/{name}");
+        if kind == "Stop" {
+            assert_eq!(event.stop_hook_active, Some(false), "{client}/{name}");
+        } else {
+            assert!(event.tool_use_id.is_some() && event.tool_input.is_some(), "{client}/{name}");
+        }
+        if kind == "PostToolUse" {
+            assert!(event.tool_response.is_some(), "{client}/{name}");
+        }
+    }
+}
+
+#[test]
+fn claude_code_edit_is_staged_and_denied_naming_the_preview() {
+    let repo = Repo::new();
+    let outcome = repo.run(Client::ClaudeCode, Mode::Gate, "pre-edit");
+    let reason = denied(&outcome.reply);
+    assert_eq!(repo.read("src/a.ts").as_deref(), Some("oldApi(1);\n"));
+    assert_eq!(repo.pending(), ["Edit: src/a.ts (1 replacement)"]);
+    let ws = repo.session();
+    let id = ws.store().summaries().unwrap()[0].id.to_string();
+    assert!(reason.starts_with(&format!(
+        "staged holds this edit as a preview, and nothing was written yet: {id} (Edit: src/a.ts (1 replacement)). To write it, call mcp__staged__resolve with action \"apply\""
+    )), "{reason}");
+    assert!(reason.contains("Read src/a.ts again"), "{reason}");
+    assert!(reason.ends_with(staged_core::RESOLVE_REMINDER), "{reason}");
+}
+
+#[test]
+fn claude_code_write_of_a_new_file_is_staged() {
+    let repo = Repo::new();
+    let outcome = repo.run(Client::ClaudeCode, Mode::Gate, "pre-write");
+    denied(&outcome.reply);
+    assert_eq!(repo.read("src/new.ts"), None);
+    assert_eq!(repo.pending(), ["Write: src/new.ts (new file, 1 line)"]);
+}
+
+#[test]
+fn a_second_edit_of_a_file_with_a_pending_preview_is_denied_with_the_refusal() {
+    let repo = Repo::new();
+    denied(&repo.run(Client::ClaudeCode, Mode::Gate, "pre-edit").reply);
+    let second = repo.run(Client::ClaudeCode, Mode::Gate, "pre-edit");
+    let reason = denied(&second.reply);
+    assert!(reason.starts_with("staged refused this edit, and nothing was written: "), "{reason}");
+    assert!(reason.contains("src/a.ts"), "{reason}");
+    assert_eq!(repo.pending().len(), 1);
+    assert_eq!(repo.read("src/a.ts").as_deref(), Some("oldApi(1);\n"));
+}
+
+#[test]
+fn the_stop_is_held_three_times_while_the_sessions_preview_is_pending() {
+    let repo = Repo::new();
+    // Nothing staged: the stop goes through.
+    assert_eq!(repo.run(Client::ClaudeCode, Mode::Gate, "stop").reply, Reply::Nothing);
+    denied(&repo.run(Client::ClaudeCode, Mode::Gate, "pre-edit").reply);
+    // Claude Code says `stop_hook_active` on every Stop after one a hook blocked.
+    let again = String::from_utf8(repo.event("claude-code", "stop"))
+        .unwrap()
+        .replace(r#""stop_hook_active": false"#, r#""stop_hook_active": true"#);
+    assert!(again.contains(r#""stop_hook_active": true"#));
+    let stop = |round: u32| {
+        let event =
+            if round == 0 { repo.event("claude-code", "stop") } else { again.clone().into_bytes() };
+        handle(Client::ClaudeCode, Mode::Gate, &event, None, &repo.root)
+    };
+    for round in 0..3 {
+        match stop(round).reply {
+            Reply::Block(reason) => {
+                assert!(
+                    reason.starts_with("A change staged in this session is still pending: "),
+                    "{reason}"
+                );
+                assert!(reason.contains("(Edit: src/a.ts (1 replacement))"), "{reason}");
+            }
+            other => panic!("round {round}: expected a block, got {other:?}"),
+        }
+    }
+    let fourth = stop(3);
+    assert_eq!(fourth.reply, Reply::Nothing);
+    assert!(fourth.notes.iter().any(|n| n.contains("holding it 3 times")), "{:?}", fourth.notes);
+    // The preview stays pending for a person to resolve; a new prompt's turn is held again.
+    assert_eq!(repo.pending().len(), 1);
+    assert!(matches!(stop(0).reply, Reply::Block(_)));
+}
+
+#[test]
+fn claude_code_edits_are_recorded_in_the_log() {
+    let repo = Repo::new();
+    assert_eq!(repo.run(Client::ClaudeCode, Mode::Record, "pre-edit").reply, Reply::Nothing);
+    // Claude Code wrote the edit; its PostToolUse carries the file as it was.
+    std::fs::write(repo.root.join("src/a.ts"), "newApi(1);\n").unwrap();
+    assert_eq!(repo.run(Client::ClaudeCode, Mode::Record, "post-edit").reply, Reply::Nothing);
+    std::fs::write(repo.root.join("src/new.ts"), "x\n").unwrap();
+    assert_eq!(
+        repo.run(Client::ClaudeCode, Mode::Record, "post-write-create").reply,
+        Reply::Nothing
+    );
+    let log = repo.log();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!((log[0].0.as_str(), log[0].1.as_str()), ("hook:claude-code", "edit"));
+    assert_eq!(log[0].2, "Edit: src/a.ts (+1 -1)");
+    assert_eq!(
+        log[0].3,
+        "diff --git a/src/a.ts b/src/a.ts\n--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-oldApi(1);\n+newApi(1);\n"
+    );
+    assert_eq!((log[1].0.as_str(), log[1].1.as_str()), ("hook:claude-code", "write"));
+    assert_eq!(
+        log[1].3,
+        "diff --git a/src/new.ts b/src/new.ts\nnew file mode 100644\n--- /dev/null\n+++ b/src/new.ts\n@@ -0,0 +1 @@\n+x\n"
+    );
+    assert!(repo.pending().is_empty());
+}
+
+#[test]
+fn codex_patches_are_staged_and_denied() {
+    let repo = Repo::new();
+    let reason = denied(&repo.run(Client::Codex, Mode::Gate, "pre-apply-patch").reply).to_owned();
+    assert!(
+        reason.starts_with("staged holds this patch as a preview, and nothing was written yet: "),
+        "{reason}"
+    );
+    assert!(reason.contains("the `resolve` tool of the `staged` MCP server"), "{reason}");
+    let reason = denied(&repo.run(Client::Codex, Mode::Gate, "pre-bash-heredoc").reply).to_owned();
+    assert!(reason.contains("(Patch: 1 file (1 added))"), "{reason}");
+    assert_eq!(repo.read("src/a.ts").as_deref(), Some("oldApi(1);\n"));
+    assert_eq!(repo.read("src/b.ts"), None);
+    assert_eq!(repo.pending(), ["Patch: 1 file (1 added)", "Patch: 1 file (1 updated)"]);
+    // A gate does nothing after the tool ran (it never does).
+    assert_eq!(repo.run(Client::Codex, Mode::Gate, "post-apply-patch").reply, Reply::Nothing);
+}
+
+#[test]
+fn codex_patches_are_recorded_from_a_snapshot_taken_before_they_ran() {
+    let repo = Repo::new();
+    assert_eq!(repo.run(Client::Codex, Mode::Record, "pre-apply-patch").reply, Reply::Nothing);
+    std::fs::write(repo.root.join("src/a.ts"), "newApi(1);\n").unwrap();
+    assert_eq!(repo.run(Client::Codex, Mode::Record, "post-apply-patch").reply, Reply::Nothing);
+    // The shell's patch fires no PostToolUse: the Stop records it.
+    assert_eq!(repo.run(Client::Codex, Mode::Record, "pre-bash-heredoc").reply, Reply::Nothing);
+    std::fs::write(repo.root.join("src/b.ts"), "b\n").unwrap();
+    assert_eq!(repo.run(Client::Codex, Mode::Record, "stop").reply, Reply::Nothing);
+    let log = repo.log();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!((log[0].0.as_str(), log[0].1.as_str()), ("hook:codex", "apply_patch"));
+    assert!(log[0].3.contains("-oldApi(1);\n+newApi(1);\n"), "{}", log[0].3);
+    assert_eq!(log[1].2, "Patch: 1 file (1 added)");
+    // A second Stop records nothing more.
+    assert_eq!(repo.run(Client::Codex, Mode::Record, "stop").reply, Reply::Nothing);
+    assert_eq!(repo.log().len(), 2);
+}
+
+#[test]
+fn events_of_other_tools_and_unreadable_events() {
+    let repo = Repo::new();
+    let read = format!(
+        r#"{{"session_id":"s","cwd":"{}","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{{"file_path":"x"}},"tool_use_id":"t"}}"#,
+        repo.root.display()
+    );
+    let outcome = handle(Client::ClaudeCode, Mode::Gate, read.as_bytes(), None, &repo.root);
+    assert_eq!(outcome.reply, Reply::Nothing);
+    let shell = format!(
+        r#"{{"session_id":"s","cwd":"{}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"ls -la"}},"tool_use_id":"t"}}"#,
+        repo.root.display()
+    );
+    assert_eq!(
+        handle(Client::Codex, Mode::Gate, shell.as_bytes(), None, &repo.root).reply,
+        Reply::Nothing
+    );
+    // A gate never lets through what it cannot read.
+    let outcome = handle(Client::ClaudeCode, Mode::Gate, b"{not json", None, &repo.root);
+    assert!(denied(&outcome.reply).starts_with("staged could not read this hook event ("));
+    let outcome = handle(Client::ClaudeCode, Mode::Record, b"{not json", None, &repo.root);
+    assert_eq!(outcome.reply, Reply::Nothing);
+    assert_eq!(outcome.notes.len(), 1);
+}
