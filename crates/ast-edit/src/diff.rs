@@ -162,11 +162,62 @@ struct Hunk {
     new_len: usize,
 }
 
+/// `prefix` and `path` as a diff header names them, quoted as git quotes an unusual path (its
+/// `core.quotePath = false` form): a path with a control character, a `"` or a backslash (or
+/// a Unicode direction override, which would reorder the line on screen) is written in double
+/// quotes, with C escapes (`\n`, `\t`, `\"`, ...) and octal escapes for the rest, as
+/// `git apply` reads it; any other path is written as it is. So a file name with a newline
+/// cannot forge a header line.
+///
+/// ```
+/// use staged_ast_edit::quote_diff_path;
+/// assert_eq!(quote_diff_path("a/", "src/x.ts"), "a/src/x.ts");
+/// assert_eq!(quote_diff_path("b/", "evil\n+++ b/x"), "\"b/evil\\n+++ b/x\"");
+/// assert_eq!(quote_diff_path("a/", "caf\u{e9}\t\x1b.ts"), "\"a/caf\u{e9}\\t\\033.ts\"");
+/// ```
+pub fn quote_diff_path(prefix: &str, path: &str) -> String {
+    let unusual = |c: char| {
+        c.is_control()
+            || c == '"'
+            || c == '\\'
+            || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    let text = format!("{prefix}{path}");
+    if !text.chars().any(unusual) {
+        return text;
+    }
+    let mut res = String::with_capacity(text.len() + 8);
+    res.push('"');
+    for c in text.chars() {
+        match c {
+            '\x07' => res.push_str("\\a"),
+            '\x08' => res.push_str("\\b"),
+            '\t' => res.push_str("\\t"),
+            '\n' => res.push_str("\\n"),
+            '\x0b' => res.push_str("\\v"),
+            '\x0c' => res.push_str("\\f"),
+            '\r' => res.push_str("\\r"),
+            '"' => res.push_str("\\\""),
+            '\\' => res.push_str("\\\\"),
+            c if unusual(c) => {
+                let mut buf = [0u8; 4];
+                for byte in c.encode_utf8(&mut buf).bytes() {
+                    let _ = write!(res, "\\{byte:03o}");
+                }
+            }
+            c => res.push(c),
+        }
+    }
+    res.push('"');
+    res
+}
+
 impl<'i, 'a> Hunks<'i, 'a> {
     fn new(index: &'i LineIndex<'a>, path: &str) -> Hunks<'i, 'a> {
-        let mut out = format!("diff --git a/{path} b/{path}\n");
+        let (old, new) = (quote_diff_path("a/", path), quote_diff_path("b/", path));
+        let mut out = format!("diff --git {old} {new}\n");
         let file_header_end = out.len();
-        let _ = write!(out, "--- a/{path}\n+++ b/{path}\n");
+        let _ = write!(out, "--- {old}\n+++ {new}\n");
         Hunks {
             index,
             out,

@@ -35,6 +35,7 @@ mod render;
 mod scope;
 mod search;
 mod source;
+mod state_guard;
 mod undo;
 mod workspace;
 
@@ -43,13 +44,13 @@ pub use crate::{
     details::{
         DetailsError, LANG_REQUIRED, LangCount, LangRequiredDetails, PreviewDetails, StaleDetails,
     },
-    diff::{file_diff, unified_diff},
+    diff::{file_diff, quote_diff_path, unified_diff},
     edit_tool::AstEditTool,
     edits::{Edit, LineIndex, RawEdit, apply_edits, normalize},
     engine::{
         EditPreview, EngineOptions, FileContents, FileEdits, compute_preview, compute_preview_with,
     },
-    error::AstEditError,
+    error::{AstEditError, worker_failure},
     fingerprint::{fingerprint, tag},
     grep_tool::{AST_GREP_TOOL_NAME, AstGrepTool, search_details, search_text},
     journal::{
@@ -62,8 +63,9 @@ pub use crate::{
         PARSE_ERRORS_LIMIT, PREVIEW_HEADER, action_label, parse_issues_block, preview_details,
         preview_text,
     },
-    scope::{Candidate, collect_candidates},
+    scope::{Candidate, MAX_GLOB_BYTES, collect_candidates, compile_glob},
     search::{SearchMatch, SearchResult, search},
+    state_guard::ModelAccess,
     undo::{AstEditUndo, undo_observed},
     workspace::{STATE_DIR_NAME, Workspace},
 };
