@@ -161,7 +161,7 @@ fn read(
             last + 1
         ));
     }
-    if truncated && last == total {
+    if truncated {
         res.push_str(&stopped(total));
     }
     let mut details =
