@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,plugin-timeout,stderr-flood,long-answer]
 
-Eleven experiments, each repeated N times (default 200) against the real `staged` binary
+Fourteen experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -42,6 +42,17 @@ Eleven experiments, each repeated N times (default 200) against the real `staged
   deny (a hook that answers nothing lets the edit through); exactly one preview per file may be
   pending, the other four denies must be refusals, no file may change, and the session's Stop
   must then block naming exactly the 4 previews.
+* plugin-timeout: a plugin declared as `["sh", "-c", "python3 hostile.py; exit $?"]` (so python is
+  the wrapper's child, as under npx or `uv run`) stages a preview whose apply sleeps 0.8 to 1.2
+  times the 1000 ms timeout and then writes late.txt. `staged resolve apply` either answers (exit
+  0, late.txt written) or fails saying the callback may have run (exit 1); then no process of the
+  plugin may be left, and late.txt must not appear or change after staged reported.
+* stderr-flood: `staged mcp` runs a plugin that draws a tqdm-like progress bar on stderr with `\r`
+  and never `\n`, as fast as it can; after 5 s staged's peak RSS (VmHWM) must stay under 50 MiB (an
+  idle `staged mcp` keeps 10 to 20).
+* long-answer: a plugin's apply answers 17 MiB (timeout 30 s): `staged resolve apply` must fail
+  at once (under 10 s) saying the message is longer than 16 MiB and that the callback may have
+  run, with the preview still pending.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -492,6 +503,131 @@ def http_once(staged, root: Path):
     return ("11 attacks refused, control served" if not problems else "FAILED"), problems
 
 
+HOSTILE = Path(__file__).resolve().parent.parent / "crates/cli/tests/plugins/hostile.py"
+
+
+def plugin_env(root: Path, command, timeout_ms: int):
+    """An environment whose user config directory declares the hostile plugin as `hostile`."""
+    home = root / "home"
+    (home / "staged").mkdir(parents=True)
+    (home / "staged" / "staged.toml").write_text(
+        f"[plugins.hostile]\ncommand = {json.dumps(command)}\ntimeout_ms = {timeout_ms}\n")
+    env = dict(os.environ)
+    env["XDG_CONFIG_HOME"] = str(home)
+    return env
+
+
+def run_env(staged, ws, env, *args):
+    return subprocess.run([staged, "--workspace", str(ws), *args], capture_output=True, text=True, env=env, cwd=ws)
+
+
+def stage_hostile(staged, ws, env, args):
+    out = run_env(staged, ws, env, "--json", "tool", "stage", "--args", json.dumps(args))
+    if out.returncode != 0:
+        raise RuntimeError(f"stage: exit {out.returncode}: {out.stdout} {out.stderr}")
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return not stat.rsplit(")", 1)[1].strip().startswith("Z")
+
+
+def plugin_timeout_once(staged, root: Path, rng: random.Random):
+    ws, _ = fresh_workspace(root, 0)
+    env = plugin_env(root, ["sh", "-c", f"python3 '{HOSTILE}'; exit $?"], 1000)
+    seconds = round(rng.uniform(0.8, 1.2), 3)
+    stage_hostile(staged, ws, env, {"label": "Slow", "mode": "slow", "seconds": seconds})
+    late = ws / "late.txt"
+    applied = run_env(staged, ws, env, "--json", "resolve", "apply", "--reason", "stress")
+    seen = late.stat().st_mtime_ns if late.exists() else None
+    pids = [int(line.split()[0]) for line in (ws / "pids.txt").read_text().splitlines()]
+    left = [pid for pid in pids if alive(pid)]
+    time.sleep(1.5)
+    after = late.stat().st_mtime_ns if late.exists() else None
+    problems = []
+    text = json.loads(applied.stdout)["text"] if applied.stdout.strip() else applied.stderr
+    if left:
+        problems.append(f"plugin processes left after staged exited: {left}")
+    if after != seen:
+        problems.append(f"late.txt written after staged reported (exit {applied.returncode}): {text}")
+    if applied.returncode == 0:
+        kind = "answered in time"
+        if seen is None:
+            problems.append("exit 0 but nothing written")
+    elif applied.returncode == 1 and "may have run" in text and "did not answer" in text:
+        kind = "timed out, written before the report" if seen is not None else "timed out, nothing written"
+    else:
+        kind = "FAILED"
+        problems.append(f"exit {applied.returncode}: {text}")
+    return (kind if not problems else "FAILED"), problems
+
+
+def vm_hwm_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+FLOOD_LIMIT_MIB = 50
+FLOOD_SECONDS = 5
+
+
+def stderr_flood_once(staged, root: Path):
+    ws, _ = fresh_workspace(root, 0)
+    env = plugin_env(root, ["python3", str(HOSTILE), "--flood-forever"], 30000)
+    proc = subprocess.Popen([staged, "--workspace", str(ws), "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ws)
+    problems = []
+    try:
+        deadline = time.time() + 20
+        while not (ws / "pids.txt").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        if not (ws / "pids.txt").exists():
+            problems.append("the plugin never started")
+        time.sleep(FLOOD_SECONDS)
+        if proc.poll() is not None:
+            problems.append(f"staged mcp exited ({proc.returncode})")
+            hwm = 0
+        else:
+            hwm = vm_hwm_kib(proc.pid)
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            problems.append("staged mcp did not exit when its stdin closed")
+    mib = hwm / 1024
+    if mib > FLOOD_LIMIT_MIB:
+        problems.append(f"peak RSS {mib:.0f} MiB")
+    bucket = f"peak RSS {int(mib // 10) * 10}-{int(mib // 10) * 10 + 10} MiB"
+    return (bucket if not problems else "FAILED"), problems
+
+
+def long_answer_once(staged, root: Path):
+    ws, _ = fresh_workspace(root, 0)
+    env = plugin_env(root, ["python3", str(HOSTILE)], 30000)
+    stage_hostile(staged, ws, env, {"label": "Huge", "mode": "huge"})
+    started = time.time()
+    applied = run_env(staged, ws, env, "--json", "resolve", "apply", "--reason", "stress")
+    elapsed = time.time() - started
+    problems = []
+    out = json.loads(applied.stdout) if applied.stdout.strip() else {}
+    text = out.get("text", applied.stderr)
+    if applied.returncode != 1 or "longer than 16 MiB" not in text or "may have run" not in text:
+        problems.append(f"exit {applied.returncode}: {text[:300]}")
+    if elapsed >= 10:
+        problems.append(f"took {elapsed:.1f} s")
+    if (out.get("pending") or {}).get("label") != "Huge":
+        problems.append(f"pending: {out.get('pending')}")
+    kind = f"refused in {'<1' if elapsed < 1 else int(elapsed)} s"
+    return (kind if not problems else "FAILED"), problems
+
+
 FIRST_OPEN_EDITS = 4
 FIRST_OPEN_READERS = 4
 
@@ -723,12 +859,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,plugin-timeout,stderr-flood,long-answer")
     args = parser.parse_args()
     staged = shutil.which(args.staged) or args.staged
     rng = random.Random(1)
-    window = apply_seconds(staged) if "kill" in args.only else 0.0
-    patch_window = patch_apply_seconds(staged) if "patch-kill" in args.only else 0.0
+    window = apply_seconds(staged) if any(k in args.only.split(",") for k in ("kill", "undo-kill", "partial-kill")) else 0.0
+    patch_window = patch_apply_seconds(staged) if "patch-kill" in args.only.split(",") else 0.0
     experiments = {
         "readers": lambda root, n: readers_once(staged, root),
         "swap": lambda root, n: swap_once(staged, root),
@@ -741,6 +877,9 @@ def main():
         "patch-kill": lambda root, n: patch_kill_once(staged, root, rng, patch_window, n),
         "patch-swap": lambda root, n: patch_swap_once(staged, root),
         "hook-race": lambda root, n: hook_race_once(staged, root),
+        "plugin-timeout": lambda root, n: plugin_timeout_once(staged, root, rng),
+        "stderr-flood": lambda root, n: stderr_flood_once(staged, root),
+        "long-answer": lambda root, n: long_answer_once(staged, root),
     }
     rows = []
     for name in args.only.split(","):
@@ -755,10 +894,10 @@ def main():
                 print(f"{name} run {n}: {problems}", file=sys.stderr)
         rows.append((name, args.runs, dict(outcomes), len(failures), time.time() - started))
         print(f"{name}: {len(failures)} failures in {args.runs} runs", file=sys.stderr, flush=True)
-    print(f"{'experiment':<10} {'runs':>5} {'failures':>8} {'seconds':>8}  outcomes")
+    print(f"{'experiment':<14} {'runs':>5} {'failures':>8} {'seconds':>8}  outcomes")
     for name, runs, outcomes, n_failed, secs in rows:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
-        print(f"{name:<10} {runs:>5} {n_failed:>8} {secs:>8.1f}  {kinds}")
+        print(f"{name:<14} {runs:>5} {n_failed:>8} {secs:>8.1f}  {kinds}")
     sys.exit(1 if any(r[3] for r in rows) else 0)
 
 

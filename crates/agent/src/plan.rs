@@ -166,9 +166,18 @@ impl PlanMode {
 
     /// Writes the plan file `name` (a single file name) and returns its path.
     pub(crate) fn write_plan(&self, name: &str, content: &str) -> std::io::Result<PathBuf> {
-        let dir = self
-            .plans(true)
-            .ok_or_else(|| std::io::Error::other(format!("cannot create {PLANS_DIR}")))?;
+        // Why the folder cannot be used, named from the root (the model needs no absolute
+        // path): `.staged/plans is a symlink, and staged never follows one out of its own
+        // folder`.
+        let dir = match self.workspace.state_subdir(PLANS_DIR_NAME, true) {
+            Ok(Some(dir)) => dir,
+            Ok(None) => return Err(std::io::Error::other(format!("cannot create {PLANS_DIR}"))),
+            Err(staged_journal::JournalError::StateDir { path, message }) => {
+                let shown = self.display(&path);
+                return Err(std::io::Error::other(format!("{shown} {}", state_reason(&message))));
+            }
+            Err(err) => return Err(std::io::Error::other(err.to_string())),
+        };
         dir.write_replace(name, content.as_bytes(), &NewFileMode::Mode(0o644))?;
         Ok(self.plans_dir().join(name))
     }
@@ -307,6 +316,15 @@ impl PendingAction for PlanApproval {
                 Ok(ToolResult::text(text).with_details(details))
             }
         }
+    }
+}
+
+/// A state folder refusal as the rest of a sentence about the folder: `it is a symlink, ...`
+/// reads `is a symlink, ...`; anything else `cannot be used: <why>`.
+fn state_reason(message: &str) -> String {
+    match message.strip_prefix("it ") {
+        Some(rest) => rest.to_owned(),
+        None => format!("cannot be used: {message}"),
     }
 }
 

@@ -505,7 +505,7 @@ impl Agent {
             return result;
         };
         if call.name != RESOLVE_TOOL_NAME {
-            let result = tool.execute(args, cancel).await.unwrap_or_else(|err| err.to_result());
+            let result = run_tool(tool.as_ref(), args, cancel).await;
             run.emit_result(turn, call, &result);
             return result;
         }
@@ -543,6 +543,27 @@ impl Agent {
         }
         run.emit_resolve(turn, call, action, &reason, &result);
         result
+    }
+}
+
+/// Runs a tool other than `resolve`: Ctrl-C (`cancel`) ends the call at once, whatever the
+/// tool is waiting for (a read tool's work runs on a thread the call stops waiting for; a
+/// plugin's answer arrives to nobody), and a panic in the tool is an error result, so no tool
+/// call can hold or end the run. `resolve` is not run this way: an apply stops cooperatively,
+/// before it writes or after its commit, never in between.
+async fn run_tool(tool: &dyn Tool, args: serde_json::Value, cancel: &CancelToken) -> ToolResult {
+    use futures::FutureExt as _;
+    let call = std::panic::AssertUnwindSafe(tool.execute(args, cancel)).catch_unwind();
+    tokio::select! {
+        () = cancel.cancelled() => staged_core::ToolError::aborted(cancel.reason()).to_result(),
+        res = call => match res {
+            Ok(res) => res.unwrap_or_else(|err| err.to_result()),
+            Err(_) => staged_core::ToolError::new(format!(
+                "`{}` failed: it panicked (a bug in staged or the tool)",
+                tool.name()
+            ))
+            .to_result(),
+        },
     }
 }
 

@@ -319,7 +319,11 @@ impl AstEditAction {
             Err(staged_journal::JournalError::Drifted(path)) => {
                 return Ok(self.stale(&format!("{path} changed since the preview")));
             }
-            Err(err) => return Err(ActionError::other(AstEditError::from(err))),
+            Err(err) => {
+                return Err(ActionError::other(
+                    AstEditError::from(err).model_message(self.workspace.root()),
+                ));
+            }
         }
         let mut details = json!({
             "totalReplacements": total,
@@ -500,7 +504,7 @@ impl PendingAction for AstEditAction {
             this.apply_only_observed(only.as_deref(), &cancel, &retirement, &mut |_| {})
         })
         .await
-        .map_err(|err| ActionError::other(format!("ast_edit apply worker failed: {err}")))?
+        .map_err(|err| ActionError::other(crate::worker_failure("ast_edit apply", err)))?
     }
 }
 

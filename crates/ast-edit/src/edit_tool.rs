@@ -82,7 +82,7 @@ impl Tool for AstEditTool {
             )
         })
         .await
-        .map_err(|err| ToolError::new(format!("ast_edit worker failed: {err}")))?;
+        .map_err(|err| ToolError::new(crate::worker_failure("ast_edit", err)))?;
         let mut preview = match preview {
             Ok(p) => p,
             Err(crate::AstEditError::Cancelled) => return Err(ToolError::aborted(cancel.reason())),

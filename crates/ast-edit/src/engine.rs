@@ -255,7 +255,20 @@ pub fn compute_preview_with(
 ) -> Result<EditPreview, AstEditError> {
     let candidates = collect_for_lang(workspace, &params.paths, params.lang)?;
     let (lang, candidates, lang_choice) = select_language(params, candidates)?;
-    let mut parse_errors = Vec::new();
+    // A preview names its files in UTF-8 (the diff, the payload, the journal), so a file whose
+    // name is not UTF-8 cannot be rewritten: it is reported, not skipped silently.
+    type Found = (Candidate, Option<Lang>);
+    let (candidates, unnamed): (Vec<Found>, Vec<Found>) =
+        candidates.into_iter().partition(|(c, _)| c.rel.to_str().is_some());
+    let mut parse_errors: Vec<String> = unnamed
+        .iter()
+        .map(|(c, _)| {
+            format!(
+                "{}: skipped: its name is not valid UTF-8 (shown with U+FFFD), and ast_edit rewrites only files it can name; rename it to rewrite it",
+                c.display
+            )
+        })
+        .collect();
     let rules: Vec<(String, Option<String>)> =
         params.rules.iter().map(|(p, o)| (p.clone(), Some(o.clone()))).collect();
     let rules = compile_rules(
@@ -266,8 +279,8 @@ pub fn compute_preview_with(
         &mut parse_errors,
     );
     // A rewrite whose pattern does not compile would silently match nothing: refuse it.
-    if !parse_errors.is_empty() {
-        return Err(AstEditError::InvalidPattern(parse_errors.join("; ")));
+    if parse_errors.len() > unnamed.len() {
+        return Err(AstEditError::InvalidPattern(parse_errors[unnamed.len()..].join("; ")));
     }
     let files_searched = candidates.len();
     let mut preview = EditPreview {

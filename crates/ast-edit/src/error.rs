@@ -35,6 +35,27 @@ impl AstEditError {
         }
     }
 
+    /// The message for a model: as [`Display`](std::fmt::Display), but a file that could not
+    /// be read, or a state folder that was refused, is named from the workspace root (`src/a.ts`,
+    /// `.staged/journal`), not by its absolute path, which tells the model nothing it needs.
+    /// The messages the contract pins with an absolute path (`Failed to write <abs>: <e>`,
+    /// `Path is outside the workspace: <entry> (workspace root: <root>)`) keep it.
+    pub fn model_message(&self, root: &std::path::Path) -> String {
+        let shown = |path: &std::path::Path| match path.strip_prefix(root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+            _ => path.display().to_string(),
+        };
+        match self {
+            AstEditError::Read { path, message } => {
+                format!("Failed to read {}: {message}", shown(path))
+            }
+            AstEditError::StateDir { path, message } => {
+                format!("Refusing the state folder {}: {message}", shown(path))
+            }
+            other => other.to_string(),
+        }
+    }
+
     /// The [`ToolError`](staged_core::ToolError) a tool reports: the message, with
     /// [`AstEditError::details`] when there are any.
     pub fn to_tool_error(&self) -> staged_core::ToolError {
@@ -61,8 +82,32 @@ impl From<staged_journal::JournalError> for AstEditError {
             J::InvalidWorkspace { path, message } => {
                 AstEditError::InvalidWorkspace { path, message }
             }
+            J::StatePath(path) => AstEditError::StatePath(path),
         }
     }
+}
+
+/// How much of a panic's message a worker failure quotes.
+const PANIC_MESSAGE_CHARS: usize = 200;
+
+/// The message for a worker thread that did not return: `<what> worker failed: ...`, quoting at
+/// most the first 200 characters of a panic's message (a panic of globset's or regex's can
+/// carry a megabyte of generated regex, which must not reach a model or a terminal whole).
+pub fn worker_failure(what: &str, err: tokio::task::JoinError) -> String {
+    if !err.is_panic() {
+        return format!("{what} worker failed: {err}");
+    }
+    let payload = err.into_panic();
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("no message");
+    let mut quoted: String = message.chars().take(PANIC_MESSAGE_CHARS).collect();
+    if quoted.len() < message.len() {
+        quoted.push('…');
+    }
+    format!("{what} worker failed: it panicked ({quoted})")
 }
 
 /// A failure of validation, scope resolution, the engine, or a write.
@@ -113,6 +158,11 @@ pub enum AstEditError {
         /// The workspace root.
         root: PathBuf,
     },
+    /// A path a model gave is in staged's state folder.
+    #[error(
+        "Refusing {0}: it is in staged's state folder (.staged/), which holds staged's own state (tokens, transcripts, the database); tools never read or change it"
+    )]
+    StatePath(String),
     /// The path is neither a regular file nor a directory.
     #[error("Search path must be a file or directory: {0}")]
     NotFileOrDirectory(String),

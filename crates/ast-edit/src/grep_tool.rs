@@ -183,7 +183,7 @@ impl Tool for AstGrepTool {
         let result =
             tokio::task::spawn_blocking(move || search(&workspace, &params, Some(&worker_cancel)))
                 .await
-                .map_err(|err| ToolError::new(format!("ast_grep worker failed: {err}")))?;
+                .map_err(|err| ToolError::new(crate::worker_failure("ast_grep", err)))?;
         match result {
             Ok(result) => Ok(ToolResult::text(search_text_named(&result, self.names))
                 .with_details(search_details(&result))),

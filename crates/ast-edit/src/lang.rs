@@ -405,9 +405,12 @@ impl Lang {
     /// The language a file name implies, if any: by file name first (`Makefile`, `.bashrc`,
     /// `Dockerfile.dev`), then by extension.
     pub fn infer(path: &Path) -> Inferred {
-        let Some(file_name) = path.file_name().and_then(|n| n.to_str()) else {
+        // A name that is not UTF-8 (`bad\xff.ts`) is still a `.ts` file: the tools decide what
+        // to do with it, and say so, rather than leave it out silently.
+        let Some(file_name) = path.file_name().map(|n| n.to_string_lossy()) else {
             return Inferred::Unknown;
         };
+        let file_name = file_name.as_ref();
         if let Some((_, name)) = FILE_NAMES.iter().find(|(n, _)| *n == file_name) {
             return Inferred::by_name(name);
         }
@@ -415,9 +418,10 @@ impl Lang {
         if lower.starts_with("dockerfile") || lower.ends_with(".dockerfile") {
             return Inferred::by_name("dockerfile");
         }
-        let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
+        let Some(ext) = path.extension().map(|e| e.to_string_lossy()) else {
             return Inferred::Unknown;
         };
+        let ext = ext.as_ref();
         if let Some(info) = LANGS.iter().find(|info| info.extensions.contains(&ext)) {
             return Inferred::Lang(info.lang);
         }

@@ -62,7 +62,7 @@ pub use crate::{
         Cap, EditPreview, EngineOptions, ErrorFile, FileContents, FileEdits, LangChoice, LeftOut,
         NestedLeft, compute_preview, compute_preview_with,
     },
-    error::AstEditError,
+    error::{AstEditError, worker_failure},
     grep_tool::{
         AST_GREP_TOOL_NAME, AstGrepTool, PARSE_ERRORS_MARK, search_details, search_text,
         search_text_named,
@@ -74,12 +74,12 @@ pub use crate::{
         ArgNames, PARSE_ERRORS_LIMIT, PREVIEW_HEADER, action_label, capped_label, last_line,
         parse_issues_block, preview_details, preview_notes, preview_text, preview_text_named,
     },
-    scope::{Candidate, collect_candidates},
+    scope::{Candidate, MAX_GLOB_BYTES, collect_candidates, compile_glob},
     search::{SearchMatch, SearchResult, search},
 };
 pub use staged_journal::{
     CommitOptions, CommitReport, CommitStep, Expect, FileWrite, JournalError, LineIndex,
-    PrepareHook, RecoveryHooks, RecoveryReport, STATE_DIR_NAME, Step, StepChange, StepMode,
-    Workspace, commit, commit_observed, commit_with, fingerprint, recover, recover_hooked,
-    recover_with, tag,
+    ModelAccess, PrepareHook, RecoveryHooks, RecoveryReport, STATE_DIR_NAME, Step, StepChange,
+    StepMode, Workspace, commit, commit_observed, commit_with, fingerprint, recover,
+    recover_hooked, recover_with, tag,
 };

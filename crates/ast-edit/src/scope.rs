@@ -16,7 +16,9 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 use staged_fs::{RelPath, Root};
 
-use crate::{AstEditError, Lang, Workspace, lang::Inferred, workspace::STATE_DIR_NAME};
+use crate::{
+    AstEditError, Lang, ModelAccess, Workspace, lang::Inferred, workspace::STATE_DIR_NAME,
+};
 
 /// A file to search, by its path relative to the root and its display path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,27 +96,24 @@ fn collect(
         if has_glob_meta(entry) {
             let (base, glob) = split_glob(entry);
             let base_rel = workspace
-                .resolve_existing(if base.is_empty() { "." } else { &base })
+                .resolve_for_model(if base.is_empty() { "." } else { &base }, ModelAccess::Any)
                 .map_err(|err| match AstEditError::from(err) {
                     AstEditError::OutsideWorkspace { root, .. } => {
                         AstEditError::OutsideWorkspace { path: entry.to_owned(), root }
                     }
                     AstEditError::PathNotFound(_) => AstEditError::PathNotFound(entry.to_owned()),
+                    AstEditError::StatePath(_) => AstEditError::StatePath(entry.to_owned()),
                     other => other,
                 })?;
             if !is_dir(workspace, base_rel.as_ref()) {
                 return Err(AstEditError::PathNotFound(entry.to_owned()));
             }
             let base_abs = absolute(workspace, base_rel.as_ref());
-            let matcher = GlobBuilder::new(&glob)
-                .literal_separator(true)
-                .build()
-                .map_err(|err| AstEditError::InvalidGlob(err.to_string()))?
-                .compile_matcher();
+            let matcher = compile_glob(&glob)?;
             let allow_node_modules = entry.contains("node_modules");
             walk(workspace, &base_abs, Some(&matcher), allow_node_modules, keep, &mut res);
         } else {
-            let Some(rel) = workspace.resolve_existing(entry)? else {
+            let Some(rel) = workspace.resolve_for_model(entry, ModelAccess::Any)? else {
                 walk(workspace, workspace.root(), None, false, keep, &mut res);
                 continue;
             };
@@ -140,6 +139,44 @@ fn collect(
     res.sort_by(|a, b| a.display.cmp(&b.display).then(b.explicit.cmp(&a.explicit)));
     res.dedup_by(|later, earlier| later.rel == earlier.rel);
     Ok(res)
+}
+
+/// The longest glob accepted, in bytes. globset turns a glob into a regex, and a glob of
+/// 100,000 `*` made it panic ("error building NFA"); globs written for real trees are far
+/// shorter.
+pub const MAX_GLOB_BYTES: usize = 4096;
+
+/// Compiles `glob` as the walks and `find` use it (`*` does not cross `/`). A glob longer than
+/// [`MAX_GLOB_BYTES`], or one globset cannot compile (even by panicking), is an
+/// [`AstEditError::InvalidGlob`] with a short message.
+///
+/// # Errors
+/// [`AstEditError::InvalidGlob`].
+pub fn compile_glob(glob: &str) -> Result<GlobMatcher, AstEditError> {
+    let start = || -> String {
+        let mut start: String = glob.chars().take(40).collect();
+        if start.len() < glob.len() {
+            start.push('…');
+        }
+        start
+    };
+    if glob.len() > MAX_GLOB_BYTES {
+        return Err(AstEditError::InvalidGlob(format!(
+            "`{}` is {} bytes long; globs are limited to {MAX_GLOB_BYTES} bytes",
+            start(),
+            glob.len()
+        )));
+    }
+    let built = std::panic::catch_unwind(|| {
+        GlobBuilder::new(glob).literal_separator(true).build().map(|g| g.compile_matcher())
+    });
+    match built {
+        Ok(Ok(matcher)) => Ok(matcher),
+        Ok(Err(err)) => Err(AstEditError::InvalidGlob(err.to_string())),
+        Err(_) => {
+            Err(AstEditError::InvalidGlob(format!("`{}` is too complex to compile", start())))
+        }
+    }
 }
 
 fn is_dir(workspace: &Workspace, rel: Option<&RelPath>) -> bool {

@@ -169,6 +169,14 @@ pub fn search(
     if !rules.is_empty() && rules.values().all(Vec::is_empty) {
         return Err(AstEditError::InvalidPattern(result.parse_errors.join("; ")));
     }
+    // Searched through its real name, shown with U+FFFD: say so, or the path would look like
+    // one that can be read back.
+    for (candidate, _) in files.iter().filter(|(c, _)| c.rel.to_str().is_none()) {
+        result.parse_errors.push(format!(
+            "{}: its name is not valid UTF-8; it is shown with U+FFFD in place of the bytes that are not",
+            candidate.display
+        ));
+    }
     let stopped = par_fold_in_order(
         &files,
         |(candidate, segments)| {

@@ -15,6 +15,7 @@ use std::{
 use anyhow::{Context, bail};
 use staged_core::CancelToken;
 use staged_plugin::{PluginHost, PluginsConfig};
+use staged_render::escape_line;
 use staged_workspace::{RecoveryReport, WorkspaceSession, WorkspaceSessionBuilder, locate_root};
 
 use crate::{args::GlobalArgs, config::Files};
@@ -91,7 +92,7 @@ pub(crate) fn open_with_plugins(
     let root = workspace_root(global)?;
     let (host, warnings) = plugin_host(&root)?;
     for warning in warnings {
-        eprintln!("staged: warning: {warning}");
+        eprintln!("staged: warning: {}", escape_line(&warning));
     }
     let builder: WorkspaceSessionBuilder = if host.is_empty() {
         WorkspaceSession::builder()
@@ -112,7 +113,7 @@ pub(crate) fn open_with_plugins(
     };
     report_recovery(ws.recovery());
     for error in ws.load_errors() {
-        eprintln!("staged: warning: {error}");
+        eprintln!("staged: warning: {}", escape_line(&error.to_string()));
     }
     Ok((ws, host))
 }
@@ -166,7 +167,7 @@ pub(crate) fn report_recovery(report: &RecoveryReport) {
         );
     }
     for refusal in &report.refused {
-        eprintln!("staged: warning: {refusal}");
+        eprintln!("staged: warning: {}", escape_line(&refusal.to_string()));
     }
 }
 

@@ -101,8 +101,12 @@ pub(crate) fn run(args: &DemoArgs, out: &Output) -> anyhow::Result<Exit> {
     }
     out.line("...and forces `resolve` on the next turn.\n")?;
     for (action, reason, result) in blocks {
-        out.line(&render_resolve_call(action, &reason, &out.render))?;
-        out.line(&render_resolve_result(result.details.as_ref(), result.is_error, &out.render))?;
+        out.styled_line(&render_resolve_call(action, &reason, &out.render))?;
+        out.styled_line(&render_resolve_result(
+            result.details.as_ref(),
+            result.is_error,
+            &out.render,
+        ))?;
         out.line(&format!("  -> {}\n", result.text_content()))?;
         if action == ResolveAction::Apply && result.is_error {
             break;

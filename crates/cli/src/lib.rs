@@ -65,7 +65,7 @@ where
         Ok(code) => code.into(),
         Err(err) if exit::is_broken_pipe(&err) => Exit::Success.into(),
         Err(err) => {
-            eprintln!("error: {}", one_line(&format!("{err:#}")));
+            eprintln!("error: {}", staged_render::escape_line(&one_line(&format!("{err:#}"))));
             Exit::Usage.into()
         }
     }

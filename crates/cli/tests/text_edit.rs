@@ -556,7 +556,7 @@ fn binary_files_outside_paths_and_the_state_folder_are_refused() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         text(&out),
-        "Refusing .staged/staged.db: it is in staged's own state folder (.staged/), not a workspace file"
+        "Refusing .staged/staged.db: it is in staged's state folder (.staged/), which holds staged's own state (tokens, transcripts, the database); tools never read or change it"
     );
     assert!(pending_ids(dir).is_empty());
 }

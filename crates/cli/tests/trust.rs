@@ -136,3 +136,34 @@ fn a_planted_symlink_for_staged_toml_is_refused() {
     assert_eq!(code(&run(dir.path(), home.path(), &["pending"])), 0);
     assert!(!dir.path().join("ran").exists());
 }
+
+#[test]
+fn two_roots_whose_names_are_not_utf8_never_share_a_trust_record() {
+    use std::os::unix::ffi::OsStrExt;
+    let base = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let toml = "[plugins.p]\ncommand = [\"sh\", \"tools/p.sh\"]\ntimeout_ms = 2000\n";
+    let root = |name: &[u8], script: &str| {
+        let dir = base.path().join(std::ffi::OsStr::from_bytes(name));
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        std::fs::create_dir_all(dir.join("tools")).unwrap();
+        std::fs::write(dir.join("staged.toml"), toml).unwrap();
+        std::fs::write(dir.join("tools/p.sh"), script).unwrap();
+        dir
+    };
+    // Both names read `lossy\u{fffd}` once made lossy.
+    let trusted = root(b"lossy\xff", "exit 0\n");
+    let other = root(b"lossy\xfe", "touch ran\n");
+    let out = run(&trusted, home.path(), &["trust"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(status(&trusted, home.path()), "trusted");
+    assert_eq!(status(&other, home.path()), "untrusted");
+    let out = run(&other, home.path(), &["tools"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not started: this workspace is not trusted"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!other.join("ran").exists(), "the untrusted root ran its script");
+}

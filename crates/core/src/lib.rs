@@ -58,8 +58,9 @@ pub use crate::{
         RejectInput,
     },
     resolve::{
-        NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, RESOLVE_DESCRIPTION, RESOLVE_REMINDER,
-        RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes, ResolveTool, run_resolve_invocation,
+        MAX_LABEL_CHARS, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT,
+        RESOLVE_DESCRIPTION, RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes,
+        ResolveTool, reason_too_long, run_resolve_invocation,
     },
     retire::Retirement,
     session::{NO_LOG_TEXT, NOTHING_TO_UNDO_TEXT, Session, already_pending_text},

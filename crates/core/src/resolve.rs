@@ -18,6 +18,24 @@ pub const RESOLVE_DESCRIPTION: &str = include_str!("prompts/resolve.md");
 /// results while something is pending.
 pub const RESOLVE_REMINDER: &str = "<system-reminder>\nThis is a preview. Call the `resolve` tool to apply or discard these changes.\n</system-reminder>";
 
+/// The longest `reason` `resolve` takes, in characters: a reason says why in a sentence or a
+/// paragraph, and it is stored in the log and shown in tables.
+pub const MAX_REASON_CHARS: usize = 4000;
+
+/// The longest label of a preview, in characters (a plugin's longer label is refused when it
+/// stages it): a label is a one-line summary, shown in every listing.
+pub const MAX_LABEL_CHARS: usize = 200;
+
+/// The error of a `reason` longer than [`MAX_REASON_CHARS`], or `None`.
+pub fn reason_too_long(reason: &str) -> Option<ToolError> {
+    let chars = reason.chars().count();
+    (chars > MAX_REASON_CHARS).then(|| {
+        ToolError::new(format!(
+            "`reason` is {chars} characters long; a reason is at most {MAX_REASON_CHARS} characters. Nothing was applied or discarded."
+        ))
+    })
+}
+
 /// The error of an `apply` with nothing to run.
 pub const NO_PENDING_APPLY_TEXT: &str =
     "No pending action to resolve. Nothing to apply or discard.";
@@ -94,7 +112,7 @@ pub(crate) async fn run_claimed_invocation(
             }
             match action.apply_retiring(&params.reason, extra, cancel, retirement).await {
                 Ok(result) => Ok(merge_details(result, base)),
-                Err(ActionError::Tool(err)) => Err(err),
+                Err(ActionError::Tool(err)) => Err(with_base(err, base)),
                 Err(ActionError::Cancelled) => {
                     Err(ToolError::aborted(cancel.reason()).with_details(details_json(base)))
                 }
@@ -110,7 +128,7 @@ pub(crate) async fn run_claimed_invocation(
                 let text = format!("Discarded: {label}. Reason: {}", params.reason);
                 Ok(ToolResult::text(text).with_details(details_json(base)))
             }
-            Err(ActionError::Tool(err)) => Err(err),
+            Err(ActionError::Tool(err)) => Err(with_base(err, base)),
             Err(ActionError::Cancelled) => {
                 Err(ToolError::aborted(cancel.reason()).with_details(details_json(base)))
             }
@@ -119,6 +137,12 @@ pub(crate) async fn run_claimed_invocation(
             }
         },
     }
+}
+
+/// A passed-through tool error keeps its own details; one that has none gets the base
+/// details, so that what shows the outcome can name the preview and the reason.
+fn with_base(err: ToolError, base: ResolveDetails) -> ToolError {
+    if err.details().is_some() { err } else { err.with_details(details_json(base)) }
 }
 
 fn merge_details(mut result: ToolResult, mut base: ResolveDetails) -> ToolResult {

@@ -14,7 +14,8 @@ use crate::{
     PendingAction, PendingActionStore, PendingEntry, PendingId, ResolveRoutes, Retirement,
     StoreError, ToolError, UndoHandler,
     resolve::{
-        NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, run_claimed_invocation,
+        NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, reason_too_long,
+        run_claimed_invocation,
     },
 };
 
@@ -161,6 +162,9 @@ impl Session {
         if cancel.is_cancelled() {
             return Err(ToolError::aborted(cancel.reason()));
         }
+        if let Some(err) = reason_too_long(&params.reason) {
+            return Err(err);
+        }
         let in_flight = self.routes().and_then(|routes| routes.in_flight_invoker());
         if let Some(invoker) = in_flight {
             return invoker.invoke(&params, cancel).await;
@@ -218,6 +222,9 @@ impl Session {
     ) -> Result<ToolResult, ToolError> {
         if cancel.is_cancelled() {
             return Err(ToolError::aborted(cancel.reason()));
+        }
+        if let Some(err) = reason_too_long(&params.reason) {
+            return Err(err);
         }
         let claim = match self.store.claim_head() {
             Ok(Some(claim)) => claim,

@@ -6,7 +6,7 @@ use std::{io, time::Duration};
 
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 use staged_fs::RelPath;
-use staged_journal::{Edit, STATE_DIR_NAME, Workspace};
+use staged_journal::{Edit, ModelAccess, Workspace};
 
 use crate::EditError;
 
@@ -70,12 +70,9 @@ pub(crate) fn resolve_path(workspace: &Workspace, given: &str) -> Result<RelPath
     let rel = RelPath::new(&rel).map_err(|_| {
         EditError::Path(format!("`{given}` names the workspace root itself, not a file"))
     })?;
-    if rel.components().next().is_some_and(|first| first == STATE_DIR_NAME) {
-        return Err(EditError::Path(format!(
-            "Refusing {}: it is in staged's own state folder ({STATE_DIR_NAME}/), not a workspace file",
-            rel.display()
-        )));
-    }
+    workspace
+        .check_model_path(&rel, given, ModelAccess::Any)
+        .map_err(|err| EditError::Path(err.to_string()))?;
     Ok(rel)
 }
 

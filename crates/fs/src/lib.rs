@@ -29,7 +29,9 @@ use std::{
     sync::Arc,
 };
 
-use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
+use cap_fs_ext::{
+    DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt, OpenOptionsSyncExt,
+};
 use cap_std::{
     ambient_authority,
     fs::{Dir, OpenOptions},
@@ -180,11 +182,20 @@ impl Root {
     /// The I/O error; an attempt to leave the root is `PermissionDenied`, a symlink as the last
     /// component `FilesystemLoop`, and anything but a regular file `InvalidInput`.
     pub fn open_file(&self, rel: &RelPath) -> io::Result<std::fs::File> {
-        let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No);
-        let file = self.dir.open_with(rel.as_path(), &options)?.into_std();
+        let file = self.dir.open_with(rel.as_path(), &read_options())?.into_std();
         ensure_regular(&file.metadata()?)?;
         Ok(file)
+    }
+
+    /// Opens the regular file `rel` for reading with no symlink anywhere in its path: every
+    /// directory is opened without following one (see [`Root::dir`]), and so is the file. What
+    /// is opened is exactly the path that was checked, whatever another process swaps in.
+    ///
+    /// # Errors
+    /// As [`Root::dir`] and [`DirHandle::open_file`].
+    pub fn open_file_strict(&self, rel: &RelPath) -> io::Result<std::fs::File> {
+        let (dir, name) = self.parent(rel)?;
+        dir.open_file(name)
     }
 
     /// Reads a whole regular file (see [`Root::open_file`]).
@@ -378,9 +389,7 @@ impl DirHandle {
     /// The I/O error; `InvalidInput` when it is not a regular file.
     pub fn open_file(&self, name: impl AsRef<OsStr>) -> io::Result<std::fs::File> {
         let name = single(name.as_ref())?;
-        let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No);
-        let file = self.dir.open_with(name, &options)?.into_std();
+        let file = self.dir.open_with(name, &read_options())?.into_std();
         ensure_regular(&file.metadata()?)?;
         Ok(file)
     }
@@ -610,6 +619,16 @@ fn single(name: &OsStr) -> io::Result<&OsStr> {
     }
 }
 
+/// How files are opened for reading: never through a symlink as the last component, and
+/// without blocking, so that a FIFO (whose open waits for a writer) or a device is refused by
+/// [`ensure_regular`] at once instead of holding the caller forever. `O_NONBLOCK` changes
+/// nothing for a regular file.
+fn read_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.read(true).follow(FollowSymlinks::No).nonblock(true);
+    options
+}
+
 fn ensure_regular(meta: &std::fs::Metadata) -> io::Result<()> {
     if meta.is_file() {
         Ok(())
@@ -688,6 +707,26 @@ mod tests {
         );
         assert!(dir.open_dir("../..").is_err());
         assert!(dir.remove_file("a/b").is_err());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_at_once_and_a_strict_open_follows_no_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::write(ws.join("src/a.ts"), "a").unwrap();
+        symlink("src", ws.join("alias")).unwrap();
+        let status = std::process::Command::new("mkfifo").arg(ws.join("pipe")).status().unwrap();
+        assert!(status.success());
+        let root = Root::open(ws).unwrap();
+        // Without a writer, a blocking open of the FIFO would never return.
+        assert_eq!(root.open_file(&rel("pipe")).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        let dir = root.handle().unwrap();
+        assert_eq!(dir.open_file("pipe").unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        assert!(root.open_file_strict(&rel("src/a.ts")).is_ok());
+        assert!(root.open_file(&rel("alias/a.ts")).is_ok());
+        assert!(root.open_file_strict(&rel("alias/a.ts")).is_err());
+        assert!(root.open_file_strict(&rel("pipe")).is_err());
     }
 
     #[test]

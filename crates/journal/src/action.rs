@@ -144,7 +144,9 @@ impl ChangeAction {
         let whole = match check(&self.workspace, &all) {
             Ok(checked) => checked,
             Err(CheckError::Stale(stale)) => return Ok(self.stale(&stale.to_string())),
-            Err(CheckError::Failed(err)) => return Err(ActionError::other(err)),
+            Err(CheckError::Failed(err)) => {
+                return Err(ActionError::other(err.model_message(self.workspace.root())));
+            }
         };
         let chosen: Vec<&FileOp> =
             self.ops.iter().zip(&selected).filter(|(_, c)| **c).map(|(op, _)| op).collect();
@@ -152,7 +154,9 @@ impl ChangeAction {
             match check(&self.workspace, &chosen) {
                 Ok(checked) => checked,
                 Err(CheckError::Stale(stale)) => return Ok(self.stale(&stale.to_string())),
-                Err(CheckError::Failed(err)) => return Err(ActionError::other(err)),
+                Err(CheckError::Failed(err)) => {
+                    return Err(ActionError::other(err.model_message(self.workspace.root())));
+                }
             }
         } else {
             whole
@@ -212,7 +216,7 @@ impl ChangeAction {
             Err(JournalError::Appeared(path)) => {
                 return Ok(self.stale(&format!("{path} was created since the preview")));
             }
-            Err(err) => return Err(ActionError::other(err)),
+            Err(err) => return Err(ActionError::other(err.model_message(self.workspace.root()))),
         };
         let mut text = text;
         if !report.kept.is_empty() {

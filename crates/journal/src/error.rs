@@ -55,6 +55,11 @@ pub enum JournalError {
         /// Why.
         message: String,
     },
+    /// A model named a path in the state folder (`.staged`), which no tool reads or changes.
+    #[error(
+        "Refusing {0}: it is in staged's state folder (.staged/), which holds staged's own state (tokens, transcripts, the database); tools never read or change it"
+    )]
+    StatePath(String),
     /// The workspace root is unusable.
     #[error("Invalid workspace root {path}: {message}")]
     InvalidWorkspace {
@@ -63,4 +68,25 @@ pub enum JournalError {
         /// Why.
         message: String,
     },
+}
+
+impl JournalError {
+    /// The message a model sees: a file staged read or refused is named from the root
+    /// (`src/a.ts`, `.staged/journal`), not by its absolute path, which tells the model nothing
+    /// it needs. The messages that pin an absolute path keep it.
+    pub fn model_message(&self, root: &std::path::Path) -> String {
+        let shown = |path: &std::path::Path| match path.strip_prefix(root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
+            _ => path.display().to_string(),
+        };
+        match self {
+            JournalError::Read { path, message } => {
+                format!("Failed to read {}: {message}", shown(path))
+            }
+            JournalError::StateDir { path, message } => {
+                format!("Refusing the state folder {}: {message}", shown(path))
+            }
+            other => other.to_string(),
+        }
+    }
 }

@@ -24,6 +24,7 @@ mod fingerprint;
 mod journal;
 mod lines;
 mod root;
+mod state_guard;
 mod undo;
 
 pub use crate::{
@@ -43,5 +44,6 @@ pub use crate::{
     },
     lines::LineIndex,
     root::{STATE_DIR_NAME, Workspace},
+    state_guard::ModelAccess,
     undo::{ChangeUndo, UndoPlan, plan as undo_plan, undo_observed},
 };

@@ -23,7 +23,7 @@ pub enum PluginError {
         source: std::io::Error,
     },
     /// The plugin process ended (crashed, or closed its output).
-    #[error("plugin \"{plugin}\" exited ({status}) during {what}{stderr}")]
+    #[error("plugin \"{plugin}\" exited ({status}) during {what}{stderr}{after}")]
     Exited {
         /// The plugin's name.
         plugin: String,
@@ -33,9 +33,11 @@ pub enum PluginError {
         what: String,
         /// `: <its last line on stderr>`, or nothing.
         stderr: String,
+        /// For a tool call: `; <what> may have run, in part or in full`.
+        after: String,
     },
-    /// The plugin did not answer in time; it was stopped.
-    #[error("plugin \"{plugin}\" did not answer {what} within {ms} ms; it was stopped")]
+    /// The plugin did not answer in time; it was stopped, with every process it started.
+    #[error("plugin \"{plugin}\" did not answer {what} within {ms} ms; it was stopped{after}")]
     Timeout {
         /// The plugin's name.
         plugin: String,
@@ -43,9 +45,12 @@ pub enum PluginError {
         what: String,
         /// The timeout.
         ms: u128,
+        /// For a tool call: `; <what> may have run, in part or in full`.
+        after: String,
     },
-    /// The plugin answered with a protocol error or an answer that is not a result.
-    #[error("plugin \"{plugin}\" answered {what} with an error: {message}")]
+    /// The plugin answered with a protocol error or an answer that is not a result, or broke
+    /// the framing of its output (a message over 16 MiB, a line that is not JSON-RPC).
+    #[error("plugin \"{plugin}\" answered {what} with an error: {message}{after}")]
     Protocol {
         /// The plugin's name.
         plugin: String,
@@ -53,6 +58,9 @@ pub enum PluginError {
         what: String,
         /// The error.
         message: String,
+        /// For a tool call whose answer was broken: `; <what> may have run, in part or in
+        /// full`; else nothing.
+        after: String,
     },
     /// No plugin of that name is configured (or trusted) here.
     #[error(

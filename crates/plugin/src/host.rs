@@ -19,7 +19,7 @@ use crate::{
     PluginConfig, PluginError, PluginsConfig,
     action::{PLUGIN_PAYLOAD_KEY, PluginAction, PluginUndo},
     config::is_plain_name,
-    connection::Connection,
+    connection::{Connection, PLUGINS_STATE_DIR},
     protocol::is_callback,
     tool::{PluginTool, ToolDef},
 };
@@ -162,6 +162,9 @@ impl PluginHost {
         args: JsonObject,
     ) -> Result<CallToolResult, PluginError> {
         let conn = self.connection(plugin).await?;
+        if is_callback(tool) {
+            self.prepare_state_dir(plugin);
+        }
         let res = conn.call(tool, args).await;
         if let Err(err) = &res
             && !matches!(err, PluginError::Protocol { .. } if conn.is_live())
@@ -169,6 +172,17 @@ impl PluginHost {
             self.forget(plugin, &conn).await;
         }
         res
+    }
+
+    /// Creates `.staged/plugins/<plugin>` (never through a symlink) before a callback runs,
+    /// where the helpers keep their idempotency records ([`crate::STATE_ENV`]). A callback
+    /// runs only for a preview in the workspace's database, so the state folder exists then;
+    /// if the folder cannot be made, the helpers run the callback without a record.
+    fn prepare_state_dir(&self, plugin: &str) {
+        let Ok(workspace) = staged_workspace::Workspace::new(&self.root) else { return };
+        if let Ok(Some(plugins)) = workspace.state_subdir(PLUGINS_STATE_DIR, true) {
+            let _ = plugins.create_dir(plugin);
+        }
     }
 
     /// Stops every running plugin.

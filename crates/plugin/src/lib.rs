@@ -47,6 +47,7 @@ pub mod trust;
 pub use crate::{
     action::{PluginAction, PluginUndo},
     config::{ConfigOrigin, DEFAULT_TIMEOUT, PluginConfig, PluginsConfig},
+    connection::STATE_ENV,
     error::PluginError,
     host::{Loaded, PluginHost},
     protocol::{

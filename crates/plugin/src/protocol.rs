@@ -14,6 +14,7 @@
 //! arguments, `extra` being `{"staged/undo": {"redo", "applied", "entry"}}`.
 
 use serde_json::{Map, Value, json};
+use staged_core::MAX_LABEL_CHARS;
 
 /// The `_meta` key of a staged preview.
 pub const PENDING_META_KEY: &str = "staged/pending";
@@ -81,6 +82,12 @@ pub fn parse_pending_meta(
         }
         None => return Err("`label` is missing".to_owned()),
     };
+    let chars = label.chars().count();
+    if chars > MAX_LABEL_CHARS {
+        return Err(format!(
+            "`label` is {chars} characters long; a label is a one-line summary of at most {MAX_LABEL_CHARS} characters"
+        ));
+    }
     let apply = match obj.get("apply") {
         Some(Value::String(apply)) if !apply.is_empty() => apply.clone(),
         Some(other) => {
@@ -182,6 +189,11 @@ mod tests {
             parse(json!({"version": 1, "label": "", "apply": "a"})).unwrap_err(),
             "`label` must be a non-empty string, not a string"
         );
+        assert_eq!(
+            parse(json!({"version": 1, "label": "x".repeat(201), "apply": "a"})).unwrap_err(),
+            "`label` is 201 characters long; a label is a one-line summary of at most 200 characters"
+        );
+        assert!(parse(json!({"version": 1, "label": "é".repeat(200), "apply": "a"})).is_ok());
         assert_eq!(
             parse(json!({"version": 1, "label": "l"})).unwrap_err(),
             "`apply` is missing: it names the tool that applies the preview"

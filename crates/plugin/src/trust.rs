@@ -217,8 +217,15 @@ impl TrustStore {
     }
 }
 
+/// The record's key for `root`: the path itself when it is UTF-8 (an absolute path, so it
+/// begins with `/`), else `bytes:` and the hex of its exact bytes. Two roots never share a
+/// key: a lossy form (`\xff` and `\xfe` both read as U+FFFD) would let a second, untrusted
+/// root take the first one's trust.
 fn key(root: &Path) -> String {
-    root.to_string_lossy().into_owned()
+    match root.to_str() {
+        Some(text) => text.to_owned(),
+        None => format!("bytes:{}", hex(root.as_os_str().as_encoded_bytes())),
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -251,6 +258,29 @@ mod tests {
         let none = WorkspaceConfig::from_text(root, None);
         assert_eq!(store.status(&none).unwrap(), TrustStatus::NoConfig);
         assert!(store.trust(&none).unwrap_err().to_string().contains("nothing to trust"));
+    }
+
+    #[test]
+    fn roots_that_are_not_utf8_never_share_a_record() {
+        use std::os::unix::ffi::OsStrExt;
+        let config_dir = tempfile::tempdir().unwrap();
+        let store = TrustStore::new(config_dir.path().join("staged"));
+        let a = Path::new(std::ffi::OsStr::from_bytes(b"/work/lossy\xff"));
+        let b = Path::new(std::ffi::OsStr::from_bytes(b"/work/lossy\xfe"));
+        let lossy = Path::new("/work/lossy\u{fffd}");
+        let text = Some("[plugins.p]\ncommand = [\"sh\", \"tools/p.sh\"]\n");
+        store.trust(&WorkspaceConfig::from_text(a, text)).unwrap();
+        assert!(store.status(&WorkspaceConfig::from_text(a, text)).unwrap().is_trusted());
+        assert_eq!(
+            store.status(&WorkspaceConfig::from_text(b, text)).unwrap(),
+            TrustStatus::Untrusted
+        );
+        assert_eq!(
+            store.status(&WorkspaceConfig::from_text(lossy, text)).unwrap(),
+            TrustStatus::Untrusted
+        );
+        assert!(!store.revoke(b).unwrap());
+        assert!(store.revoke(a).unwrap());
     }
 
     #[test]

@@ -108,7 +108,7 @@ async fn failures_keep_the_preview_pending_and_a_crashed_plugin_starts_again() {
     let err = session.resolve(ResolveParams::apply("go"), &CancelToken::new()).await.unwrap_err();
     assert_eq!(
         err.message(),
-        "Apply failed: plugin \"note\" exited (exit status: 5) during `_apply_note`: the note plugin fell over"
+        "Apply failed: plugin \"note\" exited (exit status: 5) during `_apply_note`: the note plugin fell over; `_apply_note` may have run, in part or in full"
     );
     assert_eq!(ws.store().peek().unwrap().unwrap().id.as_str(), id);
     // The next call starts the plugin again.

@@ -1,14 +1,18 @@
-//! Pure, width-aware rendering of `resolve` for terminals (`docs/contract/rendering.md`).
+//! Pure, width-aware rendering of `resolve` for terminals (`docs/contract/rendering.md`), and
+//! the escaping of control characters in any text from outside ([`escape_line`],
+//! [`escape_text`]).
 //!
 //! Every function returns a `String`; nothing here prints or inspects the terminal. The
 //! caller picks the width, whether to colour (see [`color_enabled`]) and the symbol preset.
 
 #![deny(missing_docs)]
 
+mod escape;
 mod resolve;
 mod style;
 
 pub use crate::{
+    escape::{escape_line, escape_text},
     resolve::{render_resolve_call, render_resolve_result, resolve_intent},
     style::{ColorChoice, RenderOptions, Symbols, color_enabled},
 };

@@ -157,15 +157,16 @@ pub(crate) fn width_of(text: &str) -> usize {
     UnicodeWidthStr::width(text)
 }
 
-/// Replaces tabs with three spaces and other control characters with nothing, so the
-/// rendered width is what the terminal shows.
+/// Replaces tabs with three spaces and other control characters (and the Unicode direction
+/// overrides, which reorder the rest of the line) with nothing, so the rendered width is what
+/// the terminal shows and nothing in the text drives the terminal.
 pub(crate) fn sanitize(text: &str) -> String {
     let mut res = String::with_capacity(text.len());
     for ch in text.chars() {
         match ch {
             '\t' => res.push_str("   "),
             '\n' | '\r' => res.push(' '),
-            c if c.is_control() => {}
+            c if crate::escape::is_unsafe(c) => {}
             c => res.push(c),
         }
     }

@@ -93,15 +93,25 @@ use staged_store::{Rehydrators, SqliteStore};
 
 pub use staged_ast_edit::{
     ArgNames, DEFAULT_MAX_FILES, DetailsError, LangRequiredDetails, PreviewDetails, StaleDetails,
+    compile_glob, worker_failure,
 };
-pub use staged_journal::{ChangeDetails, RecoveryReport, STATE_DIR_NAME, Workspace};
+pub use staged_journal::{
+    ChangeDetails, ModelAccess, RecoveryReport, STATE_DIR_NAME, Workspace, quote as quote_diff_path,
+};
 pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
 
 /// The tool names staged's front ends use themselves (`ast_grep`, `ast_edit`, `edit`, `write`,
 /// `apply_patch` and `resolve` here; `pending` in `staged mcp`; `read` and `find` in `staged
-/// agent`): a custom tool may take none of them.
+/// agent`): a custom tool may take none of them, nor a name equal to one once case, `-` and
+/// `_` are ignored ([`fold_tool_name`]). This list is the one place the check looks.
 pub const BUILTIN_TOOL_NAMES: &[&str] =
     &["ast_grep", "ast_edit", "edit", "write", "apply_patch", "resolve", "pending", "read", "find"];
+
+/// A tool name as compared with the others: lowercase, without `-` and `_`. `Resolve`,
+/// `AST_EDIT` and `ast-edit` fold to a built-in's name, and are refused.
+pub fn fold_tool_name(name: &str) -> String {
+    name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
+}
 
 /// A custom tool that could not be loaded. Load errors are collected and shown, never fatal:
 /// the session opens with the tools that did load.
@@ -123,6 +133,17 @@ impl LoadError {
     /// `Tool name "<name>" conflicts with existing tool`.
     pub fn conflict(origin: impl Into<String>, name: &str) -> Self {
         Self::new(origin, format!("Tool name \"{name}\" conflicts with existing tool"))
+    }
+
+    /// `Tool name "<name>" conflicts with existing tool "<other>" (...)`, for a name that is
+    /// another's once case, `-` and `_` are ignored.
+    pub fn look_alike(origin: impl Into<String>, name: &str, other: &str) -> Self {
+        Self::new(
+            origin,
+            format!(
+                "Tool name \"{name}\" conflicts with existing tool \"{other}\" (tool names are compared ignoring case, \"-\" and \"_\", so that a model cannot mistake one for the other)"
+            ),
+        )
     }
 
     /// `Failed to load tool: <message>`.
@@ -206,6 +227,16 @@ impl WorkspaceSessionBuilder {
             || self.tools.iter().any(|(other, _, _)| other == name);
         if taken {
             self.errors.push(LoadError::conflict(origin, name));
+            return self;
+        }
+        let folded = fold_tool_name(name);
+        let look_alike = BUILTIN_TOOL_NAMES
+            .iter()
+            .copied()
+            .chain(self.tools.iter().map(|(other, _, _)| other.as_str()))
+            .find(|other| fold_tool_name(other) == folded);
+        if let Some(other) = look_alike {
+            self.errors.push(LoadError::look_alike(origin, name, other));
             return self;
         }
         self.tools.push((name.to_owned(), origin.to_owned(), factory));

@@ -1,9 +1,9 @@
 //! `find`: the workspace's files whose paths match a glob, honouring `.gitignore`.
 
-use globset::GlobBuilder;
 use serde_json::{Value, json};
 use staged_core::{CancelToken, Tool, ToolError, ToolResult};
-use staged_journal::{STATE_DIR_NAME, Workspace};
+use staged_journal::{ModelAccess, STATE_DIR_NAME, Workspace};
+use staged_workspace::{compile_glob, worker_failure};
 
 use crate::tools::required_str;
 
@@ -61,7 +61,7 @@ impl Tool for FindTool {
         let given = args.get("path").and_then(Value::as_str).unwrap_or(".").to_owned();
         let rel = self
             .workspace
-            .resolve_existing(&given)
+            .resolve_for_model(&given, ModelAccess::Any)
             .map_err(|err| ToolError::new(err.to_string()))?;
         let is_dir = match &rel {
             None => true,
@@ -74,14 +74,12 @@ impl Tool for FindTool {
             None => self.workspace.root().to_path_buf(),
             Some(rel) => self.workspace.root().join(rel.as_path()),
         };
-        let glob = GlobBuilder::new(&pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|err| ToolError::new(format!("Invalid glob pattern: {err}")))?
-            .compile_matcher();
+        // A glob too long or too complex for globset is an input error, never a panic.
+        let glob = compile_glob(&pattern).map_err(|err| err.to_tool_error())?;
         let workspace = self.workspace.clone();
-        let cancel = cancel.clone();
-        let found = tokio::task::spawn_blocking(move || {
+        let walk_cancel = cancel.clone();
+        let work = tokio::task::spawn_blocking(move || {
+            let cancel = walk_cancel;
             let mut found = Vec::new();
             let walker = ignore::WalkBuilder::new(&dir)
                 .hidden(false)
@@ -102,9 +100,11 @@ impl Tool for FindTool {
             }
             found.sort();
             Ok(found)
-        })
-        .await
-        .map_err(|err| ToolError::new(format!("find worker failed: {err}")))??;
+        });
+        let found = tokio::select! {
+            () = cancel.cancelled() => return Err(ToolError::aborted(cancel.reason())),
+            res = work => res.map_err(|err| ToolError::new(worker_failure("find", err)))??,
+        };
         let total = found.len();
         if total == 0 {
             return Ok(ToolResult::text("No files found").with_details(json!({"total": 0})));

@@ -1,8 +1,15 @@
 //! `read`: a text file of the workspace, or a range of its lines, with line numbers.
+//!
+//! It reads only regular files (a FIFO, whose open would wait for a writer, a socket or a
+//! device is a tool error at once), never anything in staged's state folder but plan files,
+//! and at most [`MAX_READ_BYTES`] of a file, saying so when it stops early. The work runs on
+//! a blocking thread that the call does not wait for once it is cancelled.
+
+use std::io::Read as _;
 
 use serde_json::{Value, json};
 use staged_core::{CancelToken, Tool, ToolError, ToolResult};
-use staged_journal::Workspace;
+use staged_journal::{ModelAccess, Workspace};
 
 use crate::tools::{positive, required_str};
 
@@ -10,6 +17,9 @@ use crate::tools::{positive, required_str};
 const DEFAULT_LIMIT: usize = 2000;
 /// Longer lines are cut to this many characters.
 const MAX_LINE_CHARS: usize = 2000;
+/// The most bytes read of one file: a bigger file is read up to the last whole line within
+/// them, and the result says where it stopped.
+const MAX_READ_BYTES: usize = 8 << 20;
 
 /// The read-only `read` tool, confined to the workspace.
 #[derive(Debug, Clone)]
@@ -59,60 +69,127 @@ impl Tool for ReadTool {
         if cancel.is_cancelled() {
             return Err(ToolError::aborted(cancel.reason()));
         }
-        let given = required_str(&args, "path")?;
-        let offset = positive(&args, "offset")?.unwrap_or(1);
-        let limit = positive(&args, "limit")?.unwrap_or(DEFAULT_LIMIT);
-        let is_dir = |rel: &staged_fs::RelPath| {
-            self.workspace.fs().symlink_metadata(rel).is_ok_and(|meta| meta.is_dir())
-        };
-        let path = match self
-            .workspace
-            .resolve_existing(given)
-            .map_err(|err| ToolError::new(err.to_string()))?
-        {
-            Some(rel) if !is_dir(&rel) => rel,
-            _ => {
-                return Err(ToolError::new(format!(
-                    "{given} is a directory; use `find` to list its files"
-                )));
-            }
-        };
-        // Read through the root's handle: nothing outside the workspace, even through a
-        // symlink swapped in since the path was checked.
-        let bytes = self
-            .workspace
-            .fs()
-            .read(&path)
-            .map_err(|err| ToolError::new(format!("Cannot read {given}: {err}")))?;
-        if bytes.contains(&0) {
-            return Err(ToolError::new(format!("{given} is not a text file")));
-        }
-        let text = String::from_utf8(bytes)
-            .map_err(|_| ToolError::new(format!("{given} is not UTF-8 text")))?;
-        let total = text.lines().count();
-        if total == 0 {
-            return Ok(ToolResult::text(format!("{given} is empty.")));
-        }
-        if offset > total {
-            return Err(ToolError::new(format!(
-                "{given} has {total} lines; offset {offset} is past the end"
-            )));
-        }
-        let last = offset.saturating_add(limit - 1).min(total);
-        let width = last.to_string().len();
-        let mut res = String::new();
-        for (idx, line) in text.lines().enumerate().skip(offset - 1).take(last + 1 - offset) {
-            let shown: String = line.chars().take(MAX_LINE_CHARS).collect();
-            res.push_str(&format!("{:>width$}\t{shown}\n", idx + 1));
-        }
-        if last < total {
-            res.push_str(&format!(
-                "… {} more lines (read on with offset {})\n",
-                total - last,
-                last + 1
+        let given = required_str(&args, "path")?.to_owned();
+        if given.trim().is_empty() {
+            return Err(ToolError::new(
+                "`path` is empty: name a file of the workspace, relative to its root",
             ));
         }
-        let details = json!({"path": path.display(), "startLine": offset, "endLine": last, "totalLines": total});
-        Ok(ToolResult::text(res.trim_end().to_owned()).with_details(details))
+        let offset = positive(&args, "offset")?.unwrap_or(1);
+        let limit = positive(&args, "limit")?.unwrap_or(DEFAULT_LIMIT);
+        let workspace = self.workspace.clone();
+        let work = tokio::task::spawn_blocking(move || read(&workspace, &given, offset, limit));
+        tokio::select! {
+            () = cancel.cancelled() => Err(ToolError::aborted(cancel.reason())),
+            res = work => res.map_err(|err| ToolError::new(staged_workspace::worker_failure("read", err)))?,
+        }
     }
+}
+
+/// What was read of a file: its first bytes (whole lines), and whether there was more.
+struct Text {
+    text: String,
+    truncated: bool,
+    size: u64,
+}
+
+fn read(
+    workspace: &Workspace,
+    given: &str,
+    offset: usize,
+    limit: usize,
+) -> Result<ToolResult, ToolError> {
+    let directory =
+        || ToolError::new(format!("{given} is a directory; use `find` to list its files"));
+    let not_regular = || {
+        ToolError::new(format!(
+            "{given} is not a regular file (it is a FIFO, a socket or a device); `read` reads only regular files"
+        ))
+    };
+    let path = workspace
+        .resolve_for_model(given, ModelAccess::ReadPlan)
+        .map_err(|err| ToolError::new(err.to_string()))?
+        .ok_or_else(directory)?;
+    match workspace.fs().symlink_metadata(&path) {
+        Ok(meta) if meta.is_dir() => return Err(directory()),
+        Ok(meta) if !meta.is_file() && !meta.file_type().is_symlink() => {
+            return Err(not_regular());
+        }
+        _ => {}
+    }
+    // Through the root's handle, and with no symlink anywhere in the path: the file opened is
+    // the one whose path was checked, even if a directory is swapped for a symlink meanwhile.
+    let file = workspace.fs().open_file_strict(&path).map_err(|err| match err.kind() {
+        std::io::ErrorKind::InvalidInput => not_regular(),
+        _ => ToolError::new(format!("Cannot read {given}: {err}")),
+    })?;
+    let Text { text, truncated, size } = read_text(file, given)?;
+    let total = text.lines().count();
+    let stopped = |lines: usize| {
+        format!(
+            "[{given} is {size} bytes; `read` reads only its first {} MiB, {lines} lines, and stopped there.]",
+            MAX_READ_BYTES >> 20
+        )
+    };
+    if total == 0 {
+        if truncated {
+            return Err(ToolError::new(format!(
+                "{given} has no line break in its first {} MiB; `read` cannot show it",
+                MAX_READ_BYTES >> 20
+            )));
+        }
+        return Ok(ToolResult::text(format!("{given} is empty.")));
+    }
+    if offset > total {
+        let mut message = format!("{given} has {total} lines; offset {offset} is past the end");
+        if truncated {
+            message = format!("{message} of what `read` reads. {}", stopped(total));
+        }
+        return Err(ToolError::new(message));
+    }
+    let last = offset.saturating_add(limit - 1).min(total);
+    let width = last.to_string().len();
+    let mut res = String::new();
+    for (idx, line) in text.lines().enumerate().skip(offset - 1).take(last + 1 - offset) {
+        let shown: String = line.chars().take(MAX_LINE_CHARS).collect();
+        res.push_str(&format!("{:>width$}\t{shown}\n", idx + 1));
+    }
+    if last < total {
+        res.push_str(&format!(
+            "… {} more lines (read on with offset {})\n",
+            total - last,
+            last + 1
+        ));
+    }
+    if truncated {
+        res.push_str(&stopped(total));
+    }
+    let mut details =
+        json!({"path": path.display(), "startLine": offset, "endLine": last, "totalLines": total});
+    if truncated {
+        details["truncated"] = json!(true);
+        details["size"] = json!(size);
+    }
+    Ok(ToolResult::text(res.trim_end().to_owned()).with_details(details))
+}
+
+/// Reads at most [`MAX_READ_BYTES`] of `file`, cut after its last whole line when there is
+/// more; refuses binary and non-UTF-8 text.
+fn read_text(file: std::fs::File, given: &str) -> Result<Text, ToolError> {
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::new();
+    file.take(MAX_READ_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| ToolError::new(format!("Cannot read {given}: {err}")))?;
+    let truncated = bytes.len() > MAX_READ_BYTES;
+    if truncated {
+        let end = bytes[..MAX_READ_BYTES].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(end);
+    }
+    if bytes.contains(&0) {
+        return Err(ToolError::new(format!("{given} is not a text file")));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| ToolError::new(format!("{given} is not UTF-8 text")))?;
+    Ok(Text { text, truncated, size })
 }

@@ -61,3 +61,37 @@ fn gate_abort_text() {
     };
     insta::assert_snapshot!("gate_abort", err.to_string());
 }
+
+#[tokio::test]
+async fn read_and_find_refusals() {
+    use staged_core::CancelToken;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".staged/plans")).unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join(".staged/mcp-1.token"), "secret").unwrap();
+    let status = std::process::Command::new("mkfifo").arg(dir.path().join("pipe")).status();
+    assert!(status.unwrap().success());
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let read = ReadTool::new(workspace.clone());
+    let find = FindTool::new(workspace);
+    let cancel = CancelToken::new();
+    let mut texts = Vec::new();
+    for args in [
+        serde_json::json!({"path": ""}),
+        serde_json::json!({"path": "src"}),
+        serde_json::json!({"path": "pipe"}),
+        serde_json::json!({"path": ".staged/mcp-1.token"}),
+    ] {
+        let err = read.execute(args.clone(), &cancel).await.unwrap_err();
+        texts.push(format!("read {args}: {}", err.message()));
+    }
+    for args in [
+        serde_json::json!({"pattern": "*", "path": ".staged"}),
+        serde_json::json!({"pattern": "*".repeat(5000)}),
+    ] {
+        let err = find.execute(args.clone(), &cancel).await.unwrap_err();
+        let shown: String = args.to_string().chars().take(60).collect();
+        texts.push(format!("find {shown}: {}", err.message()));
+    }
+    insta::assert_snapshot!("read_and_find_refusals", texts.join("\n"));
+}

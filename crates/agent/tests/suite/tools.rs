@@ -49,3 +49,29 @@ async fn find_matches_globs_like_the_other_tools_and_honours_gitignore() {
     assert_eq!(none.text_content(), "No files found");
     assert!(find.read_only());
 }
+
+#[tokio::test]
+async fn read_of_a_big_file_says_where_it_stopped_on_every_page() {
+    let (dir, workspace) = workspace();
+    // 9 MB of 100-byte lines: `read` takes the first 8 MiB, 83886 whole lines.
+    std::fs::write(dir.path().join("big.txt"), format!("{}\n", "y".repeat(99)).repeat(90_000))
+        .unwrap();
+    let read = ReadTool::new(workspace);
+    let cancel = CancelToken::new();
+    let first = read.execute(json!({"path": "big.txt", "limit": 2}), &cancel).await.unwrap();
+    let note = "[big.txt is 9000000 bytes; `read` reads only its first 8 MiB, 83886 lines, and stopped there.]";
+    let y = "y".repeat(99);
+    assert_eq!(
+        first.text_content(),
+        format!("1\t{y}\n2\t{y}\n… 83884 more lines (read on with offset 3)\n{note}")
+    );
+    assert_eq!(first.details.as_ref().unwrap()["truncated"], true);
+    let past =
+        read.execute(json!({"path": "big.txt", "offset": 83_887}), &cancel).await.unwrap_err();
+    assert_eq!(
+        past.message(),
+        format!(
+            "big.txt has 83886 lines; offset 83887 is past the end of what `read` reads. {note}"
+        )
+    );
+}

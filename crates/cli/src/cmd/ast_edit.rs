@@ -8,7 +8,6 @@ use staged_workspace::{ArgNames, PreviewDetails, WorkspaceSession};
 use crate::{
     args::{AstEditArgs, GlobalArgs},
     cmd::{self, Effect},
-    diff::colorize,
     exit::Exit,
     output::Output,
 };
@@ -60,7 +59,7 @@ fn print_preview(result: &ToolResult, out: &Output) -> anyhow::Result<()> {
         // Nothing staged (no matches): the tool's text says why.
         return out.line(&result.text_content()).context("writing the result");
     };
-    out.write(&colorize(&details.diff, out.render.color))?;
+    out.diff(&details.diff)?;
     for note in &details.notes {
         out.line(note)?;
     }

@@ -11,12 +11,12 @@
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use staged_core::{LogEntry, ResolveLog};
+use staged_render::escape_line;
 
 use crate::{
     args::{GlobalArgs, LogArgs, LogCommand},
-    cmd::timestamp,
+    cmd::{cell, timestamp},
     context,
-    diff::colorize,
     exit::Exit,
     output::Output,
 };
@@ -55,11 +55,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &LogArgs, out: &Output) -> anyhow::
             [
                 e.seq.to_string(),
                 outcome,
-                r.id.to_string(),
-                r.label.clone(),
-                r.front_end.clone(),
+                escape_line(r.id.as_str()).into_owned(),
+                cell(&r.label),
+                cell(&r.front_end),
                 timestamp(e.at),
-                one_line(&r.reason),
+                cell(&one_line(&r.reason)),
             ]
         })
         .collect();
@@ -100,14 +100,15 @@ fn show_entry(log: &dyn ResolveLog, id: &str, out: &Output) -> anyhow::Result<Ex
         return Ok(Exit::Success);
     }
     let r = &entry.record;
-    out.line(&format!("entry {}: {}  {}", entry.seq, r.outcome, r.label))?;
-    out.line(&format!("id:        {} ({})", r.id, r.source_tool_name))?;
+    let esc = |text: &str| escape_line(text).into_owned();
+    out.line(&format!("entry {}: {}  {}", entry.seq, r.outcome, esc(&r.label)))?;
+    out.line(&format!("id:        {} ({})", esc(r.id.as_str()), esc(&r.source_tool_name)))?;
     out.line(&format!("at:        {}", timestamp(entry.at)))?;
-    out.line(&format!("front end: {}", r.front_end))?;
+    out.line(&format!("front end: {}", esc(&r.front_end)))?;
     out.line(&format!("action:    {}", r.action.as_str()))?;
-    out.line(&format!("reason:    {}", r.reason))?;
+    out.line(&format!("reason:    {}", esc(&r.reason)))?;
     if let Some(extra) = &r.extra {
-        out.line(&format!("extra:     {}", Value::Object(extra.clone())))?;
+        out.line(&format!("extra:     {}", esc(&Value::Object(extra.clone()).to_string())))?;
     }
     if let Some(reverts) = r.reverts {
         out.line(&format!("reverts:   entry {reverts}"))?;
@@ -115,18 +116,18 @@ fn show_entry(log: &dyn ResolveLog, id: &str, out: &Output) -> anyhow::Result<Ex
     if let Some(by) = entry.reverted_by {
         out.line(&format!("reverted:  by entry {by}"))?;
     }
-    out.line(&format!("result:    {}", r.result))?;
+    out.line(&format!("result:    {}", esc(&r.result)))?;
     for file in &r.files {
         out.line(&format!(
             "file:      {}  {} -> {}",
-            file.path,
-            file.before.as_deref().unwrap_or("(none)"),
-            file.after.as_deref().unwrap_or("(none)")
+            esc(&file.path),
+            esc(file.before.as_deref().unwrap_or("(none)")),
+            esc(file.after.as_deref().unwrap_or("(none)"))
         ))?;
     }
     if let Some(diff) = &r.diff {
         out.line("")?;
-        out.write(&colorize(diff, out.render.color))?;
+        out.diff(diff)?;
     }
     Ok(Exit::Success)
 }

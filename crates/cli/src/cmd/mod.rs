@@ -174,3 +174,18 @@ pub(crate) fn age_seconds(created_at: SystemTime) -> u64 {
 pub(crate) fn timestamp(at: SystemTime) -> String {
     humantime::format_rfc3339_seconds(at).to_string()
 }
+
+/// The most characters of a label or reason a table cell shows; `log show` prints all of it.
+const CELL_CHARS: usize = 200;
+
+/// `text` as a table cell: on one line, its control characters escaped (so a label cannot
+/// clear the screen or forge a row), and cut to [`CELL_CHARS`] with `…`.
+pub(crate) fn cell(text: &str) -> String {
+    let escaped = staged_render::escape_line(text);
+    if escaped.chars().count() <= CELL_CHARS {
+        return escaped.into_owned();
+    }
+    let mut res: String = escaped.chars().take(CELL_CHARS - 1).collect();
+    res.push('…');
+    res
+}

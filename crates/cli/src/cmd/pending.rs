@@ -4,10 +4,11 @@
 //! newest first; `createdAt` is RFC 3339 UTC.
 
 use serde_json::json;
+use staged_render::escape_line;
 
 use crate::{
     args::GlobalArgs,
-    cmd::{age, age_seconds, timestamp},
+    cmd::{age, age_seconds, cell, timestamp},
     context,
     exit::Exit,
     output::Output,
@@ -39,7 +40,14 @@ pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
     }
     let rows: Vec<[String; 4]> = entries
         .iter()
-        .map(|e| [e.id.to_string(), e.label.clone(), e.source_tool_name.clone(), age(e.created_at)])
+        .map(|e| {
+            [
+                escape_line(e.id.as_str()).into_owned(),
+                cell(&e.label),
+                escape_line(&e.source_tool_name).into_owned(),
+                age(e.created_at),
+            ]
+        })
         .collect();
     let header = ["ID", "LABEL", "SOURCE", "AGE"].map(str::to_owned);
     let widths: Vec<usize> = (0..4)

@@ -3,7 +3,7 @@
 //! those files of it) and print the resolve block.
 
 use anyhow::{Context, bail};
-use staged_core::{JsonObject, PendingId, ResolveAction, ResolveParams};
+use staged_core::{JsonObject, MAX_REASON_CHARS, PendingId, ResolveAction, ResolveParams};
 use staged_render::{render_resolve_call, render_resolve_result};
 use staged_workspace::StaleDetails;
 
@@ -22,6 +22,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     // Validate the input before touching the workspace.
     if args.reason.trim().is_empty() {
         bail!("--reason must not be blank: say why the preview is applied or discarded");
+    }
+    let chars = args.reason.chars().count();
+    if chars > MAX_REASON_CHARS {
+        bail!(
+            "--reason is {chars} characters long; a reason is at most {MAX_REASON_CHARS} characters"
+        );
     }
     let mut extra = args.extra.as_deref().map(parse_extra).transpose()?;
     let action = match args.action {
@@ -69,8 +75,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     if out.json {
         print_tool_json(out, &result, head(&ws).as_ref())?;
     } else {
-        out.line(&render_resolve_call(action, &args.reason, &out.render))?;
-        out.line(&render_resolve_result(result.details.as_ref(), result.is_error, &out.render))?;
+        out.styled_line(&render_resolve_call(action, &args.reason, &out.render))?;
+        out.styled_line(&render_resolve_result(
+            result.details.as_ref(),
+            result.is_error,
+            &out.render,
+        ))?;
         out.line(&result.text_content())?;
         if let Some(command) = restage_command(result.details.as_ref(), ws.workspace().root()) {
             out.line(&format!("To stage it again: {command}"))?;

@@ -5,12 +5,12 @@
 
 use anyhow::bail;
 use serde_json::{Value, json};
+use staged_render::escape_line;
 
 use crate::{
     args::{GlobalArgs, ShowArgs},
     cmd::{age, age_seconds, timestamp},
     context,
-    diff::colorize,
     exit::Exit,
     output::Output,
 };
@@ -57,13 +57,13 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow:
     }
     out.line(&format!(
         "{}  {}  ({}, {} ago)",
-        entry.id,
-        entry.label(),
-        entry.source_tool_name(),
+        escape_line(entry.id.as_str()),
+        escape_line(entry.label()),
+        escape_line(entry.source_tool_name()),
         age(entry.created_at)
     ))?;
     match (diff.and_then(Value::as_str), details) {
-        (Some(diff), _) => out.write(&colorize(diff, out.render.color))?,
+        (Some(diff), _) => out.diff(diff)?,
         (None, Some(details)) => out.line(&serde_json::to_string_pretty(details)?)?,
         (None, None) => out.line("(this preview has no details)")?,
     }

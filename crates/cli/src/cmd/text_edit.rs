@@ -11,7 +11,6 @@ use crate::{
     args::{EditArgs, GlobalArgs, PatchArgs, WriteArgs},
     cmd::{self, Effect},
     context,
-    diff::colorize,
     exit::Exit,
     output::Output,
 };
@@ -98,7 +97,7 @@ fn print_preview(result: &ToolResult, out: &Output) -> anyhow::Result<()> {
     let Some((details, id)) = details.and_then(|d| d.pending_id.clone().map(|id| (d, id))) else {
         return out.line(&result.text_content()).context("writing the result");
     };
-    out.write(&colorize(&details.diff, out.render.color))?;
+    out.diff(&details.diff)?;
     out.line(&format!("\nStaged {id}: {}. Nothing is written yet.", details.label))?;
     out.line(&format!("  apply:   staged resolve apply --id {id} --reason \"<why>\""))?;
     out.line(&format!("  discard: staged resolve discard --id {id} --reason \"<why>\""))?;

@@ -22,7 +22,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &TrustArgs, out: &Output) -> anyhow
     if args.revoke {
         let was = store.revoke(config.root()).map_err(|err| anyhow::anyhow!("{err}"))?;
         if out.json {
-            out.json_line(&json!({"root": config.root(), "revoked": was}))?;
+            out.json_line(&json!({"root": config.root().to_string_lossy(), "revoked": was}))?;
         } else if was {
             out.line(&format!(
                 "No longer trusting {path}: its plugins and provider endpoint settings are ignored."
@@ -41,7 +41,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &TrustArgs, out: &Output) -> anyhow
         };
         if out.json {
             out.json_line(&json!({
-                "root": config.root(),
+                "root": config.root().to_string_lossy(),
                 "config": path,
                 "status": status,
                 "sha256": config.sha256(),
@@ -74,7 +74,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &TrustArgs, out: &Output) -> anyhow
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     store.trust(config).map_err(|err| anyhow::anyhow!("{err}"))?;
     if out.json {
-        out.json_line(&json!({"root": config.root(), "config": path, "sha256": config.sha256()}))?;
+        out.json_line(&json!({"root": config.root().to_string_lossy(), "config": path, "sha256": config.sha256()}))?;
         return Ok(Exit::Success);
     }
     out.line(&format!(

@@ -19,7 +19,7 @@ use crate::{
     context,
     diff::colorize,
     exit::Exit,
-    output::Output,
+    output::{Output, escape_diff},
 };
 
 pub(crate) fn run(global: &GlobalArgs, args: &UndoArgs, out: &Output) -> anyhow::Result<Exit> {
@@ -86,22 +86,14 @@ fn confirm(
         return Ok(Some(seq));
     };
     let mut err = std::io::stderr().lock();
-    err.write_all(colorize(&plan.diff, out.render.color).as_bytes())?;
+    err.write_all(colorize(&escape_diff(&plan.diff), out.render.color).as_bytes())?;
     write!(
         err,
         "\nUndo log entry {seq} ({})? This writes the diff above. [y/N] ",
-        staged_render_safe(&entry.record.label)
+        staged_render::escape_line(&entry.record.label)
     )?;
     err.flush()?;
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer).context("reading the answer")?;
     Ok(matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes").then_some(seq))
-}
-
-/// A label as a terminal line shows it: control characters escaped.
-fn staged_render_safe(label: &str) -> String {
-    label
-        .chars()
-        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
-        .collect()
 }

@@ -146,7 +146,11 @@ fn files_text(review: &Review, entry: &PendingEntry, cursor: usize, color: bool)
     // The diff of the file under the cursor.
     let diff = entry.action.details().and_then(|d| d.get("diff")).and_then(Value::as_str);
     if let (Some(diff), Some((path, _))) = (diff, files.get(cursor)) {
-        let header = format!("diff --git a/{path} b/{path}");
+        let header = format!(
+            "diff --git {} {}",
+            staged_workspace::quote_diff_path("a/", path),
+            staged_workspace::quote_diff_path("b/", path)
+        );
         let mut inside = false;
         for line in diff.lines() {
             if line.starts_with("diff --git ") {

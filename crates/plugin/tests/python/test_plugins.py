@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -36,6 +37,7 @@ STAGED = str((REPO / os.environ.get("STAGED_BIN", "target/debug/staged")).resolv
 REGEX_JS = str((REPO / os.environ.get("STAGED_REGEX_PLUGIN", "examples/plugins/regex-ts/dist/regex.js")).resolve())
 RENAME_PY = str(REPO / "examples/plugins/rename-py/rename.py")
 LAB = str(Path(__file__).parent / "plugins" / "lab.py")
+SLOW_TS = str(Path(__file__).parent / "plugins" / "slow_note.mjs")
 RAW = str(Path(__file__).parent / "plugins" / "raw.py")
 PY = sys.executable
 REMINDER = (
@@ -247,7 +249,7 @@ def test_staged_mcp_proxies_plugin_tools_and_a_restart_applies(ws, example):
     async def stage():
         async with mcp_client(ws) as client:
             names = sorted(tool.name for tool in (await client.list_tools()).tools)
-            assert names == ["ast_edit", "ast_grep", "pending", "regex_replace", "rename_files", "resolve"]
+            assert names == ["apply_patch", "ast_edit", "ast_grep", "edit", "pending", "regex_replace", "rename_files", "resolve", "write"]
             res = await client.call_tool(*call)
             assert not res.is_error, texts(res)
             assert texts(res)[-1] == REMINDER
@@ -325,7 +327,7 @@ def test_a_crash_during_apply_is_apply_failed_and_a_new_process_can_discard(ws):
     ws.trust()
     pid = stage_note(ws, "boom", mode="crash")
     res = ws.json("resolve", "apply", "--reason", "go", code=1)
-    assert res["text"] == 'Apply failed: plugin "lab" exited (exit status: 7) during `_apply_note`', res
+    assert res["text"] == 'Apply failed: plugin "lab" exited (exit status: 7) during `_apply_note`; `_apply_note` may have run, in part or in full', res
     assert res["pending"]["id"] == pid
     res = ws.json("resolve", "discard", "--reason", "it crashes")
     assert res["text"] == "Discarded: Note: boom. Reason: it crashes"
@@ -336,8 +338,43 @@ def test_a_hanging_apply_times_out_and_stays_pending(ws):
     ws.trust()
     pid = stage_note(ws, "slow", mode="hang")
     res = ws.json("resolve", "apply", "--reason", "go", code=1)
-    assert res["text"] == 'Apply failed: plugin "lab" did not answer `_apply_note` within 2000 ms; it was stopped'
+    assert res["text"] == 'Apply failed: plugin "lab" did not answer `_apply_note` within 2000 ms; it was stopped; `_apply_note` may have run, in part or in full'
     assert res["pending"]["id"] == pid
+
+
+def wait_until(check, what, seconds=20):
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("helper", ["python", "typescript"])
+def test_an_apply_whose_answer_never_arrived_is_not_run_twice(ws, helper):
+    """staged is killed while the callback runs; the callback finishes its work and the helper
+    records its result under the pending id; the retry gets that result without a second run."""
+    ws.plugins(lab=LAB_PLUGIN if helper == "python" else (["node", SLOW_TS], ""))
+    ws.trust()
+    out = ws.json("tool", "stage_note", "--args", json.dumps({"text": "once", "mode": "slow"}))
+    pid = out["details"]["pendingId"]
+    first = subprocess.Popen([STAGED, "--workspace", str(ws.root), "resolve", "apply", "--reason", "first"],
+                             cwd=ws.root, env=ws.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: any(c["callback"] == "_apply_note" for c in ws.callbacks()), "the callback to start")
+    first.kill()
+    first.wait()
+    records = ws.root / ".staged" / "plugins" / "lab"
+    wait_until(lambda: list(records.glob("*.json")), "the helper's record")
+    assert (ws.root / "notes.txt").read_text() == "once\n"
+    assert [p["id"] for p in ws.pending()] == [pid], "staged never saw the answer"
+    res = ws.json("resolve", "apply", "--reason", "retry")
+    assert res["text"].startswith("Noted 'once'" if helper == "python" else "Noted once"), res
+    assert "Reason: first" in res["text"], "the recorded result, not a second run"
+    assert (ws.root / "notes.txt").read_text() == "once\n", "applied twice"
+    assert ws.callbacks() == [
+        {"callback": "_apply_note", "pendingId": pid, "reason": "first"},
+        {"callback": "_apply_note", "pendingId": pid, "reason": "retry", "replayed": True},
+    ]
+    assert ws.pending() == []
 
 
 def test_a_plugin_answering_garbage_fails_the_apply_and_keeps_the_preview(ws):

@@ -86,7 +86,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
         Err(err) => eprintln!("staged: could not save the transcript: {err}"),
     }
     if let Some(message) = report.outcome.message() {
-        eprintln!("error: {message}");
+        eprintln!("error: {}", staged_render::escape_line(&message));
     }
     Ok(exit_code(&report.outcome))
 }

@@ -8,7 +8,12 @@ use serde_json::Value;
 use staged_agent::{ApplyDecision, PlanDecision, PlanReview, Supervisor};
 use staged_core::PendingEntry;
 
-use crate::{diff::colorize, output::Output};
+use staged_render::{escape_line, escape_text};
+
+use crate::{
+    diff::colorize,
+    output::{Output, escape_diff},
+};
 
 /// How often an unclear answer is asked again before it counts as a decline.
 const ASKS: usize = 3;
@@ -44,15 +49,18 @@ async fn ask(question: String) -> Option<String> {
 #[async_trait::async_trait]
 impl Supervisor for TerminalPerson {
     async fn approve_apply(&self, head: &PendingEntry, reason: &str) -> ApplyDecision {
+        // The label, the model's reason, the diff: none of it may drive the terminal the
+        // person decides at.
         let mut shown = format!(
-            "\nThe model wants to apply {}\n  ({}) because: {reason}\n",
-            head.label(),
-            head.id
+            "\nThe model wants to apply {}\n  ({}) because: {}\n",
+            escape_line(head.label()),
+            escape_line(head.id.as_str()),
+            escape_line(reason)
         );
         if let Some(diff) =
             head.action.details().and_then(|d| d.get("diff")).and_then(Value::as_str)
         {
-            shown.push_str(&colorize(diff, self.out.render.color));
+            shown.push_str(&colorize(&escape_diff(diff), self.out.render.color));
         }
         let mut question = format!(
             "{shown}Apply it? Answer y or n, then your reason (e.g. \"n wrong call sites\"): "
@@ -96,9 +104,9 @@ impl Supervisor for TerminalPerson {
     async fn review_plan(&self, plan: PlanReview<'_>) -> PlanDecision {
         let question = format!(
             "\nThe plan {} ({}):\n\n{}\n\nType a to approve it, or what to change: ",
-            plan.title,
-            plan.path,
-            plan.content.trim_end()
+            escape_line(plan.title),
+            escape_line(plan.path),
+            escape_text(plan.content.trim_end())
         );
         match ask(question).await {
             Some(answer)

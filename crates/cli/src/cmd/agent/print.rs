@@ -5,9 +5,9 @@ use std::io::Write;
 
 use serde_json::Value;
 use staged_agent::AgentEvent;
-use staged_render::{render_resolve_call, render_resolve_result};
+use staged_render::{escape_text, render_resolve_call, render_resolve_result};
 
-use crate::{diff::colorize, output::Output};
+use crate::output::Output;
 
 /// At most this many lines of a tool's text are shown to a person.
 const RESULT_LINES: usize = 12;
@@ -43,13 +43,23 @@ impl Printer {
         self.out.line(text)
     }
 
+    /// A line staged styled itself, printed as it is.
+    fn styled_line(&mut self, text: &str) -> std::io::Result<()> {
+        if self.mid_line {
+            self.mid_line = false;
+            self.out.write("\n")?;
+        }
+        self.out.styled_line(text)
+    }
+
     fn note(&mut self, text: &str) -> std::io::Result<()> {
+        let text = escape_text(text);
         let text = if self.out.render.color {
             format!("\x1b[2m· {text}\x1b[0m")
         } else {
             format!("· {text}")
         };
-        self.line(&text)
+        self.styled_line(&text)
     }
 
     fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
@@ -94,7 +104,7 @@ impl Printer {
                 if let (false, Some(diff)) = (*is_error, diff) {
                     let summary = text.lines().next().unwrap_or_default().to_owned();
                     self.line(&format!("  {summary}"))?;
-                    return self.out.write(&colorize(diff, self.out.render.color));
+                    return self.out.diff(diff);
                 }
                 let marker = if *is_error { "✗ " } else { "" };
                 let lines: Vec<&str> = text.lines().collect();
@@ -109,10 +119,10 @@ impl Printer {
             AgentEvent::Resolve { action, reason, is_error, text, details, .. } => {
                 if let Some(action) = action {
                     let call = render_resolve_call(*action, reason, &self.out.render);
-                    self.line(&call)?;
+                    self.styled_line(&call)?;
                 }
                 let block = render_resolve_result(details.as_ref(), *is_error, &self.out.render);
-                self.line(&block)?;
+                self.styled_line(&block)?;
                 self.line(text)
             }
             AgentEvent::PlanApproved { path, .. } => {
