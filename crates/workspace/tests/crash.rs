@@ -20,7 +20,7 @@ use staged_ast_edit::{AstEditAction, CommitStep};
 use staged_core::{
     CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveParams, Retirement, Tool,
 };
-use staged_journal::undo_observed;
+use staged_journal::{Selection, undo_observed};
 use staged_workspace::WorkspaceSession;
 
 const CHILD_ENV: &str = "STAGED_WORKSPACE_CRASH_CHILD";
@@ -308,7 +308,7 @@ fn apply_first_file(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
         &FrontEnd::Cli,
     );
     let retirement = Retirement::claimed_logged(store, claim, base);
-    let only = [FILES[0].to_owned()];
+    let only = Selection::files([FILES[0]]);
     let res = action
         .apply_only_observed(Some(&only), &CancelToken::new(), &retirement, observer)
         .unwrap();
