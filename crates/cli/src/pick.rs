@@ -85,10 +85,19 @@ pub(crate) fn extra_of(
         vec![if only.is_empty() { Some(None) } else { None }; files.len()];
     for p in &only {
         for &idx in &p.files {
+            let path = &files[idx].path;
             keep[idx] = match (keep[idx].take(), &p.hunks) {
-                (Some(None), _) | (_, None) => Some(None),
+                // Paths, folders and globs add up, as they do everywhere else.
+                (None | Some(None), None) => Some(None),
+                (Some(Some(_)), None) | (Some(None), Some(_)) => {
+                    bail!("`{path}` is named whole and by hunk: name it once; nothing was applied");
+                }
                 (Some(Some(mut set)), Some(hunks)) => {
-                    set.extend(hunks);
+                    for &hunk in hunks {
+                        if !set.insert(hunk) {
+                            bail!("{}", named_twice(hunk, path));
+                        }
+                    }
                     Some(Some(set))
                 }
                 (None, Some(hunks)) => Some(Some(hunks.iter().copied().collect())),
@@ -253,7 +262,12 @@ fn is_hunk_list(text: &str) -> bool {
         })
 }
 
-/// The hunk numbers of `list` (`1,3`, `2-4`), ranges expanded.
+/// The refusal of hunk `hunk` of `path` named twice (overlapping lists or ranges).
+fn named_twice(hunk: u64, path: &str) -> String {
+    format!("hunk {hunk} of `{path}` is named twice: name each hunk once; nothing was applied")
+}
+
+/// The hunk numbers of `list` (`1,3`, `2-4`), ranges expanded, each once.
 fn parse_hunks(list: &str, typed: &str, flag: &str) -> anyhow::Result<Vec<u64>> {
     /// A range wider than this is a typo, not a preview's hunks.
     const MAX_RANGE: u64 = 100_000;
@@ -275,6 +289,13 @@ fn parse_hunks(list: &str, typed: &str, flag: &str) -> anyhow::Result<Vec<u64>> 
                 res.extend(a..=b);
             }
         }
+    }
+    let mut seen = BTreeSet::new();
+    if let Some(twice) = res.iter().find(|n| !seen.insert(**n)) {
+        bail!(
+            "{flag} {typed}: {}",
+            named_twice(*twice, typed.rsplit_once(':').map_or(typed, |(p, _)| p))
+        );
     }
     Ok(res)
 }

@@ -4,7 +4,7 @@
 //!
 //! Every refusal is a model-facing [`ToolError`] that ends with
 //! [`NOTHING_APPLIED`]: a bad selection writes nothing and leaves the preview pending
-//! (`docs/contract/resolve.md#part-of-a-preview`).
+//! (`docs/contract/ast-edit.md#part-of-a-preview`).
 
 use std::collections::BTreeMap;
 
@@ -154,9 +154,13 @@ impl Selection {
                         None => {}
                     }
                     let n = usize::try_from(n).unwrap_or(usize::MAX);
-                    if !chosen.contains(&(n - 1)) {
-                        chosen.push(n - 1);
+                    if chosen.contains(&(n - 1)) {
+                        return Err(refuse(&format!(
+                            "Hunk {n} of `{}` is named twice in `extra.hunks`: name each hunk once.",
+                            file.path
+                        )));
                     }
+                    chosen.push(n - 1);
                 }
                 chosen.sort_unstable();
                 res[idx] = match file.hunks {
@@ -294,7 +298,7 @@ mod tests {
     fn hunks_and_files_combine() {
         let sel = Selection {
             files: Some(vec!["./n.ts".into()]),
-            hunks: Some(vec![("a.ts".into(), vec![3, 1, 3])]),
+            hunks: Some(vec![("a.ts".into(), vec![3, 1])]),
         };
         assert_eq!(
             sel.resolve(&files()).unwrap(),
@@ -324,6 +328,10 @@ mod tests {
             hunks: Some(vec![("a.ts".into(), vec![1])]),
         };
         assert!(err(both).contains("named in both"));
+        assert!(
+            err(Selection::hunks([("a.ts", vec![2, 2])]))
+                .starts_with("Hunk 2 of `a.ts` is named twice in `extra.hunks`")
+        );
     }
 
     #[test]
