@@ -379,7 +379,6 @@ impl AstEditAction {
             "limitReached": preview.limit_reached,
             "fileReplacements": file_replacements(&preview),
         });
-        let mut text = text;
         if let Some(left) = &self.left_out
             && !partial
         {
