@@ -5,8 +5,12 @@
 //! is written and the result is the stale error. Its payload is replayable, so a durable store
 //! in another process can rebuild it with [`AstEditAction::from_payload`].
 //!
-//! `resolve` with `extra: {"files": [...]}` applies only those whole files (a partial apply):
-//! the rest stays pending as a new preview, pushed in the transaction that retires this one.
+//! `resolve` with `extra: {"files": [...]}` applies only those whole files, and with
+//! `extra: {"hunks": {"path": [n, ...]}}` only those hunks of a file (a partial apply): the
+//! rest stays pending as a new preview, pushed in the transaction that retires this one. The
+//! rest of whole files is the same rewrite over them; once a file was split by hunk, the rest
+//! is the previewed edits themselves ([`staged_journal::ChangeAction::replacements`]), since
+//! the rewrite run again on a partly rewritten file need not find exactly them.
 //! Every apply hands the resolve log what it wrote (the diff, each file's SHA-256 before and
 //! after, and the edits an undo inverts) at its commit point.
 
@@ -16,7 +20,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use staged_core::{
     ActionError, AppliedChange, CancelToken, FileChange, JsonObject, PendingAction, Retirement,
-    ToolError, ToolResult, remainder_text,
+    ToolResult, remainder_text,
+};
+use staged_journal::{
+    ChangeAction, Choice, DiffKind, PartFile, ReplacementFile, Selection, cut_hunks, hunk_list,
+    part_files,
 };
 
 use crate::{
@@ -214,17 +222,18 @@ impl AstEditAction {
         self.apply_only_observed(None, cancel, retirement, observer)
     }
 
-    /// [`AstEditAction::apply_observed`] for some of the preview's files: `only` names them by
-    /// their display paths (`None`: all). Only whole files are written; the rest stays pending
-    /// as a new preview, pushed on top in the transaction that retires this one. The stale
-    /// check covers every file of the preview, so a stale preview writes nothing.
+    /// [`AstEditAction::apply_observed`] for part of the preview: `selection` names files by
+    /// their display paths, and hunks of files as `staged show` numbers them (`None`: all).
+    /// The rest stays pending as a new preview, pushed on top in the transaction that retires
+    /// this one. The stale check covers every file of the preview, so a stale preview writes
+    /// nothing.
     ///
     /// # Errors
-    /// As [`AstEditAction::apply_blocking`]; [`ActionError::Tool`] when `only` names a file
-    /// that is not in the preview.
+    /// As [`AstEditAction::apply_blocking`]; [`ActionError::Tool`] when `selection` names a
+    /// file that is not in the preview, or a hunk its file does not have.
     pub fn apply_only_observed(
         &self,
-        only: Option<&[String]>,
+        selection: Option<&Selection>,
         cancel: &CancelToken,
         retirement: &Retirement,
         observer: &mut dyn FnMut(CommitStep),
@@ -232,8 +241,12 @@ impl AstEditAction {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
-        let selected = self.selection(only)?;
-        let partial = selected.iter().any(|chosen| !chosen);
+        let parts = self.part_files();
+        let choices = match selection {
+            None => vec![Choice::Whole; parts.len()],
+            Some(selection) => selection.resolve(&parts)?,
+        };
+        let partial = choices.iter().any(|choice| *choice != Choice::Whole);
         if partial && !retirement.has_store() {
             return Err(ActionError::other(
                 "a partial apply needs the pending stack, to keep the rest of the preview on it",
@@ -263,8 +276,29 @@ impl AstEditAction {
         }
         let mut rest = Vec::new();
         let mut kept = Vec::new();
-        for (file, chosen) in std::mem::take(&mut preview.files).into_iter().zip(&selected) {
-            if *chosen { kept.push(file) } else { rest.push(file) }
+        let mut pinned = Vec::new();
+        let mut hunk_notes = Vec::new();
+        for ((file, choice), part) in
+            std::mem::take(&mut preview.files).into_iter().zip(&choices).zip(&parts)
+        {
+            match choice {
+                Choice::Whole => kept.push(file),
+                Choice::Skip => rest.push(Rest::Whole(file)),
+                Choice::Hunks(hunks) => match split_file(file, hunks, part.hunks)? {
+                    Split::Whole(file) => kept.push(*file),
+                    Split::Cut { mine, left, of } => {
+                        hunk_notes.push(format!(
+                            "{}: hunk{} {} of {of}",
+                            mine.path,
+                            if hunks.len() == 1 { "" } else { "s" },
+                            hunk_list(&hunks.iter().map(|h| h + 1).collect::<Vec<_>>())
+                        ));
+                        kept.push(*mine);
+                        pinned.push(rest.len());
+                        rest.push(Rest::Pinned(left));
+                    }
+                },
+            }
         }
         preview.files = kept;
         let Some(writes) = preview.writes() else {
@@ -272,9 +306,20 @@ impl AstEditAction {
         };
         let total = preview.total_replacements();
         let files = preview.files_touched();
-        let text =
-            format!("Applied {} in {}.", plural(total, "replacement"), plural(files, "file"));
-        let remainder = (!rest.is_empty()).then(|| self.remainder(&preview, rest));
+        let mut text =
+            format!("Applied {} in {}", plural(total, "replacement"), plural(files, "file"));
+        if !hunk_notes.is_empty() {
+            text.push_str(&format!(" ({})", hunk_notes.join(", ")));
+        }
+        text.push('.');
+        let remainder: Option<Arc<dyn PendingAction>> = if rest.is_empty() {
+            None
+        } else if pinned.is_empty() {
+            let rest = rest.into_iter().filter_map(Rest::into_whole).collect();
+            Some(Arc::new(self.remainder(&preview, rest)))
+        } else {
+            Some(Arc::new(self.pinned_remainder(rest)?))
+        };
         let diff = if partial {
             Some(crate::diff::unified_diff(&preview))
         } else {
@@ -282,6 +327,7 @@ impl AstEditAction {
         };
         let change = AppliedChange {
             result: text.clone(),
+            label: partial.then(|| capped_label(total, files, None, self.names)),
             diff,
             files: writes
                 .iter()
@@ -293,7 +339,7 @@ impl AstEditAction {
                 })
                 .collect(),
             undo: Some(undo_data(&preview)),
-            remainder: remainder.map(|action| Arc::new(action) as Arc<dyn PendingAction>),
+            remainder,
         };
         // The origin lets start-up recovery retire this preview if a crash interrupts the
         // apply after its commit point; the record is prepared under the journal's id.
@@ -333,7 +379,6 @@ impl AstEditAction {
             "limitReached": preview.limit_reached,
             "fileReplacements": file_replacements(&preview),
         });
-        let mut text = text;
         if let Some(left) = &self.left_out
             && !partial
         {
@@ -346,30 +391,40 @@ impl AstEditAction {
         Ok(ToolResult::text(text).with_details(details))
     }
 
-    /// Which of the preview's files `only` chooses, in the preview's order; all when `None`.
-    fn selection(&self, only: Option<&[String]>) -> Result<Vec<bool>, ActionError> {
-        let Some(only) = only else { return Ok(vec![true; self.expected.files.len()]) };
-        let paths: Vec<&str> = self.expected.files.iter().map(|f| f.path.as_str()).collect();
-        if only.is_empty() {
-            return Err(ActionError::Tool(ToolError::new(format!(
-                "`extra.files` is empty: name the files of the preview to apply ({}). Nothing was applied; the preview is still pending.",
-                paths.join(", ")
-            ))));
-        }
-        let mut res = vec![false; paths.len()];
-        for given in only {
-            let normal = given.trim().trim_start_matches("./");
-            match paths.iter().position(|p| *p == normal) {
-                Some(idx) => res[idx] = true,
-                None => {
-                    return Err(ActionError::Tool(ToolError::new(format!(
-                        "`{given}` is not a file of this preview, whose files are: {}. Nothing was applied; the preview is still pending.",
-                        paths.join(", ")
-                    ))));
+    /// The preview's files as a selection sees them, with the hunk counts of its diff.
+    pub fn part_files(&self) -> Vec<PartFile> {
+        let files = self.expected.files.iter().map(|f| (f.path.as_str(), None, DiffKind::Modify));
+        part_files(files, self.details.get("diff").and_then(Value::as_str))
+    }
+
+    /// The rest of a preview some of whose files were split by hunk: the previewed edits
+    /// left, each file promising the bytes the partial apply leaves it with.
+    fn pinned_remainder(&self, rest: Vec<Rest>) -> Result<ChangeAction, ActionError> {
+        let files = rest
+            .into_iter()
+            .map(|rest| match rest {
+                Rest::Pinned(file) => Ok(file),
+                Rest::Whole(file) => {
+                    let diff = match file.diff {
+                        Some(diff) => diff,
+                        None => {
+                            let original =
+                                file.contents.as_ref().map(|c| c.original.as_str()).unwrap_or("");
+                            crate::preview_diff::file_diff(&file.path, original, &file.edits)
+                                .map_err(|err| ActionError::other(err.to_string()))?
+                        }
+                    };
+                    Ok(ReplacementFile {
+                        counts: file.edits.iter().map(|e| e.replacements).collect(),
+                        edits: file.edits.iter().map(byte_edit).collect(),
+                        path: file.path,
+                        fingerprint: file.fingerprint,
+                        diff,
+                    })
                 }
-            }
-        }
-        Ok(res)
+            })
+            .collect::<Result<Vec<_>, ActionError>>()?;
+        Ok(ChangeAction::replacements(self.workspace.clone(), AST_EDIT_TOOL_NAME, files, None))
     }
 
     /// The preview of the files a partial apply leaves: the same rewrite over exactly those
@@ -496,12 +551,12 @@ impl PendingAction for AstEditAction {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
-        let only = files_of(extra)?;
+        let selection = Selection::of_extra(extra)?;
         let this = self.clone();
         let cancel = cancel.clone();
         let retirement = retirement.clone();
         tokio::task::spawn_blocking(move || {
-            this.apply_only_observed(only.as_deref(), &cancel, &retirement, &mut |_| {})
+            this.apply_only_observed(selection.as_ref(), &cancel, &retirement, &mut |_| {})
         })
         .await
         .map_err(|err| ActionError::other(crate::worker_failure("ast_edit apply", err)))?
@@ -515,37 +570,85 @@ fn undo_data(preview: &EditPreview) -> Value {
         .iter()
         .map(|file| Applied::Update {
             path: file.path.clone(),
-            edits: file
-                .edits
-                .iter()
-                .map(|edit| ByteEdit {
-                    start: edit.byte_start,
-                    before: edit.before.clone(),
-                    after: edit.after.clone(),
-                })
-                .collect(),
+            edits: file.edits.iter().map(byte_edit).collect(),
         })
         .collect();
     UndoData::of(ops).to_value()
 }
 
 /// The key of `resolve`'s `extra` that names the files of a partial apply.
-pub const FILES_EXTRA_KEY: &str = "files";
+pub const FILES_EXTRA_KEY: &str = staged_journal::FILES_EXTRA_KEY;
 
-/// The files `extra.files` names, if it names any.
-fn files_of(extra: Option<&JsonObject>) -> Result<Option<Vec<String>>, ActionError> {
-    let Some(files) = extra.and_then(|extra| extra.get(FILES_EXTRA_KEY)) else { return Ok(None) };
-    let bad = || {
-        ActionError::Tool(ToolError::new(
-            "`extra.files` must be an array of paths of the preview's files. Nothing was applied; the preview is still pending.",
-        ))
+/// An edit as the journal makes it.
+fn byte_edit(edit: &crate::Edit) -> ByteEdit {
+    ByteEdit { start: edit.byte_start, before: edit.before.clone(), after: edit.after.clone() }
+}
+
+/// What a partial apply leaves of one file: all of it (the rewrite runs again over it), or
+/// the edits left once some of its hunks are written.
+enum Rest {
+    Whole(FileEdits),
+    Pinned(ReplacementFile),
+}
+
+impl Rest {
+    fn into_whole(self) -> Option<FileEdits> {
+        match self {
+            Rest::Whole(file) => Some(file),
+            Rest::Pinned(_) => None,
+        }
+    }
+}
+
+/// A file split by hunk: written whole (every hunk was named), or cut in the part written
+/// (with its text before and after) and the part left.
+enum Split {
+    Whole(Box<FileEdits>),
+    Cut { mine: Box<FileEdits>, left: ReplacementFile, of: usize },
+}
+
+/// Cuts `file`'s edits by the hunks `chosen` (0-based) of its diff, which the preview showed
+/// with `expected` hunks.
+fn split_file(
+    file: FileEdits,
+    chosen: &[usize],
+    expected: Option<usize>,
+) -> Result<Split, ActionError> {
+    let Some(contents) = file.contents.clone() else {
+        return Err(ActionError::other("ast_edit apply lost the rewritten contents"));
     };
-    let files = files.as_array().ok_or_else(bad)?;
-    files
-        .iter()
-        .map(|f| f.as_str().map(str::to_owned).ok_or_else(bad))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+    let edits: Vec<ByteEdit> = file.edits.iter().map(byte_edit).collect();
+    let Some(cut) = cut_hunks(&file.path, &contents.original, &edits, chosen, expected)? else {
+        return Ok(Split::Whole(Box::new(file)));
+    };
+    let mut mine_edits = Vec::new();
+    let mut left_counts = Vec::new();
+    for (edit, picked) in file.edits.iter().zip(&cut.picks) {
+        if *picked {
+            mine_edits.push(edit.clone());
+        } else {
+            left_counts.push(edit.replacements);
+        }
+    }
+    let index = crate::edits::LineIndex::new(&contents.original);
+    let mine_diff = crate::diff::file_diff_indexed(&file.path, &index, &mine_edits)
+        .map_err(|err| ActionError::other(err.to_string()))?;
+    let left_diff = staged_journal::file_diff(&file.path, &cut.text, &cut.left)
+        .map_err(|err| ActionError::other(err.to_string()))?;
+    let left = ReplacementFile {
+        path: file.path.clone(),
+        fingerprint: fingerprint(cut.text.as_bytes()),
+        edits: cut.left,
+        counts: left_counts,
+        diff: left_diff,
+    };
+    let mine = FileEdits {
+        edits: mine_edits,
+        diff: Some(mine_diff),
+        contents: Some(crate::FileContents { original: contents.original, updated: cut.text }),
+        ..file
+    };
+    Ok(Split::Cut { mine: Box::new(mine), left, of: cut.of })
 }
 
 /// A path as a scope entry that names exactly that file: glob characters are bracketed.

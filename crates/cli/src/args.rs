@@ -345,10 +345,16 @@ pub(crate) struct ResolveArgs {
     /// make this one resolve the preview before it.
     #[arg(long, value_name = "ID")]
     pub(crate) id: Option<String>,
-    /// With `apply`: write only these files of the preview (whole files); the rest stays
-    /// pending as a new preview. Same as `--extra '{"files": [...]}'`.
+    /// With `apply`: write only these of the preview's files: files, folders, globs, or
+    /// FILE:HUNKS for hunks of a file, numbered as `staged show` prints them (`src/a.ts:2,3`,
+    /// `src/a.ts:2-4`). The rest stays pending as a new preview. Paths are relative to the
+    /// current directory.
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub(crate) only: Vec<String>,
+    /// With `apply`: write all of the preview but these (files, folders, globs, FILE:HUNKS);
+    /// they stay pending as a new preview. With --only: what --only names, but these.
+    #[arg(long, num_args = 1.., value_name = "PATH")]
+    pub(crate) except: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -401,6 +407,11 @@ pub(crate) enum ActionArg {
 pub(crate) struct ShowArgs {
     /// The pending id (see `staged pending`); the newest when absent.
     pub(crate) id: Option<String>,
+    /// Number the hunks (`@@ ... @@ [hunk 2 of 3]`, what `resolve apply --only FILE:2` names)
+    /// even when the output is not a terminal; on a terminal they always are. The diff stays
+    /// one that `git apply` takes.
+    #[arg(long)]
+    pub(crate) hunks: bool,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@ mod diff;
 mod exit;
 mod mcp;
 mod output;
+mod pick;
 mod progress;
 mod review;
 

@@ -69,9 +69,15 @@ fn the_log_records_every_kind_of_outcome_with_its_details() {
     // discarded
     let discarded = stage(dir, "foo($A)", "baz($A)", &["b.ts"]);
     ok(dir, &["resolve", "discard", "--reason", "not this one"]);
-    // failed (it stays pending): a file that is not in the preview
+    // failed (it stays pending): a file that is not in the preview, as a model names it (the
+    // CLI's `--only nope.ts` is an input error, which is not a resolve outcome)
     let failed = stage(dir, "foo($A)", "qux($A)", &["b.ts"]);
     let out = staged(dir, &["resolve", "apply", "--only", "nope.ts", "--reason", "wrong file"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let out = staged(
+        dir,
+        &["resolve", "apply", "--extra", r#"{"files": ["nope.ts"]}"#, "--reason", "wrong file"],
+    );
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     assert!(stdout(&out).contains("`nope.ts` is not a file of this preview"), "{}", stdout(&out));
     assert_eq!(pending_ids(dir), std::slice::from_ref(&failed));

@@ -271,7 +271,7 @@ fn review_applies_only_the_marked_files_and_shows_the_log() {
     tui.press("f");
     tui.wait_shown(&["> [ ] a.ts (1 replacement)", "  [ ] b.ts", "+bar(1);"], &["+bar(2);"]);
     tui.press("a");
-    tui.wait_shown(&["Mark at least one file first"], &["Apply reason:"]);
+    tui.wait_shown(&["Mark at least one file or hunk first"], &["Apply reason:"]);
     // Mark b.ts and c.ts.
     tui.press("j");
     tui.wait_shown(&["> [ ] b.ts (1 replacement)", "+bar(2);"], &["+bar(1);"]);
@@ -299,7 +299,8 @@ fn review_applies_only_the_marked_files_and_shows_the_log() {
 
     // The log, newest first, says who decided.
     tui.press("l");
-    tui.wait_shown(&["applied  AST Edit: 3 replacements in 3 files  review", "b and c"], &[]);
+    // The entry is named by what was written.
+    tui.wait_shown(&["applied  AST Edit: 2 replacements in 2 files  review", "b and c"], &[]);
     tui.press("\x1b");
     tui.wait_shown(&[KEY_HELP], &["b and c"]);
     tui.press("q");
@@ -308,6 +309,139 @@ fn review_applies_only_the_marked_files_and_shows_the_log() {
     let entry = &common::json(&out)["entries"][0];
     assert_eq!(entry["frontEnd"], "review");
     assert_eq!(entry["extra"], serde_json::json!({"files": ["b.ts", "c.ts"]}));
+}
+
+/// A file with `foo(N)` on line 1 and line 20: its rewrite has two hunks.
+fn two_hunks(a: u32, b: u32) -> String {
+    let middle: String = (2..20).map(|i| format!("keep({i});\n")).collect();
+    format!("foo({a});\n{middle}foo({b});\n")
+}
+
+#[test]
+fn review_marks_single_hunks_and_applies_only_those() {
+    // See: issue 24.
+    let ws = workspace(&[("a.ts", &two_hunks(1, 2)), ("b.ts", "foo(3);\n")]);
+    stage(ws.path(), "foo($A)", "bar($A)", ".");
+    let ids = pending_ids(ws.path());
+    let mut tui = Tui::start(ws.path(), 40, 120);
+    // The diff numbers its hunks as `--only FILE:N` names them.
+    tui.wait_shown(&["[1/1]", "@@ -17,4 +17,4 @@ [hunk 2 of 2]"], &[]);
+    tui.press("f");
+    tui.wait_shown(&["> [ ] a.ts (2 replacements, 2 hunks →)", "  [ ] b.ts (1 replacement)"], &[]);
+    // → lists a.ts's hunks; the cursor's hunk shows below the list.
+    tui.press("\x1b[C");
+    tui.wait_shown(&["hunk 1 of 2  @@ -1,4 +1,4 @@", "hunk 2 of 2  @@ -17,4 +17,4 @@"], &[]);
+    tui.press("jj");
+    tui.wait_shown(&[">     [ ] hunk 2 of 2"], &[]);
+    tui.wait_shown(&["+bar(2);"], &["+bar(1);"]);
+    tui.press(" ");
+    tui.wait_shown(&[">     [x] hunk 2 of 2", "  [~] a.ts", "      [ ] hunk 1 of 2"], &[]);
+    tui.press("a");
+    tui.wait_shown(
+        &[
+            "Apply reason:",
+            "Apply only these files; the rest stays pending:",
+            "  a.ts: hunk 2 of 2",
+        ],
+        &["  b.ts"],
+    );
+    assert_eq!(pending_ids(ws.path()), ids, "nothing applied before the reason");
+    tui.press("second only\r");
+    tui.wait_shown(&["The rest stays pending"], &["Apply reason:"]);
+    assert_eq!(read(ws.path(), "a.ts"), two_hunks(1, 2).replace("foo(2)", "bar(2)"));
+    assert_eq!(read(ws.path(), "b.ts"), "foo(3);\n");
+    // The rest is the newest preview: a.ts's first hunk and b.ts.
+    tui.wait_shown(&["AST Edit: 2 replacements in 2 files"], &[]);
+    tui.press("q");
+    assert!(tui.wait_exit().success());
+    let out = staged(ws.path(), &["--json", "log"]);
+    let entry = &common::json(&out)["entries"][0];
+    assert_eq!(entry["frontEnd"], "review");
+    assert_eq!(entry["label"], "AST Edit: 1 replacement in 1 file");
+    assert_eq!(entry["extra"], serde_json::json!({"hunks": {"a.ts": [2]}}));
+}
+
+#[test]
+fn the_file_list_scrolls_with_its_cursor_at_a_small_height() {
+    // See: issue 24. 30 files in a 16-row terminal: the list shows a few rows at a time.
+    let files: Vec<(String, String)> =
+        (0..30).map(|i| (format!("src/f{i:02}.ts"), format!("foo({i});\n"))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let ws = workspace(&refs);
+    stage(ws.path(), "foo($A)", "bar($A)", "src");
+    let mut tui = Tui::start(ws.path(), 16, 120);
+    tui.wait_shown(&["[1/1]", "AST Edit: 30 replacements in 30 files"], &[]);
+    tui.press("f");
+    tui.wait_shown(&["> [ ] src/f00.ts"], &[]);
+    // Down past the last visible row: the cursor's row is always on screen.
+    for i in 1..=25 {
+        tui.press("j");
+        tui.wait_shown(&[&format!("> [ ] src/f{i:02}.ts")], &[]);
+    }
+    // The cursor's file's diff below the list.
+    let rows = tui.wait_shown(&["-foo(25);"], &["src/f00.ts"]);
+    assert!(rows.len() <= 16);
+    tui.press(" ");
+    tui.wait_shown(&["> [x] src/f25.ts"], &[]);
+    // Back up to the top: the list scrolls back.
+    tui.press("g");
+    tui.wait_shown(&["> [ ] src/f00.ts"], &["src/f25.ts"]);
+    tui.press("G");
+    tui.wait_shown(&["> [ ] src/f29.ts", "  [x] src/f25.ts"], &["src/f00.ts"]);
+    tui.press("a");
+    tui.wait_shown(&["Apply reason:", "  src/f25.ts"], &[]);
+    tui.press("the one I saw\r");
+    tui.wait_shown(&["The rest stays pending"], &["Apply reason:"]);
+    for (i, (path, _)) in files.iter().enumerate() {
+        let want = if i == 25 { "bar(25);\n".to_owned() } else { format!("foo({i});\n") };
+        assert_eq!(read(ws.path(), path), want, "{path}");
+    }
+    tui.press("q");
+    assert!(tui.wait_exit().success());
+}
+
+#[test]
+fn review_marks_all_none_and_a_folder() {
+    // See: issue 24.
+    let ws = workspace(&[
+        ("a.ts", "foo(1);\n"),
+        ("lib/b.ts", "foo(2);\n"),
+        ("src/c.ts", "foo(3);\n"),
+        ("src/deep/d.ts", "foo(4);\n"),
+    ]);
+    stage(ws.path(), "foo($A)", "bar($A)", ".");
+    let mut tui = Tui::start(ws.path(), 30, 120);
+    tui.wait_shown(&["[1/1]"], &[]);
+    tui.press("f");
+    tui.wait_shown(&["> [ ] a.ts"], &[]);
+    tui.press("A");
+    tui.wait_shown(&["> [x] a.ts", "[x] lib/b.ts", "[x] src/c.ts", "[x] src/deep/d.ts"], &["[ ]"]);
+    tui.press("N");
+    tui.wait_shown(&["> [ ] a.ts", "[ ] lib/b.ts", "[ ] src/c.ts", "[ ] src/deep/d.ts"], &["[x]"]);
+    // F on src/c.ts marks src/ and what is under it.
+    tui.press("jj");
+    tui.wait_shown(&["> [ ] src/c.ts"], &[]);
+    tui.press("F");
+    tui.wait_shown(
+        &[
+            "Marked 2 files in src/.",
+            "> [x] src/c.ts",
+            "[x] src/deep/d.ts",
+            "[ ] a.ts",
+            "[ ] lib/b.ts",
+        ],
+        &[],
+    );
+    tui.press("a");
+    tui.wait_shown(&["Apply reason:", "  src/c.ts", "  src/deep/d.ts"], &["  a.ts"]);
+    tui.press("src\r");
+    tui.wait_shown(&["The rest stays pending"], &["Apply reason:"]);
+    assert_eq!(read(ws.path(), "src/c.ts"), "bar(3);\n");
+    assert_eq!(read(ws.path(), "src/deep/d.ts"), "bar(4);\n");
+    assert_eq!(read(ws.path(), "a.ts"), "foo(1);\n");
+    assert_eq!(read(ws.path(), "lib/b.ts"), "foo(2);\n");
+    tui.press("q");
+    assert!(tui.wait_exit().success());
 }
 
 #[test]

@@ -223,6 +223,9 @@ impl LogRecord {
     /// This record with `change` (what a writing action reports at its commit point) filled in.
     pub fn with_change(mut self, change: &AppliedChange) -> Self {
         self.result.clone_from(&change.result);
+        if let Some(label) = &change.label {
+            self.label.clone_from(label);
+        }
         self.diff.clone_from(&change.diff);
         self.files.clone_from(&change.files);
         self.undo.clone_from(&change.undo);
@@ -251,6 +254,9 @@ pub struct LogEntry {
 pub struct AppliedChange {
     /// The result text.
     pub result: String,
+    /// The label of what was written, when it is not the preview's (a partial apply): the log
+    /// records it, and the result block shows it.
+    pub label: Option<String>,
     /// The unified diff as written.
     pub diff: Option<String>,
     /// Every file written.

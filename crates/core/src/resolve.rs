@@ -111,7 +111,14 @@ pub(crate) async fn run_claimed_invocation(
                 return Err(ToolError::aborted(cancel.reason()).with_details(details_json(base)));
             }
             match action.apply_retiring(&params.reason, extra, cancel, retirement).await {
-                Ok(result) => Ok(merge_details(result, base)),
+                Ok(result) => {
+                    // A partial apply is shown under the label of what it wrote.
+                    let mut base = base;
+                    if let Some(label) = retirement.applied_label().filter(|_| !result.is_error) {
+                        base.label = Some(label);
+                    }
+                    Ok(merge_details(result, base))
+                }
                 Err(ActionError::Tool(err)) => Err(with_base(err, base)),
                 Err(ActionError::Cancelled) => {
                     Err(ToolError::aborted(cancel.reason()).with_details(details_json(base)))

@@ -33,6 +33,9 @@ struct Inner {
     /// The record's decision part (who, what, why), when the outcome is to be logged.
     base: Option<LogRecord>,
     state: Mutex<State>,
+    /// The label of what the prepared commit writes, when it is not the entry's (a partial
+    /// apply).
+    applied_label: Mutex<Option<String>>,
 }
 
 enum State {
@@ -47,6 +50,10 @@ enum State {
 }
 
 fn lock(mutex: &Mutex<State>) -> MutexGuard<'_, State> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn lock_label(mutex: &Mutex<Option<String>>) -> MutexGuard<'_, Option<String>> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -90,6 +97,7 @@ impl Retirement {
                 store: None,
                 base: None,
                 state: Mutex::new(State::Done { remainder: None }),
+                applied_label: Mutex::new(None),
             }),
         }
     }
@@ -105,6 +113,7 @@ impl Retirement {
                 store,
                 base,
                 state: Mutex::new(State::Held { claim, prepared: None }),
+                applied_label: Mutex::new(None),
             }),
         }
     }
@@ -132,6 +141,7 @@ impl Retirement {
     /// # Errors
     /// The store's error; nothing was recorded, and the caller must not commit.
     pub fn prepare(&self, key: &str, change: &AppliedChange) -> Result<(), StoreError> {
+        *lock_label(&self.inner.applied_label) = change.label.clone();
         let mut state = lock(&self.inner.state);
         let State::Held { prepared, .. } = &mut *state else { return Ok(()) };
         let Some(store) = &self.inner.store else { return Ok(()) };
@@ -143,6 +153,7 @@ impl Retirement {
 
     /// Forgets a prepared commit that did not reach its commit point (nothing was written).
     pub fn abandon(&self) {
+        lock_label(&self.inner.applied_label).take();
         let mut state = lock(&self.inner.state);
         if let State::Held { prepared, .. } = &mut *state
             && let (Some(key), Some(store)) = (prepared.take(), &self.inner.store)
@@ -197,6 +208,12 @@ impl Retirement {
                 Err(err)
             }
         }
+    }
+
+    /// The label of what the prepared commit writes, when it is not the entry's own (a
+    /// partial apply): the result block shows it.
+    pub fn applied_label(&self) -> Option<String> {
+        lock_label(&self.inner.applied_label).clone()
     }
 
     /// Whether the entry has left the stack.

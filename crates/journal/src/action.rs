@@ -1,12 +1,15 @@
-//! `ChangeAction`: the pending action of a text preview (`edit`, `write`, `apply_patch`).
+//! `ChangeAction`: the pending action of a text preview (`edit`, `write`, `apply_patch`), and of
+//! the rest of an `ast_edit` preview applied hunk by hunk.
 //!
 //! It holds the preview's [`FileOp`]s. Applying checks every file against what the preview
 //! read ([`crate::change::check`]: byte-identical, and a file to create still absent), then
 //! writes everything or nothing through the journal, retiring the preview at the commit point
-//! and handing the resolve log what it wrote. `extra.files` applies some of the files (a move
-//! counts as one file, named by either path); the rest stays pending as a new preview, pushed
-//! in the transaction that retires this one. Its payload is replayable, so a durable store in
-//! another process rebuilds it with [`ChangeAction::from_payload`].
+//! and handing the resolve log what it wrote. A [`Selection`] (`extra.files`, `extra.hunks`)
+//! applies part of it: some files (a move counts as one file, named by either path), and some
+//! hunks of a changed file (the edits that show in them); the rest stays pending as a new
+//! preview, pushed in the transaction that retires this one, its files promising exactly the
+//! bytes the partial apply leaves. Its payload is replayable, so a durable store in another
+//! process rebuilds it with [`ChangeAction::from_payload`].
 
 use std::sync::Arc;
 
@@ -14,21 +17,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use staged_core::{
     ActionError, ActionFile, AppliedChange, CancelToken, FrontEnd, JsonObject, PendingAction,
-    Retirement, ToolError, ToolResult, remainder_text,
+    Retirement, ToolResult, remainder_text,
 };
 
 use crate::{
-    JournalError, Workspace,
-    change::{CheckError, FileOp, check},
-    details::{ChangeDetails, ChangedFile},
+    Edit, JournalError, LineIndex, Workspace,
+    change::{CheckError, FileOp, check, read_checked, replay},
+    details::{ChangeDetails, ChangeKind, ChangedFile},
+    diff::{edit_hunks, file_diff},
+    fingerprint::fingerprint,
+    hunks::{DiffKind, diff_line_counts, hunk_list},
     journal::{CommitOptions, CommitStep, commit_with},
+    select::{Choice, PartFile, Selection, bound_hunks, check_hunk, part_files},
 };
 
 /// The payload format version.
 const PAYLOAD_VERSION: u64 = 1;
-
-/// The key of `resolve`'s `extra` that names the files of a partial apply.
-pub const FILES_EXTRA_KEY: &str = "files";
 
 /// A staged text preview.
 #[derive(Debug, Clone)]
@@ -40,6 +44,24 @@ pub struct ChangeAction {
     details: ChangeDetails,
     /// `details` as JSON, for listings.
     details_json: Value,
+    /// For the rest of an `ast_edit` preview: how many replacements each edit of each op
+    /// stands for (a nested rewrite counts more than one), which its labels count.
+    counts: Option<Vec<Vec<usize>>>,
+}
+
+/// One file of a preview of fixed replacements (see [`ChangeAction::replacements`]).
+#[derive(Debug, Clone)]
+pub struct ReplacementFile {
+    /// The file, relative to the root.
+    pub path: String,
+    /// SHA-256 of the bytes the edits were made on.
+    pub fingerprint: String,
+    /// The edits, on those bytes.
+    pub edits: Vec<Edit>,
+    /// How many replacements each edit stands for.
+    pub counts: Vec<usize>,
+    /// The file's diff.
+    pub diff: String,
 }
 
 /// The replayable payload, as the durable stack stores it.
@@ -58,6 +80,9 @@ struct ChangePayload {
     ops: Vec<FileOp>,
     /// The preview's details.
     details: ChangeDetails,
+    /// Replacements per edit of each op (the rest of an `ast_edit` preview).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    counts: Option<Vec<Vec<usize>>>,
 }
 
 impl ChangeAction {
@@ -71,7 +96,54 @@ impl ChangeAction {
         details: ChangeDetails,
     ) -> ChangeAction {
         let details_json = details.to_value();
-        ChangeAction { workspace, source: source.to_owned(), label, ops, details, details_json }
+        ChangeAction {
+            workspace,
+            source: source.to_owned(),
+            label,
+            ops,
+            details,
+            details_json,
+            counts: None,
+        }
+    }
+
+    /// A preview by `source` of fixed replacements in `files` (the rest of an `ast_edit`
+    /// preview that was applied hunk by hunk): its label counts replacements as `ast_edit`'s
+    /// does, `AST Edit: <N> replacement<s> in <M> file<s>`, and applying it writes exactly
+    /// these edits, once every file is byte-identical to what they were made on.
+    pub fn replacements(
+        workspace: Workspace,
+        source: &str,
+        files: Vec<ReplacementFile>,
+        staged_by: Option<String>,
+    ) -> ChangeAction {
+        let mut ops = Vec::with_capacity(files.len());
+        let mut changed = Vec::with_capacity(files.len());
+        let mut counts = Vec::with_capacity(files.len());
+        let mut diff = String::new();
+        for file in files {
+            changed.push(replaced_file(&file.path, &file.diff, file.counts.iter().sum()));
+            diff.push_str(&file.diff);
+            counts.push(file.counts);
+            ops.push(FileOp::Update {
+                path: file.path,
+                fingerprint: file.fingerprint,
+                edits: file.edits,
+            });
+        }
+        let label = replacements_label(counts.iter().flatten().sum(), changed.len());
+        let details = ChangeDetails {
+            label: label.clone(),
+            files: changed,
+            applied: false,
+            diff,
+            pending_id: None,
+            remainder: None,
+            staged_by,
+        };
+        let mut action = ChangeAction::new(workspace, source, label, ops, details);
+        action.counts = Some(counts);
+        action
     }
 
     /// Rebuilds an action from [`PendingAction::payload`] output.
@@ -102,7 +174,23 @@ impl ChangeAction {
                 workspace.rel(path).map_err(|err| bad(err.to_string()))?;
             }
         }
-        Ok(ChangeAction::new(workspace, source, payload.label, payload.ops, payload.details))
+        if payload.details.files.len() != payload.ops.len() {
+            return Err(bad("its details do not list one file per change".to_owned()));
+        }
+        if let Some(counts) = &payload.counts {
+            let fits = counts.len() == payload.ops.len()
+                && payload.ops.iter().zip(counts).all(|(op, counts)| match op {
+                    FileOp::Update { edits, .. } => edits.len() == counts.len(),
+                    _ => false,
+                });
+            if !fits {
+                return Err(bad("its replacement counts do not match its edits".to_owned()));
+            }
+        }
+        let mut action =
+            ChangeAction::new(workspace, source, payload.label, payload.ops, payload.details);
+        action.counts = payload.counts;
+        Ok(action)
     }
 
     /// What the preview does.
@@ -115,16 +203,30 @@ impl ChangeAction {
         &self.details
     }
 
-    /// Applies the ops `only` names (display paths; a move by either path; `None`: all),
-    /// retiring the entry at the commit point, calling `observer` after each durable step.
+    /// The preview's files as a selection sees them: each one's path, kind and hunk count.
+    pub fn part_files(&self) -> Vec<PartFile> {
+        let kinds = self.details.files.iter().map(|f| {
+            let kind = match f.change {
+                ChangeKind::Updated => DiffKind::Modify,
+                ChangeKind::Added => DiffKind::Create,
+                ChangeKind::Deleted => DiffKind::Delete,
+                ChangeKind::Moved => DiffKind::Rename,
+            };
+            (f.path.as_str(), f.from.as_deref(), kind)
+        });
+        part_files(kinds, Some(&self.details.diff))
+    }
+
+    /// Applies what `selection` names (`None`: all), retiring the entry at the commit point,
+    /// calling `observer` after each durable step.
     ///
     /// # Errors
     /// [`ActionError::Cancelled`] when `cancel` fired before anything was written;
-    /// [`ActionError::Tool`] when `only` names a file the preview does not write;
+    /// [`ActionError::Tool`] when `selection` names something the preview does not have;
     /// [`ActionError::Other`] when a write failed.
     pub fn apply_only_observed(
         &self,
-        only: Option<&[String]>,
+        selection: Option<&Selection>,
         cancel: &CancelToken,
         retirement: &Retirement,
         observer: &mut dyn FnMut(CommitStep),
@@ -132,8 +234,11 @@ impl ChangeAction {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
-        let selected = self.selection(only)?;
-        let partial = selected.iter().any(|chosen| !chosen);
+        let choices = match selection {
+            None => vec![Choice::Whole; self.ops.len()],
+            Some(selection) => selection.resolve(&self.part_files())?,
+        };
+        let partial = choices.iter().any(|choice| *choice != Choice::Whole);
         if partial && !retirement.has_store() {
             return Err(ActionError::other(
                 "a partial apply needs the pending stack, to keep the rest of the preview on it",
@@ -148,9 +253,22 @@ impl ChangeAction {
                 return Err(ActionError::other(err.model_message(self.workspace.root())));
             }
         };
-        let chosen: Vec<&FileOp> =
-            self.ops.iter().zip(&selected).filter(|(_, c)| **c).map(|(op, _)| op).collect();
+        let split = if partial {
+            match self.split(&choices)? {
+                Ok(split) => split,
+                Err(stale) => return Ok(stale),
+            }
+        } else {
+            Split {
+                ops: self.ops.clone(),
+                files: self.details.files.clone(),
+                counts: self.counts.clone(),
+                hunks: Vec::new(),
+                rest: None,
+            }
+        };
         let checked = if partial {
+            let chosen: Vec<&FileOp> = split.ops.iter().collect();
             match check(&self.workspace, &chosen) {
                 Ok(checked) => checked,
                 Err(CheckError::Stale(stale)) => return Ok(self.stale(&stale.to_string())),
@@ -164,34 +282,21 @@ impl ChangeAction {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
-        let rest: Vec<FileOp> = self
-            .ops
-            .iter()
-            .zip(&selected)
-            .filter(|(_, c)| !**c)
-            .map(|(op, _)| op.clone())
-            .collect();
-        let written: Vec<&ChangedFile> =
-            self.details.files.iter().zip(&selected).filter(|(_, c)| **c).map(|(f, _)| f).collect();
-        let text = if partial {
-            format!(
-                "Applied {} of {} ({}).",
-                plural(chosen.len(), "file"),
-                self.label,
-                written.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")
-            )
+        let label = if partial {
+            self.label_of(&split.files, split.counts.as_deref())
         } else {
-            format!("Applied {}.", self.label)
+            self.label.clone()
         };
-        let remainder = (!rest.is_empty()).then(|| self.remainder(rest));
-        let prune: Vec<staged_fs::RelPath> = Vec::new();
+        let text = self.applied_text(&split, partial);
         let change = AppliedChange {
             result: text.clone(),
+            label: partial.then(|| label.clone()),
             diff: Some(if partial { checked.diff.clone() } else { self.details.diff.clone() }),
             files: checked.files.clone(),
             undo: Some(checked.undo.to_value()),
-            remainder: remainder.map(|action| Arc::new(action) as Arc<dyn PendingAction>),
+            remainder: split.rest.map(|action| Arc::new(action) as Arc<dyn PendingAction>),
         };
+        let prune: Vec<staged_fs::RelPath> = Vec::new();
         let origin = retirement.id().map(ToString::to_string);
         let mut prepare = |key: &str| {
             retirement.prepare(key, &change).map_err(|err| {
@@ -229,8 +334,8 @@ impl ChangeAction {
             ));
         }
         let mut details = ChangeDetails {
-            label: self.label.clone(),
-            files: written.into_iter().cloned().collect(),
+            label,
+            files: split.files,
             applied: true,
             diff: String::new(),
             pending_id: None,
@@ -247,62 +352,154 @@ impl ChangeAction {
         Ok(ToolResult::text(text).with_details(details.to_value()))
     }
 
-    /// Which ops `only` chooses, in order; all when `None`.
-    fn selection(&self, only: Option<&[String]>) -> Result<Vec<bool>, ActionError> {
-        let Some(only) = only else { return Ok(vec![true; self.ops.len()]) };
-        let listed =
-            || self.ops.iter().map(|op| op.path().to_owned()).collect::<Vec<_>>().join(", ");
-        if only.is_empty() {
-            return Err(ActionError::Tool(ToolError::new(format!(
-                "`extra.files` is empty: name the files of the preview to apply ({}). Nothing was applied; the preview is still pending.",
-                listed()
-            ))));
-        }
-        let mut res = vec![false; self.ops.len()];
-        for given in only {
-            let normal = given.trim().trim_start_matches("./");
-            match self.ops.iter().position(|op| op.paths().any(|p| p == normal)) {
-                Some(idx) => res[idx] = true,
-                None => {
-                    return Err(ActionError::Tool(ToolError::new(format!(
-                        "`{given}` is not a file of this preview, whose files are: {}. Nothing was applied; the preview is still pending.",
-                        listed()
-                    ))));
-                }
-            }
-        }
-        Ok(res)
-    }
-
-    /// The preview of the ops a partial apply leaves: the same changes of exactly those files,
-    /// promising the same bytes as before.
-    fn remainder(&self, rest: Vec<FileOp>) -> ChangeAction {
-        let files: Vec<ChangedFile> = self
-            .details
-            .files
-            .iter()
-            .filter(|f| rest.iter().any(|op| op.path() == f.path))
-            .cloned()
-            .collect();
-        let diff = self
-            .details
-            .file_diffs()
-            .filter(|(path, _)| rest.iter().any(|op| op.path() == *path))
-            .map(|(_, diff)| diff)
-            .collect::<String>();
-        let label = crate::details::label_of(&self.source, &files);
-        let details = ChangeDetails {
-            label: label.clone(),
-            files,
-            applied: false,
-            diff,
-            pending_id: None,
-            remainder: None,
-            staged_by: self.details.staged_by.clone(),
+    /// What a partial apply writes and what it leaves, file by file; `Err` with the stale
+    /// result when a file split by hunk is no longer what the preview read.
+    fn split(&self, choices: &[Choice]) -> Result<Result<Split, ToolResult>, ActionError> {
+        let parts = self.part_files();
+        let diffs: Vec<&str> = crate::details::split_diff(&self.details.diff).collect();
+        let mut split = Split {
+            ops: Vec::new(),
+            files: Vec::new(),
+            counts: None,
+            hunks: Vec::new(),
+            rest: None,
         };
-        ChangeAction::new(self.workspace.clone(), &self.source, label, rest, details)
+        let mut chosen_counts = Vec::new();
+        let mut rest_ops = Vec::new();
+        let mut rest_files = Vec::new();
+        let mut rest_counts = Vec::new();
+        let mut rest_diff = String::new();
+        for (idx, (op, choice)) in self.ops.iter().zip(choices).enumerate() {
+            let (Some(file), Some(part)) = (self.details.files.get(idx), parts.get(idx)) else {
+                return Err(ActionError::other("the preview does not list one file per change"));
+            };
+            let counts = self.counts.as_ref().and_then(|c| c.get(idx)).cloned().unwrap_or_default();
+            let chosen_hunks = match choice {
+                Choice::Whole => {
+                    split.ops.push(op.clone());
+                    split.files.push(file.clone());
+                    chosen_counts.push(counts);
+                    continue;
+                }
+                Choice::Skip => {
+                    rest_ops.push(op.clone());
+                    rest_files.push(file.clone());
+                    rest_counts.push(counts);
+                    rest_diff.push_str(diffs.get(idx).copied().unwrap_or_default());
+                    continue;
+                }
+                Choice::Hunks(hunks) => hunks,
+            };
+            let FileOp::Update { path, fingerprint: read_as, edits } = op else {
+                return Err(ActionError::other(format!("{} does not split into hunks", part.path)));
+            };
+            let text = match read_checked(&self.workspace, path, read_as) {
+                Ok((text, _)) => text,
+                Err(CheckError::Stale(stale)) => return Ok(Err(self.stale(&stale.to_string()))),
+                Err(CheckError::Failed(err)) => {
+                    return Err(ActionError::other(err.model_message(self.workspace.root())));
+                }
+            };
+            let cut = cut_hunks(path, &text, edits, chosen_hunks, part.hunks)?;
+            let Some(cut) = cut else {
+                // Every hunk: the whole file.
+                split.ops.push(op.clone());
+                split.files.push(file.clone());
+                chosen_counts.push(counts);
+                continue;
+            };
+            let (mine_counts, left_counts) = split_counts(&counts, &cut.picks);
+            let diff_of = |text: &str, edits: &[Edit]| {
+                file_diff(path, text, edits).map_err(|err| ActionError::other(err.to_string()))
+            };
+            let mine_diff = diff_of(&text, &cut.mine)?;
+            let left_diff = diff_of(&cut.text, &cut.left)?;
+            let is_replacements = self.counts.is_some();
+            split.files.push(part_file(file, &mine_diff, is_replacements.then_some(&mine_counts)));
+            rest_files.push(part_file(file, &left_diff, is_replacements.then_some(&left_counts)));
+            split.ops.push(FileOp::Update {
+                path: path.clone(),
+                fingerprint: read_as.clone(),
+                edits: cut.mine,
+            });
+            rest_ops.push(FileOp::Update {
+                path: path.clone(),
+                fingerprint: fingerprint(cut.text.as_bytes()),
+                edits: cut.left,
+            });
+            chosen_counts.push(mine_counts);
+            rest_counts.push(left_counts);
+            rest_diff.push_str(&left_diff);
+            split.hunks.push((path.clone(), chosen_hunks.iter().map(|h| h + 1).collect(), cut.of));
+        }
+        if self.counts.is_some() {
+            split.counts = Some(chosen_counts);
+        }
+        if !rest_ops.is_empty() {
+            let counts = self.counts.is_some().then_some(rest_counts);
+            let label = self.label_of(&rest_files, counts.as_deref());
+            let details = ChangeDetails {
+                label: label.clone(),
+                files: rest_files,
+                applied: false,
+                diff: rest_diff,
+                pending_id: None,
+                remainder: None,
+                staged_by: self.details.staged_by.clone(),
+            };
+            let mut rest =
+                ChangeAction::new(self.workspace.clone(), &self.source, label, rest_ops, details);
+            rest.counts = counts;
+            split.rest = Some(rest);
+        }
+        Ok(Ok(split))
     }
 
+    /// The label of `files` of this preview (with `counts`, its replacements).
+    fn label_of(&self, files: &[ChangedFile], counts: Option<&[Vec<usize>]>) -> String {
+        match counts {
+            Some(counts) => replacements_label(counts.iter().flatten().sum(), files.len()),
+            None => crate::details::label_of(&self.source, files),
+        }
+    }
+
+    /// The result text of an apply of `split`.
+    fn applied_text(&self, split: &Split, partial: bool) -> String {
+        let hunks = |path: &str| {
+            split.hunks.iter().find(|(p, _, _)| p == path).map(|(_, hunks, of)| {
+                format!(
+                    "{path}: hunk{} {} of {of}",
+                    if hunks.len() == 1 { "" } else { "s" },
+                    hunk_list(hunks)
+                )
+            })
+        };
+        if let Some(counts) = &split.counts {
+            let total: usize = counts.iter().flatten().sum();
+            let mut text = format!(
+                "Applied {} in {}",
+                plural(total, "replacement"),
+                plural(split.files.len(), "file")
+            );
+            let parts: Vec<String> = split.files.iter().filter_map(|f| hunks(&f.path)).collect();
+            if !parts.is_empty() {
+                text.push_str(&format!(" ({})", parts.join(", ")));
+            }
+            text.push('.');
+            return text;
+        }
+        if !partial {
+            return format!("Applied {}.", self.label);
+        }
+        let parts: Vec<String> =
+            split.files.iter().map(|f| hunks(&f.path).unwrap_or_else(|| f.path.clone())).collect();
+        format!(
+            "Applied {} of {} ({}).",
+            plural(split.files.len(), "file"),
+            self.label,
+            parts.join(", ")
+        )
+    }
     fn stale(&self, cause: &str) -> ToolResult {
         let text = format!(
             "Preview is stale / no longer matches; nothing was written. Preview expected to change {}. Why: {cause}. The preview was dropped from the pending stack; to stage it again, call {} again: it is computed against the files as they are now.",
@@ -362,6 +559,7 @@ impl PendingAction for ChangeAction {
             label: self.label.clone(),
             ops: self.ops.clone(),
             details: self.details.clone(),
+            counts: self.counts.clone(),
         };
         serde_json::to_value(payload).ok()
     }
@@ -385,32 +583,131 @@ impl PendingAction for ChangeAction {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
-        let only = files_of(extra)?;
+        let selection = Selection::of_extra(extra)?;
         let this = self.clone();
         let cancel = cancel.clone();
         let retirement = retirement.clone();
         tokio::task::spawn_blocking(move || {
-            this.apply_only_observed(only.as_deref(), &cancel, &retirement, &mut |_| {})
+            this.apply_only_observed(selection.as_ref(), &cancel, &retirement, &mut |_| {})
         })
         .await
         .map_err(|err| ActionError::other(format!("apply worker failed: {err}")))?
     }
 }
 
-/// The files `extra.files` names, if it names any.
-pub fn files_of(extra: Option<&JsonObject>) -> Result<Option<Vec<String>>, ActionError> {
-    let Some(files) = extra.and_then(|extra| extra.get(FILES_EXTRA_KEY)) else { return Ok(None) };
-    let bad = || {
-        ActionError::Tool(ToolError::new(
-            "`extra.files` must be an array of paths of the preview's files. Nothing was applied; the preview is still pending.",
-        ))
-    };
-    let files = files.as_array().ok_or_else(bad)?;
-    files
+/// What a partial apply writes: the ops and files chosen (a file split by hunk as its chosen
+/// part), their replacement counts, the hunks chosen of each split file (1-based, and how many
+/// it has), and the preview of the rest.
+struct Split {
+    ops: Vec<FileOp>,
+    files: Vec<ChangedFile>,
+    counts: Option<Vec<Vec<usize>>>,
+    hunks: Vec<(String, Vec<usize>, usize)>,
+    rest: Option<ChangeAction>,
+}
+
+/// A file's edits cut by hunk: those of the chosen hunks, the others moved into the text the
+/// chosen ones leave, that text, which edits were chosen, and how many hunks the file has.
+#[derive(Debug)]
+pub struct HunkCut {
+    /// The edits of the chosen hunks, on the text read.
+    pub mine: Vec<Edit>,
+    /// The other edits, on [`HunkCut::text`].
+    pub left: Vec<Edit>,
+    /// The text with the chosen edits made.
+    pub text: String,
+    /// For each edit: whether it was chosen.
+    pub picks: Vec<bool>,
+    /// How many hunks the file's diff has.
+    pub of: usize,
+}
+
+/// Cuts `edits` of `text` (the file `path`) by the hunks `chosen` (0-based) of its diff;
+/// `expected` is the hunk count the preview's diff shows, when known. `None` when `chosen` is
+/// every hunk.
+///
+/// # Errors
+/// [`ActionError::Tool`] when a hunk number is not one of the file's, or `chosen` names some,
+/// not all, of the hunks one edit shows in; [`ActionError::Other`] when the edits do not make
+/// the diff the preview showed (the preview was changed outside staged) or do not fit `text`.
+pub fn cut_hunks(
+    path: &str,
+    text: &str,
+    edits: &[Edit],
+    chosen: &[usize],
+    expected: Option<usize>,
+) -> Result<Option<HunkCut>, ActionError> {
+    let map = edit_hunks(&LineIndex::new(text), edits)
+        .map_err(|err| ActionError::other(err.to_string()))?;
+    if let Some(expected) = expected
+        && expected != map.hunks
+    {
+        return Err(ActionError::other(format!(
+            "the preview's diff of {path} has {expected} hunks, but its edits make {}; the preview was changed outside staged, so nothing was written",
+            map.hunks
+        )));
+    }
+    for &hunk in chosen {
+        check_hunk(path, hunk as u64 + 1, map.hunks)?;
+    }
+    if chosen.len() >= map.hunks {
+        return Ok(None);
+    }
+    for group in map.groups() {
+        let n = group.clone().filter(|h| chosen.contains(h)).count();
+        if n > 0 && n < group.clone().count() {
+            return Err(bound_hunks(path, group));
+        }
+    }
+    let picks: Vec<bool> = map
+        .of_edit
         .iter()
-        .map(|f| f.as_str().map(str::to_owned).ok_or_else(bad))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+        .map(|hunks| hunks.is_none_or(|(first, _)| chosen.contains(&first)))
+        .collect();
+    let (mine, left) = crate::change::split_edits(edits, &picks)
+        .ok_or_else(|| ActionError::other(JournalError::EditOutOfBounds.to_string()))?;
+    let written = replay(text, &mine)
+        .ok_or_else(|| ActionError::other(JournalError::EditOutOfBounds.to_string()))?;
+    Ok(Some(HunkCut { mine, left, text: written, picks, of: map.hunks }))
+}
+
+/// `counts` (one per edit) cut as `picks` cut the edits.
+fn split_counts(counts: &[usize], picks: &[bool]) -> (Vec<usize>, Vec<usize>) {
+    if counts.len() != picks.len() {
+        return (Vec::new(), Vec::new());
+    }
+    let mine = counts.iter().zip(picks).filter(|(_, p)| **p).map(|(c, _)| *c).collect();
+    let left = counts.iter().zip(picks).filter(|(_, p)| !**p).map(|(c, _)| *c).collect();
+    (mine, left)
+}
+
+/// The part of `file` whose diff is `diff`: its summary counts lines (`+3 -1`), or with
+/// `counts`, replacements.
+fn part_file(file: &ChangedFile, diff: &str, counts: Option<&Vec<usize>>) -> ChangedFile {
+    let (added, removed) = diff_line_counts(diff);
+    let summary = match counts {
+        Some(counts) => plural(counts.iter().sum(), "replacement"),
+        None => format!("+{added} -{removed}"),
+    };
+    ChangedFile { summary, lines_added: added, lines_removed: removed, ..file.clone() }
+}
+
+/// A file of fixed replacements whose diff is `diff`.
+fn replaced_file(path: &str, diff: &str, replacements: usize) -> ChangedFile {
+    let (added, removed) = diff_line_counts(diff);
+    ChangedFile {
+        path: path.to_owned(),
+        from: None,
+        change: ChangeKind::Updated,
+        summary: plural(replacements, "replacement"),
+        lines_added: added,
+        lines_removed: removed,
+    }
+}
+
+/// `ast_edit`'s label: `AST Edit: <N> replacement<s> in <M> file<s>`.
+pub fn replacements_label(replacements: usize, files: usize) -> String {
+    format!("AST Edit: {} in {}", plural(replacements, "replacement"), plural(files, "file"))
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -74,6 +74,30 @@ pub fn invert(edits: &[Edit]) -> Option<Vec<Edit>> {
     Some(res)
 }
 
+/// `edits` (sorted, not overlapping) cut in two by `picks`: the picked ones as they are, and
+/// the others moved into the text the picked ones leave (offsets shifted by what each picked
+/// edit before them added or removed). `None` when `picks` does not have one entry per edit or
+/// an offset overflows.
+pub fn split_edits(edits: &[Edit], picks: &[bool]) -> Option<(Vec<Edit>, Vec<Edit>)> {
+    if edits.len() != picks.len() {
+        return None;
+    }
+    let mut shift: isize = 0;
+    let mut mine = Vec::new();
+    let mut left = Vec::new();
+    for (edit, picked) in edits.iter().zip(picks) {
+        if *picked {
+            shift += isize::try_from(edit.after.len()).ok()?
+                - isize::try_from(edit.before.len()).ok()?;
+            mine.push(edit.clone());
+        } else {
+            let start = edit.start.checked_add_signed(shift)?;
+            left.push(Edit { start, ..edit.clone() });
+        }
+    }
+    Some((mine, left))
+}
+
 /// What a preview does to one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "camelCase", deny_unknown_fields)]
@@ -504,7 +528,7 @@ fn missing_dirs(workspace: &Workspace, rel: &RelPath) -> Vec<RelPath> {
 }
 
 /// The text and mode bits of the file at `path`, which must hash to `expected`.
-fn read_checked(
+pub(crate) fn read_checked(
     workspace: &Workspace,
     path: &str,
     expected: &str,
@@ -556,6 +580,17 @@ mod tests {
         assert_eq!(replay(&after, &inverse).unwrap(), before);
         let again = invert(&inverse).unwrap();
         assert_eq!(replay(before, &again).unwrap(), after);
+    }
+
+    #[test]
+    fn split_edits_apply_in_either_order() {
+        let before = "a1 b22 c333 d";
+        let edits = [edit(0, "a1", "A"), edit(3, "b22", "BBBB"), edit(7, "c333", "")];
+        let (mine, left) = split_edits(&edits, &[true, false, true]).unwrap();
+        let middle = replay(before, &mine).unwrap();
+        assert_eq!(middle, "A b22  d");
+        assert_eq!(replay(&middle, &left).unwrap(), replay(before, &edits).unwrap());
+        assert!(split_edits(&edits, &[true]).is_none());
     }
 
     #[test]

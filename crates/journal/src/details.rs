@@ -104,7 +104,7 @@ impl ChangeDetails {
 
 /// The diff of each file, in order: a file's diff starts at its `diff --git` line (no other
 /// line of a diff starts with `d`).
-fn split_diff(diff: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn split_diff(diff: &str) -> impl Iterator<Item = &str> {
     let mut starts: Vec<usize> = Vec::new();
     let mut offset = 0;
     for line in diff.split_inclusive('\n') {

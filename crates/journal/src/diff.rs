@@ -183,6 +183,68 @@ pub fn file_diff_indexed<E: Splice>(
     index: &LineIndex<'_>,
     edits: &[E],
 ) -> Result<String, JournalError> {
+    diff_mapped(header, index, edits, None)
+}
+
+/// Which hunks of a file's diff each edit shows in: what lets a preview be applied hunk by
+/// hunk (see [`edit_hunks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditHunks {
+    /// How many hunks the file's diff has.
+    pub hunks: usize,
+    /// For each edit, in order: the first and last hunk (0-based) its change shows in, or
+    /// `None` for an edit whose lines end as they were (it changes no line on its own, and
+    /// applying it with any hunk changes nothing more).
+    pub of_edit: Vec<Option<(usize, usize)>>,
+}
+
+impl EditHunks {
+    /// The hunks that go together, as runs of hunk indexes: one edit whose change shows in
+    /// several hunks (a rewrite that keeps many lines in its middle) binds them, since the
+    /// edit is written whole or not at all.
+    pub fn groups(&self) -> Vec<std::ops::RangeInclusive<usize>> {
+        let mut res: Vec<std::ops::RangeInclusive<usize>> =
+            (0..self.hunks).map(|h| h..=h).collect();
+        for (first, last) in self.of_edit.iter().flatten() {
+            if first == last {
+                continue;
+            }
+            // Merge every group that meets first..=last into one.
+            let lo = res.iter().position(|g| g.contains(first));
+            let hi = res.iter().position(|g| g.contains(last));
+            if let (Some(lo), Some(hi)) = (lo, hi)
+                && lo < hi
+            {
+                let merged = *res[lo].start()..=*res[hi].end();
+                res.splice(lo..=hi, std::iter::once(merged));
+            }
+        }
+        res
+    }
+}
+
+/// The hunks each of `edits` (sorted, not overlapping) shows in, in the diff
+/// [`file_diff_indexed`] writes of them: hunk numbers are those of that diff.
+///
+/// # Errors
+/// As [`file_diff`].
+pub fn edit_hunks<E: Splice>(
+    index: &LineIndex<'_>,
+    edits: &[E],
+) -> Result<EditHunks, JournalError> {
+    let mut of_edit = Vec::with_capacity(edits.len());
+    let diff = diff_mapped(&DiffHeader::Modify { path: "" }, index, edits, Some(&mut of_edit))?;
+    let hunks = diff.split_inclusive('\n').filter(|line| line.starts_with("@@ ")).count();
+    Ok(EditHunks { hunks, of_edit })
+}
+
+/// The diff of `edits`; with `map`, each edit's hunks are pushed on it.
+fn diff_mapped<E: Splice>(
+    header: &DiffHeader<'_>,
+    index: &LineIndex<'_>,
+    edits: &[E],
+    mut map: Option<&mut Vec<Option<(usize, usize)>>>,
+) -> Result<String, JournalError> {
     let text = index.text();
     check(text, edits)?;
     let n_lines = index.count();
@@ -193,6 +255,8 @@ pub fn file_diff_indexed<E: Splice>(
     let mut next = 0;
     while next < edits.len() {
         // A run of blocks with no unchanged line between them, and the text they become.
+        let run_edits = next;
+        hunks.touched = None;
         let run_first = index.line_of(edits[next].span().start);
         let mut run_end = run_first;
         updated.clear();
@@ -234,6 +298,10 @@ pub fn file_diff_indexed<E: Splice>(
                 hunks.block(*first, *end, &updated[range.clone()]);
             }
         }
+        // A run's edits go together: its lines are diffed as one.
+        if let Some(map) = map.as_deref_mut() {
+            map.extend(std::iter::repeat_n(hunks.touched, next - run_edits));
+        }
     }
     hunks.equal(n_lines - hunks.old_pos);
     Ok(hunks.finish())
@@ -274,6 +342,10 @@ struct Hunks<'i, 'a> {
     hunk: Option<Hunk>,
     /// The added lines of the current change: they follow its removed lines.
     added: String,
+    /// How many hunks were opened so far.
+    opened: usize,
+    /// The first and last hunk (0-based) changed since this was last reset.
+    touched: Option<(usize, usize)>,
 }
 
 /// The hunk being written.
@@ -300,6 +372,8 @@ impl<'i, 'a> Hunks<'i, 'a> {
             unchanged: 0,
             hunk: None,
             added: String::new(),
+            opened: 0,
+            touched: None,
         }
     }
 
@@ -410,11 +484,17 @@ impl<'i, 'a> Hunks<'i, 'a> {
             }
             None => self.open(unchanged.min(CONTEXT)),
         };
+        let current = self.opened - 1;
+        self.touched = Some(match self.touched {
+            Some((first, _)) => (first, current),
+            None => (current, current),
+        });
         self.hunk.insert(hunk)
     }
 
     /// A hunk that starts with the `context` unchanged lines before the current position.
     fn open(&mut self, context: usize) -> Hunk {
+        self.opened += 1;
         let mut hunk = Hunk {
             header_at: self.out.len(),
             old_start: self.old_pos - context,

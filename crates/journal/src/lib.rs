@@ -10,6 +10,7 @@
 //!   recovery finishes or rolls back what a crash interrupted.
 //! - [`FileOp`] and [`ChangeAction`]: the change sets that text previews (`edit`, `write`,
 //!   `apply_patch`) stage, checked byte for byte against the disk before anything is written;
+//!   [`Selection`] and [`diff_files`]: applying part of a preview, by file and by hunk;
 //!   [`ChangeUndo`]: undo and redo of any change recorded in the resolve log, built-in tools'
 //!   (`ast_edit` included) alike.
 
@@ -21,22 +22,26 @@ mod details;
 mod diff;
 mod error;
 mod fingerprint;
+mod hunks;
 mod journal;
 mod lines;
 mod root;
+mod select;
 mod state_guard;
 mod undo;
 
 pub use crate::{
-    action::{ChangeAction, FILES_EXTRA_KEY, files_of},
+    action::{ChangeAction, HunkCut, ReplacementFile, cut_hunks, replacements_label},
     change::{
         Applied, CheckError, Checked, Edit, FileOp, NEW_FILE_MODE, Stale, UNDO_DATA_VERSION,
         UndoData, check, deleted_file_diff, describe_applied, invert, new_file_diff, replay,
+        split_edits,
     },
     details::{ChangeDetails, ChangeKind, ChangedFile, Remainder, label_of},
-    diff::{DiffHeader, Splice, file_diff, file_diff_indexed, quote},
+    diff::{DiffHeader, EditHunks, Splice, edit_hunks, file_diff, file_diff_indexed, quote},
     error::JournalError,
     fingerprint::{Hasher, fingerprint, tag},
+    hunks::{DiffFile, DiffKind, diff_files, diff_line_counts, hunk_list},
     journal::{
         CommitOptions, CommitReport, CommitStep, Expect, FileWrite, PrepareHook, RecoveryHooks,
         RecoveryReport, Step, StepChange, StepMode, commit, commit_observed, commit_with, recover,
@@ -44,6 +49,10 @@ pub use crate::{
     },
     lines::LineIndex,
     root::{STATE_DIR_NAME, Workspace},
+    select::{
+        Choice, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, NOTHING_APPLIED, PartFile, Selection,
+        bound_hunks, check_hunk, part_files,
+    },
     state_guard::ModelAccess,
     undo::{ChangeUndo, UndoPlan, plan as undo_plan, undo_observed},
 };

@@ -285,6 +285,7 @@ pub fn undo_observed(
     };
     let change = AppliedChange {
         result: text.clone(),
+        label: None,
         diff: Some(plan.diff),
         files: plan.files,
         undo: Some(plan.undo.to_value()),

@@ -213,6 +213,7 @@ impl PendingAction for PluginAction {
             self.inner.details.as_ref().and_then(|d| d.get("diff")?.as_str().map(str::to_owned));
         Some(AppliedChange {
             result: result.text_content(),
+            label: None,
             diff,
             files: Vec::new(),
             undo: Some(serde_json::json!({ PLUGIN_PAYLOAD_KEY: serde_json::to_value(data).ok()? })),

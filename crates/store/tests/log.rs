@@ -118,6 +118,7 @@ fn record(label: &str) -> LogRecord {
 fn change_with_rest(rest: &str) -> AppliedChange {
     AppliedChange {
         result: "half".to_owned(),
+        label: None,
         diff: Some("-x\n+y\n".to_owned()),
         files: vec![FileChange {
             path: "x".to_owned(),

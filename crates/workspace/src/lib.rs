@@ -88,7 +88,7 @@ use staged_core::{
     UndoHandler,
 };
 use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
-use staged_journal::{ChangeUndo, RecoveryHooks, recover_hooked};
+use staged_journal::{ChangeAction, ChangeUndo, RecoveryHooks, recover_hooked};
 use staged_store::{Rehydrators, SqliteStore};
 
 pub use staged_ast_edit::{
@@ -526,6 +526,16 @@ fn builtin_rehydrators(workspace: &Workspace) -> Rehydrators {
     res.register(
         AST_EDIT_TOOL_NAME,
         Arc::new(move |stored: &StoredAction| {
+            // The rest of a preview applied hunk by hunk is a preview of fixed replacements.
+            if stored.payload.get("ops").is_some() {
+                return ChangeAction::from_payload(
+                    ast.clone(),
+                    AST_EDIT_TOOL_NAME,
+                    &stored.payload,
+                )
+                .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
+                .map_err(|err| err.to_string());
+            }
             AstEditAction::from_payload(ast.clone(), &stored.payload)
                 .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
                 .map_err(|err| err.to_string())

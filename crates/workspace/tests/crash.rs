@@ -5,7 +5,8 @@
 //!
 //! The same holds for an undo (the resolve log says `undone` exactly when the files are the
 //! old ones) and for a partial apply (the rest of the preview is pending under a new id
-//! exactly when the chosen file is written).
+//! exactly when the chosen file is written), and for an apply of one hunk of a file (the rest,
+//! the file's other hunk included, is pending under a new id exactly when the hunk is written).
 //!
 //! The test re-runs its own binary as a child (`apply_reports_every_step`, and its undo and
 //! partial-apply twins), which applies the head with an observer that aborts the process at
@@ -20,7 +21,7 @@ use staged_ast_edit::{AstEditAction, CommitStep};
 use staged_core::{
     CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveParams, Retirement, Tool,
 };
-use staged_journal::undo_observed;
+use staged_journal::{Selection, undo_observed};
 use staged_workspace::WorkspaceSession;
 
 const CHILD_ENV: &str = "STAGED_WORKSPACE_CRASH_CHILD";
@@ -308,7 +309,7 @@ fn apply_first_file(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
         &FrontEnd::Cli,
     );
     let retirement = Retirement::claimed_logged(store, claim, base);
-    let only = [FILES[0].to_owned()];
+    let only = Selection::files([FILES[0]]);
     let res = action
         .apply_only_observed(Some(&only), &CancelToken::new(), &retirement, observer)
         .unwrap();
@@ -423,6 +424,147 @@ fn kill_at_every_step_of_a_partial_apply_leaves_the_rest_pending_exactly_once() 
         written.push(first == new_text(FILES[0]));
     }
     // The commit point is step 2 (from 0): from it on, the first file is written.
+    let expected: Vec<bool> = (0..=n_steps).map(|k| k > 1).collect();
+    assert_eq!(written, expected);
+}
+
+const HUNK_CHILD_ENV: &str = "STAGED_WORKSPACE_HUNK_CRASH_CHILD";
+
+/// A file whose rewrite has two hunks (`foo` on line 1 and on line 20).
+fn two_hunks(name: &str) -> String {
+    let middle: String = (2..20).map(|i| format!("keep({i});\n")).collect();
+    format!("{name}(1);\n{middle}{name}(2);\n")
+}
+
+/// A workspace with `h.ts` (two hunks) and `b.ts`, the rewrite staged; returns the id.
+fn stage_hunks(root: &Path) -> String {
+    std::fs::write(root.join("h.ts"), two_hunks("foo")).unwrap();
+    std::fs::write(root.join("b.ts"), "foo(3);\n").unwrap();
+    let ws = WorkspaceSession::open(root).unwrap();
+    let res = block_on(ws.ast_edit_tool().execute(
+        json!({"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": ["."], "lang": "typescript"}),
+        &CancelToken::new(),
+    ))
+    .unwrap();
+    res.details.unwrap()["pendingId"].as_str().unwrap().to_owned()
+}
+
+/// `h.ts` with only its second hunk written.
+fn second_hunk_written() -> String {
+    two_hunks("foo").replace("foo(2)", "bar(2)")
+}
+
+/// Applies only hunk 2 of `h.ts`, with an observer on the commit, logged as `resolve` logs it.
+fn apply_second_hunk(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
+    let ws = WorkspaceSession::open(root).unwrap();
+    let store = ws.store().clone();
+    let claim = store.claim_head().unwrap().unwrap();
+    let payload = claim.entry().action.payload().unwrap();
+    let action = AstEditAction::from_payload(ws.workspace().clone(), &payload).unwrap();
+    let base = LogRecord::new(
+        claim.entry().id.clone(),
+        claim.entry().label(),
+        claim.entry().source_tool_name(),
+        LogOutcome::Applied,
+        LogAction::Apply,
+        &FrontEnd::Cli,
+    );
+    let retirement = Retirement::claimed_logged(store, claim, base);
+    let only = Selection::hunks([("h.ts", vec![2])]);
+    let res = action
+        .apply_only_observed(Some(&only), &CancelToken::new(), &retirement, observer)
+        .unwrap();
+    assert!(
+        res.text_content().starts_with(
+            "Applied 1 replacement in 1 file (h.ts: hunk 2 of 2). The rest stays pending"
+        ),
+        "{}",
+        res.text_content()
+    );
+    assert!(retirement.is_retired());
+}
+
+#[test]
+fn hunk_apply_reports_every_step() {
+    if let Ok(spec) = std::env::var(HUNK_CHILD_ENV) {
+        let (root, step) = spec.rsplit_once('|').unwrap();
+        let crash_at: usize = step.parse().unwrap();
+        let mut seen = 0usize;
+        apply_second_hunk(Path::new(root), &mut |_| {
+            if seen == crash_at {
+                std::process::abort();
+            }
+            seen += 1;
+        });
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let id = stage_hunks(dir.path());
+    let mut steps = Vec::new();
+    apply_second_hunk(dir.path(), &mut |step| steps.push(step));
+    let expected = [
+        CommitStep::Prepared,
+        CommitStep::TempWritten(0),
+        CommitStep::Committed,
+        CommitStep::Replaced(0),
+        CommitStep::Retired,
+        CommitStep::Finished,
+    ];
+    assert_eq!(steps, expected);
+    assert_eq!(std::fs::read_to_string(dir.path().join("h.ts")).unwrap(), second_hunk_written());
+    let ws = WorkspaceSession::open(dir.path()).unwrap();
+    let pending = ws.store().list().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_ne!(pending[0].id.as_str(), id);
+    assert_eq!(pending[0].label(), "AST Edit: 2 replacements in 2 files");
+}
+
+#[test]
+fn kill_at_every_step_of_a_hunk_apply_leaves_the_rest_pending_exactly_once() {
+    let exe = std::env::current_exe().unwrap();
+    let n_steps = 6;
+    let mut written = Vec::new();
+    for crash_at in 0..=n_steps {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let id = stage_hunks(&root);
+        let status = Command::new(&exe)
+            .args(["--exact", "hunk_apply_reports_every_step", "--test-threads=1", "--nocapture"])
+            .env(HUNK_CHILD_ENV, format!("{}|{crash_at}", root.display()))
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap()
+            .status;
+        assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
+
+        let ws = WorkspaceSession::open(&root).unwrap();
+        assert!(ws.recovery().refused.is_empty(), "step {crash_at}: {:?}", ws.recovery());
+        let h = std::fs::read_to_string(root.join("h.ts")).unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("b.ts")).unwrap(), "foo(3);\n");
+        let pending = ws.store().list().unwrap();
+        assert_eq!(pending.len(), 1, "step {crash_at}");
+        if h == second_hunk_written() {
+            assert_ne!(pending[0].id.as_str(), id, "step {crash_at}: written, so the rest is new");
+            assert_eq!(pending[0].label(), "AST Edit: 2 replacements in 2 files");
+            assert_eq!(outcomes(&ws), [LogOutcome::Applied], "step {crash_at}");
+            let entry = &ws.store().log().unwrap().entries(1, false).unwrap()[0];
+            assert_eq!(entry.record.label, "AST Edit: 1 replacement in 1 file", "step {crash_at}");
+        } else {
+            assert_eq!(h, two_hunks("foo"), "step {crash_at}: torn");
+            assert_eq!(pending[0].id.as_str(), id, "step {crash_at}: not written, still pending");
+            assert!(outcomes(&ws).is_empty(), "step {crash_at}");
+        }
+        // Whatever is pending applies cleanly now, and both files end rewritten.
+        let res =
+            block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
+                .unwrap();
+        assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
+        assert_eq!(std::fs::read_to_string(root.join("h.ts")).unwrap(), two_hunks("bar"));
+        assert_eq!(std::fs::read_to_string(root.join("b.ts")).unwrap(), "bar(3);\n");
+        assert_eq!(journal_names(&root), ["commit.lock", "write.lock"], "step {crash_at}");
+        written.push(h == second_hunk_written());
+    }
+    // The commit point is step 2 (from 0): from it on, the hunk is written.
     let expected: Vec<bool> = (0..=n_steps).map(|k| k > 1).collect();
     assert_eq!(written, expected);
 }

@@ -59,7 +59,12 @@ fn print_preview(result: &ToolResult, out: &Output) -> anyhow::Result<()> {
         // Nothing staged (no matches): the tool's text says why.
         return out.line(&result.text_content()).context("writing the result");
     };
-    out.diff(&details.diff)?;
+    // On a terminal, hunks are numbered as `resolve apply --only FILE:N` names them.
+    if out.terminal {
+        out.diff(&crate::pick::number_hunks(&details.diff))?;
+    } else {
+        out.diff(&details.diff)?;
+    }
     for note in &details.notes {
         out.line(note)?;
     }

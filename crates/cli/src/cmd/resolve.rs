@@ -1,9 +1,11 @@
-//! `staged resolve apply|discard --reason TEXT [--extra JSON] [--id ID] [--only PATH...]`:
-//! resolve the head of the stack (only if it is `ID`, when given; with `--only`, writing only
-//! those files of it) and print the resolve block.
+//! `staged resolve apply|discard --reason TEXT [--extra JSON] [--id ID] [--only PATH...]
+//! [--except PATH...]`: resolve the head of the stack (only if it is `ID`, when given; with
+//! `--only` and `--except`, writing only those files and hunks of it, see `crate::pick`) and
+//! print the resolve block.
 
 use anyhow::{Context, bail};
 use staged_core::{JsonObject, MAX_REASON_CHARS, PendingId, ResolveAction, ResolveParams};
+use staged_journal::{FILES_EXTRA_KEY, HUNKS_EXTRA_KEY};
 use staged_render::{render_resolve_call, render_resolve_result};
 use staged_workspace::StaleDetails;
 
@@ -13,10 +15,8 @@ use crate::{
     context,
     exit::Exit,
     output::Output,
+    pick,
 };
-
-/// The `extra` key a partial apply names its files under (`ast_edit`'s contract).
-const FILES_EXTRA_KEY: &str = "files";
 
 pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyhow::Result<Exit> {
     // Validate the input before touching the workspace.
@@ -34,34 +34,50 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
         ActionArg::Apply => ResolveAction::Apply,
         ActionArg::Discard => ResolveAction::Discard,
     };
-    if !args.only.is_empty() {
+    let picking = !args.only.is_empty() || !args.except.is_empty();
+    if picking {
+        let flag = if args.only.is_empty() { "--except" } else { "--only" };
         if action == ResolveAction::Discard {
-            bail!("--only applies some files of a preview; a discard drops the whole preview");
+            bail!("{flag} applies part of a preview; a discard drops the whole preview");
         }
-        if extra.as_ref().is_some_and(|extra| extra.contains_key(FILES_EXTRA_KEY)) {
-            bail!("name the files either with --only or in --extra's \"files\", not both");
+        if extra
+            .as_ref()
+            .is_some_and(|e| e.contains_key(FILES_EXTRA_KEY) || e.contains_key(HUNKS_EXTRA_KEY))
+        {
+            bail!(
+                "name the part to apply either with {flag} or in --extra's \"files\" and \"hunks\", not both"
+            );
         }
     }
     let ws = context::open_existing(global)?;
     let mut expected = args.id.clone().map(PendingId::from_string);
-    if !args.only.is_empty() {
+    if picking {
         // An action that cannot apply part of itself would apply everything: refuse, and
-        // resolve exactly the preview that was checked.
-        if let Some(head) = ws.store().peek().map_err(|err| anyhow::anyhow!("{err}"))? {
+        // resolve exactly the preview that was checked. With nothing pending, or another
+        // preview on top than --id names, resolving says so.
+        let head = ws.store().peek().map_err(|err| anyhow::anyhow!("{err}"))?;
+        if let Some(head) = head.filter(|h| expected.as_ref().is_none_or(|id| *id == h.id)) {
             if !head.action.applies_in_part() {
                 bail!(
-                    "`{}` ({}) from `{}` cannot be applied in part; apply it whole (without --only) or discard it",
+                    "`{}` ({}) from `{}` cannot be applied in part; apply it whole (without --only or --except) or discard it",
                     head.label(),
                     head.id,
                     head.source_tool_name()
                 );
             }
+            // The preview names files relative to the workspace root; a person may type them
+            // relative to where they stand.
+            let root = ws.workspace().root();
+            let only = context::scope_paths(root, &args.only)?;
+            let except = context::scope_paths(root, &args.except)?;
+            let parts = pick::preview_parts(&head);
+            let picked =
+                pick::extra_of(&parts, &only, &args.only, &except, &args.except, head.id.as_str())?;
+            if let Some(picked) = picked {
+                extra.get_or_insert_with(Default::default).extend(picked);
+            }
             expected.get_or_insert(head.id);
         }
-        // The preview names files relative to the workspace root; a person may type them
-        // relative to where they stand.
-        let files = context::scope_paths(ws.workspace().root(), &args.only)?;
-        extra.get_or_insert_with(JsonObject::new).insert(FILES_EXTRA_KEY.to_owned(), files.into());
     }
     let params = ResolveParams { action, reason: args.reason.clone(), extra };
     let session = ws.session().clone();

@@ -1,4 +1,8 @@
-//! `staged show [ID]`: the full diff of a pending preview, the newest by default.
+//! `staged show [ID] [--hunks]`: the full diff of a pending preview, the newest by default.
+//! On a terminal (or with `--hunks`) each hunk header is numbered as `staged resolve apply
+//! --only FILE:N` names it (`@@ -3,7 +3,7 @@ [hunk 2 of 3]`); text after a header's closing
+//! `@@` is free, so the output stays a diff `git apply` takes. Piped without `--hunks` the diff
+//! is printed byte for byte.
 //!
 //! `--json` prints `{"id", "label", "source", "createdAt", "ageSeconds", "details", "diff"}`,
 //! where `diff` is the unified diff, or null for a preview without one.
@@ -13,6 +17,7 @@ use crate::{
     context,
     exit::Exit,
     output::Output,
+    pick,
 };
 
 pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow::Result<Exit> {
@@ -63,6 +68,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow:
         age(entry.created_at)
     ))?;
     match (diff.and_then(Value::as_str), details) {
+        (Some(diff), _) if out.terminal || args.hunks => out.diff(&pick::number_hunks(diff))?,
         (Some(diff), _) => out.diff(diff)?,
         (None, Some(details)) => out.line(&serde_json::to_string_pretty(details)?)?,
         (None, None) => out.line("(this preview has no details)")?,

@@ -97,7 +97,12 @@ fn print_preview(result: &ToolResult, out: &Output) -> anyhow::Result<()> {
     let Some((details, id)) = details.and_then(|d| d.pending_id.clone().map(|id| (d, id))) else {
         return out.line(&result.text_content()).context("writing the result");
     };
-    out.diff(&details.diff)?;
+    // On a terminal, hunks are numbered as `resolve apply --only FILE:N` names them.
+    if out.terminal {
+        out.diff(&crate::pick::number_hunks(&details.diff))?;
+    } else {
+        out.diff(&details.diff)?;
+    }
     out.line(&format!("\nStaged {id}: {}. Nothing is written yet.", details.label))?;
     out.line(&format!("  apply:   staged resolve apply --id {id} --reason \"<why>\""))?;
     out.line(&format!("  discard: staged resolve discard --id {id} --reason \"<why>\""))?;

@@ -3,8 +3,9 @@
 //!
 //! Nothing is applied without an explicit key: `a` (or `d`) opens a reason prompt, and only
 //! Enter on a non-empty reason resolves. `f` lists the newest preview's files: space marks
-//! some, and `a` applies only those (the rest stays pending as a new preview). `l` shows the
-//! resolve log. Only the newest preview can be resolved (the stack is
+//! some, `→` lists a file's hunks to mark some of them, `A`, `N` and `F` mark all, none, or
+//! the folder of the file under the cursor, and `a` applies only what is marked (the rest
+//! stays pending as a new preview). `l` shows the resolve log. Only the newest preview can be resolved (the stack is
 //! LIFO); older ones can be read. The resolve names the preview the person saw, so a preview
 //! staged meanwhile by another process is never applied by mistake.
 
@@ -96,7 +97,14 @@ fn handle_key(review: &mut Review, key: KeyEvent) -> bool {
             KeyCode::Esc | KeyCode::Char('q') => review.back_to_browse(),
             KeyCode::Down | KeyCode::Char('j') => review.move_cursor(1),
             KeyCode::Up | KeyCode::Char('k') => review.move_cursor(-1),
+            KeyCode::Home | KeyCode::Char('g') => review.cursor_to(false),
+            KeyCode::End | KeyCode::Char('G') => review.cursor_to(true),
+            KeyCode::Right | KeyCode::Char('l') => review.open_hunks(true),
+            KeyCode::Left | KeyCode::Char('h') => review.open_hunks(false),
             KeyCode::Char(' ') | KeyCode::Char('x') => review.toggle_mark(),
+            KeyCode::Char('A') => review.mark_all(),
+            KeyCode::Char('N') => review.mark_none(),
+            KeyCode::Char('F') => review.mark_folder(),
             KeyCode::Char('a') | KeyCode::Enter => review.apply_marked(),
             KeyCode::PageDown => review.scroll(20),
             KeyCode::PageUp => review.scroll(-20),

@@ -1,10 +1,19 @@
 //! The review's state: the pending entries, the selection, the scroll, the reason prompt, the
-//! files marked for a partial apply, the resolve log, and what was decided.
+//! files and hunks marked for a partial apply, the resolve log, and what was decided.
 
-use std::{collections::BTreeSet, sync::Arc};
+use std::{
+    cell::Cell,
+    collections::{BTreeMap, BTreeSet},
+    ops::Range,
+    sync::Arc,
+};
 
+use serde_json::Value;
 use staged_core::{FrontEnd, JsonObject, LogEntry, PendingEntry, ResolveAction, ResolveParams};
+use staged_journal::{DiffKind, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, diff_files, hunk_list};
 use staged_workspace::WorkspaceSession;
+
+use crate::pick;
 
 /// How many log entries the log view shows.
 const LOG_SHOWN: usize = 200;
@@ -14,13 +23,87 @@ const LOG_SHOWN: usize = 200;
 pub(crate) enum Mode {
     /// Reading previews.
     Browse,
-    /// Marking files of the newest preview, the cursor on the `cursor`-th.
+    /// Marking files and hunks of the newest preview, the cursor on the `cursor`-th row of
+    /// [`Review::rows`].
     Files { cursor: usize },
     /// Reading the resolve log.
     Log,
-    /// Typing the reason for a decision about the newest preview; `files` are the files of a
-    /// partial apply.
-    Reason { action: ResolveAction, input: String, files: Option<Vec<String>> },
+    /// Typing the reason for a decision about the newest preview; `part` is what a partial
+    /// apply writes.
+    Reason { action: ResolveAction, input: String, part: Option<Part> },
+}
+
+/// What a partial apply writes: whole files, and hunks (1-based) of others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Part {
+    files: Vec<String>,
+    hunks: Vec<(String, Vec<u64>, usize)>,
+}
+
+impl Part {
+    /// One line per file, for the prompt: `src/a.ts`, `src/b.ts: hunks 1 and 3 of 4`.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        let mut res = self.files.clone();
+        res.extend(self.hunks.iter().map(|(path, hunks, of)| {
+            let numbers: Vec<usize> = hunks.iter().map(|&h| h as usize).collect();
+            format!(
+                "{path}: hunk{} {} of {of}",
+                if hunks.len() == 1 { "" } else { "s" },
+                hunk_list(&numbers)
+            )
+        }));
+        res
+    }
+
+    fn extra(&self) -> JsonObject {
+        let mut extra = JsonObject::new();
+        if !self.files.is_empty() {
+            extra.insert(FILES_EXTRA_KEY.to_owned(), self.files.clone().into());
+        }
+        if !self.hunks.is_empty() {
+            let map: serde_json::Map<String, Value> = self
+                .hunks
+                .iter()
+                .map(|(path, hunks, _)| (path.clone(), hunks.clone().into()))
+                .collect();
+            extra.insert(HUNKS_EXTRA_KEY.to_owned(), Value::Object(map));
+        }
+        extra
+    }
+}
+
+/// One file of the newest preview, as the file list shows it.
+#[derive(Debug, Clone)]
+pub(crate) struct HeadFile {
+    pub(crate) path: String,
+    /// What happens to it: `3 replacements`, `new file, 4 lines`.
+    pub(crate) summary: String,
+    pub(crate) kind: DiffKind,
+    /// Its part of the diff, and each hunk's (byte ranges of the preview's diff).
+    pub(crate) diff: Option<Range<usize>>,
+    pub(crate) hunks: Vec<Range<usize>>,
+}
+
+impl HeadFile {
+    /// Whether its hunks can be marked one by one.
+    pub(crate) fn splits(&self) -> bool {
+        self.kind.splits() && self.hunks.len() > 1
+    }
+}
+
+/// A row of the file list: a file, or a hunk (0-based) of an opened file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Row {
+    File(usize),
+    Hunk(usize, usize),
+}
+
+/// How much of a file is marked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Mark {
+    Whole,
+    /// These hunks (0-based), not all of them.
+    Hunks(BTreeSet<usize>),
 }
 
 /// The review session.
@@ -33,8 +116,14 @@ pub(crate) struct Review {
     mode: Mode,
     status: String,
     log: Vec<String>,
-    /// The files marked in the newest preview, and its id.
-    marked: (Option<staged_core::PendingId>, BTreeSet<String>),
+    /// The newest preview's id, its files, and what is marked of them (by file index).
+    head: Option<staged_core::PendingId>,
+    files: Vec<HeadFile>,
+    marked: BTreeMap<usize, Mark>,
+    /// The files whose hunks are listed.
+    opened: BTreeSet<usize>,
+    /// The first row of the file list on screen (the view keeps the cursor's row in sight).
+    list_top: Cell<usize>,
     history: Vec<LogEntry>,
 }
 
@@ -49,7 +138,11 @@ impl Review {
             mode: Mode::Browse,
             status: String::new(),
             log: Vec::new(),
-            marked: (None, BTreeSet::new()),
+            head: None,
+            files: Vec::new(),
+            marked: BTreeMap::new(),
+            opened: BTreeSet::new(),
+            list_top: Cell::new(0),
             history: Vec::new(),
         }
     }
@@ -71,24 +164,62 @@ impl Review {
         }
         // Marks belong to one preview: a new head starts with none.
         let head = self.entries.first().map(|e| e.id.clone());
-        if self.marked.0 != head {
-            self.marked = (head, BTreeSet::new());
+        if self.head != head {
+            self.head = head;
+            self.files = self.entries.first().map(head_files).unwrap_or_default();
+            self.marked.clear();
+            self.opened.clear();
+            self.list_top.set(0);
             if matches!(self.mode, Mode::Files { .. }) {
                 self.mode = Mode::Browse;
             }
         }
     }
 
-    /// The files of the newest preview, with what happens to each (`3 replacements`).
-    pub(crate) fn head_files(&self) -> Vec<(String, String)> {
-        self.entries
-            .first()
-            .map(|e| e.action.files().into_iter().map(|f| (f.path, f.summary)).collect())
-            .unwrap_or_default()
+    /// The files of the newest preview.
+    pub(crate) fn head_files(&self) -> &[HeadFile] {
+        &self.files
     }
 
-    pub(crate) fn is_marked(&self, path: &str) -> bool {
-        self.marked.1.contains(path)
+    /// What is marked of file `idx`.
+    pub(crate) fn mark_of(&self, idx: usize) -> Option<&Mark> {
+        self.marked.get(&idx)
+    }
+
+    /// Whether file `idx` lists its hunks.
+    pub(crate) fn is_open(&self, idx: usize) -> bool {
+        self.opened.contains(&idx)
+    }
+
+    /// The rows of the file list: each file, and the hunks of the opened ones.
+    pub(crate) fn rows(&self) -> Vec<Row> {
+        let mut rows = Vec::with_capacity(self.files.len());
+        for (idx, file) in self.files.iter().enumerate() {
+            rows.push(Row::File(idx));
+            if self.opened.contains(&idx) {
+                rows.extend((0..file.hunks.len()).map(|h| Row::Hunk(idx, h)));
+            }
+        }
+        rows
+    }
+
+    /// The row under the cursor.
+    pub(crate) fn cursor_row(&self) -> Option<Row> {
+        let Mode::Files { cursor } = self.mode else { return None };
+        self.rows().get(cursor).copied()
+    }
+
+    /// Where the file list's top row is, and keeps it so that `cursor` shows in `height` rows.
+    pub(crate) fn list_top(&self, cursor: usize, height: usize) -> usize {
+        let height = height.max(1);
+        let mut top = self.list_top.get();
+        if cursor < top {
+            top = cursor;
+        } else if cursor >= top + height {
+            top = cursor + 1 - height;
+        }
+        self.list_top.set(top);
+        top
     }
 
     /// Opens the file list of the newest preview for marking.
@@ -101,18 +232,19 @@ impl Review {
             self.status = "Only the newest preview can be resolved (the stack is LIFO); press p to go back to it.".to_owned();
             return;
         }
-        if !self.entries[0].action.applies_in_part() || self.head_files().is_empty() {
+        if !self.entries[0].action.applies_in_part() || self.files.is_empty() {
             self.status =
                 "This preview cannot be applied in part: apply or discard it whole.".to_owned();
             return;
         }
         self.mode = Mode::Files { cursor: 0 };
+        self.list_top.set(0);
         self.scroll = 0;
         self.status.clear();
     }
 
     pub(crate) fn move_cursor(&mut self, delta: isize) {
-        let n = self.head_files().len();
+        let n = self.rows().len();
         if let Mode::Files { cursor } = &mut self.mode
             && n > 0
         {
@@ -121,30 +253,145 @@ impl Review {
         }
     }
 
-    /// Marks or unmarks the file under the cursor.
+    /// Moves the cursor to the first or the last row.
+    pub(crate) fn cursor_to(&mut self, last: bool) {
+        let n = self.rows().len();
+        if let Mode::Files { cursor } = &mut self.mode {
+            *cursor = if last { n.saturating_sub(1) } else { 0 };
+            self.scroll = 0;
+        }
+    }
+
+    /// Lists the hunks of the file under the cursor (`open`), or folds them.
+    pub(crate) fn open_hunks(&mut self, open: bool) {
+        let Some(row) = self.cursor_row() else { return };
+        let idx = match row {
+            Row::File(idx) | Row::Hunk(idx, _) => idx,
+        };
+        let Some(file) = self.files.get(idx) else { return };
+        if open {
+            if !file.splits() {
+                self.status = if file.kind.splits() {
+                    format!("{} has one hunk: mark the file.", file.path)
+                } else {
+                    format!(
+                        "{} is {} here: it applies whole and cannot be split into hunks.",
+                        file.path,
+                        file.kind.noun()
+                    )
+                };
+                return;
+            }
+            self.opened.insert(idx);
+        } else {
+            self.opened.remove(&idx);
+        }
+        // The cursor stays on the file's row.
+        let at = self.rows().iter().position(|r| *r == Row::File(idx)).unwrap_or(0);
+        self.mode = Mode::Files { cursor: at };
+        self.scroll = 0;
+        self.status.clear();
+    }
+
+    /// Marks or unmarks the file or hunk under the cursor.
     pub(crate) fn toggle_mark(&mut self) {
-        let Mode::Files { cursor } = self.mode else { return };
-        let Some((path, _)) = self.head_files().into_iter().nth(cursor) else { return };
-        if !self.marked.1.remove(&path) {
-            self.marked.1.insert(path);
+        let Some(row) = self.cursor_row() else { return };
+        match row {
+            Row::File(idx) => {
+                if self.marked.get(&idx) == Some(&Mark::Whole) {
+                    self.marked.remove(&idx);
+                } else {
+                    self.marked.insert(idx, Mark::Whole);
+                }
+            }
+            Row::Hunk(idx, hunk) => {
+                let n = self.files.get(idx).map_or(0, |f| f.hunks.len());
+                let mut set: BTreeSet<usize> = match self.marked.remove(&idx) {
+                    None => BTreeSet::new(),
+                    Some(Mark::Whole) => (0..n).collect(),
+                    Some(Mark::Hunks(set)) => set,
+                };
+                if !set.remove(&hunk) {
+                    set.insert(hunk);
+                }
+                if set.len() == n {
+                    self.marked.insert(idx, Mark::Whole);
+                } else if !set.is_empty() {
+                    self.marked.insert(idx, Mark::Hunks(set));
+                }
+            }
         }
         self.status.clear();
     }
 
-    /// Asks for the reason to apply the marked files (all of them: a whole apply).
+    /// Marks every file.
+    pub(crate) fn mark_all(&mut self) {
+        self.marked = (0..self.files.len()).map(|idx| (idx, Mark::Whole)).collect();
+        self.status.clear();
+    }
+
+    /// Unmarks everything.
+    pub(crate) fn mark_none(&mut self) {
+        self.marked.clear();
+        self.status.clear();
+    }
+
+    /// Marks every file in the folder of the file under the cursor (its subfolders included),
+    /// or unmarks them when they all are.
+    pub(crate) fn mark_folder(&mut self) {
+        let Some(row) = self.cursor_row() else { return };
+        let idx = match row {
+            Row::File(idx) | Row::Hunk(idx, _) => idx,
+        };
+        let Some(file) = self.files.get(idx) else { return };
+        let folder = match file.path.rsplit_once('/') {
+            Some((folder, _)) => format!("{folder}/"),
+            None => String::new(),
+        };
+        let members: Vec<usize> =
+            (0..self.files.len()).filter(|&i| self.files[i].path.starts_with(&folder)).collect();
+        let all = members.iter().all(|i| self.marked.get(i) == Some(&Mark::Whole));
+        for i in &members {
+            if all {
+                self.marked.remove(i);
+            } else {
+                self.marked.insert(*i, Mark::Whole);
+            }
+        }
+        let name = if folder.is_empty() { "the workspace root".to_owned() } else { folder };
+        self.status = format!(
+            "{} {} file{} in {name}.",
+            if all { "Unmarked" } else { "Marked" },
+            members.len(),
+            if members.len() == 1 { "" } else { "s" }
+        );
+    }
+
+    /// Asks for the reason to apply what is marked (all of it: a whole apply).
     pub(crate) fn apply_marked(&mut self) {
-        let files = self.head_files();
-        let marked: Vec<String> = files
-            .iter()
-            .filter(|(p, _)| self.marked.1.contains(p))
-            .map(|(p, _)| p.clone())
-            .collect();
-        if marked.is_empty() {
-            self.status = "Mark at least one file first (space marks; Esc goes back).".to_owned();
+        if self.marked.is_empty() {
+            self.status =
+                "Mark at least one file or hunk first (space marks; Esc goes back).".to_owned();
             return;
         }
-        let files = (marked.len() < files.len()).then_some(marked);
-        self.mode = Mode::Reason { action: ResolveAction::Apply, input: String::new(), files };
+        let whole = self.marked.len() == self.files.len()
+            && self.marked.values().all(|m| *m == Mark::Whole);
+        let part = (!whole).then(|| {
+            let mut part = Part { files: Vec::new(), hunks: Vec::new() };
+            for (idx, mark) in &self.marked {
+                let Some(file) = self.files.get(*idx) else { continue };
+                match mark {
+                    Mark::Whole => part.files.push(file.path.clone()),
+                    Mark::Hunks(set) => part.hunks.push((
+                        file.path.clone(),
+                        set.iter().map(|h| *h as u64 + 1).collect(),
+                        file.hunks.len(),
+                    )),
+                }
+            }
+            part
+        });
+        self.mode = Mode::Reason { action: ResolveAction::Apply, input: String::new(), part };
         self.status.clear();
     }
 
@@ -225,7 +472,7 @@ impl Review {
             self.status = "Only the newest preview can be resolved (the stack is LIFO); press p to go back to it.".to_owned();
             return;
         }
-        self.mode = Mode::Reason { action, input: String::new(), files: None };
+        self.mode = Mode::Reason { action, input: String::new(), part: None };
         self.status.clear();
     }
 
@@ -250,7 +497,7 @@ impl Review {
     /// Resolves the previewed head with the typed reason (only the marked files, for a partial
     /// apply).
     pub(crate) fn submit_reason(&mut self) {
-        let Mode::Reason { action, input, files } = self.mode.clone() else { return };
+        let Mode::Reason { action, input, part } = self.mode.clone() else { return };
         let reason = input.trim().to_owned();
         if reason.is_empty() {
             self.status = "Type a reason first (Esc cancels).".to_owned();
@@ -261,11 +508,7 @@ impl Review {
             return;
         };
         let session = Arc::clone(self.ws.session());
-        let extra = files.map(|files| {
-            let mut extra = JsonObject::new();
-            extra.insert("files".to_owned(), files.into());
-            extra
-        });
+        let extra = part.map(|part| part.extra());
         let params = ResolveParams { action, reason: reason.clone(), extra };
         let cancel = staged_core::CancelToken::new();
         let res = self.runtime.block_on(async {
@@ -277,8 +520,16 @@ impl Review {
         };
         match res {
             Ok(result) if !result.is_error => {
-                self.status = format!("{}: {}", entry.label(), result.text_content());
-                self.log.push(format!("{verb} {} ({}): {reason}", entry.id, entry.label()));
+                // A partial apply is named by what it wrote.
+                let label = result
+                    .details
+                    .as_ref()
+                    .and_then(|d| d.get("label"))
+                    .and_then(Value::as_str)
+                    .unwrap_or(entry.label())
+                    .to_owned();
+                self.status = format!("{label}: {}", result.text_content());
+                self.log.push(format!("{verb} {} ({label}): {reason}", entry.id));
             }
             Ok(result) => {
                 self.status = result.text_content();
@@ -302,4 +553,26 @@ impl Review {
         self.mode = Mode::Browse;
         self.reload();
     }
+}
+
+/// The files of `entry`, each with its part of the diff and its hunks.
+fn head_files(entry: &PendingEntry) -> Vec<HeadFile> {
+    let files = entry.action.files();
+    let parts = pick::preview_parts(entry);
+    let sections = pick::preview_diff(entry).map(diff_files).unwrap_or_default();
+    let aligned = sections.len() == files.len();
+    files
+        .into_iter()
+        .enumerate()
+        .map(|(idx, file)| {
+            let section = sections.get(idx).filter(|_| aligned);
+            HeadFile {
+                path: file.path,
+                summary: file.summary,
+                kind: parts.get(idx).map_or(DiffKind::Modify, |p| p.kind),
+                diff: section.map(|s| s.span.clone()),
+                hunks: section.map(|s| s.hunks.clone()).unwrap_or_default(),
+            }
+        })
+        .collect()
 }

@@ -1,5 +1,6 @@
-//! Drawing the review: a header naming the preview, its diff (or its file list, or the resolve
-//! log), and a key or prompt line.
+//! Drawing the review: a header naming the preview, its diff (or its file list over the diff
+//! of the file or hunk under the cursor, or the resolve log), and a key or prompt line. The
+//! file list scrolls with its cursor, so the row a key acts on is always on screen.
 
 use ratatui::{
     Frame,
@@ -15,6 +16,8 @@ use crate::{
     cmd::age,
     review::{Mode, Review},
 };
+
+use super::state::{Mark, Row};
 
 pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
     let [header, body, footer] =
@@ -54,33 +57,43 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
         header,
     );
 
+    if let (Mode::Files { cursor }, Some(entry)) = (review.mode(), review.selected()) {
+        draw_files(frame, body, review, entry, *cursor, color);
+    }
     let diff_text = match (review.mode(), review.selected()) {
-        (Mode::Log, _) => log_text(review),
-        (Mode::Files { cursor }, Some(entry)) => files_text(review, entry, *cursor, color),
-        (Mode::Reason { files: Some(files), .. }, _) => Text::from(
+        (Mode::Files { .. }, Some(_)) => None,
+        (Mode::Log, _) => Some(log_text(review)),
+        (Mode::Reason { part: Some(part), .. }, _) => Some(Text::from(
             std::iter::once(Line::from("Apply only these files; the rest stays pending:"))
-                .chain(files.iter().map(|f| Line::from(format!("  {f}"))))
+                .chain(part.lines().into_iter().map(|f| Line::from(format!("  {f}"))))
                 .collect::<Vec<_>>(),
-        ),
-        (_, None) => Text::from("Nothing to review."),
+        )),
+        (_, None) => Some(Text::from("Nothing to review.")),
         (_, Some(entry)) => {
             let details = entry.action.details();
-            match details.and_then(|d| d.get("diff")).and_then(Value::as_str) {
-                Some(diff) => {
-                    Text::from(diff.lines().map(|l| diff_line(l, color)).collect::<Vec<_>>())
-                }
+            Some(match details.and_then(|d| d.get("diff")).and_then(Value::as_str) {
+                Some(diff) => Text::from(
+                    crate::pick::number_hunks(diff)
+                        .lines()
+                        .map(|l| diff_line(l, color))
+                        .collect::<Vec<_>>(),
+                ),
                 None => Text::from(
                     details
                         .map(|d| serde_json::to_string_pretty(d).unwrap_or_default())
                         .unwrap_or_else(|| "(this preview has no details)".to_owned()),
                 ),
-            }
+            })
         }
     };
-    frame.render_widget(
-        Paragraph::new(diff_text).scroll((review.scroll_offset(), 0)).wrap(Wrap { trim: false }),
-        body,
-    );
+    if let Some(diff_text) = diff_text {
+        frame.render_widget(
+            Paragraph::new(diff_text)
+                .scroll((review.scroll_offset(), 0))
+                .wrap(Wrap { trim: false }),
+            body,
+        );
+    }
 
     let help = |keys: &str| {
         Line::from(if review.status().is_empty() {
@@ -93,7 +106,9 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
         Mode::Browse => help(
             "a apply · d discard · f pick files · l log · n/p next/prev · j/k PgUp/PgDn scroll · r refresh · q quit",
         ),
-        Mode::Files { .. } => help("space mark · a apply the marked files · j/k move · Esc back"),
+        Mode::Files { .. } => help(
+            "space mark · →/← hunks · A all · N none · F folder · a apply the marked · j/k move · PgUp/PgDn diff · Esc back",
+        ),
         Mode::Log => {
             help("the resolve log, newest first · j/k PgUp/PgDn scroll · r refresh · Esc back")
         }
@@ -124,16 +139,68 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
     );
 }
 
-/// The newest preview's files, marked or not, the cursor's highlighted, then its diff.
-fn files_text(review: &Review, entry: &PendingEntry, cursor: usize, color: bool) -> Text<'static> {
+/// The newest preview's files (and the hunks of the opened ones), marked or not, over the
+/// diff of the row under the cursor. The list takes at most half of `area`, and scrolls so
+/// that the cursor's row is on screen.
+fn draw_files(
+    frame: &mut Frame<'_>,
+    area: ratatui::layout::Rect,
+    review: &Review,
+    entry: &PendingEntry,
+    cursor: usize,
+    color: bool,
+) {
+    let rows = review.rows();
+    let height = rows.len().min(usize::from(area.height / 2).max(1));
+    let [list_area, diff_area] = Layout::vertical([
+        Constraint::Length(u16::try_from(height + 1).unwrap_or(u16::MAX)),
+        Constraint::Min(1),
+    ])
+    .areas(area);
+    let top = review.list_top(cursor, height);
     let files = review.head_files();
-    let mut lines: Vec<Line<'static>> = files
+    let diff = entry.action.details().and_then(|d| d.get("diff")).and_then(Value::as_str);
+    let lines: Vec<Line<'static>> = rows
         .iter()
         .enumerate()
-        .map(|(idx, (path, summary))| {
-            let mark = if review.is_marked(path) { "[x]" } else { "[ ]" };
-            let text =
-                format!("{} {mark} {path} ({summary})", if idx == cursor { ">" } else { " " });
+        .skip(top)
+        .take(height)
+        .map(|(idx, row)| {
+            let pointer = if idx == cursor { ">" } else { " " };
+            let text = match *row {
+                Row::File(f) => {
+                    let file = &files[f];
+                    let mark = match review.mark_of(f) {
+                        Some(Mark::Whole) => "[x]",
+                        Some(Mark::Hunks(_)) => "[~]",
+                        None => "[ ]",
+                    };
+                    let fold = match (file.splits(), review.is_open(f)) {
+                        (true, true) => format!(", {} hunks:", file.hunks.len()),
+                        (true, false) => format!(", {} hunks →", file.hunks.len()),
+                        (false, _) => String::new(),
+                    };
+                    format!("{pointer} {mark} {} ({}{fold})", file.path, file.summary)
+                }
+                Row::Hunk(f, h) => {
+                    let file = &files[f];
+                    let marked = match review.mark_of(f) {
+                        Some(Mark::Whole) => true,
+                        Some(Mark::Hunks(set)) => set.contains(&h),
+                        None => false,
+                    };
+                    let header = diff
+                        .and_then(|d| d.get(file.hunks[h].clone()))
+                        .and_then(|t| t.lines().next())
+                        .unwrap_or_default();
+                    format!(
+                        "{pointer}     {} hunk {} of {}  {header}",
+                        if marked { "[x]" } else { "[ ]" },
+                        h + 1,
+                        file.hunks.len()
+                    )
+                }
+            };
             let style = if idx == cursor && color {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
@@ -142,26 +209,44 @@ fn files_text(review: &Review, entry: &PendingEntry, cursor: usize, color: bool)
             Line::styled(text, style)
         })
         .collect();
-    lines.push(Line::from(""));
-    // The diff of the file under the cursor.
-    let diff = entry.action.details().and_then(|d| d.get("diff")).and_then(Value::as_str);
-    if let (Some(diff), Some((path, _))) = (diff, files.get(cursor)) {
-        let header = format!(
-            "diff --git {} {}",
-            staged_workspace::quote_diff_path("a/", path),
-            staged_workspace::quote_diff_path("b/", path)
-        );
-        let mut inside = false;
-        for line in diff.lines() {
-            if line.starts_with("diff --git ") {
-                inside = line == header;
-            }
-            if inside {
-                lines.push(diff_line(line, color));
-            }
+    frame.render_widget(
+        Paragraph::new(Text::from(lines)).block(Block::default().borders(Borders::BOTTOM)),
+        list_area,
+    );
+    // The diff of the file under the cursor, or of the hunk.
+    let shown = match (rows.get(cursor), diff) {
+        (Some(Row::File(f)), Some(diff)) => {
+            files[*f].diff.clone().and_then(|span| diff.get(span)).map(crate::pick::number_hunks)
         }
-    }
-    Text::from(lines)
+        (Some(Row::Hunk(f, h)), Some(diff)) => {
+            // The file's header lines and that hunk, numbered as in the whole diff.
+            let numbered = files[*f]
+                .diff
+                .clone()
+                .and_then(|span| diff.get(span))
+                .map(crate::pick::number_hunks)
+                .unwrap_or_default();
+            let parts = staged_journal::diff_files(&numbered);
+            parts.first().and_then(|part| {
+                let first = part.hunks.first()?;
+                let hunk = part.hunks.get(*h)?;
+                Some(format!(
+                    "{}{}",
+                    &numbered[part.span.start..first.start],
+                    &numbered[hunk.clone()]
+                ))
+            })
+        }
+        _ => None,
+    };
+    let text = match shown {
+        Some(shown) => Text::from(shown.lines().map(|l| diff_line(l, color)).collect::<Vec<_>>()),
+        None => Text::from(""),
+    };
+    frame.render_widget(
+        Paragraph::new(text).scroll((review.scroll_offset(), 0)).wrap(Wrap { trim: false }),
+        diff_area,
+    );
 }
 
 /// The resolve log, one entry a line.

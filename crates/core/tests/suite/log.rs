@@ -202,6 +202,7 @@ impl PendingAction for Halves {
             }));
         let change = AppliedChange {
             result: "first half".to_owned(),
+            label: None,
             diff: Some("-a\n+b\n".to_owned()),
             files: vec![FileChange {
                 path: "a".to_owned(),
@@ -279,6 +280,7 @@ impl PendingAction for Reporting {
     fn applied_change(&self, result: &ToolResult) -> Option<AppliedChange> {
         Some(AppliedChange {
             result: result.text_content(),
+            label: None,
             diff: Some("-1\n+2\n".to_owned()),
             files: vec![FileChange {
                 path: "x".to_owned(),
