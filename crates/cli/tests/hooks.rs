@@ -7,15 +7,21 @@
 mod common;
 
 use std::{
-    io::Write,
+    io::{Read, Write},
     path::Path,
     process::{Command, Stdio},
+    time::{Duration, Instant},
 };
 
 use common::{code, pending_ids, read, staged, staged_bin, stderr, stdout, workspace};
 use serde_json::{Value, json};
 
-/// Runs `staged` in `dir` with `input` on stdin, and extra environment.
+/// How long a hook or `staged doctor` may take before the test calls it hung (a hung hook is
+/// one the client times out, and Claude Code then runs the tool: a gate that fails open).
+const HUNG: Duration = Duration::from_secs(120);
+
+/// Runs `staged` in `dir` with `input` on stdin, and extra environment; fails the test if it
+/// has not exited after [`HUNG`].
 fn staged_in(
     dir: &Path,
     args: &[&str],
@@ -33,9 +39,34 @@ fn staged_in(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
     // A hook may answer before it read everything (a refusal); a closed pipe is not a failure.
-    let _ = child.stdin.take().unwrap().write_all(input);
-    child.wait_with_output().unwrap()
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > HUNG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`staged {}` hung: no exit after {} s", args.join(" "), HUNG.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
 }
 
 /// A Claude Code `PreToolUse` of `tool` with `input`, as 2.1.197 sends it.
@@ -423,4 +454,93 @@ fn doctor_says_what_is_missing_and_fails() {
         "{}",
         stdout(&out)
     );
+}
+
+/// A Codex `PreToolUse` of `tool` with `input`, as 0.171.0 sends it.
+fn codex_pre(dir: &Path, tool: &str, input: Value, call: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": "PreToolUse",
+        "model": "m", "permission_mode": "default", "tool_name": tool, "tool_input": input,
+        "tool_use_id": call,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_codex_shell_command_that_runs_a_patch_with_anything_else_is_refused_whole() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let patch = "*** Begin Patch\n*** Add File: evil.ts\n+x\n*** End Patch\n";
+    // Codex applies this one itself, without a shell: it must be staged like any other.
+    let tight = format!("apply_patch<<'EOF'\n{patch}EOF\n");
+    let out = staged_in(
+        &dir,
+        &["hook", "codex"],
+        &codex_pre(&dir, "Bash", json!({"command": tight}), "call_0"),
+        &[],
+    );
+    let reason = deny_reason(&out);
+    assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    assert!(reason.contains("(Patch: 1 file (1 added))"), "{reason}");
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not now"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Anything else that runs apply_patch goes to the shell, where Codex's own apply_patch
+    // is on PATH: it is refused whole, and the model is told to send the patch alone.
+    for script in [
+        format!("apply_patch <<'EOF'\n{patch}EOF\nrm -rf src"),
+        format!("echo hi; apply_patch <<'EOF'\n{patch}EOF\n"),
+        format!("(cd src && apply_patch <<'EOF'\n{patch}EOF\n)"),
+        format!("apply_patch <<'EOF' && rm -rf src\n{patch}EOF\n"),
+        format!("bash -lc \"apply_patch <<'EOF'\n{patch}EOF\n\""),
+        "cat fix.patch | apply_patch".to_owned(),
+    ] {
+        let out = staged_in(
+            &dir,
+            &["hook", "codex"],
+            &codex_pre(&dir, "Bash", json!({"command": script}), "call_1"),
+            &[],
+        );
+        let reason = deny_reason(&out);
+        assert!(
+            reason.starts_with("staged refused this edit, and nothing was written: this shell command runs apply_patch (or carries a patch) together with other commands"),
+            "{script}: {reason}"
+        );
+        assert!(reason.contains("Send the patch on its own"), "{reason}");
+    }
+    // The same as words.
+    let out = staged_in(
+        &dir,
+        &["hook", "codex"],
+        &codex_pre(
+            &dir,
+            "shell",
+            json!({"command": ["bash", "-lc", format!("ls; apply_patch '{patch}'")]}),
+            "call_2",
+        ),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("Send the patch on its own"));
+    // A command that names it so often that telling a run from a mention would take hours
+    // is not let through while the client waits: it is refused like any other.
+    let many = format!("echo a/{}", "apply_patch/".repeat(400_000));
+    let out = staged_in(
+        &dir,
+        &["hook", "codex"],
+        &codex_pre(&dir, "Bash", json!({"command": many}), "call_4"),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("Send the patch on its own"));
+    // A mention is not a run.
+    for script in ["grep -rn apply_patch src", "cat docs/apply_patch.md"] {
+        let out = staged_in(
+            &dir,
+            &["hook", "codex"],
+            &codex_pre(&dir, "Bash", json!({"command": script}), "call_3"),
+            &[],
+        );
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{script}");
+    }
+    assert!(pending_ids(&dir).is_empty());
+    assert!(!dir.join("evil.ts").exists());
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
 }

@@ -31,7 +31,7 @@ use staged_workspace::WorkspaceSession;
 
 pub use crate::{
     event::{Client, HookEvent, Mode, Reply},
-    shell::apply_patch_in,
+    shell::{ShellPatch, shell_patch, shell_patch_argv},
 };
 
 /// What a hook call produced: the reply to print, and notes for stderr (the client shows them

@@ -21,8 +21,8 @@ use staged_workspace::WorkspaceSession;
 use crate::{
     Outcome,
     event::{Client, HookEvent, Reply},
-    gate::{base, shell_command},
-    shell::apply_patch_in,
+    gate::{base, shell_patch_of},
+    shell::ShellPatch,
     state::{FileBefore, SessionFile, Snapshot},
 };
 
@@ -141,10 +141,13 @@ fn snapshot(event: &HookEvent, ws: &WorkspaceSession, cwd: &Path) -> Result<Snap
                 .to_owned(),
             None,
         ),
-        _ => {
-            let script = shell_command(event).ok_or("the shell call carries no command")?;
-            apply_patch_in(script).ok_or("the shell command is not an apply_patch")?
-        }
+        _ => match shell_patch_of(event) {
+            ShellPatch::Alone { patch, dir } => (patch, dir),
+            _ => return Err(
+                "the shell command runs apply_patch together with other commands, so staged cannot tell what it wrote"
+                    .to_owned(),
+            ),
+        },
     };
     let mut parsed = staged_edit::patch::parse(&patch)?;
     if let Some(base) = base(ws, cwd, dir.as_deref())? {
