@@ -544,3 +544,133 @@ fn a_codex_shell_command_that_runs_a_patch_with_anything_else_is_refused_whole()
     assert!(!dir.join("evil.ts").exists());
     assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
 }
+
+#[test]
+fn a_tampered_session_state_never_reaches_outside_the_workspace_or_into_staged() {
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    std::fs::write(outside.join("victim.txt"), "keep\n").unwrap();
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let out = staged_in(&dir, &["pending"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
+    let escape = pathdiff(&outside.join("victim.txt"), &dir);
+    let state = json!({"staged": [], "stopBlocks": 0, "snapshots": {
+        "x1": {"files": [{"path": escape, "text": "evil\n", "mode": 0o644}], "moves": []},
+        "x2": {"files": [{"path": outside.join("victim.txt"), "text": "evil\n", "mode": 0o644}], "moves": []},
+        "x3": {"files": [{"path": ".staged/evil.txt", "text": "evil\n", "mode": 0o644}], "moves": []},
+        "x4": {"files": [{"path": "src/gone.ts", "text": "was here\n", "mode": 0o104755}], "moves": []},
+        "x5": {"files": [{"path": "src/a.ts", "text": "oldApi(1);\n", "mode": 0o100644}], "moves": [["src/a.ts", "../x"]]},
+    }});
+    std::fs::write(dir.join(".staged/hooks/codex-c-1.json"), state.to_string()).unwrap();
+    let stop = serde_json::to_vec(&json!({
+        "session_id": "c-1", "cwd": dir, "hook_event_name": "Stop", "stop_hook_active": false,
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "codex", "--mode", "record"], &stop, &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    let log = staged(&dir, &["--json", "log"]);
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    let entries = entries["entries"].as_array().unwrap();
+    // Only the one entry that names a workspace file, and not staged's own, is recorded, with
+    // the mode of a plain file.
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0]["label"], "Patch: 1 file (1 deleted)", "{entries:?}");
+    let diff = entries[0]["diff"].as_str().unwrap();
+    assert!(diff.contains("deleted file mode 100755\n"), "{diff}");
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(dir.join("src/gone.ts")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o7777, 0o755);
+    assert_eq!(std::fs::read_to_string(outside.join("victim.txt")).unwrap(), "keep\n");
+    assert!(!dir.join(".staged/evil.txt").exists());
+    // Garbage, or a state file that is a symlink out, is a new session's state; the gate
+    // still denies and writes nothing outside.
+    std::fs::write(dir.join(".staged/hooks/codex-c-1.json"), b"\xff{{{garbage").unwrap();
+    let out = staged_in(&dir, &["hook", "codex", "--mode", "record"], &stop, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::remove_file(dir.join(".staged/hooks/claude-code-s-1.json")).ok();
+    std::os::unix::fs::symlink(
+        outside.join("victim.txt"),
+        dir.join(".staged/hooks/claude-code-s-1.json"),
+    )
+    .unwrap();
+    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    assert_eq!(std::fs::read_to_string(outside.join("victim.txt")).unwrap(), "keep\n");
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+/// `path` relative to `base` (both absolute), with as many `..` as it takes.
+fn pathdiff(path: &Path, base: &Path) -> String {
+    let common = path.components().zip(base.components()).take_while(|(a, b)| a == b).count();
+    let ups = base.components().count() - common;
+    let mut res = std::path::PathBuf::new();
+    for _ in 0..ups {
+        res.push("..");
+    }
+    for part in path.components().skip(common) {
+        res.push(part);
+    }
+    res.display().to_string()
+}
+
+#[test]
+fn record_mode_never_takes_a_file_it_cannot_read_for_one_that_is_not_there() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let logo = [0x89u8, b'P', b'N', b'G', 0, 0xff, 0xfe, 1];
+    std::fs::write(dir.join("logo.png"), logo).unwrap();
+    // Codex's Add File overwrites what is there: the binary file was not "absent", and an
+    // undo that deletes the file the patch wrote would lose it for good.
+    let patch = "*** Begin Patch\n*** Add File: logo.png\n+text now\n*** End Patch\n";
+    let out = staged_in(
+        &dir,
+        &["hook", "codex", "--mode", "record"],
+        &codex_pre(&dir, "apply_patch", json!({"command": patch}), "call_0"),
+        &[],
+    );
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "record mode lets the patch go");
+    assert!(
+        stderr(&out).contains("staged: not recorded: logo.png is not a text file"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(dir.join("logo.png"), "text now\n").unwrap();
+    let post = serde_json::to_vec(&json!({
+        "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": "PostToolUse",
+        "tool_name": "apply_patch", "tool_input": {"command": patch}, "tool_use_id": "call_0",
+        "tool_response": "Success. Updated the following files:\nA logo.png\n",
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "codex", "--mode", "record"], &post, &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    let log = staged(&dir, &["--json", "log"]);
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    assert_eq!(entries["entries"], json!([]), "nothing it could undo faithfully is recorded");
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_ne!(code(&out), 0);
+    assert_eq!(read(&dir, "logo.png"), "text now\n");
+    // Claude Code's edit of staged's own state is not the workspace's: never logged, so
+    // never undone into `.staged/`.
+    let out = staged_in(&dir, &["pending"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let own = dir.join(".staged/notes.txt");
+    std::fs::write(&own, "two\n").unwrap();
+    let post = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": own, "content": "two\n"}, "tool_use_id": "toolu_9",
+        "tool_response": {"type": "update", "filePath": own, "content": "two\n", "structuredPatch": [], "originalFile": "one\n"},
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(stderr(&out).contains("staged's own state folder"), "{}", stderr(&out));
+    let log = staged(&dir, &["--json", "log"]);
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    assert_eq!(entries["entries"], json!([]));
+}
