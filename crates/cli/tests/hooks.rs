@@ -546,6 +546,79 @@ fn a_codex_shell_command_that_runs_a_patch_with_anything_else_is_refused_whole()
 }
 
 #[test]
+fn a_fifo_where_a_file_should_be_never_hangs_a_hook() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mkfifo = |path: &Path| {
+        let status = Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(status.success());
+    };
+    mkfifo(&dir.join("src/pipe.ts"));
+    // Record mode reads the files a Codex patch names before it runs...
+    let patch = "*** Begin Patch\n*** Update File: src/pipe.ts\n@@\n-a\n+b\n*** End Patch\n";
+    let out = staged_in(
+        &dir,
+        &["hook", "codex", "--mode", "record"],
+        &codex_pre(&dir, "apply_patch", json!({"command": patch}), "call_0"),
+        &[],
+    );
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not recorded: src/pipe.ts is not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    // ...and the file Claude Code's PostToolUse names.
+    let post = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": dir.join("src/pipe.ts"), "content": "x\n"}, "tool_use_id": "toolu_1",
+        "tool_response": {"type": "update", "filePath": dir.join("src/pipe.ts"), "content": "x\n", "structuredPatch": [], "originalFile": "a\n"},
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not recorded: src/pipe.ts is not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    // A gate refuses an edit of it, at once.
+    let pipe = dir.join("src/pipe.ts");
+    for (tool, input) in [
+        (
+            "Edit",
+            json!({"file_path": pipe, "old_string": "a", "new_string": "b", "replace_all": false}),
+        ),
+        ("Write", json!({"file_path": pipe, "content": "x\n"})),
+    ] {
+        let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, tool, input), &[]);
+        let reason = deny_reason(&out);
+        assert!(
+            reason.starts_with("staged refused this edit, and nothing was written: "),
+            "{reason}"
+        );
+        assert!(reason.contains("src/pipe.ts is not a regular file"), "{reason}");
+    }
+    let out = staged_in(
+        &dir,
+        &["hook", "codex"],
+        &codex_pre(&dir, "apply_patch", json!({"command": patch}), "call_1"),
+        &[],
+    );
+    assert!(deny_reason(&out).starts_with("staged refused this edit, and nothing was written: "));
+    // A gate whose session state is a FIFO still answers: a hook the client times out is
+    // one whose edit it runs.
+    let out = staged_in(&dir, &["pending"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
+    mkfifo(&dir.join(".staged/hooks/claude-code-s-1.json"));
+    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
 fn a_tampered_session_state_never_reaches_outside_the_workspace_or_into_staged() {
     let outside = tempfile::tempdir().unwrap();
     let outside = outside.path().canonicalize().unwrap();

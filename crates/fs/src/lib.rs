@@ -10,7 +10,8 @@
 //!
 //! * **Reads** ([`Root::read`], [`Root::open_file`]) resolve beneath the root (`openat2` with
 //!   `RESOLVE_BENEATH` on Linux, through cap-std): a symlink may be followed only if it stays
-//!   inside the root, and the last component must be a regular file, not a symlink.
+//!   inside the root, and the last component must be a regular file, not a symlink. A read
+//!   never waits: a FIFO or a device where a file should be is refused, not opened for good.
 //! * **Writes** ([`Root::dir`], [`Root::parent`], [`Root::create_dir_all`]) open the target's
 //!   directory one component at a time without following symlinks ([`DirHandle`]), and every
 //!   file operation in that directory refuses a symlink as its last component. So a write
@@ -180,9 +181,7 @@ impl Root {
     /// The I/O error; an attempt to leave the root is `PermissionDenied`, a symlink as the last
     /// component `FilesystemLoop`, and anything but a regular file `InvalidInput`.
     pub fn open_file(&self, rel: &RelPath) -> io::Result<std::fs::File> {
-        let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No);
-        let file = self.dir.open_with(rel.as_path(), &options)?.into_std();
+        let file = self.dir.open_with(rel.as_path(), &read_options())?.into_std();
         ensure_regular(&file.metadata()?)?;
         Ok(file)
     }
@@ -378,9 +377,7 @@ impl DirHandle {
     /// The I/O error; `InvalidInput` when it is not a regular file.
     pub fn open_file(&self, name: impl AsRef<OsStr>) -> io::Result<std::fs::File> {
         let name = single(name.as_ref())?;
-        let mut options = OpenOptions::new();
-        options.read(true).follow(FollowSymlinks::No);
-        let file = self.dir.open_with(name, &options)?.into_std();
+        let file = self.dir.open_with(name, &read_options())?.into_std();
         ensure_regular(&file.metadata()?)?;
         Ok(file)
     }
@@ -610,6 +607,17 @@ fn single(name: &OsStr) -> io::Result<&OsStr> {
     }
 }
 
+/// How a file is opened to be read: never through a symlink, and without blocking, so that a
+/// FIFO (or a device) put where a file should be is refused as not a regular file instead of
+/// waiting forever for a writer. `O_NONBLOCK` changes nothing for a regular file.
+fn read_options() -> OpenOptions {
+    use cap_std::fs::OpenOptionsExt;
+    let mut options = OpenOptions::new();
+    options.read(true).follow(FollowSymlinks::No);
+    options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+    options
+}
+
 fn ensure_regular(meta: &std::fs::Metadata) -> io::Result<()> {
     if meta.is_file() {
         Ok(())
@@ -665,6 +673,30 @@ mod tests {
         assert_eq!(root.read(&rel("alias/a.ts")).unwrap(), b"inside");
         assert!(root.read(&rel("out/secret.txt")).is_err());
         assert!(root.read(&rel("secret.txt")).is_err());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_not_waited_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(ws.join("pipe")).status().unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let root = Root::open(&ws).unwrap();
+            let dir = root.handle().unwrap();
+            let kinds = [
+                root.read(&rel("pipe")).err().map(|e| e.kind()),
+                dir.read("pipe").err().map(|e| e.kind()),
+                dir.read_limited("pipe", 10).err().map(|e| e.kind()),
+                dir.file_mode("pipe").err().map(|e| e.kind()),
+            ];
+            let _ = tx.send(kinds);
+        });
+        // Opening a FIFO to read blocks until a writer comes; no reader of a file may wait.
+        let kinds = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("a read blocked");
+        assert_eq!(kinds, [Some(io::ErrorKind::InvalidInput); 4]);
     }
 
     #[test]
