@@ -747,3 +747,59 @@ fn record_mode_never_takes_a_file_it_cannot_read_for_one_that_is_not_there() {
     let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
     assert_eq!(entries["entries"], json!([]));
 }
+
+#[test]
+fn a_hostile_workspace_never_turns_the_installer_outside_it() {
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    let theirs = r#"{"model": "theirs"}"#;
+    std::fs::write(outside.join("settings.json"), theirs).unwrap();
+    std::fs::write(outside.join("mcp.json"), theirs).unwrap();
+    let listing = || {
+        let mut names: Vec<_> = std::fs::read_dir(&outside)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    // `.claude` is a symlink to a folder outside: the installer neither reads its settings
+    // into the workspace nor writes staged's hooks there.
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join(".claude")).unwrap();
+    let out = staged(&dir, &["hook", "install", "claude-code"]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(".claude/settings.json: it is reached through a symlink that leads outside the workspace, which staged does not follow; nothing was changed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.join(".mcp.json").exists());
+    // `.mcp.json` (or the settings) is a symlink to a file outside: refused, left alone.
+    std::fs::remove_file(dir.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(outside.join("mcp.json"), dir.join(".mcp.json")).unwrap();
+    let out = staged(&dir, &["hook", "install", "claude-code"]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(stderr(&out).contains(".mcp.json: it is a symlink"), "{}", stderr(&out));
+    assert!(!dir.join(".claude/settings.json").exists());
+    std::fs::remove_file(dir.join(".mcp.json")).unwrap();
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(outside.join("settings.json"), dir.join(".claude/settings.json"))
+        .unwrap();
+    let out = staged(&dir, &["hook", "install", "claude-code", "--uninstall"]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(listing(), ["mcp.json", "settings.json"]);
+    assert_eq!(std::fs::read_to_string(outside.join("settings.json")).unwrap(), theirs);
+    assert_eq!(std::fs::read_to_string(outside.join("mcp.json")).unwrap(), theirs);
+    // A FIFO where the settings should be is refused at once, by the installer and the
+    // doctor alike.
+    std::fs::remove_file(dir.join(".claude/settings.json")).unwrap();
+    let status = Command::new("mkfifo").arg(dir.join(".claude/settings.json")).status().unwrap();
+    assert!(status.success());
+    let out = staged_in(&dir, &["hook", "install", "claude-code"], b"", &[]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(stderr(&out).contains("it is not a regular file"), "{}", stderr(&out));
+    let out = staged_in(&dir, &["doctor"], b"", &[]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+}
