@@ -803,3 +803,45 @@ fn a_hostile_workspace_never_turns_the_installer_outside_it() {
     let out = staged_in(&dir, &["doctor"], b"", &[]);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
 }
+
+#[test]
+fn the_workspace_is_where_the_hook_runs_not_a_folder_the_model_names() {
+    // Codex sends a shell call's `workdir`, which the model picks, as the event's `cwd`.
+    let other = workspace(&[("lib.ts", "theirs\n")]);
+    let other = other.path().canonicalize().unwrap();
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let patch = "*** Begin Patch\n*** Add File: evil.ts\n+x\n*** End Patch\n";
+    let mut event: Value = serde_json::from_slice(&codex_pre(
+        &dir,
+        "Bash",
+        json!({"command": format!("apply_patch <<'EOF'\n{patch}EOF\n")}),
+        "call_0",
+    ))
+    .unwrap();
+    event["cwd"] = json!(other);
+    let event = serde_json::to_vec(&event).unwrap();
+    let out = staged_in(&dir, &["hook", "codex"], &event, &[]);
+    let reason = deny_reason(&out);
+    assert!(
+        reason.starts_with(&format!(
+            "staged refused this edit, and nothing was written: the patch runs in {}, which is outside the workspace {}",
+            other.display(),
+            dir.display()
+        )),
+        "{reason}"
+    );
+    let out = staged_in(&dir, &["hook", "codex", "--mode", "record"], &event, &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(stderr(&out).contains("outside the workspace"), "{}", stderr(&out));
+    assert!(!other.join(".staged").exists(), "nothing is staged, or kept, in the other folder");
+    assert!(pending_ids(&dir).is_empty());
+    // A folder inside the workspace is where the patch's paths start.
+    let mut event: Value = serde_json::from_slice(&event).unwrap();
+    event["cwd"] = json!(dir.join("src"));
+    let out = staged_in(&dir, &["hook", "codex"], &serde_json::to_vec(&event).unwrap(), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this patch as a preview"));
+    let out = staged(&dir, &["resolve", "apply", "--reason", "in src"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&dir, "src/evil.ts"), "x\n");
+}
