@@ -845,3 +845,35 @@ fn the_workspace_is_where_the_hook_runs_not_a_folder_the_model_names() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(read(&dir, "src/evil.ts"), "x\n");
 }
+
+#[test]
+fn edits_that_would_take_minutes_or_gigabytes_are_refused_at_once() {
+    let big = format!("{}TOKEN0\n", format!("{}\n", "z".repeat(99)).repeat(100_000));
+    let ws = workspace(&[("src/big.ts", &big), ("src/a.ts", "a\n"), ("data.csv", "")]);
+    let dir = ws.path().canonicalize().unwrap();
+    std::fs::write(dir.join("data.csv"), ",".repeat(1_500_000)).unwrap();
+    // Each edit is made on the whole text the previous ones left: 300 of a 10 MB file.
+    let edits: Vec<Value> = (0..300)
+        .map(|i| json!({"old_string": format!("TOKEN{i}\n"), "new_string": format!("TOKEN{}\n", i + 1)}))
+        .collect();
+    let input = json!({"file_path": dir.join("src/big.ts"), "edits": edits});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "MultiEdit", input), &[]);
+    let reason = deny_reason(&out);
+    assert!(reason.contains("`edits` are too many for a file of 9 MiB"), "{reason}");
+    // A text that doubles with each edit.
+    let edits: Vec<Value> = (0..40)
+        .map(|_| json!({"old_string": "a", "new_string": "aa", "replace_all": true}))
+        .collect();
+    let input = json!({"file_path": dir.join("src/a.ts"), "edits": edits});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "MultiEdit", input), &[]);
+    let reason = deny_reason(&out);
+    assert!(reason.starts_with("staged refused this edit, and nothing was written: "), "{reason}");
+    assert!(reason.contains("a preview holds at most 1000000 replacements"), "{reason}");
+    // One replace_all with more replacements than a preview holds.
+    let input = json!({"file_path": dir.join("data.csv"), "old_string": ",", "new_string": ";", "replace_all": true});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    let reason = deny_reason(&out);
+    assert!(reason.contains("old_string occurs 1500000 times in data.csv"), "{reason}");
+    assert!(pending_ids(&dir).is_empty());
+    assert_eq!(read(&dir, "src/a.ts"), "a\n");
+}
