@@ -877,3 +877,55 @@ fn edits_that_would_take_minutes_or_gigabytes_are_refused_at_once() {
     assert!(pending_ids(&dir).is_empty());
     assert_eq!(read(&dir, "src/a.ts"), "a\n");
 }
+
+#[test]
+fn hostile_events_are_denied_and_write_nothing() {
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let escape = format!("{}/src/../../{}/x.ts", dir.display(), pathdiff(&outside, &dir));
+    let edit = |file: Value| json!({"file_path": file, "old_string": "oldApi(1);", "new_string": "x", "replace_all": false});
+    let nested = format!(
+        r#"{{"hook_event_name":"PreToolUse","tool_name":"Edit","cwd":{},"tool_input":{}{}}}"#,
+        json!(dir),
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let surrogate = format!(
+        r#"{{"hook_event_name":"PreToolUse","tool_name":"Write","cwd":{},"tool_input":{{"file_path":"src/\ud800.ts","content":"x"}}}}"#,
+        json!(dir)
+    );
+    let events: Vec<(Vec<u8>, &str)> = vec![
+        (nested.into_bytes(), "staged could not read this hook event"),
+        (surrogate.into_bytes(), "staged could not read this hook event"),
+        (
+            serde_json::to_vec(&json!({"hook_event_name": "PreToolUse", "tool_name": 5, "cwd": dir})).unwrap(),
+            "staged could not read this hook event",
+        ),
+        (
+            serde_json::to_vec(&json!({"hook_event_name": "PreToolUse", "session_id": ["s"], "tool_name": "Write", "cwd": dir})).unwrap(),
+            "staged could not read this hook event",
+        ),
+        (claude_pre(&dir, "Write", json!("src/a.ts")), "staged refused this edit"),
+        (claude_pre(&dir, "Write", json!({"file_path": 5, "content": "x"})), "staged refused this edit"),
+        (claude_pre(&dir, "MultiEdit", json!({"file_path": dir.join("src/a.ts"), "edits": "x"})), "staged refused this edit"),
+        (claude_pre(&dir, "Edit", edit(json!(format!("{}/src/a\u{0}.ts", dir.display())))), "staged refused this edit"),
+        (claude_pre(&dir, "Edit", edit(json!(escape))), "outside the workspace"),
+        (claude_pre(&dir, "Write", json!({"file_path": "../x.ts", "content": "x"})), "outside the workspace"),
+        (claude_pre(&dir, "Write", json!({"file_path": outside.join("x.ts"), "content": "x"})), "outside the workspace"),
+    ];
+    for (event, says) in events {
+        let out = staged_in(&dir, &["hook", "claude-code"], &event, &[]);
+        let reason = deny_reason(&out);
+        assert!(
+            reason.contains(says),
+            "{}: {reason}",
+            String::from_utf8_lossy(&event[..event.len().min(200)])
+        );
+    }
+    assert!(pending_ids(&dir).is_empty());
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(!dir.parent().unwrap().join("x.ts").exists());
+}
