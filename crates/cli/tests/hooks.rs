@@ -874,6 +874,15 @@ fn edits_that_would_take_minutes_or_gigabytes_are_refused_at_once() {
     let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
     let reason = deny_reason(&out);
     assert!(reason.contains("old_string occurs 1500000 times in data.csv"), "{reason}");
+    // Replacements that would make the file hundreds of gigabytes.
+    std::fs::write(dir.join("data.csv"), ",".repeat(500_000)).unwrap();
+    let input = json!({"file_path": dir.join("data.csv"), "old_string": ",", "new_string": "x".repeat(1 << 20), "replace_all": true});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    let reason = deny_reason(&out);
+    assert!(
+        reason.contains("the replacements would make data.csv longer than 1024 MiB"),
+        "{reason}"
+    );
     assert!(pending_ids(&dir).is_empty());
     assert_eq!(read(&dir, "src/a.ts"), "a\n");
 }

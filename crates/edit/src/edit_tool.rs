@@ -45,8 +45,9 @@ const MAX_EDITS_WORK: usize = 1 << 30;
 /// a comma in a 100 MB file would take gigabytes.
 const MAX_REPLACEMENTS: usize = 1_000_000;
 
-/// How long the text may grow while `edits` are made (`replace_all` of `a` with `aa`, again
-/// and again, doubles it each time).
+/// How long replacements may make a text: a `replace_all` of a common letter with a long text
+/// would take hundreds of gigabytes (and `replace_all` of `a` with `aa`, again and again,
+/// doubles a text each time).
 const MAX_EDITED_LEN: usize = 1 << 30;
 
 /// `edit`'s arguments.
@@ -266,8 +267,7 @@ pub(crate) fn plan(workspace: &Workspace, params: &EditParams) -> Result<Staging
 /// bytes the edits so far looked through.
 ///
 /// # Errors
-/// As [`locate`], and when the edits so far looked through more than [`MAX_EDITS_WORK`] bytes
-/// or would make the text longer than [`MAX_EDITED_LEN`].
+/// As [`locate`], and when the edits so far looked through more than [`MAX_EDITS_WORK`] bytes.
 fn replace(
     path: &str,
     text: &str,
@@ -280,17 +280,6 @@ fn replace(
             "`edits` are too many for a file of {}: each is made on the whole text the previous ones left, and together they would look through more than {} MiB. Make fewer, larger edits (or call write with the whole new text)",
             size(text.len()),
             MAX_EDITS_WORK >> 20
-        )));
-    }
-    // Counted before anything is made of them: the text they would make may not fit.
-    let found = memchr::memmem::find_iter(text.as_bytes(), item.old_string.as_bytes()).count();
-    let grown = text.len().saturating_add(
-        found.saturating_mul(item.new_string.len().saturating_sub(item.old_string.len())),
-    );
-    if grown > MAX_EDITED_LEN {
-        return Err(EditError::InvalidArguments(format!(
-            "`edits` would make {path} longer than {} MiB",
-            MAX_EDITED_LEN >> 20
         )));
     }
     let (edits, count) = locate(path, text, item)?;
@@ -343,6 +332,15 @@ fn locate(path: &str, text: &str, item: &EditItem) -> Result<(Vec<Edit>, usize),
         return Err(EditError::InvalidArguments(format!(
             "old_string occurs {} times in {path}: a preview holds at most {MAX_REPLACEMENTS} replacements. Replace a longer, rarer text, or call write with the whole new text",
             starts.len()
+        )));
+    }
+    // Checked before anything is made of them: the text they would make may not fit.
+    let grown =
+        text.len().saturating_add(starts.len().saturating_mul(new.len().saturating_sub(old.len())));
+    if grown > MAX_EDITED_LEN {
+        return Err(EditError::InvalidArguments(format!(
+            "the replacements would make {path} longer than {} MiB",
+            MAX_EDITED_LEN >> 20
         )));
     }
     let count = starts.len();
