@@ -7,15 +7,21 @@
 mod common;
 
 use std::{
-    io::Write,
+    io::{Read, Write},
     path::Path,
     process::{Command, Stdio},
+    time::{Duration, Instant},
 };
 
 use common::{code, pending_ids, read, staged, staged_bin, stderr, stdout, workspace};
 use serde_json::{Value, json};
 
-/// Runs `staged` in `dir` with `input` on stdin, and extra environment.
+/// How long a hook or `staged doctor` may take before the test calls it hung (a hung hook is
+/// one the client times out, and Claude Code then runs the tool: a gate that fails open).
+const HUNG: Duration = Duration::from_secs(120);
+
+/// Runs `staged` in `dir` with `input` on stdin, and extra environment; fails the test if it
+/// has not exited after [`HUNG`].
 fn staged_in(
     dir: &Path,
     args: &[&str],
@@ -33,9 +39,34 @@ fn staged_in(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
     // A hook may answer before it read everything (a refusal); a closed pipe is not a failure.
-    let _ = child.stdin.take().unwrap().write_all(input);
-    child.wait_with_output().unwrap()
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > HUNG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`staged {}` hung: no exit after {} s", args.join(" "), HUNG.as_secs());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
 }
 
 /// A Claude Code `PreToolUse` of `tool` with `input`, as 2.1.197 sends it.
@@ -423,4 +454,487 @@ fn doctor_says_what_is_missing_and_fails() {
         "{}",
         stdout(&out)
     );
+}
+
+/// A Codex `PreToolUse` of `tool` with `input`, as 0.171.0 sends it.
+fn codex_pre(dir: &Path, tool: &str, input: Value, call: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": "PreToolUse",
+        "model": "m", "permission_mode": "default", "tool_name": tool, "tool_input": input,
+        "tool_use_id": call,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_codex_shell_command_that_runs_a_patch_with_anything_else_is_refused_whole() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let patch = "*** Begin Patch\n*** Add File: evil.ts\n+x\n*** End Patch\n";
+    // Codex applies this one itself, without a shell: it must be staged like any other.
+    let tight = format!("apply_patch<<'EOF'\n{patch}EOF\n");
+    let out = staged_in(
+        &dir,
+        &["hook", "codex"],
+        &codex_pre(&dir, "Bash", json!({"command": tight}), "call_0"),
+        &[],
+    );
+    let reason = deny_reason(&out);
+    assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    assert!(reason.contains("(Patch: 1 file (1 added))"), "{reason}");
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not now"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Anything else that runs apply_patch goes to the shell, where Codex's own apply_patch
+    // is on PATH: it is refused whole, and the model is told to send the patch alone.
+    for script in [
+        format!("apply_patch <<'EOF'\n{patch}EOF\nrm -rf src"),
+        format!("echo hi; apply_patch <<'EOF'\n{patch}EOF\n"),
+        format!("(cd src && apply_patch <<'EOF'\n{patch}EOF\n)"),
+        format!("apply_patch <<'EOF' && rm -rf src\n{patch}EOF\n"),
+        format!("bash -lc \"apply_patch <<'EOF'\n{patch}EOF\n\""),
+        "cat fix.patch | apply_patch".to_owned(),
+    ] {
+        let out = staged_in(
+            &dir,
+            &["hook", "codex"],
+            &codex_pre(&dir, "Bash", json!({"command": script}), "call_1"),
+            &[],
+        );
+        let reason = deny_reason(&out);
+        assert!(
+            reason.starts_with("staged refused this edit, and nothing was written: this shell command runs apply_patch (or carries a patch) together with other commands"),
+            "{script}: {reason}"
+        );
+        assert!(reason.contains("Send the patch on its own"), "{reason}");
+    }
+    // The same as words.
+    let out = staged_in(
+        &dir,
+        &["hook", "codex"],
+        &codex_pre(
+            &dir,
+            "shell",
+            json!({"command": ["bash", "-lc", format!("ls; apply_patch '{patch}'")]}),
+            "call_2",
+        ),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("Send the patch on its own"));
+    // A command that names it so often that telling a run from a mention would take hours
+    // is not let through while the client waits: it is refused like any other.
+    let many = format!("echo a/{}", "apply_patch/".repeat(400_000));
+    let out = staged_in(
+        &dir,
+        &["hook", "codex"],
+        &codex_pre(&dir, "Bash", json!({"command": many}), "call_4"),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("Send the patch on its own"));
+    // A mention is not a run.
+    for script in ["grep -rn apply_patch src", "cat docs/apply_patch.md"] {
+        let out = staged_in(
+            &dir,
+            &["hook", "codex"],
+            &codex_pre(&dir, "Bash", json!({"command": script}), "call_3"),
+            &[],
+        );
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{script}");
+    }
+    assert!(pending_ids(&dir).is_empty());
+    assert!(!dir.join("evil.ts").exists());
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
+fn a_fifo_where_a_file_should_be_never_hangs_a_hook() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mkfifo = |path: &Path| {
+        let status = Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(status.success());
+    };
+    mkfifo(&dir.join("src/pipe.ts"));
+    // Record mode reads the files a Codex patch names before it runs...
+    let patch = "*** Begin Patch\n*** Update File: src/pipe.ts\n@@\n-a\n+b\n*** End Patch\n";
+    let out = staged_in(
+        &dir,
+        &["hook", "codex", "--mode", "record"],
+        &codex_pre(&dir, "apply_patch", json!({"command": patch}), "call_0"),
+        &[],
+    );
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not recorded: src/pipe.ts is not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    // ...and the file Claude Code's PostToolUse names.
+    let post = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": dir.join("src/pipe.ts"), "content": "x\n"}, "tool_use_id": "toolu_1",
+        "tool_response": {"type": "update", "filePath": dir.join("src/pipe.ts"), "content": "x\n", "structuredPatch": [], "originalFile": "a\n"},
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not recorded: src/pipe.ts is not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    // A gate refuses an edit of it, at once.
+    let pipe = dir.join("src/pipe.ts");
+    for (tool, input) in [
+        (
+            "Edit",
+            json!({"file_path": pipe, "old_string": "a", "new_string": "b", "replace_all": false}),
+        ),
+        ("Write", json!({"file_path": pipe, "content": "x\n"})),
+    ] {
+        let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, tool, input), &[]);
+        let reason = deny_reason(&out);
+        assert!(
+            reason.starts_with("staged refused this edit, and nothing was written: "),
+            "{reason}"
+        );
+        assert!(reason.contains("src/pipe.ts is not a regular file"), "{reason}");
+    }
+    let out = staged_in(
+        &dir,
+        &["hook", "codex"],
+        &codex_pre(&dir, "apply_patch", json!({"command": patch}), "call_1"),
+        &[],
+    );
+    assert!(deny_reason(&out).starts_with("staged refused this edit, and nothing was written: "));
+    // A gate whose session state is a FIFO still answers: a hook the client times out is
+    // one whose edit it runs.
+    let out = staged_in(&dir, &["pending"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
+    mkfifo(&dir.join(".staged/hooks/claude-code-s-1.json"));
+    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
+fn a_tampered_session_state_never_reaches_outside_the_workspace_or_into_staged() {
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    std::fs::write(outside.join("victim.txt"), "keep\n").unwrap();
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let out = staged_in(&dir, &["pending"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
+    let escape = pathdiff(&outside.join("victim.txt"), &dir);
+    let state = json!({"staged": [], "stopBlocks": 0, "snapshots": {
+        "x1": {"files": [{"path": escape, "text": "evil\n", "mode": 0o644}], "moves": []},
+        "x2": {"files": [{"path": outside.join("victim.txt"), "text": "evil\n", "mode": 0o644}], "moves": []},
+        "x3": {"files": [{"path": ".staged/evil.txt", "text": "evil\n", "mode": 0o644}], "moves": []},
+        "x4": {"files": [{"path": "src/gone.ts", "text": "was here\n", "mode": 0o104755}], "moves": []},
+        "x5": {"files": [{"path": "src/a.ts", "text": "oldApi(1);\n", "mode": 0o100644}], "moves": [["src/a.ts", "../x"]]},
+    }});
+    std::fs::write(dir.join(".staged/hooks/codex-c-1.json"), state.to_string()).unwrap();
+    let stop = serde_json::to_vec(&json!({
+        "session_id": "c-1", "cwd": dir, "hook_event_name": "Stop", "stop_hook_active": false,
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "codex", "--mode", "record"], &stop, &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    let log = staged(&dir, &["--json", "log"]);
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    let entries = entries["entries"].as_array().unwrap();
+    // Only the one entry that names a workspace file, and not staged's own, is recorded, with
+    // the mode of a plain file.
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0]["label"], "Patch: 1 file (1 deleted)", "{entries:?}");
+    let diff = entries[0]["diff"].as_str().unwrap();
+    assert!(diff.contains("deleted file mode 100755\n"), "{diff}");
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(dir.join("src/gone.ts")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o7777, 0o755);
+    assert_eq!(std::fs::read_to_string(outside.join("victim.txt")).unwrap(), "keep\n");
+    assert!(!dir.join(".staged/evil.txt").exists());
+    // Garbage, or a state file that is a symlink out, is a new session's state; the gate
+    // still denies and writes nothing outside.
+    std::fs::write(dir.join(".staged/hooks/codex-c-1.json"), b"\xff{{{garbage").unwrap();
+    let out = staged_in(&dir, &["hook", "codex", "--mode", "record"], &stop, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::remove_file(dir.join(".staged/hooks/claude-code-s-1.json")).ok();
+    std::os::unix::fs::symlink(
+        outside.join("victim.txt"),
+        dir.join(".staged/hooks/claude-code-s-1.json"),
+    )
+    .unwrap();
+    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    assert_eq!(std::fs::read_to_string(outside.join("victim.txt")).unwrap(), "keep\n");
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+/// `path` relative to `base` (both absolute), with as many `..` as it takes.
+fn pathdiff(path: &Path, base: &Path) -> String {
+    let common = path.components().zip(base.components()).take_while(|(a, b)| a == b).count();
+    let ups = base.components().count() - common;
+    let mut res = std::path::PathBuf::new();
+    for _ in 0..ups {
+        res.push("..");
+    }
+    for part in path.components().skip(common) {
+        res.push(part);
+    }
+    res.display().to_string()
+}
+
+#[test]
+fn record_mode_never_takes_a_file_it_cannot_read_for_one_that_is_not_there() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let logo = [0x89u8, b'P', b'N', b'G', 0, 0xff, 0xfe, 1];
+    std::fs::write(dir.join("logo.png"), logo).unwrap();
+    // Codex's Add File overwrites what is there: the binary file was not "absent", and an
+    // undo that deletes the file the patch wrote would lose it for good.
+    let patch = "*** Begin Patch\n*** Add File: logo.png\n+text now\n*** End Patch\n";
+    let out = staged_in(
+        &dir,
+        &["hook", "codex", "--mode", "record"],
+        &codex_pre(&dir, "apply_patch", json!({"command": patch}), "call_0"),
+        &[],
+    );
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "record mode lets the patch go");
+    assert!(
+        stderr(&out).contains("staged: not recorded: logo.png is not a text file"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(dir.join("logo.png"), "text now\n").unwrap();
+    let post = serde_json::to_vec(&json!({
+        "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": "PostToolUse",
+        "tool_name": "apply_patch", "tool_input": {"command": patch}, "tool_use_id": "call_0",
+        "tool_response": "Success. Updated the following files:\nA logo.png\n",
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "codex", "--mode", "record"], &post, &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    let log = staged(&dir, &["--json", "log"]);
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    assert_eq!(entries["entries"], json!([]), "nothing it could undo faithfully is recorded");
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_ne!(code(&out), 0);
+    assert_eq!(read(&dir, "logo.png"), "text now\n");
+    // Claude Code's edit of staged's own state is not the workspace's: never logged, so
+    // never undone into `.staged/`.
+    let out = staged_in(&dir, &["pending"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let own = dir.join(".staged/notes.txt");
+    std::fs::write(&own, "two\n").unwrap();
+    let post = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": own, "content": "two\n"}, "tool_use_id": "toolu_9",
+        "tool_response": {"type": "update", "filePath": own, "content": "two\n", "structuredPatch": [], "originalFile": "one\n"},
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(stderr(&out).contains("staged's own state folder"), "{}", stderr(&out));
+    let log = staged(&dir, &["--json", "log"]);
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    assert_eq!(entries["entries"], json!([]));
+}
+
+#[test]
+fn a_hostile_workspace_never_turns_the_installer_outside_it() {
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    let theirs = r#"{"model": "theirs"}"#;
+    std::fs::write(outside.join("settings.json"), theirs).unwrap();
+    std::fs::write(outside.join("mcp.json"), theirs).unwrap();
+    let listing = || {
+        let mut names: Vec<_> = std::fs::read_dir(&outside)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    // `.claude` is a symlink to a folder outside: the installer neither reads its settings
+    // into the workspace nor writes staged's hooks there.
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join(".claude")).unwrap();
+    let out = staged(&dir, &["hook", "install", "claude-code"]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(".claude/settings.json: it is reached through a symlink that leads outside the workspace, which staged does not follow; nothing was changed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.join(".mcp.json").exists());
+    // `.mcp.json` (or the settings) is a symlink to a file outside: refused, left alone.
+    std::fs::remove_file(dir.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(outside.join("mcp.json"), dir.join(".mcp.json")).unwrap();
+    let out = staged(&dir, &["hook", "install", "claude-code"]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(stderr(&out).contains(".mcp.json: it is a symlink"), "{}", stderr(&out));
+    assert!(!dir.join(".claude/settings.json").exists());
+    std::fs::remove_file(dir.join(".mcp.json")).unwrap();
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(outside.join("settings.json"), dir.join(".claude/settings.json"))
+        .unwrap();
+    let out = staged(&dir, &["hook", "install", "claude-code", "--uninstall"]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(listing(), ["mcp.json", "settings.json"]);
+    assert_eq!(std::fs::read_to_string(outside.join("settings.json")).unwrap(), theirs);
+    assert_eq!(std::fs::read_to_string(outside.join("mcp.json")).unwrap(), theirs);
+    // A FIFO where the settings should be is refused at once, by the installer and the
+    // doctor alike.
+    std::fs::remove_file(dir.join(".claude/settings.json")).unwrap();
+    let status = Command::new("mkfifo").arg(dir.join(".claude/settings.json")).status().unwrap();
+    assert!(status.success());
+    let out = staged_in(&dir, &["hook", "install", "claude-code"], b"", &[]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert!(stderr(&out).contains("it is not a regular file"), "{}", stderr(&out));
+    let out = staged_in(&dir, &["doctor"], b"", &[]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+}
+
+#[test]
+fn the_workspace_is_where_the_hook_runs_not_a_folder_the_model_names() {
+    // Codex sends a shell call's `workdir`, which the model picks, as the event's `cwd`.
+    let other = workspace(&[("lib.ts", "theirs\n")]);
+    let other = other.path().canonicalize().unwrap();
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let patch = "*** Begin Patch\n*** Add File: evil.ts\n+x\n*** End Patch\n";
+    let mut event: Value = serde_json::from_slice(&codex_pre(
+        &dir,
+        "Bash",
+        json!({"command": format!("apply_patch <<'EOF'\n{patch}EOF\n")}),
+        "call_0",
+    ))
+    .unwrap();
+    event["cwd"] = json!(other);
+    let event = serde_json::to_vec(&event).unwrap();
+    let out = staged_in(&dir, &["hook", "codex"], &event, &[]);
+    let reason = deny_reason(&out);
+    assert!(
+        reason.starts_with(&format!(
+            "staged refused this edit, and nothing was written: the patch runs in {}, which is outside the workspace {}",
+            other.display(),
+            dir.display()
+        )),
+        "{reason}"
+    );
+    let out = staged_in(&dir, &["hook", "codex", "--mode", "record"], &event, &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(stderr(&out).contains("outside the workspace"), "{}", stderr(&out));
+    assert!(!other.join(".staged").exists(), "nothing is staged, or kept, in the other folder");
+    assert!(pending_ids(&dir).is_empty());
+    // A folder inside the workspace is where the patch's paths start.
+    let mut event: Value = serde_json::from_slice(&event).unwrap();
+    event["cwd"] = json!(dir.join("src"));
+    let out = staged_in(&dir, &["hook", "codex"], &serde_json::to_vec(&event).unwrap(), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this patch as a preview"));
+    let out = staged(&dir, &["resolve", "apply", "--reason", "in src"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&dir, "src/evil.ts"), "x\n");
+}
+
+#[test]
+fn edits_that_would_take_minutes_or_gigabytes_are_refused_at_once() {
+    let big = format!("{}TOKEN0\n", format!("{}\n", "z".repeat(99)).repeat(100_000));
+    let ws = workspace(&[("src/big.ts", &big), ("src/a.ts", "a\n"), ("data.csv", "")]);
+    let dir = ws.path().canonicalize().unwrap();
+    std::fs::write(dir.join("data.csv"), ",".repeat(1_500_000)).unwrap();
+    // Each edit is made on the whole text the previous ones left: 300 of a 10 MB file.
+    let edits: Vec<Value> = (0..300)
+        .map(|i| json!({"old_string": format!("TOKEN{i}\n"), "new_string": format!("TOKEN{}\n", i + 1)}))
+        .collect();
+    let input = json!({"file_path": dir.join("src/big.ts"), "edits": edits});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "MultiEdit", input), &[]);
+    let reason = deny_reason(&out);
+    assert!(reason.contains("`edits` are too many for a file of 9 MiB"), "{reason}");
+    // A text that doubles with each edit.
+    let edits: Vec<Value> = (0..40)
+        .map(|_| json!({"old_string": "a", "new_string": "aa", "replace_all": true}))
+        .collect();
+    let input = json!({"file_path": dir.join("src/a.ts"), "edits": edits});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "MultiEdit", input), &[]);
+    let reason = deny_reason(&out);
+    assert!(reason.starts_with("staged refused this edit, and nothing was written: "), "{reason}");
+    assert!(reason.contains("a preview holds at most 1000000 replacements"), "{reason}");
+    // One replace_all with more replacements than a preview holds.
+    let input = json!({"file_path": dir.join("data.csv"), "old_string": ",", "new_string": ";", "replace_all": true});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    let reason = deny_reason(&out);
+    assert!(reason.contains("old_string occurs 1500000 times in data.csv"), "{reason}");
+    // Replacements that would make the file hundreds of gigabytes.
+    std::fs::write(dir.join("data.csv"), ",".repeat(500_000)).unwrap();
+    let input = json!({"file_path": dir.join("data.csv"), "old_string": ",", "new_string": "x".repeat(1 << 20), "replace_all": true});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    let reason = deny_reason(&out);
+    assert!(
+        reason.contains("the replacements would make data.csv longer than 1024 MiB"),
+        "{reason}"
+    );
+    assert!(pending_ids(&dir).is_empty());
+    assert_eq!(read(&dir, "src/a.ts"), "a\n");
+}
+
+#[test]
+fn hostile_events_are_denied_and_write_nothing() {
+    let outside = tempfile::tempdir().unwrap();
+    let outside = outside.path().canonicalize().unwrap();
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let escape = format!("{}/src/../../{}/x.ts", dir.display(), pathdiff(&outside, &dir));
+    let edit = |file: Value| json!({"file_path": file, "old_string": "oldApi(1);", "new_string": "x", "replace_all": false});
+    let nested = format!(
+        r#"{{"hook_event_name":"PreToolUse","tool_name":"Edit","cwd":{},"tool_input":{}{}}}"#,
+        json!(dir),
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let surrogate = format!(
+        r#"{{"hook_event_name":"PreToolUse","tool_name":"Write","cwd":{},"tool_input":{{"file_path":"src/\ud800.ts","content":"x"}}}}"#,
+        json!(dir)
+    );
+    let events: Vec<(Vec<u8>, &str)> = vec![
+        (nested.into_bytes(), "staged could not read this hook event"),
+        (surrogate.into_bytes(), "staged could not read this hook event"),
+        (
+            serde_json::to_vec(&json!({"hook_event_name": "PreToolUse", "tool_name": 5, "cwd": dir})).unwrap(),
+            "staged could not read this hook event",
+        ),
+        (
+            serde_json::to_vec(&json!({"hook_event_name": "PreToolUse", "session_id": ["s"], "tool_name": "Write", "cwd": dir})).unwrap(),
+            "staged could not read this hook event",
+        ),
+        (claude_pre(&dir, "Write", json!("src/a.ts")), "staged refused this edit"),
+        (claude_pre(&dir, "Write", json!({"file_path": 5, "content": "x"})), "staged refused this edit"),
+        (claude_pre(&dir, "MultiEdit", json!({"file_path": dir.join("src/a.ts"), "edits": "x"})), "staged refused this edit"),
+        (claude_pre(&dir, "Edit", edit(json!(format!("{}/src/a\u{0}.ts", dir.display())))), "staged refused this edit"),
+        (claude_pre(&dir, "Edit", edit(json!(escape))), "outside the workspace"),
+        (claude_pre(&dir, "Write", json!({"file_path": "../x.ts", "content": "x"})), "outside the workspace"),
+        (claude_pre(&dir, "Write", json!({"file_path": outside.join("x.ts"), "content": "x"})), "outside the workspace"),
+    ];
+    for (event, says) in events {
+        let out = staged_in(&dir, &["hook", "claude-code"], &event, &[]);
+        let reason = deny_reason(&out);
+        assert!(
+            reason.contains(says),
+            "{}: {reason}",
+            String::from_utf8_lossy(&event[..event.len().min(200)])
+        );
+    }
+    assert!(pending_ids(&dir).is_empty());
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    assert!(!dir.parent().unwrap().join("x.ts").exists());
 }

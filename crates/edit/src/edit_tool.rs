@@ -36,6 +36,20 @@ A file that already has a pending preview cannot be edited again until that prev
 /// At most this many line numbers are listed when `old_string` matches several times.
 const LINES_LISTED: usize = 10;
 
+/// How many bytes the replacements of `edits` may look through in all: each is made on the
+/// whole text the previous ones left, so thousands of edits of a big file would take minutes
+/// (and a client gives up on a hook long before, or a model's call waits on it).
+const MAX_EDITS_WORK: usize = 1 << 30;
+
+/// The most replacements one preview holds: each is kept with its text, so a `replace_all` of
+/// a comma in a 100 MB file would take gigabytes.
+const MAX_REPLACEMENTS: usize = 1_000_000;
+
+/// How long replacements may make a text: a `replace_all` of a common letter with a long text
+/// would take hundreds of gigabytes (and `replace_all` of `a` with `aa`, again and again,
+/// doubles a text each time).
+const MAX_EDITED_LEN: usize = 1 << 30;
+
 /// `edit`'s arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -182,8 +196,10 @@ pub(crate) fn plan(workspace: &Workspace, params: &EditParams) -> Result<Staging
                 )));
             };
             let mut content = first.new_string.clone();
+            let mut work = 0;
             for (i, item) in items.iter().enumerate().skip(1) {
-                content = replace(&path, &content, item).map_err(|err| err.in_edit(i, n))?.0;
+                content =
+                    replace(&path, &content, item, &mut work).map_err(|err| err.in_edit(i, n))?.0;
             }
             let diff = new_file_diff(&path, &content, NEW_FILE_MODE)
                 .map_err(|err| EditError::Read(err.to_string()))?;
@@ -210,9 +226,10 @@ pub(crate) fn plan(workspace: &Workspace, params: &EditParams) -> Result<Staging
             } else {
                 let mut current = text.clone();
                 let mut count = 0;
+                let mut work = 0;
                 for (i, item) in items.iter().enumerate() {
-                    let (next, made) =
-                        replace(&path, &current, item).map_err(|err| err.in_edit(i, n))?;
+                    let (next, made) = replace(&path, &current, item, &mut work)
+                        .map_err(|err| err.in_edit(i, n))?;
                     current = next;
                     count += made;
                 }
@@ -246,8 +263,25 @@ pub(crate) fn plan(workspace: &Workspace, params: &EditParams) -> Result<Staging
     }
 }
 
-/// `item` made on `text`: the new text and how many replacements it made.
-fn replace(path: &str, text: &str, item: &EditItem) -> Result<(String, usize), EditError> {
+/// `item` made on `text`: the new text and how many replacements it made. `work` counts the
+/// bytes the edits so far looked through.
+///
+/// # Errors
+/// As [`locate`], and when the edits so far looked through more than [`MAX_EDITS_WORK`] bytes.
+fn replace(
+    path: &str,
+    text: &str,
+    item: &EditItem,
+    work: &mut usize,
+) -> Result<(String, usize), EditError> {
+    *work = work.saturating_add(text.len());
+    if *work > MAX_EDITS_WORK {
+        return Err(EditError::InvalidArguments(format!(
+            "`edits` are too many for a file of {}: each is made on the whole text the previous ones left, and together they would look through more than {} MiB. Make fewer, larger edits (or call write with the whole new text)",
+            size(text.len()),
+            MAX_EDITS_WORK >> 20
+        )));
+    }
     let (edits, count) = locate(path, text, item)?;
     let res = staged_journal::replay(text, &edits)
         .ok_or_else(|| EditError::Read(format!("the replacements do not fit {path}")))?;
@@ -294,12 +328,36 @@ fn locate(path: &str, text: &str, item: &EditItem) -> Result<(Vec<Edit>, usize),
         }
         return Err(EditError::Ambiguous { path: path.to_owned(), count: starts.len(), lines });
     }
+    if starts.len() > MAX_REPLACEMENTS {
+        return Err(EditError::InvalidArguments(format!(
+            "old_string occurs {} times in {path}: a preview holds at most {MAX_REPLACEMENTS} replacements. Replace a longer, rarer text, or call write with the whole new text",
+            starts.len()
+        )));
+    }
+    // Checked before anything is made of them: the text they would make may not fit.
+    let grown =
+        text.len().saturating_add(starts.len().saturating_mul(new.len().saturating_sub(old.len())));
+    if grown > MAX_EDITED_LEN {
+        return Err(EditError::InvalidArguments(format!(
+            "the replacements would make {path} longer than {} MiB",
+            MAX_EDITED_LEN >> 20
+        )));
+    }
     let count = starts.len();
     let edits = starts
         .into_iter()
         .map(|start| Edit { start, before: old.clone(), after: new.clone() })
         .collect();
     Ok((edits, count))
+}
+
+/// `len` bytes, for a person.
+fn size(len: usize) -> String {
+    if len >= 1 << 20 {
+        format!("{} MiB", len >> 20)
+    } else {
+        format!("{} KiB", len.div_ceil(1 << 10))
+    }
 }
 
 /// Where `needle` starts in `text`, left to right, not overlapping.

@@ -10,7 +10,8 @@
 //!
 //! * **Reads** ([`Root::read`], [`Root::open_file`]) resolve beneath the root (`openat2` with
 //!   `RESOLVE_BENEATH` on Linux, through cap-std): a symlink may be followed only if it stays
-//!   inside the root, and the last component must be a regular file, not a symlink.
+//!   inside the root, and the last component must be a regular file, not a symlink. A read
+//!   never waits: a FIFO or a device where a file should be is refused, not opened for good.
 //! * **Writes** ([`Root::dir`], [`Root::parent`], [`Root::create_dir_all`]) open the target's
 //!   directory one component at a time without following symlinks ([`DirHandle`]), and every
 //!   file operation in that directory refuses a symlink as its last component. So a write
@@ -684,6 +685,30 @@ mod tests {
         assert_eq!(root.read(&rel("alias/a.ts")).unwrap(), b"inside");
         assert!(root.read(&rel("out/secret.txt")).is_err());
         assert!(root.read(&rel("secret.txt")).is_err());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_not_waited_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(ws.join("pipe")).status().unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let root = Root::open(&ws).unwrap();
+            let dir = root.handle().unwrap();
+            let kinds = [
+                root.read(&rel("pipe")).err().map(|e| e.kind()),
+                dir.read("pipe").err().map(|e| e.kind()),
+                dir.read_limited("pipe", 10).err().map(|e| e.kind()),
+                dir.file_mode("pipe").err().map(|e| e.kind()),
+            ];
+            let _ = tx.send(kinds);
+        });
+        // Opening a FIFO to read blocks until a writer comes; no reader of a file may wait.
+        let kinds = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("a read blocked");
+        assert_eq!(kinds, [Some(io::ErrorKind::InvalidInput); 4]);
     }
 
     #[test]

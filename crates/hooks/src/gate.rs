@@ -11,7 +11,7 @@ use staged_workspace::{ChangeDetails, WorkspaceSession};
 use crate::{
     Outcome,
     event::{Client, HookEvent, Reply},
-    shell::apply_patch_in,
+    shell::{ShellPatch, shell_patch, shell_patch_argv},
     state::SessionFile,
 };
 
@@ -25,16 +25,32 @@ pub(crate) fn is_edit(client: Client, event: &HookEvent) -> bool {
         (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write")) => true,
         (Client::Codex, Some("apply_patch")) => true,
         (Client::Codex, Some("Bash" | "shell" | "exec_command" | "local_shell")) => {
-            shell_command(event).is_some_and(|cmd| apply_patch_in(cmd).is_some())
+            shell_patch_of(event) != ShellPatch::None
         }
         _ => false,
     }
 }
 
-/// The command of a shell tool call.
-pub(crate) fn shell_command(event: &HookEvent) -> Option<&str> {
-    event.input_str("command").or_else(|| event.input_str("cmd"))
+/// What the command of a shell tool call (`command` or `cmd`: a script, or its words) is.
+pub(crate) fn shell_patch_of(event: &HookEvent) -> ShellPatch {
+    let Some(input) = &event.tool_input else { return ShellPatch::None };
+    let command = input.get("command").or_else(|| input.get("cmd"));
+    match command {
+        Some(Value::String(script)) => shell_patch(script),
+        Some(Value::Array(words)) => {
+            let words: Option<Vec<&str>> = words.iter().map(Value::as_str).collect();
+            match words {
+                Some(words) => shell_patch_argv(&words),
+                // Words that are not all strings: what runs is unknown.
+                None => ShellPatch::Entangled,
+            }
+        }
+        _ => ShellPatch::None,
+    }
 }
+
+/// Why a shell command that runs a patch in any other way than on its own is refused whole.
+pub(crate) const ENTANGLED_PATCH: &str = "this shell command runs apply_patch (or carries a patch) together with other commands or in a form staged cannot stage, so none of it was run. Send the patch on its own: with the apply_patch tool, or as a command that is only `apply_patch <<'EOF'` ... `EOF` (after at most one `cd <dir> &&`); run the other commands in a call of their own.";
 
 /// `PreToolUse`: stages the edit and denies the call, naming the preview; denies with the error
 /// when it cannot be staged.
@@ -95,9 +111,9 @@ fn stage(
             staged_edit::stage_patch(session, workspace, patch, base(ws, cwd, None)?.as_ref())
         }
         (Client::Codex, Some(_)) => {
-            let script = shell_command(event).ok_or("the shell call carries no command")?;
-            let (patch, dir) =
-                apply_patch_in(script).ok_or("the shell command is not an apply_patch")?;
+            let ShellPatch::Alone { patch, dir } = shell_patch_of(event) else {
+                return Err(ENTANGLED_PATCH.to_owned());
+            };
             staged_edit::stage_patch(
                 session,
                 workspace,

@@ -14,6 +14,12 @@
 //!   Codex's: SHA-256 of the hook's normalized definition (its event, matcher and handler, with
 //!   the timeout filled in, as sorted, compact JSON); the installer reads the files back and
 //!   checks every hash before it says the hooks are trusted.
+//!
+//! The workspace's files are an attacker's as much as the user's: they are read and written
+//! through `staged-fs`, never through a symlink and never outside the root, and a FIFO or
+//! anything else that is not a regular file is refused, not waited on. Codex's home is the
+//! user's own (its files may be symlinks a dotfiles manager made), but there too only regular
+//! files are read.
 
 use std::{
     path::{Path, PathBuf},
@@ -22,6 +28,7 @@ use std::{
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
+use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
@@ -112,10 +119,14 @@ fn shell_quote(s: &str) -> String {
 // --- Claude Code --------------------------------------------------------------------------
 
 fn install_claude(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallError> {
-    let settings_path = target.root.join(".claude").join("settings.json");
-    let mcp_path = target.root.join(".mcp.json");
-    let mut settings = read_json(&settings_path)?;
-    let mut mcp = read_json(&mcp_path)?;
+    let settings_file = WorkspaceFile::new(&target.root, CLAUDE_SETTINGS)?;
+    let mcp_file = WorkspaceFile::new(&target.root, MCP_JSON)?;
+    let (settings_path, mcp_path) = (settings_file.path(), mcp_file.path());
+    let mut settings = settings_file.read_json()?;
+    let mut mcp = mcp_file.read_json()?;
+    // Both are checked writable before either is written.
+    settings_file.writable()?;
+    mcp_file.writable()?;
     let client = Client::ClaudeCode;
     let mut lines = Vec::new();
     remove_hooks(&mut settings, client);
@@ -156,8 +167,8 @@ fn install_claude(target: &Target, uninstall: bool) -> Result<Vec<String>, Insta
                 .to_owned(),
         );
     }
-    write_json(&settings_path, &settings)?;
-    write_json(&mcp_path, &mcp)?;
+    settings_file.write_json(&settings)?;
+    mcp_file.write_json(&mcp)?;
     Ok(lines)
 }
 
@@ -489,10 +500,139 @@ fn remove_from_array(settings: &mut Value, path: &[&str], item: &str) {
     }
 }
 
+/// Claude Code's project settings, relative to the root.
+const CLAUDE_SETTINGS: &str = ".claude/settings.json";
+
+/// The project's MCP servers (Claude Code), relative to the root.
+const MCP_JSON: &str = ".mcp.json";
+
+/// A file of the workspace, read and written only through `staged-fs`.
+struct WorkspaceFile {
+    root: PathBuf,
+    rel: RelPath,
+}
+
+impl WorkspaceFile {
+    fn new(root: &Path, rel: &str) -> Result<WorkspaceFile, InstallError> {
+        let rel = RelPath::new(rel).map_err(|err| InstallError::Missing(err.to_string()))?;
+        Ok(WorkspaceFile { root: root.to_path_buf(), rel })
+    }
+
+    /// Its path, for messages.
+    fn path(&self) -> PathBuf {
+        self.root.join(self.rel.as_path())
+    }
+
+    fn open_root(&self) -> std::io::Result<Root> {
+        Root::open(&self.root)
+    }
+
+    /// Its JSON object; `{}` when it is not there.
+    fn read_json(&self) -> Result<Value, InstallError> {
+        let read = self.open_root().and_then(|root| root.read(&self.rel));
+        let bytes = match read {
+            Ok(bytes) => Some(bytes),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+            Err(err) => {
+                return Err(InstallError::Unreadable { path: self.path(), why: why(&err) });
+            }
+        };
+        parse_json(&self.path(), bytes)
+    }
+
+    /// Fails unless every folder on its way is a real folder inside the root and it is a
+    /// regular file or not there.
+    fn writable(&self) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
+        let root = self.open_root().map_err(fail)?;
+        let Some(parent) = self.rel.parent() else { return Ok(()) };
+        match root.dir(Some(&parent)) {
+            Ok(dir) => match dir.entry_metadata(self.rel.file_name()).map_err(fail)? {
+                Some(meta) if !meta.is_file() => Err(InstallError::Write {
+                    path: self.path(),
+                    why: if meta.is_symlink() {
+                        "it is a symlink, which staged does not write through".to_owned()
+                    } else {
+                        "it is not a regular file".to_owned()
+                    },
+                }),
+                _ => Ok(()),
+            },
+            // Made when written.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(fail(err)),
+        }
+    }
+
+    /// Writes `value` (atomically, keeping the file's permission bits).
+    fn write_json(&self, value: &Value) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
+        let mut text = serde_json::to_string_pretty(value)
+            .map_err(|err| InstallError::Write { path: self.path(), why: err.to_string() })?;
+        text.push('\n');
+        let root = self.open_root().map_err(fail)?;
+        let dir = match self.rel.parent() {
+            Some(parent) => root.create_dir_all(&parent).map_err(fail)?,
+            None => root.handle().map_err(fail)?,
+        };
+        let name = self.rel.file_name();
+        let mode = match dir.entry_metadata(name).map_err(fail)? {
+            Some(meta) if meta.is_file() => dir.file_mode(name).map_err(fail)? & 0o777,
+            Some(_) => return self.writable(),
+            None => 0o644,
+        };
+        dir.write_replace(name, text.as_bytes(), &NewFileMode::Mode(mode)).map_err(fail)
+    }
+}
+
+/// What is wrong with a workspace file, in words.
+fn why(err: &std::io::Error) -> String {
+    let symlink = [rustix::io::Errno::LOOP, rustix::io::Errno::NOTDIR]
+        .iter()
+        .any(|errno| err.raw_os_error() == Some(errno.raw_os_error()));
+    if symlink {
+        return "it is a symlink (or is reached through one), which staged does not follow"
+            .to_owned();
+    }
+    match err.kind() {
+        std::io::ErrorKind::InvalidInput => "it is not a regular file".to_owned(),
+        // cap-std's own refusal to leave the root (a real EACCES carries its errno).
+        std::io::ErrorKind::PermissionDenied if err.raw_os_error().is_none() => {
+            "it is reached through a symlink that leads outside the workspace, which staged does not follow"
+                .to_owned()
+        }
+        _ => err.to_string(),
+    }
+}
+
+/// Refuses anything at `path` that is not a regular file (a FIFO would block the read).
+fn regular_or_absent(path: &Path) -> Result<(), InstallError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(InstallError::Unreadable {
+            path: path.to_path_buf(),
+            why: "it is not a regular file".to_owned(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn read_json(path: &Path) -> Result<Value, InstallError> {
+    regular_or_absent(path)?;
     match std::fs::read(path) {
-        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
-        Ok(bytes) => {
+        Ok(bytes) => parse_json(path, Some(bytes)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => parse_json(path, None),
+        Err(err) => {
+            Err(InstallError::Unreadable { path: path.to_path_buf(), why: err.to_string() })
+        }
+    }
+}
+
+/// The JSON object in `bytes` (read from `path`); `{}` for no file or blank space.
+fn parse_json(path: &Path, bytes: Option<Vec<u8>>) -> Result<Value, InstallError> {
+    match bytes {
+        None => Ok(json!({})),
+        Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
+        Some(bytes) => {
             let value: Value =
                 serde_json::from_slice(&bytes).map_err(|err| InstallError::Unreadable {
                     path: path.to_path_buf(),
@@ -507,14 +647,11 @@ fn read_json(path: &Path) -> Result<Value, InstallError> {
                 })
             }
         }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(json!({})),
-        Err(err) => {
-            Err(InstallError::Unreadable { path: path.to_path_buf(), why: err.to_string() })
-        }
     }
 }
 
 fn read_toml(path: &Path) -> Result<toml_edit::DocumentMut, InstallError> {
+    regular_or_absent(path)?;
     match std::fs::read_to_string(path) {
         Ok(text) => text.parse().map_err(|err| InstallError::Unreadable {
             path: path.to_path_buf(),
@@ -627,8 +764,9 @@ fn claude_trusts(config: Option<&Path>, root: &Path) -> Result<(), String> {
 }
 
 fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>> {
-    let settings_path = root.join(".claude").join("settings.json");
-    let settings = read_json(&settings_path).ok()?;
+    let settings_file = WorkspaceFile::new(root, CLAUDE_SETTINGS).ok()?;
+    let settings_path = settings_file.path();
+    let settings = settings_file.read_json().ok()?;
     let commands = hook_commands(&settings, Client::ClaudeCode);
     if commands.is_empty() {
         return None;
@@ -643,8 +781,9 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
             .ok_or_else(|| "there is no PreToolUse hook".to_owned()),
     ));
     checks.extend(binary_checks("Claude Code", &commands));
-    let mcp_path = root.join(".mcp.json");
-    let server = read_json(&mcp_path).ok().and_then(|m| m.get("mcpServers")?.get(SERVER).cloned());
+    let mcp_file = WorkspaceFile::new(root, MCP_JSON).ok()?;
+    let mcp_path = mcp_file.path();
+    let server = mcp_file.read_json().ok().and_then(|m| m.get("mcpServers")?.get(SERVER).cloned());
     checks.push(Check::new(
         format!("Claude Code: the staged MCP server in {}", mcp_path.display()),
         server

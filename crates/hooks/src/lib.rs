@@ -31,7 +31,7 @@ use staged_workspace::WorkspaceSession;
 
 pub use crate::{
     event::{Client, HookEvent, Mode, Reply},
-    shell::apply_patch_in,
+    shell::{ShellPatch, shell_patch, shell_patch_argv},
 };
 
 /// What a hook call produced: the reply to print, and notes for stderr (the client shows them
@@ -56,7 +56,10 @@ impl Outcome {
 }
 
 /// Runs one hook call of `client` in `mode` on the event `input`. The workspace is `root` when
-/// given, else the one the event's `cwd` (or `cwd`, when the event names none) is in.
+/// given, else the one `cwd` (the folder the client runs the hook in) is in: never one the
+/// event names, since Codex sends a shell call's `workdir`, which the model picks, as the
+/// event's `cwd`. The event's `cwd` is only where a patch's relative paths start, and must be
+/// inside the workspace.
 pub fn handle(
     client: Client,
     mode: Mode,
@@ -68,8 +71,8 @@ pub fn handle(
         Ok(event) => event,
         Err(why) => return refuse_unreadable(mode, &why),
     };
+    let root: PathBuf = root.map_or_else(|| staged_workspace::find_root(cwd), Path::to_path_buf);
     let cwd = event.cwd.clone().filter(|c| c.is_absolute()).unwrap_or_else(|| cwd.to_path_buf());
-    let root: PathBuf = root.map_or_else(|| staged_workspace::find_root(&cwd), Path::to_path_buf);
     let is_tool_event = matches!(event.hook_event_name.as_str(), "PreToolUse" | "PostToolUse");
     if is_tool_event && !gate::is_edit(client, &event) {
         return Outcome::reply(Reply::Nothing);

@@ -14,15 +14,16 @@ use serde_json::Value;
 use staged_core::{FrontEnd, LogAction, LogOutcome, LogRecord, PendingId};
 use staged_fs::RelPath;
 use staged_journal::{
-    Applied, ChangeKind, ChangedFile, NEW_FILE_MODE, UndoData, describe_applied, label_of,
+    Applied, ChangeKind, ChangedFile, NEW_FILE_MODE, STATE_DIR_NAME, UndoData, describe_applied,
+    label_of,
 };
 use staged_workspace::WorkspaceSession;
 
 use crate::{
     Outcome,
     event::{Client, HookEvent, Reply},
-    gate::{base, shell_command},
-    shell::apply_patch_in,
+    gate::{base, shell_patch_of},
+    shell::ShellPatch,
     state::{FileBefore, SessionFile, Snapshot},
 };
 
@@ -105,9 +106,12 @@ fn record_claude(event: &HookEvent, ws: &WorkspaceSession) -> Result<Vec<String>
         .map_err(|err| err.to_string())?
         .ok_or("the edit names the workspace root")?;
     let path = rel.display();
+    if workspace_file(&path).is_none() {
+        return Err(format!("{path} is in staged's own state folder ({STATE_DIR_NAME}/)"));
+    }
     let before = response.get("originalFile").and_then(Value::as_str).map(str::to_owned);
-    let Some((after, _)) = read(ws, &rel) else {
-        return Err(format!("{path} cannot be read as text after the edit"));
+    let Some((after, _)) = read(ws, &rel)? else {
+        return Err(format!("{path} is not there after the edit"));
     };
     if before.as_deref() == Some(after.as_str()) {
         return Ok(Vec::new());
@@ -141,10 +145,13 @@ fn snapshot(event: &HookEvent, ws: &WorkspaceSession, cwd: &Path) -> Result<Snap
                 .to_owned(),
             None,
         ),
-        _ => {
-            let script = shell_command(event).ok_or("the shell call carries no command")?;
-            apply_patch_in(script).ok_or("the shell command is not an apply_patch")?
-        }
+        _ => match shell_patch_of(event) {
+            ShellPatch::Alone { patch, dir } => (patch, dir),
+            _ => return Err(
+                "the shell command runs apply_patch together with other commands, so staged cannot tell what it wrote"
+                    .to_owned(),
+            ),
+        },
     };
     let mut parsed = staged_edit::patch::parse(&patch)?;
     if let Some(base) = base(ws, cwd, dir.as_deref())? {
@@ -155,7 +162,9 @@ fn snapshot(event: &HookEvent, ws: &WorkspaceSession, cwd: &Path) -> Result<Snap
         let rel = lexical
             .strip_prefix(ws.workspace().root())
             .map_err(|_| format!("{path} is outside the workspace"))?;
-        RelPath::new(rel).map_err(|err| err.to_string())
+        let rel = RelPath::new(rel).map_err(|err| err.to_string())?;
+        workspace_file(&rel.display())
+            .ok_or_else(|| format!("{path} is in staged's own state folder ({STATE_DIR_NAME}/)"))
     };
     let mut res = Snapshot::default();
     for file in &parsed.files {
@@ -165,7 +174,7 @@ fn snapshot(event: &HookEvent, ws: &WorkspaceSession, cwd: &Path) -> Result<Snap
     }
     for path in parsed.paths() {
         let rel = rel(path)?;
-        let (text, mode) = match read(ws, &rel) {
+        let (text, mode) = match read(ws, &rel)? {
             Some((text, mode)) => (Some(text), mode),
             None => (None, 0),
         };
@@ -217,19 +226,33 @@ fn record_snapshot(
     event: &HookEvent,
     snapshot: &Snapshot,
 ) -> Result<Vec<String>, String> {
-    let now: BTreeMap<&str, Option<(String, u32)>> = snapshot
-        .files
+    // The state file is the workspace's, as open to anyone as any file there: what it names
+    // outside the workspace, or in staged's own folder, is not a file a patch wrote.
+    let (files, dropped): (Vec<&FileBefore>, Vec<&FileBefore>) =
+        snapshot.files.iter().partition(|f| workspace_file(&f.path).is_some());
+    let mut notes: Vec<String> = dropped
         .iter()
         .map(|f| {
-            let current = RelPath::new(&f.path).ok().and_then(|rel| read(ws, &rel));
-            (f.path.as_str(), current)
+            format!(
+                "staged: not recorded: {} is not a file of the workspace",
+                f.path.escape_debug()
+            )
         })
         .collect();
-    let before: BTreeMap<&str, &FileBefore> =
-        snapshot.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let moves: Vec<&(String, String)> = snapshot
+        .moves
+        .iter()
+        .filter(|(from, to)| workspace_file(from).is_some() && workspace_file(to).is_some())
+        .collect();
+    let mut now: BTreeMap<&str, Option<(String, u32)>> = BTreeMap::new();
+    for f in &files {
+        let Some(rel) = workspace_file(&f.path) else { continue };
+        now.insert(f.path.as_str(), read(ws, &rel)?);
+    }
+    let before: BTreeMap<&str, &FileBefore> = files.iter().map(|f| (f.path.as_str(), *f)).collect();
     let mut ops = Vec::new();
     let mut done: Vec<&str> = Vec::new();
-    for (from, to) in &snapshot.moves {
+    for (from, to) in moves {
         let (Some(b), Some(Some((after, _)))) =
             (before.get(from.as_str()).and_then(|f| f.text.as_ref()), now.get(to.as_str()))
         else {
@@ -247,7 +270,7 @@ fn record_snapshot(
         }
     }
     let mut texts = BTreeMap::new();
-    for f in &snapshot.files {
+    for f in &files {
         if let Some(text) = &f.text {
             texts.insert(f.path.clone(), text.clone());
         }
@@ -265,7 +288,7 @@ fn record_snapshot(
                 ops.push(Applied::Delete {
                     path: f.path.clone(),
                     content: b.clone(),
-                    mode: f.mode,
+                    mode: plain_mode(f.mode),
                 });
             }
             (None, Some((a, _))) => {
@@ -275,9 +298,27 @@ fn record_snapshot(
         }
     }
     if ops.is_empty() {
-        return Ok(Vec::new());
+        return Ok(notes);
     }
-    log(ws, Client::Codex, event, "apply_patch", "apply_patch", ops, &texts)
+    notes.append(&mut log(ws, Client::Codex, event, "apply_patch", "apply_patch", ops, &texts)?);
+    Ok(notes)
+}
+
+/// `path` as a workspace file, if it is one: relative, inside the root, and not in staged's own
+/// state folder.
+fn workspace_file(path: &str) -> Option<RelPath> {
+    let rel = RelPath::new(path).ok()?;
+    let first = rel.components().next()?;
+    (rel.display() == path && first != STATE_DIR_NAME).then_some(rel)
+}
+
+/// The permission bits of a file's mode, as a restored file gets them: read, write and run,
+/// never set-id or sticky; none at all (a mode that is no file's) is a new file's.
+fn plain_mode(mode: u32) -> u32 {
+    match mode & 0o777 {
+        0 => NEW_FILE_MODE,
+        bits => bits,
+    }
 }
 
 /// Writes the log entry of `ops` (made by `tool` of `client`).
@@ -371,10 +412,30 @@ fn count(text: &str) -> usize {
     }
 }
 
-/// The text and mode of the file at `rel`, if it is a text file.
-fn read(ws: &WorkspaceSession, rel: &RelPath) -> Option<(String, u32)> {
-    let (dir, name) = ws.workspace().fs().parent(rel).ok()?;
-    let bytes = dir.read(&name).ok()?;
-    let mode = dir.file_mode(&name).unwrap_or(NEW_FILE_MODE);
-    String::from_utf8(bytes).ok().map(|text| (text, mode))
+/// The text and mode of the file at `rel`; `None` when nothing is there.
+///
+/// # Errors
+/// When something is there that is not a text file (a folder, a symlink, a FIFO, bytes that
+/// are not UTF-8), or it cannot be read: what a patch did to it cannot be recorded.
+fn read(ws: &WorkspaceSession, rel: &RelPath) -> Result<Option<(String, u32)>, String> {
+    let path = rel.display();
+    let (dir, name) = match ws.workspace().fs().parent(rel) {
+        Ok(found) => found,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("{path} cannot be read: {err}")),
+    };
+    match dir.entry_metadata(&name) {
+        Ok(None) => return Ok(None),
+        Ok(Some(meta)) if meta.is_file() => {}
+        Ok(Some(_)) => return Err(format!("{path} is not a regular file")),
+        Err(err) => return Err(format!("{path} cannot be read: {err}")),
+    }
+    let file = dir.open_file(&name).map_err(|err| format!("{path} cannot be read: {err}"))?;
+    let mode = file.metadata().map_err(|err| format!("{path} cannot be read: {err}"))?;
+    let mode = std::os::unix::fs::PermissionsExt::mode(&mode.permissions());
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut &file, &mut bytes)
+        .map_err(|err| format!("{path} cannot be read: {err}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("{path} is not a text file"))?;
+    Ok(Some((text, plain_mode(mode))))
 }
