@@ -327,7 +327,10 @@ impl FileIdentity {
 pub enum NewFileMode {
     /// Only the owner may read and write it (0600).
     Private,
-    /// These Unix mode bits (those of the file it will replace).
+    /// These Unix permission bits (those of the file it will replace). Only the permission
+    /// bits (0777) are applied: set-user-id, set-group-id and sticky bits are dropped, so that
+    /// no mode recorded somewhere (a preview, the resolve log's undo data, which anyone who can
+    /// write `.staged/` can change) makes staged create a set-id file.
     Mode(u32),
     /// What any new file gets: 0666 less the process's umask, applied by the kernel.
     Default,
@@ -457,7 +460,7 @@ impl DirHandle {
             use std::os::unix::fs::PermissionsExt;
             let bits = match mode {
                 NewFileMode::Private => Some(0o600),
-                NewFileMode::Mode(bits) => Some(*bits & 0o7777),
+                NewFileMode::Mode(bits) => Some(*bits & 0o777),
                 NewFileMode::Default => None,
             };
             if let Some(bits) = bits {
@@ -685,6 +688,17 @@ mod tests {
         assert_eq!(root.read(&rel("alias/a.ts")).unwrap(), b"inside");
         assert!(root.read(&rel("out/secret.txt")).is_err());
         assert!(root.read(&rel("secret.txt")).is_err());
+    }
+
+    #[test]
+    fn a_written_file_never_gets_set_id_or_sticky_bits() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Root::open(tmp.path()).unwrap();
+        let dir = root.handle().unwrap();
+        dir.create_new("tool", b"#!/bin/sh\n", &NewFileMode::Mode(0o7755)).unwrap();
+        let mode = std::fs::metadata(tmp.path().join("tool")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o755);
     }
 
     #[test]
