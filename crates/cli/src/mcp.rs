@@ -51,7 +51,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
     };
     let runtime = context::runtime()?;
     // Plugins start on this runtime and run until the server stops.
-    let (workspace, host) = context::open_with_plugins(global, &runtime, Effect::Stages)?;
+    let (workspace, host) = context::open_with_plugins(global, &runtime, Effect::Serves)?;
     let root = workspace.workspace().root().to_path_buf();
     let server = StagedServer::new(workspace, approve);
     let res = runtime.block_on(async move {

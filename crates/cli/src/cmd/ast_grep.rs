@@ -1,5 +1,6 @@
 //! `staged ast-grep`: structural search, read-only.
 
+use anyhow::bail;
 use serde_json::json;
 use staged_workspace::{ArgNames, WorkspaceSession};
 
@@ -11,6 +12,12 @@ use crate::{
 };
 
 pub(crate) fn run(global: &GlobalArgs, args: &AstGrepArgs, out: &Output) -> anyhow::Result<Exit> {
+    if args.rewrite.is_some() {
+        // ast-grep's `-r` rewrites; staged's search never writes, and a rewrite is staged.
+        bail!(
+            "`staged ast-grep` only searches; to preview a rewrite and stage it, run `staged ast-edit -p PATTERN -r REWRITE [PATH...]`"
+        );
+    }
     let mut params = json!({"pattern": args.pattern, "paths": args.paths});
     if let Some(lang) = &args.lang {
         params["lang"] = json!(lang);

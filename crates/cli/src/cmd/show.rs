@@ -1,4 +1,5 @@
-//! `staged show [ID]`: the full diff of a pending preview, the newest by default.
+//! `staged show [ID]`: the full diff of a pending preview, the newest by default. `ID` is a
+//! pending id or a short form of it (`3`, `ast_edit:3`, `newest`; see `cmd::ids`).
 //!
 //! `--json` prints `{"id", "label", "source", "createdAt", "ageSeconds", "details", "diff"}`,
 //! where `diff` is the unified diff, or null for a preview without one.
@@ -9,7 +10,7 @@ use staged_render::escape_line;
 
 use crate::{
     args::{GlobalArgs, ShowArgs},
-    cmd::{age, age_seconds, timestamp},
+    cmd::{age, age_seconds, ids, timestamp},
     context,
     exit::Exit,
     output::Output,
@@ -19,15 +20,22 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow:
     let ws = context::open_existing(global)?;
     let store = ws.store();
     let entry = match &args.id {
-        Some(id) => match store
-            .list()
-            .map_err(|err| anyhow::anyhow!("{err}"))?
-            .into_iter()
-            .find(|entry| entry.id.as_str() == id)
-        {
-            Some(entry) => entry,
-            None => bail!("no pending preview has id `{id}` (see `staged pending`)"),
-        },
+        Some(typed) => {
+            let wanted = ids::pending(store.as_ref(), typed)?.id;
+            match store
+                .list()
+                .map_err(|err| anyhow::anyhow!("{err}"))?
+                .into_iter()
+                .find(|entry| entry.id == wanted)
+            {
+                Some(entry) => entry,
+                // Resolved between the two reads.
+                None => bail!(
+                    "{} is no longer pending (see `staged pending`)",
+                    escape_line(wanted.as_str())
+                ),
+            }
+        }
         None => match store.peek().map_err(|err| anyhow::anyhow!("{err}"))? {
             Some(entry) => entry,
             None => {

@@ -46,7 +46,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
         .unwrap_or(staged_agent::DEFAULT_MAX_TURNS);
 
     let runtime = context::runtime()?;
-    let (ws, host) = context::open_with_plugins(global, &runtime, Effect::Stages)?;
+    let (ws, host) = context::open_with_plugins(global, &runtime, Effect::Serves)?;
     // The log records the loop's resolves as the agent's.
     ws.session().set_front_end(staged_core::FrontEnd::Agent);
     let person: Arc<dyn Supervisor> = Arc::new(person::TerminalPerson::new(out.clone()));
