@@ -247,7 +247,7 @@ impl StrictnessArg {
 }
 
 /// What the paths of `ast-edit` and `ast-grep` are relative to, for their help.
-const PATHS_HELP: &str = "Files, directories or globs (`*.ts` matches direct children, `**/*.ts` recurses), relative to the current directory (run from outside the workspace with --workspace: to its root). Default: the current directory";
+const PATHS_HELP: &str = "Files, directories or globs (`*.ts` matches direct children, `**/*.ts` recurses), relative to the current directory (run from outside the workspace with --workspace: to its root)";
 
 #[derive(Debug, Args)]
 pub(crate) struct AstEditArgs {
@@ -324,8 +324,9 @@ pub(crate) struct AstGrepArgs {
     /// The pattern to search for.
     #[arg(short = 'p', long)]
     pub(crate) pattern: String,
-    /// Not a search: ast-grep's rewrite. Refused, saying to use `staged ast-edit -p PAT -r OUT`.
-    #[arg(short = 'r', long = "rewrite", value_name = "OUT", hide = true)]
+    /// Rewrite the matches with this template, as ast-grep's `-r` does: not a search, but
+    /// `staged ast-edit -p PATTERN -r OUT`, which stages the rewrite as a preview.
+    #[arg(short = 'r', long = "rewrite", value_name = "OUT")]
     pub(crate) rewrite: Option<String>,
     /// Language (name or alias); inferred from the files when absent.
     #[arg(short = 'l', long)]

@@ -340,6 +340,7 @@ impl WorkspaceSessionBuilder {
         }
         let mut errors = self.errors;
         let mut custom: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut origins: Vec<String> = Vec::new();
         let ctx =
             ToolContext { api: CustomToolApi::new(Some(session.clone())), workspace: &workspace };
         for (name, origin, factory) in self.tools {
@@ -352,6 +353,7 @@ impl WorkspaceSessionBuilder {
                 continue;
             }
             custom.push(tool);
+            origins.push(origin);
         }
         WorkspaceSession {
             workspace,
@@ -360,6 +362,7 @@ impl WorkspaceSessionBuilder {
             session,
             recovery,
             custom: Arc::new(custom),
+            origins: Arc::new(origins),
             load_errors: Arc::new(errors),
         }
     }
@@ -388,6 +391,8 @@ pub struct WorkspaceSession {
     session: Arc<Session>,
     recovery: RecoveryReport,
     custom: Arc<Vec<Arc<dyn Tool>>>,
+    /// Where each of `custom` comes from, in the same order.
+    origins: Arc<Vec<String>>,
     load_errors: Arc<Vec<LoadError>>,
 }
 
@@ -437,6 +442,16 @@ impl WorkspaceSession {
     /// The custom tools that loaded, in registration order.
     pub fn custom_tools(&self) -> &[Arc<dyn Tool>] {
         &self.custom
+    }
+
+    /// Where the custom tool `name` comes from, as its load errors name it (`plugin "refactor"`);
+    /// `None` for a built-in tool.
+    pub fn tool_origin(&self, name: &str) -> Option<&str> {
+        self.custom
+            .iter()
+            .position(|t| t.name() == name)
+            .and_then(|i| self.origins.get(i))
+            .map(String::as_str)
     }
 
     /// What could not be loaded (name conflicts, plugins that did not start, invalid
