@@ -19,8 +19,7 @@ use common::{code, json, pending_ids, read, staged, stderr, stdout, workspace};
 
 /// Stages `foo($A)` → `to($A)` in `path` and returns the new id.
 fn stage(dir: &Path, to: &str, path: &str) -> String {
-    let out =
-        staged(dir, &["--json", "ast-edit", "-p", "foo($A)", "-r", &format!("{to}($A)"), path]);
+    let out = staged(dir, &["--json", "ast-edit", "--op", "foo($A)", &format!("{to}($A)"), path]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     json(&out)["details"]["pendingId"].as_str().unwrap().to_owned()
 }
@@ -173,10 +172,10 @@ fn a_usage_error_leaves_no_state_folder() {
     let ws = workspace(&[("a.txt", "foo(1);\n"), ("b.ts", "foo(1);\n")]);
     let cases: [&[&str]; 5] = [
         // The issue's case: no language can be inferred, and none is given.
-        &["ast-edit", "-p", "foo($A)", "-r", "bar($A)", "a.txt"],
-        &["ast-edit", "-p", "foo($A)", "-r", "bar($A)", "missing.ts"],
-        &["ast-edit", "-p", "foo($A", "-r", "bar($A)", "b.ts"],
-        &["ast-edit", "-p", "foo($A)", "-r", "bar($A)", "-l", "nosuchlang", "b.ts"],
+        &["ast-edit", "--op", "foo($A)", "bar($A)", "a.txt"],
+        &["ast-edit", "--op", "foo($A)", "bar($A)", "missing.ts"],
+        &["ast-edit", "--op", "foo($A", "bar($A)", "b.ts"],
+        &["ast-edit", "--op", "foo($A)", "bar($A)", "-l", "nosuchlang", "b.ts"],
         &["edit", "missing.ts", "--old", "a", "--new", "b"],
     ];
     for args in cases {
@@ -185,7 +184,7 @@ fn a_usage_error_leaves_no_state_folder() {
         assert!(!ws.path().join(".staged").exists(), "{args:?} created .staged");
     }
     // Nothing to stage is not staging either.
-    let out = staged(ws.path(), &["ast-edit", "-p", "nomatch($A)", "-r", "bar($A)", "b.ts"]);
+    let out = staged(ws.path(), &["ast-edit", "--op", "nomatch($A)", "bar($A)", "b.ts"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!ws.path().join(".staged").exists());
     // The first preview creates it.
@@ -196,14 +195,12 @@ fn a_usage_error_leaves_no_state_folder() {
 #[test]
 fn parse_errors_total_is_always_present() {
     let ws = workspace(&[("a.ts", "foo(1);\n"), ("bad.ts", "foo(2);\nfunction ( {\n")]);
-    let out = staged(ws.path(), &["--json", "ast-edit", "-p", "foo($A)", "-r", "bar($A)", "a.ts"]);
+    let out = staged(ws.path(), &["--json", "ast-edit", "--op", "foo($A)", "bar($A)", "a.ts"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(json(&out)["details"]["parseErrorsTotal"], json!(0));
-    let out =
-        staged(ws.path(), &["--json", "ast-edit", "-p", "nomatch($A)", "-r", "x($A)", "a.ts"]);
+    let out = staged(ws.path(), &["--json", "ast-edit", "--op", "nomatch($A)", "x($A)", "a.ts"]);
     assert_eq!(json(&out)["details"]["parseErrorsTotal"], json!(0), "{}", stdout(&out));
-    let out =
-        staged(ws.path(), &["--json", "ast-edit", "-p", "foo($A)", "-r", "bar($A)", "bad.ts"]);
+    let out = staged(ws.path(), &["--json", "ast-edit", "--op", "foo($A)", "bar($A)", "bad.ts"]);
     assert_eq!(json(&out)["details"]["parseErrorsTotal"], json!(1), "{}", stdout(&out));
 }
 
