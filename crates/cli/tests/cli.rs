@@ -219,7 +219,7 @@ fn nothing_to_apply_exits_1_and_nothing_to_discard_exits_0() {
     let out = staged(ws.path(), &["resolve", "apply", "--reason", "r"]);
     assert_eq!(code(&out), 1);
     assert!(stdout(&out).contains("No pending action to resolve. Nothing to apply or discard."));
-    assert!(stdout(&out).contains("Failed: pending action"));
+    assert!(stdout(&out).contains("Failed: nothing pending"), "{}", stdout(&out));
     let out = staged(ws.path(), &["resolve", "discard", "--reason", "r"]);
     assert_eq!(code(&out), 0);
     assert!(stdout(&out).contains("Nothing to discard; no pending action remains."));

@@ -271,6 +271,24 @@ fn a_failed_resolve_names_the_preview_and_the_reason_given() {
     );
     assert!(!text.contains("pending action"), "{text}");
     assert!(!text.contains("No reason provided"), "{text}");
+    // A guard that names no pending preview, or a stack with nothing on it: the block says so.
+    stage(ws.path(), "bar", "a.ts");
+    let out = staged(ws.path(), &["resolve", "apply", "--id", "ast_edit:9", "--reason", "guarded"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stdout(&out).starts_with("\n ✘ Failed: ast_edit:9 (not pending)\n\n guarded\n"),
+        "{}",
+        stdout(&out)
+    );
+    let out = staged(ws.path(), &["resolve", "discard", "--reason", "drop it"]);
+    assert_eq!(code(&out), 0);
+    let out = staged(ws.path(), &["resolve", "apply", "--reason", "nothing here"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stdout(&out).starts_with("\n ✘ Failed: nothing pending\n\n nothing here\n"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

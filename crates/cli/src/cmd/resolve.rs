@@ -82,8 +82,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     };
     let params = ResolveParams { action, reason: args.reason.clone(), extra };
     let session = ws.session().clone();
+    let guard = expected.clone();
     let result = context::block_on(|cancel| async move {
-        match expected {
+        match guard {
             Some(id) => session.resolve_expected(params, &id, &cancel).await,
             None => session.resolve(params, &cancel).await,
         }
@@ -96,19 +97,29 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     }
     // A failed apply keeps its preview on top under the same id: then the label read before
     // is the one that failed. Otherwise the result's own details say what was resolved.
+    // `--id` names the preview whatever happened; without it, the head read before is the one
+    // resolved unless another process pushed meanwhile (then the result's details tell).
     let label = match (&before, &head_after) {
+        (ids::Found::One(summary), _) if expected.is_some() => Some(summary.label.clone()),
         (ids::Found::One(summary), Some((id, _))) if *id == summary.id => {
-            Some(summary.label.as_str())
+            Some(summary.label.clone())
         }
-        (ids::Found::One(summary), _) if !result.is_error => Some(summary.label.as_str()),
+        (ids::Found::One(summary), _) if !result.is_error => Some(summary.label.clone()),
+        (ids::Found::Nothing, _) => match &expected {
+            None => Some(NOTHING_PENDING.to_owned()),
+            Some(id) => Some(format!("{id} (not pending)")),
+        },
         _ => None,
     };
-    print_outcome(out, &result, action, &args.reason, label)?;
+    print_outcome(out, &result, action, &args.reason, label.as_deref())?;
     if let Some(command) = restage_command(result.details.as_ref(), ws.workspace().root()) {
         out.line(&format!("To stage it again: {command}"))?;
     }
     Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
 }
+
+/// What the block names when nothing was pending.
+const NOTHING_PENDING: &str = "nothing pending";
 
 /// For a person: the outcome block, which says the reason, then the result's text without it.
 /// The person typed the command, so there is no call line; a model (`--json`, MCP, the agent's
@@ -183,7 +194,8 @@ fn no_such_preview(
     if out.json {
         print_tool_json(out, &result, head(ws).as_ref())?;
     } else {
-        print_outcome(out, &result, action, reason, None)?;
+        let label = format!("{} (not pending)", typed.trim());
+        print_outcome(out, &result, action, reason, Some(&label))?;
     }
     Ok(Exit::ToolError)
 }
