@@ -389,8 +389,8 @@ pub(crate) enum LogCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct LogShowArgs {
-    /// The entry number (see `staged log`), or a preview's id, whole or short (`ast_edit:3`;
-    /// a number alone is an entry number): its newest entry.
+    /// The entry number (see `staged log`), `newest`, or a preview's id, whole or short
+    /// (`ast_edit:3`; a number alone is an entry number): its newest entry.
     #[arg(value_name = "ENTRY")]
     pub(crate) id: String,
 }
@@ -398,8 +398,8 @@ pub(crate) struct LogShowArgs {
 #[derive(Debug, Args)]
 pub(crate) struct UndoArgs {
     /// The entry to revert: its number (see `staged log`), or a preview's id, whole or short
-    /// (`ast_edit:3`; a number alone is an entry number). Default: the newest applied entry
-    /// not reverted yet.
+    /// (`ast_edit:3`; a number alone is an entry number). Default (or `newest`): the newest
+    /// applied entry not reverted yet.
     #[arg(value_name = "ENTRY")]
     pub(crate) id: Option<String>,
     /// Why; recorded with the undo.

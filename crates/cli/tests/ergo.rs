@@ -71,6 +71,9 @@ fn a_short_id_names_a_preview_wherever_an_id_is_taken() {
     assert_eq!(code(&entry), 0, "{}", stderr(&entry));
     assert!(stdout(&entry).contains(&second), "{}", stdout(&entry));
     assert!(stdout(&entry).contains("baz it"), "{}", stdout(&entry));
+    let newest = staged(ws.path(), &["log", "show", "newest"]);
+    assert_eq!(code(&newest), 0, "{}", stderr(&newest));
+    assert!(stdout(&newest).contains("bar it"), "{}", stdout(&newest));
     let undone = staged(ws.path(), &["undo", "ast_edit:1", "--yes"]);
     assert_eq!(code(&undone), 0, "{}", stdout(&undone));
     assert_eq!(read(ws.path(), "b.ts"), "foo(2);\n");

@@ -134,7 +134,8 @@ fn show_entry(log: &dyn ResolveLog, id: &str, out: &Output) -> anyhow::Result<Ex
 
 /// The entry number `id` names: a number (`3`, `#3`) is one; a pending id, whole or short
 /// (`ast_edit:3`: a number alone is an entry number here), names its newest entry (with
-/// `undoable`, its newest entry that wrote files). `Ok(None)` when nothing matches; a short
+/// `undoable`, its newest entry that wrote files); `newest` names the newest entry (with
+/// `undoable`, the one a bare undo reverts). `Ok(None)` when nothing matches; a short
 /// id that names entries of several previews is an input error listing them.
 pub(crate) fn find_entry(
     log: &dyn ResolveLog,
@@ -147,6 +148,14 @@ pub(crate) fn find_entry(
     }
     if id.is_empty() {
         bail!("the entry is empty: give its number (see `staged log`) or a preview's id");
+    }
+    if id == ids::NEWEST {
+        // The newest entry (with `undoable`, what a bare `staged undo` reverts).
+        if undoable {
+            return log.newest_applied().map_err(|err| anyhow::anyhow!("{err}"));
+        }
+        let newest = log.entries(1, false).map_err(|err| anyhow::anyhow!("{err}"))?;
+        return Ok(newest.first().map(|e| e.seq));
     }
     let keep = log.keep().map_err(|err| anyhow::anyhow!("{err}"))?;
     let entries = log
