@@ -388,3 +388,45 @@ fn staged_tool_says_how_to_resolve_and_staged_tools_names_every_source() {
         value["tools"].as_array().unwrap().iter().find(|t| t["name"] == "pending").unwrap();
     assert_eq!((&pending["source"], &pending["readOnly"]), (&json!("mcp"), &json!(true)));
 }
+
+#[test]
+fn the_http_server_says_its_generated_token_changes_on_every_start() {
+    use std::io::{BufRead, BufReader};
+    let ws = workspace(&[]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new(common::staged_bin())
+        .args(["mcp", "--http", &format!("127.0.0.1:{port}")])
+        .current_dir(ws.path())
+        .env_remove("STAGED_MCP_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    while let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(30)) {
+        let done = line.contains("for example");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let token_line = seen.iter().find(|l| l.contains("the token is in")).expect(&seen.join("\n"));
+    assert!(
+        token_line.ends_with(
+            "(readable only by you, removed when the server stops). It changes on every start: for a client setup that lasts, pass --token-file FILE or set STAGED_MCP_TOKEN"
+        ),
+        "{token_line}"
+    );
+}
