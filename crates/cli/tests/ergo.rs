@@ -422,7 +422,10 @@ fn the_http_server_says_its_generated_token_changes_on_every_start() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let token_line = seen.iter().find(|l| l.contains("the token is in")).expect(&seen.join("\n"));
+    let token_line = seen
+        .iter()
+        .find(|l| l.contains("the token is in"))
+        .unwrap_or_else(|| panic!("{}", seen.join("\n")));
     assert!(
         token_line.ends_with(
             "(readable only by you, removed when the server stops). It changes on every start: for a client setup that lasts, pass --token-file FILE or set STAGED_MCP_TOKEN"
