@@ -309,6 +309,8 @@ fn details_with_diff(preview: &EditPreview, diff: String, names: ArgNames) -> Va
         "fileReplacements": file_replacements(preview),
         "notes": preview_notes(preview, names),
         "errorFilesSkipped": preview.error_files_skipped,
+        // Always there, 0 included, so a script reads it without a fallback.
+        "parseErrorsTotal": preview.parse_errors.len(),
     });
     // Moved in, where `json!` would copy it.
     details["diff"] = Value::String(diff);
@@ -321,7 +323,6 @@ fn details_with_diff(preview: &EditPreview, diff: String, names: ArgNames) -> Va
     if !preview.parse_errors.is_empty() {
         details["parseErrors"] =
             json!(preview.parse_errors.iter().take(PARSE_ERRORS_LIMIT).collect::<Vec<_>>());
-        details["parseErrorsTotal"] = json!(preview.parse_errors.len());
     }
     if !preview.error_files.is_empty() {
         details["errorFiles"] = Value::Array(

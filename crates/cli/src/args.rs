@@ -67,8 +67,11 @@ pub(crate) enum Command {
     Review,
     /// The resolve log, newest first: every apply, discard, failure, stale preview and undo.
     Log(LogArgs),
-    /// Revert an applied entry of the log (the newest by default); undoing an undo redoes it.
+    /// Revert an applied entry of the log: by default the newest one not reverted yet, so undo
+    /// run again walks back one apply at a time; undoing an undo redoes it.
     Undo(UndoArgs),
+    /// Redo the newest undo (made since the last apply); run again, it walks forward.
+    Redo(RedoArgs),
     /// Serve staged to MCP clients (Claude Code, Codex, Cursor, goose, ...): stdio by default.
     Mcp(McpArgs),
     /// Walk through the stage-then-resolve cycle with two in-memory previews.
@@ -243,13 +246,23 @@ impl StrictnessArg {
     }
 }
 
+/// What the paths of `ast-edit` and `ast-grep` are relative to, for their help.
+const PATHS_HELP: &str = "Files, directories or globs (`*.ts` matches direct children, `**/*.ts` recurses), relative to the current directory (run from outside the workspace with --workspace: to its root)";
+
 #[derive(Debug, Args)]
 pub(crate) struct AstEditArgs {
-    /// A rewrite: the pattern to match and its replacement template. Repeatable.
-    #[arg(long = "op", num_args = 2, value_names = ["PAT", "OUT"], required = true, action = clap::ArgAction::Append)]
+    /// A rewrite: the pattern to match and its replacement template. Repeatable, for several
+    /// rewrites in one preview.
+    #[arg(long = "op", num_args = 2, value_names = ["PAT", "OUT"], required_unless_present = "pattern", conflicts_with = "pattern", action = clap::ArgAction::Append)]
     pub(crate) ops: Vec<String>,
+    /// The pattern to match, as in ast-grep (`-p PAT -r OUT` is `--op PAT OUT`).
+    #[arg(short = 'p', long = "pattern", value_name = "PAT", requires = "rewrite")]
+    pub(crate) pattern: Option<String>,
+    /// The replacement template of `-p`, as in ast-grep.
+    #[arg(short = 'r', long = "rewrite", value_name = "OUT", requires = "pattern")]
+    pub(crate) rewrite: Option<String>,
     /// Language (name or alias); inferred from the files when absent.
-    #[arg(long)]
+    #[arg(short = 'l', long)]
     pub(crate) lang: Option<String>,
     /// The node kind a contextual pattern stands for.
     #[arg(long, value_name = "KIND")]
@@ -267,8 +280,7 @@ pub(crate) struct AstEditArgs {
     /// none (by default such files are skipped and counted).
     #[arg(long)]
     pub(crate) include_parse_errors: bool,
-    /// Files, directories or globs, relative to the workspace root.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(value_name = "PATH", default_value = ".", help = PATHS_HELP)]
     pub(crate) paths: Vec<String>,
 }
 
@@ -310,10 +322,14 @@ pub(crate) struct PatchArgs {
 #[derive(Debug, Args)]
 pub(crate) struct AstGrepArgs {
     /// The pattern to search for.
-    #[arg(long)]
+    #[arg(short = 'p', long)]
     pub(crate) pattern: String,
+    /// Rewrite the matches with this template, as ast-grep's `-r` does: not a search, but
+    /// `staged ast-edit -p PATTERN -r OUT`, which stages the rewrite as a preview.
+    #[arg(short = 'r', long = "rewrite", value_name = "OUT")]
+    pub(crate) rewrite: Option<String>,
     /// Language (name or alias); inferred from the files when absent.
-    #[arg(long)]
+    #[arg(short = 'l', long)]
     pub(crate) lang: Option<String>,
     /// The node kind a contextual pattern stands for.
     #[arg(long, value_name = "KIND")]
@@ -324,8 +340,7 @@ pub(crate) struct AstGrepArgs {
     /// Maximum matches reported.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) limit: Option<u64>,
-    /// Files, directories or globs, relative to the workspace root.
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(value_name = "PATH", default_value = ".", help = PATHS_HELP)]
     pub(crate) paths: Vec<String>,
 }
 
@@ -340,9 +355,10 @@ pub(crate) struct ResolveArgs {
     /// Free-form metadata, a JSON object.
     #[arg(long, value_name = "JSON")]
     pub(crate) extra: Option<String>,
-    /// Resolve only if this preview (see `staged pending`) is the newest; otherwise change
-    /// nothing and exit 1. A guard for scripts: an earlier step that failed to stage cannot
-    /// make this one resolve the preview before it.
+    /// Resolve only if this preview (see `staged pending`; `3` and `ast_edit:3` are short for
+    /// `pending-action:ast_edit:3`) is the newest; otherwise change nothing and exit 1. A guard
+    /// for scripts: an earlier step that failed to stage cannot make this one resolve the
+    /// preview before it.
     #[arg(long, value_name = "ID")]
     pub(crate) id: Option<String>,
     /// With `apply`: write only these of the preview's files: files, folders, globs, or
@@ -379,19 +395,33 @@ pub(crate) enum LogCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct LogShowArgs {
-    /// The entry number (see `staged log`), or a pending id (its newest entry).
+    /// The entry number (see `staged log`), `newest`, or a preview's id, whole or short
+    /// (`ast_edit:3`; a number alone is an entry number): its newest entry.
+    #[arg(value_name = "ENTRY")]
     pub(crate) id: String,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct UndoArgs {
-    /// The entry to revert: its number (see `staged log`) or a pending id. Default: the newest
-    /// applied entry.
+    /// The entry to revert: its number (see `staged log`), or a preview's id, whole or short
+    /// (`ast_edit:3`; a number alone is an entry number). Default (or `newest`): the newest
+    /// applied entry not reverted yet.
+    #[arg(value_name = "ENTRY")]
     pub(crate) id: Option<String>,
     /// Why; recorded with the undo.
     #[arg(long, default_value = "")]
     pub(crate) reason: String,
     /// Do not show the diff and ask first (at a terminal, undo asks).
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RedoArgs {
+    /// Why; recorded with the redo.
+    #[arg(long, default_value = "")]
+    pub(crate) reason: String,
+    /// Do not show the diff and ask first (at a terminal, redo asks).
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
 }
@@ -405,7 +435,9 @@ pub(crate) enum ActionArg {
 
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {
-    /// The pending id (see `staged pending`); the newest when absent.
+    /// The pending id (see `staged pending`), or a short form: its number (`3`), its tool and
+    /// number (`ast_edit:3`), or `newest`. The newest when absent.
+    #[arg(value_name = "ID")]
     pub(crate) id: Option<String>,
     /// Number the hunks (`@@ ... @@ [hunk 2 of 3]`, what `resolve apply --only FILE:2` names)
     /// even when the output is not a terminal; on a terminal they always are. The diff stays

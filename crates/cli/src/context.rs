@@ -43,14 +43,27 @@ pub(crate) fn workspace_root(global: &GlobalArgs) -> anyhow::Result<PathBuf> {
     Ok(root)
 }
 
-/// Opens the workspace session for a command that stages (creating `.staged` when needed),
-/// reporting on stderr any interrupted apply it recovered.
+/// Opens the workspace session for a command that keeps state whatever it stages (creating
+/// `.staged` now), reporting on stderr any interrupted apply it recovered.
 pub(crate) fn open(global: &GlobalArgs) -> anyhow::Result<WorkspaceSession> {
     let root = workspace_root(global)?;
     let (host, _) = plugin_host(&root)?;
     let ws = host
         .register_rehydrator(WorkspaceSession::builder())
         .open(&root)
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
+    report_recovery(ws.recovery());
+    Ok(ws)
+}
+
+/// Opens the workspace session for a command that stages: `.staged` is created only when
+/// something is staged, so a command that fails first leaves none behind.
+pub(crate) fn open_deferred(global: &GlobalArgs) -> anyhow::Result<WorkspaceSession> {
+    let root = workspace_root(global)?;
+    let (host, _) = plugin_host(&root)?;
+    let ws = host
+        .register_rehydrator(WorkspaceSession::builder())
+        .open_deferred(&root)
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     report_recovery(ws.recovery());
     Ok(ws)
@@ -101,7 +114,8 @@ pub(crate) fn open_with_plugins(
         host.register(loaded, WorkspaceSession::builder())
     };
     let res = match effect {
-        crate::cmd::Effect::Stages => builder.open(&root),
+        crate::cmd::Effect::Stages => builder.open_deferred(&root),
+        crate::cmd::Effect::Serves => builder.open(&root),
         crate::cmd::Effect::ReadOnly => builder.open_existing(&root),
     };
     let ws = match res {

@@ -53,6 +53,7 @@ where
         Command::Review => review::run(&cli.global, &out),
         Command::Log(args) => cmd::log::run(&cli.global, args, &out),
         Command::Undo(args) => cmd::undo::run(&cli.global, args, &out),
+        Command::Redo(args) => cmd::undo::redo(&cli.global, args, &out),
         Command::Mcp(args) => mcp::run(&cli.global, args),
         Command::Demo(args) => demo::run(args, &out),
         Command::Agent(args) => cmd::agent::run(&cli.global, args, &out),

@@ -51,7 +51,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
     };
     let runtime = context::runtime()?;
     // Plugins start on this runtime and run until the server stops.
-    let (workspace, host) = context::open_with_plugins(global, &runtime, Effect::Stages)?;
+    let (workspace, host) = context::open_with_plugins(global, &runtime, Effect::Serves)?;
     let root = workspace.workspace().root().to_path_buf();
     let server = StagedServer::new(workspace, approve);
     let res = runtime.block_on(async move {
@@ -119,7 +119,7 @@ fn print_http_notice(endpoint: &HttpEndpoint, source: &TokenSource, remote: bool
     let header = match (source, endpoint.token_file()) {
         (TokenSource::Generated, Some(file)) => {
             eprintln!(
-                "staged: clients must send `Authorization: Bearer <token>`; the token is in {} (readable only by you, removed when the server stops)",
+                "staged: clients must send `Authorization: Bearer <token>`; the token is in {} (readable only by you, removed when the server stops). It changes on every start: for a client setup that lasts, pass --token-file FILE or set {TOKEN_ENV}",
                 file.display()
             );
             format!("Authorization: Bearer $(cat '{}')", file.display())

@@ -729,3 +729,122 @@ fn an_ordinary_coding_task_writes_and_edits_files_as_previews() {
         assert_eq!(fronts, ["agent", "agent"], "{wire:?}");
     }
 }
+
+// ---- issue 24: what a person reads --------------------------------------------------------
+
+#[test]
+fn a_skipped_bare_text_turn_says_so_plainly() {
+    let mock = MockModel::start(
+        Wire::Responses,
+        vec![
+            Reply::Turn(Turn::text("I think this is fine.")),
+            Reply::Turn(Turn::resolve("r1", "discard", "not needed")),
+            Reply::Turn(Turn::text("Discarded.")),
+        ],
+    );
+    let dir = agent_workspace(&mock, Wire::Responses);
+    stage(dir.path(), &["src/a.ts"]);
+    let out = run_agent(dir.path(), &["task"], "");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("· the model answered with text only while a preview is pending; it must resolve it first\n"),
+        "{text}"
+    );
+    assert!(!text.contains("skipped "), "{text}");
+}
+
+#[test]
+fn a_plan_refinement_is_not_shown_as_an_accept() {
+    let mock = MockModel::start(
+        Wire::Anthropic,
+        vec![
+            Reply::Turn(Turn::call(
+                "w1",
+                "write",
+                json!({"path": "wrap-plan.md", "content": "# Wrap\n\n1. Swap the arguments.\n"}),
+            )),
+            Reply::Turn(Turn::call(
+                "p1",
+                "resolve",
+                json!({"action": "apply", "reason": "ready", "extra": {"title": "wrap"}}),
+            )),
+            Reply::Turn(Turn::call(
+                "p2",
+                "resolve",
+                json!({"action": "apply", "reason": "updated", "extra": {"title": "wrap"}}),
+            )),
+            Reply::Turn(Turn::text("Done.")),
+        ],
+    );
+    let dir = agent_workspace(&mock, Wire::Anthropic);
+    let out = run_agent(dir.path(), &["--plan", "swap the arguments"], "only src/a.ts please\na\n");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let refined = text
+        .find("· plan not approved; the model revises it (you asked for: only src/a.ts please)\n")
+        .expect(&text);
+    // Only the approval is an `Accept`, after the refinement.
+    assert_eq!(text.matches("✓ Accept").count(), 1, "{text}");
+    assert!(text.find("✓ Accept: Plan ready for approval").unwrap() > refined, "{text}");
+    assert!(
+        text.contains("· plan approved (.staged/plans/wrap-plan.md); implementing\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_abort_says_the_preview_is_still_pending_and_how_to_resolve_it() {
+    let mock = MockModel::start(
+        Wire::Responses,
+        vec![
+            Reply::Turn(Turn::text("no")),
+            Reply::Turn(Turn::text("still no")),
+            Reply::Turn(Turn::text("never")),
+            Reply::Turn(Turn::text("not at all")),
+        ],
+    );
+    let dir = agent_workspace(&mock, Wire::Responses);
+    stage(dir.path(), &["src/a.ts"]);
+    let id = pending_ids(dir.path()).remove(0);
+    let out = run_agent(dir.path(), &["task"], "");
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("error: {ABORT_TEXT}\n")), "{err}");
+    assert!(
+        err.contains(&format!("staged: the preview `AST Edit: 1 replacement in 1 file` ({id}) is still pending; nothing of it was written. Resolve it with `staged review`, or `staged resolve apply|discard --reason \"...\"`.\n")),
+        "{err}"
+    );
+    assert_eq!(pending_ids(dir.path()), [id]);
+}
+
+#[test]
+fn with_approve_human_the_resolve_line_comes_before_the_question() {
+    let mock = MockModel::start(
+        Wire::Responses,
+        vec![
+            Reply::Turn(Turn::resolve("r1", "apply", "looks right")),
+            Reply::Turn(Turn::text("Applied.")),
+        ],
+    );
+    let dir = agent_workspace(&mock, Wire::Responses);
+    stage(dir.path(), &["src/a.ts"]);
+    let config_home = tempfile::tempdir().unwrap();
+    // stdout and stderr into one file, in the order they were written.
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut child = agent_command(dir.path(), config_home.path(), &["--approve", "human", "task"])
+        .stdin(Stdio::piped())
+        .stdout(log.as_file().try_clone().unwrap())
+        .stderr(log.as_file().try_clone().unwrap())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"y fine\n").unwrap();
+    assert!(child.wait().unwrap().success());
+    let all = std::fs::read_to_string(log.path()).unwrap();
+    let call = all.find("⏳ Resolve: apply ⟦proposed -> resolved⟧ looks right").expect(&all);
+    let question = all.find("Apply it? Answer y or n").expect(&all);
+    let block = all.find("✓ Accept: 1 replacement in 1 file").expect(&all);
+    assert!(call < question && question < block, "{all}");
+    assert_eq!(all.matches("⏳ Resolve:").count(), 1, "{all}");
+    assert_eq!(read(dir.path(), "src/a.ts"), NEW_A);
+}

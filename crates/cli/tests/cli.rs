@@ -219,7 +219,7 @@ fn nothing_to_apply_exits_1_and_nothing_to_discard_exits_0() {
     let out = staged(ws.path(), &["resolve", "apply", "--reason", "r"]);
     assert_eq!(code(&out), 1);
     assert!(stdout(&out).contains("No pending action to resolve. Nothing to apply or discard."));
-    assert!(stdout(&out).contains("Failed: pending action"));
+    assert!(stdout(&out).contains("Failed: nothing pending"), "{}", stdout(&out));
     let out = staged(ws.path(), &["resolve", "discard", "--reason", "r"]);
     assert_eq!(code(&out), 0);
     assert!(stdout(&out).contains("Nothing to discard; no pending action remains."));
@@ -280,8 +280,11 @@ fn the_workspace_is_the_nearest_root_and_can_be_given() {
 #[test]
 fn a_locked_database_is_a_clear_error_and_nothing_is_staged() {
     let ws = workspace(&[("a.ts", "x(1);\n")]);
-    let created = staged(ws.path(), &["ast-edit", "--op", "none($A)", "y($A)", "a.ts"]);
+    // Staging (then discarding) creates the database; a search that matches nothing would not.
+    let created = staged(ws.path(), &["ast-edit", "--op", "x($A)", "y($A)", "a.ts"]);
     assert_eq!(code(&created), 0, "creates the database: {}", stderr(&created));
+    let discarded = staged(ws.path(), &["resolve", "discard", "--reason", "only the database"]);
+    assert_eq!(code(&discarded), 0, "{}", stderr(&discarded));
     // Another process holds the write lock for longer than staged waits.
     let conn = rusqlite::Connection::open(ws.path().join(".staged/staged.db")).unwrap();
     conn.execute_batch("BEGIN EXCLUSIVE;").unwrap();

@@ -259,7 +259,10 @@ fn undo_says_when_there_is_nothing_to_undo_and_creates_no_state() {
     let ws = workspace(&[("a.ts", "foo(1);\n")]);
     let out = staged(ws.path(), &["undo"]);
     assert_eq!(code(&out), 1);
-    assert_eq!(stdout(&out), "Nothing to undo: the log has no applied entry.\n");
+    assert_eq!(
+        stdout(&out),
+        "Nothing to undo: the log has no applied entry that is not reverted already.\n"
+    );
     assert!(!ws.path().join(".staged").exists());
     stage(ws.path(), "foo($A)", "bar($A)", &["a.ts"]);
     ok(ws.path(), &["resolve", "discard", "--reason", "no"]);

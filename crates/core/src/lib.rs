@@ -63,7 +63,9 @@ pub use crate::{
         ResolveTool, reason_too_long, run_resolve_invocation,
     },
     retire::Retirement,
-    session::{NO_LOG_TEXT, NOTHING_TO_UNDO_TEXT, Session, already_pending_text},
+    session::{
+        NO_LOG_TEXT, NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, Session, already_pending_text,
+    },
     store::{
         Claim, PendingActionStore, PendingEntry, PendingId, PendingSummary, PushCheck, StoreError,
         StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,

@@ -318,8 +318,15 @@ pub trait ResolveLog: Send + Sync {
     /// The finished entry `seq`, whole (diff and undo data included).
     fn entry(&self, seq: u64) -> Result<Option<LogEntry>, StoreError>;
 
-    /// The newest finished entry that is `applied` or `redone`.
+    /// The newest finished entry that is `applied` or `redone` and that no finished undo
+    /// reverted: what a bare `staged undo` reverts, so that undo run again walks back one
+    /// apply at a time.
     fn newest_applied(&self) -> Result<Option<u64>, StoreError>;
+
+    /// The newest finished `undone` entry that no finished entry reverted, if it is newer
+    /// than every `applied` entry: what `staged redo` reverts (an undo of an undo is a redo).
+    /// As in an editor, a new apply after an undo ends what redo walks forward through.
+    fn newest_undo(&self) -> Result<Option<u64>, StoreError>;
 
     /// The undo that reverts `seq`, finished or still being committed.
     fn reverted_by(&self, seq: u64) -> Result<Option<Reversal>, StoreError>;

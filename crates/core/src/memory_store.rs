@@ -133,6 +133,14 @@ impl InMemoryStore {
         });
     }
 
+    /// Whether a finished entry reverts the entry `seq`.
+    fn reverted(inner: &Inner, seq: u64) -> bool {
+        inner
+            .log
+            .iter()
+            .any(|other| other.done && other.record.as_ref().and_then(|r| r.reverts) == Some(seq))
+    }
+
     fn log_entry(inner: &Inner, row: &LogRow, with_diff: bool) -> Option<LogEntry> {
         let mut record = row.record.clone()?;
         if !with_diff {
@@ -426,11 +434,26 @@ impl ResolveLog for InMemoryStore {
             .log
             .iter()
             .rev()
-            .filter(|row| row.done)
+            .filter(|row| row.done && !Self::reverted(&inner, row.seq))
             .find(|row| {
                 row.record
                     .as_ref()
                     .is_some_and(|r| matches!(r.outcome, LogOutcome::Applied | LogOutcome::Redone))
+            })
+            .map(|row| row.seq))
+    }
+
+    fn newest_undo(&self) -> Result<Option<u64>, StoreError> {
+        let inner = lock(&self.inner);
+        let outcome = |row: &LogRow| row.record.as_ref().map(|r| r.outcome);
+        Ok(inner
+            .log
+            .iter()
+            .rev()
+            .filter(|row| row.done)
+            .take_while(|row| outcome(row) != Some(LogOutcome::Applied))
+            .find(|row| {
+                outcome(row) == Some(LogOutcome::Undone) && !Self::reverted(&inner, row.seq)
             })
             .map(|row| row.seq))
     }

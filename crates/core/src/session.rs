@@ -340,12 +340,36 @@ impl Session {
 /// Texts of `staged undo` that the session itself produces (the handler writes the rest).
 pub const NO_LOG_TEXT: &str = "This workspace keeps no resolve log, so there is nothing to undo.";
 
-/// The error of an undo with no applied entry to revert.
-pub const NOTHING_TO_UNDO_TEXT: &str = "Nothing to undo: the log has no applied entry.";
+/// The error of an undo with no applied entry left to revert.
+pub const NOTHING_TO_UNDO_TEXT: &str =
+    "Nothing to undo: the log has no applied entry that is not reverted already.";
+
+/// The error of a redo with no undo left to redo.
+pub const NOTHING_TO_REDO_TEXT: &str = "Nothing to redo: no undo since the last apply is left to redo. (`staged undo ENTRY` reverts any entry of `staged log`, an undo included.)";
 
 impl Session {
-    /// Reverts the log entry `target` (by default the newest `applied` or `redone` one),
-    /// recording the undo as an entry of its own; undoing an undo is a redo.
+    /// Redoes the newest undo that is not redone yet ([`crate::ResolveLog::newest_undo`]): an undo of
+    /// that undo, under [`Session::undo`]'s rules. Run again, it walks forward through the
+    /// undos made since the last apply.
+    pub async fn redo(
+        &self,
+        reason: &str,
+        front_end: &FrontEnd,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        if cancel.is_cancelled() {
+            return Err(ToolError::aborted(cancel.reason()));
+        }
+        let Some(log) = self.store.log() else { return Err(ToolError::new(NO_LOG_TEXT)) };
+        match log.newest_undo().map_err(store_error)? {
+            Some(seq) => self.undo(Some(seq), reason, front_end, cancel).await,
+            None => Err(ToolError::new(NOTHING_TO_REDO_TEXT)),
+        }
+    }
+
+    /// Reverts the log entry `target` (by default the newest `applied` or `redone` one that
+    /// is not reverted yet, so that undo run again walks back one apply at a time), recording
+    /// the undo as an entry of its own; undoing an undo is a redo.
     ///
     /// Undos run one at a time across processes (the store's undo lock), and an entry is
     /// reverted at most once: a second undo of the same entry, concurrent or later, is

@@ -56,7 +56,7 @@ pub use crate::{
     framing::MAX_FRAME_BYTES,
     http::{HTTP_PATH, HttpEndpoint},
     options::{Approval, HttpOptions, UnknownApproval},
-    pending::PENDING_TOOL_NAME,
+    pending::{PENDING_DESCRIPTION, PENDING_TOOL_LABEL, PENDING_TOOL_NAME, pending_schema},
     server::StagedServer,
     transport::{serve_lines, serve_stdio},
 };

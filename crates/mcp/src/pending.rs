@@ -12,15 +12,15 @@ use staged_core::{PendingActionStore, PendingEntry, ToolResult};
 pub const PENDING_TOOL_NAME: &str = "pending";
 
 /// The tool's human label.
-pub(crate) const PENDING_TOOL_LABEL: &str = "Pending";
+pub const PENDING_TOOL_LABEL: &str = "Pending";
 
 /// The model-facing description.
-pub(crate) const PENDING_DESCRIPTION: &str = "List the staged previews waiting for `resolve`, newest first. \
+pub const PENDING_DESCRIPTION: &str = "List the staged previews waiting for `resolve`, newest first. \
 Read-only: it changes nothing. `resolve` always acts on the first (newest) entry. \
 The list is the workspace's shared stack, so it also shows previews staged from a terminal.";
 
 /// The parameter schema: no parameters.
-pub(crate) fn pending_schema() -> Value {
+pub fn pending_schema() -> Value {
     json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
 

@@ -524,7 +524,25 @@ impl ResolveLog for SqliteStore {
         let conn = lock(&self.conn);
         let seq: Option<i64> = conn
             .query_row(
-                "SELECT seq FROM log WHERE done = 1 AND outcome IN ('applied', 'redone') ORDER BY seq DESC LIMIT 1",
+                "SELECT seq FROM log WHERE done = 1 AND outcome IN ('applied', 'redone')
+                 AND NOT EXISTS (SELECT 1 FROM log AS r WHERE r.reverts = log.seq AND r.done = 1)
+                 ORDER BY seq DESC LIMIT 1",
+                [],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|err| self.err(&err))?;
+        Ok(seq.and_then(|s| u64::try_from(s).ok()))
+    }
+
+    fn newest_undo(&self) -> Result<Option<u64>, StoreError> {
+        let conn = lock(&self.conn);
+        let seq: Option<i64> = conn
+            .query_row(
+                "SELECT seq FROM log WHERE done = 1 AND outcome = 'undone'
+                 AND NOT EXISTS (SELECT 1 FROM log AS r WHERE r.reverts = log.seq AND r.done = 1)
+                 AND seq > COALESCE((SELECT a.seq FROM log AS a WHERE a.done = 1 AND a.outcome = 'applied' ORDER BY a.seq DESC LIMIT 1), -1)
+                 ORDER BY seq DESC LIMIT 1",
                 [],
                 |row| row.get(0),
             )

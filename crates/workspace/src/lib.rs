@@ -77,6 +77,8 @@
 
 #![deny(missing_docs)]
 
+mod deferred;
+
 use std::{
     path::{Path, PathBuf},
     sync::Arc,
@@ -90,6 +92,8 @@ use staged_core::{
 use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
 use staged_journal::{ChangeAction, ChangeUndo, RecoveryHooks, recover_hooked};
 use staged_store::{Rehydrators, SqliteStore};
+
+use crate::deferred::DeferredStore;
 
 pub use staged_ast_edit::{
     ArgNames, DEFAULT_MAX_FILES, DetailsError, LangRequiredDetails, PreviewDetails, StaleDetails,
@@ -274,21 +278,29 @@ impl WorkspaceSessionBuilder {
         let workspace =
             Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
         let rehydrators = self.all_rehydrators(&workspace);
-        let state =
-            workspace.state(true).map_err(|err| OpenError::Store(err.to_string()))?.ok_or_else(
-                || OpenError::Store(format!("cannot create {}", workspace.state_dir().display())),
-            )?;
-        let sqlite = Arc::new(
-            SqliteStore::open_in(&workspace.state_dir(), state, rehydrators)
-                .map_err(|err| OpenError::Store(err.to_string()))?,
-        );
-        // An apply (or undo) that a crash interrupted after its commit point is finished
-        // here: its files are written, so its preview must leave the stack and its log record
-        // become final (unless a live resolve holds the preview, which then decides; the
-        // journal stays until then). One rolled back before it has its record forgotten.
-        let recovery = recover_hooked(&workspace, &mut StoreRecovery(&sqlite))
-            .map_err(|err| OpenError::Recovery(err.to_string()))?;
+        let (sqlite, recovery) = open_sqlite(&workspace, rehydrators, true)?.ok_or_else(|| {
+            OpenError::Store(format!("cannot create {}", workspace.state_dir().display()))
+        })?;
         Ok(self.finish(workspace, true, sqlite, recovery))
+    }
+
+    /// [`WorkspaceSession::open_deferred`] with the registered tools.
+    pub fn open_deferred(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
+        let workspace =
+            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        if workspace.state(false).map_err(|err| OpenError::Store(err.to_string()))?.is_some() {
+            return self.open(root);
+        }
+        let rehydrators = self.all_rehydrators(&workspace);
+        let at = workspace.clone();
+        let store = DeferredStore::new(Box::new(move |create| {
+            // Opened later, its recovery (of a stack another process created meanwhile) has
+            // nobody to report to; it runs all the same, before any read.
+            open_sqlite(&at, rehydrators.clone(), create)
+                .map(|opened| opened.map(|(sqlite, _)| sqlite))
+                .map_err(|err| err.to_string())
+        }));
+        Ok(self.finish(workspace, true, Arc::new(store), RecoveryReport::default()))
     }
 
     /// [`WorkspaceSession::open_existing`] with the registered tools.
@@ -328,6 +340,7 @@ impl WorkspaceSessionBuilder {
         }
         let mut errors = self.errors;
         let mut custom: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut origins: Vec<String> = Vec::new();
         let ctx =
             ToolContext { api: CustomToolApi::new(Some(session.clone())), workspace: &workspace };
         for (name, origin, factory) in self.tools {
@@ -340,6 +353,7 @@ impl WorkspaceSessionBuilder {
                 continue;
             }
             custom.push(tool);
+            origins.push(origin);
         }
         WorkspaceSession {
             workspace,
@@ -348,6 +362,7 @@ impl WorkspaceSessionBuilder {
             session,
             recovery,
             custom: Arc::new(custom),
+            origins: Arc::new(origins),
             load_errors: Arc::new(errors),
         }
     }
@@ -376,6 +391,8 @@ pub struct WorkspaceSession {
     session: Arc<Session>,
     recovery: RecoveryReport,
     custom: Arc<Vec<Arc<dyn Tool>>>,
+    /// Where each of `custom` comes from, in the same order.
+    origins: Arc<Vec<String>>,
     load_errors: Arc<Vec<LoadError>>,
 }
 
@@ -390,6 +407,15 @@ impl std::fmt::Debug for WorkspaceSession {
 }
 
 impl WorkspaceSession {
+    /// Opens the session of a command that may stage, without creating anything yet: when the
+    /// workspace has no state folder, the stack reads as empty (or as the one on disk, once
+    /// another process created it) and the folder is created by the first push. A command
+    /// that fails before staging leaves the workspace as it was. With a state folder, this is
+    /// [`WorkspaceSession::open`].
+    pub fn open_deferred(root: &Path) -> Result<Self, OpenError> {
+        Self::builder().open_deferred(root)
+    }
+
     /// Opens the session of the workspace rooted at `root`.
     ///
     /// The state folder is opened without following a symlink (a `.staged` that is a
@@ -416,6 +442,16 @@ impl WorkspaceSession {
     /// The custom tools that loaded, in registration order.
     pub fn custom_tools(&self) -> &[Arc<dyn Tool>] {
         &self.custom
+    }
+
+    /// Where the custom tool `name` comes from, as its load errors name it (`plugin "refactor"`);
+    /// `None` for a built-in tool.
+    pub fn tool_origin(&self, name: &str) -> Option<&str> {
+        self.custom
+            .iter()
+            .position(|t| t.name() == name)
+            .and_then(|i| self.origins.get(i))
+            .map(String::as_str)
     }
 
     /// What could not be loaded (name conflicts, plugins that did not start, invalid
@@ -492,6 +528,30 @@ impl WorkspaceSession {
         available.extend(self.custom.iter().cloned());
         staged_core::assemble_tools(&available, None, Arc::new(self.resolve_tool()))
     }
+}
+
+/// Opens the workspace's SQLite stack (creating the state folder with `create`) and recovers
+/// interrupted applies; `Ok(None)` when there is no state folder and `create` is not set.
+fn open_sqlite(
+    workspace: &Workspace,
+    rehydrators: Rehydrators,
+    create: bool,
+) -> Result<Option<(Arc<SqliteStore>, RecoveryReport)>, OpenError> {
+    let Some(state) = workspace.state(create).map_err(|err| OpenError::Store(err.to_string()))?
+    else {
+        return Ok(None);
+    };
+    let sqlite = Arc::new(
+        SqliteStore::open_in(&workspace.state_dir(), state, rehydrators)
+            .map_err(|err| OpenError::Store(err.to_string()))?,
+    );
+    // An apply (or undo) that a crash interrupted after its commit point is finished here: its
+    // files are written, so its preview must leave the stack and its log record become final
+    // (unless a live resolve holds the preview, which then decides; the journal stays until
+    // then). One rolled back before it has its record forgotten.
+    let recovery = recover_hooked(workspace, &mut StoreRecovery(&sqlite))
+        .map_err(|err| OpenError::Recovery(err.to_string()))?;
+    Ok(Some((sqlite, recovery)))
 }
 
 /// What start-up recovery tells the SQLite store: finish a rolled-forward commit's preview and

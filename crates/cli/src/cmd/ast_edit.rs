@@ -25,8 +25,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &AstEditArgs, out: &Output) -> anyh
 }
 
 fn params_json(args: &AstEditArgs) -> Value {
-    let ops: Vec<Value> =
-        args.ops.chunks(2).map(|op| json!({"pat": op[0], "out": op.get(1)})).collect();
+    let ops: Vec<Value> = match (&args.pattern, &args.rewrite) {
+        // `-p PAT -r OUT`, as ast-grep takes one rewrite; clap requires both or `--op`.
+        (Some(pat), Some(out)) => vec![json!({"pat": pat, "out": out})],
+        _ => args.ops.chunks(2).map(|op| json!({"pat": op[0], "out": op.get(1)})).collect(),
+    };
     let mut params = json!({"ops": ops, "paths": args.paths});
     if let Some(lang) = &args.lang {
         params["lang"] = json!(lang);

@@ -15,7 +15,7 @@ use staged_render::escape_line;
 
 use crate::{
     args::{GlobalArgs, LogArgs, LogCommand},
-    cmd::{cell, timestamp},
+    cmd::{cell, ids, timestamp},
     context,
     exit::Exit,
     output::Output,
@@ -132,8 +132,11 @@ fn show_entry(log: &dyn ResolveLog, id: &str, out: &Output) -> anyhow::Result<Ex
     Ok(Exit::Success)
 }
 
-/// The entry number `id` names: a number is one; a pending id names its newest entry (with
-/// `undoable`, its newest entry that wrote files). `Ok(None)` when nothing matches.
+/// The entry number `id` names: a number (`3`, `#3`) is one; a pending id, whole or short
+/// (`ast_edit:3`: a number alone is an entry number here), names its newest entry (with
+/// `undoable`, its newest entry that wrote files); `newest` names the newest entry (with
+/// `undoable`, the one a bare undo reverts). `Ok(None)` when nothing matches; a short
+/// id that names entries of several previews is an input error listing them.
 pub(crate) fn find_entry(
     log: &dyn ResolveLog,
     id: &str,
@@ -143,15 +146,43 @@ pub(crate) fn find_entry(
     if let Ok(seq) = id.trim_start_matches('#').parse::<u64>() {
         return Ok(Some(seq));
     }
+    if id.is_empty() {
+        bail!("the entry is empty: give its number (see `staged log`) or a preview's id");
+    }
+    if id == ids::NEWEST {
+        // The newest entry (with `undoable`, what a bare `staged undo` reverts).
+        if undoable {
+            return log.newest_applied().map_err(|err| anyhow::anyhow!("{err}"));
+        }
+        let newest = log.entries(1, false).map_err(|err| anyhow::anyhow!("{err}"))?;
+        return Ok(newest.first().map(|e| e.seq));
+    }
     let keep = log.keep().map_err(|err| anyhow::anyhow!("{err}"))?;
     let entries = log
         .entries(keep, false)
         .map_err(|err| anyhow::anyhow!("{err}"))
         .context("reading the log")?;
-    Ok(entries
-        .iter()
-        .find(|e| e.record.id.as_str() == id && (!undoable || e.record.outcome.is_undoable()))
-        .map(|e| e.seq))
+    let wanted = |e: &&LogEntry| !undoable || e.record.outcome.is_undoable();
+    if let Some(exact) = entries.iter().filter(wanted).find(|e| e.record.id.as_str() == id) {
+        return Ok(Some(exact.seq));
+    }
+    // Newest first, so the first entry of each preview is its newest.
+    let mut found: Vec<&LogEntry> = Vec::new();
+    for entry in entries.iter().filter(wanted) {
+        if ids::names(entry.record.id.as_str(), id)
+            && !found.iter().any(|f| f.record.id == entry.record.id)
+        {
+            found.push(entry);
+        }
+    }
+    match found.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one.seq)),
+        many => {
+            let names: Vec<&str> = many.iter().map(|e| e.record.id.as_str()).collect();
+            bail!("{}", ids::ambiguous(id, &names))
+        }
+    }
 }
 
 /// An entry as `--json` prints it.

@@ -4,6 +4,7 @@ pub(crate) mod agent;
 pub(crate) mod ast_edit;
 pub(crate) mod ast_grep;
 pub(crate) mod hook;
+pub(crate) mod ids;
 pub(crate) mod log;
 pub(crate) mod pending;
 pub(crate) mod resolve;
@@ -22,10 +23,17 @@ use staged_workspace::{LangRequiredDetails, WorkspaceSession};
 
 use crate::{args::GlobalArgs, context, exit::Exit, output::Output, progress::Progress};
 
-/// Whether a tool-like command stages (and so may create `.staged`) or only looks.
+/// Whether a command stages (and so may create `.staged`), serves a client (and creates it
+/// now), or only looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Effect {
+    /// Creates `.staged` only when it stages something, so an error before that (a missing
+    /// `--lang`, a bad pattern) leaves the workspace as it was.
     Stages,
+    /// Creates `.staged` at once: `staged mcp` (its token file) and `staged agent` (its
+    /// transcript) keep state whatever they stage.
+    Serves,
+    /// Never creates `.staged`.
     ReadOnly,
 }
 
@@ -43,7 +51,8 @@ pub(crate) fn run_tool<T: Tool + 'static>(
     print: impl FnOnce(&ToolResult, &Output) -> anyhow::Result<()>,
 ) -> anyhow::Result<Exit> {
     let ws = match effect {
-        Effect::Stages => context::open(global)?,
+        Effect::Stages => context::open_deferred(global)?,
+        Effect::Serves => context::open(global)?,
         Effect::ReadOnly => context::open_existing(global)?,
     };
     if let Some(paths) = params.get("paths").and_then(Value::as_array) {

@@ -4,14 +4,15 @@
 //! print the resolve block.
 
 use anyhow::{Context, bail};
-use staged_core::{JsonObject, MAX_REASON_CHARS, PendingId, ResolveAction, ResolveParams};
+use serde_json::{Value, json};
+use staged_core::{JsonObject, MAX_REASON_CHARS, ResolveAction, ResolveParams, ToolResult};
 use staged_journal::{FILES_EXTRA_KEY, HUNKS_EXTRA_KEY};
-use staged_render::{render_resolve_call, render_resolve_result};
-use staged_workspace::StaleDetails;
+use staged_render::render_resolve_result;
+use staged_workspace::{StaleDetails, WorkspaceSession};
 
 use crate::{
     args::{ActionArg, GlobalArgs, ResolveArgs},
-    cmd::{error_result, head, print_tool_json},
+    cmd::{error_result, head, ids, print_tool_json},
     context,
     exit::Exit,
     output::Output,
@@ -50,7 +51,14 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
         }
     }
     let ws = context::open_existing(global)?;
-    let mut expected = args.id.clone().map(PendingId::from_string);
+    // `--id` may be a short form (`3`, `ast_edit:3`, `newest`); the guard compares full ids.
+    let mut expected = match &args.id {
+        Some(typed) => match ids::guard_id(ws.store().as_ref(), typed)? {
+            Some(id) => Some(id),
+            None => return no_such_preview(&ws, action, typed, &args.reason, out),
+        },
+        None => None,
+    };
     if picking {
         // An action that cannot apply part of itself would apply everything: refuse, and
         // resolve exactly the preview that was checked. With nothing pending, or another
@@ -74,35 +82,138 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
             let picked =
                 pick::extra_of(&parts, &only, &args.only, &except, &args.except, head.id.as_str())?;
             if let Some(picked) = picked {
-                extra.get_or_insert_with(Default::default).extend(picked);
+                extra.get_or_insert_with(JsonObject::new).extend(picked);
             }
             expected.get_or_insert(head.id);
         }
     }
+    // What the block names when the result's details do not: the preview resolved (the one
+    // `--id` named, else the head now; a failed apply keeps it on top, which is checked after).
+    let before = match &expected {
+        Some(id) => ids::find_pending(ws.store().as_ref(), id.as_str())?,
+        None => match ws.store().head_summary().map_err(|err| anyhow::anyhow!("{err}"))? {
+            Some(head) => ids::Found::One(head),
+            None => ids::Found::Nothing,
+        },
+    };
     let params = ResolveParams { action, reason: args.reason.clone(), extra };
     let session = ws.session().clone();
+    let guard = expected.clone();
     let result = context::block_on(|cancel| async move {
-        match expected {
+        match guard {
             Some(id) => session.resolve_expected(params, &id, &cancel).await,
             None => session.resolve(params, &cancel).await,
         }
     })?
     .unwrap_or_else(|err| error_result(&err));
+    let head_after = head(&ws);
     if out.json {
-        print_tool_json(out, &result, head(&ws).as_ref())?;
-    } else {
-        out.styled_line(&render_resolve_call(action, &args.reason, &out.render))?;
-        out.styled_line(&render_resolve_result(
-            result.details.as_ref(),
-            result.is_error,
-            &out.render,
-        ))?;
-        out.line(&result.text_content())?;
-        if let Some(command) = restage_command(result.details.as_ref(), ws.workspace().root()) {
-            out.line(&format!("To stage it again: {command}"))?;
+        print_tool_json(out, &result, head_after.as_ref())?;
+        return Ok(if result.is_error { Exit::ToolError } else { Exit::Success });
+    }
+    // A failed apply keeps its preview on top under the same id: then the label read before
+    // is the one that failed. Otherwise the result's own details say what was resolved.
+    // `--id` names the preview whatever happened; without it, the head read before is the one
+    // resolved unless another process pushed meanwhile (then the result's details tell).
+    let label = match (&before, &head_after) {
+        (ids::Found::One(summary), _) if expected.is_some() => Some(summary.label.clone()),
+        (ids::Found::One(summary), Some((id, _))) if *id == summary.id => {
+            Some(summary.label.clone())
         }
+        (ids::Found::One(summary), _) if !result.is_error => Some(summary.label.clone()),
+        (ids::Found::Nothing, _) => match &expected {
+            None => Some(NOTHING_PENDING.to_owned()),
+            Some(id) => Some(format!("{id} (not pending)")),
+        },
+        _ => None,
+    };
+    print_outcome(out, &result, action, &args.reason, label.as_deref())?;
+    if let Some(command) = restage_command(result.details.as_ref(), ws.workspace().root()) {
+        out.line(&format!("To stage it again: {command}"))?;
     }
     Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
+}
+
+/// What the block names when nothing was pending.
+const NOTHING_PENDING: &str = "nothing pending";
+
+/// For a person: the outcome block, which says the reason, then the result's text without it.
+/// The person typed the command, so there is no call line; a model (`--json`, MCP, the agent's
+/// transcript) gets the result's text unchanged.
+fn print_outcome(
+    out: &Output,
+    result: &ToolResult,
+    action: ResolveAction,
+    reason: &str,
+    label: Option<&str>,
+) -> anyhow::Result<()> {
+    let details = shown_details(result.details.as_ref(), action, reason, label);
+    out.styled_line(&render_resolve_result(Some(&details), result.is_error, &out.render))?;
+    out.line(&without_reason(&result.text_content(), reason))?;
+    Ok(())
+}
+
+/// The details the block is drawn from: the result's, with the action, the reason given and
+/// the preview's label filled in where they say none (a passed-through tool error keeps only
+/// its own details, so the block would read `Failed: pending action` / `No reason provided`).
+pub(crate) fn shown_details(
+    details: Option<&Value>,
+    action: ResolveAction,
+    reason: &str,
+    label: Option<&str>,
+) -> Value {
+    let mut shown = details.filter(|d| d.is_object()).cloned().unwrap_or_else(|| json!({}));
+    let has = |shown: &Value, key: &str| {
+        shown.get(key).and_then(Value::as_str).is_some_and(|v| !v.trim().is_empty())
+    };
+    if !has(&shown, "action") {
+        shown["action"] = json!(action.as_str());
+    }
+    if !has(&shown, "reason") {
+        shown["reason"] = json!(reason);
+    }
+    if let Some(label) = label.filter(|_| !has(&shown, "label")) {
+        shown["label"] = json!(label);
+    }
+    shown
+}
+
+/// `text` without a closing `Reason: <reason>` that repeats what the block shows
+/// (`Discarded: <label>. Reason: <reason>`, a plugin's `Renamed. Reason: <reason>`).
+pub(crate) fn without_reason(text: &str, reason: &str) -> String {
+    let reason = reason.trim();
+    let trimmed = text.trim_end();
+    if reason.is_empty() {
+        return trimmed.to_owned();
+    }
+    match trimmed.strip_suffix(reason).and_then(|rest| rest.strip_suffix("Reason: ")) {
+        Some(rest) if !rest.trim().is_empty() => rest.trim_end().to_owned(),
+        _ => trimmed.to_owned(),
+    }
+}
+
+/// What `--id` named no pending preview: nothing is resolved (exit 1, as for an id that is
+/// not the newest), and the output says which previews there are.
+fn no_such_preview(
+    ws: &WorkspaceSession,
+    action: ResolveAction,
+    typed: &str,
+    reason: &str,
+    out: &Output,
+) -> anyhow::Result<Exit> {
+    let text = format!(
+        "No pending preview has id `{}`; nothing was applied or discarded. `staged pending` lists them.",
+        typed.trim()
+    );
+    let result =
+        ToolResult::error(text).with_details(json!({"action": action.as_str(), "reason": reason}));
+    if out.json {
+        print_tool_json(out, &result, head(ws).as_ref())?;
+    } else {
+        let label = format!("{} (not pending)", typed.trim());
+        print_outcome(out, &result, action, reason, Some(&label))?;
+    }
+    Ok(Exit::ToolError)
 }
 
 /// The shell command that stages a dropped (stale) `ast_edit` preview again, from the

@@ -1,4 +1,5 @@
-//! `staged show [ID] [--hunks]`: the full diff of a pending preview, the newest by default.
+//! `staged show [ID] [--hunks]`: the full diff of a pending preview, the newest by default. `ID`
+//! is a pending id or a short form of it (`3`, `ast_edit:3`, `newest`; see `cmd::ids`).
 //! On a terminal (or with `--hunks`) each hunk header is numbered as `staged resolve apply
 //! --only FILE:N` names it (`@@ -3,7 +3,7 @@ [hunk 2 of 3]`); text after a header's closing
 //! `@@` is free, so the output stays a diff `git apply` takes. Piped without `--hunks` the diff
@@ -13,7 +14,7 @@ use staged_render::escape_line;
 
 use crate::{
     args::{GlobalArgs, ShowArgs},
-    cmd::{age, age_seconds, timestamp},
+    cmd::{age, age_seconds, ids, timestamp},
     context,
     exit::Exit,
     output::Output,
@@ -24,15 +25,22 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow:
     let ws = context::open_existing(global)?;
     let store = ws.store();
     let entry = match &args.id {
-        Some(id) => match store
-            .list()
-            .map_err(|err| anyhow::anyhow!("{err}"))?
-            .into_iter()
-            .find(|entry| entry.id.as_str() == id)
-        {
-            Some(entry) => entry,
-            None => bail!("no pending preview has id `{id}` (see `staged pending`)"),
-        },
+        Some(typed) => {
+            let wanted = ids::pending(store.as_ref(), typed)?.id;
+            match store
+                .list()
+                .map_err(|err| anyhow::anyhow!("{err}"))?
+                .into_iter()
+                .find(|entry| entry.id == wanted)
+            {
+                Some(entry) => entry,
+                // Resolved between the two reads.
+                None => bail!(
+                    "{} is no longer pending (see `staged pending`)",
+                    escape_line(wanted.as_str())
+                ),
+            }
+        }
         None => match store.peek().map_err(|err| anyhow::anyhow!("{err}"))? {
             Some(entry) => entry,
             None => {

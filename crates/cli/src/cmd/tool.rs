@@ -1,10 +1,12 @@
 //! `staged tool NAME --args JSON`: calls one tool (a plugin's, or a built-in one) as a model
 //! would. A tool that stages a preview leaves it pending for `staged resolve`; the output is
-//! the tool's text, or with `--json` the object every tool-like command prints.
+//! the tool's text (then, when it staged a preview, the lines that apply or discard it, as
+//! `ast-edit` prints them), or with `--json` the object every tool-like command prints.
 
 use anyhow::{Context, bail};
 use serde_json::Value;
 use staged_core::RESOLVE_TOOL_NAME;
+use staged_render::escape_line;
 
 use crate::{
     args::{GlobalArgs, ToolArgs},
@@ -33,6 +35,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &ToolArgs, out: &Output) -> anyhow:
             ws.tools().iter().filter(|t| !t.hidden()).map(|t| t.name().to_owned()).collect();
         bail!("unknown tool `{}`; the tools here are: {}", args.name, names.join(", "));
     };
+    // A preview this call stages is the head afterwards, under an id that was not there.
+    let before = head(&ws).map(|(id, _)| id);
     let res =
         context::block_on_in(
             &runtime,
@@ -46,6 +50,21 @@ pub(crate) fn run(global: &GlobalArgs, args: &ToolArgs, out: &Output) -> anyhow:
                 print_tool_json(out, &result, head.as_ref())?;
             } else {
                 out.line(&result.text_content())?;
+                if let Some((id, label)) =
+                    head.as_ref().filter(|(id, _)| before.as_ref() != Some(id))
+                {
+                    // As `ast-edit` prints them: how to resolve what was just staged.
+                    out.line(&format!(
+                        "\nStaged {id}: {}. Nothing is written yet.",
+                        escape_line(label)
+                    ))?;
+                    out.line(&format!(
+                        "  apply:   staged resolve apply --id {id} --reason \"<why>\""
+                    ))?;
+                    out.line(&format!(
+                        "  discard: staged resolve discard --id {id} --reason \"<why>\""
+                    ))?;
+                }
             }
             Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
         }

@@ -1,46 +1,105 @@
 //! `staged tools`: the tools a model or an MCP client gets in this workspace, the plugins'
-//! included (their `_`-prefixed callbacks never are). Starts the plugins to list them.
+//! included (their `_`-prefixed callbacks never are), and `pending`, which only `staged mcp`
+//! serves. Starts the plugins to list them. Each row says where the tool comes from:
+//! `built-in`, `mcp` (served by `staged mcp` only), or the plugin (`plugin "refactor"`).
 //!
-//! `--json` prints `{"tools": [{"name", "label", "description", "source", "readOnly",
-//! "parameters"}], "loadErrors": [...]}`.
+//! `--json` prints `{"tools": [{"name", "label", "description", "source", "plugin",
+//! "readOnly", "hidden", "parameters"}], "loadErrors": [...]}`, where `source` is `built-in`,
+//! `mcp` or `plugin`, and `plugin` the plugin's name (null for the others).
 
-use serde_json::json;
+use serde_json::{Value, json};
+use staged_mcp::{PENDING_DESCRIPTION, PENDING_TOOL_LABEL, PENDING_TOOL_NAME, pending_schema};
+use staged_render::escape_line;
 
 use crate::{args::GlobalArgs, cmd::Effect, context, exit::Exit, output::Output};
+
+/// One row of the listing.
+struct Row {
+    name: String,
+    label: String,
+    description: String,
+    /// `built-in`, `mcp` or `plugin`.
+    source: &'static str,
+    /// The plugin's name, for a plugin tool.
+    plugin: Option<String>,
+    read_only: bool,
+    hidden: bool,
+    parameters: Value,
+}
 
 pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
     let runtime = context::runtime()?;
     let (ws, host) = context::open_with_plugins(global, &runtime, Effect::ReadOnly)?;
     runtime.block_on(host.shutdown());
-    let custom: Vec<&str> = ws.custom_tools().iter().map(|t| t.name()).collect();
-    let tools = ws.tools();
-    let source = |name: &str| {
-        if custom.contains(&name) { "plugin" } else { "built-in" }
-    };
+    let mut rows: Vec<Row> = ws
+        .tools()
+        .iter()
+        .map(|t| {
+            // An origin reads `plugin "<name>"`.
+            let plugin = ws.tool_origin(t.name()).map(|origin| {
+                origin
+                    .strip_prefix("plugin \"")
+                    .and_then(|o| o.strip_suffix('"'))
+                    .unwrap_or(origin)
+                    .to_owned()
+            });
+            Row {
+                name: t.name().to_owned(),
+                label: t.label().to_owned(),
+                description: t.description().to_owned(),
+                source: if plugin.is_some() { "plugin" } else { "built-in" },
+                plugin,
+                read_only: t.read_only(),
+                hidden: t.hidden(),
+                parameters: t.parameters(),
+            }
+        })
+        .collect();
+    // Served beside the others by `staged mcp`, before the hidden `resolve`.
+    let at = rows.iter().position(|r| r.hidden).unwrap_or(rows.len());
+    rows.insert(
+        at,
+        Row {
+            name: PENDING_TOOL_NAME.to_owned(),
+            label: PENDING_TOOL_LABEL.to_owned(),
+            description: PENDING_DESCRIPTION.to_owned(),
+            source: "mcp",
+            plugin: None,
+            read_only: true,
+            hidden: false,
+            parameters: pending_schema(),
+        },
+    );
     if out.json {
-        let rows: Vec<_> = tools
+        let tools: Vec<Value> = rows
             .iter()
-            .map(|t| {
+            .map(|r| {
                 json!({
-                    "name": t.name(),
-                    "label": t.label(),
-                    "description": t.description(),
-                    "source": source(t.name()),
-                    "readOnly": t.read_only(),
-                    "hidden": t.hidden(),
-                    "parameters": t.parameters(),
+                    "name": r.name,
+                    "label": r.label,
+                    "description": r.description,
+                    "source": r.source,
+                    "plugin": r.plugin,
+                    "readOnly": r.read_only,
+                    "hidden": r.hidden,
+                    "parameters": r.parameters,
                 })
             })
             .collect();
         let errors: Vec<String> = ws.load_errors().iter().map(ToString::to_string).collect();
-        out.json_line(&json!({"tools": rows, "loadErrors": errors}))?;
+        out.json_line(&json!({"tools": tools, "loadErrors": errors}))?;
         return Ok(Exit::Success);
     }
-    let width = tools.iter().map(|t| t.name().chars().count()).max().unwrap_or(0);
-    for tool in &tools {
-        let summary = tool.description().lines().next().unwrap_or_default();
-        let kind = if tool.hidden() { "hidden" } else { source(tool.name()) };
-        out.line(&format!("{:<width$}  {kind:<8}  {summary}", tool.name()))?;
+    let kind = |r: &Row| match (&r.plugin, r.hidden) {
+        (_, true) => "hidden".to_owned(),
+        (Some(plugin), false) => format!("plugin {}", escape_line(plugin)),
+        (None, false) => r.source.to_owned(),
+    };
+    let width = rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(0);
+    let kind_width = rows.iter().map(|r| kind(r).chars().count()).max().unwrap_or(0);
+    for row in &rows {
+        let summary = row.description.lines().next().unwrap_or_default();
+        out.line(&format!("{:<width$}  {:<kind_width$}  {summary}", row.name, kind(row)))?;
     }
     Ok(Exit::Success)
 }

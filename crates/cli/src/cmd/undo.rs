@@ -1,7 +1,9 @@
-//! `staged undo [ID] [--reason R]`: revert an entry of the resolve log (by default the newest
-//! applied one), without git. It writes only if every file is still byte-identical to what
-//! the entry wrote; otherwise it writes nothing and names the files that changed (exit 1).
-//! Undoing an undo redoes the change. `--json` prints the tool-result object
+//! `staged undo [ENTRY] [--reason R]`: revert an entry of the resolve log (by default the newest
+//! applied one that is not reverted yet, so a bare undo run again walks back one apply at a
+//! time), without git. It writes only if every file is still byte-identical to what the entry
+//! wrote; otherwise it writes nothing and names the files that changed (exit 1). Undoing an
+//! undo redoes the change; `staged redo` does that for the newest undo made since the last
+//! apply, walking forward when run again. `--json` prints the tool-result object
 //! `{"text", "isError", "details", "pending"}`.
 //!
 //! At a terminal (stdin and stderr both), it first shows the diff it will write and asks; `--yes`
@@ -10,17 +12,24 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Context, bail};
-use staged_core::{FrontEnd, ToolResult};
+use staged_core::{FrontEnd, ResolveLog, StoreError, ToolResult};
 use staged_workspace::WorkspaceSession;
 
 use crate::{
-    args::{GlobalArgs, UndoArgs},
+    args::{GlobalArgs, RedoArgs, UndoArgs},
     cmd::{error_result, head, log::find_entry, print_tool_json},
     context,
     diff::colorize,
     exit::Exit,
     output::{Output, escape_diff},
 };
+
+/// Which way a command goes: `undo` or `redo`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
+    Undo,
+    Redo,
+}
 
 pub(crate) fn run(global: &GlobalArgs, args: &UndoArgs, out: &Output) -> anyhow::Result<Exit> {
     let ws = context::open_existing(global)?;
@@ -36,10 +45,27 @@ pub(crate) fn run(global: &GlobalArgs, args: &UndoArgs, out: &Output) -> anyhow:
         }
         None => None,
     };
+    revert(&ws, Way::Undo, target, &args.reason, args.yes, out)
+}
+
+pub(crate) fn redo(global: &GlobalArgs, args: &RedoArgs, out: &Output) -> anyhow::Result<Exit> {
+    let ws = context::open_existing(global)?;
+    revert(&ws, Way::Redo, None, &args.reason, args.yes, out)
+}
+
+/// Reverts `target`, or the entry `way` picks by default, after asking at a terminal.
+fn revert(
+    ws: &WorkspaceSession,
+    way: Way,
+    target: Option<u64>,
+    reason: &str,
+    yes: bool,
+    out: &Output,
+) -> anyhow::Result<Exit> {
     let ask =
-        !args.yes && !out.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        !yes && !out.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let target = if ask {
-        match confirm(&ws, target, out)? {
+        match confirm(ws, way, target, out)? {
             Some(seq) => Some(seq),
             None => {
                 eprintln!("Nothing was written.");
@@ -50,31 +76,45 @@ pub(crate) fn run(global: &GlobalArgs, args: &UndoArgs, out: &Output) -> anyhow:
         target
     };
     let session = ws.session().clone();
-    let reason = args.reason.trim().to_owned();
+    let reason = reason.trim().to_owned();
     let result: ToolResult = context::block_on(|cancel| async move {
-        session.undo(target, &reason, &FrontEnd::Cli, &cancel).await
+        match (way, target) {
+            (_, Some(seq)) => session.undo(Some(seq), &reason, &FrontEnd::Cli, &cancel).await,
+            (Way::Undo, None) => session.undo(None, &reason, &FrontEnd::Cli, &cancel).await,
+            (Way::Redo, None) => session.redo(&reason, &FrontEnd::Cli, &cancel).await,
+        }
     })?
     .unwrap_or_else(|err| error_result(&err));
     if out.json {
-        print_tool_json(out, &result, head(&ws).as_ref())?;
+        print_tool_json(out, &result, head(ws).as_ref())?;
     } else {
         out.line(&result.text_content())?;
     }
     Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
 }
 
-/// Shows what undoing the entry (`target`, or the newest applied) writes and asks the person.
-/// `Some(entry)` to go on (with the entry shown, so a newer apply is not undone in its place),
-/// `None` when they said no. An entry that cannot be shown is left to the undo, which says why.
+/// The entry `way` reverts by default.
+fn default_target(log: &dyn ResolveLog, way: Way) -> Result<Option<u64>, StoreError> {
+    match way {
+        Way::Undo => log.newest_applied(),
+        Way::Redo => log.newest_undo(),
+    }
+}
+
+/// Shows what reverting the entry (`target`, or the one `way` picks) writes and asks the
+/// person. `Some(entry)` to go on (with the entry shown, so a newer apply is not reverted in
+/// its place), `None` when they said no. An entry that cannot be shown is left to the undo,
+/// which says why.
 fn confirm(
     ws: &WorkspaceSession,
+    way: Way,
     target: Option<u64>,
     out: &Output,
 ) -> anyhow::Result<Option<u64>> {
     let Some(log) = ws.store().log() else { return Ok(target) };
     let Some(seq) = (match target {
         Some(seq) => Some(seq),
-        None => log.newest_applied().map_err(|err| anyhow::anyhow!("{err}"))?,
+        None => default_target(log, way).map_err(|err| anyhow::anyhow!("{err}"))?,
     }) else {
         return Ok(target);
     };
@@ -85,11 +125,19 @@ fn confirm(
         // Not a built-in tool's entry, or one that cannot be undone: the undo says why.
         return Ok(Some(seq));
     };
+    let verb = match (way, entry.record.outcome) {
+        (_, staged_core::LogOutcome::Undone) => "Redo the change that log entry",
+        _ => "Undo log entry",
+    };
+    let what = match entry.record.outcome {
+        staged_core::LogOutcome::Undone => " undid",
+        _ => "",
+    };
     let mut err = std::io::stderr().lock();
     err.write_all(colorize(&escape_diff(&plan.diff), out.render.color).as_bytes())?;
     write!(
         err,
-        "\nUndo log entry {seq} ({})? This writes the diff above. [y/N] ",
+        "\n{verb} {seq}{what} ({})? This writes the diff above. [y/N] ",
         staged_render::escape_line(&entry.record.label)
     )?;
     err.flush()?;

@@ -347,3 +347,33 @@ fn a_hook_staged_preview_resolved_over_mcp_is_logged_as_the_hook() {
     let fronts: Vec<String> = logged(&session).into_iter().map(|(_, _, _, front)| front).collect();
     assert_eq!(fronts, ["mcp:claude-code", "review", "hook:claude-code"]);
 }
+
+#[test]
+fn a_bare_undo_walks_back_and_redo_walks_forward_until_a_new_apply() {
+    let session = Arc::new(Session::new(Arc::new(InMemoryStore::new())));
+    let applies = Arc::new(AtomicUsize::new(0));
+    session.register_undo("tool_a", Arc::new(CountingUndo(Arc::new(AtomicUsize::new(0)))));
+    let cancel = CancelToken::new();
+    for label in ["A", "B"] {
+        session
+            .push_pending_action(counting_action(label, "tool_a", Arc::clone(&applies)))
+            .unwrap();
+        block_on(session.resolve(ResolveParams::apply("yes"), &cancel)).unwrap();
+    }
+    // Entries 0 (A) and 1 (B) applied: undo reverts 1, then 0, then has nothing left.
+    let undo = || block_on(session.undo(None, "", &FrontEnd::Cli, &cancel));
+    let redo = || block_on(session.redo("", &FrontEnd::Cli, &cancel));
+    assert_eq!(undo().unwrap().text_content(), "reverted 1");
+    assert_eq!(undo().unwrap().text_content(), "reverted 0");
+    assert_eq!(undo().unwrap_err().message(), staged_core::NOTHING_TO_UNDO_TEXT);
+    // Redo reverts the newest undo (3, of A), then the one before (2, of B).
+    assert_eq!(redo().unwrap().text_content(), "reverted 3");
+    assert_eq!(redo().unwrap().text_content(), "reverted 2");
+    assert_eq!(redo().unwrap_err().message(), staged_core::NOTHING_TO_REDO_TEXT);
+    // Undo the redo of B (entry 5), then apply C: redo has nothing left to walk.
+    assert_eq!(undo().unwrap().text_content(), "reverted 5");
+    session.push_pending_action(counting_action("C", "tool_a", Arc::clone(&applies))).unwrap();
+    block_on(session.resolve(ResolveParams::apply("yes"), &cancel)).unwrap();
+    assert_eq!(redo().unwrap_err().message(), staged_core::NOTHING_TO_REDO_TEXT);
+    assert_eq!(undo().unwrap().text_content(), "reverted 7");
+}

@@ -46,7 +46,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
         .unwrap_or(staged_agent::DEFAULT_MAX_TURNS);
 
     let runtime = context::runtime()?;
-    let (ws, host) = context::open_with_plugins(global, &runtime, Effect::Stages)?;
+    let (ws, host) = context::open_with_plugins(global, &runtime, Effect::Serves)?;
     // The log records the loop's resolves as the agent's.
     ws.session().set_front_end(staged_core::FrontEnd::Agent);
     let person: Arc<dyn Supervisor> = Arc::new(person::TerminalPerson::new(out.clone()));
@@ -88,7 +88,27 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
     if let Some(message) = report.outcome.message() {
         eprintln!("error: {}", staged_render::escape_line(&message));
     }
+    if let Some(head) = still_pending(&report.outcome, &ws) {
+        eprintln!("{head}");
+    }
     Ok(exit_code(&report.outcome))
+}
+
+/// For a run that stopped with a preview still pending (an abort, `--max-turns`, Ctrl-C),
+/// what is pending and how a person resolves it. A failed apply's message says it already.
+fn still_pending(outcome: &RunOutcome, ws: &staged_workspace::WorkspaceSession) -> Option<String> {
+    if !matches!(
+        outcome,
+        RunOutcome::GateAborted(_) | RunOutcome::MaxTurns(_) | RunOutcome::Cancelled
+    ) {
+        return None;
+    }
+    let head = ws.store().head_summary().ok().flatten()?;
+    Some(format!(
+        "staged: the preview `{}` ({}) is still pending; nothing of it was written. Resolve it with `staged review`, or `staged resolve apply|discard --reason \"...\"`.",
+        staged_render::escape_line(&head.label),
+        staged_render::escape_line(head.id.as_str())
+    ))
 }
 
 /// 0 done; 1 the gate aborted, the run was interrupted or stopped early, or a failed apply is

@@ -5,6 +5,7 @@ use std::io::Write;
 
 use serde_json::Value;
 use staged_agent::AgentEvent;
+use staged_core::ResolveAction;
 use staged_render::{escape_text, render_resolve_call, render_resolve_result};
 
 use crate::output::Output;
@@ -16,11 +17,14 @@ pub(crate) struct Printer {
     out: Output,
     /// Whether streamed text left the cursor mid-line.
     mid_line: bool,
+    /// The `resolve` call whose call line is shown already (when it was made, so that it
+    /// comes before any question to the person, not after the answer).
+    call_shown: Option<String>,
 }
 
 impl Printer {
     pub(crate) fn new(out: Output) -> Self {
-        Self { out, mid_line: false }
+        Self { out, mid_line: false, call_shown: None }
     }
 
     /// Prints one event. A closed stdout is not an error worth stopping the run for: the run
@@ -87,12 +91,30 @@ impl Printer {
             AgentEvent::ToolChoiceRejected { message, .. } => self.note(&format!(
                 "the provider refused a forced tool_choice; retrying with auto ({message})"
             )),
+            AgentEvent::CallsSkipped { calls, .. } if calls.is_empty() => self.note(
+                "the model answered with text only while a preview is pending; it must resolve it first",
+            ),
             AgentEvent::CallsSkipped { calls, .. } => {
                 let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
                 self.note(&format!(
                     "skipped {} (resolve the pending preview first)",
                     names.join(", ")
                 ))
+            }
+            AgentEvent::ToolCall { id, name, arguments, .. } if name == "resolve" => {
+                // Shown now, before `--approve human` asks the person.
+                let action = arguments.get("action").and_then(Value::as_str).and_then(|a| {
+                    match a {
+                        "apply" => Some(ResolveAction::Apply),
+                        "discard" => Some(ResolveAction::Discard),
+                        _ => None,
+                    }
+                });
+                let Some(action) = action else { return Ok(()) };
+                let reason = arguments.get("reason").and_then(Value::as_str).unwrap_or_default();
+                self.call_shown = Some(id.clone());
+                let call = render_resolve_call(action, reason, &self.out.render);
+                self.styled_line(&call)
             }
             AgentEvent::ToolCall { name, arguments, .. } if name != "resolve" => {
                 let width = self.out.render.width.unwrap_or(100).saturating_sub(4).max(20);
@@ -116,10 +138,22 @@ impl Printer {
                 }
                 Ok(())
             }
-            AgentEvent::Resolve { action, reason, is_error, text, details, .. } => {
-                if let Some(action) = action {
-                    let call = render_resolve_call(*action, reason, &self.out.render);
+            AgentEvent::Resolve { id, action, reason, is_error, text, details, .. } => {
+                if let Some(action) = action.filter(|_| self.call_shown.as_ref() != Some(id)) {
+                    let call = render_resolve_call(action, reason, &self.out.render);
                     self.styled_line(&call)?;
+                }
+                self.call_shown = None;
+                if let Some(request) = plan_refinement(details.as_ref()).filter(|_| !*is_error) {
+                    // The person did not approve the plan: nothing was accepted, so there is
+                    // no `Accept` block, and the model's text is what it reads next.
+                    return if request.is_empty() {
+                        self.note("plan not approved; the model revises it")
+                    } else {
+                        self.note(&format!(
+                            "plan not approved; the model revises it (you asked for: {request})"
+                        ))
+                    };
                 }
                 let block = render_resolve_result(details.as_ref(), *is_error, &self.out.render);
                 self.styled_line(&block)?;
@@ -140,6 +174,19 @@ impl Printer {
             | AgentEvent::ThinkingDelta { .. } => Ok(()),
         }
     }
+}
+
+/// What the person asked to change in a plan they did not approve, read from a plan-mode
+/// `resolve` result (its details, or the source result's within them); `None` for any other
+/// result, an approved plan's included.
+fn plan_refinement(details: Option<&Value>) -> Option<String> {
+    let details = details?;
+    let plan = details.get("sourceResultDetails").filter(|d| d.is_object()).unwrap_or(details);
+    plan.get("planFilePath")?;
+    if plan.get("approved").and_then(Value::as_bool) != Some(false) {
+        return None;
+    }
+    Some(plan.get("refinement").and_then(Value::as_str).unwrap_or_default().trim().to_owned())
 }
 
 /// Arguments on one line, cut to `width` characters.
