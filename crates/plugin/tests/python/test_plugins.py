@@ -283,7 +283,7 @@ def test_callbacks_are_hidden_from_clients_and_cannot_be_called(ws):
     ws.trust()
     listed = ws.json("tools")
     names = [t["name"] for t in listed["tools"]]
-    assert names == ["ast_grep", "ast_edit", "edit", "write", "apply_patch", "stage_note", "echo", "resolve"], names
+    assert names == ["ast_grep", "ast_edit", "edit", "write", "apply_patch", "stage_note", "echo", "pending", "resolve"], names
     assert listed["loadErrors"] == []
     res = ws.run("tool", "_apply_note", "--args", "{}")
     assert res.returncode == 2 and "unknown tool `_apply_note`" in res.stderr, res.stderr
@@ -403,7 +403,7 @@ def test_load_errors_are_collected_and_the_rest_loads(ws):
     res = ws.run("--json", "tools")
     assert res.returncode == 0, res.stderr
     listed = json.loads(res.stdout)
-    assert [t["name"] for t in listed["tools"]] == ["ast_grep", "ast_edit", "edit", "write", "apply_patch", "stage_note", "echo", "stage_raw", "resolve"]
+    assert [t["name"] for t in listed["tools"]] == ["ast_grep", "ast_edit", "edit", "write", "apply_patch", "stage_note", "echo", "stage_raw", "pending", "resolve"]
     errors = listed["loadErrors"]
     expected = [
         'plugin "crash": Failed to load tool: plugin "crash" exited (exit status: 3) during the MCP handshake: cannot start',
