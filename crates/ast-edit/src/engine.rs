@@ -19,6 +19,7 @@ use std::{
 
 use staged_core::CancelToken;
 use staged_fs::RelPath;
+use tree_sitter::Tree;
 
 use crate::{
     AST_EDIT_TOOL_NAME, AstEditError, Edit, Lang, Workspace,
@@ -36,7 +37,7 @@ use crate::{
     parallel::par_fold_in_order,
     params::ValidatedEdit,
     scope::{Candidate, assign_languages, collect_for_lang},
-    source::{dispose, parse, parse_error_issue, read_text},
+    source::{dispose, edit_tree, parse_error_issue, parse_tree, read_text, root_of},
 };
 
 /// Knobs that change how much the engine keeps, and how it gets there; never which edits it
@@ -654,14 +655,18 @@ fn segment_edits(
     if active.is_empty() {
         return none;
     }
-    let (root, broken) = match parse(part, lang, place.display) {
-        Ok(parsed) => parsed,
-        Err(issue) => return Segment::Stop(Outcome::Issue(issue)),
+    let tree = match parse_tree(part, lang, None) {
+        Ok(tree) => tree,
+        Err(issue) => return Segment::Stop(Outcome::Issue(format!("{}: {issue}", place.display))),
     };
+    let broken = tree.root_node().has_error();
     if broken && !params.include_parse_errors {
-        dispose(root, candidate);
+        dispose(tree, candidate);
         return Segment::Stop(Outcome::ErrorSkipped(parse_error_issue(place.display)));
     }
+    // The root shares the tree's nodes; the tree is kept for parsing the text again
+    // incrementally after nested rewrites.
+    let root = root_of(part, lang, tree.clone());
     let mut found = Vec::new();
     let mut bad_utf8 = false;
     let mut skipped = 0usize;
@@ -688,17 +693,20 @@ fn segment_edits(
         });
         if let Err(why) = walked {
             dispose(root, candidate);
+            dispose(tree, candidate);
             return Segment::Stop(Outcome::Issue(format!("{}: {why}", place.display)));
         }
     }
     dispose(root, candidate);
     if bad_utf8 {
+        dispose(tree, candidate);
         return Segment::Stop(Outcome::Issue(format!(
             "{}: replacement text is not valid UTF-8",
             place.display
         )));
     }
-    match compose_edits(part, place, lang, rules, found) {
+    let composed = compose_edits(part, place, lang, rules, found, tree, candidate);
+    match composed {
         Ok((mut edits, notes)) => {
             for edit in &mut edits {
                 edit.start += place.base;
@@ -720,21 +728,28 @@ enum Stop {
 }
 
 /// The file's edits from its matches: nested matches composed (see [`crate::nesting`]), and
-/// the outer matches that had to be rewritten alone.
+/// the outer matches that had to be rewritten alone. `tree` is `text`'s syntax tree: each
+/// level of nesting is parsed again from it, incrementally.
 fn compose_edits(
     text: &str,
     place: &Place<'_>,
     lang: Lang,
     rules: &[Rule],
     found: Vec<Found>,
+    tree: Tree,
+    candidate: &Candidate,
 ) -> Result<(Vec<RawEdit>, Vec<NestedLeft>), Stop> {
-    let forest = plan(found).map_err(|crossing| {
-        Stop::Overlap(format!(
-            "{}\n- {}",
-            place.at(crossing.first.start),
-            place.at(crossing.second.start)
-        ))
-    })?;
+    let forest = match plan(found) {
+        Ok(forest) => forest,
+        Err(crossing) => {
+            dispose(tree, candidate);
+            return Err(Stop::Overlap(format!(
+                "{}\n- {}",
+                place.at(crossing.first.start),
+                place.at(crossing.second.start)
+            )));
+        }
+    };
     let mut changes: Vec<usize> = forest
         .kept
         .iter()
@@ -742,8 +757,24 @@ fn compose_edits(
         .collect();
     let mut nested = Vec::new();
     let finals: Vec<String> = if forest.nests() {
-        let composed = compose(text, &forest, &mut |now, wanted| rematch(now, wanted, lang, rules))
-            .map_err(|why| Stop::Issue(format!("{}: {why}", place.display)))?;
+        // The tree of the text as it is at the level being rewritten.
+        let mut current = Some(tree);
+        let composed = compose(text, &forest, &mut |level, wanted| {
+            let mut tree = current.take();
+            if let Some(tree) = &mut tree {
+                edit_tree(tree, level.before, level.splices);
+            }
+            let (res, fresh) = rematch(level.after, tree.as_ref(), wanted, lang, rules)?;
+            if let Some(old) = tree {
+                dispose(old, candidate);
+            }
+            current = Some(fresh);
+            Ok(res)
+        });
+        if let Some(tree) = current {
+            dispose(tree, candidate);
+        }
+        let composed = composed.map_err(|why| Stop::Issue(format!("{}: {why}", place.display)))?;
         if !composed.alone.is_empty() {
             nested = nested_left(place, text, rules, &forest, &composed.left, &composed.alone);
             for (i, left) in composed.left.iter().enumerate() {
@@ -754,6 +785,7 @@ fn compose_edits(
         }
         composed.finals
     } else {
+        dispose(tree, candidate);
         forest.roots().iter().map(|&(i, _)| forest.kept[i].replacement.clone()).collect()
     };
     let roots = forest.roots_weighted(&changes);
@@ -821,18 +853,22 @@ fn nested_left(
     res
 }
 
-/// ast-grep's replacement for each `wanted` match in `text`, parsed again: the match whose
+/// ast-grep's replacement for each `wanted` match in `text`, parsed again (incrementally, from
+/// `old`, the tree of the text before with this level's edits applied to it): the match whose
 /// range and rule are given, rewritten from the new tree (its captures hold the rewritten
 /// nested text); `None` for one that no longer matches there, or whose node now holds an
-/// error.
+/// error. Also gives the new tree, for the next level.
 fn rematch(
     text: &str,
+    old: Option<&Tree>,
     wanted: &[Rematch],
     lang: Lang,
     rules: &[Rule],
-) -> Result<Vec<Option<String>>, String> {
+) -> Result<(Vec<Option<String>>, Tree), String> {
     use ast_grep_core::matcher::MatcherExt;
-    let (root, _) = parse(text, lang, "the file after its nested rewrites")?;
+    let tree = parse_tree(text, lang, old)
+        .map_err(|err| format!("the file after its nested rewrites: {err}"))?;
+    let root = root_of(text, lang, tree.clone());
     let top = root.root();
     let mut res = Vec::with_capacity(wanted.len());
     for want in wanted {
@@ -863,7 +899,7 @@ fn rematch(
         }
         res.push(replacement);
     }
-    Ok(res)
+    Ok((res, tree))
 }
 
 /// A touched file's edits (normalised), with their lines and columns.
