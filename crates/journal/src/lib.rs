@@ -23,6 +23,7 @@ mod error;
 mod fingerprint;
 mod journal;
 mod lines;
+mod par;
 mod root;
 mod undo;
 
