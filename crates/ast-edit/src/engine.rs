@@ -96,6 +96,57 @@ pub struct EditPreview {
     pub nested_left: Vec<NestedLeft>,
     /// How the language was chosen, when `lang` was not given and the paths hold several.
     pub lang_choice: Option<LangChoice>,
+    /// The candidates as the walk found them, when it can prove an apply nothing changed.
+    pub(crate) scan: Option<Scan>,
+}
+
+/// What a preview's walk found, as one digest: each candidate's path and identity (device,
+/// inode, change time) and size. An apply whose walk gives the same digest finds every
+/// candidate as the preview read it (the kernel sets a file's change time on every write,
+/// and nobody can set it back), so the preview's edits are the ones a fresh search would
+/// make, and need not be searched for again.
+///
+/// A file changed less than [`RECENT`] before the walk could have been changed again within
+/// the same tick of the kernel's coarse clock without its change time moving (the "racily
+/// clean" files of git): then there is no scan, and an apply searches again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Scan {
+    pub(crate) digest: String,
+}
+
+/// How recent a change must be for a walk to prove nothing.
+const RECENT: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Scan {
+    /// The scan of `candidates`, listed by a walk that started at `started`; `None` when one
+    /// has no identity or changed less than [`RECENT`] before.
+    pub(crate) fn of(candidates: &[Candidate], started: std::time::SystemTime) -> Option<Scan> {
+        let since = started.checked_sub(RECENT)?.duration_since(std::time::UNIX_EPOCH).ok()?;
+        let mut hasher = Hasher::default();
+        for candidate in candidates {
+            let id = candidate.identity?;
+            let changed = std::time::Duration::new(
+                u64::try_from(id.ctime).ok()?,
+                u32::try_from(id.ctime_nsec).ok()?,
+            );
+            if changed >= since {
+                return None;
+            }
+            hasher.part(candidate.display.as_bytes());
+            hasher.part(candidate.rel.as_path().as_os_str().as_encoded_bytes());
+            for n in [
+                id.dev,
+                id.ino,
+                candidate.size,
+                changed.as_secs(),
+                u64::from(changed.subsec_nanos()),
+            ] {
+                hasher.part(&n.to_le_bytes());
+            }
+            hasher.part(&[u8::from(candidate.explicit)]);
+        }
+        Some(Scan { digest: hasher.finish() })
+    }
 }
 
 /// Which cap cut a preview, and its value.
@@ -254,7 +305,9 @@ pub fn compute_preview_with(
     options: EngineOptions,
     cancel: Option<&CancelToken>,
 ) -> Result<EditPreview, AstEditError> {
+    let started = std::time::SystemTime::now();
     let candidates = collect_for_lang(workspace, &params.paths, params.lang)?;
+    let scan = Scan::of(&candidates, started);
     let (lang, candidates, lang_choice) = select_language(params, candidates)?;
     let mut parse_errors = Vec::new();
     let rules: Vec<(String, Option<String>)> =
@@ -282,6 +335,7 @@ pub fn compute_preview_with(
         error_files: Vec::new(),
         nested_left: Vec::new(),
         lang_choice,
+        scan,
     };
     if rules.is_empty() {
         return Ok(preview);
@@ -902,12 +956,40 @@ fn rematch(
     Ok((res, tree))
 }
 
-/// A touched file's edits (normalised), with their lines and columns.
-fn build_file(candidate: &Candidate, original: &str, raw: Vec<RawEdit>) -> FileEdits {
+/// A touched file whose edits an apply replays (see `action::Replay`): `raw` made on
+/// `original` (the bytes read, with that fingerprint), with the diff and contents `options`
+/// ask for; `None` unless the edits are sorted, apart, and inside the text on character
+/// boundaries.
+pub(crate) fn replayed_file(
+    display: &str,
+    rel: RelPath,
+    fingerprint: String,
+    original: String,
+    raw: Vec<RawEdit>,
+    options: EngineOptions,
+) -> Option<FileEdits> {
+    let mut last = 0;
+    for edit in &raw {
+        if edit.start < last
+            || edit.end < edit.start
+            || original.get(edit.start..edit.end).is_none()
+        {
+            return None;
+        }
+        last = edit.end;
+    }
+    let edits = positioned(&original, raw);
+    let mut file =
+        FileEdits { path: display.to_owned(), rel, fingerprint, edits, diff: None, contents: None };
+    finish_file(&mut file, original, options).ok()?;
+    Some(file)
+}
+
+/// Edits with their replaced text, lines and columns.
+fn positioned(original: &str, raw: Vec<RawEdit>) -> Vec<Edit> {
     let index = LineIndex::new(original);
     let mut cursor = PositionCursor::new(&index);
-    let edits = raw
-        .into_iter()
+    raw.into_iter()
         .map(|r| {
             let (start_line, start_column) = cursor.position(r.start);
             let (end_line, end_column) = cursor.position(r.end);
@@ -923,12 +1005,16 @@ fn build_file(candidate: &Candidate, original: &str, raw: Vec<RawEdit>) -> FileE
                 replacements: r.replacements,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// A touched file's edits (normalised), with their lines and columns.
+fn build_file(candidate: &Candidate, original: &str, raw: Vec<RawEdit>) -> FileEdits {
     FileEdits {
         path: candidate.display.clone(),
         rel: candidate.rel.clone(),
         fingerprint: fingerprint(original.as_bytes()),
-        edits,
+        edits: positioned(original, raw),
         diff: None,
         contents: None,
     }
