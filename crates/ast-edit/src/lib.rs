@@ -10,8 +10,8 @@
 //!
 //! The engine itself ([`compute_preview_with`]) is pure: it reads files and returns an
 //! [`EditPreview`]; only [`commit`] writes. An apply can write some of the preview's files
-//! and leave the rest pending (`extra.files`), and [`AstEditUndo`] reverts an apply recorded
-//! in the resolve log, through the same journal.
+//! and leave the rest pending (`extra.files`), and [`staged_journal::ChangeUndo`] reverts an
+//! apply recorded in the resolve log, through the same journal.
 
 #![deny(missing_docs)]
 

@@ -2,7 +2,7 @@
 //!
 //! Each reads the files it would change, computes the change (byte edits of the text read, a
 //! new file, a deleted or moved one), shows its diff, and stages it as one
-//! [`ChangeAction`](staged_journal::ChangeAction) on the session's stack. Nothing is written
+//! [`ChangeAction`] on the session's stack. Nothing is written
 //! until `resolve apply`, which checks that every file is still byte-identical to what the
 //! preview read (and every file to create still absent) and writes all of it or none through
 //! the journal. A file that a pending preview already changes cannot be staged again

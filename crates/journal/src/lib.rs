@@ -2,7 +2,7 @@
 //!
 //! - [`Workspace`]: the root every path is confined to (a `staged_fs::Root` directory handle),
 //!   and the state folder beside the files.
-//! - [`fingerprint`]: the SHA-256 a preview records of each file it read.
+//! - [`fingerprint()`]: the SHA-256 a preview records of each file it read.
 //! - [`file_diff`] and [`DiffHeader`]: unified diffs from byte-range edits, in linear time, in
 //!   the form `git apply` takes, new, deleted and renamed files included.
 //! - [`commit`] and [`recover`]: the journal. A commit replaces, creates and deletes files
