@@ -21,6 +21,13 @@ use staged_ast_edit::{
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// And its options (see crates/cli/src/main.rs: freed pages go back after 250 ms, not 10 s).
+#[cfg(all(not(target_env = "msvc"), target_os = "linux"))]
+#[allow(unsafe_code, non_upper_case_globals)]
+// SAFETY: as in crates/cli/src/main.rs: jemalloc reads this NUL-terminated string once.
+#[unsafe(export_name = "malloc_conf")]
+static malloc_conf: &u8 = &b"dirty_decay_ms:250,muzzy_decay_ms:0\0"[0];
+
 struct Args {
     pattern: String,
     rewrite: String,

@@ -28,19 +28,23 @@ use staged_journal::{
 };
 
 use crate::{
-    AstEditError, AstEditParams, EditPreview, EngineOptions, FileEdits, LeftOut, Workspace,
-    compute_preview_with,
+    AstEditError, AstEditParams, EditPreview, EngineOptions, FileEdits, Lang, LeftOut, RawEdit,
+    ValidatedEdit, Workspace, compute_preview_with,
     details::StaleDetails,
+    engine::{Scan, replayed_file},
     fingerprint::fingerprint,
     journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit_with},
     render::{ArgNames, capped_label, file_replacements, left_out_json, plural, preview_details},
+    scope::collect_for_lang,
 };
 
 /// The name of the tool that stages these actions.
 pub const AST_EDIT_TOOL_NAME: &str = "ast_edit";
 
-/// The payload format version.
-const PAYLOAD_VERSION: u64 = 1;
+/// The payload format version: 2 adds the preview's edits and walk ([`Replay`]); 1 is still
+/// read (its apply searches again).
+const PAYLOAD_VERSION: u64 = 2;
+const OLDEST_PAYLOAD_VERSION: u64 = 1;
 
 /// What the preview saw in one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +102,53 @@ pub struct AstEditAction {
     names: ArgNames,
     label: String,
     details: Value,
+    /// The preview's edits and walk, when its walk can prove at apply time that nothing
+    /// changed.
+    replay: Option<Arc<Replay>>,
+}
+
+/// What an apply needs to make a preview's edits without searching again: the digest of its
+/// walk (see `engine::Scan`), the language it used, how many files it searched, and the
+/// edits of each touched file, in the order of [`Expected::files`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Replay {
+    scan: String,
+    lang: String,
+    files_searched: usize,
+    /// Per touched file, each edit as `[start, end, replacements, text]`.
+    edits: Vec<Vec<(usize, usize, usize, String)>>,
+}
+
+impl Replay {
+    fn of(preview: &EditPreview) -> Option<Replay> {
+        let scan = preview.scan.as_ref()?;
+        Some(Replay {
+            scan: scan.digest.clone(),
+            lang: preview.lang.name().to_owned(),
+            files_searched: preview.files_searched,
+            edits: preview
+                .files
+                .iter()
+                .map(|f| {
+                    f.edits
+                        .iter()
+                        .map(|e| (e.byte_start, e.byte_end, e.replacements, e.after.clone()))
+                        .collect()
+                })
+                .collect(),
+        })
+    }
+}
+
+/// Why an apply cannot make its preview's edits as they are.
+enum Replayed {
+    /// They are made: the preview as a search would recompute it.
+    Made(EditPreview),
+    /// The walk differs (or there is nothing to replay): search again.
+    SearchAgain,
+    /// A touched file changed: the preview is stale.
+    Stale(String),
 }
 
 impl AstEditAction {
@@ -127,7 +178,8 @@ impl AstEditAction {
             left_out.as_ref(),
             names,
         );
-        AstEditAction { workspace, params, expected, left_out, names, label, details }
+        let replay = Replay::of(preview).map(Arc::new);
+        AstEditAction { workspace, params, expected, left_out, names, label, details, replay }
     }
 
     /// Rebuilds an action from [`PendingAction::payload`] output.
@@ -148,6 +200,13 @@ impl AstEditAction {
             )));
         }
         payload.params.validate()?;
+        if let Some(replay) = &payload.replay
+            && replay.edits.len() != payload.expected.files.len()
+        {
+            return Err(AstEditError::InvalidPayload(
+                "the replayed edits do not match the expected files".to_owned(),
+            ));
+        }
         for file in &payload.expected.files {
             workspace
                 .rel(&file.path)
@@ -167,6 +226,7 @@ impl AstEditAction {
             names: payload.names,
             label,
             details: payload.details.unwrap_or_else(|| json!({})),
+            replay: payload.replay.map(Arc::new),
         })
     }
 
@@ -252,9 +312,6 @@ impl AstEditAction {
                 "a partial apply needs the pending stack, to keep the rest of the preview on it",
             ));
         }
-        if let Some(drifted) = self.first_drifted_file() {
-            return Ok(self.stale(&format!("{drifted} changed since the preview")));
-        }
         let validated = match self.params.validate() {
             Ok(v) => v,
             Err(err) => return Ok(self.stale(&err.to_string())),
@@ -262,12 +319,22 @@ impl AstEditAction {
         // A partial apply records the diffs of the files it writes and keeps those of the
         // rest; a whole apply's diff is the preview's own.
         let options = if partial { EngineOptions::default() } else { EngineOptions::apply() };
-        let mut preview =
-            match compute_preview_with(&self.workspace, &validated, options, Some(cancel)) {
-                Ok(p) => p,
-                Err(AstEditError::Cancelled) => return Err(ActionError::Cancelled),
-                Err(err) => return Ok(self.stale(&err.to_string())),
-            };
+        let mut preview = match self.replay(&validated, options) {
+            Replayed::Made(preview) => preview,
+            Replayed::Stale(drifted) => {
+                return Ok(self.stale(&format!("{drifted} changed since the preview")));
+            }
+            Replayed::SearchAgain => {
+                if let Some(drifted) = self.first_drifted_file() {
+                    return Ok(self.stale(&format!("{drifted} changed since the preview")));
+                }
+                match compute_preview_with(&self.workspace, &validated, options, Some(cancel)) {
+                    Ok(p) => p,
+                    Err(AstEditError::Cancelled) => return Err(ActionError::Cancelled),
+                    Err(err) => return Ok(self.stale(&err.to_string())),
+                }
+            }
+        };
         if Expected::of(&preview) != self.expected {
             return Ok(self.stale("the recomputed edits differ from the preview"));
         }
@@ -441,6 +508,7 @@ impl AstEditAction {
             error_files: Vec::new(),
             nested_left: Vec::new(),
             lang_choice: None,
+            scan: None,
         };
         let mut params = self.params.clone();
         params.paths = rest.files.iter().map(|f| glob_escape(&f.path)).collect();
@@ -450,7 +518,80 @@ impl AstEditAction {
             params.limit = Some(rest.total_replacements() as f64);
         }
         let details = preview_details(&rest);
+        let mut rest = rest;
+        // The files left are not written by this apply: as they are now, they prove what an
+        // apply of the rest would find.
+        if let Ok(validated) = params.validate()
+            && let Ok(candidates) =
+                collect_for_lang(&self.workspace, &validated.paths, validated.lang)
+        {
+            rest.scan = Scan::of(&candidates, std::time::SystemTime::now());
+            rest.files_searched = candidates.len();
+        }
         AstEditAction::named(self.workspace.clone(), params, &rest, details, self.names)
+    }
+
+    /// The preview again without a search, when the walk finds every candidate as the
+    /// preview's walk did (see `engine::Scan`): each touched file is read, must have the
+    /// fingerprint the preview read, and gets the preview's edits. What a search would find
+    /// is then what the preview found, so the stale check that follows compares the same
+    /// things. Anything unexpected in the recorded edits means a search.
+    fn replay(&self, validated: &ValidatedEdit, options: EngineOptions) -> Replayed {
+        let Some(replay) = &self.replay else { return Replayed::SearchAgain };
+        let Ok(lang) = Lang::parse(&replay.lang) else { return Replayed::SearchAgain };
+        let started = std::time::SystemTime::now();
+        let Ok(candidates) = collect_for_lang(&self.workspace, &validated.paths, validated.lang)
+        else {
+            return Replayed::SearchAgain;
+        };
+        if Scan::of(&candidates, started).is_none_or(|scan| scan.digest != replay.scan) {
+            return Replayed::SearchAgain;
+        }
+        let mut files = Vec::with_capacity(self.expected.files.len());
+        for (expected, edits) in self.expected.files.iter().zip(&replay.edits) {
+            let read = self.workspace.rel(&expected.path).ok().and_then(|rel| {
+                let bytes = self.workspace.fs().read(&rel).ok()?;
+                Some((rel, bytes))
+            });
+            let Some((rel, bytes)) = read else { return Replayed::Stale(expected.path.clone()) };
+            if fingerprint(&bytes) != expected.fingerprint {
+                return Replayed::Stale(expected.path.clone());
+            }
+            let Ok(original) = String::from_utf8(bytes) else { return Replayed::SearchAgain };
+            let raw = edits
+                .iter()
+                .map(|(start, end, replacements, text)| RawEdit {
+                    start: *start,
+                    end: *end,
+                    text: text.clone(),
+                    replacements: *replacements,
+                })
+                .collect();
+            let Some(file) = replayed_file(
+                &expected.path,
+                rel,
+                expected.fingerprint.clone(),
+                original,
+                raw,
+                options,
+            ) else {
+                return Replayed::SearchAgain;
+            };
+            files.push(file);
+        }
+        Replayed::Made(EditPreview {
+            lang,
+            files,
+            files_searched: replay.files_searched,
+            limit_reached: self.left_out.is_some(),
+            left_out: self.left_out,
+            parse_errors: Vec::new(),
+            error_files_skipped: 0,
+            error_files: Vec::new(),
+            nested_left: Vec::new(),
+            lang_choice: None,
+            scan: None,
+        })
     }
 
     fn first_drifted_file(&self) -> Option<String> {
@@ -528,6 +669,7 @@ impl PendingAction for AstEditAction {
             left_out: self.left_out,
             names: self.names,
             details: Some(self.details.clone()),
+            replay: self.replay.as_deref().cloned(),
         };
         serde_json::to_value(payload).ok()
     }
@@ -689,6 +831,9 @@ struct AstEditPayload {
     /// The preview's details, for listings.
     #[serde(default)]
     details: Option<Value>,
+    /// The preview's edits and walk (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replay: Option<Replay>,
 }
 
 /// Keys earlier builds wrote (copies of `params`), ignored when read.
@@ -700,7 +845,8 @@ impl AstEditPayload {
         if payload.get("tool").and_then(Value::as_str) != Some(AST_EDIT_TOOL_NAME) {
             return Err(bad("not an ast_edit payload".to_owned()));
         }
-        if payload.get("version").and_then(Value::as_u64) != Some(PAYLOAD_VERSION) {
+        let version = payload.get("version").and_then(Value::as_u64);
+        if !version.is_some_and(|v| (OLDEST_PAYLOAD_VERSION..=PAYLOAD_VERSION).contains(&v)) {
             return Err(bad("unsupported payload version".to_owned()));
         }
         let mut payload = payload.clone();

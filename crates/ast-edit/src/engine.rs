@@ -19,6 +19,7 @@ use std::{
 
 use staged_core::CancelToken;
 use staged_fs::RelPath;
+use tree_sitter::Tree;
 
 use crate::{
     AST_EDIT_TOOL_NAME, AstEditError, Edit, Lang, Workspace,
@@ -36,7 +37,7 @@ use crate::{
     parallel::par_fold_in_order,
     params::ValidatedEdit,
     scope::{Candidate, assign_languages, collect_for_lang},
-    source::{dispose, parse, parse_error_issue, read_text},
+    source::{dispose, edit_tree, parse_error_issue, parse_tree, read_text, root_of},
 };
 
 /// Knobs that change how much the engine keeps, and how it gets there; never which edits it
@@ -95,6 +96,57 @@ pub struct EditPreview {
     pub nested_left: Vec<NestedLeft>,
     /// How the language was chosen, when `lang` was not given and the paths hold several.
     pub lang_choice: Option<LangChoice>,
+    /// The candidates as the walk found them, when it can prove an apply nothing changed.
+    pub(crate) scan: Option<Scan>,
+}
+
+/// What a preview's walk found, as one digest: each candidate's path and identity (device,
+/// inode, change time) and size. An apply whose walk gives the same digest finds every
+/// candidate as the preview read it (the kernel sets a file's change time on every write,
+/// and nobody can set it back), so the preview's edits are the ones a fresh search would
+/// make, and need not be searched for again.
+///
+/// A file changed less than [`RECENT`] before the walk could have been changed again within
+/// the same tick of the kernel's coarse clock without its change time moving (the "racily
+/// clean" files of git): then there is no scan, and an apply searches again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Scan {
+    pub(crate) digest: String,
+}
+
+/// How recent a change must be for a walk to prove nothing.
+const RECENT: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Scan {
+    /// The scan of `candidates`, listed by a walk that started at `started`; `None` when one
+    /// has no identity or changed less than [`RECENT`] before.
+    pub(crate) fn of(candidates: &[Candidate], started: std::time::SystemTime) -> Option<Scan> {
+        let since = started.checked_sub(RECENT)?.duration_since(std::time::UNIX_EPOCH).ok()?;
+        let mut hasher = Hasher::default();
+        for candidate in candidates {
+            let id = candidate.identity?;
+            let changed = std::time::Duration::new(
+                u64::try_from(id.ctime).ok()?,
+                u32::try_from(id.ctime_nsec).ok()?,
+            );
+            if changed >= since {
+                return None;
+            }
+            hasher.part(candidate.display.as_bytes());
+            hasher.part(candidate.rel.as_path().as_os_str().as_encoded_bytes());
+            for n in [
+                id.dev,
+                id.ino,
+                candidate.size,
+                changed.as_secs(),
+                u64::from(changed.subsec_nanos()),
+            ] {
+                hasher.part(&n.to_le_bytes());
+            }
+            hasher.part(&[u8::from(candidate.explicit)]);
+        }
+        Some(Scan { digest: hasher.finish() })
+    }
 }
 
 /// Which cap cut a preview, and its value.
@@ -253,7 +305,9 @@ pub fn compute_preview_with(
     options: EngineOptions,
     cancel: Option<&CancelToken>,
 ) -> Result<EditPreview, AstEditError> {
+    let started = std::time::SystemTime::now();
     let candidates = collect_for_lang(workspace, &params.paths, params.lang)?;
+    let scan = Scan::of(&candidates, started);
     let (lang, candidates, lang_choice) = select_language(params, candidates)?;
     // A preview names its files in UTF-8 (the diff, the payload, the journal), so a file whose
     // name is not UTF-8 cannot be rewritten: it is reported, not skipped silently.
@@ -294,6 +348,7 @@ pub fn compute_preview_with(
         error_files: Vec::new(),
         nested_left: Vec::new(),
         lang_choice,
+        scan,
     };
     if rules.is_empty() {
         return Ok(preview);
@@ -667,14 +722,18 @@ fn segment_edits(
     if active.is_empty() {
         return none;
     }
-    let (root, broken) = match parse(part, lang, place.display) {
-        Ok(parsed) => parsed,
-        Err(issue) => return Segment::Stop(Outcome::Issue(issue)),
+    let tree = match parse_tree(part, lang, None) {
+        Ok(tree) => tree,
+        Err(issue) => return Segment::Stop(Outcome::Issue(format!("{}: {issue}", place.display))),
     };
+    let broken = tree.root_node().has_error();
     if broken && !params.include_parse_errors {
-        dispose(root, candidate);
+        dispose(tree, candidate);
         return Segment::Stop(Outcome::ErrorSkipped(parse_error_issue(place.display)));
     }
+    // The root shares the tree's nodes; the tree is kept for parsing the text again
+    // incrementally after nested rewrites.
+    let root = root_of(part, lang, tree.clone());
     let mut found = Vec::new();
     let mut bad_utf8 = false;
     let mut skipped = 0usize;
@@ -701,17 +760,20 @@ fn segment_edits(
         });
         if let Err(why) = walked {
             dispose(root, candidate);
+            dispose(tree, candidate);
             return Segment::Stop(Outcome::Issue(format!("{}: {why}", place.display)));
         }
     }
     dispose(root, candidate);
     if bad_utf8 {
+        dispose(tree, candidate);
         return Segment::Stop(Outcome::Issue(format!(
             "{}: replacement text is not valid UTF-8",
             place.display
         )));
     }
-    match compose_edits(part, place, lang, rules, found) {
+    let composed = compose_edits(part, place, lang, rules, found, tree, candidate);
+    match composed {
         Ok((mut edits, notes)) => {
             for edit in &mut edits {
                 edit.start += place.base;
@@ -733,21 +795,28 @@ enum Stop {
 }
 
 /// The file's edits from its matches: nested matches composed (see [`crate::nesting`]), and
-/// the outer matches that had to be rewritten alone.
+/// the outer matches that had to be rewritten alone. `tree` is `text`'s syntax tree: each
+/// level of nesting is parsed again from it, incrementally.
 fn compose_edits(
     text: &str,
     place: &Place<'_>,
     lang: Lang,
     rules: &[Rule],
     found: Vec<Found>,
+    tree: Tree,
+    candidate: &Candidate,
 ) -> Result<(Vec<RawEdit>, Vec<NestedLeft>), Stop> {
-    let forest = plan(found).map_err(|crossing| {
-        Stop::Overlap(format!(
-            "{}\n- {}",
-            place.at(crossing.first.start),
-            place.at(crossing.second.start)
-        ))
-    })?;
+    let forest = match plan(found) {
+        Ok(forest) => forest,
+        Err(crossing) => {
+            dispose(tree, candidate);
+            return Err(Stop::Overlap(format!(
+                "{}\n- {}",
+                place.at(crossing.first.start),
+                place.at(crossing.second.start)
+            )));
+        }
+    };
     let mut changes: Vec<usize> = forest
         .kept
         .iter()
@@ -755,8 +824,24 @@ fn compose_edits(
         .collect();
     let mut nested = Vec::new();
     let finals: Vec<String> = if forest.nests() {
-        let composed = compose(text, &forest, &mut |now, wanted| rematch(now, wanted, lang, rules))
-            .map_err(|why| Stop::Issue(format!("{}: {why}", place.display)))?;
+        // The tree of the text as it is at the level being rewritten.
+        let mut current = Some(tree);
+        let composed = compose(text, &forest, &mut |level, wanted| {
+            let mut tree = current.take();
+            if let Some(tree) = &mut tree {
+                edit_tree(tree, level.before, level.splices);
+            }
+            let (res, fresh) = rematch(level.after, tree.as_ref(), wanted, lang, rules)?;
+            if let Some(old) = tree {
+                dispose(old, candidate);
+            }
+            current = Some(fresh);
+            Ok(res)
+        });
+        if let Some(tree) = current {
+            dispose(tree, candidate);
+        }
+        let composed = composed.map_err(|why| Stop::Issue(format!("{}: {why}", place.display)))?;
         if !composed.alone.is_empty() {
             nested = nested_left(place, text, rules, &forest, &composed.left, &composed.alone);
             for (i, left) in composed.left.iter().enumerate() {
@@ -767,6 +852,7 @@ fn compose_edits(
         }
         composed.finals
     } else {
+        dispose(tree, candidate);
         forest.roots().iter().map(|&(i, _)| forest.kept[i].replacement.clone()).collect()
     };
     let roots = forest.roots_weighted(&changes);
@@ -834,18 +920,22 @@ fn nested_left(
     res
 }
 
-/// ast-grep's replacement for each `wanted` match in `text`, parsed again: the match whose
+/// ast-grep's replacement for each `wanted` match in `text`, parsed again (incrementally, from
+/// `old`, the tree of the text before with this level's edits applied to it): the match whose
 /// range and rule are given, rewritten from the new tree (its captures hold the rewritten
 /// nested text); `None` for one that no longer matches there, or whose node now holds an
-/// error.
+/// error. Also gives the new tree, for the next level.
 fn rematch(
     text: &str,
+    old: Option<&Tree>,
     wanted: &[Rematch],
     lang: Lang,
     rules: &[Rule],
-) -> Result<Vec<Option<String>>, String> {
+) -> Result<(Vec<Option<String>>, Tree), String> {
     use ast_grep_core::matcher::MatcherExt;
-    let (root, _) = parse(text, lang, "the file after its nested rewrites")?;
+    let tree = parse_tree(text, lang, old)
+        .map_err(|err| format!("the file after its nested rewrites: {err}"))?;
+    let root = root_of(text, lang, tree.clone());
     let top = root.root();
     let mut res = Vec::with_capacity(wanted.len());
     for want in wanted {
@@ -876,15 +966,43 @@ fn rematch(
         }
         res.push(replacement);
     }
-    Ok(res)
+    Ok((res, tree))
 }
 
-/// A touched file's edits (normalised), with their lines and columns.
-fn build_file(candidate: &Candidate, original: &str, raw: Vec<RawEdit>) -> FileEdits {
+/// A touched file whose edits an apply replays (see `action::Replay`): `raw` made on
+/// `original` (the bytes read, with that fingerprint), with the diff and contents `options`
+/// ask for; `None` unless the edits are sorted, apart, and inside the text on character
+/// boundaries.
+pub(crate) fn replayed_file(
+    display: &str,
+    rel: RelPath,
+    fingerprint: String,
+    original: String,
+    raw: Vec<RawEdit>,
+    options: EngineOptions,
+) -> Option<FileEdits> {
+    let mut last = 0;
+    for edit in &raw {
+        if edit.start < last
+            || edit.end < edit.start
+            || original.get(edit.start..edit.end).is_none()
+        {
+            return None;
+        }
+        last = edit.end;
+    }
+    let edits = positioned(&original, raw);
+    let mut file =
+        FileEdits { path: display.to_owned(), rel, fingerprint, edits, diff: None, contents: None };
+    finish_file(&mut file, original, options).ok()?;
+    Some(file)
+}
+
+/// Edits with their replaced text, lines and columns.
+fn positioned(original: &str, raw: Vec<RawEdit>) -> Vec<Edit> {
     let index = LineIndex::new(original);
     let mut cursor = PositionCursor::new(&index);
-    let edits = raw
-        .into_iter()
+    raw.into_iter()
         .map(|r| {
             let (start_line, start_column) = cursor.position(r.start);
             let (end_line, end_column) = cursor.position(r.end);
@@ -900,12 +1018,16 @@ fn build_file(candidate: &Candidate, original: &str, raw: Vec<RawEdit>) -> FileE
                 replacements: r.replacements,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// A touched file's edits (normalised), with their lines and columns.
+fn build_file(candidate: &Candidate, original: &str, raw: Vec<RawEdit>) -> FileEdits {
     FileEdits {
         path: candidate.display.clone(),
         rel: candidate.rel.clone(),
         fingerprint: fingerprint(original.as_bytes()),
-        edits,
+        edits: positioned(original, raw),
         diff: None,
         contents: None,
     }

@@ -15,7 +15,8 @@
 //! final text level by level: the innermost kept matches are applied to the file, the file is
 //! parsed again, and the matches one level up are rewritten by ast-grep from the new tree (so
 //! their captures hold the rewritten text, indented as ast-grep indents), until the outermost.
-//! A file is parsed once per level of nesting, and not at all when nothing nests.
+//! Each level is parsed again incrementally from the tree of the level below ([`Level`]), so
+//! only what the nested rewrites touched is parsed again; nothing is when nothing nests.
 //!
 //! An outer match that no longer matches once its nested matches are rewritten (its rewrite of
 //! a nested statement dropped the `;` the outer one needs, say) is rewritten alone, as ast-grep
@@ -163,10 +164,21 @@ pub(crate) const MAX_GROWTH: usize = 8;
 /// The size a small file may always grow to through nested rewrites.
 pub(crate) const MIN_LIMIT: usize = 1 << 20;
 
+/// One level of [`compose`]: the text before it, the nested rewrites it applies (sorted,
+/// disjoint ranges of `before`, each with its new text), and the text after them, in which
+/// the level's matches are rewritten again. A caller that kept `before`'s syntax tree parses
+/// `after` incrementally from it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Level<'a> {
+    pub(crate) before: &'a str,
+    pub(crate) splices: &'a [(Range<usize>, &'a str)],
+    pub(crate) after: &'a str,
+}
+
 /// Rewrites matches again from the text as it is at one level (see [`compose`]): each one's
 /// replacement, or `None` when it no longer matches there.
 pub(crate) type Rewrite<'a> =
-    dyn FnMut(&str, &[Rematch]) -> Result<Vec<Option<String>>, String> + 'a;
+    dyn FnMut(&Level<'_>, &[Rematch]) -> Result<Vec<Option<String>>, String> + 'a;
 
 /// What [`compose`] built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -244,13 +256,16 @@ pub(crate) fn compose(
         for range in ranges.iter_mut() {
             *range = map(range.start, false)..map(range.end, true);
         }
-        text = next;
         let at_level: Vec<usize> = (0..forest.kept.len()).filter(|&i| levels[i] == level).collect();
         let wanted: Vec<Rematch> = at_level
             .iter()
             .map(|&i| Rematch { rule: forest.kept[i].rule, range: ranges[i].clone() })
             .collect();
-        let fresh = rematch(&text, &wanted)?;
+        let splices: Vec<(Range<usize>, &str)> =
+            edits.iter().map(|(range, i)| (range.clone(), replacement[*i].as_str())).collect();
+        let fresh = rematch(&Level { before: &text, splices: &splices, after: &next }, &wanted)?;
+        drop(splices);
+        text = next;
         for (i, new) in at_level.into_iter().zip(fresh) {
             match new {
                 Some(new) => replacement[i] = new,
@@ -332,7 +347,8 @@ mod tests {
         let inner = found(0, 2..6, &[4..5], "c(x)");
         let forest = plan(vec![outer, inner]).unwrap();
         let mut seen = Vec::new();
-        let res = compose(text, &forest, &mut |now, wanted| {
+        let res = compose(text, &forest, &mut |level, wanted| {
+            let now = level.after;
             seen.push((now.to_owned(), wanted.to_vec()));
             Ok(wanted
                 .iter()
@@ -356,7 +372,8 @@ mod tests {
             found(0, 10..14, &[12..13], "gg(b)"),
         ];
         let forest = plan(matches).unwrap();
-        let res = compose(text, &forest, &mut |now, wanted| {
+        let res = compose(text, &forest, &mut |level, wanted| {
+            let now = level.after;
             assert_eq!(now, "f(gg(a)) f(gg(b))");
             Ok(wanted
                 .iter()
@@ -378,7 +395,8 @@ mod tests {
             found(0, 10..14, &[12..13], "F(b)"),
         ];
         let forest = plan(matches).unwrap();
-        let res = compose(text, &forest, &mut |now, wanted| {
+        let res = compose(text, &forest, &mut |level, wanted| {
+            let now = level.after;
             assert_eq!(now, "f(F(a)) f(F(b))");
             Ok(wanted
                 .iter()

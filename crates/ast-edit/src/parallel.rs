@@ -195,6 +195,7 @@ mod tests {
                 display: format!("f{i}"),
                 explicit: false,
                 size,
+                identity: None,
             })
             .collect()
     }

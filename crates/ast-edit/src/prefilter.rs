@@ -22,7 +22,14 @@
 //! `util.deprecate($$$A)`, `mem` and `forget` in `mem::forget($A)`) are matched by sibling
 //! candidate nodes, and ast-grep matches siblings in order, skipping only unnamed nodes and
 //! extras (comments) between them. So in a match, the text between the two leaves consists of
-//! whitespace, comments and unnamed tokens. [`Gap`] scans that text after every occurrence of
+//! whitespace, comments and unnamed tokens. The same holds across a node boundary: before the
+//! child that matches a pattern node's first child, a candidate holds only unnamed nodes and
+//! extras, so a sibling that starts with a leaf (after unnamed leaves) starts the pair's second
+//! text; and a node of a kind whose grammar rule ends with one mandatory symbol (a path or a
+//! member access, see `closed_kind`) ends with the leaf its last child matched, so in
+//! `std::mem::take($A)` the inner `std::mem` ends with `mem`, and `mem` and `take` are a pair
+//! too: the longer path prunes at least as well as its tail. (Other kinds may end with
+//! children that `smart` skips after the pattern's last one.) [`Gap`] scans that text after every occurrence of
 //! the first leaf: it steps over whitespace (Unicode too), comments in the language's syntax,
 //! ASCII punctuation, and words that occur in the name of one of the grammar's unnamed node
 //! kinds; it fails on any other word or character, and it gives up (assumes a match) where it
@@ -114,7 +121,7 @@ impl Needles {
             && KEYWORD_NEEDLE_LANGS.contains(&lang);
         let mut texts = Vec::new();
         let mut pairs = Vec::new();
-        collect(&pattern.node, &ts_lang, keywords, &mut texts, &mut pairs);
+        collect(&pattern.node, lang, &ts_lang, keywords, &mut texts, &mut pairs);
         pairs.dedup();
         pairs.truncate(4);
         let gap = (!pairs.is_empty()).then(|| Gap::of(lang, &ts_lang));
@@ -338,6 +345,7 @@ const KEYWORD_NEEDLE_LANGS: &[Lang] = &[
 
 fn collect(
     node: &PatternNode,
+    lang: Lang,
     ts_lang: &TSLanguage,
     keywords: bool,
     out: &mut Vec<Needle>,
@@ -369,10 +377,10 @@ fn collect(
                     after_ellipsis = true;
                 }
                 let keywords = keywords && !after_ellipsis;
-                if keywords && let Some(pair) = pair_at(children, i, ts_lang) {
+                if keywords && let Some(pair) = pair_at(children, i, lang, ts_lang) {
                     pairs.push(pair);
                 }
-                collect(child, ts_lang, keywords, out, pairs);
+                collect(child, lang, ts_lang, keywords, out, pairs);
             }
         }
     }
@@ -384,23 +392,75 @@ fn plain_needle<'t>(text: &'t str, kind_id: u16, ts_lang: &TSLanguage) -> Option
     (!is_comment && !text.trim().is_empty()).then_some(text)
 }
 
-/// The pair that `children[i]` starts: a needle leaf, then unnamed leaves only, then another
-/// needle leaf.
-fn pair_at(children: &[PatternNode], i: usize, ts_lang: &TSLanguage) -> Option<Pair> {
-    fn needle<'p>(node: &'p PatternNode, ts_lang: &TSLanguage) -> Option<&'p str> {
-        match node {
-            PatternNode::Terminal { text, is_named: true, kind_id } => {
-                plain_needle(text, *kind_id, ts_lang)
-            }
-            _ => None,
-        }
-    }
-    let first = needle(&children[i], ts_lang)?;
+/// The pair that `children[i]` ends and a later sibling starts: a needle leaf (or a node of a
+/// [`closed_kind`] that ends with one, as `std::mem` ends with `mem`), then unnamed leaves
+/// only, then another needle leaf (or a node that starts with one after unnamed leaves only).
+/// So `std::mem::take` gives `std mem` and `mem take`, and prunes at least as well as
+/// `mem::take`.
+fn pair_at(children: &[PatternNode], i: usize, lang: Lang, ts_lang: &TSLanguage) -> Option<Pair> {
+    let first = last_needle(&children[i], lang, ts_lang)?;
     let rest = &children[i + 1..];
     let next =
         rest.iter().position(|c| !matches!(c, PatternNode::Terminal { is_named: false, .. }))?;
-    let second = needle(&rest[next], ts_lang)?;
+    let second = first_needle(&rest[next], ts_lang)?;
     Some(Pair { first: first.to_owned(), second: second.to_owned() })
+}
+
+/// The text of a needle leaf.
+fn leaf_needle<'p>(node: &'p PatternNode, ts_lang: &TSLanguage) -> Option<&'p str> {
+    match node {
+        PatternNode::Terminal { text, is_named: true, kind_id } => {
+            plain_needle(text, *kind_id, ts_lang)
+        }
+        _ => None,
+    }
+}
+
+/// The needle leaf a candidate node matching `node` ends with: `node` itself, or the last
+/// child of a node of a [`closed_kind`], down to a leaf. (A candidate may have children after
+/// those its pattern node matched, which `smart` skips, except in a closed kind.)
+fn last_needle<'p>(node: &'p PatternNode, lang: Lang, ts_lang: &TSLanguage) -> Option<&'p str> {
+    match node {
+        PatternNode::Internal { kind_id, children }
+            if ts_lang.node_kind_for_id(*kind_id).is_some_and(|kind| closed_kind(lang, kind)) =>
+        {
+            last_needle(children.last()?, lang, ts_lang)
+        }
+        _ => leaf_needle(node, ts_lang),
+    }
+}
+
+/// The needle leaf a candidate node matching `node` starts with, after unnamed leaves only:
+/// `node` itself, or the first child of a node that is not an unnamed leaf, down to a leaf.
+/// (Before the child that matches a pattern node's first one, a candidate may hold only
+/// unnamed nodes and extras, which `smart` skips.)
+fn first_needle<'p>(node: &'p PatternNode, ts_lang: &TSLanguage) -> Option<&'p str> {
+    match node {
+        PatternNode::Internal { children, .. } => {
+            let first = children
+                .iter()
+                .find(|c| !matches!(c, PatternNode::Terminal { is_named: false, .. }))?;
+            first_needle(first, ts_lang)
+        }
+        _ => leaf_needle(node, ts_lang),
+    }
+}
+
+/// Node kinds whose every grammar rule (aliases included) ends with one mandatory symbol, so
+/// that the child a pattern's last child matches is the candidate's last (comments aside):
+/// paths and member accesses. Checked against the grammars of the pinned
+/// `ast-grep-language` by `bench/closed_kinds.py`.
+fn closed_kind(lang: Lang, kind: &str) -> bool {
+    let kinds: &[&str] = match lang {
+        Lang::Rust => &["scoped_identifier", "scoped_type_identifier", "field_expression"],
+        Lang::JavaScript => &["member_expression"],
+        Lang::TypeScript | Lang::Tsx => &["member_expression", "nested_type_identifier"],
+        Lang::Python => &["attribute"],
+        Lang::Go => &["selector_expression", "qualified_type"],
+        Lang::Java => &["field_access", "scoped_identifier", "scoped_type_identifier"],
+        _ => &[],
+    };
+    kinds.contains(&kind)
 }
 
 /// Whether `haystack[start..start + len]` touches no ASCII word character. (Only ASCII counts
@@ -530,5 +590,30 @@ mod tests {
             Strictness::Ast,
         );
         assert!(ast.pairs.is_empty());
+    }
+
+    #[test]
+    fn a_longer_path_has_the_pairs_of_its_tail() {
+        let pairs = |pattern: &str, lang| {
+            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart);
+            let mut found: Vec<String> =
+                needles.pairs.iter().map(|p| format!("{} {}", p.first, p.second)).collect();
+            found.sort();
+            found
+        };
+        assert_eq!(pairs("std::mem::take($A)", Lang::Rust), ["mem take", "std mem"]);
+        assert_eq!(pairs("a.b.c($A)", Lang::JavaScript), ["a b", "b c"]);
+        assert_eq!(pairs("a.b.c", Lang::TypeScript), ["a b", "b c"]);
+        assert_eq!(pairs("os.path.join($A)", Lang::Python), ["os path", "path join"]);
+        assert_eq!(pairs("x.y.z()", Lang::Go), ["x y", "y z"]);
+        assert_eq!(pairs("a.b.c()", Lang::Java), ["a b", "b c"]);
+        // A call's arguments end it: `f(x).y` has no pair `x y` (a call is not a closed kind).
+        assert!(!pairs("f(x).y", Lang::JavaScript).contains(&"x y".to_owned()));
+        // The tail is needed: `std::mem::take` prunes files that lack `mem::take`.
+        let rust = |text: &str| located("std::mem::take($A)", Lang::Rust, text);
+        assert!(rust("fn f() { std::mem::take(&mut x); }"));
+        assert!(rust("fn f() { std :: mem /* c */ :: take(&mut x); }"));
+        assert!(!rust("use std::mem; fn f() { mem::swap(a, b); x.take() }"));
+        assert!(!rust("fn f() { std::mem::swap(a, b); take(x) }"));
     }
 }

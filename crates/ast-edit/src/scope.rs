@@ -14,7 +14,7 @@ use std::{
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
-use staged_fs::{RelPath, Root};
+use staged_fs::{FileIdentity, RelPath, Root};
 
 use crate::{
     AstEditError, Lang, ModelAccess, Workspace, lang::Inferred, workspace::STATE_DIR_NAME,
@@ -33,6 +33,10 @@ pub struct Candidate {
     pub explicit: bool,
     /// Size in bytes when listed (used to schedule big files first).
     pub size: u64,
+    /// Which file it was when listed (device, inode, change time), if that could be read:
+    /// an apply that finds every candidate as it was need not search them again (see
+    /// `engine::Scan`).
+    pub(crate) identity: Option<FileIdentity>,
 }
 
 /// Files at least this big are started first, one at a time, and their syntax trees are freed
@@ -130,6 +134,7 @@ fn collect(
                     rel,
                     explicit: true,
                     size: meta.len(),
+                    identity: Some(FileIdentity::of_cap(&meta)),
                 });
             } else {
                 return Err(AstEditError::NotFileOrDirectory(entry.to_owned()));
@@ -285,12 +290,14 @@ fn walk(
             let Some(rel) = workspace.walked(path) else {
                 return WalkState::Continue;
             };
+            let meta = entry.metadata().ok();
             let candidate = Candidate {
                 root: workspace.fs().clone(),
                 display: rel.display(),
                 rel,
                 explicit: false,
-                size: entry.metadata().map_or(0, |m| m.len()),
+                size: meta.as_ref().map_or(0, std::fs::Metadata::len),
+                identity: meta.as_ref().map(FileIdentity::of),
             };
             if let Ok(mut found) = found.lock() {
                 found.push(candidate);

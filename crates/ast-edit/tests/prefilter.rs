@@ -364,11 +364,21 @@ const PAIR_CASES: &[KeywordCase] = &[
             "fn h() { mem // c\n ::forget(x); }",
             "use std::mem;",
             "fn i() { r#mem::forget(x); }",
+            "fn j() { std :: mem /* c */ :: forget(x); }",
+            "fn k() { std::mem\n    ::forget(x); }",
+            "fn l() { core::mem::forget(x); std::ptr::read(p); }",
+            "fn m() { std::mem::drop(x); mem::forget(y); }",
+            "fn n() { std::mem::take(&mut v).forget(); }",
+            "fn o() { a.b.forget(); let c = a.b; }",
+            "fn p() { std::mem/* a /* nested */ b */::forget(x); }",
         ],
         patterns: &[
             ("mem::forget($A)", "drop($A)"),
             ("std::mem::forget($A)", "core::mem::forget($A)"),
             ("mem::forget", "mem::drop"),
+            ("std::mem::take($A)", "core::mem::take($A)"),
+            ("$X.b.forget()", "$X.b.keep()"),
+            ("a.b.forget()", "a.b.keep()"),
         ],
     },
     KeywordCase {
@@ -377,6 +387,9 @@ const PAIR_CASES: &[KeywordCase] = &[
         footer: "",
         items: &[
             "os.path.join(a)",
+            "os . path . join(b)",
+            "x = os.path # c\ny = join",
+            "os.environ.join(c); path = 1",
             "x = os . path",
             "x = os.\\\n    path",
             "x = (os # c\n .path)",
@@ -391,6 +404,7 @@ const PAIR_CASES: &[KeywordCase] = &[
             ("os.path", "osp"),
             ("self.x = $V", "self.z = $V"),
             ("os.path.join($A)", "pjoin($A)"),
+            ("os.path.join", "pjoin"),
         ],
     },
     KeywordCase {
@@ -450,6 +464,12 @@ const JS_PAIR_ITEMS: &[&str] = &[
     "a\u{00A0}.b = 1;",
     "x = util['deprecate'](f);",
     "new util.deprecate(f);",
+    "a.b.c(1);",
+    "a . b /* c */ . c(2);",
+    "a.b\n  .c(3);",
+    "a.x.c(4); b.c(5);",
+    "a.b(6).c;",
+    "x.a.b.c(7);",
 ];
 
 const JS_PAIR_PATTERNS: &[(&str, &str)] = &[
@@ -457,6 +477,8 @@ const JS_PAIR_PATTERNS: &[(&str, &str)] = &[
     ("util.deprecate", "u.d"),
     ("a.b = $X", "a.c = $X"),
     ("util?.deprecate($F)", "util.deprecate($F)"),
+    ("a.b.c($A)", "abc($A)"),
+    ("$X.b.c($A)", "bc($X, $A)"),
 ];
 
 /// The pair needles really skip files: one where `util` and `deprecate` are apart is not

@@ -301,7 +301,8 @@ pub struct FileIdentity {
 }
 
 impl FileIdentity {
-    fn of(meta: &std::fs::Metadata) -> FileIdentity {
+    /// The identity of the file `meta` describes.
+    pub fn of(meta: &std::fs::Metadata) -> FileIdentity {
         use std::os::unix::fs::MetadataExt;
         FileIdentity {
             dev: meta.dev(),
@@ -311,7 +312,8 @@ impl FileIdentity {
         }
     }
 
-    fn of_cap(meta: &Metadata) -> FileIdentity {
+    /// The identity of the file `meta` (from a [`Root`] or a [`DirHandle`]) describes.
+    pub fn of_cap(meta: &Metadata) -> FileIdentity {
         use cap_std::fs::MetadataExt;
         FileIdentity {
             dev: meta.dev(),

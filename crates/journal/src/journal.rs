@@ -57,7 +57,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 use staged_fs::{DirHandle, FileIdentity, NewFileMode, RelPath};
 
-use crate::{JournalError, Workspace, fingerprint::fingerprint};
+use crate::{JournalError, Workspace, fingerprint::fingerprint, par};
 
 /// One file to replace with new contents, as `ast_edit` writes: a [`Step`] that keeps the
 /// file's mode.
@@ -377,11 +377,13 @@ pub fn commit_with(
     if let Some(prepare) = options.prepare.as_mut()
         && let Err(why) = prepare(&id)
     {
-        undo.roll_back(&targets, &[]);
+        undo.roll_back(&targets, &[], &[]);
         return Err(JournalError::Journal(why));
     }
-    let mut abandon = |targets: &[OpenTarget], folders: &[Folder]| {
-        undo.roll_back(targets, folders);
+    // Which targets have a temp file, for a roll back to delete.
+    let mut written = vec![false; targets.len()];
+    let mut abandon = |targets: &[OpenTarget], written: &[bool], folders: &[Folder]| {
+        undo.roll_back(targets, written, folders);
         if let Some(abandon) = options.abandon.as_mut() {
             abandon(&id);
         }
@@ -396,7 +398,7 @@ pub fn commit_with(
         match make_folder(workspace, dir, &folders) {
             Ok(folder) => folders.push(folder),
             Err(err) => {
-                abandon(&targets, &folders);
+                abandon(&targets, &written, &folders);
                 return Err(write_err(workspace, dir, &err));
             }
         }
@@ -409,11 +411,11 @@ pub fn commit_with(
             match found.map(|f| f.dir.try_clone()) {
                 Some(Ok(dir)) => targets[i].dir = Some(dir),
                 Some(Err(err)) => {
-                    abandon(&targets, &folders);
+                    abandon(&targets, &written, &folders);
                     return Err(write_err(workspace, &targets[i].rel, &err));
                 }
                 None => {
-                    abandon(&targets, &folders);
+                    abandon(&targets, &written, &folders);
                     return Err(JournalError::Journal(format!(
                         "the folder of {} was not made",
                         targets[i].display
@@ -422,28 +424,41 @@ pub fn commit_with(
             }
         }
     }
-    for (i, (target, step)) in targets.iter().zip(steps).enumerate() {
-        let (StepChange::Write { bytes, .. }, Some(dir)) = (&step.change, &target.dir) else {
-            continue;
+    // Every temp file, written and fsynced on several threads at once (see `par`): all of them
+    // are durable before the journal says `committed`.
+    let temps = par::try_map(targets.len(), par::IO_THREADS, |i| {
+        let (StepChange::Write { bytes, .. }, Some(dir)) = (&steps[i].change, &targets[i].dir)
+        else {
+            return Ok(None);
         };
-        let temp = temp_name(&target.name, &id, i);
-        match dir.create_new(&temp, bytes, &target.new_mode) {
-            Ok(identity) => journal.entries[i].temp = Some(identity.into()),
-            Err(err) => {
-                abandon(&targets[..i], &folders);
-                return Err(write_err(workspace, &target.rel, &err));
-            }
+        let temp = temp_name(&targets[i].name, &id, i);
+        dir.create_new(&temp, bytes, &targets[i].new_mode).map(Some)
+    });
+    let temps = match temps {
+        Ok(temps) => temps,
+        Err(failed) => {
+            // A temp that failed removed itself; only those written are deleted.
+            let written: Vec<bool> =
+                failed.done.iter().map(|d| matches!(d, Some(Some(_)))).collect();
+            abandon(&targets, &written, &folders);
+            return Err(write_err(workspace, &targets[failed.index].rel, &failed.error));
         }
-        observe(CommitStep::TempWritten(i));
+    };
+    for (i, identity) in temps.into_iter().enumerate() {
+        if let Some(identity) = identity {
+            journal.entries[i].temp = Some(identity.into());
+            written[i] = true;
+            observe(CommitStep::TempWritten(i));
+        }
     }
     if let Err(err) = sync_dirs(&targets, &folders) {
-        abandon(&targets, &folders);
+        abandon(&targets, &written, &folders);
         return Err(journal_err(workspace, &err));
     }
     let journal = Journal { state: JournalState::Committed, ..journal };
     if let Err(err) = store_journal(&journal_dir, &name, &journal) {
         // The journal still says `preparing` (the switch is one rename): roll back.
-        abandon(&targets, &folders);
+        abandon(&targets, &written, &folders);
         return Err(journal_err(workspace, &err));
     }
     observe(CommitStep::Committed);
@@ -462,7 +477,7 @@ pub fn commit_with(
                 let appeared = err.kind() == io::ErrorKind::AlreadyExists;
                 let uncommitted = undo.uncommit(&targets, &created, &journal);
                 if uncommitted {
-                    abandon(&targets, &folders);
+                    abandon(&targets, &written, &folders);
                 }
                 return Err(if appeared {
                     JournalError::Appeared(target.rel.display())
@@ -540,7 +555,16 @@ fn check_targets(workspace: &Workspace, steps: &[Step]) -> Result<Plan, JournalE
     let mut targets = Vec::with_capacity(steps.len());
     let mut modes: HashMap<RelPath, u32> = HashMap::new();
     let mut dirs = BTreeSet::new();
-    for step in steps {
+    // The files to compare, read and hashed on several threads at once (the expensive part);
+    // each step's verdict is then taken in order, so the error reported is the first one.
+    let found = par::try_map(steps.len(), par::cpu_threads(), |i| {
+        Ok(match &steps[i].expect {
+            Expect::Fingerprint(_) => Some(read_target(workspace, &steps[i].target)),
+            Expect::Absent => None,
+        })
+    })
+    .map_err(|failed| JournalError::Journal(failed.error.to_string()))?;
+    for (step, found) in steps.iter().zip(found) {
         let rel = &step.target;
         let Some(display) = rel.to_str().map(str::to_owned) else {
             return Err(write_err(
@@ -555,14 +579,11 @@ fn check_targets(workspace: &Workspace, steps: &[Step]) -> Result<Plan, JournalE
         let name = rel.file_name().to_owned();
         let (kind, dir, mode, victim) = match &step.expect {
             Expect::Fingerprint(expected) => {
-                let (dir, _) =
-                    workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, &err))?;
-                let (current, mode, identity) =
-                    read_with_mode(&dir, &name).map_err(|err| JournalError::Read {
-                        path: workspace.root().join(rel.as_path()),
-                        message: err.to_string(),
-                    })?;
-                if fingerprint(&current) != *expected {
+                let Some(found) = found else {
+                    return Err(JournalError::Journal(format!("{display} was not read")));
+                };
+                let ReadTarget { dir, fingerprint: current, mode, identity } = found?;
+                if current != *expected {
                     return Err(JournalError::Drifted(rel.display()));
                 }
                 modes.insert(rel.clone(), mode);
@@ -627,6 +648,24 @@ fn check_targets(workspace: &Workspace, steps: &[Step]) -> Result<Plan, JournalE
     let mut dirs: Vec<RelPath> = dirs.into_iter().collect();
     dirs.sort_by_key(|dir| dir.components().count());
     Ok(Plan { targets: res, dirs })
+}
+
+/// A target as the check found it: its folder, and the fingerprint, mode bits and identity of
+/// the file there.
+struct ReadTarget {
+    dir: DirHandle,
+    fingerprint: String,
+    mode: u32,
+    identity: FileIdentity,
+}
+
+/// Opens `rel`'s folder without following a symlink and reads the file.
+fn read_target(workspace: &Workspace, rel: &RelPath) -> Result<ReadTarget, JournalError> {
+    let (dir, name) = workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, &err))?;
+    let (current, mode, identity) = read_with_mode(&dir, &name).map_err(|err| {
+        JournalError::Read { path: workspace.root().join(rel.as_path()), message: err.to_string() }
+    })?;
+    Ok(ReadTarget { dir, fingerprint: fingerprint(&current), mode, identity })
 }
 
 /// Checks that nothing is at `rel`, and collects the folders above it that are missing.
@@ -708,11 +747,15 @@ struct Undo<'a> {
 }
 
 impl Undo<'_> {
-    /// Deletes the temps of `targets`, then the folders it made (deepest first, through
-    /// their parents' handles, each only while empty), then the journal; best effort, since
-    /// nothing was replaced yet and a leftover is cleaned by recovery.
-    fn roll_back(&self, targets: &[OpenTarget], folders: &[Folder]) {
+    /// Deletes the temps of the `targets` marked `written`, then the folders it made
+    /// (deepest first, through their parents' handles, each only while empty), then the
+    /// journal; best effort, since nothing was replaced yet and a leftover is cleaned by
+    /// recovery.
+    fn roll_back(&self, targets: &[OpenTarget], written: &[bool], folders: &[Folder]) {
         for (i, target) in targets.iter().enumerate() {
+            if !written.get(i).copied().unwrap_or(false) {
+                continue;
+            }
             if let Some(dir) = &target.dir {
                 let _ = dir.remove_file(temp_name(&target.name, self.id, i));
             }
@@ -782,22 +825,25 @@ fn remove_empty_dirs(workspace: &Workspace, dirs: &[RelPath]) {
     }
 }
 
+/// Makes the entries of every folder holding a target, and of the parents of the folders
+/// the commit made, durable; on several threads at once (see `par`).
 fn sync_dirs(targets: &[OpenTarget], folders: &[Folder]) -> io::Result<()> {
     let mut synced = HashSet::new();
+    let mut dirs: Vec<&DirHandle> = Vec::new();
     for target in targets {
         if let Some(dir) = &target.dir
             && synced.insert(target.rel.parent())
         {
-            dir.sync()?;
+            dirs.push(dir);
         }
     }
     // A made folder's own entry lives in its parent.
     for folder in folders.iter().filter(|f| f.made) {
         if synced.insert(folder.rel.parent()) {
-            folder.parent.sync()?;
+            dirs.push(&folder.parent);
         }
     }
-    Ok(())
+    par::try_map(dirs.len(), par::IO_THREADS, |i| dirs[i].sync()).map(drop).map_err(|f| f.error)
 }
 
 /// A folder a commit needs for its new files.

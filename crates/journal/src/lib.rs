@@ -25,6 +25,7 @@ mod fingerprint;
 mod hunks;
 mod journal;
 mod lines;
+mod par;
 mod root;
 mod select;
 mod state_guard;
