@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,plugin-timeout,stderr-flood,long-answer]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer]
 
-Fourteen experiments, each repeated N times (default 200) against the real `staged` binary
+Fifteen experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -42,6 +42,10 @@ Fourteen experiments, each repeated N times (default 200) against the real `stag
   deny (a hook that answers nothing lets the edit through); exactly one preview per file may be
   pending, the other four denies must be refusals, no file may change, and the session's Stop
   must then block naming exactly the 4 previews.
+* only-race: `staged resolve apply --only 'x*'` starts a random moment (up to 12 ms) after
+  another process began staging a patch that adds x.txt and y.txt. The apply must refuse (nothing was
+  pending when it looked) or write x.txt alone with y.txt left pending: y.txt written means a
+  partial apply applied a preview it never picked from, whole.
 * plugin-timeout: a plugin declared as `["sh", "-c", "python3 hostile.py; exit $?"]` (so python is
   the wrapper's child, as under npx or `uv run`) stages a preview whose apply sleeps 0.8 to 1.2
   times the 1000 ms timeout and then writes late.txt. `staged resolve apply` either answers (exit
@@ -799,6 +803,41 @@ def patch_swap_once(staged, root: Path):
     return ("FAILED" if problems else kind), problems
 
 
+def only_race_once(staged, root: Path, rng):
+    ws = root / "ws"
+    ws.mkdir()
+    run(staged, ws, "pending", check=True)
+    patch = "*** Begin Patch\n*** Add File: x.txt\n+x\n*** Add File: y.txt\n+y\n*** End Patch\n"
+    # The patch is staged while the apply starts: the apply's process starts a random moment
+    # (up to 12 ms) after the patch's, so it looks at the stack before, during or after.
+    staging = subprocess.Popen([staged, "--workspace", str(ws), "patch"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    staging.stdin.write(patch)
+    staging.stdin.close()
+    time.sleep(rng.uniform(0, 0.012))
+    apply = subprocess.run([staged, "--workspace", str(ws), "resolve", "apply", "--only", "x*", "--reason", "only x"],
+                           capture_output=True, text=True)
+    staging.wait()
+    staging_err = staging.stderr.read()
+    problems = []
+    if staging.returncode != 0:
+        problems.append(f"patch exit {staging.returncode}: {staging_err.strip()}")
+    x, y = (ws / "x.txt").exists(), (ws / "y.txt").exists()
+    pending = pending_ids(staged, ws)
+    if y:
+        problems.append(f"y.txt written by an apply of --only 'x*' (exit {apply.returncode}): {apply.stdout.strip()[-200:]}")
+        kind = "FAILED"
+    elif x:
+        if apply.returncode != 0 or len(pending) != 1:
+            problems.append(f"x.txt written, exit {apply.returncode}, {len(pending)} pending")
+        kind = "x alone applied, y pending"
+    else:
+        if apply.returncode == 0 or len(pending) != 1:
+            problems.append(f"nothing written but exit {apply.returncode}, {len(pending)} pending: {apply.stdout + apply.stderr}")
+        kind = "refused, the patch left pending"
+    return ("FAILED" if problems else kind), problems
+
+
 def hook_race_once(staged, root: Path):
     ws = root / "ws"
     (ws / ".git").mkdir(parents=True)
@@ -859,7 +898,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,plugin-timeout,stderr-flood,long-answer")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer")
     args = parser.parse_args()
     staged = shutil.which(args.staged) or args.staged
     rng = random.Random(1)
@@ -877,6 +916,7 @@ def main():
         "patch-kill": lambda root, n: patch_kill_once(staged, root, rng, patch_window, n),
         "patch-swap": lambda root, n: patch_swap_once(staged, root),
         "hook-race": lambda root, n: hook_race_once(staged, root),
+        "only-race": lambda root, n: only_race_once(staged, root, rng),
         "plugin-timeout": lambda root, n: plugin_timeout_once(staged, root, rng),
         "stderr-flood": lambda root, n: stderr_flood_once(staged, root),
         "long-answer": lambda root, n: long_answer_once(staged, root),

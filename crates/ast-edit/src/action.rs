@@ -797,7 +797,7 @@ fn split_file(
 fn glob_escape(path: &str) -> String {
     let mut res = String::with_capacity(path.len());
     for ch in path.chars() {
-        if matches!(ch, '*' | '?' | '[' | '{') {
+        if matches!(ch, '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\') {
             res.push('[');
             res.push(ch);
             res.push(']');
@@ -856,5 +856,32 @@ impl AstEditPayload {
             }
         }
         serde_json::from_value(payload).map_err(|err| bad(err.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_escape;
+    use crate::scope::compile_glob;
+
+    #[test]
+    fn an_escaped_path_is_a_glob_that_matches_exactly_that_path() {
+        let names = [
+            "{{cookiecutter.name}}/m.js",
+            "{b}.js",
+            "a,b}.js",
+            "[id]/page.js",
+            "x]y.js",
+            "back\\slash.js",
+            "!bang.js",
+            "star*q?.js",
+            "plain/dir/file.js",
+        ];
+        for name in names {
+            let glob = glob_escape(name);
+            let matcher = compile_glob(&glob).unwrap_or_else(|err| panic!("{name}: {err}"));
+            assert!(matcher.is_match(name), "{name} as {glob}");
+            assert!(!matcher.is_match(format!("{name}x")), "{name} as {glob} matched more");
+        }
     }
 }

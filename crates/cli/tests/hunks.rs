@@ -438,3 +438,68 @@ fn a_path_that_matches_nothing_lists_ten_files_and_how_to_see_them_all() {
     assert!(log(dir).is_empty(), "an input error is not a resolve outcome");
     assert_eq!(read(dir, "src/f00.ts"), "foo(0);\n");
 }
+
+#[test]
+fn an_empty_only_or_except_path_is_an_input_error_not_everything() {
+    let ws = workspace(&[("a.ts", "foo(1);\n"), ("b.ts", "foo(2);\n")]);
+    let dir = ws.path();
+    let id = stage(dir, &["."]);
+    for args in [
+        &["resolve", "apply", "--only", "", "--reason", "r"][..],
+        &["resolve", "apply", "--only", "a.ts", "  ", "--reason", "r"],
+        &["resolve", "apply", "--except", "", "--reason", "r"],
+    ] {
+        let out = staged(dir, args);
+        assert_eq!(code(&out), 2, "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(stderr(&out).contains("got an empty path"), "{}", stderr(&out));
+    }
+    assert_eq!(read(dir, "a.ts"), "foo(1);\n");
+    assert_eq!(read(dir, "b.ts"), "foo(2);\n");
+    assert_eq!(pending_ids(dir), [id]);
+    assert!(log(dir).is_empty());
+}
+
+#[test]
+fn a_partial_apply_with_nothing_pending_or_another_preview_on_top_resolves_nothing() {
+    let ws = workspace(&[("a.ts", "foo(1);\n"), ("b.ts", "foo(2);\n")]);
+    let dir = ws.path();
+    // Nothing pending: refused, nothing logged.
+    let out = staged(dir, &["resolve", "apply", "--only", "a.ts", "--reason", "r"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("No pending action to resolve. Nothing to apply or discard."),
+        "{}",
+        stdout(&out)
+    );
+    // An older preview named while a newer one is on top: refused, naming the newest.
+    let older = stage(dir, &["a.ts"]);
+    let newer = stage(dir, &["b.ts"]);
+    let out = staged(dir, &["resolve", "apply", "--id", &older, "--only", "a.ts", "--reason", "r"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&format!("not {older}")) && text.contains(&newer), "{text}");
+    assert!(text.contains("Nothing was applied or discarded."), "{text}");
+    assert_eq!(read(dir, "a.ts"), "foo(1);\n");
+    assert_eq!(pending_ids(dir), [newer, older]);
+    assert!(log(dir).is_empty());
+}
+
+#[test]
+fn the_rest_of_a_partial_apply_keeps_files_whose_names_hold_glob_characters() {
+    let ws = workspace(&[
+        ("a.ts", "foo(1);\n"),
+        ("{{cookiecutter.name}}/m.ts", "foo(2);\n"),
+        ("{b}.ts", "foo(3);\n"),
+        ("[id]/c,d.ts", "foo(4);\n"),
+    ]);
+    let dir = ws.path();
+    stage(dir, &["."]);
+    ok(dir, &["resolve", "apply", "--only", "a.ts", "--reason", "one"]);
+    assert_eq!(pending_ids(dir).len(), 1);
+    let applied = ok(dir, &["resolve", "apply", "--reason", "the rest"]);
+    assert!(applied.contains("3 replacements in 3 files"), "{applied}");
+    assert_eq!(read(dir, "{{cookiecutter.name}}/m.ts"), "bar(2);\n");
+    assert_eq!(read(dir, "{b}.ts"), "bar(3);\n");
+    assert_eq!(read(dir, "[id]/c,d.ts"), "bar(4);\n");
+    assert!(pending_ids(dir).is_empty());
+}

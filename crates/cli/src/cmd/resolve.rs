@@ -5,7 +5,9 @@
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use staged_core::{JsonObject, MAX_REASON_CHARS, ResolveAction, ResolveParams, ToolResult};
+use staged_core::{
+    JsonObject, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, ResolveAction, ResolveParams, ToolResult,
+};
 use staged_journal::{FILES_EXTRA_KEY, HUNKS_EXTRA_KEY};
 use staged_render::render_resolve_result;
 use staged_workspace::{StaleDetails, WorkspaceSession};
@@ -38,6 +40,15 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     let picking = !args.only.is_empty() || !args.except.is_empty();
     if picking {
         let flag = if args.only.is_empty() { "--except" } else { "--only" };
+        // An empty path would be taken as the folder one stands in: everything, when a script's
+        // empty variable meant nothing.
+        for (name, paths) in [("--only", &args.only), ("--except", &args.except)] {
+            if paths.iter().any(|p| p.trim().is_empty()) {
+                bail!(
+                    "{name} got an empty path; name the files, folders, globs or FILE:N hunks to pick"
+                );
+            }
+        }
         if action == ResolveAction::Discard {
             bail!("{flag} applies part of a preview; a discard drops the whole preview");
         }
@@ -64,7 +75,28 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
         // resolve exactly the preview that was checked. With nothing pending, or another
         // preview on top than --id names, resolving says so.
         let head = ws.store().peek().map_err(|err| anyhow::anyhow!("{err}"))?;
-        if let Some(head) = head.filter(|h| expected.as_ref().is_none_or(|id| *id == h.id)) {
+        // Without the newest preview to pick from, nothing is resolved: an unguarded resolve
+        // would apply whatever another process stages (or uncovers) meanwhile, whole.
+        let refusal = match (&head, &expected) {
+            (None, None) => Some((NO_PENDING_APPLY_TEXT.to_owned(), NOTHING_PENDING.to_owned())),
+            (None, Some(id)) => Some((
+                format!("{id} is no longer pending; nothing was applied or discarded."),
+                format!("{id} (not pending)"),
+            )),
+            (Some(h), Some(id)) if h.id != *id => Some((
+                format!(
+                    "The newest pending preview is `{}` ({}), not {id}; part of a preview is applied only while it is the newest. Nothing was applied or discarded.",
+                    h.label(),
+                    h.id
+                ),
+                format!("{id} (not the newest)"),
+            )),
+            _ => None,
+        };
+        if let Some((text, label)) = refusal {
+            return refuse(&ws, action, &args.reason, &text, &label, out);
+        }
+        if let Some(head) = head {
             if !head.action.applies_in_part() {
                 bail!(
                     "`{}` ({}) from `{}` cannot be applied in part; apply it whole (without --only or --except) or discard it",
@@ -194,6 +226,26 @@ pub(crate) fn without_reason(text: &str, reason: &str) -> String {
 
 /// What `--id` named no pending preview: nothing is resolved (exit 1, as for an id that is
 /// not the newest), and the output says which previews there are.
+/// Prints a resolve that was refused before anything was claimed (nothing logged), as the
+/// session's own refusals are printed, and exits as a tool error.
+fn refuse(
+    ws: &WorkspaceSession,
+    action: ResolveAction,
+    reason: &str,
+    text: &str,
+    label: &str,
+    out: &Output,
+) -> anyhow::Result<Exit> {
+    let result = ToolResult::error(text.to_owned())
+        .with_details(json!({"action": action.as_str(), "reason": reason}));
+    if out.json {
+        print_tool_json(out, &result, head(ws).as_ref())?;
+    } else {
+        print_outcome(out, &result, action, reason, Some(label))?;
+    }
+    Ok(Exit::ToolError)
+}
+
 fn no_such_preview(
     ws: &WorkspaceSession,
     action: ResolveAction,
