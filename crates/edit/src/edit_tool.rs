@@ -20,7 +20,7 @@ use staged_journal::{
 
 use crate::{
     EditError,
-    stage::Staging,
+    stage::{self, Staging},
     text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
 };
 
@@ -158,19 +158,15 @@ impl Tool for EditTool {
     }
 
     async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
-        if cancel.is_cancelled() {
-            return Err(ToolError::aborted(cancel.reason()));
-        }
-        let params: EditParams = serde_json::from_value(args)
-            .map_err(|err| EditError::InvalidArguments(err.to_string()).to_tool_error())?;
-        let workspace = self.workspace.clone();
-        let session = self.session.clone();
-        tokio::task::spawn_blocking(move || {
-            plan(&workspace, &params).and_then(|staging| staging.stage(&session, &workspace))
-        })
+        stage::execute::<EditParams>(
+            EDIT_TOOL_NAME,
+            &self.session,
+            &self.workspace,
+            args,
+            cancel,
+            plan,
+        )
         .await
-        .map_err(|err| ToolError::new(format!("edit worker failed: {err}")))?
-        .map_err(|err| err.to_tool_error())
     }
 }
 

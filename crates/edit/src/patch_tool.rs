@@ -16,7 +16,7 @@ use staged_journal::{
 use crate::{
     EditError,
     patch::{Patch, PatchFile, Style, apply_chunks, parse},
-    stage::Staging,
+    stage::{self, Staging},
     text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
 };
 
@@ -90,20 +90,15 @@ impl Tool for ApplyPatchTool {
     }
 
     async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
-        if cancel.is_cancelled() {
-            return Err(ToolError::aborted(cancel.reason()));
-        }
-        let params: ApplyPatchParams = serde_json::from_value(args)
-            .map_err(|err| EditError::InvalidArguments(err.to_string()).to_tool_error())?;
-        let workspace = self.workspace.clone();
-        let session = self.session.clone();
-        tokio::task::spawn_blocking(move || {
-            plan_text(&workspace, &params.input)
-                .and_then(|staging| staging.stage(&session, &workspace))
-        })
+        stage::execute::<ApplyPatchParams>(
+            APPLY_PATCH_TOOL_NAME,
+            &self.session,
+            &self.workspace,
+            args,
+            cancel,
+            |ws, params| plan_text(ws, &params.input),
+        )
         .await
-        .map_err(|err| ToolError::new(format!("apply_patch worker failed: {err}")))?
-        .map_err(|err| err.to_tool_error())
     }
 }
 

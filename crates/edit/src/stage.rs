@@ -3,7 +3,11 @@
 
 use std::sync::Arc;
 
-use staged_core::{FrontEnd, PendingAction, Session, StoreError, ToolResult};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use staged_core::{
+    CancelToken, FrontEnd, PendingAction, Session, StoreError, ToolError, ToolResult,
+};
 use staged_journal::{ChangeAction, ChangeDetails, ChangedFile, FileOp, Workspace, label_of};
 
 use crate::EditError;
@@ -13,6 +17,32 @@ pub const PREVIEW_HEADER: &str = "Preview only: files are NOT modified yet. Call
 
 /// The model-facing text shows at most this many lines of the diff; the details hold it whole.
 const DIFF_LINES_SHOWN: usize = 400;
+
+/// A text tool's `execute`: parses `args` as `P`, then, off the async runtime, plans the
+/// change against the disk and stages it on `session`. `tool` names the worker in the error
+/// when that thread fails.
+pub(crate) async fn execute<P: DeserializeOwned + Send + 'static>(
+    tool: &'static str,
+    session: &Arc<Session>,
+    workspace: &Workspace,
+    args: Value,
+    cancel: &CancelToken,
+    plan: fn(&Workspace, &P) -> Result<Staging, EditError>,
+) -> Result<ToolResult, ToolError> {
+    if cancel.is_cancelled() {
+        return Err(ToolError::aborted(cancel.reason()));
+    }
+    let params: P = serde_json::from_value(args)
+        .map_err(|err| EditError::InvalidArguments(err.to_string()).to_tool_error())?;
+    let workspace = workspace.clone();
+    let session = session.clone();
+    tokio::task::spawn_blocking(move || {
+        plan(&workspace, &params).and_then(|staging| staging.stage(&session, &workspace))
+    })
+    .await
+    .map_err(|err| ToolError::new(format!("{tool} worker failed: {err}")))?
+    .map_err(|err| err.to_tool_error())
+}
 
 /// A preview ready to stage: what it does, file by file, and its diff.
 #[derive(Debug)]
