@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde_json::Value;
 use staged_agent::AgentEvent;
-use staged_core::ResolveAction;
+use staged_core::{ResolveAction, preview_diff};
 use staged_render::{escape_text, render_resolve_call, render_resolve_result};
 
 use crate::output::Output;
@@ -122,7 +122,7 @@ impl Printer {
                 self.line(&format!("→ {name} {args}"))
             }
             AgentEvent::ToolResult { is_error, text, details, .. } => {
-                let diff = details.as_ref().and_then(|d| d.get("diff")).and_then(Value::as_str);
+                let diff = details.as_ref().and_then(preview_diff);
                 if let (false, Some(diff)) = (*is_error, diff) {
                     let summary = text.lines().next().unwrap_or_default().to_owned();
                     self.line(&format!("  {summary}"))?;
