@@ -10,10 +10,11 @@
 
 use std::sync::Arc;
 
+use serde::Deserialize as _;
 use staged_core::{
     CancelToken, PendingId, RESOLVE_TOOL_NAME, ResolveTool, Session, Tool, ToolResult,
 };
-use staged_protocol::{ContentPart, ResolveAction};
+use staged_protocol::{ContentPart, ResolveAction, ResolveDetails, ResolveParams};
 
 use staged_protocol::ToolChoice;
 
@@ -509,11 +510,10 @@ impl Agent {
             run.emit_result(turn, call, &result);
             return result;
         }
-        let action = args
-            .get("action")
-            .and_then(|a| serde_json::from_value::<ResolveAction>(a.clone()).ok());
-        let reason =
-            args.get("reason").and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+        // Arguments `resolve` refuses name no action here: it answers them with its error.
+        let params = serde_json::from_value::<ResolveParams>(args.clone()).ok();
+        let action = params.as_ref().map(|p| p.action);
+        let reason = params.map(|p| p.reason).unwrap_or_default();
         let head = self.session.store().peek().ok().flatten();
         let mut approved_by = None;
         if action == Some(ResolveAction::Apply)
@@ -663,9 +663,8 @@ impl RunState<'_> {
         let label = result
             .details
             .as_ref()
-            .and_then(|d| d.get("label"))
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_owned);
+            .and_then(|d| ResolveDetails::deserialize(d).ok())
+            .and_then(|d| d.label);
         self.emit(AgentEvent::Resolve {
             turn,
             id: call.id.clone(),
