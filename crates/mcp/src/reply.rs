@@ -131,6 +131,16 @@ mod tests {
     }
 
     #[test]
+    fn the_output_schema_keeps_its_title_and_description() {
+        let schema = Value::Object((*output_schema()).clone());
+        assert_eq!(schema["title"], "staged tool result");
+        assert_eq!(
+            schema["description"],
+            "`structuredContent` of every tool result: what the model is told, and the stack's head."
+        );
+    }
+
+    #[test]
     fn the_output_schema_describes_the_four_fields_without_references() {
         let schema = Value::Object((*output_schema()).clone());
         assert_eq!(schema["type"], "object");

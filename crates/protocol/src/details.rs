@@ -27,7 +27,13 @@ pub fn preview_diff(details: &Value) -> Option<&str> {
 /// are, not copied first.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(title = "staged tool result"))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        title = "staged tool result",
+        description = "`structuredContent` of every tool result: what the model is told, and the stack's head."
+    )
+)]
 #[serde(rename_all = "camelCase")]
 pub struct StructuredResult<'a> {
     /// The model-facing text: the same text as the text blocks, joined with newlines,
