@@ -86,8 +86,8 @@ pub use crate::{
     },
     message::{AssistantMessage, AssistantPart, Message, ToolCall, ToolResultMessage},
     plan::{
-        PLAN_LABEL, PLAN_SOURCE_TOOL, PLANS_DIR, PlanApproval, PlanMode, PlanTitleError,
-        normalize_plan_title, plan_slug, resolve_plan_title,
+        PLAN_LABEL, PLAN_SOURCE_TOOL, PLANS_DIR, PlanApproval, PlanDetails, PlanMode,
+        PlanTitleError, normalize_plan_title, plan_slug, resolve_plan_title,
     },
     providers::{
         AnthropicClient, ChatClient, ResponsesClient, anthropic_body, chat_body, connect,

@@ -13,7 +13,8 @@ use std::{
     sync::{Arc, Mutex, MutexGuard},
 };
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, ToolError, ToolResult};
 use staged_fs::{DirHandle, NewFileMode};
 use staged_journal::Workspace;
@@ -294,7 +295,16 @@ impl PendingAction for PlanApproval {
             () = cancel.cancelled() => return Err(ActionError::Cancelled),
             decision = self.plan.supervisor.review_plan(review) => decision,
         };
-        let details = |approved: bool| json!({"planFilePath": shown, "title": title, "planExists": true, "approved": approved});
+        let details = |approved: bool, refinement: Option<String>| {
+            PlanDetails {
+                plan_file_path: shown.clone(),
+                title: title.clone(),
+                plan_exists: true,
+                approved,
+                refinement,
+            }
+            .to_value()
+        };
         match decision {
             PlanDecision::Approve => {
                 let mut state = self.plan.lock();
@@ -304,18 +314,41 @@ impl PendingAction for PlanApproval {
                 Ok(ToolResult::text(format!(
                     "Plan approved at {shown}. Plan mode exited; proceed with the implementation."
                 ))
-                .with_details(details(true)))
+                .with_details(details(true, None)))
             }
             PlanDecision::Refine(request) => {
                 let mut text = "Plan refinement requested. Update the plan file, then call `resolve { action: \"apply\" }` again when ready.".to_owned();
                 if !request.trim().is_empty() {
                     text.push_str(&format!("\n\nThe person asked for: {}", request.trim()));
                 }
-                let mut details = details(false);
-                details["refinement"] = json!(request.trim());
-                Ok(ToolResult::text(text).with_details(details))
+                Ok(ToolResult::text(text)
+                    .with_details(details(false, Some(request.trim().to_owned()))))
             }
         }
+    }
+}
+
+/// The details of a plan approval's result: the plan, and what the person decided.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanDetails {
+    /// The plan's path, relative to the workspace root.
+    pub plan_file_path: String,
+    /// Its title (slug).
+    pub title: String,
+    /// Always `true`: a plan that cannot be found is an error.
+    pub plan_exists: bool,
+    /// Whether the person approved it.
+    pub approved: bool,
+    /// What the person asked to change (possibly empty), when they did not approve it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refinement: Option<String>,
+}
+
+impl PlanDetails {
+    /// The details as JSON.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 
@@ -331,6 +364,8 @@ fn state_reason(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
 
     use super::*;
 

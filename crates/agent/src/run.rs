@@ -10,18 +10,19 @@
 
 use std::sync::Arc;
 
+use serde::Deserialize as _;
 use staged_core::{
     CancelToken, PendingId, RESOLVE_TOOL_NAME, ResolveTool, Session, Tool, ToolResult,
 };
-use staged_protocol::{ContentPart, ResolveAction};
+use staged_protocol::{ContentPart, ResolveAction, ResolveDetails, ResolveParams};
 
 use staged_protocol::ToolChoice;
 
 use crate::{
-    AgentEvent, ApplyDecision, AssistantMessage, Directives, Message, ModelClient, ModelError,
-    ModelRequest, PlanMode, RejectReason, ResolveGate, SkippedCall, StandingAction, StreamDelta,
-    Supervisor, ToolCall, ToolCallRef, ToolChoiceDirective, ToolResultMessage, ToolSpec,
-    TurnOutcome, tools::WritePlanTool,
+    AgentEvent, AssistantMessage, Directives, Message, ModelClient, ModelError, ModelRequest,
+    PlanMode, RejectReason, ResolveGate, SkippedCall, StandingAction, StreamDelta, Supervisor,
+    ToolCall, ToolCallRef, ToolChoiceDirective, ToolResultMessage, ToolSpec, TurnOutcome, TurnPlan,
+    supervisor::ask_to_apply, tools::WritePlanTool,
 };
 
 /// The system prompt of every run.
@@ -231,14 +232,16 @@ impl Agent {
         on_event: &mut (dyn FnMut(&AgentEvent) + Send),
         cancel: &CancelToken,
     ) -> RunReport {
-        let mut run =
+        let run =
             RunState { sink: on_event, events: Vec::new(), messages: vec![Message::user(task)] };
         let planning = self.plan.as_ref().filter(|p| p.is_active());
         if let Some(plan) = planning {
             let handler = StandingAction(Arc::new(plan.approval_action()));
             self.directives.set_standing_resolve_handler(Some(Arc::new(handler)));
         }
-        let (outcome, turns) = self.turns(&mut run, cancel).await;
+        let mut turns = Turns::new(self, run, cancel);
+        let outcome = turns.run_to_end().await;
+        let Turns { mut run, turn: turns, .. } = turns;
         if planning.is_some() {
             self.directives.set_standing_resolve_handler(None);
         }
@@ -249,154 +252,6 @@ impl Agent {
         };
         run.emit(end);
         RunReport { outcome, turns, messages: run.messages, events: run.events }
-    }
-
-    async fn turns(&self, run: &mut RunState<'_>, cancel: &CancelToken) -> (RunOutcome, u32) {
-        let mut gate = ResolveGate::new(None);
-        let mut tools = self.active_tools();
-        let mut specs = specs(&tools);
-        let mut system = self.system_prompt();
-        let mut forced_rejected = false;
-        let mut plan_reminded = false;
-        let mut failed_apply: Option<PendingId> = None;
-        run.emit(AgentEvent::RunStart {
-            model: self.client.describe(),
-            plan: self.plan.as_ref().is_some_and(PlanMode::is_active),
-            tools: tools.iter().map(|t| t.name().to_owned()).collect(),
-        });
-        let mut turn = 0;
-        loop {
-            if cancel.is_cancelled() {
-                return (RunOutcome::Cancelled, turn);
-            }
-            if turn >= self.options.max_turns {
-                return (RunOutcome::MaxTurns(turn), turn);
-            }
-            turn += 1;
-            let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-            let directive = match self.directives.next_tool_choice_directive(&self.session, &names)
-            {
-                Ok(directive) => directive,
-                Err(err) => return (RunOutcome::Store(err.to_string()), turn),
-            };
-            let head_id = match &directive {
-                Some(ToolChoiceDirective::Soft(soft)) => Some(soft.id.clone()),
-                _ => None,
-            };
-            let plan = gate.begin_turn(directive);
-            for reminder in &plan.inject {
-                run.messages.push(Message::reminder(reminder.content.clone()));
-                run.emit(AgentEvent::ReminderInjected {
-                    turn,
-                    pending_id: head_id.clone().unwrap_or_default(),
-                    text: reminder.content.clone(),
-                });
-            }
-            let mut choice = plan.tool_choice.clone();
-            if forced_rejected && choice.as_ref().is_some_and(ToolChoice::forces_tool_use) {
-                choice = Some(ToolChoice::Auto);
-            }
-            run.emit(AgentEvent::TurnStart { turn, tool_choice: choice.clone() });
-            if let (Some(forced), Some(_)) = (&plan.tool_choice, &plan.required_tool)
-                && forced.forces_tool_use()
-                && gate.escalations() > 0
-            {
-                run.emit(AgentEvent::ToolChoiceForced {
-                    turn,
-                    tool_choice: forced.clone(),
-                    escalation: gate.escalations(),
-                });
-            }
-            let reply = self
-                .call_model(run, turn, &system, &specs, choice, &mut forced_rejected, cancel)
-                .await;
-            // The in-flight hard directive is settled at the end of the turn, once its tools
-            // have run: a directive whose invoker a `resolve` call in this turn reaches is
-            // served, one whose invoker no call reached is rejected as not invoked.
-            let reply = match reply {
-                Ok(reply) => reply,
-                Err(ModelError::Cancelled) => {
-                    self.directives.with_tool_choice_queue(|q| q.reject(RejectReason::Aborted));
-                    return (RunOutcome::Cancelled, turn);
-                }
-                Err(err) => {
-                    self.directives.with_tool_choice_queue(|q| q.reject(RejectReason::Error));
-                    return (RunOutcome::Model(err), turn);
-                }
-            };
-            let calls: Vec<ToolCall> = reply.tool_calls().cloned().collect();
-            run.emit(AgentEvent::TurnEnd {
-                turn,
-                text: reply.text(),
-                tool_calls: calls.len(),
-                stop_reason: reply.stop_reason.clone(),
-            });
-            run.messages.push(Message::Assistant(reply));
-            let refs: Vec<ToolCallRef> =
-                calls.iter().map(|c| ToolCallRef::new(&c.id, &c.name)).collect();
-            match gate.end_turn(&plan, &refs) {
-                Err(abort) => {
-                    self.directives.with_tool_choice_queue(|q| q.reject(RejectReason::Aborted));
-                    let message = abort.to_string();
-                    run.emit(AgentEvent::Abort { turn, message: message.clone() });
-                    return (RunOutcome::GateAborted(message), turn);
-                }
-                Ok(TurnOutcome::Escalate { skipped }) => {
-                    let text = skipped.first().map(|(_, r)| r.text_content()).unwrap_or_default();
-                    for ((call_id, result), call) in skipped.into_iter().zip(&calls) {
-                        run.push_result(call_id, &call.name, result);
-                    }
-                    let calls = calls
-                        .iter()
-                        .map(|c| SkippedCall { id: c.id.clone(), name: c.name.clone() })
-                        .collect();
-                    run.emit(AgentEvent::CallsSkipped { turn, calls, text });
-                    self.directives.with_tool_choice_queue(|q| q.resolve());
-                }
-                Ok(TurnOutcome::Proceed) if calls.is_empty() => {
-                    self.directives.with_tool_choice_queue(|q| q.resolve());
-                    if self.plan.as_ref().is_some_and(PlanMode::is_active) && !plan_reminded {
-                        plan_reminded = true;
-                        run.messages.push(Message::reminder(PLAN_DECISION_REMINDER));
-                        continue;
-                    }
-                    return (self.finish(failed_apply.as_ref()), turn);
-                }
-                Ok(TurnOutcome::Proceed) => {
-                    plan_reminded = false;
-                    let was_planning = self.plan.as_ref().is_some_and(PlanMode::is_active);
-                    for (idx, call) in calls.iter().enumerate() {
-                        if cancel.is_cancelled() {
-                            for rest in &calls[idx..] {
-                                let result =
-                                    staged_core::ToolError::aborted(cancel.reason()).to_result();
-                                run.push_result(rest.id.clone(), &rest.name, result);
-                            }
-                            self.directives
-                                .with_tool_choice_queue(|q| q.reject(RejectReason::Aborted));
-                            return (RunOutcome::Cancelled, turn);
-                        }
-                        let result =
-                            self.execute(run, turn, call, &tools, &mut failed_apply, cancel).await;
-                        run.push_result(call.id.clone(), &call.name, result);
-                    }
-                    self.directives.with_tool_choice_queue(|q| q.resolve());
-                    if let Some(plan) =
-                        self.plan.as_ref().filter(|p| was_planning && !p.is_active())
-                    {
-                        self.directives.set_standing_resolve_handler(None);
-                        tools = self.active_tools();
-                        specs = self::specs(&tools);
-                        system = self.system_prompt();
-                        let path = plan.approved().map(|p| plan.display(&p)).unwrap_or_default();
-                        run.emit(AgentEvent::PlanApproved { turn, path });
-                    }
-                    if cancel.is_cancelled() {
-                        return (RunOutcome::Cancelled, turn);
-                    }
-                }
-            }
-        }
     }
 
     /// The outcome of a run the model ended: done, unless its last apply failed and that
@@ -414,28 +269,167 @@ impl Agent {
             Err(err) => RunOutcome::Store(err.to_string()),
         }
     }
+}
+
+/// A run between its steps: the conversation, the gate, the tools of the current mode, and
+/// what one turn leaves the next. Each turn is [`Turns::plan_turn`], [`Turns::call_model`],
+/// [`Turns::judge`] and, for a compliant batch, [`Turns::run_batch`].
+struct Turns<'a> {
+    agent: &'a Agent,
+    cancel: &'a CancelToken,
+    run: RunState<'a>,
+    gate: ResolveGate,
+    /// The tools of the current mode, `resolve` last, and what the model is told of them.
+    tools: Vec<Arc<dyn Tool>>,
+    specs: Vec<ToolSpec>,
+    system: String,
+    /// The provider refused a forced tool choice: the run's later forced turns go as `auto`.
+    forced_rejected: bool,
+    /// The plan-decision reminder was sent since the last batch ran.
+    plan_reminded: bool,
+    /// The preview whose last apply failed (it may still be pending).
+    failed_apply: Option<PendingId>,
+    /// Model calls made so far.
+    turn: u32,
+}
+
+/// A turn as planned: the gate's plan, and the tool choice to send.
+struct Planned {
+    plan: TurnPlan,
+    choice: Option<ToolChoice>,
+}
+
+/// What the gate made of a reply.
+enum Judged {
+    /// A compliant batch of calls, to run in order.
+    Batch(Vec<ToolCall>),
+    /// On to the next turn (a skipped batch, or the plan-decision reminder).
+    Next,
+    /// The run is over.
+    End(RunOutcome),
+}
+
+impl<'a> Turns<'a> {
+    fn new(agent: &'a Agent, run: RunState<'a>, cancel: &'a CancelToken) -> Self {
+        let tools = agent.active_tools();
+        Turns {
+            agent,
+            cancel,
+            run,
+            gate: ResolveGate::new(None),
+            specs: specs(&tools),
+            tools,
+            system: agent.system_prompt(),
+            forced_rejected: false,
+            plan_reminded: false,
+            failed_apply: None,
+            turn: 0,
+        }
+    }
+
+    /// Runs turns until the run ends.
+    async fn run_to_end(&mut self) -> RunOutcome {
+        self.run.emit(AgentEvent::RunStart {
+            model: self.agent.client.describe(),
+            plan: self.agent.plan.as_ref().is_some_and(PlanMode::is_active),
+            tools: self.tools.iter().map(|t| t.name().to_owned()).collect(),
+        });
+        loop {
+            let planned = match self.plan_turn() {
+                Ok(planned) => planned,
+                Err(outcome) => return outcome,
+            };
+            let reply = self.call_model(planned.choice.clone()).await;
+            // The in-flight hard directive is settled at the end of the turn, once its tools
+            // have run: a directive whose invoker a `resolve` call in this turn reaches is
+            // served, one whose invoker no call reached is rejected as not invoked.
+            let reply = match reply {
+                Ok(reply) => reply,
+                Err(ModelError::Cancelled) => {
+                    self.settle_directive(|q| q.reject(RejectReason::Aborted));
+                    return RunOutcome::Cancelled;
+                }
+                Err(err) => {
+                    self.settle_directive(|q| q.reject(RejectReason::Error));
+                    return RunOutcome::Model(err);
+                }
+            };
+            match self.judge(&planned.plan, reply) {
+                Judged::Batch(calls) => {
+                    if let Some(outcome) = self.run_batch(&calls).await {
+                        return outcome;
+                    }
+                }
+                Judged::Next => {}
+                Judged::End(outcome) => return outcome,
+            }
+        }
+    }
+
+    /// Starts a turn: stops at a cancel or the turn limit, asks the session for the
+    /// directive, lets the gate plan the turn, injects its reminders and picks the tool
+    /// choice (`auto` for a forced one once the provider refused forcing).
+    fn plan_turn(&mut self) -> Result<Planned, RunOutcome> {
+        if self.cancel.is_cancelled() {
+            return Err(RunOutcome::Cancelled);
+        }
+        if self.turn >= self.agent.options.max_turns {
+            return Err(RunOutcome::MaxTurns(self.turn));
+        }
+        self.turn += 1;
+        let turn = self.turn;
+        let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
+        let directive = self
+            .agent
+            .directives
+            .next_tool_choice_directive(&self.agent.session, &names)
+            .map_err(|err| RunOutcome::Store(err.to_string()))?;
+        let head_id = match &directive {
+            Some(ToolChoiceDirective::Soft(soft)) => Some(soft.id.clone()),
+            _ => None,
+        };
+        let plan = self.gate.begin_turn(directive);
+        for reminder in &plan.inject {
+            self.run.messages.push(Message::reminder(reminder.content.clone()));
+            self.run.emit(AgentEvent::ReminderInjected {
+                turn,
+                pending_id: head_id.clone().unwrap_or_default(),
+                text: reminder.content.clone(),
+            });
+        }
+        let mut choice = plan.tool_choice.clone();
+        if self.forced_rejected && choice.as_ref().is_some_and(ToolChoice::forces_tool_use) {
+            choice = Some(ToolChoice::Auto);
+        }
+        self.run.emit(AgentEvent::TurnStart { turn, tool_choice: choice.clone() });
+        if let (Some(forced), Some(_)) = (&plan.tool_choice, &plan.required_tool)
+            && forced.forces_tool_use()
+            && self.gate.escalations() > 0
+        {
+            self.run.emit(AgentEvent::ToolChoiceForced {
+                turn,
+                tool_choice: forced.clone(),
+                escalation: self.gate.escalations(),
+            });
+        }
+        Ok(Planned { plan, choice })
+    }
 
     /// One model call, streamed into `MessageDelta` events. A forced choice the provider
     /// rejects with HTTP 400 is retried once with `auto`; later forced turns then go as `auto`.
-    #[allow(clippy::too_many_arguments)]
     async fn call_model(
-        &self,
-        run: &mut RunState<'_>,
-        turn: u32,
-        system: &str,
-        specs: &[ToolSpec],
+        &mut self,
         mut choice: Option<ToolChoice>,
-        forced_rejected: &mut bool,
-        cancel: &CancelToken,
     ) -> Result<AssistantMessage, ModelError> {
+        let turn = self.turn;
         loop {
             let request = ModelRequest {
-                system,
-                messages: &run.messages,
-                tools: specs,
+                system: &self.system,
+                messages: &self.run.messages,
+                tools: &self.specs,
                 tool_choice: choice.as_ref(),
             };
-            let sink = &mut *run.sink;
+            let sink = &mut *self.run.sink;
             let mut on_delta = |delta: StreamDelta<'_>| {
                 let event = match delta {
                     StreamDelta::Text(text) => {
@@ -447,15 +441,16 @@ impl Agent {
                 };
                 sink(&event);
             };
-            let res = self.client.complete(request, &mut on_delta, cancel).await;
+            let res = self.agent.client.complete(request, &mut on_delta, self.cancel).await;
             match res {
                 Err(err)
                     if err.is_bad_request()
-                        && !*forced_rejected
+                        && !self.forced_rejected
                         && choice.as_ref().is_some_and(ToolChoice::forces_tool_use) =>
                 {
-                    *forced_rejected = true;
-                    run.emit(AgentEvent::ToolChoiceRejected { turn, message: err.to_string() });
+                    self.forced_rejected = true;
+                    self.run
+                        .emit(AgentEvent::ToolChoiceRejected { turn, message: err.to_string() });
                     choice = Some(ToolChoice::Auto);
                 }
                 res => return res,
@@ -463,72 +458,163 @@ impl Agent {
         }
     }
 
+    /// Records the reply and lets the gate judge it: an abort ends the run, a batch that is
+    /// not all `resolve` is skipped (each call gets the synthetic result), bare text ends the
+    /// run (once plan mode has reminded the model to decide), and a compliant batch runs.
+    fn judge(&mut self, plan: &TurnPlan, reply: AssistantMessage) -> Judged {
+        let turn = self.turn;
+        let calls: Vec<ToolCall> = reply.tool_calls().cloned().collect();
+        self.run.emit(AgentEvent::TurnEnd {
+            turn,
+            text: reply.text(),
+            tool_calls: calls.len(),
+            stop_reason: reply.stop_reason.clone(),
+        });
+        self.run.messages.push(Message::Assistant(reply));
+        let refs: Vec<ToolCallRef> =
+            calls.iter().map(|c| ToolCallRef::new(&c.id, &c.name)).collect();
+        match self.gate.end_turn(plan, &refs) {
+            Err(abort) => {
+                self.settle_directive(|q| q.reject(RejectReason::Aborted));
+                let message = abort.to_string();
+                self.run.emit(AgentEvent::Abort { turn, message: message.clone() });
+                Judged::End(RunOutcome::GateAborted(message))
+            }
+            Ok(TurnOutcome::Escalate { skipped }) => {
+                let text = skipped.first().map(|(_, r)| r.text_content()).unwrap_or_default();
+                for ((call_id, result), call) in skipped.into_iter().zip(&calls) {
+                    self.run.push_result(call_id, &call.name, result);
+                }
+                let calls = calls
+                    .iter()
+                    .map(|c| SkippedCall { id: c.id.clone(), name: c.name.clone() })
+                    .collect();
+                self.run.emit(AgentEvent::CallsSkipped { turn, calls, text });
+                self.settle_directive(|q| q.resolve());
+                Judged::Next
+            }
+            Ok(TurnOutcome::Proceed) if calls.is_empty() => {
+                self.settle_directive(|q| q.resolve());
+                if self.agent.plan.as_ref().is_some_and(PlanMode::is_active) && !self.plan_reminded
+                {
+                    self.plan_reminded = true;
+                    self.run.messages.push(Message::reminder(PLAN_DECISION_REMINDER));
+                    return Judged::Next;
+                }
+                Judged::End(self.agent.finish(self.failed_apply.as_ref()))
+            }
+            Ok(TurnOutcome::Proceed) => Judged::Batch(calls),
+        }
+    }
+
+    /// Runs a compliant batch in order, each call paired with its result (the calls a cancel
+    /// cuts off get the aborted result), and switches to implementing once plan mode's plan
+    /// was approved. `Some` when the run ends.
+    async fn run_batch(&mut self, calls: &[ToolCall]) -> Option<RunOutcome> {
+        self.plan_reminded = false;
+        let plan = self.agent.plan.as_ref();
+        let was_planning = plan.is_some_and(PlanMode::is_active);
+        for (idx, call) in calls.iter().enumerate() {
+            if self.cancel.is_cancelled() {
+                for rest in &calls[idx..] {
+                    let result = staged_core::ToolError::aborted(self.cancel.reason()).to_result();
+                    self.run.push_result(rest.id.clone(), &rest.name, result);
+                }
+                self.settle_directive(|q| q.reject(RejectReason::Aborted));
+                return Some(RunOutcome::Cancelled);
+            }
+            let result = self.execute(call).await;
+            self.run.push_result(call.id.clone(), &call.name, result);
+        }
+        self.settle_directive(|q| q.resolve());
+        if let Some(plan) = plan.filter(|p| was_planning && !p.is_active()) {
+            self.agent.directives.set_standing_resolve_handler(None);
+            self.tools = self.agent.active_tools();
+            self.specs = specs(&self.tools);
+            self.system = self.agent.system_prompt();
+            let path = plan.approved().map(|p| plan.display(&p)).unwrap_or_default();
+            self.run.emit(AgentEvent::PlanApproved { turn: self.turn, path });
+        }
+        self.cancel.is_cancelled().then_some(RunOutcome::Cancelled)
+    }
+
+    /// Settles the hard directive in flight, if any.
+    fn settle_directive<R>(&self, settle: impl FnOnce(&mut crate::ToolChoiceQueue) -> R) {
+        self.agent.directives.with_tool_choice_queue(settle);
+    }
+
     /// Runs one call of a compliant batch and returns its result.
-    async fn execute(
-        &self,
-        run: &mut RunState<'_>,
-        turn: u32,
-        call: &ToolCall,
-        tools: &[Arc<dyn Tool>],
-        failed_apply: &mut Option<PendingId>,
-        cancel: &CancelToken,
-    ) -> ToolResult {
+    async fn execute(&mut self, call: &ToolCall) -> ToolResult {
+        let turn = self.turn;
         let args = match call.parsed_arguments() {
             Ok(args) => args,
             Err(message) => {
-                run.emit(AgentEvent::ToolCall {
+                self.run.emit(AgentEvent::ToolCall {
                     turn,
                     id: call.id.clone(),
                     name: call.name.clone(),
                     arguments: serde_json::Value::String(call.arguments.clone()),
                 });
                 let result = staged_core::ToolError::new(message).to_result();
-                run.emit_result(turn, call, &result);
+                self.run.emit_result(turn, call, &result);
                 return result;
             }
         };
-        run.emit(AgentEvent::ToolCall {
+        self.run.emit(AgentEvent::ToolCall {
             turn,
             id: call.id.clone(),
             name: call.name.clone(),
             arguments: args.clone(),
         });
-        let Some(tool) = tools.iter().find(|t| t.name() == call.name) else {
-            let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        let Some(tool) = self.tools.iter().find(|t| t.name() == call.name).cloned() else {
+            let names: Vec<&str> = self.tools.iter().map(|t| t.name()).collect();
             let result = staged_core::ToolError::new(format!(
                 "Unknown tool `{}`. Available tools: {}.",
                 call.name,
                 names.join(", ")
             ))
             .to_result();
-            run.emit_result(turn, call, &result);
+            self.run.emit_result(turn, call, &result);
             return result;
         };
-        if call.name != RESOLVE_TOOL_NAME {
-            let result = run_tool(tool.as_ref(), args, cancel).await;
-            run.emit_result(turn, call, &result);
-            return result;
+        if call.name == RESOLVE_TOOL_NAME {
+            return self.resolve(call, tool.as_ref(), args).await;
         }
-        let action = args
-            .get("action")
-            .and_then(|a| serde_json::from_value::<ResolveAction>(a.clone()).ok());
-        let reason =
-            args.get("reason").and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
-        let head = self.session.store().peek().ok().flatten();
+        let result = run_tool(tool.as_ref(), args, self.cancel).await;
+        self.run.emit_result(turn, call, &result);
+        result
+    }
+
+    /// Runs a `resolve` call, asking the person first about an apply under
+    /// [`Approval::Human`], and remembers an apply that failed and left its preview pending.
+    async fn resolve(
+        &mut self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        args: serde_json::Value,
+    ) -> ToolResult {
+        let turn = self.turn;
+        // Arguments `resolve` refuses name no action here: it answers them with its error.
+        let params = serde_json::from_value::<ResolveParams>(args.clone()).ok();
+        let action = params.as_ref().map(|p| p.action);
+        let reason = params.map(|p| p.reason).unwrap_or_default();
+        let session = &self.agent.session;
+        let head = session.store().peek().ok().flatten();
         let mut approved_by = None;
         if action == Some(ResolveAction::Apply)
-            && self.options.approval == Approval::Human
-            && let (Some(head), Some(supervisor)) = (&head, &self.supervisor)
+            && self.agent.options.approval == Approval::Human
+            && let (Some(head), Some(supervisor)) = (&head, &self.agent.supervisor)
         {
-            match self.ask_person(supervisor.as_ref(), head, &reason, cancel).await {
+            match ask_to_apply(supervisor.as_ref(), session, head, &reason, self.cancel).await {
                 Ok(person_reason) => approved_by = Some(person_reason),
                 Err(result) => {
-                    run.emit_resolve(turn, call, action, &reason, &result);
+                    self.run.emit_resolve(turn, call, action, &reason, &result);
                     return result;
                 }
             }
         }
-        let mut result = tool.execute(args, cancel).await.unwrap_or_else(|err| err.to_result());
+        let mut result =
+            tool.execute(args, self.cancel).await.unwrap_or_else(|err| err.to_result());
         if let Some(person) = approved_by {
             result.content.push(ContentPart::Text {
                 text: format!("The person approved the apply: {}", person.trim()),
@@ -538,10 +624,10 @@ impl Agent {
             && let Some(head) = &head
         {
             let still_pending =
-                self.session.store().peek().ok().flatten().is_some_and(|h| h.id == head.id);
-            *failed_apply = (result.is_error && still_pending).then(|| head.id.clone());
+                session.store().peek().ok().flatten().is_some_and(|h| h.id == head.id);
+            self.failed_apply = (result.is_error && still_pending).then(|| head.id.clone());
         }
-        run.emit_resolve(turn, call, action, &reason, &result);
+        self.run.emit_resolve(turn, call, action, &reason, &result);
         result
     }
 }
@@ -564,47 +650,6 @@ async fn run_tool(tool: &dyn Tool, args: serde_json::Value, cancel: &CancelToken
             ))
             .to_result(),
         },
-    }
-}
-
-impl Agent {
-    /// Asks the person about applying `head`: `Ok(their reason)` to go ahead, or the error
-    /// result the model gets when they decline (or the head changed while they decided).
-    async fn ask_person(
-        &self,
-        supervisor: &dyn Supervisor,
-        head: &staged_core::PendingEntry,
-        reason: &str,
-        cancel: &CancelToken,
-    ) -> Result<String, ToolResult> {
-        let decision = tokio::select! {
-            () = cancel.cancelled() => ApplyDecision::Decline { reason: "the run was interrupted".to_owned() },
-            decision = supervisor.approve_apply(head, reason) => decision,
-        };
-        let person_reason = match decision {
-            ApplyDecision::Approve { reason } => reason,
-            ApplyDecision::Decline { reason: declined } => {
-                return Err(ToolResult::error(format!(
-                    "The person declined to apply `{}`: {}. Nothing was applied; the preview is still pending. Discard it with `resolve` (action \"discard\") or change the approach.",
-                    head.label(),
-                    declined.trim()
-                ))
-                .with_details(serde_json::json!({
-                    "action": "apply",
-                    "reason": reason,
-                    "label": head.label(),
-                    "sourceToolName": head.source_tool_name(),
-                    "approved": false,
-                    "pendingId": head.id.as_str(),
-                })));
-            }
-        };
-        if self.session.store().peek().ok().flatten().map(|h| h.id) != Some(head.id.clone()) {
-            return Err(ToolResult::error(
-                "The pending stack changed while waiting for approval; nothing was applied. Call `resolve` again to review the current head.",
-            ));
-        }
-        Ok(person_reason)
     }
 }
 
@@ -663,9 +708,8 @@ impl RunState<'_> {
         let label = result
             .details
             .as_ref()
-            .and_then(|d| d.get("label"))
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_owned);
+            .and_then(|d| ResolveDetails::deserialize(d).ok())
+            .and_then(|d| d.label);
         self.emit(AgentEvent::Resolve {
             turn,
             id: call.id.clone(),

@@ -2,7 +2,7 @@
 //! `--approve human`, and plan mode asks them to approve or refine a plan. The CLI implements it
 //! at the terminal; tests script it.
 
-use staged_core::PendingEntry;
+use staged_core::{CancelToken, PendingEntry, Session, ToolResult};
 
 /// What the person decided about an apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,4 +48,44 @@ pub trait Supervisor: Send + Sync {
 
     /// Asks whether to approve a plan.
     async fn review_plan(&self, plan: PlanReview<'_>) -> PlanDecision;
+}
+
+/// Asks `supervisor` about applying `head`, for which the model gave `reason`: `Ok(their
+/// reason)` to go ahead, or the error result the model gets when they decline (or the run is
+/// interrupted, or the head changed on `session` while they decided).
+pub(crate) async fn ask_to_apply(
+    supervisor: &dyn Supervisor,
+    session: &Session,
+    head: &PendingEntry,
+    reason: &str,
+    cancel: &CancelToken,
+) -> Result<String, ToolResult> {
+    let decision = tokio::select! {
+        () = cancel.cancelled() => ApplyDecision::Decline { reason: "the run was interrupted".to_owned() },
+        decision = supervisor.approve_apply(head, reason) => decision,
+    };
+    let person_reason = match decision {
+        ApplyDecision::Approve { reason } => reason,
+        ApplyDecision::Decline { reason: declined } => {
+            return Err(ToolResult::error(format!(
+                "The person declined to apply `{}`: {}. Nothing was applied; the preview is still pending. Discard it with `resolve` (action \"discard\") or change the approach.",
+                head.label(),
+                declined.trim()
+            ))
+            .with_details(serde_json::json!({
+                "action": "apply",
+                "reason": reason,
+                "label": head.label(),
+                "sourceToolName": head.source_tool_name(),
+                "approved": false,
+                "pendingId": head.id.as_str(),
+            })));
+        }
+    };
+    if session.store().peek().ok().flatten().map(|h| h.id) != Some(head.id.clone()) {
+        return Err(ToolResult::error(
+            "The pending stack changed while waiting for approval; nothing was applied. Call `resolve` again to review the current head.",
+        ));
+    }
+    Ok(person_reason)
 }

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use staged_core::{
     ActionError, AppliedChange, CancelToken, FileChange, JsonObject, PendingAction, Retirement,
-    ToolResult, remainder_text,
+    ToolResult, preview_diff, remainder_text,
 };
 use staged_journal::{
     ChangeAction, Choice, DiffKind, PartFile, ReplacementFile, Selection, cut_hunks, hunk_list,
@@ -30,11 +30,13 @@ use staged_journal::{
 use crate::{
     AstEditError, AstEditParams, EditPreview, EngineOptions, FileEdits, Lang, LeftOut, RawEdit,
     ValidatedEdit, Workspace, compute_preview_with,
-    details::StaleDetails,
+    details::{AppliedDetails, RemainderDetails, StaleDetails},
     engine::{Scan, replayed_file},
     fingerprint::fingerprint,
     journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit_with},
-    render::{ArgNames, capped_label, file_replacements, left_out_json, plural, preview_details},
+    render::{
+        ArgNames, capped_label, count, file_replacements, left_out_details, plural, preview_details,
+    },
     scope::collect_for_lang,
 };
 
@@ -390,7 +392,7 @@ impl AstEditAction {
         let diff = if partial {
             Some(crate::diff::unified_diff(&preview))
         } else {
-            self.details.get("diff").and_then(Value::as_str).map(str::to_owned)
+            preview_diff(&self.details).map(str::to_owned)
         };
         let change = AppliedChange {
             result: text.clone(),
@@ -438,30 +440,34 @@ impl AstEditAction {
                 ));
             }
         }
-        let mut details = json!({
-            "totalReplacements": total,
-            "filesTouched": files,
-            "filesSearched": preview.files_searched,
-            "applied": true,
-            "limitReached": preview.limit_reached,
-            "fileReplacements": file_replacements(&preview),
-        });
-        if let Some(left) = &self.left_out
-            && !partial
-        {
-            details["leftOut"] = left_out_json(left, self.names);
-        }
+        let mut details = AppliedDetails {
+            total_replacements: count(total),
+            files_touched: count(files),
+            files_searched: count(preview.files_searched),
+            applied: true,
+            limit_reached: preview.limit_reached,
+            file_replacements: file_replacements(&preview),
+            left_out: self
+                .left_out
+                .as_ref()
+                .filter(|_| !partial)
+                .map(|left| left_out_details(left, self.names)),
+            remainder: None,
+        };
         if let (Some(id), Some(rest)) = (retirement.remainder(), &change.remainder) {
             text = format!("{text} {}", remainder_text(rest.label(), &id));
-            details["remainder"] = json!({"id": id.as_str(), "label": rest.label()});
+            details.remainder = Some(RemainderDetails {
+                id: id.as_str().to_owned(),
+                label: rest.label().to_owned(),
+            });
         }
-        Ok(ToolResult::text(text).with_details(details))
+        Ok(ToolResult::text(text).with_details(details.to_value()))
     }
 
     /// The preview's files as a selection sees them, with the hunk counts of its diff.
     pub fn part_files(&self) -> Vec<PartFile> {
         let files = self.expected.files.iter().map(|f| (f.path.as_str(), None, DiffKind::Modify));
-        part_files(files, self.details.get("diff").and_then(Value::as_str))
+        part_files(files, preview_diff(&self.details))
     }
 
     /// The rest of a preview some of whose files were split by hunk: the previewed edits
@@ -517,7 +523,7 @@ impl AstEditAction {
             // The same first edits of the files left, however many there were before them.
             params.limit = Some(rest.total_replacements() as f64);
         }
-        let details = preview_details(&rest);
+        let details = preview_details(&rest).into_value();
         let mut rest = rest;
         // The files left are not written by this apply: as they are now, they prove what an
         // apply of the rest would find.

@@ -7,7 +7,7 @@ use serde_json::Value;
 use staged_core::{CancelToken, PendingAction, Session, Tool, ToolError, ToolResult};
 
 use crate::{
-    AstEditAction, AstEditParams, EngineOptions, Workspace,
+    AstEditAction, AstEditParams, EngineOptions, PreviewDetails, Workspace,
     action::AST_EDIT_TOOL_NAME,
     compute_preview_with,
     render::{ArgNames, preview_text_named, take_preview_details},
@@ -89,7 +89,7 @@ impl Tool for AstEditTool {
             Err(err) => return Err(err.to_tool_error()),
         };
         let text = preview_text_named(&preview, self.names);
-        let details = take_preview_details(&mut preview, self.names);
+        let details = take_preview_details(&mut preview, self.names).into_value();
         if preview.total_replacements() == 0 {
             return Ok(ToolResult::text(text).with_details(details));
         }
@@ -112,7 +112,7 @@ impl Tool for AstEditTool {
             Ok(action) => action.into_details(),
             Err(shared) => shared.details().cloned().unwrap_or_default(),
         };
-        details["pendingId"] = Value::String(id.as_str().to_owned());
+        PreviewDetails::set_pending_id(&mut details, id.as_str());
         Ok(ToolResult::text(text).with_details(details))
     }
 }

@@ -55,7 +55,9 @@ mod diff {
 pub use crate::{
     action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile, FILES_EXTRA_KEY},
     details::{
-        DetailsError, LANG_REQUIRED, LangCount, LangRequiredDetails, PreviewDetails, StaleDetails,
+        AppliedDetails, DetailsError, ErrorFileDetails, FileCount, LANG_REQUIRED, LangCount,
+        LangInferred, LangRequiredDetails, LeftOutDetails, NestedLeftDetails, Position,
+        PreviewDetails, RemainderDetails, StaleDetails,
     },
     edit_tool::AstEditTool,
     edits::{Edit, RawEdit, apply_edits, normalize},

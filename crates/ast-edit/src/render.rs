@@ -4,10 +4,13 @@
 use std::{collections::BTreeMap, fmt::Write as _};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use crate::{
     Cap, EditPreview, FileEdits, LeftOut,
+    details::{
+        ErrorFileDetails, FileCount, LangCount, LangInferred, LeftOutDetails, NestedLeftDetails,
+        Position, PreviewDetails,
+    },
     diff::{take_unified_diff, unified_diff},
     fingerprint::tag,
 };
@@ -286,106 +289,105 @@ pub fn parse_issues_block(errors: &[String]) -> String {
     res
 }
 
-/// The preview's details JSON (camelCase), including the unified diff.
-pub fn preview_details(preview: &EditPreview) -> Value {
+/// The preview's details, including the unified diff.
+pub fn preview_details(preview: &EditPreview) -> PreviewDetails {
     details_with_diff(preview, unified_diff(preview), ArgNames::Tool)
 }
 
 /// [`preview_details`], moving the diffs out of `preview` instead of copying them (a big
 /// file's diff is hundreds of megabytes).
-pub(crate) fn take_preview_details(preview: &mut EditPreview, names: ArgNames) -> Value {
+pub(crate) fn take_preview_details(preview: &mut EditPreview, names: ArgNames) -> PreviewDetails {
     let diff = take_unified_diff(preview);
     details_with_diff(preview, diff, names)
 }
 
-fn details_with_diff(preview: &EditPreview, diff: String, names: ArgNames) -> Value {
-    let mut details = json!({
-        "totalReplacements": preview.total_replacements(),
-        "filesTouched": preview.files_touched(),
-        "filesSearched": preview.files_searched,
-        "applied": false,
-        "limitReached": preview.limit_reached,
-        "lang": preview.lang.name(),
-        "fileReplacements": file_replacements(preview),
-        "notes": preview_notes(preview, names),
-        "errorFilesSkipped": preview.error_files_skipped,
-        // Always there, 0 included, so a script reads it without a fallback.
-        "parseErrorsTotal": preview.parse_errors.len(),
-    });
-    // Moved in, where `json!` would copy it.
-    details["diff"] = Value::String(diff);
-    if let Some(last) = last_line(preview, names) {
-        details["lastLine"] = Value::String(last);
-    }
-    if let Some(left) = &preview.left_out {
-        details["leftOut"] = left_out_json(left, names);
-    }
-    if !preview.parse_errors.is_empty() {
-        details["parseErrors"] =
-            json!(preview.parse_errors.iter().take(PARSE_ERRORS_LIMIT).collect::<Vec<_>>());
-    }
-    if !preview.error_files.is_empty() {
-        details["errorFiles"] = Value::Array(
-            preview
-                .error_files
+fn details_with_diff(preview: &EditPreview, diff: String, names: ArgNames) -> PreviewDetails {
+    PreviewDetails {
+        total_replacements: count(preview.total_replacements()),
+        files_touched: count(preview.files_touched()),
+        files_searched: count(preview.files_searched),
+        applied: false,
+        limit_reached: preview.limit_reached,
+        lang: preview.lang.name().to_owned(),
+        file_replacements: file_replacements(preview),
+        notes: preview_notes(preview, names),
+        error_files_skipped: count(preview.error_files_skipped),
+        parse_errors_total: Some(count(preview.parse_errors.len())),
+        diff,
+        last_line: last_line(preview, names),
+        left_out: preview.left_out.as_ref().map(|left| left_out_details(left, names)),
+        parse_errors: preview.parse_errors.iter().take(PARSE_ERRORS_LIMIT).cloned().collect(),
+        error_files: preview
+            .error_files
+            .iter()
+            .map(|f| ErrorFileDetails {
+                path: f.path.clone(),
+                count: count(f.replacements),
+                matches_skipped: count(f.matches_skipped),
+            })
+            .collect(),
+        nested_left: preview
+            .nested_left
+            .iter()
+            .map(|n| NestedLeftDetails {
+                path: n.path.clone(),
+                line: count(n.outer.0),
+                column: count(n.outer.1),
+                pattern: n.pattern.clone(),
+                inner: n
+                    .inner
+                    .iter()
+                    .map(|&(line, column)| Position { line: count(line), column: count(column) })
+                    .collect(),
+                hint: n.hint.clone(),
+            })
+            .collect(),
+        lang_inferred: preview.lang_choice.as_ref().map(|choice| LangInferred {
+            lang: preview.lang.name().to_owned(),
+            left_out: choice
+                .left_out
                 .iter()
-                .map(|f| json!({"path": f.path, "count": f.replacements, "matchesSkipped": f.matches_skipped}))
-                .collect(),
-        );
-    }
-    if !preview.nested_left.is_empty() {
-        details["nestedLeft"] = Value::Array(
-            preview
-                .nested_left
-                .iter()
-                .map(|n| {
-                    json!({
-                        "path": n.path,
-                        "line": n.outer.0,
-                        "column": n.outer.1,
-                        "pattern": n.pattern,
-                        "inner": n.inner.iter().map(|(l, c)| json!({"line": l, "column": c})).collect::<Vec<_>>(),
-                        "hint": n.hint,
-                    })
+                .map(|(lang, files)| LangCount {
+                    lang: lang.name().to_owned(),
+                    files: count(*files),
                 })
                 .collect(),
-        );
+        }),
+        pending_id: None,
     }
-    if let Some(choice) = &preview.lang_choice {
-        details["langInferred"] = json!({
-            "lang": preview.lang.name(),
-            "leftOut": choice.left_out.iter().map(|(l, n)| json!({"lang": l.name(), "files": n})).collect::<Vec<_>>(),
-        });
-    }
-    details
 }
 
-/// `{"cap": "limit" | "max_files", "value", "files", "replacements", "exact", "lift"}`, where
-/// `lift` names the parameter (or flag) that lifts the cap.
-pub(crate) fn left_out_json(left: &LeftOut, names: ArgNames) -> Value {
+/// A count as the details hold it.
+pub(crate) fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// What a cap left out, `lift` naming the parameter (or flag) that lifts it.
+pub(crate) fn left_out_details(left: &LeftOut, names: ArgNames) -> LeftOutDetails {
     let (cap, value) = match left.cap {
         Cap::Limit(n) => ("limit", n),
         Cap::MaxFiles(n) => ("max_files", n),
     };
-    json!({
-        "cap": cap,
-        "value": value,
-        "files": left.files,
-        "replacements": left.replacements,
-        "exact": left.exact,
-        "lift": cap_name(left.cap, names).trim_matches('`'),
-    })
+    LeftOutDetails {
+        cap: cap.to_owned(),
+        value: count(value),
+        files: count(left.files),
+        replacements: count(left.replacements),
+        exact: left.exact,
+        lift: cap_name(left.cap, names).trim_matches('`').to_owned(),
+    }
 }
 
-/// `[{path, count}]` for every touched file.
-pub(crate) fn file_replacements(preview: &EditPreview) -> Value {
-    Value::Array(
-        preview
-            .files
-            .iter()
-            .map(|f| json!({ "path": f.path, "count": crate::edits::replacements(&f.edits) }))
-            .collect(),
-    )
+/// Every touched file with its replacements.
+pub(crate) fn file_replacements(preview: &EditPreview) -> Vec<FileCount> {
+    preview
+        .files
+        .iter()
+        .map(|f| FileCount {
+            path: f.path.clone(),
+            count: count(crate::edits::replacements(&f.edits)),
+        })
+        .collect()
 }
 
 #[derive(Default)]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{Fixture, details};
 use serde_json::json;
-use staged_ast_edit::{AstEditAction, PreviewDetails, StaleDetails, Workspace};
+use staged_ast_edit::{AppliedDetails, AstEditAction, PreviewDetails, StaleDetails, Workspace};
 use staged_core::{ActionError, CancelToken, PendingAction};
 
 fn rename(paths: &[&str]) -> serde_json::Value {
@@ -468,4 +468,26 @@ async fn nested_rewrites_that_would_grow_a_file_without_bound_are_an_issue() {
     assert_eq!((preview.total_replacements, preview.files_touched), (1, 1));
     assert!(preview.diff.contains("+y = [2, 2];"), "{}", preview.diff);
     assert_eq!(fx.read("deep.ts"), deep);
+}
+
+#[tokio::test]
+async fn details_are_the_typed_details_member_for_member() {
+    // A cap, a parse issue and a skipped file: the optional members are written too.
+    let fx =
+        Fixture::new(&[("a.ts", "foo(1);\n"), ("b.ts", "foo(2); foo(3);\n"), ("c.ts", "foo(((\n")]);
+    let res = fx
+        .edit(json!({"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": ["."], "limit": 2}))
+        .await
+        .unwrap();
+    let written = details(&res);
+    let preview = PreviewDetails::parse(written).unwrap();
+    assert!(preview.left_out.is_some() && !preview.parse_errors.is_empty(), "{written}");
+    assert!(!preview.applied);
+    // Read back and written again, the details are what the tool wrote, in the same order.
+    assert_eq!(preview.into_value().to_string(), written.to_string());
+    let applied = fx.apply().await;
+    let written = &details(&applied)["sourceResultDetails"];
+    let typed = AppliedDetails::parse(written).unwrap();
+    assert!(typed.applied && typed.left_out.is_some(), "{written}");
+    assert_eq!(typed.to_value().to_string(), written.to_string());
 }

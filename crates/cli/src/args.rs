@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use staged_workspace::Strictness;
 
 /// Stage changes as previews, then resolve them: apply with a reason, or discard.
 #[derive(Debug, Parser)]
@@ -234,14 +235,14 @@ pub(crate) enum StrictnessArg {
 }
 
 impl StrictnessArg {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub(crate) fn to_strictness(self) -> Strictness {
         match self {
-            StrictnessArg::Cst => "cst",
-            StrictnessArg::Smart => "smart",
-            StrictnessArg::Ast => "ast",
-            StrictnessArg::Relaxed => "relaxed",
-            StrictnessArg::Signature => "signature",
-            StrictnessArg::Template => "template",
+            StrictnessArg::Cst => Strictness::Cst,
+            StrictnessArg::Smart => Strictness::Smart,
+            StrictnessArg::Ast => Strictness::Ast,
+            StrictnessArg::Relaxed => Strictness::Relaxed,
+            StrictnessArg::Signature => Strictness::Signature,
+            StrictnessArg::Template => Strictness::Template,
         }
     }
 }
@@ -261,15 +262,8 @@ pub(crate) struct AstEditArgs {
     /// The replacement template of `-p`, as in ast-grep.
     #[arg(short = 'r', long = "rewrite", value_name = "OUT", requires = "pattern")]
     pub(crate) rewrite: Option<String>,
-    /// Language (name or alias); inferred from the files when absent.
-    #[arg(short = 'l', long)]
-    pub(crate) lang: Option<String>,
-    /// The node kind a contextual pattern stands for.
-    #[arg(long, value_name = "KIND")]
-    pub(crate) selector: Option<String>,
-    /// Match strictness.
-    #[arg(long, value_enum)]
-    pub(crate) strictness: Option<StrictnessArg>,
+    #[command(flatten)]
+    pub(crate) scope: ScopeArgs,
     /// Maximum total replacements.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) limit: Option<u64>,
@@ -280,6 +274,20 @@ pub(crate) struct AstEditArgs {
     /// none (by default such files are skipped and counted).
     #[arg(long)]
     pub(crate) include_parse_errors: bool,
+}
+
+/// What `ast-edit` and `ast-grep` share: the language, how a pattern matches, and the paths.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ScopeArgs {
+    /// Language (name or alias); inferred from the files when absent.
+    #[arg(short = 'l', long)]
+    pub(crate) lang: Option<String>,
+    /// The node kind a contextual pattern stands for.
+    #[arg(long, value_name = "KIND")]
+    pub(crate) selector: Option<String>,
+    /// Match strictness.
+    #[arg(long, value_enum)]
+    pub(crate) strictness: Option<StrictnessArg>,
     #[arg(value_name = "PATH", default_value = ".", help = PATHS_HELP)]
     pub(crate) paths: Vec<String>,
 }
@@ -328,20 +336,11 @@ pub(crate) struct AstGrepArgs {
     /// `staged ast-edit -p PATTERN -r OUT`, which stages the rewrite as a preview.
     #[arg(short = 'r', long = "rewrite", value_name = "OUT")]
     pub(crate) rewrite: Option<String>,
-    /// Language (name or alias); inferred from the files when absent.
-    #[arg(short = 'l', long)]
-    pub(crate) lang: Option<String>,
-    /// The node kind a contextual pattern stands for.
-    #[arg(long, value_name = "KIND")]
-    pub(crate) selector: Option<String>,
-    /// Match strictness.
-    #[arg(long, value_enum)]
-    pub(crate) strictness: Option<StrictnessArg>,
+    #[command(flatten)]
+    pub(crate) scope: ScopeArgs,
     /// Maximum matches reported.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) limit: Option<u64>,
-    #[arg(value_name = "PATH", default_value = ".", help = PATHS_HELP)]
-    pub(crate) paths: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -86,28 +86,12 @@ impl Output {
         self.styled(&colorize(&diff, self.render.color))
     }
 
-    /// Writes `value` as one line of JSON to stdout.
-    pub(crate) fn json_line(&self, value: &serde_json::Value) -> std::io::Result<()> {
+    /// Writes `value` as one line of JSON to stdout, serialized as it is (no JSON value of it
+    /// is built first).
+    pub(crate) fn json_line(&self, value: &impl serde::Serialize) -> std::io::Result<()> {
         let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
         serde_json::to_writer(&mut stdout, value)?;
         stdout.write_all(b"\n")?;
-        stdout.flush()
-    }
-
-    /// Writes one line of JSON: the object with these members, in this order, each written as
-    /// it is serialized (no JSON value or text of the whole object is built).
-    pub(crate) fn json_object_line(
-        &self,
-        members: &[(&str, &serde_json::Value)],
-    ) -> std::io::Result<()> {
-        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-        for (idx, (key, value)) in members.iter().enumerate() {
-            stdout.write_all(if idx == 0 { b"{" } else { b"," })?;
-            serde_json::to_writer(&mut stdout, key)?;
-            stdout.write_all(b":")?;
-            serde_json::to_writer(&mut stdout, value)?;
-        }
-        stdout.write_all(if members.is_empty() { b"{}\n" } else { b"}\n" })?;
         stdout.flush()
     }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use anyhow::bail;
 use serde_json::Value;
-use staged_core::{ActionError, JsonObject, PendingEntry};
+use staged_core::{ActionError, JsonObject, PendingEntry, preview_diff};
 use staged_journal::{
     Choice, DiffKind, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, PartFile, Selection, diff_files, part_files,
 };
@@ -23,7 +23,7 @@ const FILES_LISTED: usize = 10;
 /// The preview's files as a partial apply names them: path, move source, kind, hunk count.
 pub(crate) fn preview_parts(entry: &PendingEntry) -> Vec<PartFile> {
     let files = entry.action.files();
-    let diff = preview_diff(entry);
+    let diff = entry.action.details().and_then(preview_diff);
     let sections = diff.map(diff_files).unwrap_or_default();
     let kinds: Vec<DiffKind> = if sections.len() == files.len() {
         sections.iter().map(|s| s.kind).collect()
@@ -37,11 +37,6 @@ pub(crate) fn preview_parts(entry: &PendingEntry) -> Vec<PartFile> {
         files.iter().zip(kinds).map(|(f, kind)| (f.path.as_str(), f.from.as_deref(), kind)),
         diff,
     )
-}
-
-/// The unified diff of a preview, if its details hold one.
-pub(crate) fn preview_diff(entry: &PendingEntry) -> Option<&str> {
-    entry.action.details().and_then(|d| d.get("diff")).and_then(Value::as_str)
 }
 
 /// One `--only` or `--except` argument.

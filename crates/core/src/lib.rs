@@ -41,7 +41,7 @@ mod tools;
 
 pub use staged_protocol::{
     ContentPart, JsonObject, ResolveAction, ResolveDetails, ResolveParams, ToolChoice,
-    ToolChoiceProvider, ToolResult,
+    ToolChoiceProvider, ToolResult, preview_diff,
 };
 
 pub use crate::{

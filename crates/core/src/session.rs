@@ -301,11 +301,8 @@ impl Session {
                             record.files = change.files;
                             record.undo = change.undo;
                         } else {
-                            record.diff = action
-                                .details()
-                                .and_then(|d| d.get("diff"))
-                                .and_then(serde_json::Value::as_str)
-                                .map(str::to_owned);
+                            record.diff =
+                                action.details().and_then(crate::preview_diff).map(str::to_owned);
                         }
                     }
                     let done = match claim {

@@ -20,7 +20,7 @@ use rmcp::{
     service::RequestContext,
 };
 use serde_json::{Value, json};
-use staged_core::{PendingEntry, ToolResult};
+use staged_core::{PendingEntry, ToolResult, preview_diff};
 
 /// The key of the approval question in an input-required result.
 pub(crate) const APPROVAL_INPUT_KEY: &str = "staged_approve_apply";
@@ -202,7 +202,7 @@ pub(crate) fn approval_message(head: &PendingEntry, reason: &str) -> String {
             res.push_str(&format!("\n  {}: {}", file.path, file.summary));
         }
     }
-    if let Some(diff) = details.and_then(|d| d.get("diff")).and_then(Value::as_str) {
+    if let Some(diff) = details.and_then(preview_diff) {
         let lines: Vec<&str> = diff.lines().collect();
         res.push_str("\n\nDiff:\n");
         res.push_str(&lines.iter().take(DIFF_LINES_SHOWN).copied().collect::<Vec<_>>().join("\n"));

@@ -8,42 +8,14 @@
 //! prints, `{"text", "isError", "details", "pending"}`, whose `text` is those parts joined with
 //! newlines, reminder included. Every tool declares [`output_schema`] for that object.
 //!
-//! The object is serialized here, outside `staged-protocol`, because it is this server's wire
-//! shape: the CLI prints the same fields from its own `--json` code.
+//! The object is [`StructuredResult`], the one `staged-protocol` defines for both.
 
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
-use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::Value;
 use staged_core::{ContentPart, PendingEntry, RESOLVE_REMINDER, ToolResult};
-
-/// `structuredContent` of every tool result: what the model is told, and the stack's head.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[schemars(title = "staged tool result")]
-struct StructuredResult {
-    /// The model-facing text: the same text as the text blocks, joined with newlines,
-    /// ending with the resolve reminder while a preview waits for `resolve`.
-    text: String,
-    /// Whether the tool reports an error (the same as the result's `isError`).
-    is_error: bool,
-    /// The tool's structured details (for `ast_edit`: the counts, the diff and `pendingId`;
-    /// for `resolve`: the action, the reason and the source tool's details); `{}` when none.
-    details: Value,
-    /// The newest pending preview after the call (what `resolve` acts on next), or null.
-    pending: Option<PendingHead>,
-}
-
-/// The head of the pending stack.
-#[derive(Debug, Serialize, JsonSchema)]
-struct PendingHead {
-    /// The preview's id, e.g. `pending-action:ast_edit:3`.
-    id: String,
-    /// Its label, e.g. `AST Edit: 4 replacements in 3 files`.
-    label: String,
-}
+use staged_protocol::{PendingHead, StructuredResult};
 
 /// The MCP form of `result`: its text parts (and the reminder, when `remind`) as text blocks,
 /// and the same text with its details and the stack's `head` as `structuredContent`.
@@ -52,9 +24,10 @@ pub(crate) fn to_call_result(
     head: Option<&PendingEntry>,
     remind: bool,
 ) -> CallToolResult {
+    let ToolResult { content: parts, details, is_error } = result;
     let mut texts: Vec<String> = Vec::new();
     let mut content: Vec<ContentBlock> = Vec::new();
-    for part in result.content {
+    for part in parts {
         match part {
             ContentPart::Text { text } => {
                 content.push(ContentBlock::text(text.clone()));
@@ -69,20 +42,15 @@ pub(crate) fn to_call_result(
         content.push(ContentBlock::text(RESOLVE_REMINDER));
         texts.push(RESOLVE_REMINDER.to_owned());
     }
+    let text = texts.join("\n");
     let structured = StructuredResult {
-        text: texts.join("\n"),
-        is_error: result.is_error,
-        details: result.details.unwrap_or_else(|| Value::Object(JsonObject::new())),
-        pending: head.map(|entry| PendingHead {
-            id: entry.id.as_str().to_owned(),
-            label: entry.label().to_owned(),
-        }),
+        text: &text,
+        is_error,
+        details: details.as_ref(),
+        pending: head.map(|entry| PendingHead { id: entry.id.as_str(), label: entry.label() }),
     };
-    let mut res = if result.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
+    let mut res =
+        if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     // Serializing plain strings, booleans and JSON values cannot fail; a failure would leave
     // the text blocks, which still carry everything the model must read.
     res.structured_content = serde_json::to_value(structured).ok();
@@ -94,7 +62,7 @@ pub(crate) fn output_schema() -> Arc<JsonObject> {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|settings| settings.inline_subschemas = true)
         .into_generator();
-    let schema = generator.into_root_schema_for::<StructuredResult>();
+    let schema = generator.into_root_schema_for::<StructuredResult<'static>>();
     let Value::Object(mut map) = schema.to_value() else { return Arc::new(JsonObject::new()) };
     // `pending` is always present (null when the stack is empty); schemars leaves `Option`
     // fields out of `required`.
@@ -159,6 +127,16 @@ mod tests {
         assert_eq!(
             res.structured_content,
             Some(json!({"text": "boom", "isError": true, "details": {}, "pending": null}))
+        );
+    }
+
+    #[test]
+    fn the_output_schema_keeps_its_title_and_description() {
+        let schema = Value::Object((*output_schema()).clone());
+        assert_eq!(schema["title"], "staged tool result");
+        assert_eq!(
+            schema["description"],
+            "`structuredContent` of every tool result: what the model is told, and the stack's head."
         );
     }
 

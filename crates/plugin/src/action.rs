@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use staged_core::{
     ActionError, AppliedChange, CancelToken, JsonObject, LogEntry, LogOutcome, PendingAction,
-    PendingId, Retirement, ToolError, ToolResult, UndoHandler,
+    PendingId, Retirement, ToolError, ToolResult, UndoHandler, preview_diff,
 };
 use staged_workspace::StoredAction;
 
@@ -209,8 +209,7 @@ impl PendingAction for PluginAction {
             payload: record.payload.clone(),
             applied: result.details.clone().unwrap_or(Value::Null),
         };
-        let diff =
-            self.inner.details.as_ref().and_then(|d| d.get("diff")?.as_str().map(str::to_owned));
+        let diff = self.inner.details.as_ref().and_then(preview_diff).map(str::to_owned);
         Some(AppliedChange {
             result: result.text_content(),
             label: None,

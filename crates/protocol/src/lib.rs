@@ -6,11 +6,13 @@
 
 #![deny(missing_docs)]
 
+mod details;
 mod resolve;
 mod tool_choice;
 mod tool_result;
 
 pub use crate::{
+    details::{PendingHead, StructuredResult, preview_diff},
     resolve::{ResolveAction, ResolveDetails, ResolveParams},
     tool_choice::{ToolChoice, ToolChoiceProvider},
     tool_result::{ContentPart, ToolResult},

@@ -140,7 +140,7 @@ pub(crate) fn json_column(column: ValueRef<'_>) -> Result<Option<Value>, String>
 
 /// zstd-compressed JSON of `value`, written as it is serialized (the JSON text is never held
 /// whole).
-pub(crate) fn compress(value: &Value) -> std::io::Result<Vec<u8>> {
+pub(crate) fn compress<T: serde::Serialize + ?Sized>(value: &T) -> std::io::Result<Vec<u8>> {
     let mut out = BufWriter::with_capacity(1 << 16, zstd::Encoder::new(Vec::new(), LEVEL)?);
     serde_json::to_writer(&mut out, value)?;
     out.flush()?;

@@ -13,12 +13,14 @@
 //! arrive, so the database stops growing.
 
 use std::{
+    borrow::Cow,
     fs::File,
     time::{Duration, UNIX_EPOCH},
 };
 
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params, types::ValueRef};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use staged_core::{
     Claim, DEFAULT_LOG_KEEP, FileChange, LogEntry, LogOutcome, LogRecord, PendingAction, PendingId,
     ResolveLog, Reversal, StoreError, StoreEvent, UndoLock, remainder_text,
@@ -103,11 +105,7 @@ fn encode_record(record: &LogRecord) -> Result<EncodedRecord, StoreError> {
     let fail = |err: std::io::Error| {
         StoreError::Backend(format!("the log record of {} could not be encoded: {err}", record.id))
     };
-    let files: Vec<Value> = record
-        .files
-        .iter()
-        .map(|f| json!({"path": f.path, "before": f.before, "after": f.after}))
-        .collect();
+    let files: Vec<StoredFile<'_>> = record.files.iter().map(StoredFile::of).collect();
     Ok(EncodedRecord {
         pending_id: record.id.as_str().to_owned(),
         label: record.label.clone(),
@@ -123,7 +121,7 @@ fn encode_record(record: &LogRecord) -> Result<EncodedRecord, StoreError> {
             .map_err(fail)?,
         result: record.result.clone(),
         diff: record.diff.as_deref().map(codec::compress_text).transpose().map_err(fail)?,
-        files: codec::compress(&Value::Array(files)).map_err(fail)?,
+        files: codec::compress(&files).map_err(fail)?,
         undo: record.undo.as_ref().map(codec::compress).transpose().map_err(fail)?,
         front_end: record.front_end.clone(),
         reverts: record.reverts.and_then(|seq| i64::try_from(seq).ok()),
@@ -220,17 +218,51 @@ fn read_entry(row: &rusqlite::Row<'_>, with_diff: bool) -> rusqlite::Result<LogE
     })
 }
 
+/// A written file as the `files` column stores it: `{"path", "before", "after"}`. Read back, a
+/// file without a string `path` is skipped, and a `before` or `after` that is not a string
+/// reads as none.
+#[derive(Serialize, Deserialize)]
+struct StoredFile<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+    #[serde(default, deserialize_with = "string_or_none")]
+    before: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "string_or_none")]
+    after: Option<Cow<'a, str>>,
+}
+
+impl<'a> StoredFile<'a> {
+    fn of(file: &'a FileChange) -> Self {
+        StoredFile {
+            path: Cow::Borrowed(&file.path),
+            before: file.before.as_deref().map(Cow::Borrowed),
+            after: file.after.as_deref().map(Cow::Borrowed),
+        }
+    }
+
+    fn into_change(self) -> FileChange {
+        FileChange {
+            path: self.path.into_owned(),
+            before: self.before.map(Cow::into_owned),
+            after: self.after.map(Cow::into_owned),
+        }
+    }
+}
+
+fn string_or_none<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Cow<'static, str>>, D::Error> {
+    Ok(match Value::deserialize(deserializer)? {
+        Value::String(s) => Some(Cow::Owned(s)),
+        _ => None,
+    })
+}
+
 fn read_files(column: ValueRef<'_>) -> Vec<FileChange> {
     let Ok(Some(Value::Array(files))) = codec::json_column(column) else { return Vec::new() };
     files
         .iter()
-        .filter_map(|f| {
-            Some(FileChange {
-                path: f.get("path")?.as_str()?.to_owned(),
-                before: f.get("before").and_then(Value::as_str).map(str::to_owned),
-                after: f.get("after").and_then(Value::as_str).map(str::to_owned),
-            })
-        })
+        .filter_map(|f| StoredFile::deserialize(f).ok().map(StoredFile::into_change))
         .collect()
 }
 

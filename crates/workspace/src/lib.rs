@@ -96,8 +96,8 @@ use staged_store::{Rehydrators, SqliteStore};
 use crate::deferred::DeferredStore;
 
 pub use staged_ast_edit::{
-    ArgNames, DEFAULT_MAX_FILES, DetailsError, LangRequiredDetails, PreviewDetails, StaleDetails,
-    compile_glob, worker_failure,
+    ArgNames, AstEditParams, AstGrepParams, DEFAULT_MAX_FILES, DetailsError, LangRequiredDetails,
+    Op, PreviewDetails, StaleDetails, Strictness, compile_glob, worker_failure,
 };
 pub use staged_journal::{
     ChangeDetails, ModelAccess, RecoveryReport, STATE_DIR_NAME, Workspace, quote as quote_diff_path,

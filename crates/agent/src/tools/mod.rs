@@ -9,6 +9,22 @@ pub use self::{find::FindTool, read::ReadTool, write_plan::WritePlanTool};
 
 use staged_core::ToolError;
 
+/// Refuses arguments with a member not in `known`, as a schema with `additionalProperties:
+/// false` promises (and as the tools whose arguments are serde types refuse them):
+/// ``Invalid arguments: unknown field `x`, expected one of `path`, `offset`, `limit` ``.
+fn refuse_unknown(args: &serde_json::Value, known: &[&str]) -> Result<(), ToolError> {
+    let Some(unknown) =
+        args.as_object().and_then(|o| o.keys().find(|k| !known.contains(&k.as_str())))
+    else {
+        return Ok(());
+    };
+    let expected: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+    Err(ToolError::new(format!(
+        "Invalid arguments: unknown field `{unknown}`, expected one of {}",
+        expected.join(", ")
+    )))
+}
+
 /// Reads an optional positive integer argument.
 fn positive(args: &serde_json::Value, key: &str) -> Result<Option<usize>, ToolError> {
     match args.get(key) {

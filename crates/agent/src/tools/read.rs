@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use staged_core::{CancelToken, Tool, ToolError, ToolResult};
 use staged_journal::{ModelAccess, Workspace};
 
-use crate::tools::{positive, required_str};
+use crate::tools::{positive, refuse_unknown, required_str};
 
 /// Lines returned when no `limit` is given.
 const DEFAULT_LIMIT: usize = 2000;
@@ -69,6 +69,7 @@ impl Tool for ReadTool {
         if cancel.is_cancelled() {
             return Err(ToolError::aborted(cancel.reason()));
         }
+        refuse_unknown(&args, &["path", "offset", "limit"])?;
         let given = required_str(&args, "path")?.to_owned();
         if given.trim().is_empty() {
             return Err(ToolError::new(

@@ -37,6 +37,24 @@ async fn read_numbers_lines_and_reads_ranges() {
 }
 
 #[tokio::test]
+async fn read_refuses_unknown_arguments_as_its_schema_says() {
+    let (_dir, workspace) = workspace();
+    let read = ReadTool::new(workspace);
+    assert_eq!(read.parameters()["additionalProperties"], json!(false));
+    let cancel = CancelToken::new();
+    let err = read.execute(json!({"path": "src/a.ts", "lines": 2}), &cancel).await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Invalid arguments: unknown field `lines`, expected one of `path`, `offset`, `limit`"
+    );
+    // Named before any other problem: a misspelt `limit` is not read as "no limit".
+    let err = read.execute(json!({"file": "src/a.ts"}), &cancel).await.unwrap_err();
+    assert!(err.message().contains("unknown field `file`"), "{}", err.message());
+    let ok = read.execute(json!({"path": "src/a.ts", "offset": null}), &cancel).await.unwrap();
+    assert_eq!(ok.text_content(), "1\tone\n2\ttwo\n3\tthree\n4\tfour");
+}
+
+#[tokio::test]
 async fn find_matches_globs_like_the_other_tools_and_honours_gitignore() {
     let (_dir, workspace) = workspace();
     let find = FindTool::new(workspace);

@@ -1,19 +1,18 @@
 //! `staged ast-edit`: preview a structural rewrite and stage it.
 
 use anyhow::Context;
-use serde_json::{Value, json};
 use staged_core::ToolResult;
-use staged_workspace::{ArgNames, PreviewDetails, WorkspaceSession};
+use staged_workspace::{ArgNames, AstEditParams, Op, PreviewDetails, WorkspaceSession};
 
 use crate::{
-    args::{AstEditArgs, GlobalArgs},
+    args::{AstEditArgs, GlobalArgs, StrictnessArg},
     cmd::{self, Effect},
     exit::Exit,
     output::Output,
 };
 
 pub(crate) fn run(global: &GlobalArgs, args: &AstEditArgs, out: &Output) -> anyhow::Result<Exit> {
-    let params = params_json(args);
+    let params = params(args);
     cmd::run_tool(
         global,
         out,
@@ -24,32 +23,30 @@ pub(crate) fn run(global: &GlobalArgs, args: &AstEditArgs, out: &Output) -> anyh
     )
 }
 
-fn params_json(args: &AstEditArgs) -> Value {
-    let ops: Vec<Value> = match (&args.pattern, &args.rewrite) {
+fn params(args: &AstEditArgs) -> AstEditParams {
+    let ops: Vec<Op> = match (&args.pattern, &args.rewrite) {
         // `-p PAT -r OUT`, as ast-grep takes one rewrite; clap requires both or `--op`.
-        (Some(pat), Some(out)) => vec![json!({"pat": pat, "out": out})],
-        _ => args.ops.chunks(2).map(|op| json!({"pat": op[0], "out": op.get(1)})).collect(),
+        (Some(pat), Some(out)) => vec![Op { pat: pat.clone(), out: out.clone() }],
+        // clap takes `--op` values two at a time.
+        _ => args
+            .ops
+            .chunks_exact(2)
+            .map(|op| Op { pat: op[0].clone(), out: op[1].clone() })
+            .collect(),
     };
-    let mut params = json!({"ops": ops, "paths": args.paths});
-    if let Some(lang) = &args.lang {
-        params["lang"] = json!(lang);
+    let scope = &args.scope;
+    AstEditParams {
+        ops,
+        paths: scope.paths.clone(),
+        lang: scope.lang.clone(),
+        selector: scope.selector.clone(),
+        strictness: scope.strictness.map(StrictnessArg::to_strictness),
+        limit: args.limit.map(|n| n as f64),
+        // A person asking for a bulk rewrite wants all of it: without `--max-files` there is
+        // no cap (`null`), where a model gets the tool's default.
+        max_files: Some(args.max_files.map(|n| n as f64)),
+        include_parse_errors: args.include_parse_errors.then_some(true),
     }
-    if let Some(selector) = &args.selector {
-        params["selector"] = json!(selector);
-    }
-    if let Some(strictness) = args.strictness {
-        params["strictness"] = json!(strictness.as_str());
-    }
-    if let Some(limit) = args.limit {
-        params["limit"] = json!(limit);
-    }
-    // A person asking for a bulk rewrite wants all of it: without `--max-files` there is no
-    // cap (`null`), where a model gets the tool's default.
-    params["max_files"] = json!(args.max_files);
-    if args.include_parse_errors {
-        params["includeParseErrors"] = json!(true);
-    }
-    params
 }
 
 /// For a person: the diff (coloured on a terminal), any notes, and how to resolve it.

@@ -1,11 +1,10 @@
 //! `staged ast-grep`: structural search, read-only. With `-r OUT`, as in ast-grep, it stages
 //! the rewrite instead (it is `staged ast-edit -p PAT -r OUT`).
 
-use serde_json::json;
-use staged_workspace::{ArgNames, WorkspaceSession};
+use staged_workspace::{ArgNames, AstGrepParams, WorkspaceSession};
 
 use crate::{
-    args::{AstEditArgs, AstGrepArgs, GlobalArgs},
+    args::{AstEditArgs, AstGrepArgs, GlobalArgs, StrictnessArg},
     cmd::{self, Effect},
     exit::Exit,
     output::Output,
@@ -20,29 +19,22 @@ pub(crate) fn run(global: &GlobalArgs, args: &AstGrepArgs, out: &Output) -> anyh
             ops: Vec::new(),
             pattern: Some(args.pattern.clone()),
             rewrite: Some(rewrite.clone()),
-            lang: args.lang.clone(),
-            selector: args.selector.clone(),
-            strictness: args.strictness,
+            scope: args.scope.clone(),
             limit: args.limit,
             max_files: None,
             include_parse_errors: false,
-            paths: args.paths.clone(),
         };
         return cmd::ast_edit::run(global, &edit, out);
     }
-    let mut params = json!({"pattern": args.pattern, "paths": args.paths});
-    if let Some(lang) = &args.lang {
-        params["lang"] = json!(lang);
-    }
-    if let Some(selector) = &args.selector {
-        params["selector"] = json!(selector);
-    }
-    if let Some(strictness) = args.strictness {
-        params["strictness"] = json!(strictness.as_str());
-    }
-    if let Some(limit) = args.limit {
-        params["limit"] = json!(limit);
-    }
+    let scope = &args.scope;
+    let params = AstGrepParams {
+        pattern: args.pattern.clone(),
+        paths: scope.paths.clone(),
+        lang: scope.lang.clone(),
+        selector: scope.selector.clone(),
+        strictness: scope.strictness.map(StrictnessArg::to_strictness),
+        limit: args.limit.map(|n| n as f64),
+    };
     cmd::run_tool(
         global,
         out,

@@ -9,8 +9,9 @@
 //! creates a state folder; `--keep` sets how many entries this workspace keeps.
 
 use anyhow::{Context, bail};
+use serde::Serialize;
 use serde_json::{Value, json};
-use staged_core::{LogEntry, ResolveLog};
+use staged_core::{JsonObject, LogEntry, ResolveLog};
 use staged_render::escape_line;
 
 use crate::{
@@ -36,7 +37,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &LogArgs, out: &Output) -> anyhow::
     let limit = args.max_count.unwrap_or(DEFAULT_SHOWN);
     let entries = log.entries(limit, out.json).map_err(|err| anyhow::anyhow!("{err}"))?;
     if out.json {
-        let entries: Vec<Value> = entries.iter().map(entry_json).collect();
+        let entries = entries.iter().map(entry_json).collect::<Result<Vec<_>, _>>()?;
         out.json_line(&json!({"entries": entries}))?;
         return Ok(Exit::Success);
     }
@@ -96,7 +97,7 @@ fn show_entry(log: &dyn ResolveLog, id: &str, out: &Output) -> anyhow::Result<Ex
         bail!("no log entry `{id}` (see `staged log`)");
     };
     if out.json {
-        out.json_line(&entry_json(&entry))?;
+        out.json_line(&entry_json(&entry)?)?;
         return Ok(Exit::Success);
     }
     let r = &entry.record;
@@ -185,31 +186,70 @@ pub(crate) fn find_entry(
     }
 }
 
-/// An entry as `--json` prints it.
-pub(crate) fn entry_json(entry: &LogEntry) -> Value {
-    let r = &entry.record;
-    let files: Vec<Value> = r
-        .files
-        .iter()
-        .map(|f| json!({"path": f.path, "before": f.before, "after": f.after}))
-        .collect();
-    json!({
-        "entry": entry.seq,
-        "id": r.id.as_str(),
-        "label": r.label,
-        "source": r.source_tool_name,
-        "outcome": r.outcome.as_str(),
-        "action": r.action.as_str(),
-        "reason": r.reason,
-        "extra": r.extra,
-        "result": r.result,
-        "at": timestamp(entry.at),
-        "frontEnd": r.front_end,
-        "files": files,
-        "diff": r.diff,
-        "reverts": r.reverts,
-        "revertedBy": entry.reverted_by,
-    })
+/// An entry as `--json` prints it: a JSON value of [`EntryJson`], whose members are in the order
+/// a JSON value keeps them.
+fn entry_json(entry: &LogEntry) -> serde_json::Result<Value> {
+    serde_json::to_value(EntryJson::of(entry))
+}
+
+/// An entry as `--json` prints it, borrowing the entry.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EntryJson<'a> {
+    entry: u64,
+    id: &'a str,
+    label: &'a str,
+    source: &'a str,
+    outcome: &'static str,
+    action: &'static str,
+    reason: &'a str,
+    extra: Option<&'a JsonObject>,
+    result: &'a str,
+    at: String,
+    front_end: &'a str,
+    files: Vec<FileJson<'a>>,
+    diff: Option<&'a str>,
+    reverts: Option<u64>,
+    reverted_by: Option<u64>,
+}
+
+/// A file an entry wrote: `{"path", "before", "after"}`.
+#[derive(Serialize)]
+struct FileJson<'a> {
+    path: &'a str,
+    before: Option<&'a str>,
+    after: Option<&'a str>,
+}
+
+impl<'a> EntryJson<'a> {
+    fn of(entry: &'a LogEntry) -> Self {
+        let r = &entry.record;
+        EntryJson {
+            entry: entry.seq,
+            id: r.id.as_str(),
+            label: &r.label,
+            source: &r.source_tool_name,
+            outcome: r.outcome.as_str(),
+            action: r.action.as_str(),
+            reason: &r.reason,
+            extra: r.extra.as_ref(),
+            result: &r.result,
+            at: timestamp(entry.at),
+            front_end: &r.front_end,
+            files: r
+                .files
+                .iter()
+                .map(|f| FileJson {
+                    path: &f.path,
+                    before: f.before.as_deref(),
+                    after: f.after.as_deref(),
+                })
+                .collect(),
+            diff: r.diff.as_deref(),
+            reverts: r.reverts,
+            reverted_by: entry.reverted_by,
+        }
+    }
 }
 
 /// `text` on one line, for a table cell.

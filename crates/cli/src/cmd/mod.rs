@@ -15,11 +15,15 @@ pub(crate) mod tools;
 pub(crate) mod trust;
 pub(crate) mod undo;
 
-use std::time::{Duration, SystemTime};
+use std::{
+    path::Path,
+    time::{Duration, SystemTime},
+};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use staged_core::{PendingId, Tool, ToolError, ToolResult};
-use staged_workspace::{LangRequiredDetails, WorkspaceSession};
+use staged_protocol::{PendingHead, StructuredResult};
+use staged_workspace::{AstEditParams, AstGrepParams, LangRequiredDetails, WorkspaceSession};
 
 use crate::{args::GlobalArgs, context, exit::Exit, output::Output, progress::Progress};
 
@@ -37,17 +41,44 @@ pub(crate) enum Effect {
     ReadOnly,
 }
 
-/// Runs a tool-like command (`ast-edit`, `ast-grep`): opens the workspace, rebases the
-/// `paths` a person typed on the workspace root (see [`context::scope_paths`]), runs the tool
-/// that `pick` chooses on `params` with a spinner, and prints the `--json` object or, for a
-/// person, what `print` writes. A tool error is an input error (exit 2); the stack is
-/// untouched.
+/// The arguments a tool-like command hands its tool, made JSON once the workspace is open.
+pub(crate) trait ToolArgs {
+    /// The arguments as the tool takes them, the `paths` a person typed rebased on the
+    /// workspace `root` (see [`context::scope_paths`]).
+    fn into_args(self, root: &Path) -> anyhow::Result<Value>;
+}
+
+/// Arguments built as JSON (`edit`, `write`, `patch`): they name no scope paths.
+impl ToolArgs for Value {
+    fn into_args(self, _root: &Path) -> anyhow::Result<Value> {
+        Ok(self)
+    }
+}
+
+impl ToolArgs for AstEditParams {
+    fn into_args(mut self, root: &Path) -> anyhow::Result<Value> {
+        self.paths = context::scope_paths(root, &self.paths)?;
+        Ok(serde_json::to_value(self)?)
+    }
+}
+
+impl ToolArgs for AstGrepParams {
+    fn into_args(mut self, root: &Path) -> anyhow::Result<Value> {
+        self.paths = context::scope_paths(root, &self.paths)?;
+        Ok(serde_json::to_value(self)?)
+    }
+}
+
+/// Runs a tool-like command (`ast-edit`, `ast-grep`, `edit`, `write`, `patch`): opens the
+/// workspace, makes `params` the tool's arguments (see [`ToolArgs`]), runs the tool that
+/// `pick` chooses on them with a spinner, and prints the `--json` object or, for a person,
+/// what `print` writes. A tool error is an input error (exit 2); the stack is untouched.
 pub(crate) fn run_tool<T: Tool + 'static>(
     global: &GlobalArgs,
     out: &Output,
     effect: Effect,
     pick: impl FnOnce(&WorkspaceSession) -> T,
-    mut params: Value,
+    params: impl ToolArgs,
     print: impl FnOnce(&ToolResult, &Output) -> anyhow::Result<()>,
 ) -> anyhow::Result<Exit> {
     let ws = match effect {
@@ -55,11 +86,7 @@ pub(crate) fn run_tool<T: Tool + 'static>(
         Effect::Serves => context::open(global)?,
         Effect::ReadOnly => context::open_existing(global)?,
     };
-    if let Some(paths) = params.get("paths").and_then(Value::as_array) {
-        let typed: Vec<String> =
-            paths.iter().filter_map(Value::as_str).map(str::to_owned).collect();
-        params["paths"] = json!(context::scope_paths(ws.workspace().root(), &typed)?);
-    }
+    let params = params.into_args(ws.workspace().root())?;
     let tool = pick(&ws);
     let res = {
         let _progress = Progress::start("searching files");
@@ -133,23 +160,18 @@ fn edit_message(details: &Value) -> Option<String> {
     }
 }
 
-/// Prints the `--json` object of a tool-like command:
+/// Prints the `--json` object of a tool-like command, the [`StructuredResult`]
 /// `{"text", "isError", "details", "pending": {"id", "label"} | null}`, where `pending` is the
-/// head of the stack after the command. Written member by member, so that a big preview's
-/// details (its whole diff) are not copied into another JSON value first.
+/// head of the stack after the command. It borrows the details, so that a big preview's (its
+/// whole diff) are not copied into another JSON value first.
 pub(crate) fn print_tool_json(
     out: &Output,
     result: &ToolResult,
     head: Option<&(PendingId, String)>,
 ) -> std::io::Result<()> {
-    let no_details = json!({});
-    let pending = head.map(|(id, label)| json!({"id": id.as_str(), "label": label}));
-    out.json_object_line(&[
-        ("text", &Value::String(result.text_content())),
-        ("isError", &Value::Bool(result.is_error)),
-        ("details", result.details.as_ref().unwrap_or(&no_details)),
-        ("pending", pending.as_ref().unwrap_or(&Value::Null)),
-    ])
+    let text = result.text_content();
+    let pending = head.map(|(id, label)| PendingHead { id: id.as_str(), label });
+    out.json_line(&StructuredResult::new(result, &text, pending))
 }
 
 /// The result a `ToolError` stands for.

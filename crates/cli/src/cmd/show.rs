@@ -9,7 +9,9 @@
 //! where `diff` is the unified diff, or null for a preview without one.
 
 use anyhow::bail;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
+use staged_core::preview_diff;
 use staged_render::escape_line;
 
 use crate::{
@@ -20,6 +22,19 @@ use crate::{
     output::Output,
     pick,
 };
+
+/// The `--json` object, borrowing the preview's details and diff.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Shown<'a> {
+    id: &'a str,
+    label: &'a str,
+    source: &'a str,
+    created_at: String,
+    age_seconds: u64,
+    details: Option<&'a Value>,
+    diff: Option<&'a str>,
+}
 
 pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow::Result<Exit> {
     let ws = context::open_existing(global)?;
@@ -54,18 +69,18 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow:
         },
     };
     let details = entry.action.details();
-    let diff = details.and_then(|d| d.get("diff")).filter(|d| d.is_string());
+    let diff = details.and_then(preview_diff);
     if out.json {
-        // Member by member: the details and the diff (a big preview's are big) are not copied.
-        out.json_object_line(&[
-            ("id", &json!(entry.id.as_str())),
-            ("label", &json!(entry.label())),
-            ("source", &json!(entry.source_tool_name())),
-            ("createdAt", &json!(timestamp(entry.created_at))),
-            ("ageSeconds", &json!(age_seconds(entry.created_at))),
-            ("details", details.unwrap_or(&Value::Null)),
-            ("diff", diff.unwrap_or(&Value::Null)),
-        ])?;
+        // Borrowed: the details and the diff (a big preview's are big) are not copied.
+        out.json_line(&Shown {
+            id: entry.id.as_str(),
+            label: entry.label(),
+            source: entry.source_tool_name(),
+            created_at: timestamp(entry.created_at),
+            age_seconds: age_seconds(entry.created_at),
+            details,
+            diff,
+        })?;
         return Ok(Exit::Success);
     }
     out.line(&format!(
@@ -75,7 +90,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, out: &Output) -> anyhow:
         escape_line(entry.source_tool_name()),
         age(entry.created_at)
     ))?;
-    match (diff.and_then(Value::as_str), details) {
+    match (diff, details) {
         (Some(diff), _) if out.terminal || args.hunks => out.diff(&pick::number_hunks(diff))?,
         (Some(diff), _) => out.diff(diff)?,
         (None, Some(details)) => out.line(&serde_json::to_string_pretty(details)?)?,

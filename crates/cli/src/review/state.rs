@@ -559,7 +559,12 @@ impl Review {
 fn head_files(entry: &PendingEntry) -> Vec<HeadFile> {
     let files = entry.action.files();
     let parts = pick::preview_parts(entry);
-    let sections = pick::preview_diff(entry).map(diff_files).unwrap_or_default();
+    let sections = entry
+        .action
+        .details()
+        .and_then(staged_core::preview_diff)
+        .map(diff_files)
+        .unwrap_or_default();
     let aligned = sections.len() == files.len();
     files
         .into_iter()

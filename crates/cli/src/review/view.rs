@@ -9,8 +9,7 @@ use ratatui::{
     text::{Line, Span, Text},
     widgets::{Block, Borders, Paragraph, Wrap},
 };
-use serde_json::Value;
-use staged_core::{PendingEntry, ResolveAction};
+use staged_core::{PendingEntry, ResolveAction, preview_diff};
 
 use crate::{
     cmd::age,
@@ -71,7 +70,7 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
         (_, None) => Some(Text::from("Nothing to review.")),
         (_, Some(entry)) => {
             let details = entry.action.details();
-            Some(match details.and_then(|d| d.get("diff")).and_then(Value::as_str) {
+            Some(match details.and_then(preview_diff) {
                 Some(diff) => Text::from(
                     crate::pick::number_hunks(diff)
                         .lines()
@@ -159,7 +158,7 @@ fn draw_files(
     .areas(area);
     let top = review.list_top(cursor, height);
     let files = review.head_files();
-    let diff = entry.action.details().and_then(|d| d.get("diff")).and_then(Value::as_str);
+    let diff = entry.action.details().and_then(preview_diff);
     let lines: Vec<Line<'static>> = rows
         .iter()
         .enumerate()

@@ -4,9 +4,8 @@
 
 use std::io::{BufRead, Write};
 
-use serde_json::Value;
 use staged_agent::{ApplyDecision, PlanDecision, PlanReview, Supervisor};
-use staged_core::PendingEntry;
+use staged_core::{PendingEntry, preview_diff};
 
 use staged_render::{escape_line, escape_text};
 
@@ -57,9 +56,7 @@ impl Supervisor for TerminalPerson {
             escape_line(head.id.as_str()),
             escape_line(reason)
         );
-        if let Some(diff) =
-            head.action.details().and_then(|d| d.get("diff")).and_then(Value::as_str)
-        {
+        if let Some(diff) = head.action.details().and_then(preview_diff) {
             shown.push_str(&colorize(&escape_diff(diff), self.out.render.color));
         }
         let mut question = format!(

@@ -3,9 +3,10 @@
 
 use std::io::Write;
 
+use serde::Deserialize as _;
 use serde_json::Value;
-use staged_agent::AgentEvent;
-use staged_core::ResolveAction;
+use staged_agent::{AgentEvent, PlanDetails};
+use staged_core::{ResolveDetails, ResolveParams, preview_diff};
 use staged_render::{escape_text, render_resolve_call, render_resolve_result};
 
 use crate::output::Output;
@@ -103,17 +104,10 @@ impl Printer {
             }
             AgentEvent::ToolCall { id, name, arguments, .. } if name == "resolve" => {
                 // Shown now, before `--approve human` asks the person.
-                let action = arguments.get("action").and_then(Value::as_str).and_then(|a| {
-                    match a {
-                        "apply" => Some(ResolveAction::Apply),
-                        "discard" => Some(ResolveAction::Discard),
-                        _ => None,
-                    }
-                });
-                let Some(action) = action else { return Ok(()) };
-                let reason = arguments.get("reason").and_then(Value::as_str).unwrap_or_default();
+                // Arguments `resolve` refuses name no action: its result says why.
+                let Ok(params) = ResolveParams::deserialize(arguments) else { return Ok(()) };
                 self.call_shown = Some(id.clone());
-                let call = render_resolve_call(action, reason, &self.out.render);
+                let call = render_resolve_call(params.action, &params.reason, &self.out.render);
                 self.styled_line(&call)
             }
             AgentEvent::ToolCall { name, arguments, .. } if name != "resolve" => {
@@ -122,7 +116,7 @@ impl Printer {
                 self.line(&format!("→ {name} {args}"))
             }
             AgentEvent::ToolResult { is_error, text, details, .. } => {
-                let diff = details.as_ref().and_then(|d| d.get("diff")).and_then(Value::as_str);
+                let diff = details.as_ref().and_then(preview_diff);
                 if let (false, Some(diff)) = (*is_error, diff) {
                     let summary = text.lines().next().unwrap_or_default().to_owned();
                     self.line(&format!("  {summary}"))?;
@@ -181,12 +175,15 @@ impl Printer {
 /// result, an approved plan's included.
 fn plan_refinement(details: Option<&Value>) -> Option<String> {
     let details = details?;
-    let plan = details.get("sourceResultDetails").filter(|d| d.is_object()).unwrap_or(details);
-    plan.get("planFilePath")?;
-    if plan.get("approved").and_then(Value::as_bool) != Some(false) {
+    let source = ResolveDetails::deserialize(details)
+        .ok()
+        .and_then(|d| d.source_result_details)
+        .filter(Value::is_object);
+    let plan = PlanDetails::deserialize(source.as_ref().unwrap_or(details)).ok()?;
+    if plan.approved {
         return None;
     }
-    Some(plan.get("refinement").and_then(Value::as_str).unwrap_or_default().trim().to_owned())
+    Some(plan.refinement.unwrap_or_default().trim().to_owned())
 }
 
 /// Arguments on one line, cut to `width` characters.
