@@ -460,12 +460,6 @@ impl WorkspaceSession {
         &self.load_errors
     }
 
-    /// Whether the stack lives in the workspace's `.staged` folder (it is in memory when a
-    /// read-only open found none).
-    pub fn is_durable(&self) -> bool {
-        self.durable
-    }
-
     /// The workspace (root and confinement rules).
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
