@@ -19,7 +19,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use staged_agent::{AssistantMessage, AssistantPart, Directives, Message, ModelClient, ModelError, ModelRequest, ResolveGate, StreamDelta, ToolCall, ToolCallRef, TurnOutcome};
-//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveParams, Session, ToolResult};
+//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveOptions, ResolveParams, Session, ToolResult};
 //!
 //! /// A model that resolves whatever is pending.
 //! struct Resolver;
@@ -46,7 +46,7 @@
 //! let reply = Resolver.complete(request, &mut |_| {}, &cancel).await.unwrap();
 //! let calls: Vec<ToolCallRef> = reply.tool_calls().map(|c| ToolCallRef::new(&c.id, &c.name)).collect();
 //! assert_eq!(gate.end_turn(&plan, &calls).unwrap(), TurnOutcome::Proceed);
-//! let res = session.resolve(ResolveParams::apply("ok"), &cancel).await.unwrap();
+//! let res = session.resolve(ResolveParams::apply("ok"), ResolveOptions::default(), &cancel).await.unwrap();
 //! assert_eq!(res.text_content(), "Renamed.");
 //! # });
 //! ```
@@ -74,8 +74,7 @@ mod transcript;
 pub use crate::{
     client::{ModelClient, ModelRequest, StreamDelta, ToolSpec},
     config::{
-        AgentDefaults, DEFAULT_PROVIDER, ProviderConfig, ProviderOverrides, ProvidersConfig,
-        ReminderRole, WireFormat,
+        AgentDefaults, ProviderConfig, ProviderOverrides, ProvidersConfig, ReminderRole, WireFormat,
     },
     directives::Directives,
     error::{ConfigError, ModelError},
@@ -85,14 +84,8 @@ pub use crate::{
         ToolCallRef, ToolChoiceDirective, TurnOutcome, TurnPlan,
     },
     message::{AssistantMessage, AssistantPart, Message, ToolCall, ToolResultMessage},
-    plan::{
-        PLAN_LABEL, PLAN_SOURCE_TOOL, PLANS_DIR, PlanApproval, PlanMode, PlanTitleError,
-        normalize_plan_title, plan_slug, resolve_plan_title,
-    },
-    providers::{
-        AnthropicClient, ChatClient, ResponsesClient, anthropic_body, chat_body, connect,
-        responses_body,
-    },
+    plan::{PlanMode, PlanTitleError, normalize_plan_title},
+    providers::{connect, responses_body},
     queue::{
         DirectiveOptions, OnRejected, OnResolved, RejectOutcome, RejectReason, ToolChoiceQueue,
     },
@@ -103,5 +96,5 @@ pub use crate::{
     standing::StandingAction,
     supervisor::{ApplyDecision, PlanDecision, PlanReview, Supervisor},
     tools::{FindTool, ReadTool, WritePlanTool},
-    transcript::{TRANSCRIPTS_DIR, save_transcript},
+    transcript::save_transcript,
 };

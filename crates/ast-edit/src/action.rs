@@ -33,7 +33,7 @@ use crate::{
     details::StaleDetails,
     engine::{Scan, replayed_file},
     fingerprint::fingerprint,
-    journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit_with},
+    journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit},
     render::{ArgNames, capped_label, file_replacements, left_out_json, plural, preview_details},
     scope::collect_for_lang,
 };
@@ -427,7 +427,7 @@ impl AstEditAction {
             retire: Some(&mut retire),
             observer: Some(observer),
         };
-        match commit_with(&self.workspace, &steps, options) {
+        match commit(&self.workspace, &steps, options) {
             Ok(_) => {}
             Err(staged_journal::JournalError::Drifted(path)) => {
                 return Ok(self.stale(&format!("{path} changed since the preview")));

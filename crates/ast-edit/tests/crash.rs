@@ -10,7 +10,8 @@
 use std::{path::Path, process::Command};
 
 use staged_ast_edit::{
-    CommitStep, FileWrite, Step, Workspace, commit_observed, fingerprint, recover,
+    CommitOptions, CommitStep, FileWrite, RecoverOptions, Step, Workspace, commit, fingerprint,
+    recover,
 };
 use staged_fs::RelPath;
 
@@ -56,12 +57,17 @@ fn commit_reports_every_step() {
         let crash_at: usize = step.parse().unwrap();
         let workspace = Workspace::new(root).unwrap();
         let mut seen = 0usize;
-        commit_observed(&workspace, &writes(), &mut |_step| {
+        let mut observer = |_step: CommitStep| {
             if seen == crash_at {
                 std::process::abort();
             }
             seen += 1;
-        })
+        };
+        commit(
+            &workspace,
+            &writes(),
+            CommitOptions { observer: Some(&mut observer), ..Default::default() },
+        )
         .unwrap();
         return;
     }
@@ -69,7 +75,13 @@ fn commit_reports_every_step() {
     setup(dir.path());
     let workspace = Workspace::new(dir.path()).unwrap();
     let mut steps = Vec::new();
-    commit_observed(&workspace, &writes(), &mut |step| steps.push(step)).unwrap();
+    let mut observer = |step: CommitStep| steps.push(step);
+    commit(
+        &workspace,
+        &writes(),
+        CommitOptions { observer: Some(&mut observer), ..Default::default() },
+    )
+    .unwrap();
     assert_eq!(steps, all_steps());
     for p in FILES {
         assert_eq!(std::fs::read_to_string(dir.path().join(p)).unwrap(), new_text(p));
@@ -124,7 +136,7 @@ fn kill_at_every_step_then_recover() {
             .status;
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
         let workspace = Workspace::new(&root).unwrap();
-        let report = recover(&workspace).unwrap();
+        let report = recover(&workspace, RecoverOptions::default()).unwrap();
         assert!(report.refused.is_empty(), "step {crash_at}: {report:?}");
         let states: Vec<bool> = FILES
             .iter()

@@ -321,11 +321,6 @@ pub trait PendingActionStore: Send + Sync {
         Ok(self.len()? == 0)
     }
 
-    /// Whether anything is pending.
-    fn has_pending(&self) -> Result<bool, StoreError> {
-        Ok(self.len()? > 0)
-    }
-
     /// All entries, newest first.
     fn list(&self) -> Result<Vec<PendingEntry>, StoreError>;
 
@@ -336,11 +331,13 @@ pub trait PendingActionStore: Send + Sync {
     /// another resolve holds it.
     fn claim_head(&self) -> Result<Option<Claim>, StoreError>;
 
-    /// Removes the claimed entry: its callback ran to completion.
-    fn complete(&self, claim: Claim) -> Result<(), StoreError>;
+    /// Removes the claimed entry: its callback ran to completion. `record`, if any, is
+    /// recorded in the log in the same transaction (a store without a log only removes).
+    fn complete(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError>;
 
-    /// Keeps the claimed entry pending, moved to the top under the same id.
-    fn release(&self, claim: Claim) -> Result<(), StoreError>;
+    /// Keeps the claimed entry pending, moved to the top under the same id. `record`, if any,
+    /// is recorded in the log in the same transaction (a store without a log only requeues).
+    fn release(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError>;
 
     /// Drops markers left behind by resolves that no longer run (for example a claim held by
     /// a process that died). Returns how many were cleared. `resolve` calls it when it finds
@@ -361,19 +358,6 @@ pub trait PendingActionStore: Send + Sync {
     /// The log of resolve outcomes, if this store keeps one.
     fn log(&self) -> Option<&dyn ResolveLog> {
         None
-    }
-
-    /// [`PendingActionStore::complete`], recording `record` in the same transaction. A store
-    /// without a log only completes.
-    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let _ = record;
-        self.complete(claim)
-    }
-
-    /// [`PendingActionStore::release`], recording `record` in the same transaction.
-    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let _ = record;
-        self.release(claim)
     }
 
     /// Records `record` on its own: an outcome that touches no pending entry (an undo whose
@@ -411,7 +395,7 @@ pub trait PendingActionStore: Send + Sync {
     ) -> Result<Option<PendingId>, StoreError> {
         let _ = key;
         if let Some(claim) = claim {
-            self.complete(claim)?;
+            self.complete(claim, None)?;
         }
         Ok(None)
     }

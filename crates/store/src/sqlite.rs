@@ -388,6 +388,29 @@ impl SqliteStore {
         tx.commit().map_err(|err| self.err(&err))?;
         Ok(Some((PendingId::from_string(id), usize::try_from(len).unwrap_or_default())))
     }
+
+    /// Moves the claimed entry to the top; `None` when it is no longer pending.
+    fn requeue(&self, claim: &Claim) -> Result<Option<usize>, StoreError> {
+        let seq = self.claim_lock(claim)?.seq;
+        let mut conn = lock(&self.conn);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|err| self.err(&err))?;
+        let n = tx
+            .execute(
+                "UPDATE pending SET position = (SELECT MAX(position) + 1 FROM pending) WHERE seq = ?1",
+                [seq],
+            )
+            .map_err(|err| self.err(&err))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let len: i64 = tx
+            .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
+            .map_err(|err| self.err(&err))?;
+        tx.commit().map_err(|err| self.err(&err))?;
+        Ok(Some(usize::try_from(len).unwrap_or_default()))
+    }
 }
 
 impl PendingActionStore for SqliteStore {
@@ -443,39 +466,29 @@ impl PendingActionStore for SqliteStore {
         Ok(self.claim_top()?.map(|(row, held)| Claim::new(self.entry(row), Arc::new(held))))
     }
 
-    fn complete(&self, claim: Claim) -> Result<(), StoreError> {
-        let held = self.claim_lock(&claim)?;
-        let seq = held.seq;
-        let Some((id, len)) = self.delete(seq)? else {
+    fn complete(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        let seq = self.claim_lock(&claim)?.seq;
+        let removed = match &record {
+            Some(record) => self.settle_logged(&claim, record, false)?,
+            None => self.delete(seq)?.map(|(_, len)| len),
+        };
+        let Some(len) = removed else {
             return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
         };
         let _ = self.claims_dir.remove_file(lock_name(seq));
+        let id = claim.entry().id.clone();
         drop(claim);
         self.emit(StoreEvent::Removed { id, len });
         Ok(())
     }
 
-    fn release(&self, claim: Claim) -> Result<(), StoreError> {
-        let seq = self.claim_lock(&claim)?.seq;
-        let len = {
-            let mut conn = lock(&self.conn);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(|err| self.err(&err))?;
-            let n = tx
-                .execute(
-                    "UPDATE pending SET position = (SELECT MAX(position) + 1 FROM pending) WHERE seq = ?1",
-                    [seq],
-                )
-                .map_err(|err| self.err(&err))?;
-            if n == 0 {
-                return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
-            }
-            let len: i64 = tx
-                .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
-                .map_err(|err| self.err(&err))?;
-            tx.commit().map_err(|err| self.err(&err))?;
-            usize::try_from(len).unwrap_or_default()
+    fn release(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        let requeued = match &record {
+            Some(record) => self.settle_logged(&claim, record, true)?,
+            None => self.requeue(&claim)?,
+        };
+        let Some(len) = requeued else {
+            return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
         };
         let id = claim.entry().id.clone();
         drop(claim);
@@ -511,28 +524,6 @@ impl PendingActionStore for SqliteStore {
 
     fn log(&self) -> Option<&dyn ResolveLog> {
         Some(self)
-    }
-
-    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let seq = self.claim_lock(&claim)?.seq;
-        let Some(len) = self.settle_logged(&claim, &record, false)? else {
-            return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
-        };
-        let _ = self.claims_dir.remove_file(lock_name(seq));
-        let id = claim.entry().id.clone();
-        drop(claim);
-        self.emit(StoreEvent::Removed { id, len });
-        Ok(())
-    }
-
-    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let Some(len) = self.settle_logged(&claim, &record, true)? else {
-            return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
-        };
-        let id = claim.entry().id.clone();
-        drop(claim);
-        self.emit(StoreEvent::Requeued { id, len });
-        Ok(())
     }
 
     fn log_record(&self, record: LogRecord) -> Result<(), StoreError> {

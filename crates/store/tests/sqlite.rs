@@ -13,8 +13,8 @@ use std::{
 
 use futures::executor::block_on;
 use staged_core::{
-    ActionError, CancelToken, JsonObject, PendingAction, PendingActionStore, ResolveParams,
-    Session, StoreError, ToolResult,
+    ActionError, CancelToken, JsonObject, PendingAction, PendingActionStore, ResolveOptions,
+    ResolveParams, Session, StoreError, ToolResult,
 };
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
@@ -79,9 +79,11 @@ fn a_stack_staged_by_one_instance_is_seen_and_resolved_by_another() {
     let labels: Vec<_> = second.list().unwrap().iter().map(|e| e.label().to_owned()).collect();
     assert_eq!(labels, ["second", "first"]);
     let session = Session::new(second.clone());
-    let res = futures::executor::block_on(
-        session.resolve(ResolveParams::apply("ok"), &CancelToken::new()),
-    )
+    let res = futures::executor::block_on(session.resolve(
+        ResolveParams::apply("ok"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap();
     assert_eq!(res.text_content(), "noted second: ok");
     assert_eq!(second.peek().unwrap().unwrap().id, a);
@@ -105,18 +107,22 @@ fn an_entry_without_a_rehydrator_lists_and_discards_but_refuses_to_apply() {
     let store = Arc::new(SqliteStore::open(dir.path(), Rehydrators::new()).unwrap());
     assert_eq!(store.peek().unwrap().unwrap().label(), "orphan");
     let session = Session::new(store.clone());
-    let err = futures::executor::block_on(
-        session.resolve(ResolveParams::apply("x"), &CancelToken::new()),
-    )
+    let err = futures::executor::block_on(session.resolve(
+        ResolveParams::apply("x"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap_err();
     assert_eq!(
         err.message(),
         "Apply failed: cannot apply `orphan` here: no tool in this process can replay `note` previews; discard it, or resolve it where its tool runs"
     );
     assert_eq!(store.len().unwrap(), 1, "a failed apply keeps the entry");
-    let res = futures::executor::block_on(
-        session.resolve(ResolveParams::discard("stale"), &CancelToken::new()),
-    )
+    let res = futures::executor::block_on(session.resolve(
+        ResolveParams::discard("stale"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap();
     assert_eq!(res.text_content(), "Discarded: orphan. Reason: stale");
     assert_eq!(store.len().unwrap(), 0);
@@ -138,11 +144,11 @@ fn a_claim_held_by_one_instance_makes_the_head_busy_for_another() {
     three.push(note("y", &applies)).unwrap();
     drop(claim); // a dropped claim (or a dead process) releases the lock
     let claim = two.claim_head().unwrap().unwrap();
-    assert!(matches!(three.complete(claim), Err(StoreError::UnknownClaim { .. })));
+    assert!(matches!(three.complete(claim, None), Err(StoreError::UnknownClaim { .. })));
     let claim = one.claim_head().unwrap().unwrap();
-    one.release(claim).unwrap();
+    one.release(claim, None).unwrap();
     let claim = two.claim_head().unwrap().unwrap();
-    two.complete(claim).unwrap();
+    two.complete(claim, None).unwrap();
     assert_eq!(one.len().unwrap(), 0);
     assert_eq!(one.clear_stale().unwrap(), 0);
 }
@@ -163,9 +169,11 @@ fn concurrent_resolves_from_two_instances_apply_exactly_once() {
                 std::thread::spawn(move || {
                     let store = Arc::new(SqliteStore::open(&path, rehydrators(&applies)).unwrap());
                     let session = Session::new(store);
-                    futures::executor::block_on(
-                        session.resolve(ResolveParams::apply("race"), &CancelToken::new()),
-                    )
+                    futures::executor::block_on(session.resolve(
+                        ResolveParams::apply("race"),
+                        ResolveOptions::default(),
+                        &CancelToken::new(),
+                    ))
                 })
             })
             .collect();
@@ -241,7 +249,12 @@ fn an_action_without_a_payload_applies_in_its_process_and_reads_back_unavailable
 
     // The process that staged them runs them.
     let session = Session::new(store.clone());
-    let res = block_on(session.resolve(ResolveParams::apply("here"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::apply("here"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "ran: here");
     assert_eq!(store.len().unwrap(), 1);
     drop(session);
@@ -253,15 +266,23 @@ fn an_action_without_a_payload_applies_in_its_process_and_reads_back_unavailable
     assert_eq!(listed.len(), 1);
     assert_eq!((listed[0].id.as_str(), listed[0].label()), (first.as_str(), "in-memory only"));
     let session = Session::new(other.clone());
-    let err =
-        block_on(session.resolve(ResolveParams::apply("there"), &CancelToken::new())).unwrap_err();
+    let err = block_on(session.resolve(
+        ResolveParams::apply("there"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
     assert_eq!(
         err.message(),
         "Apply failed: cannot apply `in-memory only` here: `custom_tool` staged it without a replayable payload, so only the process that staged it could apply it; discard it, or resolve it where its tool runs"
     );
     assert_eq!(other.peek().unwrap().unwrap().id, first, "a failed apply keeps it pending");
-    let res =
-        block_on(session.resolve(ResolveParams::discard("stale"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::discard("stale"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "Discarded: in-memory only. Reason: stale");
     assert!(other.is_empty().unwrap());
     assert_ne!(second, first);
@@ -373,15 +394,19 @@ fn a_malformed_row_lists_and_discards_but_says_why_it_cannot_apply() {
     conn.execute("UPDATE pending SET payload = '{not json'", []).unwrap();
     drop(conn);
     let session = Session::new(store.clone());
-    let err = futures::executor::block_on(
-        session.resolve(ResolveParams::apply("try"), &CancelToken::new()),
-    )
+    let err = futures::executor::block_on(session.resolve(
+        ResolveParams::apply("try"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap_err();
     assert!(err.message().contains("its stored payload is not valid JSON"), "{}", err.message());
     assert_eq!(applies.load(Ordering::SeqCst), 0);
-    futures::executor::block_on(
-        session.resolve(ResolveParams::discard("junk"), &CancelToken::new()),
-    )
+    futures::executor::block_on(session.resolve(
+        ResolveParams::discard("junk"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap();
     assert_eq!(store.len().unwrap(), 0);
 }

@@ -128,12 +128,12 @@ impl PendingActionStore for DeferredStore {
         }
     }
 
-    fn complete(&self, claim: Claim) -> Result<(), StoreError> {
-        self.required()?.complete(claim)
+    fn complete(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        self.required()?.complete(claim, record)
     }
 
-    fn release(&self, claim: Claim) -> Result<(), StoreError> {
-        self.required()?.release(claim)
+    fn release(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        self.required()?.release(claim, record)
     }
 
     fn clear_stale(&self) -> Result<usize, StoreError> {
@@ -159,14 +159,6 @@ impl PendingActionStore for DeferredStore {
 
     fn log(&self) -> Option<&dyn ResolveLog> {
         self.get(false).ok().flatten().and_then(|store| store.log())
-    }
-
-    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        self.required()?.complete_logged(claim, record)
-    }
-
-    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        self.required()?.release_logged(claim, record)
     }
 
     fn log_record(&self, record: LogRecord) -> Result<(), StoreError> {

@@ -13,8 +13,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use staged_core::{
-//!     CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveParams, Tool,
-//!     ToolError, ToolResult,
+//!     CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, ResolveParams,
+//!     Tool, ToolError, ToolResult,
 //! };
 //! use staged_workspace::{StoredAction, ToolContext, WorkspaceSession};
 //!
@@ -70,7 +70,8 @@
 //!
 //! // Another process, or this one after a restart: the rehydrator rebuilds the action.
 //! let second = open(dir.path());
-//! let res = second.session().resolve(ResolveParams::apply("say it"), &CancelToken::new()).await.unwrap();
+//! let (params, options) = (ResolveParams::apply("say it"), ResolveOptions::default());
+//! let res = second.session().resolve(params, options, &CancelToken::new()).await.unwrap();
 //! assert_eq!(res.text_content(), "Hello, Ada!");
 //! # });
 //! ```
@@ -90,7 +91,7 @@ use staged_core::{
     UndoHandler,
 };
 use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
-use staged_journal::{ChangeAction, ChangeUndo, RecoveryHooks, recover_hooked};
+use staged_journal::{ChangeAction, ChangeUndo, RecoverOptions, RecoveryHooks, recover};
 use staged_store::{Rehydrators, SqliteStore};
 
 use crate::deferred::DeferredStore;
@@ -543,7 +544,7 @@ fn open_sqlite(
     // files are written, so its preview must leave the stack and its log record become final
     // (unless a live resolve holds the preview, which then decides; the journal stays until
     // then). One rolled back before it has its record forgotten.
-    let recovery = recover_hooked(workspace, &mut StoreRecovery(&sqlite))
+    let recovery = recover(workspace, RecoverOptions { hooks: Some(&mut StoreRecovery(&sqlite)) })
         .map_err(|err| OpenError::Recovery(err.to_string()))?;
     Ok(Some((sqlite, recovery)))
 }

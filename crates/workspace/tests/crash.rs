@@ -19,7 +19,8 @@ use std::{path::Path, process::Command};
 use serde_json::json;
 use staged_ast_edit::{AstEditAction, CommitStep};
 use staged_core::{
-    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveParams, Retirement, Tool,
+    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, ResolveParams,
+    Retirement, Tool,
 };
 use staged_journal::{Selection, undo_observed};
 use staged_workspace::WorkspaceSession;
@@ -104,7 +105,7 @@ fn apply_reports_every_step() {
     }
     let ws = WorkspaceSession::open(dir.path()).unwrap();
     assert!(ws.recovery().is_empty(), "{:?}", ws.recovery());
-    assert!(!ws.store().has_pending().unwrap());
+    assert!(ws.store().is_empty().unwrap());
 }
 
 #[test]
@@ -147,9 +148,12 @@ fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
                 std::slice::from_ref(&id),
                 "step {crash_at}: not written, so still pending"
             );
-            let res =
-                block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
-                    .unwrap();
+            let res = block_on(ws.session().resolve(
+                ResolveParams::apply("again"),
+                ResolveOptions::default(),
+                &CancelToken::new(),
+            ))
+            .unwrap();
             assert_eq!(res.text_content(), "Applied 3 replacements in 3 files.");
         }
         let mut journal: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
@@ -195,8 +199,12 @@ fn undo_newest(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
 fn stage_and_apply(root: &Path) -> String {
     let id = stage(root);
     let ws = WorkspaceSession::open(root).unwrap();
-    let res =
-        block_on(ws.session().resolve(ResolveParams::apply("first"), &CancelToken::new())).unwrap();
+    let res = block_on(ws.session().resolve(
+        ResolveParams::apply("first"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "Applied 3 replacements in 3 files.");
     id
 }
@@ -284,7 +292,7 @@ fn kill_at_every_step_of_an_undo_keeps_files_and_log_in_agreement() {
             assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
             assert_eq!(outcomes(&ws), [LogOutcome::Undone, LogOutcome::Applied]);
         }
-        assert!(!ws.store().has_pending().unwrap());
+        assert!(ws.store().is_empty().unwrap());
         assert_eq!(journal_names(&root), ["commit.lock", "write.lock"], "step {crash_at}");
         undone.push(old[0]);
     }
@@ -409,9 +417,12 @@ fn kill_at_every_step_of_a_partial_apply_leaves_the_rest_pending_exactly_once() 
             assert!(outcomes(&ws).is_empty(), "step {crash_at}");
         }
         // Whatever is pending applies cleanly now, and every file ends new.
-        let res =
-            block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
-                .unwrap();
+        let res = block_on(ws.session().resolve(
+            ResolveParams::apply("again"),
+            ResolveOptions::default(),
+            &CancelToken::new(),
+        ))
+        .unwrap();
         assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
         for p in FILES {
             assert_eq!(
@@ -555,9 +566,12 @@ fn kill_at_every_step_of_a_hunk_apply_leaves_the_rest_pending_exactly_once() {
             assert!(outcomes(&ws).is_empty(), "step {crash_at}");
         }
         // Whatever is pending applies cleanly now, and both files end rewritten.
-        let res =
-            block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
-                .unwrap();
+        let res = block_on(ws.session().resolve(
+            ResolveParams::apply("again"),
+            ResolveOptions::default(),
+            &CancelToken::new(),
+        ))
+        .unwrap();
         assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
         assert_eq!(std::fs::read_to_string(root.join("h.ts")).unwrap(), two_hunks("bar"));
         assert_eq!(std::fs::read_to_string(root.join("b.ts")).unwrap(), "bar(3);\n");

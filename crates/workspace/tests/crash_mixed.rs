@@ -11,7 +11,8 @@ use std::{collections::BTreeMap, os::unix::fs::PermissionsExt, path::Path, proce
 
 use serde_json::json;
 use staged_core::{
-    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveParams, Retirement, Tool,
+    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, ResolveParams,
+    Retirement, Tool,
 };
 use staged_journal::{ChangeAction, CommitStep, undo_observed};
 use staged_workspace::WorkspaceSession;
@@ -230,9 +231,12 @@ fn kill_at_every_step_of_a_mixed_apply_leaves_all_old_or_all_new() {
             assert_eq!(now, old, "step {k}: the tree is neither all old nor all new");
             assert_eq!(pending, std::slice::from_ref(&id), "step {k}: not written, so pending");
             assert!(log.is_empty(), "step {k}: nothing written, nothing logged");
-            let res =
-                block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
-                    .unwrap();
+            let res = block_on(ws.session().resolve(
+                ResolveParams::apply("again"),
+                ResolveOptions::default(),
+                &CancelToken::new(),
+            ))
+            .unwrap();
             assert!(!res.is_error, "step {k}: {}", res.text_content());
             assert_eq!(tree(&root), new, "step {k}");
         }

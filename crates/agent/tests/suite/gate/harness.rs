@@ -8,8 +8,8 @@ use std::sync::{
 
 use staged_agent::{Directives, ToolChoiceDirective, ToolChoiceQueue};
 use staged_core::{
-    Claim, FnPendingAction, InMemoryStore, PendingAction, PendingActionStore, PendingEntry,
-    PendingId, Session, StoreError, StoreListener, Subscription, ToolResult,
+    Claim, FnPendingAction, InMemoryStore, LogRecord, PendingAction, PendingActionStore,
+    PendingEntry, PendingId, Session, StoreError, StoreListener, Subscription, ToolResult,
 };
 
 /// A session with the loop's directives attached: the session methods these tests used
@@ -98,11 +98,11 @@ impl PendingActionStore for CountingStore {
     fn claim_head(&self) -> Result<Option<Claim>, StoreError> {
         self.inner.claim_head()
     }
-    fn complete(&self, claim: Claim) -> Result<(), StoreError> {
-        self.inner.complete(claim)
+    fn complete(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        self.inner.complete(claim, record)
     }
-    fn release(&self, claim: Claim) -> Result<(), StoreError> {
-        self.inner.release(claim)
+    fn release(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        self.inner.release(claim, record)
     }
     fn clear_stale(&self) -> Result<usize, StoreError> {
         self.stale_clears.fetch_add(1, Ordering::SeqCst);
