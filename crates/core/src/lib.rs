@@ -65,8 +65,8 @@ pub use crate::{
     retire::Retirement,
     session::{NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session},
     store::{
-        Claim, PendingActionStore, PendingEntry, PendingId, PendingSummary, PushCheck, StoreError,
-        StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
+        Claim, ErrorCause, PendingActionStore, PendingEntry, PendingId, PendingSummary, PushCheck,
+        StoreError, StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
     },
     tools::{Tool, assemble_tools},
 };

@@ -499,7 +499,7 @@ impl Session {
 fn store_error(err: StoreError) -> ToolError {
     match err {
         StoreError::Busy { .. } => ToolError::new(format!("Cannot resolve now: {err}.")),
-        StoreError::UnknownClaim { .. } | StoreError::Backend(_) | StoreError::Refused(_) => {
+        StoreError::UnknownClaim { .. } | StoreError::Backend { .. } | StoreError::Refused(_) => {
             ToolError::new(err.to_string())
         }
     }

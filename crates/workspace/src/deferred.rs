@@ -16,10 +16,12 @@ use staged_core::{
 };
 use staged_store::SqliteStore;
 
+use crate::OpenError;
+
 /// Opens the workspace's SQLite stack: `Ok(None)` when there is no state folder and `create`
 /// is not set.
 pub(crate) type Opener =
-    Box<dyn Fn(bool) -> Result<Option<Arc<SqliteStore>>, String> + Send + Sync>;
+    Box<dyn Fn(bool) -> Result<Option<Arc<SqliteStore>>, OpenError> + Send + Sync>;
 
 /// See the module documentation.
 pub(crate) struct DeferredStore {
@@ -54,7 +56,9 @@ impl DeferredStore {
         if let Some(store) = self.store.get() {
             return Ok(Some(store));
         }
-        let Some(store) = (self.open)(create).map_err(StoreError::Backend)? else {
+        let Some(store) =
+            (self.open)(create).map_err(|err| StoreError::backend_caused(err.to_string(), err))?
+        else {
             return Ok(None);
         };
         let listeners = self.listeners.clone();
@@ -66,9 +70,8 @@ impl DeferredStore {
 
     /// The stack on disk, for a call that needs one (a claim can only come from it).
     fn required(&self) -> Result<&Arc<SqliteStore>, StoreError> {
-        self.get(false)?.ok_or_else(|| {
-            StoreError::Backend("this workspace has no pending stack yet".to_owned())
-        })
+        self.get(false)?
+            .ok_or_else(|| StoreError::backend("this workspace has no pending stack yet"))
     }
 }
 
@@ -194,7 +197,7 @@ impl DeferredStore {
     /// The stack on disk, created if there is none yet: for a call that writes.
     fn required_created(&self) -> Result<&Arc<SqliteStore>, StoreError> {
         self.get(true)?.ok_or_else(|| {
-            StoreError::Backend("the workspace's pending stack could not be created".to_owned())
+            StoreError::backend("the workspace's pending stack could not be created")
         })
     }
 }
