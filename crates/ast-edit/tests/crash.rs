@@ -7,13 +7,14 @@
 //! it observed and the files it wrote.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::{path::Path, process::Command};
+use std::path::Path;
 
 use staged_ast_edit::{
     CommitOptions, CommitStep, FileWrite, RecoverOptions, Step, Workspace, commit, fingerprint,
     recover,
 };
 use staged_fs::RelPath;
+use staged_test_support::crash::{abort_at, child_spec, run_child};
 
 const CHILD_ENV: &str = "STAGED_AST_EDIT_CRASH_CHILD";
 const FILES: [&str; 3] = ["a.ts", "src/b.ts", "src/deep/c.ts"];
@@ -51,18 +52,10 @@ fn writes() -> Vec<Step> {
 
 #[test]
 fn commit_reports_every_step() {
-    if let Ok(spec) = std::env::var(CHILD_ENV) {
+    if let Some((root, crash_at)) = child_spec(CHILD_ENV) {
         // The child of `kill_at_every_step_then_recover`: die at the given step.
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
         let workspace = Workspace::new(root).unwrap();
-        let mut seen = 0usize;
-        let mut observer = |_step: CommitStep| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        };
+        let mut observer = abort_at(crash_at);
         commit(
             &workspace,
             &writes(),
@@ -120,20 +113,13 @@ fn stray_files(root: &Path) -> Vec<String> {
 
 #[test]
 fn kill_at_every_step_then_recover() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = all_steps().len();
     let mut outcomes = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
         let root = dir.path().canonicalize().unwrap();
-        let status = Command::new(&exe)
-            .args(["--exact", "commit_reports_every_step", "--test-threads=1", "--nocapture"])
-            .env(CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status = run_child("commit_reports_every_step", CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
         let workspace = Workspace::new(&root).unwrap();
         let report = recover(&workspace, RecoverOptions::default()).unwrap();

@@ -14,7 +14,7 @@
 //! fresh workspace and checks the steps, the files and the stack.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::{path::Path, process::Command};
+use std::path::Path;
 
 use serde_json::json;
 use staged_ast_edit::{AstEditAction, CommitStep};
@@ -23,6 +23,7 @@ use staged_core::{
     Retirement, Tool,
 };
 use staged_journal::{Selection, undo_observed};
+use staged_test_support::crash::{abort_at, child_spec, run_child};
 use staged_workspace::WorkspaceSession;
 
 const CHILD_ENV: &str = "STAGED_WORKSPACE_CRASH_CHILD";
@@ -82,17 +83,9 @@ fn apply_head(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
 
 #[test]
 fn apply_reports_every_step() {
-    if let Ok(spec) = std::env::var(CHILD_ENV) {
+    if let Some((root, crash_at)) = child_spec(CHILD_ENV) {
         // The child of `kill_at_every_step_keeps_files_and_stack_in_agreement`.
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
-        let mut seen = 0usize;
-        apply_head(Path::new(root), &mut |_| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        });
+        apply_head(&root, &mut abort_at(crash_at));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -110,20 +103,13 @@ fn apply_reports_every_step() {
 
 #[test]
 fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = all_steps().len();
     let mut outcomes = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let id = stage(&root);
-        let status = Command::new(&exe)
-            .args(["--exact", "apply_reports_every_step", "--test-threads=1", "--nocapture"])
-            .env(CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status = run_child("apply_reports_every_step", CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
 
         // Any next start recovers.
@@ -224,16 +210,8 @@ fn journal_names(root: &Path) -> Vec<String> {
 
 #[test]
 fn undo_reports_every_step() {
-    if let Ok(spec) = std::env::var(UNDO_CHILD_ENV) {
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
-        let mut seen = 0usize;
-        undo_newest(Path::new(root), &mut |_| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        });
+    if let Some((root, crash_at)) = child_spec(UNDO_CHILD_ENV) {
+        undo_newest(&root, &mut abort_at(crash_at));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -251,20 +229,13 @@ fn undo_reports_every_step() {
 
 #[test]
 fn kill_at_every_step_of_an_undo_keeps_files_and_log_in_agreement() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = all_steps().len();
     let mut undone = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         stage_and_apply(&root);
-        let status = Command::new(&exe)
-            .args(["--exact", "undo_reports_every_step", "--test-threads=1", "--nocapture"])
-            .env(UNDO_CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status = run_child("undo_reports_every_step", UNDO_CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
 
         let ws = WorkspaceSession::open(&root).unwrap();
@@ -331,16 +302,8 @@ fn apply_first_file(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
 
 #[test]
 fn partial_apply_reports_every_step() {
-    if let Ok(spec) = std::env::var(PARTIAL_CHILD_ENV) {
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
-        let mut seen = 0usize;
-        apply_first_file(Path::new(root), &mut |_| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        });
+    if let Some((root, crash_at)) = child_spec(PARTIAL_CHILD_ENV) {
+        apply_first_file(&root, &mut abort_at(crash_at));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -365,25 +328,14 @@ fn partial_apply_reports_every_step() {
 
 #[test]
 fn kill_at_every_step_of_a_partial_apply_leaves_the_rest_pending_exactly_once() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = 6;
     let mut written = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let id = stage(&root);
-        let status = Command::new(&exe)
-            .args([
-                "--exact",
-                "partial_apply_reports_every_step",
-                "--test-threads=1",
-                "--nocapture",
-            ])
-            .env(PARTIAL_CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status =
+            run_child("partial_apply_reports_every_step", PARTIAL_CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
 
         let ws = WorkspaceSession::open(&root).unwrap();
@@ -497,16 +449,8 @@ fn apply_second_hunk(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
 
 #[test]
 fn hunk_apply_reports_every_step() {
-    if let Ok(spec) = std::env::var(HUNK_CHILD_ENV) {
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
-        let mut seen = 0usize;
-        apply_second_hunk(Path::new(root), &mut |_| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        });
+    if let Some((root, crash_at)) = child_spec(HUNK_CHILD_ENV) {
+        apply_second_hunk(&root, &mut abort_at(crash_at));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -532,20 +476,13 @@ fn hunk_apply_reports_every_step() {
 
 #[test]
 fn kill_at_every_step_of_a_hunk_apply_leaves_the_rest_pending_exactly_once() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = 6;
     let mut written = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let id = stage_hunks(&root);
-        let status = Command::new(&exe)
-            .args(["--exact", "hunk_apply_reports_every_step", "--test-threads=1", "--nocapture"])
-            .env(HUNK_CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status = run_child("hunk_apply_reports_every_step", HUNK_CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
 
         let ws = WorkspaceSession::open(&root).unwrap();

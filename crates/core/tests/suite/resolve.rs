@@ -274,33 +274,46 @@ fn concurrent_resolves_never_apply_the_same_action_twice() {
         let session = session();
         let applies = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&applies);
+        // The apply that won the head holds it until every other call has returned, so each
+        // of them raced a held claim.
+        let finish = Arc::new(tokio::sync::Notify::new());
+        let hold = Arc::clone(&finish);
         session
             .push_pending_action(Arc::new(FnPendingAction::new("Slow", move |_| {
                 let counter = Arc::clone(&counter);
+                let hold = Arc::clone(&hold);
                 async move {
                     counter.fetch_add(1, Ordering::SeqCst);
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    hold.notified().await;
                     Ok(ToolResult::text("done"))
                 }
             })))
             .unwrap();
-        let calls: Vec<_> = (0..8)
-            .map(|_| {
-                let session = Arc::clone(&session);
-                tokio::spawn(async move {
-                    session
-                        .resolve(
-                            ResolveParams::apply("race"),
-                            ResolveOptions::default(),
-                            &CancelToken::new(),
-                        )
-                        .await
-                })
-            })
-            .collect();
+        let n_calls = 8;
+        let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+        for _ in 0..n_calls {
+            let session = Arc::clone(&session);
+            let done_tx = done_tx.clone();
+            tokio::spawn(async move {
+                let res = session
+                    .resolve(
+                        ResolveParams::apply("race"),
+                        ResolveOptions::default(),
+                        &CancelToken::new(),
+                    )
+                    .await;
+                done_tx.send(res).unwrap();
+            });
+        }
+        let mut results = Vec::new();
+        for _ in 1..n_calls {
+            results.push(done_rx.recv().await.unwrap());
+        }
+        finish.notify_one();
+        results.push(done_rx.recv().await.unwrap());
         let mut n_ok = 0;
-        for call in calls {
-            match call.await.unwrap() {
+        for result in results {
+            match result {
                 Ok(res) => {
                     assert_eq!(res.text_content(), "done");
                     n_ok += 1;
@@ -341,18 +354,26 @@ fn cancel_reaches_apply_and_an_action_that_stops_stays_pending() {
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
         let session = session();
+        // The apply says when it has begun, and only then is the call cancelled: a cancel
+        // seen by the check before start would give the same message without reaching apply.
+        let started = Arc::new(tokio::sync::Notify::new());
+        let signal = Arc::clone(&started);
         let id = session
-            .push_pending_action(Arc::new(FnPendingAction::new("Slow write", |input| async move {
-                tokio::select! {
-                    () = input.cancel.cancelled() => Err(ActionError::Cancelled),
-                    () = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolResult::text("wrote")),
+            .push_pending_action(Arc::new(FnPendingAction::new("Slow write", move |input| {
+                let signal = Arc::clone(&signal);
+                async move {
+                    signal.notify_one();
+                    tokio::select! {
+                        () = input.cancel.cancelled() => Err(ActionError::Cancelled),
+                        () = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolResult::text("wrote")),
+                    }
                 }
             })))
             .unwrap();
         let cancel = CancelToken::new();
         let canceller = cancel.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            started.notified().await;
             canceller.cancel();
         });
         let err = session.resolve(ResolveParams::apply("go"), ResolveOptions::default(), &cancel).await.unwrap_err();
