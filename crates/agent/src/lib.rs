@@ -1,9 +1,10 @@
 //! The agent runtime: `staged agent` drives a model through the resolve gate.
 //!
 //! The loop's side of `resolve` lives here: [`ResolveGate`] (the reminder once per head, the
-//! skipped detours, the forced turn, the abort), the hard directive queue
-//! ([`ToolChoiceQueue`]) and the standing handler ([`StandingAction`]), held per session by
-//! [`Directives`], which `resolve` consults through `staged_core::ResolveRoutes`.
+//! skipped detours, the forced turn, the abort), the hard directive queue (`ToolChoiceQueue`,
+//! crate-private while nothing outside the loop pushes hard directives) and the standing
+//! handler ([`StandingAction`]), held per session by [`Directives`], which `resolve` consults
+//! through `staged_core::ResolveRoutes`.
 //!
 //! A [`ModelClient`] speaks one wire format (OpenAI Responses, OpenAI Chat Completions or
 //! Anthropic Messages, all streamed over SSE; see [`connect`]). [`Agent::run`] is the loop of
@@ -64,12 +65,21 @@ mod http;
 mod message;
 mod plan;
 mod providers;
+// Nothing outside the crate pushes hard directives yet (the agent loop only settles them), so
+// outside tests most of the queue's API goes unused.
+#[cfg_attr(not(test), allow(dead_code))]
 mod queue;
 mod run;
 mod standing;
 mod supervisor;
 mod tools;
 mod transcript;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
+mod gate_tests;
+
+pub(crate) use crate::queue::{RejectReason, ToolChoiceQueue};
 
 pub use crate::{
     client::{ModelClient, ModelRequest, StreamDelta, ToolSpec},
@@ -86,9 +96,6 @@ pub use crate::{
     message::{AssistantMessage, AssistantPart, Message, ToolCall, ToolResultMessage},
     plan::{PlanMode, PlanTitleError, normalize_plan_title},
     providers::{connect, responses_body},
-    queue::{
-        DirectiveOptions, OnRejected, OnResolved, RejectOutcome, RejectReason, ToolChoiceQueue,
-    },
     run::{
         Agent, AgentOptions, Approval, DEFAULT_MAX_TURNS, PLAN_DECISION_REMINDER, PLAN_PROMPT,
         RunOutcome, RunReport, SYSTEM_PROMPT,

@@ -9,7 +9,9 @@ use std::{
     },
 };
 
-use staged_agent::{DirectiveOptions, ResolveGate, SKIPPED_CALL_TEXT, ToolCallRef, TurnOutcome};
+use crate::{ResolveGate, SKIPPED_CALL_TEXT, ToolCallRef, TurnOutcome};
+
+use crate::queue::DirectiveOptions;
 use staged_core::{
     CancelToken, FnPendingAction, RESOLVE_REMINDER, ResolveOptions, ResolveParams, ToolChoice,
     ToolResult,

@@ -7,7 +7,9 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use staged_agent::{Directives, ToolChoiceDirective, ToolChoiceQueue};
+use crate::{Directives, ToolChoiceDirective};
+
+use crate::queue::ToolChoiceQueue;
 use staged_core::{FnPendingAction, InMemoryStore, PendingAction, Session, StoreError, ToolResult};
 pub(crate) use staged_test_support::CountingStore;
 

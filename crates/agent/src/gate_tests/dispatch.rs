@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use crate::StandingAction;
+use crate::queue::DirectiveOptions;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use staged_agent::{DirectiveOptions, StandingAction};
 use staged_core::{
     CancelToken, FnPendingAction, ResolveHandler, ResolveOptions, ResolveParams, ToolChoice,
     ToolError, ToolResult,

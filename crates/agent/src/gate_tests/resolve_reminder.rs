@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use staged_agent::ToolChoiceDirective;
+use crate::ToolChoiceDirective;
 use staged_core::{
     CancelToken, PendingActionStore, RESOLVE_REMINDER, ResolveOptions, ResolveParams, ResolveTool,
     Session, Tool,
@@ -91,7 +91,7 @@ fn no_soft_requirement_when_resolve_is_not_active() {
 
 #[test]
 fn hard_choice_for_an_inactive_tool_is_rejected_as_unavailable_and_skipped() {
-    use staged_agent::{DirectiveOptions, RejectOutcome, RejectReason};
+    use crate::queue::{DirectiveOptions, RejectOutcome, RejectReason};
     use staged_core::ToolChoice;
     let session = session();
     let reasons = Arc::new(std::sync::Mutex::new(Vec::new()));
