@@ -3,12 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
-    time::Duration,
+use std::sync::{
+    Arc, Condvar, Mutex,
+    atomic::{AtomicUsize, Ordering},
 };
 
 use futures::executor::block_on;
@@ -18,10 +15,39 @@ use staged_core::{
 };
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
-/// A replayable test action: its payload is its text; applying counts and sleeps.
+/// A replayable test action: its payload is its text; applying counts, and waits for the
+/// other racers when it has a hold.
 struct Note {
     text: String,
     applies: Arc<AtomicUsize>,
+    hold: Option<Arc<Hold>>,
+}
+
+/// Keeps the apply that won a race from finishing until every other racer has returned, so
+/// each of them met the claimed head.
+#[derive(Default)]
+struct Hold {
+    others: usize,
+    returned: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl Hold {
+    fn new(others: usize) -> Arc<Self> {
+        Arc::new(Self { others, ..Default::default() })
+    }
+
+    /// A racer's resolve returned.
+    fn returned(&self) {
+        *self.returned.lock().unwrap() += 1;
+        self.changed.notify_all();
+    }
+
+    /// Waits until all the other racers have returned.
+    fn wait(&self) {
+        let returned = self.returned.lock().unwrap();
+        drop(self.changed.wait_while(returned, |n| *n < self.others).unwrap());
+    }
 }
 
 #[async_trait::async_trait]
@@ -42,26 +68,34 @@ impl PendingAction for Note {
         _: &CancelToken,
     ) -> Result<ToolResult, ActionError> {
         self.applies.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(30));
+        if let Some(hold) = &self.hold {
+            hold.wait();
+        }
         Ok(ToolResult::text(format!("noted {}: {reason}", self.text)))
     }
 }
 
 fn rehydrators(applies: &Arc<AtomicUsize>) -> Rehydrators {
+    held_rehydrators(applies, None)
+}
+
+/// [`rehydrators`] whose notes wait on `hold` when applied.
+fn held_rehydrators(applies: &Arc<AtomicUsize>, hold: Option<Arc<Hold>>) -> Rehydrators {
     let applies = Arc::clone(applies);
     let mut res = Rehydrators::new();
     res.register(
         "note",
         Arc::new(move |stored: &StoredAction| {
             let text = stored.payload["text"].as_str().ok_or("payload has no text")?.to_owned();
-            Ok(Arc::new(Note { text, applies: Arc::clone(&applies) }) as Arc<dyn PendingAction>)
+            let note = Note { text, applies: Arc::clone(&applies), hold: hold.clone() };
+            Ok(Arc::new(note) as Arc<dyn PendingAction>)
         }),
     );
     res
 }
 
 fn note(text: &str, applies: &Arc<AtomicUsize>) -> Arc<dyn PendingAction> {
-    Arc::new(Note { text: text.to_owned(), applies: Arc::clone(applies) })
+    Arc::new(Note { text: text.to_owned(), applies: Arc::clone(applies), hold: None })
 }
 
 #[test]
@@ -162,18 +196,24 @@ fn concurrent_resolves_from_two_instances_apply_exactly_once() {
             .unwrap()
             .push(note("once", &applies))
             .unwrap();
-        let handles: Vec<_> = (0..4)
+        let n_racers = 4;
+        let hold = Hold::new(n_racers - 1);
+        let handles: Vec<_> = (0..n_racers)
             .map(|_| {
                 let path = dir.path().to_path_buf();
                 let applies = Arc::clone(&applies);
+                let hold = Arc::clone(&hold);
                 std::thread::spawn(move || {
-                    let store = Arc::new(SqliteStore::open(&path, rehydrators(&applies)).unwrap());
+                    let rehydrators = held_rehydrators(&applies, Some(Arc::clone(&hold)));
+                    let store = Arc::new(SqliteStore::open(&path, rehydrators).unwrap());
                     let session = Session::new(store);
-                    futures::executor::block_on(session.resolve(
+                    let res = futures::executor::block_on(session.resolve(
                         ResolveParams::apply("race"),
                         ResolveOptions::default(),
                         &CancelToken::new(),
-                    ))
+                    ));
+                    hold.returned();
+                    res
                 })
             })
             .collect();
