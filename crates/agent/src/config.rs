@@ -126,7 +126,7 @@ pub struct ProvidersConfig {
 }
 
 /// The provider used when nothing names one.
-pub const DEFAULT_PROVIDER: &str = "openai";
+pub(crate) const DEFAULT_PROVIDER: &str = "openai";
 
 const DEFAULT_MAX_RETRIES: u32 = 4;
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);

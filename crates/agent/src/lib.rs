@@ -1,9 +1,10 @@
 //! The agent runtime: `staged agent` drives a model through the resolve gate.
 //!
 //! The loop's side of `resolve` lives here: [`ResolveGate`] (the reminder once per head, the
-//! skipped detours, the forced turn, the abort), the hard directive queue
-//! ([`ToolChoiceQueue`]) and the standing handler ([`StandingAction`]), held per session by
-//! [`Directives`], which `resolve` consults through `staged_core::ResolveRoutes`.
+//! skipped detours, the forced turn, the abort), the hard directive queue (`ToolChoiceQueue`,
+//! crate-private while nothing outside the loop pushes hard directives) and the standing
+//! handler ([`StandingAction`]), held per session by [`Directives`], which `resolve` consults
+//! through `staged_core::ResolveRoutes`.
 //!
 //! A [`ModelClient`] speaks one wire format (OpenAI Responses, OpenAI Chat Completions or
 //! Anthropic Messages, all streamed over SSE; see [`connect`]). [`Agent::run`] is the loop of
@@ -19,7 +20,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use staged_agent::{AssistantMessage, AssistantPart, Directives, Message, ModelClient, ModelError, ModelRequest, ResolveGate, StreamDelta, ToolCall, ToolCallRef, TurnOutcome};
-//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveParams, Session, ToolResult};
+//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveOptions, ResolveParams, Session, ToolResult};
 //!
 //! /// A model that resolves whatever is pending.
 //! struct Resolver;
@@ -46,7 +47,7 @@
 //! let reply = Resolver.complete(request, &mut |_| {}, &cancel).await.unwrap();
 //! let calls: Vec<ToolCallRef> = reply.tool_calls().map(|c| ToolCallRef::new(&c.id, &c.name)).collect();
 //! assert_eq!(gate.end_turn(&plan, &calls).unwrap(), TurnOutcome::Proceed);
-//! let res = session.resolve(ResolveParams::apply("ok"), &cancel).await.unwrap();
+//! let res = session.resolve(ResolveParams::apply("ok"), ResolveOptions::default(), &cancel).await.unwrap();
 //! assert_eq!(res.text_content(), "Renamed.");
 //! # });
 //! ```
@@ -64,6 +65,9 @@ mod http;
 mod message;
 mod plan;
 mod providers;
+// Nothing outside the crate pushes hard directives yet (the agent loop only settles them), so
+// outside tests most of the queue's API goes unused.
+#[cfg_attr(not(test), allow(dead_code))]
 mod queue;
 mod run;
 mod standing;
@@ -71,11 +75,16 @@ mod supervisor;
 mod tools;
 mod transcript;
 
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
+mod gate_tests;
+
+pub(crate) use crate::queue::{RejectReason, ToolChoiceQueue};
+
 pub use crate::{
     client::{ModelClient, ModelRequest, StreamDelta, ToolSpec},
     config::{
-        AgentDefaults, DEFAULT_PROVIDER, ProviderConfig, ProviderOverrides, ProvidersConfig,
-        ReminderRole, WireFormat,
+        AgentDefaults, ProviderConfig, ProviderOverrides, ProvidersConfig, ReminderRole, WireFormat,
     },
     directives::Directives,
     error::{ConfigError, ModelError},
@@ -85,17 +94,8 @@ pub use crate::{
         ToolCallRef, ToolChoiceDirective, TurnOutcome, TurnPlan,
     },
     message::{AssistantMessage, AssistantPart, Message, ToolCall, ToolResultMessage},
-    plan::{
-        PLAN_LABEL, PLAN_SOURCE_TOOL, PLANS_DIR, PlanApproval, PlanDetails, PlanMode,
-        PlanTitleError, normalize_plan_title, plan_slug, resolve_plan_title,
-    },
-    providers::{
-        AnthropicClient, ChatClient, ResponsesClient, anthropic_body, chat_body, connect,
-        responses_body,
-    },
-    queue::{
-        DirectiveOptions, OnRejected, OnResolved, RejectOutcome, RejectReason, ToolChoiceQueue,
-    },
+    plan::{PlanDetails, PlanMode, PlanTitleError, normalize_plan_title},
+    providers::{connect, responses_body},
     run::{
         Agent, AgentOptions, Approval, DEFAULT_MAX_TURNS, PLAN_DECISION_REMINDER, PLAN_PROMPT,
         RunOutcome, RunReport, SYSTEM_PROMPT,
@@ -103,5 +103,5 @@ pub use crate::{
     standing::StandingAction,
     supervisor::{ApplyDecision, PlanDecision, PlanReview, Supervisor},
     tools::{FindTool, ReadTool, WritePlanTool},
-    transcript::{TRANSCRIPTS_DIR, save_transcript},
+    transcript::save_transcript,
 };

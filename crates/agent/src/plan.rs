@@ -22,14 +22,14 @@ use staged_journal::Workspace;
 use crate::{PlanDecision, PlanReview, Supervisor};
 
 /// Where plans live, relative to the workspace root.
-pub const PLANS_DIR: &str = ".staged/plans";
+pub(crate) const PLANS_DIR: &str = ".staged/plans";
 
 /// The plans folder's name inside the state folder.
 const PLANS_DIR_NAME: &str = "plans";
 /// The standing handler's source tool name.
-pub const PLAN_SOURCE_TOOL: &str = "plan_approval";
+pub(crate) const PLAN_SOURCE_TOOL: &str = "plan_approval";
 /// The standing handler's label: a discard reads `Discarded: Plan ready for approval. Reason: ...`.
-pub const PLAN_LABEL: &str = "Plan ready for approval";
+pub(crate) const PLAN_LABEL: &str = "Plan ready for approval";
 
 /// Why a title cannot name a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -84,7 +84,7 @@ pub fn normalize_plan_title(title: &str) -> Result<String, PlanTitleError> {
 /// The title a plan approval uses: the supplied title when it is a usable string, else the
 /// plan's first `# ` heading, else the plan file's stem, else `plan` (a model may send
 /// `extra: {"title": {}}`).
-pub fn resolve_plan_title(
+pub(crate) fn resolve_plan_title(
     supplied: Option<&Value>,
     plan_text: Option<&str>,
     plan_file: Option<&Path>,
@@ -103,7 +103,7 @@ pub fn resolve_plan_title(
 }
 
 /// The slug of a title: a trailing `-plan` is dropped, since the file adds it back.
-pub fn plan_slug(title: &str) -> &str {
+pub(crate) fn plan_slug(title: &str) -> &str {
     title.strip_suffix("-plan").filter(|s| !s.is_empty()).unwrap_or(title)
 }
 
@@ -213,7 +213,7 @@ impl PlanMode {
     }
 
     /// The standing handler's action: `resolve apply` asks the person about the plan.
-    pub fn approval_action(&self) -> PlanApproval {
+    pub(crate) fn approval_action(&self) -> PlanApproval {
         PlanApproval { plan: self.clone() }
     }
 
@@ -261,7 +261,7 @@ impl PlanMode {
 /// The standing handler's pending action: never consumed, it runs on every `resolve` that
 /// finds no preview pending.
 #[derive(Debug, Clone)]
-pub struct PlanApproval {
+pub(crate) struct PlanApproval {
     plan: PlanMode,
 }
 

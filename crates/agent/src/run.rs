@@ -175,7 +175,8 @@ impl Agent {
 
     /// The session's hard directive queue and standing handler (e.g. to queue a forced
     /// choice before a run).
-    pub fn directives(&self) -> &Arc<Directives> {
+    #[cfg(test)]
+    pub(crate) fn directives(&self) -> &Arc<Directives> {
         &self.directives
     }
 

@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::RunReport;
 
 /// The folder, under the workspace's state folder, that holds transcripts.
-pub const TRANSCRIPTS_DIR: &str = "transcripts";
+pub(crate) const TRANSCRIPTS_DIR: &str = "transcripts";
 
 /// Writes the transcript of `report` to `.staged/transcripts/<UTC time>-<pid>.json` (through
 /// the workspace's handles, never through a symlink) and returns its path.

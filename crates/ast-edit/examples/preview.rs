@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use serde_json::json;
 use staged_ast_edit::{
-    AstEditParams, EngineOptions, Op, Step, Workspace, commit, compute_preview_with,
+    AstEditParams, CommitOptions, EngineOptions, Op, Step, Workspace, commit, compute_preview_with,
 };
 
 /// The allocator of the `staged` binary (see crates/cli/src/main.rs), so that the benchmark
@@ -102,7 +102,7 @@ fn run() -> Result<serde_json::Value, String> {
     if args.apply {
         let writes = preview.writes().ok_or("the rewritten contents were not kept")?;
         let steps: Vec<Step> = writes.into_iter().map(Step::from).collect();
-        commit(&workspace, &steps).map_err(|e| e.to_string())?;
+        commit(&workspace, &steps, CommitOptions::default()).map_err(|e| e.to_string())?;
     }
     Ok(json!({
         "totalReplacements": preview.total_replacements(),

@@ -33,7 +33,7 @@ use crate::{
     details::{AppliedDetails, RemainderDetails, StaleDetails},
     engine::{Scan, replayed_file},
     fingerprint::fingerprint,
-    journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit_with},
+    journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit},
     render::{
         ArgNames, capped_label, count, file_replacements, left_out_details, plural, preview_details,
     },
@@ -429,7 +429,7 @@ impl AstEditAction {
             retire: Some(&mut retire),
             observer: Some(observer),
         };
-        match commit_with(&self.workspace, &steps, options) {
+        match commit(&self.workspace, &steps, options) {
             Ok(_) => {}
             Err(staged_journal::JournalError::Drifted(path)) => {
                 return Ok(self.stale(&format!("{path} changed since the preview")));

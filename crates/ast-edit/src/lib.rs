@@ -43,7 +43,7 @@ mod fingerprint {
 }
 mod journal {
     pub(crate) use staged_journal::{Applied, Edit as ByteEdit, UndoData};
-    pub(crate) use staged_journal::{CommitOptions, CommitStep, FileWrite, Step, commit_with};
+    pub(crate) use staged_journal::{CommitOptions, CommitStep, FileWrite, Step, commit};
 }
 mod workspace {
     pub(crate) use staged_journal::STATE_DIR_NAME;
@@ -82,7 +82,6 @@ pub use crate::{
 };
 pub use staged_journal::{
     CommitOptions, CommitReport, CommitStep, Expect, FileWrite, JournalError, LineIndex,
-    ModelAccess, PrepareHook, RecoveryHooks, RecoveryReport, STATE_DIR_NAME, Step, StepChange,
-    StepMode, Workspace, commit, commit_observed, commit_with, fingerprint, recover,
-    recover_hooked, recover_with, tag,
+    ModelAccess, PrepareHook, RecoverOptions, RecoveryHooks, RecoveryReport, STATE_DIR_NAME, Step,
+    StepChange, StepMode, Workspace, commit, fingerprint, recover, tag,
 };

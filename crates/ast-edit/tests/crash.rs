@@ -7,12 +7,14 @@
 //! it observed and the files it wrote.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::{path::Path, process::Command};
+use std::path::Path;
 
 use staged_ast_edit::{
-    CommitStep, FileWrite, Step, Workspace, commit_observed, fingerprint, recover,
+    CommitOptions, CommitStep, FileWrite, RecoverOptions, Step, Workspace, commit, fingerprint,
+    recover,
 };
 use staged_fs::RelPath;
+use staged_test_support::crash::{abort_at, child_spec, run_child};
 
 const CHILD_ENV: &str = "STAGED_AST_EDIT_CRASH_CHILD";
 const FILES: [&str; 3] = ["a.ts", "src/b.ts", "src/deep/c.ts"];
@@ -50,18 +52,15 @@ fn writes() -> Vec<Step> {
 
 #[test]
 fn commit_reports_every_step() {
-    if let Ok(spec) = std::env::var(CHILD_ENV) {
+    if let Some((root, crash_at)) = child_spec(CHILD_ENV) {
         // The child of `kill_at_every_step_then_recover`: die at the given step.
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
         let workspace = Workspace::new(root).unwrap();
-        let mut seen = 0usize;
-        commit_observed(&workspace, &writes(), &mut |_step| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        })
+        let mut observer = abort_at(crash_at);
+        commit(
+            &workspace,
+            &writes(),
+            CommitOptions { observer: Some(&mut observer), ..Default::default() },
+        )
         .unwrap();
         return;
     }
@@ -69,7 +68,13 @@ fn commit_reports_every_step() {
     setup(dir.path());
     let workspace = Workspace::new(dir.path()).unwrap();
     let mut steps = Vec::new();
-    commit_observed(&workspace, &writes(), &mut |step| steps.push(step)).unwrap();
+    let mut observer = |step: CommitStep| steps.push(step);
+    commit(
+        &workspace,
+        &writes(),
+        CommitOptions { observer: Some(&mut observer), ..Default::default() },
+    )
+    .unwrap();
     assert_eq!(steps, all_steps());
     for p in FILES {
         assert_eq!(std::fs::read_to_string(dir.path().join(p)).unwrap(), new_text(p));
@@ -108,23 +113,16 @@ fn stray_files(root: &Path) -> Vec<String> {
 
 #[test]
 fn kill_at_every_step_then_recover() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = all_steps().len();
     let mut outcomes = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
         let root = dir.path().canonicalize().unwrap();
-        let status = Command::new(&exe)
-            .args(["--exact", "commit_reports_every_step", "--test-threads=1", "--nocapture"])
-            .env(CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status = run_child("commit_reports_every_step", CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
         let workspace = Workspace::new(&root).unwrap();
-        let report = recover(&workspace).unwrap();
+        let report = recover(&workspace, RecoverOptions::default()).unwrap();
         assert!(report.refused.is_empty(), "step {crash_at}: {report:?}");
         let states: Vec<bool> = FILES
             .iter()

@@ -7,7 +7,8 @@
 use std::sync::mpsc;
 
 use staged_ast_edit::{
-    CommitStep, FileWrite, Step, Workspace, commit_observed, fingerprint, recover,
+    CommitOptions, CommitStep, FileWrite, RecoverOptions, Step, Workspace, commit, fingerprint,
+    recover,
 };
 use staged_fs::RelPath;
 
@@ -41,12 +42,17 @@ fn paused_commit(
         let workspace = workspace.clone();
         std::thread::spawn(move || {
             let steps: Vec<Step> = writes.into_iter().map(Step::from).collect();
-            commit_observed(&workspace, &steps, &mut |step| {
+            let mut observer = |step: CommitStep| {
                 if step == pause_at {
                     reached_tx.send(()).unwrap();
                     resume_rx.recv().unwrap();
                 }
-            })
+            };
+            commit(
+                &workspace,
+                &steps,
+                CommitOptions { observer: Some(&mut observer), ..Default::default() },
+            )
             .unwrap();
         })
     };
@@ -77,7 +83,7 @@ fn recover_leaves_a_live_commit_alone_at_every_step() {
         let (committer, resume) = paused_commit(&workspace, writes, pause_at);
         // Mid-commit, however many other start-ups run, none touches it.
         for _ in 0..3 {
-            let report = recover(&workspace).unwrap();
+            let report = recover(&workspace, RecoverOptions::default()).unwrap();
             assert_eq!(report.in_progress, 1, "{pause_at:?}");
             assert_eq!((report.rolled_back, report.rolled_forward), (0, 0), "{pause_at:?}");
         }
@@ -90,7 +96,7 @@ fn recover_leaves_a_live_commit_alone_at_every_step() {
                 "{pause_at:?}"
             );
         }
-        assert!(recover(&workspace).unwrap().is_empty());
+        assert!(recover(&workspace, RecoverOptions::default()).unwrap().is_empty());
         // Only the locks are left, and they are never deleted.
         assert_eq!(journal_names(&workspace), ["commit.lock", "write.lock"]);
     }

@@ -7,7 +7,7 @@
 use std::{os::unix::fs::symlink, path::Path};
 
 use serde_json::json;
-use staged_ast_edit::{Workspace, recover};
+use staged_ast_edit::{RecoverOptions, Workspace, recover};
 
 const ID: &str = "4242-1700000000000000000-0";
 
@@ -68,7 +68,8 @@ impl Planted {
     /// Recovers, expecting this journal to be refused with `why`, and nothing changed.
     fn assert_refused(&self, why: &str) {
         let before = self.snapshot();
-        let report = recover(&Workspace::new(&self.root).unwrap()).unwrap();
+        let report =
+            recover(&Workspace::new(&self.root).unwrap(), RecoverOptions::default()).unwrap();
         assert_eq!((report.rolled_back, report.rolled_forward), (0, 0), "{report:?}");
         assert_eq!(report.refused.len(), 1, "{report:?}");
         assert!(report.refused[0].contains(why), "{}", report.refused[0]);
@@ -192,7 +193,8 @@ fn a_symlinked_state_or_journal_folder_is_an_error_and_never_followed() {
         std::fs::write(dest.join(format!("{ID}.json")), committed("src/a.ts").to_string()).unwrap();
         symlink(&dest, fx.root.join(link)).unwrap();
         let before = fx.snapshot();
-        let err = recover(&Workspace::new(&fx.root).unwrap()).unwrap_err();
+        let err =
+            recover(&Workspace::new(&fx.root).unwrap(), RecoverOptions::default()).unwrap_err();
         assert!(matches!(err, staged_ast_edit::JournalError::StateDir { .. }), "{err}");
         assert!(err.to_string().contains("it is a symlink"), "{err}");
         assert_eq!(fx.snapshot(), before);
@@ -205,7 +207,7 @@ fn a_valid_planted_preparing_journal_only_deletes_staged_temps_inside() {
     let ours = temp(&fx.root.join("src"), "a.ts");
     std::fs::write(&ours, "half-written").unwrap();
     fx.journal(&json!({"version": 2, "state": "preparing", "entries": [{"target": "src/a.ts"}]}));
-    let report = recover(&Workspace::new(&fx.root).unwrap()).unwrap();
+    let report = recover(&Workspace::new(&fx.root).unwrap(), RecoverOptions::default()).unwrap();
     assert_eq!(report.rolled_back, 1, "{report:?}");
     assert!(!ours.exists());
     assert_eq!(std::fs::read_to_string(fx.root.join("src/a.ts")).unwrap(), "inside");

@@ -77,7 +77,11 @@ async fn a_folder_swapped_for_a_symlink_mid_apply_never_redirects_a_write() {
         };
         let res = fx
             .session
-            .resolve(staged_core::ResolveParams::apply("swap"), &staged_core::CancelToken::new())
+            .resolve(
+                staged_core::ResolveParams::apply("swap"),
+                staged_core::ResolveOptions::default(),
+                &staged_core::CancelToken::new(),
+            )
             .await;
         stop.store(true, Ordering::Relaxed);
         swapper.join().unwrap();

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use staged_agent::{Directives, ResolveGate, ToolCallRef, TurnOutcome};
 use staged_core::{
-    CancelToken, CustomToolApi, FnPendingAction, InMemoryStore, ResolveAction, ResolveParams,
-    Session, ToolResult,
+    CancelToken, CustomToolApi, FnPendingAction, InMemoryStore, ResolveAction, ResolveOptions,
+    ResolveParams, Session, ToolResult,
 };
 use staged_render::{render_resolve_call, render_resolve_result};
 
@@ -76,8 +76,12 @@ pub(crate) fn run(args: &DemoArgs, out: &Output) -> anyhow::Result<Exit> {
     for params in calls {
         let action = params.action;
         let reason = params.reason.clone();
-        let result = futures::executor::block_on(session.resolve(params, &cancel))
-            .unwrap_or_else(|err| err.to_result());
+        let result = futures::executor::block_on(session.resolve(
+            params,
+            ResolveOptions::default(),
+            &cancel,
+        ))
+        .unwrap_or_else(|err| err.to_result());
         blocks.push((action, reason, result.clone()));
         events.push(serde_json::json!({"step": "resolve", "action": action, "result": result}));
     }

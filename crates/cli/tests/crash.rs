@@ -9,32 +9,12 @@ mod common;
 use std::{
     path::Path,
     process::{Command, Stdio},
-    time::{Duration, Instant},
 };
 
 use common::{code, pending_ids, staged, stderr, workspace};
+use staged_test_support::crash::{KillAt, kill_at as kill_child_at};
 
 const N_FILES: usize = 1500;
-
-/// Where to kill the applying process.
-#[derive(Debug, Clone, Copy)]
-enum KillAt {
-    /// As soon as the journal exists: temps are being written.
-    Preparing,
-    /// Once the journal says committed: targets are being renamed.
-    Committed,
-}
-
-fn journal_state(dir: &Path) -> Option<String> {
-    let entries = std::fs::read_dir(dir.join(".staged/journal")).ok()?;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_some_and(|e| e == "json") {
-            return std::fs::read_to_string(&path).ok();
-        }
-    }
-    None
-}
 
 /// Stages a rewrite of N files, kills the apply at `kill_at`, and returns the workspace. `None`
 /// when the apply finished before the kill point was seen, or had moved past it when the kill
@@ -66,25 +46,7 @@ fn kill_during_apply(kill_at: KillAt) -> Option<tempfile::TempDir> {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    loop {
-        let seen = match (kill_at, journal_state(ws.path())) {
-            (KillAt::Preparing, Some(_)) => true,
-            (KillAt::Committed, Some(state)) => state.contains("committed"),
-            (_, None) => false,
-        };
-        if seen {
-            child.kill().unwrap(); // SIGKILL
-            child.wait().unwrap();
-            let committed = journal_state(ws.path())?.contains("\"committed\"");
-            return (committed == matches!(kill_at, KillAt::Committed)).then_some(ws);
-        }
-        if child.try_wait().unwrap().is_some() {
-            return None;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "apply neither finished nor journaled");
-        std::thread::sleep(Duration::from_micros(200));
-    }
+    kill_child_at(&mut child, ws.path(), kill_at, "apply").then_some(ws)
 }
 
 /// The next command recovers; every file ends as `expect_new` says, with no leftovers, and
@@ -223,25 +185,7 @@ fn kill_during_undo(kill_at: KillAt) -> Option<tempfile::TempDir> {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    loop {
-        let seen = match (kill_at, journal_state(ws.path())) {
-            (KillAt::Preparing, Some(_)) => true,
-            (KillAt::Committed, Some(state)) => state.contains("committed"),
-            (_, None) => false,
-        };
-        if seen {
-            child.kill().unwrap(); // SIGKILL
-            child.wait().unwrap();
-            let committed = journal_state(ws.path())?.contains("\"committed\"");
-            return (committed == matches!(kill_at, KillAt::Committed)).then_some(ws);
-        }
-        if child.try_wait().unwrap().is_some() {
-            return None;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "undo neither finished nor journaled");
-        std::thread::sleep(Duration::from_micros(200));
-    }
+    kill_child_at(&mut child, ws.path(), kill_at, "undo").then_some(ws)
 }
 
 /// The outcomes in the log, newest first.

@@ -10,8 +10,8 @@ use std::{hint::black_box, sync::Arc};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use staged_core::{
-    CancelToken, FnPendingAction, InMemoryStore, PendingAction, PendingActionStore, ResolveParams,
-    Session, ToolResult,
+    CancelToken, FnPendingAction, InMemoryStore, PendingAction, PendingActionStore, ResolveOptions,
+    ResolveParams, Session, ToolResult,
 };
 
 fn noop_action() -> Arc<dyn PendingAction> {
@@ -25,9 +25,11 @@ fn push_resolve(c: &mut Criterion) {
     c.bench_function("push_then_resolve_apply_noop", |b| {
         b.iter(|| {
             session.push_pending_action(Arc::clone(&action)).unwrap_or_else(|e| panic!("{e}"));
-            let res = futures::executor::block_on(
-                session.resolve(ResolveParams::apply("bench"), &cancel),
-            );
+            let res = futures::executor::block_on(session.resolve(
+                ResolveParams::apply("bench"),
+                ResolveOptions::default(),
+                &cancel,
+            ));
             black_box(res).unwrap_or_else(|e| panic!("{e}"));
         });
     });

@@ -9,9 +9,6 @@ use crate::{PendingAction, PendingId, Session, ToolError};
 pub const STORE_UNAVAILABLE_TEXT: &str =
     "Pending action store unavailable for custom tools in this runtime.";
 
-/// A pending action as a custom tool describes it; see [`crate::FnPendingAction`].
-pub type CustomPendingAction = crate::FnPendingAction;
-
 /// The API handed to each custom tool, bound to one session.
 #[derive(Debug, Clone, Default)]
 pub struct CustomToolApi {

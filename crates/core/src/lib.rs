@@ -9,7 +9,9 @@
 //! # Example
 //! ```
 //! use std::sync::Arc;
-//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveParams, Session};
+//! use staged_core::{
+//!     CancelToken, FnPendingAction, InMemoryStore, ResolveOptions, ResolveParams, Session,
+//! };
 //! use staged_protocol::ToolResult;
 //!
 //! # futures::executor::block_on(async {
@@ -19,9 +21,10 @@
 //!     |input| async move { Ok(ToolResult::text(format!("Renamed. Reason: {}", input.reason))) },
 //! ))).unwrap();
 //!
-//! let res = session.resolve(ResolveParams::apply("Names match"), &CancelToken::new()).await.unwrap();
+//! let params = ResolveParams::apply("Names match");
+//! let res = session.resolve(params, ResolveOptions::default(), &CancelToken::new()).await.unwrap();
 //! assert_eq!(res.text_content(), "Renamed. Reason: Names match");
-//! assert!(!session.store().has_pending().unwrap());
+//! assert!(session.store().is_empty().unwrap());
 //! # });
 //! ```
 
@@ -46,29 +49,24 @@ pub use staged_protocol::{
 
 pub use crate::{
     cancel::CancelToken,
-    custom::{CustomPendingAction, CustomToolApi, STORE_UNAVAILABLE_TEXT},
+    custom::{CustomToolApi, STORE_UNAVAILABLE_TEXT},
     error::{ActionError, ToolError, ToolErrorKind},
     log::{
         AppliedChange, DEFAULT_LOG_KEEP, FileChange, FrontEnd, LogAction, LogEntry, LogOutcome,
         LogRecord, ResolveLog, Reversal, UndoHandler, UndoLock, remainder_text,
     },
     memory_store::InMemoryStore,
-    pending::{
-        ActionFile, ApplyInput, DEFAULT_SOURCE_TOOL_NAME, FnPendingAction, PendingAction,
-        RejectInput,
-    },
+    pending::{ActionFile, ApplyInput, FnPendingAction, PendingAction, RejectInput},
     resolve::{
-        MAX_LABEL_CHARS, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT,
-        RESOLVE_DESCRIPTION, RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes,
-        ResolveTool, reason_too_long, run_resolve_invocation,
+        MAX_LABEL_CHARS, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, RESOLVE_DESCRIPTION,
+        RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes, ResolveTool,
+        run_resolve_invocation,
     },
     retire::Retirement,
-    session::{
-        NO_LOG_TEXT, NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, Session, already_pending_text,
-    },
+    session::{NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session},
     store::{
-        Claim, PendingActionStore, PendingEntry, PendingId, PendingSummary, PushCheck, StoreError,
-        StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
+        Claim, ErrorCause, PendingActionStore, PendingEntry, PendingId, PendingSummary, PushCheck,
+        StoreError, StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
     },
     tools::{Tool, assemble_tools},
 };

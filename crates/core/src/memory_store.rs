@@ -252,11 +252,14 @@ impl PendingActionStore for InMemoryStore {
         Ok(Some(Claim::new(slot.entry.clone(), token)))
     }
 
-    fn complete(&self, claim: Claim) -> Result<(), StoreError> {
+    fn complete(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
         let (id, len) = {
             let mut inner = lock(&self.inner);
             let idx = Self::position_of_claim(&inner, &claim)?;
             let slot = inner.entries.remove(idx);
+            if let Some(record) = record {
+                Self::add_log(&mut inner, record);
+            }
             (slot.entry.id, inner.entries.len())
         };
         drop(claim);
@@ -264,7 +267,7 @@ impl PendingActionStore for InMemoryStore {
         Ok(())
     }
 
-    fn release(&self, claim: Claim) -> Result<(), StoreError> {
+    fn release(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
         let (id, len) = {
             let mut inner = lock(&self.inner);
             let idx = Self::position_of_claim(&inner, &claim)?;
@@ -272,6 +275,9 @@ impl PendingActionStore for InMemoryStore {
             slot.claim = None;
             let id = slot.entry.id.clone();
             inner.entries.push(slot);
+            if let Some(record) = record {
+                Self::add_log(&mut inner, record);
+            }
             (id, inner.entries.len())
         };
         drop(claim);
@@ -294,35 +300,6 @@ impl PendingActionStore for InMemoryStore {
     }
     fn log(&self) -> Option<&dyn ResolveLog> {
         Some(self)
-    }
-
-    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let (id, len) = {
-            let mut inner = lock(&self.inner);
-            let idx = Self::position_of_claim(&inner, &claim)?;
-            let slot = inner.entries.remove(idx);
-            Self::add_log(&mut inner, record);
-            (slot.entry.id, inner.entries.len())
-        };
-        drop(claim);
-        self.emit(StoreEvent::Removed { id, len });
-        Ok(())
-    }
-
-    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let (id, len) = {
-            let mut inner = lock(&self.inner);
-            let idx = Self::position_of_claim(&inner, &claim)?;
-            let mut slot = inner.entries.remove(idx);
-            slot.claim = None;
-            let id = slot.entry.id.clone();
-            inner.entries.push(slot);
-            Self::add_log(&mut inner, record);
-            (id, inner.entries.len())
-        };
-        drop(claim);
-        self.emit(StoreEvent::Requeued { id, len });
-        Ok(())
     }
 
     fn log_record(&self, record: LogRecord) -> Result<(), StoreError> {

@@ -12,7 +12,7 @@ use staged_protocol::{JsonObject, ToolResult};
 use crate::{ActionError, CancelToken, Retirement};
 
 /// The source tool name of an action that does not name one.
-pub const DEFAULT_SOURCE_TOOL_NAME: &str = "custom_tool";
+pub(crate) const DEFAULT_SOURCE_TOOL_NAME: &str = "custom_tool";
 
 /// A staged change that `resolve` applies or discards, exactly once.
 ///

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use staged_protocol::{ResolveAction, ResolveDetails, ResolveParams, ToolResult};
 
-use crate::{ActionError, CancelToken, PendingAction, Retirement, Session, Tool, ToolError};
+use crate::{
+    ActionError, CancelToken, PendingAction, ResolveOptions, Retirement, Session, Tool, ToolError,
+};
 
 /// The tool's name.
 pub const RESOLVE_TOOL_NAME: &str = "resolve";
@@ -27,7 +29,7 @@ pub const MAX_REASON_CHARS: usize = 4000;
 pub const MAX_LABEL_CHARS: usize = 200;
 
 /// The error of a `reason` longer than [`MAX_REASON_CHARS`], or `None`.
-pub fn reason_too_long(reason: &str) -> Option<ToolError> {
+pub(crate) fn reason_too_long(reason: &str) -> Option<ToolError> {
     let chars = reason.chars().count();
     (chars > MAX_REASON_CHARS).then(|| {
         ToolError::new(format!(
@@ -41,7 +43,7 @@ pub const NO_PENDING_APPLY_TEXT: &str =
     "No pending action to resolve. Nothing to apply or discard.";
 
 /// The success text of a `discard` with nothing to run.
-pub const NOTHING_TO_DISCARD_TEXT: &str = "Nothing to discard; no pending action remains.";
+pub(crate) const NOTHING_TO_DISCARD_TEXT: &str = "Nothing to discard; no pending action remains.";
 
 /// Something `resolve` can dispatch to: a hard directive's invoker or the standing handler.
 #[async_trait::async_trait]
@@ -220,6 +222,6 @@ impl Tool for ResolveTool {
     ) -> Result<ToolResult, ToolError> {
         let params: ResolveParams = serde_json::from_value(args)
             .map_err(|err| ToolError::new(format!("Invalid resolve arguments: {err}")))?;
-        self.session.resolve(params, cancel).await
+        self.session.resolve(params, ResolveOptions::default(), cancel).await
     }
 }

@@ -182,9 +182,9 @@ impl Retirement {
                         // that it applied.
                         Some(base) => {
                             let record = LogRecord { outcome: LogOutcome::Applied, ..base.clone() };
-                            store.complete_logged(claim, record).map(|()| None)
+                            store.complete(claim, Some(record)).map(|()| None)
                         }
-                        None => store.complete(claim).map(|()| None),
+                        None => store.complete(claim, None).map(|()| None),
                     },
                     (None, None) => Ok(None),
                 };

@@ -19,6 +19,18 @@ use crate::{
     },
 };
 
+/// The optional inputs of [`Session::resolve`]; the default resolves the head as the
+/// session's front end.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResolveOptions<'a> {
+    /// The front end recorded in the log; [`Session::front_end`] when `None`.
+    pub front_end: Option<&'a FrontEnd>,
+    /// Resolve the head only if it is still this preview, so a person who reviewed one preview
+    /// never applies another that was staged meanwhile. Hard directives and the standing
+    /// handler are then not consulted: this is a decision about one known preview.
+    pub expected: Option<&'a PendingId>,
+}
+
 /// The resolve state of one agent session.
 ///
 /// `resolve` dispatches, in order, to (1) the in-flight hard directive's invoker, (2) the head
@@ -58,8 +70,8 @@ impl Session {
         }
     }
 
-    /// Sets the front end that [`Session::resolve`] and [`Session::resolve_expected`] record
-    /// in the log.
+    /// Sets the front end that [`Session::resolve`] records in the log unless
+    /// [`ResolveOptions::front_end`] names another.
     pub fn set_front_end(&self, front_end: FrontEnd) {
         *lock(&self.front_end) = front_end;
     }
@@ -144,19 +156,14 @@ impl Session {
     /// The head is claimed before its callback runs, so concurrent calls never run the same
     /// action twice: the loser gets an error naming the busy action. On success the action is
     /// removed exactly once; on failure it stays pending, on top, under the same id.
+    ///
+    /// With [`ResolveOptions::expected`], the head is resolved only if it is still that
+    /// preview; with [`ResolveOptions::front_end`], that front end is recorded in the log
+    /// instead of the session's.
     pub async fn resolve(
         &self,
         params: ResolveParams,
-        cancel: &CancelToken,
-    ) -> Result<ToolResult, ToolError> {
-        self.resolve_as(params, &self.front_end(), cancel).await
-    }
-
-    /// [`Session::resolve`], recording `front_end` in the log.
-    pub async fn resolve_as(
-        &self,
-        params: ResolveParams,
-        front_end: &FrontEnd,
+        options: ResolveOptions<'_>,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
         if cancel.is_cancelled() {
@@ -165,6 +172,27 @@ impl Session {
         if let Some(err) = reason_too_long(&params.reason) {
             return Err(err);
         }
+        let own;
+        let front_end = match options.front_end {
+            Some(front_end) => front_end,
+            None => {
+                own = self.front_end();
+                &own
+            }
+        };
+        match options.expected {
+            Some(expected) => self.resolve_expected(params, expected, front_end, cancel).await,
+            None => self.resolve_head(params, front_end, cancel).await,
+        }
+    }
+
+    /// The dispatch of a `resolve` call that names no preview.
+    async fn resolve_head(
+        &self,
+        params: ResolveParams,
+        front_end: &FrontEnd,
+        cancel: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
         let in_flight = self.routes().and_then(|routes| routes.in_flight_invoker());
         if let Some(invoker) = in_flight {
             return invoker.invoke(&params, cancel).await;
@@ -203,29 +231,13 @@ impl Session {
     /// Resolves the head only if it is still `expected`, so a person who reviewed one preview
     /// never applies another that was staged meanwhile. Hard directives and the standing
     /// handler are not consulted: this is a decision about one known preview.
-    pub async fn resolve_expected(
-        &self,
-        params: ResolveParams,
-        expected: &PendingId,
-        cancel: &CancelToken,
-    ) -> Result<ToolResult, ToolError> {
-        self.resolve_expected_as(params, expected, &self.front_end(), cancel).await
-    }
-
-    /// [`Session::resolve_expected`], recording `front_end` in the log.
-    pub async fn resolve_expected_as(
+    async fn resolve_expected(
         &self,
         params: ResolveParams,
         expected: &PendingId,
         front_end: &FrontEnd,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
-        if cancel.is_cancelled() {
-            return Err(ToolError::aborted(cancel.reason()));
-        }
-        if let Some(err) = reason_too_long(&params.reason) {
-            return Err(err);
-        }
         let claim = match self.store.claim_head() {
             Ok(Some(claim)) => claim,
             Ok(None) => {
@@ -306,7 +318,7 @@ impl Session {
                         }
                     }
                     let done = match claim {
-                        Some(claim) => self.store.complete_logged(claim, record),
+                        Some(claim) => self.store.complete(claim, Some(record)),
                         None => Ok(()),
                     };
                     match done {
@@ -326,7 +338,7 @@ impl Session {
                         result: err.message().to_owned(),
                         ..base
                     };
-                    let _ = self.store.release_logged(claim, record);
+                    let _ = self.store.release(claim, Some(record));
                 }
                 Err(err)
             }
@@ -335,7 +347,8 @@ impl Session {
 }
 
 /// Texts of `staged undo` that the session itself produces (the handler writes the rest).
-pub const NO_LOG_TEXT: &str = "This workspace keeps no resolve log, so there is nothing to undo.";
+pub(crate) const NO_LOG_TEXT: &str =
+    "This workspace keeps no resolve log, so there is nothing to undo.";
 
 /// The error of an undo with no applied entry left to revert.
 pub const NOTHING_TO_UNDO_TEXT: &str =
@@ -483,14 +496,14 @@ impl Session {
 fn store_error(err: StoreError) -> ToolError {
     match err {
         StoreError::Busy { .. } => ToolError::new(format!("Cannot resolve now: {err}.")),
-        StoreError::UnknownClaim { .. } | StoreError::Backend(_) | StoreError::Refused(_) => {
+        StoreError::UnknownClaim { .. } | StoreError::Backend { .. } | StoreError::Refused(_) => {
             ToolError::new(err.to_string())
         }
     }
 }
 
 /// Why a file cannot be staged again while a pending preview writes it.
-pub fn already_pending_text(path: &str, id: &PendingId, label: &str) -> String {
+pub(crate) fn already_pending_text(path: &str, id: &PendingId, label: &str) -> String {
     format!(
         "{path} already has a pending preview: {id} ({label}). Resolve it first (call `resolve` with action \"apply\" or \"discard\"), then make this change again: a new change is always computed against the file on disk."
     )

@@ -272,12 +272,71 @@ pub enum StoreError {
         id: PendingId,
     },
     /// The store's backing storage failed (a durable store's IO or database error).
-    #[error("pending-action store failed: {0}")]
-    Backend(String),
+    #[error("pending-action store failed: {message}")]
+    Backend {
+        /// What failed, as the message shows it.
+        message: String,
+        /// The error underneath, when there is one, kept for the cause chain.
+        #[source]
+        source: Option<ErrorCause>,
+    },
     /// [`PendingActionStore::push_unless`] refused the push; the message says why.
     #[error("{0}")]
     Refused(String),
 }
+
+impl StoreError {
+    /// A [`StoreError::Backend`] with `message` and no underlying error.
+    pub fn backend(message: impl Into<String>) -> Self {
+        StoreError::Backend { message: message.into(), source: None }
+    }
+
+    /// A [`StoreError::Backend`] with `message`, keeping `source` as its cause.
+    pub fn backend_caused(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        StoreError::Backend { message: message.into(), source: Some(ErrorCause::new(source)) }
+    }
+}
+
+/// The error underneath another, shared so that the error holding it stays `Clone`. It shows
+/// as the error it wraps, and two causes are equal when they show the same text.
+#[derive(Clone)]
+pub struct ErrorCause(Arc<dyn std::error::Error + Send + Sync>);
+
+impl ErrorCause {
+    /// Wraps `err`.
+    pub fn new(err: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Arc::new(err))
+    }
+}
+
+impl fmt::Debug for ErrorCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for ErrorCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::error::Error for ErrorCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for ErrorCause {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for ErrorCause {}
 
 /// [`PendingActionStore::push_unless`]'s check: the objection to a pending entry, if any.
 pub type PushCheck<'a> = dyn Fn(&PendingEntry) -> Option<String> + 'a;
@@ -321,11 +380,6 @@ pub trait PendingActionStore: Send + Sync {
         Ok(self.len()? == 0)
     }
 
-    /// Whether anything is pending.
-    fn has_pending(&self) -> Result<bool, StoreError> {
-        Ok(self.len()? > 0)
-    }
-
     /// All entries, newest first.
     fn list(&self) -> Result<Vec<PendingEntry>, StoreError>;
 
@@ -336,11 +390,13 @@ pub trait PendingActionStore: Send + Sync {
     /// another resolve holds it.
     fn claim_head(&self) -> Result<Option<Claim>, StoreError>;
 
-    /// Removes the claimed entry: its callback ran to completion.
-    fn complete(&self, claim: Claim) -> Result<(), StoreError>;
+    /// Removes the claimed entry: its callback ran to completion. `record`, if any, is
+    /// recorded in the log in the same transaction (a store without a log only removes).
+    fn complete(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError>;
 
-    /// Keeps the claimed entry pending, moved to the top under the same id.
-    fn release(&self, claim: Claim) -> Result<(), StoreError>;
+    /// Keeps the claimed entry pending, moved to the top under the same id. `record`, if any,
+    /// is recorded in the log in the same transaction (a store without a log only requeues).
+    fn release(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError>;
 
     /// Drops markers left behind by resolves that no longer run (for example a claim held by
     /// a process that died). Returns how many were cleared. `resolve` calls it when it finds
@@ -363,19 +419,6 @@ pub trait PendingActionStore: Send + Sync {
         None
     }
 
-    /// [`PendingActionStore::complete`], recording `record` in the same transaction. A store
-    /// without a log only completes.
-    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let _ = record;
-        self.complete(claim)
-    }
-
-    /// [`PendingActionStore::release`], recording `record` in the same transaction.
-    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let _ = record;
-        self.release(claim)
-    }
-
     /// Records `record` on its own: an outcome that touches no pending entry (an undo whose
     /// handler wrote without a journal).
     fn log_record(&self, record: LogRecord) -> Result<(), StoreError> {
@@ -394,8 +437,8 @@ pub trait PendingActionStore: Send + Sync {
     ) -> Result<(), StoreError> {
         let _ = (key, record);
         match remainder {
-            Some(_) => Err(StoreError::Backend(
-                "this pending stack cannot keep the rest of a partial apply".to_owned(),
+            Some(_) => Err(StoreError::backend(
+                "this pending stack cannot keep the rest of a partial apply",
             )),
             None => Ok(()),
         }
@@ -411,7 +454,7 @@ pub trait PendingActionStore: Send + Sync {
     ) -> Result<Option<PendingId>, StoreError> {
         let _ = key;
         if let Some(claim) = claim {
-            self.complete(claim)?;
+            self.complete(claim, None)?;
         }
         Ok(None)
     }

@@ -27,7 +27,7 @@ use crate::{
     diff::{edit_hunks, file_diff},
     fingerprint::fingerprint,
     hunks::{DiffKind, diff_line_counts, hunk_list},
-    journal::{CommitOptions, CommitStep, commit_with},
+    journal::{CommitOptions, CommitStep, commit},
     select::{Choice, PartFile, Selection, bound_hunks, check_hunk, part_files},
 };
 
@@ -313,7 +313,7 @@ impl ChangeAction {
             retire: Some(&mut retire),
             observer: Some(observer),
         };
-        let report = match commit_with(&self.workspace, &checked.steps, options) {
+        let report = match commit(&self.workspace, &checked.steps, options) {
             Ok(report) => report,
             Err(JournalError::Drifted(path)) => {
                 return Ok(self.stale(&format!("{path} changed since the preview")));

@@ -284,8 +284,8 @@ pub type PrepareHook<'a> = dyn FnMut(&str) -> Result<(), String> + 'a;
 /// How a commit runs, beyond its writes.
 #[derive(Default)]
 pub struct CommitOptions<'a> {
-    /// Recorded in the journal; [`recover`] hands it to its retire hook when it finishes the
-    /// commit. A preview records its pending id.
+    /// Recorded in the journal; [`recover`] hands it to [`RecoveryHooks::finished`] when it
+    /// finishes the commit. A preview records its pending id.
     pub origin: Option<&'a str>,
     /// Folders to remove once the commit's deletes are done, if they are empty then (an undo
     /// of new files removes the folders their apply created).
@@ -311,34 +311,15 @@ impl std::fmt::Debug for CommitOptions<'_> {
     }
 }
 
-/// Makes every step or none.
+/// Makes every step or none; `options` adds an origin, hooks and an observer
+/// ([`CommitOptions::default`] has none).
 ///
 /// # Errors
 /// [`JournalError::Drifted`] (nothing written) when a target changed since the preview,
 /// [`JournalError::Appeared`] when a file to create exists; [`JournalError::Write`] and
 /// [`JournalError::Journal`] on I/O failure, or when a target is not a regular file reached
 /// without symlinks.
-pub fn commit(workspace: &Workspace, steps: &[Step]) -> Result<CommitReport, JournalError> {
-    commit_with(workspace, steps, CommitOptions::default())
-}
-
-/// [`commit`], calling `observer` after each durable step.
-///
-/// # Errors
-/// As [`commit`].
-pub fn commit_observed(
-    workspace: &Workspace,
-    steps: &[Step],
-    observer: &mut dyn FnMut(CommitStep),
-) -> Result<CommitReport, JournalError> {
-    commit_with(workspace, steps, CommitOptions { observer: Some(observer), ..Default::default() })
-}
-
-/// [`commit`] with an origin, hooks and an observer.
-///
-/// # Errors
-/// As [`commit`].
-pub fn commit_with(
+pub fn commit(
     workspace: &Workspace,
     steps: &[Step],
     mut options: CommitOptions<'_>,
@@ -887,48 +868,45 @@ pub trait RecoveryHooks {
     fn rolled_back(&mut self, journal: &str, origin: Option<&str>) -> bool;
 }
 
+/// How [`recover`] runs, beyond the workspace.
+#[derive(Default)]
+pub struct RecoverOptions<'a> {
+    /// Told about each journal recovery finishes or rolls back, by the journal's id, before
+    /// it is deleted; without hooks every journal is deleted once settled.
+    pub hooks: Option<&'a mut dyn RecoveryHooks>,
+}
+
+impl std::fmt::Debug for RecoverOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecoverOptions").field("hooks", &self.hooks.is_some()).finish()
+    }
+}
+
 /// Finishes or rolls back every interrupted commit in the workspace's journal folder. Call it
 /// on start, before anything else touches the workspace.
-///
-/// # Errors
-/// As [`recover_with`].
-pub fn recover(workspace: &Workspace) -> Result<RecoveryReport, JournalError> {
-    recover_with(workspace, &mut |_| true)
-}
-
-/// [`recover`], calling `retire(origin)` for each finished commit that recorded an origin,
-/// before its journal is deleted. `retire` returns whether the preview left the stack; if
-/// not, the journal stays for a later recovery.
-///
-/// # Errors
-/// As [`recover_hooked`].
-pub fn recover_with(
-    workspace: &Workspace,
-    retire: &mut dyn FnMut(&str) -> bool,
-) -> Result<RecoveryReport, JournalError> {
-    struct Retire<'a>(&'a mut dyn FnMut(&str) -> bool);
-    impl RecoveryHooks for Retire<'_> {
-        fn finished(&mut self, _journal: &str, origin: Option<&str>) -> bool {
-            origin.is_none_or(&mut *self.0)
-        }
-        fn rolled_back(&mut self, _journal: &str, _origin: Option<&str>) -> bool {
-            true
-        }
-    }
-    recover_hooked(workspace, &mut Retire(retire))
-}
-
-/// [`recover`], telling `hooks` about each journal it finishes or rolls back, by the
-/// journal's id, before deleting it.
 ///
 /// # Errors
 /// [`JournalError::StateDir`] when `.staged` or its journal folder is a symlink or not a
 /// directory; [`JournalError::Journal`] when replaying a valid journal fails (it is then left
 /// in place for a later attempt).
-pub fn recover_hooked(
+pub fn recover(
     workspace: &Workspace,
-    hooks: &mut dyn RecoveryHooks,
+    options: RecoverOptions<'_>,
 ) -> Result<RecoveryReport, JournalError> {
+    struct Forget;
+    impl RecoveryHooks for Forget {
+        fn finished(&mut self, _journal: &str, _origin: Option<&str>) -> bool {
+            true
+        }
+        fn rolled_back(&mut self, _journal: &str, _origin: Option<&str>) -> bool {
+            true
+        }
+    }
+    let mut forget = Forget;
+    let hooks: &mut dyn RecoveryHooks = match options.hooks {
+        Some(hooks) => hooks,
+        None => &mut forget,
+    };
     let mut report = RecoveryReport::default();
     let Some(dir) = workspace.journal(false)? else { return Ok(report) };
     let names = dir.names().map_err(|err| journal_err(workspace, &err))?;

@@ -44,9 +44,8 @@ pub use crate::{
     fingerprint::{Hasher, fingerprint, tag},
     hunks::{DiffFile, DiffKind, diff_files, diff_line_counts, hunk_list},
     journal::{
-        CommitOptions, CommitReport, CommitStep, Expect, FileWrite, PrepareHook, RecoveryHooks,
-        RecoveryReport, Step, StepChange, StepMode, commit, commit_observed, commit_with, recover,
-        recover_hooked, recover_with,
+        CommitOptions, CommitReport, CommitStep, Expect, FileWrite, PrepareHook, RecoverOptions,
+        RecoveryHooks, RecoveryReport, Step, StepChange, StepMode, commit, recover,
     },
     lines::LineIndex,
     root::{STATE_DIR_NAME, Workspace},

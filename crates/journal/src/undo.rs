@@ -31,7 +31,7 @@ use crate::{
     },
     diff::file_diff_indexed,
     fingerprint::fingerprint,
-    journal::{CommitOptions, CommitStep, Expect, Step, StepChange, StepMode, commit_with},
+    journal::{CommitOptions, CommitStep, Expect, Step, StepChange, StepMode, commit},
 };
 
 /// What an undo will write, worked out before it writes.
@@ -309,7 +309,7 @@ pub fn undo_observed(
         retire: Some(&mut retire),
         observer: Some(observer),
     };
-    match commit_with(workspace, &plan.steps, options) {
+    match commit(workspace, &plan.steps, options) {
         Ok(_) => Ok(ToolResult::text(text)),
         Err(JournalError::Drifted(path) | JournalError::Appeared(path)) => {
             Ok(refuse(&format!("1 file changed since it was written: {path}")))

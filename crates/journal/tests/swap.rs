@@ -8,8 +8,8 @@ use std::path::Path;
 
 use staged_fs::RelPath;
 use staged_journal::{
-    CommitStep, Expect, Step, StepChange, StepMode, Workspace, commit_observed, fingerprint,
-    recover,
+    CommitOptions, CommitStep, Expect, RecoverOptions, Step, StepChange, StepMode, Workspace,
+    commit, fingerprint, recover,
 };
 
 fn rel(path: &str) -> RelPath {
@@ -95,7 +95,13 @@ fn a_folder_swapped_at_any_step_of_a_create_delete_and_move_redirects_nothing() 
     setup(reference.path());
     let ws = Workspace::new(reference.path()).unwrap();
     let mut n_steps = 0;
-    commit_observed(&ws, &steps(reference.path()), &mut |_| n_steps += 1).unwrap();
+    let mut observer = |_: CommitStep| n_steps += 1;
+    commit(
+        &ws,
+        &steps(reference.path()),
+        CommitOptions { observer: Some(&mut observer), ..Default::default() },
+    )
+    .unwrap();
     let mut outcomes = Vec::new();
     for swap_at in 0..n_steps {
         for folder in ["src", "src/deep"] {
@@ -110,19 +116,24 @@ fn a_folder_swapped_at_any_step_of_a_create_delete_and_move_redirects_nothing() 
             setup(&root);
             let ws = Workspace::new(&root).unwrap();
             let mut seen = 0;
-            let res = commit_observed(&ws, &steps(&root), &mut |_step: CommitStep| {
+            let mut observer = |_step: CommitStep| {
                 if seen == swap_at {
                     swap(&root, folder, &twin);
                 }
                 seen += 1;
-            });
+            };
+            let res = commit(
+                &ws,
+                &steps(&root),
+                CommitOptions { observer: Some(&mut observer), ..Default::default() },
+            );
             assert_eq!(
                 listing(outside.path()),
                 before_outside,
                 "swap of {folder} at step {swap_at}"
             );
             // Whatever happened inside, the next start leaves no journal behind.
-            recover(&ws).unwrap();
+            recover(&ws, RecoverOptions::default()).unwrap();
             let journal: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
                 .unwrap()
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

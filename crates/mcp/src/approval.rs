@@ -6,8 +6,9 @@
 //! older clients get a server-to-client `elicitation/create` request during the call. A
 //! client that declared no elicitation capability gets an error result telling the person to
 //! resolve from a terminal. Nothing is applied unless the person accepts, and then only the
-//! preview they were shown: the server applies it with `Session::resolve_expected` and its id,
-//! so a preview staged while the person was deciding is never applied in its place.
+//! preview they were shown: the server applies it with `Session::resolve`, its id as
+//! `ResolveOptions::expected`, so a preview staged while the person was deciding is never
+//! applied in its place.
 
 use std::collections::BTreeMap;
 

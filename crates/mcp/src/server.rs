@@ -19,8 +19,8 @@ use rmcp::{
     service::RequestContext,
 };
 use staged_core::{
-    CancelToken, FrontEnd, PendingEntry, RESOLVE_TOOL_NAME, ResolveAction, ResolveParams, Tool,
-    ToolResult,
+    CancelToken, FrontEnd, PendingEntry, RESOLVE_TOOL_NAME, ResolveAction, ResolveOptions,
+    ResolveParams, Tool, ToolResult,
 };
 use staged_workspace::WorkspaceSession;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -155,7 +155,8 @@ impl StagedServer {
         let (Approval::Human, Some(head), ResolveAction::Apply) =
             (self.approve, head, params.action)
         else {
-            let res = match session.resolve_as(params, &front_end, cancel).await {
+            let options = ResolveOptions { front_end: Some(&front_end), ..Default::default() };
+            let res = match session.resolve(params, options, cancel).await {
                 Ok(result) => result,
                 Err(err) => err.to_result(),
             };
@@ -167,7 +168,8 @@ impl StagedServer {
             Ask::InputRequired(input) => return Ok(Outcome::InputRequired(input)),
         }
         tracing::info!(id = %head.id, "the person approved the apply");
-        let res = match session.resolve_expected_as(params, &head.id, &front_end, cancel).await {
+        let options = ResolveOptions { front_end: Some(&front_end), expected: Some(&head.id) };
+        let res = match session.resolve(params, options, cancel).await {
             Ok(result) => result,
             Err(err) => err.to_result(),
         };

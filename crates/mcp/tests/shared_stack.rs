@@ -7,7 +7,7 @@ mod common;
 
 use common::{Fixture, RENAMED, SOURCE, ends_with_reminder, is_error, rename_args, text};
 use serde_json::json;
-use staged_core::{CancelToken, ResolveParams, Tool};
+use staged_core::{CancelToken, ResolveOptions, ResolveParams, Tool};
 use staged_mcp::Approval;
 
 #[tokio::test]
@@ -21,7 +21,11 @@ async fn staged_over_mcp_resolved_by_another_session() {
     assert_eq!(other.store().len().unwrap(), 1);
     let res = other
         .session()
-        .resolve(ResolveParams::apply("from the terminal"), &CancelToken::new())
+        .resolve(
+            ResolveParams::apply("from the terminal"),
+            ResolveOptions::default(),
+            &CancelToken::new(),
+        )
         .await
         .unwrap();
     assert_eq!(res.text_content(), "Applied 2 replacements in 1 file.");

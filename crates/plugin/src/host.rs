@@ -53,13 +53,6 @@ pub struct Loaded {
     pub errors: Vec<LoadError>,
 }
 
-impl Loaded {
-    /// The names of the loaded tools.
-    pub fn tool_names(&self) -> Vec<&str> {
-        self.tools.iter().map(|def| def.name.as_str()).collect()
-    }
-}
-
 impl PluginHost {
     /// A host for `plugins`, run from `root` (the workspace root). Nothing starts yet.
     pub fn new(root: &Path, plugins: &PluginsConfig) -> Arc<PluginHost> {

@@ -8,7 +8,7 @@
 use std::{path::Path, sync::Arc};
 
 use serde_json::{Value, json};
-use staged_core::{CancelToken, ResolveParams};
+use staged_core::{CancelToken, ResolveOptions, ResolveParams};
 use staged_plugin::{ConfigOrigin, PluginHost, PluginsConfig};
 use staged_workspace::WorkspaceSession;
 
@@ -69,7 +69,8 @@ async fn a_preview_survives_the_plugin_and_the_session_and_applies_once() {
     let ws = other.register_rehydrator(WorkspaceSession::builder()).open(root).unwrap();
     let extra = json!({"ticket": 7}).as_object().cloned();
     let params = ResolveParams { extra, ..ResolveParams::apply("looks right") };
-    let res = ws.session().resolve(params, &CancelToken::new()).await.unwrap();
+    let res =
+        ws.session().resolve(params, ResolveOptions::default(), &CancelToken::new()).await.unwrap();
     assert_eq!(res.text_content(), "noted: looks right");
     assert_eq!(res.details.as_ref().unwrap()["sourceToolName"], "stage_note");
     assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "hello\n");
@@ -94,10 +95,16 @@ async fn failures_keep_the_preview_pending_and_a_crashed_plugin_starts_again() {
     let (host, ws) = open(root, &plugins("")).await;
     let session = ws.session();
     let id = stage(&ws, "no", "error").await;
-    let err = session.resolve(ResolveParams::apply("try"), &CancelToken::new()).await.unwrap_err();
+    let err = session
+        .resolve(ResolveParams::apply("try"), ResolveOptions::default(), &CancelToken::new())
+        .await
+        .unwrap_err();
     assert_eq!(err.message(), "refused");
     assert_eq!(ws.store().peek().unwrap().unwrap().id.as_str(), id);
-    let res = session.resolve(ResolveParams::discard("no"), &CancelToken::new()).await.unwrap();
+    let res = session
+        .resolve(ResolveParams::discard("no"), ResolveOptions::default(), &CancelToken::new())
+        .await
+        .unwrap();
     assert_eq!(
         res.text_content(),
         "Discarded: Note: no. Reason: no",
@@ -105,15 +112,24 @@ async fn failures_keep_the_preview_pending_and_a_crashed_plugin_starts_again() {
     );
 
     let id = stage(&ws, "boom", "crash").await;
-    let err = session.resolve(ResolveParams::apply("go"), &CancelToken::new()).await.unwrap_err();
+    let err = session
+        .resolve(ResolveParams::apply("go"), ResolveOptions::default(), &CancelToken::new())
+        .await
+        .unwrap_err();
     assert_eq!(
         err.message(),
         "Apply failed: plugin \"note\" exited (exit status: 5) during `_apply_note`: the note plugin fell over; `_apply_note` may have run, in part or in full"
     );
     assert_eq!(ws.store().peek().unwrap().unwrap().id.as_str(), id);
     // The next call starts the plugin again.
-    let res =
-        session.resolve(ResolveParams::discard("it crashes"), &CancelToken::new()).await.unwrap();
+    let res = session
+        .resolve(
+            ResolveParams::discard("it crashes"),
+            ResolveOptions::default(),
+            &CancelToken::new(),
+        )
+        .await
+        .unwrap();
     assert_eq!(res.text_content(), "Discarded: Note: boom. Reason: it crashes");
     let tools: Vec<String> =
         calls(root).iter().map(|c| c["tool"].as_str().unwrap().to_owned()).collect();
@@ -148,11 +164,19 @@ fn a_plugin_started_on_a_runtime_that_ended_is_started_again() {
     let (host, ws) = first.block_on(open(root, &config));
     first.block_on(stage(&ws, "one", "ok"));
     first.block_on(stage(&ws, "two", "ok"));
-    let res = first.block_on(ws.session().resolve(ResolveParams::apply("a"), &CancelToken::new()));
+    let res = first.block_on(ws.session().resolve(
+        ResolveParams::apply("a"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ));
     assert_eq!(res.unwrap().text_content(), "noted: a");
     drop(first);
     let second = runtime();
-    let res = second.block_on(ws.session().resolve(ResolveParams::apply("b"), &CancelToken::new()));
+    let res = second.block_on(ws.session().resolve(
+        ResolveParams::apply("b"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ));
     assert_eq!(res.unwrap().text_content(), "noted: b");
     assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), "two\none\n");
     second.block_on(host.shutdown());

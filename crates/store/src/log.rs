@@ -103,7 +103,8 @@ struct EncodedRecord {
 
 fn encode_record(record: &LogRecord) -> Result<EncodedRecord, StoreError> {
     let fail = |err: std::io::Error| {
-        StoreError::Backend(format!("the log record of {} could not be encoded: {err}", record.id))
+        let message = format!("the log record of {} could not be encoded: {err}", record.id);
+        StoreError::backend_caused(message, err)
     };
     let files: Vec<StoredFile<'_>> = record.files.iter().map(StoredFile::of).collect();
     Ok(EncodedRecord {
@@ -287,7 +288,7 @@ impl SqliteStore {
         let mut conn = lock(&self.conn);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         let n = if release {
             tx.execute(
                 "UPDATE pending SET position = (SELECT MAX(position) + 1 FROM pending) WHERE seq = ?1",
@@ -296,14 +297,14 @@ impl SqliteStore {
         } else {
             tx.execute("DELETE FROM pending WHERE seq = ?1", [seq])
         }
-        .map_err(|err| self.err(&err))?;
+        .map_err(|err| self.err(err))?;
         if n == 0 {
             return Ok(None);
         }
-        insert_record(&tx, &encoded, None, true).map_err(|err| self.err(&err))?;
-        prune(&tx).map_err(|err| self.err(&err))?;
-        let len = pending_len(&tx).map_err(|err| self.err(&err))?;
-        tx.commit().map_err(|err| self.err(&err))?;
+        insert_record(&tx, &encoded, None, true).map_err(|err| self.err(err))?;
+        prune(&tx).map_err(|err| self.err(err))?;
+        let len = pending_len(&tx).map_err(|err| self.err(err))?;
+        tx.commit().map_err(|err| self.err(err))?;
         Ok(Some(len))
     }
 
@@ -313,10 +314,10 @@ impl SqliteStore {
         let mut conn = lock(&self.conn);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.err(&err))?;
-        insert_record(&tx, &encoded, None, true).map_err(|err| self.err(&err))?;
-        prune(&tx).map_err(|err| self.err(&err))?;
-        tx.commit().map_err(|err| self.err(&err))
+            .map_err(|err| self.err(err))?;
+        insert_record(&tx, &encoded, None, true).map_err(|err| self.err(err))?;
+        prune(&tx).map_err(|err| self.err(err))?;
+        tx.commit().map_err(|err| self.err(err))
     }
 
     /// Stores the prepared record and remainder of the commit `key`.
@@ -332,14 +333,13 @@ impl SqliteStore {
                 let label = action.label().to_owned();
                 let source = action.source_tool_name().to_owned();
                 let payload = action.payload().ok_or_else(|| {
-                    StoreError::Backend(format!(
+                    StoreError::backend(format!(
                         "`{label}` cannot stay pending durably: `{source}` gives no replayable payload"
                     ))
                 })?;
                 let stored = codec::encode(action.details(), Some(payload)).map_err(|err| {
-                    StoreError::Backend(format!(
-                        "`{label}` could not be encoded for storage: {err}"
-                    ))
+                    let message = format!("`{label}` could not be encoded for storage: {err}");
+                    StoreError::backend_caused(message, err)
                 })?;
                 Some((source, label, stored))
             }
@@ -348,9 +348,9 @@ impl SqliteStore {
         let mut conn = lock(&self.conn);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         if let Some(encoded) = &encoded {
-            insert_record(&tx, encoded, Some(key), false).map_err(|err| self.err(&err))?;
+            insert_record(&tx, encoded, Some(key), false).map_err(|err| self.err(err))?;
         }
         if let Some((source, label, stored)) = &remainder {
             tx.execute(
@@ -366,9 +366,9 @@ impl SqliteStore {
                     now_ms()
                 ],
             )
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         }
-        tx.commit().map_err(|err| self.err(&err))
+        tx.commit().map_err(|err| self.err(err))
     }
 
     /// The commit point of `key`: deletes the pending row `seq` (if given and still there),
@@ -378,8 +378,8 @@ impl SqliteStore {
         let mut conn = lock(&self.conn);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.err(&err))?;
-        let e = |err: rusqlite::Error| self.err(&err);
+            .map_err(|err| self.err(err))?;
+        let e = |err: rusqlite::Error| self.err(err);
         if let Some(seq) = seq {
             let id: Option<String> = tx
                 .query_row("SELECT id FROM pending WHERE seq = ?1", [seq], |row| row.get(0))
@@ -482,7 +482,7 @@ impl SqliteStore {
                 let conn = lock(&self.conn);
                 conn.query_row("SELECT seq FROM pending WHERE id = ?1", [id], |row| row.get(0))
                     .optional()
-                    .map_err(|err| self.err(&err))?
+                    .map_err(|err| self.err(err))?
             }
             None => None,
         };
@@ -500,7 +500,7 @@ impl SqliteStore {
                 Ok(true)
             }
             Ok(TryClaim::Busy) => Ok(false),
-            Err(err) => Err(self.lock_err(seq, &err)),
+            Err(err) => Err(self.lock_err(seq, err)),
         }
     }
 
@@ -509,11 +509,11 @@ impl SqliteStore {
         let mut conn = lock(&self.conn);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         tx.execute("DELETE FROM log WHERE key = ?1 AND done = 0", [key])
-            .map_err(|err| self.err(&err))?;
-        tx.execute("DELETE FROM remainder WHERE key = ?1", [key]).map_err(|err| self.err(&err))?;
-        tx.commit().map_err(|err| self.err(&err))
+            .map_err(|err| self.err(err))?;
+        tx.execute("DELETE FROM remainder WHERE key = ?1", [key]).map_err(|err| self.err(err))?;
+        tx.commit().map_err(|err| self.err(err))
     }
 }
 
@@ -533,11 +533,11 @@ impl ResolveLog for SqliteStore {
             .prepare(&format!(
                 "SELECT {LOG_COLUMNS} FROM log WHERE done = 1 ORDER BY seq DESC LIMIT ?1"
             ))
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         stmt.query_map([i64::try_from(limit).unwrap_or(i64::MAX)], |row| read_entry(row, with_diff))
-            .map_err(|err| self.err(&err))?
+            .map_err(|err| self.err(err))?
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|err| self.err(&err))
+            .map_err(|err| self.err(err))
     }
 
     fn entry(&self, seq: u64) -> Result<Option<LogEntry>, StoreError> {
@@ -549,7 +549,7 @@ impl ResolveLog for SqliteStore {
             |row| read_entry(row, true),
         )
         .optional()
-        .map_err(|err| self.err(&err))
+        .map_err(|err| self.err(err))
     }
 
     fn newest_applied(&self) -> Result<Option<u64>, StoreError> {
@@ -563,7 +563,7 @@ impl ResolveLog for SqliteStore {
                 |row| row.get(0),
             )
             .optional()
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         Ok(seq.and_then(|s| u64::try_from(s).ok()))
     }
 
@@ -579,7 +579,7 @@ impl ResolveLog for SqliteStore {
                 |row| row.get(0),
             )
             .optional()
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         Ok(seq.and_then(|s| u64::try_from(s).ok()))
     }
 
@@ -593,16 +593,15 @@ impl ResolveLog for SqliteStore {
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .optional()
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         Ok(row.map(|(seq, done)| Reversal { seq: u64::try_from(seq).unwrap_or_default(), done }))
     }
 
     fn lock_undo(&self) -> Result<UndoLock, StoreError> {
         let cannot = |err: std::io::Error| {
-            StoreError::Backend(format!(
-                "cannot lock {}: {err}",
-                self.claims_path.join(UNDO_LOCK_NAME).display()
-            ))
+            let message =
+                format!("cannot lock {}: {err}", self.claims_path.join(UNDO_LOCK_NAME).display());
+            StoreError::backend_caused(message, err)
         };
         let file = self.claims_dir.open_lock_file(UNDO_LOCK_NAME).map_err(cannot)?;
         file.lock().map_err(cannot)?;
@@ -610,24 +609,24 @@ impl ResolveLog for SqliteStore {
     }
 
     fn keep(&self) -> Result<usize, StoreError> {
-        read_keep(&lock(&self.conn)).map_err(|err| self.err(&err))
+        read_keep(&lock(&self.conn)).map_err(|err| self.err(err))
     }
 
     fn set_keep(&self, keep: usize) -> Result<(), StoreError> {
         if keep == 0 {
-            return Err(StoreError::Backend("the log must keep at least one entry".to_owned()));
+            return Err(StoreError::backend("the log must keep at least one entry"));
         }
         let mut conn = lock(&self.conn);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         tx.execute(
             "INSERT INTO settings (name, value) VALUES (?1, ?2)
              ON CONFLICT (name) DO UPDATE SET value = excluded.value",
             params![KEEP_SETTING, keep.to_string()],
         )
-        .map_err(|err| self.err(&err))?;
-        prune(&tx).map_err(|err| self.err(&err))?;
-        tx.commit().map_err(|err| self.err(&err))
+        .map_err(|err| self.err(err))?;
+        prune(&tx).map_err(|err| self.err(err))?;
+        tx.commit().map_err(|err| self.err(err))
     }
 }

@@ -101,18 +101,16 @@ impl SqliteStore {
     /// another process keeps it locked.
     pub fn open(state_dir: &Path, rehydrators: Rehydrators) -> Result<Self, StoreError> {
         let cannot = |err: &dyn fmt::Display| {
-            StoreError::Backend(format!(
-                "cannot create the state folder {}: {err}",
-                state_dir.display()
-            ))
+            format!("cannot create the state folder {}: {err}", state_dir.display())
         };
+        let cannot_io = |err: std::io::Error| StoreError::backend_caused(cannot(&err), err);
         let (parent, name) = match (state_dir.parent(), state_dir.file_name()) {
             (Some(parent), Some(name)) => (parent, name),
-            _ => return Err(cannot(&"it has no parent folder")),
+            _ => return Err(StoreError::backend(cannot(&"it has no parent folder"))),
         };
-        let parent = Root::open(parent).map_err(|err| cannot(&err))?;
-        let handle = parent.handle().map_err(|err| cannot(&err))?;
-        let state = handle.create_dir(name).map_err(|err| refuse_dir(state_dir, &err))?;
+        let parent = Root::open(parent).map_err(cannot_io)?;
+        let handle = parent.handle().map_err(cannot_io)?;
+        let state = handle.create_dir(name).map_err(|err| refuse_dir(state_dir, err))?;
         Self::open_in(state_dir, state, rehydrators)
     }
 
@@ -128,8 +126,7 @@ impl SqliteStore {
         rehydrators: Rehydrators,
     ) -> Result<Self, StoreError> {
         let claims_path = state_dir.join("claims");
-        let claims_dir =
-            state.create_dir("claims").map_err(|err| refuse_dir(&claims_path, &err))?;
+        let claims_dir = state.create_dir("claims").map_err(|err| refuse_dir(&claims_path, err))?;
         if let Ok(None) = state.entry_metadata(".gitignore") {
             // Keep the state folder out of the user's repository; best effort, since the
             // store works without it.
@@ -145,16 +142,14 @@ impl SqliteStore {
                 Ok(None) => {}
                 Ok(Some(meta)) if meta.is_file() => {}
                 Ok(Some(_)) => {
-                    return Err(StoreError::Backend(format!(
+                    return Err(StoreError::backend(format!(
                         "refusing {}: it is a symlink or not a regular file",
                         state_dir.join(&name).display()
                     )));
                 }
                 Err(err) => {
-                    return Err(StoreError::Backend(format!(
-                        "{}: {err}",
-                        state_dir.join(&name).display()
-                    )));
+                    let message = format!("{}: {err}", state_dir.join(&name).display());
+                    return Err(StoreError::backend_caused(message, err));
                 }
             }
         }
@@ -165,18 +160,18 @@ impl SqliteStore {
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn =
-            Connection::open_with_flags(&db_path, flags).map_err(|err| db_error(&db_path, &err))?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|err| db_error(&db_path, &err))?;
+            Connection::open_with_flags(&db_path, flags).map_err(|err| db_error(&db_path, err))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|err| db_error(&db_path, err))?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |row| row.get(0))
-            .map_err(|err| db_error(&db_path, &err))?;
+            .map_err(|err| db_error(&db_path, err))?;
         if version > SCHEMA_VERSION {
-            return Err(StoreError::Backend(format!(
+            return Err(StoreError::backend(format!(
                 "{} was written by a newer staged (schema {version}, this build reads {SCHEMA_VERSION})",
                 db_path.display()
             )));
         }
-        init(&conn, version).map_err(|err| db_error(&db_path, &err))?;
+        init(&conn, version).map_err(|err| db_error(&db_path, err))?;
         Ok(Self {
             state_dir: state_dir.to_path_buf(),
             claims_path,
@@ -203,7 +198,7 @@ impl SqliteStore {
                 read_row,
             )
             .optional()
-            .map_err(|err| self.err(&err))?
+            .map_err(|err| self.err(err))?
         };
         Ok(row.map(|row| self.entry(row)))
     }
@@ -217,7 +212,7 @@ impl SqliteStore {
             let conn = lock(&self.conn);
             conn.query_row("SELECT seq FROM pending WHERE id = ?1", [id], |row| row.get(0))
                 .optional()
-                .map_err(|err| self.err(&err))?
+                .map_err(|err| self.err(err))?
         };
         let Some(seq) = seq else { return Ok(true) };
         match try_claim(&self.claims_dir, &self.claims_path, seq) {
@@ -230,18 +225,17 @@ impl SqliteStore {
                 Ok(true)
             }
             Ok(TryClaim::Busy) => Ok(false),
-            Err(err) => Err(self.lock_err(seq, &err)),
+            Err(err) => Err(self.lock_err(seq, err)),
         }
     }
 
-    pub(crate) fn lock_err(&self, seq: i64, err: &std::io::Error) -> StoreError {
-        StoreError::Backend(format!(
-            "cannot lock {}: {err}",
-            self.claims_path.join(lock_name(seq)).display()
-        ))
+    pub(crate) fn lock_err(&self, seq: i64, err: std::io::Error) -> StoreError {
+        let message =
+            format!("cannot lock {}: {err}", self.claims_path.join(lock_name(seq)).display());
+        StoreError::backend_caused(message, err)
     }
 
-    pub(crate) fn err(&self, err: &rusqlite::Error) -> StoreError {
+    pub(crate) fn err(&self, err: rusqlite::Error) -> StoreError {
         db_error(&self.state_dir.join(DB_FILE_NAME), err)
     }
 
@@ -257,24 +251,27 @@ impl SqliteStore {
         let payload = action.payload();
         let payloadless = payload.is_none();
         let encoded = codec::encode(action.details(), payload).map_err(|err| {
-            StoreError::Backend(format!("`{label}` could not be encoded for storage: {err}"))
+            StoreError::backend_caused(
+                format!("`{label}` could not be encoded for storage: {err}"),
+                err,
+            )
         })?;
         let (id, len) = {
             let mut conn = lock(&self.conn);
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(|err| self.err(&err))?;
+                .map_err(|err| self.err(err))?;
             if let Some(refuse) = refuse {
                 let rows = {
                     let mut stmt = tx
                         .prepare(&format!(
                             "SELECT {ROW_COLUMNS} FROM pending ORDER BY position DESC"
                         ))
-                        .map_err(|err| self.err(&err))?;
+                        .map_err(|err| self.err(err))?;
                     stmt.query_map([], read_row)
-                        .map_err(|err| self.err(&err))?
+                        .map_err(|err| self.err(err))?
                         .collect::<Result<Vec<_>, _>>()
-                        .map_err(|err| self.err(&err))?
+                        .map_err(|err| self.err(err))?
                 };
                 if let Some(why) =
                     rows.into_iter().map(|row| self.entry(row)).find_map(|entry| refuse(&entry))
@@ -283,14 +280,14 @@ impl SqliteStore {
                 }
             }
             let (id, seq) =
-                insert_pending(&tx, &source, &label, &encoded).map_err(|err| self.err(&err))?;
-            let len = pending_len(&tx).map_err(|err| self.err(&err))?;
+                insert_pending(&tx, &source, &label, &encoded).map_err(|err| self.err(err))?;
+            let len = pending_len(&tx).map_err(|err| self.err(err))?;
             if payloadless {
                 lock(&self.live).insert(seq, Arc::clone(&action));
             }
             if let Err(err) = tx.commit() {
                 lock(&self.live).remove(&seq);
-                return Err(self.err(&err));
+                return Err(self.err(err));
             }
             (id, len)
         };
@@ -323,7 +320,7 @@ impl SqliteStore {
             read_row,
         )
         .optional()
-        .map_err(|err| self.err(&err))
+        .map_err(|err| self.err(err))
     }
 
     pub(crate) fn emit(&self, event: StoreEvent) {
@@ -334,7 +331,7 @@ impl SqliteStore {
         let conn = lock(&self.conn);
         let n: i64 = conn
             .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         Ok(usize::try_from(n).unwrap_or_default())
     }
 
@@ -343,7 +340,7 @@ impl SqliteStore {
         for _ in 0..CLAIM_ATTEMPTS {
             let Some(row) = self.head_row()? else { return Ok(None) };
             let claim = try_claim(&self.claims_dir, &self.claims_path, row.seq)
-                .map_err(|err| self.lock_err(row.seq, &err))?;
+                .map_err(|err| self.lock_err(row.seq, err))?;
             match claim {
                 TryClaim::Busy => {
                     return Err(StoreError::Busy { id: row.stored.id, label: row.stored.label });
@@ -357,8 +354,8 @@ impl SqliteStore {
                 }
             }
         }
-        Err(StoreError::Backend(
-            "the pending stack kept changing while claiming its head; try again".to_owned(),
+        Err(StoreError::backend(
+            "the pending stack kept changing while claiming its head; try again",
         ))
     }
 
@@ -374,19 +371,42 @@ impl SqliteStore {
         let mut conn = lock(&self.conn);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         let id: Option<String> = tx
             .query_row("SELECT id FROM pending WHERE seq = ?1", [seq], |row| row.get(0))
             .optional()
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         let Some(id) = id else { return Ok(None) };
-        tx.execute("DELETE FROM pending WHERE seq = ?1", [seq]).map_err(|err| self.err(&err))?;
+        tx.execute("DELETE FROM pending WHERE seq = ?1", [seq]).map_err(|err| self.err(err))?;
         lock(&self.live).remove(&seq);
         let len: i64 = tx
             .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
-            .map_err(|err| self.err(&err))?;
-        tx.commit().map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
+        tx.commit().map_err(|err| self.err(err))?;
         Ok(Some((PendingId::from_string(id), usize::try_from(len).unwrap_or_default())))
+    }
+
+    /// Moves the claimed entry to the top; `None` when it is no longer pending.
+    fn requeue(&self, claim: &Claim) -> Result<Option<usize>, StoreError> {
+        let seq = self.claim_lock(claim)?.seq;
+        let mut conn = lock(&self.conn);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|err| self.err(err))?;
+        let n = tx
+            .execute(
+                "UPDATE pending SET position = (SELECT MAX(position) + 1 FROM pending) WHERE seq = ?1",
+                [seq],
+            )
+            .map_err(|err| self.err(err))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let len: i64 = tx
+            .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
+            .map_err(|err| self.err(err))?;
+        tx.commit().map_err(|err| self.err(err))?;
+        Ok(Some(usize::try_from(len).unwrap_or_default()))
     }
 }
 
@@ -426,11 +446,11 @@ impl PendingActionStore for SqliteStore {
             let conn = lock(&self.conn);
             let mut stmt = conn
                 .prepare(&format!("SELECT {ROW_COLUMNS} FROM pending ORDER BY position DESC"))
-                .map_err(|err| self.err(&err))?;
+                .map_err(|err| self.err(err))?;
             stmt.query_map([], read_row)
-                .map_err(|err| self.err(&err))?
+                .map_err(|err| self.err(err))?
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|err| self.err(&err))?
+                .map_err(|err| self.err(err))?
         };
         Ok(rows.into_iter().map(|row| self.entry(row)).collect())
     }
@@ -443,39 +463,29 @@ impl PendingActionStore for SqliteStore {
         Ok(self.claim_top()?.map(|(row, held)| Claim::new(self.entry(row), Arc::new(held))))
     }
 
-    fn complete(&self, claim: Claim) -> Result<(), StoreError> {
-        let held = self.claim_lock(&claim)?;
-        let seq = held.seq;
-        let Some((id, len)) = self.delete(seq)? else {
+    fn complete(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        let seq = self.claim_lock(&claim)?.seq;
+        let removed = match &record {
+            Some(record) => self.settle_logged(&claim, record, false)?,
+            None => self.delete(seq)?.map(|(_, len)| len),
+        };
+        let Some(len) = removed else {
             return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
         };
         let _ = self.claims_dir.remove_file(lock_name(seq));
+        let id = claim.entry().id.clone();
         drop(claim);
         self.emit(StoreEvent::Removed { id, len });
         Ok(())
     }
 
-    fn release(&self, claim: Claim) -> Result<(), StoreError> {
-        let seq = self.claim_lock(&claim)?.seq;
-        let len = {
-            let mut conn = lock(&self.conn);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(|err| self.err(&err))?;
-            let n = tx
-                .execute(
-                    "UPDATE pending SET position = (SELECT MAX(position) + 1 FROM pending) WHERE seq = ?1",
-                    [seq],
-                )
-                .map_err(|err| self.err(&err))?;
-            if n == 0 {
-                return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
-            }
-            let len: i64 = tx
-                .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
-                .map_err(|err| self.err(&err))?;
-            tx.commit().map_err(|err| self.err(&err))?;
-            usize::try_from(len).unwrap_or_default()
+    fn release(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        let requeued = match &record {
+            Some(record) => self.settle_logged(&claim, record, true)?,
+            None => self.requeue(&claim)?,
+        };
+        let Some(len) = requeued else {
+            return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
         };
         let id = claim.entry().id.clone();
         drop(claim);
@@ -489,11 +499,11 @@ impl PendingActionStore for SqliteStore {
         let conn = lock(&self.conn);
         let mut stmt = conn
             .prepare(&format!("SELECT {SUMMARY_COLUMNS} FROM pending ORDER BY position DESC"))
-            .map_err(|err| self.err(&err))?;
+            .map_err(|err| self.err(err))?;
         stmt.query_map([], read_summary)
-            .map_err(|err| self.err(&err))?
+            .map_err(|err| self.err(err))?
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|err| self.err(&err))
+            .map_err(|err| self.err(err))
     }
 
     /// The head, read without its details and payload: what a command shows of the stack
@@ -506,33 +516,11 @@ impl PendingActionStore for SqliteStore {
             read_summary,
         )
         .optional()
-        .map_err(|err| self.err(&err))
+        .map_err(|err| self.err(err))
     }
 
     fn log(&self) -> Option<&dyn ResolveLog> {
         Some(self)
-    }
-
-    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let seq = self.claim_lock(&claim)?.seq;
-        let Some(len) = self.settle_logged(&claim, &record, false)? else {
-            return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
-        };
-        let _ = self.claims_dir.remove_file(lock_name(seq));
-        let id = claim.entry().id.clone();
-        drop(claim);
-        self.emit(StoreEvent::Removed { id, len });
-        Ok(())
-    }
-
-    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        let Some(len) = self.settle_logged(&claim, &record, true)? else {
-            return Err(StoreError::UnknownClaim { id: claim.entry().id.clone() });
-        };
-        let id = claim.entry().id.clone();
-        drop(claim);
-        self.emit(StoreEvent::Requeued { id, len });
-        Ok(())
     }
 
     fn log_record(&self, record: LogRecord) -> Result<(), StoreError> {
@@ -578,7 +566,7 @@ impl PendingActionStore for SqliteStore {
                     [seq],
                     |row| row.get(0),
                 )
-                .map_err(|err| self.err(&err))?
+                .map_err(|err| self.err(err))?
             };
             if exists {
                 continue;
@@ -708,7 +696,7 @@ fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     })
 }
 
-fn refuse_dir(path: &Path, err: &std::io::Error) -> StoreError {
+fn refuse_dir(path: &Path, err: std::io::Error) -> StoreError {
     let why = match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => {
             "it is a symlink, and staged never follows one out of its own folder".to_owned()
@@ -716,7 +704,7 @@ fn refuse_dir(path: &Path, err: &std::io::Error) -> StoreError {
         Ok(meta) if !meta.is_dir() => "it is not a directory".to_owned(),
         _ => err.to_string(),
     };
-    StoreError::Backend(format!("refusing the state folder {}: {why}", path.display()))
+    StoreError::backend_caused(format!("refusing the state folder {}: {why}", path.display()), err)
 }
 
 fn read_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingSummary> {
@@ -730,8 +718,8 @@ fn read_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingSummary> {
     })
 }
 
-fn db_error(path: &Path, err: &rusqlite::Error) -> StoreError {
-    StoreError::Backend(format!("{}: {err}", path.display()))
+fn db_error(path: &Path, err: rusqlite::Error) -> StoreError {
+    StoreError::backend_caused(format!("{}: {err}", path.display()), err)
 }
 
 /// Inserts a pending row on top and returns its id (`pending-action:<source>:<seq - 1>`) and `seq`.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use staged_core::{
     ActionError, AppliedChange, CancelToken, FileChange, FrontEnd, JsonObject, LogAction,
-    LogOutcome, LogRecord, PendingAction, PendingActionStore, ResolveParams, Retirement, Session,
-    ToolResult,
+    LogOutcome, LogRecord, PendingAction, PendingActionStore, ResolveOptions, ResolveParams,
+    Retirement, Session, ToolResult,
 };
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
@@ -77,16 +77,24 @@ fn the_log_is_durable_and_shared_by_every_instance() {
     let first = open(dir.path());
     let session = Session::new(first.clone());
     session.push_pending_action(Arc::new(Note("a".into()))).unwrap();
-    block_on(session.resolve(ResolveParams::apply("yes"), &CancelToken::new())).unwrap();
+    block_on(session.resolve(
+        ResolveParams::apply("yes"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     session.push_pending_action(Arc::new(Note("b".into()))).unwrap();
     drop(session);
     drop(first);
 
     let second = open(dir.path());
     let session = Session::new(second.clone());
-    block_on(session.resolve_as(
+    block_on(session.resolve(
         ResolveParams::discard("no"),
-        &FrontEnd::Mcp(Some("codex".into())),
+        ResolveOptions {
+            front_end: Some(&FrontEnd::Mcp(Some("codex".into()))),
+            ..Default::default()
+        },
         &CancelToken::new(),
     ))
     .unwrap();
@@ -193,7 +201,12 @@ fn retention_is_kept_per_workspace_and_bounds_the_log() {
     let session = Session::new(store.clone());
     for i in 0..25 {
         session.push_pending_action(Arc::new(Note(format!("n{i}")))).unwrap();
-        block_on(session.resolve(ResolveParams::apply("yes"), &CancelToken::new())).unwrap();
+        block_on(session.resolve(
+            ResolveParams::apply("yes"),
+            ResolveOptions::default(),
+            &CancelToken::new(),
+        ))
+        .unwrap();
     }
     let reopened = open(dir.path());
     let log = reopened.log().unwrap();
@@ -223,6 +236,11 @@ fn a_schema_2_database_gets_the_log_and_keeps_its_stack() {
     assert_eq!(version, 3);
     assert_eq!(store.peek().unwrap().unwrap().label(), "kept");
     let session = Session::new(store.clone());
-    block_on(session.resolve(ResolveParams::apply("now"), &CancelToken::new())).unwrap();
+    block_on(session.resolve(
+        ResolveParams::apply("now"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(outcomes(&store), [(LogOutcome::Applied, "kept".to_owned())]);
 }

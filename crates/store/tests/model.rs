@@ -26,7 +26,7 @@ use futures::executor::block_on;
 use proptest::{prelude::*, test_runner::TestCaseError};
 use staged_core::{
     ActionError, CancelToken, Claim, InMemoryStore, JsonObject, PendingAction, PendingActionStore,
-    PendingId, ResolveParams, Session, StoreError, ToolResult, pending_id,
+    PendingId, ResolveOptions, ResolveParams, Session, StoreError, ToolResult, pending_id,
 };
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
@@ -273,7 +273,11 @@ fn check_resolve_model(backend: Backend, ops: Vec<ResolveOp>) -> Result<(), Test
                 model.push(ModelEntry { id: id.to_string(), label, failures_left: fail_times });
             }
             ResolveOp::Apply { via } => {
-                let res = block_on(stores.session(via).resolve(ResolveParams::apply("r"), &cancel));
+                let res = block_on(stores.session(via).resolve(
+                    ResolveParams::apply("r"),
+                    ResolveOptions::default(),
+                    &cancel,
+                ));
                 expect_head_apply(&mut model, res)?;
             }
             ResolveOp::ApplyExpected { below, via } => {
@@ -281,9 +285,9 @@ fn check_resolve_model(backend: Backend, ops: Vec<ResolveOp>) -> Result<(), Test
                     continue;
                 };
                 let expected = PendingId::from_string(expected);
-                let res = block_on(stores.session(via).resolve_expected(
+                let res = block_on(stores.session(via).resolve(
                     ResolveParams::apply("r"),
-                    &expected,
+                    ResolveOptions { expected: Some(&expected), ..Default::default() },
                     &cancel,
                 ));
                 if below == 0 {
@@ -300,9 +304,12 @@ fn check_resolve_model(backend: Backend, ops: Vec<ResolveOp>) -> Result<(), Test
                 }
             }
             ResolveOp::Discard { via } => {
-                let res =
-                    block_on(stores.session(via).resolve(ResolveParams::discard("d"), &cancel))
-                        .unwrap();
+                let res = block_on(stores.session(via).resolve(
+                    ResolveParams::discard("d"),
+                    ResolveOptions::default(),
+                    &cancel,
+                ))
+                .unwrap();
                 match model.pop() {
                     None => prop_assert_eq!(
                         res.text_content(),
@@ -474,14 +481,14 @@ fn check_claim_model(backend: Backend, ops: Vec<ClaimOp>) -> Result<(), TestCase
                 let Some((claim, idx)) = take_claim(&mut held, &model, via, pick) else {
                     continue;
                 };
-                stores.store(via).complete(claim).unwrap();
+                stores.store(via).complete(claim, None).unwrap();
                 model.remove(idx);
             }
             ClaimOp::Release { via, pick } => {
                 let Some((claim, idx)) = take_claim(&mut held, &model, via, pick) else {
                     continue;
                 };
-                stores.store(via).release(claim).unwrap();
+                stores.store(via).release(claim, None).unwrap();
                 let mut entry = model.remove(idx);
                 entry.claimed_by = None;
                 model.push(entry);
@@ -577,7 +584,7 @@ fn race(
                     RaceOp::Apply => ResolveParams::apply("r"),
                     _ => ResolveParams::discard("d"),
                 };
-                match block_on(session.resolve(params, &cancel)) {
+                match block_on(session.resolve(params, ResolveOptions::default(), &cancel)) {
                     Ok(res) => {
                         let text = res.text_content();
                         if let Some(label) = text.strip_prefix("applied ") {

@@ -3,25 +3,51 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
-    time::Duration,
+use std::sync::{
+    Arc, Condvar, Mutex,
+    atomic::{AtomicUsize, Ordering},
 };
 
 use futures::executor::block_on;
 use staged_core::{
-    ActionError, CancelToken, JsonObject, PendingAction, PendingActionStore, ResolveParams,
-    Session, StoreError, ToolResult,
+    ActionError, CancelToken, JsonObject, PendingAction, PendingActionStore, ResolveOptions,
+    ResolveParams, Session, StoreError, ToolResult,
 };
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
-/// A replayable test action: its payload is its text; applying counts and sleeps.
+/// A replayable test action: its payload is its text; applying counts, and waits for the
+/// other racers when it has a hold.
 struct Note {
     text: String,
     applies: Arc<AtomicUsize>,
+    hold: Option<Arc<Hold>>,
+}
+
+/// Keeps the apply that won a race from finishing until every other racer has returned, so
+/// each of them met the claimed head.
+#[derive(Default)]
+struct Hold {
+    others: usize,
+    returned: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl Hold {
+    fn new(others: usize) -> Arc<Self> {
+        Arc::new(Self { others, ..Default::default() })
+    }
+
+    /// A racer's resolve returned.
+    fn returned(&self) {
+        *self.returned.lock().unwrap() += 1;
+        self.changed.notify_all();
+    }
+
+    /// Waits until all the other racers have returned.
+    fn wait(&self) {
+        let returned = self.returned.lock().unwrap();
+        drop(self.changed.wait_while(returned, |n| *n < self.others).unwrap());
+    }
 }
 
 #[async_trait::async_trait]
@@ -42,26 +68,34 @@ impl PendingAction for Note {
         _: &CancelToken,
     ) -> Result<ToolResult, ActionError> {
         self.applies.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(30));
+        if let Some(hold) = &self.hold {
+            hold.wait();
+        }
         Ok(ToolResult::text(format!("noted {}: {reason}", self.text)))
     }
 }
 
 fn rehydrators(applies: &Arc<AtomicUsize>) -> Rehydrators {
+    held_rehydrators(applies, None)
+}
+
+/// [`rehydrators`] whose notes wait on `hold` when applied.
+fn held_rehydrators(applies: &Arc<AtomicUsize>, hold: Option<Arc<Hold>>) -> Rehydrators {
     let applies = Arc::clone(applies);
     let mut res = Rehydrators::new();
     res.register(
         "note",
         Arc::new(move |stored: &StoredAction| {
             let text = stored.payload["text"].as_str().ok_or("payload has no text")?.to_owned();
-            Ok(Arc::new(Note { text, applies: Arc::clone(&applies) }) as Arc<dyn PendingAction>)
+            let note = Note { text, applies: Arc::clone(&applies), hold: hold.clone() };
+            Ok(Arc::new(note) as Arc<dyn PendingAction>)
         }),
     );
     res
 }
 
 fn note(text: &str, applies: &Arc<AtomicUsize>) -> Arc<dyn PendingAction> {
-    Arc::new(Note { text: text.to_owned(), applies: Arc::clone(applies) })
+    Arc::new(Note { text: text.to_owned(), applies: Arc::clone(applies), hold: None })
 }
 
 #[test]
@@ -79,9 +113,11 @@ fn a_stack_staged_by_one_instance_is_seen_and_resolved_by_another() {
     let labels: Vec<_> = second.list().unwrap().iter().map(|e| e.label().to_owned()).collect();
     assert_eq!(labels, ["second", "first"]);
     let session = Session::new(second.clone());
-    let res = futures::executor::block_on(
-        session.resolve(ResolveParams::apply("ok"), &CancelToken::new()),
-    )
+    let res = futures::executor::block_on(session.resolve(
+        ResolveParams::apply("ok"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap();
     assert_eq!(res.text_content(), "noted second: ok");
     assert_eq!(second.peek().unwrap().unwrap().id, a);
@@ -105,18 +141,22 @@ fn an_entry_without_a_rehydrator_lists_and_discards_but_refuses_to_apply() {
     let store = Arc::new(SqliteStore::open(dir.path(), Rehydrators::new()).unwrap());
     assert_eq!(store.peek().unwrap().unwrap().label(), "orphan");
     let session = Session::new(store.clone());
-    let err = futures::executor::block_on(
-        session.resolve(ResolveParams::apply("x"), &CancelToken::new()),
-    )
+    let err = futures::executor::block_on(session.resolve(
+        ResolveParams::apply("x"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap_err();
     assert_eq!(
         err.message(),
         "Apply failed: cannot apply `orphan` here: no tool in this process can replay `note` previews; discard it, or resolve it where its tool runs"
     );
     assert_eq!(store.len().unwrap(), 1, "a failed apply keeps the entry");
-    let res = futures::executor::block_on(
-        session.resolve(ResolveParams::discard("stale"), &CancelToken::new()),
-    )
+    let res = futures::executor::block_on(session.resolve(
+        ResolveParams::discard("stale"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap();
     assert_eq!(res.text_content(), "Discarded: orphan. Reason: stale");
     assert_eq!(store.len().unwrap(), 0);
@@ -138,11 +178,11 @@ fn a_claim_held_by_one_instance_makes_the_head_busy_for_another() {
     three.push(note("y", &applies)).unwrap();
     drop(claim); // a dropped claim (or a dead process) releases the lock
     let claim = two.claim_head().unwrap().unwrap();
-    assert!(matches!(three.complete(claim), Err(StoreError::UnknownClaim { .. })));
+    assert!(matches!(three.complete(claim, None), Err(StoreError::UnknownClaim { .. })));
     let claim = one.claim_head().unwrap().unwrap();
-    one.release(claim).unwrap();
+    one.release(claim, None).unwrap();
     let claim = two.claim_head().unwrap().unwrap();
-    two.complete(claim).unwrap();
+    two.complete(claim, None).unwrap();
     assert_eq!(one.len().unwrap(), 0);
     assert_eq!(one.clear_stale().unwrap(), 0);
 }
@@ -156,16 +196,24 @@ fn concurrent_resolves_from_two_instances_apply_exactly_once() {
             .unwrap()
             .push(note("once", &applies))
             .unwrap();
-        let handles: Vec<_> = (0..4)
+        let n_racers = 4;
+        let hold = Hold::new(n_racers - 1);
+        let handles: Vec<_> = (0..n_racers)
             .map(|_| {
                 let path = dir.path().to_path_buf();
                 let applies = Arc::clone(&applies);
+                let hold = Arc::clone(&hold);
                 std::thread::spawn(move || {
-                    let store = Arc::new(SqliteStore::open(&path, rehydrators(&applies)).unwrap());
+                    let rehydrators = held_rehydrators(&applies, Some(Arc::clone(&hold)));
+                    let store = Arc::new(SqliteStore::open(&path, rehydrators).unwrap());
                     let session = Session::new(store);
-                    futures::executor::block_on(
-                        session.resolve(ResolveParams::apply("race"), &CancelToken::new()),
-                    )
+                    let res = futures::executor::block_on(session.resolve(
+                        ResolveParams::apply("race"),
+                        ResolveOptions::default(),
+                        &CancelToken::new(),
+                    ));
+                    hold.returned();
+                    res
                 })
             })
             .collect();
@@ -241,7 +289,12 @@ fn an_action_without_a_payload_applies_in_its_process_and_reads_back_unavailable
 
     // The process that staged them runs them.
     let session = Session::new(store.clone());
-    let res = block_on(session.resolve(ResolveParams::apply("here"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::apply("here"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "ran: here");
     assert_eq!(store.len().unwrap(), 1);
     drop(session);
@@ -253,15 +306,23 @@ fn an_action_without_a_payload_applies_in_its_process_and_reads_back_unavailable
     assert_eq!(listed.len(), 1);
     assert_eq!((listed[0].id.as_str(), listed[0].label()), (first.as_str(), "in-memory only"));
     let session = Session::new(other.clone());
-    let err =
-        block_on(session.resolve(ResolveParams::apply("there"), &CancelToken::new())).unwrap_err();
+    let err = block_on(session.resolve(
+        ResolveParams::apply("there"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
     assert_eq!(
         err.message(),
         "Apply failed: cannot apply `in-memory only` here: `custom_tool` staged it without a replayable payload, so only the process that staged it could apply it; discard it, or resolve it where its tool runs"
     );
     assert_eq!(other.peek().unwrap().unwrap().id, first, "a failed apply keeps it pending");
-    let res =
-        block_on(session.resolve(ResolveParams::discard("stale"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::discard("stale"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "Discarded: in-memory only. Reason: stale");
     assert!(other.is_empty().unwrap());
     assert_ne!(second, first);
@@ -373,15 +434,19 @@ fn a_malformed_row_lists_and_discards_but_says_why_it_cannot_apply() {
     conn.execute("UPDATE pending SET payload = '{not json'", []).unwrap();
     drop(conn);
     let session = Session::new(store.clone());
-    let err = futures::executor::block_on(
-        session.resolve(ResolveParams::apply("try"), &CancelToken::new()),
-    )
+    let err = futures::executor::block_on(session.resolve(
+        ResolveParams::apply("try"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap_err();
     assert!(err.message().contains("its stored payload is not valid JSON"), "{}", err.message());
     assert_eq!(applies.load(Ordering::SeqCst), 0);
-    futures::executor::block_on(
-        session.resolve(ResolveParams::discard("junk"), &CancelToken::new()),
-    )
+    futures::executor::block_on(session.resolve(
+        ResolveParams::discard("junk"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap();
     assert_eq!(store.len().unwrap(), 0);
 }

@@ -15,7 +15,7 @@
 use std::{path::Path, time::Instant};
 
 use serde_json::json;
-use staged_core::{CancelToken, ResolveParams, Tool};
+use staged_core::{CancelToken, ResolveOptions, ResolveParams, Tool};
 use staged_workspace::WorkspaceSession;
 
 /// The stated bound on the database and its side files after any number of cycles.
@@ -51,7 +51,7 @@ fn main() {
                               "paths": ["counter.ts"]});
             let res = tool.execute(args, &cancel).await.unwrap();
             assert!(!res.is_error, "{}", res.text_content());
-            let res = ws.session().resolve(ResolveParams::apply(format!("cycle {i}")), &cancel).await.unwrap();
+            let res = ws.session().resolve(ResolveParams::apply(format!("cycle {i}")), ResolveOptions::default(), &cancel).await.unwrap();
             assert_eq!(res.text_content(), "Applied 1 replacement in 1 file.");
         });
         if (i + 1) % 1000 == 0 || i + 1 == cycles {

@@ -16,10 +16,12 @@ use staged_core::{
 };
 use staged_store::SqliteStore;
 
+use crate::OpenError;
+
 /// Opens the workspace's SQLite stack: `Ok(None)` when there is no state folder and `create`
 /// is not set.
 pub(crate) type Opener =
-    Box<dyn Fn(bool) -> Result<Option<Arc<SqliteStore>>, String> + Send + Sync>;
+    Box<dyn Fn(bool) -> Result<Option<Arc<SqliteStore>>, OpenError> + Send + Sync>;
 
 /// See the module documentation.
 pub(crate) struct DeferredStore {
@@ -54,7 +56,9 @@ impl DeferredStore {
         if let Some(store) = self.store.get() {
             return Ok(Some(store));
         }
-        let Some(store) = (self.open)(create).map_err(StoreError::Backend)? else {
+        let Some(store) =
+            (self.open)(create).map_err(|err| StoreError::backend_caused(err.to_string(), err))?
+        else {
             return Ok(None);
         };
         let listeners = self.listeners.clone();
@@ -66,9 +70,8 @@ impl DeferredStore {
 
     /// The stack on disk, for a call that needs one (a claim can only come from it).
     fn required(&self) -> Result<&Arc<SqliteStore>, StoreError> {
-        self.get(false)?.ok_or_else(|| {
-            StoreError::Backend("this workspace has no pending stack yet".to_owned())
-        })
+        self.get(false)?
+            .ok_or_else(|| StoreError::backend("this workspace has no pending stack yet"))
     }
 }
 
@@ -128,12 +131,12 @@ impl PendingActionStore for DeferredStore {
         }
     }
 
-    fn complete(&self, claim: Claim) -> Result<(), StoreError> {
-        self.required()?.complete(claim)
+    fn complete(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        self.required()?.complete(claim, record)
     }
 
-    fn release(&self, claim: Claim) -> Result<(), StoreError> {
-        self.required()?.release(claim)
+    fn release(&self, claim: Claim, record: Option<LogRecord>) -> Result<(), StoreError> {
+        self.required()?.release(claim, record)
     }
 
     fn clear_stale(&self) -> Result<usize, StoreError> {
@@ -159,14 +162,6 @@ impl PendingActionStore for DeferredStore {
 
     fn log(&self) -> Option<&dyn ResolveLog> {
         self.get(false).ok().flatten().and_then(|store| store.log())
-    }
-
-    fn complete_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        self.required()?.complete_logged(claim, record)
-    }
-
-    fn release_logged(&self, claim: Claim, record: LogRecord) -> Result<(), StoreError> {
-        self.required()?.release_logged(claim, record)
     }
 
     fn log_record(&self, record: LogRecord) -> Result<(), StoreError> {
@@ -202,7 +197,7 @@ impl DeferredStore {
     /// The stack on disk, created if there is none yet: for a call that writes.
     fn required_created(&self) -> Result<&Arc<SqliteStore>, StoreError> {
         self.get(true)?.ok_or_else(|| {
-            StoreError::Backend("the workspace's pending stack could not be created".to_owned())
+            StoreError::backend("the workspace's pending stack could not be created")
         })
     }
 }

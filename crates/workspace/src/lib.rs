@@ -13,8 +13,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use staged_core::{
-//!     CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveParams, Tool,
-//!     ToolError, ToolResult,
+//!     CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, ResolveParams,
+//!     Tool, ToolError, ToolResult,
 //! };
 //! use staged_workspace::{StoredAction, ToolContext, WorkspaceSession};
 //!
@@ -70,7 +70,8 @@
 //!
 //! // Another process, or this one after a restart: the rehydrator rebuilds the action.
 //! let second = open(dir.path());
-//! let res = second.session().resolve(ResolveParams::apply("say it"), &CancelToken::new()).await.unwrap();
+//! let (params, options) = (ResolveParams::apply("say it"), ResolveOptions::default());
+//! let res = second.session().resolve(params, options, &CancelToken::new()).await.unwrap();
 //! assert_eq!(res.text_content(), "Hello, Ada!");
 //! # });
 //! ```
@@ -86,11 +87,13 @@ use std::{
 
 use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool};
 use staged_core::{
-    CustomToolApi, InMemoryStore, PendingAction, PendingActionStore, ResolveTool, Session, Tool,
-    UndoHandler,
+    CustomToolApi, ErrorCause, InMemoryStore, PendingAction, PendingActionStore, ResolveTool,
+    Session, Tool, UndoHandler,
 };
 use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
-use staged_journal::{ChangeAction, ChangeUndo, RecoveryHooks, recover_hooked};
+use staged_journal::{
+    ChangeAction, ChangeUndo, JournalError, RecoverOptions, RecoveryHooks, recover,
+};
 use staged_store::{Rehydrators, SqliteStore};
 
 use crate::deferred::DeferredStore;
@@ -275,20 +278,19 @@ impl WorkspaceSessionBuilder {
 
     /// [`WorkspaceSession::open`] with the registered tools.
     pub fn open(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
-        let workspace =
-            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        let workspace = Workspace::new(root).map_err(OpenError::workspace)?;
         let rehydrators = self.all_rehydrators(&workspace);
         let (sqlite, recovery) = open_sqlite(&workspace, rehydrators, true)?.ok_or_else(|| {
-            OpenError::Store(format!("cannot create {}", workspace.state_dir().display()))
+            let message = format!("cannot create {}", workspace.state_dir().display());
+            OpenError::Store { message, source: None }
         })?;
         Ok(self.finish(workspace, true, sqlite, recovery))
     }
 
     /// [`WorkspaceSession::open_deferred`] with the registered tools.
     pub fn open_deferred(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
-        let workspace =
-            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
-        if workspace.state(false).map_err(|err| OpenError::Store(err.to_string()))?.is_some() {
+        let workspace = Workspace::new(root).map_err(OpenError::workspace)?;
+        if workspace.state(false).map_err(OpenError::store)?.is_some() {
             return self.open(root);
         }
         let rehydrators = self.all_rehydrators(&workspace);
@@ -298,16 +300,14 @@ impl WorkspaceSessionBuilder {
             // nobody to report to; it runs all the same, before any read.
             open_sqlite(&at, rehydrators.clone(), create)
                 .map(|opened| opened.map(|(sqlite, _)| sqlite))
-                .map_err(|err| err.to_string())
         }));
         Ok(self.finish(workspace, true, Arc::new(store), RecoveryReport::default()))
     }
 
     /// [`WorkspaceSession::open_existing`] with the registered tools.
     pub fn open_existing(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
-        let workspace =
-            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
-        match workspace.state(false).map_err(|err| OpenError::Store(err.to_string()))? {
+        let workspace = Workspace::new(root).map_err(OpenError::workspace)?;
+        match workspace.state(false).map_err(OpenError::store)? {
             Some(_) => self.open(root),
             None => {
                 let store = Arc::new(InMemoryStore::new());
@@ -368,18 +368,51 @@ impl WorkspaceSessionBuilder {
     }
 }
 
-/// Why a workspace session could not be opened.
+/// Why a workspace session could not be opened. Each keeps the error underneath as its
+/// source.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     /// The root is not a usable directory.
-    #[error("{0}")]
-    Workspace(String),
+    #[error("{message}")]
+    Workspace {
+        /// What the user sees.
+        message: String,
+        /// Why the root was refused.
+        #[source]
+        source: JournalError,
+    },
     /// Recovering an interrupted apply failed; nothing else was touched.
-    #[error("recovering an interrupted apply failed: {0}")]
-    Recovery(String),
+    #[error("recovering an interrupted apply failed: {message}")]
+    Recovery {
+        /// What the user sees after the prefix.
+        message: String,
+        /// Why recovery failed.
+        #[source]
+        source: JournalError,
+    },
     /// The pending stack could not be opened.
-    #[error("{0}")]
-    Store(String),
+    #[error("{message}")]
+    Store {
+        /// What the user sees.
+        message: String,
+        /// The error underneath, when there is one.
+        #[source]
+        source: Option<ErrorCause>,
+    },
+}
+
+impl OpenError {
+    fn workspace(source: JournalError) -> Self {
+        OpenError::Workspace { message: source.to_string(), source }
+    }
+
+    fn recovery(source: JournalError) -> Self {
+        OpenError::Recovery { message: source.to_string(), source }
+    }
+
+    fn store(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        OpenError::Store { message: source.to_string(), source: Some(ErrorCause::new(source)) }
+    }
 }
 
 /// One workspace's staged session: its root, durable stack, session and tools.
@@ -460,12 +493,6 @@ impl WorkspaceSession {
         &self.load_errors
     }
 
-    /// Whether the stack lives in the workspace's `.staged` folder (it is in memory when a
-    /// read-only open found none).
-    pub fn is_durable(&self) -> bool {
-        self.durable
-    }
-
     /// The workspace (root and confinement rules).
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
@@ -537,20 +564,19 @@ fn open_sqlite(
     rehydrators: Rehydrators,
     create: bool,
 ) -> Result<Option<(Arc<SqliteStore>, RecoveryReport)>, OpenError> {
-    let Some(state) = workspace.state(create).map_err(|err| OpenError::Store(err.to_string()))?
-    else {
+    let Some(state) = workspace.state(create).map_err(OpenError::store)? else {
         return Ok(None);
     };
     let sqlite = Arc::new(
         SqliteStore::open_in(&workspace.state_dir(), state, rehydrators)
-            .map_err(|err| OpenError::Store(err.to_string()))?,
+            .map_err(OpenError::store)?,
     );
     // An apply (or undo) that a crash interrupted after its commit point is finished here: its
     // files are written, so its preview must leave the stack and its log record become final
     // (unless a live resolve holds the preview, which then decides; the journal stays until
     // then). One rolled back before it has its record forgotten.
-    let recovery = recover_hooked(workspace, &mut StoreRecovery(&sqlite))
-        .map_err(|err| OpenError::Recovery(err.to_string()))?;
+    let recovery = recover(workspace, RecoverOptions { hooks: Some(&mut StoreRecovery(&sqlite)) })
+        .map_err(OpenError::recovery)?;
     Ok(Some((sqlite, recovery)))
 }
 

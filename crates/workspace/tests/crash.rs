@@ -14,14 +14,16 @@
 //! fresh workspace and checks the steps, the files and the stack.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::{path::Path, process::Command};
+use std::path::Path;
 
 use serde_json::json;
 use staged_ast_edit::{AstEditAction, CommitStep};
 use staged_core::{
-    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveParams, Retirement, Tool,
+    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, ResolveParams,
+    Retirement, Tool,
 };
 use staged_journal::{Selection, undo_observed};
+use staged_test_support::crash::{abort_at, child_spec, run_child};
 use staged_workspace::WorkspaceSession;
 
 const CHILD_ENV: &str = "STAGED_WORKSPACE_CRASH_CHILD";
@@ -81,17 +83,9 @@ fn apply_head(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
 
 #[test]
 fn apply_reports_every_step() {
-    if let Ok(spec) = std::env::var(CHILD_ENV) {
+    if let Some((root, crash_at)) = child_spec(CHILD_ENV) {
         // The child of `kill_at_every_step_keeps_files_and_stack_in_agreement`.
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
-        let mut seen = 0usize;
-        apply_head(Path::new(root), &mut |_| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        });
+        apply_head(&root, &mut abort_at(crash_at));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -104,25 +98,18 @@ fn apply_reports_every_step() {
     }
     let ws = WorkspaceSession::open(dir.path()).unwrap();
     assert!(ws.recovery().is_empty(), "{:?}", ws.recovery());
-    assert!(!ws.store().has_pending().unwrap());
+    assert!(ws.store().is_empty().unwrap());
 }
 
 #[test]
 fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = all_steps().len();
     let mut outcomes = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let id = stage(&root);
-        let status = Command::new(&exe)
-            .args(["--exact", "apply_reports_every_step", "--test-threads=1", "--nocapture"])
-            .env(CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status = run_child("apply_reports_every_step", CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
 
         // Any next start recovers.
@@ -147,9 +134,12 @@ fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
                 std::slice::from_ref(&id),
                 "step {crash_at}: not written, so still pending"
             );
-            let res =
-                block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
-                    .unwrap();
+            let res = block_on(ws.session().resolve(
+                ResolveParams::apply("again"),
+                ResolveOptions::default(),
+                &CancelToken::new(),
+            ))
+            .unwrap();
             assert_eq!(res.text_content(), "Applied 3 replacements in 3 files.");
         }
         let mut journal: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
@@ -195,8 +185,12 @@ fn undo_newest(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
 fn stage_and_apply(root: &Path) -> String {
     let id = stage(root);
     let ws = WorkspaceSession::open(root).unwrap();
-    let res =
-        block_on(ws.session().resolve(ResolveParams::apply("first"), &CancelToken::new())).unwrap();
+    let res = block_on(ws.session().resolve(
+        ResolveParams::apply("first"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "Applied 3 replacements in 3 files.");
     id
 }
@@ -216,16 +210,8 @@ fn journal_names(root: &Path) -> Vec<String> {
 
 #[test]
 fn undo_reports_every_step() {
-    if let Ok(spec) = std::env::var(UNDO_CHILD_ENV) {
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
-        let mut seen = 0usize;
-        undo_newest(Path::new(root), &mut |_| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        });
+    if let Some((root, crash_at)) = child_spec(UNDO_CHILD_ENV) {
+        undo_newest(&root, &mut abort_at(crash_at));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -243,20 +229,13 @@ fn undo_reports_every_step() {
 
 #[test]
 fn kill_at_every_step_of_an_undo_keeps_files_and_log_in_agreement() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = all_steps().len();
     let mut undone = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         stage_and_apply(&root);
-        let status = Command::new(&exe)
-            .args(["--exact", "undo_reports_every_step", "--test-threads=1", "--nocapture"])
-            .env(UNDO_CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status = run_child("undo_reports_every_step", UNDO_CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
 
         let ws = WorkspaceSession::open(&root).unwrap();
@@ -284,7 +263,7 @@ fn kill_at_every_step_of_an_undo_keeps_files_and_log_in_agreement() {
             assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
             assert_eq!(outcomes(&ws), [LogOutcome::Undone, LogOutcome::Applied]);
         }
-        assert!(!ws.store().has_pending().unwrap());
+        assert!(ws.store().is_empty().unwrap());
         assert_eq!(journal_names(&root), ["commit.lock", "write.lock"], "step {crash_at}");
         undone.push(old[0]);
     }
@@ -323,16 +302,8 @@ fn apply_first_file(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
 
 #[test]
 fn partial_apply_reports_every_step() {
-    if let Ok(spec) = std::env::var(PARTIAL_CHILD_ENV) {
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
-        let mut seen = 0usize;
-        apply_first_file(Path::new(root), &mut |_| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        });
+    if let Some((root, crash_at)) = child_spec(PARTIAL_CHILD_ENV) {
+        apply_first_file(&root, &mut abort_at(crash_at));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -357,25 +328,14 @@ fn partial_apply_reports_every_step() {
 
 #[test]
 fn kill_at_every_step_of_a_partial_apply_leaves_the_rest_pending_exactly_once() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = 6;
     let mut written = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let id = stage(&root);
-        let status = Command::new(&exe)
-            .args([
-                "--exact",
-                "partial_apply_reports_every_step",
-                "--test-threads=1",
-                "--nocapture",
-            ])
-            .env(PARTIAL_CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status =
+            run_child("partial_apply_reports_every_step", PARTIAL_CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
 
         let ws = WorkspaceSession::open(&root).unwrap();
@@ -409,9 +369,12 @@ fn kill_at_every_step_of_a_partial_apply_leaves_the_rest_pending_exactly_once() 
             assert!(outcomes(&ws).is_empty(), "step {crash_at}");
         }
         // Whatever is pending applies cleanly now, and every file ends new.
-        let res =
-            block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
-                .unwrap();
+        let res = block_on(ws.session().resolve(
+            ResolveParams::apply("again"),
+            ResolveOptions::default(),
+            &CancelToken::new(),
+        ))
+        .unwrap();
         assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
         for p in FILES {
             assert_eq!(
@@ -486,16 +449,8 @@ fn apply_second_hunk(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
 
 #[test]
 fn hunk_apply_reports_every_step() {
-    if let Ok(spec) = std::env::var(HUNK_CHILD_ENV) {
-        let (root, step) = spec.rsplit_once('|').unwrap();
-        let crash_at: usize = step.parse().unwrap();
-        let mut seen = 0usize;
-        apply_second_hunk(Path::new(root), &mut |_| {
-            if seen == crash_at {
-                std::process::abort();
-            }
-            seen += 1;
-        });
+    if let Some((root, crash_at)) = child_spec(HUNK_CHILD_ENV) {
+        apply_second_hunk(&root, &mut abort_at(crash_at));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -521,20 +476,13 @@ fn hunk_apply_reports_every_step() {
 
 #[test]
 fn kill_at_every_step_of_a_hunk_apply_leaves_the_rest_pending_exactly_once() {
-    let exe = std::env::current_exe().unwrap();
     let n_steps = 6;
     let mut written = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let id = stage_hunks(&root);
-        let status = Command::new(&exe)
-            .args(["--exact", "hunk_apply_reports_every_step", "--test-threads=1", "--nocapture"])
-            .env(HUNK_CHILD_ENV, format!("{}|{crash_at}", root.display()))
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap()
-            .status;
+        let status = run_child("hunk_apply_reports_every_step", HUNK_CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
 
         let ws = WorkspaceSession::open(&root).unwrap();
@@ -555,9 +503,12 @@ fn kill_at_every_step_of_a_hunk_apply_leaves_the_rest_pending_exactly_once() {
             assert!(outcomes(&ws).is_empty(), "step {crash_at}");
         }
         // Whatever is pending applies cleanly now, and both files end rewritten.
-        let res =
-            block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
-                .unwrap();
+        let res = block_on(ws.session().resolve(
+            ResolveParams::apply("again"),
+            ResolveOptions::default(),
+            &CancelToken::new(),
+        ))
+        .unwrap();
         assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
         assert_eq!(std::fs::read_to_string(root.join("h.ts")).unwrap(), two_hunks("bar"));
         assert_eq!(std::fs::read_to_string(root.join("b.ts")).unwrap(), "bar(3);\n");

@@ -7,13 +7,15 @@
 //! an observer that aborts the process at step k.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::{collections::BTreeMap, os::unix::fs::PermissionsExt, path::Path, process::Command};
+use std::{collections::BTreeMap, os::unix::fs::PermissionsExt, path::Path};
 
 use serde_json::json;
 use staged_core::{
-    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveParams, Retirement, Tool,
+    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, ResolveParams,
+    Retirement, Tool,
 };
 use staged_journal::{ChangeAction, CommitStep, undo_observed};
+use staged_test_support::crash::{abort_at, child_spec, run_child};
 use staged_workspace::WorkspaceSession;
 
 const APPLY_CHILD: &str = "STAGED_MIXED_APPLY_CHILD";
@@ -126,32 +128,6 @@ fn undo_newest(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
     assert!(retirement.is_retired());
 }
 
-/// Runs the child test `name` with `env` set to `root|k`; whether it finished.
-fn crash_child(name: &str, env: &str, root: &Path, k: usize) -> bool {
-    let exe = std::env::current_exe().unwrap();
-    Command::new(exe)
-        .args(["--exact", name, "--test-threads=1", "--nocapture"])
-        .env(env, format!("{}|{k}", root.display()))
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .unwrap()
-        .status
-        .success()
-}
-
-/// The observer of a child: abort at the k-th step.
-fn abort_at(spec: &str) -> (std::path::PathBuf, impl FnMut(CommitStep)) {
-    let (root, step) = spec.rsplit_once('|').unwrap();
-    let crash_at: usize = step.parse().unwrap();
-    let mut seen = 0usize;
-    (root.into(), move |_| {
-        if seen == crash_at {
-            std::process::abort();
-        }
-        seen += 1;
-    })
-}
-
 fn journal_is_clean(root: &Path) -> bool {
     let mut names: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
         .unwrap()
@@ -163,8 +139,8 @@ fn journal_is_clean(root: &Path) -> bool {
 
 #[test]
 fn mixed_apply_reports_every_step() {
-    if let Ok(spec) = std::env::var(APPLY_CHILD) {
-        let (root, mut observer) = abort_at(&spec);
+    if let Some((root, crash_at)) = child_spec(APPLY_CHILD) {
+        let mut observer = abort_at(crash_at);
         apply_head(&root, &mut observer);
         return;
     }
@@ -214,7 +190,7 @@ fn kill_at_every_step_of_a_mixed_apply_leaves_all_old_or_all_new() {
         let root = dir.path().canonicalize().unwrap();
         setup(&root);
         let id = stage(&root);
-        let finished = crash_child("mixed_apply_reports_every_step", APPLY_CHILD, &root, k);
+        let finished = run_child("mixed_apply_reports_every_step", APPLY_CHILD, &root, k).success();
         assert_eq!(finished, k == n_steps, "step {k}");
         let ws = WorkspaceSession::open(&root).unwrap();
         assert!(ws.recovery().refused.is_empty(), "step {k}: {:?}", ws.recovery());
@@ -230,9 +206,12 @@ fn kill_at_every_step_of_a_mixed_apply_leaves_all_old_or_all_new() {
             assert_eq!(now, old, "step {k}: the tree is neither all old nor all new");
             assert_eq!(pending, std::slice::from_ref(&id), "step {k}: not written, so pending");
             assert!(log.is_empty(), "step {k}: nothing written, nothing logged");
-            let res =
-                block_on(ws.session().resolve(ResolveParams::apply("again"), &CancelToken::new()))
-                    .unwrap();
+            let res = block_on(ws.session().resolve(
+                ResolveParams::apply("again"),
+                ResolveOptions::default(),
+                &CancelToken::new(),
+            ))
+            .unwrap();
             assert!(!res.is_error, "step {k}: {}", res.text_content());
             assert_eq!(tree(&root), new, "step {k}");
         }
@@ -247,8 +226,8 @@ fn kill_at_every_step_of_a_mixed_apply_leaves_all_old_or_all_new() {
 
 #[test]
 fn mixed_undo_reports_every_step() {
-    if let Ok(spec) = std::env::var(UNDO_CHILD) {
-        let (root, mut observer) = abort_at(&spec);
+    if let Some((root, crash_at)) = child_spec(UNDO_CHILD) {
+        let mut observer = abort_at(crash_at);
         undo_newest(&root, &mut observer);
         return;
     }
@@ -279,7 +258,7 @@ fn kill_at_every_step_of_a_mixed_undo_leaves_all_old_or_all_new() {
         setup(&root);
         stage(&root);
         apply_head(&root, &mut |_| {});
-        let finished = crash_child("mixed_undo_reports_every_step", UNDO_CHILD, &root, k);
+        let finished = run_child("mixed_undo_reports_every_step", UNDO_CHILD, &root, k).success();
         assert_eq!(finished, k == n_steps, "step {k}");
         let ws = WorkspaceSession::open(&root).unwrap();
         assert!(ws.recovery().refused.is_empty(), "step {k}: {:?}", ws.recovery());

@@ -10,8 +10,8 @@ use std::{path::Path, process::Command, sync::Arc};
 
 use serde_json::json;
 use staged_core::{
-    CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveParams, Tool, ToolError,
-    ToolResult,
+    CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, ResolveParams,
+    Tool, ToolError, ToolResult,
 };
 use staged_workspace::{LoadError, StoredAction, ToolContext, Workspace, WorkspaceSession};
 
@@ -116,8 +116,11 @@ fn open(root: &Path) -> WorkspaceSession {
 fn child_resolves_the_head() {
     let Ok(root) = std::env::var(CHILD_ENV) else { return };
     let ws = open(Path::new(&root));
-    let res =
-        block_on(ws.session().resolve(ResolveParams::apply("from the child"), &CancelToken::new()));
+    let res = block_on(ws.session().resolve(
+        ResolveParams::apply("from the child"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ));
     match res {
         Ok(result) => println!("CHILD-OK {}", result.text_content()),
         Err(err) => println!("CHILD-ERR {}", err.message()),
@@ -195,8 +198,12 @@ fn a_preview_without_a_payload_reads_back_unavailable_in_another_process() {
         (head.id.as_str(), head.label()),
         ("pending-action:append_here:0", "Append to notes.txt")
     );
-    let res = block_on(ws.session().resolve(ResolveParams::discard("stale"), &CancelToken::new()))
-        .unwrap();
+    let res = block_on(ws.session().resolve(
+        ResolveParams::discard("stale"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "Discarded: Append to notes.txt. Reason: stale");
     assert!(ws.store().is_empty().unwrap());
 }

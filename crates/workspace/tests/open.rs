@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::json;
-use staged_core::{CancelToken, ResolveParams, Tool};
+use staged_core::{CancelToken, ResolveOptions, ResolveParams, Tool};
 use staged_workspace::{WorkspaceSession, find_root};
 
 fn block_on<F: std::future::Future>(fut: F) -> F::Output {
@@ -49,14 +49,18 @@ fn a_preview_staged_by_one_session_applies_from_another() {
     let head = second.store().peek().unwrap().unwrap();
     assert_eq!(head.label(), "AST Edit: 1 replacement in 1 file");
     assert_eq!(head.source_tool_name(), "ast_edit");
-    let res = block_on(second.session().resolve(ResolveParams::apply("ok"), &CancelToken::new()))
-        .unwrap();
+    let res = block_on(second.session().resolve(
+        ResolveParams::apply("ok"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "Applied 1 replacement in 1 file.");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.rs")).unwrap(),
         "fn main() { new_call(1); }\n"
     );
-    assert!(!second.store().has_pending().unwrap());
+    assert!(second.store().is_empty().unwrap());
 }
 
 #[test]

@@ -15,7 +15,7 @@ use crate::{
 
 /// A client for the Anthropic Messages API.
 #[derive(Debug)]
-pub struct AnthropicClient {
+pub(crate) struct AnthropicClient {
     config: ProviderConfig,
     model: String,
     http: Http,
@@ -28,7 +28,11 @@ impl AnthropicClient {
 }
 
 /// The request body for `request`.
-pub fn anthropic_body(config: &ProviderConfig, model: &str, request: ModelRequest<'_>) -> Value {
+pub(crate) fn anthropic_body(
+    config: &ProviderConfig,
+    model: &str,
+    request: ModelRequest<'_>,
+) -> Value {
     let mut body: Map<String, Value> = config.body.clone();
     body.insert("model".into(), json!(model));
     body.entry("max_tokens").or_insert_with(|| json!(config.max_tokens));

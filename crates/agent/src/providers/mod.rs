@@ -13,10 +13,9 @@ use staged_protocol::ToolChoice;
 
 use crate::{ConfigError, ModelClient, ProviderConfig, WireFormat, http::Http};
 
-pub use self::{
-    anthropic::{AnthropicClient, anthropic_body},
-    openai_chat::{ChatClient, chat_body},
-    openai_responses::{ResponsesClient, responses_body},
+pub use self::openai_responses::responses_body;
+use self::{
+    anthropic::AnthropicClient, openai_chat::ChatClient, openai_responses::ResponsesClient,
 };
 
 /// Builds the client for `config`. `api_key` is the value of `config.api_key_env`, read by

@@ -14,7 +14,7 @@ use crate::{
 
 /// A client for Chat Completions.
 #[derive(Debug)]
-pub struct ChatClient {
+pub(crate) struct ChatClient {
     config: ProviderConfig,
     model: String,
     http: Http,
@@ -27,7 +27,7 @@ impl ChatClient {
 }
 
 /// The request body for `request`.
-pub fn chat_body(config: &ProviderConfig, model: &str, request: ModelRequest<'_>) -> Value {
+pub(crate) fn chat_body(config: &ProviderConfig, model: &str, request: ModelRequest<'_>) -> Value {
     let mut body: Map<String, Value> = config.body.clone();
     body.insert("model".into(), json!(model));
     body.insert("stream".into(), json!(true));

@@ -14,7 +14,7 @@ use crate::{
 
 /// A client for the Responses API.
 #[derive(Debug)]
-pub struct ResponsesClient {
+pub(crate) struct ResponsesClient {
     config: ProviderConfig,
     model: String,
     http: Http,

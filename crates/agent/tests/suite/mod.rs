@@ -1,7 +1,6 @@
 //! Each file covers one topic of the agent runtime against the mock model server.
 
 mod approval;
-mod gate;
 mod harness;
 mod http;
 mod model_texts;

@@ -5,7 +5,9 @@ use std::{path::Path, sync::Arc};
 
 use serde_json::Value;
 use staged_ast_edit::{AstEditTool, AstGrepTool, Workspace};
-use staged_core::{CancelToken, InMemoryStore, ResolveParams, Session, Tool, ToolResult};
+use staged_core::{
+    CancelToken, InMemoryStore, ResolveOptions, ResolveParams, Session, Tool, ToolResult,
+};
 
 /// A temp dir with files, its workspace, a session and the two tools.
 pub struct Fixture {
@@ -50,12 +52,16 @@ impl Fixture {
     }
 
     pub fn has_pending(&self) -> bool {
-        self.session.store().has_pending().unwrap()
+        !self.session.store().is_empty().unwrap()
     }
 
     pub async fn apply(&self) -> ToolResult {
         self.session
-            .resolve(ResolveParams::apply("looks right"), &CancelToken::new())
+            .resolve(
+                ResolveParams::apply("looks right"),
+                ResolveOptions::default(),
+                &CancelToken::new(),
+            )
             .await
             .unwrap()
     }

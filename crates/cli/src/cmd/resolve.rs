@@ -6,7 +6,8 @@
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use staged_core::{
-    JsonObject, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, ResolveAction, ResolveParams, ToolResult,
+    JsonObject, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, ResolveAction, ResolveOptions,
+    ResolveParams, ToolResult,
 };
 use staged_journal::{FILES_EXTRA_KEY, HUNKS_EXTRA_KEY};
 use staged_render::render_resolve_result;
@@ -132,10 +133,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     let session = ws.session().clone();
     let guard = expected.clone();
     let result = context::block_on(|cancel| async move {
-        match guard {
-            Some(id) => session.resolve_expected(params, &id, &cancel).await,
-            None => session.resolve(params, &cancel).await,
-        }
+        let options = ResolveOptions { expected: guard.as_ref(), ..Default::default() };
+        session.resolve(params, options, &cancel).await
     })?
     .unwrap_or_else(|err| error_result(&err));
     let head_after = head(&ws);

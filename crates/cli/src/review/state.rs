@@ -9,7 +9,9 @@ use std::{
 };
 
 use serde_json::Value;
-use staged_core::{FrontEnd, JsonObject, LogEntry, PendingEntry, ResolveAction, ResolveParams};
+use staged_core::{
+    FrontEnd, JsonObject, LogEntry, PendingEntry, ResolveAction, ResolveOptions, ResolveParams,
+};
 use staged_journal::{DiffKind, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, diff_files, hunk_list};
 use staged_workspace::WorkspaceSession;
 
@@ -512,7 +514,9 @@ impl Review {
         let params = ResolveParams { action, reason: reason.clone(), extra };
         let cancel = staged_core::CancelToken::new();
         let res = self.runtime.block_on(async {
-            session.resolve_expected_as(params, &entry.id, &FrontEnd::Review, &cancel).await
+            let options =
+                ResolveOptions { front_end: Some(&FrontEnd::Review), expected: Some(&entry.id) };
+            session.resolve(params, options, &cancel).await
         });
         let verb = match action {
             ResolveAction::Apply => "applied",

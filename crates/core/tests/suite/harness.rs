@@ -1,4 +1,5 @@
-//! Shared fixtures: sessions, counting actions, and a store wrapper that counts stale clears.
+//! Shared fixtures: sessions and counting actions (the store wrapper that counts stale clears
+//! is `staged_test_support::CountingStore`).
 
 use std::sync::{
     Arc,
@@ -6,9 +7,9 @@ use std::sync::{
 };
 
 use staged_core::{
-    ActionError, Claim, FnPendingAction, InMemoryStore, PendingAction, PendingActionStore,
-    PendingEntry, PendingId, Session, StoreError, StoreListener, Subscription, ToolResult,
+    ActionError, FnPendingAction, InMemoryStore, PendingAction, Session, ToolResult,
 };
+pub(crate) use staged_test_support::CountingStore;
 
 pub(crate) fn session() -> Arc<Session> {
     Arc::new(Session::new(Arc::new(InMemoryStore::new())))
@@ -37,47 +38,6 @@ pub(crate) fn counting_action(
 /// An action whose apply always fails with a non-tool error.
 pub(crate) fn failing_action(label: &str) -> Arc<dyn PendingAction> {
     Arc::new(FnPendingAction::new(label, |_| async { Err(ActionError::other("disk full")) }))
-}
-
-/// A store that forwards to an in-memory one and counts `clear_stale` calls.
-#[derive(Default)]
-pub(crate) struct CountingStore {
-    pub(crate) inner: InMemoryStore,
-    pub(crate) stale_clears: AtomicUsize,
-}
-
-impl PendingActionStore for CountingStore {
-    fn push(&self, action: Arc<dyn PendingAction>) -> Result<PendingId, StoreError> {
-        self.inner.push(action)
-    }
-    fn peek(&self) -> Result<Option<PendingEntry>, StoreError> {
-        self.inner.peek()
-    }
-    fn pop(&self) -> Result<Option<PendingEntry>, StoreError> {
-        self.inner.pop()
-    }
-    fn len(&self) -> Result<usize, StoreError> {
-        self.inner.len()
-    }
-    fn list(&self) -> Result<Vec<PendingEntry>, StoreError> {
-        self.inner.list()
-    }
-    fn subscribe(&self, listener: StoreListener) -> Subscription {
-        self.inner.subscribe(listener)
-    }
-    fn claim_head(&self) -> Result<Option<Claim>, StoreError> {
-        self.inner.claim_head()
-    }
-    fn complete(&self, claim: Claim) -> Result<(), StoreError> {
-        self.inner.complete(claim)
-    }
-    fn release(&self, claim: Claim) -> Result<(), StoreError> {
-        self.inner.release(claim)
-    }
-    fn clear_stale(&self) -> Result<usize, StoreError> {
-        self.stale_clears.fetch_add(1, Ordering::SeqCst);
-        self.inner.clear_stale()
-    }
 }
 
 pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {

@@ -11,8 +11,8 @@ use std::sync::{
 use pretty_assertions::assert_eq;
 use staged_core::{
     ActionError, AppliedChange, CancelToken, FileChange, FnPendingAction, FrontEnd, InMemoryStore,
-    JsonObject, LogEntry, LogOutcome, PendingAction, ResolveParams, Retirement, Session,
-    ToolResult, UndoHandler,
+    JsonObject, LogEntry, LogOutcome, PendingAction, ResolveOptions, ResolveParams, Retirement,
+    Session, ToolResult, UndoHandler,
 };
 
 use super::harness::{block_on, counting_action, failing_action};
@@ -43,23 +43,32 @@ fn every_outcome_is_logged_with_its_decision_and_front_end() {
     session.push_pending_action(counting_action("A", "tool_a", Arc::clone(&applies))).unwrap();
     let mut extra = JsonObject::new();
     extra.insert("ticket".to_owned(), 7.into());
-    block_on(session.resolve(ResolveParams::apply("yes").with_extra(extra.clone()), &cancel))
-        .unwrap();
+    block_on(session.resolve(
+        ResolveParams::apply("yes").with_extra(extra.clone()),
+        ResolveOptions::default(),
+        &cancel,
+    ))
+    .unwrap();
     session.push_pending_action(counting_action("B", "tool_b", Arc::clone(&applies))).unwrap();
-    block_on(session.resolve_as(
+    block_on(session.resolve(
         ResolveParams::discard("no"),
-        &FrontEnd::Mcp(Some("claude-code".to_owned())),
+        ResolveOptions {
+            front_end: Some(&FrontEnd::Mcp(Some("claude-code".to_owned()))),
+            ..Default::default()
+        },
         &cancel,
     ))
     .unwrap();
     session.push_pending_action(failing_action("C")).unwrap();
     session.set_front_end(FrontEnd::Agent);
-    block_on(session.resolve(ResolveParams::apply("try"), &cancel)).unwrap_err();
+    block_on(session.resolve(ResolveParams::apply("try"), ResolveOptions::default(), &cancel))
+        .unwrap_err();
     assert_eq!(session.store().len().unwrap(), 1, "a failed apply stays pending");
     session.store().pop().unwrap();
     session.push_pending_action(stale_action("D")).unwrap();
-    block_on(session.resolve(ResolveParams::apply("late"), &cancel)).unwrap();
-    assert!(!session.store().has_pending().unwrap(), "a stale preview is dropped");
+    block_on(session.resolve(ResolveParams::apply("late"), ResolveOptions::default(), &cancel))
+        .unwrap();
+    assert!(session.store().is_empty().unwrap(), "a stale preview is dropped");
 
     assert_eq!(
         logged(&session),
@@ -102,7 +111,12 @@ fn applied_session(source: &str) -> Arc<Session> {
     let session = Arc::new(Session::new(Arc::new(InMemoryStore::new())));
     let applies = Arc::new(AtomicUsize::new(0));
     session.push_pending_action(counting_action("A", source, applies)).unwrap();
-    block_on(session.resolve(ResolveParams::apply("yes"), &CancelToken::new())).unwrap();
+    block_on(session.resolve(
+        ResolveParams::apply("yes"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     session
 }
 
@@ -225,7 +239,12 @@ impl PendingAction for Halves {
 fn a_remainder_is_pushed_on_top_at_the_commit_point_and_named_in_the_record() {
     let session = Session::new(Arc::new(InMemoryStore::new()));
     let first = session.push_pending_action(Arc::new(Halves)).unwrap();
-    let res = block_on(session.resolve(ResolveParams::apply("half"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::apply("half"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     let head = session.store().peek().unwrap().unwrap();
     assert_ne!(head.id, first);
     assert_eq!(head.label(), "the other half");
@@ -252,7 +271,12 @@ fn retention_keeps_the_newest_entries() {
     for i in 0..5 {
         let applies = Arc::new(AtomicUsize::new(0));
         session.push_pending_action(counting_action(&format!("A{i}"), "t", applies)).unwrap();
-        block_on(session.resolve(ResolveParams::apply("yes"), &CancelToken::new())).unwrap();
+        block_on(session.resolve(
+            ResolveParams::apply("yes"),
+            ResolveOptions::default(),
+            &CancelToken::new(),
+        ))
+        .unwrap();
     }
     let labels: Vec<String> =
         log.entries(10, false).unwrap().into_iter().map(|e| e.record.label).collect();
@@ -297,7 +321,12 @@ impl PendingAction for Reporting {
 fn an_action_that_does_not_retire_itself_can_report_what_it_wrote() {
     let session = Session::new(Arc::new(InMemoryStore::new()));
     session.push_pending_action(Arc::new(Reporting)).unwrap();
-    block_on(session.resolve(ResolveParams::apply("ok"), &CancelToken::new())).unwrap();
+    block_on(session.resolve(
+        ResolveParams::apply("ok"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     let entry = &session.store().log().unwrap().entries(1, true).unwrap()[0];
     assert_eq!(entry.record.result, "wrote x");
     assert_eq!(entry.record.diff.as_deref(), Some("-1\n+2\n"));
@@ -334,16 +363,30 @@ fn a_hook_staged_preview_resolved_over_mcp_is_logged_as_the_hook() {
     let cancel = CancelToken::new();
     let mcp = FrontEnd::Mcp(Some("claude-code".to_owned()));
     session.push_pending_action(Arc::new(HookStaged)).unwrap();
-    block_on(session.resolve_as(ResolveParams::apply("by the model"), &mcp, &cancel)).unwrap();
+    block_on(session.resolve(
+        ResolveParams::apply("by the model"),
+        ResolveOptions { front_end: Some(&mcp), ..Default::default() },
+        &cancel,
+    ))
+    .unwrap();
     // A person who decides in the review keeps their own front end.
     session.push_pending_action(Arc::new(HookStaged)).unwrap();
-    block_on(session.resolve_as(ResolveParams::discard("by a person"), &FrontEnd::Review, &cancel))
-        .unwrap();
+    block_on(session.resolve(
+        ResolveParams::discard("by a person"),
+        ResolveOptions { front_end: Some(&FrontEnd::Review), ..Default::default() },
+        &cancel,
+    ))
+    .unwrap();
     // A preview of a model's own tool call stays `mcp:<client>`.
     session
         .push_pending_action(counting_action("B", "tool_b", Arc::new(AtomicUsize::new(0))))
         .unwrap();
-    block_on(session.resolve_as(ResolveParams::apply("plain"), &mcp, &cancel)).unwrap();
+    block_on(session.resolve(
+        ResolveParams::apply("plain"),
+        ResolveOptions { front_end: Some(&mcp), ..Default::default() },
+        &cancel,
+    ))
+    .unwrap();
     let fronts: Vec<String> = logged(&session).into_iter().map(|(_, _, _, front)| front).collect();
     assert_eq!(fronts, ["mcp:claude-code", "review", "hook:claude-code"]);
 }
@@ -358,7 +401,8 @@ fn a_bare_undo_walks_back_and_redo_walks_forward_until_a_new_apply() {
         session
             .push_pending_action(counting_action(label, "tool_a", Arc::clone(&applies)))
             .unwrap();
-        block_on(session.resolve(ResolveParams::apply("yes"), &cancel)).unwrap();
+        block_on(session.resolve(ResolveParams::apply("yes"), ResolveOptions::default(), &cancel))
+            .unwrap();
     }
     // Entries 0 (A) and 1 (B) applied: undo reverts 1, then 0, then has nothing left.
     let undo = || block_on(session.undo(None, "", &FrontEnd::Cli, &cancel));
@@ -373,7 +417,8 @@ fn a_bare_undo_walks_back_and_redo_walks_forward_until_a_new_apply() {
     // Undo the redo of B (entry 5), then apply C: redo has nothing left to walk.
     assert_eq!(undo().unwrap().text_content(), "reverted 5");
     session.push_pending_action(counting_action("C", "tool_a", Arc::clone(&applies))).unwrap();
-    block_on(session.resolve(ResolveParams::apply("yes"), &cancel)).unwrap();
+    block_on(session.resolve(ResolveParams::apply("yes"), ResolveOptions::default(), &cancel))
+        .unwrap();
     assert_eq!(redo().unwrap_err().message(), staged_core::NOTHING_TO_REDO_TEXT);
     assert_eq!(undo().unwrap().text_content(), "reverted 7");
 }

@@ -1,6 +1,8 @@
 //! Snapshots of every model-facing text of the runtime, so a change to one is reviewed.
 
-use staged_core::{CancelToken, RESOLVE_DESCRIPTION, RESOLVE_REMINDER, ResolveParams, ResolveTool};
+use staged_core::{
+    CancelToken, RESOLVE_DESCRIPTION, RESOLVE_REMINDER, ResolveOptions, ResolveParams, ResolveTool,
+};
 
 use super::harness::{block_on, failing_action, session};
 
@@ -25,20 +27,36 @@ fn resolve_result_texts() {
     let cancel = CancelToken::new();
     let mut texts = Vec::new();
     texts.push(
-        block_on(s.resolve(ResolveParams::apply("r"), &cancel)).unwrap_err().message().to_owned(),
+        block_on(s.resolve(ResolveParams::apply("r"), ResolveOptions::default(), &cancel))
+            .unwrap_err()
+            .message()
+            .to_owned(),
     );
-    texts.push(block_on(s.resolve(ResolveParams::discard("r"), &cancel)).unwrap().text_content());
+    texts.push(
+        block_on(s.resolve(ResolveParams::discard("r"), ResolveOptions::default(), &cancel))
+            .unwrap()
+            .text_content(),
+    );
     s.push_pending_action(failing_action("Flaky")).unwrap();
     texts.push(
-        block_on(s.resolve(ResolveParams::apply("r"), &cancel)).unwrap_err().message().to_owned(),
+        block_on(s.resolve(ResolveParams::apply("r"), ResolveOptions::default(), &cancel))
+            .unwrap_err()
+            .message()
+            .to_owned(),
     );
     texts.push(
-        block_on(s.resolve(ResolveParams::discard("wrong files"), &cancel)).unwrap().text_content(),
+        block_on(s.resolve(
+            ResolveParams::discard("wrong files"),
+            ResolveOptions::default(),
+            &cancel,
+        ))
+        .unwrap()
+        .text_content(),
     );
     let cancelled = CancelToken::new();
     cancelled.cancel();
     texts.push(
-        block_on(s.resolve(ResolveParams::apply("r"), &cancelled))
+        block_on(s.resolve(ResolveParams::apply("r"), ResolveOptions::default(), &cancelled))
             .unwrap_err()
             .message()
             .to_owned(),

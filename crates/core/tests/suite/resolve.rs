@@ -12,8 +12,8 @@ use std::{
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use staged_core::{
-    ActionError, CancelToken, FnPendingAction, ResolveParams, ResolveTool, Session, Tool,
-    ToolError, ToolErrorKind, ToolResult,
+    ActionError, CancelToken, FnPendingAction, ResolveOptions, ResolveParams, ResolveTool, Session,
+    Tool, ToolError, ToolErrorKind, ToolResult,
 };
 
 use super::harness::{CountingStore, block_on, counting_action, failing_action, session};
@@ -98,7 +98,7 @@ fn discards_pending_action_and_clears_store() {
         }))
     );
     assert_eq!(*rejected.lock().unwrap(), ["Preview changed wrong callsites"]);
-    assert!(!session.store().has_pending().unwrap());
+    assert!(session.store().is_empty().unwrap());
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn applies_pending_action_and_clears_store() {
             "sourceResultDetails": {"totalReplacements": 1}
         }))
     );
-    assert!(!session.store().has_pending().unwrap());
+    assert!(session.store().is_empty().unwrap());
 }
 
 #[test]
@@ -141,10 +141,11 @@ fn discard_without_reject_reports_default_message_and_passes_extra() {
         .push_pending_action(counting_action("Batch rename: 2 files", "batch", Default::default()))
         .unwrap();
     let extra = json!({"ticket": "ABC-1"}).as_object().unwrap().clone();
-    let res = block_on(
-        session
-            .resolve(ResolveParams::discard("not needed").with_extra(extra), &CancelToken::new()),
-    )
+    let res = block_on(session.resolve(
+        ResolveParams::discard("not needed").with_extra(extra),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
     .unwrap();
     assert_eq!(res.text_content(), "Discarded: Batch rename: 2 files. Reason: not needed");
     assert_eq!(
@@ -165,12 +166,22 @@ fn resolves_pending_actions_in_lifo_order() {
     let applies = Arc::new(AtomicUsize::new(0));
     session.push_pending_action(counting_action("First", "t", applies.clone())).unwrap();
     session.push_pending_action(counting_action("Second", "t", applies.clone())).unwrap();
-    let res = block_on(session.resolve(ResolveParams::apply("go"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::apply("go"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "applied Second: go");
-    assert!(session.store().has_pending().unwrap());
-    let res = block_on(session.resolve(ResolveParams::apply("go"), &CancelToken::new())).unwrap();
+    assert!(!session.store().is_empty().unwrap());
+    let res = block_on(session.resolve(
+        ResolveParams::apply("go"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "applied First: go");
-    assert!(!session.store().has_pending().unwrap());
+    assert!(session.store().is_empty().unwrap());
     assert_eq!(applies.load(Ordering::SeqCst), 2);
 }
 
@@ -180,8 +191,12 @@ fn failed_apply_keeps_the_same_action_pending_on_top_and_wraps_the_message() {
     let under =
         session.push_pending_action(counting_action("Under", "t", Default::default())).unwrap();
     let id = session.push_pending_action(failing_action("Flaky")).unwrap();
-    let err =
-        block_on(session.resolve(ResolveParams::apply("try"), &CancelToken::new())).unwrap_err();
+    let err = block_on(session.resolve(
+        ResolveParams::apply("try"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
     assert_eq!(err.message(), "Apply failed: disk full");
     assert_eq!(err.kind(), ToolErrorKind::Failed);
     assert_eq!(err.details().unwrap()["label"], "Flaky");
@@ -197,8 +212,12 @@ fn tool_error_from_apply_passes_through_unchanged() {
             Err(ActionError::Tool(ToolError::new("Plan mode is not active.")))
         })))
         .unwrap();
-    let err =
-        block_on(session.resolve(ResolveParams::apply("ok"), &CancelToken::new())).unwrap_err();
+    let err = block_on(session.resolve(
+        ResolveParams::apply("ok"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
     assert_eq!(err.message(), "Plan mode is not active.");
     assert_eq!(session.store().len().unwrap(), 1);
 }
@@ -212,8 +231,12 @@ fn reject_errors_pass_through_unwrapped_and_keep_the_action() {
                 .with_reject(|_| async { Err(ActionError::other("lock still held")) }),
         ))
         .unwrap();
-    let err =
-        block_on(session.resolve(ResolveParams::discard("no"), &CancelToken::new())).unwrap_err();
+    let err = block_on(session.resolve(
+        ResolveParams::discard("no"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
     assert_eq!(err.message(), "lock still held");
     assert_eq!(session.store().len().unwrap(), 1);
 }
@@ -233,9 +256,14 @@ fn apply_result_with_is_error_still_consumes_the_action() {
             },
         )))
         .unwrap();
-    let res = block_on(session.resolve(ResolveParams::apply("ok"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::apply("ok"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert!(res.is_error);
-    assert!(!session.store().has_pending().unwrap());
+    assert!(session.store().is_empty().unwrap());
 }
 
 #[test]
@@ -246,27 +274,46 @@ fn concurrent_resolves_never_apply_the_same_action_twice() {
         let session = session();
         let applies = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&applies);
+        // The apply that won the head holds it until every other call has returned, so each
+        // of them raced a held claim.
+        let finish = Arc::new(tokio::sync::Notify::new());
+        let hold = Arc::clone(&finish);
         session
             .push_pending_action(Arc::new(FnPendingAction::new("Slow", move |_| {
                 let counter = Arc::clone(&counter);
+                let hold = Arc::clone(&hold);
                 async move {
                     counter.fetch_add(1, Ordering::SeqCst);
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    hold.notified().await;
                     Ok(ToolResult::text("done"))
                 }
             })))
             .unwrap();
-        let calls: Vec<_> = (0..8)
-            .map(|_| {
-                let session = Arc::clone(&session);
-                tokio::spawn(async move {
-                    session.resolve(ResolveParams::apply("race"), &CancelToken::new()).await
-                })
-            })
-            .collect();
+        let n_calls = 8;
+        let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel();
+        for _ in 0..n_calls {
+            let session = Arc::clone(&session);
+            let done_tx = done_tx.clone();
+            tokio::spawn(async move {
+                let res = session
+                    .resolve(
+                        ResolveParams::apply("race"),
+                        ResolveOptions::default(),
+                        &CancelToken::new(),
+                    )
+                    .await;
+                done_tx.send(res).unwrap();
+            });
+        }
+        let mut results = Vec::new();
+        for _ in 1..n_calls {
+            results.push(done_rx.recv().await.unwrap());
+        }
+        finish.notify_one();
+        results.push(done_rx.recv().await.unwrap());
         let mut n_ok = 0;
-        for call in calls {
-            match call.await.unwrap() {
+        for result in results {
+            match result {
                 Ok(res) => {
                     assert_eq!(res.text_content(), "done");
                     n_ok += 1;
@@ -281,7 +328,7 @@ fn concurrent_resolves_never_apply_the_same_action_twice() {
         }
         assert_eq!(n_ok, 1);
         assert_eq!(applies.load(Ordering::SeqCst), 1);
-        assert!(!session.store().has_pending().unwrap());
+        assert!(session.store().is_empty().unwrap());
     });
 }
 
@@ -292,7 +339,9 @@ fn cancelled_before_start_aborts_and_runs_nothing() {
     session.push_pending_action(counting_action("A", "t", applies.clone())).unwrap();
     let cancel = CancelToken::new();
     cancel.cancel_with("user pressed Ctrl-C");
-    let err = block_on(session.resolve(ResolveParams::apply("go"), &cancel)).unwrap_err();
+    let err =
+        block_on(session.resolve(ResolveParams::apply("go"), ResolveOptions::default(), &cancel))
+            .unwrap_err();
     assert_eq!(err.message(), "Aborted: user pressed Ctrl-C");
     assert_eq!(err.kind(), ToolErrorKind::Aborted);
     assert_eq!(applies.load(Ordering::SeqCst), 0);
@@ -305,25 +354,33 @@ fn cancel_reaches_apply_and_an_action_that_stops_stays_pending() {
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     rt.block_on(async {
         let session = session();
+        // The apply says when it has begun, and only then is the call cancelled: a cancel
+        // seen by the check before start would give the same message without reaching apply.
+        let started = Arc::new(tokio::sync::Notify::new());
+        let signal = Arc::clone(&started);
         let id = session
-            .push_pending_action(Arc::new(FnPendingAction::new("Slow write", |input| async move {
-                tokio::select! {
-                    () = input.cancel.cancelled() => Err(ActionError::Cancelled),
-                    () = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolResult::text("wrote")),
+            .push_pending_action(Arc::new(FnPendingAction::new("Slow write", move |input| {
+                let signal = Arc::clone(&signal);
+                async move {
+                    signal.notify_one();
+                    tokio::select! {
+                        () = input.cancel.cancelled() => Err(ActionError::Cancelled),
+                        () = tokio::time::sleep(Duration::from_secs(30)) => Ok(ToolResult::text("wrote")),
+                    }
                 }
             })))
             .unwrap();
         let cancel = CancelToken::new();
         let canceller = cancel.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            started.notified().await;
             canceller.cancel();
         });
-        let err = session.resolve(ResolveParams::apply("go"), &cancel).await.unwrap_err();
+        let err = session.resolve(ResolveParams::apply("go"), ResolveOptions::default(), &cancel).await.unwrap_err();
         assert_eq!(err.message(), "Aborted: Cancelled");
         assert_eq!(session.store().peek().unwrap().unwrap().id, id);
         // Still resolvable afterwards.
-        let res = session.resolve(ResolveParams::discard("later"), &CancelToken::new()).await.unwrap();
+        let res = session.resolve(ResolveParams::discard("later"), ResolveOptions::default(), &CancelToken::new()).await.unwrap();
         assert_eq!(res.text_content(), "Discarded: Slow write. Reason: later");
     });
 }
@@ -350,9 +407,9 @@ fn resolve_expected_refuses_when_another_preview_became_the_head() {
         session.push_pending_action(counting_action("Reviewed", "t", applies.clone())).unwrap();
     let newer =
         session.push_pending_action(counting_action("Newer", "t", applies.clone())).unwrap();
-    let err = block_on(session.resolve_expected(
+    let err = block_on(session.resolve(
         ResolveParams::apply("ok"),
-        &reviewed,
+        ResolveOptions { expected: Some(&reviewed), ..Default::default() },
         &CancelToken::new(),
     ))
     .unwrap_err();
@@ -365,19 +422,22 @@ fn resolve_expected_refuses_when_another_preview_became_the_head() {
     assert_eq!(applies.load(Ordering::SeqCst), 0);
     let ids: Vec<_> = session.store().list().unwrap().into_iter().map(|e| e.id).collect();
     assert_eq!(ids, [newer.clone(), reviewed.clone()]);
-    let res =
-        block_on(session.resolve_expected(ResolveParams::apply("ok"), &newer, &CancelToken::new()))
-            .unwrap();
-    assert_eq!(res.text_content(), "applied Newer: ok");
-    block_on(session.resolve_expected(
-        ResolveParams::discard("no"),
-        &reviewed,
+    let res = block_on(session.resolve(
+        ResolveParams::apply("ok"),
+        ResolveOptions { expected: Some(&newer), ..Default::default() },
         &CancelToken::new(),
     ))
     .unwrap();
-    let err = block_on(session.resolve_expected(
+    assert_eq!(res.text_content(), "applied Newer: ok");
+    block_on(session.resolve(
+        ResolveParams::discard("no"),
+        ResolveOptions { expected: Some(&reviewed), ..Default::default() },
+        &CancelToken::new(),
+    ))
+    .unwrap();
+    let err = block_on(session.resolve(
         ResolveParams::apply("ok"),
-        &reviewed,
+        ResolveOptions { expected: Some(&reviewed), ..Default::default() },
         &CancelToken::new(),
     ))
     .unwrap_err();

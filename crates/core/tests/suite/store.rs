@@ -23,9 +23,9 @@ fn is_lifo_with_unique_ids_and_lists_newest_first() {
     assert_eq!(store.peek().unwrap().unwrap().id, c);
     assert_eq!(store.pop().unwrap().unwrap().id, c);
     assert_eq!(store.pop().unwrap().unwrap().id, b);
-    assert!(store.has_pending().unwrap());
+    assert!(!store.is_empty().unwrap());
     assert_eq!(store.pop().unwrap().unwrap().id, a);
-    assert!(!store.has_pending().unwrap());
+    assert!(store.is_empty().unwrap());
     // Ids are never reused.
     let d = store.push(counting_action("D", "ast_edit", Default::default())).unwrap();
     assert_eq!(d.as_str(), "pending-action:ast_edit:3");
@@ -44,7 +44,7 @@ fn subscribers_hear_every_change_until_they_unsubscribe() {
     }));
     let id = store.push(counting_action("A", "t", Default::default())).unwrap();
     let claim = store.claim_head().unwrap().unwrap();
-    store.release(claim).unwrap();
+    store.release(claim, None).unwrap();
     store.pop().unwrap();
     drop(sub);
     store.push(counting_action("B", "t", Default::default())).unwrap();
@@ -68,7 +68,7 @@ fn a_claimed_head_is_busy_until_released_and_release_moves_it_to_the_top() {
     assert!(matches!(store.pop(), Err(StoreError::Busy { .. })));
     // Something new is staged while A is being resolved.
     let b = store.push(counting_action("B", "t", Default::default())).unwrap();
-    store.release(claim).unwrap();
+    store.release(claim, None).unwrap();
     let ids: Vec<_> = store.list().unwrap().into_iter().map(|e| e.id).collect();
     assert_eq!(ids, [a, b]);
 }
@@ -80,7 +80,7 @@ fn a_dropped_claim_releases_itself_and_complete_removes_exactly_once() {
     drop(store.claim_head().unwrap().unwrap());
     assert_eq!(store.clear_stale().unwrap(), 1);
     let claim = store.claim_head().unwrap().unwrap();
-    store.complete(claim).unwrap();
+    store.complete(claim, None).unwrap();
     assert_eq!(store.len().unwrap(), 0);
     assert!(store.claim_head().unwrap().is_none());
 }
@@ -92,6 +92,6 @@ fn a_claim_from_another_store_is_refused() {
     one.push(counting_action("A", "t", Default::default())).unwrap();
     two.push(counting_action("A", "t", Default::default())).unwrap();
     let claim = one.claim_head().unwrap().unwrap();
-    assert!(matches!(two.complete(claim), Err(StoreError::UnknownClaim { .. })));
+    assert!(matches!(two.complete(claim, None), Err(StoreError::UnknownClaim { .. })));
     assert_eq!(two.len().unwrap(), 1);
 }

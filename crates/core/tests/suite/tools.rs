@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use staged_core::{
-    CancelToken, CustomToolApi, FnPendingAction, ResolveParams, ResolveTool, Tool, ToolError,
-    ToolResult, assemble_tools,
+    CancelToken, CustomToolApi, FnPendingAction, ResolveOptions, ResolveParams, ResolveTool, Tool,
+    ToolError, ToolResult, assemble_tools,
 };
 
 use super::harness::{block_on, session};
@@ -95,9 +95,19 @@ fn each_api_routes_pending_actions_to_its_own_session() {
         )
         .unwrap();
     }
-    block_on(parent.resolve(ResolveParams::apply("go"), &CancelToken::new())).unwrap();
+    block_on(parent.resolve(
+        ResolveParams::apply("go"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(*log.lock().unwrap(), ["parent:ping"]);
-    block_on(subagent.resolve(ResolveParams::apply("go"), &CancelToken::new())).unwrap();
+    block_on(subagent.resolve(
+        ResolveParams::apply("go"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(*log.lock().unwrap(), ["parent:ping", "subagent:ping"]);
     assert_eq!(subagent.store().list().unwrap().len(), 0);
 }

@@ -6,4 +6,5 @@ mod dispatch;
 mod harness;
 mod queue;
 mod resolve_reminder;
+mod settle;
 mod soft_requirement;

@@ -9,9 +9,12 @@ use std::{
     },
 };
 
-use staged_agent::{DirectiveOptions, ResolveGate, SKIPPED_CALL_TEXT, ToolCallRef, TurnOutcome};
+use crate::{ResolveGate, SKIPPED_CALL_TEXT, ToolCallRef, TurnOutcome};
+
+use crate::queue::DirectiveOptions;
 use staged_core::{
-    CancelToken, FnPendingAction, RESOLVE_REMINDER, ResolveParams, ToolChoice, ToolResult,
+    CancelToken, FnPendingAction, RESOLVE_REMINDER, ResolveOptions, ResolveParams, ToolChoice,
+    ToolResult,
 };
 
 use super::harness::{LoopSession, block_on, session};
@@ -88,9 +91,11 @@ fn run_loop(session: &Arc<LoopSession>, replies: Vec<Reply>) -> Run {
                     let result = match call.name.as_str() {
                         "resolve" => {
                             run.resolve_runs += 1;
-                            block_on(
-                                session.resolve(ResolveParams::apply("ok"), &CancelToken::new()),
-                            )
+                            block_on(session.resolve(
+                                ResolveParams::apply("ok"),
+                                ResolveOptions::default(),
+                                &CancelToken::new(),
+                            ))
                             .unwrap_or_else(|e| e.to_result())
                         }
                         _ => {

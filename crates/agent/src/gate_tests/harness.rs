@@ -1,16 +1,17 @@
-//! Shared fixtures of the gate tests (moved from staged-core with the gate): sessions, counting
-//! actions, and a store wrapper that counts stale clears.
+//! Shared fixtures of the gate tests (moved from staged-core with the gate): sessions and
+//! counting actions (the store wrapper that counts stale clears is
+//! `staged_test_support::CountingStore`).
 
 use std::sync::{
     Arc,
     atomic::{AtomicUsize, Ordering},
 };
 
-use staged_agent::{Directives, ToolChoiceDirective, ToolChoiceQueue};
-use staged_core::{
-    Claim, FnPendingAction, InMemoryStore, PendingAction, PendingActionStore, PendingEntry,
-    PendingId, Session, StoreError, StoreListener, Subscription, ToolResult,
-};
+use crate::{Directives, ToolChoiceDirective};
+
+use crate::queue::ToolChoiceQueue;
+use staged_core::{FnPendingAction, InMemoryStore, PendingAction, Session, StoreError, ToolResult};
+pub(crate) use staged_test_support::CountingStore;
 
 /// A session with the loop's directives attached: the session methods these tests used
 /// before the queue and the standing handler moved out of `staged-core`.
@@ -67,47 +68,6 @@ pub(crate) fn counting_action(
         })
         .with_source_tool_name(source),
     )
-}
-
-/// A store that forwards to an in-memory one and counts `clear_stale` calls.
-#[derive(Default)]
-pub(crate) struct CountingStore {
-    pub(crate) inner: InMemoryStore,
-    pub(crate) stale_clears: AtomicUsize,
-}
-
-impl PendingActionStore for CountingStore {
-    fn push(&self, action: Arc<dyn PendingAction>) -> Result<PendingId, StoreError> {
-        self.inner.push(action)
-    }
-    fn peek(&self) -> Result<Option<PendingEntry>, StoreError> {
-        self.inner.peek()
-    }
-    fn pop(&self) -> Result<Option<PendingEntry>, StoreError> {
-        self.inner.pop()
-    }
-    fn len(&self) -> Result<usize, StoreError> {
-        self.inner.len()
-    }
-    fn list(&self) -> Result<Vec<PendingEntry>, StoreError> {
-        self.inner.list()
-    }
-    fn subscribe(&self, listener: StoreListener) -> Subscription {
-        self.inner.subscribe(listener)
-    }
-    fn claim_head(&self) -> Result<Option<Claim>, StoreError> {
-        self.inner.claim_head()
-    }
-    fn complete(&self, claim: Claim) -> Result<(), StoreError> {
-        self.inner.complete(claim)
-    }
-    fn release(&self, claim: Claim) -> Result<(), StoreError> {
-        self.inner.release(claim)
-    }
-    fn clear_stale(&self) -> Result<usize, StoreError> {
-        self.stale_clears.fetch_add(1, Ordering::SeqCst);
-        self.inner.clear_stale()
-    }
 }
 
 pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {

@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 
+use crate::StandingAction;
+use crate::queue::DirectiveOptions;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use staged_agent::{DirectiveOptions, StandingAction};
 use staged_core::{
-    CancelToken, FnPendingAction, ResolveHandler, ResolveParams, ToolChoice, ToolError, ToolResult,
+    CancelToken, FnPendingAction, ResolveHandler, ResolveOptions, ResolveParams, ToolChoice,
+    ToolError, ToolResult,
 };
 
 use super::harness::{block_on, counting_action, session};
@@ -31,11 +33,21 @@ fn dispatch_order_is_hard_invoker_then_head_then_standing_handler() {
     let session = session();
     let directives = &session.directives;
     directives.set_standing_resolve_handler(Some(Arc::new(Echo("standing"))));
-    let res = block_on(session.resolve(ResolveParams::apply("a"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::apply("a"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "standing:apply:a");
 
     session.push_pending_action(counting_action("Head", "t", Default::default())).unwrap();
-    let res = block_on(session.resolve(ResolveParams::apply("b"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::apply("b"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "applied Head: b");
 
     session.push_pending_action(counting_action("Head2", "t", Default::default())).unwrap();
@@ -46,7 +58,12 @@ fn dispatch_order_is_hard_invoker_then_head_then_standing_handler() {
         );
         assert_eq!(q.next_tool_choice(), Some(ToolChoice::tool("resolve")));
     });
-    let res = block_on(session.resolve(ResolveParams::discard("c"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::discard("c"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "hard:discard:c");
     assert_eq!(session.store().len().unwrap(), 1, "the head was not touched");
 
@@ -65,10 +82,19 @@ fn standing_action_runs_through_the_shared_runner_and_is_never_consumed() {
         })
         .with_source_tool_name("plan_approval"),
     )))));
-    let res =
-        block_on(session.resolve(ResolveParams::discard("refine"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::discard("refine"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "Discarded: Plan ready for approval. Reason: refine");
-    let res = block_on(session.resolve(ResolveParams::apply("ok"), &CancelToken::new())).unwrap();
+    let res = block_on(session.resolve(
+        ResolveParams::apply("ok"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(res.details.as_ref().unwrap()["sourceToolName"], "plan_approval");
     assert_eq!(res.details.as_ref().unwrap()["sourceResultDetails"], json!({"planExists": true}));
     assert!(directives.peek_standing_resolve_handler().is_some());

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use staged_agent::{DirectiveOptions, OnRejected, RejectOutcome, RejectReason, ToolChoiceQueue};
+use crate::queue::{DirectiveOptions, OnRejected, RejectOutcome, RejectReason, ToolChoiceQueue};
 use staged_core::{CancelToken, ResolveHandler, ResolveParams, ToolChoice, ToolError, ToolResult};
 
 use super::harness::block_on;
@@ -241,4 +241,19 @@ fn does_not_resolve_an_on_invoked_directive_until_the_requested_tool_runs() {
     q.resolve();
     assert_eq!(*resolved.lock().unwrap(), 1);
     assert!(!q.has_in_flight());
+}
+
+#[test]
+fn reject_reasons_have_the_documented_spellings() {
+    // docs/contract/agent-loop.md#hard-directive-queue
+    let all = [
+        RejectReason::Aborted,
+        RejectReason::Error,
+        RejectReason::Cleared,
+        RejectReason::Removed,
+        RejectReason::Unavailable,
+        RejectReason::NotInvoked,
+    ];
+    let spelled: Vec<&str> = all.iter().map(|reason| reason.as_str()).collect();
+    assert_eq!(spelled, ["aborted", "error", "cleared", "removed", "unavailable", "not_invoked"]);
 }

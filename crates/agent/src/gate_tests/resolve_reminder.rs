@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use staged_agent::ToolChoiceDirective;
+use crate::ToolChoiceDirective;
 use staged_core::{
-    CancelToken, PendingActionStore, RESOLVE_REMINDER, ResolveParams, ResolveTool, Session, Tool,
+    CancelToken, PendingActionStore, RESOLVE_REMINDER, ResolveOptions, ResolveParams, ResolveTool,
+    Session, Tool,
 };
 
 use super::harness::{CountingStore, LoopSession, block_on, counting_action, session};
@@ -70,10 +71,15 @@ fn dispatches_a_staged_preview_through_the_resolve_tool_and_drains_the_gate() {
 fn drains_a_phantom_pending_gate_when_resolve_cannot_dispatch() {
     let store = Arc::new(CountingStore::default());
     let session = LoopSession::new(Arc::new(Session::new(store.clone())));
-    block_on(session.resolve(ResolveParams::discard("nothing here"), &CancelToken::new())).unwrap();
+    block_on(session.resolve(
+        ResolveParams::discard("nothing here"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
     assert_eq!(store.stale_clears.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert_eq!(session.next_tool_choice_directive(ACTIVE).unwrap(), None);
-    assert!(!store.has_pending().unwrap());
+    assert!(store.is_empty().unwrap());
 }
 
 #[test]
@@ -85,7 +91,7 @@ fn no_soft_requirement_when_resolve_is_not_active() {
 
 #[test]
 fn hard_choice_for_an_inactive_tool_is_rejected_as_unavailable_and_skipped() {
-    use staged_agent::{DirectiveOptions, RejectOutcome, RejectReason};
+    use crate::queue::{DirectiveOptions, RejectOutcome, RejectReason};
     use staged_core::ToolChoice;
     let session = session();
     let reasons = Arc::new(std::sync::Mutex::new(Vec::new()));
