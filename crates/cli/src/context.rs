@@ -97,6 +97,11 @@ fn plugin_host(root: &Path) -> anyhow::Result<(Arc<PluginHost>, Vec<String>)> {
 /// Opens the workspace session for a command that offers tools: starts the plugins on
 /// `runtime` (where they keep running until [`PluginHost::shutdown`]) and registers their
 /// tools. Warnings and load errors go to stderr, one line each; none is fatal.
+/// Prints `message` as a warning on stderr, control characters escaped.
+pub(crate) fn warn(message: &str) {
+    eprintln!("staged: warning: {}", escape_line(message));
+}
+
 pub(crate) fn open_with_plugins(
     global: &GlobalArgs,
     runtime: &tokio::runtime::Runtime,
