@@ -362,6 +362,12 @@ pub fn compute_preview_with(
     if rules.is_empty() {
         return Ok(preview);
     }
+    let progress = workspace.progress();
+    if let Some(progress) = progress {
+        // What the index ruled out counts as searched at once.
+        progress.begin(staged_core::Phase::Searching, files_searched as u64);
+        progress.advance((files_searched - candidates.len()) as u64);
+    }
     let mut total = 0usize;
     // Set once a cap cut the preview: the files after it are only counted.
     let capped = AtomicBool::new(false);
@@ -379,6 +385,9 @@ pub fn compute_preview_with(
             process_file(candidate, *host, lang, &rules, options, params)
         },
         |outcome| {
+            if let Some(progress) = progress {
+                progress.advance(1);
+            }
             let flow = fold(&mut preview, &mut total, outcome, params, options);
             if preview.left_out.is_some() {
                 capped.store(true, Ordering::Relaxed);

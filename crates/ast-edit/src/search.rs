@@ -182,12 +182,20 @@ pub fn search(
             candidate.display
         ));
     }
+    let progress = workspace.progress();
+    if let Some(progress) = progress {
+        progress.begin(staged_core::Phase::Searching, files.len() as u64);
+    }
     // What the index rules out is counted as searched, as the prefilter's skips are.
+    let listed = files.len();
     files.retain(|(candidate, segments)| {
         segments.iter().any(|(_, lang)| {
             rules.get(lang).is_some_and(|rules| crate::engine::may_match(candidate, rules))
         })
     });
+    if let Some(progress) = progress {
+        progress.advance((listed - files.len()) as u64);
+    }
     let stopped = par_fold_in_order(
         &files,
         |(candidate, segments)| {
@@ -198,6 +206,9 @@ pub fn search(
             Some(search_file(candidate, segments, &rules, usize::MAX))
         },
         |outcome| {
+            if let Some(progress) = progress {
+                progress.advance(1);
+            }
             match outcome {
                 None => return ControlFlow::Break(AstEditError::Cancelled),
                 Some(Ok(matches)) => {

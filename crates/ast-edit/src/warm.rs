@@ -44,7 +44,41 @@ use std::{
     time::{Duration, Instant},
 };
 
+#[cfg(target_os = "linux")]
 mod watch;
+/// Elsewhere there is no watcher: [`WarmIndex::start`] starts, and every query walks cold.
+#[cfg(not(target_os = "linux"))]
+mod watch {
+    use std::{
+        ffi::OsStr,
+        io,
+        path::{Path, PathBuf},
+    };
+
+    #[derive(Debug)]
+    pub(super) enum Seen<'a> {
+        Changed(PathBuf),
+        Tree,
+        Lost,
+        Cookie(&'a OsStr),
+    }
+
+    #[derive(Debug)]
+    pub(super) struct Watcher;
+
+    impl Watcher {
+        pub(super) fn start(
+            _cookies: &Path,
+            _on_event: impl FnMut(Seen<'_>) -> bool + Send + 'static,
+        ) -> io::Result<Watcher> {
+            Err(io::Error::new(io::ErrorKind::Unsupported, "the warm index needs inotify (Linux)"))
+        }
+
+        pub(super) fn watch(&self, _path: &Path) -> io::Result<()> {
+            Err(io::Error::new(io::ErrorKind::Unsupported, "no watcher"))
+        }
+    }
+}
 
 use rayon::prelude::*;
 use staged_fs::{FileIdentity, RelPath};
@@ -180,6 +214,8 @@ struct State {
     /// Why the ignore rules may change with no event the index sees (a symlinked ignore
     /// file, a `.git` file): then every query walks cold.
     unsure: Option<String>,
+    /// Whether the indexer read files since its queue was last empty.
+    busy: bool,
     /// The highest cookie whose event arrived.
     cookie_seen: u64,
     /// Files to read: their path and the stamp of the entry to fill.
@@ -317,12 +353,25 @@ fn run(weak: &Weak<Shared>) {
                 state = shared.lock();
             }
             if state.queue.is_empty() {
+                if std::mem::take(&mut state.busy) {
+                    drop(state);
+                    let stats = WarmIndex { shared: Arc::clone(&shared) }.stats();
+                    tracing::info!(
+                        "warm index: {} of {} files indexed, {} bytes of filters for {} bytes of files",
+                        stats.indexed,
+                        stats.files,
+                        stats.index_bytes,
+                        stats.corpus_bytes
+                    );
+                    continue;
+                }
                 let _ = shared
                     .wake
                     .wait_timeout(state, Duration::from_millis(200))
                     .unwrap_or_else(PoisonError::into_inner);
                 continue;
             }
+            state.busy = true;
             let at = state.queue.len().saturating_sub(BATCH);
             state.queue.split_off(at)
         };

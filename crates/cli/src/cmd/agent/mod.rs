@@ -47,8 +47,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
 
     let runtime = context::runtime()?;
     let (mut ws, host) = context::open_with_plugins(global, &runtime, Effect::Serves)?;
-    // An agent searches one tree many times: list and filter files from a warm index.
-    if let Err(err) = ws.start_warm_index() {
+    // An agent searches one tree many times: list and filter files from a warm index
+    // (`STAGED_WARM_INDEX=0` walks the tree on every search instead).
+    if context::warm_index_wanted()
+        && let Err(err) = ws.start_warm_index()
+    {
         context::warn(&format!("no warm index, every search walks the tree: {err}"));
     }
     // The log records the loop's resolves as the agent's.
