@@ -97,8 +97,8 @@ fn run() -> Result<serde_json::Value, String> {
     // tool shows; `--apply` keeps the rewritten contents and writes them.
     let options =
         EngineOptions { prefilter: args.prefilter, diff: args.diff, keep_contents: args.apply };
-    let preview =
-        compute_preview_with(&workspace, &validated, options, None).map_err(|e| e.to_string())?;
+    let preview = compute_preview_with(&workspace, &validated, options, None, None)
+        .map_err(|e| e.to_string())?;
     if args.apply {
         let writes = preview.writes().ok_or("the rewritten contents were not kept")?;
         let steps: Vec<Step> = writes.into_iter().map(Step::from).collect();

@@ -330,7 +330,8 @@ impl AstEditAction {
                 if let Some(drifted) = self.first_drifted_file() {
                     return Ok(self.stale(&format!("{drifted} changed since the preview")));
                 }
-                match compute_preview_with(&self.workspace, &validated, options, Some(cancel)) {
+                match compute_preview_with(&self.workspace, &validated, options, None, Some(cancel))
+                {
                     Ok(p) => p,
                     Err(AstEditError::Cancelled) => return Err(ActionError::Cancelled),
                     Err(err) => return Ok(self.stale(&err.to_string())),
@@ -529,7 +530,7 @@ impl AstEditAction {
         // apply of the rest would find.
         if let Ok(validated) = params.validate()
             && let Ok(candidates) =
-                collect_for_lang(&self.workspace, &validated.paths, validated.lang)
+                collect_for_lang(&self.workspace, &validated.paths, validated.lang, None)
         {
             rest.scan = Scan::of(&candidates, std::time::SystemTime::now());
             rest.files_searched = candidates.len();
@@ -546,7 +547,8 @@ impl AstEditAction {
         let Some(replay) = &self.replay else { return Replayed::SearchAgain };
         let Ok(lang) = Lang::parse(&replay.lang) else { return Replayed::SearchAgain };
         let started = std::time::SystemTime::now();
-        let Ok(candidates) = collect_for_lang(&self.workspace, &validated.paths, validated.lang)
+        let Ok(candidates) =
+            collect_for_lang(&self.workspace, &validated.paths, validated.lang, None)
         else {
             return Replayed::SearchAgain;
         };

@@ -25,18 +25,26 @@ pub struct AstEditTool {
     session: Arc<Session>,
     workspace: Workspace,
     names: ArgNames,
+    index: Option<crate::WarmIndex>,
 }
 
 impl AstEditTool {
     /// A tool staging its previews on `session`, confined to `workspace`.
     pub fn new(session: Arc<Session>, workspace: Workspace) -> AstEditTool {
-        AstEditTool { session, workspace, names: ArgNames::Tool }
+        AstEditTool { session, workspace, names: ArgNames::Tool, index: None }
     }
 
     /// The same tool, whose results and labels name the arguments that lift a cap (or take
     /// in more files) as `names` says: `staged ast-edit` names its flags.
     pub fn naming(mut self, names: ArgNames) -> AstEditTool {
         self.names = names;
+        self
+    }
+
+    /// The same tool, listing files from a warm index (see [`crate::WarmIndex`]): the same
+    /// results, without walking and reading every file each time.
+    pub fn with_index(mut self, index: crate::WarmIndex) -> AstEditTool {
+        self.index = Some(index);
         self
     }
 }
@@ -71,6 +79,7 @@ impl Tool for AstEditTool {
             AstEditParams::from_json(args).map_err(|err| ToolError::new(err.to_string()))?;
         let validated = params.validate().map_err(|err| err.to_tool_error())?;
         let workspace = self.workspace.clone();
+        let index = self.index.clone();
         let worker_cancel = cancel.clone();
         // A preview needs each file's diff, not its contents: those are read again at apply.
         let preview = tokio::task::spawn_blocking(move || {
@@ -78,6 +87,7 @@ impl Tool for AstEditTool {
                 &workspace,
                 &validated,
                 EngineOptions::preview(),
+                index.as_ref(),
                 Some(&worker_cancel),
             )
         })

@@ -38,6 +38,7 @@ use crate::{
     params::ValidatedEdit,
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, edit_tree, parse_error_issue, parse_tree, read_text, root_of},
+    warm::WarmIndex,
 };
 
 /// Knobs that change how much the engine keeps, and how it gets there; never which edits it
@@ -292,10 +293,11 @@ pub fn compute_preview(
     params: &ValidatedEdit,
     cancel: Option<&CancelToken>,
 ) -> Result<EditPreview, AstEditError> {
-    compute_preview_with(workspace, params, EngineOptions::default(), cancel)
+    compute_preview_with(workspace, params, EngineOptions::default(), None, cancel)
 }
 
-/// Computes the preview.
+/// Computes the preview. With a warm `index`, the files are listed from it and those whose
+/// trigrams rule the rules out are not read (the preview is the same; see [`WarmIndex`]).
 ///
 /// # Errors
 /// Scope, language and overlap errors; [`AstEditError::Cancelled`] when `cancel` fired.
@@ -303,10 +305,12 @@ pub fn compute_preview_with(
     workspace: &Workspace,
     params: &ValidatedEdit,
     options: EngineOptions,
+    index: Option<&WarmIndex>,
     cancel: Option<&CancelToken>,
 ) -> Result<EditPreview, AstEditError> {
     let started = std::time::SystemTime::now();
-    let candidates = collect_for_lang(workspace, &params.paths, params.lang)?;
+    let listing = index.and_then(WarmIndex::listing);
+    let candidates = collect_for_lang(workspace, &params.paths, params.lang, listing.as_deref())?;
     let scan = Scan::of(&candidates, started);
     let (lang, candidates, lang_choice) = select_language(params, candidates)?;
     // A preview names its files in UTF-8 (the diff, the payload, the journal), so a file whose
@@ -337,6 +341,11 @@ pub fn compute_preview_with(
         return Err(AstEditError::InvalidPattern(parse_errors[unnamed.len()..].join("; ")));
     }
     let files_searched = candidates.len();
+    // What the index rules out is counted as searched, as the prefilter's skips are.
+    let mut candidates = candidates;
+    if options.prefilter {
+        candidates.retain(|(candidate, _)| may_match(candidate, &rules));
+    }
     let mut preview = EditPreview {
         lang,
         files: Vec::new(),
@@ -352,6 +361,12 @@ pub fn compute_preview_with(
     };
     if rules.is_empty() {
         return Ok(preview);
+    }
+    let progress = workspace.progress();
+    if let Some(progress) = progress {
+        // What the index ruled out counts as searched at once.
+        progress.begin(staged_core::Phase::Searching, files_searched as u64);
+        progress.advance((files_searched - candidates.len()) as u64);
     }
     let mut total = 0usize;
     // Set once a cap cut the preview: the files after it are only counted.
@@ -370,6 +385,9 @@ pub fn compute_preview_with(
             process_file(candidate, *host, lang, &rules, options, params)
         },
         |outcome| {
+            if let Some(progress) = progress {
+                progress.advance(1);
+            }
             let flow = fold(&mut preview, &mut total, outcome, params, options);
             if preview.left_out.is_some() {
                 capped.store(true, Ordering::Relaxed);
@@ -384,6 +402,12 @@ pub fn compute_preview_with(
     let mut seen = HashSet::new();
     preview.parse_errors.retain(|e| seen.insert(e.clone()));
     Ok(preview)
+}
+
+/// Whether `candidate` may hold a match of one of `rules`: `false` only when the trigrams a
+/// warm index knows of it rule out a needle of each.
+pub(crate) fn may_match(candidate: &Candidate, rules: &[Rule]) -> bool {
+    candidate.grams.as_ref().is_none_or(|grams| rules.iter().any(|r| r.needles.may_occur_in(grams)))
 }
 
 /// Adds one file's outcome to the preview, in path order; breaks with the error when the

@@ -24,18 +24,26 @@ pub struct AstGrepTool {
     session: Arc<Session>,
     workspace: Workspace,
     names: ArgNames,
+    index: Option<crate::WarmIndex>,
 }
 
 impl AstGrepTool {
     /// A search tool confined to `workspace`. The session is kept for symmetry with
     /// [`crate::AstEditTool`]; searching never stages anything.
     pub fn new(session: Arc<Session>, workspace: Workspace) -> AstGrepTool {
-        AstGrepTool { session, workspace, names: ArgNames::Tool }
+        AstGrepTool { session, workspace, names: ArgNames::Tool, index: None }
     }
 
     /// The same tool, whose results name `limit` as `names` says.
     pub fn naming(mut self, names: ArgNames) -> AstGrepTool {
         self.names = names;
+        self
+    }
+
+    /// The same tool, listing files from a warm index (see [`crate::WarmIndex`]): the same
+    /// results, without walking and reading every file each time.
+    pub fn with_index(mut self, index: crate::WarmIndex) -> AstGrepTool {
+        self.index = Some(index);
         self
     }
 
@@ -179,11 +187,13 @@ impl Tool for AstGrepTool {
         let params =
             AstGrepParams::from_json(args).map_err(|err| ToolError::new(err.to_string()))?;
         let workspace = self.workspace.clone();
+        let index = self.index.clone();
         let worker_cancel = cancel.clone();
-        let result =
-            tokio::task::spawn_blocking(move || search(&workspace, &params, Some(&worker_cancel)))
-                .await
-                .map_err(|err| ToolError::new(crate::worker_failure("ast_grep", err)))?;
+        let result = tokio::task::spawn_blocking(move || {
+            search(&workspace, &params, index.as_ref(), Some(&worker_cancel))
+        })
+        .await
+        .map_err(|err| ToolError::new(crate::worker_failure("ast_grep", err)))?;
         match result {
             Ok(result) => Ok(ToolResult::text(search_text_named(&result, self.names))
                 .with_details(search_details(&result))),

@@ -25,6 +25,7 @@ mod edits;
 mod embed;
 mod engine;
 mod error;
+mod grams;
 mod grep_tool;
 mod lang;
 mod nesting;
@@ -36,6 +37,7 @@ mod render;
 mod scope;
 mod search;
 mod source;
+mod warm;
 
 /// The root, the fingerprints and the journal live in `staged-journal`, below this crate.
 mod fingerprint {
@@ -79,6 +81,7 @@ pub use crate::{
     },
     scope::{Candidate, MAX_GLOB_BYTES, collect_candidates, compile_glob},
     search::{SearchMatch, SearchResult, search},
+    warm::{COOKIE_WAIT, IndexStats, WarmIndex},
 };
 pub use staged_journal::{
     CommitOptions, CommitReport, CommitStep, Expect, FileWrite, JournalError, LineIndex,

@@ -196,6 +196,7 @@ mod tests {
                 explicit: false,
                 size,
                 identity: None,
+                grams: None,
             })
             .collect()
     }

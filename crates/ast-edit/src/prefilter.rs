@@ -133,6 +133,15 @@ impl Needles {
         Needles { texts, pairs, gap }
     }
 
+    /// Whether a text whose trigrams are `grams` may contain every needle (and both texts of
+    /// every pair): `false` only when one cannot occur in it, so the file cannot match.
+    pub(crate) fn may_occur_in(&self, grams: &crate::grams::Grams) -> bool {
+        self.texts.iter().all(|n| grams.may_contain(n.text.as_bytes()))
+            && self.pairs.iter().all(|p| {
+                grams.may_contain(p.first.as_bytes()) && grams.may_contain(p.second.as_bytes())
+            })
+    }
+
     /// Whether `haystack` contains every needle, and where the rarest one is.
     pub(crate) fn locate(&self, haystack: &[u8]) -> Located {
         let mut found: Vec<(&Needle, Vec<usize>)> = Vec::with_capacity(self.texts.len());

@@ -17,7 +17,8 @@ use ignore::{WalkBuilder, WalkState};
 use staged_fs::{FileIdentity, RelPath, Root};
 
 use crate::{
-    AstEditError, Lang, ModelAccess, Workspace, lang::Inferred, workspace::STATE_DIR_NAME,
+    AstEditError, Lang, ModelAccess, Workspace, lang::Inferred, warm::Listing,
+    workspace::STATE_DIR_NAME,
 };
 
 /// A file to search, by its path relative to the root and its display path.
@@ -37,6 +38,9 @@ pub struct Candidate {
     /// an apply that finds every candidate as it was need not search them again (see
     /// `engine::Scan`).
     pub(crate) identity: Option<FileIdentity>,
+    /// The file's trigrams, when a warm index listed it and knows its text (see `warm`): a
+    /// query whose needles cannot occur in them skips the file unread.
+    pub(crate) grams: Option<std::sync::Arc<crate::grams::Grams>>,
 }
 
 /// Files at least this big are started first, one at a time, and their syntax trees are freed
@@ -58,19 +62,23 @@ pub fn collect_candidates(
     workspace: &Workspace,
     paths: &[String],
 ) -> Result<Vec<Candidate>, AstEditError> {
-    collect(workspace, paths, &|_| true)
+    collect(workspace, paths, None, &|_| true)
 }
 
 /// [`collect_candidates`] for a search in `lang` (or, with `None`, in each file's inferred
 /// language): a walk keeps only the files [`assign_languages`] would keep, and so never stats
 /// the others (most files of a mixed tree; the stats were half the walk's time). Files named
 /// explicitly are kept whatever their language, as `assign_languages` needs them to report.
+///
+/// With a `listing` (a warm index's), a walk that the listing can stand for is read from it
+/// instead of the disk.
 pub(crate) fn collect_for_lang(
     workspace: &Workspace,
     paths: &[String],
     lang: Option<Lang>,
+    listing: Option<&Listing>,
 ) -> Result<Vec<Candidate>, AstEditError> {
-    collect(workspace, paths, &|path| searched_when_walked(lang, path))
+    collect(workspace, paths, listing, &|path| searched_when_walked(lang, path))
 }
 
 /// Whether a walked (not explicitly named) file is searched: it is of `lang` (or a component
@@ -91,8 +99,27 @@ fn searched_when_walked(lang: Option<Lang>, path: &Path) -> bool {
 fn collect(
     workspace: &Workspace,
     paths: &[String],
+    listing: Option<&Listing>,
     keep: &(dyn Fn(&Path) -> bool + Sync),
 ) -> Result<Vec<Candidate>, AstEditError> {
+    let walk_or_list =
+        |base: &Path, glob: Option<&GlobMatcher>, node_modules: bool, res: &mut Vec<_>| {
+            let listed = listing.filter(|_| !node_modules).is_some_and(|listing| {
+                listing.list(
+                    workspace,
+                    base,
+                    &|path| {
+                        glob.is_none_or(|glob| {
+                            path.strip_prefix(base).is_ok_and(|rel| glob.is_match(rel))
+                        }) && keep(path)
+                    },
+                    res,
+                )
+            });
+            if !listed {
+                walk(workspace, base, glob, node_modules, keep, res);
+            }
+        };
     let mut res: Vec<Candidate> = Vec::new();
     for entry in paths {
         let entry = entry.trim();
@@ -115,10 +142,10 @@ fn collect(
             let base_abs = absolute(workspace, base_rel.as_ref());
             let matcher = compile_glob(&glob)?;
             let allow_node_modules = entry.contains("node_modules");
-            walk(workspace, &base_abs, Some(&matcher), allow_node_modules, keep, &mut res);
+            walk_or_list(&base_abs, Some(&matcher), allow_node_modules, &mut res);
         } else {
             let Some(rel) = workspace.resolve_for_model(entry, ModelAccess::Any)? else {
-                walk(workspace, workspace.root(), None, false, keep, &mut res);
+                walk_or_list(workspace.root(), None, false, &mut res);
                 continue;
             };
             let meta = workspace
@@ -126,7 +153,7 @@ fn collect(
                 .symlink_metadata(&rel)
                 .map_err(|_| AstEditError::PathNotFound(entry.to_owned()))?;
             if meta.is_dir() {
-                walk(workspace, &absolute(workspace, Some(&rel)), None, false, keep, &mut res);
+                walk_or_list(&absolute(workspace, Some(&rel)), None, false, &mut res);
             } else if meta.is_file() {
                 res.push(Candidate {
                     root: workspace.fs().clone(),
@@ -135,6 +162,7 @@ fn collect(
                     explicit: true,
                     size: meta.len(),
                     identity: Some(FileIdentity::of_cap(&meta)),
+                    grams: None,
                 });
             } else {
                 return Err(AstEditError::NotFileOrDirectory(entry.to_owned()));
@@ -232,17 +260,14 @@ fn split_glob(entry: &str) -> (String, String) {
     (base, parts[first_glob..].join("/"))
 }
 
-fn walk(
-    workspace: &Workspace,
-    base: &Path,
-    glob: Option<&GlobMatcher>,
-    allow_node_modules: bool,
-    keep: &(dyn Fn(&Path) -> bool + Sync),
-    out: &mut Vec<Candidate>,
-) {
+/// The walker of `base` every walk uses (the warm index's too, so that both list the same
+/// files): hidden files included, `.gitignore`, `.ignore` and `.git/info/exclude` respected
+/// (with the parents' ignore files), no symlink followed, `.git`, the workspace's `.staged` and,
+/// unless `allow_node_modules`, `node_modules` never entered.
+pub(crate) fn walker(workspace: &Workspace, base: &Path, allow_node_modules: bool) -> WalkBuilder {
     let state_dir = workspace.state_dir();
-    let found: Mutex<Vec<Candidate>> = Mutex::new(Vec::new());
-    let walker = WalkBuilder::new(base)
+    let mut builder = WalkBuilder::new(base);
+    builder
         .hidden(false)
         .follow_links(false)
         .git_ignore(true)
@@ -264,8 +289,20 @@ fn walk(
                 return false;
             }
             !(name == STATE_DIR_NAME && entry.path() == state_dir)
-        })
-        .build_parallel();
+        });
+    builder
+}
+
+fn walk(
+    workspace: &Workspace,
+    base: &Path,
+    glob: Option<&GlobMatcher>,
+    allow_node_modules: bool,
+    keep: &(dyn Fn(&Path) -> bool + Sync),
+    out: &mut Vec<Candidate>,
+) {
+    let found: Mutex<Vec<Candidate>> = Mutex::new(Vec::new());
+    let walker = walker(workspace, base, allow_node_modules).build_parallel();
     walker.run(|| {
         let found = &found;
         Box::new(move |entry| {
@@ -298,6 +335,7 @@ fn walk(
                 explicit: false,
                 size: meta.as_ref().map_or(0, std::fs::Metadata::len),
                 identity: meta.as_ref().map(FileIdentity::of),
+                grams: None,
             };
             if let Ok(mut found) = found.lock() {
                 found.push(candidate);
@@ -379,7 +417,7 @@ mod tests {
         let ws = Workspace::new(dir.path()).expect("workspace");
         let paths = [".".to_owned(), "notes.txt".to_owned()];
         let shown = |lang: Option<Lang>| -> Vec<String> {
-            collect_for_lang(&ws, &paths, lang)
+            collect_for_lang(&ws, &paths, lang, None)
                 .expect("collect")
                 .into_iter()
                 .map(|c| c.display)
@@ -391,7 +429,7 @@ mod tests {
         // And the filter changes nothing assign_languages returns.
         for lang in [None, Some(Lang::TypeScript), Some(Lang::JavaScript)] {
             let all = collect_candidates(&ws, &paths).expect("collect");
-            let filtered = collect_for_lang(&ws, &paths, lang).expect("collect");
+            let filtered = collect_for_lang(&ws, &paths, lang, None).expect("collect");
             let names = |list: Vec<(Candidate, Lang)>| -> Vec<(String, Lang)> {
                 list.into_iter().map(|(c, l)| (c.display, l)).collect()
             };

@@ -91,9 +91,13 @@ impl SearchResult {
 ///
 /// # Errors
 /// Validation, scope and language errors; [`AstEditError::Cancelled`].
+///
+/// With a warm `index`, the files are listed from it and those whose trigrams rule the
+/// pattern out are not read (the result is the same; see [`crate::WarmIndex`]).
 pub fn search(
     workspace: &Workspace,
     params: &AstGrepParams,
+    index: Option<&crate::WarmIndex>,
     cancel: Option<&CancelToken>,
 ) -> Result<SearchResult, AstEditError> {
     if params.pattern.trim().is_empty() {
@@ -104,7 +108,8 @@ pub fn search(
     let lang = params.lang.as_deref().map(Lang::parse).transpose()?;
     let limit = validate_limit(params.limit)?;
     let strictness = params.strictness.unwrap_or_default();
-    let candidates = collect_for_lang(workspace, &paths, lang)?;
+    let listing = index.and_then(crate::WarmIndex::listing);
+    let candidates = collect_for_lang(workspace, &paths, lang, listing.as_deref())?;
     let assigned: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
     // What each file is searched as: its whole text in its language, and, for a component
     // file, its code blocks in theirs.
@@ -177,6 +182,20 @@ pub fn search(
             candidate.display
         ));
     }
+    let progress = workspace.progress();
+    if let Some(progress) = progress {
+        progress.begin(staged_core::Phase::Searching, files.len() as u64);
+    }
+    // What the index rules out is counted as searched, as the prefilter's skips are.
+    let listed = files.len();
+    files.retain(|(candidate, segments)| {
+        segments.iter().any(|(_, lang)| {
+            rules.get(lang).is_some_and(|rules| crate::engine::may_match(candidate, rules))
+        })
+    });
+    if let Some(progress) = progress {
+        progress.advance((listed - files.len()) as u64);
+    }
     let stopped = par_fold_in_order(
         &files,
         |(candidate, segments)| {
@@ -187,6 +206,9 @@ pub fn search(
             Some(search_file(candidate, segments, &rules, usize::MAX))
         },
         |outcome| {
+            if let Some(progress) = progress {
+                progress.advance(1);
+            }
             match outcome {
                 None => return ControlFlow::Break(AstEditError::Cancelled),
                 Some(Ok(matches)) => {

@@ -21,7 +21,7 @@ use tree_sitter::{InputEdit, Parser, Point, Tree};
 use crate::{Lang, scope::Candidate};
 
 /// How many leading bytes are checked for a NUL to call a file binary.
-const BINARY_SNIFF_LEN: usize = 8192;
+pub(crate) const BINARY_SNIFF_LEN: usize = 8192;
 
 /// A parsed file.
 pub(crate) type Parsed = AstGrep<StrDoc<Lang>>;

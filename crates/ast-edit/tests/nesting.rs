@@ -38,7 +38,7 @@ fn preview(text: &str, ops: &[(&str, &str)]) -> Result<EditPreview, AstEditError
         include_parse_errors: None,
     }
     .validate()?;
-    compute_preview_with(&workspace, &params, EngineOptions::default(), None)
+    compute_preview_with(&workspace, &params, EngineOptions::default(), None, None)
 }
 
 fn rewritten(preview: &EditPreview, original: &str) -> String {

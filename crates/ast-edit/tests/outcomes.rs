@@ -437,6 +437,7 @@ async fn a_preview_holds_no_file_contents() {
         &params,
         staged_ast_edit::EngineOptions::preview(),
         None,
+        None,
     )
     .unwrap();
     let full = staged_ast_edit::compute_preview(&fx.workspace, &params, None).unwrap();

@@ -102,11 +102,12 @@ fn previews(
     }
     .validate()
     .unwrap();
-    let with = compute_preview_with(&workspace, &params, EngineOptions::default(), None);
+    let with = compute_preview_with(&workspace, &params, EngineOptions::default(), None, None);
     let without = compute_preview_with(
         &workspace,
         &params,
         EngineOptions { prefilter: false, ..EngineOptions::default() },
+        None,
         None,
     );
     (with, without)

@@ -97,6 +97,17 @@ fn plugin_host(root: &Path) -> anyhow::Result<(Arc<PluginHost>, Vec<String>)> {
 /// Opens the workspace session for a command that offers tools: starts the plugins on
 /// `runtime` (where they keep running until [`PluginHost::shutdown`]) and registers their
 /// tools. Warnings and load errors go to stderr, one line each; none is fatal.
+/// Whether a long-running front end keeps a warm index: unless `STAGED_WARM_INDEX` is `0`
+/// (for a tree on a file system whose changes inotify does not see, or to compare).
+pub(crate) fn warm_index_wanted() -> bool {
+    std::env::var_os("STAGED_WARM_INDEX").is_none_or(|v| v != "0")
+}
+
+/// Prints `message` as a warning on stderr, control characters escaped.
+pub(crate) fn warn(message: &str) {
+    eprintln!("staged: warning: {}", escape_line(message));
+}
+
 pub(crate) fn open_with_plugins(
     global: &GlobalArgs,
     runtime: &tokio::runtime::Runtime,

@@ -51,7 +51,14 @@ pub(crate) fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
     };
     let runtime = context::runtime()?;
     // Plugins start on this runtime and run until the server stops.
-    let (workspace, host) = context::open_with_plugins(global, &runtime, Effect::Serves)?;
+    let (mut workspace, host) = context::open_with_plugins(global, &runtime, Effect::Serves)?;
+    // A server answers many searches over one tree: list and filter files from a warm index
+    // (`STAGED_WARM_INDEX=0` walks the tree on every search instead).
+    if context::warm_index_wanted()
+        && let Err(err) = workspace.start_warm_index()
+    {
+        context::warn(&format!("no warm index, every search walks the tree: {err}"));
+    }
     let root = workspace.workspace().root().to_path_buf();
     let server = StagedServer::new(workspace, approve);
     let res = runtime.block_on(async move {

@@ -36,6 +36,7 @@ mod error;
 mod log;
 mod memory_store;
 mod pending;
+mod progress;
 mod resolve;
 mod retire;
 mod session;
@@ -62,6 +63,7 @@ pub use crate::{
         RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes, ResolveTool,
         run_resolve_invocation,
     },
+    progress::{Phase, Progress},
     retire::Retirement,
     session::{NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session},
     store::{

@@ -407,13 +407,24 @@ pub fn commit(
     }
     // Every temp file, written and fsynced on several threads at once (see `par`): all of them
     // are durable before the journal says `committed`.
+    let progress = workspace.progress();
+    if let Some(progress) = progress {
+        progress.begin(staged_core::Phase::Writing, targets.len() as u64);
+    }
     let temps = par::try_map(targets.len(), par::IO_THREADS, |i| {
         let (StepChange::Write { bytes, .. }, Some(dir)) = (&steps[i].change, &targets[i].dir)
         else {
+            if let Some(progress) = progress {
+                progress.advance(1);
+            }
             return Ok(None);
         };
         let temp = temp_name(&targets[i].name, &id, i);
-        dir.create_new(&temp, bytes, &targets[i].new_mode).map(Some)
+        let written = dir.create_new(&temp, bytes, &targets[i].new_mode).map(Some);
+        if let Some(progress) = progress {
+            progress.advance(1);
+        }
+        written
     });
     let temps = match temps {
         Ok(temps) => temps,

@@ -9,7 +9,10 @@
 use std::{
     io,
     path::{Component, Path, PathBuf},
+    sync::Arc,
 };
+
+use staged_core::Progress;
 
 use staged_fs::{DirHandle, RelPath, Root};
 
@@ -22,10 +25,22 @@ pub const STATE_DIR_NAME: &str = ".staged";
 pub(crate) const JOURNAL_DIR_NAME: &str = "journal";
 
 /// A workspace root, open as a directory handle.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Workspace {
     root: Root,
+    /// Where the searches and writes done through this workspace count their progress, for a
+    /// front end that shows it.
+    progress: Option<Arc<Progress>>,
 }
+
+/// Two workspaces are equal when their roots are: the progress counter is only watched.
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Eq for Workspace {}
 
 impl Workspace {
     /// A workspace rooted at `root`, which must be an existing directory.
@@ -40,7 +55,19 @@ impl Workspace {
             Some(libc::ENOTDIR) => invalid("not a directory".to_owned()),
             _ => invalid(err.to_string()),
         })?;
-        Ok(Workspace { root })
+        Ok(Workspace { root, progress: None })
+    }
+
+    /// The same workspace, counting the progress of its searches and writes on `progress`.
+    #[must_use]
+    pub fn with_progress(mut self, progress: Arc<Progress>) -> Workspace {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// The counter the searches and writes through this workspace report to, if any.
+    pub fn progress(&self) -> Option<&Progress> {
+        self.progress.as_deref()
     }
 
     /// The canonical root path (for messages and the database; files are opened through

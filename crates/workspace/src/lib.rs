@@ -85,7 +85,7 @@ use std::{
     sync::Arc,
 };
 
-use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool};
+use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, WarmIndex};
 use staged_core::{
     CustomToolApi, ErrorCause, InMemoryStore, PendingAction, PendingActionStore, ResolveTool,
     Session, Tool, UndoHandler,
@@ -364,6 +364,7 @@ impl WorkspaceSessionBuilder {
             custom: Arc::new(custom),
             origins: Arc::new(origins),
             load_errors: Arc::new(errors),
+            index: None,
         }
     }
 }
@@ -427,6 +428,8 @@ pub struct WorkspaceSession {
     /// Where each of `custom` comes from, in the same order.
     origins: Arc<Vec<String>>,
     load_errors: Arc<Vec<LoadError>>,
+    /// The warm index `ast_grep` and `ast_edit` list files from, once started.
+    index: Option<WarmIndex>,
 }
 
 impl std::fmt::Debug for WorkspaceSession {
@@ -513,14 +516,43 @@ impl WorkspaceSession {
         &self.recovery
     }
 
+    /// Starts a warm index of the workspace (see [`WarmIndex`]), which the `ast_grep` and
+    /// `ast_edit` tools made from now on list files from. For a front end that answers many
+    /// queries over one tree (a server, an agent): it builds in the background, watches the
+    /// tree's folders, and answers nothing differently. A one-shot command should not start
+    /// one. When it cannot start, the tools walk the tree as before, and the reason is
+    /// returned.
+    ///
+    /// # Errors
+    /// When the index cannot start (its private cookie folder cannot be made).
+    pub fn start_warm_index(&mut self) -> std::io::Result<()> {
+        if self.index.is_none() {
+            self.index = Some(WarmIndex::start(self.workspace.clone())?);
+        }
+        Ok(())
+    }
+
+    /// The warm index, if one was started.
+    pub fn warm_index(&self) -> Option<&WarmIndex> {
+        self.index.as_ref()
+    }
+
     /// The `ast_edit` tool.
     pub fn ast_edit_tool(&self) -> AstEditTool {
-        AstEditTool::new(self.session.clone(), self.workspace.clone())
+        let tool = AstEditTool::new(self.session.clone(), self.workspace.clone());
+        match &self.index {
+            Some(index) => tool.with_index(index.clone()),
+            None => tool,
+        }
     }
 
     /// The `ast_grep` tool.
     pub fn ast_grep_tool(&self) -> AstGrepTool {
-        AstGrepTool::new(self.session.clone(), self.workspace.clone())
+        let tool = AstGrepTool::new(self.session.clone(), self.workspace.clone());
+        match &self.index {
+            Some(index) => tool.with_index(index.clone()),
+            None => tool,
+        }
     }
 
     /// The `edit` tool.

@@ -46,7 +46,14 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
         .unwrap_or(staged_agent::DEFAULT_MAX_TURNS);
 
     let runtime = context::runtime()?;
-    let (ws, host) = context::open_with_plugins(global, &runtime, Effect::Serves)?;
+    let (mut ws, host) = context::open_with_plugins(global, &runtime, Effect::Serves)?;
+    // An agent searches one tree many times: list and filter files from a warm index
+    // (`STAGED_WARM_INDEX=0` walks the tree on every search instead).
+    if context::warm_index_wanted()
+        && let Err(err) = ws.start_warm_index()
+    {
+        context::warn(&format!("no warm index, every search walks the tree: {err}"));
+    }
     // The log records the loop's resolves as the agent's.
     ws.session().set_front_end(staged_core::FrontEnd::Agent);
     let person: Arc<dyn Supervisor> = Arc::new(person::TerminalPerson::new(out.clone()));

@@ -1,0 +1,808 @@
+//! The warm index: what a long-running front end (`staged mcp`, `staged agent`,
+//! `staged review`) keeps of the tree between queries, so that a selective `ast_grep` or
+//! `ast_edit` reads and parses only the files that can match.
+//!
+//! It holds the list of files the walk would give (the same walker, see
+//! [`crate::scope::walker`]) with each file's size and identity, and the trigrams of each
+//! file's text ([`Grams`]). A query lists its candidates from it instead of walking, and skips
+//! every file whose trigrams rule out one of its prefilter needles; the files it keeps are read
+//! from the disk as a cold query reads them, so what a query finds in a file is always the
+//! file's current text. Only the skipping rests on the index, so the index must never claim a
+//! file lacks a text it now has, nor miss a file the walk would list.
+//!
+//! It is kept fresh by file-system events (inotify, see `watch`), never by walking on each
+//! query:
+//! - every folder the walk entered is watched (not recursively: ignored folders such as
+//!   `target/` cost nothing); an event marks its path dirty, and the next query settles the
+//!   dirty paths first: a changed file loses its trigrams (it is read by every query until the
+//!   background indexer has read it again), a file created or deleted makes its folder listed
+//!   again, and a folder created, deleted or renamed, or an ignore file changed, makes the
+//!   whole tree walked again (reusing the trigrams of every file whose identity and size are
+//!   unchanged and that no event named);
+//! - before it settles, a query waits for its own *cookie*: a file it creates in a private
+//!   folder the same watcher watches. One watcher delivers its events in the order they
+//!   happened, so once the cookie's event has arrived, every change made before the query began
+//!   has been seen. (Watchman's cookies work the same way.)
+//! - a lost event (the kernel's queue overflowed, a watch could not be added) makes the index
+//!   trust nothing: the tree is walked again and every file read again, and until then the
+//!   files count as unknown, which only makes queries read them.
+//!
+//! A query that comes before the first walk has finished, or when the watcher failed, or whose
+//! cookie does not arrive within [`COOKIE_WAIT`], is answered the cold way. Writes through
+//! `mmap`, which the kernel reports to no watcher, and file systems whose changes do not go
+//! through this kernel (a network share written by another machine) are not seen: the index is
+//! for local trees.
+
+use std::{
+    collections::{BTreeMap, HashMap, HashSet},
+    ffi::OsStr,
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+#[cfg(target_os = "linux")]
+mod watch;
+/// Elsewhere there is no watcher: [`WarmIndex::start`] starts, and every query walks cold.
+#[cfg(not(target_os = "linux"))]
+mod watch {
+    use std::{
+        ffi::OsStr,
+        io,
+        path::{Path, PathBuf},
+    };
+
+    #[derive(Debug)]
+    pub(super) enum Seen<'a> {
+        Changed(PathBuf),
+        Tree,
+        Lost,
+        Cookie(&'a OsStr),
+    }
+
+    #[derive(Debug)]
+    pub(super) struct Watcher;
+
+    impl Watcher {
+        pub(super) fn start(
+            _cookies: &Path,
+            _on_event: impl FnMut(Seen<'_>) -> bool + Send + 'static,
+        ) -> io::Result<Watcher> {
+            Err(io::Error::new(io::ErrorKind::Unsupported, "the warm index needs inotify (Linux)"))
+        }
+
+        pub(super) fn watch(&self, _path: &Path) -> io::Result<()> {
+            Err(io::Error::new(io::ErrorKind::Unsupported, "no watcher"))
+        }
+    }
+}
+
+use rayon::prelude::*;
+use staged_fs::{FileIdentity, RelPath};
+
+use self::watch::{Seen, Watcher};
+use crate::{Workspace, grams::Grams, scope::Candidate, workspace::STATE_DIR_NAME};
+
+/// How long a query waits for its cookie before it walks the cold way.
+pub const COOKIE_WAIT: Duration = Duration::from_secs(2);
+
+/// How many files the indexer reads before it stores what it found.
+const BATCH: usize = 256;
+
+/// How many times one settling walks the tree again while new folders keep appearing.
+const MAX_WALKS: usize = 4;
+
+/// A warm index of one workspace, built and kept fresh in the background; dropping the last
+/// handle stops it. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct WarmIndex {
+    shared: Arc<Shared>,
+}
+
+/// What the index holds, for the benchmarks and the logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IndexStats {
+    /// Whether queries are served from it.
+    pub ready: bool,
+    /// Files listed.
+    pub files: usize,
+    /// Files whose trigrams are known.
+    pub indexed: usize,
+    /// The sizes of the listed files, added up.
+    pub corpus_bytes: u64,
+    /// The bytes the trigram filters take.
+    pub index_bytes: u64,
+    /// Queries answered from the index so far (the others walked cold).
+    pub served: u64,
+}
+
+/// The files a warm index lists: what a walk of the whole tree would give, at one moment.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Listing {
+    files: BTreeMap<RelPath, Entry>,
+    /// Every folder the walk entered, relative to the root (the root itself as the empty path).
+    dirs: HashSet<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    size: u64,
+    identity: Option<FileIdentity>,
+    grams: Option<Arc<Grams>>,
+    /// Which version of the entry the indexer read: its trigrams are stored only if the
+    /// entry has not been replaced since.
+    stamp: u64,
+}
+
+impl Listing {
+    /// Adds to `out` the files under `base` (an absolute folder path) that pass `keep`, as a
+    /// walk of `base` would list them, and says whether it could: only a folder the walk of
+    /// the whole tree entered is listed (a walk of an ignored folder, or of `.git`, lists what
+    /// the whole tree's does not).
+    pub(crate) fn list(
+        &self,
+        workspace: &Workspace,
+        base: &Path,
+        keep: &dyn Fn(&Path) -> bool,
+        out: &mut Vec<Candidate>,
+    ) -> bool {
+        let Ok(base_rel) = base.strip_prefix(workspace.root()) else { return false };
+        if !self.dirs.contains(base_rel) {
+            return false;
+        }
+        let files: Box<dyn Iterator<Item = (&RelPath, &Entry)>> = match RelPath::new(base_rel) {
+            Ok(start) => Box::new(
+                self.files
+                    .range(start..)
+                    .take_while(move |(rel, _)| rel.as_path().starts_with(base_rel)),
+            ),
+            Err(_) => Box::new(self.files.iter()),
+        };
+        for (rel, entry) in files {
+            if !keep(&workspace.root().join(rel.as_path())) {
+                continue;
+            }
+            out.push(Candidate {
+                root: workspace.fs().clone(),
+                rel: rel.clone(),
+                display: rel.display(),
+                explicit: false,
+                size: entry.size,
+                identity: entry.identity,
+                grams: entry.grams.clone(),
+            });
+        }
+        true
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    workspace: Workspace,
+    state: Mutex<State>,
+    /// Signalled when an event arrives, work is queued, or the index stops.
+    wake: Condvar,
+    /// The watcher, behind the lock that makes settling one query at a time. It is never
+    /// called with `state` held: its thread takes `state` to deliver an event.
+    watcher: Mutex<Option<Watcher>>,
+    cookies: Cookies,
+    stop: AtomicBool,
+    served: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Cookies {
+    dir: tempfile::TempDir,
+    next: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    ready: bool,
+    /// Why the index serves no query, for good.
+    off: Option<String>,
+    listing: Arc<Listing>,
+    /// Absolute paths events named since the last settling.
+    dirty: HashSet<PathBuf>,
+    /// The tree must be walked again (a folder or an ignore file changed).
+    rewalk: bool,
+    /// Events were lost: trust no file's trigrams.
+    forget: bool,
+    /// Why the ignore rules may change with no event the index sees (a symlinked ignore
+    /// file, a `.git` file): then every query walks cold.
+    unsure: Option<String>,
+    /// Whether the indexer read files since its queue was last empty.
+    busy: bool,
+    /// The highest cookie whose event arrived.
+    cookie_seen: u64,
+    /// Files to read: their path and the stamp of the entry to fill.
+    queue: Vec<(RelPath, u64)>,
+    stamp: u64,
+    /// The folders watched, with the device and inode each was when its watch was added.
+    watched: HashMap<PathBuf, (u64, u64)>,
+}
+
+/// What one walk found: each file with its size and identity, and the folders entered.
+#[derive(Debug, Default)]
+struct Walked {
+    files: Vec<(RelPath, u64, Option<FileIdentity>)>,
+    /// Each folder with its device and inode (a folder deleted and made again under the same
+    /// name is another folder, with no watch).
+    dirs: HashMap<PathBuf, Option<(u64, u64)>>,
+    /// Why the walk's ignore rules may change without an event in the tree, if they may.
+    unsure: Option<String>,
+}
+
+impl WarmIndex {
+    /// Starts indexing `workspace` in the background: a thread walks the tree, watches its
+    /// folders and reads every file; queries are answered the cold way until the walk is done.
+    ///
+    /// # Errors
+    /// When the private folder for cookies cannot be made.
+    pub fn start(workspace: Workspace) -> std::io::Result<WarmIndex> {
+        let cookies = Cookies {
+            dir: tempfile::Builder::new().prefix("staged-watch-").tempdir()?,
+            next: AtomicU64::new(1),
+        };
+        let shared = Arc::new(Shared {
+            workspace,
+            state: Mutex::new(State::default()),
+            wake: Condvar::new(),
+            watcher: Mutex::new(None),
+            cookies,
+            stop: AtomicBool::new(false),
+            served: AtomicU64::new(0),
+        });
+        let weak = Arc::downgrade(&shared);
+        std::thread::Builder::new()
+            .name("staged-warm-index".to_owned())
+            .spawn(move || run(&weak))?;
+        Ok(WarmIndex { shared })
+    }
+
+    /// The listing to answer a query from, with every change made before this call seen; `None`
+    /// when the query must walk the cold way (see the module documentation).
+    pub(crate) fn listing(&self) -> Option<Arc<Listing>> {
+        let listing = self.shared.settle(true);
+        if listing.is_some() {
+            self.shared.served.fetch_add(1, Ordering::Relaxed);
+        }
+        listing
+    }
+
+    /// What the index holds now.
+    pub fn stats(&self) -> IndexStats {
+        let state = self.shared.lock();
+        let mut stats = IndexStats {
+            ready: state.ready && state.off.is_none(),
+            served: self.shared.served.load(Ordering::Relaxed),
+            ..IndexStats::default()
+        };
+        for entry in state.listing.files.values() {
+            stats.files += 1;
+            stats.corpus_bytes += entry.size;
+            if let Some(grams) = &entry.grams {
+                stats.indexed += 1;
+                stats.index_bytes += grams.bytes() as u64;
+            }
+        }
+        stats
+    }
+
+    /// Waits until every listed file that can be indexed has been read, or `timeout` passed;
+    /// says whether it is so. For benchmarks and tests: queries never need to wait.
+    pub fn wait_indexed(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.shared.lock();
+        loop {
+            if state.off.is_some() {
+                return false;
+            }
+            if state.ready && state.queue.is_empty() && state.dirty.is_empty() && !state.rewalk {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            state = self
+                .shared
+                .wake
+                .wait_timeout(state, (deadline - now).min(Duration::from_millis(50)))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake.notify_all();
+        // Wakes the watcher's thread, which then finds the index gone and ends.
+        let _ = std::fs::write(self.cookies.dir.path().join("stop"), b"");
+    }
+}
+
+/// The background thread: the first walk, then reading queued files until the index stops.
+fn run(weak: &Weak<Shared>) {
+    {
+        let Some(shared) = weak.upgrade() else { return };
+        if let Err(why) = shared.begin(weak.clone()) {
+            tracing::warn!("warm index off, queries walk the tree: {why}");
+            shared.lock().off = Some(why);
+            shared.wake.notify_all();
+            return;
+        }
+    }
+    loop {
+        let Some(shared) = weak.upgrade() else { return };
+        if shared.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let jobs = {
+            let mut state = shared.lock();
+            if state.queue.is_empty() && (!state.dirty.is_empty() || state.rewalk) {
+                // Settle in the background too, so files changed between queries are read
+                // before the next one.
+                drop(state);
+                let _ = shared.settle(false);
+                state = shared.lock();
+            }
+            if state.queue.is_empty() {
+                if std::mem::take(&mut state.busy) {
+                    drop(state);
+                    let stats = WarmIndex { shared: Arc::clone(&shared) }.stats();
+                    tracing::info!(
+                        "warm index: {} of {} files indexed, {} bytes of filters for {} bytes of files",
+                        stats.indexed,
+                        stats.files,
+                        stats.index_bytes,
+                        stats.corpus_bytes
+                    );
+                    continue;
+                }
+                let _ = shared
+                    .wake
+                    .wait_timeout(state, Duration::from_millis(200))
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            state.busy = true;
+            let at = state.queue.len().saturating_sub(BATCH);
+            state.queue.split_off(at)
+        };
+        let found: Vec<(RelPath, u64, Option<Grams>)> = jobs
+            .into_par_iter()
+            .map(|(rel, stamp)| {
+                let grams = shared.read_grams(&rel);
+                (rel, stamp, grams)
+            })
+            .collect();
+        let mut state = shared.lock();
+        let root = shared.workspace.root().to_path_buf();
+        let State { listing, dirty, .. } = &mut *state;
+        let listing = Arc::make_mut(listing);
+        for (rel, stamp, grams) in found {
+            // A file an event named since it was read waits for the next settling.
+            if dirty.contains(&root.join(rel.as_path())) {
+                continue;
+            }
+            if let Some(entry) = listing.files.get_mut(&rel).filter(|e| e.stamp == stamp) {
+                entry.grams = grams.map(Arc::new);
+            }
+        }
+        drop(state);
+        shared.wake.notify_all();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Creates the watcher and makes the first listing.
+    fn begin(&self, weak: Weak<Shared>) -> Result<(), String> {
+        let watcher = Watcher::start(self.cookies.dir.path(), move |seen| match weak.upgrade() {
+            Some(shared) => {
+                shared.on_event(seen);
+                true
+            }
+            None => false,
+        })
+        .map_err(|err| format!("cannot watch the tree: {err}"))?;
+        let mut slot = self.watcher.lock().unwrap_or_else(PoisonError::into_inner);
+        *slot = Some(watcher);
+        self.lock().rewalk = true;
+        self.settle_locked(&mut slot)?;
+        drop(slot);
+        let mut state = self.lock();
+        state.ready = true;
+        drop(state);
+        self.wake.notify_all();
+        Ok(())
+    }
+
+    /// Records what one event says (called on the watcher's thread).
+    fn on_event(&self, seen: Seen<'_>) {
+        let mut state = self.lock();
+        match seen {
+            Seen::Lost => {
+                tracing::debug!("warm index: events were lost; reading everything again");
+                state.forget = true;
+                state.rewalk = true;
+            }
+            Seen::Tree => state.rewalk = true,
+            Seen::Changed(path) => {
+                state.dirty.insert(path);
+            }
+            Seen::Cookie(name) => {
+                let n = name
+                    .to_str()
+                    .and_then(|name| name.strip_prefix("cookie-"))
+                    .and_then(|n| n.parse::<u64>().ok());
+                if let Some(n) = n {
+                    state.cookie_seen = state.cookie_seen.max(n);
+                }
+            }
+        }
+        drop(state);
+        self.wake.notify_all();
+    }
+
+    /// Waits for a cookie (when `cookie`), settles every dirty path, and returns the listing.
+    fn settle(&self, cookie: bool) -> Option<Arc<Listing>> {
+        {
+            let state = self.lock();
+            if !state.ready || state.off.is_some() {
+                return None;
+            }
+        }
+        let mut watcher = self.watcher.lock().unwrap_or_else(PoisonError::into_inner);
+        if cookie && !self.cookie() {
+            return None;
+        }
+        if let Err(why) = self.settle_locked(&mut watcher) {
+            tracing::warn!("warm index off, queries walk the tree: {why}");
+            self.lock().off = Some(why);
+            return None;
+        }
+        let state = self.lock();
+        (state.off.is_none() && state.unsure.is_none()).then(|| state.listing.clone())
+    }
+
+    /// Creates the next cookie and waits for its event.
+    fn cookie(&self) -> bool {
+        let n = self.cookies.next.fetch_add(1, Ordering::SeqCst);
+        let path = self.cookies.dir.path().join(format!("cookie-{n}"));
+        if std::fs::write(&path, b"").is_err() {
+            return false;
+        }
+        let deadline = Instant::now() + COOKIE_WAIT;
+        let mut state = self.lock();
+        let arrived = loop {
+            if state.cookie_seen >= n {
+                break true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break false;
+            }
+            state = self
+                .wake
+                .wait_timeout(state, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        };
+        drop(state);
+        let _ = std::fs::remove_file(&path);
+        if !arrived {
+            tracing::debug!("warm index: cookie {n} did not arrive; walking the cold way");
+        }
+        arrived
+    }
+
+    /// Settles the dirty paths into the listing (the caller holds the watcher's lock).
+    fn settle_locked(&self, watcher: &mut Option<Watcher>) -> Result<(), String> {
+        let (dirty, mut rewalk, forget, listing) = {
+            let mut state = self.lock();
+            let dirty = std::mem::take(&mut state.dirty);
+            let rewalk = std::mem::take(&mut state.rewalk);
+            let forget = std::mem::take(&mut state.forget);
+            (dirty, rewalk, forget, state.listing.clone())
+        };
+        if dirty.is_empty() && !rewalk {
+            return Ok(());
+        }
+        let root = self.workspace.root();
+        let mut relist: HashSet<PathBuf> = HashSet::new();
+        let mut changed: HashSet<RelPath> = HashSet::new();
+        for path in &dirty {
+            match self.classify(path) {
+                Change::Nothing => {}
+                Change::Tree => rewalk = true,
+                Change::File(rel) => {
+                    let was_dir = listing.dirs.contains(rel.as_path());
+                    let is_dir =
+                        self.workspace.fs().symlink_metadata(&rel).is_ok_and(|m| m.is_dir());
+                    if was_dir || is_dir {
+                        rewalk = true;
+                    } else {
+                        let parent = rel.as_path().parent().unwrap_or(Path::new("")).to_path_buf();
+                        if listing.dirs.contains(&parent) {
+                            relist.insert(parent);
+                        }
+                        changed.insert(rel);
+                    }
+                }
+            }
+        }
+        let walked = if rewalk {
+            let mut walks = 0;
+            loop {
+                walks += 1;
+                let mut walked = self.walk(root, None);
+                let gits = self.git_folders(&mut walked);
+                let added =
+                    self.watch_new(watcher, &walked.dirs)? | self.watch_new(watcher, &gits)?;
+                if !added || walks >= MAX_WALKS {
+                    if added {
+                        // Folders kept appearing: walk again at the next settling.
+                        self.lock().rewalk = true;
+                    }
+                    break walked;
+                }
+            }
+        } else {
+            let mut walked = Walked::default();
+            for dir in &relist {
+                let base =
+                    if dir.as_os_str().is_empty() { root.to_path_buf() } else { root.join(dir) };
+                let found = self.walk(&base, Some(1));
+                if found.dirs.keys().any(|d| !listing.dirs.contains(d)) {
+                    // A folder appeared that no event named yet: settle it with the whole tree.
+                    self.lock().rewalk = true;
+                }
+                walked.files.extend(found.files);
+            }
+            walked
+        };
+        // A file changed within a tick of the kernel's coarse clock of the walk could change
+        // again without its change time moving: its identity proves nothing (see `Scan`).
+        let recent = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(i64::MAX, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX) - 2);
+        let mut state_unsure = None;
+        let mut state = self.lock();
+        let State { listing: current, queue, stamp, .. } = &mut *state;
+        let current = Arc::make_mut(current);
+        let mut fresh = |rel: &RelPath, size: u64, identity: Option<FileIdentity>| -> Entry {
+            if !forget
+                && !changed.contains(rel)
+                && !dirty.contains(&root.join(rel.as_path()))
+                && let Some(old) = current.files.get(rel)
+                && old.identity.is_some()
+                && old.identity == identity
+                && old.size == size
+                && identity.is_some_and(|id| id.ctime < recent)
+            {
+                return old.clone();
+            }
+            *stamp += 1;
+            queue.push((rel.clone(), *stamp));
+            Entry { size, identity, grams: None, stamp: *stamp }
+        };
+        if rewalk {
+            let mut files = BTreeMap::new();
+            for (rel, size, identity) in &walked.files {
+                let entry = fresh(rel, *size, *identity);
+                files.insert(rel.clone(), entry);
+            }
+            current.files = files;
+            current.dirs = walked.dirs.into_keys().collect();
+            state_unsure = Some(walked.unsure);
+        } else {
+            let mut listed: HashMap<RelPath, Entry> = HashMap::new();
+            for (rel, size, identity) in &walked.files {
+                listed.insert(rel.clone(), fresh(rel, *size, *identity));
+            }
+            current.files.retain(|rel, _| {
+                let parent = rel.as_path().parent().unwrap_or(Path::new(""));
+                !relist.contains(parent) || listed.contains_key(rel)
+            });
+            current.files.extend(listed);
+        }
+        if let Some(unsure) = state_unsure {
+            if let Some(why) = &unsure {
+                tracing::debug!("warm index: queries walk the tree while {why}");
+            }
+            state.unsure = unsure;
+        }
+        drop(state);
+        self.wake.notify_all();
+        Ok(())
+    }
+
+    /// What an event's path means for the listing.
+    fn classify(&self, path: &Path) -> Change {
+        let Ok(rel) = path.strip_prefix(self.workspace.root()) else { return Change::Nothing };
+        let names: Vec<&OsStr> = rel.iter().collect();
+        let Some(&last) = names.last() else {
+            // The root itself.
+            return Change::Tree;
+        };
+        if names.first() == Some(&OsStr::new(STATE_DIR_NAME)) && names.len() > 1 {
+            return Change::Nothing;
+        }
+        if let Some(git) = names.iter().position(|n| *n == ".git") {
+            // `.git` itself appearing or going changes where `info/exclude` applies; inside it,
+            // only `info/exclude` is read by the walk.
+            let inside = &names[git + 1..];
+            return if inside.is_empty()
+                || inside == [OsStr::new("info")]
+                || inside == [OsStr::new("info"), OsStr::new("exclude")]
+            {
+                Change::Tree
+            } else {
+                Change::Nothing
+            };
+        }
+        if names.iter().any(|n| *n == "node_modules") {
+            return Change::Nothing;
+        }
+        if last == ".gitignore" || last == ".ignore" {
+            return Change::Tree;
+        }
+        match RelPath::new(rel) {
+            Ok(rel) => Change::File(rel),
+            Err(_) => Change::Tree,
+        }
+    }
+
+    /// Walks `base` as a query would (to `depth`, if given).
+    fn walk(&self, base: &Path, depth: Option<usize>) -> Walked {
+        let found = Mutex::new(Walked::default());
+        let mut builder = crate::scope::walker(&self.workspace, base, false);
+        builder.max_depth(depth);
+        builder.build_parallel().run(|| {
+            let found = &found;
+            Box::new(move |entry| {
+                let Ok(entry) = entry else { return ignore::WalkState::Continue };
+                let Some(kind) = entry.file_type() else { return ignore::WalkState::Continue };
+                let path = entry.path();
+                let Ok(rel) = path.strip_prefix(self.workspace.root()) else {
+                    return ignore::WalkState::Continue;
+                };
+                if kind.is_dir() {
+                    let id = entry.metadata().ok().map(|m| {
+                        use std::os::unix::fs::MetadataExt;
+                        (m.dev(), m.ino())
+                    });
+                    found
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .dirs
+                        .insert(rel.to_path_buf(), id);
+                } else if let Some(why) = unwatchable(entry.file_name(), kind) {
+                    found.lock().unwrap_or_else(PoisonError::into_inner).unsure =
+                        Some(format!("{}: {why}", rel.display()));
+                } else if kind.is_file()
+                    && let Some(rel) = self.workspace.walked(path)
+                {
+                    let meta = entry.metadata().ok();
+                    let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
+                    let identity = meta.as_ref().map(FileIdentity::of);
+                    found
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .files
+                        .push((rel, size, identity));
+                }
+                ignore::WalkState::Continue
+            })
+        });
+        found.into_inner().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The `.git` folders (and their `info` folders) beside the walked folders, whose
+    /// `info/exclude` the walk reads: they are watched too, though never listed. A `.git` that
+    /// is a file (a worktree or a submodule, whose exclude file lies elsewhere) or a symlink
+    /// makes `walked` unsure.
+    fn git_folders(&self, walked: &mut Walked) -> HashMap<PathBuf, Option<(u64, u64)>> {
+        use std::os::unix::fs::MetadataExt;
+        let root = self.workspace.root();
+        let mut gits = HashMap::new();
+        for dir in walked.dirs.keys() {
+            let git = dir.join(".git");
+            let Ok(meta) = std::fs::symlink_metadata(root.join(&git)) else { continue };
+            if !meta.is_dir() {
+                walked.unsure = Some(format!(
+                    "{} is not a folder (a worktree or a submodule): its exclude file lies outside the tree",
+                    git.display()
+                ));
+                continue;
+            }
+            gits.insert(git.clone(), Some((meta.dev(), meta.ino())));
+            let info = git.join("info");
+            match std::fs::symlink_metadata(root.join(&info)) {
+                Ok(meta) if meta.is_dir() => {
+                    gits.insert(info.clone(), Some((meta.dev(), meta.ino())));
+                    let exclude = std::fs::symlink_metadata(root.join(info.join("exclude")));
+                    if exclude.is_ok_and(|m| m.file_type().is_symlink()) {
+                        walked.unsure = Some(format!("{}/exclude is a symlink", info.display()));
+                    }
+                }
+                Ok(_) => walked.unsure = Some(format!("{} is not a folder", info.display())),
+                Err(_) => {}
+            }
+        }
+        gits
+    }
+
+    /// Watches the folders of `dirs` not watched yet; says whether there were any (then the
+    /// caller walks again, for what was created in them before their watch).
+    fn watch_new(
+        &self,
+        watcher: &mut Option<Watcher>,
+        dirs: &HashMap<PathBuf, Option<(u64, u64)>>,
+    ) -> Result<bool, String> {
+        let Some(watcher) = watcher.as_mut() else { return Err("no watcher".to_owned()) };
+        let new: Vec<(PathBuf, (u64, u64))> = {
+            let state = self.lock();
+            dirs.iter()
+                .filter_map(|(dir, id)| {
+                    // A folder whose identity could not be read is watched again each time.
+                    let id = id.unwrap_or((u64::MAX, u64::MAX));
+                    (state.watched.get(dir) != Some(&id)).then(|| (dir.clone(), id))
+                })
+                .collect()
+        };
+        for (dir, _) in &new {
+            let abs = self.workspace.root().join(dir);
+            if let Err(err) = watcher.watch(&abs) {
+                // A folder that went away meanwhile is the next walk's business; any other
+                // failure (the watch limit) means changes there would be missed.
+                if abs.is_dir() {
+                    return Err(format!("cannot watch {}: {err}", abs.display()));
+                }
+            }
+        }
+        self.lock().watched.extend(new.iter().cloned());
+        Ok(!new.is_empty())
+    }
+
+    /// The trigrams of a file, if it is text a query would search (a binary, non-UTF-8 or
+    /// unreadable file is always a candidate: the query reports it).
+    fn read_grams(&self, rel: &RelPath) -> Option<Grams> {
+        let bytes = self.workspace.fs().read(rel).ok()?;
+        let sniff = &bytes[..bytes.len().min(crate::source::BINARY_SNIFF_LEN)];
+        if memchr::memchr(0, sniff).is_some() || std::str::from_utf8(&bytes).is_err() {
+            return None;
+        }
+        Some(Grams::of(&bytes))
+    }
+}
+
+/// Why an entry the walk yields (not a folder) means ignore rules could change unseen.
+fn unwatchable(name: &OsStr, kind: std::fs::FileType) -> Option<&'static str> {
+    if name == ".git" {
+        // A `.git` file: a worktree or a submodule, whose exclude file lies elsewhere.
+        return Some("a .git that is not a folder: its exclude file lies outside the tree");
+    }
+    ((name == ".gitignore" || name == ".ignore") && kind.is_symlink())
+        .then_some("an ignore file that is a symlink: what it points at changes unseen")
+}
+
+/// What an event's path means.
+enum Change {
+    /// Nothing a walk lists (`.staged/`, inside `.git`, `node_modules`).
+    Nothing,
+    /// The whole tree must be walked again.
+    Tree,
+    /// A file (or a folder, found out when settled) at this path.
+    File(RelPath),
+}

@@ -1,0 +1,403 @@
+//! The warm index is never stale: after each of 1,000 random changes made behind its back
+//! (files written, created, deleted, renamed, made binary or not UTF-8, replaced by symlinks,
+//! folders created, moved and deleted, ignore files edited), every query answered from it
+//! equals the same query walked cold.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use staged_ast_edit::{
+    AstEditParams, AstGrepParams, EngineOptions, Op, WarmIndex, Workspace, compute_preview_with,
+    preview_details, preview_text, search, search_details, search_text,
+};
+
+/// A small deterministic generator (xorshift), so a failure can be replayed from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const LINES: &[&str] = &[
+    "fn a() { let x = std::mem::take(&mut v); }",
+    "fn b() { tokio::spawn(async move { run().await }); }",
+    "fn c() -> u8 { value.unwrap() }",
+    "fn d() { mem::take(&mut w); }",
+    "fn e() { let y = 1; }",
+    "// std::mem::take(&mut z) in a comment",
+    "struct S; impl S { fn f(&self) { helper(self) } }",
+    "fn g() { std::mem::replace(&mut a, b); }",
+];
+
+const JS_LINES: &[&str] = &[
+    "baseFlatten(array, 1);",
+    "Debug.assert(x > 0, 'positive');",
+    "const n = list.length;",
+    "function h() { return 1; }",
+    "console.log(baseFlatten);",
+];
+
+const DIRS: &[&str] = &["", "src", "src/deep", "lib", "ignored", "gen", "src/new"];
+
+fn rust_text(rng: &mut Rng) -> String {
+    (0..1 + rng.below(6)).map(|_| format!("{}\n", rng.pick(LINES))).collect()
+}
+
+fn js_text(rng: &mut Rng) -> String {
+    (0..1 + rng.below(4)).map(|_| format!("{}\n", rng.pick(JS_LINES))).collect()
+}
+
+/// Every regular file under `root` the changes may touch (outside `.staged`).
+fn files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() && entry.file_name() != ".staged" {
+                stack.push(path);
+            } else if kind.is_file() || kind.is_symlink() {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn dirs(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|k| k.is_dir()) && entry.file_name() != ".staged" {
+                out.push(entry.path());
+                stack.push(entry.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// One random change; returns what it did, for the failure message.
+fn change(root: &Path, rng: &mut Rng, n: usize) -> String {
+    let existing = files(root);
+    let mut kind = rng.below(14);
+    if existing.len() > 60 && matches!(kind, 4 | 5 | 13) {
+        // Keep the tree small: a query after every change walks it cold too.
+        kind = 6;
+    }
+    let dir = root.join(rng.pick(DIRS));
+    match kind {
+        0..=3 if !existing.is_empty() => {
+            let path = rng.pick(&existing).clone();
+            let _ = std::fs::remove_file(&path);
+            let text = if path.extension().is_some_and(|e| e == "js") {
+                js_text(rng)
+            } else {
+                rust_text(rng)
+            };
+            std::fs::write(&path, text).ok();
+            format!("rewrote {}", path.display())
+        }
+        4 | 5 => {
+            std::fs::create_dir_all(&dir).unwrap();
+            let (name, text) = if rng.below(3) == 0 {
+                (format!("n{n}.js"), js_text(rng))
+            } else {
+                (format!("n{n}.rs"), rust_text(rng))
+            };
+            std::fs::write(dir.join(&name), text).unwrap();
+            format!("created {}", dir.join(name).display())
+        }
+        6 if !existing.is_empty() => {
+            let path = rng.pick(&existing).clone();
+            std::fs::remove_file(&path).ok();
+            format!("deleted {}", path.display())
+        }
+        7 if !existing.is_empty() => {
+            let from = rng.pick(&existing).clone();
+            std::fs::create_dir_all(&dir).unwrap();
+            let ext =
+                from.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+            let to = dir.join(format!("m{n}.{ext}"));
+            std::fs::rename(&from, &to).ok();
+            format!("renamed {} to {}", from.display(), to.display())
+        }
+        8 => {
+            // Appending in place (same inode): only the write's event tells.
+            if let Some(path) = existing.get(rng.below(existing.len().max(1))) {
+                use std::io::Write;
+                if let Ok(mut file) = std::fs::OpenOptions::new().append(true).open(path) {
+                    let _ = file.write_all(rng.pick(LINES).as_bytes());
+                    let _ = file.write_all(b"\n");
+                }
+                format!("appended to {}", path.display())
+            } else {
+                "nothing".to_owned()
+            }
+        }
+        9 => {
+            let gitignore = root.join(".gitignore");
+            let lines = ["ignored/\n", "gen/*.rs\n", "*.js\n", "src/deep/\n", ""];
+            let text: String = (0..rng.below(3)).map(|_| *rng.pick(&lines)).collect();
+            std::fs::write(&gitignore, &text).unwrap();
+            format!("wrote .gitignore: {text:?}")
+        }
+        10 => {
+            // A folder made, filled and moved, or removed.
+            let existing_dirs = dirs(root);
+            if rng.below(2) == 0 || existing_dirs.is_empty() {
+                let new = root.join(format!("d{n}"));
+                std::fs::create_dir_all(new.join("inner")).unwrap();
+                std::fs::write(new.join("inner/x.rs"), rust_text(rng)).unwrap();
+                std::fs::write(new.join("y.rs"), rust_text(rng)).unwrap();
+                format!("made folder {}", new.display())
+            } else {
+                let victim = rng.pick(&existing_dirs).clone();
+                if rng.below(2) == 0 {
+                    let to = root.join(format!("moved{n}"));
+                    std::fs::rename(&victim, &to).ok();
+                    format!("moved folder {} to {}", victim.display(), to.display())
+                } else {
+                    std::fs::remove_dir_all(&victim).ok();
+                    format!("removed folder {}", victim.display())
+                }
+            }
+        }
+        11 if !existing.is_empty() => {
+            // Binary, or not UTF-8: reported by every query, so never skipped.
+            let path = rng.pick(&existing).clone();
+            let bytes: &[u8] = if rng.below(2) == 0 {
+                b"fn a() {}\0 std::mem::take"
+            } else {
+                b"fn a() { \xff\xfe }"
+            };
+            std::fs::write(&path, bytes).ok();
+            format!("made {} binary or not UTF-8", path.display())
+        }
+        12 if !existing.is_empty() => {
+            // (A symlinked ignore file makes the index stand aside: its own test below.)
+            let path = rng.pick(&existing).clone();
+            if path.ends_with(".gitignore") {
+                return "nothing".to_owned();
+            }
+            let target = rng.pick(&existing).clone();
+            std::fs::remove_file(&path).ok();
+            std::os::unix::fs::symlink(&target, &path).ok();
+            format!("replaced {} by a symlink", path.display())
+        }
+        _ => {
+            // A burst: several files at once.
+            std::fs::create_dir_all(&dir).unwrap();
+            for i in 0..5 {
+                std::fs::write(dir.join(format!("b{n}_{i}.rs")), rust_text(rng)).unwrap();
+            }
+            format!("burst of 5 in {}", dir.display())
+        }
+    }
+}
+
+fn grep(
+    workspace: &Workspace,
+    index: Option<&WarmIndex>,
+    pattern: &str,
+    lang: &str,
+    path: &str,
+) -> String {
+    let params = AstGrepParams {
+        pattern: pattern.to_owned(),
+        paths: vec![path.to_owned()],
+        lang: Some(lang.to_owned()),
+        selector: None,
+        strictness: None,
+        limit: None,
+    };
+    match search(workspace, &params, index, None) {
+        Ok(result) => format!("{}\n{}", search_text(&result), search_details(&result)),
+        Err(err) => format!("error: {err}"),
+    }
+}
+
+fn edit(workspace: &Workspace, index: Option<&WarmIndex>, pat: &str, out: &str) -> String {
+    let params = AstEditParams {
+        ops: vec![Op { pat: pat.to_owned(), out: out.to_owned() }],
+        paths: vec![".".to_owned()],
+        lang: Some("rust".to_owned()),
+        selector: None,
+        strictness: None,
+        limit: None,
+        max_files: None,
+        include_parse_errors: None,
+    }
+    .validate()
+    .unwrap();
+    match compute_preview_with(workspace, &params, EngineOptions::preview(), index, None) {
+        Ok(preview) => format!("{}\n{}", preview_text(&preview), preview_details(&preview)),
+        Err(err) => format!("error: {err}"),
+    }
+}
+
+#[test]
+fn a_thousand_random_changes_never_make_it_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    // STAGED_WARM_SEED replays or varies the run (the stress loop sets it).
+    let seed = std::env::var("STAGED_WARM_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(0x5eed_1234_abcd_0001)
+        | 1;
+    let mut rng = Rng(seed);
+    for (i, d) in DIRS.iter().enumerate() {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+        std::fs::write(root.join(d).join(format!("start{i}.rs")), rust_text(&mut rng)).unwrap();
+        std::fs::write(root.join(d).join(format!("start{i}.js")), js_text(&mut rng)).unwrap();
+    }
+    std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
+    let workspace = Workspace::new(&root).unwrap();
+    let index = WarmIndex::start(workspace.clone()).unwrap();
+    assert!(index.wait_indexed(Duration::from_secs(30)), "the index never became ready");
+    let queries: &[(&str, &str, &str)] = &[
+        ("std::mem::take($A)", "rust", "."),
+        ("tokio::spawn($A)", "rust", "src"),
+        ("baseFlatten($$$A)", "js", "."),
+        ("$A.unwrap()", "rust", "**/*.rs"),
+        ("helper($A)", "rust", "src/deep"),
+    ];
+    let mut served = 0;
+    for n in 0..1000 {
+        let what = change(&root, &mut rng, n);
+        for &(pattern, lang, path) in queries {
+            let before = index.stats().served;
+            let warm = grep(&workspace, Some(&index), pattern, lang, path);
+            served += usize::from(index.stats().served > before);
+            let cold = grep(&workspace, None, pattern, lang, path);
+            assert_eq!(
+                warm, cold,
+                "seed {seed}, change {n} ({what}): `{pattern}` in {path} differs from a cold walk"
+            );
+        }
+        if n % 10 == 0 {
+            let warm = edit(&workspace, Some(&index), "std::mem::take($A)", "core::mem::take($A)");
+            let cold = edit(&workspace, None, "std::mem::take($A)", "core::mem::take($A)");
+            assert_eq!(
+                warm, cold,
+                "seed {seed}, change {n} ({what}): the preview differs from a cold walk"
+            );
+        }
+    }
+    // The queries were answered from the index, not all walked cold behind its back.
+    assert!(served > 4900, "only {served} of 5000 queries were answered from the index");
+}
+
+#[test]
+fn a_file_changed_after_indexing_is_found_by_the_next_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
+    let workspace = Workspace::new(&root).unwrap();
+    let index = WarmIndex::start(workspace.clone()).unwrap();
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    let none = grep(&workspace, Some(&index), "std::mem::take($A)", "rust", ".");
+    assert!(none.starts_with("No matches found"), "{none}");
+    // Written in place at once, and asked right after: no waiting for the indexer.
+    std::fs::write(root.join("a.rs"), "fn a() { std::mem::take(&mut x); }\n").unwrap();
+    let found = grep(&workspace, Some(&index), "std::mem::take($A)", "rust", ".");
+    assert!(found.contains("a.rs:1:10"), "{found}");
+    let stats = index.stats();
+    assert!(stats.ready && stats.files == 1, "{stats:?}");
+}
+
+#[test]
+fn an_ignore_file_edited_hides_and_shows_files_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    std::fs::write(root.join("src/deep/a.js"), "baseFlatten(x, 1);\n").unwrap();
+    std::fs::write(root.join("b.js"), "baseFlatten(y, 2);\n").unwrap();
+    let workspace = Workspace::new(&root).unwrap();
+    let index = WarmIndex::start(workspace.clone()).unwrap();
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    let query = |index: Option<&WarmIndex>| grep(&workspace, index, "baseFlatten($$$A)", "js", ".");
+    assert!(query(Some(&index)).contains("src/deep/a.js:1:1"));
+    for ignore in ["*.js\n", "src/deep/\n", "", "deep\n", "!b.js\n"] {
+        std::fs::write(root.join(".gitignore"), ignore).unwrap();
+        assert_eq!(query(Some(&index)), query(None), "after .gitignore {ignore:?}");
+        std::fs::write(root.join("src/.ignore"), ignore).unwrap();
+        assert_eq!(query(Some(&index)), query(None), "after src/.ignore {ignore:?}");
+    }
+    assert!(index.stats().served >= 11);
+}
+
+#[test]
+fn an_ignore_file_that_is_a_symlink_or_a_git_file_makes_queries_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.js"), "baseFlatten(x, 1);\n").unwrap();
+    std::fs::write(root.join("rules.txt"), "").unwrap();
+    let workspace = Workspace::new(&root).unwrap();
+    let index = WarmIndex::start(workspace.clone()).unwrap();
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    let query = |index: Option<&WarmIndex>| grep(&workspace, index, "baseFlatten($$$A)", "js", ".");
+    // What a symlinked .gitignore says changes when its target is written, which no event in
+    // the index's folders need tell: the index must not answer then.
+    std::os::unix::fs::symlink(root.join("rules.txt"), root.join(".gitignore")).unwrap();
+    assert_eq!(query(Some(&index)), query(None));
+    let served = index.stats().served;
+    std::fs::write(root.join("rules.txt"), "src/\n").unwrap();
+    assert_eq!(query(Some(&index)), query(None));
+    assert!(query(None).starts_with("No matches found"));
+    assert_eq!(index.stats().served, served, "answered from the index while unsure");
+    // Gone again: the index answers again.
+    std::fs::remove_file(root.join(".gitignore")).unwrap();
+    assert_eq!(query(Some(&index)), query(None));
+    assert!(index.stats().served > served);
+    // A `.git` file (a worktree): its exclude file lies elsewhere.
+    std::fs::write(root.join(".git"), "gitdir: /elsewhere\n").unwrap();
+    let served = index.stats().served;
+    assert_eq!(query(Some(&index)), query(None));
+    assert_eq!(index.stats().served, served);
+}
+
+#[test]
+fn git_info_exclude_is_watched() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join(".git/info")).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.js"), "baseFlatten(x, 1);\n").unwrap();
+    let workspace = Workspace::new(&root).unwrap();
+    let index = WarmIndex::start(workspace.clone()).unwrap();
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    let query = |index: Option<&WarmIndex>| grep(&workspace, index, "baseFlatten($$$A)", "js", ".");
+    assert!(query(Some(&index)).contains("src/a.js"));
+    std::fs::write(root.join(".git/info/exclude"), "src/\n").unwrap();
+    let warm = query(Some(&index));
+    assert_eq!(warm, query(None));
+    assert!(warm.starts_with("No matches found"), "{warm}");
+    std::fs::remove_dir_all(root.join(".git/info")).unwrap();
+    assert_eq!(query(Some(&index)), query(None));
+    assert!(query(None).contains("src/a.js"));
+}
