@@ -58,12 +58,12 @@ pub use crate::{
         ActionFile, ApplyInput, DEFAULT_SOURCE_TOOL_NAME, FnPendingAction, PendingAction,
         RejectInput,
     },
+    progress::{Phase, Progress},
     resolve::{
         MAX_LABEL_CHARS, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT,
         RESOLVE_DESCRIPTION, RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes,
         ResolveTool, reason_too_long, run_resolve_invocation,
     },
-    progress::{Phase, Progress},
     retire::Retirement,
     session::{
         NO_LOG_TEXT, NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, Session, already_pending_text,

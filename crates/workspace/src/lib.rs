@@ -86,8 +86,8 @@ use std::{
 
 use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, WarmIndex};
 use staged_core::{
-    CustomToolApi, InMemoryStore, PendingAction, PendingActionStore, ResolveTool, Session, Tool,
-    UndoHandler,
+    CustomToolApi, InMemoryStore, PendingAction, PendingActionStore, Progress, ResolveTool,
+    Session, Tool, UndoHandler,
 };
 use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
 use staged_journal::{ChangeAction, ChangeUndo, RecoveryHooks, recover_hooked};
@@ -187,6 +187,7 @@ pub struct WorkspaceSessionBuilder {
     fallbacks: Vec<FallbackRehydrator>,
     undo_fallbacks: Vec<Arc<dyn UndoHandler>>,
     errors: Vec<LoadError>,
+    progress: Option<Arc<Progress>>,
 }
 
 impl std::fmt::Debug for WorkspaceSessionBuilder {
@@ -200,6 +201,23 @@ impl std::fmt::Debug for WorkspaceSessionBuilder {
 }
 
 impl WorkspaceSessionBuilder {
+    /// Counts the progress of the searches and writes done through the session (its tools'
+    /// and the actions it rehydrates) on `progress`, for a front end that shows it.
+    #[must_use]
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    fn workspace(&self, root: &Path) -> Result<Workspace, OpenError> {
+        let workspace =
+            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        Ok(match &self.progress {
+            Some(progress) => workspace.with_progress(Arc::clone(progress)),
+            None => workspace,
+        })
+    }
+
     /// Registers the custom tool `name`, built by `factory` once the session exists, and the
     /// rehydrator that rebuilds the actions it stages (their source tool name is `name`).
     /// Without a rehydrator its previews are staged without a payload: after a restart they
@@ -275,8 +293,7 @@ impl WorkspaceSessionBuilder {
 
     /// [`WorkspaceSession::open`] with the registered tools.
     pub fn open(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
-        let workspace =
-            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        let workspace = self.workspace(root)?;
         let rehydrators = self.all_rehydrators(&workspace);
         let (sqlite, recovery) = open_sqlite(&workspace, rehydrators, true)?.ok_or_else(|| {
             OpenError::Store(format!("cannot create {}", workspace.state_dir().display()))
@@ -286,8 +303,7 @@ impl WorkspaceSessionBuilder {
 
     /// [`WorkspaceSession::open_deferred`] with the registered tools.
     pub fn open_deferred(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
-        let workspace =
-            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        let workspace = self.workspace(root)?;
         if workspace.state(false).map_err(|err| OpenError::Store(err.to_string()))?.is_some() {
             return self.open(root);
         }
@@ -305,8 +321,7 @@ impl WorkspaceSessionBuilder {
 
     /// [`WorkspaceSession::open_existing`] with the registered tools.
     pub fn open_existing(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
-        let workspace =
-            Workspace::new(root).map_err(|err| OpenError::Workspace(err.to_string()))?;
+        let workspace = self.workspace(root)?;
         match workspace.state(false).map_err(|err| OpenError::Store(err.to_string()))? {
             Some(_) => self.open(root),
             None => {
