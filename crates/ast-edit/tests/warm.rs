@@ -253,7 +253,11 @@ fn edit(workspace: &Workspace, index: Option<&WarmIndex>, pat: &str, out: &str) 
     .validate()
     .unwrap();
     match compute_preview_with(workspace, &params, EngineOptions::preview(), index, None) {
-        Ok(preview) => format!("{}\n{}", preview_text(&preview), preview_details(&preview)),
+        Ok(preview) => format!(
+            "{}\n{}",
+            preview_text(&preview),
+            serde_json::to_string(&preview_details(&preview)).unwrap()
+        ),
         Err(err) => format!("error: {err}"),
     }
 }

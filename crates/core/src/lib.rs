@@ -58,12 +58,12 @@ pub use crate::{
     },
     memory_store::InMemoryStore,
     pending::{ActionFile, ApplyInput, FnPendingAction, PendingAction, RejectInput},
+    progress::{Phase, Progress},
     resolve::{
         MAX_LABEL_CHARS, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, RESOLVE_DESCRIPTION,
         RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes, ResolveTool,
         run_resolve_invocation,
     },
-    progress::{Phase, Progress},
     retire::Retirement,
     session::{NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session},
     store::{

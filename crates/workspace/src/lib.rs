@@ -87,8 +87,8 @@ use std::{
 
 use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, WarmIndex};
 use staged_core::{
-    CustomToolApi, ErrorCause, InMemoryStore, PendingAction, PendingActionStore, ResolveTool,
-    Session, Tool, UndoHandler,
+    CustomToolApi, ErrorCause, InMemoryStore, PendingAction, PendingActionStore, Progress,
+    ResolveTool, Session, Tool, UndoHandler,
 };
 use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
 use staged_journal::{
@@ -190,6 +190,7 @@ pub struct WorkspaceSessionBuilder {
     fallbacks: Vec<FallbackRehydrator>,
     undo_fallbacks: Vec<Arc<dyn UndoHandler>>,
     errors: Vec<LoadError>,
+    progress: Option<Arc<Progress>>,
 }
 
 impl std::fmt::Debug for WorkspaceSessionBuilder {
@@ -203,6 +204,22 @@ impl std::fmt::Debug for WorkspaceSessionBuilder {
 }
 
 impl WorkspaceSessionBuilder {
+    /// Counts the progress of the searches and writes done through the session (its tools'
+    /// and the actions it rehydrates) on `progress`, for a front end that shows it.
+    #[must_use]
+    pub fn progress(mut self, progress: Arc<Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    fn workspace(&self, root: &Path) -> Result<Workspace, OpenError> {
+        let workspace = Workspace::new(root).map_err(OpenError::workspace)?;
+        Ok(match &self.progress {
+            Some(progress) => workspace.with_progress(Arc::clone(progress)),
+            None => workspace,
+        })
+    }
+
     /// Registers the custom tool `name`, built by `factory` once the session exists, and the
     /// rehydrator that rebuilds the actions it stages (their source tool name is `name`).
     /// Without a rehydrator its previews are staged without a payload: after a restart they
@@ -278,7 +295,7 @@ impl WorkspaceSessionBuilder {
 
     /// [`WorkspaceSession::open`] with the registered tools.
     pub fn open(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
-        let workspace = Workspace::new(root).map_err(OpenError::workspace)?;
+        let workspace = self.workspace(root)?;
         let rehydrators = self.all_rehydrators(&workspace);
         let (sqlite, recovery) = open_sqlite(&workspace, rehydrators, true)?.ok_or_else(|| {
             let message = format!("cannot create {}", workspace.state_dir().display());
@@ -289,7 +306,7 @@ impl WorkspaceSessionBuilder {
 
     /// [`WorkspaceSession::open_deferred`] with the registered tools.
     pub fn open_deferred(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
-        let workspace = Workspace::new(root).map_err(OpenError::workspace)?;
+        let workspace = self.workspace(root)?;
         if workspace.state(false).map_err(OpenError::store)?.is_some() {
             return self.open(root);
         }
@@ -306,7 +323,7 @@ impl WorkspaceSessionBuilder {
 
     /// [`WorkspaceSession::open_existing`] with the registered tools.
     pub fn open_existing(self, root: &Path) -> Result<WorkspaceSession, OpenError> {
-        let workspace = Workspace::new(root).map_err(OpenError::workspace)?;
+        let workspace = self.workspace(root)?;
         match workspace.state(false).map_err(OpenError::store)? {
             Some(_) => self.open(root),
             None => {
