@@ -221,8 +221,6 @@ struct State {
     /// Files to read: their path and the stamp of the entry to fill.
     queue: Vec<(RelPath, u64)>,
     stamp: u64,
-    /// The folders watched, with the device and inode each was when its watch was added.
-    watched: HashMap<PathBuf, (u64, u64)>,
 }
 
 /// What one walk found: each file with its size and identity, and the folders entered.
@@ -751,18 +749,13 @@ impl Shared {
         dirs: &HashMap<PathBuf, Option<(u64, u64)>>,
     ) -> Result<bool, String> {
         let Some(watcher) = watcher.as_mut() else { return Err("no watcher".to_owned()) };
-        let new: Vec<(PathBuf, (u64, u64))> = {
-            let state = self.lock();
-            dirs.iter()
-                .filter_map(|(dir, id)| {
-                    // A folder whose identity could not be read is watched again each time.
-                    let id = id.unwrap_or((u64::MAX, u64::MAX));
-                    (state.watched.get(dir) != Some(&id)).then(|| (dir.clone(), id))
-                })
-                .collect()
-        };
-        for (dir, _) in &new {
+        let mut added = false;
+        for dir in dirs.keys() {
             let abs = self.workspace.root().join(dir);
+            if watcher.is_watching(&abs) {
+                continue;
+            }
+            added = true;
             if let Err(err) = watcher.watch(&abs) {
                 // A folder that went away meanwhile is the next walk's business; any other
                 // failure (the watch limit) means changes there would be missed.
@@ -771,8 +764,7 @@ impl Shared {
                 }
             }
         }
-        self.lock().watched.extend(new.iter().cloned());
-        Ok(!new.is_empty())
+        Ok(added)
     }
 
     /// The trigrams of a file, if it is text a query would search (a binary, non-UTF-8 or

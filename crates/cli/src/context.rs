@@ -49,7 +49,7 @@ pub(crate) fn open(global: &GlobalArgs) -> anyhow::Result<WorkspaceSession> {
     let root = workspace_root(global)?;
     let (host, _) = plugin_host(&root)?;
     let ws = host
-        .register_rehydrator(WorkspaceSession::builder())
+        .register_rehydrator(WorkspaceSession::builder().progress(crate::progress::counter()))
         .open(&root)
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     report_recovery(ws.recovery());
@@ -62,7 +62,7 @@ pub(crate) fn open_deferred(global: &GlobalArgs) -> anyhow::Result<WorkspaceSess
     let root = workspace_root(global)?;
     let (host, _) = plugin_host(&root)?;
     let ws = host
-        .register_rehydrator(WorkspaceSession::builder())
+        .register_rehydrator(WorkspaceSession::builder().progress(crate::progress::counter()))
         .open_deferred(&root)
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     report_recovery(ws.recovery());
@@ -75,7 +75,7 @@ pub(crate) fn open_existing(global: &GlobalArgs) -> anyhow::Result<WorkspaceSess
     let root = workspace_root(global)?;
     let (host, _) = plugin_host(&root)?;
     let ws = host
-        .register_rehydrator(WorkspaceSession::builder())
+        .register_rehydrator(WorkspaceSession::builder().progress(crate::progress::counter()))
         .open_existing(&root)
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     report_recovery(ws.recovery());
@@ -119,10 +119,10 @@ pub(crate) fn open_with_plugins(
         eprintln!("staged: warning: {}", escape_line(&warning));
     }
     let builder: WorkspaceSessionBuilder = if host.is_empty() {
-        WorkspaceSession::builder()
+        WorkspaceSession::builder().progress(crate::progress::counter())
     } else {
         let loaded = runtime.block_on(host.load());
-        host.register(loaded, WorkspaceSession::builder())
+        host.register(loaded, WorkspaceSession::builder().progress(crate::progress::counter()))
     };
     let res = match effect {
         crate::cmd::Effect::Stages => builder.open_deferred(&root),

@@ -37,7 +37,26 @@ pub(super) enum Seen<'a> {
 #[derive(Debug)]
 pub(super) struct Watcher {
     watches: Mutex<Watches>,
-    paths: Arc<Mutex<HashMap<WatchDescriptor, PathBuf>>>,
+    known: Arc<Mutex<Known>>,
+}
+
+/// The live watches, both ways. A watch leaves when the kernel drops it (its folder is gone)
+/// or when its folder moved: a folder deleted and made again, even with the same inode
+/// number, is not watched until it is watched again.
+#[derive(Debug, Default)]
+struct Known {
+    paths: HashMap<WatchDescriptor, PathBuf>,
+    watches: HashMap<PathBuf, WatchDescriptor>,
+}
+
+impl Known {
+    fn forget(&mut self, wd: &WatchDescriptor) -> bool {
+        let Some(path) = self.paths.remove(wd) else { return false };
+        if self.watches.get(&path) == Some(wd) {
+            self.watches.remove(&path);
+        }
+        true
+    }
 }
 
 /// What changes in a watched folder are reported: every change to an entry, never an open or
@@ -67,8 +86,8 @@ impl Watcher {
         let mut inotify = Inotify::init()?;
         let mut watches = inotify.watches();
         let cookie_wd = watches.add(cookies, WatchMask::CREATE | WatchMask::ONLYDIR)?;
-        let paths: Arc<Mutex<HashMap<WatchDescriptor, PathBuf>>> = Arc::default();
-        let known = Arc::clone(&paths);
+        let known: Arc<Mutex<Known>> = Arc::default();
+        let shared = Arc::clone(&known);
         let mut remover = watches.clone();
         std::thread::Builder::new().name("staged-warm-watch".to_owned()).spawn(move || {
             let mut buffer = vec![0u8; 64 * 1024];
@@ -86,21 +105,21 @@ impl Watcher {
                             None => continue,
                         }
                     } else {
-                        let mut paths = known.lock().unwrap_or_else(PoisonError::into_inner);
+                        let mut known = shared.lock().unwrap_or_else(PoisonError::into_inner);
                         if event.mask.contains(EventMask::IGNORED) {
                             // The kernel dropped the watch (its folder is gone).
-                            paths.remove(&event.wd);
+                            known.forget(&event.wd);
                             continue;
                         }
                         if event.mask.intersects(EventMask::MOVE_SELF | EventMask::DELETE_SELF) {
                             // Its events would name the old path from now on: drop the watch;
                             // the walk that follows watches the folder where it is now.
-                            if paths.remove(&event.wd).is_some() {
+                            if known.forget(&event.wd) {
                                 let _ = remover.remove(event.wd.clone());
                             }
                             Seen::Tree
                         } else {
-                            let Some(dir) = paths.get(&event.wd) else { continue };
+                            let Some(dir) = known.paths.get(&event.wd) else { continue };
                             match event.name {
                                 Some(name) => Seen::Changed(dir.join(name)),
                                 None => Seen::Changed(dir.clone()),
@@ -113,7 +132,12 @@ impl Watcher {
                 }
             }
         })?;
-        Ok(Watcher { watches: Mutex::new(watches), paths })
+        Ok(Watcher { watches: Mutex::new(watches), known })
+    }
+
+    /// Whether the folder at `path` (absolute) has a live watch.
+    pub(super) fn is_watching(&self, path: &Path) -> bool {
+        self.known.lock().unwrap_or_else(PoisonError::into_inner).watches.contains_key(path)
     }
 
     /// Watches the folder at `path` (absolute), replacing what watched that path before.
@@ -122,7 +146,14 @@ impl Watcher {
         let wd = watches.add(path, mask())?;
         // Recorded before the caller walks the folder again, so no event of the new watch
         // that the walk could miss is dropped as unknown.
-        self.paths.lock().unwrap_or_else(PoisonError::into_inner).insert(wd, path.to_path_buf());
+        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(old) = known.watches.insert(path.to_path_buf(), wd.clone())
+            && old != wd
+        {
+            // The path names another folder now; the old one's watch stays until it goes.
+            known.paths.remove(&old);
+        }
+        known.paths.insert(wd, path.to_path_buf());
         Ok(())
     }
 }

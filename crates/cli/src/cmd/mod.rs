@@ -89,7 +89,7 @@ pub(crate) fn run_tool<T: Tool + 'static>(
     let params = params.into_args(ws.workspace().root())?;
     let tool = pick(&ws);
     let res = {
-        let _progress = Progress::start("searching files");
+        let _progress = Progress::start(out, "searching files");
         context::block_on(|cancel| async move { tool.execute(params, &cancel).await })?
     };
     match res {

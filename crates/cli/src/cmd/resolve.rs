@@ -132,11 +132,13 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
     let params = ResolveParams { action, reason: args.reason.clone(), extra };
     let session = ws.session().clone();
     let guard = expected.clone();
+    let shown = crate::progress::Progress::start(out, "resolving");
     let result = context::block_on(|cancel| async move {
         let options = ResolveOptions { expected: guard.as_ref(), ..Default::default() };
         session.resolve(params, options, &cancel).await
     })?
     .unwrap_or_else(|err| error_result(&err));
+    drop(shown);
     let head_after = head(&ws);
     if out.json {
         print_tool_json(out, &result, head_after.as_ref())?;

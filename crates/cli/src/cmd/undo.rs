@@ -77,6 +77,7 @@ fn revert(
     };
     let session = ws.session().clone();
     let reason = reason.trim().to_owned();
+    let shown = crate::progress::Progress::start(out, "reverting");
     let result: ToolResult = context::block_on(|cancel| async move {
         match (way, target) {
             (_, Some(seq)) => session.undo(Some(seq), &reason, &FrontEnd::Cli, &cancel).await,
@@ -85,6 +86,7 @@ fn revert(
         }
     })?
     .unwrap_or_else(|err| error_result(&err));
+    drop(shown);
     if out.json {
         print_tool_json(out, &result, head(ws).as_ref())?;
     } else {
