@@ -1,6 +1,7 @@
-//! The protocol invariants every recorded request is checked against: each tool call is
-//! answered by exactly one result, each result answers a call, and (on Anthropic) roles
-//! alternate and the results of a turn's calls open the next user turn.
+//! The protocol invariants [`check_request`] checks a request body against (`MockModel::requests`
+//! runs it on each recorded request): each tool call is answered by exactly one result, each
+//! result answers a call, and (on Anthropic) roles alternate and the results of a turn's calls
+//! open the next user turn.
 
 use std::collections::BTreeSet;
 

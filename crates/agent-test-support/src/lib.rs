@@ -1,7 +1,9 @@
 //! Test support for the agent runtime: [`MockModel`], a model server on 127.0.0.1 for each wire
 //! format (OpenAI Responses, OpenAI Chat Completions, Anthropic Messages). It serves scripted
-//! replies as SSE, records every request, and checks on every request the protocol invariants
-//! a provider enforces: each tool call has exactly one result and each result has its call.
+//! replies as SSE and records every request. A test that reads the recorded requests
+//! ([`MockModel::requests`]) has each of them checked against the protocol invariants a provider
+//! enforces (each tool call has exactly one result and each result has its call), and fails on
+//! the first that breaks one; a test that never reads them checks nothing.
 //!
 //! The server runs on its own thread and runtime, so both async tests and tests that spawn the
 //! real `staged` binary can use it.

@@ -3,7 +3,7 @@
 //! The loop's side of `resolve` lives here: [`ResolveGate`] (the reminder once per head, the
 //! skipped detours, the forced turn, the abort), the hard directive queue (`ToolChoiceQueue`,
 //! crate-private while nothing outside the loop pushes hard directives) and the standing
-//! handler ([`StandingAction`]), held per session by [`Directives`], which `resolve` consults
+//! handler ([`StandingHandler`]), held per session by [`Directives`], which `resolve` consults
 //! through `staged_core::ResolveRoutes`.
 //!
 //! A [`ModelClient`] speaks one wire format (OpenAI Responses, OpenAI Chat Completions or
@@ -100,7 +100,7 @@ pub use crate::{
         Agent, AgentOptions, Approval, DEFAULT_MAX_TURNS, PLAN_DECISION_REMINDER, PLAN_PROMPT,
         RunOutcome, RunReport, SYSTEM_PROMPT,
     },
-    standing::StandingAction,
+    standing::StandingHandler,
     supervisor::{ApplyDecision, PlanDecision, PlanReview, Supervisor},
     tools::{FindTool, ReadTool, WritePlanTool},
     transcript::save_transcript,

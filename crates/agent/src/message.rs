@@ -4,6 +4,10 @@
 //! thinking blocks go back with their signatures byte for byte, and OpenAI Responses reasoning
 //! items go back as the opaque items they arrived as. The message model keeps all of them, so
 //! a provider client can rebuild its wire history from it exactly.
+//!
+//! The messages, like the run's events and its configuration, are this crate's own formats
+//! (transcripts keep them, `staged.toml` holds the configuration), so they derive serde here
+//! rather than in `staged-protocol`, which holds the shapes other crates share.
 
 use serde::{Deserialize, Serialize};
 use staged_protocol::ToolResult;

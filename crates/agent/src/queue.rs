@@ -180,7 +180,7 @@ impl ToolChoiceQueue {
         None
     }
 
-    /// Whether a served choice awaits [`ToolChoiceQueue::resolve`] or
+    /// Whether a served choice awaits [`ToolChoiceQueue::mark_served`] or
     /// [`ToolChoiceQueue::reject`].
     pub(crate) fn has_in_flight(&self) -> bool {
         self.in_flight.is_some()
@@ -188,7 +188,7 @@ impl ToolChoiceQueue {
 
     /// Marks the in-flight choice as served. A directive with an invoker that was not invoked
     /// is rejected as [`RejectReason::NotInvoked`] instead.
-    pub(crate) fn resolve(&mut self) {
+    pub(crate) fn mark_served(&mut self) {
         let Some(in_flight) = self.in_flight.take() else { return };
         if in_flight.callbacks.on_invoked.is_some() && !in_flight.invoked.load(Ordering::SeqCst) {
             self.in_flight = Some(in_flight);

@@ -20,7 +20,7 @@ use staged_protocol::ToolChoice;
 
 use crate::{
     AgentEvent, AssistantMessage, Directives, Message, ModelClient, ModelError, ModelRequest,
-    PlanMode, RejectReason, ResolveGate, SkippedCall, StandingAction, StreamDelta, Supervisor,
+    PlanMode, RejectReason, ResolveGate, SkippedCall, StandingHandler, StreamDelta, Supervisor,
     ToolCall, ToolCallRef, ToolChoiceDirective, ToolResultMessage, ToolSpec, TurnOutcome, TurnPlan,
     supervisor::ask_to_apply, tools::WritePlanTool,
 };
@@ -237,7 +237,7 @@ impl Agent {
             RunState { sink: on_event, events: Vec::new(), messages: vec![Message::user(task)] };
         let planning = self.plan.as_ref().filter(|p| p.is_active());
         if let Some(plan) = planning {
-            let handler = StandingAction(Arc::new(plan.approval_action()));
+            let handler = StandingHandler(Arc::new(plan.approval_action()));
             self.directives.set_standing_resolve_handler(Some(Arc::new(handler)));
         }
         let mut turns = Turns::new(self, run, cancel);
@@ -491,11 +491,11 @@ impl<'a> Turns<'a> {
                     .map(|c| SkippedCall { id: c.id.clone(), name: c.name.clone() })
                     .collect();
                 self.run.emit(AgentEvent::CallsSkipped { turn, calls, text });
-                self.settle_directive(|q| q.resolve());
+                self.settle_directive(|q| q.mark_served());
                 Judged::Next
             }
             Ok(TurnOutcome::Proceed) if calls.is_empty() => {
-                self.settle_directive(|q| q.resolve());
+                self.settle_directive(|q| q.mark_served());
                 if self.agent.plan.as_ref().is_some_and(PlanMode::is_active) && !self.plan_reminded
                 {
                     self.plan_reminded = true;
@@ -527,7 +527,7 @@ impl<'a> Turns<'a> {
             let result = self.execute(call).await;
             self.run.push_result(call.id.clone(), &call.name, result);
         }
-        self.settle_directive(|q| q.resolve());
+        self.settle_directive(|q| q.mark_served());
         if let Some(plan) = plan.filter(|p| was_planning && !p.is_active()) {
             self.agent.directives.set_standing_resolve_handler(None);
             self.tools = self.agent.active_tools();

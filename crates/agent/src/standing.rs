@@ -1,4 +1,4 @@
-//! `StandingAction`: a standing resolve handler built from a pending action that is never
+//! `StandingHandler`: a standing resolve handler built from a pending action that is never
 //! consumed, such as plan approval (`docs/contract/agent-loop.md#standing-handler`).
 
 use std::sync::Arc;
@@ -8,16 +8,16 @@ use staged_protocol::{ResolveParams, ToolResult};
 
 /// A standing handler: every `resolve` that finds nothing else pending runs its action through
 /// the shared runner, so a discard reads `Discarded: <label>. Reason: <reason>`.
-pub struct StandingAction(pub Arc<dyn PendingAction>);
+pub struct StandingHandler(pub Arc<dyn PendingAction>);
 
-impl std::fmt::Debug for StandingAction {
+impl std::fmt::Debug for StandingHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("StandingAction").field(&self.0.label()).finish()
+        f.debug_tuple("StandingHandler").field(&self.0.label()).finish()
     }
 }
 
 #[async_trait::async_trait]
-impl ResolveHandler for StandingAction {
+impl ResolveHandler for StandingHandler {
     async fn invoke(
         &self,
         params: &ResolveParams,

@@ -73,8 +73,8 @@ where
     }
 }
 
-/// Errors are printed on one line; a multi-line message keeps its first line and says how
-/// many more there were.
+/// Errors are printed on one line: a multi-line message's lines, blank ones dropped, joined
+/// with spaces.
 fn one_line(message: &str) -> String {
     let mut lines = message.lines();
     let first = lines.next().unwrap_or_default().to_owned();

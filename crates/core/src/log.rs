@@ -6,6 +6,9 @@
 //! decision (action, reason, `extra`, the front end that made it), what it did (the result
 //! text, the diff, each file's SHA-256 before and after) and, for a tool that can revert it,
 //! the data its [`UndoHandler`] needs.
+//!
+//! A `resolve` that found nothing pending and a refused undo change nothing, so they are not
+//! outcomes: nothing is recorded for them.
 
 use std::{fmt, str::FromStr, sync::Arc, time::SystemTime};
 

@@ -229,20 +229,29 @@ impl Retirement {
         }
     }
 
-    /// What is left to do once the callback returned: `Ok(Some(..))` with the claim (if any)
-    /// when nothing retired the entry yet, `Ok(None)` when it is retired, or the error of a
-    /// failed early retirement. A prepared commit that never retired is left as it is: either
-    /// the action abandoned it (rolled back), or its journal is past the commit point and the
-    /// next recovery finishes it.
-    pub(crate) fn settle(&self) -> Result<Option<Option<Claim>>, StoreError> {
+    /// What is left to do once the callback returned ([`Settled`]), or the error of a failed
+    /// early retirement. A prepared commit that never retired is left as it is: either the
+    /// action abandoned it (rolled back), or its journal is past the commit point and the next
+    /// recovery finishes it.
+    pub(crate) fn settle(&self) -> Result<Settled, StoreError> {
         let mut state = lock(&self.inner.state);
         match std::mem::replace(&mut *state, State::Done { remainder: None }) {
-            State::Held { claim, .. } => Ok(Some(claim)),
+            State::Held { claim, .. } => Ok(Settled::NotRetired(claim)),
             State::Done { remainder } => {
                 *state = State::Done { remainder };
-                Ok(None)
+                Ok(Settled::Retired)
             }
             State::Failed(err) => Err(err),
         }
     }
+}
+
+/// What [`Retirement::settle`] leaves to the caller once the callback returned.
+#[derive(Debug)]
+pub(crate) enum Settled {
+    /// Nothing retired the entry yet: the caller completes or releases it, with the claim when
+    /// it holds one.
+    NotRetired(Option<Claim>),
+    /// The action retired its entry itself (at its commit point): nothing is left to do.
+    Retired,
 }

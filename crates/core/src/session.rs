@@ -17,6 +17,7 @@ use crate::{
         NO_PENDING_APPLY_TEXT, NOTHING_TO_DISCARD_TEXT, details_json, reason_too_long,
         run_claimed_invocation,
     },
+    retire::Settled,
 };
 
 /// The optional inputs of [`Session::resolve`]; the default resolves the head as the
@@ -300,7 +301,7 @@ impl Session {
         };
         match res {
             Ok(result) => match retirement.settle() {
-                Ok(Some(claim)) => {
+                Ok(Settled::NotRetired(claim)) => {
                     let mut record = base;
                     record.result = result.text_content();
                     if params.action == ResolveAction::Apply {
@@ -326,13 +327,13 @@ impl Session {
                         Err(err) => Err(not_removed(&result.text_content(), err)),
                     }
                 }
-                Ok(None) => Ok(result),
+                Ok(Settled::Retired) => Ok(result),
                 Err(err) => Err(not_removed(&result.text_content(), err)),
             },
             Err(err) => {
                 // A failed release leaves the entry claimed until the claim is dropped or
                 // cleared as stale; the callback's error is what the model needs.
-                if let Ok(Some(Some(claim))) = retirement.settle() {
+                if let Ok(Settled::NotRetired(Some(claim))) = retirement.settle() {
                     let record = LogRecord {
                         outcome: LogOutcome::Failed,
                         result: err.message().to_owned(),
@@ -473,7 +474,7 @@ impl Session {
             // A handler that wrote without a journal: its undo is recorded now. It keeps the
             // reverted entry's undo data, so undoing it (a redo) hands the handler the same
             // data back, with the outcome `undone` saying which way to go.
-            Ok(Some(_)) => {
+            Ok(Settled::NotRetired(_)) => {
                 let undo = base.undo.clone().or_else(|| record.undo.clone());
                 let record = LogRecord { result: result.text_content(), undo, ..base };
                 self.store.log_record(record).map_err(|err| {
@@ -484,7 +485,7 @@ impl Session {
                 })?;
                 Ok(result)
             }
-            Ok(None) => Ok(result),
+            Ok(Settled::Retired) => Ok(result),
             Err(err) => Err(ToolError::new(format!(
                 "{} (but the undo could not be recorded in the log: {err})",
                 result.text_content()

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::StandingAction;
+use crate::StandingHandler;
 use crate::queue::DirectiveOptions;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -75,7 +75,7 @@ fn dispatch_order_is_hard_invoker_then_head_then_standing_handler() {
 fn standing_action_runs_through_the_shared_runner_and_is_never_consumed() {
     let session = session();
     let directives = &session.directives;
-    directives.set_standing_resolve_handler(Some(Arc::new(StandingAction(Arc::new(
+    directives.set_standing_resolve_handler(Some(Arc::new(StandingHandler(Arc::new(
         FnPendingAction::new("Plan ready for approval", |_| async {
             Ok(ToolResult::text("Plan ready for approval.")
                 .with_details(json!({"planExists": true})))

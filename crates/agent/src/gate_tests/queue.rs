@@ -59,9 +59,9 @@ fn fires_on_resolved_with_the_served_choice() {
             ..Default::default()
         },
     );
-    q.resolve(); // nothing in flight: no callback
+    q.mark_served(); // nothing in flight: no callback
     q.next_tool_choice();
-    q.resolve();
+    q.mark_served();
     assert_eq!(*seen.lock().unwrap(), [force("a")]);
 }
 
@@ -177,7 +177,7 @@ fn last_served_label_is_returned_once_then_cleared() {
     );
     assert_eq!(q.consume_last_served_label(), None);
     q.next_tool_choice();
-    q.resolve();
+    q.mark_served();
     assert_eq!(q.consume_last_served_label().as_deref(), Some("force-a"));
     assert_eq!(q.consume_last_served_label(), None);
 }
@@ -189,7 +189,7 @@ fn has_in_flight_is_false_when_empty_true_after_next_and_false_after_resolve() {
     q.push_once(force("a"), DirectiveOptions::default());
     q.next_tool_choice();
     assert!(q.has_in_flight());
-    q.resolve();
+    q.mark_served();
     assert!(!q.has_in_flight());
 }
 
@@ -231,14 +231,14 @@ fn does_not_resolve_an_on_invoked_directive_until_the_requested_tool_runs() {
     options.on_resolved = Some(Arc::new(move |_| *count.lock().unwrap() += 1));
     q.push_once(force("resolve"), options);
     q.next_tool_choice();
-    q.resolve();
+    q.mark_served();
     assert_eq!(*seen.lock().unwrap(), [(force("resolve"), RejectReason::NotInvoked)]);
     assert_eq!(*resolved.lock().unwrap(), 0);
     // Replayed next, and the replay carries the invoker.
     assert_eq!(q.next_tool_choice(), Some(force("resolve")));
     let invoker = q.peek_in_flight_invoker().expect("replayed directive keeps its invoker");
     block_on(invoker.invoke(&ResolveParams::discard("x"), &CancelToken::new())).unwrap();
-    q.resolve();
+    q.mark_served();
     assert_eq!(*resolved.lock().unwrap(), 1);
     assert!(!q.has_in_flight());
 }

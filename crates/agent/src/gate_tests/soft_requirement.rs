@@ -67,7 +67,7 @@ fn run_loop(session: &Arc<LoopSession>, replies: Vec<Reply>) -> Run {
                 }
             }
         };
-        session.with_tool_choice_queue(|q| q.resolve());
+        session.with_tool_choice_queue(|q| q.mark_served());
         run.messages.push(Message::Assistant(calls.iter().map(|c| c.name.clone()).collect()));
         match gate.end_turn(&plan, &calls) {
             Err(abort) => {
