@@ -153,7 +153,14 @@ impl Watcher {
             // The path names another folder now; the old one's watch stays until it goes.
             known.paths.remove(&old);
         }
-        known.paths.insert(wd, path.to_path_buf());
+        // The kernel gives an inode one watch: a folder moved here from a path watched before
+        // comes back with that path's watch, which now stands for this path only.
+        if let Some(before) = known.paths.insert(wd.clone(), path.to_path_buf())
+            && before != path
+            && known.watches.get(&before) == Some(&wd)
+        {
+            known.watches.remove(&before);
+        }
         Ok(())
     }
 }
