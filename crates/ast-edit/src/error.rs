@@ -46,7 +46,7 @@ impl AstEditError {
             _ => path.display().to_string(),
         };
         match self {
-            AstEditError::Read { path, message } => {
+            AstEditError::Read { path, message, .. } => {
                 format!("Failed to read {}: {message}", shown(path))
             }
             AstEditError::StateDir { path, message } => {
@@ -74,8 +74,8 @@ impl From<staged_journal::JournalError> for AstEditError {
             J::PathNotFound(path) => AstEditError::PathNotFound(path),
             J::OutsideWorkspace { path, root } => AstEditError::OutsideWorkspace { path, root },
             J::EditOutOfBounds => AstEditError::EditOutOfBounds,
-            J::Read { path, message } => AstEditError::Read { path, message },
-            J::Write { path, message } => AstEditError::Write { path, message },
+            J::Read { path, message, source } => AstEditError::Read { path, message, source },
+            J::Write { path, message, source } => AstEditError::Write { path, message, source },
             J::Drifted(path) | J::Appeared(path) => AstEditError::Drifted(path),
             J::Journal(message) => AstEditError::Journal(message),
             J::StateDir { path, message } => AstEditError::StateDir { path, message },
@@ -228,16 +228,22 @@ pub enum AstEditError {
     Read {
         /// Absolute path.
         path: PathBuf,
-        /// The OS error.
+        /// The OS error, as shown.
         message: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
     },
     /// A file could not be written.
     #[error("Failed to write {path}: {message}")]
     Write {
         /// Absolute path.
         path: PathBuf,
-        /// The OS error.
+        /// The OS error, as shown.
         message: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
     },
     /// A stored payload could not be turned back into an action.
     #[error("Invalid ast_edit payload: {0}")]

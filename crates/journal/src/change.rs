@@ -504,6 +504,7 @@ fn exists(workspace: &Workspace, rel: &RelPath) -> Result<bool, JournalError> {
             dir.entry_metadata(&name).map(|m| m.is_some()).map_err(|err| JournalError::Read {
                 path: workspace.root().join(rel.as_path()),
                 message: err.to_string(),
+                source: err,
             })
         }
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
@@ -548,6 +549,7 @@ pub(crate) fn read_checked(
             return Err(CheckError::Failed(JournalError::Read {
                 path: workspace.root().join(rel.as_path()),
                 message: err.to_string(),
+                source: err,
             }));
         }
     };
@@ -557,6 +559,7 @@ pub(crate) fn read_checked(
     let mode = dir.file_mode(&name).map_err(|err| JournalError::Read {
         path: workspace.root().join(rel.as_path()),
         message: err.to_string(),
+        source: err,
     })?;
     let text = String::from_utf8(bytes).map_err(|_| stale("is not UTF-8 text"))?;
     Ok((text, mode))

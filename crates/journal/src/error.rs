@@ -27,16 +27,22 @@ pub enum JournalError {
     Read {
         /// Absolute path.
         path: PathBuf,
-        /// The OS error.
+        /// The OS error, as shown.
         message: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
     },
     /// A file could not be written.
     #[error("Failed to write {path}: {message}")]
     Write {
         /// Absolute path.
         path: PathBuf,
-        /// The OS error.
+        /// The OS error, as shown.
         message: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
     },
     /// A file changed (or went away) between the preview and the write.
     #[error("File changed since the preview: {0}")]
@@ -80,7 +86,7 @@ impl JournalError {
             _ => path.display().to_string(),
         };
         match self {
-            JournalError::Read { path, message } => {
+            JournalError::Read { path, message, .. } => {
                 format!("Failed to read {}: {message}", shown(path))
             }
             JournalError::StateDir { path, message } => {

@@ -380,7 +380,7 @@ pub fn commit(
             Ok(folder) => folders.push(folder),
             Err(err) => {
                 abandon(&targets, &written, &folders);
-                return Err(write_err(workspace, dir, &err));
+                return Err(write_err(workspace, dir, err));
             }
         }
         observe(CommitStep::DirCreated(k));
@@ -393,7 +393,7 @@ pub fn commit(
                 Some(Ok(dir)) => targets[i].dir = Some(dir),
                 Some(Err(err)) => {
                     abandon(&targets, &written, &folders);
-                    return Err(write_err(workspace, &targets[i].rel, &err));
+                    return Err(write_err(workspace, &targets[i].rel, err));
                 }
                 None => {
                     abandon(&targets, &written, &folders);
@@ -433,7 +433,7 @@ pub fn commit(
             let written: Vec<bool> =
                 failed.done.iter().map(|d| matches!(d, Some(Some(_)))).collect();
             abandon(&targets, &written, &folders);
-            return Err(write_err(workspace, &targets[failed.index].rel, &failed.error));
+            return Err(write_err(workspace, &targets[failed.index].rel, failed.error));
         }
     };
     for (i, identity) in temps.into_iter().enumerate() {
@@ -474,7 +474,7 @@ pub fn commit(
                 return Err(if appeared {
                     JournalError::Appeared(target.rel.display())
                 } else {
-                    write_err(workspace, &target.rel, &err)
+                    write_err(workspace, &target.rel, err)
                 });
             }
         }
@@ -486,7 +486,7 @@ pub fn commit(
         }
         let Some(dir) = &target.dir else { continue };
         dir.rename(temp_name(&target.name, &id, i), &target.name)
-            .map_err(|err| write_err(workspace, &target.rel, &err))?;
+            .map_err(|err| write_err(workspace, &target.rel, err))?;
         observe(CommitStep::Replaced(i));
     }
     let mut report = CommitReport::default();
@@ -496,11 +496,11 @@ pub fn commit(
         }
         let Some(dir) = &target.dir else { continue };
         let found =
-            dir.identity(&target.name).map_err(|err| write_err(workspace, &target.rel, &err))?;
+            dir.identity(&target.name).map_err(|err| write_err(workspace, &target.rel, err))?;
         match found {
             Some(found) if Some(found) == target.victim => dir
                 .remove_file(&target.name)
-                .map_err(|err| write_err(workspace, &target.rel, &err))?,
+                .map_err(|err| write_err(workspace, &target.rel, err))?,
             Some(_) => report.kept.push(target.rel.clone()),
             None => {}
         }
@@ -562,7 +562,7 @@ fn check_targets(workspace: &Workspace, steps: &[Step]) -> Result<Plan, JournalE
             return Err(write_err(
                 workspace,
                 rel,
-                &io::Error::new(io::ErrorKind::InvalidInput, "the file name is not UTF-8"),
+                io::Error::new(io::ErrorKind::InvalidInput, "the file name is not UTF-8"),
             ));
         };
         if !seen.insert(rel.clone()) {
@@ -653,9 +653,10 @@ struct ReadTarget {
 
 /// Opens `rel`'s folder without following a symlink and reads the file.
 fn read_target(workspace: &Workspace, rel: &RelPath) -> Result<ReadTarget, JournalError> {
-    let (dir, name) = workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, &err))?;
+    let (dir, name) = workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, err))?;
     let (current, mode, identity) = read_with_mode(&dir, &name).map_err(|err| {
-        JournalError::Read { path: workspace.root().join(rel.as_path()), message: err.to_string() }
+        let path = workspace.root().join(rel.as_path());
+        JournalError::Read { path, message: err.to_string(), source: err }
     })?;
     Ok(ReadTarget { dir, fingerprint: fingerprint(&current), mode, identity })
 }
@@ -676,14 +677,14 @@ fn absent_target(
         prefixes.push(dir);
     }
     prefixes.reverse();
-    let mut open = workspace.fs().handle().map_err(|err| write_err(workspace, rel, &err))?;
+    let mut open = workspace.fs().handle().map_err(|err| write_err(workspace, rel, err))?;
     for (k, prefix) in prefixes.iter().enumerate() {
         match open.open_dir(prefix.file_name()) {
             Ok(next) => open = next,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 if open
                     .entry_metadata(prefix.file_name())
-                    .map_err(|err| write_err(workspace, prefix, &err))?
+                    .map_err(|err| write_err(workspace, prefix, err))?
                     .is_some()
                 {
                     // A dangling symlink, say: never followed, never replaced.
@@ -695,10 +696,7 @@ fn absent_target(
             Err(_) => return Err(not_a_folder(workspace, prefix)),
         }
     }
-    if open
-        .entry_metadata(rel.file_name())
-        .map_err(|err| write_err(workspace, rel, &err))?
-        .is_some()
+    if open.entry_metadata(rel.file_name()).map_err(|err| write_err(workspace, rel, err))?.is_some()
     {
         return Err(JournalError::Appeared(rel.display()));
     }
@@ -709,7 +707,7 @@ fn not_a_folder(workspace: &Workspace, rel: &RelPath) -> JournalError {
     write_err(
         workspace,
         rel,
-        &io::Error::other(
+        io::Error::other(
             "it is not a folder staged can write into (a file, or a symlink, which staged never follows)",
         ),
     )
@@ -997,19 +995,19 @@ fn roll_forward(
             match kind {
                 EntryKind::Create if entry.temp_exists => dir
                     .rename_noreplace(&entry.temp, &entry.name)
-                    .map_err(|err| write_err(workspace, &entry.rel, &err))?,
+                    .map_err(|err| write_err(workspace, &entry.rel, err))?,
                 EntryKind::Replace if entry.temp_exists => dir
                     .rename(&entry.temp, &entry.name)
-                    .map_err(|err| write_err(workspace, &entry.rel, &err))?,
+                    .map_err(|err| write_err(workspace, &entry.rel, err))?,
                 EntryKind::Delete => {
                     let found = dir
                         .identity(&entry.name)
-                        .map_err(|err| write_err(workspace, &entry.rel, &err))?
+                        .map_err(|err| write_err(workspace, &entry.rel, err))?
                         .map(TempIdentity::from);
                     match found {
                         Some(found) if Some(found) == entry.victim => dir
                             .remove_file(&entry.name)
-                            .map_err(|err| write_err(workspace, &entry.rel, &err))?,
+                            .map_err(|err| write_err(workspace, &entry.rel, err))?,
                         Some(_) => report.kept.push(format!(
                             "{} changed after an interrupted apply checked it; it was kept, not deleted",
                             entry.rel.display()
@@ -1279,8 +1277,12 @@ fn journal_err(workspace: &Workspace, err: &io::Error) -> JournalError {
     JournalError::Journal(format!("{}: {err}", workspace.journal_dir().display()))
 }
 
-fn write_err(workspace: &Workspace, rel: &RelPath, err: &io::Error) -> JournalError {
-    JournalError::Write { path: workspace.root().join(rel.as_path()), message: err.to_string() }
+fn write_err(workspace: &Workspace, rel: &RelPath, err: io::Error) -> JournalError {
+    JournalError::Write {
+        path: workspace.root().join(rel.as_path()),
+        message: err.to_string(),
+        source: err,
+    }
 }
 
 #[cfg(test)]
