@@ -10,7 +10,7 @@ use staged_agent::{
     AgentEvent, PLAN_DECISION_REMINDER, PlanDecision, PlanMode, ReadTool, RunOutcome,
 };
 use staged_agent_test_support::{Recorded, Reply, Turn, Wire};
-use staged_ast_edit::{AstEditTool, Workspace};
+use staged_ast_edit::{AstEditTool, ConfinedRoot};
 use staged_core::{InMemoryStore, Session, Tool};
 
 use super::harness::{ScriptedPerson, mock, provider, run};
@@ -40,7 +40,7 @@ fn plan_agent(
     person: Arc<ScriptedPerson>,
 ) -> (staged_agent::Agent, PlanMode) {
     let session = Arc::new(Session::new(Arc::new(InMemoryStore::new())));
-    let workspace = Workspace::new(root).unwrap();
+    let workspace = ConfinedRoot::new(root).unwrap();
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadTool::new(workspace.clone())),
         Arc::new(AstEditTool::new(Arc::clone(&session), workspace.clone())),
