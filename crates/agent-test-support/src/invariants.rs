@@ -7,14 +7,14 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::Wire;
+use crate::WireFormat;
 
 /// The problems of one request body on `wire`; empty when it is well-formed.
-pub fn check_request(wire: Wire, body: &Value) -> Vec<String> {
+pub fn check_request(wire: WireFormat, body: &Value) -> Vec<String> {
     match wire {
-        Wire::Responses => responses(body),
-        Wire::Chat => chat(body),
-        Wire::Anthropic => anthropic(body),
+        WireFormat::OpenaiResponses => responses(body),
+        WireFormat::OpenaiChat => chat(body),
+        WireFormat::AnthropicMessages => anthropic(body),
     }
 }
 
@@ -160,16 +160,19 @@ mod tests {
     #[test]
     fn an_unanswered_call_is_reported_on_every_wire() {
         let responses = json!({"input": [{"type": "function_call", "call_id": "a"}]});
-        assert_eq!(check_request(Wire::Responses, &responses), ["call `a` has no result"]);
+        assert_eq!(
+            check_request(WireFormat::OpenaiResponses, &responses),
+            ["call `a` has no result"]
+        );
         let chat = json!({"messages": [{"role": "assistant", "tool_calls": [{"id": "a"}]}]});
-        assert_eq!(check_request(Wire::Chat, &chat), ["call `a` has no result"]);
+        assert_eq!(check_request(WireFormat::OpenaiChat, &chat), ["call `a` has no result"]);
         let anthropic = json!({"messages": [
             {"role": "user", "content": [{"type": "text", "text": "t"}]},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "a"}]},
             {"role": "user", "content": [{"type": "text", "text": "r"}, {"type": "tool_result", "tool_use_id": "b"}]}
         ]});
         assert_eq!(
-            check_request(Wire::Anthropic, &anthropic),
+            check_request(WireFormat::AnthropicMessages, &anthropic),
             [
                 "call `a` is not answered in the next user turn",
                 "result `b` does not answer the previous assistant turn",

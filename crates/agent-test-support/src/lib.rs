@@ -29,45 +29,45 @@ use serde_json::Value;
 
 pub use crate::invariants::check_request;
 
-/// A wire format the mock speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Wire {
-    /// OpenAI Responses.
-    Responses,
-    /// OpenAI Chat Completions.
-    Chat,
-    /// Anthropic Messages.
-    Anthropic,
+pub use staged_protocol::WireFormat;
+
+/// What the mock knows of each wire format, written here from the providers' documentation
+/// rather than taken from the code under test.
+pub trait MockWire {
+    /// The `wire` value of a `staged.toml` provider table.
+    fn toml_name(self) -> &'static str;
+    /// The path the mock serves it at, under its base URL.
+    fn mock_path(self) -> &'static str;
+    /// The `tool_choice` a forced `resolve` has on this wire.
+    fn forced_resolve(self) -> Value;
 }
 
-impl Wire {
-    /// Every wire format.
-    pub const ALL: [Wire; 3] = [Wire::Responses, Wire::Chat, Wire::Anthropic];
-
-    /// The `wire` value of a `staged.toml` provider table.
-    pub fn toml_name(self) -> &'static str {
+impl MockWire for WireFormat {
+    fn toml_name(self) -> &'static str {
         match self {
-            Wire::Responses => "openai-responses",
-            Wire::Chat => "openai-chat",
-            Wire::Anthropic => "anthropic-messages",
+            WireFormat::OpenaiResponses => "openai-responses",
+            WireFormat::OpenaiChat => "openai-chat",
+            WireFormat::AnthropicMessages => "anthropic-messages",
         }
     }
 
-    /// The endpoint path under the base URL.
-    pub fn endpoint(self) -> &'static str {
+    fn mock_path(self) -> &'static str {
         match self {
-            Wire::Responses => "/v1/responses",
-            Wire::Chat => "/v1/chat/completions",
-            Wire::Anthropic => "/v1/messages",
+            WireFormat::OpenaiResponses => "/v1/responses",
+            WireFormat::OpenaiChat => "/v1/chat/completions",
+            WireFormat::AnthropicMessages => "/v1/messages",
         }
     }
 
-    /// The `tool_choice` a forced `resolve` has on this wire.
-    pub fn forced_resolve(self) -> Value {
+    fn forced_resolve(self) -> Value {
         match self {
-            Wire::Responses => serde_json::json!({"type": "function", "name": "resolve"}),
-            Wire::Chat => serde_json::json!({"type": "function", "function": {"name": "resolve"}}),
-            Wire::Anthropic => serde_json::json!({"type": "tool", "name": "resolve"}),
+            WireFormat::OpenaiResponses => {
+                serde_json::json!({"type": "function", "name": "resolve"})
+            }
+            WireFormat::OpenaiChat => {
+                serde_json::json!({"type": "function", "function": {"name": "resolve"}})
+            }
+            WireFormat::AnthropicMessages => serde_json::json!({"type": "tool", "name": "resolve"}),
         }
     }
 }
@@ -150,7 +150,7 @@ impl Recorded {
 }
 
 struct Shared {
-    wire: Wire,
+    wire: WireFormat,
     script: VecDeque<Reply>,
     /// Served once the script is used up; `None` answers 418.
     forever: Option<Reply>,
@@ -190,7 +190,7 @@ impl MockModel {
     ///
     /// # Panics
     /// When no loopback port can be bound.
-    pub fn start(wire: Wire, script: Vec<Reply>) -> Self {
+    pub fn start(wire: WireFormat, script: Vec<Reply>) -> Self {
         Self::spawn(Shared {
             wire,
             script: script.into(),
@@ -202,7 +202,7 @@ impl MockModel {
 
     /// Starts a server that answers every request with `reply` and records nothing: for
     /// benchmarks.
-    pub fn serve_forever(wire: Wire, reply: Reply) -> Self {
+    pub fn serve_forever(wire: WireFormat, reply: Reply) -> Self {
         Self::spawn(Shared {
             wire,
             script: VecDeque::new(),

@@ -3,28 +3,28 @@
 
 use serde_json::{Value, json};
 
-use crate::{Turn, Wire};
+use crate::{Turn, WireFormat};
 
 /// The whole SSE body of `turn`.
-pub(crate) fn render(wire: Wire, turn: &Turn) -> String {
+pub(crate) fn render(wire: WireFormat, turn: &Turn) -> String {
     match wire {
-        Wire::Responses => responses(turn),
-        Wire::Chat => chat(turn),
-        Wire::Anthropic => anthropic(turn),
+        WireFormat::OpenaiResponses => responses(turn),
+        WireFormat::OpenaiChat => chat(turn),
+        WireFormat::AnthropicMessages => anthropic(turn),
     }
 }
 
 /// The first event only, for a stream that then stalls.
-pub(crate) fn first_event(wire: Wire) -> String {
+pub(crate) fn first_event(wire: WireFormat) -> String {
     match wire {
-        Wire::Responses => event(
+        WireFormat::OpenaiResponses => event(
             "response.created",
             &json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}}),
         ),
-        Wire::Chat => data(
+        WireFormat::OpenaiChat => data(
             &json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}]}),
         ),
-        Wire::Anthropic => event("message_start", &message_start()),
+        WireFormat::AnthropicMessages => event("message_start", &message_start()),
     }
 }
 

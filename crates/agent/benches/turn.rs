@@ -16,7 +16,7 @@ use staged_agent::{
     Agent, Message, ModelRequest, ProviderOverrides, ProvidersConfig, RunOutcome, SYSTEM_PROMPT,
     ToolSpec, responses_body,
 };
-use staged_agent_test_support::{MockModel, Reply, Turn, Wire};
+use staged_agent_test_support::{MockModel, Reply, Turn, WireFormat};
 use staged_core::{CancelToken, FnPendingAction, InMemoryStore, Session, ToolResult};
 
 fn provider(mock: &MockModel) -> staged_agent::ProviderConfig {
@@ -46,8 +46,10 @@ fn session(staged: bool) -> Arc<Session> {
 fn bench(c: &mut Criterion) {
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let text =
-        MockModel::serve_forever(Wire::Responses, Reply::Turn(Turn::text("Nothing to change.")));
+    let text = MockModel::serve_forever(
+        WireFormat::OpenaiResponses,
+        Reply::Turn(Turn::text("Nothing to change.")),
+    );
     let text_provider = provider(&text);
     let mut group = c.benchmark_group("turn");
 
@@ -96,7 +98,8 @@ fn bench(c: &mut Criterion) {
 
     // Three turns: bare text (escalated), the forced `resolve`, then the answer the mock
     // serves forever. The first two are queued right before each run.
-    let gate_mock = MockModel::serve_forever(Wire::Responses, Reply::Turn(Turn::text("Done.")));
+    let gate_mock =
+        MockModel::serve_forever(WireFormat::OpenaiResponses, Reply::Turn(Turn::text("Done.")));
     let gate_client = staged_agent::connect(&provider(&gate_mock), None).unwrap();
     group.bench_function("agent_run/3_turns_gate", |b| {
         b.to_async(&runtime).iter_batched(

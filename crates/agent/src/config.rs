@@ -15,38 +15,7 @@ use serde::Deserialize;
 
 use crate::ConfigError;
 
-/// How a provider is spoken to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WireFormat {
-    /// OpenAI Responses (`POST {base_url}/responses`).
-    OpenaiResponses,
-    /// OpenAI Chat Completions (`POST {base_url}/chat/completions`); also Ollama, LM Studio,
-    /// vLLM and llama.cpp's server.
-    OpenaiChat,
-    /// Anthropic Messages (`POST {base_url}/messages`).
-    AnthropicMessages,
-}
-
-impl WireFormat {
-    /// The spelling used in `staged.toml`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WireFormat::OpenaiResponses => "openai-responses",
-            WireFormat::OpenaiChat => "openai-chat",
-            WireFormat::AnthropicMessages => "anthropic-messages",
-        }
-    }
-
-    /// The path appended to the base URL, as in the official SDKs.
-    pub fn endpoint(self) -> &'static str {
-        match self {
-            WireFormat::OpenaiResponses => "/responses",
-            WireFormat::OpenaiChat => "/chat/completions",
-            WireFormat::AnthropicMessages => "/messages",
-        }
-    }
-}
+pub use staged_protocol::WireFormat;
 
 /// The role a hidden reminder takes on the OpenAI wire formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, ToolError, ToolResult};
 use staged_fs::{DirHandle, NewFileMode};
-use staged_journal::Workspace;
+use staged_journal::ConfinedRoot;
 
 use crate::{PlanDecision, PlanReview, Supervisor};
 
@@ -112,7 +112,7 @@ pub(crate) fn plan_slug(title: &str) -> &str {
 #[derive(Clone)]
 pub struct PlanMode {
     root: PathBuf,
-    workspace: Workspace,
+    workspace: ConfinedRoot,
     supervisor: Arc<dyn Supervisor>,
     state: Arc<Mutex<PlanState>>,
 }
@@ -135,7 +135,7 @@ impl PlanMode {
     ///
     /// Plan files live in `.staged/plans/`, which is opened through the workspace's handles:
     /// a `plans` folder or plan file that is a symlink is never followed.
-    pub fn new(workspace: Workspace, supervisor: Arc<dyn Supervisor>) -> Self {
+    pub fn new(workspace: ConfinedRoot, supervisor: Arc<dyn Supervisor>) -> Self {
         let state = PlanState { active: true, ..PlanState::default() };
         Self {
             root: workspace.root().to_path_buf(),

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use staged_fs::NewFileMode;
-use staged_journal::Workspace;
+use staged_journal::ConfinedRoot;
 
 use serde_json::json;
 
@@ -19,7 +19,7 @@ pub(crate) const TRANSCRIPTS_DIR: &str = "transcripts";
 /// # Errors
 /// The IO error, when the folder or the file cannot be written.
 pub fn save_transcript(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     task: &str,
     model: &str,
     report: &RunReport,

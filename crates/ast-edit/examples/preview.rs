@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use serde_json::json;
 use staged_ast_edit::{
-    AstEditParams, CommitOptions, EngineOptions, Op, Step, Workspace, commit, compute_preview_with,
+    AstEditParams, CommitOptions, ConfinedRoot, EngineOptions, Op, Step, commit,
+    compute_preview_with,
 };
 
 /// The allocator of the `staged` binary (see crates/cli/src/main.rs), so that the benchmark
@@ -80,7 +81,7 @@ fn parse_args() -> Result<Args, String> {
 fn run() -> Result<serde_json::Value, String> {
     let args = parse_args()?;
     let started = Instant::now();
-    let workspace = Workspace::new(&args.root).map_err(|e| e.to_string())?;
+    let workspace = ConfinedRoot::new(&args.root).map_err(|e| e.to_string())?;
     let params = AstEditParams {
         ops: vec![Op { pat: args.pattern.clone(), out: args.rewrite.clone() }],
         paths: args.paths.clone(),

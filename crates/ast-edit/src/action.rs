@@ -28,8 +28,8 @@ use staged_journal::{
 };
 
 use crate::{
-    AstEditError, AstEditParams, EditPreview, EngineOptions, FileEdits, Lang, LeftOut, RawEdit,
-    ValidatedEdit, Workspace, compute_preview_with,
+    AstEditError, AstEditParams, ConfinedRoot, EditPreview, EngineOptions, FileEdits, Lang,
+    LeftOut, RawEdit, ValidatedEdit, compute_preview_with,
     details::{AppliedDetails, RemainderDetails, StaleDetails},
     engine::{Scan, replayed_file},
     fingerprint::fingerprint,
@@ -94,7 +94,7 @@ impl Expected {
 /// A staged `ast_edit` rewrite.
 #[derive(Debug, Clone)]
 pub struct AstEditAction {
-    workspace: Workspace,
+    workspace: ConfinedRoot,
     params: AstEditParams,
     expected: Expected,
     /// What a cap left out of the preview (said in the label; not part of the stale check:
@@ -156,7 +156,7 @@ enum Replayed {
 impl AstEditAction {
     /// The action for a preview of `params`, with the preview's details.
     pub fn new(
-        workspace: Workspace,
+        workspace: ConfinedRoot,
         params: AstEditParams,
         preview: &EditPreview,
         details: Value,
@@ -166,7 +166,7 @@ impl AstEditAction {
 
     /// [`AstEditAction::new`], whose label names the cap's argument as `names` says.
     pub fn named(
-        workspace: Workspace,
+        workspace: ConfinedRoot,
         params: AstEditParams,
         preview: &EditPreview,
         details: Value,
@@ -190,7 +190,7 @@ impl AstEditAction {
     /// [`AstEditError::InvalidPayload`] when the payload is malformed, of another version, or
     /// recorded for another workspace root.
     pub fn from_payload(
-        workspace: Workspace,
+        workspace: ConfinedRoot,
         payload: &Value,
     ) -> Result<AstEditAction, AstEditError> {
         let payload = AstEditPayload::parse(payload)?;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use staged_core::{CancelToken, PendingAction, Session, Tool, ToolError, ToolResult};
 
 use crate::{
-    AstEditAction, AstEditParams, EngineOptions, PreviewDetails, Workspace,
+    AstEditAction, AstEditParams, ConfinedRoot, EngineOptions, PreviewDetails,
     action::AST_EDIT_TOOL_NAME,
     compute_preview_with,
     render::{ArgNames, preview_text_named, take_preview_details},
@@ -23,14 +23,14 @@ Examples: {pat: \"oldApi($$$ARGS)\", out: \"newApi($$$ARGS)\"}; {pat: \"$A && $A
 #[derive(Debug, Clone)]
 pub struct AstEditTool {
     session: Arc<Session>,
-    workspace: Workspace,
+    workspace: ConfinedRoot,
     names: ArgNames,
     index: Option<crate::WarmIndex>,
 }
 
 impl AstEditTool {
     /// A tool staging its previews on `session`, confined to `workspace`.
-    pub fn new(session: Arc<Session>, workspace: Workspace) -> AstEditTool {
+    pub fn new(session: Arc<Session>, workspace: ConfinedRoot) -> AstEditTool {
         AstEditTool { session, workspace, names: ArgNames::Tool, index: None }
     }
 

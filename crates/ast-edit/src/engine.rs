@@ -22,7 +22,7 @@ use staged_fs::RelPath;
 use tree_sitter::Tree;
 
 use crate::{
-    AST_EDIT_TOOL_NAME, AstEditError, Edit, Lang, Workspace,
+    AST_EDIT_TOOL_NAME, AstEditError, ConfinedRoot, Edit, Lang,
     choose::meant_languages,
     compile::{Rule, active_rules, compile_rules},
     diff::file_diff_indexed,
@@ -289,7 +289,7 @@ impl EditPreview {
 /// # Errors
 /// Scope, language and overlap errors; see [`AstEditError`].
 pub fn compute_preview(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     params: &ValidatedEdit,
     cancel: Option<&CancelToken>,
 ) -> Result<EditPreview, AstEditError> {
@@ -302,7 +302,7 @@ pub fn compute_preview(
 /// # Errors
 /// Scope, language and overlap errors; [`AstEditError::Cancelled`] when `cancel` fired.
 pub fn compute_preview_with(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     params: &ValidatedEdit,
     options: EngineOptions,
     index: Option<&WarmIndex>,

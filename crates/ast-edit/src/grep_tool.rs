@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
 
 use crate::{
-    AstGrepParams, Workspace,
+    AstGrepParams, ConfinedRoot,
     render::{ArgNames, parse_issues_block, plural},
     search::{SearchResult, search},
 };
@@ -22,7 +22,7 @@ Returns each match as path:line:col with the matched text, captured metavariable
 #[derive(Debug, Clone)]
 pub struct AstGrepTool {
     session: Arc<Session>,
-    workspace: Workspace,
+    workspace: ConfinedRoot,
     names: ArgNames,
     index: Option<crate::WarmIndex>,
 }
@@ -30,7 +30,7 @@ pub struct AstGrepTool {
 impl AstGrepTool {
     /// A search tool confined to `workspace`. The session is kept for symmetry with
     /// [`crate::AstEditTool`]; searching never stages anything.
-    pub fn new(session: Arc<Session>, workspace: Workspace) -> AstGrepTool {
+    pub fn new(session: Arc<Session>, workspace: ConfinedRoot) -> AstGrepTool {
         AstGrepTool { session, workspace, names: ArgNames::Tool, index: None }
     }
 

@@ -6,7 +6,7 @@
 //! multi-file write is finished or rolled back by [`recover`], which a host calls on start.
 //! [`AstGrepTool`] (`ast_grep`) is the read-only search. Both share the walker
 //! ([`collect_candidates`]), the languages ([`Lang`], see `LANGUAGES.md`), the prefilter and the
-//! confinement rules ([`Workspace`], on `staged-fs` directory handles).
+//! confinement rules ([`ConfinedRoot`], on `staged-fs` directory handles).
 //!
 //! The engine itself ([`compute_preview_with`]) is pure: it reads files and returns an
 //! [`EditPreview`]; only [`commit`] writes. An apply can write some of the preview's files,
@@ -84,7 +84,7 @@ pub use crate::{
     warm::{COOKIE_WAIT, IndexStats, WarmIndex},
 };
 pub use staged_journal::{
-    CommitOptions, CommitReport, CommitStep, Expect, FileWrite, JournalError, LineIndex,
-    ModelAccess, PrepareHook, RecoverOptions, RecoveryHooks, RecoveryReport, STATE_DIR_NAME, Step,
-    StepChange, StepMode, Workspace, commit, fingerprint, recover, tag,
+    CommitOptions, CommitReport, CommitStep, ConfinedRoot, Expect, FileWrite, JournalError,
+    LineIndex, ModelAccess, PrepareHook, RecoverOptions, RecoveryHooks, RecoveryReport,
+    STATE_DIR_NAME, Step, StepChange, StepMode, commit, fingerprint, recover, tag,
 };

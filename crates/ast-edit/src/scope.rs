@@ -17,7 +17,7 @@ use ignore::{WalkBuilder, WalkState};
 use staged_fs::{FileIdentity, RelPath, Root};
 
 use crate::{
-    AstEditError, Lang, ModelAccess, Workspace, lang::Inferred, warm::Listing,
+    AstEditError, ConfinedRoot, Lang, ModelAccess, lang::Inferred, warm::Listing,
     workspace::STATE_DIR_NAME,
 };
 
@@ -59,7 +59,7 @@ impl Candidate {
 /// # Errors
 /// The first entry that is a URL, missing, outside the workspace, or an invalid glob.
 pub fn collect_candidates(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     paths: &[String],
 ) -> Result<Vec<Candidate>, AstEditError> {
     collect(workspace, paths, None, &|_| true)
@@ -73,7 +73,7 @@ pub fn collect_candidates(
 /// With a `listing` (a warm index's), a walk that the listing can stand for is read from it
 /// instead of the disk.
 pub(crate) fn collect_for_lang(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     paths: &[String],
     lang: Option<Lang>,
     listing: Option<&Listing>,
@@ -97,7 +97,7 @@ fn searched_when_walked(lang: Option<Lang>, path: &Path) -> bool {
 
 /// Resolves `paths`, keeping the walked files whose path passes `keep`.
 fn collect(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     paths: &[String],
     listing: Option<&Listing>,
     keep: &(dyn Fn(&Path) -> bool + Sync),
@@ -212,14 +212,14 @@ pub fn compile_glob(glob: &str) -> Result<GlobMatcher, AstEditError> {
     }
 }
 
-fn is_dir(workspace: &Workspace, rel: Option<&RelPath>) -> bool {
+fn is_dir(workspace: &ConfinedRoot, rel: Option<&RelPath>) -> bool {
     match rel {
         None => true,
         Some(rel) => workspace.fs().symlink_metadata(rel).is_ok_and(|m| m.is_dir()),
     }
 }
 
-fn absolute(workspace: &Workspace, rel: Option<&RelPath>) -> PathBuf {
+fn absolute(workspace: &ConfinedRoot, rel: Option<&RelPath>) -> PathBuf {
     match rel {
         None => workspace.root().to_path_buf(),
         Some(rel) => workspace.root().join(rel.as_path()),
@@ -264,7 +264,11 @@ fn split_glob(entry: &str) -> (String, String) {
 /// files): hidden files included, `.gitignore`, `.ignore` and `.git/info/exclude` respected
 /// (with the parents' ignore files), no symlink followed, `.git`, the workspace's `.staged` and,
 /// unless `allow_node_modules`, `node_modules` never entered.
-pub(crate) fn walker(workspace: &Workspace, base: &Path, allow_node_modules: bool) -> WalkBuilder {
+pub(crate) fn walker(
+    workspace: &ConfinedRoot,
+    base: &Path,
+    allow_node_modules: bool,
+) -> WalkBuilder {
     let state_dir = workspace.state_dir();
     let mut builder = WalkBuilder::new(base);
     builder
@@ -294,7 +298,7 @@ pub(crate) fn walker(workspace: &Workspace, base: &Path, allow_node_modules: boo
 }
 
 fn walk(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     base: &Path,
     glob: Option<&GlobMatcher>,
     allow_node_modules: bool,
@@ -414,7 +418,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
             std::fs::write(path, text).expect("write");
         }
-        let ws = Workspace::new(dir.path()).expect("workspace");
+        let ws = ConfinedRoot::new(dir.path()).expect("workspace");
         let paths = [".".to_owned(), "notes.txt".to_owned()];
         let shown = |lang: Option<Lang>| -> Vec<String> {
             collect_for_lang(&ws, &paths, lang, None)

@@ -14,7 +14,7 @@ use serde::Serialize;
 use staged_core::CancelToken;
 
 use crate::{
-    AstEditError, AstGrepParams, Lang, Workspace,
+    AstEditError, AstGrepParams, ConfinedRoot, Lang,
     choose::meant_languages,
     compile::{Rule, active_rules, compile_rules},
     edits::LineIndex,
@@ -95,7 +95,7 @@ impl SearchResult {
 /// With a warm `index`, the files are listed from it and those whose trigrams rule the
 /// pattern out are not read (the result is the same; see [`crate::WarmIndex`]).
 pub fn search(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     params: &AstGrepParams,
     index: Option<&crate::WarmIndex>,
     cancel: Option<&CancelToken>,

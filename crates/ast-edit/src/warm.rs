@@ -84,7 +84,7 @@ use rayon::prelude::*;
 use staged_fs::{FileIdentity, RelPath};
 
 use self::watch::{Seen, Watcher};
-use crate::{Workspace, grams::Grams, scope::Candidate, workspace::STATE_DIR_NAME};
+use crate::{ConfinedRoot, grams::Grams, scope::Candidate, workspace::STATE_DIR_NAME};
 
 /// How long a query waits for its cookie before it walks the cold way.
 pub const COOKIE_WAIT: Duration = Duration::from_secs(2);
@@ -144,7 +144,7 @@ impl Listing {
     /// the whole tree's does not).
     pub(crate) fn list(
         &self,
-        workspace: &Workspace,
+        workspace: &ConfinedRoot,
         base: &Path,
         keep: &dyn Fn(&Path) -> bool,
         out: &mut Vec<Candidate>,
@@ -181,7 +181,7 @@ impl Listing {
 
 #[derive(Debug)]
 struct Shared {
-    workspace: Workspace,
+    workspace: ConfinedRoot,
     state: Mutex<State>,
     /// Signalled when an event arrives, work is queued, or the index stops.
     wake: Condvar,
@@ -240,7 +240,7 @@ impl WarmIndex {
     ///
     /// # Errors
     /// When the private folder for cookies cannot be made.
-    pub fn start(workspace: Workspace) -> std::io::Result<WarmIndex> {
+    pub fn start(workspace: ConfinedRoot) -> std::io::Result<WarmIndex> {
         let cookies = Cookies {
             dir: tempfile::Builder::new().prefix("staged-watch-").tempdir()?,
             next: AtomicU64::new(1),

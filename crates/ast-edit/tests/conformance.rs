@@ -7,7 +7,7 @@ mod common;
 use common::{Fixture, details};
 use serde_json::json;
 use staged_ast_edit::{
-    AstEditError, AstEditParams, Lang, Op, Workspace, collect_candidates, compute_preview,
+    AstEditError, AstEditParams, ConfinedRoot, Lang, Op, collect_candidates, compute_preview,
 };
 use staged_core::Tool;
 
@@ -187,7 +187,7 @@ async fn c_e7_infers_tlaplus_from_tla_files() {
 
 // The reference engine's unit tests.
 
-fn display(ws: &Workspace, paths: &[&str]) -> Vec<String> {
+fn display(ws: &ConfinedRoot, paths: &[&str]) -> Vec<String> {
     let paths: Vec<String> = paths.iter().map(|p| (*p).to_owned()).collect();
     collect_candidates(ws, &paths).unwrap().into_iter().map(|c| c.display).collect()
 }

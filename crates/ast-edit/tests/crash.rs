@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use staged_ast_edit::{
-    CommitOptions, CommitStep, FileWrite, RecoverOptions, Step, Workspace, commit, fingerprint,
+    CommitOptions, CommitStep, ConfinedRoot, FileWrite, RecoverOptions, Step, commit, fingerprint,
     recover,
 };
 use staged_fs::RelPath;
@@ -54,7 +54,7 @@ fn writes() -> Vec<Step> {
 fn commit_reports_every_step() {
     if let Some((root, crash_at)) = child_spec(CHILD_ENV) {
         // The child of `kill_at_every_step_then_recover`: die at the given step.
-        let workspace = Workspace::new(root).unwrap();
+        let workspace = ConfinedRoot::new(root).unwrap();
         let mut observer = abort_at(crash_at);
         commit(
             &workspace,
@@ -66,7 +66,7 @@ fn commit_reports_every_step() {
     }
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
     let mut steps = Vec::new();
     let mut observer = |step: CommitStep| steps.push(step);
     commit(
@@ -121,7 +121,7 @@ fn kill_at_every_step_then_recover() {
         let root = dir.path().canonicalize().unwrap();
         let status = run_child("commit_reports_every_step", CHILD_ENV, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
-        let workspace = Workspace::new(&root).unwrap();
+        let workspace = ConfinedRoot::new(&root).unwrap();
         let report = recover(&workspace, RecoverOptions::default()).unwrap();
         assert!(report.refused.is_empty(), "step {crash_at}: {report:?}");
         let states: Vec<bool> = FILES

@@ -35,7 +35,7 @@ use std::{
 
 use proptest::{prelude::*, test_runner::TestCaseError};
 use serde_json::{Value, json};
-use staged_ast_edit::{AstEditTool, AstGrepTool, Workspace};
+use staged_ast_edit::{AstEditTool, AstGrepTool, ConfinedRoot};
 use staged_core::{CancelToken, InMemoryStore, Session, Tool};
 
 use fuzz_input::{edit_args, grep_args, pattern_case};
@@ -205,7 +205,7 @@ impl Arena {
         std::os::unix::fs::symlink(outside.join("secret.ts"), root.join("link_out.ts")).unwrap();
         std::os::unix::fs::symlink(&outside, root.join("link_dir")).unwrap();
         std::os::unix::fs::symlink("src/a.ts", root.join("link_in.ts")).unwrap();
-        let workspace = Workspace::new(&root).unwrap();
+        let workspace = ConfinedRoot::new(&root).unwrap();
         let session = Arc::new(Session::new(Arc::new(InMemoryStore::new())));
         let edit = AstEditTool::new(Arc::clone(&session), workspace.clone());
         let grep = AstGrepTool::new(Arc::clone(&session), workspace);
@@ -436,7 +436,7 @@ fn patterns_nested_just_under_the_limit_still_match() {
     let source = format!("x = {};\n", nest("foo(1)", 240));
     std::fs::write(dir.path().join("deep.ts"), &source).unwrap();
     let session = Arc::new(Session::new(Arc::new(InMemoryStore::new())));
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
     let grep = AstGrepTool::new(Arc::clone(&session), workspace.clone());
     let edit = AstEditTool::new(Arc::clone(&session), workspace);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).build().unwrap();

@@ -7,18 +7,18 @@
 use std::sync::mpsc;
 
 use staged_ast_edit::{
-    CommitOptions, CommitStep, FileWrite, RecoverOptions, Step, Workspace, commit, fingerprint,
+    CommitOptions, CommitStep, ConfinedRoot, FileWrite, RecoverOptions, Step, commit, fingerprint,
     recover,
 };
 use staged_fs::RelPath;
 
-fn three_files() -> (tempfile::TempDir, Workspace, Vec<FileWrite>) {
+fn three_files() -> (tempfile::TempDir, ConfinedRoot, Vec<FileWrite>) {
     let dir = tempfile::tempdir().unwrap();
     let files = ["a.ts", "b.ts", "c.ts"];
     for f in files {
         std::fs::write(dir.path().join(f), format!("old({f});\n")).unwrap();
     }
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
     let writes = files
         .iter()
         .map(|f| FileWrite {
@@ -32,7 +32,7 @@ fn three_files() -> (tempfile::TempDir, Workspace, Vec<FileWrite>) {
 
 /// Runs a commit on a thread that pauses at `pause_at` until told to go on.
 fn paused_commit(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     writes: Vec<FileWrite>,
     pause_at: CommitStep,
 ) -> (std::thread::JoinHandle<()>, mpsc::Sender<()>) {
@@ -60,7 +60,7 @@ fn paused_commit(
     (committer, resume_tx)
 }
 
-fn journal_names(workspace: &Workspace) -> Vec<String> {
+fn journal_names(workspace: &ConfinedRoot) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(workspace.journal_dir())
         .unwrap()
         .flatten()

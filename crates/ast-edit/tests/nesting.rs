@@ -11,7 +11,7 @@ use ast_grep_config::Fixer;
 use ast_grep_core::{AstGrep, Pattern};
 use proptest::prelude::*;
 use staged_ast_edit::{
-    AstEditError, AstEditParams, EditPreview, EngineOptions, Lang, Op, Workspace,
+    AstEditError, AstEditParams, ConfinedRoot, EditPreview, EngineOptions, Lang, Op,
     compute_preview_with,
 };
 
@@ -26,7 +26,7 @@ const OPS: &[(&str, &str)] = &[
 fn preview(text: &str, ops: &[(&str, &str)]) -> Result<EditPreview, AstEditError> {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.ts"), text).unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
     let params = AstEditParams {
         ops: ops.iter().map(|(p, o)| Op { pat: (*p).to_owned(), out: (*o).to_owned() }).collect(),
         paths: vec!["a.ts".to_owned()],

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{Fixture, details};
 use serde_json::json;
-use staged_ast_edit::{AppliedDetails, AstEditAction, PreviewDetails, StaleDetails, Workspace};
+use staged_ast_edit::{AppliedDetails, AstEditAction, ConfinedRoot, PreviewDetails, StaleDetails};
 use staged_core::{ActionError, CancelToken, PendingAction};
 
 fn rename(paths: &[&str]) -> serde_json::Value {
@@ -327,7 +327,8 @@ async fn payload_rehydrates_in_another_process() {
     assert_eq!(payload["expected"]["files"].as_array().unwrap().len(), 2);
     // Round-trip through text, as a durable store would.
     let payload: serde_json::Value = serde_json::from_str(&payload.to_string()).unwrap();
-    let action = AstEditAction::from_payload(Workspace::new(fx.root()).unwrap(), &payload).unwrap();
+    let action =
+        AstEditAction::from_payload(ConfinedRoot::new(fx.root()).unwrap(), &payload).unwrap();
     assert_eq!(action.label(), "AST Edit: 2 replacements in 2 files");
     assert_eq!(action.source_tool_name(), "ast_edit");
     let action: Arc<dyn PendingAction> = Arc::new(action);
@@ -337,7 +338,9 @@ async fn payload_rehydrates_in_another_process() {
     assert_eq!(fx.read("b.ts"), "bar(2);\n");
     // Another root is refused.
     let other = tempfile::tempdir().unwrap();
-    assert!(AstEditAction::from_payload(Workspace::new(other.path()).unwrap(), &payload).is_err());
+    assert!(
+        AstEditAction::from_payload(ConfinedRoot::new(other.path()).unwrap(), &payload).is_err()
+    );
 }
 
 #[cfg(unix)]

@@ -7,7 +7,7 @@
 use std::{os::unix::fs::symlink, path::Path};
 
 use serde_json::json;
-use staged_ast_edit::{RecoverOptions, Workspace, recover};
+use staged_ast_edit::{ConfinedRoot, RecoverOptions, recover};
 
 const ID: &str = "4242-1700000000000000000-0";
 
@@ -69,7 +69,7 @@ impl Planted {
     fn assert_refused(&self, why: &str) {
         let before = self.snapshot();
         let report =
-            recover(&Workspace::new(&self.root).unwrap(), RecoverOptions::default()).unwrap();
+            recover(&ConfinedRoot::new(&self.root).unwrap(), RecoverOptions::default()).unwrap();
         assert_eq!((report.rolled_back, report.rolled_forward), (0, 0), "{report:?}");
         assert_eq!(report.refused.len(), 1, "{report:?}");
         assert!(report.refused[0].contains(why), "{}", report.refused[0]);
@@ -194,7 +194,7 @@ fn a_symlinked_state_or_journal_folder_is_an_error_and_never_followed() {
         symlink(&dest, fx.root.join(link)).unwrap();
         let before = fx.snapshot();
         let err =
-            recover(&Workspace::new(&fx.root).unwrap(), RecoverOptions::default()).unwrap_err();
+            recover(&ConfinedRoot::new(&fx.root).unwrap(), RecoverOptions::default()).unwrap_err();
         assert!(matches!(err, staged_ast_edit::JournalError::StateDir { .. }), "{err}");
         assert!(err.to_string().contains("it is a symlink"), "{err}");
         assert_eq!(fx.snapshot(), before);
@@ -207,7 +207,7 @@ fn a_valid_planted_preparing_journal_only_deletes_staged_temps_inside() {
     let ours = temp(&fx.root.join("src"), "a.ts");
     std::fs::write(&ours, "half-written").unwrap();
     fx.journal(&json!({"version": 2, "state": "preparing", "entries": [{"target": "src/a.ts"}]}));
-    let report = recover(&Workspace::new(&fx.root).unwrap(), RecoverOptions::default()).unwrap();
+    let report = recover(&ConfinedRoot::new(&fx.root).unwrap(), RecoverOptions::default()).unwrap();
     assert_eq!(report.rolled_back, 1, "{report:?}");
     assert!(!ours.exists());
     assert_eq!(std::fs::read_to_string(fx.root.join("src/a.ts")).unwrap(), "inside");

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use staged_ast_edit::{
-    AstEditError, AstEditParams, EditPreview, EngineOptions, Op, Strictness, Workspace,
+    AstEditError, AstEditParams, ConfinedRoot, EditPreview, EngineOptions, Op, Strictness,
     compute_preview_with,
 };
 
@@ -89,7 +89,7 @@ fn previews(
     for (i, text) in texts.iter().enumerate() {
         std::fs::write(dir.path().join(format!("f{i}.{ext}")), text).unwrap();
     }
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
     let params = AstEditParams {
         ops: vec![Op { pat: pat.to_owned(), out: out.to_owned() }],
         paths: vec![".".to_owned()],

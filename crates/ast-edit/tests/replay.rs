@@ -9,7 +9,7 @@ use std::{sync::Arc, time::Duration};
 
 use common::Fixture;
 use serde_json::{Value, json};
-use staged_ast_edit::{AstEditAction, Workspace};
+use staged_ast_edit::{AstEditAction, ConfinedRoot};
 use staged_core::{CancelToken, PendingAction};
 
 fn rename(paths: &[&str]) -> Value {
@@ -101,7 +101,7 @@ async fn a_new_file_that_matches_makes_the_preview_stale_and_a_deleted_one_does_
 async fn recorded_edits_that_do_not_fit_the_file_are_searched_for_again() {
     let fx = settled(&[("a.ts", "foo(1);\n")]).await;
     fx.edit(rename(&["."])).await.unwrap();
-    let workspace = Workspace::new(fx.root()).unwrap();
+    let workspace = ConfinedRoot::new(fx.root()).unwrap();
     let mut broken = payload(&fx);
     broken["replay"]["edits"] = json!([[[0, 600, 1, "bar(1)"]]]);
     let action = AstEditAction::from_payload(workspace.clone(), &broken).unwrap();
@@ -134,7 +134,7 @@ async fn a_payload_without_a_replay_still_applies() {
     let mut old = payload(&fx);
     old["version"] = json!(1);
     old.as_object_mut().unwrap().remove("replay");
-    let action = AstEditAction::from_payload(Workspace::new(fx.root()).unwrap(), &old).unwrap();
+    let action = AstEditAction::from_payload(ConfinedRoot::new(fx.root()).unwrap(), &old).unwrap();
     let action: Arc<dyn PendingAction> = Arc::new(action);
     let res = action.apply("ok", None, &CancelToken::new()).await.unwrap();
     assert_eq!(res.text_content(), "Applied 1 replacement in 1 file.");

@@ -10,7 +10,7 @@ use std::{
 };
 
 use staged_ast_edit::{
-    AstEditParams, AstGrepParams, EngineOptions, Op, WarmIndex, Workspace, compute_preview_with,
+    AstEditParams, AstGrepParams, ConfinedRoot, EngineOptions, Op, WarmIndex, compute_preview_with,
     preview_details, preview_text, search, search_details, search_text,
 };
 
@@ -219,7 +219,7 @@ fn change(root: &Path, rng: &mut Rng, n: usize) -> String {
 }
 
 fn grep(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     index: Option<&WarmIndex>,
     pattern: &str,
     lang: &str,
@@ -239,7 +239,7 @@ fn grep(
     }
 }
 
-fn edit(workspace: &Workspace, index: Option<&WarmIndex>, pat: &str, out: &str) -> String {
+fn edit(workspace: &ConfinedRoot, index: Option<&WarmIndex>, pat: &str, out: &str) -> String {
     let params = AstEditParams {
         ops: vec![Op { pat: pat.to_owned(), out: out.to_owned() }],
         paths: vec![".".to_owned()],
@@ -279,7 +279,7 @@ fn a_thousand_random_changes_never_make_it_stale() {
         std::fs::write(root.join(d).join(format!("start{i}.js")), js_text(&mut rng)).unwrap();
     }
     std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
-    let workspace = Workspace::new(&root).unwrap();
+    let workspace = ConfinedRoot::new(&root).unwrap();
     let index = WarmIndex::start(workspace.clone()).unwrap();
     assert!(index.wait_indexed(Duration::from_secs(30)), "the index never became ready");
     let queries: &[(&str, &str, &str)] = &[
@@ -320,7 +320,7 @@ fn a_file_changed_after_indexing_is_found_by_the_next_query() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("a.rs"), "fn a() {}\n").unwrap();
-    let workspace = Workspace::new(&root).unwrap();
+    let workspace = ConfinedRoot::new(&root).unwrap();
     let index = WarmIndex::start(workspace.clone()).unwrap();
     assert!(index.wait_indexed(Duration::from_secs(30)));
     let none = grep(&workspace, Some(&index), "std::mem::take($A)", "rust", ".");
@@ -340,7 +340,7 @@ fn an_ignore_file_edited_hides_and_shows_files_at_once() {
     std::fs::create_dir_all(root.join("src/deep")).unwrap();
     std::fs::write(root.join("src/deep/a.js"), "baseFlatten(x, 1);\n").unwrap();
     std::fs::write(root.join("b.js"), "baseFlatten(y, 2);\n").unwrap();
-    let workspace = Workspace::new(&root).unwrap();
+    let workspace = ConfinedRoot::new(&root).unwrap();
     let index = WarmIndex::start(workspace.clone()).unwrap();
     assert!(index.wait_indexed(Duration::from_secs(30)));
     let query = |index: Option<&WarmIndex>| grep(&workspace, index, "baseFlatten($$$A)", "js", ".");
@@ -361,7 +361,7 @@ fn an_ignore_file_that_is_a_symlink_or_a_git_file_makes_queries_walk() {
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/a.js"), "baseFlatten(x, 1);\n").unwrap();
     std::fs::write(root.join("rules.txt"), "").unwrap();
-    let workspace = Workspace::new(&root).unwrap();
+    let workspace = ConfinedRoot::new(&root).unwrap();
     let index = WarmIndex::start(workspace.clone()).unwrap();
     assert!(index.wait_indexed(Duration::from_secs(30)));
     let query = |index: Option<&WarmIndex>| grep(&workspace, index, "baseFlatten($$$A)", "js", ".");
@@ -392,7 +392,7 @@ fn git_info_exclude_is_watched() {
     std::fs::create_dir_all(root.join(".git/info")).unwrap();
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/a.js"), "baseFlatten(x, 1);\n").unwrap();
-    let workspace = Workspace::new(&root).unwrap();
+    let workspace = ConfinedRoot::new(&root).unwrap();
     let index = WarmIndex::start(workspace.clone()).unwrap();
     assert!(index.wait_indexed(Duration::from_secs(30)));
     let query = |index: Option<&WarmIndex>| grep(&workspace, index, "baseFlatten($$$A)", "js", ".");

@@ -12,7 +12,7 @@ use staged_agent::ProvidersConfig;
 use staged_plugin::{
     CONFIG_FILE, ConfigOrigin, PluginsConfig, TrustStatus, TrustStore, WorkspaceConfig,
 };
-use staged_workspace::Workspace;
+use staged_workspace::ConfinedRoot;
 
 /// staged's folder in the user config directory, if the platform has one.
 pub(crate) fn user_dir() -> Option<PathBuf> {
@@ -46,7 +46,7 @@ impl Files {
             }
             _ => None,
         };
-        let workspace = Workspace::new(root).map_err(|err| anyhow::anyhow!("{err}"))?;
+        let workspace = ConfinedRoot::new(root).map_err(|err| anyhow::anyhow!("{err}"))?;
         let workspace =
             WorkspaceConfig::read(&workspace).map_err(|err| anyhow::anyhow!("{err}"))?;
         let (trust, trust_error) = match trust_store()

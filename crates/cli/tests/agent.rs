@@ -15,7 +15,7 @@ use std::{
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use staged_agent::SKIPPED_CALL_TEXT;
-use staged_agent_test_support::{MockModel, Recorded, Reply, Turn, Wire};
+use staged_agent_test_support::{MockModel, MockWire, Recorded, Reply, Turn, WireFormat};
 use staged_core::RESOLVE_REMINDER;
 
 use common::{code, pending_ids, read, staged, stderr, stdout, workspace};
@@ -23,7 +23,7 @@ use common::{code, pending_ids, read, staged, stderr, stdout, workspace};
 const ABORT_TEXT: &str = "Soft tool requirement 'resolve' was not satisfied after 3 forced turns; aborting to avoid an unbounded force loop.";
 
 /// A workspace with `src/a.ts` and `src/b.ts`, configured to reach `mock` as provider `mock`.
-fn agent_workspace(mock: &MockModel, wire: Wire) -> tempfile::TempDir {
+fn agent_workspace(mock: &MockModel, wire: WireFormat) -> tempfile::TempDir {
     let dir = workspace(&[
         ("src/a.ts", "legacyWrap(x, value);\n"),
         ("src/b.ts", "legacyWrap(y, other);\n"),
@@ -32,7 +32,7 @@ fn agent_workspace(mock: &MockModel, wire: Wire) -> tempfile::TempDir {
     dir
 }
 
-fn write_config(dir: &Path, mock: &MockModel, wire: Wire) {
+fn write_config(dir: &Path, mock: &MockModel, wire: WireFormat) {
     let toml = format!(
         "[agent]\nprovider = \"mock\"\n\n[providers.mock]\nwire = \"{}\"\nbase_url = \"{}\"\nmodel = \"mock-model\"\nmax_retries = 1\n",
         wire.toml_name(),
@@ -125,7 +125,7 @@ const NEW_A: &str = "modernWrap(value, x);\n";
 
 #[test]
 fn a_compliant_model_resolves_in_two_calls_without_tool_choice_and_one_reminder() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = MockModel::start(
             wire,
             vec![
@@ -160,7 +160,7 @@ fn a_compliant_model_resolves_in_two_calls_without_tool_choice_and_one_reminder(
 
 #[test]
 fn a_detour_batch_is_skipped_then_resolve_is_forced() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = MockModel::start(
             wire,
             vec![
@@ -198,7 +198,7 @@ fn a_detour_batch_is_skipped_then_resolve_is_forced() {
 
 #[test]
 fn bare_text_escalates_instead_of_ending_the_run() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = MockModel::start(
             wire,
             vec![
@@ -224,7 +224,7 @@ fn bare_text_escalates_instead_of_ending_the_run() {
 
 #[test]
 fn the_gate_aborts_after_three_forced_turns_with_the_exact_text() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = MockModel::start(
             wire,
             vec![
@@ -259,7 +259,7 @@ fn the_gate_aborts_after_three_forced_turns_with_the_exact_text() {
 
 #[test]
 fn with_nothing_pending_no_tool_choice_and_no_reminder_are_sent() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = MockModel::start(wire, vec![Reply::Turn(Turn::text("Nothing to do."))]);
         let dir = agent_workspace(&mock, wire);
         let out = run_agent(dir.path(), &["task"], "");
@@ -273,7 +273,7 @@ fn with_nothing_pending_no_tool_choice_and_no_reminder_are_sent() {
 
 #[test]
 fn an_apply_failure_keeps_the_preview_pending_without_a_second_reminder() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = MockModel::start(
             wire,
             vec![
@@ -315,7 +315,7 @@ fn an_apply_failure_keeps_the_preview_pending_without_a_second_reminder() {
 
 #[test]
 fn a_new_head_re_injects_the_reminder() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = MockModel::start(
             wire,
             vec![
@@ -347,7 +347,7 @@ fn a_new_head_re_injects_the_reminder() {
 #[test]
 fn a_person_sees_streamed_text_the_diff_and_the_resolve_block() {
     let mock = MockModel::start(
-        Wire::Anthropic,
+        WireFormat::AnthropicMessages,
         vec![
             Reply::Turn(Turn::call(
                 "e1",
@@ -358,7 +358,7 @@ fn a_person_sees_streamed_text_the_diff_and_the_resolve_block() {
             Reply::Turn(Turn::text("Rewrote one call.")),
         ],
     );
-    let dir = agent_workspace(&mock, Wire::Anthropic);
+    let dir = agent_workspace(&mock, WireFormat::AnthropicMessages);
     let out = run_agent(dir.path(), &["rewrite"], "");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
@@ -384,7 +384,7 @@ fn a_person_sees_streamed_text_the_diff_and_the_resolve_block() {
 #[test]
 fn configuration_comes_from_the_user_dir_then_the_workspace_then_the_flags() {
     let mock = MockModel::start(
-        Wire::Chat,
+        WireFormat::OpenaiChat,
         vec![
             Reply::Turn(Turn::text("a")),
             Reply::Turn(Turn::text("b")),
@@ -424,7 +424,8 @@ fn configuration_comes_from_the_user_dir_then_the_workspace_then_the_flags() {
 
 #[test]
 fn base_url_replaces_a_builtin_providers_url() {
-    let mock = MockModel::start(Wire::Anthropic, vec![Reply::Turn(Turn::text("hello"))]);
+    let mock =
+        MockModel::start(WireFormat::AnthropicMessages, vec![Reply::Turn(Turn::text("hello"))]);
     let dir = workspace(&[("src/a.ts", OLD_A)]);
     let config_home = tempfile::tempdir().unwrap();
     let args =
@@ -485,14 +486,14 @@ fn an_unreachable_provider_exits_2() {
 #[test]
 fn approve_human_keeps_a_declined_preview_pending_and_tells_the_model_why() {
     let mock = MockModel::start(
-        Wire::Responses,
+        WireFormat::OpenaiResponses,
         vec![
             Reply::Turn(Turn::resolve("r1", "apply", "looks right")),
             Reply::Turn(Turn::resolve("r2", "discard", "the person said no")),
             Reply::Turn(Turn::text("Left it.")),
         ],
     );
-    let dir = agent_workspace(&mock, Wire::Responses);
+    let dir = agent_workspace(&mock, WireFormat::OpenaiResponses);
     stage(dir.path(), &["src/a.ts"]);
     let out =
         run_agent(dir.path(), &["--approve", "human", "--json", "task"], "n wrong call sites\n");
@@ -520,7 +521,7 @@ fn approve_human_keeps_a_declined_preview_pending_and_tells_the_model_why() {
 #[test]
 fn plan_mode_asks_the_person_refines_then_implements_in_the_same_run() {
     let mock = MockModel::start(
-        Wire::Anthropic,
+        WireFormat::AnthropicMessages,
         vec![
             Reply::Turn(Turn::call(
                 "w1",
@@ -551,7 +552,7 @@ fn plan_mode_asks_the_person_refines_then_implements_in_the_same_run() {
             Reply::Turn(Turn::text("Done.")),
         ],
     );
-    let dir = agent_workspace(&mock, Wire::Anthropic);
+    let dir = agent_workspace(&mock, WireFormat::AnthropicMessages);
     let out = run_agent(
         dir.path(),
         &["--plan", "--json", "swap the arguments"],
@@ -599,14 +600,14 @@ fn ctrl_c_during_an_apply_leaves_every_file_old_and_the_preview_pending() {
         (0..N).map(|i| (format!("src/f{i:04}.ts"), format!("legacyWrap({i}, 0);\n"))).collect();
     let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let mock = MockModel::start(
-        Wire::Chat,
+        WireFormat::OpenaiChat,
         vec![
             Reply::Turn(Turn::resolve("r1", "apply", "all of them")),
             Reply::Turn(Turn::text("never reached")),
         ],
     );
     let dir = workspace(&refs);
-    write_config(dir.path(), &mock, Wire::Chat);
+    write_config(dir.path(), &mock, WireFormat::OpenaiChat);
     let out = staged(
         dir.path(),
         &[
@@ -657,8 +658,8 @@ fn ctrl_c_during_an_apply_leaves_every_file_old_and_the_preview_pending() {
 
 #[test]
 fn an_untrusted_workspace_cannot_point_a_provider_elsewhere() {
-    let mock = MockModel::start(Wire::Chat, vec![]);
-    let dir = agent_workspace(&mock, Wire::Chat);
+    let mock = MockModel::start(WireFormat::OpenaiChat, vec![]);
+    let dir = agent_workspace(&mock, WireFormat::OpenaiChat);
     let config_home = tempfile::tempdir().unwrap();
     let out = Command::new(common::staged_bin())
         .args(["agent", "task"])
@@ -680,7 +681,7 @@ fn an_untrusted_workspace_cannot_point_a_provider_elsewhere() {
 
 #[test]
 fn an_ordinary_coding_task_writes_and_edits_files_as_previews() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = MockModel::start(
             wire,
             vec![
@@ -735,14 +736,14 @@ fn an_ordinary_coding_task_writes_and_edits_files_as_previews() {
 #[test]
 fn a_skipped_bare_text_turn_says_so_plainly() {
     let mock = MockModel::start(
-        Wire::Responses,
+        WireFormat::OpenaiResponses,
         vec![
             Reply::Turn(Turn::text("I think this is fine.")),
             Reply::Turn(Turn::resolve("r1", "discard", "not needed")),
             Reply::Turn(Turn::text("Discarded.")),
         ],
     );
-    let dir = agent_workspace(&mock, Wire::Responses);
+    let dir = agent_workspace(&mock, WireFormat::OpenaiResponses);
     stage(dir.path(), &["src/a.ts"]);
     let out = run_agent(dir.path(), &["task"], "");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -757,7 +758,7 @@ fn a_skipped_bare_text_turn_says_so_plainly() {
 #[test]
 fn a_plan_refinement_is_not_shown_as_an_accept() {
     let mock = MockModel::start(
-        Wire::Anthropic,
+        WireFormat::AnthropicMessages,
         vec![
             Reply::Turn(Turn::call(
                 "w1",
@@ -777,7 +778,7 @@ fn a_plan_refinement_is_not_shown_as_an_accept() {
             Reply::Turn(Turn::text("Done.")),
         ],
     );
-    let dir = agent_workspace(&mock, Wire::Anthropic);
+    let dir = agent_workspace(&mock, WireFormat::AnthropicMessages);
     let out = run_agent(dir.path(), &["--plan", "swap the arguments"], "only src/a.ts please\na\n");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
@@ -796,7 +797,7 @@ fn a_plan_refinement_is_not_shown_as_an_accept() {
 #[test]
 fn an_abort_says_the_preview_is_still_pending_and_how_to_resolve_it() {
     let mock = MockModel::start(
-        Wire::Responses,
+        WireFormat::OpenaiResponses,
         vec![
             Reply::Turn(Turn::text("no")),
             Reply::Turn(Turn::text("still no")),
@@ -804,7 +805,7 @@ fn an_abort_says_the_preview_is_still_pending_and_how_to_resolve_it() {
             Reply::Turn(Turn::text("not at all")),
         ],
     );
-    let dir = agent_workspace(&mock, Wire::Responses);
+    let dir = agent_workspace(&mock, WireFormat::OpenaiResponses);
     stage(dir.path(), &["src/a.ts"]);
     let id = pending_ids(dir.path()).remove(0);
     let out = run_agent(dir.path(), &["task"], "");
@@ -821,13 +822,13 @@ fn an_abort_says_the_preview_is_still_pending_and_how_to_resolve_it() {
 #[test]
 fn with_approve_human_the_resolve_line_comes_before_the_question() {
     let mock = MockModel::start(
-        Wire::Responses,
+        WireFormat::OpenaiResponses,
         vec![
             Reply::Turn(Turn::resolve("r1", "apply", "looks right")),
             Reply::Turn(Turn::text("Applied.")),
         ],
     );
-    let dir = agent_workspace(&mock, Wire::Responses);
+    let dir = agent_workspace(&mock, WireFormat::OpenaiResponses);
     stage(dir.path(), &["src/a.ts"]);
     let config_home = tempfile::tempdir().unwrap();
     // stdout and stderr into one file, in the order they were written.

@@ -17,7 +17,7 @@ use std::{
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use staged_agent_test_support::{MockModel, Reply, Turn, Wire};
+use staged_agent_test_support::{MockModel, MockWire, Reply, Turn, WireFormat};
 
 use common::{code, json, pending_ids, staged, stderr, stdout, workspace};
 
@@ -439,7 +439,7 @@ fn agent_workspace(
     let dir = workspace(files);
     let toml = format!(
         "[agent]\nprovider = \"mock\"\n\n[providers.mock]\nwire = \"{}\"\nbase_url = \"{}\"\nmodel = \"mock-model\"\nmax_retries = 1\n",
-        Wire::Chat.toml_name(),
+        WireFormat::OpenaiChat.toml_name(),
         mock.base_url()
     );
     std::fs::write(dir.path().join("staged.toml"), toml).unwrap();
@@ -483,7 +483,7 @@ fn the_model_cannot_end_a_run_with_a_glob_or_read_what_it_must_not() {
     let glob = "*".repeat(100_000);
     let big = format!("{}\n", "y".repeat(99)).repeat(100_000);
     let mock = MockModel::start(
-        Wire::Chat,
+        WireFormat::OpenaiChat,
         vec![
             Reply::Turn(Turn::call("c1", "find", json!({"pattern": glob}))),
             Reply::Turn(Turn::call("c2", "read", json!({"path": "pipe"}))),
@@ -553,7 +553,7 @@ fn the_model_cannot_end_a_run_with_a_glob_or_read_what_it_must_not() {
 #[test]
 fn ctrl_c_cancels_a_tool_call_in_flight() {
     let mock = MockModel::start(
-        Wire::Chat,
+        WireFormat::OpenaiChat,
         vec![
             Reply::Turn(Turn::call("h1", "hang", json!({}))),
             Reply::Turn(Turn::text("never reached")),
@@ -592,7 +592,7 @@ fn ctrl_c_cancels_a_tool_call_in_flight() {
 #[test]
 fn a_symlinked_plans_folder_is_refused_saying_why() {
     let mock = MockModel::start(
-        Wire::Chat,
+        WireFormat::OpenaiChat,
         vec![
             Reply::Turn(Turn::call(
                 "w1",

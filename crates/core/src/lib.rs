@@ -44,8 +44,8 @@ mod store;
 mod tools;
 
 pub use staged_protocol::{
-    ContentPart, JsonObject, ResolveAction, ResolveDetails, ResolveParams, ToolChoice,
-    ToolChoiceProvider, ToolResult, preview_diff,
+    ContentPart, JsonObject, ResolveAction, ResolveDetails, ResolveParams, ToolChoice, ToolResult,
+    WireFormat, preview_diff,
 };
 
 pub use crate::{

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
 use staged_journal::{
-    ChangeKind, ChangedFile, DiffHeader, Edit, FileOp, LineIndex, NEW_FILE_MODE, Workspace,
+    ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, Edit, FileOp, LineIndex, NEW_FILE_MODE,
     file_diff_indexed, new_file_diff,
 };
 
@@ -120,12 +120,12 @@ impl EditParams {
 #[derive(Debug, Clone)]
 pub struct EditTool {
     session: Arc<Session>,
-    workspace: Workspace,
+    workspace: ConfinedRoot,
 }
 
 impl EditTool {
     /// A tool staging its previews on `session`, confined to `workspace`.
-    pub fn new(session: Arc<Session>, workspace: Workspace) -> EditTool {
+    pub fn new(session: Arc<Session>, workspace: ConfinedRoot) -> EditTool {
         EditTool { session, workspace }
     }
 
@@ -174,7 +174,7 @@ impl Tool for EditTool {
 ///
 /// # Errors
 /// The [`EditError`] a model sees.
-pub(crate) fn plan(workspace: &Workspace, params: &EditParams) -> Result<Staging, EditError> {
+pub(crate) fn plan(workspace: &ConfinedRoot, params: &EditParams) -> Result<Staging, EditError> {
     let items = params.items()?;
     let rel = resolve_path(workspace, &params.path)?;
     let path = rel.display();

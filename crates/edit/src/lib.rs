@@ -26,7 +26,7 @@ mod write_tool;
 use std::sync::Arc;
 
 use staged_core::PendingAction;
-use staged_journal::{ChangeAction, Workspace};
+use staged_journal::{ChangeAction, ConfinedRoot};
 
 pub use crate::{
     edit_tool::{EDIT_TOOL_NAME, EditItem, EditParams, EditTool},
@@ -43,7 +43,7 @@ pub use crate::{
 /// The [`EditError`] the tool would return.
 pub fn stage_edit(
     session: &staged_core::Session,
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     params: &EditParams,
 ) -> Result<staged_core::ToolResult, EditError> {
     edit_tool::plan(workspace, params)?.stage(session, workspace)
@@ -55,7 +55,7 @@ pub fn stage_edit(
 /// The [`EditError`] the tool would return.
 pub fn stage_write(
     session: &staged_core::Session,
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     params: &WriteParams,
 ) -> Result<staged_core::ToolResult, EditError> {
     write_tool::plan(workspace, params)?.stage(session, workspace)
@@ -69,7 +69,7 @@ pub fn stage_write(
 /// The [`EditError`] the tool would return.
 pub fn stage_patch(
     session: &staged_core::Session,
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     input: &str,
     base: Option<&staged_fs::RelPath>,
 ) -> Result<staged_core::ToolResult, EditError> {
@@ -93,7 +93,7 @@ pub const TEXT_TOOL_NAMES: [&str; 3] = [EDIT_TOOL_NAME, WRITE_TOOL_NAME, APPLY_P
 /// # Errors
 /// Why the payload cannot be replayed here.
 pub fn rehydrate(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     source: &str,
     payload: &serde_json::Value,
 ) -> Result<Arc<dyn PendingAction>, String> {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
 use staged_fs::RelPath;
 use staged_journal::{
-    ChangeKind, ChangedFile, DiffHeader, Edit, FileOp, LineIndex, NEW_FILE_MODE, Workspace,
+    ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, Edit, FileOp, LineIndex, NEW_FILE_MODE,
     deleted_file_diff, file_diff_indexed, new_file_diff,
 };
 
@@ -52,12 +52,12 @@ pub struct ApplyPatchParams {
 #[derive(Debug, Clone)]
 pub struct ApplyPatchTool {
     session: Arc<Session>,
-    workspace: Workspace,
+    workspace: ConfinedRoot,
 }
 
 impl ApplyPatchTool {
     /// A tool staging its previews on `session`, confined to `workspace`.
-    pub fn new(session: Arc<Session>, workspace: Workspace) -> ApplyPatchTool {
+    pub fn new(session: Arc<Session>, workspace: ConfinedRoot) -> ApplyPatchTool {
         ApplyPatchTool { session, workspace }
     }
 
@@ -106,7 +106,7 @@ impl Tool for ApplyPatchTool {
 ///
 /// # Errors
 /// The [`EditError`] a model sees: the parse error, or the first file it cannot change.
-pub(crate) fn plan_text(workspace: &Workspace, input: &str) -> Result<Staging, EditError> {
+pub(crate) fn plan_text(workspace: &ConfinedRoot, input: &str) -> Result<Staging, EditError> {
     let patch = parse(input).map_err(EditError::InvalidPatch)?;
     plan(workspace, &patch)
 }
@@ -115,7 +115,7 @@ pub(crate) fn plan_text(workspace: &Workspace, input: &str) -> Result<Staging, E
 ///
 /// # Errors
 /// As [`plan_text`].
-pub(crate) fn plan(workspace: &Workspace, patch: &Patch) -> Result<Staging, EditError> {
+pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, EditError> {
     if patch.files.is_empty() {
         return Err(EditError::InvalidPatch("The patch changes no file: it has no `*** Add File:`, `*** Delete File:` or `*** Update File:` section.".to_owned()));
     }
@@ -217,7 +217,7 @@ fn diff(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, Ed
 
 /// `*** Add File`: a new file, or, in a Codex patch, the file replaced whole.
 fn add(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     staging: &mut Staging,
     rel: &RelPath,
     content: &str,
@@ -270,7 +270,7 @@ fn add(
 
 /// `*** Delete File`.
 fn delete(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     staging: &mut Staging,
     rel: &RelPath,
     old: Option<&[String]>,
@@ -316,7 +316,7 @@ fn delete(
 /// `*** Move to`: the file moves (with its edits); onto a file that exists, Codex writes over
 /// it, so that file is updated and the source deleted.
 fn moved(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     staging: &mut Staging,
     (from, text, fingerprint): (&RelPath, &str, String),
     to: &RelPath,
@@ -393,7 +393,7 @@ fn moved(
 }
 
 /// The mode bits of the file at `rel`, for the diff's `deleted file mode` line.
-fn mode_of(workspace: &Workspace, rel: &RelPath) -> u32 {
+fn mode_of(workspace: &ConfinedRoot, rel: &RelPath) -> u32 {
     workspace
         .fs()
         .parent(rel)

@@ -8,7 +8,7 @@ use serde_json::Value;
 use staged_core::{
     CancelToken, FrontEnd, PendingAction, Session, StoreError, ToolError, ToolResult,
 };
-use staged_journal::{ChangeAction, ChangeDetails, ChangedFile, FileOp, Workspace, label_of};
+use staged_journal::{ChangeAction, ChangeDetails, ChangedFile, ConfinedRoot, FileOp, label_of};
 
 use crate::EditError;
 
@@ -24,10 +24,10 @@ const DIFF_LINES_SHOWN: usize = 400;
 pub(crate) async fn execute<P: DeserializeOwned + Send + 'static>(
     tool: &'static str,
     session: &Arc<Session>,
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     args: Value,
     cancel: &CancelToken,
-    plan: fn(&Workspace, &P) -> Result<Staging, EditError>,
+    plan: fn(&ConfinedRoot, &P) -> Result<Staging, EditError>,
 ) -> Result<ToolResult, ToolError> {
     if cancel.is_cancelled() {
         return Err(ToolError::aborted(cancel.reason()));
@@ -59,7 +59,7 @@ impl Staging {
     pub(crate) fn stage(
         self,
         session: &Session,
-        workspace: &Workspace,
+        workspace: &ConfinedRoot,
     ) -> Result<ToolResult, EditError> {
         let label = label_of(self.source, &self.files);
         let details = ChangeDetails {

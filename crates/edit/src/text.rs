@@ -6,7 +6,7 @@ use std::{io, time::Duration};
 
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 use staged_fs::RelPath;
-use staged_journal::{Edit, ModelAccess, Workspace};
+use staged_journal::{ConfinedRoot, Edit, ModelAccess};
 
 use crate::EditError;
 
@@ -32,7 +32,7 @@ pub(crate) enum Found {
 ///
 /// # Errors
 /// [`EditError::Path`] when `given` is empty, outside the root, or in the state folder.
-pub(crate) fn resolve_path(workspace: &Workspace, given: &str) -> Result<RelPath, EditError> {
+pub(crate) fn resolve_path(workspace: &ConfinedRoot, given: &str) -> Result<RelPath, EditError> {
     if given.trim().is_empty() {
         return Err(EditError::Path("`path` must name a file: it is empty".to_owned()));
     }
@@ -78,7 +78,7 @@ pub(crate) fn resolve_path(workspace: &Workspace, given: &str) -> Result<RelPath
 
 /// Reads `rel` as text: absent, or its text. A folder, a special file, a binary file or one
 /// that is not UTF-8 is an error naming it.
-pub(crate) fn read_text(workspace: &Workspace, rel: &RelPath) -> Result<Found, EditError> {
+pub(crate) fn read_text(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Found, EditError> {
     let display = rel.display();
     match workspace.fs().symlink_metadata(rel) {
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Found::Absent),

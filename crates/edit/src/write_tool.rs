@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
 use staged_journal::{
-    ChangeKind, ChangedFile, DiffHeader, FileOp, LineIndex, NEW_FILE_MODE, Workspace,
+    ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, FileOp, LineIndex, NEW_FILE_MODE,
     file_diff_indexed, new_file_diff,
 };
 
@@ -40,12 +40,12 @@ pub struct WriteParams {
 #[derive(Debug, Clone)]
 pub struct WriteTool {
     session: Arc<Session>,
-    workspace: Workspace,
+    workspace: ConfinedRoot,
 }
 
 impl WriteTool {
     /// A tool staging its previews on `session`, confined to `workspace`.
-    pub fn new(session: Arc<Session>, workspace: Workspace) -> WriteTool {
+    pub fn new(session: Arc<Session>, workspace: ConfinedRoot) -> WriteTool {
         WriteTool { session, workspace }
     }
 
@@ -94,7 +94,7 @@ impl Tool for WriteTool {
 ///
 /// # Errors
 /// The [`EditError`] a model sees.
-pub(crate) fn plan(workspace: &Workspace, params: &WriteParams) -> Result<Staging, EditError> {
+pub(crate) fn plan(workspace: &ConfinedRoot, params: &WriteParams) -> Result<Staging, EditError> {
     let rel = resolve_path(workspace, &params.path)?;
     let path = rel.display();
     let content = params.content.clone();

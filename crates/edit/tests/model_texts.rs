@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use staged_core::{InMemoryStore, Session, Tool};
 use staged_edit::{ApplyPatchTool, EditTool, PREVIEW_HEADER, WriteTool};
-use staged_journal::Workspace;
+use staged_journal::ConfinedRoot;
 
 #[test]
 fn tool_definitions() {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
     let session = Arc::new(Session::new(Arc::new(InMemoryStore::new())));
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(EditTool::new(session.clone(), workspace.clone())),

@@ -8,7 +8,7 @@ use std::{collections::BTreeMap, ffi::OsString, fs::File};
 
 use serde::{Deserialize, Serialize};
 use staged_fs::{DirHandle, NewFileMode};
-use staged_journal::Workspace;
+use staged_journal::ConfinedRoot;
 
 use crate::event::Client;
 
@@ -91,7 +91,7 @@ pub(crate) struct SessionFile {
 impl SessionFile {
     /// Opens (and locks) the state of `session` of `client` in `workspace`.
     pub(crate) fn open(
-        workspace: &Workspace,
+        workspace: &ConfinedRoot,
         client: Client,
         session: &str,
     ) -> Result<SessionFile, String> {

@@ -21,7 +21,7 @@ use staged_core::{
 };
 
 use crate::{
-    Edit, JournalError, LineIndex, Workspace,
+    ConfinedRoot, Edit, JournalError, LineIndex,
     change::{CheckError, FileOp, check, read_checked, replay},
     details::{ChangeDetails, ChangeKind, ChangedFile},
     diff::{edit_hunks, file_diff},
@@ -37,7 +37,7 @@ const PAYLOAD_VERSION: u64 = 1;
 /// A staged text preview.
 #[derive(Debug, Clone)]
 pub struct ChangeAction {
-    workspace: Workspace,
+    workspace: ConfinedRoot,
     source: String,
     label: String,
     ops: Vec<FileOp>,
@@ -89,7 +89,7 @@ impl ChangeAction {
     /// The action of a preview by `source` that does `ops`, labelled `label`, with the
     /// preview's details (its files and diff).
     pub fn new(
-        workspace: Workspace,
+        workspace: ConfinedRoot,
         source: &str,
         label: String,
         ops: Vec<FileOp>,
@@ -112,7 +112,7 @@ impl ChangeAction {
     /// does, `AST Edit: <N> replacement<s> in <M> file<s>`, and applying it writes exactly
     /// these edits, once every file is byte-identical to what they were made on.
     pub fn replacements(
-        workspace: Workspace,
+        workspace: ConfinedRoot,
         source: &str,
         files: Vec<ReplacementFile>,
         staged_by: Option<String>,
@@ -152,7 +152,7 @@ impl ChangeAction {
     /// [`JournalError::Journal`] when the payload is malformed, of another version or tool, or
     /// recorded for another workspace root, or names a path outside it.
     pub fn from_payload(
-        workspace: Workspace,
+        workspace: ConfinedRoot,
         source: &str,
         payload: &Value,
     ) -> Result<ChangeAction, JournalError> {

@@ -13,7 +13,7 @@ use staged_core::FileChange;
 use staged_fs::RelPath;
 
 use crate::{
-    DiffHeader, JournalError, LineIndex, Splice, Workspace,
+    ConfinedRoot, DiffHeader, JournalError, LineIndex, Splice,
     diff::file_diff_indexed,
     fingerprint::fingerprint,
     journal::{Expect, Step, StepChange, StepMode},
@@ -295,7 +295,7 @@ impl From<JournalError> for CheckError {
 /// [`CheckError::Stale`] when a file changed, appeared or went away since the preview;
 /// [`CheckError::Failed`] when a path is not one inside the workspace, or the edits do not fit
 /// the text they were made on.
-pub fn check(workspace: &Workspace, ops: &[&FileOp]) -> Result<Checked, CheckError> {
+pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, CheckError> {
     let mut steps = Vec::new();
     let mut diff = String::new();
     let mut files = Vec::new();
@@ -493,12 +493,12 @@ fn change(path: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
     }
 }
 
-fn rel(workspace: &Workspace, path: &str) -> Result<RelPath, JournalError> {
+fn rel(workspace: &ConfinedRoot, path: &str) -> Result<RelPath, JournalError> {
     workspace.rel(path)
 }
 
 /// Whether anything (a file, a folder, a symlink) is at `rel`, never following a symlink.
-fn exists(workspace: &Workspace, rel: &RelPath) -> Result<bool, JournalError> {
+fn exists(workspace: &ConfinedRoot, rel: &RelPath) -> Result<bool, JournalError> {
     match workspace.fs().parent(rel) {
         Ok((dir, name)) => {
             dir.entry_metadata(&name).map(|m| m.is_some()).map_err(|err| JournalError::Read {
@@ -514,7 +514,7 @@ fn exists(workspace: &Workspace, rel: &RelPath) -> Result<bool, JournalError> {
 }
 
 /// The folders above `rel` that do not exist, parents first.
-fn missing_dirs(workspace: &Workspace, rel: &RelPath) -> Vec<RelPath> {
+fn missing_dirs(workspace: &ConfinedRoot, rel: &RelPath) -> Vec<RelPath> {
     let mut res = Vec::new();
     let mut cursor = rel.parent();
     while let Some(dir) = cursor {
@@ -530,7 +530,7 @@ fn missing_dirs(workspace: &Workspace, rel: &RelPath) -> Vec<RelPath> {
 
 /// The text and mode bits of the file at `path`, which must hash to `expected`.
 pub(crate) fn read_checked(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     path: &str,
     expected: &str,
 ) -> Result<(String, u32), CheckError> {

@@ -57,7 +57,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 use staged_fs::{DirHandle, FileIdentity, NewFileMode, RelPath};
 
-use crate::{JournalError, Workspace, fingerprint::fingerprint, par};
+use crate::{ConfinedRoot, JournalError, fingerprint::fingerprint, par};
 
 /// One file to replace with new contents, as `ast_edit` writes: a [`Step`] that keeps the
 /// file's mode.
@@ -320,7 +320,7 @@ impl std::fmt::Debug for CommitOptions<'_> {
 /// [`JournalError::Journal`] on I/O failure, or when a target is not a regular file reached
 /// without symlinks.
 pub fn commit(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     steps: &[Step],
     mut options: CommitOptions<'_>,
 ) -> Result<CommitReport, JournalError> {
@@ -542,7 +542,7 @@ struct Plan {
 
 /// Opens every target's directory without following symlinks and checks that each target is
 /// still what the preview read.
-fn check_targets(workspace: &Workspace, steps: &[Step]) -> Result<Plan, JournalError> {
+fn check_targets(workspace: &ConfinedRoot, steps: &[Step]) -> Result<Plan, JournalError> {
     let mut seen = HashSet::new();
     let mut targets = Vec::with_capacity(steps.len());
     let mut modes: HashMap<RelPath, u32> = HashMap::new();
@@ -652,7 +652,7 @@ struct ReadTarget {
 }
 
 /// Opens `rel`'s folder without following a symlink and reads the file.
-fn read_target(workspace: &Workspace, rel: &RelPath) -> Result<ReadTarget, JournalError> {
+fn read_target(workspace: &ConfinedRoot, rel: &RelPath) -> Result<ReadTarget, JournalError> {
     let (dir, name) = workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, err))?;
     let (current, mode, identity) = read_with_mode(&dir, &name).map_err(|err| {
         let path = workspace.root().join(rel.as_path());
@@ -664,7 +664,7 @@ fn read_target(workspace: &Workspace, rel: &RelPath) -> Result<ReadTarget, Journ
 /// Checks that nothing is at `rel`, and collects the folders above it that are missing.
 /// Returns its folder's handle when that exists.
 fn absent_target(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     rel: &RelPath,
     missing: &mut BTreeSet<RelPath>,
 ) -> Result<Option<DirHandle>, JournalError> {
@@ -703,7 +703,7 @@ fn absent_target(
     Ok(Some(open))
 }
 
-fn not_a_folder(workspace: &Workspace, rel: &RelPath) -> JournalError {
+fn not_a_folder(workspace: &ConfinedRoot, rel: &RelPath) -> JournalError {
     write_err(
         workspace,
         rel,
@@ -805,7 +805,7 @@ fn sorted(dirs: &[RelPath]) -> Vec<RelPath> {
 
 /// Removes the folders of `dirs` (parents first) that are empty, deepest first, never through
 /// a symlink.
-fn remove_empty_dirs(workspace: &Workspace, dirs: &[RelPath]) {
+fn remove_empty_dirs(workspace: &ConfinedRoot, dirs: &[RelPath]) {
     for dir in dirs.iter().rev() {
         if let Ok((parent, name)) = workspace.fs().parent(dir) {
             // Fails, and so keeps it, when it holds anything or is not a folder.
@@ -850,7 +850,7 @@ struct Folder {
 
 /// Makes the folder `rel` inside its parent: one made just before (`folders`), or one that
 /// exists, opened from the root without following a symlink.
-fn make_folder(workspace: &Workspace, rel: &RelPath, folders: &[Folder]) -> io::Result<Folder> {
+fn make_folder(workspace: &ConfinedRoot, rel: &RelPath, folders: &[Folder]) -> io::Result<Folder> {
     let parent_rel = rel.parent();
     let parent = match folders.iter().find(|f| Some(&f.rel) == parent_rel.as_ref()) {
         Some(folder) => folder.dir.try_clone()?,
@@ -899,7 +899,7 @@ impl std::fmt::Debug for RecoverOptions<'_> {
 /// directory; [`JournalError::Journal`] when replaying a valid journal fails (it is then left
 /// in place for a later attempt).
 pub fn recover(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     options: RecoverOptions<'_>,
 ) -> Result<RecoveryReport, JournalError> {
     struct Forget;
@@ -985,7 +985,7 @@ pub fn recover(
 /// Puts the temps of a committed journal in place and deletes what it deletes, in the order
 /// a commit does.
 fn roll_forward(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     entries: &[CheckedEntry],
     report: &mut RecoveryReport,
 ) -> Result<(), JournalError> {
@@ -1050,7 +1050,7 @@ struct Checked {
 }
 
 /// Checks everything a journal names before anything is touched.
-fn validate(workspace: &Workspace, journal: &Journal, id: &str) -> Result<Checked, String> {
+fn validate(workspace: &ConfinedRoot, journal: &Journal, id: &str) -> Result<Checked, String> {
     if !(OLDEST_JOURNAL_VERSION..=JOURNAL_VERSION).contains(&journal.version) {
         return Err(format!(
             "journal format {} is not one this staged reads ({OLDEST_JOURNAL_VERSION} to {JOURNAL_VERSION})",
@@ -1144,7 +1144,7 @@ fn validate(workspace: &Workspace, journal: &Journal, id: &str) -> Result<Checke
     Ok(Checked { entries, dirs: folders(&journal.dirs)?, prune: folders(&journal.prune)? })
 }
 
-fn refusal(workspace: &Workspace, id: &str, why: &str) -> String {
+fn refusal(workspace: &ConfinedRoot, id: &str, why: &str) -> String {
     format!(
         "refused the journal {}: {why}. Nothing it names was changed; check those files, then delete the journal.",
         workspace.journal_dir().join(journal_name(id)).display()
@@ -1176,7 +1176,7 @@ fn remove_journal(dir: &DirHandle, name: &OsStr) -> io::Result<()> {
     dir.sync()
 }
 
-fn journal_dir(workspace: &Workspace) -> Result<DirHandle, JournalError> {
+fn journal_dir(workspace: &ConfinedRoot) -> Result<DirHandle, JournalError> {
     workspace.journal(true)?.ok_or_else(|| {
         JournalError::Journal(format!("{} could not be created", workspace.journal_dir().display()))
     })
@@ -1223,11 +1223,11 @@ struct CommitLock {
 }
 
 impl CommitLock {
-    fn open(dir: &DirHandle, workspace: &Workspace) -> Result<File, JournalError> {
+    fn open(dir: &DirHandle, workspace: &ConfinedRoot) -> Result<File, JournalError> {
         dir.open_lock_file(LOCK_FILE_NAME).map_err(|err| journal_err(workspace, &err))
     }
 
-    fn shared(dir: &DirHandle, workspace: &Workspace) -> Result<CommitLock, JournalError> {
+    fn shared(dir: &DirHandle, workspace: &ConfinedRoot) -> Result<CommitLock, JournalError> {
         let file = Self::open(dir, workspace)?;
         file.lock_shared().map_err(|err| journal_err(workspace, &err))?;
         Ok(CommitLock { file })
@@ -1235,7 +1235,7 @@ impl CommitLock {
 
     fn try_exclusive(
         dir: &DirHandle,
-        workspace: &Workspace,
+        workspace: &ConfinedRoot,
     ) -> Result<Option<CommitLock>, JournalError> {
         let file = Self::open(dir, workspace)?;
         match file.try_lock() {
@@ -1259,7 +1259,7 @@ struct WriteLock {
 }
 
 impl WriteLock {
-    fn exclusive(dir: &DirHandle, workspace: &Workspace) -> Result<WriteLock, JournalError> {
+    fn exclusive(dir: &DirHandle, workspace: &ConfinedRoot) -> Result<WriteLock, JournalError> {
         let file =
             dir.open_lock_file(WRITE_LOCK_FILE_NAME).map_err(|err| journal_err(workspace, &err))?;
         file.lock().map_err(|err| journal_err(workspace, &err))?;
@@ -1273,11 +1273,11 @@ impl Drop for WriteLock {
     }
 }
 
-fn journal_err(workspace: &Workspace, err: &io::Error) -> JournalError {
+fn journal_err(workspace: &ConfinedRoot, err: &io::Error) -> JournalError {
     JournalError::Journal(format!("{}: {err}", workspace.journal_dir().display()))
 }
 
-fn write_err(workspace: &Workspace, rel: &RelPath, err: io::Error) -> JournalError {
+fn write_err(workspace: &ConfinedRoot, rel: &RelPath, err: io::Error) -> JournalError {
     JournalError::Write {
         path: workspace.root().join(rel.as_path()),
         message: err.to_string(),

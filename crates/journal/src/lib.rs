@@ -1,6 +1,6 @@
 //! All-or-nothing file changes for staged, below every tool that writes.
 //!
-//! - [`Workspace`]: the root every path is confined to (a `staged_fs::Root` directory handle),
+//! - [`ConfinedRoot`]: the root every path is confined to (a `staged_fs::Root` directory handle),
 //!   and the state folder beside the files.
 //! - [`fingerprint()`]: the SHA-256 a preview records of each file it read.
 //! - [`file_diff`] and [`DiffHeader`]: unified diffs from byte-range edits, in linear time, in
@@ -48,7 +48,7 @@ pub use crate::{
         RecoveryHooks, RecoveryReport, Step, StepChange, StepMode, commit, recover,
     },
     lines::LineIndex,
-    root::{STATE_DIR_NAME, Workspace},
+    root::{ConfinedRoot, STATE_DIR_NAME},
     select::{
         Choice, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, NOTHING_APPLIED, PartFile, Selection,
         bound_hunks, check_hunk, part_files,

@@ -1,4 +1,4 @@
-//! `Workspace`: the root every path is confined to, and the state folder beside the files.
+//! `ConfinedRoot`: the root every path is confined to, and the state folder beside the files.
 //!
 //! The root is held as an open directory handle ([`staged_fs::Root`]); every file is read and
 //! written relative to it, so nothing outside the root is read or written, whatever `..`,
@@ -24,9 +24,11 @@ pub const STATE_DIR_NAME: &str = ".staged";
 /// The journal folder's name inside the state folder.
 pub(crate) const JOURNAL_DIR_NAME: &str = "journal";
 
-/// A workspace root, open as a directory handle.
+/// The root every path is confined to, open as a directory handle, with the state folder beside
+/// the files (named for what it is: the crate `staged-workspace` and its `WorkspaceSession` are
+/// the session around it).
 #[derive(Debug, Clone)]
-pub struct Workspace {
+pub struct ConfinedRoot {
     root: Root,
     /// Where the searches and writes done through this workspace count their progress, for a
     /// front end that shows it.
@@ -34,20 +36,20 @@ pub struct Workspace {
 }
 
 /// Two workspaces are equal when their roots are: the progress counter is only watched.
-impl PartialEq for Workspace {
+impl PartialEq for ConfinedRoot {
     fn eq(&self, other: &Self) -> bool {
         self.root == other.root
     }
 }
 
-impl Eq for Workspace {}
+impl Eq for ConfinedRoot {}
 
-impl Workspace {
+impl ConfinedRoot {
     /// A workspace rooted at `root`, which must be an existing directory.
     ///
     /// # Errors
     /// [`JournalError::InvalidWorkspace`] when the root cannot be opened as a directory.
-    pub fn new(root: impl AsRef<Path>) -> Result<Workspace, JournalError> {
+    pub fn new(root: impl AsRef<Path>) -> Result<ConfinedRoot, JournalError> {
         let given = root.as_ref();
         let invalid =
             |message: String| JournalError::InvalidWorkspace { path: given.to_path_buf(), message };
@@ -55,12 +57,12 @@ impl Workspace {
             Some(libc::ENOTDIR) => invalid("not a directory".to_owned()),
             _ => invalid(err.to_string()),
         })?;
-        Ok(Workspace { root, progress: None })
+        Ok(ConfinedRoot { root, progress: None })
     }
 
     /// The same workspace, counting the progress of its searches and writes on `progress`.
     #[must_use]
-    pub fn with_progress(mut self, progress: Arc<Progress>) -> Workspace {
+    pub fn with_progress(mut self, progress: Arc<Progress>) -> ConfinedRoot {
         self.progress = Some(progress);
         self
     }
@@ -71,7 +73,7 @@ impl Workspace {
     }
 
     /// The canonical root path (for messages and the database; files are opened through
-    /// [`Workspace::fs`]).
+    /// [`ConfinedRoot::fs`]).
     pub fn root(&self) -> &Path {
         self.root.path()
     }
@@ -111,7 +113,7 @@ impl Workspace {
     /// Opens `.staged/journal`, creating both when `create` is set.
     ///
     /// # Errors
-    /// As [`Workspace::state`].
+    /// As [`ConfinedRoot::state`].
     pub fn journal(&self, create: bool) -> Result<Option<DirHandle>, JournalError> {
         self.state_subdir(JOURNAL_DIR_NAME, create)
     }
@@ -120,7 +122,7 @@ impl Workspace {
     /// `create` is set; neither is ever followed through a symlink.
     ///
     /// # Errors
-    /// As [`Workspace::state`].
+    /// As [`ConfinedRoot::state`].
     pub fn state_subdir(
         &self,
         name: &str,

@@ -2,10 +2,10 @@
 //!
 //! `.staged/` holds a running server's bearer token (`mcp-PORT.token`), the transcripts of
 //! earlier runs and the database; a model that could read them would send them to its provider.
-//! Every model-facing tool resolves the paths it is given with [`Workspace::resolve_for_model`]
-//! (an existing path to read, list or search) or [`Workspace::resolve_target_for_model`] (a
+//! Every model-facing tool resolves the paths it is given with [`ConfinedRoot::resolve_for_model`]
+//! (an existing path to read, list or search) or [`ConfinedRoot::resolve_target_for_model`] (a
 //! file to create or change, which may not exist yet), or checks a [`RelPath`] it built itself
-//! with [`Workspace::check_model_path`]. Both look at the path after
+//! with [`ConfinedRoot::check_model_path`]. Both look at the path after
 //! symlinks are resolved, so a symlink elsewhere in the tree that points into the state folder
 //! is refused too; a tool that then opens the path should open it with
 //! [`staged_fs::Root::open_file_strict`], so that no symlink swapped in meanwhile can lead back
@@ -16,7 +16,7 @@
 
 use staged_fs::RelPath;
 
-use crate::{JournalError, STATE_DIR_NAME, Workspace};
+use crate::{ConfinedRoot, JournalError, STATE_DIR_NAME};
 
 /// The folder of plan mode's plan files inside the state folder.
 const PLANS_DIR_NAME: &str = "plans";
@@ -30,7 +30,7 @@ pub enum ModelAccess {
     ReadPlan,
 }
 
-impl Workspace {
+impl ConfinedRoot {
     /// Whether `rel` is the state folder or lies inside it. The name is compared ignoring ASCII
     /// case, so that on a case-insensitive filesystem `.STAGED/` is refused as well.
     pub fn is_state_path(&self, rel: &RelPath) -> bool {
@@ -64,11 +64,11 @@ impl Workspace {
         Err(JournalError::StatePath(given.to_owned()))
     }
 
-    /// [`Workspace::resolve_existing`] for a path a model gave: `None` for the root, else the
+    /// [`ConfinedRoot::resolve_existing`] for a path a model gave: `None` for the root, else the
     /// path relative to the root, which is never in the state folder.
     ///
     /// # Errors
-    /// As [`Workspace::resolve_existing`], and [`JournalError::StatePath`].
+    /// As [`ConfinedRoot::resolve_existing`], and [`JournalError::StatePath`].
     pub fn resolve_for_model(
         &self,
         given: &str,
@@ -134,7 +134,7 @@ mod tests {
         std::fs::write(dir.path().join(".staged/plans/a-plan.md"), "plan").unwrap();
         std::fs::write(dir.path().join("src/a.ts"), "a").unwrap();
         std::os::unix::fs::symlink("../.staged", dir.path().join("src/state")).unwrap();
-        let ws = Workspace::new(dir.path()).unwrap();
+        let ws = ConfinedRoot::new(dir.path()).unwrap();
         for given in [
             ".staged",
             ".staged/mcp-1.token",

@@ -25,7 +25,7 @@ use staged_core::{
 use staged_fs::RelPath;
 
 use crate::{
-    DiffHeader, JournalError, LineIndex, Workspace,
+    ConfinedRoot, DiffHeader, JournalError, LineIndex,
     change::{
         Applied, Edit, NEW_FILE_MODE, UndoData, deleted_file_diff, invert, new_file_diff, replay,
     },
@@ -70,7 +70,7 @@ struct UndoFileV1 {
 /// # Errors
 /// The reason: no or malformed undo data, a file that changed since, a diff that does not
 /// match the undo data.
-pub fn plan(workspace: &Workspace, entry: &LogEntry) -> Result<UndoPlan, String> {
+pub fn plan(workspace: &ConfinedRoot, entry: &LogEntry) -> Result<UndoPlan, String> {
     let record = &entry.record;
     let data = record.undo.as_ref().ok_or("it keeps no undo data")?;
     let UndoData { ops, dirs: created, .. } = parse(data)?;
@@ -255,7 +255,7 @@ pub fn plan(workspace: &Workspace, entry: &LogEntry) -> Result<UndoPlan, String>
 /// [`ActionError::Cancelled`] when `cancel` fired before anything was written;
 /// [`ActionError::Other`] when a write failed.
 pub fn undo_observed(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     entry: &LogEntry,
     retirement: &Retirement,
     cancel: &CancelToken,
@@ -321,12 +321,12 @@ pub fn undo_observed(
 /// The [`UndoHandler`] of the built-in tools' entries in one workspace.
 #[derive(Debug, Clone)]
 pub struct ChangeUndo {
-    workspace: Workspace,
+    workspace: ConfinedRoot,
 }
 
 impl ChangeUndo {
     /// The handler for `workspace`.
-    pub fn new(workspace: Workspace) -> ChangeUndo {
+    pub fn new(workspace: ConfinedRoot) -> ChangeUndo {
         ChangeUndo { workspace }
     }
 }
@@ -373,7 +373,7 @@ fn parse(data: &serde_json::Value) -> Result<UndoData, String> {
 
 /// The text and mode of `path` if it hashes to `after`; otherwise it is noted as changed.
 fn read_as(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     path: &str,
     after: Option<&str>,
     changed: &mut Vec<String>,
@@ -398,7 +398,7 @@ fn read_as(
 }
 
 /// Notes `path` as changed unless nothing is there.
-fn absent(workspace: &Workspace, path: &str, changed: &mut Vec<String>) -> Result<(), String> {
+fn absent(workspace: &ConfinedRoot, path: &str, changed: &mut Vec<String>) -> Result<(), String> {
     let rel = rel(path)?;
     let there = match workspace.fs().parent(&rel) {
         Ok((dir, name)) => dir.entry_metadata(&name).map_or(true, |m| m.is_some()),
@@ -442,7 +442,7 @@ fn rel(path: &str) -> Result<RelPath, String> {
 }
 
 /// Notes the folders above `rel` that do not exist: the undo creates them.
-fn note_missing_dirs(workspace: &Workspace, rel: &RelPath, dirs: &mut Vec<String>) {
+fn note_missing_dirs(workspace: &ConfinedRoot, rel: &RelPath, dirs: &mut Vec<String>) {
     let mut missing = Vec::new();
     let mut cursor = rel.parent();
     while let Some(dir) = cursor {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use staged_fs::RelPath;
 use staged_journal::{
-    CommitOptions, CommitStep, Expect, RecoverOptions, Step, StepChange, StepMode, Workspace,
+    CommitOptions, CommitStep, ConfinedRoot, Expect, RecoverOptions, Step, StepChange, StepMode,
     commit, fingerprint, recover,
 };
 
@@ -93,7 +93,7 @@ fn a_folder_swapped_at_any_step_of_a_create_delete_and_move_redirects_nothing() 
     // How many steps a commit reports, undisturbed.
     let reference = tempfile::tempdir().unwrap();
     setup(reference.path());
-    let ws = Workspace::new(reference.path()).unwrap();
+    let ws = ConfinedRoot::new(reference.path()).unwrap();
     let mut n_steps = 0;
     let mut observer = |_: CommitStep| n_steps += 1;
     commit(
@@ -114,7 +114,7 @@ fn a_folder_swapped_at_any_step_of_a_create_delete_and_move_redirects_nothing() 
             let before_outside = listing(outside.path());
             let root = dir.path().canonicalize().unwrap();
             setup(&root);
-            let ws = Workspace::new(&root).unwrap();
+            let ws = ConfinedRoot::new(&root).unwrap();
             let mut seen = 0;
             let mut observer = |_step: CommitStep| {
                 if seen == swap_at {

@@ -24,7 +24,7 @@ use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
 use staged_fs::{DirHandle, NewFileMode};
-use staged_journal::Workspace;
+use staged_journal::ConfinedRoot;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -179,7 +179,7 @@ fn refuse(status: StatusCode, message: &'static str) -> Response {
 /// An old file of that name is removed first, and the new one is created exclusively, so a
 /// symlink planted in its place is never followed.
 fn write_token_file(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     port: u16,
     token: &BearerToken,
 ) -> Result<TokenFile, McpError> {
@@ -215,7 +215,7 @@ mod tests {
         std::fs::create_dir(dir.path().join(".staged")).unwrap();
         symlink(&victim, dir.path().join(".staged/mcp-8765.token")).unwrap();
         let token = BearerToken::parse("0123456789abcdef").unwrap();
-        let workspace = Workspace::new(dir.path()).unwrap();
+        let workspace = ConfinedRoot::new(dir.path()).unwrap();
         let path = write_token_file(&workspace, 8765, &token).unwrap().path;
         assert_eq!(path, workspace.root().join(".staged/mcp-8765.token"));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "0123456789abcdef\n");

@@ -172,7 +172,7 @@ impl PluginHost {
     /// runs only for a preview in the workspace's database, so the state folder exists then;
     /// if the folder cannot be made, the helpers run the callback without a record.
     fn prepare_state_dir(&self, plugin: &str) {
-        let Ok(workspace) = staged_workspace::Workspace::new(&self.root) else { return };
+        let Ok(workspace) = staged_workspace::ConfinedRoot::new(&self.root) else { return };
         if let Ok(Some(plugins)) = workspace.state_subdir(PLUGINS_STATE_DIR, true) {
             let _ = plugins.create_dir(plugin);
         }

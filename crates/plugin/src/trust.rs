@@ -17,7 +17,7 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use staged_workspace::Workspace;
+use staged_workspace::ConfinedRoot;
 
 use crate::PluginError;
 
@@ -42,7 +42,7 @@ pub struct WorkspaceConfig {
 impl WorkspaceConfig {
     /// Reads `<root>/staged.toml` through the workspace's handle. A missing file is no
     /// configuration; a symlink, a file over 1 MiB or one that is not UTF-8 is an error.
-    pub fn read(workspace: &Workspace) -> Result<WorkspaceConfig, PluginError> {
+    pub fn read(workspace: &ConfinedRoot) -> Result<WorkspaceConfig, PluginError> {
         let root = workspace.root().to_path_buf();
         let path = root.join(CONFIG_FILE);
         let fail = |err: &dyn std::fmt::Display| {
@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn the_file_is_read_through_the_handle_and_a_symlink_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let ws = Workspace::new(dir.path()).unwrap();
+        let ws = ConfinedRoot::new(dir.path()).unwrap();
         assert_eq!(WorkspaceConfig::read(&ws).unwrap().text(), None);
         std::fs::write(dir.path().join(CONFIG_FILE), "x = 1\n").unwrap();
         let config = WorkspaceConfig::read(&ws).unwrap();

@@ -14,7 +14,7 @@ mod tool_result;
 pub use crate::{
     details::{PendingHead, StructuredResult, preview_diff},
     resolve::{ResolveAction, ResolveDetails, ResolveParams},
-    tool_choice::{ToolChoice, ToolChoiceProvider},
+    tool_choice::{ToolChoice, WireFormat},
     tool_result::{ContentPart, ToolResult},
 };
 

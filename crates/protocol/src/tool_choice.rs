@@ -21,15 +21,42 @@ pub enum ToolChoice {
     },
 }
 
-/// The provider APIs a [`ToolChoice`] can be mapped to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolChoiceProvider {
-    /// OpenAI Chat Completions (`tool_choice` with a nested `function`).
-    OpenAiCompletions,
-    /// OpenAI Responses (`tool_choice` with a flat `name`).
-    OpenAiResponses,
-    /// Anthropic Messages.
-    Anthropic,
+/// How a model provider is spoken to: the wire format of its API, as `staged.toml` names it
+/// (`wire = "openai-responses"`), and how a [`ToolChoice`] is spelled on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WireFormat {
+    /// OpenAI Responses (`POST {base_url}/responses`; `tool_choice` with a flat `name`).
+    OpenaiResponses,
+    /// OpenAI Chat Completions (`POST {base_url}/chat/completions`, `tool_choice` with a nested
+    /// `function`); also Ollama, LM Studio, vLLM and llama.cpp's server.
+    OpenaiChat,
+    /// Anthropic Messages (`POST {base_url}/messages`).
+    AnthropicMessages,
+}
+
+impl WireFormat {
+    /// Every wire format.
+    pub const ALL: [WireFormat; 3] =
+        [WireFormat::OpenaiResponses, WireFormat::OpenaiChat, WireFormat::AnthropicMessages];
+
+    /// The spelling used in `staged.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WireFormat::OpenaiResponses => "openai-responses",
+            WireFormat::OpenaiChat => "openai-chat",
+            WireFormat::AnthropicMessages => "anthropic-messages",
+        }
+    }
+
+    /// The path appended to the base URL, as in the official SDKs.
+    pub fn endpoint(self) -> &'static str {
+        match self {
+            WireFormat::OpenaiResponses => "/responses",
+            WireFormat::OpenaiChat => "/chat/completions",
+            WireFormat::AnthropicMessages => "/messages",
+        }
+    }
 }
 
 impl ToolChoice {
@@ -57,36 +84,35 @@ impl ToolChoice {
     /// The `tool_choice` value for the given provider's request body.
     ///
     /// ```
-    /// use staged_protocol::{ToolChoice, ToolChoiceProvider};
+    /// use staged_protocol::{ToolChoice, WireFormat};
     /// let forced = ToolChoice::force_resolve();
     /// assert_eq!(
-    ///     forced.to_wire(ToolChoiceProvider::Anthropic),
+    ///     forced.to_wire(WireFormat::AnthropicMessages),
     ///     serde_json::json!({"type": "tool", "name": "resolve"})
     /// );
     /// assert_eq!(
-    ///     forced.to_wire(ToolChoiceProvider::OpenAiCompletions),
+    ///     forced.to_wire(WireFormat::OpenaiChat),
     ///     serde_json::json!({"type": "function", "function": {"name": "resolve"}})
     /// );
     /// ```
-    pub fn to_wire(&self, provider: ToolChoiceProvider) -> Value {
+    pub fn to_wire(&self, provider: WireFormat) -> Value {
         match (self, provider) {
             // Anthropic takes every choice as an object.
-            (ToolChoice::Auto, ToolChoiceProvider::Anthropic) => json!({"type": "auto"}),
-            (ToolChoice::None, ToolChoiceProvider::Anthropic) => json!({"type": "none"}),
+            (ToolChoice::Auto, WireFormat::AnthropicMessages) => json!({"type": "auto"}),
+            (ToolChoice::None, WireFormat::AnthropicMessages) => json!({"type": "none"}),
             (ToolChoice::Auto, _) => json!("auto"),
             (ToolChoice::None, _) => json!("none"),
-            (ToolChoice::Required, ToolChoiceProvider::Anthropic) => json!({"type": "any"}),
-            (
-                ToolChoice::Required,
-                ToolChoiceProvider::OpenAiCompletions | ToolChoiceProvider::OpenAiResponses,
-            ) => json!("required"),
-            (ToolChoice::Tool { name }, ToolChoiceProvider::Anthropic) => {
+            (ToolChoice::Required, WireFormat::AnthropicMessages) => json!({"type": "any"}),
+            (ToolChoice::Required, WireFormat::OpenaiChat | WireFormat::OpenaiResponses) => {
+                json!("required")
+            }
+            (ToolChoice::Tool { name }, WireFormat::AnthropicMessages) => {
                 json!({"type": "tool", "name": name})
             }
-            (ToolChoice::Tool { name }, ToolChoiceProvider::OpenAiResponses) => {
+            (ToolChoice::Tool { name }, WireFormat::OpenaiResponses) => {
                 json!({"type": "function", "name": name})
             }
-            (ToolChoice::Tool { name }, ToolChoiceProvider::OpenAiCompletions) => {
+            (ToolChoice::Tool { name }, WireFormat::OpenaiChat) => {
                 json!({"type": "function", "function": {"name": name}})
             }
         }
@@ -99,18 +125,18 @@ mod tests {
 
     #[test]
     fn maps_every_choice_to_every_provider() {
-        use ToolChoiceProvider::*;
+        use WireFormat::*;
         let cases = [
-            (ToolChoice::Auto, Anthropic, json!({"type": "auto"})),
-            (ToolChoice::None, Anthropic, json!({"type": "none"})),
-            (ToolChoice::Auto, OpenAiCompletions, json!("auto")),
-            (ToolChoice::None, OpenAiResponses, json!("none")),
-            (ToolChoice::Required, Anthropic, json!({"type": "any"})),
-            (ToolChoice::Required, OpenAiCompletions, json!("required")),
-            (ToolChoice::Required, OpenAiResponses, json!("required")),
+            (ToolChoice::Auto, AnthropicMessages, json!({"type": "auto"})),
+            (ToolChoice::None, AnthropicMessages, json!({"type": "none"})),
+            (ToolChoice::Auto, OpenaiChat, json!("auto")),
+            (ToolChoice::None, OpenaiResponses, json!("none")),
+            (ToolChoice::Required, AnthropicMessages, json!({"type": "any"})),
+            (ToolChoice::Required, OpenaiChat, json!("required")),
+            (ToolChoice::Required, OpenaiResponses, json!("required")),
             (
                 ToolChoice::tool("resolve"),
-                OpenAiResponses,
+                OpenaiResponses,
                 json!({"type": "function", "name": "resolve"}),
             ),
         ];

@@ -103,7 +103,8 @@ pub use staged_ast_edit::{
     Op, PreviewDetails, StaleDetails, Strictness, compile_glob, worker_failure,
 };
 pub use staged_journal::{
-    ChangeDetails, ModelAccess, RecoveryReport, STATE_DIR_NAME, Workspace, quote as quote_diff_path,
+    ChangeDetails, ConfinedRoot, ModelAccess, RecoveryReport, STATE_DIR_NAME,
+    quote as quote_diff_path,
 };
 pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
 
@@ -163,7 +164,7 @@ impl LoadError {
 #[derive(Debug)]
 pub struct ToolContext<'a> {
     api: CustomToolApi,
-    workspace: &'a Workspace,
+    workspace: &'a ConfinedRoot,
 }
 
 impl ToolContext<'_> {
@@ -173,7 +174,7 @@ impl ToolContext<'_> {
     }
 
     /// The workspace (its root, and handles confined to it).
-    pub fn workspace(&self) -> &Workspace {
+    pub fn workspace(&self) -> &ConfinedRoot {
         self.workspace
     }
 }
@@ -212,8 +213,8 @@ impl WorkspaceSessionBuilder {
         self
     }
 
-    fn workspace(&self, root: &Path) -> Result<Workspace, OpenError> {
-        let workspace = Workspace::new(root).map_err(OpenError::workspace)?;
+    fn workspace(&self, root: &Path) -> Result<ConfinedRoot, OpenError> {
+        let workspace = ConfinedRoot::new(root).map_err(OpenError::workspace)?;
         Ok(match &self.progress {
             Some(progress) => workspace.with_progress(Arc::clone(progress)),
             None => workspace,
@@ -333,7 +334,7 @@ impl WorkspaceSessionBuilder {
         }
     }
 
-    fn all_rehydrators(&self, workspace: &Workspace) -> Rehydrators {
+    fn all_rehydrators(&self, workspace: &ConfinedRoot) -> Rehydrators {
         let mut res = builtin_rehydrators(workspace);
         for (name, rehydrator) in &self.rehydrators {
             res.register(name.clone(), Arc::clone(rehydrator));
@@ -346,7 +347,7 @@ impl WorkspaceSessionBuilder {
 
     fn finish(
         self,
-        workspace: Workspace,
+        workspace: ConfinedRoot,
         durable: bool,
         store: Arc<dyn PendingActionStore>,
         recovery: RecoveryReport,
@@ -392,7 +393,7 @@ impl WorkspaceSessionBuilder {
 pub enum OpenError {
     /// The root is not a usable directory.
     #[error("{message}")]
-    Workspace {
+    ConfinedRoot {
         /// What the user sees.
         message: String,
         /// Why the root was refused.
@@ -421,7 +422,7 @@ pub enum OpenError {
 
 impl OpenError {
     fn workspace(source: JournalError) -> Self {
-        OpenError::Workspace { message: source.to_string(), source }
+        OpenError::ConfinedRoot { message: source.to_string(), source }
     }
 
     fn recovery(source: JournalError) -> Self {
@@ -436,7 +437,7 @@ impl OpenError {
 /// One workspace's staged session: its root, durable stack, session and tools.
 #[derive(Clone)]
 pub struct WorkspaceSession {
-    workspace: Workspace,
+    workspace: ConfinedRoot,
     durable: bool,
     store: Arc<dyn PendingActionStore>,
     session: Arc<Session>,
@@ -514,7 +515,7 @@ impl WorkspaceSession {
     }
 
     /// The workspace (root and confinement rules).
-    pub fn workspace(&self) -> &Workspace {
+    pub fn workspace(&self) -> &ConfinedRoot {
         &self.workspace
     }
 
@@ -609,7 +610,7 @@ impl WorkspaceSession {
 /// Opens the workspace's SQLite stack (creating the state folder with `create`) and recovers
 /// interrupted applies; `Ok(None)` when there is no state folder and `create` is not set.
 fn open_sqlite(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     rehydrators: Rehydrators,
     create: bool,
 ) -> Result<Option<(Arc<SqliteStore>, RecoveryReport)>, OpenError> {
@@ -644,7 +645,7 @@ impl RecoveryHooks for StoreRecovery<'_> {
 }
 
 /// A session over `store` that knows how to undo each built-in tool's entries.
-fn new_session(workspace: &Workspace, store: Arc<dyn PendingActionStore>) -> Arc<Session> {
+fn new_session(workspace: &ConfinedRoot, store: Arc<dyn PendingActionStore>) -> Arc<Session> {
     let session = Arc::new(Session::new(store));
     let undo = Arc::new(ChangeUndo::new(workspace.clone()));
     session.register_undo(AST_EDIT_TOOL_NAME, undo.clone());
@@ -655,7 +656,7 @@ fn new_session(workspace: &Workspace, store: Arc<dyn PendingActionStore>) -> Arc
 }
 
 /// The rehydrators of every built-in tool that stages previews.
-fn builtin_rehydrators(workspace: &Workspace) -> Rehydrators {
+fn builtin_rehydrators(workspace: &ConfinedRoot) -> Rehydrators {
     let mut res = Rehydrators::new();
     let ast = workspace.clone();
     res.register(

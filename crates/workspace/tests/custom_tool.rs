@@ -13,7 +13,7 @@ use staged_core::{
     CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, ResolveParams,
     Tool, ToolError, ToolResult,
 };
-use staged_workspace::{LoadError, StoredAction, ToolContext, Workspace, WorkspaceSession};
+use staged_workspace::{ConfinedRoot, LoadError, StoredAction, ToolContext, WorkspaceSession};
 
 const CHILD_ENV: &str = "STAGED_CUSTOM_TOOL_CHILD";
 
@@ -25,11 +25,16 @@ fn block_on<F: std::future::Future>(fut: F) -> F::Output {
 /// handles.
 struct AppendLine {
     api: CustomToolApi,
-    workspace: Workspace,
+    workspace: ConfinedRoot,
     durable: bool,
 }
 
-fn append_action(workspace: &Workspace, path: &str, line: &str, durable: bool) -> FnPendingAction {
+fn append_action(
+    workspace: &ConfinedRoot,
+    path: &str,
+    line: &str,
+    durable: bool,
+) -> FnPendingAction {
     let (workspace, path_owned, line_owned) = (workspace.clone(), path.to_owned(), line.to_owned());
     let action = FnPendingAction::new(format!("Append to {path}"), move |input| {
         let (workspace, path, line) = (workspace.clone(), path_owned.clone(), line_owned.clone());
@@ -78,7 +83,7 @@ impl Tool for AppendLine {
 }
 
 fn open(root: &Path) -> WorkspaceSession {
-    let rehydrate_in = Workspace::new(root).unwrap();
+    let rehydrate_in = ConfinedRoot::new(root).unwrap();
     WorkspaceSession::builder()
         .tool(
             "append_line",

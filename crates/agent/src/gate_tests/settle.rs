@@ -6,7 +6,7 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use staged_agent_test_support::{MockModel, Reply, Turn, Wire};
+use staged_agent_test_support::{MockModel, MockWire, Reply, Turn, WireFormat};
 use staged_core::{CancelToken, FnPendingAction, InMemoryStore, Session, ToolResult};
 
 use crate::{Agent, AgentEvent, AgentOptions, ProviderOverrides, ProvidersConfig, RunOutcome};
@@ -31,7 +31,7 @@ fn staged_session(applies: &Arc<AtomicUsize>) -> Arc<Session> {
 }
 
 /// An agent on a provider named `mock` speaking `wire` at the mock's URL.
-fn agent(wire: Wire, mock: &MockModel, session: &Arc<Session>) -> Agent {
+fn agent(wire: WireFormat, mock: &MockModel, session: &Arc<Session>) -> Agent {
     let mut config = ProvidersConfig::builtin();
     let toml = format!(
         "[providers.mock]\nwire = \"{}\"\nbase_url = \"{}\"\nmodel = \"mock-model\"\nmax_retries = 2\n",
@@ -68,7 +68,7 @@ async fn a_hard_directive_is_settled_after_its_turns_tools_run() {
         }
     }
 
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let script = vec![
             Reply::Turn(Turn::resolve("r1", "apply", "as asked")),
             Reply::Turn(Turn::resolve("r2", "apply", "the preview")),

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 use staged_core::CancelToken;
-use staged_protocol::ToolChoiceProvider;
+use staged_protocol::WireFormat;
 
 use crate::{
     AssistantMessage, AssistantPart, Message, ModelClient, ModelError, ModelRequest,
@@ -50,7 +50,7 @@ pub(crate) fn anthropic_body(
         .collect();
     body.insert("tools".into(), Value::Array(tools));
     if let Some(choice) = effective_choice(config, request.tool_choice) {
-        body.insert("tool_choice".into(), choice.to_wire(ToolChoiceProvider::Anthropic));
+        body.insert("tool_choice".into(), choice.to_wire(WireFormat::AnthropicMessages));
         if choice.forces_tool_use() {
             // Anthropic refuses forced tool use while thinking is on.
             body.remove("thinking");

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 use staged_core::CancelToken;
-use staged_protocol::ToolChoiceProvider;
+use staged_protocol::WireFormat;
 
 use crate::{
     AssistantMessage, AssistantPart, Message, ModelClient, ModelError, ModelRequest,
@@ -78,7 +78,7 @@ pub(crate) fn chat_body(config: &ProviderConfig, model: &str, request: ModelRequ
         .collect();
     body.insert("tools".into(), Value::Array(tools));
     if let Some(choice) = effective_choice(config, request.tool_choice) {
-        body.insert("tool_choice".into(), choice.to_wire(ToolChoiceProvider::OpenAiCompletions));
+        body.insert("tool_choice".into(), choice.to_wire(WireFormat::OpenaiChat));
     }
     Value::Object(body)
 }

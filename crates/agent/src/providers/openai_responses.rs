@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 use staged_core::CancelToken;
-use staged_protocol::ToolChoiceProvider;
+use staged_protocol::WireFormat;
 
 use crate::{
     AssistantMessage, AssistantPart, Message, ModelClient, ModelError, ModelRequest,
@@ -82,7 +82,7 @@ pub fn responses_body(config: &ProviderConfig, model: &str, request: ModelReques
         .collect();
     body.insert("tools".into(), Value::Array(tools));
     if let Some(choice) = effective_choice(config, request.tool_choice) {
-        body.insert("tool_choice".into(), choice.to_wire(ToolChoiceProvider::OpenAiResponses));
+        body.insert("tool_choice".into(), choice.to_wire(WireFormat::OpenaiResponses));
     }
     Value::Object(body)
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 use staged_core::{CancelToken, Tool, ToolError, ToolResult};
-use staged_journal::{ModelAccess, STATE_DIR_NAME, Workspace};
+use staged_journal::{ConfinedRoot, ModelAccess, STATE_DIR_NAME};
 use staged_workspace::{compile_glob, worker_failure};
 
 use crate::tools::required_str;
@@ -13,12 +13,12 @@ const MAX_RESULTS: usize = 500;
 /// The read-only `find` tool, confined to the workspace.
 #[derive(Debug, Clone)]
 pub struct FindTool {
-    workspace: Workspace,
+    workspace: ConfinedRoot,
 }
 
 impl FindTool {
     /// A tool listing files under `workspace`.
-    pub fn new(workspace: Workspace) -> Self {
+    pub fn new(workspace: ConfinedRoot) -> Self {
         Self { workspace }
     }
 }

@@ -9,7 +9,7 @@ use std::io::Read as _;
 
 use serde_json::{Value, json};
 use staged_core::{CancelToken, Tool, ToolError, ToolResult};
-use staged_journal::{ModelAccess, Workspace};
+use staged_journal::{ConfinedRoot, ModelAccess};
 
 use crate::tools::{positive, refuse_unknown, required_str};
 
@@ -24,12 +24,12 @@ const MAX_READ_BYTES: usize = 8 << 20;
 /// The read-only `read` tool, confined to the workspace.
 #[derive(Debug, Clone)]
 pub struct ReadTool {
-    workspace: Workspace,
+    workspace: ConfinedRoot,
 }
 
 impl ReadTool {
     /// A tool reading files under `workspace`.
-    pub fn new(workspace: Workspace) -> Self {
+    pub fn new(workspace: ConfinedRoot) -> Self {
         Self { workspace }
     }
 }
@@ -95,7 +95,7 @@ struct Text {
 }
 
 fn read(
-    workspace: &Workspace,
+    workspace: &ConfinedRoot,
     given: &str,
     offset: usize,
     limit: usize,

@@ -8,7 +8,7 @@ use std::sync::{
 
 use pretty_assertions::assert_eq;
 use staged_agent::{AgentOptions, ApplyDecision, Approval, RunOutcome};
-use staged_agent_test_support::{Reply, Turn, Wire};
+use staged_agent_test_support::{Reply, Turn, WireFormat};
 
 use super::harness::{ScriptedPerson, mock, provider, run, staged_session};
 
@@ -19,7 +19,7 @@ async fn a_declined_apply_stays_pending_and_the_model_hears_why() {
         Reply::Turn(Turn::resolve("r2", "apply", "try again")),
         Reply::Turn(Turn::text("Done.")),
     ];
-    let mock = mock(Wire::Chat, script);
+    let mock = mock(WireFormat::OpenaiChat, script);
     let applies = Arc::new(AtomicUsize::new(0));
     let session = staged_session(&applies);
     let person = Arc::new(ScriptedPerson::default());
@@ -27,7 +27,7 @@ async fn a_declined_apply_stays_pending_and_the_model_hears_why() {
         ApplyDecision::Decline { reason: "wrong call sites".into() },
         ApplyDecision::Approve { reason: "fine now".into() },
     ]);
-    let client = staged_agent::connect(&provider(Wire::Chat, &mock, ""), None).unwrap();
+    let client = staged_agent::connect(&provider(WireFormat::OpenaiChat, &mock, ""), None).unwrap();
     let agent = staged_agent::Agent::new(client, Arc::clone(&session), Vec::new())
         .with_options(AgentOptions { approval: Approval::Human, ..AgentOptions::default() })
         .with_supervisor(person.clone());

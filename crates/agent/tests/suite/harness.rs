@@ -10,13 +10,13 @@ use staged_agent::{
     Agent, AgentEvent, AgentOptions, ApplyDecision, PlanDecision, PlanReview, ProviderConfig,
     ProviderOverrides, ProvidersConfig, RunReport, Supervisor,
 };
-use staged_agent_test_support::{MockModel, Reply, Wire};
+use staged_agent_test_support::{MockModel, MockWire, Reply, WireFormat};
 use staged_core::{
     CancelToken, FnPendingAction, InMemoryStore, PendingEntry, Session, Tool, ToolResult,
 };
 
 /// A provider named `mock` speaking `wire` at the mock's URL, with `extra` TOML lines.
-pub(crate) fn provider(wire: Wire, mock: &MockModel, extra: &str) -> ProviderConfig {
+pub(crate) fn provider(wire: WireFormat, mock: &MockModel, extra: &str) -> ProviderConfig {
     let mut config = ProvidersConfig::builtin();
     let toml = format!(
         "[providers.mock]\nwire = \"{}\"\nbase_url = \"{}\"\nmodel = \"mock-model\"\nmax_retries = 2\n{extra}\n",
@@ -107,7 +107,7 @@ impl Supervisor for ScriptedPerson {
 }
 
 /// Starts a mock for `wire` with `script`.
-pub(crate) fn mock(wire: Wire, script: Vec<Reply>) -> MockModel {
+pub(crate) fn mock(wire: WireFormat, script: Vec<Reply>) -> MockModel {
     MockModel::start(wire, script)
 }
 

@@ -13,7 +13,7 @@ use std::{
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use staged_agent::{AgentEvent, ModelError, RunOutcome};
-use staged_agent_test_support::{Reply, Turn, Wire};
+use staged_agent_test_support::{MockWire, Reply, Turn, WireFormat};
 use staged_core::{CancelToken, InMemoryStore, Session};
 
 use super::harness::{agent, mock, provider, run, run_with, staged_session};
@@ -30,7 +30,7 @@ fn status(code: u16, retry_after: Option<&str>) -> Reply {
 
 #[tokio::test]
 async fn rate_limits_and_server_errors_are_retried_honouring_retry_after() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let script =
             vec![status(429, Some("0")), status(503, Some("0")), Reply::Turn(Turn::text("Done."))];
         let mock = mock(wire, script);
@@ -51,8 +51,8 @@ async fn retries_stop_after_max_retries_with_the_last_status() {
         status(502, Some("0")),
         Reply::Turn(Turn::text("never")),
     ];
-    let mock = mock(Wire::Chat, script);
-    let agent = agent(&provider(Wire::Chat, &mock, ""), &empty_session(), Vec::new());
+    let mock = mock(WireFormat::OpenaiChat, script);
+    let agent = agent(&provider(WireFormat::OpenaiChat, &mock, ""), &empty_session(), Vec::new());
     let (report, _) = run(&agent, "task").await;
     match report.outcome {
         RunOutcome::Model(ModelError::Status { status, attempts, .. }) => {
@@ -65,8 +65,12 @@ async fn retries_stop_after_max_retries_with_the_last_status() {
 
 #[tokio::test]
 async fn an_unauthorized_key_is_not_retried() {
-    let mock = mock(Wire::Anthropic, vec![status(401, None), Reply::Turn(Turn::text("never"))]);
-    let agent = agent(&provider(Wire::Anthropic, &mock, ""), &empty_session(), Vec::new());
+    let mock = mock(
+        WireFormat::AnthropicMessages,
+        vec![status(401, None), Reply::Turn(Turn::text("never"))],
+    );
+    let agent =
+        agent(&provider(WireFormat::AnthropicMessages, &mock, ""), &empty_session(), Vec::new());
     let (report, _) = run(&agent, "task").await;
     assert!(
         matches!(report.outcome, RunOutcome::Model(ModelError::Auth { status: 401, .. })),
@@ -78,7 +82,7 @@ async fn an_unauthorized_key_is_not_retried() {
 
 #[tokio::test]
 async fn a_silent_stream_is_given_up_after_the_idle_timeout() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = mock(wire, vec![Reply::Stall]);
         let agent = agent(
             &provider(wire, &mock, "stream_idle_timeout = \"200ms\""),
@@ -101,7 +105,7 @@ async fn a_silent_stream_is_given_up_after_the_idle_timeout() {
 
 #[tokio::test]
 async fn a_rejected_forced_choice_is_retried_once_with_auto() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let script = vec![
             Reply::Turn(Turn::text("Let me think.")),
             status(400, None),
@@ -117,7 +121,11 @@ async fn a_rejected_forced_choice_is_retried_once_with_auto() {
         let requests = mock.requests();
         assert_eq!(requests.len(), 4);
         assert_eq!(requests[1].tool_choice(), Some(&wire.forced_resolve()));
-        let auto = if wire == Wire::Anthropic { json!({"type": "auto"}) } else { json!("auto") };
+        let auto = if wire == WireFormat::AnthropicMessages {
+            json!({"type": "auto"})
+        } else {
+            json!("auto")
+        };
         assert_eq!(requests[2].tool_choice(), Some(&auto), "{wire:?}");
         assert_eq!(applies.load(Ordering::SeqCst), 1);
         assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolChoiceRejected { turn: 2, .. })));
@@ -132,9 +140,9 @@ async fn a_second_rejection_stops_the_run_instead_of_looping() {
         status(400, None),
         Reply::Turn(Turn::text("never")),
     ];
-    let mock = mock(Wire::Responses, script);
+    let mock = mock(WireFormat::OpenaiResponses, script);
     let session = staged_session(&Arc::new(AtomicUsize::new(0)));
-    let agent = agent(&provider(Wire::Responses, &mock, ""), &session, Vec::new());
+    let agent = agent(&provider(WireFormat::OpenaiResponses, &mock, ""), &session, Vec::new());
     let (report, _) = run(&agent, "task").await;
     assert!(
         matches!(report.outcome, RunOutcome::Model(ModelError::BadRequest { .. })),
@@ -147,8 +155,9 @@ async fn a_second_rejection_stops_the_run_instead_of_looping() {
 
 #[tokio::test]
 async fn cancelling_stops_the_request_in_flight() {
-    let mock = Arc::new(mock(Wire::Anthropic, vec![Reply::Stall]));
-    let agent = agent(&provider(Wire::Anthropic, &mock, ""), &empty_session(), Vec::new());
+    let mock = Arc::new(mock(WireFormat::AnthropicMessages, vec![Reply::Stall]));
+    let agent =
+        agent(&provider(WireFormat::AnthropicMessages, &mock, ""), &empty_session(), Vec::new());
     let cancel = CancelToken::new();
     let watcher = {
         let (mock, cancel) = (Arc::clone(&mock), cancel.clone());

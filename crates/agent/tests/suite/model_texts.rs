@@ -7,7 +7,7 @@ use staged_agent::{
     Directives, FindTool, PLAN_DECISION_REMINDER, PLAN_PROMPT, PlanMode, ReadTool, ResolveGate,
     SKIPPED_CALL_TEXT, SYSTEM_PROMPT, ToolCallRef, TurnOutcome, WritePlanTool,
 };
-use staged_ast_edit::Workspace;
+use staged_ast_edit::ConfinedRoot;
 use staged_core::{FnPendingAction, InMemoryStore, Session, Tool, ToolResult};
 
 use super::harness::ScriptedPerson;
@@ -22,7 +22,7 @@ fn prompts() {
 #[test]
 fn tool_definitions() {
     let dir = tempfile::tempdir().unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
     let plan = PlanMode::new(workspace.clone(), Arc::new(ScriptedPerson::default()));
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadTool::new(workspace.clone())),
@@ -71,7 +71,7 @@ async fn read_and_find_refusals() {
     std::fs::write(dir.path().join(".staged/mcp-1.token"), "secret").unwrap();
     let status = std::process::Command::new("mkfifo").arg(dir.path().join("pipe")).status();
     assert!(status.unwrap().success());
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
     let read = ReadTool::new(workspace.clone());
     let find = FindTool::new(workspace);
     let cancel = CancelToken::new();

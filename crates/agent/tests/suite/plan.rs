@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use staged_agent::{
     AgentEvent, PLAN_DECISION_REMINDER, PlanDecision, PlanMode, ReadTool, RunOutcome,
 };
-use staged_agent_test_support::{Recorded, Reply, Turn, Wire};
-use staged_ast_edit::{AstEditTool, Workspace};
+use staged_agent_test_support::{Recorded, Reply, Turn, WireFormat};
+use staged_ast_edit::{AstEditTool, ConfinedRoot};
 use staged_core::{InMemoryStore, Session, Tool};
 
 use super::harness::{ScriptedPerson, mock, provider, run};
@@ -40,13 +40,14 @@ fn plan_agent(
     person: Arc<ScriptedPerson>,
 ) -> (staged_agent::Agent, PlanMode) {
     let session = Arc::new(Session::new(Arc::new(InMemoryStore::new())));
-    let workspace = Workspace::new(root).unwrap();
+    let workspace = ConfinedRoot::new(root).unwrap();
     let tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadTool::new(workspace.clone())),
         Arc::new(AstEditTool::new(Arc::clone(&session), workspace.clone())),
     ];
     let plan = PlanMode::new(workspace, person.clone());
-    let client = staged_agent::connect(&provider(Wire::Responses, mock, ""), None).unwrap();
+    let client =
+        staged_agent::connect(&provider(WireFormat::OpenaiResponses, mock, ""), None).unwrap();
     let agent = staged_agent::Agent::new(client, session, tools)
         .with_supervisor(person)
         .with_plan_mode(plan.clone());
@@ -82,7 +83,7 @@ async fn plan_mode_refines_discards_and_approves_in_one_run() {
         )),
         Reply::Turn(Turn::text("Implementing.")),
     ];
-    let mock = mock(Wire::Responses, script);
+    let mock = mock(WireFormat::OpenaiResponses, script);
     let person = Arc::new(ScriptedPerson::default());
     person
         .plans
@@ -163,7 +164,7 @@ async fn a_dismissed_review_refines_and_never_approves() {
         Reply::Turn(Turn::text("Waiting for feedback.")),
         Reply::Turn(Turn::text("Still waiting.")),
     ];
-    let mock = mock(Wire::Responses, script);
+    let mock = mock(WireFormat::OpenaiResponses, script);
     let (agent, plan) = plan_agent(dir.path(), &mock, Arc::new(ScriptedPerson::default()));
     let (report, _) = run(&agent, "plan auth").await;
     assert_eq!(report.outcome, RunOutcome::Done);
@@ -190,7 +191,7 @@ async fn write_refuses_anything_but_a_plan_file() {
         Reply::Turn(Turn::text("ok")),
         Reply::Turn(Turn::text("ok")),
     ];
-    let mock = mock(Wire::Responses, script);
+    let mock = mock(WireFormat::OpenaiResponses, script);
     let (agent, _) = plan_agent(dir.path(), &mock, Arc::new(ScriptedPerson::default()));
     run(&agent, "plan").await;
     let requests = mock.requests();

@@ -10,16 +10,16 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use staged_agent::SKIPPED_CALL_TEXT;
 use staged_agent::{AgentEvent, RunOutcome, SYSTEM_PROMPT};
-use staged_agent_test_support::{Reply, Turn, Wire};
+use staged_agent_test_support::{MockWire, Reply, Turn, WireFormat};
 use staged_core::{RESOLVE_REMINDER, Tool};
 
 use super::harness::{Peek, agent, mock, provider, run, staged_session};
 
 /// The text of every reminder message in a request body, in order.
-fn reminders(wire: Wire, body: &Value) -> Vec<String> {
+fn reminders(wire: WireFormat, body: &Value) -> Vec<String> {
     let items = match wire {
-        Wire::Responses => &body["input"],
-        Wire::Chat | Wire::Anthropic => &body["messages"],
+        WireFormat::OpenaiResponses => &body["input"],
+        WireFormat::OpenaiChat | WireFormat::AnthropicMessages => &body["messages"],
     };
     let mut res = Vec::new();
     for item in items.as_array().unwrap() {
@@ -37,7 +37,7 @@ fn reminders(wire: Wire, body: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn escalation_sends_each_wire_formats_exact_tool_choice_and_nothing_before() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let script = vec![
             Reply::Turn(Turn::text("I will look first.")),
             Reply::Turn(Turn::resolve("r1", "apply", "looks right")),
@@ -51,7 +51,7 @@ async fn escalation_sends_each_wire_formats_exact_tool_choice_and_nothing_before
         assert_eq!(report.outcome, RunOutcome::Done, "{wire:?}");
         let requests = mock.requests();
         assert_eq!(requests.len(), 3, "{wire:?}");
-        assert_eq!(requests[0].path, wire.endpoint());
+        assert_eq!(requests[0].path, wire.mock_path());
         assert_eq!(requests[0].tool_choice(), None, "{wire:?}");
         assert_eq!(requests[1].tool_choice(), Some(&wire.forced_resolve()), "{wire:?}");
         assert_eq!(requests[2].tool_choice(), None, "{wire:?}");
@@ -62,14 +62,14 @@ async fn escalation_sends_each_wire_formats_exact_tool_choice_and_nothing_before
             assert_eq!(reminders(wire, &request.body), [RESOLVE_REMINDER], "{wire:?}");
         }
         let reminder_item = match wire {
-            Wire::Responses => requests[0].body["input"][1].clone(),
-            Wire::Chat => requests[0].body["messages"][2].clone(),
-            Wire::Anthropic => requests[0].body["messages"][0]["content"][1].clone(),
+            WireFormat::OpenaiResponses => requests[0].body["input"][1].clone(),
+            WireFormat::OpenaiChat => requests[0].body["messages"][2].clone(),
+            WireFormat::AnthropicMessages => requests[0].body["messages"][0]["content"][1].clone(),
         };
         match wire {
-            Wire::Responses => assert_eq!(reminder_item["role"], "developer"),
-            Wire::Chat => assert_eq!(reminder_item["role"], "developer"),
-            Wire::Anthropic => {
+            WireFormat::OpenaiResponses => assert_eq!(reminder_item["role"], "developer"),
+            WireFormat::OpenaiChat => assert_eq!(reminder_item["role"], "developer"),
+            WireFormat::AnthropicMessages => {
                 assert_eq!(reminder_item, json!({"type": "text", "text": RESOLVE_REMINDER}))
             }
         }
@@ -81,9 +81,9 @@ async fn escalation_sends_each_wire_formats_exact_tool_choice_and_nothing_before
             .collect();
         assert_eq!(names, ["peek", "resolve"], "{wire:?}");
         let system = match wire {
-            Wire::Responses => requests[0].body["instructions"].clone(),
-            Wire::Chat => requests[0].body["messages"][0]["content"].clone(),
-            Wire::Anthropic => requests[0].body["system"].clone(),
+            WireFormat::OpenaiResponses => requests[0].body["instructions"].clone(),
+            WireFormat::OpenaiChat => requests[0].body["messages"][0]["content"].clone(),
+            WireFormat::AnthropicMessages => requests[0].body["system"].clone(),
         };
         assert_eq!(system, json!(SYSTEM_PROMPT));
         let forced =
@@ -94,7 +94,7 @@ async fn escalation_sends_each_wire_formats_exact_tool_choice_and_nothing_before
 
 #[tokio::test]
 async fn a_detour_batch_is_skipped_with_every_call_paired_to_the_exact_result() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let script = vec![
             Reply::Turn(Turn::call("p1", "peek", json!({})).and_call("p2", "peek", json!({}))),
             Reply::Turn(Turn::resolve("r1", "apply", "ok")),
@@ -112,7 +112,7 @@ async fn a_detour_batch_is_skipped_with_every_call_paired_to_the_exact_result() 
         let requests = mock.requests();
         let second = &requests[1].body;
         let results: Vec<(String, String)> = match wire {
-            Wire::Responses => second["input"]
+            WireFormat::OpenaiResponses => second["input"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -121,7 +121,7 @@ async fn a_detour_batch_is_skipped_with_every_call_paired_to_the_exact_result() 
                     (i["call_id"].as_str().unwrap().into(), i["output"].as_str().unwrap().into())
                 })
                 .collect(),
-            Wire::Chat => second["messages"]
+            WireFormat::OpenaiChat => second["messages"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -133,7 +133,7 @@ async fn a_detour_batch_is_skipped_with_every_call_paired_to_the_exact_result() 
                     )
                 })
                 .collect(),
-            Wire::Anthropic => second["messages"][2]["content"]
+            WireFormat::AnthropicMessages => second["messages"][2]["content"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -162,9 +162,9 @@ async fn anthropic_drops_thinking_only_on_forced_turns() {
         Reply::Turn(Turn::resolve("r1", "apply", "ok")),
         Reply::Turn(Turn::text("Done.")),
     ];
-    let mock = mock(Wire::Anthropic, script);
+    let mock = mock(WireFormat::AnthropicMessages, script);
     let session = staged_session(&Arc::new(AtomicUsize::new(0)));
-    let agent = agent(&provider(Wire::Anthropic, &mock, extra), &session, Vec::new());
+    let agent = agent(&provider(WireFormat::AnthropicMessages, &mock, extra), &session, Vec::new());
     let (report, _) = run(&agent, "task").await;
     assert_eq!(report.outcome, RunOutcome::Done);
     let requests = mock.requests();
@@ -192,9 +192,9 @@ async fn anthropic_drops_thinking_only_on_forced_turns() {
 #[tokio::test]
 async fn a_model_without_forced_choice_support_gets_auto() {
     for (wire, auto) in [
-        (Wire::Anthropic, json!({"type": "auto"})),
-        (Wire::Chat, json!("auto")),
-        (Wire::Responses, json!("auto")),
+        (WireFormat::AnthropicMessages, json!({"type": "auto"})),
+        (WireFormat::OpenaiChat, json!("auto")),
+        (WireFormat::OpenaiResponses, json!("auto")),
     ] {
         let script = vec![
             Reply::Turn(Turn::text("Hmm.")),
@@ -216,7 +216,7 @@ async fn a_model_without_forced_choice_support_gets_auto() {
         assert_eq!(report.outcome, RunOutcome::Done);
         let requests = mock.requests();
         assert_eq!(requests[1].tool_choice(), Some(&auto), "{wire:?}");
-        if wire == Wire::Anthropic {
+        if wire == WireFormat::AnthropicMessages {
             assert!(requests[1].body.get("thinking").is_some(), "auto keeps thinking");
         }
     }
@@ -234,10 +234,13 @@ async fn anthropic_thinking_blocks_are_echoed_back_byte_for_byte() {
         )),
         Reply::Turn(Turn::text("Done.").with_thinking("second", "sig2")),
     ];
-    let mock = mock(Wire::Anthropic, script);
+    let mock = mock(WireFormat::AnthropicMessages, script);
     let session = Arc::new(staged_core::Session::new(Arc::new(staged_core::InMemoryStore::new())));
-    let agent =
-        agent(&provider(Wire::Anthropic, &mock, ""), &session, vec![Arc::new(Peek::default())]);
+    let agent = agent(
+        &provider(WireFormat::AnthropicMessages, &mock, ""),
+        &session,
+        vec![Arc::new(Peek::default())],
+    );
     let (report, _) = run(&agent, "task").await;
     assert_eq!(report.outcome, RunOutcome::Done);
     let requests = mock.requests();
@@ -262,10 +265,14 @@ async fn responses_reasoning_items_are_echoed_as_they_arrived() {
         ),
         Reply::Turn(Turn::text("Done.")),
     ];
-    let mock = mock(Wire::Responses, script);
+    let mock = mock(WireFormat::OpenaiResponses, script);
     let session = Arc::new(staged_core::Session::new(Arc::new(staged_core::InMemoryStore::new())));
     let agent = agent(
-        &provider(Wire::Responses, &mock, "body = { reasoning = { effort = \"low\" } }"),
+        &provider(
+            WireFormat::OpenaiResponses,
+            &mock,
+            "body = { reasoning = { effort = \"low\" } }",
+        ),
         &session,
         vec![Arc::new(Peek::default())],
     );
@@ -287,7 +294,7 @@ async fn responses_reasoning_items_are_echoed_as_they_arrived() {
 
 #[tokio::test]
 async fn message_deltas_stream_in_order_and_add_up_to_the_text() {
-    for wire in Wire::ALL {
+    for wire in WireFormat::ALL {
         let mock = mock(wire, vec![Reply::Turn(Turn::text("Nothing to change here."))]);
         let session =
             Arc::new(staged_core::Session::new(Arc::new(staged_core::InMemoryStore::new())));

@@ -4,17 +4,17 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use staged_agent::{FindTool, ReadTool};
-use staged_ast_edit::Workspace;
+use staged_ast_edit::ConfinedRoot;
 use staged_core::{CancelToken, Tool};
 
-fn workspace() -> (tempfile::TempDir, Workspace) {
+fn workspace() -> (tempfile::TempDir, ConfinedRoot) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src/nested")).unwrap();
     std::fs::write(dir.path().join("src/a.ts"), "one\ntwo\nthree\nfour\n").unwrap();
     std::fs::write(dir.path().join("src/nested/b.ts"), "b\n").unwrap();
     std::fs::write(dir.path().join("src/ignored.ts"), "x\n").unwrap();
     std::fs::write(dir.path().join(".gitignore"), "src/ignored.ts\n").unwrap();
-    let workspace = Workspace::new(dir.path()).unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
     (dir, workspace)
 }
 

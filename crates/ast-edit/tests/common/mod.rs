@@ -4,7 +4,7 @@
 use std::{path::Path, sync::Arc};
 
 use serde_json::Value;
-use staged_ast_edit::{AstEditTool, AstGrepTool, Workspace};
+use staged_ast_edit::{AstEditTool, AstGrepTool, ConfinedRoot};
 use staged_core::{
     CancelToken, InMemoryStore, ResolveOptions, ResolveParams, Session, Tool, ToolResult,
 };
@@ -12,7 +12,7 @@ use staged_core::{
 /// A temp dir with files, its workspace, a session and the two tools.
 pub struct Fixture {
     pub dir: tempfile::TempDir,
-    pub workspace: Workspace,
+    pub workspace: ConfinedRoot,
     pub session: Arc<Session>,
     pub edit: AstEditTool,
     pub grep: AstGrepTool,
@@ -24,7 +24,7 @@ impl Fixture {
         for (path, text) in files {
             write(dir.path(), path, text);
         }
-        let workspace = Workspace::new(dir.path()).unwrap();
+        let workspace = ConfinedRoot::new(dir.path()).unwrap();
         let session = Arc::new(Session::new(Arc::new(InMemoryStore::new())));
         let edit = AstEditTool::new(Arc::clone(&session), workspace.clone());
         let grep = AstGrepTool::new(Arc::clone(&session), workspace.clone());
