@@ -5,7 +5,7 @@ use staged_core::{CancelToken, Tool, ToolError, ToolResult};
 use staged_journal::{ConfinedRoot, ModelAccess, STATE_DIR_NAME};
 use staged_workspace::{compile_glob, worker_failure};
 
-use crate::tools::required_str;
+use crate::tools::{refuse_unknown, required_str};
 
 /// At most this many paths are listed.
 const MAX_RESULTS: usize = 500;
@@ -57,6 +57,7 @@ impl Tool for FindTool {
         if cancel.is_cancelled() {
             return Err(ToolError::aborted(cancel.reason()));
         }
+        refuse_unknown(&args, &["pattern", "path"])?;
         let pattern = required_str(&args, "pattern")?.to_owned();
         let given = args.get("path").and_then(Value::as_str).unwrap_or(".").to_owned();
         let rel = self

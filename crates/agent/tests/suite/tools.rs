@@ -93,3 +93,18 @@ async fn read_of_a_big_file_says_where_it_stopped_on_every_page() {
         )
     );
 }
+
+#[tokio::test]
+async fn find_refuses_unknown_arguments_as_its_schema_says() {
+    let (_dir, workspace) = workspace();
+    let find = FindTool::new(workspace);
+    assert_eq!(find.parameters()["additionalProperties"], json!(false));
+    let cancel = CancelToken::new();
+    let err = find.execute(json!({"pattern": "*.ts", "dir": "src"}), &cancel).await.unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Invalid arguments: unknown field `dir`, expected one of `pattern`, `path`"
+    );
+    let ok = find.execute(json!({"pattern": "**/*.ts", "path": "src"}), &cancel).await.unwrap();
+    assert!(ok.text_content().contains("a.ts"), "{}", ok.text_content());
+}
