@@ -35,9 +35,28 @@ QUERIES = [
     ("ast_edit selective", "ast_edit",
      {"ops": [{"pat": "tokio::spawn($A)", "out": "tokio::task::spawn($A)"}], "paths": ["."],
       "lang": "rust"}, "tokio::spawn($A)"),
+    # A pattern no earlier call asked for: nothing it finds can have been kept from before.
+    ("ast_grep selective, a new pattern each round", "ast_grep", None, None),
     ("ast_grep broad", "ast_grep",
      {"pattern": "$A.unwrap()", "paths": ["."], "lang": "rust", "limit": 10}, "$A.unwrap()"),
 ]
+
+
+# The new patterns, one per round (cycled if there are more rounds).
+NEW_PATTERNS = [
+    "std::mem::replace($A, $B)", "std::mem::swap($A, $B)", "Box::leak($A)", "Rc::clone($A)",
+    "Arc::clone($A)", "std::process::exit($A)", "std::ptr::null_mut()", "String::from_utf8_lossy($A)",
+    "std::env::var($A)", "Vec::with_capacity($A)", "std::thread::spawn($A)", "HashMap::new()",
+    "std::fs::read_to_string($A)", "Duration::from_millis($A)", "Instant::now()",
+]
+
+
+def query(label, call, pattern, round_no):
+    """The call and ast-grep pattern of one query in one round."""
+    if call is not None:
+        return call, pattern
+    new = NEW_PATTERNS[round_no % len(NEW_PATTERNS)]
+    return {"pattern": new, "paths": ["."], "lang": "rust"}, new
 
 
 def server(staged, corpus, scratch, name, warm):
@@ -86,6 +105,8 @@ async def main():
     ap.add_argument("--sg", required=True)
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--sg-rounds", type=int, default=None,
+                    help="time ast-grep in the first N rounds only (default: every round)")
     args = ap.parse_args()
     staged, sg = os.path.abspath(args.staged), os.path.abspath(args.sg)
     corpus = Path(args.corpus).resolve()
@@ -96,15 +117,18 @@ async def main():
     started = time.perf_counter()
     async with Client(warm_params) as warm, Client(cold_params) as cold:
         # The first calls, before the index is built, are answered the cold way.
-        first = await timed_call(warm, "ast_grep", QUERIES[0][2])
+        first = await timed_call(warm, "ast_grep", {"pattern": "std::mem::forget($A)", "paths": ["."], "lang": "rust"})
         while "files indexed" not in (warm_err.read_text() if warm_err.exists() else ""):
             await asyncio.sleep(0.2)
         built = time.perf_counter() - started
-        for _ in range(args.rounds):
+        sg_rounds = args.rounds if args.sg_rounds is None else args.sg_rounds
+        for round_no in range(args.rounds):
             for label, tool, call, pattern in QUERIES:
+                call, pattern = query(label, call, pattern, round_no)
                 times[(label, "warm")].append(await timed_call(warm, tool, call))
                 times[(label, "cold")].append(await timed_call(cold, tool, call))
-                times[(label, "ast-grep")].append(sg_run(sg, corpus, pattern))
+                if round_no < sg_rounds:
+                    times[(label, "ast-grep")].append(sg_run(sg, corpus, pattern))
         rss_warm, rss_cold = peak_rss_mib(warm_pid), peak_rss_mib(cold_pid)
     print(f"corpus {corpus}, {args.rounds} interleaved rounds, staged mcp driven by the Python SDK")
     print()
@@ -112,7 +136,8 @@ async def main():
     print("|---|---:|---:|---:|---:|---:|---:|")
     for label, *_ in QUERIES:
         w, c, s = (times[(label, who)] for who in ("warm", "cold", "ast-grep"))
-        wm, cm, sm = statistics.median(w), statistics.median(c), statistics.median(s)
+        wm, cm = statistics.median(w), statistics.median(c)
+        sm = statistics.median(s) if s else float("nan")
         print(f"| {label} | {wm * 1000:.1f} ms | {p(w, 0.95) * 1000:.1f} ms | {cm * 1000:.1f} ms "
               f"| {sm * 1000:.0f} ms | {cm / wm:.2f}x | {sm / wm:.1f}x |")
     line = [l for l in warm_err.read_text().splitlines() if "files indexed" in l][-1]

@@ -143,8 +143,11 @@ impl Rule {
                     return;
                 }
             }
-            // Down to the first child that may hold a match...
-            if cursor.goto_first_child() {
+            // Down to the first child that may hold a match (the children that end before the
+            // node's first occurrence cannot, and are not visited)...
+            if let Some(next) = prune.first_from(node.start_byte())
+                && cursor.goto_first_child_for_byte(next).is_some()
+            {
                 depth += 1;
                 loop {
                     if prune.within(cursor.node().byte_range()) {

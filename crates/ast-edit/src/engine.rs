@@ -38,6 +38,7 @@ use crate::{
     params::ValidatedEdit,
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, edit_tree, parse_error_issue, parse_tree, read_text, root_of},
+    trees::{STORE_UP_TO, TreeCache, Trees},
     warm::WarmIndex,
 };
 
@@ -309,9 +310,24 @@ pub fn compute_preview_with(
     cancel: Option<&CancelToken>,
 ) -> Result<EditPreview, AstEditError> {
     let started = std::time::SystemTime::now();
+    let clock = std::time::Instant::now();
     let listing = index.and_then(WarmIndex::listing);
     let candidates = collect_for_lang(workspace, &params.paths, params.lang, listing.as_deref())?;
     let scan = Scan::of(&candidates, started);
+    let spec: Vec<(String, Option<String>)> =
+        params.rules.iter().map(|(p, o)| (p.clone(), Some(o.clone()))).collect();
+    let (candidates, pruned) = match options.prefilter {
+        true => prune_listed(candidates, params.lang, |lang| {
+            compile_rules(
+                &spec,
+                lang,
+                params.selector.as_deref(),
+                params.strictness,
+                &mut Vec::new(),
+            )
+        }),
+        false => (candidates, 0),
+    };
     let (lang, candidates, lang_choice) = select_language(params, candidates)?;
     // A preview names its files in UTF-8 (the diff, the payload, the journal), so a file whose
     // name is not UTF-8 cannot be rewritten: it is reported, not skipped silently.
@@ -327,10 +343,8 @@ pub fn compute_preview_with(
             )
         })
         .collect();
-    let rules: Vec<(String, Option<String>)> =
-        params.rules.iter().map(|(p, o)| (p.clone(), Some(o.clone()))).collect();
     let rules = compile_rules(
-        &rules,
+        &spec,
         lang,
         params.selector.as_deref(),
         params.strictness,
@@ -340,7 +354,7 @@ pub fn compute_preview_with(
     if parse_errors.len() > unnamed.len() {
         return Err(AstEditError::InvalidPattern(parse_errors[unnamed.len()..].join("; ")));
     }
-    let files_searched = candidates.len();
+    let files_searched = candidates.len() + pruned;
     // What the index rules out is counted as searched, as the prefilter's skips are.
     let mut candidates = candidates;
     if options.prefilter {
@@ -362,6 +376,9 @@ pub fn compute_preview_with(
     if rules.is_empty() {
         return Ok(preview);
     }
+    let trees =
+        index.map(|index| Trees { cache: index.trees(), store: candidates.len() <= STORE_UP_TO });
+    let filtered = clock.elapsed();
     let progress = workspace.progress();
     if let Some(progress) = progress {
         // What the index ruled out counts as searched at once.
@@ -382,7 +399,7 @@ pub fn compute_preview_with(
             } else {
                 options
             };
-            process_file(candidate, *host, lang, &rules, options, params)
+            process_file(candidate, *host, lang, &rules, options, params, trees)
         },
         |outcome| {
             if let Some(progress) = progress {
@@ -401,7 +418,46 @@ pub fn compute_preview_with(
     preview.limit_reached = preview.left_out.is_some();
     let mut seen = HashSet::new();
     preview.parse_errors.retain(|e| seen.insert(e.clone()));
+    tracing::debug!(
+        warm = listing.is_some(),
+        files_searched,
+        kept = candidates.len(),
+        ?filtered,
+        total = ?clock.elapsed(),
+        "ast_edit preview: where the time went"
+    );
     Ok(preview)
+}
+
+/// With the language given, drops the walked files named as that language whose warm index
+/// filters rule out every one of `rules` (compiled only if some file has filters), before
+/// each file is assigned its language: the files [`may_match`] would drop later, counted
+/// (they count as searched). A file named explicitly, a component file (searched in its code
+/// blocks) and a file whose name is not UTF-8 (reported) are kept.
+pub(crate) fn prune_listed(
+    candidates: Vec<Candidate>,
+    lang: Option<Lang>,
+    rules: impl FnOnce(Lang) -> Vec<Rule>,
+) -> (Vec<Candidate>, usize) {
+    let Some(lang) = lang.filter(|_| candidates.iter().any(|c| c.grams.is_some())) else {
+        return (candidates, 0);
+    };
+    let rules = rules(lang);
+    if rules.is_empty() {
+        return (candidates, 0);
+    }
+    let listed = candidates.len();
+    let kept: Vec<Candidate> = candidates
+        .into_iter()
+        .filter(|c| {
+            c.explicit
+                || c.inferred() != crate::Inferred::Lang(lang)
+                || c.rel.to_str().is_none()
+                || may_match(c, &rules)
+        })
+        .collect();
+    let pruned = listed - kept.len();
+    (kept, pruned)
 }
 
 /// Whether `candidate` may hold a match of one of `rules`: `false` only when the trigrams a
@@ -517,7 +573,7 @@ fn select_language(
     candidates: Vec<Candidate>,
 ) -> Result<(Lang, Vec<Kept>, Option<LangChoice>), AstEditError> {
     let assigned = assign_languages(params.lang, candidates, AST_EDIT_TOOL_NAME)?;
-    let own = |c: &Candidate| match Lang::infer(c.rel.as_path()) {
+    let own = |c: &Candidate| match c.inferred() {
         crate::Inferred::Lang(found) => Some(found),
         _ => None,
     };
@@ -620,6 +676,7 @@ fn process_file(
     rules: &[Rule],
     options: EngineOptions,
     params: &ValidatedEdit,
+    trees: Option<Trees<'_>>,
 ) -> Outcome {
     let text = match read_text(candidate) {
         Ok(text) => text,
@@ -640,7 +697,8 @@ fn process_file(
     let mut skipped = 0usize;
     for segment in segments {
         let Some(part) = text.get(segment.clone()) else { continue };
-        let place = Place { display: &candidate.display, base: segment.start, index: &index };
+        let place =
+            Place { display: &candidate.display, base: segment.start, index: &index, trees };
         match segment_edits(candidate, part, &place, lang, rules, options, params) {
             Segment::Edits { edits, notes, broken, matches_skipped } => {
                 raw.extend(edits);
@@ -701,11 +759,13 @@ fn process_file(
 }
 
 /// Where a searched text lies in its file: the file's display path, the text's offset in it,
-/// and the file's line index (so that locations are the file's).
+/// and the file's line index (so that locations are the file's); and the warm index's kept
+/// trees, where a tree of the text may be.
 struct Place<'a> {
     display: &'a str,
     base: usize,
     index: &'a LineIndex<'a>,
+    trees: Option<Trees<'a>>,
 }
 
 impl Place<'_> {
@@ -746,7 +806,7 @@ fn segment_edits(
     if active.is_empty() {
         return none;
     }
-    let tree = match parse_tree(part, lang, None) {
+    let tree = match TreeCache::parse(place.trees, candidate, place.base, part, lang) {
         Ok(tree) => tree,
         Err(issue) => return Segment::Stop(Outcome::Issue(format!("{}: {issue}", place.display))),
     };

@@ -6,7 +6,7 @@
 //! engine never needs to know which crate a grammar came from. Parsing a name we did not compile
 //! in is an error value, never a panic.
 
-use std::{borrow::Cow, fmt, path::Path};
+use std::{borrow::Cow, collections::HashMap, fmt, path::Path, sync::OnceLock};
 
 use ast_grep_core::{
     Pattern, PatternError,
@@ -414,7 +414,7 @@ impl Lang {
         if let Some((_, name)) = FILE_NAMES.iter().find(|(n, _)| *n == file_name) {
             return Inferred::by_name(name);
         }
-        let lower = file_name.to_lowercase();
+        let lower = lowercase(file_name);
         if lower.starts_with("dockerfile") || lower.ends_with(".dockerfile") {
             return Inferred::by_name("dockerfile");
         }
@@ -422,13 +422,24 @@ impl Lang {
             return Inferred::Unknown;
         };
         let ext = ext.as_ref();
-        if let Some(info) = LANGS.iter().find(|info| info.extensions.contains(&ext)) {
-            return Inferred::Lang(info.lang);
+        // Every walked file is looked up here, several times per query: by a map, not a scan.
+        static BY_EXTENSION: OnceLock<HashMap<&'static str, Lang>> = OnceLock::new();
+        let by_extension = BY_EXTENSION.get_or_init(|| {
+            let mut map = HashMap::new();
+            for info in LANGS {
+                for ext in info.extensions {
+                    // The first language to claim an extension has it.
+                    map.entry(*ext).or_insert(info.lang);
+                }
+            }
+            map
+        });
+        if let Some(lang) = by_extension.get(ext) {
+            return Inferred::Lang(*lang);
         }
-        let ext_lower = ext.to_lowercase();
-        if let Some(info) = LANGS.iter().find(|info| info.extensions.contains(&ext_lower.as_str()))
-        {
-            return Inferred::Lang(info.lang);
+        let ext_lower = lowercase(ext);
+        if let Some(lang) = by_extension.get(ext_lower.as_ref()) {
+            return Inferred::Lang(*lang);
         }
         match NOT_COMPILED_EXTENSIONS.iter().find(|(e, _)| *e == ext_lower) {
             Some((_, name)) => Inferred::NotCompiled(name),
@@ -501,6 +512,15 @@ impl Inferred {
             Some(info) => Inferred::Lang(info.lang),
             None => Inferred::NotCompiled(name),
         }
+    }
+}
+
+/// `text` lowercased, without a copy when it has no uppercase letter.
+fn lowercase(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() && !text.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.to_lowercase())
     }
 }
 

@@ -37,6 +37,7 @@ mod render;
 mod scope;
 mod search;
 mod source;
+mod trees;
 mod warm;
 
 /// The root, the fingerprints and the journal live in `staged-journal`, below this crate.

@@ -197,6 +197,7 @@ mod tests {
                 size,
                 identity: None,
                 grams: None,
+                inferred: None,
             })
             .collect()
     }

@@ -37,6 +37,9 @@
 //! leaf is followed that way by the second is not parsed: `util.inspect(x); deprecate(f)` holds
 //! both texts but not the pair.
 //!
+//! A warm index answers the pair question for files it knows without reading them: see
+//! [`adjacencies`].
+//!
 //! Skipping a file therefore never changes the replacements found; the only visible effect is
 //! that a file which cannot match is not parsed, so its syntax errors are not reported.
 //!
@@ -48,7 +51,13 @@
 //! `tests/prefilter.rs` and `bench/compare.sh`'s "same edits without prefilter" column compare
 //! every result with the prefilter off.
 
-use std::borrow::Cow;
+use std::{
+    borrow::Cow,
+    collections::HashMap,
+    sync::{Arc, Mutex, OnceLock, PoisonError},
+};
+
+use rustc_hash::FxHashSet;
 
 use ast_grep_core::{
     Pattern,
@@ -66,7 +75,7 @@ pub(crate) struct Needles {
     texts: Vec<Needle>,
     pairs: Vec<Pair>,
     /// What may stand between the two texts of a pair.
-    gap: Option<Gap>,
+    gap: Option<Arc<Gap>>,
 }
 
 /// Two named leaves of one pattern node's children with only unnamed leaves between them,
@@ -94,6 +103,11 @@ pub(crate) struct Occurrences {
 }
 
 impl Occurrences {
+    /// Where the first occurrence that starts at `at` or after starts.
+    pub(crate) fn first_from(&self, at: usize) -> Option<usize> {
+        self.starts.get(self.starts.partition_point(|&s| s < at)).copied()
+    }
+
     /// Whether an occurrence lies wholly inside `range`.
     pub(crate) fn within(&self, range: std::ops::Range<usize>) -> bool {
         let first = self.starts.partition_point(|&s| s < range.start);
@@ -124,7 +138,7 @@ impl Needles {
         collect(&pattern.node, lang, &ts_lang, keywords, &mut texts, &mut pairs);
         pairs.dedup();
         pairs.truncate(4);
-        let gap = (!pairs.is_empty()).then(|| Gap::of(lang, &ts_lang));
+        let gap = (!pairs.is_empty()).then(|| Gap::of(lang));
         texts.sort();
         // A text that is both a plain needle and a keyword counts as plain (the weaker test).
         texts.dedup_by(|later, earlier| later.text == earlier.text);
@@ -136,10 +150,13 @@ impl Needles {
     /// Whether a text whose trigrams are `grams` may contain every needle (and both texts of
     /// every pair): `false` only when one cannot occur in it, so the file cannot match.
     pub(crate) fn may_occur_in(&self, grams: &crate::grams::Grams) -> bool {
-        self.texts.iter().all(|n| grams.may_contain(n.text.as_bytes()))
-            && self.pairs.iter().all(|p| {
-                grams.may_contain(p.first.as_bytes()) && grams.may_contain(p.second.as_bytes())
-            })
+        // The pairs first: they rule out the most files (`mem` then `take`, where `mem` and
+        // `take` alone are in most).
+        self.pairs.iter().all(|p| {
+            self.gap.as_ref().is_none_or(|gap| grams.may_follow(gap.lang, &p.first, &p.second))
+                && grams.may_contain(p.first.as_bytes())
+                && grams.may_contain(p.second.as_bytes())
+        }) && self.texts.iter().all(|n| grams.may_contain(n.text.as_bytes()))
     }
 
     /// Whether `haystack` contains every needle, and where the rarest one is.
@@ -193,10 +210,13 @@ fn occurrences(haystack: &[u8], text: &str, whole_word: bool) -> Vec<usize> {
 /// unnamed tokens of its grammar.
 #[derive(Debug, Clone)]
 struct Gap {
+    lang: Lang,
     comments: CommentSyntax,
     /// Every ASCII word in the name of an unnamed node kind (`static get` gives `static` and
     /// `get`): the only words an unnamed token can consist of.
-    words: std::collections::HashSet<String>,
+    words: FxHashSet<Box<[u8]>>,
+    /// The length of the longest of `words`.
+    longest: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,14 +243,23 @@ enum Step {
 }
 
 impl Gap {
-    fn of(lang: Lang, ts_lang: &TSLanguage) -> Gap {
+    /// The gap rules of `lang`, made once per language.
+    fn of(lang: Lang) -> Arc<Gap> {
+        static GAPS: OnceLock<Mutex<HashMap<Lang, Arc<Gap>>>> = OnceLock::new();
+        let gaps = GAPS.get_or_init(Mutex::default);
+        let mut gaps = gaps.lock().unwrap_or_else(PoisonError::into_inner);
+        gaps.entry(lang).or_insert_with(|| Arc::new(Gap::make(lang))).clone()
+    }
+
+    fn make(lang: Lang) -> Gap {
+        let ts_lang = lang.get_ts_language();
         let comments = match lang {
             Lang::JavaScript | Lang::TypeScript | Lang::Tsx => CommentSyntax::SlashesAndHtml,
             Lang::Rust => CommentSyntax::NestedSlashes,
             Lang::Python => CommentSyntax::Hash,
             _ => CommentSyntax::Slashes,
         };
-        let mut words = std::collections::HashSet::new();
+        let mut words: FxHashSet<Box<[u8]>> = FxHashSet::default();
         for id in 0..ts_lang.node_kind_count() {
             let Ok(id) = u16::try_from(id) else { break };
             if ts_lang.node_kind_is_named(id) {
@@ -240,11 +269,12 @@ impl Gap {
                 words.extend(
                     name.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                         .filter(|w| !w.is_empty())
-                        .map(str::to_owned),
+                        .map(|w| Box::from(w.as_bytes())),
                 );
             }
         }
-        Gap { comments, words }
+        let longest = words.iter().map(|w| w.len()).max().unwrap_or(0);
+        Gap { lang, comments, words, longest }
     }
 
     /// Whether one of `seconds` follows one of `firsts` (occurrences of a pair's texts, the
@@ -281,8 +311,7 @@ impl Gap {
         }
         if is_word_byte(byte) {
             let len = rest.iter().take_while(|b| is_word_byte(**b)).count();
-            let word = std::str::from_utf8(&rest[..len]).unwrap_or("");
-            return if self.words.contains(word) { Step::To(at + len) } else { Step::Stop };
+            return if self.words.contains(&rest[..len]) { Step::To(at + len) } else { Step::Stop };
         }
         if byte.is_ascii() {
             // Whitespace or punctuation (part of an unnamed token).
@@ -336,6 +365,117 @@ impl Gap {
                 Some(None)
             }
             _ => None,
+        }
+    }
+}
+
+/// How far past a word the warm index follows the gap scan; beyond, anything may follow it.
+/// (This bounds the work per word, so that no text makes indexing quadratic.)
+const REACH: usize = 512;
+
+/// Whether the warm index keeps adjacencies for files of `lang`: the languages with pairs.
+pub(crate) fn pairs_indexed(lang: Lang) -> bool {
+    KEYWORD_NEEDLE_LANGS.contains(&lang)
+}
+
+/// Whether a pair's text can be looked up among adjacencies: a word of three bytes or more.
+pub(crate) fn is_indexed_word(text: &[u8]) -> bool {
+    text.len() >= 3 && text.iter().all(|b| is_word_byte(*b))
+}
+
+/// The key of one adjacency: the last three bytes of a word, and the first three of a word
+/// the gap scan reaches after it, or `None` when anything may follow.
+pub(crate) fn pair_key(tail: &[u8], head: Option<&[u8]>) -> u64 {
+    let three = |b: &[u8]| (u64::from(b[0]) << 16) | (u64::from(b[1]) << 8) | u64::from(b[2]);
+    (three(tail) << 24) | head.map_or(0, three)
+}
+
+/// Calls `emit` with the [`pair_key`] of every adjacency in `text` under `lang`'s gap rules,
+/// for the warm index: a file whose keys lack a pair's cannot hold that pair.
+///
+/// Why that is sound, for a pair of words `first` then `second` (see [`is_indexed_word`]),
+/// against [`Gap::pair_occurs`] (the cold test, which the index must never contradict): the
+/// scan starts where an occurrence of `first` ends, at some `e` inside a run of word bytes
+/// `text[a..b]`. If `e < b`, it finds `second` right there (then `first` followed by `second`
+/// is in the text, which the trigrams answer), or it reads the word `text[e..b]`, which must be
+/// an unnamed token's, and goes on from `b`. From `b` it visits only positions after trivia and
+/// unnamed tokens, so every word byte it lands on starts a run, where `second` is found only as
+/// that run's prefix; it goes on past a run only if the run is an unnamed token's word. So
+/// this emits, for each run's end `b` and for each `e` where `text[e..b]` is such a word, the
+/// last three bytes before it with the first three of each run the scan from `b` lands on,
+/// and with `None` wherever the scan would answer "maybe" or goes past [`REACH`].
+pub(crate) fn adjacencies(lang: Lang, text: &[u8], mut emit: impl FnMut(u64)) {
+    let gap = Gap::of(lang);
+    let mut heads: Vec<Option<[u8; 3]>> = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        if !is_word_byte(text[at]) {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        let end = start + text[start..].iter().take_while(|b| is_word_byte(**b)).count();
+        at = end;
+        if end - start < 3 {
+            continue;
+        }
+        heads.clear();
+        gap.reach(text, end, &mut heads);
+        if heads.is_empty() {
+            continue;
+        }
+        let from = (start + 3).max(end.saturating_sub(gap.longest));
+        let ends =
+            std::iter::once(end).chain((from..end).filter(|&e| gap.words.contains(&text[e..end])));
+        for e in ends {
+            let tail = &text[e - 3..e];
+            for head in &heads {
+                emit(pair_key(tail, head.as_ref().map(|h| h.as_slice())));
+            }
+        }
+    }
+}
+
+impl Gap {
+    /// Adds to `heads` the first three bytes of each run of word bytes that the gap scan from
+    /// `from` (a run's end) lands on, and `None` where it would answer "maybe" or goes past
+    /// [`REACH`] (see [`adjacencies`]).
+    fn reach(&self, text: &[u8], from: usize, heads: &mut Vec<Option<[u8; 3]>>) {
+        let limit = text.len().min(from + REACH);
+        // Only `limit` bytes are looked at; a scan cut there may go on.
+        let window = &text[..limit];
+        let cut = limit < text.len();
+        let mut at = from;
+        loop {
+            let Some(&byte) = window.get(at) else {
+                if cut {
+                    heads.push(None);
+                }
+                return;
+            };
+            if is_word_byte(byte) {
+                let len = window[at..].iter().take_while(|b| is_word_byte(**b)).count();
+                if cut && at + len == limit {
+                    heads.push(None);
+                    return;
+                }
+                if len >= 3 {
+                    heads.push(Some([text[at], text[at + 1], text[at + 2]]));
+                }
+                if !self.words.contains(&text[at..at + len]) {
+                    return;
+                }
+                at += len;
+                continue;
+            }
+            match self.step(window, at) {
+                Step::To(next) => at = next,
+                Step::Maybe => {
+                    heads.push(None);
+                    return;
+                }
+                Step::Stop => return,
+            }
         }
     }
 }
@@ -516,6 +656,114 @@ mod tests {
         assert!(!occ.within(5..12), "10..13 sticks out of 5..12");
         assert!(occ.within(5..13));
         assert!(!occ.within(14..20));
+    }
+
+    /// The pieces the texts of the adjacency property are made of: the pair texts, words
+    /// holding them, unnamed tokens' words (`in`, `as`, `if`), comments of every kind the
+    /// scanner knows, punctuation and odd characters.
+    const PIECES: &[&str] = &[
+        "std",
+        "mem",
+        "take",
+        "util",
+        "deprecate",
+        "path",
+        "join",
+        "os",
+        "xmem",
+        "memtake",
+        "takeit",
+        "stdin",
+        "mein",
+        "memas",
+        "in",
+        "as",
+        "if",
+        "get",
+        "static",
+        "mut",
+        "ref",
+        "fn",
+        "::",
+        ".",
+        "?.",
+        "(",
+        ")",
+        ";",
+        ",",
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        "\r",
+        "//",
+        "// c\n",
+        "/* c */",
+        "/*",
+        "*/",
+        "/* /* n */ */",
+        "#",
+        "# c\n",
+        "<!--",
+        "-->",
+        "\u{a0}",
+        "\u{e9}",
+        "\u{2028}",
+        "'",
+        "\"",
+        "$",
+        "@",
+        "1",
+        "0x",
+        "_",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The warm index never rules out a file the cold prefilter would read: whenever
+        /// [`Needles::locate`] finds every needle and pair in a text, [`Needles::may_occur_in`]
+        /// says the text's filters may hold them.
+        #[test]
+        fn adjacencies_never_contradict_the_cold_prefilter(
+            pieces in proptest::collection::vec(0..PIECES.len(), 0..40),
+            which in 0usize..6,
+        ) {
+            let (pattern, lang) = [
+                ("std::mem::take($A)", Lang::Rust),
+                ("mem::take($A)", Lang::Rust),
+                ("util.deprecate($$$A)", Lang::JavaScript),
+                ("util.deprecate($$$A)", Lang::TypeScript),
+                ("os.path.join($A)", Lang::Python),
+                ("mem.take()", Lang::Go),
+            ][which];
+            let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
+            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart);
+            let grams = crate::grams::Grams::of(text.as_bytes(), Some(lang));
+            if matches!(needles.locate(text.as_bytes()), Located::Present(_)) {
+                proptest::prop_assert!(needles.may_occur_in(&grams), "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn adjacencies_rule_out_a_pair_apart() {
+        let needles = |pattern: &str| {
+            Needles::of(&Pattern::new(pattern, Lang::Rust), Lang::Rust, Strictness::Smart)
+        };
+        let take = needles("std::mem::take($A)");
+        let grams = |text: &str| crate::grams::Grams::of(text.as_bytes(), Some(Lang::Rust));
+        assert!(take.may_occur_in(&grams("fn f() { std::mem::take(&mut x); }")));
+        assert!(take.may_occur_in(&grams("std :: mem /* c */ :: take(x)")));
+        assert!(take.may_occur_in(&grams("std::mem::takeover(x)")), "the cold scan reads it");
+        // Every text is there, never as the pair.
+        let apart = "use std::mem; fn f() { mem::swap(a, b); x.take() }";
+        assert!(!take.may_occur_in(&grams(apart)));
+        // Another language's adjacencies say nothing.
+        let js = crate::grams::Grams::of(apart.as_bytes(), Some(Lang::JavaScript));
+        assert!(take.may_occur_in(&js));
+        // Past the reach, anything may follow.
+        let far = format!("std::mem::{}take(x); use std::mem; take", " ".repeat(REACH));
+        assert!(take.may_occur_in(&grams(&far)));
     }
 
     #[test]

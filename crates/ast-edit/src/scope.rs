@@ -41,6 +41,9 @@ pub struct Candidate {
     /// The file's trigrams, when a warm index listed it and knows its text (see `warm`): a
     /// query whose needles cannot occur in them skips the file unread.
     pub(crate) grams: Option<std::sync::Arc<crate::grams::Grams>>,
+    /// What its name says of its language, when the walk or the index worked it out already
+    /// (see [`Candidate::inferred`]).
+    pub(crate) inferred: Option<Inferred>,
 }
 
 /// Files at least this big are started first, one at a time, and their syntax trees are freed
@@ -49,6 +52,11 @@ const BIG_FILE_BYTES: u64 = 1 << 20;
 
 impl Candidate {
     /// Whether the file is big enough to schedule and free specially.
+    /// What its name says of its language ([`Lang::infer`]).
+    pub(crate) fn inferred(&self) -> Inferred {
+        self.inferred.unwrap_or_else(|| Lang::infer(self.rel.as_path()))
+    }
+
     pub(crate) fn is_big(&self) -> bool {
         self.size >= BIG_FILE_BYTES
     }
@@ -78,14 +86,14 @@ pub(crate) fn collect_for_lang(
     lang: Option<Lang>,
     listing: Option<&Listing>,
 ) -> Result<Vec<Candidate>, AstEditError> {
-    collect(workspace, paths, listing, &|path| searched_when_walked(lang, path))
+    collect(workspace, paths, listing, &|inferred| searched_when_walked(lang, inferred))
 }
 
 /// Whether a walked (not explicitly named) file is searched: it is of `lang` (or a component
 /// file with code blocks in it), or, without `lang`, of any compiled-in language. The one rule for both the walk and
 /// [`assign_languages`].
-fn searched_when_walked(lang: Option<Lang>, path: &Path) -> bool {
-    match Lang::infer(path) {
+fn searched_when_walked(lang: Option<Lang>, inferred: Inferred) -> bool {
+    match inferred {
         // A component file is searched in its code blocks by a call in their language.
         Inferred::Lang(found) => lang.is_none_or(|lang| {
             lang == found
@@ -95,12 +103,13 @@ fn searched_when_walked(lang: Option<Lang>, path: &Path) -> bool {
     }
 }
 
-/// Resolves `paths`, keeping the walked files whose path passes `keep`.
+/// Resolves `paths`, keeping the walked files whose language, as their name says
+/// ([`Lang::infer`]), passes `keep`.
 fn collect(
     workspace: &ConfinedRoot,
     paths: &[String],
     listing: Option<&Listing>,
-    keep: &(dyn Fn(&Path) -> bool + Sync),
+    keep: &(dyn Fn(Inferred) -> bool + Sync),
 ) -> Result<Vec<Candidate>, AstEditError> {
     let walk_or_list =
         |base: &Path, glob: Option<&GlobMatcher>, node_modules: bool, res: &mut Vec<_>| {
@@ -108,10 +117,8 @@ fn collect(
                 listing.list(
                     workspace,
                     base,
-                    &|path| {
-                        glob.is_none_or(|glob| {
-                            path.strip_prefix(base).is_ok_and(|rel| glob.is_match(rel))
-                        }) && keep(path)
+                    &|under_base, inferred| {
+                        glob.is_none_or(|glob| glob.is_match(under_base)) && keep(inferred)
                     },
                     res,
                 )
@@ -163,6 +170,7 @@ fn collect(
                     size: meta.len(),
                     identity: Some(FileIdentity::of_cap(&meta)),
                     grams: None,
+                    inferred: None,
                 });
             } else {
                 return Err(AstEditError::NotFileOrDirectory(entry.to_owned()));
@@ -302,7 +310,7 @@ fn walk(
     base: &Path,
     glob: Option<&GlobMatcher>,
     allow_node_modules: bool,
-    keep: &(dyn Fn(&Path) -> bool + Sync),
+    keep: &(dyn Fn(Inferred) -> bool + Sync),
     out: &mut Vec<Candidate>,
 ) {
     let found: Mutex<Vec<Candidate>> = Mutex::new(Vec::new());
@@ -325,7 +333,8 @@ fn walk(
                     return WalkState::Continue;
                 }
             }
-            if !keep(path) {
+            let inferred = Lang::infer(path);
+            if !keep(inferred) {
                 return WalkState::Continue;
             }
             let Some(rel) = workspace.walked(path) else {
@@ -340,6 +349,7 @@ fn walk(
                 size: meta.as_ref().map_or(0, std::fs::Metadata::len),
                 identity: meta.as_ref().map(FileIdentity::of),
                 grams: None,
+                inferred: Some(inferred),
             };
             if let Ok(mut found) = found.lock() {
                 found.push(candidate);
@@ -364,14 +374,14 @@ pub(crate) fn assign_languages(
     if let Some(lang) = lang {
         return Ok(candidates
             .into_iter()
-            .filter(|c| c.explicit || searched_when_walked(Some(lang), c.rel.as_path()))
+            .filter(|c| c.explicit || searched_when_walked(Some(lang), c.inferred()))
             .map(|c| (c, lang))
             .collect());
     }
     let mut res = Vec::with_capacity(candidates.len());
     let mut problems = Vec::new();
     for candidate in candidates {
-        match Lang::infer(candidate.rel.as_path()) {
+        match candidate.inferred() {
             Inferred::Lang(lang) => res.push((candidate, lang)),
             Inferred::NotCompiled(name) if candidate.explicit => problems.push(format!(
                 "- {}: Unsupported language '{name}'. Supported: {}",

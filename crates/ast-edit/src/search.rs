@@ -19,12 +19,14 @@ use crate::{
     compile::{Rule, active_rules, compile_rules},
     edits::LineIndex,
     embed::{is_component, is_embeddable, script_blocks},
+    engine::prune_listed,
     grep_tool::AST_GREP_TOOL_NAME,
     lang::Inferred,
     parallel::par_fold_in_order,
     params::{validate_limit, validate_paths, validate_pattern_len},
     scope::{Candidate, assign_languages, collect_for_lang},
-    source::{dispose, parse, read_text},
+    source::{dispose, read_text, root_of},
+    trees::{STORE_UP_TO, TreeCache, Trees},
 };
 
 /// What a file is searched as: byte ranges of it (`usize::MAX` ends the whole file), each in
@@ -108,14 +110,22 @@ pub fn search(
     let lang = params.lang.as_deref().map(Lang::parse).transpose()?;
     let limit = validate_limit(params.limit)?;
     let strictness = params.strictness.unwrap_or_default();
+    let started = std::time::Instant::now();
     let listing = index.and_then(crate::WarmIndex::listing);
+    let settled = started.elapsed();
     let candidates = collect_for_lang(workspace, &paths, lang, listing.as_deref())?;
+    let (candidates, pruned) = prune_listed(candidates, lang, |lang| {
+        let pattern = [(params.pattern.clone(), None)];
+        compile_rules(&pattern, lang, params.selector.as_deref(), strictness, &mut Vec::new())
+    });
+    let collected = started.elapsed();
     let assigned: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
+    let assigned_at = started.elapsed();
     // What each file is searched as: its whole text in its language, and, for a component
     // file, its code blocks in theirs.
     let mut files: Vec<(Candidate, Segments)> = Vec::with_capacity(assigned.len());
     for (candidate, assigned_lang) in assigned {
-        let own = match Lang::infer(candidate.rel.as_path()) {
+        let own = match candidate.inferred() {
             Inferred::Lang(own) => own,
             _ => assigned_lang,
         };
@@ -157,7 +167,8 @@ pub fn search(
         }
         files.retain(|(_, segments)| !segments.is_empty());
     }
-    let mut result = SearchResult { files_searched: files.len(), ..SearchResult::default() };
+    let mut result =
+        SearchResult { files_searched: files.len() + pruned, ..SearchResult::default() };
     let mut rules: HashMap<Lang, Vec<Rule>> = HashMap::new();
     for lang in files.iter().flat_map(|(_, s)| s.iter().map(|(_, l)| *l)) {
         rules.entry(lang).or_insert_with(|| {
@@ -184,10 +195,10 @@ pub fn search(
     }
     let progress = workspace.progress();
     if let Some(progress) = progress {
-        progress.begin(staged_core::Phase::Searching, files.len() as u64);
+        progress.begin(staged_core::Phase::Searching, (files.len() + pruned) as u64);
     }
     // What the index rules out is counted as searched, as the prefilter's skips are.
-    let listed = files.len();
+    let listed = files.len() + pruned;
     files.retain(|(candidate, segments)| {
         segments.iter().any(|(_, lang)| {
             rules.get(lang).is_some_and(|rules| crate::engine::may_match(candidate, rules))
@@ -196,6 +207,10 @@ pub fn search(
     if let Some(progress) = progress {
         progress.advance((listed - files.len()) as u64);
     }
+    let filtered = started.elapsed();
+    let parsed = std::sync::atomic::AtomicUsize::new(0);
+    let trees =
+        index.map(|index| Trees { cache: index.trees(), store: files.len() <= STORE_UP_TO });
     let stopped = par_fold_in_order(
         &files,
         |(candidate, segments)| {
@@ -203,7 +218,7 @@ pub fn search(
                 return None;
             }
             // Every match: those past the limit are counted.
-            Some(search_file(candidate, segments, &rules, usize::MAX))
+            Some(search_file(candidate, segments, &rules, usize::MAX, trees, &parsed))
         },
         |outcome| {
             if let Some(progress) = progress {
@@ -236,6 +251,18 @@ pub fn search(
     result.limit_reached = result.left_out.is_some();
     let mut seen = HashSet::new();
     result.parse_errors.retain(|e| seen.insert(e.clone()));
+    tracing::debug!(
+        warm = listing.is_some(),
+        listed,
+        kept = files.len(),
+        parsed = parsed.into_inner(),
+        ?settled,
+        ?collected,
+        ?assigned_at,
+        ?filtered,
+        total = ?started.elapsed(),
+        "ast_grep search: where the time went"
+    );
     Ok(result)
 }
 
@@ -247,6 +274,8 @@ fn search_file(
     segments: &[(Range<usize>, Lang)],
     rules: &HashMap<Lang, Vec<Rule>>,
     cap: usize,
+    trees: Option<Trees<'_>>,
+    parsed: &std::sync::atomic::AtomicUsize,
 ) -> Result<Vec<SearchMatch>, String> {
     let text = read_text(candidate)?;
     let index = LineIndex::new(&text);
@@ -262,7 +291,11 @@ fn search_file(
         if active.is_empty() {
             continue;
         }
-        let (root, broken) = parse(part, *lang, &candidate.display)?;
+        parsed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tree = TreeCache::parse(trees, candidate, base, part, *lang)
+            .map_err(|err| format!("{}: {err}", candidate.display))?;
+        let broken = tree.root_node().has_error();
+        let root = root_of(part, *lang, tree);
         for (rule, prune) in active {
             rule.each_match(root.root(), prune.as_ref(), cap, |m| {
                 let range = m.range();

@@ -44,14 +44,6 @@ pub(crate) fn parse_error_issue(display: &str) -> String {
     format!("{display}: parse error (syntax tree contains error nodes)")
 }
 
-/// Parses `text`, and says whether its tree has error (or missing) nodes; the error is the
-/// parse issue to report.
-pub(crate) fn parse(text: &str, lang: Lang, display: &str) -> Result<(Parsed, bool), String> {
-    let tree = parse_tree(text, lang, None).map_err(|err| format!("{display}: {err}"))?;
-    let broken = tree.root_node().has_error();
-    Ok((root_of(text, lang, tree), broken))
-}
-
 /// The ast-grep root over `text` and its syntax tree (which must be `text`'s).
 pub(crate) fn root_of(text: &str, lang: Lang, tree: Tree) -> Parsed {
     AstGrep::doc(StrDoc { src: text.to_owned(), lang, tree })

@@ -3,12 +3,14 @@
 //! `ast_edit` reads and parses only the files that can match.
 //!
 //! It holds the list of files the walk would give (the same walker, see
-//! [`crate::scope::walker`]) with each file's size and identity, and the trigrams of each
-//! file's text ([`Grams`]). A query lists its candidates from it instead of walking, and skips
-//! every file whose trigrams rule out one of its prefilter needles; the files it keeps are read
-//! from the disk as a cold query reads them, so what a query finds in a file is always the
-//! file's current text. Only the skipping rests on the index, so the index must never claim a
-//! file lacks a text it now has, nor miss a file the walk would list.
+//! [`crate::scope::walker`]) with each file's size, identity and language, and the trigrams and
+//! word adjacencies of each file's text ([`Grams`]). A query lists its candidates from it
+//! instead of walking, and skips every file whose filters rule out one of its prefilter needles
+//! or pairs; the files it keeps are read from the disk as a cold query reads them, so what a
+//! query finds in a file is always the file's current text. Only the skipping rests on the
+//! index, so the index must never claim a file lacks a text it now has, nor miss a file the
+//! walk would list. It also keeps the syntax trees of the files that selective queries parsed
+//! last ([`TreeCache`]), each used only for the very text it was parsed from.
 //!
 //! It is kept fresh by file-system events (inotify, see `watch`), never by walking on each
 //! query:
@@ -84,7 +86,10 @@ use rayon::prelude::*;
 use staged_fs::{FileIdentity, RelPath};
 
 use self::watch::{Seen, Watcher};
-use crate::{ConfinedRoot, grams::Grams, scope::Candidate, workspace::STATE_DIR_NAME};
+use crate::{
+    ConfinedRoot, Inferred, Lang, grams::Grams, scope::Candidate, trees::TreeCache,
+    workspace::STATE_DIR_NAME,
+};
 
 /// How long a query waits for its cookie before it walks the cold way.
 pub const COOKIE_WAIT: Duration = Duration::from_secs(2);
@@ -117,6 +122,11 @@ pub struct IndexStats {
     pub index_bytes: u64,
     /// Queries answered from the index so far (the others walked cold).
     pub served: u64,
+    /// Syntax trees kept for queries that parse the same files again.
+    pub trees: usize,
+    /// The bytes of text those trees were parsed from (a tree takes some ten to fifteen times
+    /// as much).
+    pub tree_text_bytes: u64,
 }
 
 /// The files a warm index lists: what a walk of the whole tree would give, at one moment.
@@ -132,13 +142,18 @@ struct Entry {
     size: u64,
     identity: Option<FileIdentity>,
     grams: Option<Arc<Grams>>,
+    /// What the file's name says of its language.
+    inferred: Inferred,
+    /// Its path as queries show it ([`RelPath::display`]).
+    display: Arc<str>,
     /// Which version of the entry the indexer read: its trigrams are stored only if the
     /// entry has not been replaced since.
     stamp: u64,
 }
 
 impl Listing {
-    /// Adds to `out` the files under `base` (an absolute folder path) that pass `keep`, as a
+    /// Adds to `out` the files under `base` (an absolute folder path) that pass `keep` (given
+    /// each file's path relative to `base`, and what its name says of its language), as a
     /// walk of `base` would list them, and says whether it could: only a folder the walk of
     /// the whole tree entered is listed (a walk of an ignored folder, or of `.git`, lists what
     /// the whole tree's does not).
@@ -146,7 +161,7 @@ impl Listing {
         &self,
         workspace: &ConfinedRoot,
         base: &Path,
-        keep: &dyn Fn(&Path) -> bool,
+        keep: &dyn Fn(&Path, Inferred) -> bool,
         out: &mut Vec<Candidate>,
     ) -> bool {
         let Ok(base_rel) = base.strip_prefix(workspace.root()) else { return false };
@@ -162,17 +177,22 @@ impl Listing {
             Err(_) => Box::new(self.files.iter()),
         };
         for (rel, entry) in files {
-            if !keep(&workspace.root().join(rel.as_path())) {
+            let under_base = match base_rel.as_os_str().is_empty() {
+                true => rel.as_path(),
+                false => rel.as_path().strip_prefix(base_rel).unwrap_or(rel.as_path()),
+            };
+            if !keep(under_base, entry.inferred) {
                 continue;
             }
             out.push(Candidate {
                 root: workspace.fs().clone(),
                 rel: rel.clone(),
-                display: rel.display(),
+                display: entry.display.to_string(),
                 explicit: false,
                 size: entry.size,
                 identity: entry.identity,
                 grams: entry.grams.clone(),
+                inferred: Some(entry.inferred),
             });
         }
         true
@@ -191,6 +211,8 @@ struct Shared {
     cookies: Cookies,
     stop: AtomicBool,
     served: AtomicU64,
+    /// The trees of the files that selective queries parsed last.
+    trees: TreeCache,
 }
 
 #[derive(Debug)]
@@ -253,6 +275,7 @@ impl WarmIndex {
             cookies,
             stop: AtomicBool::new(false),
             served: AtomicU64::new(0),
+            trees: TreeCache::default(),
         });
         let weak = Arc::downgrade(&shared);
         std::thread::Builder::new()
@@ -271,6 +294,11 @@ impl WarmIndex {
         listing
     }
 
+    /// The syntax trees kept for queries (see [`TreeCache`]).
+    pub(crate) fn trees(&self) -> &TreeCache {
+        &self.shared.trees
+    }
+
     /// What the index holds now.
     pub fn stats(&self) -> IndexStats {
         let state = self.shared.lock();
@@ -279,6 +307,8 @@ impl WarmIndex {
             served: self.shared.served.load(Ordering::Relaxed),
             ..IndexStats::default()
         };
+        let (tree_text_bytes, trees) = self.shared.trees.kept();
+        (stats.trees, stats.tree_text_bytes) = (trees, tree_text_bytes as u64);
         for entry in state.listing.files.values() {
             stats.files += 1;
             stats.corpus_bytes += entry.size;
@@ -592,7 +622,9 @@ impl Shared {
             }
             *stamp += 1;
             queue.push((rel.clone(), *stamp));
-            Entry { size, identity, grams: None, stamp: *stamp }
+            let inferred = Lang::infer(rel.as_path());
+            let display = rel.display().into();
+            Entry { size, identity, grams: None, inferred, display, stamp: *stamp }
         };
         if rewalk {
             let mut files = BTreeMap::new();
@@ -767,7 +799,7 @@ impl Shared {
         Ok(added)
     }
 
-    /// The trigrams of a file, if it is text a query would search (a binary, non-UTF-8 or
+    /// The trigrams (and adjacencies, see [`Grams`]) of a file, if it is text a query would search (a binary, non-UTF-8 or
     /// unreadable file is always a candidate: the query reports it).
     fn read_grams(&self, rel: &RelPath) -> Option<Grams> {
         let bytes = self.workspace.fs().read(rel).ok()?;
@@ -775,7 +807,11 @@ impl Shared {
         if memchr::memchr(0, sniff).is_some() || std::str::from_utf8(&bytes).is_err() {
             return None;
         }
-        Some(Grams::of(&bytes))
+        let lang = match Lang::infer(rel.as_path()) {
+            Inferred::Lang(lang) => Some(lang),
+            _ => None,
+        };
+        Some(Grams::of(&bytes, lang))
     }
 }
 

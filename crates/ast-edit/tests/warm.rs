@@ -43,6 +43,7 @@ const LINES: &[&str] = &[
     "// std::mem::take(&mut z) in a comment",
     "struct S; impl S { fn f(&self) { helper(self) } }",
     "fn g() { std::mem::replace(&mut a, b); }",
+    "fn n() { a.unwrap().unwrap(); }",
 ];
 
 const JS_LINES: &[&str] = &[
@@ -309,6 +310,16 @@ fn a_thousand_random_changes_never_make_it_stale() {
                 warm, cold,
                 "seed {seed}, change {n} ({what}): the preview differs from a cold walk"
             );
+            // Nested matches compose by parsing again from the file's tree: twice in a row, so
+            // that the second may start from a kept tree the first edited a copy of.
+            let cold = edit(&workspace, None, "$A.unwrap()", "$A.expect(\"n\")");
+            for _ in 0..2 {
+                let warm = edit(&workspace, Some(&index), "$A.unwrap()", "$A.expect(\"n\")");
+                assert_eq!(
+                    warm, cold,
+                    "seed {seed}, change {n} ({what}): the nested preview differs from a cold walk"
+                );
+            }
         }
     }
     // The queries were answered from the index, not all walked cold behind its back.
