@@ -124,7 +124,7 @@ pub struct IndexStats {
     pub served: u64,
     /// Syntax trees kept for queries that parse the same files again.
     pub trees: usize,
-    /// The bytes of text those trees were parsed from (a tree takes some ten to fifteen times
+    /// The bytes of text those trees were parsed from (a Rust file's tree takes some 30 times
     /// as much).
     pub tree_text_bytes: u64,
 }
