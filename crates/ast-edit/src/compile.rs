@@ -130,7 +130,8 @@ impl Rule {
         // One tree cursor for the whole walk: a cursor per node (what `Node::children` makes)
         // cost more than the matching on a big file.
         let mut cursor = root.get_inner_node().walk();
-        let mut depth = 0usize;
+        // The end bytes of the cursor's ancestors below `root`.
+        let mut ends: Vec<usize> = Vec::new();
         let mut found = 0;
         'visit: loop {
             let node = cursor.node();
@@ -148,7 +149,7 @@ impl Rule {
             if let Some(next) = prune.first_from(node.start_byte())
                 && cursor.goto_first_child_for_byte(next).is_some()
             {
-                depth += 1;
+                ends.push(node.end_byte());
                 loop {
                     if prune.within(cursor.node().byte_range()) {
                         continue 'visit;
@@ -158,17 +159,27 @@ impl Rule {
                     }
                 }
                 cursor.goto_parent();
-                depth -= 1;
+                ends.pop();
             }
-            // ...else across to the next one, of this node or of the nearest ancestor.
-            while depth > 0 {
-                while cursor.goto_next_sibling() {
-                    if prune.within(cursor.node().byte_range()) {
-                        continue 'visit;
+            // ...else across to the next one, of this node or of the nearest ancestor. The
+            // nodes after this one start where it ends or later, so a parent whose rest holds
+            // no occurrence is left without visiting its children, and the walk ends once no
+            // occurrence is left.
+            let mut end = node.end_byte();
+            if prune.first_from(end).is_none() {
+                return;
+            }
+            while let Some(&parent_end) = ends.last() {
+                if prune.within(end..parent_end) {
+                    while cursor.goto_next_sibling() {
+                        if prune.within(cursor.node().byte_range()) {
+                            continue 'visit;
+                        }
                     }
                 }
                 cursor.goto_parent();
-                depth -= 1;
+                ends.pop();
+                end = parent_end;
             }
             return;
         }

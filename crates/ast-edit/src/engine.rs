@@ -313,21 +313,25 @@ pub fn compute_preview_with(
     let clock = std::time::Instant::now();
     let listing = index.and_then(WarmIndex::listing);
     let candidates = collect_for_lang(workspace, &params.paths, params.lang, listing.as_deref())?;
-    let scan = Scan::of(&candidates, started);
     let spec: Vec<(String, Option<String>)> =
         params.rules.iter().map(|(p, o)| (p.clone(), Some(o.clone()))).collect();
-    let (candidates, pruned) = match options.prefilter {
-        true => prune_listed(candidates, params.lang, |lang| {
-            compile_rules(
-                &spec,
-                lang,
-                params.selector.as_deref(),
-                params.strictness,
-                &mut Vec::new(),
-            )
-        }),
-        false => (candidates, 0),
-    };
+    // The scan's digest and the index's filters each take a few milliseconds on a big tree.
+    let (scan, ruled_out) = rayon::join(
+        || Scan::of(&candidates, started),
+        || match options.prefilter {
+            true => ruled_out(&candidates, params.lang, |lang| {
+                compile_rules(
+                    &spec,
+                    lang,
+                    params.selector.as_deref(),
+                    params.strictness,
+                    &mut Vec::new(),
+                )
+            }),
+            false => None,
+        },
+    );
+    let (candidates, pruned) = drop_ruled_out(candidates, ruled_out);
     let (lang, candidates, lang_choice) = select_language(params, candidates)?;
     // A preview names its files in UTF-8 (the diff, the payload, the journal), so a file whose
     // name is not UTF-8 cannot be rewritten: it is reported, not skipped silently.
@@ -439,23 +443,46 @@ pub(crate) fn prune_listed(
     lang: Option<Lang>,
     rules: impl FnOnce(Lang) -> Vec<Rule>,
 ) -> (Vec<Candidate>, usize) {
-    let Some(lang) = lang.filter(|_| candidates.iter().any(|c| c.grams.is_some())) else {
-        return (candidates, 0);
-    };
+    let ruled_out = ruled_out(&candidates, lang, rules);
+    drop_ruled_out(candidates, ruled_out)
+}
+
+/// Which of `candidates` [`prune_listed`] drops, if any: looked up on every core (each
+/// lookup in a file's filters is a cache miss, and a big tree lists tens of thousands).
+fn ruled_out(
+    candidates: &[Candidate],
+    lang: Option<Lang>,
+    rules: impl FnOnce(Lang) -> Vec<Rule>,
+) -> Option<Vec<bool>> {
+    use rayon::prelude::*;
+    let lang = lang.filter(|_| candidates.iter().any(|c| c.grams.is_some()))?;
     let rules = rules(lang);
     if rules.is_empty() {
-        return (candidates, 0);
+        return None;
     }
+    Some(
+        candidates
+            .par_iter()
+            .with_min_len(256)
+            .map(|c| {
+                !(c.explicit
+                    || c.inferred() != crate::Inferred::Lang(lang)
+                    || c.rel.to_str().is_none()
+                    || may_match(c, &rules))
+            })
+            .collect(),
+    )
+}
+
+/// `candidates` without those [`ruled_out`] marked, and how many those were.
+fn drop_ruled_out(
+    candidates: Vec<Candidate>,
+    ruled_out: Option<Vec<bool>>,
+) -> (Vec<Candidate>, usize) {
+    let Some(ruled_out) = ruled_out else { return (candidates, 0) };
     let listed = candidates.len();
-    let kept: Vec<Candidate> = candidates
-        .into_iter()
-        .filter(|c| {
-            c.explicit
-                || c.inferred() != crate::Inferred::Lang(lang)
-                || c.rel.to_str().is_none()
-                || may_match(c, &rules)
-        })
-        .collect();
+    let kept: Vec<Candidate> =
+        candidates.into_iter().zip(ruled_out).filter(|(_, out)| !out).map(|(c, _)| c).collect();
     let pruned = listed - kept.len();
     (kept, pruned)
 }

@@ -4,7 +4,12 @@
 //! so one slow file does not leave the other workers idle. Big files ([`Candidate::is_big`]) are
 //! started first, biggest first, so that the slowest parse starts at once instead of when the path
 //! order reaches it; but only one at a time, so that two big syntax trees are never alive together
-//! (the peak memory is that of the biggest tree, not of the two biggest). Each result is folded as
+//! (the peak memory is that of the biggest tree, not of the two biggest). A huge file
+//! ([`Candidate::is_huge`]: a tree of a hundred megabytes or more) runs only beside files
+//! at most an eighth of its size: it waits for bigger ones running to end, and none starts
+//! until it is done, so the peak is that tree and little else (a worker's trees of files of
+//! up to a megabyte, and the allocator's pages freed but not yet given back, cost tens of
+//! megabytes more). Each result is folded as
 //! soon as every file before it (in path order) has been folded; when the fold says stop (a cap
 //! reached, an error), no new file is started. A worker runs at most [`LOOKAHEAD`] files ahead of
 //! the fold, which bounds both the results held for it and the work wasted when it stops.
@@ -57,6 +62,7 @@ where
     let stop = AtomicBool::new(false);
     let state = Mutex::new(FoldState { next: 0, ready: BTreeMap::new(), fold, stopped: None });
     let folded = Condvar::new();
+    let alone = Alone::default();
     let lock = || state.lock().unwrap_or_else(PoisonError::into_inner);
     let workers = rayon::current_num_threads().clamp(1, items.len().max(1));
     (0..workers).into_par_iter().for_each(|_| {
@@ -78,7 +84,7 @@ where
                     index
                 }
             };
-            let result = work(&items[index]);
+            let result = alone.run(items[index].candidate(), || work(&items[index]));
             if matches!(taken, Taken::Big(_)) {
                 queue.big_done();
             }
@@ -151,6 +157,63 @@ impl Queue {
     /// A big file is done: another may start.
     fn big_done(&self) {
         self.big_running.store(false, Ordering::Release);
+    }
+}
+
+/// Runs a huge file's work with only much smaller files beside it.
+#[derive(Default)]
+struct Alone {
+    state: Mutex<AloneState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct AloneState {
+    /// The sizes of the files running, a huge one aside.
+    running: Vec<u64>,
+    /// The size of the huge file running or waiting to, if any.
+    huge: Option<u64>,
+}
+
+/// A file runs beside a huge one only if it is at most this fraction of its size.
+const BESIDE_HUGE: u64 = 8;
+
+impl Alone {
+    fn wait_while(
+        &self,
+        blocked: impl Fn(&AloneState) -> bool,
+    ) -> std::sync::MutexGuard<'_, AloneState> {
+        let guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        self.changed
+            .wait_while(guard, |state| blocked(state))
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `work` on `candidate`: a huge file once the files running beside it are all
+    /// [`BESIDE_HUGE`] times smaller, and any other file once it is (or no huge one runs).
+    fn run<T>(&self, candidate: &Candidate, work: impl FnOnce() -> T) -> T {
+        let size = candidate.size;
+        let small_beside = |huge: Option<u64>, size: u64| {
+            huge.is_none_or(|huge| size.saturating_mul(BESIDE_HUGE) <= huge)
+        };
+        if candidate.is_huge() {
+            self.wait_while(|state| state.huge.is_some()).huge = Some(size);
+            drop(self.wait_while(|state| {
+                !state.running.iter().all(|&other| small_beside(Some(size), other))
+            }));
+        } else {
+            self.wait_while(|state| !small_beside(state.huge, size)).running.push(size);
+        }
+        let result = work();
+        let mut state = self.wait_while(|_| false);
+        if candidate.is_huge() {
+            state.huge = None;
+        } else if let Some(at) = state.running.iter().position(|&s| s == size) {
+            state.running.swap_remove(at);
+        }
+        drop(state);
+        self.changed.notify_all();
+        result
     }
 }
 
@@ -228,6 +291,37 @@ mod tests {
         assert_eq!(queue.take(), None);
         queue.big_done();
         assert_eq!(queue.take(), Some(Taken::Big(0)));
+    }
+
+    #[test]
+    fn a_huge_file_runs_only_beside_much_smaller_ones() {
+        // 16 MiB runs beside files of up to 2 MiB, 4 MiB beside files of up to 512 KiB.
+        let sizes = [1, 600 << 10, 16 << 20, 2 << 20, 4 << 20, 1, 3 << 20, 500 << 10, 1, 1, 1, 1];
+        let items = candidates(&sizes);
+        let running = Mutex::new(Vec::<u64>::new());
+        let seen_beside = Mutex::new(Vec::<(u64, u64)>::new());
+        let stopped: Option<()> = par_fold_in_order(
+            &items,
+            |c| {
+                running.lock().unwrap().push(c.size);
+                // Long enough for the other workers to start something beside it.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                let now = running.lock().unwrap().clone();
+                for &huge in now.iter().filter(|&&s| s >= 2 << 20) {
+                    for &other in now.iter().filter(|&&s| s != huge) {
+                        seen_beside.lock().unwrap().push((huge, other));
+                    }
+                }
+                let mut now = running.lock().unwrap();
+                let at = now.iter().position(|&s| s == c.size).unwrap();
+                now.swap_remove(at);
+            },
+            |()| ControlFlow::Continue(()),
+        );
+        assert_eq!(stopped, None);
+        let seen = seen_beside.into_inner().unwrap();
+        let too_big: Vec<_> = seen.iter().filter(|(huge, other)| other * 8 > *huge).collect();
+        assert!(too_big.is_empty(), "beside a huge file: {too_big:?}");
     }
 
     #[test]

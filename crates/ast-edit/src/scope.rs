@@ -50,15 +50,24 @@ pub struct Candidate {
 /// off the workers' path (see `parallel` and `source::dispose`).
 const BIG_FILE_BYTES: u64 = 1 << 20;
 
+/// Files at least this big run with nothing beside them (see `parallel`): their syntax trees
+/// take a hundred megabytes or more (about 70 bytes per byte of a Rust file of numbers).
+const HUGE_FILE_BYTES: u64 = 2 << 20;
+
 impl Candidate {
-    /// Whether the file is big enough to schedule and free specially.
     /// What its name says of its language ([`Lang::infer`]).
     pub(crate) fn inferred(&self) -> Inferred {
         self.inferred.unwrap_or_else(|| Lang::infer(self.rel.as_path()))
     }
 
+    /// Whether the file is big enough to schedule and free specially.
     pub(crate) fn is_big(&self) -> bool {
         self.size >= BIG_FILE_BYTES
+    }
+
+    /// Whether the file is big enough to run alone.
+    pub(crate) fn is_huge(&self) -> bool {
+        self.size >= HUGE_FILE_BYTES
     }
 }
 

@@ -116,11 +116,23 @@ fn previews(
 /// One file's text per entry of `files`: each item on its own line, between `header` and
 /// `footer`.
 fn texts(files: &[Vec<usize>], items: &[&str], header: &str, footer: &str) -> Vec<String> {
+    texts_apart(files, items, header, footer, "\n")
+}
+
+/// [`texts`], each item followed by `sep`: with none, an item starts where the one before it
+/// ends, where a pruned walk's bounds are tightest.
+fn texts_apart(
+    files: &[Vec<usize>],
+    items: &[&str],
+    header: &str,
+    footer: &str,
+    sep: &str,
+) -> Vec<String> {
     files
         .iter()
         .map(|file| {
             let body: String =
-                file.iter().map(|i| format!("{}\n", items[*i % items.len()])).collect();
+                file.iter().map(|i| format!("{}{sep}", items[*i % items.len()])).collect();
             format!("{header}{body}{footer}")
         })
         .collect()
@@ -163,8 +175,9 @@ proptest! {
         files in proptest::collection::vec(proptest::collection::vec(0..STATEMENTS.len(), 0..6), 1..4),
         pattern in 0..PATTERNS.len(),
         strictness in prop_oneof![Just(Strictness::Smart), Just(Strictness::Cst), Just(Strictness::Ast), Just(Strictness::Relaxed), Just(Strictness::Signature), Just(Strictness::Template)],
+        sep in prop_oneof![Just("\n"), Just(" "), Just("")],
     ) {
-        let texts = texts(&files, STATEMENTS, "", "");
+        let texts = texts_apart(&files, STATEMENTS, "", "", sep);
         let (with, without) = previews(&texts, "ts", PATTERNS[pattern], Some(strictness));
         prop_assert_eq!(summary(&with), summary(&without));
     }
@@ -174,8 +187,9 @@ proptest! {
         files in proptest::collection::vec(proptest::collection::vec(0..RUST_ITEMS.len(), 0..6), 1..4),
         pattern in 0..RUST_PATTERNS.len(),
         strictness in prop_oneof![Just(Strictness::Smart), Just(Strictness::Cst), Just(Strictness::Ast), Just(Strictness::Relaxed)],
+        sep in prop_oneof![Just("\n"), Just(" "), Just("")],
     ) {
-        let texts = texts(&files, RUST_ITEMS, "", "");
+        let texts = texts_apart(&files, RUST_ITEMS, "", "", sep);
         let (with, without) = previews(&texts, "rs", RUST_PATTERNS[pattern], Some(strictness));
         prop_assert_eq!(summary(&with), summary(&without));
     }
