@@ -19,9 +19,10 @@
 //!
 //! Pairs. Under `cst` and `smart`, in the same languages, two named leaves that are children
 //! of one pattern node with only unnamed leaves between them (`util` and `deprecate` in
-//! `util.deprecate($$$A)`, `mem` and `forget` in `mem::forget($A)`) are matched by sibling
-//! candidate nodes, and ast-grep matches siblings in order, skipping only unnamed nodes and
-//! extras (comments) between them. So in a match, the text between the two leaves consists of
+//! `util.deprecate($$$A)`, `mem` and `forget` in `mem::forget($A)`), or a keyword needle and
+//! a named leaf after it (`interface` and `Foo` in `interface Foo { $$$B }`), are matched by
+//! sibling candidate nodes, and ast-grep matches siblings in order, skipping only unnamed
+//! nodes and extras (comments) between them. So in a match, the text between the two leaves consists of
 //! whitespace, comments and unnamed tokens. The same holds across a node boundary: before the
 //! child that matches a pattern node's first child, a candidate holds only unnamed nodes and
 //! extras, so a sibling that starts with a leaf (after unnamed leaves) starts the pair's second
@@ -508,10 +509,7 @@ fn collect(
             }
         }
         PatternNode::Terminal { text, is_named: false, kind_id } => {
-            if keywords
-                && is_keyword(text)
-                && ts_lang.node_kind_for_id(*kind_id) == Some(text.as_str())
-            {
+            if keywords && is_keyword_leaf(text, *kind_id, ts_lang) {
                 out.push(Needle { text: text.clone(), whole_word: true });
             }
         }
@@ -547,7 +545,16 @@ fn plain_needle<'t>(text: &'t str, kind_id: u16, ts_lang: &TSLanguage) -> Option
 /// So `std::mem::take` gives `std mem` and `mem take`, and prunes at least as well as
 /// `mem::take`.
 fn pair_at(children: &[PatternNode], i: usize, lang: Lang, ts_lang: &TSLanguage) -> Option<Pair> {
-    let first = last_needle(&children[i], lang, ts_lang)?;
+    let first = match &children[i] {
+        // A required keyword leaf is matched by a leaf of its kind, so it starts a pair as a
+        // named leaf does (`interface` and `Foo` in `interface Foo { $$$B }`).
+        PatternNode::Terminal { text, is_named: false, kind_id }
+            if is_keyword_leaf(text, *kind_id, ts_lang) =>
+        {
+            text.as_str()
+        }
+        node => last_needle(node, lang, ts_lang)?,
+    };
     let rest = &children[i + 1..];
     let next =
         rest.iter().position(|c| !matches!(c, PatternNode::Terminal { is_named: false, .. }))?;
@@ -637,6 +644,11 @@ fn is_word_byte(b: u8) -> bool {
 }
 
 /// A word-like keyword: `[A-Za-z_][A-Za-z0-9_]+`.
+/// Whether an unnamed pattern leaf is a keyword needle: word-like, and its kind is its text.
+fn is_keyword_leaf(text: &str, kind_id: u16, ts_lang: &TSLanguage) -> bool {
+    is_keyword(text) && ts_lang.node_kind_for_id(kind_id) == Some(text)
+}
+
 fn is_keyword(text: &str) -> bool {
     let mut chars = text.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
@@ -684,6 +696,8 @@ mod tests {
         "mut",
         "ref",
         "fn",
+        "function",
+        "functions",
         "::",
         ".",
         "?.",
@@ -726,9 +740,12 @@ mod tests {
         #[test]
         fn adjacencies_never_contradict_the_cold_prefilter(
             pieces in proptest::collection::vec(0..PIECES.len(), 0..40),
-            which in 0usize..6,
+            which in 0usize..9,
         ) {
             let (pattern, lang) = [
+                ("fn take() {}", Lang::Rust),
+                ("static mem: u8 = 1;", Lang::Rust),
+                ("function join() {}", Lang::JavaScript),
                 ("std::mem::take($A)", Lang::Rust),
                 ("mem::take($A)", Lang::Rust),
                 ("util.deprecate($$$A)", Lang::JavaScript),
@@ -828,6 +845,12 @@ mod tests {
         assert!(py("os.\\\n    path"));
         assert!(!py("os.environ // path"), "`//` is floor division in Python, not a comment");
         assert!(py("(os # comment\n .path)"));
+
+        // A keyword and the name after it.
+        let ts =
+            |text| located("interface ErrnoException extends $B { $$$C }", Lang::TypeScript, text);
+        assert!(ts("interface /* c */ ErrnoException extends Error {}"));
+        assert!(!ts("interface Other { err: NodeJS.ErrnoException; extends: 1 }"));
     }
 
     #[test]

@@ -30,6 +30,10 @@ const STATEMENTS: &[&str] = &[
     "for (const k of ks) { continue; }",
     "class Foo extends Bar { }",
     "x = await y",
+    "function /* c */ f(b) { return b; }",
+    "function ff(a) { }",
+    "class /* c */ Foo extends Bar { }",
+    "class Foo2 extends Bar { }",
 ];
 
 const PATTERNS: &[(&str, &str)] = &[
@@ -49,6 +53,9 @@ const PATTERNS: &[(&str, &str)] = &[
     ("for (const $K of $V) { $$$B }", "for (let $K of $V) { $$$B }"),
     ("class $C extends $B { $$$M }", "class $C { $$$M }"),
     ("await $A", "(await $A)"),
+    // A keyword and the name after it are a pair.
+    ("function f($$$P) { $$$B }", "function g($$$P) { $$$B }"),
+    ("class Foo extends $B { $$$M }", "class Foo { $$$M }"),
 ];
 
 /// Rust: keyword leaves (`use`, `fn`, `impl`) are needles under `smart` and `cst`.
@@ -67,6 +74,9 @@ const RUST_ITEMS: &[&str] = &[
     "fn unused() { let reuse = 1; }",
     "use::std::fmt;",
     "pub(crate) use r#async::x;",
+    "fn /* c */ f(y: u8) -> u8 { y }",
+    "fn ff(x: u8) -> u8 { x }",
+    "struct Foo;",
 ];
 
 const RUST_PATTERNS: &[(&str, &str)] = &[
@@ -75,6 +85,9 @@ const RUST_PATTERNS: &[(&str, &str)] = &[
     ("impl $T for $U {}", "impl $U for $T {}"),
     ("impl<$G> $T<$G> { $$$B }", "impl $T { $$$B }"),
     ("pub use $A as $B;", "use $A as $B;"),
+    // A keyword and the name after it are a pair.
+    ("fn f($$$P) -> $R { $$$B }", "fn g($$$P) -> $R { $$$B }"),
+    ("struct Foo;", "struct Bar;"),
 ];
 
 /// Writes `texts` as `f0.<ext>`, `f1.<ext>`, ... and previews `pat` -> `out` over them, with
@@ -249,6 +262,7 @@ const KEYWORD_CASES: &[KeywordCase] = &[
             ("import $A", "import $A as a"),
             ("def $F($$$P): $$$B", "def renamed($$$P): $$$B"),
             ("class $C($B): $$$M", "class $C: $$$M"),
+            ("def f($$$P): $$$B", "def g($$$P): $$$B"),
             ("for $I in $X: $$$B", "for $I in list($X): $$$B"),
         ],
     },
@@ -265,12 +279,14 @@ const KEYWORD_CASES: &[KeywordCase] = &[
             "// func g() {}",
             "const s = \"func x\"",
             "func h() { for i := 0; i < 3; i++ { fmt.Println(i) } }",
+            "func /* c */ f() int { return 2 }",
         ],
         patterns: &[
             ("func $F() $R { $$$B }", "func $F() ($R) { $$$B }"),
             ("return $A", "return ($A)"),
             ("type $T struct{}", "type $T struct{ x int }"),
             ("var $A = $B", "var $A = ($B)"),
+            ("func f() $R { $$$B }", "func g() $R { $$$B }"),
         ],
     },
     KeywordCase {
@@ -284,11 +300,13 @@ const KEYWORD_CASES: &[KeywordCase] = &[
             "// return 2;",
             "String s = \"return x;\";",
             "class Inner extends Base {}",
+            "class /* c */ Inner extends Base {}",
             "int h(int x) { if (x > 0) { return x; } return -x; }",
         ],
         patterns: &[
             ("return $A;", "return ($A);"),
             ("class $C extends $B {}", "class $C {}"),
+            ("class Inner extends $B {}", "class Outer extends $B {}"),
             ("if ($C) { $$$B }", "if (!($C)) {} else { $$$B }"),
         ],
     },
