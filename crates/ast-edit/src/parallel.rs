@@ -192,11 +192,11 @@ impl Alone {
     /// Runs `work` on `candidate`: a huge file once the files running beside it are all
     /// [`BESIDE_HUGE`] times smaller, and any other file once it is (or no huge one runs).
     fn run<T>(&self, candidate: &Candidate, work: impl FnOnce() -> T) -> T {
-        let size = candidate.size;
+        let (size, huge) = (candidate.size, candidate.is_huge());
         let small_beside = |huge: Option<u64>, size: u64| {
             huge.is_none_or(|huge| size.saturating_mul(BESIDE_HUGE) <= huge)
         };
-        if candidate.is_huge() {
+        if huge {
             self.wait_while(|state| state.huge.is_some()).huge = Some(size);
             drop(self.wait_while(|state| {
                 !state.running.iter().all(|&other| small_beside(Some(size), other))
@@ -204,16 +204,29 @@ impl Alone {
         } else {
             self.wait_while(|state| !small_beside(state.huge, size)).running.push(size);
         }
-        let result = work();
-        let mut state = self.wait_while(|_| false);
-        if candidate.is_huge() {
+        // Whatever `work` does, the file is done with when it returns or unwinds.
+        let _done = Done { alone: self, size, huge };
+        work()
+    }
+}
+
+/// Takes a running file out of [`Alone`] when dropped.
+struct Done<'a> {
+    alone: &'a Alone,
+    size: u64,
+    huge: bool,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        let mut state = self.alone.wait_while(|_| false);
+        if self.huge {
             state.huge = None;
-        } else if let Some(at) = state.running.iter().position(|&s| s == size) {
+        } else if let Some(at) = state.running.iter().position(|&s| s == self.size) {
             state.running.swap_remove(at);
         }
         drop(state);
-        self.changed.notify_all();
-        result
+        self.alone.changed.notify_all();
     }
 }
 
