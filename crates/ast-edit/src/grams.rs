@@ -149,7 +149,8 @@ impl Bloom {
     }
 }
 
-fn window_key(window: &[u8]) -> u64 {
+/// The key of three bytes (the first three of `window`).
+pub(crate) fn window_key(window: &[u8]) -> u64 {
     (u64::from(window[0]) << 16) | (u64::from(window[1]) << 8) | u64::from(window[2])
 }
 

@@ -179,13 +179,16 @@ struct AloneState {
 const BESIDE_HUGE: u64 = 8;
 
 impl Alone {
+    fn lock(&self) -> std::sync::MutexGuard<'_, AloneState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn wait_while(
         &self,
         blocked: impl Fn(&AloneState) -> bool,
     ) -> std::sync::MutexGuard<'_, AloneState> {
-        let guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         self.changed
-            .wait_while(guard, |state| blocked(state))
+            .wait_while(self.lock(), |state| blocked(state))
             .unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -219,7 +222,7 @@ struct Done<'a> {
 
 impl Drop for Done<'_> {
     fn drop(&mut self) {
-        let mut state = self.alone.wait_while(|_| false);
+        let mut state = self.alone.lock();
         if self.huge {
             state.huge = None;
         } else if let Some(at) = state.running.iter().position(|&s| s == self.size) {

@@ -387,8 +387,8 @@ pub(crate) fn is_indexed_word(text: &[u8]) -> bool {
 /// The key of one adjacency: the last three bytes of a word, and the first three of a word
 /// the gap scan reaches after it, or `None` when anything may follow.
 pub(crate) fn pair_key(tail: &[u8], head: Option<&[u8]>) -> u64 {
-    let three = |b: &[u8]| (u64::from(b[0]) << 16) | (u64::from(b[1]) << 8) | u64::from(b[2]);
-    (three(tail) << 24) | head.map_or(0, three)
+    use crate::grams::window_key;
+    (window_key(tail) << 24) | head.map_or(0, window_key)
 }
 
 /// Calls `emit` with the [`pair_key`] of every adjacency in `text` under `lang`'s gap rules,

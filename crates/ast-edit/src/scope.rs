@@ -50,8 +50,9 @@ pub struct Candidate {
 /// off the workers' path (see `parallel` and `source::dispose`).
 const BIG_FILE_BYTES: u64 = 1 << 20;
 
-/// Files at least this big run with nothing beside them (see `parallel`): their syntax trees
-/// take a hundred megabytes or more (about 70 bytes per byte of a Rust file of numbers).
+/// Files at least this big run only beside files at most an eighth of their size (see
+/// `parallel`): their syntax trees take a hundred megabytes or more (about 70 bytes per byte of
+/// a Rust file of numbers).
 const HUGE_FILE_BYTES: u64 = 2 << 20;
 
 impl Candidate {
@@ -65,7 +66,7 @@ impl Candidate {
         self.size >= BIG_FILE_BYTES
     }
 
-    /// Whether the file is big enough to run alone.
+    /// Whether the file is big enough to run only beside much smaller ones.
     pub(crate) fn is_huge(&self) -> bool {
         self.size >= HUGE_FILE_BYTES
     }

@@ -145,7 +145,7 @@ struct Entry {
     /// What the file's name says of its language.
     inferred: Inferred,
     /// Its path as queries show it ([`RelPath::display`]).
-    display: Arc<str>,
+    display: Box<str>,
     /// Which version of the entry the indexer read: its trigrams are stored only if the
     /// entry has not been replaced since.
     stamp: u64,
