@@ -188,12 +188,14 @@ impl Rule {
 
 /// Compiles `(pattern, replacement)` pairs; a pattern that does not compile becomes a
 /// `"<pattern>: <error>"` entry in `errors`, which the callers refuse as `Invalid pattern`
-/// (`docs/contract/ast-edit.md#patterns`).
+/// (`docs/contract/ast-edit.md#patterns`). `error_trees`: whether files whose syntax tree has
+/// errors are searched too (the prefilter then relies less on unnamed tokens).
 pub(crate) fn compile_rules(
     rules: &[(String, Option<String>)],
     lang: Lang,
     selector: Option<&str>,
     strictness: Strictness,
+    error_trees: bool,
     errors: &mut Vec<String>,
 ) -> Vec<Rule> {
     let mut res = Vec::with_capacity(rules.len());
@@ -239,7 +241,7 @@ pub(crate) fn compile_rules(
             },
             None => None,
         };
-        let needles = Needles::of(&pattern, lang, strictness);
+        let needles = Needles::of(&pattern, lang, strictness, error_trees);
         let used_vars = out
             .as_deref()
             .map(|out| {

@@ -325,6 +325,7 @@ pub fn compute_preview_with(
                     lang,
                     params.selector.as_deref(),
                     params.strictness,
+                    params.include_parse_errors,
                     &mut Vec::new(),
                 )
             }),
@@ -352,6 +353,7 @@ pub fn compute_preview_with(
         lang,
         params.selector.as_deref(),
         params.strictness,
+        params.include_parse_errors,
         &mut parse_errors,
     );
     // A rewrite whose pattern does not compile would silently match nothing: refuse it.

@@ -81,11 +81,20 @@ pub(crate) struct Needles {
 
 /// Two named leaves of one pattern node's children with only unnamed leaves between them,
 /// as in `util.deprecate` or `mem::forget`: in a match, the candidate's text between them is
-/// whitespace, comments and unnamed tokens only (see the module documentation).
+/// whitespace, comments and unnamed tokens only (see the module documentation). Or a keyword,
+/// a name, and what follows it, as in `function $F(`: then one word (the name) stands
+/// between them too.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Pair {
     first: String,
+    /// `first` is a keyword: only its occurrences no word character touches count.
+    first_keyword: bool,
+    /// One name stands between the two texts: `first` is a keyword that [`name_after_keyword`]
+    /// lists for the pattern node, followed by a single metavariable.
+    name_between: bool,
     second: String,
+    /// `second` is a keyword: only its occurrences no word character touches count.
+    second_keyword: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -127,7 +136,15 @@ pub(crate) enum Located {
 
 impl Needles {
     /// The needles of a compiled pattern; none (match everything) for `signature`.
-    pub(crate) fn of(pattern: &Pattern, lang: Lang, strictness: Strictness) -> Needles {
+    /// `error_trees`: whether files whose syntax tree has errors are searched too; then no
+    /// pair ends with an unnamed token (see [`Pair`]), since error recovery may insert one
+    /// that the text lacks.
+    pub(crate) fn of(
+        pattern: &Pattern,
+        lang: Lang,
+        strictness: Strictness,
+        error_trees: bool,
+    ) -> Needles {
         if strictness == Strictness::Signature {
             return Needles::default();
         }
@@ -136,7 +153,8 @@ impl Needles {
             && KEYWORD_NEEDLE_LANGS.contains(&lang);
         let mut texts = Vec::new();
         let mut pairs = Vec::new();
-        collect(&pattern.node, lang, &ts_lang, keywords, &mut texts, &mut pairs);
+        let found = Found { lang, ts_lang: &ts_lang, tokens: !error_trees };
+        collect(&pattern.node, &found, keywords, &mut texts, &mut pairs);
         pairs.dedup();
         pairs.truncate(4);
         let gap = (!pairs.is_empty()).then(|| Gap::of(lang));
@@ -154,7 +172,11 @@ impl Needles {
         // The pairs first: they rule out the most files (`mem` then `take`, where `mem` and
         // `take` alone are in most).
         self.pairs.iter().all(|p| {
-            self.gap.as_ref().is_none_or(|gap| grams.may_follow(gap.lang, &p.first, &p.second))
+            // The index keeps which word follows which, not what follows the word after.
+            let adjacent = || {
+                self.gap.as_ref().is_none_or(|gap| grams.may_follow(gap.lang, &p.first, &p.second))
+            };
+            (p.name_between || adjacent())
                 && grams.may_contain(p.first.as_bytes())
                 && grams.may_contain(p.second.as_bytes())
         }) && self.texts.iter().all(|n| grams.may_contain(n.text.as_bytes()))
@@ -172,14 +194,23 @@ impl Needles {
         }
         if let Some(gap) = &self.gap {
             // A pair's texts are usually needles already: reuse their occurrences.
-            let starts_of =
-                |text: &str| match found.iter().find(|(n, _)| !n.whole_word && n.text == text) {
-                    Some((_, starts)) => Cow::Borrowed(starts.as_slice()),
-                    None => Cow::Owned(occurrences(haystack, text, false)),
-                };
+            let starts_of = |text: &str, whole_word: bool| match found
+                .iter()
+                .find(|(n, _)| n.whole_word == whole_word && n.text == text)
+            {
+                Some((_, starts)) => Cow::Borrowed(starts.as_slice()),
+                None => Cow::Owned(occurrences(haystack, text, whole_word)),
+            };
             for pair in &self.pairs {
-                let (firsts, seconds) = (starts_of(&pair.first), starts_of(&pair.second));
-                if !gap.pair_occurs(haystack, &firsts, pair.first.len(), &seconds) {
+                let firsts = starts_of(&pair.first, pair.first_keyword);
+                let seconds = starts_of(&pair.second, pair.second_keyword);
+                let occurs = match pair.name_between {
+                    false => gap.pair_occurs(haystack, &firsts, pair.first.len(), &seconds),
+                    true => {
+                        gap.pair_occurs_past_name(haystack, &firsts, pair.first.len(), &seconds)
+                    }
+                };
+                if !occurs {
                     return Located::Missing;
                 }
             }
@@ -288,11 +319,48 @@ impl Gap {
         seconds: &[usize],
     ) -> bool {
         !seconds.is_empty()
+            && firsts.iter().any(|&start| self.reaches(haystack, start + first_len, seconds))
+    }
+
+    /// Whether one of `seconds` follows the gap scan from `at`.
+    fn reaches(&self, haystack: &[u8], mut at: usize, seconds: &[usize]) -> bool {
+        loop {
+            if seconds.binary_search(&at).is_ok() {
+                return true;
+            }
+            match self.step(haystack, at) {
+                Step::To(next) => at = next,
+                Step::Maybe => return true,
+                Step::Stop => return false,
+            }
+        }
+    }
+
+    /// Whether one of `seconds` follows one of `firsts` with one name between them, and
+    /// otherwise only whitespace, comments and unnamed tokens: as [`Gap::pair_occurs`], where
+    /// the scan may also step over one word of any kind. The name may be missing (a zero-width
+    /// node that error recovery inserts), and a word the scan could step over anyway (`get`
+    /// in `function get(`) may be the name: both are tried.
+    fn pair_occurs_past_name(
+        &self,
+        haystack: &[u8],
+        firsts: &[usize],
+        first_len: usize,
+        seconds: &[usize],
+    ) -> bool {
+        !seconds.is_empty()
             && firsts.iter().any(|&start| {
                 let mut at = start + first_len;
-                loop {
-                    if seconds.binary_search(&at).is_ok() {
-                        return true;
+                if self.reaches(haystack, at, seconds) {
+                    return true;
+                }
+                // The words the scan would step over before the name are unnamed tokens':
+                // a few at most. Past this many, give up and assume the pair occurs.
+                for _ in 0..PAST_NAME_TRIES {
+                    match self.name_end(haystack, at) {
+                        Some(Some(end)) if self.reaches(haystack, end, seconds) => return true,
+                        Some(None) => return true,
+                        _ => {}
                     }
                     match self.step(haystack, at) {
                         Step::To(next) => at = next,
@@ -300,7 +368,40 @@ impl Gap {
                         Step::Stop => return false,
                     }
                 }
+                true
             })
+    }
+
+    /// If a name (an identifier) may start at `at`: `Some(Some(end))` with where it ends, or
+    /// `Some(None)` when the scanner cannot tell (an escape in it). A name here is a run of
+    /// ASCII letters, digits, `_` and `$`, and non-ASCII characters other than whitespace
+    /// (every grammar's identifier characters are among them), and Rust's `r#` prefix.
+    fn name_end(&self, text: &[u8], at: usize) -> Option<Option<usize>> {
+        let mut end = at;
+        while let Some(&byte) = text.get(end) {
+            if is_word_byte(byte) || byte == b'$' {
+                end += 1;
+            } else if byte == b'\\' {
+                return Some(None);
+            } else if byte == b'#' && self.lang == Lang::Rust && &text[at..end] == b"r" {
+                end += 1;
+            } else if byte.is_ascii() {
+                break;
+            } else {
+                let width = utf8_width(byte).min(text.len() - end);
+                let Some(ch) = std::str::from_utf8(&text[end..end + width])
+                    .ok()
+                    .and_then(|s| s.chars().next())
+                else {
+                    return Some(None);
+                };
+                if is_trivia_char(ch) {
+                    break;
+                }
+                end += width;
+            }
+        }
+        (end > at).then_some(Some(end))
     }
 
     /// Consumes one piece of trivia or one unnamed token's worth of text at `at`.
@@ -327,11 +428,7 @@ impl Gap {
         else {
             return Step::Maybe;
         };
-        if ch.is_whitespace() || matches!(ch, '\u{FEFF}' | '\u{2060}' | '\u{200B}') {
-            Step::To(at + ch.len_utf8())
-        } else {
-            Step::Stop
-        }
+        if is_trivia_char(ch) { Step::To(at + ch.len_utf8()) } else { Step::Stop }
     }
 
     /// If `rest` starts with a comment: `Some(Some(len))` with its length, or `Some(None)`
@@ -369,6 +466,10 @@ impl Gap {
         }
     }
 }
+
+/// How many places before the name [`Gap::pair_occurs_past_name`] tries the name at, from
+/// one occurrence of the keyword, before it assumes the pair occurs.
+const PAST_NAME_TRIES: usize = 64;
 
 /// How far past a word the warm index follows the gap scan; beyond, anything may follow it.
 /// (This bounds the work per word, so that no text makes indexing quadratic.)
@@ -493,14 +594,22 @@ const KEYWORD_NEEDLE_LANGS: &[Lang] = &[
     Lang::Java,
 ];
 
+/// What [`collect`] needs to know besides the pattern.
+struct Found<'l> {
+    lang: Lang,
+    ts_lang: &'l TSLanguage,
+    /// Whether a pair may end with an unnamed token (no tree with errors is searched).
+    tokens: bool,
+}
+
 fn collect(
     node: &PatternNode,
-    lang: Lang,
-    ts_lang: &TSLanguage,
+    found: &Found<'_>,
     keywords: bool,
     out: &mut Vec<Needle>,
     pairs: &mut Vec<Pair>,
 ) {
+    let ts_lang = found.ts_lang;
     match node {
         PatternNode::MetaVar { .. } => {}
         PatternNode::Terminal { text, is_named: true, kind_id } => {
@@ -513,7 +622,8 @@ fn collect(
                 out.push(Needle { text: text.clone(), whole_word: true });
             }
         }
-        PatternNode::Internal { children, .. } => {
+        PatternNode::Internal { children, kind_id } => {
+            let kind = ts_lang.node_kind_for_id(*kind_id).unwrap_or_default();
             // After an ellipsis, unnamed leaves may be skipped: stop using them.
             let mut after_ellipsis = false;
             for (i, child) in children.iter().enumerate() {
@@ -524,10 +634,10 @@ fn collect(
                     after_ellipsis = true;
                 }
                 let keywords = keywords && !after_ellipsis;
-                if keywords && let Some(pair) = pair_at(children, i, lang, ts_lang) {
+                if keywords && let Some(pair) = pair_at(children, i, kind, found) {
                     pairs.push(pair);
                 }
-                collect(child, lang, ts_lang, keywords, out, pairs);
+                collect(child, found, keywords, out, pairs);
             }
         }
     }
@@ -539,27 +649,130 @@ fn plain_needle<'t>(text: &'t str, kind_id: u16, ts_lang: &TSLanguage) -> Option
     (!is_comment && !text.trim().is_empty()).then_some(text)
 }
 
-/// The pair that `children[i]` ends and a later sibling starts: a needle leaf (or a node of a
-/// [`closed_kind`] that ends with one, as `std::mem` ends with `mem`), then unnamed leaves
-/// only, then another needle leaf (or a node that starts with one after unnamed leaves only).
-/// So `std::mem::take` gives `std mem` and `mem take`, and prunes at least as well as
-/// `mem::take`.
-fn pair_at(children: &[PatternNode], i: usize, lang: Lang, ts_lang: &TSLanguage) -> Option<Pair> {
-    let first = match &children[i] {
+/// The pair that `children[i]` (of a pattern node of kind `kind`) ends and a later sibling
+/// starts: a needle leaf (or a node of a [`closed_kind`] that ends with one, as `std::mem`
+/// ends with `mem`), then unnamed leaves only, then another needle leaf (or a node that
+/// starts with one after unnamed leaves only). So `std::mem::take` gives `std mem` and
+/// `mem take`, and prunes at least as well as `mem::take`.
+///
+/// Or a keyword that [`name_after_keyword`] lists for `kind`, then a metavariable (which
+/// binds the name), then what the next sibling starts with: a needle leaf as above, or else
+/// (when no tree with errors is searched) its first leaf if that is a keyword or an opening
+/// bracket: `function $F($$$P): $R;` gives `function`, a name, then `(`.
+fn pair_at(children: &[PatternNode], i: usize, kind: &str, found: &Found<'_>) -> Option<Pair> {
+    let (lang, ts_lang) = (found.lang, found.ts_lang);
+    let (first, first_keyword) = match &children[i] {
         // A required keyword leaf is matched by a leaf of its kind, so it starts a pair as a
         // named leaf does (`interface` and `Foo` in `interface Foo { $$$B }`).
         PatternNode::Terminal { text, is_named: false, kind_id }
             if is_keyword_leaf(text, *kind_id, ts_lang) =>
         {
-            text.as_str()
+            (text.as_str(), true)
         }
-        node => last_needle(node, lang, ts_lang)?,
+        node => (last_needle(node, lang, ts_lang)?, false),
     };
     let rest = &children[i + 1..];
-    let next =
-        rest.iter().position(|c| !matches!(c, PatternNode::Terminal { is_named: false, .. }))?;
+    let next = rest.iter().position(|c| !is_unnamed_leaf(c))?;
+    let name = matches!(
+        rest[next],
+        PatternNode::MetaVar {
+            meta_var: MetaVariable::Capture(_, true) | MetaVariable::Dropped(true)
+        }
+    );
+    if first_keyword && name && name_after_keyword(lang, kind, first) {
+        let after = &rest[next + 1..];
+        let (second, second_keyword) = after
+            .iter()
+            .position(|c| !is_unnamed_leaf(c))
+            .and_then(|next| first_needle(&after[next], ts_lang))
+            .map(|text| (text, false))
+            .or_else(|| found.tokens.then(|| first_token(after.first()?, ts_lang)).flatten())?;
+        return Some(Pair {
+            first: first.to_owned(),
+            first_keyword,
+            name_between: true,
+            second: second.to_owned(),
+            second_keyword,
+        });
+    }
     let second = first_needle(&rest[next], ts_lang)?;
-    Some(Pair { first: first.to_owned(), second: second.to_owned() })
+    Some(Pair {
+        first: first.to_owned(),
+        first_keyword,
+        name_between: false,
+        second: second.to_owned(),
+        second_keyword: false,
+    })
+}
+
+fn is_unnamed_leaf(node: &PatternNode) -> bool {
+    matches!(node, PatternNode::Terminal { is_named: false, .. })
+}
+
+/// The first leaf of `node`, if it is an unnamed token usable as a pair's second text: a
+/// keyword (`true`), or an opening bracket (no grammar with keyword needles lexes one in
+/// its external scanner or aliases another token as one: `bench/closed_kinds.py`).
+fn first_token<'p>(node: &'p PatternNode, ts_lang: &TSLanguage) -> Option<(&'p str, bool)> {
+    match node {
+        PatternNode::Internal { children, .. } => first_token(children.first()?, ts_lang),
+        PatternNode::Terminal { text, is_named: false, kind_id } => {
+            if is_keyword_leaf(text, *kind_id, ts_lang) {
+                Some((text, true))
+            } else {
+                let opener = matches!(text.as_str(), "(" | "[" | "{");
+                (opener && ts_lang.node_kind_for_id(*kind_id) == Some(text))
+                    .then_some((text, false))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Pattern node kinds in which a keyword is always followed by one name: the first named
+/// child after the keyword (comments aside) is an identifier, a single token, so in a
+/// candidate only whitespace, comments and that name stand between the keyword and the next
+/// child. (A metavariable there binds the name: it matches neither an unnamed leaf nor
+/// anything past the name.) Checked against the grammars of the pinned
+/// `ast-grep-language` by `bench/closed_kinds.py`.
+fn name_after_keyword(lang: Lang, kind: &str, keyword: &str) -> bool {
+    let listed: &[(&str, &str)] = match lang {
+        Lang::Rust => &[
+            ("function_item", "fn"),
+            ("function_signature_item", "fn"),
+            ("struct_item", "struct"),
+            ("enum_item", "enum"),
+            ("union_item", "union"),
+            ("trait_item", "trait"),
+            ("mod_item", "mod"),
+            ("type_item", "type"),
+            ("const_item", "const"),
+        ],
+        Lang::JavaScript => &[
+            ("function_declaration", "function"),
+            ("generator_function_declaration", "function"),
+            ("class_declaration", "class"),
+        ],
+        Lang::TypeScript | Lang::Tsx => &[
+            ("function_declaration", "function"),
+            ("generator_function_declaration", "function"),
+            ("function_signature", "function"),
+            ("class_declaration", "class"),
+            ("abstract_class_declaration", "class"),
+            ("interface_declaration", "interface"),
+            ("enum_declaration", "enum"),
+            ("type_alias_declaration", "type"),
+        ],
+        Lang::Python => &[("function_definition", "def"), ("class_definition", "class")],
+        Lang::Go => &[("function_declaration", "func")],
+        Lang::Java => &[
+            ("class_declaration", "class"),
+            ("interface_declaration", "interface"),
+            ("enum_declaration", "enum"),
+            ("record_declaration", "record"),
+        ],
+        _ => &[],
+    };
+    listed.contains(&(kind, keyword))
 }
 
 /// The text of a needle leaf.
@@ -638,6 +851,11 @@ fn utf8_width(lead: u8) -> usize {
     }
 }
 
+/// Whitespace, or a zero-width character grammars treat as whitespace.
+fn is_trivia_char(ch: char) -> bool {
+    ch.is_whitespace() || matches!(ch, '\u{FEFF}' | '\u{2060}' | '\u{200B}')
+}
+
 /// An ASCII letter, digit or `_`.
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
@@ -698,6 +916,9 @@ mod tests {
         "fn",
         "function",
         "functions",
+        "x",
+        "r#",
+        "\\u0066",
         "::",
         ".",
         "?.",
@@ -740,9 +961,11 @@ mod tests {
         #[test]
         fn adjacencies_never_contradict_the_cold_prefilter(
             pieces in proptest::collection::vec(0..PIECES.len(), 0..40),
-            which in 0usize..9,
+            which in 0usize..11,
         ) {
             let (pattern, lang) = [
+                ("function $F() {}", Lang::JavaScript),
+                ("fn $F(x: u8) {}", Lang::Rust),
                 ("fn take() {}", Lang::Rust),
                 ("static mem: u8 = 1;", Lang::Rust),
                 ("function join() {}", Lang::JavaScript),
@@ -754,7 +977,7 @@ mod tests {
                 ("mem.take()", Lang::Go),
             ][which];
             let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
-            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart);
+            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, false);
             let grams = crate::grams::Grams::of(text.as_bytes(), Some(lang));
             if matches!(needles.locate(text.as_bytes()), Located::Present(_)) {
                 proptest::prop_assert!(needles.may_occur_in(&grams), "{text:?}");
@@ -765,7 +988,7 @@ mod tests {
     #[test]
     fn adjacencies_rule_out_a_pair_apart() {
         let needles = |pattern: &str| {
-            Needles::of(&Pattern::new(pattern, Lang::Rust), Lang::Rust, Strictness::Smart)
+            Needles::of(&Pattern::new(pattern, Lang::Rust), Lang::Rust, Strictness::Smart, false)
         };
         let take = needles("std::mem::take($A)");
         let grams = |text: &str| crate::grams::Grams::of(text.as_bytes(), Some(Lang::Rust));
@@ -786,7 +1009,7 @@ mod tests {
     #[test]
     fn overlapping_occurrences_are_all_found() {
         let pattern = Pattern::new("aa", Lang::JavaScript);
-        let needles = Needles::of(&pattern, Lang::JavaScript, Strictness::Smart);
+        let needles = Needles::of(&pattern, Lang::JavaScript, Strictness::Smart, false);
         let Located::Present(Some(occ)) = needles.locate(b"x aaa") else {
             panic!("`aa` is in `x aaa`");
         };
@@ -797,19 +1020,19 @@ mod tests {
     #[test]
     fn keywords_count_only_as_whole_words() {
         let pattern = Pattern::new("use $A;", Lang::Rust);
-        let needles = Needles::of(&pattern, Lang::Rust, Strictness::Smart);
+        let needles = Needles::of(&pattern, Lang::Rust, Strictness::Smart, false);
         assert!(matches!(needles.locate(b"// unused, because reuse_it"), Located::Missing));
         let Located::Present(Some(occ)) = needles.locate(b"fn unused() {}\nuse a;\n(use)") else {
             panic!("`use` stands alone twice");
         };
         assert_eq!(occ.starts, vec![15, 23]);
         // Not a keyword under `ast`: no needle at all.
-        let relaxed = Needles::of(&pattern, Lang::Rust, Strictness::Ast);
+        let relaxed = Needles::of(&pattern, Lang::Rust, Strictness::Ast, false);
         assert!(matches!(relaxed.locate(b"unused"), Located::Present(None)));
     }
 
     fn located(pattern: &str, lang: Lang, text: &str) -> bool {
-        let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart);
+        let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, false);
         matches!(needles.locate(text.as_bytes()), Located::Present(_))
     }
 
@@ -854,9 +1077,51 @@ mod tests {
     }
 
     #[test]
+    fn a_keyword_a_name_and_what_follows_are_a_pair() {
+        let ts = |text| located("function $F($$$P): $R;", Lang::TypeScript, text);
+        assert!(ts("declare function f(x: number): string;"));
+        assert!(ts("function /* c */ f /* d */\n (x): T;"));
+        assert!(ts("function get(): void;"), "a keyword's word may be the name");
+        assert!(ts("function $f(): T;"));
+        assert!(ts("function \u{e9}t\u{e9}(): T;"));
+        assert!(ts("function f\u{a0}(): T;"));
+        assert!(ts("function \\u0066(): T;"), "an escape: the scanner cannot tell");
+        assert!(ts("const g = function (x) { };"), "error recovery may insert a name");
+        assert!(!ts("function f<T>(x: T): T;"), "type parameters are no name");
+        assert!(!ts("function f.g(x): T;"));
+        assert!(!ts("/** the function the caller passes */ f(x);"));
+        assert!(!ts("functions f(x): T;"));
+        assert!(!ts("function f\n  <T>(x: T): T;"));
+        let rust = |text| located("fn $F($$$P) {}", Lang::Rust, text);
+        assert!(rust("fn r#type() {}"));
+        assert!(!rust("fn g<T>() {}"));
+        // Not in a kind whose keyword is always followed by a name: a function expression's
+        // name is optional.
+        let pairs = |pattern: &str, lang, error_trees| {
+            let needles =
+                Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, error_trees);
+            needles.pairs.iter().map(|p| format!("{} {}", p.first, p.second)).collect::<Vec<_>>()
+        };
+        assert_eq!(pairs("function $F($$$P): $R;", Lang::TypeScript, false), ["function ("]);
+        assert_eq!(pairs("class $C extends $B {}", Lang::Java, false), ["class extends"]);
+        assert_eq!(
+            pairs("class $C extends Base {}", Lang::Java, false),
+            ["class Base", "extends Base"]
+        );
+        assert_eq!(pairs("def $F($$$A): pass", Lang::Python, false), ["def ("]);
+        assert!(pairs("x = function $F() {}", Lang::JavaScript, false).is_empty());
+        // Where trees with errors are searched, an unnamed token may be missing from the text.
+        assert!(pairs("function $F($$$P): $R;", Lang::TypeScript, true).is_empty());
+        assert_eq!(
+            pairs("class $C extends Base {}", Lang::Java, true),
+            ["class Base", "extends Base"]
+        );
+    }
+
+    #[test]
     fn pairs_are_siblings_with_only_unnamed_leaves_between() {
         let pairs = |pattern: &str, lang| {
-            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart);
+            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, false);
             needles.pairs.iter().map(|p| format!("{} {}", p.first, p.second)).collect::<Vec<_>>()
         };
         assert_eq!(pairs("util.deprecate($$$A)", Lang::JavaScript), ["util deprecate"]);
@@ -868,6 +1133,7 @@ mod tests {
             &Pattern::new("util.deprecate", Lang::JavaScript),
             Lang::JavaScript,
             Strictness::Ast,
+            false,
         );
         assert!(ast.pairs.is_empty());
     }
@@ -875,7 +1141,7 @@ mod tests {
     #[test]
     fn a_longer_path_has_the_pairs_of_its_tail() {
         let pairs = |pattern: &str, lang| {
-            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart);
+            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, false);
             let mut found: Vec<String> =
                 needles.pairs.iter().map(|p| format!("{} {}", p.first, p.second)).collect();
             found.sort();

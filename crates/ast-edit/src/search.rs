@@ -116,7 +116,8 @@ pub fn search(
     let candidates = collect_for_lang(workspace, &paths, lang, listing.as_deref())?;
     let (candidates, pruned) = prune_listed(candidates, lang, |lang| {
         let pattern = [(params.pattern.clone(), None)];
-        compile_rules(&pattern, lang, params.selector.as_deref(), strictness, &mut Vec::new())
+        // Files with syntax errors are searched too.
+        compile_rules(&pattern, lang, params.selector.as_deref(), strictness, true, &mut Vec::new())
     });
     let collected = started.elapsed();
     let assigned: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
@@ -177,6 +178,7 @@ pub fn search(
                 lang,
                 params.selector.as_deref(),
                 strictness,
+                true,
                 &mut result.parse_errors,
             )
         });

@@ -95,8 +95,20 @@ const RUST_PATTERNS: &[(&str, &str)] = &[
 fn previews(
     texts: &[String],
     ext: &str,
+    op: (&str, &str),
+    strictness: Option<Strictness>,
+) -> (Result<EditPreview, AstEditError>, Result<EditPreview, AstEditError>) {
+    previews_with(texts, ext, op, strictness, None)
+}
+
+/// [`previews`], with files whose syntax tree has errors rewritten too if
+/// `include_parse_errors` says so.
+fn previews_with(
+    texts: &[String],
+    ext: &str,
     (pat, out): (&str, &str),
     strictness: Option<Strictness>,
+    include_parse_errors: Option<bool>,
 ) -> (Result<EditPreview, AstEditError>, Result<EditPreview, AstEditError>) {
     let dir = tempfile::tempdir().unwrap();
     for (i, text) in texts.iter().enumerate() {
@@ -111,7 +123,7 @@ fn previews(
         strictness,
         limit: None,
         max_files: None,
-        include_parse_errors: None,
+        include_parse_errors,
     }
     .validate()
     .unwrap();
@@ -316,12 +328,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
     #[test]
     fn keyword_and_pair_prefilter_changes_no_result_in_every_language_that_has_them(
-        case in 0..KEYWORD_CASES.len() + PAIR_CASES.len(),
+        case in 0..KEYWORD_CASES.len() + PAIR_CASES.len() + NAME_CASES.len(),
         files in proptest::collection::vec(proptest::collection::vec(0..64usize, 0..6), 1..4),
         pattern in 0..64usize,
         strictness in prop_oneof![Just(Strictness::Smart), Just(Strictness::Cst), Just(Strictness::Ast)],
     ) {
-        let case = KEYWORD_CASES.iter().chain(PAIR_CASES).nth(case).unwrap();
+        let case = KEYWORD_CASES.iter().chain(PAIR_CASES).chain(NAME_CASES).nth(case).unwrap();
         let texts = texts(&files, case.items, case.header, case.footer);
         let op = case.patterns[pattern % case.patterns.len()];
         let (with, without) = previews(&texts, case.ext, op, Some(strictness));
@@ -340,7 +352,7 @@ fn every_keyword_pattern_matches_its_items() {
         patterns: RUST_PATTERNS,
     };
     let cases = KEYWORD_CASES.iter().filter(|c| c.ext != "js" && c.ext != "tsx");
-    for case in cases.chain([&rust]).chain(PAIR_CASES) {
+    for case in cases.chain([&rust]).chain(PAIR_CASES).chain(NAME_CASES) {
         let all: Vec<usize> = (0..case.items.len()).collect();
         let texts = texts(&[all], case.items, case.header, case.footer);
         for &(pat, out) in case.patterns {
@@ -480,6 +492,173 @@ const PAIR_CASES: &[KeywordCase] = &[
     },
 ];
 
+/// A keyword, the name after it and what follows the name (`function`, a name, `(`), in every
+/// language that has them: with comments between, generic parameters (which no such pattern
+/// matches), names that are keywords elsewhere, and the keyword in comments and strings.
+const NAME_CASES: &[KeywordCase] = &[
+    KeywordCase {
+        ext: "ts",
+        header: "",
+        footer: "",
+        items: TS_NAME_ITEMS,
+        patterns: TS_NAME_PATTERNS,
+    },
+    KeywordCase {
+        ext: "tsx",
+        header: "",
+        footer: "",
+        items: TS_NAME_ITEMS,
+        patterns: TS_NAME_PATTERNS,
+    },
+    KeywordCase {
+        ext: "js",
+        header: "",
+        footer: "",
+        items: &[
+            "function a(x) { return x; }",
+            "function /* c */ b /* d */ (x) { return x; }",
+            "function get() { }",
+            "function $d() { }",
+            "const f = function (x) { return x; };",
+            "const g = function named() { };",
+            "function* gen() { yield 1; }",
+            "// function commented(x) { }",
+            "const s = 'function quoted(x) { }';",
+            "class Named { m() { } }",
+            "class /* c */ Other extends Base { }",
+            "functions(x);",
+            "function\n  spaced\n  (x) { }",
+        ],
+        patterns: &[
+            ("function $F($$$P) { $$$B }", "const $F = ($$$P) => { $$$B }"),
+            ("function $F() { }", "function $F(_) { }"),
+            ("class $C { $$$M }", "class $C extends Object { $$$M }"),
+            ("class $C extends $B { $$$M }", "class $C { $$$M }"),
+        ],
+    },
+    KeywordCase {
+        ext: "rs",
+        header: "",
+        footer: "",
+        items: &[
+            "fn a() {}",
+            "fn r#type() {}",
+            "fn /* c */ b /* d */ () {}",
+            "fn g<T>(t: T) {}",
+            "struct S { a: u8 }",
+            "struct T(u8);",
+            "enum E { A }",
+            "trait Tr { fn m(&self); }",
+            "mod m {}",
+            "const C: u8 = 1;",
+            "type Al = u8;",
+            "union U { a: u8 }",
+            "// fn c() {}",
+            "static S: &str = \"fn d() {}\";",
+            "macro_rules! mm { ($n:ident) => { fn $n() {} } }",
+            "fn\n    spaced\n    () {}",
+        ],
+        patterns: &[
+            ("fn $F() {}", "fn $F() -> () {}"),
+            ("struct $S { a: $T }", "struct $S { b: $T }"),
+            ("struct $S($$$F);", "struct $S($$$F, u8);"),
+            ("enum $E { $$$V }", "enum $E { $$$V, Z }"),
+            ("trait $T { $$$I }", "pub trait $T { $$$I }"),
+            ("mod $M {}", "mod $M { use super::*; }"),
+            ("union $U { a: $T }", "union $U { b: $T }"),
+        ],
+    },
+    KeywordCase {
+        ext: "py",
+        header: "",
+        footer: "",
+        items: &[
+            "def f(x):\n    return x",
+            "def get():\n    pass",
+            "def  g (x) :\n    pass",
+            "async def a():\n    pass",
+            "class K(B):\n    pass",
+            "class L:\n    pass",
+            "# def h(x): pass",
+            "x = 'def y(): pass'",
+            "def \\\n    cont():\n    pass",
+        ],
+        patterns: &[
+            ("def $F($$$P): $$$B", "def renamed($$$P): $$$B"),
+            ("class $C($$$B): $$$M", "class $C: $$$M"),
+            ("async def $F(): $$$B", "def $F(): $$$B"),
+        ],
+    },
+    KeywordCase {
+        ext: "go",
+        header: "package main\n",
+        footer: "",
+        items: &[
+            "func a() {}",
+            "func (t T) m() {}",
+            "func /* c */ b() {}",
+            "func g[T any](t T) {}",
+            "var f = func() {}",
+            "// func c() {}",
+            "const s = \"func d() {}\"",
+        ],
+        patterns: &[("func $F() {}", "func $F() { return }")],
+    },
+    KeywordCase {
+        ext: "java",
+        header: "class A {\n",
+        footer: "}\n",
+        items: &[
+            "class In {}",
+            "class /* c */ In2 extends Base {}",
+            "class G<T> {}",
+            "interface I {}",
+            "enum E { X }",
+            "record R(int a) {}",
+            "// class C {}",
+            "String s = \"class D {}\";",
+        ],
+        patterns: &[
+            ("class $C {}", "final class $C {}"),
+            ("class $C extends $B {}", "class $C {}"),
+            ("interface $I {}", "interface $I extends Marker {}"),
+            ("enum $E { $$$V }", "enum $E { $$$V, Y }"),
+            ("record $R($$$P) {}", "record $R($$$P) { }"),
+        ],
+    },
+];
+
+const TS_NAME_ITEMS: &[&str] = &[
+    "declare function sig(a: number): string;",
+    "function /* c */ sig2 /* d */ (a: number): string;",
+    "function gen<T>(a: T): T;",
+    "function get(): void;",
+    "function $d(): void;",
+    "const f = function (x) { return x; };",
+    "function body(x: number): number { return x; }",
+    "// function commented(x): T;",
+    "const s = 'function quoted(x): T;';",
+    "class Named { m(): void {} }",
+    "class /* c */ Other extends Base { }",
+    "interface Shape { area(): number; }",
+    "export function exported(a: string): void;",
+    "function\n  spaced\n  (a: number): void;",
+    "abstract class Abs { }",
+    "type Alias = { a: number };",
+    "enum Color { Red }",
+    "functions(x);",
+];
+
+const TS_NAME_PATTERNS: &[(&str, &str)] = &[
+    ("function $F($$$P): $R;", "function $F($$$P): ($R);"),
+    ("class $C { $$$M }", "class $C extends Object { $$$M }"),
+    ("class $C extends $B { $$$M }", "class $C { $$$M }"),
+    ("interface $I { $$$M }", "type $I = { $$$M }"),
+    ("enum $E { $$$M }", "const enum $E { $$$M }"),
+    ("type $T = $V;", "type $T = ($V);"),
+    ("abstract class $C { $$$M }", "class $C { $$$M }"),
+];
+
 const JS_PAIR_ITEMS: &[&str] = &[
     "util.deprecate(f);",
     "util . deprecate(f);",
@@ -513,6 +692,55 @@ const JS_PAIR_PATTERNS: &[(&str, &str)] = &[
     ("a.b.c($A)", "abc($A)"),
     ("$X.b.c($A)", "bc($X, $A)"),
 ];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Where files with syntax errors are rewritten too (error recovery may insert a token the
+    /// text lacks), the prefilter still changes nothing: the name cases' items, with broken
+    /// ones among them.
+    #[test]
+    fn name_pairs_change_no_result_where_files_with_errors_are_rewritten(
+        case in 0..NAME_CASES.len(),
+        files in proptest::collection::vec(proptest::collection::vec(0..64usize, 0..6), 1..4),
+        pattern in 0..64usize,
+        broken in proptest::collection::vec(0..BROKEN_ITEMS.len(), 0..3),
+    ) {
+        let case = &NAME_CASES[case];
+        let items: Vec<&str> = case.items.iter().copied().chain(broken.iter().map(|&i| BROKEN_ITEMS[i])).collect();
+        let files: Vec<Vec<usize>> = files.iter().map(|f| f.iter().map(|i| i % items.len()).collect()).collect();
+        let texts = texts(&files, &items, case.header, case.footer);
+        let op = case.patterns[pattern % case.patterns.len()];
+        let (with, without) = previews_with(&texts, case.ext, op, None, Some(true));
+        prop_assert_eq!(summary(&with), summary(&without));
+    }
+}
+
+/// Items with syntax errors where a parser may insert a missing token or name.
+const BROKEN_ITEMS: &[&str] = &[
+    "declare function g(x: number: T;",
+    "declare function (x): T;",
+    "function f x): T;",
+    "class { }",
+    "fn (x: u8) {}",
+    "def (x):\n    pass",
+    "func () {}",
+    "class extends B {}",
+];
+
+/// A name pair really skips files: one with `function` and `(` but no `function name(` is not
+/// parsed, so its syntax error is not reported.
+#[test]
+fn name_pair_skips_files_without_a_named_function() {
+    let texts = [
+        "declare function f(x: number): string;\n".to_owned(),
+        "/** a function that maps */\nconst g = (x) => x;\nlet broken = ;\n".to_owned(),
+    ];
+    assert_second_file_is_skipped(
+        &texts,
+        "ts",
+        ("function $F($$$P): $R;", "function $F($$$P): ($R);"),
+    );
+}
 
 /// The pair needles really skip files: one where `util` and `deprecate` are apart is not
 /// parsed, so its syntax error is not reported, while the prefilter-off preview reports it.
