@@ -4,7 +4,10 @@
 //! so one slow file does not leave the other workers idle. Big files ([`Candidate::is_big`]) are
 //! started first, biggest first, so that the slowest parse starts at once instead of when the path
 //! order reaches it; but only one at a time, so that two big syntax trees are never alive together
-//! (the peak memory is that of the biggest tree, not of the two biggest). A huge file
+//! (the peak memory is that of the biggest tree, not of the two biggest). Medium files
+//! ([`Candidate::is_medium`]) start next, biggest first, on any worker, so that none is reached
+//! last, when the other workers have nothing left to do (unless one could not run beside a
+//! huge file, below: it would wait for it). A huge file
 //! ([`Candidate::is_huge`]: a tree of a hundred megabytes or more) runs only beside files
 //! at most an eighth of its size: it waits for bigger ones running to end, and none starts
 //! until it is done, so the peak is that tree and little else (a worker's trees of files of
@@ -69,7 +72,7 @@ where
         while !stop.load(Ordering::Relaxed) {
             let Some(taken) = queue.take() else { break };
             let index = match taken {
-                Taken::Big(index) => index,
+                Taken::Big(index) | Taken::Medium(index) => index,
                 Taken::Small(index) => {
                     // Every file before this one was taken earlier and is running or done (or
                     // is a big file, which the worker running big files starts next), so the
@@ -104,12 +107,15 @@ where
     state.into_inner().unwrap_or_else(PoisonError::into_inner).stopped
 }
 
-/// The files to start: big ones (biggest first, one at a time), and the rest in path order, so
-/// the fold rarely waits and a cap reached early leaves most files unstarted.
+/// The files to start: big ones (biggest first, one at a time), medium ones (biggest first),
+/// and the rest in path order, so the fold rarely waits and a cap reached early leaves most
+/// files unstarted.
 struct Queue {
     big: Vec<usize>,
+    medium: Vec<usize>,
     small: Vec<usize>,
     next_big: AtomicUsize,
+    next_medium: AtomicUsize,
     next_small: AtomicUsize,
     /// Whether a worker is running a big file.
     big_running: AtomicBool,
@@ -118,24 +124,40 @@ struct Queue {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Taken {
     Big(usize),
+    Medium(usize),
     Small(usize),
 }
 
 impl Queue {
     fn new(items: &[impl FileWork]) -> Queue {
-        let (mut big, small): (Vec<usize>, Vec<usize>) =
+        let (mut big, rest): (Vec<usize>, Vec<usize>) =
             (0..items.len()).partition(|&i| items[i].candidate().is_big());
-        big.sort_by_key(|&i| std::cmp::Reverse(items[i].candidate().size));
+        // A medium file that could not run beside a huge one would wait for it, idling its
+        // worker: such files keep their place in path order.
+        let smallest_huge =
+            items.iter().map(FileWork::candidate).filter(|c| c.is_huge()).map(|c| c.size).min();
+        let early = |c: &Candidate| {
+            c.is_medium()
+                && smallest_huge.is_none_or(|huge| c.size.saturating_mul(BESIDE_HUGE) <= huge)
+        };
+        let (mut medium, small): (Vec<usize>, Vec<usize>) =
+            rest.into_iter().partition(|&i| early(items[i].candidate()));
+        let biggest_first = |i: &usize| std::cmp::Reverse(items[*i].candidate().size);
+        big.sort_by_key(biggest_first);
+        medium.sort_by_key(biggest_first);
         Queue {
             big,
+            medium,
             small,
             next_big: AtomicUsize::new(0),
+            next_medium: AtomicUsize::new(0),
             next_small: AtomicUsize::new(0),
             big_running: AtomicBool::new(false),
         }
     }
 
-    /// The next file to start: a big one if no big one is running, else a small one. `None`
+    /// The next file to start: a big one if no big one is running, else a medium one, else a
+    /// small one (so every medium file has started before any small one waits for the fold). `None`
     /// when only big files are left and one is running: the worker running it starts the rest
     /// (it calls [`Queue::big_done`] and then this, and nobody else can hold the slot then
     /// without running a big file).
@@ -150,6 +172,11 @@ impl Queue {
                 return Some(Taken::Big(index));
             }
             self.big_running.store(false, Ordering::Release);
+        }
+        if self.next_medium.load(Ordering::Acquire) < self.medium.len()
+            && let Some(&index) = self.medium.get(self.next_medium.fetch_add(1, Ordering::AcqRel))
+        {
+            return Some(Taken::Medium(index));
         }
         self.small.get(self.next_small.fetch_add(1, Ordering::AcqRel)).map(|&i| Taken::Small(i))
     }
@@ -295,6 +322,30 @@ mod tests {
         assert_eq!(queue.take(), None);
         queue.big_done();
         assert_eq!(queue.take(), None);
+    }
+
+    #[test]
+    fn medium_files_start_after_big_ones_and_before_small_ones_biggest_first() {
+        let items = candidates(&[10, 200 << 10, 1536 << 10, 600 << 10, 50]);
+        let queue = Queue::new(&items);
+        assert_eq!(queue.take(), Some(Taken::Big(2)));
+        assert_eq!(queue.take(), Some(Taken::Medium(3)));
+        assert_eq!(queue.take(), Some(Taken::Medium(1)));
+        assert_eq!(queue.take(), Some(Taken::Small(0)));
+        assert_eq!(queue.take(), Some(Taken::Small(4)));
+        assert_eq!(queue.take(), None);
+    }
+
+    #[test]
+    fn a_medium_file_too_big_to_run_beside_a_huge_one_keeps_its_place() {
+        // Beside 4 MiB, files of up to 512 KiB run.
+        let items = candidates(&[10, 600 << 10, 4 << 20, 500 << 10, 50]);
+        let queue = Queue::new(&items);
+        assert_eq!(queue.take(), Some(Taken::Big(2)));
+        assert_eq!(queue.take(), Some(Taken::Medium(3)));
+        assert_eq!(queue.take(), Some(Taken::Small(0)));
+        assert_eq!(queue.take(), Some(Taken::Small(1)));
+        assert_eq!(queue.take(), Some(Taken::Small(4)));
     }
 
     #[test]

@@ -50,6 +50,11 @@ pub struct Candidate {
 /// off the workers' path (see `parallel` and `source::dispose`).
 const BIG_FILE_BYTES: u64 = 1 << 20;
 
+/// Files at least this big (and not big) start before the small ones, biggest first, several
+/// at a time (see `parallel`): a file of a few hundred kilobytes reached last in path order
+/// would leave the other workers idle while it is parsed.
+const MEDIUM_FILE_BYTES: u64 = 128 << 10;
+
 /// Files at least this big run only beside files at most an eighth of their size (see
 /// `parallel`): their syntax trees take a hundred megabytes or more (about 70 bytes per byte of
 /// a Rust file of numbers).
@@ -64,6 +69,11 @@ impl Candidate {
     /// Whether the file is big enough to schedule and free specially.
     pub(crate) fn is_big(&self) -> bool {
         self.size >= BIG_FILE_BYTES
+    }
+
+    /// Whether the file is big enough to start before the small ones.
+    pub(crate) fn is_medium(&self) -> bool {
+        self.size >= MEDIUM_FILE_BYTES
     }
 
     /// Whether the file is big enough to run only beside much smaller ones.
