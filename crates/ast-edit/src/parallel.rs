@@ -157,10 +157,10 @@ impl Queue {
     }
 
     /// The next file to start: a big one if no big one is running, else a medium one, else a
-    /// small one (so every medium file has started before any small one waits for the fold). `None`
-    /// when only big files are left and one is running: the worker running it starts the rest
-    /// (it calls [`Queue::big_done`] and then this, and nobody else can hold the slot then
-    /// without running a big file).
+    /// small one (so every medium file has started before any small one waits for the fold).
+    /// `None` when only big files are left and one is running: the worker running it starts
+    /// the rest (it calls [`Queue::big_done`] and then this, and nobody else can hold the slot
+    /// then without running a big file).
     fn take(&self) -> Option<Taken> {
         if self.next_big.load(Ordering::Acquire) < self.big.len()
             && self

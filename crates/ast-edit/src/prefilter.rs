@@ -38,8 +38,18 @@
 //! leaf is followed that way by the second is not parsed: `util.inspect(x); deprecate(f)` holds
 //! both texts but not the pair.
 //!
+//! Names. In node kinds whose grammar always puts one name after a keyword (`function` in a
+//! TypeScript `function_signature`, `fn` in a Rust `function_item`; [`name_after_keyword`]),
+//! a single metavariable right after the keyword binds that name, an identifier token. So
+//! the keyword, one word, and what the next pattern sibling starts with make a pair with the
+//! word between: `function $F($$$P): $R;` needs `function`, a name, then `(`, and skips
+//! the files where `function` is only followed by `(`, `<T>` or prose. The next sibling's
+//! text may be a needle leaf as above or, where no tree with errors is searched (error
+//! recovery may insert a token the text lacks), its first leaf if that is a keyword or an
+//! opening bracket.
+//!
 //! A warm index answers the pair question for files it knows without reading them: see
-//! [`adjacencies`].
+//! [`adjacencies`] (names between aside: those are left to the cold scan).
 //!
 //! Skipping a file therefore never changes the replacements found; the only visible effect is
 //! that a file which cannot match is not parsed, so its syntax errors are not reported.

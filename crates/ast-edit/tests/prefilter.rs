@@ -706,8 +706,10 @@ proptest! {
         broken in proptest::collection::vec(0..BROKEN_ITEMS.len(), 0..3),
     ) {
         let case = &NAME_CASES[case];
-        let items: Vec<&str> = case.items.iter().copied().chain(broken.iter().map(|&i| BROKEN_ITEMS[i])).collect();
-        let files: Vec<Vec<usize>> = files.iter().map(|f| f.iter().map(|i| i % items.len()).collect()).collect();
+        let broken = broken.iter().map(|&i| BROKEN_ITEMS[i]);
+        let items: Vec<&str> = case.items.iter().copied().chain(broken).collect();
+        let files: Vec<Vec<usize>> =
+            files.iter().map(|f| f.iter().map(|i| i % items.len()).collect()).collect();
         let texts = texts(&files, &items, case.header, case.footer);
         let op = case.patterns[pattern % case.patterns.len()];
         let (with, without) = previews_with(&texts, case.ext, op, None, Some(true));
