@@ -1,21 +1,22 @@
 //! Processing candidate files in parallel while folding their results in path order.
 //!
-//! Workers on the rayon pool take files from one shared queue: there is no barrier between batches,
-//! so one slow file does not leave the other workers idle. Big files ([`Candidate::is_big`]) are
-//! started first, biggest first, so that the slowest parse starts at once instead of when the path
-//! order reaches it; but only one at a time, so that two big syntax trees are never alive together
-//! (the peak memory is that of the biggest tree, not of the two biggest). Medium files
-//! ([`Candidate::is_medium`]) start next, biggest first, on any worker, so that none is reached
-//! last, when the other workers have nothing left to do (unless one could not run beside a
-//! huge file, below: it would wait for it). A huge file
-//! ([`Candidate::is_huge`]: a tree of a hundred megabytes or more) runs only beside files
-//! at most an eighth of its size: it waits for bigger ones running to end, and none starts
-//! until it is done, so the peak is that tree and little else (a worker's trees of files of
-//! up to a megabyte, and the allocator's pages freed but not yet given back, cost tens of
-//! megabytes more). Each result is folded as
-//! soon as every file before it (in path order) has been folded; when the fold says stop (a cap
-//! reached, an error), no new file is started. A worker runs at most [`LOOKAHEAD`] files ahead of
-//! the fold, which bounds both the results held for it and the work wasted when it stops.
+//! Workers on the rayon pool take files from one shared queue: there is no barrier between
+//! batches, so one slow file does not leave the other workers idle. Big files
+//! ([`Candidate::is_big`]) are started first, biggest first, so that the slowest parse starts at
+//! once instead of when the path order reaches it; but only one at a time, so that two big
+//! syntax trees are never alive together (the peak memory is that of the biggest tree, not of
+//! the two biggest). Medium files ([`Candidate::is_medium`]; the [`MEDIUM_FIRST`] biggest)
+//! start next, biggest first, on any worker, so that none is reached last, when the other
+//! workers have nothing left to do (unless one could not run beside a huge file, below: it
+//! would wait for it). A huge file ([`Candidate::is_huge`]: a tree of a hundred megabytes or
+//! more) runs only beside files at most an eighth of its size: it waits for bigger ones running
+//! to end, and none starts until it is done, so the peak is that tree and little else (a
+//! worker's trees of files of up to a megabyte, and the allocator's pages freed but not yet
+//! given back, cost tens of megabytes more). Each result is folded as soon as every file before
+//! it (in path order) has been folded; when the fold says stop (a cap reached, an error), no new
+//! file is started. A worker runs at most [`LOOKAHEAD`] files ahead of the fold (big files and
+//! the [`MEDIUM_FIRST`] medium ones aside), which bounds both the results held for it and the
+//! work wasted when it stops.
 
 use std::{
     collections::BTreeMap,
@@ -30,8 +31,11 @@ use rayon::prelude::*;
 
 use crate::scope::Candidate;
 
-/// How many files past the next one to fold a worker may start (big files aside).
+/// How many files past the next one to fold a worker may start (big and medium files aside).
 const LOOKAHEAD: usize = 256;
+
+/// How many medium files, the biggest, start before the small ones.
+const MEDIUM_FIRST: usize = 16;
 
 /// A unit of work: a candidate file, alone or with what goes with it.
 pub(crate) trait FileWork: Sync {
@@ -140,11 +144,17 @@ impl Queue {
             c.is_medium()
                 && smallest_huge.is_none_or(|huge| c.size.saturating_mul(BESIDE_HUGE) <= huge)
         };
-        let (mut medium, small): (Vec<usize>, Vec<usize>) =
+        let (mut medium, mut small): (Vec<usize>, Vec<usize>) =
             rest.into_iter().partition(|&i| early(items[i].candidate()));
         let biggest_first = |i: &usize| std::cmp::Reverse(items[*i].candidate().size);
         big.sort_by_key(biggest_first);
         medium.sort_by_key(biggest_first);
+        // Only the biggest few: the others keep their place, so that a cap reached early
+        // leaves them unstarted.
+        if medium.len() > MEDIUM_FIRST {
+            small.extend(medium.split_off(MEDIUM_FIRST));
+            small.sort_unstable();
+        }
         Queue {
             big,
             medium,
@@ -157,7 +167,7 @@ impl Queue {
     }
 
     /// The next file to start: a big one if no big one is running, else a medium one, else a
-    /// small one (so every medium file has started before any small one waits for the fold).
+    /// small one (so every medium file has been taken before any small one waits for the fold).
     /// `None` when only big files are left and one is running: the worker running it starts
     /// the rest (it calls [`Queue::big_done`] and then this, and nobody else can hold the slot
     /// then without running a big file).
@@ -334,6 +344,19 @@ mod tests {
         assert_eq!(queue.take(), Some(Taken::Small(0)));
         assert_eq!(queue.take(), Some(Taken::Small(4)));
         assert_eq!(queue.take(), None);
+    }
+
+    #[test]
+    fn only_the_biggest_medium_files_start_early() {
+        let mut sizes = vec![128 << 10; MEDIUM_FIRST + 2];
+        sizes[3] = 1000 << 10;
+        let items = candidates(&sizes);
+        let queue = Queue::new(&items);
+        assert_eq!(queue.take(), Some(Taken::Medium(3)));
+        let early = (1..MEDIUM_FIRST).map(|_| queue.take()).collect::<Vec<_>>();
+        assert!(early.iter().all(|t| matches!(t, Some(Taken::Medium(_)))), "{early:?}");
+        let late = [queue.take(), queue.take(), queue.take()];
+        assert!(matches!(late, [Some(Taken::Small(_)), Some(Taken::Small(_)), None]), "{late:?}");
     }
 
     #[test]

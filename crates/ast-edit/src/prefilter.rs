@@ -44,9 +44,16 @@
 //! the keyword, one word, and what the next pattern sibling starts with make a pair with the
 //! word between: `function $F($$$P): $R;` needs `function`, a name, then `(`, and skips
 //! the files where `function` is only followed by `(`, `<T>` or prose. The next sibling's
-//! text may be a needle leaf as above or, where no tree with errors is searched (error
-//! recovery may insert a token the text lacks), its first leaf if that is a keyword or an
-//! opening bracket.
+//! text may be a needle leaf as above, or its first leaf if that is a keyword or an opening
+//! bracket.
+//!
+//! Pairs hold only in syntax trees without errors. Error recovery wraps the tokens it skips in
+//! an ERROR node that ast-grep skips like a comment, so in a file with a syntax error any text
+//! may stand between two leaves of a match (`util 1 .deprecate(x)` matches
+//! `util.deprecate($A)`), and a token it inserts has no text at all. So where files with
+//! syntax errors are searched (`ast_grep`, and `ast_edit` with `include_parse_errors`) there
+//! are no pairs, only texts. Elsewhere such a file is skipped anyway: the prefilter's only
+//! effect on it is that, when it cannot match, its syntax error is not reported.
 //!
 //! A warm index answers the pair question for files it knows without reading them: see
 //! [`adjacencies`] (names between aside: those are left to the cold scan).
@@ -146,9 +153,8 @@ pub(crate) enum Located {
 
 impl Needles {
     /// The needles of a compiled pattern; none (match everything) for `signature`.
-    /// `error_trees`: whether files whose syntax tree has errors are searched too; then no
-    /// pair ends with an unnamed token (see [`Pair`]), since error recovery may insert one
-    /// that the text lacks.
+    /// `error_trees`: whether files whose syntax tree has errors are searched too; then there
+    /// are no pairs (see the module documentation).
     pub(crate) fn of(
         pattern: &Pattern,
         lang: Lang,
@@ -163,8 +169,11 @@ impl Needles {
             && KEYWORD_NEEDLE_LANGS.contains(&lang);
         let mut texts = Vec::new();
         let mut pairs = Vec::new();
-        let found = Found { lang, ts_lang: &ts_lang, tokens: !error_trees };
+        let found = Found { lang, ts_lang: &ts_lang };
         collect(&pattern.node, &found, keywords, &mut texts, &mut pairs);
+        if error_trees {
+            pairs.clear();
+        }
         pairs.dedup();
         pairs.truncate(4);
         let gap = (!pairs.is_empty()).then(|| Gap::of(lang));
@@ -384,12 +393,13 @@ impl Gap {
 
     /// If a name (an identifier) may start at `at`: `Some(Some(end))` with where it ends, or
     /// `Some(None)` when the scanner cannot tell (an escape in it). A name here is a run of
-    /// ASCII letters, digits, `_` and `$`, and non-ASCII characters other than whitespace
-    /// (every grammar's identifier characters are among them), and Rust's `r#` prefix.
+    /// ASCII letters, digits, `_`, `$` and DEL (JavaScript's identifiers allow it), and
+    /// non-ASCII characters other than whitespace (every grammar's identifier characters are
+    /// among them), and Rust's `r#` prefix.
     fn name_end(&self, text: &[u8], at: usize) -> Option<Option<usize>> {
         let mut end = at;
         while let Some(&byte) = text.get(end) {
-            if is_word_byte(byte) || byte == b'$' {
+            if is_word_byte(byte) || byte == b'$' || byte == 0x7F {
                 end += 1;
             } else if byte == b'\\' {
                 return Some(None);
@@ -608,8 +618,6 @@ const KEYWORD_NEEDLE_LANGS: &[Lang] = &[
 struct Found<'l> {
     lang: Lang,
     ts_lang: &'l TSLanguage,
-    /// Whether a pair may end with an unnamed token (no tree with errors is searched).
-    tokens: bool,
 }
 
 fn collect(
@@ -667,8 +675,8 @@ fn plain_needle<'t>(text: &'t str, kind_id: u16, ts_lang: &TSLanguage) -> Option
 ///
 /// Or a keyword that [`name_after_keyword`] lists for `kind`, then a metavariable (which
 /// binds the name), then what the next sibling starts with: a needle leaf as above, or else
-/// (when no tree with errors is searched) its first leaf if that is a keyword or an opening
-/// bracket: `function $F($$$P): $R;` gives `function`, a name, then `(`.
+/// its first leaf if that is a keyword or an opening bracket: `function $F($$$P): $R;` gives
+/// `function`, a name, then `(`.
 fn pair_at(children: &[PatternNode], i: usize, kind: &str, found: &Found<'_>) -> Option<Pair> {
     let (lang, ts_lang) = (found.lang, found.ts_lang);
     let (first, first_keyword) = match &children[i] {
@@ -696,7 +704,7 @@ fn pair_at(children: &[PatternNode], i: usize, kind: &str, found: &Found<'_>) ->
             .position(|c| !is_unnamed_leaf(c))
             .and_then(|next| first_needle(&after[next], ts_lang))
             .map(|text| (text, false))
-            .or_else(|| found.tokens.then(|| first_token(after.first()?, ts_lang)).flatten())?;
+            .or_else(|| first_token(after.first()?, ts_lang))?;
         return Some(Pair {
             first: first.to_owned(),
             first_keyword,
@@ -842,13 +850,16 @@ fn closed_kind(lang: Lang, kind: &str) -> bool {
     kinds.contains(&kind)
 }
 
-/// Whether `haystack[start..start + len]` touches no ASCII word character. (Only ASCII counts
-/// as a word character here, a subset of every grammar's identifier characters, so a real
-/// keyword token always passes.)
+/// Whether `haystack[start..start + len]` may be a keyword token: no ASCII word character
+/// follows it, and the ASCII word characters before it, if any, start with a digit (a number
+/// glued to a keyword, as Python lexes `1if`, not an identifier such as `unused`). (Only ASCII
+/// counts as a word character here, a subset of every grammar's identifier characters, so a
+/// real keyword token always passes.)
 fn stands_alone(haystack: &[u8], start: usize, len: usize) -> bool {
     let is_word = |b: &u8| is_word_byte(*b);
-    !(start.checked_sub(1).and_then(|i| haystack.get(i)).is_some_and(is_word)
-        || haystack.get(start + len).is_some_and(is_word))
+    let before = haystack[..start].iter().rev().take_while(|b| is_word(b)).count();
+    let glued_to_name = before > 0 && !haystack[start - before].is_ascii_digit();
+    !(glued_to_name || haystack.get(start + len).is_some_and(is_word))
 }
 
 /// The length of the UTF-8 sequence that `lead` starts.
@@ -1096,7 +1107,9 @@ mod tests {
         assert!(ts("function \u{e9}t\u{e9}(): T;"));
         assert!(ts("function f\u{a0}(): T;"));
         assert!(ts("function \\u0066(): T;"), "an escape: the scanner cannot tell");
-        assert!(ts("const g = function (x) { };"), "error recovery may insert a name");
+        // A missing name (a zero-width node error recovery inserts) counts too.
+        assert!(ts("const g = function (x) { };"));
+        assert!(ts("function f\u{7f}g(x): T;"), "DEL is an identifier character in JavaScript");
         assert!(!ts("function f<T>(x: T): T;"), "type parameters are no name");
         assert!(!ts("function f.g(x): T;"));
         assert!(!ts("/** the function the caller passes */ f(x);"));
@@ -1120,12 +1133,10 @@ mod tests {
         );
         assert_eq!(pairs("def $F($$$A): pass", Lang::Python, false), ["def ("]);
         assert!(pairs("x = function $F() {}", Lang::JavaScript, false).is_empty());
-        // Where trees with errors are searched, an unnamed token may be missing from the text.
+        // Where trees with errors are searched, any text may stand between: no pairs.
         assert!(pairs("function $F($$$P): $R;", Lang::TypeScript, true).is_empty());
-        assert_eq!(
-            pairs("class $C extends Base {}", Lang::Java, true),
-            ["class Base", "extends Base"]
-        );
+        assert!(pairs("class $C extends Base {}", Lang::Java, true).is_empty());
+        assert!(pairs("util.deprecate($A)", Lang::JavaScript, true).is_empty());
     }
 
     #[test]

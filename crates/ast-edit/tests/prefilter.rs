@@ -3,8 +3,8 @@
 
 use proptest::prelude::*;
 use staged_ast_edit::{
-    AstEditError, AstEditParams, ConfinedRoot, EditPreview, EngineOptions, Op, Strictness,
-    compute_preview_with,
+    AstEditError, AstEditParams, AstGrepParams, ConfinedRoot, EditPreview, EngineOptions, Op,
+    Strictness, compute_preview_with, search,
 };
 
 const STATEMENTS: &[&str] = &[
@@ -182,8 +182,13 @@ fn summary(preview: &Result<EditPreview, AstEditError>) -> String {
                     )
                 })
                 .collect();
+            let errors: Vec<String> = p
+                .error_files
+                .iter()
+                .map(|e| format!("{}:{}:{}", e.path, e.replacements, e.matches_skipped))
+                .collect();
             format!(
-                "{files:?} searched={} limit={} digest={}",
+                "{files:?} searched={} limit={} digest={} error files={errors:?}",
                 p.files_searched,
                 p.limit_reached,
                 p.edits_digest()
@@ -694,7 +699,7 @@ const JS_PAIR_PATTERNS: &[(&str, &str)] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
     /// Where files with syntax errors are rewritten too (error recovery may insert a token the
     /// text lacks), the prefilter still changes nothing: the name cases' items, with broken
     /// ones among them.
@@ -717,8 +722,15 @@ proptest! {
     }
 }
 
-/// Items with syntax errors where a parser may insert a missing token or name.
+/// Items with syntax errors where a parser may insert a missing token or name, or skip a
+/// stray word (which ast-grep then skips like a comment).
 const BROKEN_ITEMS: &[&str] = &[
+    "function 1 bar(x: number): string;",
+    "declare function baz 1 (x: number): string;",
+    "class 1 K { }",
+    "fn 1 g() {}",
+    "struct 1 S { a: u8 }",
+    "class 1 In {}",
     "declare function g(x: number: T;",
     "declare function (x): T;",
     "function f x): T;",
@@ -728,6 +740,31 @@ const BROKEN_ITEMS: &[&str] = &[
     "func () {}",
     "class extends B {}",
 ];
+
+/// `ast_grep` searches files with syntax errors, where error recovery skips stray words that
+/// ast-grep then skips like comments: a pair with a word between still matches, so the
+/// prefilter must not rule such files out.
+#[test]
+fn search_finds_matches_around_words_error_recovery_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.js"), "util 1 .deprecate(x);\n").unwrap();
+    std::fs::write(dir.path().join("b.ts"), "function 1 bar(x: number): string;\n").unwrap();
+    let workspace = ConfinedRoot::new(dir.path()).unwrap();
+    let found = |pattern: &str, lang: &str| {
+        let params = AstGrepParams {
+            pattern: pattern.to_owned(),
+            paths: vec![".".to_owned()],
+            lang: Some(lang.to_owned()),
+            selector: None,
+            strictness: None,
+            limit: None,
+        };
+        let result = search(&workspace, &params, None, None).unwrap();
+        result.matches.iter().map(|m| m.path.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(found("util.deprecate($A)", "js"), ["a.js"]);
+    assert_eq!(found("function $F(x: number): string;", "ts"), ["b.ts"]);
+}
 
 /// A name pair really skips files: one with `function` and `(` but no `function name(` is not
 /// parsed, so its syntax error is not reported.
