@@ -13,7 +13,7 @@ use ast_grep_core::{
 
 use crate::{
     Lang, Strictness,
-    prefilter::{Located, Needles, Occurrences},
+    prefilter::{ErrorTrees, Located, Needles, Occurrences},
 };
 
 /// The deepest pattern syntax tree accepted. ast-grep builds and matches a pattern by
@@ -188,14 +188,14 @@ impl Rule {
 
 /// Compiles `(pattern, replacement)` pairs; a pattern that does not compile becomes a
 /// `"<pattern>: <error>"` entry in `errors`, which the callers refuse as `Invalid pattern`
-/// (`docs/contract/ast-edit.md#patterns`). `error_trees`: whether files whose syntax tree has
-/// errors are searched too (the prefilter then relies less on unnamed tokens).
+/// (`docs/contract/ast-edit.md#patterns`). `error_trees`: what becomes of files whose syntax
+/// tree has errors (the prefilter's pairs depend on it).
 pub(crate) fn compile_rules(
     rules: &[(String, Option<String>)],
     lang: Lang,
     selector: Option<&str>,
     strictness: Strictness,
-    error_trees: bool,
+    error_trees: ErrorTrees,
     errors: &mut Vec<String>,
 ) -> Vec<Rule> {
     let mut res = Vec::with_capacity(rules.len());

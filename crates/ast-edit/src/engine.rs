@@ -36,6 +36,7 @@ use crate::{
     nesting::{Forest, Found, Rematch, compose, plan},
     parallel::par_fold_in_order,
     params::ValidatedEdit,
+    prefilter::ErrorTrees,
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, edit_tree, parse_error_issue, parse_tree, read_text, root_of},
     trees::{STORE_UP_TO, TreeCache, Trees},
@@ -325,7 +326,7 @@ pub fn compute_preview_with(
                     lang,
                     params.selector.as_deref(),
                     params.strictness,
-                    params.include_parse_errors,
+                    error_trees(params),
                     &mut Vec::new(),
                 )
             }),
@@ -353,7 +354,7 @@ pub fn compute_preview_with(
         lang,
         params.selector.as_deref(),
         params.strictness,
-        params.include_parse_errors,
+        error_trees(params),
         &mut parse_errors,
     );
     // A rewrite whose pattern does not compile would silently match nothing: refuse it.
@@ -433,6 +434,15 @@ pub fn compute_preview_with(
         "ast_edit preview: where the time went"
     );
     Ok(preview)
+}
+
+/// What a preview does with files whose syntax tree has errors: skips them, or (with
+/// `include_parse_errors`) counts every match in them.
+fn error_trees(params: &ValidatedEdit) -> ErrorTrees {
+    match params.include_parse_errors {
+        false => ErrorTrees::Skipped,
+        true => ErrorTrees::Searched,
+    }
 }
 
 /// With the language given, drops the walked files named as that language whose warm index

@@ -47,13 +47,16 @@
 //! text may be a needle leaf as above, or its first leaf if that is a keyword or an opening
 //! bracket.
 //!
-//! Pairs hold only in syntax trees without errors. Error recovery wraps the tokens it skips in
-//! an ERROR node that ast-grep skips like a comment, so in a file with a syntax error any text
-//! may stand between two leaves of a match (`util 1 .deprecate(x)` matches
-//! `util.deprecate($A)`), and a token it inserts has no text at all. So where files with
-//! syntax errors are searched (`ast_grep`, and `ast_edit` with `include_parse_errors`) there
-//! are no pairs, only texts. Elsewhere such a file is skipped anyway: the prefilter's only
-//! effect on it is that, when it cannot match, its syntax error is not reported.
+//! Pairs hold in syntax trees without errors. Error recovery wraps the tokens it skips in an
+//! ERROR node that ast-grep skips like a comment, so in a file with a syntax error any text may
+//! stand between two leaves of a match (`util 1 .deprecate(x)` matches `util.deprecate($A)`),
+//! and a token it inserts has no text at all. [`ErrorTrees`] says what becomes of such files:
+//! `ast_edit` skips them, so every pair holds (the prefilter's only effect on such a file is
+//! that, when it cannot match, its syntax error is not reported); `ast_grep` searches them but
+//! leaves out a match that spans skipped text (its text is not what the pattern says), so the
+//! pairs whose second text is a named leaf hold (an inserted named leaf has no text, so no
+//! text needle matches it); `ast_edit` with `include_parse_errors` counts every match in
+//! them, so no pair holds there.
 //!
 //! A warm index answers the pair question for files it knows without reading them: see
 //! [`adjacencies`] (names between aside: those are left to the cold scan).
@@ -112,6 +115,20 @@ struct Pair {
     second: String,
     /// `second` is a keyword: only its occurrences no word character touches count.
     second_keyword: bool,
+    /// `second` is an unnamed token (a keyword or an opening bracket), not a named leaf.
+    second_token: bool,
+}
+
+/// What becomes of files whose syntax tree has errors, which decides the pairs that hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorTrees {
+    /// They are skipped (`ast_edit`): every pair holds.
+    Skipped,
+    /// They are searched, but a match that spans text the parser skipped is left out
+    /// (`ast_grep`): the pairs whose second text is a named leaf hold.
+    SearchedWithoutSkippedText,
+    /// Every match in them counts (`ast_edit` with `include_parse_errors`): no pair holds.
+    Searched,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -152,14 +169,14 @@ pub(crate) enum Located {
 }
 
 impl Needles {
-    /// The needles of a compiled pattern; none (match everything) for `signature`.
-    /// `error_trees`: whether files whose syntax tree has errors are searched too; then there
-    /// are no pairs (see the module documentation).
+    /// The needles of a compiled pattern; none (match everything) for `signature`. Which
+    /// pairs hold depends on what becomes of files with syntax errors (see the module
+    /// documentation).
     pub(crate) fn of(
         pattern: &Pattern,
         lang: Lang,
         strictness: Strictness,
-        error_trees: bool,
+        error_trees: ErrorTrees,
     ) -> Needles {
         if strictness == Strictness::Signature {
             return Needles::default();
@@ -171,8 +188,10 @@ impl Needles {
         let mut pairs = Vec::new();
         let found = Found { lang, ts_lang: &ts_lang };
         collect(&pattern.node, &found, keywords, &mut texts, &mut pairs);
-        if error_trees {
-            pairs.clear();
+        match error_trees {
+            ErrorTrees::Skipped => {}
+            ErrorTrees::SearchedWithoutSkippedText => pairs.retain(|p| !p.second_token),
+            ErrorTrees::Searched => pairs.clear(),
         }
         pairs.dedup();
         pairs.truncate(4);
@@ -699,18 +718,21 @@ fn pair_at(children: &[PatternNode], i: usize, kind: &str, found: &Found<'_>) ->
     );
     if first_keyword && name && name_after_keyword(lang, kind, first) {
         let after = &rest[next + 1..];
-        let (second, second_keyword) = after
+        let (second, second_keyword, second_token) = after
             .iter()
             .position(|c| !is_unnamed_leaf(c))
             .and_then(|next| first_needle(&after[next], ts_lang))
-            .map(|text| (text, false))
-            .or_else(|| first_token(after.first()?, ts_lang))?;
+            .map(|text| (text, false, false))
+            .or_else(|| {
+                first_token(after.first()?, ts_lang).map(|(text, keyword)| (text, keyword, true))
+            })?;
         return Some(Pair {
             first: first.to_owned(),
             first_keyword,
             name_between: true,
             second: second.to_owned(),
             second_keyword,
+            second_token,
         });
     }
     let second = first_needle(&rest[next], ts_lang)?;
@@ -720,6 +742,7 @@ fn pair_at(children: &[PatternNode], i: usize, kind: &str, found: &Found<'_>) ->
         name_between: false,
         second: second.to_owned(),
         second_keyword: false,
+        second_token: false,
     })
 }
 
@@ -998,7 +1021,7 @@ mod tests {
                 ("mem.take()", Lang::Go),
             ][which];
             let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
-            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, false);
+            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, ErrorTrees::Skipped);
             let grams = crate::grams::Grams::of(text.as_bytes(), Some(lang));
             if matches!(needles.locate(text.as_bytes()), Located::Present(_)) {
                 proptest::prop_assert!(needles.may_occur_in(&grams), "{text:?}");
@@ -1009,7 +1032,12 @@ mod tests {
     #[test]
     fn adjacencies_rule_out_a_pair_apart() {
         let needles = |pattern: &str| {
-            Needles::of(&Pattern::new(pattern, Lang::Rust), Lang::Rust, Strictness::Smart, false)
+            Needles::of(
+                &Pattern::new(pattern, Lang::Rust),
+                Lang::Rust,
+                Strictness::Smart,
+                ErrorTrees::Skipped,
+            )
         };
         let take = needles("std::mem::take($A)");
         let grams = |text: &str| crate::grams::Grams::of(text.as_bytes(), Some(Lang::Rust));
@@ -1030,7 +1058,8 @@ mod tests {
     #[test]
     fn overlapping_occurrences_are_all_found() {
         let pattern = Pattern::new("aa", Lang::JavaScript);
-        let needles = Needles::of(&pattern, Lang::JavaScript, Strictness::Smart, false);
+        let needles =
+            Needles::of(&pattern, Lang::JavaScript, Strictness::Smart, ErrorTrees::Skipped);
         let Located::Present(Some(occ)) = needles.locate(b"x aaa") else {
             panic!("`aa` is in `x aaa`");
         };
@@ -1041,19 +1070,20 @@ mod tests {
     #[test]
     fn keywords_count_only_as_whole_words() {
         let pattern = Pattern::new("use $A;", Lang::Rust);
-        let needles = Needles::of(&pattern, Lang::Rust, Strictness::Smart, false);
+        let needles = Needles::of(&pattern, Lang::Rust, Strictness::Smart, ErrorTrees::Skipped);
         assert!(matches!(needles.locate(b"// unused, because reuse_it"), Located::Missing));
         let Located::Present(Some(occ)) = needles.locate(b"fn unused() {}\nuse a;\n(use)") else {
             panic!("`use` stands alone twice");
         };
         assert_eq!(occ.starts, vec![15, 23]);
         // Not a keyword under `ast`: no needle at all.
-        let relaxed = Needles::of(&pattern, Lang::Rust, Strictness::Ast, false);
+        let relaxed = Needles::of(&pattern, Lang::Rust, Strictness::Ast, ErrorTrees::Skipped);
         assert!(matches!(relaxed.locate(b"unused"), Located::Present(None)));
     }
 
     fn located(pattern: &str, lang: Lang, text: &str) -> bool {
-        let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, false);
+        let needles =
+            Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, ErrorTrees::Skipped);
         matches!(needles.locate(text.as_bytes()), Located::Present(_))
     }
 
@@ -1121,6 +1151,10 @@ mod tests {
         // Not in a kind whose keyword is always followed by a name: a function expression's
         // name is optional.
         let pairs = |pattern: &str, lang, error_trees| {
+            let error_trees = match error_trees {
+                false => ErrorTrees::Skipped,
+                true => ErrorTrees::SearchedWithoutSkippedText,
+            };
             let needles =
                 Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, error_trees);
             needles.pairs.iter().map(|p| format!("{} {}", p.first, p.second)).collect::<Vec<_>>()
@@ -1133,16 +1167,32 @@ mod tests {
         );
         assert_eq!(pairs("def $F($$$A): pass", Lang::Python, false), ["def ("]);
         assert!(pairs("x = function $F() {}", Lang::JavaScript, false).is_empty());
-        // Where trees with errors are searched, any text may stand between: no pairs.
+        // Where trees with errors are searched, an unnamed token may be missing from the text.
         assert!(pairs("function $F($$$P): $R;", Lang::TypeScript, true).is_empty());
-        assert!(pairs("class $C extends Base {}", Lang::Java, true).is_empty());
-        assert!(pairs("util.deprecate($A)", Lang::JavaScript, true).is_empty());
+        assert!(pairs("class $C extends $B {}", Lang::Java, true).is_empty());
+        assert_eq!(
+            pairs("class $C extends Base {}", Lang::Java, true),
+            ["class Base", "extends Base"]
+        );
+        assert_eq!(pairs("util.deprecate($A)", Lang::JavaScript, true), ["util deprecate"]);
+        let every = Needles::of(
+            &Pattern::new("util.deprecate($A)", Lang::JavaScript),
+            Lang::JavaScript,
+            Strictness::Smart,
+            ErrorTrees::Searched,
+        );
+        assert!(every.pairs.is_empty(), "where every match counts, no pair holds");
     }
 
     #[test]
     fn pairs_are_siblings_with_only_unnamed_leaves_between() {
         let pairs = |pattern: &str, lang| {
-            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, false);
+            let needles = Needles::of(
+                &Pattern::new(pattern, lang),
+                lang,
+                Strictness::Smart,
+                ErrorTrees::Skipped,
+            );
             needles.pairs.iter().map(|p| format!("{} {}", p.first, p.second)).collect::<Vec<_>>()
         };
         assert_eq!(pairs("util.deprecate($$$A)", Lang::JavaScript), ["util deprecate"]);
@@ -1154,7 +1204,7 @@ mod tests {
             &Pattern::new("util.deprecate", Lang::JavaScript),
             Lang::JavaScript,
             Strictness::Ast,
-            false,
+            ErrorTrees::Skipped,
         );
         assert!(ast.pairs.is_empty());
     }
@@ -1162,7 +1212,12 @@ mod tests {
     #[test]
     fn a_longer_path_has_the_pairs_of_its_tail() {
         let pairs = |pattern: &str, lang| {
-            let needles = Needles::of(&Pattern::new(pattern, lang), lang, Strictness::Smart, false);
+            let needles = Needles::of(
+                &Pattern::new(pattern, lang),
+                lang,
+                Strictness::Smart,
+                ErrorTrees::Skipped,
+            );
             let mut found: Vec<String> =
                 needles.pairs.iter().map(|p| format!("{} {}", p.first, p.second)).collect();
             found.sort();

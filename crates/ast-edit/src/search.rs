@@ -2,7 +2,8 @@
 //! rewrite engine, but each file uses its own language unless `lang` is given. Without `lang`,
 //! only the languages the pattern is meant for are searched ([`crate::choose`]). A search
 //! cannot break anything, so files whose syntax tree has error nodes are searched too, and
-//! their matches marked.
+//! their matches marked; a match that spans text the parser skipped at a syntax error is not
+//! shown (its text is not what the pattern says), and the file's parse issue says how many.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -24,6 +25,7 @@ use crate::{
     lang::Inferred,
     parallel::par_fold_in_order,
     params::{validate_limit, validate_paths, validate_pattern_len},
+    prefilter::ErrorTrees,
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, read_text, root_of},
     trees::{STORE_UP_TO, TreeCache, Trees},
@@ -116,8 +118,14 @@ pub fn search(
     let candidates = collect_for_lang(workspace, &paths, lang, listing.as_deref())?;
     let (candidates, pruned) = prune_listed(candidates, lang, |lang| {
         let pattern = [(params.pattern.clone(), None)];
-        // Files with syntax errors are searched too.
-        compile_rules(&pattern, lang, params.selector.as_deref(), strictness, true, &mut Vec::new())
+        compile_rules(
+            &pattern,
+            lang,
+            params.selector.as_deref(),
+            strictness,
+            ERROR_TREES,
+            &mut Vec::new(),
+        )
     });
     let collected = started.elapsed();
     let assigned: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
@@ -178,7 +186,7 @@ pub fn search(
                 lang,
                 params.selector.as_deref(),
                 strictness,
-                true,
+                ERROR_TREES,
                 &mut result.parse_errors,
             )
         });
@@ -228,7 +236,8 @@ pub fn search(
             }
             match outcome {
                 None => return ControlFlow::Break(AstEditError::Cancelled),
-                Some(Ok(matches)) => {
+                Some(Ok((matches, left_out))) => {
+                    result.parse_errors.extend(left_out);
                     let room = limit.map_or(usize::MAX, |l| l.saturating_sub(result.matches.len()));
                     // Counted where its matches are shown (and marked).
                     if room > 0 && matches.first().is_some_and(|m| m.file_has_parse_errors) {
@@ -268,7 +277,11 @@ pub fn search(
     Ok(result)
 }
 
-/// One file's matches: in each of its `segments` (the whole file, or the code blocks of a
+/// What a search does with files whose syntax tree has errors.
+const ERROR_TREES: ErrorTrees = ErrorTrees::SearchedWithoutSkippedText;
+
+/// One file's matches, and the parse issue that says how many were left out because they
+/// span text the parser skipped: in each of its `segments` (the whole file, or the code blocks of a
 /// component file, see [`crate::embed`]), parsed in its language and searched with that
 /// language's rules. Each rule's walk stops after `cap` matches.
 fn search_file(
@@ -278,10 +291,11 @@ fn search_file(
     cap: usize,
     trees: Option<Trees<'_>>,
     parsed: &std::sync::atomic::AtomicUsize,
-) -> Result<Vec<SearchMatch>, String> {
+) -> Result<(Vec<SearchMatch>, Option<String>), String> {
     let text = read_text(candidate)?;
     let index = LineIndex::new(&text);
     let mut res = Vec::new();
+    let mut across_skipped = 0;
     for (segment, lang) in segments {
         // `usize::MAX` ends the whole file.
         let segment = segment.start..segment.end.min(text.len());
@@ -300,6 +314,10 @@ fn search_file(
         let root = root_of(part, *lang, tree);
         for (rule, prune) in active {
             rule.each_match(root.root(), prune.as_ref(), cap, |m| {
+                if broken && spans_skipped_text(m.get_inner_node()) {
+                    across_skipped += 1;
+                    return;
+                }
                 let range = m.range();
                 let (line, column) = index.position(base + range.start);
                 let (end_line, end_column) = index.position(base + range.end);
@@ -351,5 +369,42 @@ fn search_file(
     if res.iter().any(|m| m.file_has_parse_errors) {
         res.iter_mut().for_each(|m| m.file_has_parse_errors = true);
     }
-    Ok(res)
+    let shown = &candidate.display;
+    let left_out = match across_skipped {
+        0 => None,
+        1 => Some(format!(
+            "{shown}: a match is not shown: it spans text the parser skipped at a syntax error"
+        )),
+        n => Some(format!(
+            "{shown}: {n} matches are not shown: they span text the parser skipped at a syntax error"
+        )),
+    };
+    Ok((res, left_out))
+}
+
+/// Whether `node` holds text the parser skipped at a syntax error (an ERROR node that is an
+/// extra, which ast-grep steps over like a comment).
+fn spans_skipped_text(node: tree_sitter::Node<'_>) -> bool {
+    let mut cursor = node.walk();
+    loop {
+        let at = cursor.node();
+        if at.is_error() && at.is_extra() {
+            return true;
+        }
+        // Only a subtree that holds an error can hold one.
+        if at.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == node {
+                return false;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return false;
+            }
+        }
+    }
 }
