@@ -281,8 +281,8 @@ pub fn search(
 const ERROR_TREES: ErrorTrees = ErrorTrees::SearchedWithoutSkippedText;
 
 /// One file's matches, and the parse issue that says how many were left out because they
-/// span text the parser skipped: in each of its `segments` (the whole file, or the code blocks of a
-/// component file, see [`crate::embed`]), parsed in its language and searched with that
+/// span text the parser skipped: in each of its `segments` (the whole file, or the code blocks
+/// of a component file, see [`crate::embed`]), parsed in its language and searched with that
 /// language's rules. Each rule's walk stops after `cap` matches.
 fn search_file(
     candidate: &Candidate,
