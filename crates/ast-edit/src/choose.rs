@@ -13,6 +13,7 @@ use ast_grep_core::{Language, Pattern, tree_sitter::LanguageExt};
 use crate::{
     Lang,
     compile::{MAX_PATTERN_DEPTH, nested_deeper_than},
+    source::error_node_under,
 };
 
 /// Data and document languages: JSON, YAML, TOML, INI, XML, HTML, Markdown and unified
@@ -74,22 +75,7 @@ fn broken(text: &str, lang: Lang) -> bool {
         return false;
     }
     let end = text.trim_end().len();
-    let mut cursor = top.walk();
-    loop {
-        let node = cursor.node();
-        if node.is_error() || (node.is_missing() && node.start_byte() < end) {
-            return true;
-        }
-        // Only a subtree that holds an error can hold one of those.
-        if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                return false;
-            }
-        }
-    }
+    error_node_under(top, |node| node.is_error() || (node.is_missing() && node.start_byte() < end))
 }
 
 /// The languages of `found` (sorted, without duplicates) that the patterns are meant for;

@@ -141,8 +141,7 @@ impl Queue {
         let smallest_huge =
             items.iter().map(FileWork::candidate).filter(|c| c.is_huge()).map(|c| c.size).min();
         let early = |c: &Candidate| {
-            c.is_medium()
-                && smallest_huge.is_none_or(|huge| c.size.saturating_mul(BESIDE_HUGE) <= huge)
+            c.is_medium() && smallest_huge.is_none_or(|huge| fits_beside(c.size, huge))
         };
         let (mut medium, mut small): (Vec<usize>, Vec<usize>) =
             rest.into_iter().partition(|&i| early(items[i].candidate()));
@@ -215,6 +214,11 @@ struct AloneState {
 /// A file runs beside a huge one only if it is at most this fraction of its size.
 const BESIDE_HUGE: u64 = 8;
 
+/// Whether a file of `size` bytes may run beside a huge file of `huge` bytes.
+fn fits_beside(size: u64, huge: u64) -> bool {
+    size.saturating_mul(BESIDE_HUGE) <= huge
+}
+
 impl Alone {
     fn lock(&self) -> std::sync::MutexGuard<'_, AloneState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -233,9 +237,8 @@ impl Alone {
     /// [`BESIDE_HUGE`] times smaller, and any other file once it is (or no huge one runs).
     fn run<T>(&self, candidate: &Candidate, work: impl FnOnce() -> T) -> T {
         let (size, huge) = (candidate.size, candidate.is_huge());
-        let small_beside = |huge: Option<u64>, size: u64| {
-            huge.is_none_or(|huge| size.saturating_mul(BESIDE_HUGE) <= huge)
-        };
+        let small_beside =
+            |huge: Option<u64>, size: u64| huge.is_none_or(|huge| fits_beside(size, huge));
         if huge {
             self.wait_while(|state| state.huge.is_some()).huge = Some(size);
             drop(self.wait_while(|state| {

@@ -847,9 +847,7 @@ fn last_needle<'p>(node: &'p PatternNode, lang: Lang, ts_lang: &TSLanguage) -> O
 fn first_needle<'p>(node: &'p PatternNode, ts_lang: &TSLanguage) -> Option<&'p str> {
     match node {
         PatternNode::Internal { children, .. } => {
-            let first = children
-                .iter()
-                .find(|c| !matches!(c, PatternNode::Terminal { is_named: false, .. }))?;
+            let first = children.iter().find(|c| !is_unnamed_leaf(c))?;
             first_needle(first, ts_lang)
         }
         _ => leaf_needle(node, ts_lang),

@@ -27,7 +27,7 @@ use crate::{
     params::{validate_limit, validate_paths, validate_pattern_len},
     prefilter::ErrorTrees,
     scope::{Candidate, assign_languages, collect_for_lang},
-    source::{dispose, read_text, root_of},
+    source::{dispose, error_node_under, read_text, root_of},
     trees::{STORE_UP_TO, TreeCache, Trees},
 };
 
@@ -385,26 +385,5 @@ fn search_file(
 /// Whether `node` holds text the parser skipped at a syntax error (an ERROR node that is an
 /// extra, which ast-grep steps over like a comment).
 fn spans_skipped_text(node: tree_sitter::Node<'_>) -> bool {
-    let mut cursor = node.walk();
-    loop {
-        let at = cursor.node();
-        if at.is_error() && at.is_extra() {
-            return true;
-        }
-        // Only a subtree that holds an error can hold one.
-        if at.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.node() == node {
-                return false;
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return false;
-            }
-        }
-    }
+    error_node_under(node, |at| at.is_error() && at.is_extra())
 }

@@ -109,6 +109,35 @@ pub(crate) fn edit_tree(tree: &mut Tree, before: &str, splices: &[(Range<usize>,
     }
 }
 
+/// Whether `node` or a node under it satisfies `found`, looking only into subtrees that hold an
+/// error (only those can hold an error or missing node, which `found` looks for).
+pub(crate) fn error_node_under(
+    node: tree_sitter::Node<'_>,
+    found: impl Fn(tree_sitter::Node<'_>) -> bool,
+) -> bool {
+    let mut cursor = node.walk();
+    loop {
+        let at = cursor.node();
+        if found(at) {
+            return true;
+        }
+        if at.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == node {
+                return false;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return false;
+            }
+        }
+    }
+}
+
 /// Drops `candidate`'s syntax tree (a [`Parsed`] root, or a bare [`Tree`]) once its matches
 /// are taken.
 ///
