@@ -3,10 +3,15 @@
 //!
 //! [`net`] reads one file's history (the steps of every writer) and finds the spans of the
 //! current text that the session wrote, and what was there before it: the session's net change,
-//! never another writer's.
+//! never another writer's. [`hunks`] draws it as a diff with numbered hunks, each with an
+//! identity that a review state belongs to, and works out the edits that revert chosen hunks.
 
 #![deny(missing_docs)]
 
+pub mod hunks;
 pub mod net;
 
-pub use crate::net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change};
+pub use crate::{
+    hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
+    net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
+};

@@ -280,3 +280,77 @@ fn random_histories_agree_with_a_character_weave() {
     assert!(compared > cases / 10, "only {compared} of {cases} histories were unambiguous");
     assert!(all_mine_cases > cases / 10);
 }
+
+// --- hunks --------------------------------------------------------------------------------
+
+use staged_session::{RevertError, file_diff, revert_edits};
+
+#[test]
+fn hunks_are_numbered_as_a_preview_and_revert_alone() {
+    let base: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let history = vec![
+        (
+            Author::Mine { entry: 1 },
+            vec![edit(base.find("line 3\n").unwrap(), "line 3\n", "LINE 3\n")],
+        ),
+        (other(2), vec![edit(base.find("line 12\n").unwrap(), "line 12\n", "other 12\n")]),
+        (
+            Author::Mine { entry: 3 },
+            vec![edit(base.find("line 25\n").unwrap() + 1, "line 25\n", "LINE 25\n")],
+        ),
+    ];
+    let now = text_after(&base, &history);
+    let net = net_change(&steps(&history), &now).unwrap();
+    let diff = file_diff("src/a.txt", &net).unwrap();
+    assert_eq!(diff.hunks.len(), 2, "{}", diff.diff);
+    assert!(diff.diff.contains("-line 3\n+LINE 3\n") && diff.diff.contains("-line 25\n+LINE 25\n"));
+    assert!(!diff.diff.contains("other 12\n+") && !diff.diff.contains("-line 12"), "{}", diff.diff);
+    assert_eq!((diff.hunks[0].entries.clone(), diff.hunks[1].entries.clone()), (vec![1], vec![3]));
+    // Revert the first entry's hunk only: the session's second hunk and the other writer's
+    // change stay.
+    let edits = revert_edits("src/a.txt", &net, &diff, &[1]).unwrap();
+    let reverted = replay(&now, &edits).unwrap();
+    assert_eq!(reverted, now.replace("LINE 3\n", "line 3\n"));
+    assert_eq!(
+        revert_edits("src/a.txt", &net, &diff, &[3]),
+        Err(RevertError::NoSuchHunk { path: "src/a.txt".to_owned(), number: 3, count: 2 })
+    );
+}
+
+#[test]
+fn a_hunks_key_survives_changes_around_it_and_not_its_own() {
+    let base: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let at = base.find("line 10\n").unwrap();
+    let first = vec![(Author::Mine { entry: 1 }, vec![edit(at, "line 10\n", "TEN\n")])];
+    let key = |history: &Vec<(Author, Vec<Edit>)>| {
+        let now = text_after(&base, history);
+        let net = net_change(&steps(history), &now).unwrap();
+        file_diff("a", &net).unwrap().hunks[0].key.clone()
+    };
+    let mut around = first.clone();
+    around.push((other(2), vec![edit(0, "line 1\n", "ONE\n")]));
+    let eleven = text_after(&base, &around).find("line 11\n").unwrap();
+    around.push((other(3), vec![edit(eleven, "line 11\n", "eleven\n")]));
+    assert_eq!(key(&first), key(&around));
+    let mut again = first.clone();
+    again.push((Author::Mine { entry: 4 }, vec![edit(at, "TEN\n", "TEN!\n")]));
+    assert_ne!(key(&first), key(&again));
+}
+
+#[test]
+fn a_hunk_changed_since_is_refused_naming_who() {
+    let base = "a\nb\nc\n";
+    let history =
+        vec![(MINE, vec![edit(2, "b\n", "B\n")]), (other(9), vec![edit(2, "B\n", "BB\n")])];
+    let now = text_after(base, &history);
+    let net = net_change(&steps(&history), &now).unwrap();
+    let diff = file_diff("f", &net).unwrap();
+    assert_eq!(
+        revert_edits("f", &net, &diff, &[1]),
+        Err(RevertError::ChangedSince {
+            path: "f".to_owned(),
+            number: 1,
+            by: "log entry 9 (session B)".to_owned()
+        })
+    );
+}
