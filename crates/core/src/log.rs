@@ -247,6 +247,9 @@ pub struct LogEntry {
     pub record: LogRecord,
     /// The entry of the undo that reverted this one, if any.
     pub reverted_by: Option<u64>,
+    /// The agent session whose change this is (its number in the store), `None` for a
+    /// person's.
+    pub session: Option<u64>,
 }
 
 /// What a writing action reports at its commit point, before its record is final: the

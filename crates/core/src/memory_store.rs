@@ -153,7 +153,7 @@ impl InMemoryStore {
                 other.done && other.record.as_ref().and_then(|r| r.reverts) == Some(row.seq)
             })
             .map(|other| other.seq);
-        Some(LogEntry { seq: row.seq, at: row.at, record, reverted_by })
+        Some(LogEntry { seq: row.seq, at: row.at, record, reverted_by, session: None })
     }
 
     fn position_of_claim(inner: &Inner, claim: &Claim) -> Result<usize, StoreError> {

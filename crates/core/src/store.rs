@@ -65,16 +65,19 @@ pub struct PendingSummary {
     pub source_tool_name: String,
     /// When it was staged.
     pub created_at: SystemTime,
+    /// The agent session that staged it (its number in the store), `None` for a person's.
+    pub session: Option<u64>,
 }
 
 impl PendingSummary {
-    /// The summary of `entry`.
+    /// The summary of `entry`, staged by no session.
     pub fn of(entry: &PendingEntry) -> Self {
         Self {
             id: entry.id.clone(),
             label: entry.label().to_owned(),
             source_tool_name: entry.source_tool_name().to_owned(),
             created_at: entry.created_at,
+            session: None,
         }
     }
 }

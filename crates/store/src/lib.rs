@@ -12,9 +12,11 @@ mod claim;
 mod codec;
 mod log;
 mod rehydrate;
+mod sessions;
 mod sqlite;
 
 pub use crate::{
     rehydrate::{FallbackRehydrator, Rehydrator, Rehydrators, StoredAction, UnavailableAction},
+    sessions::{SessionRow, SessionScope},
     sqlite::{DB_FILE_NAME, SqliteStore},
 };

@@ -43,7 +43,7 @@ const KEEP_SETTING: &str = "log_keep";
 const PREPARED_MAX_AGE_MS: i64 = 7 * 24 * 3600 * 1000;
 
 const LOG_COLUMNS: &str = "seq, pending_id, label, source_tool, outcome, action, reason, extra, result, diff, files, undo, front_end, reverts, at_ms, \
-     (SELECT r.seq FROM log AS r WHERE r.reverts = log.seq AND r.done = 1 ORDER BY r.seq LIMIT 1)";
+     (SELECT r.seq FROM log AS r WHERE r.reverts = log.seq AND r.done = 1 ORDER BY r.seq LIMIT 1), log.session";
 
 /// Creates the log's tables (schema 3) inside the migration's transaction.
 pub(crate) fn create_tables(tx: &Transaction<'_>) -> rusqlite::Result<()> {
@@ -99,9 +99,10 @@ struct EncodedRecord {
     undo: Option<Vec<u8>>,
     front_end: String,
     reverts: Option<i64>,
+    session: Option<i64>,
 }
 
-fn encode_record(record: &LogRecord) -> Result<EncodedRecord, StoreError> {
+fn encode_record(record: &LogRecord, session: Option<i64>) -> Result<EncodedRecord, StoreError> {
     let fail = |err: std::io::Error| {
         let message = format!("the log record of {} could not be encoded: {err}", record.id);
         StoreError::backend_caused(message, err)
@@ -126,6 +127,7 @@ fn encode_record(record: &LogRecord) -> Result<EncodedRecord, StoreError> {
         undo: record.undo.as_ref().map(codec::compress).transpose().map_err(fail)?,
         front_end: record.front_end.clone(),
         reverts: record.reverts.and_then(|seq| i64::try_from(seq).ok()),
+        session,
     })
 }
 
@@ -136,8 +138,8 @@ fn insert_record(
     done: bool,
 ) -> rusqlite::Result<()> {
     tx.execute(
-        "INSERT INTO log (done, key, pending_id, label, source_tool, outcome, action, reason, extra, result, diff, files, undo, front_end, reverts, at_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        "INSERT INTO log (done, key, pending_id, label, source_tool, outcome, action, reason, extra, result, diff, files, undo, front_end, reverts, at_ms, session)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         params![
             done,
             key,
@@ -155,6 +157,7 @@ fn insert_record(
             record.front_end,
             record.reverts,
             now_ms(),
+            record.session,
         ],
     )?;
     Ok(())
@@ -216,6 +219,7 @@ fn read_entry(row: &rusqlite::Row<'_>, with_diff: bool) -> rusqlite::Result<LogE
         at: UNIX_EPOCH + Duration::from_millis(u64::try_from(at_ms).unwrap_or_default()),
         record,
         reverted_by: reverted_by.and_then(|s| u64::try_from(s).ok()),
+        session: row.get::<_, Option<i64>>(16)?.and_then(|s| u64::try_from(s).ok()),
     })
 }
 
@@ -275,6 +279,11 @@ struct Finished {
 }
 
 impl SqliteStore {
+    /// The session this instance acts for, as stored.
+    fn acting(&self) -> Option<i64> {
+        self.scope().acting.and_then(|s| i64::try_from(s).ok())
+    }
+
     /// Records `record` in the transaction that deletes the pending row `seq` (`release`
     /// false) or moves it back on top (`release` true). `Ok(None)` when the row is gone.
     pub(crate) fn settle_logged(
@@ -284,11 +293,17 @@ impl SqliteStore {
         release: bool,
     ) -> Result<Option<usize>, StoreError> {
         let seq = self.claim_lock(claim)?.seq;
-        let encoded = encode_record(record)?;
         let mut conn = lock(&self.conn);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|err| self.err(err))?;
+        // The entry is the change of the session that staged the preview.
+        let session: Option<i64> = tx
+            .query_row("SELECT session FROM pending WHERE seq = ?1", [seq], |row| row.get(0))
+            .optional()
+            .map_err(|err| self.err(err))?
+            .flatten();
+        let encoded = encode_record(record, session)?;
         let n = if release {
             tx.execute(
                 "UPDATE pending SET position = (SELECT MAX(position) + 1 FROM pending) WHERE seq = ?1",
@@ -310,7 +325,7 @@ impl SqliteStore {
 
     /// Records `record` on its own.
     pub(crate) fn insert_logged(&self, record: &LogRecord) -> Result<(), StoreError> {
-        let encoded = encode_record(record)?;
+        let encoded = encode_record(record, self.acting())?;
         let mut conn = lock(&self.conn);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -327,7 +342,24 @@ impl SqliteStore {
         record: Option<&LogRecord>,
         remainder: Option<&dyn PendingAction>,
     ) -> Result<(), StoreError> {
-        let encoded = record.map(encode_record).transpose()?;
+        // The record is the change of the session that staged the preview it resolves (or of
+        // this instance's, for an undo); what a partial apply leaves pending stays that
+        // session's.
+        let session: Option<i64> = match record {
+            Some(record) => {
+                let conn = lock(&self.conn);
+                conn.query_row(
+                    "SELECT session FROM pending WHERE id = ?1",
+                    [record.id.as_str()],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(|err| self.err(err))?
+                .unwrap_or_else(|| self.acting())
+            }
+            None => self.acting(),
+        };
+        let encoded = record.map(|record| encode_record(record, session)).transpose()?;
         let remainder = match remainder {
             Some(action) => {
                 let label = action.label().to_owned();
@@ -354,8 +386,8 @@ impl SqliteStore {
         }
         if let Some((source, label, stored)) = &remainder {
             tx.execute(
-                "INSERT INTO remainder (key, source_tool, label, details, payload, details_in_payload, created_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO remainder (key, source_tool, label, details, payload, details_in_payload, created_at_ms, session)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     key,
                     source,
@@ -363,7 +395,8 @@ impl SqliteStore {
                     stored.details,
                     stored.payload,
                     stored.details_in_payload,
-                    now_ms()
+                    now_ms(),
+                    session,
                 ],
             )
             .map_err(|err| self.err(err))?;
@@ -392,7 +425,7 @@ impl SqliteStore {
         }
         let remainder = tx
             .query_row(
-                "SELECT source_tool, label, details, payload, details_in_payload FROM remainder WHERE key = ?1",
+                "SELECT source_tool, label, details, payload, details_in_payload, session FROM remainder WHERE key = ?1",
                 [key],
                 |row| {
                     Ok((
@@ -403,13 +436,15 @@ impl SqliteStore {
                             payload: row.get(3)?,
                             details_in_payload: row.get(4)?,
                         },
+                        row.get::<_, Option<i64>>(5)?,
                     ))
                 },
             )
             .optional()
             .map_err(e)?;
-        if let Some((source, label, stored)) = remainder {
-            let (id, _) = insert_pending(&tx, &source, &label, &stored).map_err(e)?;
+        if let Some((source, label, stored, session)) = remainder {
+            let session = session.and_then(|s| u64::try_from(s).ok());
+            let (id, _) = insert_pending(&tx, &source, &label, &stored, session).map_err(e)?;
             tx.execute("DELETE FROM remainder WHERE key = ?1", [key]).map_err(e)?;
             res.pushed = Some((id, label, 0));
         }

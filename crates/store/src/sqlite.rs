@@ -28,7 +28,7 @@ use staged_core::{
 use staged_fs::{DirHandle, NewFileMode, Root};
 
 use crate::{
-    Rehydrators, StoredAction,
+    Rehydrators, SessionScope, StoredAction,
     claim::{ClaimLock, TryClaim, lock_name, try_claim},
     codec,
 };
@@ -37,9 +37,10 @@ use crate::{
 pub const DB_FILE_NAME: &str = "staged.db";
 
 /// The schema version this build reads and writes. Schema 2 stores details and payloads
-/// compressed (see the codec module); schema 3 adds the resolve log (see the log module). An
-/// older database is migrated on open.
-const SCHEMA_VERSION: i64 = 3;
+/// compressed (see the codec module); schema 3 adds the resolve log (see the log module);
+/// schema 4 adds agent sessions (see the sessions module). An older database is migrated on
+/// open.
+const SCHEMA_VERSION: i64 = 4;
 
 /// How many WAL pages trigger a checkpoint.
 const WAL_CHECKPOINT_PAGES: i64 = 256;
@@ -63,6 +64,8 @@ pub struct SqliteStore {
     listeners: StoreListeners,
     /// The payload-less actions this store pushed, by `seq`: only this process can run them.
     live: Mutex<HashMap<i64, Arc<dyn PendingAction>>>,
+    /// The agent session this instance acts for.
+    pub(crate) scope: Mutex<SessionScope>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -79,7 +82,7 @@ struct Row {
     payloadless: bool,
 }
 
-const SUMMARY_COLUMNS: &str = "id, label, source_tool, created_at_ms";
+const SUMMARY_COLUMNS: &str = "id, label, source_tool, created_at_ms, session";
 
 const ROW_COLUMNS: &str =
     "seq, id, source_tool, label, created_at_ms, details, payload, details_in_payload";
@@ -180,6 +183,7 @@ impl SqliteStore {
             rehydrators,
             listeners: StoreListeners::new(),
             live: Mutex::new(HashMap::new()),
+            scope: Mutex::new(SessionScope::person()),
         })
     }
 
@@ -279,8 +283,9 @@ impl SqliteStore {
                     return Err(StoreError::Refused(why));
                 }
             }
-            let (id, seq) =
-                insert_pending(&tx, &source, &label, &encoded).map_err(|err| self.err(err))?;
+            let session = self.scope().acting;
+            let (id, seq) = insert_pending(&tx, &source, &label, &encoded, session)
+                .map_err(|err| self.err(err))?;
             let len = pending_len(&tx).map_err(|err| self.err(err))?;
             if payloadless {
                 lock(&self.live).insert(seq, Arc::clone(&action));
@@ -313,9 +318,12 @@ impl SqliteStore {
     }
 
     fn head_row(&self) -> Result<Option<Row>, StoreError> {
+        let seen = self.scope().condition();
         let conn = lock(&self.conn);
         conn.query_row(
-            &format!("SELECT {ROW_COLUMNS} FROM pending ORDER BY position DESC LIMIT 1"),
+            &format!(
+                "SELECT {ROW_COLUMNS} FROM pending WHERE {seen} ORDER BY position DESC LIMIT 1"
+            ),
             [],
             read_row,
         )
@@ -328,9 +336,10 @@ impl SqliteStore {
     }
 
     fn count(&self) -> Result<usize, StoreError> {
+        let seen = self.scope().condition();
         let conn = lock(&self.conn);
         let n: i64 = conn
-            .query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))
+            .query_row(&format!("SELECT COUNT(*) FROM pending WHERE {seen}"), [], |row| row.get(0))
             .map_err(|err| self.err(err))?;
         Ok(usize::try_from(n).unwrap_or_default())
     }
@@ -442,10 +451,13 @@ impl PendingActionStore for SqliteStore {
     }
 
     fn list(&self) -> Result<Vec<PendingEntry>, StoreError> {
+        let seen = self.scope().condition();
         let rows = {
             let conn = lock(&self.conn);
             let mut stmt = conn
-                .prepare(&format!("SELECT {ROW_COLUMNS} FROM pending ORDER BY position DESC"))
+                .prepare(&format!(
+                    "SELECT {ROW_COLUMNS} FROM pending WHERE {seen} ORDER BY position DESC"
+                ))
                 .map_err(|err| self.err(err))?;
             stmt.query_map([], read_row)
                 .map_err(|err| self.err(err))?
@@ -496,9 +508,12 @@ impl PendingActionStore for SqliteStore {
     /// The entries, newest first, read without their details and payloads (which can hold a
     /// big diff each): what a listing shows.
     fn summaries(&self) -> Result<Vec<PendingSummary>, StoreError> {
+        let seen = self.scope().condition();
         let conn = lock(&self.conn);
         let mut stmt = conn
-            .prepare(&format!("SELECT {SUMMARY_COLUMNS} FROM pending ORDER BY position DESC"))
+            .prepare(&format!(
+                "SELECT {SUMMARY_COLUMNS} FROM pending WHERE {seen} ORDER BY position DESC"
+            ))
             .map_err(|err| self.err(err))?;
         stmt.query_map([], read_summary)
             .map_err(|err| self.err(err))?
@@ -509,9 +524,12 @@ impl PendingActionStore for SqliteStore {
     /// The head, read without its details and payload: what a command shows of the stack
     /// after it changed it.
     fn head_summary(&self) -> Result<Option<PendingSummary>, StoreError> {
+        let seen = self.scope().condition();
         let conn = lock(&self.conn);
         conn.query_row(
-            &format!("SELECT {SUMMARY_COLUMNS} FROM pending ORDER BY position DESC LIMIT 1"),
+            &format!(
+                "SELECT {SUMMARY_COLUMNS} FROM pending WHERE {seen} ORDER BY position DESC LIMIT 1"
+            ),
             [],
             read_summary,
         )
@@ -622,6 +640,7 @@ fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
         codec::migrate_v1(&tx)?;
     }
     crate::log::create_tables(&tx)?;
+    crate::sessions::migrate(&tx)?;
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.commit()?;
     if version == 1 {
@@ -715,6 +734,7 @@ fn read_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingSummary> {
         source_tool_name: row.get(2)?,
         created_at: UNIX_EPOCH
             + Duration::from_millis(u64::try_from(created_ms).unwrap_or_default()),
+        session: row.get::<_, Option<i64>>(4)?.and_then(|s| u64::try_from(s).ok()),
     })
 }
 
@@ -722,17 +742,19 @@ fn db_error(path: &Path, err: rusqlite::Error) -> StoreError {
     StoreError::backend_caused(format!("{}: {err}", path.display()), err)
 }
 
-/// Inserts a pending row on top and returns its id (`pending-action:<source>:<seq - 1>`) and `seq`.
+/// Inserts a pending row of `session` on top and returns its id
+/// (`pending-action:<source>:<seq - 1>`) and `seq`.
 pub(crate) fn insert_pending(
     tx: &Transaction<'_>,
     source: &str,
     label: &str,
     encoded: &codec::Encoded,
+    session: Option<u64>,
 ) -> rusqlite::Result<(PendingId, i64)> {
     let created_ms = now_ms();
     tx.execute(
-        "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, details_in_payload, position)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending))",
+        "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, details_in_payload, position, session)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending), ?8)",
         params![
             format!("staging:{created_ms}"),
             source,
@@ -740,7 +762,8 @@ pub(crate) fn insert_pending(
             created_ms,
             encoded.details,
             encoded.payload,
-            encoded.details_in_payload
+            encoded.details_in_payload,
+            session.and_then(|s| i64::try_from(s).ok()),
         ],
     )?;
     let seq = tx.last_insert_rowid();

@@ -1,0 +1,246 @@
+//! Agent sessions in `staged.db` (schema 4): who staged each pending preview and whose change
+//! each log entry is, and which previews a store instance resolves.
+//!
+//! A session is one run of one client (a Claude Code or Codex session, a `staged agent` run, an
+//! MCP connection), found again by its client and the client's own id. Pending rows and log rows
+//! carry the session's number (`NULL`: a person, or a row older than schema 4). A store instance
+//! acts for one [`SessionScope`]: what it pushes and records belongs to its session, and when it
+//! resolves for a model it sees only that session's previews, while a person's instance sees
+//! all of them.
+
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
+use staged_core::StoreError;
+
+use crate::sqlite::{SqliteStore, lock, now_ms};
+
+/// Which agent session a store instance acts for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionScope {
+    /// The session a push or a record belongs to; `None`: a person.
+    pub acting: Option<u64>,
+    /// Whether the head, the listing and the count are the acting session's own (a model's
+    /// view), rather than every session's (a person's).
+    pub own_stack: bool,
+}
+
+impl SessionScope {
+    /// A person's: every session's previews, nothing recorded as a session's.
+    pub fn person() -> SessionScope {
+        SessionScope::default()
+    }
+
+    /// A model's in `session`: its own previews only.
+    pub fn model(session: u64) -> SessionScope {
+        SessionScope { acting: Some(session), own_stack: true }
+    }
+
+    /// The SQL condition on `pending` rows this scope sees (`1` for all).
+    pub(crate) fn condition(self) -> String {
+        match (self.own_stack, self.acting) {
+            (false, _) => "1".to_owned(),
+            (true, Some(session)) => format!("session = {session}"),
+            (true, None) => "session IS NULL".to_owned(),
+        }
+    }
+}
+
+/// One session, as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow {
+    /// Its number, counting up, never reused: the short id is `S<number>`.
+    pub number: u64,
+    /// The client: `claude-code`, `codex`, `agent`, `mcp:<name>`.
+    pub client: String,
+    /// The client's own id of it.
+    pub external_id: String,
+    /// Its title (the first line of its first prompt), when the client gave one.
+    pub title: Option<String>,
+    /// The client's process (`<pid>:<start time>`), when known: what ties a client's MCP
+    /// server to the hook events of the same client.
+    pub process: Option<String>,
+    /// When it was first seen, in milliseconds since the Unix epoch.
+    pub started_ms: i64,
+    /// When it was last seen.
+    pub active_ms: i64,
+}
+
+impl SessionRow {
+    /// `S<number>`.
+    pub fn short_id(&self) -> String {
+        format!("S{}", self.number)
+    }
+}
+
+/// The longest title kept, in characters.
+const MAX_TITLE_CHARS: usize = 120;
+
+/// Adds schema 4 to a schema-3 (or new) database inside the migration's transaction.
+pub(crate) fn migrate(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS sessions (
+             seq INTEGER PRIMARY KEY AUTOINCREMENT,
+             client TEXT NOT NULL,
+             external_id TEXT NOT NULL,
+             title TEXT,
+             process TEXT,
+             started_ms INTEGER NOT NULL,
+             active_ms INTEGER NOT NULL,
+             UNIQUE (client, external_id)
+         );",
+    )?;
+    for (table, column) in [("pending", "session"), ("log", "session"), ("remainder", "session")] {
+        if !has_column(tx, table, column)? {
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} INTEGER;"))?;
+        }
+    }
+    tx.execute_batch("CREATE INDEX IF NOT EXISTS log_session ON log (session);")
+}
+
+fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Result<bool> {
+    let mut stmt = tx.prepare(&format!("PRAGMA table_info({table})"))?;
+    let names = stmt.query_map([], |row| row.get::<_, String>(1))?;
+    for name in names {
+        if name? == column {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn read_session(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        number: u64::try_from(row.get::<_, i64>(0)?).unwrap_or_default(),
+        client: row.get(1)?,
+        external_id: row.get(2)?,
+        title: row.get(3)?,
+        process: row.get(4)?,
+        started_ms: row.get(5)?,
+        active_ms: row.get(6)?,
+    })
+}
+
+const SESSION_COLUMNS: &str = "seq, client, external_id, title, process, started_ms, active_ms";
+
+impl SqliteStore {
+    /// The session of `client` with the client's id `external_id`: found, or made; its last
+    /// activity is now, and its process is `process` when given (the newest process seen).
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn open_session(
+        &self,
+        client: &str,
+        external_id: &str,
+        process: Option<&str>,
+    ) -> Result<SessionRow, StoreError> {
+        let mut conn = lock(&self.conn);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|err| self.err(err))?;
+        let now = now_ms();
+        tx.execute(
+            "INSERT INTO sessions (client, external_id, process, started_ms, active_ms)
+             VALUES (?1, ?2, ?3, ?4, ?4)
+             ON CONFLICT (client, external_id) DO UPDATE SET
+                 active_ms = ?4, process = COALESCE(?3, process)",
+            params![client, external_id, process, now],
+        )
+        .map_err(|err| self.err(err))?;
+        let row = tx
+            .query_row(
+                &format!(
+                    "SELECT {SESSION_COLUMNS} FROM sessions WHERE client = ?1 AND external_id = ?2"
+                ),
+                params![client, external_id],
+                read_session,
+            )
+            .map_err(|err| self.err(err))?;
+        tx.commit().map_err(|err| self.err(err))?;
+        Ok(row)
+    }
+
+    /// Gives session `number` the title `title` (its first line, cut to 120 characters) unless
+    /// it has one.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn title_session(&self, number: u64, title: &str) -> Result<(), StoreError> {
+        let line = title.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+        if line.is_empty() {
+            return Ok(());
+        }
+        let line: String = line.chars().take(MAX_TITLE_CHARS).collect();
+        let conn = lock(&self.conn);
+        conn.execute(
+            "UPDATE sessions SET title = ?1 WHERE seq = ?2 AND title IS NULL",
+            params![line, i64::try_from(number).unwrap_or(i64::MAX)],
+        )
+        .map_err(|err| self.err(err))?;
+        Ok(())
+    }
+
+    /// Every session, the most recently active first.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn sessions(&self) -> Result<Vec<SessionRow>, StoreError> {
+        let conn = lock(&self.conn);
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY active_ms DESC, seq DESC"
+            ))
+            .map_err(|err| self.err(err))?;
+        stmt.query_map([], read_session)
+            .map_err(|err| self.err(err))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| self.err(err))
+    }
+
+    /// Session `number`, if the store knows it.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn session(&self, number: u64) -> Result<Option<SessionRow>, StoreError> {
+        let conn = lock(&self.conn);
+        conn.query_row(
+            &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE seq = ?1"),
+            [i64::try_from(number).unwrap_or(i64::MAX)],
+            read_session,
+        )
+        .optional()
+        .map_err(|err| self.err(err))
+    }
+
+    /// The most recently active session of `client` whose process is `process`: what an MCP
+    /// server started by that process acts for.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn session_of_process(
+        &self,
+        client: &str,
+        process: &str,
+    ) -> Result<Option<SessionRow>, StoreError> {
+        let conn = lock(&self.conn);
+        conn.query_row(
+            &format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions WHERE client = ?1 AND process = ?2
+                 ORDER BY active_ms DESC, seq DESC LIMIT 1"
+            ),
+            params![client, process],
+            read_session,
+        )
+        .optional()
+        .map_err(|err| self.err(err))
+    }
+
+    /// Acts for `scope` from now on.
+    pub fn set_scope(&self, scope: SessionScope) {
+        *lock(&self.scope) = scope;
+    }
+
+    /// The scope this instance acts for.
+    pub fn scope(&self) -> SessionScope {
+        *lock(&self.scope)
+    }
+}

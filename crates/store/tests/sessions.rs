@@ -1,0 +1,197 @@
+//! Agent sessions in `staged.db` (schema 4): each preview and log entry carries the session that
+//! staged it; a model's store instance resolves only its own session's previews, a person's sees
+//! them all; a file pending in one session is refused to another; schema 3 databases migrate.
+// See: issue 34.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use futures::executor::block_on;
+use staged_core::{
+    ActionError, CancelToken, JsonObject, LogOutcome, PendingAction, PendingActionStore,
+    ResolveOptions, ResolveParams, Session, StoreError, ToolResult,
+};
+use staged_store::{Rehydrators, SessionScope, SqliteStore, StoredAction};
+
+struct Note(String);
+
+#[async_trait::async_trait]
+impl PendingAction for Note {
+    fn label(&self) -> &str {
+        &self.0
+    }
+    fn source_tool_name(&self) -> &str {
+        "note"
+    }
+    fn payload(&self) -> Option<serde_json::Value> {
+        Some(serde_json::json!({"text": self.0}))
+    }
+    async fn apply(
+        &self,
+        reason: &str,
+        _: Option<&JsonObject>,
+        _: &CancelToken,
+    ) -> Result<ToolResult, ActionError> {
+        Ok(ToolResult::text(format!("noted {}: {reason}", self.0)))
+    }
+}
+
+fn open(dir: &std::path::Path) -> Arc<SqliteStore> {
+    let mut rehydrators = Rehydrators::new();
+    rehydrators.register(
+        "note",
+        Arc::new(|stored: &StoredAction| {
+            let text = stored.payload["text"].as_str().ok_or("no text")?.to_owned();
+            Ok(Arc::new(Note(text)) as Arc<dyn PendingAction>)
+        }),
+    );
+    Arc::new(SqliteStore::open(dir, rehydrators).unwrap())
+}
+
+fn apply(store: &Arc<SqliteStore>, reason: &str) -> String {
+    let session = Session::new(store.clone());
+    block_on(session.resolve(
+        ResolveParams::apply(reason),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap()
+    .text_content()
+}
+
+/// `(label, reason, session)` of each log entry, newest first.
+fn entries(store: &SqliteStore) -> Vec<(String, String, Option<u64>)> {
+    store
+        .log()
+        .unwrap()
+        .entries(100, false)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.record.label, e.record.reason, e.session))
+        .collect()
+}
+
+#[test]
+fn sessions_are_found_again_by_client_and_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let a = store.open_session("claude-code", "7650c999", Some("41:100")).unwrap();
+    let b = store.open_session("codex", "7650c999", None).unwrap();
+    assert_ne!(a.number, b.number, "the same id from another client is another session");
+    let again = store.open_session("claude-code", "7650c999", None).unwrap();
+    assert_eq!((again.number, again.process.as_deref()), (a.number, Some("41:100")));
+    assert_eq!(a.short_id(), format!("S{}", a.number));
+    store.title_session(a.number, "\n  Rename the API\nand more").unwrap();
+    store.title_session(a.number, "a later prompt").unwrap();
+    assert_eq!(store.session(a.number).unwrap().unwrap().title.as_deref(), Some("Rename the API"));
+    assert_eq!(
+        store.session_of_process("claude-code", "41:100").unwrap().map(|s| s.number),
+        Some(a.number)
+    );
+    // Another process opening the same workspace sees them.
+    let other = open(dir.path());
+    assert_eq!(other.sessions().unwrap().len(), 2);
+}
+
+#[test]
+fn each_model_resolves_its_own_sessions_newest_preview() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a_store, b_store, person) = (open(dir.path()), open(dir.path()), open(dir.path()));
+    let a = a_store.open_session("claude-code", "a", None).unwrap().number;
+    let b = b_store.open_session("claude-code", "b", None).unwrap().number;
+    a_store.set_scope(SessionScope::model(a));
+    b_store.set_scope(SessionScope::model(b));
+    // A stages, then B stages after it, then A resolves: A's own preview, under A's reason.
+    a_store.push(Arc::new(Note("a.txt".into()))).unwrap();
+    b_store.push(Arc::new(Note("b.txt".into()))).unwrap();
+    assert_eq!(a_store.peek().unwrap().unwrap().label(), "a.txt");
+    assert_eq!(a_store.len().unwrap(), 1);
+    assert_eq!(person.len().unwrap(), 2);
+    assert_eq!(person.peek().unwrap().unwrap().label(), "b.txt");
+    assert_eq!(apply(&a_store, "A's reason"), "noted a.txt: A's reason");
+    assert_eq!(apply(&b_store, "B's reason"), "noted b.txt: B's reason");
+    let entries = entries(&person);
+    assert_eq!(
+        entries,
+        vec![
+            ("b.txt".to_owned(), "B's reason".to_owned(), Some(b)),
+            ("a.txt".to_owned(), "A's reason".to_owned(), Some(a)),
+        ]
+    );
+    let summaries = person.summaries().unwrap();
+    assert!(summaries.is_empty());
+}
+
+#[test]
+fn a_person_resolving_a_sessions_preview_logs_it_as_that_sessions_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let (agent, person) = (open(dir.path()), open(dir.path()));
+    let s = agent.open_session("codex", "x", None).unwrap().number;
+    agent.set_scope(SessionScope::model(s));
+    agent.push(Arc::new(Note("theirs".into()))).unwrap();
+    person.push(Arc::new(Note("mine".into()))).unwrap();
+    let listed: Vec<Option<u64>> = person.summaries().unwrap().iter().map(|p| p.session).collect();
+    assert_eq!(listed, vec![None, Some(s)]);
+    assert_eq!(apply(&person, "mine first"), "noted mine: mine first");
+    assert_eq!(apply(&person, "then theirs"), "noted theirs: then theirs");
+    let entries = entries(&person);
+    assert_eq!(entries[0].2, Some(s));
+    assert_eq!(entries[1].2, None);
+    assert_eq!(agent.len().unwrap(), 0);
+    assert!(matches!(
+        person.log().unwrap().entries(10, false).unwrap()[0].record.outcome,
+        LogOutcome::Applied
+    ));
+}
+
+#[test]
+fn a_push_is_checked_against_every_sessions_previews() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a_store, b_store) = (open(dir.path()), open(dir.path()));
+    let a = a_store.open_session("claude-code", "a", None).unwrap().number;
+    let b = b_store.open_session("claude-code", "b", None).unwrap().number;
+    a_store.set_scope(SessionScope::model(a));
+    b_store.set_scope(SessionScope::model(b));
+    a_store.push(Arc::new(Note("f".into()))).unwrap();
+    let refused = b_store.push_unless(Arc::new(Note("f".into())), &|entry| {
+        (entry.label() == "f").then(|| "f is pending".to_owned())
+    });
+    assert_eq!(refused, Err(StoreError::Refused("f is pending".to_owned())));
+}
+
+#[test]
+fn a_schema_3_database_gets_sessions_and_keeps_its_stack_and_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    store.push(Arc::new(Note("old".into()))).unwrap();
+    store.push(Arc::new(Note("kept".into()))).unwrap();
+    apply(&store, "before the migration");
+    drop(store);
+    {
+        // Back to schema 3: no sessions, no session columns.
+        let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+        conn.execute_batch(
+            "DROP TABLE sessions; DROP INDEX log_session;
+             ALTER TABLE pending DROP COLUMN session; ALTER TABLE log DROP COLUMN session;
+             ALTER TABLE remainder DROP COLUMN session; PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    }
+    let store = open(dir.path());
+    let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, 4);
+    assert_eq!(store.peek().unwrap().unwrap().label(), "old");
+    assert_eq!(store.summaries().unwrap()[0].session, None);
+    assert_eq!(apply(&store, "after it"), "noted old: after it");
+    let entries = entries(&store);
+    assert_eq!(
+        entries,
+        vec![
+            ("old".to_owned(), "after it".to_owned(), None),
+            ("kept".to_owned(), "before the migration".to_owned(), None),
+        ]
+    );
+    assert!(store.sessions().unwrap().is_empty());
+}
