@@ -10,6 +10,7 @@
 
 pub mod hunks;
 pub mod net;
+pub mod process;
 
 pub use crate::{
     hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
