@@ -7,6 +7,11 @@
 //! acts for one [`SessionScope`]: what it pushes and records belongs to its session, and when it
 //! resolves for a model it sees only that session's previews, while a person's instance sees
 //! all of them.
+//!
+//! The texts a session's history needs (what a logged write left in a file) are kept by their
+//! SHA-256, compressed, once each: [`SqliteStore::keep_texts`] and [`SqliteStore::text`]. A
+//! text read back is checked against its hash, since the database is as open to tampering as
+//! any file of the workspace.
 
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use staged_core::StoreError;
@@ -86,6 +91,10 @@ pub(crate) fn migrate(tx: &Transaction<'_>) -> rusqlite::Result<()> {
              started_ms INTEGER NOT NULL,
              active_ms INTEGER NOT NULL,
              UNIQUE (client, external_id)
+         );
+         CREATE TABLE IF NOT EXISTS texts (
+             hash TEXT PRIMARY KEY,
+             text BLOB NOT NULL
          );",
     )?;
     for (table, column) in [("pending", "session"), ("log", "session"), ("remainder", "session")] {
@@ -234,6 +243,53 @@ impl SqliteStore {
         .map_err(|err| self.err(err))
     }
 
+    /// Keeps `texts` (each with the SHA-256, lower-case hex, of its bytes), each once.
+    ///
+    /// # Errors
+    /// A text that does not hash to its key, or a database error.
+    pub fn keep_texts(&self, texts: &[(&str, &str)]) -> Result<(), StoreError> {
+        let mut encoded = Vec::with_capacity(texts.len());
+        for (hash, text) in texts {
+            if sha256(text.as_bytes()) != *hash {
+                return Err(StoreError::backend(format!(
+                    "a text given to keep does not hash to {hash}"
+                )));
+            }
+            let bytes = crate::codec::compress_text(text).map_err(|err| {
+                StoreError::backend_caused(format!("the text {hash} could not be compressed"), err)
+            })?;
+            encoded.push((*hash, bytes));
+        }
+        let mut conn = lock(&self.conn);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|err| self.err(err))?;
+        for (hash, bytes) in &encoded {
+            tx.execute(
+                "INSERT OR IGNORE INTO texts (hash, text) VALUES (?1, ?2)",
+                params![hash, bytes],
+            )
+            .map_err(|err| self.err(err))?;
+        }
+        tx.commit().map_err(|err| self.err(err))
+    }
+
+    /// The text kept under `hash`, if there is one that hashes to it.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn text(&self, hash: &str) -> Result<Option<String>, StoreError> {
+        let conn = lock(&self.conn);
+        let text = conn
+            .query_row("SELECT text FROM texts WHERE hash = ?1", [hash], |row| {
+                Ok(crate::codec::text(row.get_ref(0)?).ok().flatten())
+            })
+            .optional()
+            .map_err(|err| self.err(err))?
+            .flatten();
+        Ok(text.filter(|text| sha256(text.as_bytes()) == hash))
+    }
+
     /// Acts for `scope` from now on.
     pub fn set_scope(&self, scope: SessionScope) {
         *lock(&self.scope) = scope;
@@ -243,4 +299,10 @@ impl SqliteStore {
     pub fn scope(&self) -> SessionScope {
         *lock(&self.scope)
     }
+}
+
+/// SHA-256 of `bytes`, lower-case hex (as the journal's fingerprints).
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -195,3 +195,27 @@ fn a_schema_3_database_gets_sessions_and_keeps_its_stack_and_log() {
     );
     assert!(store.sessions().unwrap().is_empty());
 }
+
+#[test]
+fn texts_are_kept_once_by_hash_and_checked_when_read() {
+    use sha2::Digest as _;
+    let hash = |t: &str| -> String {
+        sha2::Sha256::digest(t.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let (a, b) = ("fn a() {}\n".repeat(1000), "b\r\nmixed\n".to_owned());
+    store.keep_texts(&[(&hash(&a), &a), (&hash(&b), &b), (&hash(&a), &a)]).unwrap();
+    assert_eq!(store.text(&hash(&a)).unwrap().as_deref(), Some(a.as_str()));
+    assert_eq!(store.text(&hash(&b)).unwrap().as_deref(), Some(b.as_str()));
+    assert_eq!(store.text(&hash("absent")).unwrap(), None);
+    assert!(store.keep_texts(&[(&hash(&a), "not a")]).is_err());
+    // A row changed outside staged reads as missing, never as another text.
+    let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    conn.execute(
+        "UPDATE texts SET text = (SELECT text FROM texts WHERE hash = ?1) WHERE hash = ?2",
+        [hash(&b), hash(&a)],
+    )
+    .unwrap();
+    assert_eq!(store.text(&hash(&a)).unwrap(), None);
+}
