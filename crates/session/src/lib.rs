@@ -8,11 +8,13 @@
 
 #![deny(missing_docs)]
 
+pub mod history;
 pub mod hunks;
 pub mod net;
 pub mod process;
 
 pub use crate::{
+    history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
     hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
     net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
 };

@@ -1,0 +1,299 @@
+//! A file's history, from the resolve log: the steps [`crate::net`] reads, for each file one
+//! session wrote.
+//!
+//! The log keeps, for every entry that wrote files, what it did to each (its undo data: edits on
+//! the text before, a file created or deleted with its text, a file moved) and the SHA-256 of
+//! each file before and after. A file's history starts at the session's first change to it and
+//! takes every later entry that wrote it, whoever made it, following moves. Between two entries
+//! (and after the last one, up to the file on disk now) the file may have been changed outside
+//! staged: the texts then differ from what the entry before left, and the difference is a step
+//! of its own, by someone else, found line by line. The texts come from the entries themselves
+//! where the chain is unbroken, and from the texts the store keeps by hash where it is not.
+
+use staged_core::FileChange;
+use staged_journal::{Applied, Edit, fingerprint, invert, replay};
+
+use crate::net::{Author, Origin};
+
+/// One log entry's changes, as the log keeps them.
+#[derive(Debug, Clone, Copy)]
+pub struct LoggedChange<'a> {
+    /// The entry's number.
+    pub seq: u64,
+    /// The session whose change it is (`None`: a person's).
+    pub session: Option<u64>,
+    /// What it did to each file.
+    pub ops: &'a [Applied],
+    /// Each file's hashes before and after.
+    pub files: &'a [FileChange],
+}
+
+/// Where a history's texts come from.
+pub trait Texts {
+    /// The text whose SHA-256 is `hash`, if it is kept.
+    fn text(&self, hash: &str) -> Option<String>;
+
+    /// The file at `path` now, `None` when there is none.
+    fn now(&self, path: &str) -> Option<String>;
+}
+
+/// One file's history since the session first changed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileHistory {
+    /// Where the file is now (after the moves in its history).
+    pub path: String,
+    /// Where it was when the session first changed it.
+    pub first_path: String,
+    /// Whether it existed before the session first changed it.
+    pub existed_before: bool,
+    /// Whether it exists now.
+    pub exists_now: bool,
+    /// Its steps, oldest first.
+    pub steps: Vec<(Author, Vec<Edit>)>,
+    /// Its text now (empty when it does not exist).
+    pub now: String,
+}
+
+/// Why a file's history cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the history of {path} cannot be read: {why}")]
+pub struct HistoryError {
+    /// The file.
+    pub path: String,
+    /// Why.
+    pub why: String,
+}
+
+/// A file being followed through the log.
+struct Track {
+    first_path: String,
+    path: String,
+    existed_before: bool,
+    exists: bool,
+    /// The text the last step left, and its hash.
+    known: Option<(String, String)>,
+    steps: Vec<(Author, Vec<Edit>)>,
+}
+
+/// The histories of the files `session` changed, in the order it first changed them.
+///
+/// # Errors
+/// [`HistoryError`] when an entry's text can neither be rebuilt from its neighbours nor found
+/// among the kept texts, or an entry's undo data does not fit the text it names.
+pub fn file_histories(
+    session: u64,
+    entries: &[LoggedChange<'_>],
+    texts: &dyn Texts,
+) -> Result<Vec<FileHistory>, HistoryError> {
+    let known = KnownTexts::gather(entries, texts);
+    let mut tracks: Vec<Track> = Vec::new();
+    for entry in entries {
+        let mine = entry.session == Some(session);
+        let author = if mine {
+            Author::Mine { entry: entry.seq }
+        } else {
+            Author::Other(Origin::Entry {
+                seq: entry.seq,
+                session: entry.session.map(|s| format!("S{s}")),
+            })
+        };
+        for op in entry.ops {
+            let (from, to) = op_paths(op);
+            let found = tracks.iter().position(|t| t.path == from && (t.exists || from == to));
+            let index = match (found, mine) {
+                (Some(i), _) => i,
+                (None, true) => {
+                    tracks.push(Track {
+                        first_path: from.to_owned(),
+                        path: from.to_owned(),
+                        existed_before: !matches!(op, Applied::Create { .. }),
+                        exists: !matches!(op, Applied::Create { .. }),
+                        known: None,
+                        steps: Vec::new(),
+                    });
+                    tracks.len() - 1
+                }
+                // A file the session has not changed (yet).
+                (None, false) => continue,
+            };
+            step(&mut tracks[index], entry, op, author.clone(), &known)?;
+        }
+    }
+    tracks.into_iter().map(|track| finish(track, texts)).collect()
+}
+
+/// Where an op reads and where it writes.
+fn op_paths(op: &Applied) -> (&str, &str) {
+    match op {
+        Applied::Update { path, .. }
+        | Applied::Create { path, .. }
+        | Applied::Delete { path, .. } => (path.as_str(), path.as_str()),
+        Applied::Move { from, to, .. } => (from.as_str(), to.as_str()),
+    }
+}
+
+/// The edits of an op, on the text before (a created file's text is empty before, a deleted
+/// file's after).
+fn op_edits(op: &Applied) -> Vec<Edit> {
+    match op {
+        Applied::Update { edits, .. } | Applied::Move { edits, .. } => edits.clone(),
+        Applied::Create { content, .. } => {
+            vec![Edit { start: 0, before: String::new(), after: content.clone() }]
+        }
+        Applied::Delete { content, .. } => {
+            vec![Edit { start: 0, before: content.clone(), after: String::new() }]
+        }
+    }
+}
+
+/// The hashes the entry gives for `path`.
+fn hashes<'a>(entry: &'a LoggedChange<'_>, path: &str) -> (Option<&'a str>, Option<&'a str>) {
+    entry
+        .files
+        .iter()
+        .find(|f| f.path == path)
+        .map_or((None, None), |f| (f.before.as_deref(), f.after.as_deref()))
+}
+
+/// One op's texts, by hash: what it read and wrote, and its edits between them.
+struct Wanted<'a> {
+    to: &'a str,
+    before: Option<&'a str>,
+    after: Option<&'a str>,
+    edits: Vec<Edit>,
+}
+
+/// Every text an entry read or wrote that can be had: kept by its hash, the file on disk now,
+/// or rebuilt from one of those through an entry's edits (forwards from what it read, or
+/// backwards from what it wrote), by hash.
+struct KnownTexts {
+    by_hash: std::collections::HashMap<String, String>,
+}
+
+impl KnownTexts {
+    fn gather(entries: &[LoggedChange<'_>], texts: &dyn Texts) -> KnownTexts {
+        let mut by_hash = std::collections::HashMap::new();
+        let mut wanted: Vec<Wanted<'_>> = Vec::new();
+        for entry in entries {
+            for op in entry.ops {
+                let (_, to) = op_paths(op);
+                let (before, _) = hashes(entry, op_paths(op).0);
+                let (_, after) = hashes(entry, to);
+                wanted.push(Wanted { to, before, after, edits: op_edits(op) });
+            }
+        }
+        let add = |by_hash: &mut std::collections::HashMap<String, String>, text: String| {
+            by_hash.entry(fingerprint(text.as_bytes())).or_insert(text);
+        };
+        for Wanted { to, before, after, .. } in &wanted {
+            for hash in [before, after].into_iter().flatten() {
+                if !by_hash.contains_key(*hash)
+                    && let Some(text) = texts.text(hash)
+                {
+                    add(&mut by_hash, text);
+                }
+            }
+            if let Some(now) = texts.now(to) {
+                add(&mut by_hash, now);
+            }
+        }
+        // Rebuild across the entries until nothing new is found: each round at least one
+        // more text, so at most one round per entry.
+        for _ in 0..=wanted.len() {
+            let mut found = false;
+            for Wanted { before, after, edits, .. } in &wanted {
+                let (Some(before), Some(after)) = (before, after) else { continue };
+                match (by_hash.contains_key(*before), by_hash.contains_key(*after)) {
+                    (true, false) => {
+                        if let Some(text) = replay(&by_hash[*before], edits)
+                            && fingerprint(text.as_bytes()) == *after
+                        {
+                            by_hash.insert((*after).to_owned(), text);
+                            found = true;
+                        }
+                    }
+                    (false, true) => {
+                        if let Some(text) =
+                            invert(edits).and_then(|inverse| replay(&by_hash[*after], &inverse))
+                            && fingerprint(text.as_bytes()) == *before
+                        {
+                            by_hash.insert((*before).to_owned(), text);
+                            found = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if !found {
+                break;
+            }
+        }
+        KnownTexts { by_hash }
+    }
+
+    fn get(&self, hash: &str) -> Option<&str> {
+        self.by_hash.get(hash).map(String::as_str)
+    }
+}
+
+/// Adds `op` of `entry` (and any change made outside staged before it) to `track`.
+fn step(
+    track: &mut Track,
+    entry: &LoggedChange<'_>,
+    op: &Applied,
+    author: Author,
+    known: &KnownTexts,
+) -> Result<(), HistoryError> {
+    let (from, to) = op_paths(op);
+    let fail = |why: String| HistoryError { path: track.path.clone(), why };
+    let edits = op_edits(op);
+    let (before_hash, _) = hashes(entry, from);
+    let before = match before_hash {
+        None => String::new(),
+        Some(hash) => known.get(hash).map(str::to_owned).ok_or_else(|| {
+            fail(format!(
+                "staged kept no copy of the text log entry {} read or wrote, and it cannot be rebuilt from the entries around it (the file was changed outside staged in between)",
+                entry.seq
+            ))
+        })?,
+    };
+    if let Some((text, _)) = &track.known
+        && *text != before
+    {
+        track.steps.push((Author::Other(Origin::Outside), line_edits(text, &before)));
+    }
+    let after = replay(&before, &edits).ok_or_else(|| {
+        fail(format!("the undo data of log entry {} does not fit its text", entry.seq))
+    })?;
+    track.steps.push((author, edits));
+    track.exists = !matches!(op, Applied::Delete { .. });
+    track.path = to.to_owned();
+    let hash = fingerprint(after.as_bytes());
+    track.known = Some((after, hash));
+    Ok(())
+}
+
+/// The history of `track` up to the file now.
+fn finish(mut track: Track, texts: &dyn Texts) -> Result<FileHistory, HistoryError> {
+    let now = texts.now(&track.path);
+    let exists_now = now.is_some();
+    let now = now.unwrap_or_default();
+    if let Some((known, _)) = &track.known
+        && *known != now
+    {
+        track.steps.push((Author::Other(Origin::Outside), line_edits(known, &now)));
+    }
+    Ok(FileHistory {
+        path: track.path,
+        first_path: track.first_path,
+        existed_before: track.existed_before,
+        exists_now,
+        steps: track.steps,
+        now,
+    })
+}
+
+/// The edits that turn `old` into `new`, line by line.
+fn line_edits(old: &str, new: &str) -> Vec<Edit> {
+    staged_edit::line_edits(old, new)
+}

@@ -1,0 +1,210 @@
+//! A session's files and their histories, from log entries as the store keeps them: entries of
+//! other sessions and a person's, changes made outside staged between them and after them,
+//! created, deleted and moved files.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
+
+use std::collections::HashMap;
+
+use staged_core::FileChange;
+use staged_journal::{Applied, Edit, fingerprint, replay};
+use staged_session::{
+    FileHistory, LoggedChange, Step, Texts, file_diff, file_histories, net_change, revert_edits,
+};
+
+/// A workspace in memory, and its log.
+#[derive(Default)]
+struct World {
+    files: HashMap<String, String>,
+    kept: HashMap<String, String>,
+    log: Vec<(u64, Option<u64>, Vec<Applied>, Vec<FileChange>)>,
+}
+
+impl Texts for World {
+    fn text(&self, hash: &str) -> Option<String> {
+        self.kept.get(hash).cloned()
+    }
+    fn now(&self, path: &str) -> Option<String> {
+        self.files.get(path).cloned()
+    }
+}
+
+fn hash(text: &str) -> String {
+    fingerprint(text.as_bytes())
+}
+
+impl World {
+    /// A logged entry of `session`: replaces `old` by `new` in `path` (`old` empty and the file
+    /// absent: creates it; `new` empty and `old` the whole file: deletes it).
+    fn entry(&mut self, session: Option<u64>, path: &str, old: &str, new: &str) {
+        let before = self.files.get(path).cloned();
+        let (op, after) = match &before {
+            None => (
+                Applied::Create { path: path.into(), content: new.into(), mode: None },
+                Some(new.to_owned()),
+            ),
+            Some(text) if text == old && new.is_empty() => {
+                (Applied::Delete { path: path.into(), content: text.clone(), mode: 0o644 }, None)
+            }
+            Some(text) => {
+                let start = text.find(old).expect("the old text is there");
+                let edits = vec![Edit { start, before: old.into(), after: new.into() }];
+                let after = replay(text, &edits).unwrap();
+                (Applied::Update { path: path.into(), edits }, Some(after))
+            }
+        };
+        self.commit(session, vec![op], vec![(path, before, after)]);
+    }
+
+    fn moved(&mut self, session: Option<u64>, from: &str, to: &str) {
+        let text = self.files.remove(from).unwrap();
+        self.files.insert(to.into(), text.clone());
+        let seq = self.log.len() as u64 + 1;
+        self.kept.insert(hash(&text), text.clone());
+        let files = vec![
+            FileChange { path: from.into(), before: Some(hash(&text)), after: None },
+            FileChange { path: to.into(), before: None, after: Some(hash(&text)) },
+        ];
+        let op = Applied::Move { from: from.into(), to: to.into(), edits: Vec::new() };
+        self.log.push((seq, session, vec![op], files));
+    }
+
+    fn commit(
+        &mut self,
+        session: Option<u64>,
+        ops: Vec<Applied>,
+        texts: Vec<(&str, Option<String>, Option<String>)>,
+    ) {
+        let seq = self.log.len() as u64 + 1;
+        let mut files = Vec::new();
+        for (path, before, after) in texts {
+            match &after {
+                Some(text) => {
+                    self.kept.insert(hash(text), text.clone());
+                    self.files.insert(path.into(), text.clone());
+                }
+                None => {
+                    self.files.remove(path);
+                }
+            }
+            files.push(FileChange {
+                path: path.into(),
+                before: before.as_deref().map(hash),
+                after: after.as_deref().map(hash),
+            });
+        }
+        self.log.push((seq, session, ops, files));
+    }
+
+    /// A change made outside staged: nothing is logged.
+    fn outside(&mut self, path: &str, old: &str, new: &str) {
+        let text = self.files.get_mut(path).unwrap();
+        *text = text.replacen(old, new, 1);
+    }
+
+    fn histories(&self, session: u64) -> Vec<FileHistory> {
+        let entries: Vec<LoggedChange<'_>> = self
+            .log
+            .iter()
+            .map(|(seq, session, ops, files)| LoggedChange {
+                seq: *seq,
+                session: *session,
+                ops,
+                files,
+            })
+            .collect();
+        file_histories(session, &entries, self).unwrap()
+    }
+}
+
+fn diff_of(history: &FileHistory) -> (String, staged_session::NetChange, staged_session::FileDiff) {
+    let steps: Vec<Step<'_>> =
+        history.steps.iter().map(|(author, edits)| Step { author, edits }).collect();
+    let net = net_change(&steps, &history.now).unwrap();
+    let diff = file_diff(&history.path, &net).unwrap();
+    (diff.diff.clone(), net, diff)
+}
+
+const A: &str = "fn a() {\n    retry(3);\n}\n\nfn b() {\n    b();\n    b1();\n    b2();\n    b3();\n    b4();\n}\n\nfn c() {\n    c();\n}\n";
+
+#[test]
+fn a_session_among_others_and_changes_outside_staged() {
+    let mut w = World::default();
+    w.files.insert("src/a.rs".into(), A.into());
+    w.files.insert("src/b.rs".into(), "b\n".into());
+    w.entry(Some(1), "src/a.rs", "retry(3)", "retry(5)");
+    w.entry(Some(2), "src/a.rs", "c();", "other_c();");
+    w.outside("src/a.rs", "b();", "person_b();");
+    w.entry(Some(1), "src/a.rs", "fn c() {", "pub fn c() {");
+    w.entry(None, "src/b.rs", "b\n", "b by a person\n");
+    w.entry(Some(1), "src/new.rs", "", "new\n");
+    w.outside("src/a.rs", "fn a() {", "fn a2() {");
+    let histories = w.histories(1);
+    let paths: Vec<&str> = histories.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(paths, ["src/a.rs", "src/new.rs"], "b.rs was never the session's");
+    let (diff, net, hunks) = diff_of(&histories[0]);
+    // Only the session's lines: not session 2's `other_c`, not the person's `person_b`, nor
+    // the later rename of `a`.
+    assert!(diff.contains("-    retry(3);\n+    retry(5);\n"), "{diff}");
+    assert!(diff.contains("-fn c() {\n+pub fn c() {\n"), "{diff}");
+    assert!(!diff.contains("+    other_c();") && !diff.contains("-    c();"), "{diff}");
+    assert!(!diff.contains("+    person_b();") && !diff.contains("+fn a2"), "{diff}");
+    assert_eq!(hunks.hunks.len(), 2, "{diff}");
+    // Reverting the first hunk only keeps everyone else's changes and the second hunk.
+    let edits = revert_edits("src/a.rs", &net, &hunks, &[1]).unwrap();
+    let reverted = replay(&histories[0].now, &edits).unwrap();
+    assert_eq!(reverted, histories[0].now.replace("retry(5)", "retry(3)"));
+    // The new file is all the session's.
+    let (diff, _, _) = diff_of(&histories[1]);
+    assert!(!histories[1].existed_before && histories[1].exists_now);
+    assert!(diff.contains("+new\n"), "{diff}");
+}
+
+#[test]
+fn a_later_change_to_the_sessions_lines_is_changed_since() {
+    let mut w = World::default();
+    w.files.insert("a.txt".into(), "one\ntwo\nthree\n".into());
+    w.entry(Some(1), "a.txt", "two", "TWO");
+    w.entry(Some(3), "a.txt", "TWO", "Two!");
+    let histories = w.histories(1);
+    let (_, net, hunks) = diff_of(&histories[0]);
+    assert!(hunks.hunks[0].changed_since.is_some());
+    assert!(revert_edits("a.txt", &net, &hunks, &[1]).is_err());
+}
+
+#[test]
+fn a_moved_file_is_followed() {
+    let mut w = World::default();
+    w.files.insert("old.txt".into(), "x\ny\n".into());
+    w.entry(Some(1), "old.txt", "y", "Y");
+    w.moved(None, "old.txt", "new.txt");
+    w.outside("new.txt", "x", "X");
+    let histories = w.histories(1);
+    assert_eq!(
+        (histories[0].first_path.as_str(), histories[0].path.as_str()),
+        ("old.txt", "new.txt")
+    );
+    let (diff, _, _) = diff_of(&histories[0]);
+    assert!(diff.contains("-y\n+Y\n") && !diff.contains("+X"), "{diff}");
+}
+
+#[test]
+fn a_gap_staged_kept_no_text_for_is_a_clear_error() {
+    let mut w = World::default();
+    w.files.insert("a.txt".into(), "1\n2\n".into());
+    w.entry(Some(1), "a.txt", "1", "one");
+    w.outside("a.txt", "2", "two");
+    w.entry(Some(2), "a.txt", "one", "ONE");
+    // The store lost every kept text (pruned, or tampered with).
+    w.kept.clear();
+    let entries: Vec<LoggedChange<'_>> = w
+        .log
+        .iter()
+        .map(|(seq, session, ops, files)| LoggedChange { seq: *seq, session: *session, ops, files })
+        .collect();
+    let err = file_histories(1, &entries, &w).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the history of a.txt cannot be read: staged kept no copy of the text log entry 1 read or wrote, and it cannot be rebuilt from the entries around it (the file was changed outside staged in between)"
+    );
+}
