@@ -95,7 +95,23 @@ pub(crate) fn migrate(tx: &Transaction<'_>) -> rusqlite::Result<()> {
          CREATE TABLE IF NOT EXISTS texts (
              hash TEXT PRIMARY KEY,
              text BLOB NOT NULL
-         );",
+         );
+         CREATE TABLE IF NOT EXISTS reviews (
+             session INTEGER NOT NULL,
+             hunk TEXT NOT NULL,
+             state TEXT NOT NULL,
+             reason TEXT,
+             at_ms INTEGER NOT NULL,
+             PRIMARY KEY (session, hunk)
+         );
+         CREATE TABLE IF NOT EXISTS notices (
+             seq INTEGER PRIMARY KEY AUTOINCREMENT,
+             session INTEGER NOT NULL,
+             text TEXT NOT NULL,
+             at_ms INTEGER NOT NULL,
+             delivered_ms INTEGER
+         );
+         CREATE INDEX IF NOT EXISTS notices_session ON notices (session, delivered_ms);",
     )?;
     for (table, column) in [("pending", "session"), ("log", "session"), ("remainder", "session")] {
         if !has_column(tx, table, column)? {
@@ -288,6 +304,96 @@ impl SqliteStore {
             .map_err(|err| self.err(err))?
             .flatten();
         Ok(text.filter(|text| sha256(text.as_bytes()) == hash))
+    }
+
+    /// Marks the hunks `keys` of session `number` reviewed as `state` (`kept`), with a
+    /// person's reason if given; a later mark replaces an earlier one.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn mark_reviewed(
+        &self,
+        number: u64,
+        keys: &[&str],
+        state: &str,
+        reason: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let session = i64::try_from(number).unwrap_or(i64::MAX);
+        let mut conn = lock(&self.conn);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|err| self.err(err))?;
+        for key in keys {
+            tx.execute(
+                "INSERT INTO reviews (session, hunk, state, reason, at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (session, hunk) DO UPDATE SET state = ?3, reason = ?4, at_ms = ?5",
+                params![session, key, state, reason, now_ms()],
+            )
+            .map_err(|err| self.err(err))?;
+        }
+        tx.commit().map_err(|err| self.err(err))
+    }
+
+    /// The review state of each reviewed hunk of session `number`: `(hunk key, state)`.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn reviewed(&self, number: u64) -> Result<Vec<(String, String)>, StoreError> {
+        let conn = lock(&self.conn);
+        let mut stmt = conn
+            .prepare("SELECT hunk, state FROM reviews WHERE session = ?1 ORDER BY hunk")
+            .map_err(|err| self.err(err))?;
+        stmt.query_map([i64::try_from(number).unwrap_or(i64::MAX)], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .map_err(|err| self.err(err))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| self.err(err))
+    }
+
+    /// Leaves `text` for session `number`'s model: told once, at its next chance.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn notify_session(&self, number: u64, text: &str) -> Result<(), StoreError> {
+        let conn = lock(&self.conn);
+        conn.execute(
+            "INSERT INTO notices (session, text, at_ms) VALUES (?1, ?2, ?3)",
+            params![i64::try_from(number).unwrap_or(i64::MAX), text, now_ms()],
+        )
+        .map_err(|err| self.err(err))?;
+        Ok(())
+    }
+
+    /// Takes the notices waiting for session `number`, oldest first: each is handed out once,
+    /// however many processes ask at once.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn take_notices(&self, number: u64) -> Result<Vec<String>, StoreError> {
+        let session = i64::try_from(number).unwrap_or(i64::MAX);
+        let mut conn = lock(&self.conn);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|err| self.err(err))?;
+        let taken: Vec<(i64, String)> = {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT seq, text FROM notices WHERE session = ?1 AND delivered_ms IS NULL ORDER BY seq",
+                )
+                .map_err(|err| self.err(err))?;
+            stmt.query_map([session], |row| Ok((row.get(0)?, row.get(1)?)))
+                .map_err(|err| self.err(err))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|err| self.err(err))?
+        };
+        let now = now_ms();
+        for (seq, _) in &taken {
+            tx.execute("UPDATE notices SET delivered_ms = ?1 WHERE seq = ?2", params![now, seq])
+                .map_err(|err| self.err(err))?;
+        }
+        tx.commit().map_err(|err| self.err(err))?;
+        Ok(taken.into_iter().map(|(_, text)| text).collect())
     }
 
     /// Acts for `scope` from now on.

@@ -219,3 +219,48 @@ fn texts_are_kept_once_by_hash_and_checked_when_read() {
     .unwrap();
     assert_eq!(store.text(&hash(&a)).unwrap(), None);
 }
+
+#[test]
+fn review_states_are_kept_per_hunk_and_replaced_by_a_later_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let s = store.open_session("claude-code", "r", None).unwrap().number;
+    store.mark_reviewed(s, &["h1", "h2"], "kept", Some("fine")).unwrap();
+    store.mark_reviewed(s, &["h2"], "kept", None).unwrap();
+    assert_eq!(
+        open(dir.path()).reviewed(s).unwrap(),
+        vec![("h1".to_owned(), "kept".to_owned()), ("h2".to_owned(), "kept".to_owned())]
+    );
+    assert!(store.reviewed(s + 1).unwrap().is_empty());
+}
+
+#[test]
+fn a_notice_reaches_its_session_once_whoever_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (open(dir.path()), open(dir.path()));
+    let s = a.open_session("claude-code", "n", None).unwrap().number;
+    a.notify_session(s, "A person reverted your change to src/a.ts (lines 12-18): keep 3.")
+        .unwrap();
+    a.notify_session(s, "second").unwrap();
+    let first = b.take_notices(s).unwrap();
+    assert_eq!(
+        first,
+        ["A person reverted your change to src/a.ts (lines 12-18): keep 3.", "second"]
+    );
+    assert!(a.take_notices(s).unwrap().is_empty());
+    // Racing takers: each notice is handed out once.
+    for i in 0..20 {
+        a.notify_session(s, &format!("n{i}")).unwrap();
+    }
+    let takers: Vec<_> = (0..4)
+        .map(|_| {
+            let store = open(dir.path());
+            std::thread::spawn(move || store.take_notices(s).unwrap())
+        })
+        .collect();
+    let mut all: Vec<String> = takers.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    all.sort();
+    let mut expected: Vec<String> = (0..20).map(|i| format!("n{i}")).collect();
+    expected.sort();
+    assert_eq!(all, expected);
+}
