@@ -48,6 +48,10 @@ pub struct FileHistory {
     pub existed_before: bool,
     /// Whether it exists now.
     pub exists_now: bool,
+    /// Where the session's own moves took it from, when it moved the file.
+    pub moved_from: Option<String>,
+    /// The mode bits of the file when the session deleted it (or created it, when given).
+    pub mode: Option<u32>,
     /// Its steps, oldest first.
     pub steps: Vec<(Author, Vec<Edit>)>,
     /// Its text now (empty when it does not exist).
@@ -73,6 +77,8 @@ struct Track {
     /// The text the last step left, and its hash.
     known: Option<(String, String)>,
     steps: Vec<(Author, Vec<Edit>)>,
+    moved_from: Option<String>,
+    mode: Option<u32>,
 }
 
 /// The histories of the files `session` changed, in the order it first changed them.
@@ -110,6 +116,8 @@ pub fn file_histories(
                         exists: !matches!(op, Applied::Create { .. }),
                         known: None,
                         steps: Vec::new(),
+                        moved_from: None,
+                        mode: None,
                     });
                     tracks.len() - 1
                 }
@@ -185,6 +193,14 @@ impl KnownTexts {
         let add = |by_hash: &mut std::collections::HashMap<String, String>, text: String| {
             by_hash.entry(fingerprint(text.as_bytes())).or_insert(text);
         };
+        // A deleted file's text is in its entry, as is a created one's.
+        for entry in entries {
+            for op in entry.ops {
+                if let Applied::Delete { content, .. } | Applied::Create { content, .. } = op {
+                    add(&mut by_hash, content.clone());
+                }
+            }
+        }
         for Wanted { to, before, after, .. } in &wanted {
             for hash in [before, after].into_iter().flatten() {
                 if !by_hash.contains_key(*hash)
@@ -265,6 +281,17 @@ fn step(
     let after = replay(&before, &edits).ok_or_else(|| {
         fail(format!("the undo data of log entry {} does not fit its text", entry.seq))
     })?;
+    if let Author::Mine { .. } = author {
+        match op {
+            Applied::Move { from, to, .. } => {
+                let first = track.moved_from.take().unwrap_or_else(|| from.clone());
+                track.moved_from = (first != *to).then_some(first);
+            }
+            Applied::Delete { mode, .. } => track.mode = Some(*mode),
+            Applied::Create { mode, .. } => track.mode = *mode,
+            Applied::Update { .. } => {}
+        }
+    }
     track.steps.push((author, edits));
     track.exists = !matches!(op, Applied::Delete { .. });
     track.path = to.to_owned();
@@ -288,6 +315,8 @@ fn finish(mut track: Track, texts: &dyn Texts) -> Result<FileHistory, HistoryErr
         first_path: track.first_path,
         existed_before: track.existed_before,
         exists_now,
+        moved_from: track.moved_from,
+        mode: track.mode,
         steps: track.steps,
         now,
     })

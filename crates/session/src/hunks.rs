@@ -53,10 +53,21 @@ pub struct Misfit {
 /// # Errors
 /// [`Misfit`] when the net change does not fit its own text.
 pub fn file_diff(path: &str, net: &NetChange) -> Result<FileDiff, Misfit> {
+    file_diff_as(&DiffHeader::Modify { path }, path, net)
+}
+
+/// [`file_diff`] under any header: a file the session created, deleted or moved.
+///
+/// # Errors
+/// [`Misfit`] when the net change does not fit its own text.
+pub fn file_diff_as(
+    header: &DiffHeader<'_>,
+    path: &str,
+    net: &NetChange,
+) -> Result<FileDiff, Misfit> {
     let misfit = || Misfit { path: path.to_owned() };
     let index = LineIndex::new(&net.without);
-    let header = DiffHeader::Modify { path };
-    let diff = file_diff_indexed(&header, &index, &net.edits).map_err(|_| misfit())?;
+    let diff = file_diff_indexed(header, &index, &net.edits).map_err(|_| misfit())?;
     let map = edit_hunks(&index, &net.edits).map_err(|_| misfit())?;
     let mut hunks: Vec<Hunk> = (1..=map.hunks)
         .map(|number| Hunk {

@@ -8,13 +8,15 @@
 
 #![deny(missing_docs)]
 
+pub mod files;
 pub mod history;
 pub mod hunks;
 pub mod net;
 pub mod process;
 
 pub use crate::{
+    files::{FileKind, SessionError, SessionFile, session_files},
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
-    hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
+    hunks::{FileDiff, Hunk, RevertError, file_diff, file_diff_as, origin_text, revert_edits},
     net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
 };

@@ -94,12 +94,11 @@ mod tests {
     #[test]
     fn a_child_two_shells_down_finds_this_process() {
         use std::io::BufRead;
-        // The inner shell prints its pid and waits; its parent is the outer shell, whose parent
+        // The inner shell prints its pid and sleeps (a shell may run it as `sleep` itself); its parent is the outer shell, whose parent
         // is this test process: the client of both.
         let mut outer = std::process::Command::new("sh")
             .arg("-c")
-            .arg("sh -c 'echo $$; read x' & wait")
-            .stdin(std::process::Stdio::piped())
+            .arg("sh -c 'echo $$; sleep 30' & wait")
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -110,7 +109,7 @@ mod tests {
         assert_eq!(process(inner).unwrap().parent, outer.id());
         assert_eq!(client_above(inner).map(|c| c.key()), Some(me.key()));
         assert_eq!(client_above(outer.id()).map(|c| c.key()), Some(me.key()));
-        drop(outer.stdin.take());
+        let _ = std::process::Command::new("kill").arg(inner.to_string()).status();
         let _ = outer.wait();
     }
 }

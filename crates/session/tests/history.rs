@@ -208,3 +208,46 @@ fn a_gap_staged_kept_no_text_for_is_a_clear_error() {
         "the history of a.txt cannot be read: staged kept no copy of the text log entry 1 read or wrote, and it cannot be rebuilt from the entries around it (the file was changed outside staged in between)"
     );
 }
+
+#[test]
+fn the_session_diff_says_what_it_created_deleted_and_moved() {
+    use staged_session::{FileKind, session_files};
+    let mut w = World::default();
+    w.files.insert("gone.txt".into(), "bye\n".into());
+    w.files.insert("a.txt".into(), "a\nz\n".into());
+    w.files.insert("m.txt".into(), "m\n".into());
+    w.entry(Some(4), "new.txt", "", "hello\n");
+    w.entry(Some(4), "gone.txt", "bye\n", "");
+    w.entry(Some(4), "a.txt", "a", "A");
+    w.moved(Some(4), "m.txt", "moved.txt");
+    // Another session's change: not in session 4's diff.
+    w.entry(Some(5), "a.txt", "z", "Z");
+    let entries: Vec<LoggedChange<'_>> = w
+        .log
+        .iter()
+        .map(|(seq, session, ops, files)| LoggedChange { seq: *seq, session: *session, ops, files })
+        .collect();
+    let files = session_files(4, &entries, &w).unwrap();
+    let kinds: Vec<(&str, &FileKind)> = files.iter().map(|f| (f.path.as_str(), &f.kind)).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("new.txt", &FileKind::Created),
+            ("gone.txt", &FileKind::Deleted),
+            ("a.txt", &FileKind::Changed),
+            ("moved.txt", &FileKind::Moved { from: "m.txt".to_owned() }),
+        ]
+    );
+    let diff: String = files.iter().map(|f| f.diff.diff.as_str()).collect();
+    assert_eq!(
+        diff,
+        "diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n\
+         diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n\
+         diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-a\n+A\n Z\n\
+         diff --git a/m.txt b/moved.txt\nrename from m.txt\nrename to moved.txt\n"
+    );
+    // Session 5's diff is its own line only.
+    let five = session_files(5, &entries, &w).unwrap();
+    assert_eq!(five.len(), 1);
+    assert!(five[0].diff.diff.ends_with("@@ -1,2 +1,2 @@\n A\n-z\n+Z\n"), "{}", five[0].diff.diff);
+}

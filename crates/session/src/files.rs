@@ -1,0 +1,99 @@
+//! A session's net change to the workspace: each file it changed, as the person sees it (changed,
+//! created, deleted or moved by the session), with its diff and numbered hunks.
+
+use staged_journal::{DiffHeader, NEW_FILE_MODE};
+
+use crate::{
+    history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
+    hunks::{FileDiff, file_diff_as},
+    net::{NetChange, Step, net_change},
+};
+
+/// What the session did to a file, net.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileKind {
+    /// It changed lines of a file that was there before it and is there now.
+    Changed,
+    /// It created the file, and every line of it is the session's.
+    Created,
+    /// It deleted the file, and nobody wrote it again.
+    Deleted,
+    /// It moved the file here from `from` (and may have changed lines).
+    Moved {
+        /// Where the file was.
+        from: String,
+    },
+}
+
+/// One file of a session's net change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFile {
+    /// Where the file is (or was, when deleted).
+    pub path: String,
+    /// What the session did to it.
+    pub kind: FileKind,
+    /// Its history since the session first changed it.
+    pub history: FileHistory,
+    /// The session's net change to its text.
+    pub net: NetChange,
+    /// Its diff and hunks.
+    pub diff: FileDiff,
+}
+
+/// Why a session's change cannot be shown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    /// A file's history cannot be read.
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    /// A file's history does not fit its text (a log changed outside staged).
+    #[error("the log's history of {path} does not fit the file: {why}")]
+    Misfit {
+        /// The file.
+        path: String,
+        /// What does not fit.
+        why: String,
+    },
+}
+
+/// The files session `session` changed, net, in the order it first changed them; a file whose
+/// every change the session (or a revert) took back is left out.
+///
+/// # Errors
+/// [`SessionError`] when a file's history cannot be read or does not fit it.
+pub fn session_files(
+    session: u64,
+    entries: &[LoggedChange<'_>],
+    texts: &dyn Texts,
+) -> Result<Vec<SessionFile>, SessionError> {
+    let mut res = Vec::new();
+    for history in file_histories(session, entries, texts)? {
+        let misfit = |why: String| SessionError::Misfit { path: history.path.clone(), why };
+        let steps: Vec<Step<'_>> =
+            history.steps.iter().map(|(author, edits)| Step { author, edits }).collect();
+        let net = net_change(&steps, &history.now).map_err(|err| misfit(err.to_string()))?;
+        let kind = if !history.existed_before && history.exists_now && net.without.is_empty() {
+            FileKind::Created
+        } else if history.existed_before && !history.exists_now && history.now.is_empty() {
+            FileKind::Deleted
+        } else if let Some(from) = &history.moved_from {
+            FileKind::Moved { from: from.clone() }
+        } else {
+            FileKind::Changed
+        };
+        if net.regions.is_empty() && !matches!(kind, FileKind::Moved { .. }) {
+            continue;
+        }
+        let mode = history.mode.unwrap_or(NEW_FILE_MODE);
+        let path = history.path.as_str();
+        let header = match &kind {
+            FileKind::Changed => DiffHeader::Modify { path },
+            FileKind::Created => DiffHeader::Create { path, mode },
+            FileKind::Deleted => DiffHeader::Delete { path, mode },
+            FileKind::Moved { from } => DiffHeader::Rename { from, to: path },
+        };
+        let diff = file_diff_as(&header, path, &net).map_err(|err| misfit(err.to_string()))?;
+        res.push(SessionFile { path: history.path.clone(), kind, net, diff, history });
+    }
+    Ok(res)
+}
