@@ -29,6 +29,10 @@
 //!   trust nothing: the tree is walked again and every file read again, and until then the
 //!   files count as unknown, which only makes queries read them.
 //!
+//! What no watch of the index reports is checked again by every query before it settles
+//! (`Shared::recheck`): the ignore files the walk reads above the root (`above`) are read
+//! again, and if one changed the whole tree is walked again.
+//!
 //! A query that comes before the first walk has finished, or when the watcher failed, or whose
 //! cookie does not arrive within [`COOKIE_WAIT`], is answered the cold way. Writes through
 //! `mmap`, which the kernel reports to no watcher, and file systems whose changes do not go
@@ -46,6 +50,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+mod above;
 #[cfg(target_os = "linux")]
 mod watch;
 /// Elsewhere there is no watcher: [`WarmIndex::start`] starts, and every query walks cold.
@@ -85,7 +90,10 @@ mod watch {
 use rayon::prelude::*;
 use staged_fs::{FileIdentity, RelPath};
 
-use self::watch::{Seen, Watcher};
+use self::{
+    above::Above,
+    watch::{Seen, Watcher},
+};
 use crate::{
     ConfinedRoot, Inferred, Lang, grams::Grams, scope::Candidate, trees::TreeCache,
     workspace::STATE_DIR_NAME,
@@ -236,6 +244,8 @@ struct State {
     /// Why the ignore rules may change with no event the index sees (a symlinked ignore
     /// file, a `.git` file): then every query walks cold.
     unsure: Option<String>,
+    /// The ignore files above the root as they were before the last walk of the whole tree.
+    above: Option<Above>,
     /// Whether the indexer read files since its queue was last empty.
     busy: bool,
     /// The highest cookie whose event arrived.
@@ -494,6 +504,9 @@ impl Shared {
         if cookie && !self.cookie() {
             return None;
         }
+        if cookie {
+            self.recheck();
+        }
         if let Err(why) = self.settle_locked(&mut watcher) {
             tracing::warn!("warm index off, queries walk the tree: {why}");
             self.lock().off = Some(why);
@@ -501,6 +514,17 @@ impl Shared {
         }
         let state = self.lock();
         (state.off.is_none() && state.unsure.is_none()).then(|| state.listing.clone())
+    }
+
+    /// What no event tells, checked before each settling: the ignore files above the root
+    /// (changed, the tree is walked again).
+    fn recheck(&self) {
+        let above = Above::of(self.workspace.root());
+        let mut state = self.lock();
+        if state.above.as_ref().is_some_and(|before| *before != above) {
+            tracing::debug!("warm index: an ignore file above the root changed");
+            state.rewalk = true;
+        }
     }
 
     /// Creates the next cookie and waits for its event.
@@ -569,6 +593,8 @@ impl Shared {
                 }
             }
         }
+        // Read before the walk: a change after this is seen by the next query's check.
+        let above = rewalk.then(|| Above::of(root));
         let walked = if rewalk {
             let mut walks = 0;
             loop {
@@ -606,7 +632,7 @@ impl Shared {
             .map_or(i64::MAX, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX) - 2);
         let mut state_unsure = None;
         let mut state = self.lock();
-        let State { listing: current, queue, stamp, .. } = &mut *state;
+        let State { listing: current, queue, stamp, above: state_above, .. } = &mut *state;
         let current = Arc::make_mut(current);
         let mut fresh = |rel: &RelPath, size: u64, identity: Option<FileIdentity>| -> Entry {
             if !forget
@@ -635,6 +661,7 @@ impl Shared {
             current.files = files;
             current.dirs = walked.dirs.into_keys().collect();
             state_unsure = Some(walked.unsure);
+            *state_above = above;
         } else {
             let mut listed: HashMap<RelPath, Entry> = HashMap::new();
             for (rel, size, identity) in &walked.files {

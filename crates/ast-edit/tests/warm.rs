@@ -1,7 +1,8 @@
 //! The warm index is never stale: after each of 1,000 random changes made behind its back
 //! (files written, created, deleted, renamed, made binary or not UTF-8, replaced by symlinks,
-//! folders created, moved and deleted, ignore files edited), every query answered from it
-//! equals the same query walked cold.
+//! folders created, moved and deleted, ignore files edited), and after changes of the ignore
+//! files above the root, which no watch of its reports, every query answered from it equals
+//! the same query walked cold.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::{
@@ -424,4 +425,60 @@ fn git_info_exclude_is_watched() {
     std::fs::remove_dir_all(root.join(".git/info")).unwrap();
     assert_eq!(query(Some(&index)), query(None));
     assert!(query(None).contains("src/a.js"));
+}
+
+#[test]
+fn ignore_files_above_the_root_are_checked_at_every_query() {
+    // The walk reads `.gitignore`, `.ignore` and `.git/info/exclude` (or a worktree's, through
+    // its `.git` file) in every folder above the root too, where the index has no watch.
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().canonicalize().unwrap();
+    let parent = top.join("parent");
+    let root = parent.join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.js"), "baseFlatten(x, 1);\n").unwrap();
+    std::fs::write(root.join("b.js"), "baseFlatten(y, 2);\n").unwrap();
+    let workspace = ConfinedRoot::new(&root).unwrap();
+    let index = WarmIndex::start(workspace.clone()).unwrap();
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    let query = |index: Option<&WarmIndex>| grep(&workspace, index, "baseFlatten($$$A)", "js", ".");
+    assert!(query(Some(&index)).contains("src/a.js:1:1"));
+    let mut served = index.stats().served;
+    let mut check = |what: &str, hidden: &[&str]| {
+        let (warm, cold) = (query(Some(&index)), query(None));
+        assert_eq!(warm, cold, "after {what}");
+        for (path, line) in [("src/a.js", "src/a.js:1:1"), ("b.js", "b.js:1:1")] {
+            assert_eq!(!warm.contains(line), hidden.contains(&path), "after {what}: {warm}");
+        }
+        let now = index.stats().served;
+        assert!(now > served, "after {what}: not answered from the index");
+        served = now;
+    };
+    std::fs::write(parent.join(".gitignore"), "ws/src/\n").unwrap();
+    check("parent/.gitignore ws/src/", &["src/a.js"]);
+    std::fs::write(parent.join(".gitignore"), "*.js\n").unwrap();
+    check("parent/.gitignore *.js", &["src/a.js", "b.js"]);
+    std::fs::remove_file(parent.join(".gitignore")).unwrap();
+    check("parent/.gitignore removed", &[]);
+    std::fs::write(top.join(".ignore"), "b.js\n").unwrap();
+    check("top/.ignore b.js", &["b.js"]);
+    std::fs::write(top.join(".ignore"), "").unwrap();
+    check("top/.ignore emptied", &[]);
+    std::fs::create_dir_all(parent.join(".git/info")).unwrap();
+    std::fs::write(parent.join(".git/info/exclude"), "src\n").unwrap();
+    check("parent/.git/info/exclude src", &["src/a.js"]);
+    std::fs::remove_dir_all(parent.join(".git")).unwrap();
+    check("parent/.git removed", &[]);
+    // A worktree: `.git` is a file naming its git folder, whose `commondir` holds the exclude.
+    let common = top.join("main.git");
+    let gitdir = common.join("worktrees/ws");
+    std::fs::create_dir_all(&gitdir).unwrap();
+    std::fs::create_dir_all(common.join("info")).unwrap();
+    std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+    std::fs::write(parent.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+    check("a worktree's .git file", &[]);
+    std::fs::write(common.join("info/exclude"), "*.js\n").unwrap();
+    check("the worktree's common exclude *.js", &["src/a.js", "b.js"]);
+    std::fs::write(common.join("info/exclude"), "/ws/b.js\n").unwrap();
+    check("the worktree's common exclude /ws/b.js", &["b.js"]);
 }
