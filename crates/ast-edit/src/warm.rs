@@ -30,14 +30,23 @@
 //!   files count as unknown, which only makes queries read them.
 //!
 //! What no watch of the index reports is checked again by every query before it settles
-//! (`Shared::recheck`): the ignore files the walk reads above the root (`above`) are read
-//! again, and if one changed the whole tree is walked again.
+//! (`Shared::recheck`):
+//! - the ignore files the walk reads above the root (`above`): read again, and if one changed
+//!   the whole tree is walked again;
+//! - every file with more than one hard link: a write through another link is reported at the
+//!   folder of the path written through, which may lie outside the tree or in a folder the
+//!   walk ignores. Its identity (device, inode, change time), size and link count are looked
+//!   up again, and a file changed, or changed too recently for its change time to prove
+//!   anything, is settled as if an event had named it. When a name is made inside the tree
+//!   for a file listed under another, the other names are checked from then on too.
 //!
 //! A query that comes before the first walk has finished, or when the watcher failed, or whose
-//! cookie does not arrive within [`COOKIE_WAIT`], is answered the cold way. Writes through
-//! `mmap`, which the kernel reports to no watcher, and file systems whose changes do not go
-//! through this kernel (a network share written by another machine) are not seen: the index is
-//! for local trees.
+//! cookie does not arrive within [`COOKIE_WAIT`], is answered the cold way. Not seen: writes
+//! through `mmap`, which the kernel reports to no watcher; a hard link made from outside the
+//! tree to a file listed with one link, which the kernel reports to no folder watch either
+//! (until the file is next changed through its path in the tree or the tree is walked again,
+//! writes through that link are missed); and file systems whose changes do not go through
+//! this kernel (a network share written by another machine). The index is for local trees.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -108,6 +117,18 @@ const BATCH: usize = 256;
 /// How many times one settling walks the tree again while new folders keep appearing.
 const MAX_WALKS: usize = 4;
 
+/// A file changed less than this many seconds ago could change again within the same tick of
+/// the kernel's coarse clock without its change time moving (the "racily clean" files of
+/// git): its identity proves nothing yet.
+const RECENT_SECS: i64 = 2;
+
+/// The time now, in whole seconds since the epoch (as a file's change time counts).
+fn unix_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(i64::MAX, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
 /// A warm index of one workspace, built and kept fresh in the background; dropping the last
 /// handle stops it. See the module documentation.
 #[derive(Debug, Clone)]
@@ -149,6 +170,13 @@ pub(crate) struct Listing {
 struct Entry {
     size: u64,
     identity: Option<FileIdentity>,
+    /// Its number of hard links: a file with more than one can be written through a path no
+    /// watch sees, so it is checked again at every query ([`Shared::recheck`]).
+    links: u64,
+    /// The indexer read it less than [`RECENT_SECS`] after its last change, so kept nothing of
+    /// it (a file with other links could change again unseen within the same tick): the next
+    /// check reads it again.
+    retry: bool,
     grams: Option<Arc<Grams>>,
     /// What the file's name says of its language.
     inferred: Inferred,
@@ -258,7 +286,8 @@ struct State {
 /// What one walk found: each file with its size and identity, and the folders entered.
 #[derive(Debug, Default)]
 struct Walked {
-    files: Vec<(RelPath, u64, Option<FileIdentity>)>,
+    /// Each file with its size, identity and number of links.
+    files: Vec<(RelPath, u64, Option<FileIdentity>, u64)>,
     /// Each folder with its device and inode (a folder deleted and made again under the same
     /// name is another folder, with no watch).
     dirs: HashMap<PathBuf, Option<(u64, u64)>>,
@@ -413,6 +442,9 @@ fn run(weak: &Weak<Shared>) {
             let at = state.queue.len().saturating_sub(BATCH);
             state.queue.split_off(at)
         };
+        // What a file with other links held when read is kept only if its last change was
+        // well before the read began (see `Entry::retry`).
+        let settled_before = unix_secs().saturating_sub(RECENT_SECS);
         let found: Vec<(RelPath, u64, Option<Grams>)> = jobs
             .into_par_iter()
             .map(|(rel, stamp)| {
@@ -430,6 +462,10 @@ fn run(weak: &Weak<Shared>) {
                 continue;
             }
             if let Some(entry) = listing.files.get_mut(&rel).filter(|e| e.stamp == stamp) {
+                if entry.links > 1 && entry.identity.is_none_or(|id| id.ctime >= settled_before) {
+                    entry.retry = true;
+                    continue;
+                }
                 entry.grams = grams.map(Arc::new);
             }
         }
@@ -505,6 +541,8 @@ impl Shared {
             return None;
         }
         if cookie {
+            // (Not in the background: a file changed too recently would be settled again and
+            // again until its change is old enough.)
             self.recheck();
         }
         if let Err(why) = self.settle_locked(&mut watcher) {
@@ -517,13 +555,51 @@ impl Shared {
     }
 
     /// What no event tells, checked before each settling: the ignore files above the root
-    /// (changed, the tree is walked again).
+    /// (changed, the tree is walked again) and the files with more than one link (a write
+    /// through another link is reported at that link's folder, if it is watched at all; one
+    /// changed, or changed too recently for its identity to prove anything, is settled as if an
+    /// event had named it).
     fn recheck(&self) {
         let above = Above::of(self.workspace.root());
-        let mut state = self.lock();
-        if state.above.as_ref().is_some_and(|before| *before != above) {
-            tracing::debug!("warm index: an ignore file above the root changed");
-            state.rewalk = true;
+        let linked: Vec<(RelPath, u64, Option<FileIdentity>, u64, bool)> = {
+            let mut state = self.lock();
+            if state.above.as_ref().is_some_and(|before| *before != above) {
+                tracing::debug!("warm index: an ignore file above the root changed");
+                state.rewalk = true;
+            }
+            state
+                .listing
+                .files
+                .iter()
+                .filter(|(_, e)| e.links > 1)
+                .map(|(rel, e)| (rel.clone(), e.size, e.identity, e.links, e.retry))
+                .collect()
+        };
+        if linked.is_empty() {
+            return;
+        }
+        let recent = unix_secs().saturating_sub(RECENT_SECS);
+        let root = self.workspace.root();
+        let changed: Vec<PathBuf> = linked
+            .into_iter()
+            .filter(|(rel, size, identity, links, retry)| {
+                use std::os::unix::fs::MetadataExt;
+                // As the walk does (metadata only: nothing is read).
+                let Ok(meta) = std::fs::symlink_metadata(root.join(rel.as_path())) else {
+                    return true;
+                };
+                let now = FileIdentity::of(&meta);
+                *retry
+                    || !meta.is_file()
+                    || meta.len() != *size
+                    || meta.nlink() != *links
+                    || *identity != Some(now)
+                    || now.ctime >= recent
+            })
+            .map(|(rel, ..)| root.join(rel.as_path()))
+            .collect();
+        if !changed.is_empty() {
+            self.lock().dirty.extend(changed);
         }
     }
 
@@ -627,14 +703,12 @@ impl Shared {
         };
         // A file changed within a tick of the kernel's coarse clock of the walk could change
         // again without its change time moving: its identity proves nothing (see `Scan`).
-        let recent = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(i64::MAX, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX) - 2);
+        let recent = unix_secs().saturating_sub(RECENT_SECS);
         let mut state_unsure = None;
         let mut state = self.lock();
         let State { listing: current, queue, stamp, above: state_above, .. } = &mut *state;
         let current = Arc::make_mut(current);
-        let mut fresh = |rel: &RelPath, size: u64, identity: Option<FileIdentity>| -> Entry {
+        let mut fresh = |rel: &RelPath, size: u64, identity: Option<FileIdentity>, links: u64| {
             if !forget
                 && !changed.contains(rel)
                 && !dirty.contains(&root.join(rel.as_path()))
@@ -642,6 +716,8 @@ impl Shared {
                 && old.identity.is_some()
                 && old.identity == identity
                 && old.size == size
+                && old.links == links
+                && !old.retry
                 && identity.is_some_and(|id| id.ctime < recent)
             {
                 return old.clone();
@@ -650,12 +726,21 @@ impl Shared {
             queue.push((rel.clone(), *stamp));
             let inferred = Lang::infer(rel.as_path());
             let display = rel.display().into();
-            Entry { size, identity, grams: None, inferred, display, stamp: *stamp }
+            Entry {
+                size,
+                identity,
+                links,
+                retry: false,
+                grams: None,
+                inferred,
+                display,
+                stamp: *stamp,
+            }
         };
         if rewalk {
             let mut files = BTreeMap::new();
-            for (rel, size, identity) in &walked.files {
-                let entry = fresh(rel, *size, *identity);
+            for (rel, size, identity, links) in &walked.files {
+                let entry = fresh(rel, *size, *identity, *links);
                 files.insert(rel.clone(), entry);
             }
             current.files = files;
@@ -664,13 +749,27 @@ impl Shared {
             *state_above = above;
         } else {
             let mut listed: HashMap<RelPath, Entry> = HashMap::new();
-            for (rel, size, identity) in &walked.files {
-                listed.insert(rel.clone(), fresh(rel, *size, *identity));
+            for (rel, size, identity, links) in &walked.files {
+                listed.insert(rel.clone(), fresh(rel, *size, *identity, *links));
             }
             current.files.retain(|rel, _| {
                 let parent = rel.as_path().parent().unwrap_or(Path::new(""));
                 !relist.contains(parent) || listed.contains_key(rel)
             });
+            // A name made for a file the index lists under another name: the other names are
+            // checked at every query from now on too (no event tells of a link's count).
+            let linked: HashSet<(u64, u64)> = listed
+                .values()
+                .filter(|e| e.links > 1)
+                .filter_map(|e| e.identity.map(|id| (id.dev, id.ino)))
+                .collect();
+            if !linked.is_empty() {
+                for entry in current.files.values_mut() {
+                    if entry.identity.is_some_and(|id| linked.contains(&(id.dev, id.ino))) {
+                        entry.links = entry.links.max(2);
+                    }
+                }
+            }
             current.files.extend(listed);
         }
         if let Some(unsure) = state_unsure {
@@ -750,14 +849,16 @@ impl Shared {
                 } else if kind.is_file()
                     && let Some(rel) = self.workspace.walked(path)
                 {
+                    use std::os::unix::fs::MetadataExt;
                     let meta = entry.metadata().ok();
                     let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
                     let identity = meta.as_ref().map(FileIdentity::of);
+                    let links = meta.as_ref().map_or(1, MetadataExt::nlink);
                     found
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .files
-                        .push((rel, size, identity));
+                        .push((rel, size, identity, links));
                 }
                 ignore::WalkState::Continue
             })
