@@ -37,16 +37,18 @@
 //!   folder of the path written through, which may lie outside the tree or in a folder the
 //!   walk ignores. Its identity (device, inode, change time), size and link count are looked
 //!   up again, and a file changed, or changed too recently for its change time to prove
-//!   anything, is settled as if an event had named it. When a name is made inside the tree
-//!   for a file listed under another, the other names are checked from then on too.
+//!   anything, is settled as if an event had named it. When an event names a file with other
+//!   links (a new name, or a write through one, in a folder the index watches, even under a
+//!   name the walk ignores), the names the index lists for it are settled with it.
 //!
 //! A query that comes before the first walk has finished, or when the watcher failed, or whose
 //! cookie does not arrive within [`COOKIE_WAIT`], is answered the cold way. Not seen: writes
-//! through `mmap`, which the kernel reports to no watcher; a hard link made from outside the
-//! tree to a file listed with one link, which the kernel reports to no folder watch either
-//! (until the file is next changed through its path in the tree or the tree is walked again,
-//! writes through that link are missed); and file systems whose changes do not go through
-//! this kernel (a network share written by another machine). The index is for local trees.
+//! through `mmap`, which the kernel reports to no watcher; a hard link made in a folder the
+//! index does not watch (outside the tree, or a folder the walk ignores) to a file it lists
+//! with one link, which the kernel reports to no folder watch either (until the file next
+//! changes through a path the index watches or the tree is walked again, writes through that
+//! link are missed); and file systems whose changes do not go through this kernel (a network
+//! share written by another machine). The index is for local trees.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -701,6 +703,23 @@ impl Shared {
             }
             walked
         };
+        // The files events named that have other links, by device and inode, with their
+        // identity, size and link count: a new name (listed, or one the walk ignores in a
+        // watched folder) for a file the index lists under another, or a write through one. (A
+        // walk of the whole tree finds every listed file's link count itself.)
+        let linked: HashMap<(u64, u64), (FileIdentity, u64, u64)> = match rewalk {
+            true => HashMap::new(),
+            false => changed
+                .iter()
+                .filter_map(|rel| {
+                    use std::os::unix::fs::MetadataExt;
+                    let meta = std::fs::symlink_metadata(root.join(rel.as_path())).ok()?;
+                    let id = FileIdentity::of(&meta);
+                    (meta.is_file() && meta.nlink() > 1)
+                        .then(|| ((id.dev, id.ino), (id, meta.len(), meta.nlink())))
+                })
+                .collect(),
+        };
         // A file changed within a tick of the kernel's coarse clock of the walk could change
         // again without its change time moving: its identity proves nothing (see `Scan`).
         let recent = unix_secs().saturating_sub(RECENT_SECS);
@@ -756,18 +775,28 @@ impl Shared {
                 let parent = rel.as_path().parent().unwrap_or(Path::new(""));
                 !relist.contains(parent) || listed.contains_key(rel)
             });
-            // A name made for a file the index lists under another name: the other names are
-            // checked at every query from now on too (no event tells of a link's count).
-            let linked: HashSet<(u64, u64)> = listed
-                .values()
-                .filter(|e| e.links > 1)
-                .filter_map(|e| e.identity.map(|id| (id.dev, id.ino)))
-                .collect();
+            // What changed through a name events named changed under the file's other names
+            // too, and they are checked at every query from now on.
             if !linked.is_empty() {
-                for entry in current.files.values_mut() {
-                    if entry.identity.is_some_and(|id| linked.contains(&(id.dev, id.ino))) {
-                        entry.links = entry.links.max(2);
+                for (rel, entry) in &mut current.files {
+                    let Some(id) = entry.identity else { continue };
+                    let Some(&(identity, size, links)) = linked.get(&(id.dev, id.ino)) else {
+                        continue;
+                    };
+                    if listed.contains_key(rel) {
+                        continue;
                     }
+                    *stamp += 1;
+                    queue.push((rel.clone(), *stamp));
+                    *entry = Entry {
+                        size,
+                        identity: Some(identity),
+                        links,
+                        retry: false,
+                        grams: None,
+                        stamp: *stamp,
+                        ..entry.clone()
+                    };
                 }
             }
             current.files.extend(listed);

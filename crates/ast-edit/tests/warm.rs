@@ -224,12 +224,12 @@ fn change(root: &Path, outside: &Path, rng: &mut Rng, n: usize) -> String {
             format!("wrote {} (a hard link from outside)", path.display())
         }
         15 if !existing.is_empty() => {
-            // Another name inside the tree for a file it lists.
+            // Another name for a file in a folder the index watches (the root: one the walk
+            // ignores is not watched, and a link made there is not seen, as documented).
             let from = rng.pick(&existing).clone();
-            std::fs::create_dir_all(&dir).unwrap();
             let ext =
                 from.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
-            let to = dir.join(format!("h{n}.{ext}"));
+            let to = root.join(format!("h{n}.{ext}"));
             std::fs::hard_link(&from, &to).ok();
             format!("linked {} as {}", from.display(), to.display())
         }
@@ -472,6 +472,8 @@ fn a_file_written_through_another_hard_link_is_seen() {
     std::fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
     std::fs::hard_link(root.join("src/a.rs"), outside.join("a.rs")).unwrap();
     std::fs::write(root.join("lib/c.rs"), "fn c() {}\n").unwrap();
+    std::fs::write(root.join("lib/d.rs"), "fn d() {}\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "*.hidden\n").unwrap();
     let workspace = ConfinedRoot::new(&root).unwrap();
     let index = WarmIndex::start(workspace.clone()).unwrap();
     assert!(index.wait_indexed(Duration::from_secs(30)));
@@ -491,7 +493,7 @@ fn a_file_written_through_another_hard_link_is_seen() {
     std::thread::sleep(Duration::from_millis(3100));
     assert!(query(Some(&index)).starts_with("No matches found"));
     assert!(index.wait_indexed(Duration::from_secs(30)));
-    assert_eq!(index.stats().indexed, 2, "{:?}", index.stats());
+    assert_eq!(index.stats().indexed, 4, "{:?}", index.stats());
     std::fs::write(outside.join("a.rs"), "fn a() { std::mem::take(&mut x); }\n").unwrap();
     std::thread::sleep(Duration::from_millis(3100));
     let warm = query(Some(&index));
@@ -507,7 +509,16 @@ fn a_file_written_through_another_hard_link_is_seen() {
     let warm = query(Some(&index));
     assert_eq!(warm, query(None));
     assert!(warm.contains("lib/c.rs:1:10") && warm.contains("src/c2.rs:1:10"), "{warm}");
-    assert_eq!(index.stats().served, 7, "{:?}", index.stats());
+    // The same under a name the walk ignores, in a folder it watches.
+    std::fs::hard_link(root.join("lib/d.rs"), root.join("src/d.hidden")).unwrap();
+    assert_eq!(query(Some(&index)), query(None));
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_millis(3100));
+    std::fs::write(root.join("src/d.hidden"), "fn d() { std::mem::take(&mut z); }\n").unwrap();
+    let warm = query(Some(&index));
+    assert_eq!(warm, query(None));
+    assert!(warm.contains("lib/d.rs:1:10"), "{warm}");
+    assert_eq!(index.stats().served, 9, "{:?}", index.stats());
 }
 
 #[test]
