@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore]
 
-Fifteen experiments, each repeated N times (default 200) against the real `staged` binary
+Seventeen experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -57,6 +57,18 @@ Fifteen experiments, each repeated N times (default 200) against the real `stage
 * long-answer: a plugin's apply answers 17 MiB (timeout 30 s): `staged resolve apply` must fail
   at once (under 10 s) saying the message is longer than 16 MiB and that the callback may have
   run, with the preview still pending.
+* warm-hardlink: a `staged mcp` with its warm index and one without (`STAGED_WARM_INDEX=0`)
+  serve one tree whose files are hard-linked from outside it (before the servers start) and
+  get new names inside it (in watched folders, some under names the walk ignores) while they
+  run. Six times, a file is written in place through another name (which no watch of the
+  index sees; half of the texts have the same length) or linked again, and `ast_grep` is
+  asked at once (in some runs once after 3.1 s, when the change time no longer looks recent): the warm
+  answer must be the cold one, and must come from the index.
+* warm-parent-ignore: the same two servers, on a workspace two folders down; eight times, the
+  ignore files the walk reads above the root (the parent's `.gitignore`, the grandparent's
+  `.ignore`, the parent's `.git/info/exclude`, or a worktree's common `info/exclude` through a
+  `.git` file) are written, removed or swapped, and `ast_grep` is asked at once: the warm
+  answer must be the cold one, and must come from the index.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -894,13 +906,209 @@ def hook_race_once(staged, root: Path):
     return ("FAILED" if problems else "4 staged, 4 refused, Stop names all 4"), problems
 
 
+class McpServer:
+    """`staged mcp` over stdio, answering one call at a time; with `warm`, its warm index on
+    (debug logs on stderr tell whether each search was answered from it), else off."""
+
+    def __init__(self, staged, ws: Path, warm: bool):
+        env = dict(os.environ, STAGED_WARM_INDEX="1" if warm else "0",
+                   RUST_LOG="staged_ast_edit=debug" if warm else "off", NO_COLOR="1")
+        self.proc = subprocess.Popen([staged, "--workspace", str(ws), "mcp"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ws)
+        self.lines, self.ready = [], threading.Event()
+        self.ids = iter(range(2, 1 << 30))
+        threading.Thread(target=self._stderr, daemon=True).start()
+        self.request(INITIALIZE)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _stderr(self):
+        for line in self.proc.stderr:
+            line = line.decode(errors="replace")
+            self.lines.append(line)
+            if "warm index:" in line and "files indexed" in line:
+                self.ready.set()
+
+    def send(self, message):
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, message):
+        self.send(message)
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"staged mcp exited: {''.join(self.lines[-5:])}")
+            reply = json.loads(line)
+            if reply.get("id") == message["id"]:
+                return reply
+
+    def grep(self, pattern, lang):
+        message = call("ast_grep", {"pattern": pattern, "paths": ["."], "lang": lang})
+        message["id"] = next(self.ids)
+        reply = self.request(message)
+        return json.dumps(reply.get("result", reply.get("error")), sort_keys=True)
+
+    def warm_answers(self):
+        """How many searches were answered from the warm index so far."""
+        return sum(1 for line in list(self.lines) if "ast_grep search" in line and "warm=true" in line)
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def warm_and_cold(staged, ws: Path, steps, pattern, lang):
+    """Runs `steps` (each changes the tree behind the servers' backs and says what it did) on a
+    warm `staged mcp` and a cold one: after each, the warm answer must be the cold one, and
+    must come from the index."""
+    warm, cold = McpServer(staged, ws, True), McpServer(staged, ws, False)
+    problems = []
+    try:
+        if not warm.ready.wait(60):
+            return ["the warm index was never built"]
+        asked = 0
+        for step in steps:
+            what = step()
+            asked += 1
+            w, c = warm.grep(pattern, lang), cold.grep(pattern, lang)
+            if w != c:
+                problems.append(f"after {what}: warm {w[:300]} != cold {c[:300]}")
+                break
+        time.sleep(0.05)  # the last search's log line
+        if not problems and warm.warm_answers() != asked:
+            problems.append(f"{warm.warm_answers()} of {asked} searches answered from the index")
+    finally:
+        warm.close()
+        cold.close()
+    return problems
+
+
+RUST_TEXTS = ["fn a() { std::mem::take(&mut x); }\n", "fn a() { std::mem::swap(&mut x); }\n",
+              "fn b() {}\n", "fn c() { let y = std::mem::take(&mut v); }\n"]
+
+
+def warm_hardlink_once(staged, root: Path, rng: random.Random, n_run: int):
+    """Files of the tree hard-linked from outside it before the server starts, and new names
+    made inside it while it runs, are written in place through the other names (half of the
+    texts have the same length), then searched at once or after their change time stopped
+    being recent (3.1 s)."""
+    ws, outside = root / "ws", root / "outside"
+    for d in ("src", "lib", "ignored"):
+        (ws / d).mkdir(parents=True)
+    outside.mkdir()
+    (ws / ".gitignore").write_text("ignored/\n*.hidden\n")
+    for i in range(4):
+        (ws / "src" / f"a{i}.rs").write_text(rng.choice(RUST_TEXTS))
+        os.link(ws / "src" / f"a{i}.rs", outside / f"a{i}.rs")
+        (ws / "lib" / f"c{i}.rs").write_text(rng.choice(RUST_TEXTS))
+    names = [outside / f"a{i}.rs" for i in range(4)]
+    # In half of the runs, one step waits until its change time is old (change times count in
+    # whole seconds, and 2 of them are recent).
+    wait_at, waited = rng.randrange(12), []
+
+    def write_through(n):
+        path = rng.choice(names)
+        with open(path, "r+") as f:  # in place: the same inode
+            f.truncate(0)
+            f.write(rng.choice(RUST_TEXTS))
+        if n == wait_at:
+            time.sleep(3.1)
+            waited.append(n)
+            return f"wrote {path}, waited 3.1 s"
+        return f"wrote {path}"
+
+    def link_inside(n):
+        # In a folder the index watches (a link made in `ignored/`, which it does not watch, to
+        # a file listed with one link is not seen, as documented), under a name the walk lists
+        # or one it ignores.
+        src = ws / "lib" / f"c{rng.randrange(4)}.rs"
+        to = ws / rng.choice(["src", "lib"]) / f"l{len(names)}.{rng.choice(['rs', 'hidden'])}"
+        os.link(src, to)
+        names.append(to)
+        return f"linked {src} as {to}"
+
+    steps = [lambda n=n: rng.choice([write_through, write_through, link_inside])(n) for n in range(6)]
+    problems = warm_and_cold(staged, ws, steps, "std::mem::take($A)", "rust")
+    kind = "warm == cold, one asked after 3.1 s" if waited else "warm == cold, all asked at once"
+    return ("FAILED" if problems else kind), problems
+
+
+JS_TEXT = "baseFlatten(x, 1);\n"
+IGNORES = ["ws/src/\n", "*.js\n", "b.js\n", "src\n", "/ws/b.js\n", "", "*.js\n!b.js\n"]
+
+
+def warm_parent_ignore_once(staged, root: Path, rng: random.Random):
+    """The ignore files the walk reads above the workspace (a parent's `.gitignore`, a
+    grandparent's `.ignore`, the parent's `.git/info/exclude`, or a worktree's common exclude
+    through a `.git` file) are written, removed and swapped while the server runs; each change
+    is searched at once."""
+    top = root / "top"
+    parent = top / "parent"
+    ws = parent / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "a.js").write_text(JS_TEXT)
+    (ws / "b.js").write_text(JS_TEXT)
+    common = top / "main.git"
+    (common / "worktrees" / "ws").mkdir(parents=True)
+    (common / "info").mkdir()
+    (common / "worktrees" / "ws" / "commondir").write_text("../..\n")
+
+    def git_reset():
+        git = parent / ".git"
+        if git.is_dir():
+            shutil.rmtree(git)
+        elif git.exists():
+            git.unlink()
+
+    def gitignore():
+        text = rng.choice(IGNORES)
+        (parent / ".gitignore").write_text(text)
+        return f"parent/.gitignore {text!r}"
+
+    def dot_ignore():
+        text = rng.choice(IGNORES)
+        (top / ".ignore").write_text(text)
+        return f"top/.ignore {text!r}"
+
+    def exclude():
+        git_reset()
+        (parent / ".git" / "info").mkdir(parents=True)
+        text = rng.choice(IGNORES)
+        (parent / ".git" / "info" / "exclude").write_text(text)
+        return f"parent/.git/info/exclude {text!r}"
+
+    def worktree():
+        if not (parent / ".git").is_file():
+            git_reset()
+            (parent / ".git").write_text(f"gitdir: {common / 'worktrees' / 'ws'}\n")
+        text = rng.choice(IGNORES)
+        (common / "info" / "exclude").write_text(text)
+        return f"the worktree's common exclude {text!r}"
+
+    def remove():
+        victim = rng.choice([parent / ".gitignore", top / ".ignore", parent / ".git"])
+        if victim.is_dir():
+            shutil.rmtree(victim)
+        elif victim.exists():
+            victim.unlink()
+        return f"removed {victim}"
+
+    steps = [lambda: rng.choice([gitignore, dot_ignore, exclude, worktree, remove])() for _ in range(8)]
+    problems = warm_and_cold(staged, ws, steps, "baseFlatten($$$A)", "js")
+    return ("FAILED" if problems else "warm == cold after 8 changes"), problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore")
     args = parser.parse_args()
-    staged = shutil.which(args.staged) or args.staged
+    staged = os.path.abspath(shutil.which(args.staged) or args.staged)  # some runs start it in the workspace
     rng = random.Random(1)
     window = apply_seconds(staged) if any(k in args.only.split(",") for k in ("kill", "undo-kill", "partial-kill")) else 0.0
     patch_window = patch_apply_seconds(staged) if "patch-kill" in args.only.split(",") else 0.0
@@ -920,6 +1128,8 @@ def main():
         "plugin-timeout": lambda root, n: plugin_timeout_once(staged, root, rng),
         "stderr-flood": lambda root, n: stderr_flood_once(staged, root),
         "long-answer": lambda root, n: long_answer_once(staged, root),
+        "warm-hardlink": lambda root, n: warm_hardlink_once(staged, root, rng, n),
+        "warm-parent-ignore": lambda root, n: warm_parent_ignore_once(staged, root, rng),
     }
     rows = []
     for name in args.only.split(","):
@@ -934,10 +1144,10 @@ def main():
                 print(f"{name} run {n}: {problems}", file=sys.stderr)
         rows.append((name, args.runs, dict(outcomes), len(failures), time.time() - started))
         print(f"{name}: {len(failures)} failures in {args.runs} runs", file=sys.stderr, flush=True)
-    print(f"{'experiment':<14} {'runs':>5} {'failures':>8} {'seconds':>8}  outcomes")
+    print(f"{'experiment':<18} {'runs':>5} {'failures':>8} {'seconds':>8}  outcomes")
     for name, runs, outcomes, n_failed, secs in rows:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
-        print(f"{name:<14} {runs:>5} {n_failed:>8} {secs:>8.1f}  {kinds}")
+        print(f"{name:<18} {runs:>5} {n_failed:>8} {secs:>8.1f}  {kinds}")
     sys.exit(1 if any(r[3] for r in rows) else 0)
 
 
