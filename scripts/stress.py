@@ -62,8 +62,8 @@ Seventeen experiments, each repeated N times (default 200) against the real `sta
   get new names inside it (in watched folders, some under names the walk ignores) while they
   run. Six times, a file is written in place through another name (which no watch of the
   index sees; half of the texts have the same length) or linked again, and `ast_grep` is
-  asked at once (in some runs once after 3.1 s, when the change time no longer looks recent): the warm
-  answer must be the cold one, and must come from the index.
+  asked at once (in some runs once after 3.1 s, when the change time no longer looks
+  recent): the warm answer must be the cold one, and must come from the index.
 * warm-parent-ignore: the same two servers, on a workspace two folders down; eight times, the
   ignore files the walk reads above the root (the parent's `.gitignore`, the grandparent's
   `.ignore`, the parent's `.git/info/exclude`, or a worktree's common `info/exclude` through a
