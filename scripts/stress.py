@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,hook-ulimit]
 
-Fifteen experiments, each repeated N times (default 200) against the real `staged` binary
+Sixteen experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -57,6 +57,14 @@ Fifteen experiments, each repeated N times (default 200) against the real `stage
 * long-answer: a plugin's apply answers 17 MiB (timeout 30 s): `staged resolve apply` must fail
   at once (under 10 s) saying the message is longer than 16 MiB and that the callback may have
   run, with the preview still pending.
+
+* hook-ulimit: the gate hook command `staged hook install claude-code` writes (the shell
+  fail-safe included) runs under `ulimit -v` of a random size between 16 MiB and 3 GiB (too
+  small for the binary to start, for its worker to read the event, or for the work) with one of
+  three events: an ordinary Edit, a 1.2 KB Edit whose preview needs gigabytes (900,000
+  replacements of `a` by 1,000 bytes), or a 50 MB Write. Every run must deny: a deny reply, or
+  exit 2 with a reason on stderr (both clients' block); never exit 0 without a reply, or any other
+  exit; and no file may change.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -894,11 +902,65 @@ def hook_race_once(staged, root: Path):
     return ("FAILED" if problems else "4 staged, 4 refused, Stop names all 4"), problems
 
 
+def hook_ulimit_once(staged, root: Path, rng: random.Random):
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / ".git").mkdir()
+    (ws / "src" / "a.ts").write_text("oldApi(1);\n")
+    big = "ab" * 900_000
+    (ws / "src" / "big.txt").write_text(big)
+    ws = ws.resolve()
+    installed = subprocess.run([staged, "hook", "install", "claude-code"], cwd=ws, capture_output=True, text=True)
+    if installed.returncode != 0:
+        return "FAILED", [f"install failed: {installed.stderr}"]
+    settings = json.loads((ws / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    kind = rng.choice(["edit", "heavy-edit", "write-50MB"])
+    if kind == "edit":
+        tool, tool_input = "Edit", {"file_path": str(ws / "src/a.ts"), "old_string": "oldApi(1);",
+                                    "new_string": "newApi(1);", "replace_all": False}
+    elif kind == "heavy-edit":
+        tool, tool_input = "Edit", {"file_path": str(ws / "src/big.txt"), "old_string": "a",
+                                    "new_string": "b" * 1000, "replace_all": True}
+    else:
+        tool, tool_input = "Write", {"file_path": str(ws / "src/new.txt"), "content": "line of text\n" * 4_000_000}
+    event = json.dumps({"session_id": "ulimit", "cwd": str(ws), "hook_event_name": "PreToolUse",
+                        "permission_mode": "default", "tool_name": tool, "tool_input": tool_input,
+                        "tool_use_id": "toolu_1"}).encode()
+    limit_kib = int(2 ** rng.uniform(14, 21.585))  # 16 MiB to 3 GiB
+    proc = subprocess.run(["sh", "-c", f"ulimit -v {limit_kib}; {command}"], input=event, capture_output=True,
+                          cwd=ws, timeout=300)
+    problems = []
+    verdict = None
+    if proc.returncode == 0:
+        try:
+            reply = json.loads(proc.stdout)["hookSpecificOutput"]
+            reason = reply["permissionDecisionReason"]
+            if reply["permissionDecision"] != "deny":
+                problems.append(f"not a deny: {reply}")
+            verdict = ("staged" if reason.startswith("staged holds this edit as a preview")
+                       else "worker died" if reason.startswith("staged could not finish staging this edit")
+                       else "unreadable" if reason.startswith("staged could not read this hook event")
+                       else "refused" if reason.startswith("staged refused this edit") else "other deny")
+        except (ValueError, KeyError, TypeError):
+            problems.append(f"exit 0 without a deny (a pass): {proc.stdout[:200]!r} {proc.stderr[-300:]!r}")
+    elif proc.returncode == 2 and proc.stdout == b"" and proc.stderr.strip():
+        err = proc.stderr.decode(errors="replace")
+        verdict = ("block: staged could not run" if "staged's hook could not run" in err
+                   else "block: worker died" if "staged could not finish this hook call" in err else "block: other")
+    else:
+        problems.append(f"exit {proc.returncode}: {proc.stdout[:200]!r} {proc.stderr[-300:]!r}")
+    if (ws / "src/a.ts").read_text() != "oldApi(1);\n" or (ws / "src/big.txt").read_text() != big \
+            or (ws / "src/new.txt").exists():
+        problems.append("a file changed")
+    return ("FAILED" if problems else f"{kind}: {verdict}"), problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,hook-ulimit")
     args = parser.parse_args()
     staged = shutil.which(args.staged) or args.staged
     rng = random.Random(1)
@@ -920,6 +982,7 @@ def main():
         "plugin-timeout": lambda root, n: plugin_timeout_once(staged, root, rng),
         "stderr-flood": lambda root, n: stderr_flood_once(staged, root),
         "long-answer": lambda root, n: long_answer_once(staged, root),
+        "hook-ulimit": lambda root, n: hook_ulimit_once(staged, root, rng),
     }
     rows = []
     for name in args.only.split(","):

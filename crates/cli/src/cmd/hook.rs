@@ -63,7 +63,7 @@ fn hook(global: &GlobalArgs, client: Client, run: &HookRunArgs) -> anyhow::Resul
         }
     }
     if run.work {
-        if let Err(err) = staged_hooks::limit_memory(run.max_memory << 20) {
+        if let Err(err) = staged_hooks::limit_memory(run.max_memory.saturating_mul(1 << 20)) {
             eprintln!("staged: the work's memory could not be bounded: {err}");
         }
         return serve(root.as_deref(), client, mode, true);
@@ -134,8 +134,8 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     }
 }
 
-/// How long a gate call's work may take: below Claude Code's hook timeout (60 s), after
-/// which it runs the tool, and Codex's (600 s).
+/// How long a gate call's work may take: below both clients' hook timeouts (Claude Code's,
+/// after which it runs the tool: 60 s in its older documentation, 600 s now; Codex's 600 s).
 const WORK_TIMEOUT: Duration = Duration::from_secs(45);
 
 /// The most a child may print (its name line and one reply).
