@@ -1163,6 +1163,16 @@ fn claude_code_installs_by_path_or_into_the_local_settings() {
     let command = installed_command(&dir.join(".claude/settings.json"));
     assert_eq!(command, gate_command("staged hook claude-code", "claude-code"));
     assert_eq!(read_json(&dir.join(".mcp.json"))["mcpServers"]["staged"]["command"], "staged");
+    // doctor looks the name up on PATH, as the client's shell will.
+    let bin_dir = staged_bin().canonicalize().unwrap().parent().unwrap().to_path_buf();
+    let out = staged_in(&dir, &["doctor"], b"", &[("PATH", bin_dir.as_path())]);
+    assert!(stdout(&out).contains("ok   Claude Code: the hook runs staged\n"), "{}", stdout(&out));
+    let out = staged_in(&dir, &["doctor"], b"", &[("PATH", config_dir.as_path())]);
+    assert!(
+        stdout(&out).contains("FAIL Claude Code: the hook runs staged: it is not on PATH\n"),
+        "{}",
+        stdout(&out)
+    );
     // Local: the person's own settings, and Claude Code's local scope for the server; the
     // committed files lose staged's hooks and server.
     let out = staged_in(&dir, &["hook", "install", "claude-code", "--local"], b"", &env);
