@@ -1275,9 +1275,20 @@ fn codex_hooks_act_only_in_the_workspaces_they_were_installed_in() {
         "{}",
         stdout(&out)
     );
+    // Uninstalled from a workspace they do not act in, nothing changes.
+    let before = std::fs::read_to_string(home.join("hooks.json")).unwrap();
+    let out = staged_in(elsewhere, &["hook", "install", "codex", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("staged's hooks did not act in "), "{}", stdout(&out));
+    assert_eq!(std::fs::read_to_string(home.join("hooks.json")).unwrap(), before);
     // Uninstalled from one workspace, they still act in the other; from the last, they go.
     let out = staged_in(one, &["hook", "install", "codex", "--uninstall"], b"", &env);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("staged's hooks no longer act in {}", one.display())),
+        "{}",
+        stdout(&out)
+    );
     let command = installed_command(&home.join("hooks.json"));
     assert_eq!(command, gate_command(&format!("{bin} hook codex --in {}", two.display()), "codex"));
     let out = staged_in(two, &["hook", "install", "codex", "--uninstall"], b"", &env);

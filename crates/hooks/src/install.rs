@@ -421,6 +421,7 @@ fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<String>, Instal
             }
         }
     }
+    let was_there = roots.contains(&root);
     roots.retain(|r| *r != root);
     if !uninstall {
         roots.push(root.clone());
@@ -457,7 +458,11 @@ fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<String>, Instal
             set_state(&mut config, &key, &hash, &config_path)?;
         }
         if uninstall {
-            lines.push(format!("staged's hooks no longer act in {root}"));
+            lines.push(if was_there {
+                format!("staged's hooks no longer act in {root}")
+            } else {
+                format!("staged's hooks did not act in {root}; nothing to take out here")
+            });
         } else {
             lines.push(format!(
                 "{} mode: hooks for apply_patch and shell patches{} in {}",

@@ -14,7 +14,9 @@
 //!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
 //!   its front end, so `staged log` and `staged undo` cover it.
 //!
-//! Every reply is built here; the CLI only reads stdin and prints.
+//! Every reply is built here; the CLI reads stdin, prints, and in gate mode runs the work in a
+//! child it supervises (a child that dies or times out is answered with a [`Reply::Deny`],
+//! or exit 2 when it died before it named the event).
 
 #![deny(missing_docs)]
 
