@@ -124,6 +124,11 @@ pub(crate) struct HookRunArgs {
     /// is stopped and the edit refused.
     #[arg(long, value_name = "MIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..))]
     pub(crate) max_memory: u64,
+    /// How long a gate call's work may take, in seconds: work still running then is stopped
+    /// and the edit refused. Keep it below the client's hook timeout, after which Claude Code
+    /// runs the tool.
+    #[arg(long, value_name = "SECONDS", default_value_t = 45, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub(crate) timeout: u64,
     /// Internal: do a gate call's work in this process. The hook runs itself with it as a
     /// child it supervises, so that a child that dies, or takes too long, is a deny.
     #[arg(long, hide = true)]

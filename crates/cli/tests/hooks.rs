@@ -1094,6 +1094,48 @@ fn a_gate_whose_worker_is_killed_blocks_the_call() {
 }
 
 #[test]
+fn a_gate_whose_work_takes_too_long_blocks_the_call() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mut hook = Command::new(staged_bin())
+        .args(["hook", "claude-code", "--timeout", "1"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A client that stalls halfway through the event: the worker waits on it.
+    let mut stdin = hook.stdin.take().unwrap();
+    stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", hook.id());
+    let started = Instant::now();
+    let worker = loop {
+        let text = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = text.split_whitespace().next() {
+            break pid.to_owned();
+        }
+        assert!(started.elapsed() < HUNG, "the hook started no worker");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let waited = std::thread::spawn(move || hook.wait_with_output().unwrap());
+    while !waited.is_finished() {
+        assert!(started.elapsed() < HUNG, "the hook outlived its timeout");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = waited.join().unwrap();
+    drop(stdin);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("staged could not finish this hook call (it took longer than 1 s (--timeout)), so the tool call is blocked; nothing was written."),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!Path::new(&format!("/proc/{worker}")).exists(), "the worker was stopped");
+}
+
+#[test]
 fn a_gate_hook_blocks_the_edit_when_staged_cannot_run() {
     let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
     let dir = ws.path().canonicalize().unwrap();

@@ -69,7 +69,9 @@ fn hook(global: &GlobalArgs, client: Client, run: &HookRunArgs) -> anyhow::Resul
         return serve(root.as_deref(), client, mode, true);
     }
     match mode {
-        Mode::Gate => Ok(supervise(root.as_deref(), client, run.max_memory)),
+        Mode::Gate => {
+            Ok(supervise(root.as_deref(), client, run.max_memory, Duration::from_secs(run.timeout)))
+        }
         Mode::Record => serve(root.as_deref(), client, mode, false),
     }
 }
@@ -134,10 +136,6 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     }
 }
 
-/// How long a gate call's work may take: below both clients' hook timeouts (Claude Code's,
-/// after which it runs the tool: 60 s in its older documentation, 600 s now; Codex's 600 s).
-const WORK_TIMEOUT: Duration = Duration::from_secs(45);
-
 /// The most a child may print (its name line and one reply).
 const MAX_REPLY_BYTES: u64 = 16 << 20;
 
@@ -145,11 +143,13 @@ const MAX_REPLY_BYTES: u64 = 16 << 20;
 /// so this process holds none of the event), with its memory bounded to `max_memory` MiB,
 /// and passes on its reply. When the child dies (a
 /// signal, an abort when memory runs out, the kernel's OOM killer), exits without a whole
-/// reply, or takes longer than [`WORK_TIMEOUT`], the call is refused: a deny for a
+/// reply, or takes longer than `timeout` (`--timeout`, 45 s by default: below both clients'
+/// hook timeouts, Claude Code's, after which it runs the tool, 60 s in its older documentation
+/// and 600 s now, and Codex's 600 s), the call is refused: a deny for a
 /// `PreToolUse` the child named, nothing (and a note) for a `Stop`, and otherwise exit 2 with
 /// the reason on stderr, which both clients take as a block.
-fn supervise(root: Option<&Path>, client: Client, max_memory: u64) -> Exit {
-    let failure = match run_child(root, client, max_memory) {
+fn supervise(root: Option<&Path>, client: Client, max_memory: u64, timeout: Duration) -> Exit {
+    let failure = match run_child(root, client, max_memory, timeout) {
         Ok(reply) => {
             let mut stdout = std::io::stdout().lock();
             return match stdout.write_all(&reply).and_then(|()| stdout.flush()) {
@@ -212,6 +212,7 @@ fn run_child(
     root: Option<&Path>,
     client: Client,
     max_memory: u64,
+    timeout: Duration,
 ) -> Result<Vec<u8>, ChildFailure> {
     let fail = |why: String| ChildFailure { event: None, why };
     // `/proc/self/exe` still runs this binary when its file was replaced or deleted since.
@@ -246,10 +247,10 @@ fn run_child(
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
-            Ok(None) if started.elapsed() >= WORK_TIMEOUT => {
+            Ok(None) if started.elapsed() >= timeout => {
                 let _ = child.kill();
                 let _ = child.wait();
-                break Err(format!("it took longer than {} s", WORK_TIMEOUT.as_secs()));
+                break Err(format!("it took longer than {} s (--timeout)", timeout.as_secs()));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(err) => {
