@@ -128,6 +128,12 @@ pub fn limit_memory(bytes: u64) -> std::io::Result<()> {
         .map_err(std::io::Error::from)
 }
 
+/// This process's address-space limit (`RLIMIT_AS`) in bytes, when there is one: what a
+/// worker started now inherits.
+pub fn memory_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::As).current
+}
+
 /// The largest event a hook reads: a Write of a file this big is refused.
 pub const MAX_EVENT_BYTES: u64 = 512 << 20;
 

@@ -295,9 +295,13 @@ fn describe(status: std::process::ExitStatus, max_memory: u64) -> String {
         (Some(code), _) => format!("its worker exited with code {code} without an answer"),
         (None, Some(signal)) => {
             let name = match signal {
-                6 => format!(
-                    " (SIGABRT), as when the work needs more memory than the hook allows it ({max_memory} MiB, --max-memory)"
-                ),
+                6 => {
+                    let inherited = staged_hooks::memory_limit().map_or(u64::MAX, |b| b >> 20);
+                    format!(
+                        " (SIGABRT), as when the work needs more than the {} MiB of memory it may take",
+                        max_memory.min(inherited)
+                    )
+                }
                 9 => " (SIGKILL), as when the system runs out of memory".to_owned(),
                 7 | 11 => " (it crashed)".to_owned(),
                 15 => " (SIGTERM)".to_owned(),
