@@ -3,7 +3,10 @@
 
 Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore]
 
-Seventeen experiments, each repeated N times (default 200) against the real `staged` binary
+Eighteen experiments, each repeated N times (default 200) against the real `staged` binary
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,hook-ulimit]
+
+Eighteen experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -69,6 +72,14 @@ Seventeen experiments, each repeated N times (default 200) against the real `sta
   `.ignore`, the parent's `.git/info/exclude`, or a worktree's common `info/exclude` through a
   `.git` file) are written, removed or swapped, and `ast_grep` is asked at once: the warm
   answer must be the cold one, and must come from the index.
+
+* hook-ulimit: the gate hook command `staged hook install claude-code` writes (the shell
+  fail-safe included) runs under `ulimit -v` of a random size between 16 MiB and 3 GiB (too
+  small for the binary to start, for its worker to read the event, or for the work) with one of
+  three events: an ordinary Edit, a 1.2 KB Edit whose preview needs gigabytes (900,000
+  replacements of `a` by 1,000 bytes), or a 50 MB Write. Every run must deny: a deny reply, or
+  exit 2 with a reason on stderr (both clients' block); never exit 0 without a reply, or any other
+  exit; and no file may change.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -1100,13 +1111,65 @@ def warm_parent_ignore_once(staged, root: Path, rng: random.Random):
     steps = [lambda: rng.choice([gitignore, dot_ignore, exclude, worktree, remove])() for _ in range(8)]
     problems = warm_and_cold(staged, ws, steps, "baseFlatten($$$A)", "js")
     return ("FAILED" if problems else "warm == cold after 8 changes"), problems
+def hook_ulimit_once(staged, root: Path, rng: random.Random):
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / ".git").mkdir()
+    (ws / "src" / "a.ts").write_text("oldApi(1);\n")
+    big = "ab" * 900_000
+    (ws / "src" / "big.txt").write_text(big)
+    ws = ws.resolve()
+    installed = subprocess.run([staged, "hook", "install", "claude-code"], cwd=ws, capture_output=True, text=True)
+    if installed.returncode != 0:
+        return "FAILED", [f"install failed: {installed.stderr}"]
+    settings = json.loads((ws / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    kind = rng.choice(["edit", "heavy-edit", "write-50MB"])
+    if kind == "edit":
+        tool, tool_input = "Edit", {"file_path": str(ws / "src/a.ts"), "old_string": "oldApi(1);",
+                                    "new_string": "newApi(1);", "replace_all": False}
+    elif kind == "heavy-edit":
+        tool, tool_input = "Edit", {"file_path": str(ws / "src/big.txt"), "old_string": "a",
+                                    "new_string": "b" * 1000, "replace_all": True}
+    else:
+        tool, tool_input = "Write", {"file_path": str(ws / "src/new.txt"), "content": "line of text\n" * 4_000_000}
+    event = json.dumps({"session_id": "ulimit", "cwd": str(ws), "hook_event_name": "PreToolUse",
+                        "permission_mode": "default", "tool_name": tool, "tool_input": tool_input,
+                        "tool_use_id": "toolu_1"}).encode()
+    limit_kib = int(2 ** rng.uniform(14, 21.585))  # 16 MiB to 3 GiB
+    proc = subprocess.run(["sh", "-c", f"ulimit -v {limit_kib}; {command}"], input=event, capture_output=True,
+                          cwd=ws, timeout=300)
+    problems = []
+    verdict = None
+    if proc.returncode == 0:
+        try:
+            reply = json.loads(proc.stdout)["hookSpecificOutput"]
+            reason = reply["permissionDecisionReason"]
+            if reply["permissionDecision"] != "deny":
+                problems.append(f"not a deny: {reply}")
+            verdict = ("staged" if reason.startswith("staged holds this edit as a preview")
+                       else "worker died" if reason.startswith("staged could not finish staging this edit")
+                       else "unreadable" if reason.startswith("staged could not read this hook event")
+                       else "refused" if reason.startswith("staged refused this edit") else "other deny")
+        except (ValueError, KeyError, TypeError):
+            problems.append(f"exit 0 without a deny (a pass): {proc.stdout[:200]!r} {proc.stderr[-300:]!r}")
+    elif proc.returncode == 2 and proc.stdout == b"" and proc.stderr.strip():
+        err = proc.stderr.decode(errors="replace")
+        verdict = ("block: staged could not run" if "staged's hook could not run" in err
+                   else "block: worker died" if "staged could not finish this hook call" in err else "block: other")
+    else:
+        problems.append(f"exit {proc.returncode}: {proc.stdout[:200]!r} {proc.stderr[-300:]!r}")
+    if (ws / "src/a.ts").read_text() != "oldApi(1);\n" or (ws / "src/big.txt").read_text() != big \
+            or (ws / "src/new.txt").exists():
+        problems.append("a file changed")
+    return ("FAILED" if problems else f"{kind}: {verdict}"), problems
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit")
     args = parser.parse_args()
     staged = os.path.abspath(shutil.which(args.staged) or args.staged)  # some runs start it in the workspace
     rng = random.Random(1)
@@ -1130,6 +1193,7 @@ def main():
         "long-answer": lambda root, n: long_answer_once(staged, root),
         "warm-hardlink": lambda root, n: warm_hardlink_once(staged, root, rng, n),
         "warm-parent-ignore": lambda root, n: warm_parent_ignore_once(staged, root, rng),
+        "hook-ulimit": lambda root, n: hook_ulimit_once(staged, root, rng),
     }
     rows = []
     for name in args.only.split(","):

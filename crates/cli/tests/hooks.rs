@@ -85,6 +85,14 @@ fn claude_pre(dir: &Path, tool: &str, input: Value) -> Vec<u8> {
     .unwrap()
 }
 
+/// The hook command a gate install writes: `words`, then what the shell runs when they fail
+/// (staged is missing, exit 127): a reason on stderr and exit 2, a block in both clients.
+fn gate_command(words: &str, client: &str) -> String {
+    format!(
+        "{words} || {{ echo \"staged's hook could not run (exit $?), so this tool call is refused and nothing was written. Install staged, or remove its hooks: staged hook install {client} --uninstall\" >&2; exit 2; }}"
+    )
+}
+
 /// The reply a hook printed.
 fn reply(out: &std::process::Output) -> Value {
     assert_eq!(
@@ -289,7 +297,8 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     }
     let s = settings();
-    let command = format!("{} hook claude-code", staged_bin().canonicalize().unwrap().display());
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let command = gate_command(&format!("{bin} hook claude-code"), "claude-code");
     assert_eq!(s["model"], "opus");
     assert_eq!(s["permissions"]["allow"], json!(["Bash(ls:*)", "mcp__staged"]));
     assert_eq!(s["permissions"]["deny"], json!(["Read(.env)"]));
@@ -302,7 +311,10 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
         ]),
         "installed twice, listed once"
     );
-    assert_eq!(s["hooks"]["Stop"], json!([{"hooks": [{"type": "command", "command": command}]}]));
+    let stop = format!(
+        "{bin} hook claude-code || {{ echo \"staged's Stop hook could not run (exit $?), so pending previews were not checked. Install staged, or remove its hooks: staged hook install claude-code --uninstall\" >&2; exit 1; }}"
+    );
+    assert_eq!(s["hooks"]["Stop"], json!([{"hooks": [{"type": "command", "command": stop}]}]));
     assert_eq!(mcp()["mcpServers"]["other"]["command"], "other-server");
     assert_eq!(mcp()["mcpServers"]["staged"]["args"], json!(["mcp"]));
     // Record mode replaces the gate's hooks.
@@ -312,7 +324,7 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
     assert!(s["hooks"].get("Stop").is_none(), "{s}");
     assert_eq!(
         s["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
-        format!("{command} --mode record")
+        format!("{bin} hook claude-code --mode record")
     );
     assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
     let out = staged(&dir, &["hook", "install", "claude-code", "--uninstall"]);
@@ -937,4 +949,547 @@ fn hostile_events_are_denied_and_write_nothing() {
     assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     assert!(!dir.parent().unwrap().join("x.ts").exists());
+}
+
+/// The command an installed hook of `client` runs, read back from `file` (its `PreToolUse`).
+fn installed_command(file: &Path) -> String {
+    let hooks: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let groups = hooks["hooks"]["PreToolUse"].as_array().unwrap();
+    let ours = groups.iter().find(|g| g["matcher"] != "Bash" || groups.len() == 1).unwrap();
+    ours["hooks"][0]["command"].as_str().unwrap().to_owned()
+}
+
+/// Runs a hook command as the clients do (`sh -c`), in `dir`, with `event` on stdin.
+fn run_hook_command(
+    dir: &Path,
+    command: &str,
+    event: &[u8],
+    env: &[(&str, &Path)],
+) -> std::process::Output {
+    staged_in_program(Path::new("sh"), dir, &["-c", command], event, env)
+}
+
+/// [`staged_in`] for another program.
+fn staged_in_program(
+    program: &Path,
+    dir: &Path,
+    args: &[&str],
+    input: &[u8],
+    env: &[(&str, &Path)],
+) -> std::process::Output {
+    let mut command = Command::new(program);
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let waited = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let started = Instant::now();
+    while !waited.is_finished() {
+        assert!(started.elapsed() < HUNG, "`{}` hung", args.join(" "));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    waited.join().unwrap()
+}
+
+/// A 1.8 MB file and a 1.2 KB Edit event within every cap (900,000 replacements of `a` by
+/// 1,000 bytes) whose preview needs gigabytes: the hook's worker runs out of the memory it
+/// may take and aborts.
+fn heavy_edit(dir: &Path) -> Vec<u8> {
+    std::fs::write(dir.join("src/big.txt"), "ab".repeat(900_000)).unwrap();
+    claude_pre(
+        dir,
+        "Edit",
+        json!({"file_path": dir.join("src/big.txt"), "old_string": "a", "new_string": "b".repeat(1000), "replace_all": true}),
+    )
+}
+
+#[test]
+fn a_gate_whose_work_runs_out_of_memory_denies_and_writes_nothing() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let event = heavy_edit(&dir);
+    // Under a limit the person's shell set (`ulimit -v`, 1.5 GB), which the worker inherits.
+    let out = staged_in_program(
+        Path::new("sh"),
+        &dir,
+        &[
+            "-c",
+            "ulimit -v 1500000 && exec \"$0\" hook claude-code",
+            &staged_bin().display().to_string(),
+        ],
+        &event,
+        &[],
+    );
+    let reason = deny_reason(&out);
+    assert_eq!(
+        reason,
+        "staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the work needs more than the 1464 MiB of memory it may take), so it refuses the tool call; nothing was written.",
+        "{}",
+        stderr(&out)
+    );
+    // Under the hook's own bound.
+    let expected = "staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the work needs more than the 1024 MiB of memory it may take), so it refuses the tool call; nothing was written.";
+    let out = staged_in(&dir, &["hook", "claude-code", "--max-memory", "1024"], &event, &[]);
+    assert_eq!(deny_reason(&out), expected, "{}", stderr(&out));
+    assert_eq!(read(&dir, "src/big.txt"), "ab".repeat(900_000));
+    assert!(pending_ids(&dir).is_empty());
+    // The same hook stages an ordinary edit under the same bound.
+    let event = claude_pre(
+        &dir,
+        "Edit",
+        json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false}),
+    );
+    let out = staged_in(&dir, &["hook", "claude-code", "--max-memory", "1024"], &event, &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+}
+
+#[test]
+fn a_gate_whose_worker_is_killed_blocks_the_call() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mut hook = Command::new(staged_bin())
+        .args(["hook", "claude-code"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The worker reads the event; the client is still writing it when the system kills the
+    // worker (as the kernel's out-of-memory killer does).
+    let mut stdin = hook.stdin.take().unwrap();
+    stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", hook.id());
+    let started = Instant::now();
+    let worker = loop {
+        let text = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = text.split_whitespace().next() {
+            break pid.to_owned();
+        }
+        assert!(started.elapsed() < HUNG, "the hook started no worker");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let killed = Command::new("kill").args(["-KILL", &worker]).status().unwrap();
+    assert!(killed.success());
+    drop(stdin);
+    let out = hook.wait_with_output().unwrap();
+    assert_eq!(code(&out), 2, "exit 2 is a block in both clients: {}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains(
+            "staged could not finish this hook call (its worker was killed by signal 9 (SIGKILL), as when the system runs out of memory), so the tool call is blocked; nothing was written."
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
+fn a_gate_whose_work_takes_too_long_blocks_the_call() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mut hook = Command::new(staged_bin())
+        .args(["hook", "claude-code", "--timeout", "1"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A client that stalls halfway through the event: the worker waits on it.
+    let mut stdin = hook.stdin.take().unwrap();
+    stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", hook.id());
+    let started = Instant::now();
+    let worker = loop {
+        let text = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = text.split_whitespace().next() {
+            break pid.to_owned();
+        }
+        assert!(started.elapsed() < HUNG, "the hook started no worker");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let waited = std::thread::spawn(move || hook.wait_with_output().unwrap());
+    while !waited.is_finished() {
+        assert!(started.elapsed() < HUNG, "the hook outlived its timeout");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = waited.join().unwrap();
+    drop(stdin);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("staged could not finish this hook call (it took longer than 1 s (--timeout)), so the tool call is blocked; nothing was written."),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!Path::new(&format!("/proc/{worker}")).exists(), "the worker was stopped");
+}
+
+#[test]
+fn a_gate_hook_blocks_the_edit_when_staged_cannot_run() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    // A copy of staged the hooks name, which then goes away (`cargo clean`).
+    let bin_dir = tempfile::tempdir().unwrap();
+    let copy = bin_dir.path().join("staged");
+    std::fs::copy(staged_bin(), &copy).unwrap();
+    let out = staged_in_program(&copy, &dir, &["hook", "install", "claude-code"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("; when it cannot run, the hook blocks the edit and says why"),
+        "{}",
+        stdout(&out)
+    );
+    let command = installed_command(&dir.join(".claude/settings.json"));
+    let copy = copy.canonicalize().unwrap();
+    assert_eq!(
+        command,
+        gate_command(&format!("{} hook claude-code", copy.display()), "claude-code")
+    );
+    let event = claude_pre(
+        &dir,
+        "Edit",
+        json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "x", "replace_all": false}),
+    );
+    let out = run_hook_command(&dir, &command, &event, &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let out = staged(&dir, &["resolve", "discard", "--reason", "again"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::remove_file(&copy).unwrap();
+    let out = run_hook_command(&dir, &command, &event, &[]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("staged's hook could not run (exit 127), so this tool call is refused and nothing was written. Install staged, or remove its hooks: staged hook install claude-code --uninstall"),
+        "{}",
+        stderr(&out)
+    );
+    // doctor says the binary is gone.
+    let out = staged(&dir, &["doctor"]);
+    assert!(
+        stdout(&out).contains(&format!("FAIL Claude Code: the hook runs {}: ", copy.display())),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
+fn claude_code_installs_by_path_or_into_the_local_settings() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().canonicalize().unwrap();
+    std::fs::write(
+        config_dir.join(".claude.json"),
+        r#"{"numStartups": 3, "projects": {"/elsewhere": {"mcpServers": {}}}}"#,
+    )
+    .unwrap();
+    let env = [("CLAUDE_CONFIG_DIR", config_dir.as_path())];
+    let read_json = |path: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    // PATH-relative: nothing machine-specific in the files a team commits.
+    let out = staged_in(&dir, &["hook", "install", "claude-code", "--on-path"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let command = installed_command(&dir.join(".claude/settings.json"));
+    assert_eq!(command, gate_command("staged hook claude-code", "claude-code"));
+    assert_eq!(read_json(&dir.join(".mcp.json"))["mcpServers"]["staged"]["command"], "staged");
+    // doctor looks the name up on PATH, as the client's shell will.
+    let bin_dir = staged_bin().canonicalize().unwrap().parent().unwrap().to_path_buf();
+    let out = staged_in(&dir, &["doctor"], b"", &[("PATH", bin_dir.as_path())]);
+    assert!(stdout(&out).contains("ok   Claude Code: the hook runs staged\n"), "{}", stdout(&out));
+    let out = staged_in(&dir, &["doctor"], b"", &[("PATH", config_dir.as_path())]);
+    assert!(
+        stdout(&out).contains("FAIL Claude Code: the hook runs staged: it is not on PATH\n"),
+        "{}",
+        stdout(&out)
+    );
+    // Local: the person's own settings, and Claude Code's local scope for the server; the
+    // committed files lose staged's hooks and server.
+    let out = staged_in(&dir, &["hook", "install", "claude-code", "--local"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let local = read_json(&dir.join(".claude/settings.local.json"));
+    assert_eq!(
+        installed_command(&dir.join(".claude/settings.local.json")),
+        gate_command(&format!("{bin} hook claude-code"), "claude-code")
+    );
+    assert_eq!(local["permissions"]["allow"], json!(["mcp__staged"]));
+    let project = read_json(&dir.join(".claude/settings.json"));
+    assert!(project.get("hooks").is_none(), "{project}");
+    assert_eq!(project["enabledMcpjsonServers"], json!([]), "{project}");
+    assert_eq!(read_json(&dir.join(".mcp.json")), json!({"mcpServers": {}}));
+    let config = read_json(&config_dir.join(".claude.json"));
+    assert_eq!(config["numStartups"], 3);
+    assert_eq!(
+        config["projects"][dir.display().to_string()]["mcpServers"]["staged"],
+        json!({"type": "stdio", "command": bin, "args": ["mcp"]})
+    );
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    let text = stdout(&out);
+    for line in [
+        "ok   Claude Code: hooks for Edit, MultiEdit and Write in ",
+        "ok   Claude Code: the hooks block the edit when staged cannot run",
+        "ok   Claude Code: the staged MCP server in ",
+        "ok   Claude Code: the staged MCP server answers",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    assert!(text.contains("settings.local.json"), "{text}");
+    // Uninstalled, the person's config keeps everything else.
+    let out =
+        staged_in(&dir, &["hook", "install", "claude-code", "--local", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let config = read_json(&config_dir.join(".claude.json"));
+    assert_eq!(config["projects"][dir.display().to_string()]["mcpServers"], json!({}));
+    assert_eq!(config["projects"]["/elsewhere"], json!({"mcpServers": {}}));
+    assert!(read_json(&dir.join(".claude/settings.local.json")).get("hooks").is_none());
+}
+
+#[test]
+fn codex_hooks_act_only_in_the_workspaces_they_were_installed_in() {
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path().canonicalize().unwrap();
+    let mut roots = Vec::new();
+    for name in ["one", "two", "elsewhere"] {
+        let root = base.join(name);
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join("a.ts"), "x\n").unwrap();
+        roots.push(root);
+    }
+    let home = base.join("codex-home");
+    std::fs::create_dir(&home).unwrap();
+    let env = [("CODEX_HOME", home.as_path())];
+    for root in &roots[..2] {
+        let out = staged_in(root, &["hook", "install", "codex"], b"", &env);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(stdout(&out).contains("Codex runs these hooks in every folder; they act only in "));
+    }
+    let (one, two, elsewhere) = (&roots[0], &roots[1], &roots[2]);
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let command = installed_command(&home.join("hooks.json"));
+    assert_eq!(
+        command,
+        gate_command(
+            &format!("{bin} hook codex --in {} --in {}", one.display(), two.display()),
+            "codex"
+        )
+    );
+    let patch = "*** Begin Patch\n*** Update File: a.ts\n@@\n-x\n+y\n*** End Patch\n";
+    let event = |root: &Path| codex_pre(root, "apply_patch", json!({"command": patch}), "call-1");
+    // Outside: no reply, and nothing made.
+    let out = run_hook_command(elsewhere, &command, &event(elsewhere), &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(!elsewhere.join(".staged").exists());
+    let stop = json!({"hook_event_name": "Stop", "session_id": "s", "turn_id": "t", "cwd": elsewhere, "stop_hook_active": false});
+    let out = run_hook_command(elsewhere, &command, stop.to_string().as_bytes(), &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(!elsewhere.join(".staged").exists());
+    // Inside each, and in a folder inside one: the gate.
+    std::fs::create_dir(two.join("sub")).unwrap();
+    std::fs::write(two.join("sub/a.ts"), "x\n").unwrap();
+    for dir in [one.clone(), two.join("sub")] {
+        let out = run_hook_command(&dir, &command, &event(&dir), &[]);
+        let reason = deny_reason(&out);
+        assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    }
+    assert_eq!(read(one, "a.ts"), "x\n");
+    // doctor, in a workspace the hooks do not act in.
+    let out = staged_in(elsewhere, &["doctor"], b"", &env);
+    assert!(
+        stdout(&out).contains(&format!(
+            "warn Codex: the hooks act only in the workspaces they were installed in: they act in {}, {}, not in {}",
+            one.display(),
+            two.display(),
+            elsewhere.display()
+        )),
+        "{}",
+        stdout(&out)
+    );
+    // Uninstalled from a workspace they do not act in, nothing changes.
+    let before = std::fs::read_to_string(home.join("hooks.json")).unwrap();
+    let out = staged_in(elsewhere, &["hook", "install", "codex", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("staged's hooks did not act in "), "{}", stdout(&out));
+    assert_eq!(std::fs::read_to_string(home.join("hooks.json")).unwrap(), before);
+    // Uninstalled from one workspace, they still act in the other; from the last, they go.
+    let out = staged_in(one, &["hook", "install", "codex", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("staged's hooks no longer act in {}", one.display())),
+        "{}",
+        stdout(&out)
+    );
+    let command = installed_command(&home.join("hooks.json"));
+    assert_eq!(command, gate_command(&format!("{bin} hook codex --in {}", two.display()), "codex"));
+    let out = staged_in(two, &["hook", "install", "codex", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let hooks = std::fs::read_to_string(home.join("hooks.json")).unwrap();
+    assert_eq!(hooks.trim(), "{}");
+    assert!(!std::fs::read_to_string(home.join("config.toml")).unwrap().contains("staged"));
+}
+
+#[test]
+fn settings_of_an_unexpected_shape_are_refused_and_left_alone() {
+    let cases = [
+        (
+            r#"{"permissions": {"allow": "Bash(ls:*)"}}"#,
+            "`permissions.allow` is a string, where a list belongs",
+        ),
+        (r#"{"permissions": "all"}"#, "`permissions` is a string, where an object belongs"),
+        (
+            r#"{"hooks": {"PreToolUse": "audit.sh"}}"#,
+            "`hooks.PreToolUse` is a string, where a list of hook groups belongs",
+        ),
+        (
+            r#"{"hooks": ["audit.sh"]}"#,
+            "`hooks` is an array, where an object of hook lists belongs",
+        ),
+        (
+            r#"{"enabledMcpjsonServers": {"staged": true}}"#,
+            "`enabledMcpjsonServers` is an object, where a list belongs",
+        ),
+    ];
+    for (settings, says) in cases {
+        let ws = workspace(&[(".claude/settings.json", settings)]);
+        let dir = ws.path();
+        let out = staged(dir, &["hook", "install", "claude-code"]);
+        assert_eq!(code(&out), 2, "{settings}: {}", stdout(&out));
+        assert!(stderr(&out).contains("settings.json: "), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{says:?} in {}", stderr(&out));
+        assert!(stderr(&out).contains("nothing was changed"), "{}", stderr(&out));
+        assert_eq!(read(dir, ".claude/settings.json"), settings);
+        assert!(!dir.join(".mcp.json").exists());
+    }
+    let ws = workspace(&[(".mcp.json", r#"{"mcpServers": []}"#)]);
+    let out = staged(ws.path(), &["hook", "install", "claude-code"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("`mcpServers` is an array, where an object belongs"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!ws.path().join(".claude/settings.json").exists());
+    // Codex: a key that should be a table, and hooks in a list of the wrong shape.
+    let ws = workspace(&[]);
+    for (config, hooks, says) in [
+        (
+            "mcp_servers = \"none\"\n",
+            "{}",
+            "`mcp_servers` is a string, where Codex expects a table",
+        ),
+        ("hooks = 5\n", "{}", "`hooks` is an integer, where Codex expects a table"),
+        (
+            "",
+            r#"{"hooks": {"Stop": {"command": "x"}}}"#,
+            "`hooks.Stop` is an object, where a list of hook groups belongs",
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        std::fs::write(home.path().join("hooks.json"), hooks).unwrap();
+        let env = [("CODEX_HOME", home.path())];
+        let out = staged_in(ws.path(), &["hook", "install", "codex"], b"", &env);
+        assert_eq!(code(&out), 2, "{config}{hooks}: {}", stdout(&out));
+        assert!(stderr(&out).contains(says), "{says:?} in {}", stderr(&out));
+        assert_eq!(std::fs::read_to_string(home.path().join("config.toml")).unwrap(), config);
+        assert_eq!(std::fs::read_to_string(home.path().join("hooks.json")).unwrap(), hooks);
+    }
+    // An inline table is a table: its entries are kept.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "mcp_servers = { other = { command = \"o\" } }\n",
+    )
+    .unwrap();
+    let env = [("CODEX_HOME", home.path())];
+    let out = staged_in(ws.path(), &["hook", "install", "codex"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let parsed: toml::Value =
+        toml::from_str(&std::fs::read_to_string(home.path().join("config.toml")).unwrap()).unwrap();
+    assert_eq!(parsed["mcp_servers"]["other"]["command"].as_str(), Some("o"));
+    assert!(parsed["mcp_servers"].get("staged").is_some());
+}
+
+#[test]
+fn doctor_recognises_an_older_install_and_installing_again_migrates_it() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().canonicalize().unwrap();
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let fixture = |name: &str| {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hooks_old_install").join(name),
+        )
+        .unwrap()
+        .replace("@STAGED@", &bin)
+        .replace("@CODEX_HOME@", &home.display().to_string())
+    };
+    std::fs::create_dir(dir.join(".claude")).unwrap();
+    std::fs::write(dir.join(".claude/settings.json"), fixture("claude-settings.json")).unwrap();
+    std::fs::write(dir.join(".mcp.json"), fixture("mcp.json")).unwrap();
+    let hooks = fixture("codex-hooks.json");
+    let old_command = format!("{bin} hook codex");
+    let handler = json!({"type": "command", "command": old_command});
+    let config = fixture("codex-config.toml")
+        .replace(
+            "@HASH_PRE_TOOL_USE@",
+            &staged_hooks::install::codex_hook_hash(
+                "PreToolUse",
+                Some("Edit|Write|Bash"),
+                &handler,
+            ),
+        )
+        .replace("@HASH_STOP@", &staged_hooks::install::codex_hook_hash("Stop", None, &handler));
+    std::fs::write(home.join("hooks.json"), &hooks).unwrap();
+    std::fs::write(home.join("config.toml"), &config).unwrap();
+    let env = [("CODEX_HOME", home.as_path())];
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    let text = stdout(&out);
+    for line in [
+        "ok   Codex: every staged hook is trusted with the hash Codex computes",
+        "warn Claude Code: the hooks block the edit when staged cannot run: an older install: when the binary is missing, the client lets the edit through; run `staged hook install claude-code` again to update it",
+        "warn Codex: the hooks block the edit when staged cannot run: an older install: when the binary is missing, the client lets the edit through; run `staged hook install codex` again to update it",
+        "warn Codex: the hooks act only in the workspaces they were installed in: an older install: they act in every folder Codex runs in; run `staged hook install codex` again to update it",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    for client in ["claude-code", "codex"] {
+        let out = staged_in(&dir, &["hook", "install", client], b"", &env);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    let text = stdout(&out);
+    assert!(!text.contains("an older install") && !text.contains("FAIL"), "{text}");
+    for line in [
+        "ok   Claude Code: the hooks block the edit when staged cannot run",
+        "ok   Codex: the hooks block the edit when staged cannot run",
+        "ok   Codex: the hooks act only in the workspaces they were installed in",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    // One set of hooks each, the new commands, and no trust entry of the old ones.
+    let settings: Value = serde_json::from_str(&read(&dir, ".claude/settings.json")).unwrap();
+    assert_eq!(settings["hooks"]["PreToolUse"].as_array().unwrap().len(), 1, "{settings}");
+    assert_eq!(
+        installed_command(&dir.join(".claude/settings.json")),
+        gate_command(&format!("{bin} hook claude-code"), "claude-code")
+    );
+    assert_eq!(
+        installed_command(&home.join("hooks.json")),
+        gate_command(&format!("{bin} hook codex --in {}", dir.display()), "codex")
+    );
+    let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
+    assert_eq!(config.matches("trusted_hash").count(), 2, "{config}");
 }

@@ -14,7 +14,9 @@
 //!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
 //!   its front end, so `staged log` and `staged undo` cover it.
 //!
-//! Every reply is built here; the CLI only reads stdin and prints.
+//! Every reply is built here; the CLI reads stdin, prints, and in gate mode runs the work in a
+//! child it supervises (a child that dies or times out is answered with a [`Reply::Deny`],
+//! or exit 2 when it died before it named the event).
 
 #![deny(missing_docs)]
 
@@ -98,6 +100,38 @@ pub fn handle(
         (Mode::Record, "Stop") => record::stop(client, &event, &ws),
         _ => Outcome::reply(Reply::Nothing),
     }
+}
+
+/// The `hook_event_name` of an event, read without building the rest of it (the other fields
+/// are skipped, not kept): what a supervised gate call reports before it does the work, so
+/// that its supervisor knows how to refuse if the work dies. `None` when it is not readable.
+pub fn event_name(input: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Name {
+        hook_event_name: Option<String>,
+    }
+    serde_json::from_slice::<Name>(input).ok()?.hook_event_name
+}
+
+/// Lowers this process's address-space limit (`RLIMIT_AS`) to `bytes`, or leaves it where it
+/// is when it is lower: a gate call's worker runs under it, so that work that would take more
+/// memory fails (an allocation that fails aborts it, which its supervisor takes as a deny)
+/// instead of growing until the system's out-of-memory killer picks a process.
+///
+/// # Errors
+/// When the kernel refuses the limit.
+pub fn limit_memory(bytes: u64) -> std::io::Result<()> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let now = getrlimit(Resource::As);
+    let current = now.current.map_or(bytes, |c| c.min(bytes));
+    setrlimit(Resource::As, Rlimit { current: Some(current), maximum: now.maximum })
+        .map_err(std::io::Error::from)
+}
+
+/// This process's address-space limit (`RLIMIT_AS`) in bytes, when there is one: what a
+/// worker started now inherits.
+pub fn memory_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::As).current
 }
 
 /// The largest event a hook reads: a Write of a file this big is refused.

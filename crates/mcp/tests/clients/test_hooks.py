@@ -70,12 +70,14 @@ def pending(root):
     return json.loads(proc.stdout)["pending"]
 
 
-def install(root, *args, codex_home=None):
+def install(root, *args, codex_home=None, binary=None, claude_config=None):
     env = None
     if codex_home is not None:
         env = {**base_env(codex_home.parent), "CODEX_HOME": str(codex_home)}
-    proc = subprocess.run([staged_bin(), "--workspace", str(root), "hook", "install", *args], capture_output=True,
-                          text=True, timeout=HANG_SECONDS, env=env)
+    if claude_config is not None:
+        env = {**base_env(claude_config.parent), "CLAUDE_CONFIG_DIR": str(claude_config)}
+    proc = subprocess.run([binary or staged_bin(), "--workspace", str(root), "hook", "install", *args],
+                          capture_output=True, text=True, timeout=HANG_SECONDS, env=env)
     assert proc.returncode == 0, f"install failed:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
 
@@ -108,7 +110,9 @@ def run_claude(tmp, root, model, extra_args=()):
     # asks: until then Claude Code runs the project's hooks but ignores its permissions.
     config = home / ".claude"
     config.mkdir(exist_ok=True)
-    (config / ".claude.json").write_text(json.dumps({"projects": {str(root): {"hasTrustDialogAccepted": True}}}))
+    known = json.loads((config / ".claude.json").read_text()) if (config / ".claude.json").exists() else {}
+    known.setdefault("projects", {}).setdefault(str(root), {})["hasTrustDialogAccepted"] = True
+    (config / ".claude.json").write_text(json.dumps(known))
     # No --mcp-config: the server comes from the .mcp.json the installer wrote, approved in
     # .claude/settings.json, as a user's would.
     argv = [client_bin("claude"), "-p", "Rename the first oldApi call to newApi.", *extra_args]
@@ -262,9 +266,10 @@ def codex_home_for(tmp):
     return home, codex_home
 
 
-def run_codex(tmp, root, model):
+def run_codex(tmp, root, model, installed_in=None, binary=None, before_run=None):
     """Writes the user's part of config.toml (the scripted provider), installs staged's hooks
-    into it, and runs `codex exec` without any hook-trust bypass."""
+    into it (for `installed_in`, else `root`; by `binary`, else `staged_bin()`), and runs
+    `codex exec` in `root` without any hook-trust bypass (after `before_run(codex_home)`)."""
     home, codex_home = codex_home_for(tmp)
     (codex_home / "config.toml").write_text(f"""# the user's own settings
 model = "scripted"
@@ -288,8 +293,10 @@ env_key = "SCRIPTED_MODEL_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 """)
-    said = install(root, "codex", codex_home=codex_home)
+    said = install(installed_in or root, "codex", codex_home=codex_home, binary=binary)
     assert "trusted: 2 hooks" in said, said
+    if before_run is not None:
+        before_run(codex_home)
     env = {**base_env(home), "CODEX_HOME": str(codex_home), "SCRIPTED_MODEL_KEY": "scripted"}
     argv = [client_bin("codex"), "exec", "--skip-git-repo-check", "Rename the first oldApi call to newApi."]
     return run_client("codex", argv, env, root)
@@ -369,3 +376,156 @@ def test_codex_gate_denies_a_patch_it_cannot_stage_and_writes_nothing(codex_tmp)
     assert "Command blocked by PreToolUse hook: staged refused this edit, and nothing was written: " in results[0][1], results
     assert (root / "src" / "a.ts").read_text() == SOURCE
     assert pending(root) == []
+
+
+# --- When staged cannot run, or the folder is not the one installed (issue 32: 18, 20) -----
+
+
+MISSING = "staged's hook could not run (exit 127), so this tool call is refused and nothing was written. "
+
+
+def installed_by_a_copy(tmp):
+    """A copy of staged for the installer to name; the test deletes it (`cargo clean`)."""
+    copy = Path(tmp) / "bin" / "staged"
+    copy.parent.mkdir()
+    shutil.copy2(staged_bin(), copy)
+    return copy
+
+
+def test_claude_code_blocks_the_edit_when_the_hooked_staged_is_missing():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        copy = installed_by_a_copy(tmp)
+        install(root, "claude-code", binary=copy)
+        # The MCP server still runs (the scripted model acts once it is offered); the binary
+        # the hooks name is gone.
+        mcp = json.loads((root / ".mcp.json").read_text())
+        mcp["mcpServers"]["staged"]["command"] = str(staged_bin())
+        (root / ".mcp.json").write_text(json.dumps(mcp))
+        copy.unlink()
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "acceptEdits"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit"], results
+        _, blocked, is_error = results[1]
+        assert is_error and MISSING in blocked, results[1]
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+
+
+def test_codex_blocks_the_patch_when_the_hooked_staged_is_missing(codex_tmp):
+    root = new_repo(codex_tmp)
+    copy = installed_by_a_copy(codex_tmp)
+
+    def remove_the_binary(codex_home):
+        config = codex_home / "config.toml"
+        config.write_text(config.read_text().replace(f'command = "{copy}"', f'command = "{staged_bin()}"'))
+        copy.unlink()
+
+    script = [("custom", "apply_patch", PATCH), ("text", "Done.")]
+    model = Watching(script, root, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, binary=copy, before_run=remove_the_binary)
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch"], results
+    # Codex runs the command with bash, whose own "No such file or directory" comes first.
+    assert results[0][1].startswith("Command blocked by PreToolUse hook: "), results
+    assert MISSING in results[0][1], results
+    assert (root / "src" / "a.ts").read_text() == SOURCE
+
+
+def test_codex_hooks_let_edits_through_in_a_folder_they_were_not_installed_in(codex_tmp):
+    installed = new_repo(codex_tmp)
+    elsewhere = Path(codex_tmp) / "elsewhere"
+    (elsewhere / "src").mkdir(parents=True)
+    (elsewhere / "src" / "a.ts").write_text(SOURCE)
+    elsewhere = elsewhere.resolve()
+    script = [("custom", "apply_patch", PATCH), ("text", "Done.")]
+    model = Watching(script, elsewhere, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, elsewhere, model, installed_in=installed)
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch"], results
+    assert "blocked" not in results[0][1], results
+    assert (elsewhere / "src" / "a.ts").read_text() == EDITED, "Codex applied its own patch"
+    assert not (elsewhere / ".staged").exists()
+    assert not (installed / ".staged").exists()
+
+
+def test_claude_code_local_install_gates_from_the_persons_own_files():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        config = Path(tmp) / "home" / ".claude"
+        config.mkdir(parents=True)
+        install(root, "claude-code", "--local", claude_config=config)
+        assert not (root / ".mcp.json").exists() or "staged" not in (root / ".mcp.json").read_text()
+        assert not (root / ".claude" / "settings.json").exists()
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("mcp", "resolve", {"action": "apply", "reason": "the first call moves to newApi"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "acceptEdits"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit", "mcp__staged__resolve"], results
+        assert results[1][2] and "staged holds this edit as a preview" in results[1][1], results[1]
+        assert model.seen[2]["src/a.ts"] == SOURCE, model.seen
+        assert "Applied Edit: src/a.ts (1 replacement)." in results[2][1], results[2]
+        assert (root / "src" / "a.ts").read_text() == EDITED
+
+
+def test_claude_code_denies_an_edit_whose_work_runs_out_of_memory():
+    """Issue 32, finding 7: a 210 KB file and an Edit whose preview needs gigabytes (70,000
+    replacements of `a` by 1,000 bytes), under a memory limit the hook was started with. The
+    worker aborts; before, the hook died with no reply and Claude Code ran the Edit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        text = "ab\n" * 70_000
+        (root / "src" / "mid.txt").write_text(text)
+        install(root, "claude-code")
+        settings_path = root / ".claude" / "settings.json"
+        settings = json.loads(settings_path.read_text())
+        for group in settings["hooks"]["PreToolUse"]:
+            for hook in group["hooks"]:
+                hook["command"] = "ulimit -v 800000 && " + hook["command"]
+        settings_path.write_text(json.dumps(settings))
+        path = str(root / "src" / "mid.txt")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "a", "new_string": "b" * 1000, "replace_all": True}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/mid.txt"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "acceptEdits"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit"], results
+        _, denied, is_error = results[1]
+        assert is_error, results[1]
+        assert ("staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the "
+                "work needs more than the 781 MiB of memory it may take), so it refuses the tool call; nothing was "
+                "written.") in denied, denied
+        assert (root / "src" / "mid.txt").read_text() == text
+        assert pending(root) == []
