@@ -1,10 +1,7 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore]
-
-Eighteen experiments, each repeated N times (default 200) against the real `staged` binary
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,hook-ulimit]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit]
 
 Eighteen experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
