@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,line-edits]
 
-Fifteen experiments, each repeated N times (default 200) against the real `staged` binary
+Sixteen experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -57,6 +57,11 @@ Fifteen experiments, each repeated N times (default 200) against the real `stage
 * long-answer: a plugin's apply answers 17 MiB (timeout 30 s): `staged resolve apply` must fail
   at once (under 10 s) saying the message is longer than 16 MiB and that the callback may have
   run, with the preview still pending.
+* line-edits: the property test of crates/edit/tests/line_edits.rs (the edits `write` and a
+  multi-replacement `edit` stage must replay to exactly the asked text, and change as few lines
+  as a second, independent diff) with a million cases in all, split over the runs (5,000 a run
+  with the default 200 runs, each with its own random seed). Its test binary (the debug
+  profile) is built once, with cargo, before the first run.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -894,16 +899,43 @@ def hook_race_once(staged, root: Path):
     return ("FAILED" if problems else "4 staged, 4 refused, Stop names all 4"), problems
 
 
+LINE_EDITS_CASES = 1_000_000
+
+
+def line_edits_binary():
+    """The test binary of crates/edit/tests/line_edits.rs, built (debug profile) if need be."""
+    out = subprocess.run(["cargo", "test", "--no-run", "--message-format=json", "-p", "staged-edit", "--test", "line_edits"],
+                         cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, check=True)
+    for line in out.stdout.splitlines():
+        msg = json.loads(line)
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["target"]["name"] == "line_edits":
+            return msg["executable"]
+    raise SystemExit("cargo built no line_edits test binary")
+
+
+def line_edits_once(binary, cases: int):
+    """One run of the line_edits property with `cases` cases (a new random seed each run)."""
+    env = dict(os.environ, PROPTEST_CASES=str(cases))
+    env.pop("PROPTEST_RNG_SEED", None)
+    done = subprocess.run([binary, "--exact", "line_edits_rebuild_the_asked_text_with_a_minimal_diff", "--quiet"],
+                          env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        return "FAILED", [(done.stdout + done.stderr)[-2000:]]
+    return f"{cases} cases passed", []
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,line-edits")
     args = parser.parse_args()
     staged = shutil.which(args.staged) or args.staged
     rng = random.Random(1)
     window = apply_seconds(staged) if any(k in args.only.split(",") for k in ("kill", "undo-kill", "partial-kill")) else 0.0
     patch_window = patch_apply_seconds(staged) if "patch-kill" in args.only.split(",") else 0.0
+    line_edits_bin = line_edits_binary() if "line-edits" in args.only.split(",") else None
+    line_edits_cases = -(-LINE_EDITS_CASES // args.runs)
     experiments = {
         "readers": lambda root, n: readers_once(staged, root),
         "swap": lambda root, n: swap_once(staged, root),
@@ -920,6 +952,7 @@ def main():
         "plugin-timeout": lambda root, n: plugin_timeout_once(staged, root, rng),
         "stderr-flood": lambda root, n: stderr_flood_once(staged, root),
         "long-answer": lambda root, n: long_answer_once(staged, root),
+        "line-edits": lambda root, n: line_edits_once(line_edits_bin, line_edits_cases),
     }
     rows = []
     for name in args.only.split(","):

@@ -624,3 +624,41 @@ fn sha256(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// Issue 32, finding 5: a write, and several replacements of one `edit`, stage and write
+/// exactly the asked text (a compacted diff once put the first `}` in the wrong place, and
+/// the diff shown matched what was written).
+#[test]
+fn a_write_and_a_multi_edit_write_exactly_the_asked_text() {
+    let old = "    x();\n}\n}\n    x();\n// c\n";
+    let new = "}\nfn f() {\n}\n    return 1;\n}\n    x();\n    return 1;\n";
+    let ws = workspace(&[("a.rs", old), ("b.rs", old)]);
+    let dir = ws.path();
+    let out = staged_in(dir, &["--json", "write", "a.rs"], new.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        json(&out)["details"]["diff"],
+        "diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -1,5 +1,7 @@\n-    x();\n }\n+fn f() {\n+}\n+    return 1;\n }\n     x();\n-// c\n+    return 1;\n"
+    );
+    assert_eq!(code(&apply(dir, "write")), 0);
+    assert_eq!(read(dir, "a.rs"), new);
+    let out = staged(
+        dir,
+        &[
+            "--json",
+            "edit",
+            "b.rs",
+            "--old",
+            "    x();\n}\n}\n",
+            "--new",
+            "}\nfn f() {\n}\n    return 1;\n}\n",
+            "--old",
+            "// c\n",
+            "--new",
+            "    return 1;\n",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&apply(dir, "edit")), 0);
+    assert_eq!(read(dir, "b.rs"), new);
+}
