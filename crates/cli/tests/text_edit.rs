@@ -662,3 +662,32 @@ fn a_write_and_a_multi_edit_write_exactly_the_asked_text() {
     assert_eq!(code(&apply(dir, "edit")), 0);
     assert_eq!(read(dir, "b.rs"), new);
 }
+
+/// Issue 32, finding 17: a write whose text holds a NUL byte is a binary file's: refused,
+/// nothing staged, nothing written. (A command line cannot carry a NUL, so `edit`'s refusal of
+/// one in `new_string` is tested in crates/edit.)
+#[test]
+fn a_write_of_a_nul_byte_is_refused_as_a_binary_file() {
+    let ws = workspace(&[("a.txt", "text\n")]);
+    let dir = ws.path();
+    let before = tree(dir);
+    for path in ["a.txt", "new.bin"] {
+        let out = staged_in(dir, &["--json", "write", path], b"ELF\x00\x01\x02\n");
+        assert_eq!(code(&out), 2, "{}", stdout(&out));
+        assert_eq!(
+            text(&out),
+            format!(
+                "The new text of {path} holds a NUL byte, as a binary file does: staged previews changes to text files only"
+            )
+        );
+        let out = staged_in(dir, &["write", path], b"ELF\x00\x01\x02\n");
+        assert_eq!(code(&out), 2);
+        assert!(
+            stderr(&out).contains(&format!("The new text of {path} holds a NUL byte")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(pending_ids(dir).is_empty());
+    assert_eq!(tree(dir), before);
+}

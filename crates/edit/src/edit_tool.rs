@@ -183,6 +183,9 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &EditParams) -> Result<Stag
         if item.old_string == item.new_string {
             return Err(EditError::NoChange(path.clone()).in_edit(i, n));
         }
+        if item.new_string.contains('\0') {
+            return Err(EditError::BinaryText(path.clone()).in_edit(i, n));
+        }
     }
     match read_text(workspace, &rel)? {
         Found::Absent => {
@@ -368,4 +371,42 @@ fn not_found_hint(text: &str, old: &str) -> String {
         return " It is there with other whitespace around it: copy old_string exactly from the file, indentation and line breaks included.".to_owned();
     }
     " old_string must match the file exactly, whitespace and indentation included; Read the file again if it may have changed.".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_string_with_a_nul_byte_is_refused_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one two\n").unwrap();
+        let workspace = ConfinedRoot::new(dir.path()).unwrap();
+        let item = |old: &str, new: &str| EditItem {
+            old_string: old.to_owned(),
+            new_string: new.to_owned(),
+            replace_all: None,
+        };
+        let one = EditParams {
+            path: "a.txt".to_owned(),
+            old_string: Some("one".to_owned()),
+            new_string: Some("\0".to_owned()),
+            replace_all: None,
+            edits: None,
+        };
+        assert_eq!(
+            plan(&workspace, &one).unwrap_err().to_string(),
+            "The new text of a.txt holds a NUL byte, as a binary file does: staged previews changes to text files only"
+        );
+        let several = EditParams {
+            old_string: None,
+            new_string: None,
+            edits: Some(vec![item("one", "1"), item("two", "2\0")]),
+            ..one
+        };
+        assert_eq!(
+            plan(&workspace, &several).unwrap_err().to_string(),
+            "edits[1]: The new text of a.txt holds a NUL byte, as a binary file does: staged previews changes to text files only"
+        );
+    }
 }

@@ -15,6 +15,11 @@ pub enum EditError {
     /// A file is binary or not UTF-8.
     #[error("{0} is a binary file (or not UTF-8 text): staged previews changes to text files only")]
     Binary(String),
+    /// The new text of a file holds a NUL byte: it would be a binary file.
+    #[error(
+        "The new text of {0} holds a NUL byte, as a binary file does: staged previews changes to text files only"
+    )]
+    BinaryText(String),
     /// `old_string` was not found.
     #[error("String to replace not found in {path}.{hint}")]
     NotFound {
