@@ -691,3 +691,38 @@ fn a_write_of_a_nul_byte_is_refused_as_a_binary_file() {
     assert!(pending_ids(dir).is_empty());
     assert_eq!(tree(dir), before);
 }
+
+/// Issue 32, finding 7: a preview's memory is bounded. A `replace_all` of a common letter by
+/// a long text (980,000 replacements by 1,000 bytes took 7.9 GB and minutes) and a write of a
+/// text larger than a preview holds are refused at once, naming the sizes; nothing is staged
+/// or written.
+#[test]
+fn edits_and_writes_larger_than_a_preview_are_refused_at_once() {
+    let ws = workspace(&[("a.txt", &"ab".repeat(40_000))]);
+    let dir = ws.path();
+    let before = tree(dir);
+    let long = "x".repeat(1000);
+    let out = staged(dir, &["--json", "edit", "a.txt", "--old", "a", "--new", &long, "--all"]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert_eq!(
+        text(&out),
+        "Refusing to stage this change: 40000 replacements of 1 byte by 1000 bytes in a.txt would change 38 MiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
+    );
+    let huge = "y\n".repeat(17 << 20);
+    for path in ["a.txt", "new.txt"] {
+        let out = staged_in(dir, &["--json", "write", path], huge.as_bytes());
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert_eq!(
+            text(&out),
+            format!(
+                "Refusing to stage this change: the new text of {path} is 34 MiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
+            )
+        );
+    }
+    assert!(pending_ids(dir).is_empty());
+    assert_eq!(tree(dir), before);
+    // An ordinary replace_all still stages.
+    let out = staged(dir, &["--json", "edit", "a.txt", "--old", "a", "--new", "c", "--all"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["pending"]["label"], "Edit: a.txt (40000 replacements)");
+}

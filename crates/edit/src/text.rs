@@ -13,7 +13,7 @@ use similar::algorithms::{DiffHook, myers};
 use staged_fs::RelPath;
 use staged_journal::{ConfinedRoot, Edit, ModelAccess};
 
-use crate::EditError;
+use crate::{EditError, stage::MAX_PREVIEW_BYTES};
 
 /// How many leading bytes are checked for a NUL to call a file binary (as git does).
 const BINARY_SNIFF_LEN: usize = 8000;
@@ -275,6 +275,34 @@ pub(crate) fn rebuilds(old: &str, edits: &[Edit], new: &str) -> bool {
     take(rest) && made == new.len()
 }
 
+/// Refuses, before it is diffed, a new text of `path` that no preview could hold: longer than
+/// [`MAX_PREVIEW_BYTES`], or longer or shorter than `old` by more (its edits would add or
+/// remove at least that much). Then a line diff of the two takes memory in proportion.
+pub(crate) fn check_new_text(path: &str, old: &str, new: &str) -> Result<(), EditError> {
+    if new.len() > MAX_PREVIEW_BYTES {
+        return Err(EditError::TooLarge(format!("the new text of {path} is {}", size(new.len()))));
+    }
+    let grows = new.len().abs_diff(old.len());
+    if grows > MAX_PREVIEW_BYTES {
+        return Err(EditError::TooLarge(format!(
+            "the new text of {path} is {} and the file {}, so its edits would change at least {}",
+            size(new.len()),
+            size(old.len()),
+            size(grows)
+        )));
+    }
+    Ok(())
+}
+
+/// `len` bytes, for a person: `3 MiB`, `12 KiB`.
+pub(crate) fn size(len: usize) -> String {
+    if len >= 1 << 20 {
+        format!("{} MiB", len >> 20)
+    } else {
+        format!("{} KiB", len.div_ceil(1 << 10))
+    }
+}
+
 /// `n word(s)`.
 pub(crate) fn plural(n: usize, word: &str) -> String {
     if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
@@ -377,6 +405,21 @@ mod tests {
         // Inside a character: replay refuses it, and so does the check.
         assert!(rebuilds("é\n", &[edit(0, "é", "é")], "é\n"));
         assert!(!rebuilds("é\n", &[edit(1, "", "")], "é\n"));
+    }
+
+    #[test]
+    fn a_new_text_no_preview_could_hold_is_refused_before_it_is_diffed() {
+        let big = "x\n".repeat(17 << 20);
+        assert!(check_new_text("a.txt", "", "x\n").is_ok());
+        assert!(check_new_text("a.txt", &big[..MAX_PREVIEW_BYTES], "").is_ok());
+        assert_eq!(
+            check_new_text("a.txt", "", &big).unwrap_err().to_string(),
+            "Refusing to stage this change: the new text of a.txt is 34 MiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
+        );
+        assert_eq!(
+            check_new_text("a.txt", &big, "x\n").unwrap_err().to_string(),
+            "Refusing to stage this change: the new text of a.txt is 1 KiB and the file 34 MiB, so its edits would change at least 33 MiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
+        );
     }
 
     #[test]

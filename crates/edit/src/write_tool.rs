@@ -16,7 +16,9 @@ use staged_journal::{
 use crate::{
     EditError,
     stage::{self, Staging},
-    text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
+    text::{
+        Found, check_new_text, line_count, line_counts, line_edits, plural, read_text, resolve_path,
+    },
 };
 
 /// The tool's name.
@@ -101,6 +103,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &WriteParams) -> Result<Sta
     if params.content.contains('\0') {
         return Err(EditError::BinaryText(path));
     }
+    check_new_text(&path, "", &params.content)?;
     let content = params.content.clone();
     let lines = line_count(&content);
     match read_text(workspace, &rel)? {
@@ -126,6 +129,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &WriteParams) -> Result<Sta
             if text == content {
                 return Err(EditError::NoChange(path).rewrite_as_same_content());
             }
+            check_new_text(&path, &text, &content)?;
             let edits = line_edits(&text, &content);
             let diff = file_diff_indexed(
                 &DiffHeader::Modify { path: &path },
