@@ -58,8 +58,8 @@ Sixteen experiments, each repeated N times (default 200) against the real `stage
   at once (under 10 s) saying the message is longer than 16 MiB and that the callback may have
   run, with the preview still pending.
 * line-edits: the property test of crates/edit/tests/line_edits.rs (the edits `write` and a
-  multi-replacement `edit` stage must replay to exactly the asked text, and change as few lines
-  as a second, independent diff) with a million cases in all, split over the runs (5,000 a run
+  multi-replacement `edit` stage, and their diff read back as a patch, must replay to exactly the
+  asked text, and change as few lines as a second, independent diff) with a million cases in all, split over the runs (5,000 a run
   with the default 200 runs, each with its own random seed). Its test binary (the debug
   profile) is built once, with cargo, before the first run.
 

@@ -12,6 +12,9 @@
 //! Each case checks that:
 //! - replaying the edits on the old text ([`staged_journal::replay`], what an apply writes)
 //!   gives the new text, byte for byte, and each edit starts at a line start of the old text;
+//! - the preview's diff, read back by staged's own unified-diff parser and applied to the old
+//!   text, gives the new text too: what is shown is what is written (but for a stray `\r`
+//!   that ends no line, which that parser reads as a line ending);
 //! - a second, independent diff (the longest common subsequence of the lines, by dynamic
 //!   programming, in this file) also replays to the new text, and our edits change exactly as
 //!   many lines as it does: Myers' diff without its deadline (these texts are far too small to
@@ -188,10 +191,30 @@ fn config() -> ProptestConfig {
     ProptestConfig { cases, ..ProptestConfig::default() }
 }
 
+/// The text the preview's diff (as the model and the person see it) makes of `old`, read back
+/// as a unified diff by staged's own patch parser.
+fn through_the_diff(old: &str, edits: &[Edit]) -> Option<String> {
+    use staged_edit::patch::{PatchFile, apply_chunks, parse_unified};
+    let header = staged_journal::DiffHeader::Modify { path: "a.txt" };
+    let diff =
+        staged_journal::file_diff_indexed(&header, &staged_journal::LineIndex::new(old), edits)
+            .ok()?;
+    let patch = parse_unified(&diff).ok()?;
+    let [PatchFile::Update { chunks, style, .. }] = patch.files.as_slice() else { return None };
+    let edits = apply_chunks("a.txt", old, chunks, *style).ok()?;
+    staged_journal::replay(old, &edits)
+}
+
 fn check(old: &str, new: &str) -> Result<(), TestCaseError> {
     let edits = staged_edit::line_edits(old, new);
     let rebuilt = staged_journal::replay(old, &edits);
     prop_assert_eq!(rebuilt.as_deref(), Some(new), "{:?}", edits);
+    // (A `\r` that ends no line is read back as a line ending by the patch parser.)
+    let stray_cr = |text: &str| text.replace("\r\n", "").contains('\r');
+    if !edits.is_empty() && !stray_cr(old) && !stray_cr(new) {
+        let shown = through_the_diff(old, &edits);
+        prop_assert_eq!(shown.as_deref(), Some(new), "the diff of {:?}", edits);
+    }
     for edit in &edits {
         prop_assert!(edit.start == 0 || old.as_bytes()[edit.start - 1] == b'\n', "{:?}", edit);
     }
