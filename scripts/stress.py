@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits]
 
-Eighteen experiments, each repeated N times (default 200) against the real `staged` binary
+Nineteen experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -77,6 +77,11 @@ Eighteen experiments, each repeated N times (default 200) against the real `stag
   replacements of `a` by 1,000 bytes), or a 50 MB Write. Every run must deny: a deny reply, or
   exit 2 with a reason on stderr (both clients' block); never exit 0 without a reply, or any other
   exit; and no file may change.
+* line-edits: the property test of crates/edit/tests/line_edits.rs (the edits `write` and a
+  multi-replacement `edit` stage, and their diff read back as a patch, must replay to exactly the
+  asked text, and change as few lines as a second, independent diff) with a million cases in all, split over the runs (5,000 a run
+  with the default 200 runs, each with its own random seed). Its test binary (the debug
+  profile) is built once, with cargo, before the first run.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -1160,18 +1165,43 @@ def hook_ulimit_once(staged, root: Path, rng: random.Random):
             or (ws / "src/new.txt").exists():
         problems.append("a file changed")
     return ("FAILED" if problems else f"{kind}: {verdict}"), problems
+LINE_EDITS_CASES = 1_000_000
+
+
+def line_edits_binary():
+    """The test binary of crates/edit/tests/line_edits.rs, built (debug profile) if need be."""
+    out = subprocess.run(["cargo", "test", "--no-run", "--message-format=json", "-p", "staged-edit", "--test", "line_edits"],
+                         cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, check=True)
+    for line in out.stdout.splitlines():
+        msg = json.loads(line)
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["target"]["name"] == "line_edits":
+            return msg["executable"]
+    raise SystemExit("cargo built no line_edits test binary")
+
+
+def line_edits_once(binary, cases: int):
+    """One run of the line_edits property with `cases` cases (a new random seed each run)."""
+    env = dict(os.environ, PROPTEST_CASES=str(cases))
+    env.pop("PROPTEST_RNG_SEED", None)
+    done = subprocess.run([binary, "--exact", "line_edits_rebuild_the_asked_text_with_a_minimal_diff", "--quiet"],
+                          env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        return "FAILED", [(done.stdout + done.stderr)[-2000:]]
+    return f"{cases} cases passed", []
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits")
     args = parser.parse_args()
     staged = os.path.abspath(shutil.which(args.staged) or args.staged)  # some runs start it in the workspace
     rng = random.Random(1)
     window = apply_seconds(staged) if any(k in args.only.split(",") for k in ("kill", "undo-kill", "partial-kill")) else 0.0
     patch_window = patch_apply_seconds(staged) if "patch-kill" in args.only.split(",") else 0.0
+    line_edits_bin = line_edits_binary() if "line-edits" in args.only.split(",") else None
+    line_edits_cases = -(-LINE_EDITS_CASES // args.runs)
     experiments = {
         "readers": lambda root, n: readers_once(staged, root),
         "swap": lambda root, n: swap_once(staged, root),
@@ -1191,6 +1221,7 @@ def main():
         "warm-hardlink": lambda root, n: warm_hardlink_once(staged, root, rng, n),
         "warm-parent-ignore": lambda root, n: warm_parent_ignore_once(staged, root, rng),
         "hook-ulimit": lambda root, n: hook_ulimit_once(staged, root, rng),
+        "line-edits": lambda root, n: line_edits_once(line_edits_bin, line_edits_cases),
     }
     rows = []
     for name in args.only.split(","):

@@ -17,7 +17,9 @@ use crate::{
     EditError,
     patch::{Patch, PatchFile, Style, apply_chunks, parse},
     stage::{self, Staging},
-    text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
+    text::{
+        Found, check_new_text, line_count, line_counts, line_edits, plural, read_text, resolve_path,
+    },
 };
 
 /// The tool's name.
@@ -248,6 +250,7 @@ fn add(
         }
         Found::Text { text, fingerprint } => {
             // Codex writes an added file over one that exists.
+            check_new_text(&path, &text, content)?;
             let edits = line_edits(&text, content);
             if edits.is_empty() {
                 return Ok(());
@@ -356,6 +359,7 @@ fn moved(
             let new = staged_journal::replay(text, &edits).ok_or_else(|| {
                 EditError::PatchConflict(format!("Failed to apply the patch to {from_path}"))
             })?;
+            check_new_text(&to_path, &target, &new)?;
             let over = line_edits(&target, &new);
             let (added, removed) = line_counts(&over);
             staging.diff.push_str(&diff(DiffHeader::Modify { path: &to_path }, &target, &over)?);
