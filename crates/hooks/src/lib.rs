@@ -24,6 +24,7 @@ pub mod install;
 mod record;
 mod shell;
 mod state;
+mod stop;
 
 use std::path::{Path, PathBuf};
 
@@ -92,7 +93,7 @@ pub fn handle(
     ws.session().set_front_end(staged_core::FrontEnd::Hook(client.name().to_owned()));
     match (mode, event.hook_event_name.as_str()) {
         (Mode::Gate, "PreToolUse") => gate::pre_tool_use(client, &event, &ws, &cwd),
-        (Mode::Gate, "Stop") => gate::stop(client, &event, &ws),
+        (Mode::Gate, "Stop") => stop::stop(client, &event, &ws),
         (Mode::Record, "PreToolUse") => record::pre_tool_use(client, &event, &ws, &cwd),
         (Mode::Record, "PostToolUse") => record::post_tool_use(client, &event, &ws, &cwd),
         (Mode::Record, "Stop") => record::stop(client, &event, &ws),
