@@ -493,6 +493,15 @@ fn a_codex_shell_command_that_runs_a_patch_with_anything_else_is_refused_whole()
         format!("apply_patch <<'EOF' && rm -rf src\n{patch}EOF\n"),
         format!("bash -lc \"apply_patch <<'EOF'\n{patch}EOF\n\""),
         "cat fix.patch | apply_patch".to_owned(),
+        // Wrappers, leading redirections, quoted and escaped names (issue 32).
+        "timeout 10 apply_patch < fix.patch".to_owned(),
+        "nice -n 5 apply_patch < fix.patch".to_owned(),
+        "stdbuf -oL apply_patch < fix.patch".to_owned(),
+        "time -p apply_patch < fix.patch".to_owned(),
+        "< fix.patch apply_patch".to_owned(),
+        "\"apply_patch\" < fix.patch".to_owned(),
+        "\\apply_patch < fix.patch".to_owned(),
+        "apply_pat''ch < fix.patch".to_owned(),
     ] {
         let out = staged_in(
             &dir,
