@@ -249,6 +249,13 @@ fn a_record_that_changed_since_is_not_undone() {
     let ws = workspace(&[("notes.md", "one\n")]);
     let dir = ws.path().canonicalize().unwrap();
     let file = dir.join("notes.md");
+    let pre = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "two\n"}, "tool_use_id": "toolu_2",
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &pre, &[]);
+    assert_eq!(code(&out), 0);
     std::fs::write(&file, "two\n").unwrap();
     let post = serde_json::to_vec(&json!({
         "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
@@ -258,6 +265,7 @@ fn a_record_that_changed_since_is_not_undone() {
     .unwrap();
     let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
     assert_eq!(code(&out), 0);
+    assert_eq!(staged_log(&dir).len(), 1, "the Write is recorded");
     std::fs::write(&file, "three\n").unwrap();
     let out = staged(&dir, &["undo", "--yes"]);
     assert_ne!(code(&out), 0);
@@ -456,6 +464,15 @@ fn doctor_says_what_is_missing_and_fails() {
     );
 }
 
+/// The resolve log's entries of applied edits (not undos), newest first.
+fn staged_log(dir: &Path) -> Vec<Value> {
+    let log = staged(dir, &["--json", "log"]);
+    assert_eq!(code(&log), 0, "{}", stderr(&log));
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    let entries = entries["entries"].as_array().unwrap();
+    entries.iter().filter(|e| e["action"] == "apply").cloned().collect()
+}
+
 /// A Codex `PreToolUse` of `tool` with `input`, as 0.171.0 sends it.
 fn codex_pre(dir: &Path, tool: &str, input: Value, call: &str) -> Vec<u8> {
     serde_json::to_vec(&json!({
@@ -577,14 +594,10 @@ fn a_fifo_where_a_file_should_be_never_hangs_a_hook() {
         "{}",
         stderr(&out)
     );
-    // ...and the file Claude Code's PostToolUse names.
-    let post = serde_json::to_vec(&json!({
-        "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
-        "tool_input": {"file_path": dir.join("src/pipe.ts"), "content": "x\n"}, "tool_use_id": "toolu_1",
-        "tool_response": {"type": "update", "filePath": dir.join("src/pipe.ts"), "content": "x\n", "structuredPatch": [], "originalFile": "a\n"},
-    }))
-    .unwrap();
-    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+    // ...and the file Claude Code's Write names.
+    let pre =
+        claude_pre(&dir, "Write", json!({"file_path": dir.join("src/pipe.ts"), "content": "x\n"}));
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &pre, &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("not recorded: src/pipe.ts is not a regular file"),
@@ -620,6 +633,7 @@ fn a_fifo_where_a_file_should_be_never_hangs_a_hook() {
     let out = staged_in(&dir, &["pending"], b"", &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
+    std::fs::remove_file(dir.join(".staged/hooks/claude-code-s-1.json")).ok();
     mkfifo(&dir.join(".staged/hooks/claude-code-s-1.json"));
     let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
     let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
@@ -639,11 +653,14 @@ fn a_tampered_session_state_never_reaches_outside_the_workspace_or_into_staged()
     std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
     let escape = pathdiff(&outside.join("victim.txt"), &dir);
     let state = json!({"staged": [], "stopBlocks": 0, "snapshots": {
-        "x1": {"files": [{"path": escape, "text": "evil\n", "mode": 0o644}], "moves": []},
-        "x2": {"files": [{"path": outside.join("victim.txt"), "text": "evil\n", "mode": 0o644}], "moves": []},
-        "x3": {"files": [{"path": ".staged/evil.txt", "text": "evil\n", "mode": 0o644}], "moves": []},
-        "x4": {"files": [{"path": "src/gone.ts", "text": "was here\n", "mode": 0o104755}], "moves": []},
-        "x5": {"files": [{"path": "src/a.ts", "text": "oldApi(1);\n", "mode": 0o100644}], "moves": [["src/a.ts", "../x"]]},
+        "x1": {"files": [{"path": escape, "text": "evil\n", "mode": 0o644}], "moves": [], "after": {escape.clone(): null}},
+        "x2": {"files": [{"path": outside.join("victim.txt"), "text": "evil\n", "mode": 0o644}], "moves": [],
+            "after": {outside.join("victim.txt").display().to_string(): null}},
+        "x3": {"files": [{"path": ".staged/evil.txt", "text": "evil\n", "mode": 0o644}], "moves": [], "after": {".staged/evil.txt": null}},
+        "x4": {"files": [{"path": "src/gone.ts", "text": "was here\n", "mode": 0o104755}], "moves": [], "after": {"src/gone.ts": null}},
+        "x5": {"files": [{"path": "src/a.ts", "text": "oldApi(1);\n", "mode": 0o100644}], "moves": [["src/a.ts", "../x"]],
+            "after": {"src/a.ts": null, "../x": "oldApi(1);\n"}},
+        "x6": {"files": [{"path": "src/a.ts", "text": "evil\n", "mode": 0o100644}], "moves": []},
     }});
     std::fs::write(dir.join(".staged/hooks/codex-c-1.json"), state.to_string()).unwrap();
     let stop = serde_json::to_vec(&json!({
@@ -946,4 +963,159 @@ fn hostile_events_are_denied_and_write_nothing() {
     assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     assert!(!dir.parent().unwrap().join("x.ts").exists());
+}
+
+/// A Codex event `name` of call `call` with `input`, in record mode, through the binary.
+fn codex_record(dir: &Path, name: &str, tool: &str, input: Value, call: &str) -> String {
+    let mut event = json!({
+        "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": name,
+        "model": "m", "permission_mode": "default",
+    });
+    if name == "Stop" {
+        event["stop_hook_active"] = json!(false);
+    } else {
+        event["tool_name"] = json!(tool);
+        event["tool_input"] = input;
+        event["tool_use_id"] = json!(call);
+    }
+    if name == "PostToolUse" {
+        event["tool_response"] = json!("Exit code: 0\nOutput:\nSuccess.\n");
+    }
+    let out = staged_in(
+        dir,
+        &["hook", "codex", "--mode", "record"],
+        &serde_json::to_vec(&event).unwrap(),
+        &[],
+    );
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    stderr(&out)
+}
+
+#[test]
+fn codex_record_mode_logs_only_what_a_patch_itself_did() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("src/c.ts", "one\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    // A patch Codex fails to apply (its lines are not in the file): it writes nothing and
+    // fires no PostToolUse.
+    let failing = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-notThere();\n+x();\n*** Add File: src/person.ts\n+codex\n*** End Patch\n";
+    let notes =
+        codex_record(&dir, "PreToolUse", "apply_patch", json!({"command": failing}), "call_0");
+    assert!(
+        notes.contains("staged: not recorded: the patch does not apply to the files as they are (Failed to find expected lines in src/a.ts:"),
+        "{notes}"
+    );
+    // A patch that is declined (never runs), sent through the shell.
+    let declined = "*** Begin Patch\n*** Update File: src/c.ts\n@@\n-one\n+two\n*** End Patch\n";
+    let script = format!("apply_patch <<'EOF'\n{declined}EOF\n");
+    codex_record(&dir, "PreToolUse", "Bash", json!({"command": script}), "call_1");
+    // Meanwhile a person edits the files both patches name, and creates one.
+    std::fs::write(dir.join("src/a.ts"), "person(1);\n").unwrap();
+    std::fs::write(dir.join("src/c.ts"), "mine\n").unwrap();
+    std::fs::write(dir.join("src/person.ts"), "made by a person\n").unwrap();
+    let notes = codex_record(&dir, "Stop", "", Value::Null, "");
+    assert!(
+        notes.contains("staged: not recorded: src/c.ts is not what the patch makes of it: the patch did not run (declined or failed), or the file changed since"),
+        "{notes}"
+    );
+    assert_eq!(staged_log(&dir), Vec::<Value>::new(), "nothing is logged as Codex's");
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_ne!(code(&out), 0);
+    assert_eq!(read(&dir, "src/a.ts"), "person(1);\n");
+    assert_eq!(read(&dir, "src/c.ts"), "mine\n");
+    assert_eq!(read(&dir, "src/person.ts"), "made by a person\n");
+    // Two shell patches of one file in one turn, each recorded: the second's PreToolUse
+    // checks the first against what it left.
+    let first = "*** Begin Patch\n*** Update File: src/c.ts\n@@\n-mine\n+two\n*** End Patch\n";
+    let second = "*** Begin Patch\n*** Update File: src/c.ts\n@@\n-two\n+three\n*** End Patch\n";
+    for (patch, call, result) in [(first, "call_2", "two\n"), (second, "call_3", "three\n")] {
+        let script = format!("apply_patch <<'EOF'\n{patch}EOF\n");
+        codex_record(&dir, "PreToolUse", "Bash", json!({"command": script}), call);
+        std::fs::write(dir.join("src/c.ts"), result).unwrap();
+    }
+    // A person's edit of a file no patch names is none of the record's business.
+    std::fs::write(dir.join("src/a.ts"), "person(2);\n").unwrap();
+    codex_record(&dir, "Stop", "", Value::Null, "");
+    let log = staged_log(&dir);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert!(log.iter().all(|e| e["frontEnd"] == "hook:codex"), "{log:?}");
+    for _ in 0..2 {
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    assert_eq!(read(&dir, "src/c.ts"), "mine\n");
+    assert_eq!(read(&dir, "src/a.ts"), "person(2);\n");
+    // The apply_patch tool's own PostToolUse: recorded only when the disk is what it wrote.
+    let patch =
+        "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-person(2);\n+codex(2);\n*** End Patch\n";
+    codex_record(&dir, "PreToolUse", "apply_patch", json!({"command": patch}), "call_4");
+    std::fs::write(dir.join("src/a.ts"), "codex(2);\nand a person's line\n").unwrap();
+    let notes =
+        codex_record(&dir, "PostToolUse", "apply_patch", json!({"command": patch}), "call_4");
+    assert!(notes.contains("src/a.ts is not what the patch makes of it"), "{notes}");
+    assert_eq!(staged_log(&dir).len(), 2);
+}
+
+#[test]
+fn claude_code_record_mode_undoes_to_the_bytes_that_were_on_disk() {
+    let mixed = "oldApi(1);\r\nconst y = 2;\nz();\r\nq\rw\n";
+    let crlf = "oldApi(1);\r\nconst y = 2;\r\n";
+    let ws = workspace(&[("src/m.ts", mixed), ("src/c.ts", crlf)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let input = |path: &str| json!({"file_path": dir.join(path), "old_string": "oldApi(1);", "new_string": "newApi(1);\nextra();", "replace_all": false});
+    let post = |path: &str, original: &str| {
+        serde_json::to_vec(&json!({
+            "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": input(path), "tool_use_id": "toolu_1",
+            "tool_response": {"filePath": dir.join(path), "oldString": "oldApi(1);", "newString": "newApi(1);\nextra();",
+                "originalFile": original, "structuredPatch": [], "userModified": false, "replaceAll": false},
+        }))
+        .unwrap()
+    };
+    // What Claude Code 2.1.197 does (measured): it reads the file with CRLF as LF, replaces,
+    // and writes all CRLF (a CRLF file) or all LF (a mixed one); its originalFile is LF.
+    for (path, before, written) in [
+        ("src/m.ts", mixed, "newApi(1);\nextra();\nconst y = 2;\nz();\nq\rw\n"),
+        ("src/c.ts", crlf, "newApi(1);\r\nextra();\r\nconst y = 2;\r\n"),
+    ] {
+        let out = staged_in(
+            &dir,
+            &["hook", "claude-code", "--mode", "record"],
+            &claude_pre(&dir, "Edit", input(path)),
+            &[],
+        );
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+        std::fs::write(dir.join(path), written).unwrap();
+        let out = staged_in(
+            &dir,
+            &["hook", "claude-code", "--mode", "record"],
+            &post(path, &before.replace("\r\n", "\n")),
+            &[],
+        );
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+        assert_eq!(stderr(&out), "", "recorded");
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(std::fs::read(dir.join(path)).unwrap(), before.as_bytes(), "{path}");
+    }
+    // A person's edit of the file while the tool ran is not what the Edit did: not recorded.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code", "--mode", "record"],
+        &claude_pre(&dir, "Edit", input("src/c.ts")),
+        &[],
+    );
+    assert_eq!(code(&out), 0);
+    std::fs::write(dir.join("src/c.ts"), "newApi(1);\r\nextra();\r\nconst y = 3;\r\n").unwrap();
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code", "--mode", "record"],
+        &post("src/c.ts", &crlf.replace("\r\n", "\n")),
+        &[],
+    );
+    assert!(
+        stderr(&out).contains("staged: not recorded: src/c.ts is not what the edit makes of it"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(staged_log(&dir).len(), 2, "the two undone entries only");
 }
