@@ -252,6 +252,44 @@ def test_claude_code_record_mode_logs_the_edit_and_undo_restores_it():
         assert (root / "src" / "a.ts").read_text() == SOURCE
 
 
+def test_claude_code_record_mode_undo_gives_back_the_bytes_of_a_crlf_file():
+    """Claude Code hands the hook `originalFile` with LF endings: undo must restore the bytes
+    that were on disk (CRLF, or mixed), not those."""
+    crlf = b"oldApi(1);\r\nconst x = oldApi(2, 3);\r\n"
+    mixed = b"oldApi(1);\r\nconst y = 2;\nz();\r\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        (root / "src" / "a.ts").write_bytes(crlf)
+        (root / "src" / "m.ts").write_bytes(mixed)
+        install(root, "claude-code", "--mode", "record")
+        script = []
+        for name in ("a.ts", "m.ts"):
+            path = str(root / "src" / name)
+            script += [
+                ("tool", "Read", {"file_path": path}),
+                ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                                  "replace_all": False}),
+            ]
+        script.append(("text", "Done."))
+        model = Watching(script, root, []).start()
+        try:
+            run_claude(tmp, root, model, ["--allowedTools", "Read,Edit"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit", "Read", "Edit"], results
+        assert not results[1][2] and not results[3][2], results
+        assert (root / "src" / "a.ts").read_bytes() == crlf.replace(b"oldApi(1);", b"newApi(1);")
+        entries = log_entries(root)
+        assert len(entries) == 2, entries
+        assert all(e["frontEnd"] == "hook:claude-code" for e in entries), entries
+        for _ in entries:
+            undo = staged(root, "undo", "--yes")
+            assert undo.returncode == 0, undo.stderr
+        assert (root / "src" / "a.ts").read_bytes() == crlf
+        assert (root / "src" / "m.ts").read_bytes() == mixed
+
+
 # --- Codex ---------------------------------------------------------------------------------
 
 
@@ -262,9 +300,9 @@ def codex_home_for(tmp):
     return home, codex_home
 
 
-def run_codex(tmp, root, model):
+def run_codex(tmp, root, model, mode="gate"):
     """Writes the user's part of config.toml (the scripted provider), installs staged's hooks
-    into it, and runs `codex exec` without any hook-trust bypass."""
+    (in `mode`) into it, and runs `codex exec` without any hook-trust bypass."""
     home, codex_home = codex_home_for(tmp)
     (codex_home / "config.toml").write_text(f"""# the user's own settings
 model = "scripted"
@@ -288,8 +326,9 @@ env_key = "SCRIPTED_MODEL_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 """)
-    said = install(root, "codex", codex_home=codex_home)
-    assert "trusted: 2 hooks" in said, said
+    said = install(root, "codex", "--mode", mode, codex_home=codex_home)
+    hooks = {"gate": 2, "record": 3}[mode]
+    assert f"trusted: {hooks} hooks" in said, said
     env = {**base_env(home), "CODEX_HOME": str(codex_home), "SCRIPTED_MODEL_KEY": "scripted"}
     argv = [client_bin("codex"), "exec", "--skip-git-repo-check", "Rename the first oldApi call to newApi."]
     return run_client("codex", argv, env, root)
@@ -369,3 +408,49 @@ def test_codex_gate_denies_a_patch_it_cannot_stage_and_writes_nothing(codex_tmp)
     assert "Command blocked by PreToolUse hook: staged refused this edit, and nothing was written: " in results[0][1], results
     assert (root / "src" / "a.ts").read_text() == SOURCE
     assert pending(root) == []
+
+
+class PersonEdits(Watching):
+    """A scripted model during whose turn a person edits `src/a.ts` and creates
+    `src/person.ts`, just after Codex answered the first tool call."""
+
+    def _responses(self, body):
+        if len(self.seen) == 1:
+            (self.root / "src" / "a.ts").write_text("person(1);\n")
+            (self.root / "src" / "person.ts").write_text("made by a person\n")
+        return super()._responses(body)
+
+
+def test_codex_record_mode_never_logs_a_failed_patch_or_a_persons_edit_as_codexs(codex_tmp):
+    """A patch Codex fails to apply writes nothing and fires no PostToolUse; a person edits the
+    file it named during the turn. The Stop must not log the person's edit as Codex's (an undo
+    would revert it), while the shell patch that did run is logged and undone."""
+    root = new_repo(codex_tmp)
+    bad = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-notInTheFile();\n+x();\n*** End Patch\n"
+    add = "*** Begin Patch\n*** Add File: src/b.ts\n+export const b = 1;\n*** End Patch\n"
+    script = [
+        ("custom", "apply_patch", bad),
+        ("tool", "exec_command", {"cmd": f"apply_patch <<'EOF'\n{add}EOF\n"}),
+        ("text", "Done."),
+    ]
+    model = PersonEdits(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, mode="record")
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "exec_command"], results
+    assert "verification failed" in results[0][1] or "Failed to find" in results[0][1], results[0]
+    assert (root / "src" / "b.ts").read_text() == "export const b = 1;\n", "Codex applied the shell patch"
+    entries = log_entries(root)
+    assert len(entries) == 1, entries
+    entry = entries[0]
+    assert (entry["frontEnd"], entry["source"], entry["label"]) == ("hook:codex", "apply_patch", "Patch: 1 file (1 added)"), entry
+    assert "src/a.ts" not in entry["diff"], entry["diff"]
+    undo = staged(root, "undo", "--yes")
+    assert undo.returncode == 0, undo.stderr
+    assert not (root / "src" / "b.ts").exists()
+    assert staged(root, "undo", "--yes").returncode != 0, "nothing else to undo"
+    assert (root / "src" / "a.ts").read_text() == "person(1);\n"
+    assert (root / "src" / "person.ts").read_text() == "made by a person\n"
