@@ -1119,3 +1119,144 @@ fn claude_code_record_mode_undoes_to_the_bytes_that_were_on_disk() {
     );
     assert_eq!(staged_log(&dir).len(), 2, "the two undone entries only");
 }
+
+/// A Claude Code `Stop` of session `s-1`, through the binary: its reply (`Value::Null` for
+/// none) and its stderr.
+fn claude_stop(dir: &Path, active: bool) -> (Value, String) {
+    let event = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "Stop", "stop_hook_active": active,
+        "last_assistant_message": "Done.",
+    }))
+    .unwrap();
+    let out = staged_in(dir, &["hook", "claude-code"], &event, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply = if stdout(&out).trim().is_empty() { Value::Null } else { reply(&out) };
+    (reply, stderr(&out))
+}
+
+fn blocked(reply: &Value) -> String {
+    assert_eq!(reply["decision"], "block", "{reply}");
+    reply["reason"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_stop_hook_holds_the_rest_of_a_partial_apply() {
+    let before: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    let after = before.replace("line 3\n", "LINE 3\n").replace("line 37\n", "LINE 37\n");
+    let ws = workspace(&[("t.txt", &before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let write = json!({"file_path": dir.join("t.txt"), "content": after});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Write", write), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let out = staged(&dir, &["resolve", "apply", "--only", "t.txt:1", "--reason", "the first"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let rest = pending_ids(&dir);
+    assert_eq!(rest.len(), 1, "the rest is pending under a new id");
+    let (reply, _) = claude_stop(&dir, false);
+    let reason = blocked(&reply);
+    assert!(
+        reason.starts_with(&format!(
+            "A change staged in this session is still pending: {} (Write: t.txt (+1 -1)). Resolve it before you finish",
+            rest[0]
+        )),
+        "{reason}"
+    );
+    // The rest of the rest is the session's too.
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not the second"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (reply, _) = claude_stop(&dir, false);
+    assert_eq!(reply, Value::Null);
+}
+
+#[test]
+fn the_stop_hook_names_a_refused_edit_until_it_is_made_again() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("src/b.ts", "b(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let edit = |path: &str, old: &str, new: &str| json!({"file_path": dir.join(path), "old_string": old, "new_string": new, "replace_all": false});
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/a.ts", "oldApi(1);", "newApi(1);")),
+        &[],
+    );
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let first = pending_ids(&dir)[0].clone();
+    // A second edit of the file is refused while the first is pending.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/a.ts", "oldApi(1);", "otherApi(1);")),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("src/a.ts already has a pending preview"));
+    let refusal = format!(
+        "An edit refused in this session, because a preview of its file was pending, was never made again: src/a.ts (refused while {first} (Edit: src/a.ts (1 replacement)) was pending). Once that preview is resolved, make the edit again against the file as it is now (Read it first)."
+    );
+    let (reply, _) = claude_stop(&dir, false);
+    let reason = blocked(&reply);
+    assert!(reason.starts_with("A change staged in this session is still pending: "), "{reason}");
+    assert!(reason.contains(&format!("\n\n{refusal}\n\n<system-reminder>")), "{reason}");
+    // The model drops the preview and moves on: the refused edit is still named.
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not this"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (reply, _) = claude_stop(&dir, true);
+    let reason = blocked(&reply);
+    assert!(reason.starts_with(&refusal), "{reason}");
+    // Made again: no longer named; its preview is.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/a.ts", "oldApi(1);", "otherApi(1);")),
+        &[],
+    );
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let (reply, _) = claude_stop(&dir, true);
+    let reason = blocked(&reply);
+    assert!(!reason.contains("never made again"), "{reason}");
+    let out = staged(&dir, &["resolve", "apply", "--reason", "made"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(claude_stop(&dir, false).0, Value::Null);
+    // A file pending in another session's preview: named once, never held for.
+    let out = staged_in(&dir, &["write", "src/b.ts"], b"b(2);\n", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let theirs = pending_ids(&dir)[0].clone();
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/b.ts", "b(1);", "b(3);")),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("src/b.ts already has a pending preview"));
+    let (reply, notes) = claude_stop(&dir, false);
+    assert_eq!(reply, Value::Null, "not the model's to fix");
+    assert!(
+        notes.contains(&format!(
+            "staged: An edit of this session was refused because another session's preview of its file was pending (not yours to resolve): src/b.ts (refused while {theirs} (Write: src/b.ts (rewritten, 1 line)) was pending)."
+        )),
+        "{notes}"
+    );
+    let (reply, notes) = claude_stop(&dir, false);
+    assert_eq!((reply, notes), (Value::Null, String::new()), "named once");
+}
+
+#[test]
+fn a_refused_edit_lets_the_turn_end_after_three_holds() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let edit = |new: &str| json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": new, "replace_all": false});
+    for new in ["newApi(1);", "otherApi(1);"] {
+        staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", edit(new)), &[]);
+    }
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not this"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    for active in [false, true, true] {
+        blocked(&claude_stop(&dir, active).0);
+    }
+    let (reply, notes) = claude_stop(&dir, true);
+    assert_eq!(reply, Value::Null);
+    assert!(
+        notes.contains("staged: let the turn end after holding it 3 times; still pending: nothing; refused and never made again: src/a.ts (refused while "),
+        "{notes}"
+    );
+    assert_eq!(claude_stop(&dir, false).0, Value::Null, "said, and forgotten");
+}

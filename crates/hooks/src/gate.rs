@@ -13,7 +13,6 @@ use crate::{
     Outcome,
     event::{Client, HookEvent, Reply},
     shell::{ShellPatch, shell_patch, shell_patch_argv},
-    state::SessionFile,
 };
 
 /// Whether a tool event is an edit this hook handles.
@@ -61,15 +60,22 @@ pub(crate) fn pre_tool_use(
         Ok(staged) => {
             let mut outcome = Outcome::reply(Reply::Deny(staged_reason(client, &staged)));
             if let Some(session) = &event.session_id
-                && let Err(why) = remember(ws, client, session, &staged.id)
+                && let Err(why) =
+                    crate::stop::remember(ws, client, session, &staged.id, &staged.files)
             {
                 outcome = outcome.note(format!("staged: {why}"));
             }
             outcome
         }
-        Err(why) => Outcome::reply(Reply::Deny(format!(
-            "staged refused this edit, and nothing was written: {why}"
-        ))),
+        Err(why) => {
+            let outcome = Outcome::reply(Reply::Deny(format!(
+                "staged refused this edit, and nothing was written: {why}"
+            )));
+            match crate::stop::refused(ws, client, event, &why) {
+                Some(note) => outcome.note(note),
+                None => outcome,
+            }
+        }
     }
 }
 
@@ -218,13 +224,4 @@ pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
     res.push_str("\n\n");
     res.push_str(RESOLVE_REMINDER);
     res
-}
-
-fn remember(ws: &WorkspaceSession, client: Client, session: &str, id: &str) -> Result<(), String> {
-    let file = SessionFile::open(ws.workspace(), client, session)?;
-    let mut state = file.load();
-    if !state.staged.iter().any(|known| known == id) {
-        state.staged.push(id.to_owned());
-    }
-    file.save(&state)
 }

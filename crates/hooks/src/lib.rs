@@ -8,8 +8,10 @@
 //!   with a reason that names the preview and says to call `resolve`. Nothing is written until
 //!   then. Anything staged cannot stage (a file with a pending preview, a path outside the
 //!   workspace, a patch that does not apply) is denied with its error: a gate never fails open.
-//!   A Stop hook keeps the turn going while a preview this session staged is pending, three
-//!   times at most, as the reference's loop forces `resolve` three times before it gives up.
+//!   A Stop hook keeps the turn going while a preview this session staged is pending (or the
+//!   rest of one after a partial apply), or an edit refused for one was never made again,
+//!   three times at most, as the reference's loop forces `resolve` three times before it
+//!   gives up.
 //! - **Record mode**: the edit goes through, and is recorded in the resolve log as applied
 //!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
 //!   its front end, so `staged log` and `staged undo` cover it.

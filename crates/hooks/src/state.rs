@@ -1,6 +1,6 @@
 //! What a hook remembers of a client session between its calls, in
-//! `.staged/hooks/<client>-<session>.json`: the previews it staged (for the Stop hook), how
-//! many Stops it blocked in a row, and, in record mode, the files an edit names as they were
+//! `.staged/hooks/<client>-<session>.json`: the previews it staged and the edits it refused
+//! because a preview held their file (for the Stop hook), how many Stops it blocked in a row, and, in record mode, the files an edit names as they were
 //! before it ran (and, for a Codex patch, as the patch leaves them). A session's calls take the file's lock in turn (a client may run
 //! hooks for parallel tool calls at once).
 
@@ -28,6 +28,10 @@ pub(crate) struct SessionState {
     /// Stops blocked in a row while a staged preview stayed pending.
     #[serde(default)]
     pub(crate) stop_blocks: u32,
+    /// Edits the gate refused because a pending preview already wrote their file, and that
+    /// were not made again since (one per file, the newest).
+    #[serde(default)]
+    pub(crate) refused: Vec<Refused>,
     /// Record mode: the files of an edit as they were before it ran, by tool call.
     #[serde(default)]
     pub(crate) snapshots: BTreeMap<String, Snapshot>,
@@ -54,6 +58,19 @@ impl SessionState {
             };
         }
     }
+}
+
+/// An edit the gate refused because a pending preview already wrote its file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Refused {
+    /// The file, relative to the root.
+    pub(crate) path: String,
+    /// The pending preview that held it: its id and label.
+    pub(crate) pending: String,
+    pub(crate) label: String,
+    /// Whether that preview was this session's (else the refusal never holds a turn).
+    pub(crate) ours: bool,
 }
 
 /// The files an edit names, before it ran, and (for a Codex patch) what it leaves them as.
