@@ -200,6 +200,59 @@ def test_claude_code_stop_hook_holds_the_turn_until_the_preview_is_resolved():
         assert pending(root) == []
 
 
+def stop_feedback(requests):
+    """The Stop hook's feedback the client sent the model, request by request."""
+    res = []
+    for request in requests:
+        last = request["messages"][-1]
+        text = last["content"] if isinstance(last["content"], str) else "\n".join(
+            b.get("text", "") for b in last["content"] if isinstance(b, dict))
+        if "Stop hook feedback" in text:
+            res.append(text)
+    return res
+
+
+def test_claude_code_stop_hook_names_a_refused_edit_until_it_is_made_again():
+    """A second Edit of a file with a pending preview is refused; the model resolves the
+    preview and wants to stop: the Stop hook names the refused edit until it is made again."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        path = str(root / "src" / "a.ts")
+        second = {"file_path": path, "old_string": "const x = oldApi(2, 3);", "new_string": "const x = newApi(2, 3);",
+                  "replace_all": False}
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("tool", "Edit", second),
+            ("text", "All done."),
+            ("mcp", "resolve", {"action": "apply", "reason": "the first call"}),
+            ("text", "Done."),
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", second),
+            ("mcp", "resolve", {"action": "apply", "reason": "the second call"}),
+            ("text", "Done now."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "acceptEdits"])
+        finally:
+            model.stop()
+        requests = main_requests(model)
+        results = tool_results_anthropic(requests[-1])
+        assert "src/a.ts already has a pending preview" in results[2][1], results[2]
+        fed_back = stop_feedback(requests)
+        assert len(fed_back) == 2, fed_back
+        refusal = ("An edit refused in this session, because a preview of its file was pending, was never made "
+                   "again: src/a.ts (refused while ")
+        assert "A change staged in this session is still pending: " in fed_back[0], fed_back[0]
+        assert refusal in fed_back[0], fed_back[0]
+        assert "still pending" not in fed_back[1] and refusal in fed_back[1], fed_back[1]
+        assert (root / "src" / "a.ts").read_text() == "newApi(1);\nconst x = newApi(2, 3);\n"
+        assert pending(root) == []
+
+
 def test_claude_code_write_of_a_new_file_is_gated_then_applied():
     with tempfile.TemporaryDirectory() as tmp:
         root = new_repo(tmp)
@@ -454,3 +507,29 @@ def test_codex_record_mode_never_logs_a_failed_patch_or_a_persons_edit_as_codexs
     assert staged(root, "undo", "--yes").returncode != 0, "nothing else to undo"
     assert (root / "src" / "a.ts").read_text() == "person(1);\n"
     assert (root / "src" / "person.ts").read_text() == "made by a person\n"
+
+
+def test_codex_shell_has_no_apply_patch_on_path_and_a_wrapped_run_is_refused(codex_tmp):
+    """In Codex 0.171's shell `apply_patch` is not on PATH (the README says so); a command that
+    runs it after a wrapper (`timeout 10 apply_patch < f`) is refused whole by the gate."""
+    root = new_repo(codex_tmp)
+    (root / "fix.patch").write_text(PATCH)
+    script = [
+        ("tool", "exec_command", {"cmd": "command -v apply_patch applypatch; echo rc=$?"}),
+        ("tool", "exec_command", {"cmd": "timeout 10 apply_patch < fix.patch"}),
+        ("tool", "exec_command", {"cmd": "\\apply_patch < fix.patch"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model)
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["exec_command"] * 3, results
+    assert "rc=1" in results[0][1] and "/apply_patch" not in results[0][1], results[0]
+    for _, text, _ in results[1:]:
+        assert "Command blocked by PreToolUse hook: staged refused this edit, and nothing was written: this shell command runs apply_patch" in text, text
+    assert (root / "src" / "a.ts").read_text() == SOURCE
+    assert pending(root) == []
