@@ -43,7 +43,8 @@ pub(crate) fn remember(
     if !state.staged.iter().any(|known| known == id) {
         state.staged.push(id.to_owned());
     }
-    state.refused.retain(|r| !files.contains(&r.path));
+    // (A refusal this very preview caused, by a parallel call, stands.)
+    state.refused.retain(|r| r.pending == id || !files.contains(&r.path));
     file.save(&state)
 }
 
@@ -65,7 +66,9 @@ pub(crate) fn refused(
     })?;
     let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
         let mut state = file.load();
-        let ours = ours(ws, &mut state, &pending).iter().any(|p| p.id == by.id);
+        // What the Stop then knows better (the rest of a partial apply, a staging saved
+        // after this) it corrects.
+        let ours = state.staged.iter().any(|id| id == by.id.as_str());
         state.refused.retain(|r| r.path != path);
         state.refused.push(Refused {
             path,
@@ -131,7 +134,14 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
         Ok(pending) => pending,
         Err(err) => return Outcome::reply(Reply::Nothing).note(format!("staged: {err}")),
     };
+    let mut known = state.staged.clone();
     let ours = ours(ws, &mut state, &pending);
+    known.extend(ours.iter().map(|p| p.id.to_string()));
+    // A refusal by a preview whose staging this session had not saved yet (parallel tool
+    // calls) is the session's after all.
+    for refusal in &mut state.refused {
+        refusal.ours = refusal.ours || known.contains(&refusal.pending);
+    }
     // Named once: another session's previews are not this one's to resolve.
     let (theirs, own): (Vec<Refused>, Vec<Refused>) =
         std::mem::take(&mut state.refused).into_iter().partition(|r| !r.ours);
