@@ -533,3 +533,36 @@ def test_codex_shell_has_no_apply_patch_on_path_and_a_wrapped_run_is_refused(cod
         assert "Command blocked by PreToolUse hook: staged refused this edit, and nothing was written: this shell command runs apply_patch" in text, text
     assert (root / "src" / "a.ts").read_text() == SOURCE
     assert pending(root) == []
+
+
+def test_codex_stop_hook_holds_the_rest_of_a_partial_apply(codex_tmp):
+    """The model applies one file of a two-file patch (`extra.files`); the rest stays pending
+    under a new id, and the Stop hook holds the turn for it."""
+    root = new_repo(codex_tmp)
+    (root / "src" / "b.ts").write_text("oldApi(9);\n")
+    two = ("*** Begin Patch\n*** Update File: src/a.ts\n@@\n-oldApi(1);\n+newApi(1);\n"
+           "*** Update File: src/b.ts\n@@\n-oldApi(9);\n+newApi(9);\n*** End Patch\n")
+    script = [
+        ("custom", "apply_patch", two),
+        ("mcp", "resolve", {"action": "apply", "reason": "only a.ts for now", "extra": {"files": ["src/a.ts"]}}),
+        ("text", "All done."),
+        ("mcp", "resolve", {"action": "discard", "reason": "b.ts stays as it is"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model)
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    requests = model.responses_main_requests()
+    held = [json.dumps(r["input"][-1]) for r in requests
+            if "A change staged in this session is still pending: " in json.dumps(r["input"][-1])]
+    assert held, [r["input"][-1] for r in requests]
+    assert "(Patch: 1 file (1 updated))" in held[0], held[0]
+    results = tool_results_responses(requests[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "resolve", "resolve"], results
+    assert "The rest stays pending as the newest preview: " in results[1][1], results[1]
+    assert (root / "src" / "a.ts").read_text() == EDITED
+    assert (root / "src" / "b.ts").read_text() == "oldApi(9);\n"
+    assert pending(root) == []
