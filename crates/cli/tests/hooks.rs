@@ -519,6 +519,7 @@ fn a_codex_shell_command_that_runs_a_patch_with_anything_else_is_refused_whole()
         "\"apply_patch\" < fix.patch".to_owned(),
         "\\apply_patch < fix.patch".to_owned(),
         "apply_pat''ch < fix.patch".to_owned(),
+        "find . -name '*.patch' -exec apply_patch {} \\;".to_owned(),
     ] {
         let out = staged_in(
             &dir,

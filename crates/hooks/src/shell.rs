@@ -15,7 +15,7 @@
 //! commands at the operators, redirections and heredoc bodies set aside; a command runs
 //! `apply_patch` when its command word is it, after assignments, keywords and wrappers
 //! (`env`, `timeout 10`, `nice -n 5`, `stdbuf -oL`, `time -p`, `xargs`, `sudo`, ...), or when it
-//! is a shell's `-c` script or `eval`'s words that do. An older look-back scan
+//! is a shell's `-c` script, `eval`'s words or a `find -exec` command that do. An older look-back scan
 //! ([`runs_apply_patch`]) also counts, for what the lexer does not open (a `$(...)` inside
 //! double quotes). Both take time linear in the script.
 
@@ -134,10 +134,33 @@ fn command_runs(words: &[String], depth: usize) -> bool {
         if name == "eval" {
             return lexed_runs(&tail.join(" "), depth + 1);
         }
+        if name == "find" {
+            return find_runs(tail, depth);
+        }
         match wrapped(name, tail) {
             Some(next) => rest = next,
             None => return false,
         }
+    }
+    false
+}
+
+/// Whether `find`'s arguments run `apply_patch`: each `-exec` (`-execdir`, `-ok`, `-okdir`)
+/// runs the words up to its `;` or `+` (or the next `-exec`, so that each word is looked at
+/// once: the `-exec` of a `find` run by an `-exec` is then looked at as the outer one's).
+fn find_runs(args: &[String], depth: usize) -> bool {
+    let is_exec = |word: &String| matches!(word.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir");
+    let mut rest = args;
+    while let Some(at) = rest.iter().position(is_exec) {
+        let command = &rest[at + 1..];
+        let end = command
+            .iter()
+            .position(|word| matches!(word.as_str(), ";" | "+") || is_exec(word))
+            .unwrap_or(command.len());
+        if command_runs(&command[..end], depth + 1) {
+            return true;
+        }
+        rest = &command[end..];
     }
     false
 }
@@ -669,6 +692,9 @@ mod tests {
             "a\\pply_patch < f".to_owned(),
             "env -i PATH=/x sudo -u root nice -n 1 timeout 5 apply_patch < f".to_owned(),
             "xargs -I{} apply_patch {} < list".to_owned(),
+            "find . -name '*.patch' -exec apply_patch {} \\;".to_owned(),
+            "find . -exec find {} -exec timeout 1 apply_patch \\; \\;".to_owned(),
+            "sh -c 'find . -execdir apply_patch {} +'".to_owned(),
             "exec apply_patch < f".to_owned(),
             "{ apply_patch < f; }".to_owned(),
             "! apply_patch < f".to_owned(),
@@ -700,6 +726,8 @@ mod tests {
         assert_eq!(shell_patch(&many), ShellPatch::Entangled);
         let many = "echo 'x' \"y\" \\z; ".repeat(100_000);
         assert_eq!(shell_patch(&many), ShellPatch::None);
+        let many = format!("find {}", "-exec find -exec x ".repeat(100_000));
+        assert_eq!(shell_patch(&many), ShellPatch::None);
         assert_eq!(
             shell_patch_argv(&["env", "apply_patch", PATCH]),
             ShellPatch::Entangled,
@@ -724,6 +752,8 @@ mod tests {
             "cat <<-X\n\tnot apply_patch < f\n\tX\necho done",
             "git log --grep apply_patch > out.txt 2>&1",
             "nice -n 5 grep apply_patch src",
+            "find . -name apply_patch -exec cat {} \\;",
+            "sh -c 'find . -name apply_patch'",
         ] {
             assert_eq!(shell_patch(script), ShellPatch::None, "{script}");
         }
