@@ -1261,3 +1261,48 @@ fn a_refused_edit_lets_the_turn_end_after_three_holds() {
     );
     assert_eq!(claude_stop(&dir, false).0, Value::Null, "said, and forgotten");
 }
+
+#[test]
+fn claude_code_record_mode_replays_deletions_and_edits_that_create_a_file() {
+    let crlf = "keep();\r\nconst x = 1;\r\ntail();\r\n";
+    let ws = workspace(&[("src/d.ts", crlf)]);
+    let dir = ws.path().canonicalize().unwrap();
+    // As Claude Code 2.1.197 does them (measured): an empty new_string takes the line's
+    // ending with it; an Edit with an empty old_string creates the file, and its
+    // originalFile is "".
+    for (path, old, new, original, written) in [
+        (
+            "src/d.ts",
+            "const x = 1;",
+            "",
+            "keep();\nconst x = 1;\ntail();\n",
+            "keep();\r\ntail();\r\n",
+        ),
+        ("src/n.ts", "", "made();\n", "", "made();\n"),
+    ] {
+        let input = json!({"file_path": dir.join(path), "old_string": old, "new_string": new, "replace_all": false});
+        let out = staged_in(
+            &dir,
+            &["hook", "claude-code", "--mode", "record"],
+            &claude_pre(&dir, "Edit", input.clone()),
+            &[],
+        );
+        assert_eq!((code(&out), stderr(&out).as_str()), (0, ""));
+        std::fs::write(dir.join(path), written).unwrap();
+        let post = serde_json::to_vec(&json!({
+            "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": input, "tool_use_id": "toolu_1",
+            "tool_response": {"filePath": dir.join(path), "oldString": old, "newString": new,
+                "originalFile": original, "structuredPatch": [], "userModified": false, "replaceAll": false},
+        }))
+        .unwrap();
+        let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+        assert_eq!((code(&out), stderr(&out).as_str()), (0, ""), "{path}: recorded");
+    }
+    for _ in 0..2 {
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(dir.join("src/d.ts")).unwrap(), crlf.as_bytes());
+    assert!(!dir.join("src/n.ts").exists());
+}

@@ -226,7 +226,9 @@ fn record_claude(
             format!("{path} was not read before the edit (its PreToolUse hook did not run)")
         })?;
     let original = response.get("originalFile").and_then(Value::as_str);
-    if before.text.as_deref().map(lf).as_deref() != original {
+    // An Edit that creates a file reports it as empty.
+    let created = before.text.is_none() && original == Some("");
+    if before.text.as_deref().map(lf).as_deref() != original && !created {
         return Err(format!(
             "{path} changed between staged's hook and Claude Code's reading of it, so what the edit did is not known"
         ));
