@@ -41,7 +41,7 @@ Nineteen experiments, each repeated N times (default 200) against the real `stag
   each of 4 files (a client runs the hooks of parallel tool calls together). Every one must
   deny (a hook that answers nothing lets the edit through); exactly one preview per file may be
   pending, the other four denies must be refusals, no file may change, and the session's Stop
-  must then block naming exactly the 4 previews.
+  must then block naming exactly the 4 previews, and the 4 refused edits as the session's.
 * only-race: `staged resolve apply --only 'x*'` starts a random moment (up to 12 ms) after
   another process began staging a patch that adds x.txt and y.txt. The apply must refuse (nothing was
   pending when it looked) or write x.txt alone with y.txt left pending: y.txt written means a
@@ -914,9 +914,12 @@ def hook_race_once(staged, root: Path):
         reason = json.loads(stop.stdout)["reason"]
         if sorted(i for i in pending if i in reason) != sorted(pending):
             problems.append(f"the Stop does not name every staged preview: {reason[:200]}")
+        refusals = reason.split("was never made again: ", 1)[-1] if "was never made again: " in reason else ""
+        if sorted(p.name for p in files if f"{p.name} (refused while " in refusals) != sorted(p.name for p in files):
+            problems.append(f"the Stop does not name every refused edit as the session's: {reason[-900:]}")
     except (ValueError, KeyError):
         problems.append(f"the Stop did not block: {stop.stdout[:200]!r}")
-    return ("FAILED" if problems else "4 staged, 4 refused, Stop names all 4"), problems
+    return ("FAILED" if problems else "4 staged, 4 refused, Stop names all 8"), problems
 
 
 class McpServer:

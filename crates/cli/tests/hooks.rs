@@ -257,6 +257,13 @@ fn a_record_that_changed_since_is_not_undone() {
     let ws = workspace(&[("notes.md", "one\n")]);
     let dir = ws.path().canonicalize().unwrap();
     let file = dir.join("notes.md");
+    let pre = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "two\n"}, "tool_use_id": "toolu_2",
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &pre, &[]);
+    assert_eq!(code(&out), 0);
     std::fs::write(&file, "two\n").unwrap();
     let post = serde_json::to_vec(&json!({
         "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
@@ -266,6 +273,7 @@ fn a_record_that_changed_since_is_not_undone() {
     .unwrap();
     let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
     assert_eq!(code(&out), 0);
+    assert_eq!(staged_log(&dir).len(), 1, "the Write is recorded");
     std::fs::write(&file, "three\n").unwrap();
     let out = staged(&dir, &["undo", "--yes"]);
     assert_ne!(code(&out), 0);
@@ -468,6 +476,15 @@ fn doctor_says_what_is_missing_and_fails() {
     );
 }
 
+/// The resolve log's entries of applied edits (not undos), newest first.
+fn staged_log(dir: &Path) -> Vec<Value> {
+    let log = staged(dir, &["--json", "log"]);
+    assert_eq!(code(&log), 0, "{}", stderr(&log));
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    let entries = entries["entries"].as_array().unwrap();
+    entries.iter().filter(|e| e["action"] == "apply").cloned().collect()
+}
+
 /// A Codex `PreToolUse` of `tool` with `input`, as 0.171.0 sends it.
 fn codex_pre(dir: &Path, tool: &str, input: Value, call: &str) -> Vec<u8> {
     serde_json::to_vec(&json!({
@@ -505,6 +522,16 @@ fn a_codex_shell_command_that_runs_a_patch_with_anything_else_is_refused_whole()
         format!("apply_patch <<'EOF' && rm -rf src\n{patch}EOF\n"),
         format!("bash -lc \"apply_patch <<'EOF'\n{patch}EOF\n\""),
         "cat fix.patch | apply_patch".to_owned(),
+        // Wrappers, leading redirections, quoted and escaped names (issue 32).
+        "timeout 10 apply_patch < fix.patch".to_owned(),
+        "nice -n 5 apply_patch < fix.patch".to_owned(),
+        "stdbuf -oL apply_patch < fix.patch".to_owned(),
+        "time -p apply_patch < fix.patch".to_owned(),
+        "< fix.patch apply_patch".to_owned(),
+        "\"apply_patch\" < fix.patch".to_owned(),
+        "\\apply_patch < fix.patch".to_owned(),
+        "apply_pat''ch < fix.patch".to_owned(),
+        "find . -name '*.patch' -exec apply_patch {} \\;".to_owned(),
     ] {
         let out = staged_in(
             &dir,
@@ -580,14 +607,10 @@ fn a_fifo_where_a_file_should_be_never_hangs_a_hook() {
         "{}",
         stderr(&out)
     );
-    // ...and the file Claude Code's PostToolUse names.
-    let post = serde_json::to_vec(&json!({
-        "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
-        "tool_input": {"file_path": dir.join("src/pipe.ts"), "content": "x\n"}, "tool_use_id": "toolu_1",
-        "tool_response": {"type": "update", "filePath": dir.join("src/pipe.ts"), "content": "x\n", "structuredPatch": [], "originalFile": "a\n"},
-    }))
-    .unwrap();
-    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+    // ...and the file Claude Code's Write names.
+    let pre =
+        claude_pre(&dir, "Write", json!({"file_path": dir.join("src/pipe.ts"), "content": "x\n"}));
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &pre, &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("not recorded: src/pipe.ts is not a regular file"),
@@ -623,6 +646,7 @@ fn a_fifo_where_a_file_should_be_never_hangs_a_hook() {
     let out = staged_in(&dir, &["pending"], b"", &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
+    std::fs::remove_file(dir.join(".staged/hooks/claude-code-s-1.json")).ok();
     mkfifo(&dir.join(".staged/hooks/claude-code-s-1.json"));
     let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
     let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
@@ -642,11 +666,14 @@ fn a_tampered_session_state_never_reaches_outside_the_workspace_or_into_staged()
     std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
     let escape = pathdiff(&outside.join("victim.txt"), &dir);
     let state = json!({"staged": [], "stopBlocks": 0, "snapshots": {
-        "x1": {"files": [{"path": escape, "text": "evil\n", "mode": 0o644}], "moves": []},
-        "x2": {"files": [{"path": outside.join("victim.txt"), "text": "evil\n", "mode": 0o644}], "moves": []},
-        "x3": {"files": [{"path": ".staged/evil.txt", "text": "evil\n", "mode": 0o644}], "moves": []},
-        "x4": {"files": [{"path": "src/gone.ts", "text": "was here\n", "mode": 0o104755}], "moves": []},
-        "x5": {"files": [{"path": "src/a.ts", "text": "oldApi(1);\n", "mode": 0o100644}], "moves": [["src/a.ts", "../x"]]},
+        "x1": {"files": [{"path": escape, "text": "evil\n", "mode": 0o644}], "moves": [], "after": {escape.clone(): null}},
+        "x2": {"files": [{"path": outside.join("victim.txt"), "text": "evil\n", "mode": 0o644}], "moves": [],
+            "after": {outside.join("victim.txt").display().to_string(): null}},
+        "x3": {"files": [{"path": ".staged/evil.txt", "text": "evil\n", "mode": 0o644}], "moves": [], "after": {".staged/evil.txt": null}},
+        "x4": {"files": [{"path": "src/gone.ts", "text": "was here\n", "mode": 0o104755}], "moves": [], "after": {"src/gone.ts": null}},
+        "x5": {"files": [{"path": "src/a.ts", "text": "oldApi(1);\n", "mode": 0o100644}], "moves": [["src/a.ts", "../x"]],
+            "after": {"src/a.ts": null, "../x": "oldApi(1);\n"}},
+        "x6": {"files": [{"path": "src/a.ts", "text": "evil\n", "mode": 0o100644}], "moves": []},
     }});
     std::fs::write(dir.join(".staged/hooks/codex-c-1.json"), state.to_string()).unwrap();
     let stop = serde_json::to_vec(&json!({
@@ -1492,4 +1519,345 @@ fn doctor_recognises_an_older_install_and_installing_again_migrates_it() {
     );
     let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
     assert_eq!(config.matches("trusted_hash").count(), 2, "{config}");
+}
+
+/// A Codex event `name` of call `call` with `input`, in record mode, through the binary.
+fn codex_record(dir: &Path, name: &str, tool: &str, input: Value, call: &str) -> String {
+    let mut event = json!({
+        "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": name,
+        "model": "m", "permission_mode": "default",
+    });
+    if name == "Stop" {
+        event["stop_hook_active"] = json!(false);
+    } else {
+        event["tool_name"] = json!(tool);
+        event["tool_input"] = input;
+        event["tool_use_id"] = json!(call);
+    }
+    if name == "PostToolUse" {
+        event["tool_response"] = json!("Exit code: 0\nOutput:\nSuccess.\n");
+    }
+    let out = staged_in(
+        dir,
+        &["hook", "codex", "--mode", "record"],
+        &serde_json::to_vec(&event).unwrap(),
+        &[],
+    );
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    stderr(&out)
+}
+
+#[test]
+fn codex_record_mode_logs_only_what_a_patch_itself_did() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("src/c.ts", "one\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    // A patch Codex fails to apply (its lines are not in the file): it writes nothing and
+    // fires no PostToolUse.
+    let failing = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-notThere();\n+x();\n*** Add File: src/person.ts\n+codex\n*** End Patch\n";
+    let notes =
+        codex_record(&dir, "PreToolUse", "apply_patch", json!({"command": failing}), "call_0");
+    assert!(
+        notes.contains("staged: not recorded: the patch does not apply to the files as they are (Failed to find expected lines in src/a.ts:"),
+        "{notes}"
+    );
+    // A patch that is declined (never runs), sent through the shell.
+    let declined = "*** Begin Patch\n*** Update File: src/c.ts\n@@\n-one\n+two\n*** End Patch\n";
+    let script = format!("apply_patch <<'EOF'\n{declined}EOF\n");
+    codex_record(&dir, "PreToolUse", "Bash", json!({"command": script}), "call_1");
+    // Meanwhile a person edits the files both patches name, and creates one.
+    std::fs::write(dir.join("src/a.ts"), "person(1);\n").unwrap();
+    std::fs::write(dir.join("src/c.ts"), "mine\n").unwrap();
+    std::fs::write(dir.join("src/person.ts"), "made by a person\n").unwrap();
+    let notes = codex_record(&dir, "Stop", "", Value::Null, "");
+    assert!(
+        notes.contains("staged: not recorded: src/c.ts is not what the patch makes of it: the patch did not run (declined or failed), or the file changed since"),
+        "{notes}"
+    );
+    assert_eq!(staged_log(&dir), Vec::<Value>::new(), "nothing is logged as Codex's");
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_ne!(code(&out), 0);
+    assert_eq!(read(&dir, "src/a.ts"), "person(1);\n");
+    assert_eq!(read(&dir, "src/c.ts"), "mine\n");
+    assert_eq!(read(&dir, "src/person.ts"), "made by a person\n");
+    // Two shell patches of one file in one turn, each recorded: the second's PreToolUse
+    // checks the first against what it left.
+    let first = "*** Begin Patch\n*** Update File: src/c.ts\n@@\n-mine\n+two\n*** End Patch\n";
+    let second = "*** Begin Patch\n*** Update File: src/c.ts\n@@\n-two\n+three\n*** End Patch\n";
+    for (patch, call, result) in [(first, "call_2", "two\n"), (second, "call_3", "three\n")] {
+        let script = format!("apply_patch <<'EOF'\n{patch}EOF\n");
+        codex_record(&dir, "PreToolUse", "Bash", json!({"command": script}), call);
+        std::fs::write(dir.join("src/c.ts"), result).unwrap();
+    }
+    // A person's edit of a file no patch names is none of the record's business.
+    std::fs::write(dir.join("src/a.ts"), "person(2);\n").unwrap();
+    codex_record(&dir, "Stop", "", Value::Null, "");
+    let log = staged_log(&dir);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert!(log.iter().all(|e| e["frontEnd"] == "hook:codex"), "{log:?}");
+    for _ in 0..2 {
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    assert_eq!(read(&dir, "src/c.ts"), "mine\n");
+    assert_eq!(read(&dir, "src/a.ts"), "person(2);\n");
+    // The apply_patch tool's own PostToolUse: recorded only when the disk is what it wrote.
+    let patch =
+        "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-person(2);\n+codex(2);\n*** End Patch\n";
+    codex_record(&dir, "PreToolUse", "apply_patch", json!({"command": patch}), "call_4");
+    std::fs::write(dir.join("src/a.ts"), "codex(2);\nand a person's line\n").unwrap();
+    let notes =
+        codex_record(&dir, "PostToolUse", "apply_patch", json!({"command": patch}), "call_4");
+    assert!(notes.contains("src/a.ts is not what the patch makes of it"), "{notes}");
+    assert_eq!(staged_log(&dir).len(), 2);
+}
+
+#[test]
+fn claude_code_record_mode_undoes_to_the_bytes_that_were_on_disk() {
+    let mixed = "oldApi(1);\r\nconst y = 2;\nz();\r\nq\rw\n";
+    let crlf = "oldApi(1);\r\nconst y = 2;\r\n";
+    let ws = workspace(&[("src/m.ts", mixed), ("src/c.ts", crlf)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let input = |path: &str| json!({"file_path": dir.join(path), "old_string": "oldApi(1);", "new_string": "newApi(1);\nextra();", "replace_all": false});
+    let post = |path: &str, original: &str| {
+        serde_json::to_vec(&json!({
+            "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": input(path), "tool_use_id": "toolu_1",
+            "tool_response": {"filePath": dir.join(path), "oldString": "oldApi(1);", "newString": "newApi(1);\nextra();",
+                "originalFile": original, "structuredPatch": [], "userModified": false, "replaceAll": false},
+        }))
+        .unwrap()
+    };
+    // What Claude Code 2.1.197 does (measured): it reads the file with CRLF as LF, replaces,
+    // and writes all CRLF (a CRLF file) or all LF (a mixed one); its originalFile is LF.
+    for (path, before, written) in [
+        ("src/m.ts", mixed, "newApi(1);\nextra();\nconst y = 2;\nz();\nq\rw\n"),
+        ("src/c.ts", crlf, "newApi(1);\r\nextra();\r\nconst y = 2;\r\n"),
+    ] {
+        let out = staged_in(
+            &dir,
+            &["hook", "claude-code", "--mode", "record"],
+            &claude_pre(&dir, "Edit", input(path)),
+            &[],
+        );
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+        std::fs::write(dir.join(path), written).unwrap();
+        let out = staged_in(
+            &dir,
+            &["hook", "claude-code", "--mode", "record"],
+            &post(path, &before.replace("\r\n", "\n")),
+            &[],
+        );
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+        assert_eq!(stderr(&out), "", "recorded");
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(std::fs::read(dir.join(path)).unwrap(), before.as_bytes(), "{path}");
+    }
+    // A person's edit of the file while the tool ran is not what the Edit did: not recorded.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code", "--mode", "record"],
+        &claude_pre(&dir, "Edit", input("src/c.ts")),
+        &[],
+    );
+    assert_eq!(code(&out), 0);
+    std::fs::write(dir.join("src/c.ts"), "newApi(1);\r\nextra();\r\nconst y = 3;\r\n").unwrap();
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code", "--mode", "record"],
+        &post("src/c.ts", &crlf.replace("\r\n", "\n")),
+        &[],
+    );
+    assert!(
+        stderr(&out).contains("staged: not recorded: src/c.ts is not what the edit makes of it"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(staged_log(&dir).len(), 2, "the two undone entries only");
+}
+
+/// A Claude Code `Stop` of session `s-1`, through the binary: its reply (`Value::Null` for
+/// none) and its stderr.
+fn claude_stop(dir: &Path, active: bool) -> (Value, String) {
+    let event = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "Stop", "stop_hook_active": active,
+        "last_assistant_message": "Done.",
+    }))
+    .unwrap();
+    let out = staged_in(dir, &["hook", "claude-code"], &event, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply = if stdout(&out).trim().is_empty() { Value::Null } else { reply(&out) };
+    (reply, stderr(&out))
+}
+
+fn blocked(reply: &Value) -> String {
+    assert_eq!(reply["decision"], "block", "{reply}");
+    reply["reason"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_stop_hook_holds_the_rest_of_a_partial_apply() {
+    let before: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    let after = before.replace("line 3\n", "LINE 3\n").replace("line 37\n", "LINE 37\n");
+    let ws = workspace(&[("t.txt", &before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let write = json!({"file_path": dir.join("t.txt"), "content": after});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Write", write), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let out = staged(&dir, &["resolve", "apply", "--only", "t.txt:1", "--reason", "the first"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let rest = pending_ids(&dir);
+    assert_eq!(rest.len(), 1, "the rest is pending under a new id");
+    let (reply, _) = claude_stop(&dir, false);
+    let reason = blocked(&reply);
+    assert!(
+        reason.starts_with(&format!(
+            "A change staged in this session is still pending: {} (Write: t.txt (+1 -1)). Resolve it before you finish",
+            rest[0]
+        )),
+        "{reason}"
+    );
+    // The rest of the rest is the session's too.
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not the second"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (reply, _) = claude_stop(&dir, false);
+    assert_eq!(reply, Value::Null);
+}
+
+#[test]
+fn the_stop_hook_names_a_refused_edit_until_it_is_made_again() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("src/b.ts", "b(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let edit = |path: &str, old: &str, new: &str| json!({"file_path": dir.join(path), "old_string": old, "new_string": new, "replace_all": false});
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/a.ts", "oldApi(1);", "newApi(1);")),
+        &[],
+    );
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let first = pending_ids(&dir)[0].clone();
+    // A second edit of the file is refused while the first is pending.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/a.ts", "oldApi(1);", "otherApi(1);")),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("src/a.ts already has a pending preview"));
+    let refusal = format!(
+        "An edit refused in this session, because a preview of its file was pending, was never made again: src/a.ts (refused while {first} (Edit: src/a.ts (1 replacement)) was pending). Once that preview is resolved, make the edit again against the file as it is now (Read it first)."
+    );
+    let (reply, _) = claude_stop(&dir, false);
+    let reason = blocked(&reply);
+    assert!(reason.starts_with("A change staged in this session is still pending: "), "{reason}");
+    assert!(reason.contains(&format!("\n\n{refusal}\n\n<system-reminder>")), "{reason}");
+    // The model drops the preview and moves on: the refused edit is still named.
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not this"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (reply, _) = claude_stop(&dir, true);
+    let reason = blocked(&reply);
+    assert!(reason.starts_with(&refusal), "{reason}");
+    // Made again: no longer named; its preview is.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/a.ts", "oldApi(1);", "otherApi(1);")),
+        &[],
+    );
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let (reply, _) = claude_stop(&dir, true);
+    let reason = blocked(&reply);
+    assert!(!reason.contains("never made again"), "{reason}");
+    let out = staged(&dir, &["resolve", "apply", "--reason", "made"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(claude_stop(&dir, false).0, Value::Null);
+    // A file pending in another session's preview: named once, never held for.
+    let out = staged_in(&dir, &["write", "src/b.ts"], b"b(2);\n", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let theirs = pending_ids(&dir)[0].clone();
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/b.ts", "b(1);", "b(3);")),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("src/b.ts already has a pending preview"));
+    let (reply, notes) = claude_stop(&dir, false);
+    assert_eq!(reply, Value::Null, "not the model's to fix");
+    assert!(
+        notes.contains(&format!(
+            "staged: An edit of this session was refused because another session's preview of its file was pending (not yours to resolve): src/b.ts (refused while {theirs} (Write: src/b.ts (rewritten, 1 line)) was pending)."
+        )),
+        "{notes}"
+    );
+    let (reply, notes) = claude_stop(&dir, false);
+    assert_eq!((reply, notes), (Value::Null, String::new()), "named once");
+}
+
+#[test]
+fn a_refused_edit_lets_the_turn_end_after_three_holds() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let edit = |new: &str| json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": new, "replace_all": false});
+    for new in ["newApi(1);", "otherApi(1);"] {
+        staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", edit(new)), &[]);
+    }
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not this"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    for active in [false, true, true] {
+        blocked(&claude_stop(&dir, active).0);
+    }
+    let (reply, notes) = claude_stop(&dir, true);
+    assert_eq!(reply, Value::Null);
+    assert!(
+        notes.contains("staged: let the turn end after holding it 3 times; still pending: nothing; refused and never made again: src/a.ts (refused while "),
+        "{notes}"
+    );
+    assert_eq!(claude_stop(&dir, false).0, Value::Null, "said, and forgotten");
+}
+
+#[test]
+fn claude_code_record_mode_replays_deletions_and_edits_that_create_a_file() {
+    let crlf = "keep();\r\nconst x = 1;\r\ntail();\r\n";
+    let ws = workspace(&[("src/d.ts", crlf)]);
+    let dir = ws.path().canonicalize().unwrap();
+    // As Claude Code 2.1.197 does them (measured): an empty new_string takes the line's
+    // ending with it; an Edit with an empty old_string creates the file, and its
+    // originalFile is "".
+    for (path, old, new, original, written) in [
+        (
+            "src/d.ts",
+            "const x = 1;",
+            "",
+            "keep();\nconst x = 1;\ntail();\n",
+            "keep();\r\ntail();\r\n",
+        ),
+        ("src/n.ts", "", "made();\n", "", "made();\n"),
+    ] {
+        let input = json!({"file_path": dir.join(path), "old_string": old, "new_string": new, "replace_all": false});
+        let out = staged_in(
+            &dir,
+            &["hook", "claude-code", "--mode", "record"],
+            &claude_pre(&dir, "Edit", input.clone()),
+            &[],
+        );
+        assert_eq!((code(&out), stderr(&out).as_str()), (0, ""));
+        std::fs::write(dir.join(path), written).unwrap();
+        let post = serde_json::to_vec(&json!({
+            "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": input, "tool_use_id": "toolu_1",
+            "tool_response": {"filePath": dir.join(path), "oldString": old, "newString": new,
+                "originalFile": original, "structuredPatch": [], "userModified": false, "replaceAll": false},
+        }))
+        .unwrap();
+        let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+        assert_eq!((code(&out), stderr(&out).as_str()), (0, ""), "{path}: recorded");
+    }
+    for _ in 0..2 {
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(dir.join("src/d.ts")).unwrap(), crlf.as_bytes());
+    assert!(!dir.join("src/n.ts").exists());
 }

@@ -1,4 +1,5 @@
-//! Gate mode: every edit staged, never written; a Stop held while a staged preview is pending.
+//! Gate mode: every edit staged, never written (the Stop hook that holds a turn while a staged
+//! preview is pending is `stop.rs`).
 
 use std::path::Path;
 
@@ -12,12 +13,7 @@ use crate::{
     Outcome,
     event::{Client, HookEvent, Reply},
     shell::{ShellPatch, shell_patch, shell_patch_argv},
-    state::SessionFile,
 };
-
-/// A Stop is held at most this many times in a row (the reference's loop forces `resolve`
-/// three times, then gives up).
-pub(crate) const MAX_STOP_BLOCKS: u32 = 3;
 
 /// Whether a tool event is an edit this hook handles.
 pub(crate) fn is_edit(client: Client, event: &HookEvent) -> bool {
@@ -64,15 +60,22 @@ pub(crate) fn pre_tool_use(
         Ok(staged) => {
             let mut outcome = Outcome::reply(Reply::Deny(staged_reason(client, &staged)));
             if let Some(session) = &event.session_id
-                && let Err(why) = remember(ws, client, session, &staged.id)
+                && let Err(why) =
+                    crate::stop::remember(ws, client, session, &staged.id, &staged.files)
             {
                 outcome = outcome.note(format!("staged: {why}"));
             }
             outcome
         }
-        Err(why) => Outcome::reply(Reply::Deny(format!(
-            "staged refused this edit, and nothing was written: {why}"
-        ))),
+        Err(why) => {
+            let outcome = Outcome::reply(Reply::Deny(format!(
+                "staged refused this edit, and nothing was written: {why}"
+            )));
+            match crate::stop::refused(ws, client, event, &why) {
+                Some(note) => outcome.note(note),
+                None => outcome,
+            }
+        }
     }
 }
 
@@ -221,62 +224,4 @@ pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
     res.push_str("\n\n");
     res.push_str(RESOLVE_REMINDER);
     res
-}
-
-fn remember(ws: &WorkspaceSession, client: Client, session: &str, id: &str) -> Result<(), String> {
-    let file = SessionFile::open(ws.workspace(), client, session)?;
-    let mut state = file.load();
-    if !state.staged.iter().any(|known| known == id) {
-        state.staged.push(id.to_owned());
-    }
-    file.save(&state)
-}
-
-/// `Stop`: holds the turn while a preview this session staged is pending, three times in a row
-/// at most; then lets it end and says so.
-pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> Outcome {
-    let Some(session) = &event.session_id else { return Outcome::reply(Reply::Nothing) };
-    let file = match SessionFile::open(ws.workspace(), client, session) {
-        Ok(file) => file,
-        Err(why) => return Outcome::reply(Reply::Nothing).note(format!("staged: {why}")),
-    };
-    let mut state = file.load();
-    let pending = match ws.store().summaries() {
-        Ok(pending) => pending,
-        Err(err) => return Outcome::reply(Reply::Nothing).note(format!("staged: {err}")),
-    };
-    let ours: Vec<_> =
-        pending.iter().filter(|p| state.staged.iter().any(|id| *id == p.id.as_str())).collect();
-    // Previews resolved since are forgotten.
-    state.staged.retain(|id| pending.iter().any(|p| p.id.as_str() == id));
-    if ours.is_empty() {
-        state.stop_blocks = 0;
-        return saved(&file, &state, Reply::Nothing);
-    }
-    if event.stop_hook_active == Some(false) {
-        state.stop_blocks = 0;
-    }
-    let listed: Vec<String> = ours.iter().map(|p| format!("{} ({})", p.id, p.label)).collect();
-    if state.stop_blocks >= MAX_STOP_BLOCKS {
-        state.stop_blocks = 0;
-        let note = format!(
-            "staged: let the turn end after holding it {MAX_STOP_BLOCKS} times; still pending: {}. Resolve with `staged review` or `staged resolve`.",
-            listed.join(", ")
-        );
-        return saved(&file, &state, Reply::Nothing).note(note);
-    }
-    state.stop_blocks += 1;
-    let reason = format!(
-        "A change staged in this session is still pending: {}. Resolve it before you finish: call {} with action \"apply\" and a one-line reason to write it, or \"discard\" to drop it.\n\n{RESOLVE_REMINDER}",
-        listed.join(", "),
-        client.resolve_tool()
-    );
-    saved(&file, &state, Reply::Block(reason))
-}
-
-fn saved(file: &SessionFile, state: &crate::state::SessionState, reply: Reply) -> Outcome {
-    match file.save(state) {
-        Ok(()) => Outcome::reply(reply),
-        Err(why) => Outcome::reply(reply).note(format!("staged: {why}")),
-    }
 }

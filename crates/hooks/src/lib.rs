@@ -8,8 +8,10 @@
 //!   with a reason that names the preview and says to call `resolve`. Nothing is written until
 //!   then. Anything staged cannot stage (a file with a pending preview, a path outside the
 //!   workspace, a patch that does not apply) is denied with its error: a gate never fails open.
-//!   A Stop hook keeps the turn going while a preview this session staged is pending, three
-//!   times at most, as the reference's loop forces `resolve` three times before it gives up.
+//!   A Stop hook keeps the turn going while a preview this session staged is pending (or the
+//!   rest of one after a partial apply), or an edit refused for one was never made again,
+//!   three times at most, as the reference's loop forces `resolve` three times before it
+//!   gives up.
 //! - **Record mode**: the edit goes through, and is recorded in the resolve log as applied
 //!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
 //!   its front end, so `staged log` and `staged undo` cover it.
@@ -26,6 +28,7 @@ pub mod install;
 mod record;
 mod shell;
 mod state;
+mod stop;
 
 use std::path::{Path, PathBuf};
 
@@ -94,7 +97,7 @@ pub fn handle(
     ws.session().set_front_end(staged_core::FrontEnd::Hook(client.name().to_owned()));
     match (mode, event.hook_event_name.as_str()) {
         (Mode::Gate, "PreToolUse") => gate::pre_tool_use(client, &event, &ws, &cwd),
-        (Mode::Gate, "Stop") => gate::stop(client, &event, &ws),
+        (Mode::Gate, "Stop") => stop::stop(client, &event, &ws),
         (Mode::Record, "PreToolUse") => record::pre_tool_use(client, &event, &ws, &cwd),
         (Mode::Record, "PostToolUse") => record::post_tool_use(client, &event, &ws, &cwd),
         (Mode::Record, "Stop") => record::stop(client, &event, &ws),

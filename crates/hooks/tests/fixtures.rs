@@ -192,6 +192,7 @@ fn claude_code_edits_are_recorded_in_the_log() {
     // Claude Code wrote the edit; its PostToolUse carries the file as it was.
     std::fs::write(repo.root.join("src/a.ts"), "newApi(1);\n").unwrap();
     assert_eq!(repo.run(Client::ClaudeCode, Mode::Record, "post-edit").reply, Reply::Nothing);
+    assert_eq!(repo.run(Client::ClaudeCode, Mode::Record, "pre-write").reply, Reply::Nothing);
     std::fs::write(repo.root.join("src/new.ts"), "x\n").unwrap();
     assert_eq!(
         repo.run(Client::ClaudeCode, Mode::Record, "post-write-create").reply,

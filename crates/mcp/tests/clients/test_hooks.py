@@ -204,6 +204,59 @@ def test_claude_code_stop_hook_holds_the_turn_until_the_preview_is_resolved():
         assert pending(root) == []
 
 
+def stop_feedback(requests):
+    """The Stop hook's feedback the client sent the model, request by request."""
+    res = []
+    for request in requests:
+        last = request["messages"][-1]
+        text = last["content"] if isinstance(last["content"], str) else "\n".join(
+            b.get("text", "") for b in last["content"] if isinstance(b, dict))
+        if "Stop hook feedback" in text:
+            res.append(text)
+    return res
+
+
+def test_claude_code_stop_hook_names_a_refused_edit_until_it_is_made_again():
+    """A second Edit of a file with a pending preview is refused; the model resolves the
+    preview and wants to stop: the Stop hook names the refused edit until it is made again."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        path = str(root / "src" / "a.ts")
+        second = {"file_path": path, "old_string": "const x = oldApi(2, 3);", "new_string": "const x = newApi(2, 3);",
+                  "replace_all": False}
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("tool", "Edit", second),
+            ("text", "All done."),
+            ("mcp", "resolve", {"action": "apply", "reason": "the first call"}),
+            ("text", "Done."),
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", second),
+            ("mcp", "resolve", {"action": "apply", "reason": "the second call"}),
+            ("text", "Done now."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "acceptEdits"])
+        finally:
+            model.stop()
+        requests = main_requests(model)
+        results = tool_results_anthropic(requests[-1])
+        assert "src/a.ts already has a pending preview" in results[2][1], results[2]
+        fed_back = stop_feedback(requests)
+        assert len(fed_back) == 2, fed_back
+        refusal = ("An edit refused in this session, because a preview of its file was pending, was never made "
+                   "again: src/a.ts (refused while ")
+        assert "A change staged in this session is still pending: " in fed_back[0], fed_back[0]
+        assert refusal in fed_back[0], fed_back[0]
+        assert "still pending" not in fed_back[1] and refusal in fed_back[1], fed_back[1]
+        assert (root / "src" / "a.ts").read_text() == "newApi(1);\nconst x = newApi(2, 3);\n"
+        assert pending(root) == []
+
+
 def test_claude_code_write_of_a_new_file_is_gated_then_applied():
     with tempfile.TemporaryDirectory() as tmp:
         root = new_repo(tmp)
@@ -256,6 +309,44 @@ def test_claude_code_record_mode_logs_the_edit_and_undo_restores_it():
         assert (root / "src" / "a.ts").read_text() == SOURCE
 
 
+def test_claude_code_record_mode_undo_gives_back_the_bytes_of_a_crlf_file():
+    """Claude Code hands the hook `originalFile` with LF endings: undo must restore the bytes
+    that were on disk (CRLF, or mixed), not those."""
+    crlf = b"oldApi(1);\r\nconst x = oldApi(2, 3);\r\n"
+    mixed = b"oldApi(1);\r\nconst y = 2;\nz();\r\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        (root / "src" / "a.ts").write_bytes(crlf)
+        (root / "src" / "m.ts").write_bytes(mixed)
+        install(root, "claude-code", "--mode", "record")
+        script = []
+        for name in ("a.ts", "m.ts"):
+            path = str(root / "src" / name)
+            script += [
+                ("tool", "Read", {"file_path": path}),
+                ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                                  "replace_all": False}),
+            ]
+        script.append(("text", "Done."))
+        model = Watching(script, root, []).start()
+        try:
+            run_claude(tmp, root, model, ["--allowedTools", "Read,Edit"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit", "Read", "Edit"], results
+        assert not results[1][2] and not results[3][2], results
+        assert (root / "src" / "a.ts").read_bytes() == crlf.replace(b"oldApi(1);", b"newApi(1);")
+        entries = log_entries(root)
+        assert len(entries) == 2, entries
+        assert all(e["frontEnd"] == "hook:claude-code" for e in entries), entries
+        for _ in entries:
+            undo = staged(root, "undo", "--yes")
+            assert undo.returncode == 0, undo.stderr
+        assert (root / "src" / "a.ts").read_bytes() == crlf
+        assert (root / "src" / "m.ts").read_bytes() == mixed
+
+
 # --- Codex ---------------------------------------------------------------------------------
 
 
@@ -266,10 +357,10 @@ def codex_home_for(tmp):
     return home, codex_home
 
 
-def run_codex(tmp, root, model, installed_in=None, binary=None, before_run=None):
+def run_codex(tmp, root, model, mode="gate", installed_in=None, binary=None, before_run=None):
     """Writes the user's part of config.toml (the scripted provider), installs staged's hooks
-    into it (for `installed_in`, else `root`; by `binary`, else `staged_bin()`), and runs
-    `codex exec` in `root` without any hook-trust bypass (after `before_run(codex_home)`)."""
+    (in `mode`) into it (for `installed_in`, else `root`; by `binary`, else `staged_bin()`), and
+    runs `codex exec` in `root` without any hook-trust bypass (after `before_run(codex_home)`)."""
     home, codex_home = codex_home_for(tmp)
     (codex_home / "config.toml").write_text(f"""# the user's own settings
 model = "scripted"
@@ -293,8 +384,9 @@ env_key = "SCRIPTED_MODEL_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 """)
-    said = install(installed_in or root, "codex", codex_home=codex_home, binary=binary)
-    assert "trusted: 2 hooks" in said, said
+    said = install(installed_in or root, "codex", "--mode", mode, codex_home=codex_home, binary=binary)
+    hooks = {"gate": 2, "record": 3}[mode]
+    assert f"trusted: {hooks} hooks" in said, said
     if before_run is not None:
         before_run(codex_home)
     env = {**base_env(home), "CODEX_HOME": str(codex_home), "SCRIPTED_MODEL_KEY": "scripted"}
@@ -529,3 +621,108 @@ def test_claude_code_denies_an_edit_whose_work_runs_out_of_memory():
                 "written.") in denied, denied
         assert (root / "src" / "mid.txt").read_text() == text
         assert pending(root) == []
+
+
+class PersonEdits(Watching):
+    """A scripted model during whose turn a person edits `src/a.ts` and creates
+    `src/person.ts`, just after Codex answered the first tool call."""
+
+    def _responses(self, body):
+        if len(self.seen) == 1:
+            (self.root / "src" / "a.ts").write_text("person(1);\n")
+            (self.root / "src" / "person.ts").write_text("made by a person\n")
+        return super()._responses(body)
+
+
+def test_codex_record_mode_never_logs_a_failed_patch_or_a_persons_edit_as_codexs(codex_tmp):
+    """A patch Codex fails to apply writes nothing and fires no PostToolUse; a person edits the
+    file it named during the turn. The Stop must not log the person's edit as Codex's (an undo
+    would revert it), while the shell patch that did run is logged and undone."""
+    root = new_repo(codex_tmp)
+    bad = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-notInTheFile();\n+x();\n*** End Patch\n"
+    add = "*** Begin Patch\n*** Add File: src/b.ts\n+export const b = 1;\n*** End Patch\n"
+    script = [
+        ("custom", "apply_patch", bad),
+        ("tool", "exec_command", {"cmd": f"apply_patch <<'EOF'\n{add}EOF\n"}),
+        ("text", "Done."),
+    ]
+    model = PersonEdits(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, mode="record")
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "exec_command"], results
+    assert "verification failed" in results[0][1] or "Failed to find" in results[0][1], results[0]
+    assert (root / "src" / "b.ts").read_text() == "export const b = 1;\n", "Codex applied the shell patch"
+    entries = log_entries(root)
+    assert len(entries) == 1, entries
+    entry = entries[0]
+    assert (entry["frontEnd"], entry["source"], entry["label"]) == ("hook:codex", "apply_patch", "Patch: 1 file (1 added)"), entry
+    assert "src/a.ts" not in entry["diff"], entry["diff"]
+    undo = staged(root, "undo", "--yes")
+    assert undo.returncode == 0, undo.stderr
+    assert not (root / "src" / "b.ts").exists()
+    assert staged(root, "undo", "--yes").returncode != 0, "nothing else to undo"
+    assert (root / "src" / "a.ts").read_text() == "person(1);\n"
+    assert (root / "src" / "person.ts").read_text() == "made by a person\n"
+
+
+def test_codex_shell_has_no_apply_patch_on_path_and_a_wrapped_run_is_refused(codex_tmp):
+    """In Codex 0.171's shell `apply_patch` is not on PATH (the README says so); a command that
+    runs it after a wrapper (`timeout 10 apply_patch < f`) is refused whole by the gate."""
+    root = new_repo(codex_tmp)
+    (root / "fix.patch").write_text(PATCH)
+    script = [
+        ("tool", "exec_command", {"cmd": "command -v apply_patch applypatch; echo rc=$?"}),
+        ("tool", "exec_command", {"cmd": "timeout 10 apply_patch < fix.patch"}),
+        ("tool", "exec_command", {"cmd": "\\apply_patch < fix.patch"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model)
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["exec_command"] * 3, results
+    assert "rc=1" in results[0][1] and "/apply_patch" not in results[0][1], results[0]
+    for _, text, _ in results[1:]:
+        assert "Command blocked by PreToolUse hook: staged refused this edit, and nothing was written: this shell command runs apply_patch" in text, text
+    assert (root / "src" / "a.ts").read_text() == SOURCE
+    assert pending(root) == []
+
+
+def test_codex_stop_hook_holds_the_rest_of_a_partial_apply(codex_tmp):
+    """The model applies one file of a two-file patch (`extra.files`); the rest stays pending
+    under a new id, and the Stop hook holds the turn for it."""
+    root = new_repo(codex_tmp)
+    (root / "src" / "b.ts").write_text("oldApi(9);\n")
+    two = ("*** Begin Patch\n*** Update File: src/a.ts\n@@\n-oldApi(1);\n+newApi(1);\n"
+           "*** Update File: src/b.ts\n@@\n-oldApi(9);\n+newApi(9);\n*** End Patch\n")
+    script = [
+        ("custom", "apply_patch", two),
+        ("mcp", "resolve", {"action": "apply", "reason": "only a.ts for now", "extra": {"files": ["src/a.ts"]}}),
+        ("text", "All done."),
+        ("mcp", "resolve", {"action": "discard", "reason": "b.ts stays as it is"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model)
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    requests = model.responses_main_requests()
+    held = [json.dumps(r["input"][-1]) for r in requests
+            if "A change staged in this session is still pending: " in json.dumps(r["input"][-1])]
+    assert held, [r["input"][-1] for r in requests]
+    assert "(Patch: 1 file (1 updated))" in held[0], held[0]
+    results = tool_results_responses(requests[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "resolve", "resolve"], results
+    assert "The rest stays pending as the newest preview: " in results[1][1], results[1]
+    assert (root / "src" / "a.ts").read_text() == EDITED
+    assert (root / "src" / "b.ts").read_text() == "oldApi(9);\n"
+    assert pending(root) == []
