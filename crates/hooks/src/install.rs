@@ -32,8 +32,9 @@ use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
-/// The Claude Code tools a hook gates.
-const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit";
+/// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
+/// (`crates/mcp/tests/clients/test_hooks.py` compares the tools the client offers with it).
+const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
 
 /// The Codex tools a hook sees: `Edit|Write` selects `apply_patch`; `Bash`, shell patches.
 const CODEX_MATCHER: &str = "Edit|Write|Bash";

@@ -54,10 +54,11 @@ fn serve(global: &GlobalArgs, client: Client, mode: Mode) -> anyhow::Result<Exit
         }
         (Ok(_), Ok(cwd)) => {
             let root = global.workspace.as_deref();
-            std::panic::catch_unwind(|| staged_hooks::handle(client, mode, &input, root, &cwd))
-                .unwrap_or_else(|_| {
-                    staged_hooks::unreadable(mode, "staged failed while handling it")
-                })
+            let codex_home = codex_home();
+            std::panic::catch_unwind(|| {
+                staged_hooks::handle_in(client, mode, &input, root, &cwd, codex_home.as_deref())
+            })
+            .unwrap_or_else(|_| staged_hooks::unreadable(mode, "staged failed while handling it"))
         }
     };
     for note in &outcome.notes {
@@ -103,6 +104,12 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
                         }
                     }
                 }
+                let reading = staged_hooks::permission_doctor_line(
+                    client,
+                    &root,
+                    homes.codex_home.as_deref(),
+                );
+                out.line(&format!("note {reading}"))?;
             }
         }
     }
