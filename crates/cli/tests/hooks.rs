@@ -1083,3 +1083,25 @@ fn hostile_events_are_denied_and_write_nothing() {
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     assert!(!dir.parent().unwrap().join("x.ts").exists());
 }
+
+#[test]
+fn ast_edit_never_stages_a_rewrite_of_a_protected_file() {
+    let ws = workspace(&[
+        ("opencode.json", "{\"permission\": \"ask\"}\n"),
+        (".claude/settings.json", "{\"permission\": \"ask\"}\n"),
+        ("src/conf.json", "{\"permission\": \"ask\"}\n"),
+    ]);
+    let dir = ws.path().canonicalize().unwrap();
+    for path in ["opencode.json", ".claude/settings.json", "."] {
+        let out =
+            staged(&dir, &["ast-edit", "--op", "\"ask\"", "\"allow\"", "--lang", "json", path]);
+        assert_ne!(code(&out), 0, "{path}: {}", stdout(&out));
+        assert!(stderr(&out).contains("Refusing "), "{path}: {}", stderr(&out));
+        assert!(pending_ids(&dir).is_empty(), "{path}");
+    }
+    assert_eq!(read(&dir, "opencode.json"), "{\"permission\": \"ask\"}\n");
+    // The same rewrite of a file of the project stages.
+    let out = staged(&dir, &["ast-edit", "--op", "\"ask\"", "\"allow\"", "--lang", "json", "src"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(pending_ids(&dir).len(), 1);
+}
