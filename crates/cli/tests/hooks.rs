@@ -584,6 +584,26 @@ fn doctor_says_what_is_missing_and_fails() {
     ] {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
+    assert!(
+        text.contains("ok   Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit)"),
+        "{text}"
+    );
+    // An older install's matcher lets NotebookEdit through: doctor says so, and installing
+    // again fixes it.
+    let settings = read(&dir, ".claude/settings.json");
+    let older = settings.replace("Edit|Write|MultiEdit|NotebookEdit", "Edit|Write|MultiEdit");
+    assert_ne!(older, settings);
+    std::fs::write(dir.join(".claude/settings.json"), older).unwrap();
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("FAIL Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit): an older install, whose hook does not see NotebookEdit: those edits are not gated; run `staged hook install claude-code` again"),
+        "{}",
+        stdout(&out)
+    );
+    let out = staged_in(&dir, &["hook", "install", "claude-code"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&staged_in(&dir, &["doctor"], b"", &env)), 0);
     // The binary the hooks name is gone.
     let settings = read(&dir, ".claude/settings.json");
     let bin = staged_bin().canonicalize().unwrap().display().to_string();

@@ -781,6 +781,7 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
             .then_some(())
             .ok_or_else(|| "there is no PreToolUse hook".to_owned()),
     ));
+    checks.push(claude_matcher_check(&settings));
     checks.extend(binary_checks("Claude Code", &commands));
     let mcp_file = WorkspaceFile::new(root, MCP_JSON).ok()?;
     let mcp_path = mcp_file.path();
@@ -892,6 +893,41 @@ fn hook_commands(settings: &Value, client: Client) -> Vec<(String, String)> {
         }
     }
     res
+}
+
+/// Every tool [`CLAUDE_MATCHER`] names reaches staged's `PreToolUse` hook: an older install
+/// (`Edit|Write|MultiEdit`) lets NotebookEdit through, and installing again fixes it.
+fn claude_matcher_check(settings: &Value) -> Check {
+    let groups = settings.pointer("/hooks/PreToolUse").and_then(Value::as_array);
+    let matched: Vec<&str> = groups
+        .into_iter()
+        .flatten()
+        .filter(|group| {
+            group.get("hooks").and_then(Value::as_array).into_iter().flatten().any(|handler| {
+                handler
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|command| is_ours(command, Client::ClaudeCode))
+            })
+        })
+        .filter_map(|group| group.get("matcher").and_then(Value::as_str))
+        .flat_map(|matcher| matcher.split('|'))
+        .collect();
+    let missed: Vec<&str> =
+        CLAUDE_MATCHER.split('|').filter(|tool| !matched.contains(tool)).collect();
+    Check::new(
+        format!(
+            "Claude Code: the hook sees every editing tool ({})",
+            CLAUDE_MATCHER.replace('|', ", ")
+        ),
+        match missed.is_empty() {
+            true => Ok(()),
+            false => Err(format!(
+                "an older install, whose hook does not see {}: those edits are not gated; run `staged hook install claude-code` again",
+                missed.join(", ")
+            )),
+        },
+    )
 }
 
 /// The binary each hook command runs exists and may be run.
