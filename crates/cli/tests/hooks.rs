@@ -534,6 +534,12 @@ fn codex_install_trusts_its_hooks_and_keeps_the_users_config() {
     let out = staged_in(&dir, &["doctor"], b"", &env);
     assert!(stdout(&out).contains("ok   Codex: every staged hook is trusted"), "{}", stdout(&out));
     assert!(!stdout(&out).contains("FAIL"), "{}", stdout(&out));
+    // And what it reads of Codex's sandbox, which the hook cannot learn from the event.
+    assert!(
+        stdout(&out).contains("note Codex's sandbox as staged reads it: read-only (Codex's default in a project not marked trusted; no sandbox_mode is set), approval_policy "),
+        "{}",
+        stdout(&out)
+    );
     // A trust entry that no longer matches is found.
     let tampered = std::fs::read_to_string(home_path.join("config.toml"))
         .unwrap()
