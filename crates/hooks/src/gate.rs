@@ -77,6 +77,9 @@ pub(crate) fn pre_tool_use(
         Verdict::Stage => None,
         Verdict::PersonOnly(why) => Some(why),
     };
+    if client == Client::ClaudeCode && event.tool_name.as_deref() == Some("NotebookEdit") {
+        return Outcome::reply(Reply::Deny(NOTEBOOK_EDIT.to_owned()));
+    }
     ws.session().set_needs_person(person.clone());
     match stage(client, event, ws, cwd) {
         Ok(staged) => {
@@ -95,7 +98,6 @@ pub(crate) fn pre_tool_use(
             }
             outcome
         }
-        Err(why) if why == NOTEBOOK_EDIT => Outcome::reply(Reply::Deny(why)),
         Err(why) => Outcome::reply(Reply::Deny(format!(
             "staged refused this edit, and nothing was written: {why}"
         ))),
@@ -124,7 +126,6 @@ fn stage(
             let params = edit_params(&input)?;
             staged_edit::stage_edit(session, workspace, &params)
         }
-        (Client::ClaudeCode, Some("NotebookEdit")) => return Err(NOTEBOOK_EDIT.to_owned()),
         (Client::ClaudeCode, Some("Write")) => {
             let params: WriteParams = serde_json::from_value(input)
                 .map_err(|err| format!("the Write call's arguments are not readable: {err}"))?;
