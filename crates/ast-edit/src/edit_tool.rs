@@ -15,7 +15,7 @@ use crate::{
 
 const DESCRIPTION: &str = "Perform AST-aware code edits (structural refactoring) with ast-grep patterns.\n\
 Each op rewrites every match of `pat` (metavariables: `$A` one node, `$$$ARGS` many) with the `out` template.\n\
-The call only previews: files are not modified until you call `resolve` with action \"apply\" (or \"discard\").\n\
+The call only previews: files are not modified until you call `resolve` with action \"apply\" (or \"discard\"), which acts on the newest pending preview.\n\
 To apply only some of the files, call `resolve` with action \"apply\" and `extra: {\"files\": [\"path\", ...]}` (paths as the preview shows them): only those whole files are written, and the rest stays pending as a new preview.\n\
 Examples: {pat: \"oldApi($$$ARGS)\", out: \"newApi($$$ARGS)\"}; {pat: \"$A && $A()\", out: \"$A?.()\"}.";
 

@@ -30,6 +30,8 @@ fn staged_in(
 ) -> std::process::Output {
     let mut command = Command::new(staged_bin());
     command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    // Codex's configuration is the test's, never the home folder's of whoever runs it.
+    command.env("CODEX_HOME", dir.join(".no-codex-home"));
     for (key, value) in env {
         command.env(key, value);
     }
@@ -69,14 +71,20 @@ fn staged_in(
     std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
 }
 
-/// A Claude Code `PreToolUse` of `tool` with `input`, as 2.1.197 sends it.
+/// A Claude Code `PreToolUse` of `tool` with `input`, as 2.1.197 sends it in `acceptEdits`
+/// mode (in which the model's `resolve` may apply what the gate stages).
 fn claude_pre(dir: &Path, tool: &str, input: Value) -> Vec<u8> {
+    claude_pre_in(dir, tool, input, "acceptEdits")
+}
+
+/// [`claude_pre`] in the permission mode `mode`.
+fn claude_pre_in(dir: &Path, tool: &str, input: Value, mode: &str) -> Vec<u8> {
     serde_json::to_vec(&json!({
         "session_id": "s-1",
         "transcript_path": "/home/user/.claude/projects/x/s-1.jsonl",
         "cwd": dir,
         "prompt_id": "p-1",
-        "permission_mode": "default",
+        "permission_mode": mode,
         "hook_event_name": "PreToolUse",
         "tool_name": tool,
         "tool_input": input,
@@ -137,6 +145,142 @@ fn a_gated_edit_is_denied_naming_the_preview_and_written_only_on_resolve() {
     let out = staged(&dir, &["resolve", "apply", "--reason", "the rename"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(read(&dir, "src/a.ts"), "newApi(1);\n");
+}
+
+#[test]
+fn the_gate_never_grants_what_claude_code_would_not() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("nb.ipynb", "{\"cells\": []}\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let edit = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    // Plan mode: denied, nothing staged.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre_in(&dir, "Edit", edit.clone(), "plan"),
+        &[],
+    );
+    assert_eq!(
+        deny_reason(&out),
+        "staged refused this edit without staging it, and nothing was written: Claude Code is in plan mode, in which it makes no edits. Present your plan instead; the edits can be made once the person leaves plan mode."
+    );
+    assert!(pending_ids(&dir).is_empty());
+    // A notebook cell edit never goes through, in any mode.
+    let cell = json!({"notebook_path": dir.join("nb.ipynb"), "cell_id": "c", "new_source": "import os\nos.system('x')", "edit_mode": "insert", "cell_type": "code"});
+    for mode in ["default", "acceptEdits", "bypassPermissions"] {
+        let event = claude_pre_in(&dir, "NotebookEdit", cell.clone(), mode);
+        let reason = deny_reason(&staged_in(&dir, &["hook", "claude-code"], &event, &[]));
+        assert!(
+            reason.starts_with("staged refused this NotebookEdit without staging it"),
+            "{reason}"
+        );
+        assert!(reason.contains("edit its JSON with Edit"), "{reason}");
+    }
+    // The agents' control files and git's folder: refused even where every edit is allowed.
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    for path in
+        [".claude/settings.json", ".git/config", ".mcp.json", "staged.toml", ".codex/config.toml"]
+    {
+        let write = json!({"file_path": dir.join(path), "content": "{\"permissions\": {\"allow\": [\"Bash(*)\"]}}"});
+        let event = claude_pre_in(&dir, "Write", write, "bypassPermissions");
+        let reason = deny_reason(&staged_in(&dir, &["hook", "claude-code"], &event, &[]));
+        assert!(
+            reason.starts_with(&format!(
+                "staged refused this edit, and nothing was written: Refusing {path}: "
+            )),
+            "{reason}"
+        );
+        assert!(!dir.join(path).exists(), "{path}");
+    }
+    assert!(pending_ids(&dir).is_empty());
+    // staged's own tools refuse them too, from any front end.
+    let out = staged(&dir, &["write", ".git/config", "-"]);
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("Refusing .git/config: .git/ is git's own folder"),
+        "{}",
+        stderr(&out)
+    );
+    // Default mode: staged, but only a person may apply it.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre_in(&dir, "Edit", edit, "default"),
+        &[],
+    );
+    let reason = deny_reason(&out);
+    let ids = pending_ids(&dir);
+    assert_eq!(ids.len(), 1);
+    assert!(
+        reason.contains(&format!("Claude Code is in its default permission mode, in which it asks the person before an edit, so only a person may apply it: tell them it waits for them (`staged review`, or `staged resolve apply --id {} --reason \"...\"` in the workspace).", ids[0])),
+        "{reason}"
+    );
+    // The model's resolve over MCP is refused, and the preview stays pending.
+    let frames = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "claude-code", "version": "2.1.197"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "resolve", "arguments": {"action": "apply", "reason": "the model applies it"}}}),
+    ];
+    let input: String = frames.iter().map(|f| format!("{f}\n")).collect();
+    let out = staged_in(&dir, &["mcp"], input.as_bytes(), &[]);
+    let answer = stdout(&out)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|frame| frame["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer to the call: {}", stdout(&out)));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!("Only a person may apply {} (Edit: src/a.ts (1 replacement)): it was staged while Claude Code is in its default permission mode", ids[0])),
+        "{text}"
+    );
+    assert_eq!(pending_ids(&dir), ids);
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+    // A person applies it from the CLI.
+    let out = staged(&dir, &["resolve", "apply", "--reason", "the person read it"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&dir, "src/a.ts"), "newApi(1);\n");
+}
+
+#[test]
+fn the_gate_never_grants_what_codex_sandbox_would_not() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = [("CODEX_HOME", home.path())];
+    let patch =
+        "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-oldApi(1);\n+newApi(1);\n*** End Patch\n";
+    let event = |mode: &str| {
+        serde_json::to_vec(&json!({
+            "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": "PreToolUse",
+            "model": "m", "permission_mode": mode, "tool_name": "apply_patch",
+            "tool_input": {"command": patch}, "tool_use_id": "call_0",
+        }))
+        .unwrap()
+    };
+    // approval_policy = "never" (bypassPermissions) in a read-only sandbox: Codex would refuse.
+    std::fs::write(home.path().join("config.toml"), "sandbox_mode = \"read-only\"\n").unwrap();
+    let reason =
+        deny_reason(&staged_in(&dir, &["hook", "codex"], &event("bypassPermissions"), &env));
+    assert_eq!(
+        reason,
+        "staged refused this patch without staging it, and nothing was written: Codex runs with a `read-only` sandbox (sandbox_mode in CODEX_HOME/config.toml) and never asks for approval, so it would refuse this write itself. A person who wants this change makes it, or runs Codex with a sandbox that allows it."
+    );
+    // No sandbox_mode at all, in a project not marked trusted: Codex's default, read-only.
+    std::fs::write(home.path().join("config.toml"), "model = \"m\"\n").unwrap();
+    let reason =
+        deny_reason(&staged_in(&dir, &["hook", "codex"], &event("bypassPermissions"), &env));
+    assert!(reason.contains("Codex's default in a project not marked trusted"), "{reason}");
+    assert!(pending_ids(&dir).is_empty());
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert!(!stdout(&out).contains("Codex's sandbox"), "not installed: no reading");
+    // A workspace-write sandbox: staged, and the model may apply it.
+    std::fs::write(home.path().join("config.toml"), "sandbox_mode = \"workspace-write\"\n")
+        .unwrap();
+    let reason =
+        deny_reason(&staged_in(&dir, &["hook", "codex"], &event("bypassPermissions"), &env));
+    assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    assert!(!reason.contains("only a person"), "{reason}");
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
 }
 
 #[test]
@@ -315,7 +459,7 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
         s["hooks"]["PreToolUse"],
         json!([
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]},
-            {"matcher": "Edit|Write|MultiEdit", "hooks": [{"type": "command", "command": command}]},
+            {"matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [{"type": "command", "command": command}]},
         ]),
         "installed twice, listed once"
     );
@@ -410,6 +554,12 @@ fn codex_install_trusts_its_hooks_and_keeps_the_users_config() {
     let out = staged_in(&dir, &["doctor"], b"", &env);
     assert!(stdout(&out).contains("ok   Codex: every staged hook is trusted"), "{}", stdout(&out));
     assert!(!stdout(&out).contains("FAIL"), "{}", stdout(&out));
+    // And what it reads of Codex's sandbox, which the hook cannot learn from the event.
+    assert!(
+        stdout(&out).contains("note Codex's sandbox as staged reads it: read-only (Codex's default in a project not marked trusted; no sandbox_mode is set), approval_policy "),
+        "{}",
+        stdout(&out)
+    );
     // A trust entry that no longer matches is found.
     let tampered = std::fs::read_to_string(home_path.join("config.toml"))
         .unwrap()
@@ -455,10 +605,31 @@ fn doctor_says_what_is_missing_and_fails() {
         "ok   Claude Code: the staged MCP server in ",
         "ok   Claude Code: the project's MCP server is approved",
         "ok   Claude Code: the staged MCP server answers",
+        "note Claude Code's permission mode is read from each event: plan and dontAsk deny an edit without staging it; in default mode (or an unknown one) only a person may apply the preview (`staged review`), since staged does not read allow rules (`permissions.allow`, `--allowedTools`)",
         "--   Codex: staged's hooks are not installed (`staged hook install codex`)",
     ] {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
+    assert!(
+        text.contains("ok   Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit)"),
+        "{text}"
+    );
+    // An older install's matcher lets NotebookEdit through: doctor says so, and installing
+    // again fixes it.
+    let settings = read(&dir, ".claude/settings.json");
+    let older = settings.replace("Edit|Write|MultiEdit|NotebookEdit", "Edit|Write|MultiEdit");
+    assert_ne!(older, settings);
+    std::fs::write(dir.join(".claude/settings.json"), older).unwrap();
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("FAIL Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit): an older install, whose hook does not see NotebookEdit: those edits are not gated; run `staged hook install claude-code` again"),
+        "{}",
+        stdout(&out)
+    );
+    let out = staged_in(&dir, &["hook", "install", "claude-code"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&staged_in(&dir, &["doctor"], b"", &env)), 0);
     // The binary the hooks name is gone.
     let settings = read(&dir, ".claude/settings.json");
     let bin = staged_bin().canonicalize().unwrap().display().to_string();
@@ -1860,4 +2031,26 @@ fn claude_code_record_mode_replays_deletions_and_edits_that_create_a_file() {
     }
     assert_eq!(std::fs::read(dir.join("src/d.ts")).unwrap(), crlf.as_bytes());
     assert!(!dir.join("src/n.ts").exists());
+}
+
+#[test]
+fn ast_edit_never_stages_a_rewrite_of_a_protected_file() {
+    let ws = workspace(&[
+        ("opencode.json", "{\"permission\": \"ask\"}\n"),
+        (".claude/settings.json", "{\"permission\": \"ask\"}\n"),
+        ("src/conf.json", "{\"permission\": \"ask\"}\n"),
+    ]);
+    let dir = ws.path().canonicalize().unwrap();
+    for path in ["opencode.json", ".claude/settings.json", "."] {
+        let out =
+            staged(&dir, &["ast-edit", "--op", "\"ask\"", "\"allow\"", "--lang", "json", path]);
+        assert_ne!(code(&out), 0, "{path}: {}", stdout(&out));
+        assert!(stderr(&out).contains("Refusing "), "{path}: {}", stderr(&out));
+        assert!(pending_ids(&dir).is_empty(), "{path}");
+    }
+    assert_eq!(read(&dir, "opencode.json"), "{\"permission\": \"ask\"}\n");
+    // The same rewrite of a file of the project stages.
+    let out = staged(&dir, &["ast-edit", "--op", "\"ask\"", "\"allow\"", "--lang", "json", "src"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(pending_ids(&dir).len(), 1);
 }

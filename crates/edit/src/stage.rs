@@ -80,6 +80,7 @@ impl Staging {
                 hook @ FrontEnd::Hook(_) => Some(hook.to_string()),
                 _ => None,
             },
+            needs_person: session.needs_person(),
         };
         let action = Arc::new(ChangeAction::new(
             workspace.clone(),

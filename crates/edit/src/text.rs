@@ -33,10 +33,13 @@ pub(crate) enum Found {
 /// Maps `given` (relative to the root, or absolute inside it) onto the workspace: the path of
 /// an existing file with its symlinks resolved (never leaving the root), or, for a file that
 /// does not exist yet, its deepest existing folder resolved and the rest appended. The state
-/// folder (`.staged`) is refused: it is staged's own, not a workspace file.
+/// folder (`.staged`) is refused: it is staged's own, not a workspace file; so is a protected
+/// path (`.git/`, a coding agent's control files: [`staged_journal::PROTECTED_PATHS`]), which
+/// no tool stages an edit of.
 ///
 /// # Errors
-/// [`EditError::Path`] when `given` is empty, outside the root, or in the state folder.
+/// [`EditError::Path`] when `given` is empty, outside the root, in the state folder, or
+/// protected.
 pub(crate) fn resolve_path(workspace: &ConfinedRoot, given: &str) -> Result<RelPath, EditError> {
     if given.trim().is_empty() {
         return Err(EditError::Path("`path` must name a file: it is empty".to_owned()));
@@ -78,6 +81,7 @@ pub(crate) fn resolve_path(workspace: &ConfinedRoot, given: &str) -> Result<RelP
     workspace
         .check_model_path(&rel, given, ModelAccess::Any)
         .map_err(|err| EditError::Path(err.to_string()))?;
+    workspace.check_writable(&rel, given).map_err(|err| EditError::Path(err.to_string()))?;
     Ok(rel)
 }
 

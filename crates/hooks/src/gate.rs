@@ -1,5 +1,11 @@
 //! Gate mode: every edit staged, never written (the Stop hook that holds a turn while a staged
 //! preview is pending is `stop.rs`).
+//!
+//! Before staging, the client's own permissions are read (`permission.rs`): an edit the client
+//! would refuse is denied without staging, and one it would have asked the person about is
+//! staged as a preview only a person may apply. A protected path (`.git/`, the agents' control
+//! files) is refused by the staging itself. NotebookEdit is denied with a reason that tells the
+//! model to edit the notebook's JSON with Edit.
 
 use std::path::Path;
 
@@ -12,13 +18,14 @@ use staged_workspace::{ChangeDetails, WorkspaceSession};
 use crate::{
     Outcome,
     event::{Client, HookEvent, Reply},
+    permission::{Verdict, verdict},
     shell::{ShellPatch, shell_patch, shell_patch_argv},
 };
 
 /// Whether a tool event is an edit this hook handles.
 pub(crate) fn is_edit(client: Client, event: &HookEvent) -> bool {
     match (client, event.tool_name.as_deref()) {
-        (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write")) => true,
+        (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")) => true,
         (Client::Codex, Some("apply_patch")) => true,
         (Client::Codex, Some("Bash" | "shell" | "exec_command" | "local_shell")) => {
             shell_patch_of(event) != ShellPatch::None
@@ -48,18 +55,39 @@ pub(crate) fn shell_patch_of(event: &HookEvent) -> ShellPatch {
 /// Why a shell command that runs a patch in any other way than on its own is refused whole.
 pub(crate) const ENTANGLED_PATCH: &str = "this shell command runs apply_patch (or carries a patch) together with other commands or in a form staged cannot stage, so none of it was run. Send the patch on its own: with the apply_patch tool, or as a command that is only `apply_patch <<'EOF'` ... `EOF` (after at most one `cd <dir> &&`); run the other commands in a call of their own.";
 
+/// Why Claude Code's NotebookEdit is refused: staged stages text edits of files, and a cell
+/// edit is a rewrite of the notebook's JSON that the model can make with Edit.
+pub(crate) const NOTEBOOK_EDIT: &str = "staged refused this NotebookEdit without staging it, and nothing was written: staged gates every edit as a preview of the file's text, and does not stage notebook cell edits. To change the notebook, edit its JSON with Edit (a cell's \"source\" lines), which staged stages as a preview.";
+
 /// `PreToolUse`: stages the edit and denies the call, naming the preview; denies with the error
-/// when it cannot be staged.
+/// when it cannot be staged, and without staging when the client would refuse the edit.
 pub(crate) fn pre_tool_use(
     client: Client,
     event: &HookEvent,
     ws: &WorkspaceSession,
     cwd: &Path,
+    codex_home: Option<&Path>,
 ) -> Outcome {
+    let person = match verdict(client, event, ws.workspace().root(), codex_home) {
+        Verdict::Deny(why) => return Outcome::reply(Reply::Deny(why)),
+        Verdict::Stage => None,
+        Verdict::PersonOnly(why) => Some(why),
+    };
+    if client == Client::ClaudeCode && event.tool_name.as_deref() == Some("NotebookEdit") {
+        return Outcome::reply(Reply::Deny(NOTEBOOK_EDIT.to_owned()));
+    }
+    ws.session().set_needs_person(person.clone());
     match stage(client, event, ws, cwd) {
         Ok(staged) => {
-            let mut outcome = Outcome::reply(Reply::Deny(staged_reason(client, &staged)));
-            if let Some(session) = &event.session_id
+            let reason = match &person {
+                None => staged_reason(client, &staged),
+                Some(why) => person_reason(client, &staged, why),
+            };
+            let mut outcome = Outcome::reply(Reply::Deny(reason));
+            // The Stop hook holds the turn for what the model can resolve; a preview only a
+            // person may apply is not the model's to finish.
+            if person.is_none()
+                && let Some(session) = &event.session_id
                 && let Err(why) =
                     crate::stop::remember(ws, client, session, &staged.id, &staged.files)
             {
@@ -203,14 +231,14 @@ fn staged_of(result: &ToolResult) -> Result<Staged, String> {
     })
 }
 
+/// What every deny text that names a preview says about which preview `resolve` acts on.
+pub(crate) const NEWEST_FIRST: &str = "resolve acts on the newest pending preview: with several pending, resolve them one at a time, newest first, each with its own reason.";
+
 /// The reason a staged edit is denied with: the preview, how to resolve it, the reminder.
 pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
-    let what = match client {
-        Client::ClaudeCode => "edit",
-        Client::Codex => "patch",
-    };
+    let what = what(client);
     let mut res = format!(
-        "staged holds this {what} as a preview, and nothing was written yet: {} ({}). To write it, call {} with action \"apply\" and a one-line reason (or \"discard\" to drop it).",
+        "staged holds this {what} as a preview, and nothing was written yet: {} ({}). To write it, call {} with action \"apply\" and a one-line reason (or \"discard\" to drop it); {NEWEST_FIRST}",
         staged.id,
         staged.label,
         client.resolve_tool()
@@ -224,4 +252,25 @@ pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
     res.push_str("\n\n");
     res.push_str(RESOLVE_REMINDER);
     res
+}
+
+fn what(client: Client) -> &'static str {
+    match client {
+        Client::ClaudeCode => "edit",
+        Client::Codex => "patch",
+    }
+}
+
+/// The reason an edit staged as a preview only a person may apply is denied with.
+pub(crate) fn person_reason(client: Client, staged: &Staged, why: &str) -> String {
+    format!(
+        "staged holds this {} as a preview, and nothing was written yet: {} ({}). {}{}, so only a person may apply it: tell them it waits for them (`staged review`, or `staged resolve apply --id {} --reason \"...\"` in the workspace). Calling {} to apply it is refused (\"discard\" drops it); {NEWEST_FIRST}",
+        what(client),
+        staged.id,
+        staged.label,
+        why.get(..1).unwrap_or_default().to_uppercase(),
+        why.get(1..).unwrap_or_default(),
+        staged.id,
+        client.resolve_tool()
+    )
 }

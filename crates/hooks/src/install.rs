@@ -42,8 +42,9 @@ use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
-/// The Claude Code tools a hook gates.
-const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit";
+/// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
+/// (`crates/mcp/tests/clients/test_hooks.py` compares the tools the client offers with it).
+const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
 
 /// The Codex tools a hook sees: `Edit|Write` selects `apply_patch`; `Bash`, shell patches.
 const CODEX_MATCHER: &str = "Edit|Write|Bash";
@@ -1107,6 +1108,7 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
             .ok_or_else(|| "there is no PreToolUse hook".to_owned()),
     ));
     checks.extend(older_install_checks("Claude Code", "claude-code", &commands, None));
+    checks.push(claude_matcher_check(&settings));
     checks.extend(binary_checks("Claude Code", &commands));
     let local_server = claude_config.and_then(|path| read_json(path).ok()).and_then(|c| {
         c.get("projects")?
@@ -1292,6 +1294,41 @@ fn hook_commands(settings: &Value, client: Client) -> Vec<(String, String)> {
         }
     }
     res
+}
+
+/// Every tool [`CLAUDE_MATCHER`] names reaches staged's `PreToolUse` hook: an older install
+/// (`Edit|Write|MultiEdit`) lets NotebookEdit through, and installing again fixes it.
+fn claude_matcher_check(settings: &Value) -> Check {
+    let groups = settings.pointer("/hooks/PreToolUse").and_then(Value::as_array);
+    let matched: Vec<&str> = groups
+        .into_iter()
+        .flatten()
+        .filter(|group| {
+            group.get("hooks").and_then(Value::as_array).into_iter().flatten().any(|handler| {
+                handler
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|command| is_ours(command, Client::ClaudeCode))
+            })
+        })
+        .filter_map(|group| group.get("matcher").and_then(Value::as_str))
+        .flat_map(|matcher| matcher.split('|'))
+        .collect();
+    let missed: Vec<&str> =
+        CLAUDE_MATCHER.split('|').filter(|tool| !matched.contains(tool)).collect();
+    Check::new(
+        format!(
+            "Claude Code: the hook sees every editing tool ({})",
+            CLAUDE_MATCHER.replace('|', ", ")
+        ),
+        match missed.is_empty() {
+            true => Ok(()),
+            false => Err(format!(
+                "an older install, whose hook does not see {}: those edits are not gated; run `staged hook install claude-code` again",
+                missed.join(", ")
+            )),
+        },
+    )
 }
 
 /// The binary each hook command runs exists and may be run (one without a `/` is looked up

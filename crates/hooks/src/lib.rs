@@ -6,8 +6,14 @@
 //!   MultiEdit and Write; Codex's `apply_patch`, as its own tool or as an `apply_patch` heredoc
 //!   in the shell) is staged as a preview through `staged-edit`, and the tool call is denied
 //!   with a reason that names the preview and says to call `resolve`. Nothing is written until
-//!   then. Anything staged cannot stage (a file with a pending preview, a path outside the
-//!   workspace, a patch that does not apply) is denied with its error: a gate never fails open.
+//!   then. The gate never grants what the client would not (`permission.rs`): in a mode or
+//!   sandbox where the client would refuse the edit (plan mode, a read-only sandbox) it is
+//!   denied without staging; where the client would have asked the person (Claude Code's
+//!   default mode) the preview is one only a person may apply; `.git/` and the agents' control
+//!   files are never staged ([`staged_journal::PROTECTED_PATHS`]). Claude Code's NotebookEdit
+//!   is denied, telling the model to edit the notebook's JSON with Edit. Anything staged cannot
+//!   stage (a file with a pending preview, a path outside the workspace, a patch that does not
+//!   apply) is denied with its error: a gate never fails open.
 //!   A Stop hook keeps the turn going while a preview this session staged is pending (or the
 //!   rest of one after a partial apply), or an edit refused for one was never made again,
 //!   three times at most, as the reference's loop forces `resolve` three times before it
@@ -25,6 +31,7 @@
 mod event;
 mod gate;
 pub mod install;
+mod permission;
 mod record;
 mod shell;
 mod state;
@@ -36,6 +43,7 @@ use staged_workspace::WorkspaceSession;
 
 pub use crate::{
     event::{Client, HookEvent, Mode, Reply},
+    permission::doctor_line as permission_doctor_line,
     shell::{ShellPatch, shell_patch, shell_patch_argv},
 };
 
@@ -72,6 +80,20 @@ pub fn handle(
     root: Option<&Path>,
     cwd: &Path,
 ) -> Outcome {
+    handle_in(client, mode, input, root, cwd, None)
+}
+
+/// [`handle`], with Codex's home (`CODEX_HOME`, else `~/.codex`), whose `config.toml` says
+/// the sandbox and approval policy the gate reads for Codex (`permission.rs`); without it,
+/// only the project's `.codex/config.toml` is read.
+pub fn handle_in(
+    client: Client,
+    mode: Mode,
+    input: &[u8],
+    root: Option<&Path>,
+    cwd: &Path,
+    codex_home: Option<&Path>,
+) -> Outcome {
     let event = match HookEvent::parse(input) {
         Ok(event) => event,
         Err(why) => return refuse_unreadable(mode, &why),
@@ -96,7 +118,7 @@ pub fn handle(
     };
     ws.session().set_front_end(staged_core::FrontEnd::Hook(client.name().to_owned()));
     match (mode, event.hook_event_name.as_str()) {
-        (Mode::Gate, "PreToolUse") => gate::pre_tool_use(client, &event, &ws, &cwd),
+        (Mode::Gate, "PreToolUse") => gate::pre_tool_use(client, &event, &ws, &cwd, codex_home),
         (Mode::Gate, "Stop") => stop::stop(client, &event, &ws),
         (Mode::Record, "PreToolUse") => record::pre_tool_use(client, &event, &ws, &cwd),
         (Mode::Record, "PostToolUse") => record::post_tool_use(client, &event, &ws, &cwd),

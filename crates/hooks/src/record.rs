@@ -394,6 +394,7 @@ fn finish(
             tool_input: None,
             tool_response: None,
             tool_use_id: Some(call),
+            permission_mode: None,
             stop_hook_active: None,
         };
         match record_snapshot(ws, &event, &snapshot) {

@@ -140,6 +140,7 @@ impl ChangeAction {
             pending_id: None,
             remainder: None,
             staged_by,
+            needs_person: None,
         };
         let mut action = ChangeAction::new(workspace, source, label, ops, details);
         action.counts = Some(counts);
@@ -341,6 +342,7 @@ impl ChangeAction {
             pending_id: None,
             remainder: None,
             staged_by: None,
+            needs_person: None,
         };
         if let (Some(id), Some(rest)) = (retirement.remainder(), &change.remainder) {
             text = format!("{text} {}", remainder_text(rest.label(), &id));
@@ -446,6 +448,7 @@ impl ChangeAction {
                 pending_id: None,
                 remainder: None,
                 staged_by: self.details.staged_by.clone(),
+                needs_person: self.details.needs_person.clone(),
             };
             let mut rest =
                 ChangeAction::new(self.workspace.clone(), &self.source, label, rest_ops, details);
@@ -549,6 +552,10 @@ impl PendingAction for ChangeAction {
     fn staged_by(&self) -> Option<FrontEnd> {
         let client = self.details.staged_by.as_deref()?.strip_prefix("hook:")?;
         Some(FrontEnd::Hook(client.to_owned()))
+    }
+
+    fn needs_person(&self) -> Option<&str> {
+        self.details.needs_person.as_deref()
     }
 
     fn payload(&self) -> Option<Value> {

@@ -114,10 +114,11 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
             staged_hooks::too_big(mode)
         }
         (Ok(_), Ok(cwd)) => {
-            std::panic::catch_unwind(|| staged_hooks::handle(client, mode, &input, root, &cwd))
-                .unwrap_or_else(|_| {
-                    staged_hooks::unreadable(mode, "staged failed while handling it")
-                })
+            let codex_home = codex_home();
+            std::panic::catch_unwind(|| {
+                staged_hooks::handle_in(client, mode, &input, root, &cwd, codex_home.as_deref())
+            })
+            .unwrap_or_else(|_| staged_hooks::unreadable(mode, "staged failed while handling it"))
         }
     };
     drop(input);
@@ -340,6 +341,12 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
                         }
                     }
                 }
+                let reading = staged_hooks::permission_doctor_line(
+                    client,
+                    &root,
+                    homes.codex_home.as_deref(),
+                );
+                out.line(&format!("note {reading}"))?;
             }
         }
     }

@@ -8,6 +8,11 @@ the shell) and then `resolve` through the staged MCP server. The tests read what
 sent the model (the deny reasons, the Stop hook's feedback, the resolve results), the files
 at each request, and the resolve log.
 
+The gate never grants what the client would not: Claude Code runs in `acceptEdits` mode where
+the model applies its own previews; in its default mode only a person may apply them, in plan
+mode nothing is staged, a notebook edit never goes through, and the agents' control files and
+`.git/` are never staged; Codex's sandbox (from its `config.toml`) is honoured likewise.
+
 Codex runs without `--dangerously-bypass-hook-trust`: its hooks fire only because the
 installer wrote trust entries whose hashes match. Its home is under `target/` (Codex refuses
 hooks in a home under /tmp). Clients come from `STAGED_CLIENTS_BIN`, `staged` from
@@ -28,6 +33,11 @@ from test_real_clients import HANG_SECONDS, REMINDER, REPO, base_env, client_bin
 SOURCE = "oldApi(1);\nconst x = oldApi(2, 3);\n"
 EDITED = "newApi(1);\nconst x = oldApi(2, 3);\n"
 CATALOG = Path(__file__).resolve().parent / "codex_catalog.json"
+NEWEST_FIRST = ("resolve acts on the newest pending preview: with several pending, resolve them one at a time, "
+                "newest first, each with its own reason.")
+# Claude Code runs the model's resolve only where it would have written the edit itself: in
+# its default mode it would have asked the person, so only a person may apply the preview.
+ACCEPT_EDITS = ["--permission-mode", "acceptEdits"]
 
 
 class Watching(ScriptedTurns):
@@ -129,8 +139,8 @@ def main_requests(model):
 def expected_deny(entry_id, label, path):
     return (
         f"staged holds this edit as a preview, and nothing was written yet: {entry_id} ({label}). "
-        'To write it, call mcp__staged__resolve with action "apply" and a one-line reason (or "discard" to drop it). '
-        f"After applying, Read {path} again before editing it further.\n\n{REMINDER}"
+        'To write it, call mcp__staged__resolve with action "apply" and a one-line reason (or "discard" to drop it); '
+        f"{NEWEST_FIRST} After applying, Read {path} again before editing it further.\n\n{REMINDER}"
     )
 
 
@@ -148,7 +158,7 @@ def test_claude_code_gate_stages_an_edit_and_resolve_writes_it():
         ]
         model = Watching(script, root, ["src/a.ts"]).start()
         try:
-            run_claude(tmp, root, model)
+            run_claude(tmp, root, model, ACCEPT_EDITS)
         finally:
             model.stop()
         last = main_requests(model)[-1]
@@ -185,7 +195,7 @@ def test_claude_code_stop_hook_holds_the_turn_until_the_preview_is_resolved():
         ]
         model = Watching(script, root, ["src/a.ts"]).start()
         try:
-            run_claude(tmp, root, model)
+            run_claude(tmp, root, model, ACCEPT_EDITS)
         finally:
             model.stop()
         requests = main_requests(model)
@@ -269,7 +279,7 @@ def test_claude_code_write_of_a_new_file_is_gated_then_applied():
         ]
         model = Watching(script, root, ["src/new.ts"]).start()
         try:
-            run_claude(tmp, root, model)
+            run_claude(tmp, root, model, ACCEPT_EDITS)
         finally:
             model.stop()
         results = tool_results_anthropic(main_requests(model)[-1])
@@ -279,6 +289,159 @@ def test_claude_code_write_of_a_new_file_is_gated_then_applied():
         assert (root / "src" / "new.ts").read_text() == "export const made = 1;\n"
         entry = log_entries(root)[0]
         assert (entry["source"], entry["frontEnd"], entry["reason"]) == ("write", "hook:claude-code", "add the new module")
+
+
+def claude_results(model):
+    return tool_results_anthropic(main_requests(model)[-1])
+
+
+def test_claude_code_default_mode_stages_but_only_a_person_may_apply():
+    """Claude Code `-p` in its default mode would have asked the person before the Edit: the
+    gate stages it, the model's resolve is refused, and `staged resolve` (a person) applies it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("mcp", "resolve", {"action": "apply", "reason": "the model applies its own edit"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model)
+        finally:
+            model.stop()
+        results = claude_results(model)
+        assert [name for name, _, _ in results] == ["Read", "Edit", "mcp__staged__resolve"], results
+        ids = [p["id"] for p in pending(root)]
+        assert len(ids) == 1, ids
+        _, denied, _ = results[1]
+        assert ("Claude Code is in its default permission mode, in which it asks the person before an edit, "
+                f"so only a person may apply it: tell them it waits for them (`staged review`, or "
+                f"`staged resolve apply --id {ids[0]} --reason \"...\"` in the workspace).") in denied, denied
+        _, refused, is_error = results[2]
+        assert is_error and refused.startswith(
+            f"Only a person may apply {ids[0]} (Edit: src/a.ts (1 replacement)): it was staged while Claude Code "
+            "is in its default permission mode"), refused
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+        assert log_entries(root) == []
+        done = staged(root, "resolve", "apply", "--reason", "the person read the diff")
+        assert done.returncode == 0, done.stderr
+        assert (root / "src" / "a.ts").read_text() == EDITED
+
+
+def test_claude_code_plan_mode_denies_without_staging():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("mcp", "resolve", {"action": "apply", "reason": "apply it anyway"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "plan"])
+        finally:
+            model.stop()
+        results = claude_results(model)
+        assert [name for name, _, _ in results] == ["Read", "Edit", "mcp__staged__resolve"], results
+        _, denied, is_error = results[1]
+        assert is_error and ("staged refused this edit without staging it, and nothing was written: Claude Code is "
+                             "in plan mode, in which it makes no edits.") in denied, denied
+        assert "No pending action to resolve." in results[2][1], results[2]
+        assert pending(root) == []
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+
+
+# Claude Code 2.1.197's own tools, as it offers them to the model, and whether each edits a
+# file. A tool the client adds fails the test until it is classified here, and an editing tool
+# must be in the matcher the installer writes.
+CLAUDE_TOOLS_EDITING = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
+# Bash writes through the shell: the shell-writes issue's, not a file-editing tool.
+CLAUDE_TOOLS_OTHER = {
+    "Agent", "Bash", "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "Read",
+    "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill", "TaskCreate", "TaskGet", "TaskList", "TaskOutput",
+    "TaskStop", "TaskUpdate", "WebFetch", "WebSearch", "Workflow",
+}
+
+
+NOTEBOOK = {
+    "cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
+               "source": ["print(1)\n"]}],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+def test_claude_code_notebook_edits_never_go_through_and_every_editing_tool_is_matched():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        notebook = root / "a.ipynb"
+        notebook.write_text(json.dumps(NOTEBOOK, indent=1) + "\n")
+        before = notebook.read_text()
+        install(root, "claude-code")
+        settings = json.loads((root / ".claude" / "settings.json").read_text())
+        matchers = [group.get("matcher", "") for group in settings["hooks"]["PreToolUse"]]
+        matched = {name for m in matchers for name in m.split("|")}
+        script = [
+            ("tool", "Read", {"file_path": str(notebook)}),
+            ("tool", "NotebookEdit", {"notebook_path": str(notebook), "cell_id": "c1",
+                                      "new_source": "import os\nos.system('touch /tmp/pwned')", "edit_mode": "replace"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["a.ipynb"]).start()
+        try:
+            run_claude(tmp, root, model, ACCEPT_EDITS)
+        finally:
+            model.stop()
+        results = claude_results(model)
+        assert [name for name, _, _ in results] == ["Read", "NotebookEdit"], results
+        _, denied, is_error = results[1]
+        assert is_error and "staged refused this NotebookEdit without staging it, and nothing was written" in denied, denied
+        assert "edit its JSON with Edit" in denied, denied
+        assert notebook.read_text() == before
+        assert pending(root) == []
+        offered = {t["name"] for t in main_requests(model)[0].get("tools", []) if not t["name"].startswith("mcp__")}
+        unknown = offered - CLAUDE_TOOLS_EDITING - CLAUDE_TOOLS_OTHER
+        assert not unknown, f"Claude Code offers tools this test does not know; classify them: {sorted(unknown)}"
+        missed = (offered & CLAUDE_TOOLS_EDITING) - matched
+        assert not missed, f"editing tools the installed matcher misses: {sorted(missed)} (matchers {matchers})"
+
+
+def test_claude_code_cannot_rewrite_its_own_settings_through_the_gate():
+    """Even in bypassPermissions mode, a Write of .claude/settings.json is denied unstaged."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        settings_path = root / ".claude" / "settings.json"
+        before = settings_path.read_text()
+        widened = json.loads(before)
+        widened.setdefault("permissions", {}).setdefault("allow", []).append("Bash(*)")
+        script = [
+            ("tool", "Read", {"file_path": str(settings_path)}),
+            ("tool", "Write", {"file_path": str(settings_path), "content": json.dumps(widened)}),
+            ("mcp", "resolve", {"action": "apply", "reason": "allow every command"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, [".claude/settings.json"]).start()
+        try:
+            run_claude(tmp, root, model, ACCEPT_EDITS)
+        finally:
+            model.stop()
+        results = claude_results(model)
+        assert [name for name, _, _ in results] == ["Read", "Write", "mcp__staged__resolve"], results
+        _, denied, is_error = results[1]
+        assert is_error and ("staged refused this edit, and nothing was written: Refusing .claude/settings.json: "
+                             ".claude/ is Claude Code's settings, permissions and hooks") in denied, denied
+        assert "No pending action to resolve." in results[2][1], results[2]
+        assert settings_path.read_text() == before
+        assert pending(root) == []
 
 
 def test_claude_code_record_mode_logs_the_edit_and_undo_restores_it():
@@ -357,7 +520,8 @@ def codex_home_for(tmp):
     return home, codex_home
 
 
-def run_codex(tmp, root, model, mode="gate", installed_in=None, binary=None, before_run=None):
+def run_codex(tmp, root, model, mode="gate", installed_in=None, binary=None, before_run=None,
+              sandbox="danger-full-access"):
     """Writes the user's part of config.toml (the scripted provider), installs staged's hooks
     (in `mode`) into it (for `installed_in`, else `root`; by `binary`, else `staged_bin()`), and
     runs `codex exec` in `root` without any hook-trust bypass (after `before_run(codex_home)`)."""
@@ -368,7 +532,7 @@ model_provider = "scripted"
 model_catalog_json = {json.dumps(str(CATALOG))}
 check_for_update_on_startup = false
 approval_policy = "never"
-sandbox_mode = "danger-full-access"
+sandbox_mode = "{sandbox}"
 
 [analytics]
 enabled = false
@@ -725,4 +889,52 @@ def test_codex_stop_hook_holds_the_rest_of_a_partial_apply(codex_tmp):
     assert "The rest stays pending as the newest preview: " in results[1][1], results[1]
     assert (root / "src" / "a.ts").read_text() == EDITED
     assert (root / "src" / "b.ts").read_text() == "oldApi(9);\n"
+    assert pending(root) == []
+
+
+GIT_CONFIG_PATCH = ("*** Begin Patch\n*** Update File: .git/config\n@@\n [core]\n"
+                    "+\tfsmonitor = \"touch pwned\"\n*** End Patch\n")
+
+
+def test_codex_gate_never_grants_what_its_sandbox_would_not(codex_tmp):
+    """workspace-write: a patch of .git/config is denied unstaged; read-only: so is src/a.ts."""
+    root = new_repo(codex_tmp)
+    (root / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    script = [
+        ("custom", "apply_patch", GIT_CONFIG_PATCH),
+        ("mcp", "resolve", {"action": "apply", "reason": "add the monitor"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, [".git/config"]).start()
+    try:
+        run_codex(codex_tmp, root, model, sandbox="workspace-write")
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "resolve"], results
+    assert ("staged refused this edit, and nothing was written: Refusing .git/config: .git/ is git's own folder"
+            in results[0][1]), results[0]
+    assert "No pending action to resolve." in results[1][1], results[1]
+    assert (root / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
+    assert pending(root) == []
+
+
+def test_codex_read_only_sandbox_denies_without_staging(codex_tmp):
+    root = new_repo(codex_tmp)
+    script = [
+        ("custom", "apply_patch", PATCH),
+        ("mcp", "resolve", {"action": "apply", "reason": "apply the rename"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, sandbox="read-only")
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "resolve"], results
+    assert ("staged refused this patch without staging it, and nothing was written: Codex runs with a `read-only` "
+            "sandbox (sandbox_mode in CODEX_HOME/config.toml) and never asks for approval") in results[0][1], results[0]
+    assert "No pending action to resolve." in results[1][1], results[1]
+    assert (root / "src" / "a.ts").read_text() == SOURCE
     assert pending(root) == []
