@@ -4,16 +4,18 @@
 //! Chunks are matched the way Codex matches them: in order, each searched from where the
 //! previous one ended, first exactly, then ignoring trailing whitespace, then ignoring
 //! surrounding whitespace, then with Unicode dashes, quotes and spaces taken as ASCII. A
-//! chunk's `@@ <context>` line is found first the same way. Lines are compared without their
-//! line endings, and a CRLF file keeps its CRLF: the lines a Codex patch adds get the line
-//! ending of the file's first line (as Codex does), and a file a Codex patch updates always
-//! ends with a line ending. A unified diff's lines keep exactly the endings the diff gives
-//! them (`\ No newline at end of file` included), so `git diff` output applies byte for byte.
+//! chunk's `@@ <context>` line is found first the same way. Each way numbers the file's lines
+//! once, and a chunk is a run of numbers to find ([`Seeker`]), in time linear in the file and
+//! the chunk. Lines are compared without their line endings, and a CRLF file keeps its CRLF:
+//! the lines a Codex patch adds get the line ending of the file's first line (as Codex does),
+//! and a file a Codex patch updates always ends with a line ending. A unified diff's lines
+//! keep exactly the endings the diff gives them (`\ No newline at end of file` included), so
+//! `git diff` output applies byte for byte.
 
 mod apply;
 mod parse;
 
-pub use apply::{apply_chunks, seek};
+pub use apply::{OverBudget, SEEK_BUDGET, Seeker, apply_chunks};
 pub use parse::{parse, parse_codex, parse_unified};
 
 /// A parsed patch: its files, in order.
