@@ -11,7 +11,7 @@ use std::{
     process::{Command, Output, Stdio},
 };
 
-use common::{code, pending_ids, read, staged, staged_bin, stderr, workspace};
+use common::{code, json, pending_ids, read, staged, staged_bin, stderr, workspace};
 
 /// Runs `staged` in `dir` with `args` and `input` on stdin.
 fn staged_in(dir: &Path, args: &[&str], input: &[u8]) -> Output {
@@ -26,6 +26,11 @@ fn staged_in(dir: &Path, args: &[&str], input: &[u8]) -> Output {
         .unwrap();
     child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// The model-facing text of a tool call, from `--json`.
+fn text(out: &Output) -> String {
+    json(out)["text"].as_str().unwrap_or_default().to_owned()
 }
 
 fn apply(dir: &Path) -> Output {
@@ -54,4 +59,34 @@ fn a_long_chunk_that_almost_matches_everywhere_is_placed_in_linear_time() {
     want.push_str("done\n");
     assert_eq!(read(dir, "big.txt"), want);
     assert!(pending_ids(dir).is_empty());
+}
+
+/// Issue 32, finding 13: a hunk whose body goes on past what its `@@` header counts was
+/// applied in part, silently (`git apply` refuses it); one that stops short is refused too.
+/// The error says which hunk and what was counted, and nothing is staged.
+#[test]
+fn a_hunk_whose_body_does_not_match_its_header_is_refused_by_name() {
+    let ws = workspace(&[("f.txt", "a\nb\nc\nd\ne\n")]);
+    let dir = ws.path();
+    let under = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n c\n-d\n+D\n";
+    let out = staged_in(dir, &["--json", "patch"], under.as_bytes());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        text(&out),
+        "invalid patch: line 3: hunk 1 of f.txt ('@@ -1,2 +1,2 @@') counts 2 old and 2 new lines, but its body goes on to line 9 and has 4 old and 4 new lines; fix the counts in its `@@` header (or make the diff again)"
+    );
+    let over = "--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n";
+    let out = staged_in(dir, &["--json", "patch"], over.as_bytes());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        text(&out),
+        "invalid patch: line 3: hunk 1 of f.txt ('@@ -1,4 +1,4 @@') counts 4 old and 4 new lines, but its body ends at line 7 with 3 old and 3 new lines; fix the counts in its `@@` header (or make the diff again)"
+    );
+    assert!(pending_ids(dir).is_empty());
+    assert_eq!(read(dir, "f.txt"), "a\nb\nc\nd\ne\n");
+    // Counted right, it applies.
+    let right = "--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n-d\n+D\n";
+    assert_eq!(code(&staged_in(dir, &["patch"], right.as_bytes())), 0);
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "f.txt"), "a\nB\nc\nD\ne\n");
 }

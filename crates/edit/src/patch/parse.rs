@@ -341,8 +341,11 @@ fn parse_unified_file(
         i += 2;
     }
     let mut hunks = Vec::new();
+    let name = new_name.clone().or(old_name.clone()).or(header.to.clone()).unwrap_or_default();
     while i < lines.len() && lines[i].starts_with("@@") {
-        let (chunk, used) = parse_unified_hunk(&lines[i..], line_number + i)?;
+        let which = format!("hunk {} of {name}", hunks.len() + 1);
+        let (chunk, used, counts) = parse_unified_hunk(&lines[i..], line_number + i, &which)?;
+        beyond_count(&lines[i..], used, line_number + i, &which, counts)?;
         hunks.push(chunk);
         i += used;
     }
@@ -377,8 +380,72 @@ fn parse_unified_file(
     Ok((file, i))
 }
 
-/// One `@@ -a,b +c,d @@` hunk, and how many lines it took.
-fn parse_unified_hunk(lines: &[&str], line_number: usize) -> Result<(Chunk, usize), String> {
+/// How many old and new lines a hunk's header counts.
+type Counts = (usize, usize);
+
+/// A hunk's body that goes on past what its header counts (models miscount hunks often, and
+/// applying the counted part alone would apply part of the change, silently): refused, as
+/// `git apply` refuses it, with what was counted. `hunk` is the hunk's lines, its header at
+/// `line_number`; its first `used` lines are the counted ones.
+fn beyond_count(
+    hunk: &[&str],
+    used: usize,
+    line_number: usize,
+    which: &str,
+    (old_len, new_len): Counts,
+) -> Result<(), String> {
+    let body_line = |k: usize| -> bool {
+        let Some(line) = hunk.get(k) else { return false };
+        let text = line.trim_end_matches(['\n', '\r']);
+        // A mail's signature (`-- ` then git's version), and the next file of a diff -u.
+        if text == "--" || text == "-- " {
+            return false;
+        }
+        if text.starts_with("--- ") && hunk.get(k + 1).is_some_and(|l| l.starts_with("+++ ")) {
+            return false;
+        }
+        matches!(line.as_bytes().first(), Some(b' ' | b'-' | b'+' | b'\\'))
+    };
+    let blank = |k: usize| hunk.get(k).is_some_and(|l| l.trim_end_matches(['\n', '\r']).is_empty());
+    // Blank lines after a hunk are its lines (context lines whose space an editor dropped)
+    // only when more lines of it follow them.
+    let body_after_blanks = |mut k: usize| {
+        while blank(k) {
+            k += 1;
+        }
+        body_line(k)
+    };
+    if !body_after_blanks(used) {
+        return Ok(());
+    }
+    let (mut old, mut new) = (old_len, new_len);
+    let mut end = used;
+    while body_after_blanks(end) {
+        match hunk[end].as_bytes().first() {
+            Some(b'-') => old += 1,
+            Some(b'+') => new += 1,
+            Some(b'\\') => {}
+            _ => {
+                old += 1;
+                new += 1;
+            }
+        }
+        end += 1;
+    }
+    Err(format!(
+        "invalid patch: line {line_number}: {which} ('{}') counts {old_len} old and {new_len} new lines, but its body goes on to line {} and has {old} old and {new} new lines; fix the counts in its `@@` header (or make the diff again)",
+        hunk[0].trim_end_matches(['\n', '\r']),
+        line_number + end - 1,
+    ))
+}
+
+/// One `@@ -a,b +c,d @@` hunk, how many lines it took, and what its header counts.
+/// `which` names it (`hunk 2 of src/a.rs`) in errors.
+fn parse_unified_hunk(
+    lines: &[&str],
+    line_number: usize,
+    which: &str,
+) -> Result<(Chunk, usize, Counts), String> {
     let header = lines[0].trim_end_matches(['\n', '\r']);
     let bad = || {
         format!(
@@ -421,9 +488,11 @@ fn parse_unified_hunk(lines: &[&str], line_number: usize) -> Result<(Chunk, usiz
             }
             // An empty context line whose space an editor dropped.
             Some('\n') | Some('\r') => (' ', raw),
+            // The next file or hunk: this one has fewer lines than its header counts.
+            _ if raw.starts_with("diff --git ") || raw.starts_with("@@") => break,
             _ => {
                 return Err(format!(
-                    "invalid patch: line {}: '{}' is not a line of the hunk (it should start with ' ', '-' or '+'; the hunk header promised {old_len} old and {new_len} new lines)",
+                    "invalid patch: line {}: '{}' is not a line of {which} (it should start with ' ', '-' or '+'; the hunk header promised {old_len} old and {new_len} new lines)",
                     line_number + i,
                     raw.trim_end()
                 ));
@@ -459,12 +528,13 @@ fn parse_unified_hunk(lines: &[&str], line_number: usize) -> Result<(Chunk, usiz
     }
     if old_seen != old_len || new_seen != new_len {
         return Err(format!(
-            "invalid patch: line {line_number}: the hunk '{header}' ends early ({old_seen} of {old_len} old and {new_seen} of {new_len} new lines)"
+            "invalid patch: line {line_number}: {which} ('{header}') counts {old_len} old and {new_len} new lines, but its body ends at line {} with {old_seen} old and {new_seen} new lines; fix the counts in its `@@` header (or make the diff again)",
+            line_number + i - 1
         ));
     }
     // `-a,0`: insert after line a (0: at the top).
     chunk.at = Some(if old_len == 0 { old_start } else { old_start.saturating_sub(1) });
-    Ok((chunk, i))
+    Ok((chunk, i, (old_len, new_len)))
 }
 
 fn strip_new_ending(line: Option<&mut PatchLine>) {
@@ -656,5 +726,41 @@ mod tests {
         assert_eq!(chunks[0].new[0].ending, Some(Ending::CrLf));
         assert_eq!(chunks[0].new[1].ending, Some(Ending::None));
         assert_eq!(chunks[0].at, Some(0));
+    }
+
+    #[test]
+    fn a_hunk_whose_body_does_not_match_its_header_is_refused() {
+        // Undercounted: the rest of the body would be dropped silently.
+        assert_eq!(
+            parse_unified("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n c\n-d\n+D\n")
+                .unwrap_err(),
+            "invalid patch: line 3: hunk 1 of f ('@@ -1,2 +1,2 @@') counts 2 old and 2 new lines, but its body goes on to line 9 and has 4 old and 4 new lines; fix the counts in its `@@` header (or make the diff again)"
+        );
+        // Blank lines inside the rest count as context lines.
+        assert!(
+            parse_unified("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+A\n\n\n-b\n")
+                .unwrap_err()
+                .contains("counts 1 old and 1 new lines, but its body goes on to line 8 and has 4 old and 3 new lines")
+        );
+        // Overcounted, at the end of the diff and before the next file.
+        assert_eq!(
+            parse_unified("--- a/f\n+++ b/f\n@@ -1,4 +1,4 @@\n a\n-b\n+B\n c\n").unwrap_err(),
+            "invalid patch: line 3: hunk 1 of f ('@@ -1,4 +1,4 @@') counts 4 old and 4 new lines, but its body ends at line 7 with 3 old and 3 new lines; fix the counts in its `@@` header (or make the diff again)"
+        );
+        assert_eq!(
+            parse_unified("diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+A\n@@ -5,2 +5,2 @@\n-e\n+E\ndiff --git a/g b/g\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-x\n+y\n").unwrap_err(),
+            "invalid patch: line 7: hunk 2 of f ('@@ -5,2 +5,2 @@') counts 2 old and 2 new lines, but its body ends at line 9 with 1 old and 1 new lines; fix the counts in its `@@` header (or make the diff again)"
+        );
+        // What may follow a hunk: blank lines, a mail's signature, the next `diff -u` file,
+        // the next commit of `git log -p`.
+        for tail in [
+            "\n\n",
+            "-- \n2.43.0\n\n",
+            "--- a/g\n+++ b/g\n@@ -1 +1 @@\n-x\n+y\n",
+            "\ncommit 0123\nAuthor: t\n\n    message\n",
+        ] {
+            let diff = format!("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+A\n{tail}");
+            assert!(parse_unified(&diff).is_ok(), "{diff}");
+        }
     }
 }
