@@ -90,3 +90,56 @@ fn a_hunk_whose_body_does_not_match_its_header_is_refused_by_name() {
     assert_eq!(code(&apply(dir)), 0);
     assert_eq!(read(dir, "f.txt"), "a\nB\nc\nD\ne\n");
 }
+
+/// Issue 32 finding 17 and issue 33 findings 1, 2 and 11: a git patch that adds, deletes,
+/// changes or renames a symlink (mode 120000) or a submodule (mode 160000) made a regular
+/// file of it, or deleted the link's target. staged does not stage them, by design: each is
+/// refused, naming the file and saying why, and nothing is staged or written.
+#[test]
+fn symlinks_and_submodules_are_refused_by_design_naming_the_file() {
+    let ws = workspace(&[("target.txt", "target.txt")]);
+    let dir = ws.path();
+    std::os::unix::fs::symlink("target.txt", dir.join("link")).unwrap();
+    let cases = [
+        (
+            "diff --git a/new-link b/new-link\nnew file mode 120000\nindex 0000000..1de5659\n--- /dev/null\n+++ b/new-link\n@@ -0,0 +1 @@\n+target.txt\n\\ No newline at end of file\n",
+            "line 2: new-link is a symbolic link (`new file mode 120000`): staged does not stage symlinks, only regular text files; make this change to the link yourself (ln -s, rm)",
+        ),
+        (
+            "diff --git a/link b/link\ndeleted file mode 120000\nindex 1de5659..0000000\n--- a/link\n+++ /dev/null\n@@ -1 +0,0 @@\n-target.txt\n\\ No newline at end of file\n",
+            "line 2: link is a symbolic link (`deleted file mode 120000`): staged does not stage symlinks, only regular text files; make this change to the link yourself (ln -s, rm)",
+        ),
+        (
+            "diff --git a/link b/link\nindex 1de5659..2b2a9d4 120000\n--- a/link\n+++ b/link\n@@ -1 +1 @@\n-target.txt\n\\ No newline at end of file\n+other.txt\n\\ No newline at end of file\n",
+            "line 2: link is a symbolic link (`index 1de5659..2b2a9d4 120000`): staged does not stage symlinks, only regular text files; make this change to the link yourself (ln -s, rm)",
+        ),
+        (
+            "diff --git a/vendor/lib b/vendor/lib\nnew file mode 160000\nindex 0000000..4b825dc\n--- /dev/null\n+++ b/vendor/lib\n@@ -0,0 +1 @@\n+Subproject commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n",
+            "line 2: vendor/lib is a submodule (`new file mode 160000`): staged does not stage submodules, only regular text files; make this change with git (git submodule)",
+        ),
+        (
+            "diff --git a/vendor/lib b/vendor/lib\ndeleted file mode 160000\nindex 4b825dc..0000000\n--- a/vendor/lib\n+++ /dev/null\n@@ -1 +0,0 @@\n-Subproject commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n",
+            "line 2: vendor/lib is a submodule (`deleted file mode 160000`): staged does not stage submodules, only regular text files; make this change with git (git submodule)",
+        ),
+        // A rename of a link has no mode line: the link on disk says it.
+        (
+            "diff --git a/link b/moved-link\nsimilarity index 100%\nrename from link\nrename to moved-link\n",
+            "link is a symbolic link: staged does not stage symlinks, only regular text files; move the link yourself (rm, mv)",
+        ),
+        // Codex's format names no mode either.
+        (
+            "*** Begin Patch\n*** Delete File: link\n*** End Patch\n",
+            "link is a symbolic link: staged does not stage symlinks, only regular text files; delete the link yourself (rm, mv)",
+        ),
+    ];
+    for (patch, want) in cases {
+        let out = staged_in(dir, &["--json", "patch"], patch.as_bytes());
+        assert_eq!(code(&out), 2, "{patch}\n{}", stderr(&out));
+        assert_eq!(text(&out), want, "{patch}");
+    }
+    assert!(pending_ids(dir).is_empty());
+    assert_eq!(read(dir, "target.txt"), "target.txt");
+    assert_eq!(std::fs::read_link(dir.join("link")).unwrap(), Path::new("target.txt"));
+    let names: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 3, "{names:?}"); // .git, target.txt, link
+}

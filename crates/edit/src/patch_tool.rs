@@ -144,11 +144,15 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
                 add(workspace, &mut staging, &rel, content, *style)?;
             }
             PatchFile::Delete { path, old } => {
+                refuse_symlink(workspace, path, "delete")?;
                 let rel = resolve_path(workspace, path)?;
                 claim(&rel)?;
                 delete(workspace, &mut staging, &rel, old.as_deref())?;
             }
             PatchFile::Update { path, move_to, chunks, style } => {
+                if move_to.is_some() {
+                    refuse_symlink(workspace, path, "move")?;
+                }
                 let rel = resolve_path(workspace, path)?;
                 claim(&rel)?;
                 let display = rel.display();
@@ -388,6 +392,23 @@ fn moved(
             });
             staging.ops.push(FileOp::Delete { path: from_path, fingerprint });
         }
+    }
+    Ok(())
+}
+
+/// A path that is a symlink cannot be deleted or moved: its path resolves to the link's
+/// target, which is not what the patch names (deleting it would delete the target and leave
+/// the link). staged does not stage symlinks.
+fn refuse_symlink(workspace: &ConfinedRoot, given: &str, what: &str) -> Result<(), EditError> {
+    let link = workspace
+        .lexical(given)
+        .ok()
+        .and_then(|path| std::fs::symlink_metadata(path).ok())
+        .is_some_and(|meta| meta.file_type().is_symlink());
+    if link {
+        return Err(EditError::PatchConflict(format!(
+            "{given} is a symbolic link: staged does not stage symlinks, only regular text files; {what} the link yourself (rm, mv)"
+        )));
     }
     Ok(())
 }

@@ -263,6 +263,29 @@ struct GitHeader {
     rename_to: Option<String>,
 }
 
+/// The refusal of a file that is not a regular file, from a header line that gives its mode
+/// (`new file mode 120000`, `deleted file mode 160000`, `index 1a2b..3c4d 120000`, `old
+/// mode`, `new mode`): staged stages regular text files only, and writing a symlink's target
+/// or a submodule's commit as a regular file would be wrong.
+fn kind_refusal(line: &str, at: usize, header: &GitHeader) -> Option<String> {
+    let moded = ["new file mode ", "deleted file mode ", "old mode ", "new mode ", "index "];
+    if !moded.iter().any(|p| line.starts_with(p)) {
+        return None;
+    }
+    let deleted = line.starts_with("deleted file mode ") || line.starts_with("old mode ");
+    let path = if deleted { header.from.as_deref() } else { header.to.as_deref() };
+    let path = path.unwrap_or("a file");
+    match line.rsplit(' ').next()? {
+        "120000" => Some(format!(
+            "line {at}: {path} is a symbolic link (`{line}`): staged does not stage symlinks, only regular text files; make this change to the link yourself (ln -s, rm)"
+        )),
+        "160000" => Some(format!(
+            "line {at}: {path} is a submodule (`{line}`): staged does not stage submodules, only regular text files; make this change with git (git submodule)"
+        )),
+        _ => None,
+    }
+}
+
 /// One file of a unified diff (`None` for a section with nothing to do), and how many lines
 /// it took.
 fn parse_unified_file(
@@ -287,6 +310,9 @@ fn parse_unified_file(
             if line.starts_with("--- ") || line.starts_with("diff --git ") || line.starts_with("@@")
             {
                 break;
+            }
+            if let Some(refusal) = kind_refusal(line, at, &header) {
+                return Err(refusal);
             }
             if line.starts_with("new file mode ") {
                 header.new_file = true;
