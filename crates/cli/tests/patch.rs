@@ -143,3 +143,26 @@ fn symlinks_and_submodules_are_refused_by_design_naming_the_file() {
     let names: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 3, "{names:?}"); // .git, target.txt, link
 }
+
+/// Issue 33 finding 3: a last line ending in `\r` with no `\n` (`+x\r` then `\ No newline at
+/// end of file`) lost its `\r`; git writes `x\r`. The `\r` is the line's text, as old, new
+/// and context lines, and in a deleted file's lines.
+#[test]
+fn a_carriage_return_before_no_newline_at_end_of_file_is_kept() {
+    let ws = workspace(&[("a.txt", "a\nb\n"), ("b.txt", "one\nlast\r"), ("c.txt", "gone\r")]);
+    let dir = ws.path();
+    let patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+x\r\n\\ No newline at end of file\n--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-one\n+ONE\n last\r\n\\ No newline at end of file\n--- a/c.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\r\n\\ No newline at end of file\n--- /dev/null\n+++ b/d.txt\n@@ -0,0 +1 @@\n+new\r\n\\ No newline at end of file\n";
+    let out = staged_in(dir, &["patch"], patch.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "a.txt"), "a\nx\r");
+    assert_eq!(read(dir, "b.txt"), "ONE\nlast\r");
+    assert!(!dir.join("c.txt").exists());
+    assert_eq!(read(dir, "d.txt"), "new\r");
+    // The old side's `\r` is matched too.
+    let patch =
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n a\n-x\r\n\\ No newline at end of file\n+y\n";
+    assert_eq!(code(&staged_in(dir, &["patch"], patch.as_bytes())), 0);
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "a.txt"), "a\ny\n");
+}

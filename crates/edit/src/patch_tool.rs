@@ -291,7 +291,8 @@ fn delete(
     if let Some(old) = old {
         let lines: Vec<&str> = text
             .split_inclusive('\n')
-            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r'))
+            // A line's `\r\n` or `\n` ends it; a last line's `\r` with no `\n` is its text.
+            .map(|l| l.strip_suffix('\n').map_or(l, |l| l.strip_suffix('\r').unwrap_or(l)))
             .collect();
         if lines.len() != old.len() || lines.iter().zip(old).any(|(a, b)| a != b) {
             return Err(EditError::PatchConflict(format!(

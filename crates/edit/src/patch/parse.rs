@@ -497,6 +497,7 @@ fn parse_unified_hunk(
     let mut i = 1;
     // Which side the last line belongs to, for a `\ No newline at end of file` after it.
     let mut last: Option<char> = None;
+    let mut last_ending = Ending::Lf;
     while i < lines.len()
         && (old_seen < old_len || new_seen < new_len || lines[i].starts_with('\\'))
     {
@@ -504,11 +505,24 @@ fn parse_unified_hunk(
         let (tag, body) = match raw.chars().next() {
             Some(tag @ (' ' | '-' | '+')) => (tag, &raw[1..]),
             Some('\\') => {
-                // The line before has no line ending.
-                // (Old lines are matched without their endings: only a new line's matters.)
-                if matches!(last, Some('+' | ' ')) {
-                    strip_new_ending(chunk.new.last_mut());
+                // The line before has no line ending; a `\r` before its `\n` is its text's
+                // (`x\r` at the end of a file), as git reads it.
+                let cr = last_ending == Ending::CrLf;
+                if matches!(last, Some('-' | ' '))
+                    && cr
+                    && let Some(old) = chunk.old.last_mut()
+                {
+                    old.push('\r');
                 }
+                if matches!(last, Some('+' | ' '))
+                    && let Some(new) = chunk.new.last_mut()
+                {
+                    new.ending = Some(Ending::None);
+                    if cr {
+                        new.text.push('\r');
+                    }
+                }
+                last_ending = Ending::None;
                 i += 1;
                 continue;
             }
@@ -525,6 +539,7 @@ fn parse_unified_hunk(
             }
         };
         let (text, ending) = split_ending(body);
+        last_ending = ending;
         match tag {
             ' ' => {
                 chunk.new.push(PatchLine {
@@ -561,12 +576,6 @@ fn parse_unified_hunk(
     // `-a,0`: insert after line a (0: at the top).
     chunk.at = Some(if old_len == 0 { old_start } else { old_start.saturating_sub(1) });
     Ok((chunk, i, (old_len, new_len)))
-}
-
-fn strip_new_ending(line: Option<&mut PatchLine>) {
-    if let Some(line) = line {
-        line.ending = Some(Ending::None);
-    }
 }
 
 /// A line's text and ending: `\n`, `\r\n`, or none.
