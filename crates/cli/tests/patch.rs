@@ -166,3 +166,43 @@ fn a_carriage_return_before_no_newline_at_end_of_file_is_kept() {
     assert_eq!(code(&apply(dir)), 0);
     assert_eq!(read(dir, "a.txt"), "a\ny\n");
 }
+
+/// Issue 33 findings 4 and 8: GNU `diff -N` dates a side that is not there at the epoch
+/// instead of naming `/dev/null`. A deletion (`+++ b/old.txt<TAB>1970-01-01 ...`, `@@ -1 +0,0
+/// @@`) left an empty file; a new file (`--- a/new.txt<TAB>1970-01-01 ...`) got "it does not
+/// exist". The epoch in any zone counts; another time is a change as before.
+#[test]
+fn gnu_diff_n_epoch_sides_create_and_delete() {
+    let ws = workspace(&[("old.txt", "bye\n"), ("keep.txt", "\n")]);
+    let dir = ws.path();
+    let patch = "diff -uN a/old.txt b/old.txt\n--- a/old.txt\t2024-05-01 10:00:00.000000000 +0200\n+++ b/old.txt\t1970-01-01 00:00:00.000000000 +0000\n@@ -1 +0,0 @@\n-bye\ndiff -uN a/new.txt b/new.txt\n--- a/new.txt\t1969-12-31 16:00:00.000000000 -0800\n+++ b/new.txt\t2024-05-01 10:00:00.000000000 +0200\n@@ -0,0 +1,2 @@\n+hello\n+there\n--- a/keep.txt\t1970-01-01 00:00:00.000000001 +0000\n+++ b/keep.txt\t2024-05-01 10:00:00.000000000 +0200\n@@ -1 +1 @@\n-\n+kept\n";
+    let out = staged_in(dir, &["--json", "patch"], patch.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["pending"]["label"], "Patch: 3 files (1 added, 1 deleted, 1 updated)");
+    assert_eq!(code(&apply(dir)), 0);
+    assert!(!dir.join("old.txt").exists());
+    assert_eq!(read(dir, "new.txt"), "hello\nthere\n");
+    assert_eq!(read(dir, "keep.txt"), "kept\n");
+}
+
+/// Issue 33 finding 9: `diff -ruN old new` names `old/f.txt` and `new/f.txt`; only `a/` and
+/// `b/` were dropped, so `old/f.txt` was looked for. Two names that differ only in their first
+/// folder lose it, as with `git apply` and `patch -p1`; a `diff --git` line without prefixes
+/// is read as it is (`--no-prefix`).
+#[test]
+fn diff_ru_n_folders_are_dropped_when_only_they_differ() {
+    let ws = workspace(&[("src/f.txt", "one\n"), ("src/gone.txt", "x\n")]);
+    let dir = ws.path();
+    let patch = "diff -ruN old/src/f.txt new/src/f.txt\n--- old/src/f.txt\t2024-05-01 10:00:00.000000000 +0000\n+++ new/src/f.txt\t2024-05-01 10:00:01.000000000 +0000\n@@ -1 +1 @@\n-one\n+two\ndiff -ruN old/src/gone.txt new/src/gone.txt\n--- old/src/gone.txt\t2024-05-01 10:00:00.000000000 +0000\n+++ new/src/gone.txt\t1970-01-01 00:00:00.000000000 +0000\n@@ -1 +0,0 @@\n-x\ndiff -ruN old/src/new.txt new/src/new.txt\n--- old/src/new.txt\t1970-01-01 00:00:00.000000000 +0000\n+++ new/src/new.txt\t2024-05-01 10:00:00.000000000 +0000\n@@ -0,0 +1 @@\n+made\n";
+    let out = staged_in(dir, &["patch"], patch.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "src/f.txt"), "two\n");
+    assert!(!dir.join("src/gone.txt").exists());
+    assert_eq!(read(dir, "src/new.txt"), "made\n");
+    // `--no-prefix`: the names are the paths.
+    let patch = "diff --git src/f.txt src/f.txt\nindex 1..2 100644\n--- src/f.txt\n+++ src/f.txt\n@@ -1 +1 @@\n-two\n+three\n";
+    assert_eq!(code(&staged_in(dir, &["patch"], patch.as_bytes())), 0);
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "src/f.txt"), "three\n");
+}

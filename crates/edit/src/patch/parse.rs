@@ -346,6 +346,8 @@ fn parse_unified_file(
     let mut old_name = None;
     let mut new_name = None;
     let (mut minus_null, mut plus_null) = (false, false);
+    // GNU `diff -N` names a missing side with the epoch as its time.
+    let (mut minus_epoch, mut plus_epoch) = (false, false);
     if i < lines.len() && lines[i].starts_with("--- ") {
         let minus = lines[i].trim_end_matches(['\n', '\r']);
         let Some(plus) = lines.get(i + 1).map(|l| l.trim_end_matches(['\n', '\r'])) else {
@@ -360,10 +362,20 @@ fn parse_unified_file(
                 line_number + i + 1
             ));
         };
-        old_name = file_name(&minus[4..]);
-        new_name = file_name(plus);
+        let (old_raw, old_epoch) = raw_file_name(&minus[4..]);
+        let (new_raw, new_epoch) = raw_file_name(plus);
+        (old_name, new_name) = if header.from.is_some() {
+            // A `diff --git` section: `a/` and `b/`, as before (`--no-prefix`: as written).
+            (
+                old_raw.map(|n| strip_prefix_component(&n)),
+                new_raw.map(|n| strip_prefix_component(&n)),
+            )
+        } else {
+            strip_header_names(old_raw, new_raw)
+        };
         minus_null = old_name.is_none();
         plus_null = new_name.is_none();
+        (minus_epoch, plus_epoch) = (old_epoch, new_epoch);
         i += 2;
     }
     let mut hunks = Vec::new();
@@ -377,8 +389,13 @@ fn parse_unified_file(
     }
     let from = header.rename_from.clone().or(old_name).or(header.from.clone());
     let to = header.rename_to.clone().or(new_name).or(header.to.clone());
-    let created = header.new_file || minus_null;
-    let deleted = header.deleted || plus_null;
+    // A side dated at the epoch whose hunks hold no line of it: the file is made or deleted.
+    let created = header.new_file
+        || minus_null
+        || (minus_epoch && !hunks.is_empty() && hunks.iter().all(|h| h.old.is_empty()));
+    let deleted = header.deleted
+        || plus_null
+        || (plus_epoch && !hunks.is_empty() && hunks.iter().all(|h| h.new.is_empty()));
     let file = if created {
         let path = to.ok_or_else(|| {
             format!("invalid patch: line {line_number}: a new file without a name")
@@ -589,15 +606,75 @@ fn split_ending(line: &str) -> (&str, Ending) {
     }
 }
 
+/// The name of a `---`/`+++` line as written (`None` for `/dev/null`), unquoted, without the
+/// time after a tab; and whether that time is the epoch (`1970-01-01 00:00:00 +0000`, or the
+/// same instant in another zone), which GNU `diff -N` gives a file that is not there.
+fn raw_file_name(raw: &str) -> (Option<String>, bool) {
+    let (name, time) = raw.split_once('\t').unwrap_or((raw, ""));
+    let name = unquote(name.trim_end());
+    let epoch = is_epoch(time.trim());
+    if name == "/dev/null" { (None, epoch) } else { (Some(name), epoch) }
+}
+
+/// Whether `time` (`YYYY-MM-DD HH:MM:SS[.fraction] [+-]HHMM`) is 1970-01-01 00:00:00 UTC.
+fn is_epoch(time: &str) -> bool {
+    let mut parts = time.split(' ');
+    let (Some(date), Some(clock)) = (parts.next(), parts.next()) else { return false };
+    let zone = parts.next().unwrap_or("+0000");
+    let num = |s: &str| s.parse::<i64>().ok();
+    let date: Vec<Option<i64>> = date.split('-').map(num).collect();
+    let (clock, fraction) = clock.split_once('.').unwrap_or((clock, "0"));
+    let clock: Vec<Option<i64>> = clock.split(':').map(num).collect();
+    let (&[Some(y), Some(m), Some(d)], &[Some(h), Some(mi), Some(sec)]) =
+        (date.as_slice(), clock.as_slice())
+    else {
+        return false;
+    };
+    if !fraction.bytes().all(|b| b == b'0') || zone.len() != 5 {
+        return false;
+    }
+    let sign = match zone.as_bytes()[0] {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return false,
+    };
+    let (Some(zh), Some(zm)) = (num(&zone[1..3]), num(&zone[3..])) else { return false };
+    // Days from 1970-01-01 to y-m-d (the proleptic Gregorian calendar's civil-day count).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    days * 86_400 + h * 3_600 + mi * 60 + sec - sign * (zh * 3_600 + zm * 60) == 0
+}
+
+/// The paths of a `---`/`+++` pair. When the two names differ only in their first folder
+/// (`a/f.txt` and `b/f.txt`; `old/f.txt` and `new/f.txt` of `diff -ruN old new`), that
+/// folder is dropped, as `git apply` and `patch -p1` do; otherwise a leading `a/` or `b/` is
+/// dropped, as before.
+fn strip_header_names(
+    old: Option<String>,
+    new: Option<String>,
+) -> (Option<String>, Option<String>) {
+    if let (Some(a), Some(b)) = (&old, &new)
+        && let (Some((a_dir, a_rest)), Some((b_dir, b_rest))) =
+            (a.split_once('/'), b.split_once('/'))
+        && a_dir != b_dir
+        && a_rest == b_rest
+        && !a_dir.is_empty()
+        && !a_rest.is_empty()
+    {
+        return (Some(a_rest.to_owned()), Some(b_rest.to_owned()));
+    }
+    (old.map(|n| strip_prefix_component(&n)), new.map(|n| strip_prefix_component(&n)))
+}
+
 /// The path of a `---`/`+++` name: `None` for `/dev/null`; `a/` and `b/` dropped; a
 /// timestamp after a tab dropped; a quoted name unquoted.
+#[cfg(test)]
 fn file_name(raw: &str) -> Option<String> {
-    let raw = raw.split('\t').next().unwrap_or(raw);
-    let name = unquote(raw.trim_end());
-    if name == "/dev/null" {
-        return None;
-    }
-    Some(strip_prefix_component(&name))
+    raw_file_name(raw).0.map(|n| strip_prefix_component(&n))
 }
 
 /// `a/x` and `b/x` as `x` (git's `-p1`); other names as they are.
@@ -748,6 +825,23 @@ mod tests {
         assert_eq!(unquote("\"caf\\303\\251\""), "café");
         assert_eq!(file_name("a/x.txt\t2024-01-01 00:00:00"), Some("x.txt".into()));
         assert_eq!(file_name("/dev/null"), None);
+        assert_eq!(raw_file_name("/dev/null"), (None, false));
+        assert!(is_epoch("1970-01-01 00:00:00.000000000 +0000"));
+        assert!(is_epoch("1969-12-31 16:00:00.000000000 -0800"));
+        assert!(is_epoch("1970-01-01 05:30:00 +0530"));
+        assert!(!is_epoch("1970-01-01 00:00:01.000000000 +0000"));
+        assert!(!is_epoch("1970-01-01 00:00:00.5 +0000"));
+        assert!(!is_epoch("2024-01-01 00:00:00.000000000 +0000"));
+        assert!(!is_epoch(""));
+        assert_eq!(
+            strip_header_names(Some("old/d/f.txt".into()), Some("new/d/f.txt".into())),
+            (Some("d/f.txt".into()), Some("d/f.txt".into()))
+        );
+        assert_eq!(
+            strip_header_names(Some("f.txt".into()), Some("f.txt".into())),
+            (Some("f.txt".into()), Some("f.txt".into()))
+        );
+        assert_eq!(strip_header_names(Some("a/x".into()), None), (Some("x".into()), None));
     }
 
     #[test]
