@@ -206,3 +206,28 @@ fn diff_ru_n_folders_are_dropped_when_only_they_differ() {
     assert_eq!(code(&apply(dir)), 0);
     assert_eq!(read(dir, "src/f.txt"), "three\n");
 }
+
+/// Issue 33 finding 5: GNU diff's `Binary files a/x and b/x differ` was skipped and the rest
+/// applied; alone, it got "The first line of the patch must be '*** Begin Patch'". Both are
+/// refused, naming the file and why.
+#[test]
+fn a_gnu_binary_files_line_is_refused_naming_the_file() {
+    let ws = workspace(&[("f.txt", "one\n")]);
+    let dir = ws.path();
+    let with_text = "diff -ruN old/f.txt new/f.txt\n--- old/f.txt\t2024-05-01 10:00:00.000000000 +0000\n+++ new/f.txt\t2024-05-01 10:00:01.000000000 +0000\n@@ -1 +1 @@\n-one\n+two\nBinary files old/img.png and new/img.png differ\n";
+    let out = staged_in(dir, &["--json", "patch"], with_text.as_bytes());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        text(&out),
+        "line 7: img.png is a binary file (`Binary files old/img.png and new/img.png differ`): the diff does not hold its bytes, and staged previews changes to text files only"
+    );
+    let alone = "Binary files a/x.bin and b/x.bin differ\n";
+    let out = staged_in(dir, &["--json", "patch"], alone.as_bytes());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        text(&out),
+        "line 1: x.bin is a binary file (`Binary files a/x.bin and b/x.bin differ`): the diff does not hold its bytes, and staged previews changes to text files only"
+    );
+    assert!(pending_ids(dir).is_empty());
+    assert_eq!(read(dir, "f.txt"), "one\n");
+}

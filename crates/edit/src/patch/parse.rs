@@ -47,7 +47,10 @@ pub fn parse(input: &str) -> Result<Patch, String> {
 fn looks_unified(input: &str) -> bool {
     let mut prev_minus = false;
     for line in input.lines() {
-        if line.starts_with("diff --git ") || (prev_minus && line.starts_with("+++ ")) {
+        if line.starts_with("diff --git ")
+            || (prev_minus && line.starts_with("+++ "))
+            || binary_files(line).is_some()
+        {
             return true;
         }
         prev_minus = line.starts_with("--- ");
@@ -241,6 +244,12 @@ pub fn parse_unified(input: &str) -> Result<Patch, String> {
             let (file, used) = parse_unified_file(&lines[i..], i + 1)?;
             files.extend(file);
             i += used;
+        } else if let Some(path) = binary_files(line) {
+            return Err(format!(
+                "line {}: {path} is a binary file (`{}`): the diff does not hold its bytes, and staged previews changes to text files only",
+                i + 1,
+                line.trim_end()
+            ));
         } else {
             // Text around the diff (a commit message, `index` lines of other tools).
             i += 1;
@@ -250,6 +259,16 @@ pub fn parse_unified(input: &str) -> Result<Patch, String> {
         return Err("invalid patch: it is neither a Codex patch (its first line must be '*** Begin Patch') nor a unified diff (no `---`/`+++` file headers were found)".to_owned());
     }
     Ok(Patch { files })
+}
+
+/// The path of GNU diff's `Binary files <a> and <b> differ` line (the new side's, its first
+/// folder dropped as for `---`/`+++` names), which stands for a binary file's change that the
+/// diff does not hold.
+fn binary_files(line: &str) -> Option<String> {
+    let names = line.trim_end().strip_prefix("Binary files ")?.strip_suffix(" differ")?;
+    let (a, b) = names.split_once(" and ")?;
+    let (a, b) = strip_header_names(Some(a.to_owned()), Some(b.to_owned()));
+    b.or(a)
 }
 
 /// The extended header of one `diff --git` section.
