@@ -231,3 +231,54 @@ fn a_gnu_binary_files_line_is_refused_naming_the_file() {
     assert!(pending_ids(dir).is_empty());
     assert_eq!(read(dir, "f.txt"), "one\n");
 }
+
+/// Issue 33 finding 9: `staged patch -p N` drops N leading folders from a unified diff's
+/// paths, as `git apply -p N` (and `patch -pN`).
+#[test]
+fn p_n_drops_that_many_leading_folders() {
+    let ws = workspace(&[("f.txt", "one\n"), ("a/f.txt", "nested\n")]);
+    let dir = ws.path();
+    let deep = "--- x/y/f.txt\n+++ x/y/f.txt\n@@ -1 +1 @@\n-one\n+two\n";
+    let out = staged_in(dir, &["patch", "-p", "2"], deep.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "f.txt"), "two\n");
+    // -p 0: `a/f.txt` is the path.
+    let zero =
+        "diff --git a/f.txt a/f.txt\n--- a/f.txt\n+++ a/f.txt\n@@ -1 +1 @@\n-nested\n+NESTED\n";
+    let out = staged_in(dir, &["patch", "-p", "0"], zero.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "a/f.txt"), "NESTED\n");
+    assert_eq!(read(dir, "f.txt"), "two\n");
+    let out = staged_in(dir, &["--json", "patch", "-p", "3"], deep.as_bytes());
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        text(&out),
+        "invalid patch: line 1: -p 3 drops 3 folders, but 'x/y/f.txt' has fewer"
+    );
+    let codex = "*** Begin Patch\n*** Delete File: f.txt\n*** End Patch\n";
+    let out = staged_in(dir, &["--json", "patch", "-p", "1"], codex.as_bytes());
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        text(&out),
+        "-p 1 drops folders from a unified diff's paths, but this is not a unified diff (no `---`/`+++` file headers were found)"
+    );
+    assert!(pending_ids(dir).is_empty());
+}
+
+/// Issue 33 finding 7: a `--no-prefix` rename (`diff --git old.txt new.txt`) got "cannot
+/// read the file names": its `rename from`/`rename to` lines say them.
+#[test]
+fn a_no_prefix_rename_applies() {
+    let ws = workspace(&[("old.txt", "a\nb\n"), ("src/one.txt", "x\n")]);
+    let dir = ws.path();
+    let patch = "diff --git old.txt new.txt\nsimilarity index 100%\nrename from old.txt\nrename to new.txt\ndiff --git src/one.txt lib/two.txt\nsimilarity index 50%\nrename from src/one.txt\nrename to lib/two.txt\nindex 1..2 100644\n--- src/one.txt\n+++ lib/two.txt\n@@ -1 +1 @@\n-x\n+y\n";
+    let out = staged_in(dir, &["--json", "patch"], patch.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["pending"]["label"], "Patch: 2 files (2 moved)");
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "new.txt"), "a\nb\n");
+    assert_eq!(read(dir, "lib/two.txt"), "y\n");
+    assert!(!dir.join("old.txt").exists() && !dir.join("src/one.txt").exists());
+}

@@ -15,7 +15,7 @@ use staged_journal::{
 
 use crate::{
     EditError,
-    patch::{Patch, PatchFile, Style, apply_chunks, parse},
+    patch::{Options, Patch, PatchFile, Style, apply_chunks, parse_with},
     stage::{self, Staging},
     text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
 };
@@ -46,6 +46,11 @@ pub struct ApplyPatchParams {
     /// The patch: Codex's `*** Begin Patch` format, or a unified diff.
     #[serde(alias = "patch", alias = "command")]
     pub input: String,
+    /// A person's `staged patch -p N`: how many leading folders to drop from a unified
+    /// diff's paths. Not offered to models (left out of the schema).
+    #[serde(default)]
+    #[schemars(skip)]
+    pub strip: Option<usize>,
 }
 
 /// The `apply_patch` tool.
@@ -96,7 +101,10 @@ impl Tool for ApplyPatchTool {
             &self.workspace,
             args,
             cancel,
-            |ws, params| plan_text(ws, &params.input),
+            |ws, params| {
+                let options = Options { strip: params.strip };
+                plan_text(ws, &params.input, &options)
+            },
         )
         .await
     }
@@ -106,8 +114,12 @@ impl Tool for ApplyPatchTool {
 ///
 /// # Errors
 /// The [`EditError`] a model sees: the parse error, or the first file it cannot change.
-pub(crate) fn plan_text(workspace: &ConfinedRoot, input: &str) -> Result<Staging, EditError> {
-    let patch = parse(input).map_err(EditError::InvalidPatch)?;
+pub(crate) fn plan_text(
+    workspace: &ConfinedRoot,
+    input: &str,
+    options: &Options,
+) -> Result<Staging, EditError> {
+    let patch = parse_with(input, options).map_err(EditError::InvalidPatch)?;
     plan(workspace, &patch)
 }
 

@@ -16,7 +16,16 @@ mod apply;
 mod parse;
 
 pub use apply::{OverBudget, SEEK_BUDGET, Seeker, apply_chunks};
-pub use parse::{parse, parse_codex, parse_unified};
+pub use parse::{parse, parse_codex, parse_unified, parse_unified_with, parse_with};
+
+/// A person's options for a patch (`staged patch -p N`); models give none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// How many leading folders to drop from a unified diff's paths (`-p N`), instead of
+    /// the usual rule (a leading `a/` or `b/`, or the one folder in which the two names
+    /// differ).
+    pub strip: Option<usize>,
+}
 
 /// A parsed patch: its files, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,7 @@
 //! *** End Patch
 //! ```
 
-use super::{Chunk, Ending, Patch, PatchFile, PatchLine, Style};
+use super::{Chunk, Ending, Options, Patch, PatchFile, PatchLine, Style};
 
 const BEGIN_PATCH: &str = "*** Begin Patch";
 const END_PATCH: &str = "*** End Patch";
@@ -34,12 +34,25 @@ const EMPTY_CONTEXT_MARKER: &str = "@@";
 /// # Errors
 /// The message a model sees: Codex's parse errors, with the line number where it has one.
 pub fn parse(input: &str) -> Result<Patch, String> {
+    parse_with(input, &Options::default())
+}
+
+/// [`parse`], with a person's options (`staged patch -p N`), which only a unified diff takes.
+///
+/// # Errors
+/// As [`parse`]; and an option given for a Codex patch.
+pub fn parse_with(input: &str, options: &Options) -> Result<Patch, String> {
     let first = input.trim_start().lines().next().unwrap_or("").trim();
     let heredoc = matches!(first, "<<EOF" | "<<'EOF'" | "<<\"EOF\"");
     if first == BEGIN_PATCH || heredoc || !looks_unified(input) {
+        if let Some(n) = options.strip {
+            return Err(format!(
+                "-p {n} drops folders from a unified diff's paths, but this is not a unified diff (no `---`/`+++` file headers were found)"
+            ));
+        }
         parse_codex(input)
     } else {
-        parse_unified(input)
+        parse_unified_with(input, options)
     }
 }
 
@@ -235,13 +248,21 @@ fn parse_codex_chunk(
 /// A message naming the line that does not parse, or what the diff asks that staged does not
 /// preview (binary files, mode changes, copies).
 pub fn parse_unified(input: &str) -> Result<Patch, String> {
+    parse_unified_with(input, &Options::default())
+}
+
+/// [`parse_unified`], with a person's options.
+///
+/// # Errors
+/// As [`parse_unified`]; and a path with fewer folders than `-p` drops.
+pub fn parse_unified_with(input: &str, options: &Options) -> Result<Patch, String> {
     let lines: Vec<&str> = input.split_inclusive('\n').collect();
     let mut files = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
         if line.starts_with("diff --git ") || line.starts_with("--- ") {
-            let (file, used) = parse_unified_file(&lines[i..], i + 1)?;
+            let (file, used) = parse_unified_file(&lines[i..], i + 1, options)?;
             files.extend(file);
             i += used;
         } else if let Some(path) = binary_files(line) {
@@ -274,6 +295,8 @@ fn binary_files(line: &str) -> Option<String> {
 /// The extended header of one `diff --git` section.
 #[derive(Debug, Default)]
 struct GitHeader {
+    /// Whether the section starts with a `diff --git` line.
+    git: bool,
     from: Option<String>,
     to: Option<String>,
     new_file: bool,
@@ -310,18 +333,40 @@ fn kind_refusal(line: &str, at: usize, header: &GitHeader) -> Option<String> {
 fn parse_unified_file(
     lines: &[&str],
     line_number: usize,
+    options: &Options,
 ) -> Result<(Option<PatchFile>, usize), String> {
     let mut header = GitHeader::default();
     let mut i = 0;
+    let strip = |name: &str, at: usize| -> Result<String, String> {
+        match options.strip {
+            Some(n) => strip_folders(name, n).ok_or_else(|| {
+                format!(
+                    "invalid patch: line {at}: -p {n} drops {n} folders, but '{name}' has fewer"
+                )
+            }),
+            None => Ok(strip_prefix_component(name)),
+        }
+    };
     if let Some(rest) = lines[0].strip_prefix("diff --git ") {
-        let (a, b) = split_git_names(rest.trim_end_matches(['\n', '\r'])).ok_or_else(|| {
-            format!(
-                "invalid patch: line {line_number}: cannot read the file names of '{}'",
-                lines[0].trim_end()
-            )
-        })?;
-        header.from = Some(strip_prefix_component(&a));
-        header.to = Some(strip_prefix_component(&b));
+        header.git = true;
+        match split_git_names(rest.trim_end_matches(['\n', '\r'])) {
+            Some((a, b)) => {
+                header.from = Some(strip(&a, line_number)?);
+                header.to = Some(strip(&b, line_number)?);
+            }
+            // `--no-prefix` names of a renamed file (`diff --git old.txt new.txt`) have no
+            // `b/` to split at: its `rename from`/`rename to` lines (or `---`/`+++`) say them.
+            None if lines[1..]
+                .iter()
+                .take_while(|l| !l.starts_with("diff --git ") && !l.starts_with("@@"))
+                .any(|l| l.starts_with("rename to ") || l.starts_with("+++ ")) => {}
+            None => {
+                return Err(format!(
+                    "invalid patch: line {line_number}: cannot read the file names of '{}'",
+                    lines[0].trim_end()
+                ));
+            }
+        }
         i = 1;
         while i < lines.len() {
             let line = lines[i].trim_end_matches(['\n', '\r']);
@@ -383,11 +428,13 @@ fn parse_unified_file(
         };
         let (old_raw, old_epoch) = raw_file_name(&minus[4..]);
         let (new_raw, new_epoch) = raw_file_name(plus);
-        (old_name, new_name) = if header.from.is_some() {
-            // A `diff --git` section: `a/` and `b/`, as before (`--no-prefix`: as written).
+        let at = line_number + i;
+        (old_name, new_name) = if header.git || options.strip.is_some() {
+            // A `diff --git` section: `a/` and `b/`, as before (`--no-prefix`: as written);
+            // or the folders `-p` says.
             (
-                old_raw.map(|n| strip_prefix_component(&n)),
-                new_raw.map(|n| strip_prefix_component(&n)),
+                old_raw.map(|n| strip(&n, at)).transpose()?,
+                new_raw.map(|n| strip(&n, at)).transpose()?,
             )
         } else {
             strip_header_names(old_raw, new_raw)
@@ -694,6 +741,17 @@ fn strip_header_names(
 #[cfg(test)]
 fn file_name(raw: &str) -> Option<String> {
     raw_file_name(raw).0.map(|n| strip_prefix_component(&n))
+}
+
+/// `name` without its first `n` folders (`-p n`; repeated slashes count as one), or `None`
+/// when it has no more than `n` parts.
+fn strip_folders(name: &str, n: usize) -> Option<String> {
+    let mut rest = name;
+    for _ in 0..n {
+        let (_, after) = rest.split_once('/')?;
+        rest = after.trim_start_matches('/');
+    }
+    (!rest.is_empty()).then(|| rest.to_owned())
 }
 
 /// `a/x` and `b/x` as `x` (git's `-p1`); other names as they are.
