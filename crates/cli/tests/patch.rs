@@ -282,3 +282,28 @@ fn a_no_prefix_rename_applies() {
     assert_eq!(read(dir, "lib/two.txt"), "y\n");
     assert!(!dir.join("old.txt").exists() && !dir.join("src/one.txt").exists());
 }
+
+/// Issue 33 finding 6: a patch saved with CRLF endings, applied to LF files, mixed endings
+/// (`a\nc\n` with `-a\r\n`, `+b\r\n`, ` c\r\n` gave `b\r\nc\n`). staged refuses it there, as
+/// `git apply` does, naming the file and why; on a file whose lines all end with CRLF it
+/// applies as the bytes say.
+#[test]
+fn a_crlf_saved_patch_is_refused_on_lf_files_and_never_mixes_endings() {
+    let ws = workspace(&[("lf.txt", "a\nc\n"), ("crlf.txt", "a\r\nc\r\n")]);
+    let dir = ws.path();
+    let patch = |path: &str| {
+        format!("--- a/{path}\r\n+++ b/{path}\r\n@@ -1,2 +1,2 @@\r\n-a\r\n+b\r\n c\r\n")
+    };
+    let out = staged_in(dir, &["--json", "patch"], patch("lf.txt").as_bytes());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        text(&out),
+        "lf.txt's lines end with LF, but the patch's end with CRLF (it was saved with Windows line endings): applying it would mix line endings in lf.txt. Convert the patch to LF (dos2unix) and apply it again"
+    );
+    assert!(pending_ids(dir).is_empty());
+    assert_eq!(read(dir, "lf.txt"), "a\nc\n");
+    let out = staged_in(dir, &["patch"], patch("crlf.txt").as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "crlf.txt"), "b\r\nc\r\n");
+}

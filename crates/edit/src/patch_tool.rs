@@ -257,7 +257,7 @@ fn add(
             });
             staging.ops.push(FileOp::Create { path, content: content.to_owned() });
         }
-        Found::Text { .. } if style == Style::Exact => {
+        Found::Text { .. } if style != Style::Codex => {
             return Err(EditError::PatchConflict(format!(
                 "{path} already exists, but the patch creates it as a new file"
             )));
@@ -364,7 +364,7 @@ fn moved(
             });
             staging.ops.push(FileOp::Move { from: from_path, to: to_path, fingerprint, edits });
         }
-        Found::Text { .. } if style == Style::Exact => {
+        Found::Text { .. } if style != Style::Codex => {
             return Err(EditError::PatchConflict(format!(
                 "{to_path} already exists, but the patch moves {from_path} there"
             )));

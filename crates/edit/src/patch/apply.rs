@@ -248,6 +248,13 @@ fn place(
     style: Style,
     budget: u64,
 ) -> Result<Vec<Edit>, String> {
+    if style == Style::CrlfSaved
+        && text.split_inclusive('\n').any(|l| l.ends_with('\n') && !l.ends_with("\r\n"))
+    {
+        return Err(format!(
+            "{path}'s lines end with LF, but the patch's end with CRLF (it was saved with Windows line endings): applying it would mix line endings in {path}. Convert the patch to LF (dos2unix) and apply it again"
+        ));
+    }
     let lines = Lines::new(text);
     let texts = &lines.texts;
     // (first line, how many lines, the chunk's new lines)

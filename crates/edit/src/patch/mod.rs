@@ -81,6 +81,13 @@ pub enum Style {
     Codex,
     /// A unified diff: every line ends exactly as the diff says.
     Exact,
+    /// A unified diff saved with CRLF line endings (its headers end with `\r\n`, which git
+    /// never writes): its `\r`s are the saving's, not the file's. It applies as [`Exact`] to
+    /// a file whose lines all end with CRLF, and is refused on a file with LF lines, as `git
+    /// apply` refuses it, rather than mixing endings there.
+    ///
+    /// [`Exact`]: Style::Exact
+    CrlfSaved,
 }
 
 /// What a patch does to one file.

@@ -456,6 +456,7 @@ fn parse_unified_file(
     let from = header.rename_from.clone().or(old_name).or(header.from.clone());
     let to = header.rename_to.clone().or(new_name).or(header.to.clone());
     // A side dated at the epoch whose hunks hold no line of it: the file is made or deleted.
+    let style = if lines[0].ends_with("\r\n") { Style::CrlfSaved } else { Style::Exact };
     let created = header.new_file
         || minus_null
         || (minus_epoch && !hunks.is_empty() && hunks.iter().all(|h| h.old.is_empty()));
@@ -468,7 +469,7 @@ fn parse_unified_file(
         })?;
         let content: String =
             hunks.iter().flat_map(|h| h.new.iter()).map(PatchLine::to_text).collect();
-        Some(PatchFile::Add { path, content, style: Style::Exact })
+        Some(PatchFile::Add { path, content, style })
     } else if deleted {
         let path = from.ok_or_else(|| {
             format!("invalid patch: line {line_number}: a deleted file without a name")
@@ -483,7 +484,7 @@ fn parse_unified_file(
         if hunks.is_empty() && move_to.is_none() {
             None
         } else {
-            Some(PatchFile::Update { path, move_to, chunks: hunks, style: Style::Exact })
+            Some(PatchFile::Update { path, move_to, chunks: hunks, style })
         }
     };
     Ok((file, i))
@@ -590,7 +591,8 @@ fn parse_unified_hunk(
             Some('\\') => {
                 // The line before has no line ending; a `\r` before its `\n` is its text's
                 // (`x\r` at the end of a file), as git reads it.
-                let cr = last_ending == Ending::CrLf;
+                // (Not in a diff saved with CRLF endings, whose `\r`s are all the saving's.)
+                let cr = last_ending == Ending::CrLf && !lines[0].ends_with("\r\n");
                 if matches!(last, Some('-' | ' '))
                     && cr
                     && let Some(old) = chunk.old.last_mut()
