@@ -307,3 +307,100 @@ fn a_crlf_saved_patch_is_refused_on_lf_files_and_never_mixes_endings() {
     assert_eq!(code(&apply(dir)), 0);
     assert_eq!(read(dir, "crlf.txt"), "b\r\nc\r\n");
 }
+
+/// The folder of data shared beside the checkout: `STAGED_SHARED_DIR`, else `shared/` next to
+/// the repository's root (CI lays it there). Missing, the test fails: it never skips.
+fn shared_dir() -> std::path::PathBuf {
+    let dir = std::env::var_os("STAGED_SHARED_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        std::path::PathBuf::from,
+    );
+    assert!(
+        dir.is_dir(),
+        "the shared data folder {} is missing: lay `shared/` beside the checkout, or set STAGED_SHARED_DIR",
+        dir.display()
+    );
+    dir
+}
+
+/// Every file under `dir` but `.git` and `.staged`, with its text.
+fn files(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut res = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if rel == ".git" || rel == ".staged" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                res.insert(rel, std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    res
+}
+
+/// Issue 33: Codex's own apply-patch scenarios (read at test time from
+/// `shared/patch_history/codex/scenarios.json`; they are Codex's fixtures, never copied here)
+/// through `staged patch` and `resolve apply`: each gives Codex's files, or is refused
+/// naming what the scenario names. 015 differs by contract: staged is all-or-nothing, so it
+/// writes nothing and names the missing file. 024 (a lone `\r` ends a line in Codex's
+/// format) is Codex's rule since issue 33.
+#[test]
+fn codex_apply_patch_scenarios_give_codex_files() {
+    let path = shared_dir().join("patch_history/codex/scenarios.json");
+    let data: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let scenarios = data["scenarios"].as_array().unwrap();
+    assert!(scenarios.len() >= 26, "{} scenarios", scenarios.len());
+    let as_files = |v: &serde_json::Value| -> std::collections::BTreeMap<String, String> {
+        v.as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+            .collect()
+    };
+    let mut wrong = Vec::new();
+    for scenario in scenarios {
+        let name = scenario["name"].as_str().unwrap();
+        let input = as_files(&scenario["input"]);
+        let inputs: Vec<(&str, &str)> =
+            input.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let ws = workspace(&inputs);
+        let dir = ws.path();
+        let out =
+            staged_in(dir, &["--json", "patch"], scenario["patch"].as_str().unwrap().as_bytes());
+        let staged_ok = code(&out) == 0 && code(&apply(dir)) == 0;
+        let got = files(dir);
+        match scenario["expect"].as_str().unwrap() {
+            "expected" => {
+                if !staged_ok || got != as_files(&scenario["expected"]) {
+                    wrong.push(format!("{name}: {got:?} ({})", text(&out)));
+                }
+            }
+            _ => {
+                // Refused (by Codex, or by staged's all-or-nothing contract): nothing written,
+                // and the error names what the scenario says.
+                let said = text(&out);
+                let words: Vec<&str> = scenario["refusal_words"]
+                    .as_array()
+                    .map(|w| w.iter().filter_map(|w| w.as_str()).collect())
+                    .unwrap_or_default();
+                if staged_ok || got != input || !words.iter().all(|w| said.contains(w)) {
+                    wrong.push(format!("{name}: refusal expected, got {got:?} ({said})"));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} scenarios differ:\n{}",
+        wrong.len(),
+        scenarios.len(),
+        wrong.join("\n")
+    );
+}

@@ -13,25 +13,46 @@ struct Lines<'a> {
     texts: Vec<&'a str>,
     /// The ending of the first line that has one (`\n` when none has).
     preferred: &'static str,
+    /// Whether a lone `\r` ends a line (Codex's format).
+    lone_cr: bool,
 }
 
 impl<'a> Lines<'a> {
-    fn new(text: &'a str) -> Lines<'a> {
+    /// `text`'s lines, each ended by `\n` or `\r\n`; with `lone_cr` (Codex's format, as
+    /// Codex reads a file), a `\r` not before a `\n` ends a line too.
+    fn new(text: &'a str, lone_cr: bool) -> Lines<'a> {
+        let bytes = text.as_bytes();
         let mut starts = Vec::new();
         let mut texts = Vec::new();
         let mut preferred = None;
-        let mut at = 0;
-        for line in text.split_inclusive('\n') {
-            starts.push(at);
-            at += line.len();
-            let body = line.strip_suffix('\n').map_or(line, |l| {
-                let crlf = l.ends_with('\r');
-                preferred.get_or_insert(if crlf { "\r\n" } else { "\n" });
-                l.strip_suffix('\r').unwrap_or(l)
-            });
-            texts.push(body);
+        let mut start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            let (end, ending) = match bytes[i] {
+                b'\n' if i > start && bytes[i - 1] == b'\r' => (i - 1, "\r\n"),
+                b'\n' => (i, "\n"),
+                b'\r' if lone_cr && bytes.get(i + 1) != Some(&b'\n') => (i, "\r"),
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            starts.push(start);
+            texts.push(&text[start..end]);
+            preferred.get_or_insert(ending);
+            i += 1;
+            start = i;
         }
-        Lines { text, starts, texts, preferred: preferred.unwrap_or("\n") }
+        if start < bytes.len() {
+            starts.push(start);
+            texts.push(&text[start..]);
+        }
+        Lines { text, starts, texts, preferred: preferred.unwrap_or("\n"), lone_cr }
+    }
+
+    /// Whether `s` ends with a line ending, as these lines are cut.
+    fn ends_line(&self, s: &str) -> bool {
+        s.ends_with('\n') || (self.lone_cr && s.ends_with('\r'))
     }
 
     fn count(&self) -> usize {
@@ -255,7 +276,7 @@ fn place(
             "{path}'s lines end with LF, but the patch's end with CRLF (it was saved with Windows line endings): applying it would mix line endings in {path}. Convert the patch to LF (dos2unix) and apply it again"
         ));
     }
-    let lines = Lines::new(text);
+    let lines = Lines::new(text, style == Style::Codex);
     let texts = &lines.texts;
     // (first line, how many lines, the chunk's new lines)
     let mut replacements: Vec<(usize, usize, &[super::PatchLine])> = Vec::new();
@@ -336,7 +357,7 @@ fn place(
         let mut after = String::new();
         // A chunk after an unterminated last line (an insertion at the very end) starts on a
         // line of its own.
-        if start == text.len() && !text.is_empty() && !text.ends_with('\n') {
+        if start == text.len() && !text.is_empty() && !lines.ends_line(text) {
             after.push_str(lines.preferred);
         }
         for line in new {
@@ -362,15 +383,15 @@ fn place(
         match edits.last_mut() {
             Some(last) if last.start + last.before.len() == text.len() => {
                 let ends = if last.after.is_empty() {
-                    last.start == 0 || text.as_bytes()[last.start - 1] == b'\n'
+                    last.start == 0 || lines.ends_line(&text[..last.start])
                 } else {
-                    last.after.ends_with('\n')
+                    lines.ends_line(&last.after)
                 };
                 if !ends {
                     last.after.push_str(lines.preferred);
                 }
             }
-            _ if !text.ends_with('\n') => edits.push(Edit {
+            _ if !lines.ends_line(text) => edits.push(Edit {
                 start: text.len(),
                 before: String::new(),
                 after: lines.preferred.to_owned(),
@@ -501,6 +522,27 @@ mod tests {
         assert_eq!(applied("a\nb", &[chunk(&["a"], &["A"])]), "A\nb\n");
         assert_eq!(applied("a\nb", &[chunk(&[], &["c"])]), "a\nb\nc\n");
         assert_eq!(applied("a\n\n", &[chunk(&[], &["c"])]), "a\n\nc\n");
+    }
+
+    #[test]
+    fn in_codex_format_a_lone_carriage_return_ends_a_line() {
+        // Codex's scenario 024: the line written takes the file's (first line's) ending.
+        let mut three = chunk(&["one", "two", "three", "four"], &["one", "two", "THREE", "four"]);
+        for (k, line) in three.new.iter_mut().enumerate() {
+            if k != 2 {
+                line.context = Some(k);
+            }
+        }
+        assert_eq!(
+            applied("one\r\ntwo\rthree\nfour\r\n", &[three]),
+            "one\r\ntwo\rTHREE\r\nfour\r\n"
+        );
+        // A file ending with a lone `\r` ends with a line ending; one cut there is not new.
+        assert_eq!(applied("a\rb\r", &[chunk(&["b"], &["B"])]), "a\rB\r");
+        assert_eq!(applied("a\rb", &[chunk(&[], &["c"])]), "a\rb\rc\r");
+        // In a unified diff a `\r` is text, as in git.
+        let edits = apply_chunks("f", "a\rb\n", &[chunk(&["a"], &["A"])], Style::Exact);
+        assert!(edits.unwrap_err().starts_with("Failed to find expected lines in f"));
     }
 
     #[test]
