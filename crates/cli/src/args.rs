@@ -330,6 +330,10 @@ pub(crate) struct PatchArgs {
     /// `+++` names differ in (`diff -ruN old new`).
     #[arg(short = 'p', value_name = "N")]
     pub(crate) strip: Option<usize>,
+    /// Reverse a unified diff, as `git apply -R`: a preview that undoes a commit (`git show
+    /// <commit> | staged patch -R`).
+    #[arg(short = 'R', long)]
+    pub(crate) reverse: bool,
 }
 
 #[derive(Debug, Args)]

@@ -404,3 +404,62 @@ fn codex_apply_patch_scenarios_give_codex_files() {
         wrong.join("\n")
     );
 }
+
+/// Runs git in `dir`, failing the test when it fails; its stdout.
+fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.autocrlf=false"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// Issue 33: `staged patch -R` reverses a diff, as `git apply -R`: `git show <commit> |
+/// staged patch -R` stages the preview that undoes the commit (edits, a new file, a deleted
+/// one, a rename, a last line without a newline).
+#[test]
+fn reverse_stages_the_undoing_of_a_commit() {
+    let ws = workspace(&[]);
+    let dir = ws.path();
+    std::fs::remove_dir(dir.join(".git")).unwrap();
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(dir.join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(dir.join("old.txt"), "moving\nalong\nquietly\n").unwrap();
+    std::fs::write(dir.join("tail.txt"), "x\nlast").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+    let before = files(dir);
+    std::fs::write(dir.join("a.txt"), "one\nTWO\nthree\nfour\n").unwrap();
+    std::fs::remove_file(dir.join("gone.txt")).unwrap();
+    std::fs::write(dir.join("new.txt"), "fresh\n").unwrap();
+    std::fs::remove_file(dir.join("old.txt")).unwrap();
+    std::fs::write(dir.join("moved.txt"), "moving\nalong\nquietly\nand on\n").unwrap();
+    std::fs::write(dir.join("tail.txt"), "x\nlast line").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "change"]);
+    let show = git(dir, &["show", "-M", "HEAD"]);
+    let out = staged_in(dir, &["--json", "patch", "-R"], &show);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        json(&out)["pending"]["label"],
+        "Patch: 5 files (1 added, 1 deleted, 2 updated, 1 moved)"
+    );
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(files(dir), before);
+    // Reversed twice is the commit again.
+    let out = staged_in(dir, &["patch"], &show);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A Codex patch has no reverse.
+    let codex = "*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n";
+    let out = staged_in(dir, &["--json", "patch", "-R"], codex.as_bytes());
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        text(&out),
+        "-R reverses a unified diff, but this is not a unified diff (no `---`/`+++` file headers were found)"
+    );
+}

@@ -51,6 +51,10 @@ pub struct ApplyPatchParams {
     #[serde(default)]
     #[schemars(skip)]
     pub strip: Option<usize>,
+    /// A person's `staged patch -R`: reverse a unified diff. Not offered to models.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub reverse: bool,
 }
 
 /// The `apply_patch` tool.
@@ -102,7 +106,7 @@ impl Tool for ApplyPatchTool {
             args,
             cancel,
             |ws, params| {
-                let options = Options { strip: params.strip };
+                let options = Options { strip: params.strip, reverse: params.reverse };
                 plan_text(ws, &params.input, &options)
             },
         )

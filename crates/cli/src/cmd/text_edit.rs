@@ -53,6 +53,9 @@ pub(crate) fn patch(global: &GlobalArgs, args: &PatchArgs, out: &Output) -> anyh
     if let Some(strip) = args.strip {
         params["strip"] = json!(strip);
     }
+    if args.reverse {
+        params["reverse"] = json!(true);
+    }
     cmd::run_tool(
         global,
         out,

@@ -25,6 +25,9 @@ pub struct Options {
     /// the usual rule (a leading `a/` or `b/`, or the one folder in which the two names
     /// differ).
     pub strip: Option<usize>,
+    /// Whether to reverse a unified diff (`-R`, as `git apply -R`): what it adds is removed,
+    /// what it creates deleted, renames go back.
+    pub reverse: bool,
 }
 
 /// A parsed patch: its files, in order.

@@ -50,6 +50,9 @@ pub fn parse_with(input: &str, options: &Options) -> Result<Patch, String> {
                 "-p {n} drops folders from a unified diff's paths, but this is not a unified diff (no `---`/`+++` file headers were found)"
             ));
         }
+        if options.reverse {
+            return Err("-R reverses a unified diff, but this is not a unified diff (no `---`/`+++` file headers were found)".to_owned());
+        }
         parse_codex(input)
     } else {
         parse_unified_with(input, options)
@@ -442,13 +445,25 @@ fn parse_unified_file(
         minus_null = old_name.is_none();
         plus_null = new_name.is_none();
         (minus_epoch, plus_epoch) = (old_epoch, new_epoch);
+        if options.reverse {
+            (old_name, new_name) = (new_name, old_name);
+            (minus_null, plus_null) = (plus_null, minus_null);
+            (minus_epoch, plus_epoch) = (plus_epoch, minus_epoch);
+        }
         i += 2;
+    }
+    if options.reverse {
+        (header.from, header.to) = (header.to.take(), header.from.take());
+        (header.rename_from, header.rename_to) =
+            (header.rename_to.take(), header.rename_from.take());
+        (header.new_file, header.deleted) = (header.deleted, header.new_file);
     }
     let mut hunks = Vec::new();
     let name = new_name.clone().or(old_name.clone()).or(header.to.clone()).unwrap_or_default();
     while i < lines.len() && lines[i].starts_with("@@") {
         let which = format!("hunk {} of {name}", hunks.len() + 1);
-        let (chunk, used, counts) = parse_unified_hunk(&lines[i..], line_number + i, &which)?;
+        let (chunk, used, counts) =
+            parse_unified_hunk(&lines[i..], line_number + i, &which, options.reverse)?;
         beyond_count(&lines[i..], used, line_number + i, &which, counts)?;
         hunks.push(chunk);
         i += used;
@@ -555,6 +570,7 @@ fn parse_unified_hunk(
     lines: &[&str],
     line_number: usize,
     which: &str,
+    reverse: bool,
 ) -> Result<(Chunk, usize, Counts), String> {
     let header = lines[0].trim_end_matches(['\n', '\r']);
     let bad = || {
@@ -574,8 +590,17 @@ fn parse_unified_hunk(
             None => Some((r.parse().ok()?, 1)),
         }
     };
-    let (old_start, old_len) = range(old_range).ok_or_else(bad)?;
-    let (_, new_len) = range(new_range).ok_or_else(bad)?;
+    let (written_old, written_new) =
+        (range(old_range).ok_or_else(bad)?, range(new_range).ok_or_else(bad)?);
+    // `-R`: the new side is the old, and `+` lines are removed.
+    let ((old_start, old_len), (_, new_len)) =
+        if reverse { (written_new, written_old) } else { (written_old, written_new) };
+    let written = (written_old.1, written_new.1);
+    let flip = |tag: char| match tag {
+        '-' if reverse => '+',
+        '+' if reverse => '-',
+        tag => tag,
+    };
     let mut chunk = Chunk { context: None, old: Vec::new(), new: Vec::new(), eof: false, at: None };
     let (mut old_seen, mut new_seen) = (0, 0);
     let mut i = 1;
@@ -587,7 +612,7 @@ fn parse_unified_hunk(
     {
         let raw = lines[i];
         let (tag, body) = match raw.chars().next() {
-            Some(tag @ (' ' | '-' | '+')) => (tag, &raw[1..]),
+            Some(tag @ (' ' | '-' | '+')) => (flip(tag), &raw[1..]),
             Some('\\') => {
                 // The line before has no line ending; a `\r` before its `\n` is its text's
                 // (`x\r` at the end of a file), as git reads it.
@@ -617,9 +642,11 @@ fn parse_unified_hunk(
             _ if raw.starts_with("diff --git ") || raw.starts_with("@@") => break,
             _ => {
                 return Err(format!(
-                    "invalid patch: line {}: '{}' is not a line of {which} (it should start with ' ', '-' or '+'; the hunk header promised {old_len} old and {new_len} new lines)",
+                    "invalid patch: line {}: '{}' is not a line of {which} (it should start with ' ', '-' or '+'; the hunk header promised {} old and {} new lines)",
                     line_number + i,
-                    raw.trim_end()
+                    raw.trim_end(),
+                    written.0,
+                    written.1,
                 ));
             }
         };
@@ -653,14 +680,18 @@ fn parse_unified_hunk(
         i += 1;
     }
     if old_seen != old_len || new_seen != new_len {
+        let (old_seen, new_seen) =
+            if reverse { (new_seen, old_seen) } else { (old_seen, new_seen) };
         return Err(format!(
-            "invalid patch: line {line_number}: {which} ('{header}') counts {old_len} old and {new_len} new lines, but its body ends at line {} with {old_seen} old and {new_seen} new lines; fix the counts in its `@@` header (or make the diff again)",
+            "invalid patch: line {line_number}: {which} ('{header}') counts {} old and {} new lines, but its body ends at line {} with {old_seen} old and {new_seen} new lines; fix the counts in its `@@` header (or make the diff again)",
+            written.0,
+            written.1,
             line_number + i - 1
         ));
     }
     // `-a,0`: insert after line a (0: at the top).
     chunk.at = Some(if old_len == 0 { old_start } else { old_start.saturating_sub(1) });
-    Ok((chunk, i, (old_len, new_len)))
+    Ok((chunk, i, written))
 }
 
 /// A line's text and ending: `\n`, `\r\n`, or none.
