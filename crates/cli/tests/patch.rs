@@ -463,3 +463,201 @@ fn reverse_stages_the_undoing_of_a_commit() {
         "-R reverses a unified diff, but this is not a unified diff (no `---`/`+++` file headers were found)"
     );
 }
+
+/// Every file under `dir` but `.git` and `.staged`, with its bytes.
+fn file_bytes(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut res = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if rel == ".git" || rel == ".staged" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                res.insert(rel, format!("-> {}", target.display()).into_bytes());
+            } else {
+                res.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    res
+}
+
+/// `commit`'s version of `paths` (those it has) written under `dir`.
+fn extract(repo: &Path, commit: &str, paths: &[String], dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut args = vec!["ls-tree", "-r", "-z", "--name-only", commit, "--"];
+    args.extend(paths.iter().map(String::as_str));
+    let listed = git(repo, &args);
+    let present: Vec<&str> = listed
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| std::str::from_utf8(p).unwrap())
+        .collect();
+    if present.is_empty() {
+        return;
+    }
+    let mut args = vec!["archive", "--format=tar", commit, "--"];
+    args.extend(present.iter().copied());
+    let tar = git(repo, &args);
+    let mut child =
+        Command::new("tar").args(["-x", "-C"]).arg(dir).stdin(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(&tar).unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// A copy of `from` (files and folders) at `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    let status = Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap();
+    assert!(status.success());
+}
+
+/// Issue 33's differential: the repository's own last 200 commits (without merges), each
+/// as `git diff -M`, `git diff -M --no-prefix`, `git format-patch`, `git diff -M -U0` and
+/// GNU `diff -ruN old new`, applied with `staged patch` and `resolve apply` to the parent's
+/// version of the files the commit touches, and compared byte for byte with the commit's,
+/// and with what `git apply` makes of the same diff in the same run. No apply may be wrong,
+/// and every refusal must say why (binary files, symlinks, submodules, modes, non-UTF-8
+/// text: refusals by design). File modes are not compared (see the contract).
+#[test]
+fn the_repositorys_own_history_applies_as_the_commits_wrote_it() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let log =
+        String::from_utf8(git(&repo, &["log", "--no-merges", "-200", "--format=%H %P"])).unwrap();
+    let commits: Vec<(String, String)> = log
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.split(' ');
+            Some((parts.next()?.to_owned(), parts.next().filter(|p| !p.is_empty())?.to_owned()))
+        })
+        .collect();
+    assert!(!commits.is_empty(), "no history to compare");
+    let reasons = ["binary", "symbolic link", "submodule", "mode", "UTF-8"];
+    let forms = ["diff -M", "--no-prefix", "format-patch", "-U0", "diff -ruN"];
+    let results = std::sync::Mutex::new((0usize, 0usize, Vec::<String>::new()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((commit, parent)) = commits.get(k) else { break };
+                    let tmp = tempfile::tempdir().unwrap();
+                    let changed = git(
+                        &repo,
+                        &["diff", "--no-renames", "--name-only", "-z", parent, commit],
+                    );
+                    let paths: Vec<String> = changed
+                        .split(|b| *b == 0)
+                        .filter(|p| !p.is_empty())
+                        .map(|p| String::from_utf8(p.to_vec()).unwrap())
+                        .collect();
+                    if paths.is_empty() {
+                        continue;
+                    }
+                    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+                    extract(&repo, parent, &paths, &old);
+                    extract(&repo, commit, &paths, &new);
+                    let want = file_bytes(&new);
+                    for form in forms {
+                        let patch = match form {
+                            "diff -M" => git(&repo, &["diff", "-M", parent, commit]),
+                            "--no-prefix" => {
+                                git(&repo, &["diff", "-M", "--no-prefix", parent, commit])
+                            }
+                            "format-patch" => {
+                                git(&repo, &["format-patch", "-1", "--stdout", commit])
+                            }
+                            "-U0" => git(&repo, &["diff", "-M", "-U0", parent, commit]),
+                            _ => {
+                                Command::new("diff")
+                                    .args(["-ruN", "old", "new"])
+                                    .current_dir(tmp.path())
+                                    .output()
+                                    .unwrap()
+                                    .stdout
+                            }
+                        };
+                        let ws = tmp.path().join(format!("ws-{}", form.replace(' ', "")));
+                        copy_tree(&old, &ws);
+                        std::fs::create_dir_all(ws.join(".git")).unwrap();
+                        let by_git = tmp.path().join(format!("git-{}", form.replace(' ', "")));
+                        copy_tree(&old, &by_git);
+                        let mut git_args = vec!["apply"];
+                        if form == "-U0" {
+                            git_args.push("--unidiff-zero");
+                        }
+                        let mut child = Command::new("git")
+                            .args(&git_args)
+                            .current_dir(&by_git)
+                            .stdin(Stdio::piped())
+                            .stdout(Stdio::null())
+                            .stderr(Stdio::null())
+                            .spawn()
+                            .unwrap();
+                        child.stdin.take().unwrap().write_all(&patch).unwrap();
+                        let git_ok = child.wait().unwrap().success();
+                        let git_right = git_ok && file_bytes(&by_git) == want;
+                        let out = staged_in(&ws, &["--json", "patch"], &patch);
+                        let what = format!("{commit} as {form}");
+                        let mut res = results.lock().unwrap();
+                        res.0 += 1;
+                        if code(&out) != 0 {
+                            let said = if out.stdout.is_empty() {
+                                stderr(&out)
+                            } else {
+                                text(&out)
+                            };
+                            if reasons.iter().any(|r| said.contains(r)) {
+                                res.1 += 1;
+                            } else {
+                                res.2.push(format!(
+                                    "{what}: refused without a reason by design (git apply {}): {said}",
+                                    if git_right { "applies it" } else { "fails too" }
+                                ));
+                            }
+                            continue;
+                        }
+                        drop(res);
+                        let applied = apply(&ws);
+                        let got = file_bytes(&ws);
+                        let mut res = results.lock().unwrap();
+                        if code(&applied) != 0 {
+                            res.2.push(format!("{what}: staged, then not applied: {}", stderr(&applied)));
+                        } else if got != want {
+                            let differ: Vec<&String> = want
+                                .keys()
+                                .chain(got.keys())
+                                .filter(|k| want.get(*k) != got.get(*k))
+                                .collect();
+                            res.2.push(format!(
+                                "{what}: WRONG: {differ:?} differ from the commit (git apply {})",
+                                if git_right { "gets them right" } else { "does not either" }
+                            ));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let (runs, refused, wrong) = results.into_inner().unwrap();
+    eprintln!(
+        "{} commits, {runs} runs: {} applied as the commit wrote them, {refused} refused by design, {} wrong",
+        commits.len(),
+        runs - refused - wrong.len(),
+        wrong.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} of {runs} runs wrong ({refused} refused by design):\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    assert!(runs >= forms.len() * commits.len() / 2, "{runs} runs");
+}
