@@ -661,3 +661,31 @@ fn the_repositorys_own_history_applies_as_the_commits_wrote_it() {
     );
     assert!(runs >= forms.len() * commits.len() / 2, "{runs} runs");
 }
+
+/// Issue 33: modes, decided. A new file whose diff says `new file mode 100755` is created
+/// with the usual mode (staged does not stage modes), and its summary says so; `old mode` /
+/// `new mode` of an existing file is refused, naming chmod.
+#[test]
+fn an_executable_mode_is_not_set_and_the_preview_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = workspace(&[("tool.sh", "echo hi\n")]);
+    let dir = ws.path();
+    let patch = "diff --git a/run.sh b/run.sh\nnew file mode 100755\nindex 0000000..1111111\n--- /dev/null\n+++ b/run.sh\n@@ -0,0 +1 @@\n+echo run\n";
+    let out = staged_in(dir, &["--json", "patch"], patch.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        json(&out)["details"]["files"][0]["summary"],
+        "new file, 1 line (the diff's mode 100755 is not set: staged creates it with the usual mode; chmod +x it after applying)"
+    );
+    assert_eq!(code(&apply(dir)), 0);
+    let mode = std::fs::metadata(dir.join("run.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0, "{mode:o}");
+    assert_eq!(read(dir, "run.sh"), "echo run\n");
+    let chmod = "diff --git a/tool.sh b/tool.sh\nold mode 100644\nnew mode 100755\n";
+    let out = staged_in(dir, &["--json", "patch"], chmod.as_bytes());
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        text(&out),
+        "line 2: `old mode 100644` changes the mode of tool.sh, which staged does not preview; change the mode with chmod"
+    );
+}

@@ -154,10 +154,16 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
     };
     for file in &patch.files {
         match file {
-            PatchFile::Add { path, content, style } => {
+            PatchFile::Add { path, content, style, executable } => {
                 let rel = resolve_path(workspace, path)?;
                 claim(&rel)?;
                 add(workspace, &mut staging, &rel, content, *style)?;
+                if *executable
+                    && let Some(file) = staging.files.last_mut()
+                    && file.change == ChangeKind::Added
+                {
+                    file.summary.push_str(NOT_EXECUTABLE);
+                }
             }
             PatchFile::Delete { path, old } => {
                 refuse_symlink(workspace, path, "delete")?;
@@ -234,6 +240,10 @@ fn diff(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, Ed
     file_diff_indexed(&header, &LineIndex::new(text), edits)
         .map_err(|err| EditError::PatchConflict(err.to_string()))
 }
+
+/// What a new file's summary says when the diff makes it executable (`new file mode 100755`):
+/// staged creates files with the usual mode (the umask's), and does not stage modes.
+const NOT_EXECUTABLE: &str = " (the diff's mode 100755 is not set: staged creates it with the usual mode; chmod +x it after applying)";
 
 /// `*** Add File`: a new file, or, in a Codex patch, the file replaced whole.
 fn add(

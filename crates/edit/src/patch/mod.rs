@@ -104,6 +104,9 @@ pub enum PatchFile {
         content: String,
         /// Its format.
         style: Style,
+        /// An executable mode a git diff gives it (`new file mode 100755`), which staged does
+        /// not set: a new file gets the usual mode, and its summary says so.
+        executable: bool,
     },
     /// A deleted file.
     Delete {

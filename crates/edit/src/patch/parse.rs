@@ -140,7 +140,13 @@ fn parse_codex_file(lines: &[&str], line_number: usize) -> Result<(PatchFile, us
             content.push('\n');
             used += 1;
         }
-        return Ok((PatchFile::Add { path: path.to_owned(), content, style: Style::Codex }, used));
+        let add = PatchFile::Add {
+            path: path.to_owned(),
+            content,
+            style: Style::Codex,
+            executable: false,
+        };
+        return Ok((add, used));
     }
     if let Some(path) = header.strip_prefix(DELETE_FILE) {
         return Ok((PatchFile::Delete { path: path.to_owned(), old: None }, 1));
@@ -306,6 +312,8 @@ struct GitHeader {
     deleted: bool,
     rename_from: Option<String>,
     rename_to: Option<String>,
+    /// `new file mode 100755`.
+    executable: bool,
 }
 
 /// The refusal of a file that is not a regular file, from a header line that gives its mode
@@ -381,8 +389,9 @@ fn parse_unified_file(
             if let Some(refusal) = kind_refusal(line, at, &header) {
                 return Err(refusal);
             }
-            if line.starts_with("new file mode ") {
+            if let Some(mode) = line.strip_prefix("new file mode ") {
                 header.new_file = true;
+                header.executable = mode.trim() == "100755";
             } else if line.starts_with("deleted file mode ") {
                 header.deleted = true;
             } else if let Some(name) = line.strip_prefix("rename from ") {
@@ -484,7 +493,7 @@ fn parse_unified_file(
         })?;
         let content: String =
             hunks.iter().flat_map(|h| h.new.iter()).map(PatchLine::to_text).collect();
-        Some(PatchFile::Add { path, content, style })
+        Some(PatchFile::Add { path, content, style, executable: header.executable })
     } else if deleted {
         let path = from.ok_or_else(|| {
             format!("invalid patch: line {line_number}: a deleted file without a name")
