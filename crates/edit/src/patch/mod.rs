@@ -11,6 +11,13 @@
 //! and a file a Codex patch updates always ends with a line ending. A unified diff's lines
 //! keep exactly the endings the diff gives them (`\ No newline at end of file` included), so
 //! `git diff` output applies byte for byte.
+//!
+//! Unified diffs are read as `git apply` reads them: `git diff` (renames, `--no-prefix`),
+//! `format-patch` and `git show` output, `-U0`, and GNU `diff -ruN` (a side dated at the
+//! epoch is a missing file; the first folder is dropped when it is all two names differ
+//! in). A hunk must hold the lines its header counts. Symlinks, submodules, binary files,
+//! mode changes and copies are refused by design, naming the file and why. [`Options`]
+//! carries a person's `-p N` and `-R`.
 
 mod apply;
 mod parse;
