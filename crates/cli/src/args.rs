@@ -353,6 +353,15 @@ pub(crate) struct PatchArgs {
     /// workspace root, as in `git diff`.
     #[arg(value_name = "FILE")]
     pub(crate) file: Option<PathBuf>,
+    /// Drop N leading folders from a unified diff's paths (as `git apply -p N`). Without it,
+    /// a leading `a/` or `b/` is dropped, or the first folder when it is all the `---` and
+    /// `+++` names differ in (`diff -ruN old new`).
+    #[arg(short = 'p', value_name = "N")]
+    pub(crate) strip: Option<usize>,
+    /// Reverse a unified diff, as `git apply -R`: a preview that undoes a commit (`git show
+    /// <commit> | staged patch -R`).
+    #[arg(short = 'R', long)]
+    pub(crate) reverse: bool,
 }
 
 #[derive(Debug, Args)]
