@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,nofile]
 
 Fifteen experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
@@ -57,6 +57,10 @@ Fifteen experiments, each repeated N times (default 200) against the real `stage
 * long-answer: a plugin's apply answers 17 MiB (timeout 30 s): `staged resolve apply` must fail
   at once (under 10 s) saying the message is longer than 16 MiB and that the callback may have
   run, with the preview still pending.
+* nofile: under `ulimit -n 256` (soft and hard, so staged cannot raise it), a 5,000-file
+  `staged ast-edit` (2,500 files in one folder, 2,500 each in a folder of its own) is applied
+  and undone. Every command must exit 0, all 5,000 files new after the apply and old after the
+  undo, with no temp file or journal left.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -894,11 +898,41 @@ def hook_race_once(staged, root: Path):
     return ("FAILED" if problems else "4 staged, 4 refused, Stop names all 4"), problems
 
 
+def nofile_once(staged, root: Path):
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    ws = root / "ws"
+    files = []
+    for i in range(2500):
+        files.append((i, ws / "src" / f"f{i:04}.ts"))
+        files.append((2500 + i, ws / "pkg" / f"p{i:04}" / "index.ts"))
+    for i, p in files:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(old(i))
+    (ws / ".git").mkdir()
+    problems = []
+    for args, want in ((("ast-edit", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", "."), None),
+                       (("resolve", "--reason", "nofile", "apply"), new), (("undo", "--yes"), old)):
+        out = subprocess.run([staged, "--workspace", str(ws), *args], capture_output=True, text=True,
+                             preexec_fn=limit)
+        if out.returncode != 0:
+            problems.append(f"{args[0]}: exit {out.returncode}: {(out.stdout + out.stderr)[-300:]}")
+            break
+        if want and any(p.read_text() != want(i) for i, p in files):
+            problems.append(f"{args[0]}: not every file is {want.__name__}")
+            break
+    problems += leftovers(ws)
+    return ("FAILED" if problems else "applied and undone"), problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,nofile")
     args = parser.parse_args()
     staged = shutil.which(args.staged) or args.staged
     rng = random.Random(1)
@@ -920,6 +954,7 @@ def main():
         "plugin-timeout": lambda root, n: plugin_timeout_once(staged, root, rng),
         "stderr-flood": lambda root, n: stderr_flood_once(staged, root),
         "long-answer": lambda root, n: long_answer_once(staged, root),
+        "nofile": lambda root, n: nofile_once(staged, root),
     }
     rows = []
     for name in args.only.split(","):
