@@ -503,3 +503,26 @@ fn the_rest_of_a_partial_apply_keeps_files_whose_names_hold_glob_characters() {
     assert_eq!(read(dir, "[id]/c,d.ts"), "bar(4);\n");
     assert!(pending_ids(dir).is_empty());
 }
+
+#[test]
+fn a_pick_of_many_hunks_is_one_range_in_the_result() {
+    // 50,000 hunks, every one but the first applied: picking them once took time quadratic in
+    // the hunks (minutes here), and the result listed every number (issue 32, finding 12).
+    let n = 50_000;
+    let text: String = (0..n).map(|_| "foo\nx\nx\nx\nx\nx\nx\nx\n").collect();
+    let ws = workspace(&[("a.txt", &text)]);
+    ok(ws.path(), &["edit", "--all", "--old", "foo", "--new", "bar", "a.txt"]);
+    let out = ok(ws.path(), &["resolve", "--reason", "most", "apply", "--except", "a.txt:1"]);
+    let applied = out.lines().find(|l| l.starts_with("Applied")).unwrap();
+    let rest = pending_ids(ws.path());
+    assert_eq!(
+        applied,
+        format!(
+            "Applied 1 file of Edit: a.txt ({n} replacements) (a.txt: hunks 2-{n} of {n}). The rest stays pending as the newest preview: Edit: a.txt (+1 -1) ({}).",
+            rest[0]
+        )
+    );
+    let written = read(ws.path(), "a.txt");
+    assert!(written.starts_with("foo\nx\n"));
+    assert_eq!(written.matches("bar\n").count(), n - 1);
+}
