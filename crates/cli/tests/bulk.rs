@@ -24,6 +24,8 @@ fn a_capped_rewrite_says_what_it_left_out_and_the_flag_that_lifts_the_cap() {
         last_line(&stdout(&out)),
         "Capped by `--max-files` 1: 2 more files with 4 replacements were left out; raise `--max-files` (or leave it out) to include them."
     );
+    // One pending preview per file: each preview is discarded before the next.
+    staged(ws.path(), &["resolve", "discard", "--reason", "next"]);
     let out = staged(
         ws.path(),
         &["--json", "ast-edit", "--limit", "3", "--op", "foo($A)", "bar($A)", "."],
@@ -41,6 +43,7 @@ fn a_capped_rewrite_says_what_it_left_out_and_the_flag_that_lifts_the_cap() {
         res["details"]["leftOut"],
         serde_json::json!({"cap": "limit", "value": 3, "files": 2, "replacements": 3, "exact": true, "lift": "--limit"})
     );
+    staged(ws.path(), &["resolve", "discard", "--reason", "next"]);
     // Over the tool (what a model calls), the parameter is named.
     let args = r#"{"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": ["."], "max_files": 2}"#;
     let out = staged(ws.path(), &["--json", "tool", "ast_edit", "--args", args]);
@@ -69,6 +72,7 @@ fn the_command_line_does_not_cap_a_bulk_rewrite_by_default() {
     let res = json(&out);
     assert_eq!(res["pending"]["label"], "AST Edit: 1003 replacements in 1003 files");
     assert_eq!(res["details"]["limitReached"], false);
+    staged(ws.path(), &["resolve", "discard", "--reason", "next"]);
     // A model still gets the default cap, and is told.
     let args = r#"{"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": ["."]}"#;
     let out = staged(ws.path(), &["--json", "tool", "ast_edit", "--args", args]);
