@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile]
 
-Nineteen experiments, each repeated N times (default 200) against the real `staged` binary
+Twenty experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -82,6 +82,10 @@ Nineteen experiments, each repeated N times (default 200) against the real `stag
   asked text, and change as few lines as a second, independent diff) with a million cases in all, split over the runs (5,000 a run
   with the default 200 runs, each with its own random seed). Its test binary (the debug
   profile) is built once, with cargo, before the first run.
+* nofile: under `ulimit -n 256` (soft and hard, so staged cannot raise it), a 5,000-file
+  `staged ast-edit` (2,500 files in one folder, 2,500 each in a folder of its own) is applied
+  and undone. Every command must exit 0, all 5,000 files new after the apply and old after the
+  undo, with no temp file or journal left.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -1193,11 +1197,41 @@ def line_edits_once(binary, cases: int):
     return f"{cases} cases passed", []
 
 
+def nofile_once(staged, root: Path):
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    ws = root / "ws"
+    files = []
+    for i in range(2500):
+        files.append((i, ws / "src" / f"f{i:04}.ts"))
+        files.append((2500 + i, ws / "pkg" / f"p{i:04}" / "index.ts"))
+    for i, p in files:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(old(i))
+    (ws / ".git").mkdir()
+    problems = []
+    for args, want in ((("ast-edit", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", "."), None),
+                       (("resolve", "--reason", "nofile", "apply"), new), (("undo", "--yes"), old)):
+        out = subprocess.run([staged, "--workspace", str(ws), *args], capture_output=True, text=True,
+                             preexec_fn=limit)
+        if out.returncode != 0:
+            problems.append(f"{args[0]}: exit {out.returncode}: {(out.stdout + out.stderr)[-300:]}")
+            break
+        if want and any(p.read_text() != want(i) for i, p in files):
+            problems.append(f"{args[0]}: not every file is {want.__name__}")
+            break
+    problems += leftovers(ws)
+    return ("FAILED" if problems else "applied and undone"), problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile")
     args = parser.parse_args()
     staged = os.path.abspath(shutil.which(args.staged) or args.staged)  # some runs start it in the workspace
     rng = random.Random(1)
@@ -1225,6 +1259,7 @@ def main():
         "warm-parent-ignore": lambda root, n: warm_parent_ignore_once(staged, root, rng),
         "hook-ulimit": lambda root, n: hook_ulimit_once(staged, root, rng),
         "line-edits": lambda root, n: line_edits_once(line_edits_bin, line_edits_cases),
+        "nofile": lambda root, n: nofile_once(staged, root),
     }
     rows = []
     for name in args.only.split(","):

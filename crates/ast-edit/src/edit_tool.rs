@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use staged_core::{CancelToken, PendingAction, Session, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, PendingAction, Session, StoreError, Tool, ToolError, ToolResult};
 
 use crate::{
     AstEditAction, AstEditParams, ConfinedRoot, EngineOptions, PreviewDetails,
@@ -112,10 +112,12 @@ impl Tool for AstEditTool {
         ));
         // The edits and diffs are in the text and details now; a big file's are big.
         drop(preview);
-        let id = self
-            .session
-            .push_pending_action(action.clone())
-            .map_err(|err| ToolError::new(format!("Could not stage the preview: {err}")))?;
+        // One pending preview per file, as the text tools stage them: a preview is computed
+        // against the disk, so a second one of a file would be stale once the first applied.
+        let id = self.session.push_exclusive(action.clone()).map_err(|err| match err {
+            StoreError::Refused(why) => ToolError::new(why),
+            other => ToolError::new(format!("Could not stage the preview: {other}")),
+        })?;
         // A durable store has serialized the action and let it go: its details (a big diff)
         // come back without a copy. A store that keeps it shares it, so they are copied.
         let mut details = match Arc::try_unwrap(action) {

@@ -508,8 +508,27 @@ fn a_file_with_a_pending_preview_cannot_be_staged_again() {
             "a.ts already has a pending preview: {ast} (AST Edit: 1 replacement in 1 file). Resolve it first (call `resolve` with action \"apply\" or \"discard\"), then make this change again: a new change is always computed against the file on disk."
         )
     );
+    // A second `ast_edit` preview of the file is refused the same way, naming the first, and
+    // so is one over a text preview (issue 32, finding 22).
+    let held_by_ast = format!(
+        "a.ts already has a pending preview: {ast} (AST Edit: 1 replacement in 1 file). Resolve it first (call `resolve` with action \"apply\" or \"discard\"), then make this change again: a new change is always computed against the file on disk."
+    );
+    let out = staged(dir, &["--json", "ast-edit", "--op", "foo($A)", "qux($A)", "."]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(text(&out), held_by_ast);
+    assert_eq!(pending_ids(dir), std::slice::from_ref(&ast));
     // Another file is fine.
     assert_eq!(code(&staged(dir, &["edit", "b.ts", "--old", "b", "--new", "c"])), 0);
+    let b_edit = pending_ids(dir)[0].clone();
+    let out = staged(dir, &["--json", "ast-edit", "--op", "b", "qux", "b.ts"]);
+    assert_eq!(
+        text(&out),
+        format!(
+            "b.ts already has a pending preview: {b_edit} (Edit: b.ts (1 replacement)). Resolve it first (call `resolve` with action \"apply\" or \"discard\"), then make this change again: a new change is always computed against the file on disk."
+        )
+    );
+    assert_eq!(pending_ids(dir), [b_edit, ast]);
+    assert_eq!(read(dir, "a.ts"), "foo(1);\n");
 }
 
 #[test]

@@ -163,6 +163,31 @@ impl Session {
         self.store.push_unless(action, &refuse)
     }
 
+    /// The refusal of reverting `entry` while a pending preview writes one of its files: that
+    /// preview promises the bytes on disk now (the rest of a partial apply promises exactly
+    /// what the apply wrote), so reverting under it would make it stale in silence.
+    fn pending_over(&self, entry: &LogEntry) -> Result<Option<String>, ToolError> {
+        let ours: std::collections::HashSet<&str> =
+            entry.record.files.iter().map(|f| f.path.as_str()).collect();
+        if ours.is_empty() {
+            return Ok(None);
+        }
+        for pending in self.store.list().map_err(store_error)? {
+            let files = pending.action.files();
+            let clash = files.iter().flat_map(|f| f.paths()).find(|p| ours.contains(p));
+            if let Some(path) = clash {
+                return Ok(Some(undo_under_pending_text(
+                    entry.seq,
+                    &entry.record.label,
+                    path,
+                    &pending.id,
+                    pending.label(),
+                )));
+            }
+        }
+        Ok(None)
+    }
+
     /// Attaches (or, with `None`, detaches) the loop's routes: the in-flight hard directive's
     /// invoker and the standing handler.
     pub fn set_resolve_routes(&self, routes: Option<Arc<dyn ResolveRoutes>>) {
@@ -487,6 +512,9 @@ impl Session {
                 record.source_tool_name
             )));
         };
+        if let Some(text) = self.pending_over(&entry)? {
+            return Err(ToolError::new(text));
+        }
         let outcome = match record.outcome {
             LogOutcome::Undone => LogOutcome::Redone,
             _ => LogOutcome::Undone,
@@ -545,6 +573,19 @@ fn store_error(err: StoreError) -> ToolError {
             ToolError::new(err.to_string())
         }
     }
+}
+
+/// Why log entry `seq` (`label`) is not reverted while a pending preview writes `path`.
+pub(crate) fn undo_under_pending_text(
+    seq: u64,
+    label: &str,
+    path: &str,
+    id: &PendingId,
+    pending: &str,
+) -> String {
+    format!(
+        "Log entry {seq} ({label}) was not reverted: {path} has a pending preview, {id} ({pending}), made against the file as it is now, which reverting would change (the rest of a partial apply is such a preview). Resolve it first (apply or discard it), then revert again. Nothing was written."
+    )
 }
 
 /// Why a file cannot be staged again while a pending preview writes it.
