@@ -284,6 +284,54 @@ fn the_gate_never_grants_what_codex_sandbox_would_not() {
 }
 
 #[test]
+fn codex_in_a_workspace_write_sandbox_writes_only_in_its_folder() {
+    // Codex runs in `app/` of the workspace; its sandbox lets it write there and in the
+    // writable roots only, so a patch of `lib/` is denied without staging.
+    let ws = workspace(&[("app/a.ts", "oldApi(1);\n"), ("lib/b.ts", "oldApi(2);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let app = dir.join("app");
+    let home = tempfile::tempdir().unwrap();
+    let env = [("CODEX_HOME", home.path())];
+    std::fs::write(home.path().join("config.toml"), "sandbox_mode = \"workspace-write\"\n")
+        .unwrap();
+    let event = |patch: &str| {
+        serde_json::to_vec(&json!({
+            "session_id": "c-1", "turn_id": "t", "cwd": app, "hook_event_name": "PreToolUse",
+            "model": "m", "permission_mode": "bypassPermissions", "tool_name": "apply_patch",
+            "tool_input": {"command": patch}, "tool_use_id": "call_0",
+        }))
+        .unwrap()
+    };
+    let outside = "*** Begin Patch\n*** Update File: ../lib/b.ts\n@@\n-oldApi(2);\n+newApi(2);\n*** End Patch\n";
+    let reason = deny_reason(&staged_in(&app, &["hook", "codex"], &event(outside), &env));
+    assert_eq!(
+        reason,
+        format!(
+            "staged refused this patch without staging it, and nothing was written: Codex runs with a `workspace-write` sandbox (sandbox_mode in CODEX_HOME/config.toml), in which it writes only in {}, and lib/b.ts is outside that, so it would refuse this write itself. A person who wants this change makes it, or runs Codex in a folder that holds it.",
+            app.display()
+        )
+    );
+    assert!(pending_ids(&dir).is_empty());
+    // Inside its folder: staged as before.
+    let inside =
+        "*** Begin Patch\n*** Update File: a.ts\n@@\n-oldApi(1);\n+newApi(1);\n*** End Patch\n";
+    let reason = deny_reason(&staged_in(&app, &["hook", "codex"], &event(inside), &env));
+    assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    assert_eq!(pending_ids(&dir).len(), 1);
+    // A writable root lets it write there too.
+    let out = staged(&dir, &["resolve", "discard", "--reason", "next case"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::write(
+        home.path().join("config.toml"),
+        "sandbox_mode = \"workspace-write\"\n[sandbox_workspace_write]\nwritable_roots = [\"../lib\"]\n",
+    )
+    .unwrap();
+    let reason = deny_reason(&staged_in(&app, &["hook", "codex"], &event(outside), &env));
+    assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    assert_eq!(read(&dir, "lib/b.ts"), "oldApi(2);\n");
+}
+
+#[test]
 fn a_gate_denies_what_it_cannot_stage_and_writes_nothing() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("secret.txt"), "keep\n").unwrap();
@@ -1199,12 +1247,14 @@ fn staged_in_program(
 /// A 1.8 MB file and a 1.2 KB Edit event within every cap (900,000 replacements of `a` by
 /// 1,000 bytes) whose preview needs gigabytes: the hook's worker runs out of the memory it
 /// may take and aborts.
-fn heavy_edit(dir: &Path) -> Vec<u8> {
-    std::fs::write(dir.join("src/big.txt"), "ab".repeat(900_000)).unwrap();
+/// A Write of a new 30 MiB file: within the 32 MiB a preview may hold, and a few hundred MiB of
+/// work (the event, the text, its diff, the stored preview).
+fn heavy_write(dir: &Path) -> Vec<u8> {
+    let line = format!("{}\n", "x".repeat(99));
     claude_pre(
         dir,
-        "Edit",
-        json!({"file_path": dir.join("src/big.txt"), "old_string": "a", "new_string": "b".repeat(1000), "replace_all": true}),
+        "Write",
+        json!({"file_path": dir.join("src/big.txt"), "content": line.repeat(30 * 1024 * 1024 / 100)}),
     )
 }
 
@@ -1212,14 +1262,14 @@ fn heavy_edit(dir: &Path) -> Vec<u8> {
 fn a_gate_whose_work_runs_out_of_memory_denies_and_writes_nothing() {
     let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
     let dir = ws.path().canonicalize().unwrap();
-    let event = heavy_edit(&dir);
-    // Under a limit the person's shell set (`ulimit -v`, 1.5 GB), which the worker inherits.
+    let event = heavy_write(&dir);
+    // Under a limit the person's shell set (`ulimit -v`, 400 MB), which the worker inherits.
     let out = staged_in_program(
         Path::new("sh"),
         &dir,
         &[
             "-c",
-            "ulimit -v 1500000 && exec \"$0\" hook claude-code",
+            "ulimit -v 400000 && exec \"$0\" hook claude-code",
             &staged_bin().display().to_string(),
         ],
         &event,
@@ -1228,15 +1278,15 @@ fn a_gate_whose_work_runs_out_of_memory_denies_and_writes_nothing() {
     let reason = deny_reason(&out);
     assert_eq!(
         reason,
-        "staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the work needs more than the 1464 MiB of memory it may take), so it refuses the tool call; nothing was written.",
+        "staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the work needs more than the 390 MiB of memory it may take), so it refuses the tool call; nothing was written.",
         "{}",
         stderr(&out)
     );
     // Under the hook's own bound.
-    let expected = "staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the work needs more than the 1024 MiB of memory it may take), so it refuses the tool call; nothing was written.";
-    let out = staged_in(&dir, &["hook", "claude-code", "--max-memory", "1024"], &event, &[]);
+    let expected = "staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the work needs more than the 320 MiB of memory it may take), so it refuses the tool call; nothing was written.";
+    let out = staged_in(&dir, &["hook", "claude-code", "--max-memory", "320"], &event, &[]);
     assert_eq!(deny_reason(&out), expected, "{}", stderr(&out));
-    assert_eq!(read(&dir, "src/big.txt"), "ab".repeat(900_000));
+    assert!(!dir.join("src/big.txt").exists());
     assert!(pending_ids(&dir).is_empty());
     // The same hook stages an ordinary edit under the same bound.
     let event = claude_pre(
@@ -1244,7 +1294,7 @@ fn a_gate_whose_work_runs_out_of_memory_denies_and_writes_nothing() {
         "Edit",
         json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false}),
     );
-    let out = staged_in(&dir, &["hook", "claude-code", "--max-memory", "1024"], &event, &[]);
+    let out = staged_in(&dir, &["hook", "claude-code", "--max-memory", "320"], &event, &[]);
     assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
 }
 

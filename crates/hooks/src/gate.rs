@@ -66,6 +66,7 @@ pub(crate) fn pre_tool_use(
     event: &HookEvent,
     ws: &WorkspaceSession,
     cwd: &Path,
+    session_dir: &Path,
     codex_home: Option<&Path>,
 ) -> Outcome {
     let person = match verdict(client, event, ws.workspace().root(), codex_home) {
@@ -73,6 +74,17 @@ pub(crate) fn pre_tool_use(
         Verdict::Stage => None,
         Verdict::PersonOnly(why) => Some(why),
     };
+    if client == Client::Codex
+        && let Some(paths) = patch_paths(event, ws, cwd)
+        && let Some(why) = crate::permission::outside_workspace_write(
+            ws.workspace().root(),
+            codex_home,
+            session_dir,
+            &paths,
+        )
+    {
+        return Outcome::reply(Reply::Deny(why));
+    }
     if client == Client::ClaudeCode && event.tool_name.as_deref() == Some("NotebookEdit") {
         return Outcome::reply(Reply::Deny(NOTEBOOK_EDIT.to_owned()));
     }
@@ -105,6 +117,30 @@ pub(crate) fn pre_tool_use(
             }
         }
     }
+}
+
+/// The files a Codex patch writes (moves' sources and destinations), absolute; `None` when it
+/// is not a patch staged can read, which the staging then refuses with its own error.
+fn patch_paths(
+    event: &HookEvent,
+    ws: &WorkspaceSession,
+    cwd: &Path,
+) -> Option<Vec<std::path::PathBuf>> {
+    let (patch, dir) = match event.tool_name.as_deref() {
+        Some("apply_patch") => {
+            (event.input_str("command").or_else(|| event.input_str("input"))?.to_owned(), None)
+        }
+        _ => match shell_patch_of(event) {
+            ShellPatch::Alone { patch, dir } => (patch, dir),
+            _ => return None,
+        },
+    };
+    let mut parsed = staged_edit::patch::parse(&patch).ok()?;
+    if let Some(base) = base(ws, cwd, dir.as_deref()).ok()? {
+        parsed.rebase(&base);
+    }
+    let root = ws.workspace().root();
+    Some(parsed.paths().into_iter().map(|path| root.join(path)).collect())
 }
 
 /// What a gate staged.

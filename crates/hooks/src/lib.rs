@@ -99,6 +99,8 @@ pub fn handle_in(
         Err(why) => return refuse_unreadable(mode, &why),
     };
     let root: PathBuf = root.map_or_else(|| staged_workspace::find_root(cwd), Path::to_path_buf);
+    // The folder the client runs the hook in: its session's (Codex's sandbox is rooted there).
+    let session_dir = cwd.to_path_buf();
     let cwd = event.cwd.clone().filter(|c| c.is_absolute()).unwrap_or_else(|| cwd.to_path_buf());
     let is_tool_event = matches!(event.hook_event_name.as_str(), "PreToolUse" | "PostToolUse");
     if is_tool_event && !gate::is_edit(client, &event) {
@@ -118,7 +120,9 @@ pub fn handle_in(
     };
     ws.session().set_front_end(staged_core::FrontEnd::Hook(client.name().to_owned()));
     match (mode, event.hook_event_name.as_str()) {
-        (Mode::Gate, "PreToolUse") => gate::pre_tool_use(client, &event, &ws, &cwd, codex_home),
+        (Mode::Gate, "PreToolUse") => {
+            gate::pre_tool_use(client, &event, &ws, &cwd, &session_dir, codex_home)
+        }
         (Mode::Gate, "Stop") => stop::stop(client, &event, &ws),
         (Mode::Record, "PreToolUse") => record::pre_tool_use(client, &event, &ws, &cwd),
         (Mode::Record, "PostToolUse") => record::post_tool_use(client, &event, &ws, &cwd),

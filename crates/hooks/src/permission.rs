@@ -21,10 +21,15 @@
 //!   (`--sandbox`, `--full-auto`, `-c`) are not visible to a hook; when the event's approval
 //!   contradicts the configuration, the safe reading (the person is asked) wins.
 //!
+//! In a `workspace-write` sandbox Codex writes only in the folder it runs in (its session's
+//! folder, where it runs its hooks) and the `writable_roots` of `[sandbox_workspace_write]`: a
+//! patch of a file of the workspace outside them is denied without staging
+//! ([`outside_workspace_write`]).
+//!
 //! Paths outside the workspace are refused by the staging itself, and `.git/` and the agents'
 //! control files by [`staged_journal::PROTECTED_PATHS`], whatever the mode.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use toml_edit::DocumentMut;
 
@@ -97,6 +102,9 @@ pub(crate) struct CodexConfig {
     pub(crate) sandbox: String,
     /// Where the sandbox came from, for the reasons and `staged doctor`.
     pub(crate) sandbox_from: String,
+    /// `[sandbox_workspace_write] writable_roots`: folders a `workspace-write` sandbox lets
+    /// Codex write besides the one it runs in.
+    pub(crate) writable_roots: Vec<PathBuf>,
 }
 
 impl CodexConfig {
@@ -123,8 +131,79 @@ impl CodexConfig {
                 (mode.to_owned(), why.to_owned())
             }
         };
-        CodexConfig { approval, sandbox, sandbox_from }
+        let writable_roots = [project.as_ref(), user.as_ref()]
+            .into_iter()
+            .flatten()
+            .flat_map(writable_roots)
+            .collect();
+        CodexConfig { approval, sandbox, sandbox_from, writable_roots }
     }
+}
+
+/// The `writable_roots` of a `config.toml`'s `[sandbox_workspace_write]` (the selected
+/// profile's too).
+fn writable_roots(doc: &DocumentMut) -> Vec<PathBuf> {
+    let profile = doc.get("profile").and_then(|p| p.as_str());
+    let tables = [
+        profile.and_then(|name| doc.get("profiles")?.get(name)?.get("sandbox_workspace_write")),
+        doc.get("sandbox_workspace_write"),
+    ];
+    tables
+        .into_iter()
+        .flatten()
+        .filter_map(|table| table.get("writable_roots")?.as_array())
+        .flat_map(|roots| roots.iter().filter_map(|v| v.as_str().map(PathBuf::from)))
+        .collect()
+}
+
+/// `path` with its `.` and `..` components resolved by name.
+fn lexical(path: &Path) -> PathBuf {
+    let mut res = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                res.pop();
+            }
+            Component::CurDir => {}
+            other => res.push(other),
+        }
+    }
+    res
+}
+
+/// Why Codex would refuse to write some of `paths` (absolute) itself: in a `workspace-write`
+/// sandbox it writes only in `session_dir` (the folder it runs in) and the configuration's
+/// `writable_roots`. `None` in any other sandbox, or when every path is inside them.
+pub(crate) fn outside_workspace_write(
+    root: &Path,
+    codex_home: Option<&Path>,
+    session_dir: &Path,
+    paths: &[PathBuf],
+) -> Option<String> {
+    let config = CodexConfig::read(root, codex_home);
+    if config.sandbox != "workspace-write" {
+        return None;
+    }
+    let session_dir = session_dir.canonicalize().unwrap_or_else(|_| lexical(session_dir));
+    let mut writable = vec![session_dir.clone()];
+    writable.extend(config.writable_roots.iter().map(|r| lexical(&session_dir.join(r))));
+    let outside: Vec<String> = paths
+        .iter()
+        .map(|path| lexical(path))
+        .filter(|path| !writable.iter().any(|w| path.starts_with(w)))
+        .map(|path| path.strip_prefix(root).unwrap_or(&path).display().to_string())
+        .collect();
+    if outside.is_empty() {
+        return None;
+    }
+    let roots: Vec<String> = writable.iter().map(|w| w.display().to_string()).collect();
+    Some(format!(
+        "staged refused this patch without staging it, and nothing was written: Codex runs with a `workspace-write` sandbox ({}), in which it writes only in {}, and {} {} outside that, so it would refuse this write itself. A person who wants this change makes it, or runs Codex in a folder that holds it.",
+        config.sandbox_from,
+        roots.join(", "),
+        outside.join(", "),
+        if outside.len() == 1 { "is" } else { "are" }
+    ))
 }
 
 fn parse(path: &Path) -> Option<DocumentMut> {
@@ -211,7 +290,49 @@ mod tests {
             approval: approval.map(str::to_owned),
             sandbox: sandbox.to_owned(),
             sandbox_from: "test".to_owned(),
+            writable_roots: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_workspace_write_sandbox_writes_only_in_its_folder_and_writable_roots() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let home = root.join("home");
+        std::fs::create_dir_all(root.join("app")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let paths = |names: &[&str]| names.iter().map(|n| root.join(n)).collect::<Vec<_>>();
+        std::fs::write(
+            home.join("config.toml"),
+            "sandbox_mode = \"workspace-write\"\n[sandbox_workspace_write]\nwritable_roots = [\"../docs\"]\n",
+        )
+        .unwrap();
+        let session = root.join("app");
+        assert_eq!(
+            outside_workspace_write(
+                &root,
+                Some(&home),
+                &session,
+                &paths(&["app/a.ts", "docs/x.md"])
+            ),
+            None
+        );
+        let why = outside_workspace_write(
+            &root,
+            Some(&home),
+            &session,
+            &paths(&["app/a.ts", "lib/b.ts", "app/../c.ts"]),
+        )
+        .unwrap();
+        assert!(why.contains("it writes only in "), "{why}");
+        assert!(why.contains("and lib/b.ts, c.ts are outside that"), "{why}");
+        // Another sandbox: not this rule's to decide.
+        std::fs::write(home.join("config.toml"), "sandbox_mode = \"danger-full-access\"\n")
+            .unwrap();
+        assert_eq!(
+            outside_workspace_write(&root, Some(&home), &session, &paths(&["lib/b.ts"])),
+            None
+        );
     }
 
     #[test]
