@@ -20,7 +20,7 @@ pub enum EditError {
         "The new text of {0} holds a NUL byte, as a binary file does: staged previews changes to text files only"
     )]
     BinaryText(String),
-    /// The preview would be larger than [`crate::stage::MAX_PREVIEW_BYTES`]: what it would
+    /// The preview would be larger than a preview may be (32 MiB of changes): what it would
     /// hold, with the sizes.
     #[error(
         "Refusing to stage this change: {0}, and a preview holds at most {max} MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts.",
