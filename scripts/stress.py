@@ -878,7 +878,9 @@ def hook_race_once(staged, root: Path):
     ws = ws.resolve()
 
     def event(name, **fields):
-        return json.dumps({"session_id": "race", "cwd": str(ws), "hook_event_name": name, **fields}).encode()
+        # acceptEdits: the model may apply its own previews, so the Stop holds the turn for them.
+        return json.dumps({"session_id": "race", "cwd": str(ws), "hook_event_name": name,
+                           "permission_mode": "acceptEdits", **fields}).encode()
 
     procs = []
     for path in files * 2:
