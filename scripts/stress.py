@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile]
 
-Fifteen experiments, each repeated N times (default 200) against the real `staged` binary
+Twenty experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -41,7 +41,7 @@ Fifteen experiments, each repeated N times (default 200) against the real `stage
   each of 4 files (a client runs the hooks of parallel tool calls together). Every one must
   deny (a hook that answers nothing lets the edit through); exactly one preview per file may be
   pending, the other four denies must be refusals, no file may change, and the session's Stop
-  must then block naming exactly the 4 previews.
+  must then block naming exactly the 4 previews, and the 4 refused edits as the session's.
 * only-race: `staged resolve apply --only 'x*'` starts a random moment (up to 12 ms) after
   another process began staging a patch that adds x.txt and y.txt. The apply must refuse (nothing was
   pending when it looked) or write x.txt alone with y.txt left pending: y.txt written means a
@@ -57,6 +57,35 @@ Fifteen experiments, each repeated N times (default 200) against the real `stage
 * long-answer: a plugin's apply answers 17 MiB (timeout 30 s): `staged resolve apply` must fail
   at once (under 10 s) saying the message is longer than 16 MiB and that the callback may have
   run, with the preview still pending.
+* warm-hardlink: a `staged mcp` with its warm index and one without (`STAGED_WARM_INDEX=0`)
+  serve one tree whose files are hard-linked from outside it (before the servers start) and
+  get new names inside it (in watched folders, some under names the walk ignores) while they
+  run. Six times, a file is written in place through another name (which no watch of the
+  index sees; half of the texts have the same length) or linked again, and `ast_grep` is
+  asked at once (in some runs once after 3.1 s, when the change time no longer looks
+  recent): the warm answer must be the cold one, and must come from the index.
+* warm-parent-ignore: the same two servers, on a workspace two folders down; eight times, the
+  ignore files the walk reads above the root (the parent's `.gitignore`, the grandparent's
+  `.ignore`, the parent's `.git/info/exclude`, or a worktree's common `info/exclude` through a
+  `.git` file) are written, removed or swapped, and `ast_grep` is asked at once: the warm
+  answer must be the cold one, and must come from the index.
+
+* hook-ulimit: the gate hook command `staged hook install claude-code` writes (the shell
+  fail-safe included) runs under `ulimit -v` of a random size between 16 MiB and 3 GiB (too
+  small for the binary to start, for its worker to read the event, or for the work) with one of
+  three events: an ordinary Edit, a 1.2 KB Edit whose preview needs gigabytes (900,000
+  replacements of `a` by 1,000 bytes), or a 50 MB Write. Every run must deny: a deny reply, or
+  exit 2 with a reason on stderr (both clients' block); never exit 0 without a reply, or any other
+  exit; and no file may change.
+* line-edits: the property test of crates/edit/tests/line_edits.rs (the edits `write` and a
+  multi-replacement `edit` stage, and their diff read back as a patch, must replay to exactly the
+  asked text, and change as few lines as a second, independent diff) with a million cases in all, split over the runs (5,000 a run
+  with the default 200 runs, each with its own random seed). Its test binary (the debug
+  profile) is built once, with cargo, before the first run.
+* nofile: under `ulimit -n 256` (soft and hard, so staged cannot raise it), a 5,000-file
+  `staged ast-edit` (2,500 files in one folder, 2,500 each in a folder of its own) is applied
+  and undone. Every command must exit 0, all 5,000 files new after the apply and old after the
+  undo, with no temp file or journal left.
 
 It prints one table row per experiment: runs, outcomes by kind, and failures (which must be 0).
 """
@@ -849,7 +878,9 @@ def hook_race_once(staged, root: Path):
     ws = ws.resolve()
 
     def event(name, **fields):
-        return json.dumps({"session_id": "race", "cwd": str(ws), "hook_event_name": name, **fields}).encode()
+        # acceptEdits: the model may apply its own previews, so the Stop holds the turn for them.
+        return json.dumps({"session_id": "race", "cwd": str(ws), "hook_event_name": name,
+                           "permission_mode": "acceptEdits", **fields}).encode()
 
     procs = []
     for path in files * 2:
@@ -889,21 +920,327 @@ def hook_race_once(staged, root: Path):
         reason = json.loads(stop.stdout)["reason"]
         if sorted(i for i in pending if i in reason) != sorted(pending):
             problems.append(f"the Stop does not name every staged preview: {reason[:200]}")
+        refusals = reason.split("was never made again: ", 1)[-1] if "was never made again: " in reason else ""
+        if sorted(p.name for p in files if f"{p.name} (refused while " in refusals) != sorted(p.name for p in files):
+            problems.append(f"the Stop does not name every refused edit as the session's: {reason[-900:]}")
     except (ValueError, KeyError):
         problems.append(f"the Stop did not block: {stop.stdout[:200]!r}")
-    return ("FAILED" if problems else "4 staged, 4 refused, Stop names all 4"), problems
+    return ("FAILED" if problems else "4 staged, 4 refused, Stop names all 8"), problems
+
+
+class McpServer:
+    """`staged mcp` over stdio, answering one call at a time; with `warm`, its warm index on
+    (debug logs on stderr tell whether each search was answered from it), else off."""
+
+    def __init__(self, staged, ws: Path, warm: bool):
+        env = dict(os.environ, STAGED_WARM_INDEX="1" if warm else "0",
+                   RUST_LOG="staged_ast_edit=debug" if warm else "off", NO_COLOR="1")
+        self.proc = subprocess.Popen([staged, "--workspace", str(ws), "mcp"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ws)
+        self.lines, self.ready = [], threading.Event()
+        self.ids = iter(range(2, 1 << 30))
+        threading.Thread(target=self._stderr, daemon=True).start()
+        self.request(INITIALIZE)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _stderr(self):
+        for line in self.proc.stderr:
+            line = line.decode(errors="replace")
+            self.lines.append(line)
+            if "warm index:" in line and "files indexed" in line:
+                self.ready.set()
+
+    def send(self, message):
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, message):
+        self.send(message)
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"staged mcp exited: {''.join(self.lines[-5:])}")
+            reply = json.loads(line)
+            if reply.get("id") == message["id"]:
+                return reply
+
+    def grep(self, pattern, lang):
+        message = call("ast_grep", {"pattern": pattern, "paths": ["."], "lang": lang})
+        message["id"] = next(self.ids)
+        reply = self.request(message)
+        return json.dumps(reply.get("result", reply.get("error")), sort_keys=True)
+
+    def warm_answers(self):
+        """How many searches were answered from the warm index so far."""
+        return sum(1 for line in list(self.lines) if "ast_grep search" in line and "warm=true" in line)
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def warm_and_cold(staged, ws: Path, steps, pattern, lang):
+    """Runs `steps` (each changes the tree behind the servers' backs and says what it did) on a
+    warm `staged mcp` and a cold one: after each, the warm answer must be the cold one, and
+    must come from the index."""
+    warm, cold = McpServer(staged, ws, True), McpServer(staged, ws, False)
+    problems = []
+    try:
+        if not warm.ready.wait(60):
+            return ["the warm index was never built"]
+        asked = 0
+        for step in steps:
+            what = step()
+            asked += 1
+            w, c = warm.grep(pattern, lang), cold.grep(pattern, lang)
+            if w != c:
+                problems.append(f"after {what}: warm {w[:300]} != cold {c[:300]}")
+                break
+        time.sleep(0.05)  # the last search's log line
+        if not problems and warm.warm_answers() != asked:
+            problems.append(f"{warm.warm_answers()} of {asked} searches answered from the index")
+    finally:
+        warm.close()
+        cold.close()
+    return problems
+
+
+RUST_TEXTS = ["fn a() { std::mem::take(&mut x); }\n", "fn a() { std::mem::swap(&mut x); }\n",
+              "fn b() {}\n", "fn c() { let y = std::mem::take(&mut v); }\n"]
+
+
+def warm_hardlink_once(staged, root: Path, rng: random.Random, n_run: int):
+    """Files of the tree hard-linked from outside it before the server starts, and new names
+    made inside it while it runs, are written in place through the other names (half of the
+    texts have the same length), then searched at once or after their change time stopped
+    being recent (3.1 s)."""
+    ws, outside = root / "ws", root / "outside"
+    for d in ("src", "lib", "ignored"):
+        (ws / d).mkdir(parents=True)
+    outside.mkdir()
+    (ws / ".gitignore").write_text("ignored/\n*.hidden\n")
+    for i in range(4):
+        (ws / "src" / f"a{i}.rs").write_text(rng.choice(RUST_TEXTS))
+        os.link(ws / "src" / f"a{i}.rs", outside / f"a{i}.rs")
+        (ws / "lib" / f"c{i}.rs").write_text(rng.choice(RUST_TEXTS))
+    names = [outside / f"a{i}.rs" for i in range(4)]
+    # In half of the runs, one step waits until its change time is old (change times count in
+    # whole seconds, and 2 of them are recent).
+    wait_at, waited = rng.randrange(12), []
+
+    def write_through(n):
+        path = rng.choice(names)
+        with open(path, "r+") as f:  # in place: the same inode
+            f.truncate(0)
+            f.write(rng.choice(RUST_TEXTS))
+        if n == wait_at:
+            time.sleep(3.1)
+            waited.append(n)
+            return f"wrote {path}, waited 3.1 s"
+        return f"wrote {path}"
+
+    def link_inside(n):
+        # In a folder the index watches (a link made in `ignored/`, which it does not watch, to
+        # a file listed with one link is not seen, as documented), under a name the walk lists
+        # or one it ignores.
+        src = ws / "lib" / f"c{rng.randrange(4)}.rs"
+        to = ws / rng.choice(["src", "lib"]) / f"l{len(names)}.{rng.choice(['rs', 'hidden'])}"
+        os.link(src, to)
+        names.append(to)
+        return f"linked {src} as {to}"
+
+    steps = [lambda n=n: rng.choice([write_through, write_through, link_inside])(n) for n in range(6)]
+    problems = warm_and_cold(staged, ws, steps, "std::mem::take($A)", "rust")
+    kind = "warm == cold, one asked after 3.1 s" if waited else "warm == cold, all asked at once"
+    return ("FAILED" if problems else kind), problems
+
+
+JS_TEXT = "baseFlatten(x, 1);\n"
+IGNORES = ["ws/src/\n", "*.js\n", "b.js\n", "src\n", "/ws/b.js\n", "", "*.js\n!b.js\n"]
+
+
+def warm_parent_ignore_once(staged, root: Path, rng: random.Random):
+    """The ignore files the walk reads above the workspace (a parent's `.gitignore`, a
+    grandparent's `.ignore`, the parent's `.git/info/exclude`, or a worktree's common exclude
+    through a `.git` file) are written, removed and swapped while the server runs; each change
+    is searched at once."""
+    top = root / "top"
+    parent = top / "parent"
+    ws = parent / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "a.js").write_text(JS_TEXT)
+    (ws / "b.js").write_text(JS_TEXT)
+    common = top / "main.git"
+    (common / "worktrees" / "ws").mkdir(parents=True)
+    (common / "info").mkdir()
+    (common / "worktrees" / "ws" / "commondir").write_text("../..\n")
+
+    def git_reset():
+        git = parent / ".git"
+        if git.is_dir():
+            shutil.rmtree(git)
+        elif git.exists():
+            git.unlink()
+
+    def gitignore():
+        text = rng.choice(IGNORES)
+        (parent / ".gitignore").write_text(text)
+        return f"parent/.gitignore {text!r}"
+
+    def dot_ignore():
+        text = rng.choice(IGNORES)
+        (top / ".ignore").write_text(text)
+        return f"top/.ignore {text!r}"
+
+    def exclude():
+        git_reset()
+        (parent / ".git" / "info").mkdir(parents=True)
+        text = rng.choice(IGNORES)
+        (parent / ".git" / "info" / "exclude").write_text(text)
+        return f"parent/.git/info/exclude {text!r}"
+
+    def worktree():
+        if not (parent / ".git").is_file():
+            git_reset()
+            (parent / ".git").write_text(f"gitdir: {common / 'worktrees' / 'ws'}\n")
+        text = rng.choice(IGNORES)
+        (common / "info" / "exclude").write_text(text)
+        return f"the worktree's common exclude {text!r}"
+
+    def remove():
+        victim = rng.choice([parent / ".gitignore", top / ".ignore", parent / ".git"])
+        if victim.is_dir():
+            shutil.rmtree(victim)
+        elif victim.exists():
+            victim.unlink()
+        return f"removed {victim}"
+
+    steps = [lambda: rng.choice([gitignore, dot_ignore, exclude, worktree, remove])() for _ in range(8)]
+    problems = warm_and_cold(staged, ws, steps, "baseFlatten($$$A)", "js")
+    return ("FAILED" if problems else "warm == cold after 8 changes"), problems
+def hook_ulimit_once(staged, root: Path, rng: random.Random):
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / ".git").mkdir()
+    (ws / "src" / "a.ts").write_text("oldApi(1);\n")
+    big = "ab" * 900_000
+    (ws / "src" / "big.txt").write_text(big)
+    ws = ws.resolve()
+    installed = subprocess.run([staged, "hook", "install", "claude-code"], cwd=ws, capture_output=True, text=True)
+    if installed.returncode != 0:
+        return "FAILED", [f"install failed: {installed.stderr}"]
+    settings = json.loads((ws / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    kind = rng.choice(["edit", "heavy-edit", "write-50MB"])
+    if kind == "edit":
+        tool, tool_input = "Edit", {"file_path": str(ws / "src/a.ts"), "old_string": "oldApi(1);",
+                                    "new_string": "newApi(1);", "replace_all": False}
+    elif kind == "heavy-edit":
+        tool, tool_input = "Edit", {"file_path": str(ws / "src/big.txt"), "old_string": "a",
+                                    "new_string": "b" * 1000, "replace_all": True}
+    else:
+        tool, tool_input = "Write", {"file_path": str(ws / "src/new.txt"), "content": "line of text\n" * 4_000_000}
+    event = json.dumps({"session_id": "ulimit", "cwd": str(ws), "hook_event_name": "PreToolUse",
+                        "permission_mode": "default", "tool_name": tool, "tool_input": tool_input,
+                        "tool_use_id": "toolu_1"}).encode()
+    limit_kib = int(2 ** rng.uniform(14, 21.585))  # 16 MiB to 3 GiB
+    proc = subprocess.run(["sh", "-c", f"ulimit -v {limit_kib}; {command}"], input=event, capture_output=True,
+                          cwd=ws, timeout=300)
+    problems = []
+    verdict = None
+    if proc.returncode == 0:
+        try:
+            reply = json.loads(proc.stdout)["hookSpecificOutput"]
+            reason = reply["permissionDecisionReason"]
+            if reply["permissionDecision"] != "deny":
+                problems.append(f"not a deny: {reply}")
+            verdict = ("staged" if reason.startswith("staged holds this edit as a preview")
+                       else "worker died" if reason.startswith("staged could not finish staging this edit")
+                       else "unreadable" if reason.startswith("staged could not read this hook event")
+                       else "refused" if reason.startswith("staged refused this edit") else "other deny")
+        except (ValueError, KeyError, TypeError):
+            problems.append(f"exit 0 without a deny (a pass): {proc.stdout[:200]!r} {proc.stderr[-300:]!r}")
+    elif proc.returncode == 2 and proc.stdout == b"" and proc.stderr.strip():
+        err = proc.stderr.decode(errors="replace")
+        verdict = ("block: staged could not run" if "staged's hook could not run" in err
+                   else "block: worker died" if "staged could not finish this hook call" in err else "block: other")
+    else:
+        problems.append(f"exit {proc.returncode}: {proc.stdout[:200]!r} {proc.stderr[-300:]!r}")
+    if (ws / "src/a.ts").read_text() != "oldApi(1);\n" or (ws / "src/big.txt").read_text() != big \
+            or (ws / "src/new.txt").exists():
+        problems.append("a file changed")
+    return ("FAILED" if problems else f"{kind}: {verdict}"), problems
+LINE_EDITS_CASES = 1_000_000
+
+
+def line_edits_binary():
+    """The test binary of crates/edit/tests/line_edits.rs, built (debug profile) if need be."""
+    out = subprocess.run(["cargo", "test", "--no-run", "--message-format=json", "-p", "staged-edit", "--test", "line_edits"],
+                         cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, check=True)
+    for line in out.stdout.splitlines():
+        msg = json.loads(line)
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["target"]["name"] == "line_edits":
+            return msg["executable"]
+    raise SystemExit("cargo built no line_edits test binary")
+
+
+def line_edits_once(binary, cases: int):
+    """One run of the line_edits property with `cases` cases (a new random seed each run)."""
+    env = dict(os.environ, PROPTEST_CASES=str(cases))
+    env.pop("PROPTEST_RNG_SEED", None)
+    done = subprocess.run([binary, "--exact", "line_edits_rebuild_the_asked_text_with_a_minimal_diff", "--quiet"],
+                          env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        return "FAILED", [(done.stdout + done.stderr)[-2000:]]
+    return f"{cases} cases passed", []
+
+
+def nofile_once(staged, root: Path):
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    ws = root / "ws"
+    files = []
+    for i in range(2500):
+        files.append((i, ws / "src" / f"f{i:04}.ts"))
+        files.append((2500 + i, ws / "pkg" / f"p{i:04}" / "index.ts"))
+    for i, p in files:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(old(i))
+    (ws / ".git").mkdir()
+    problems = []
+    for args, want in ((("ast-edit", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", "."), None),
+                       (("resolve", "--reason", "nofile", "apply"), new), (("undo", "--yes"), old)):
+        out = subprocess.run([staged, "--workspace", str(ws), *args], capture_output=True, text=True,
+                             preexec_fn=limit)
+        if out.returncode != 0:
+            problems.append(f"{args[0]}: exit {out.returncode}: {(out.stdout + out.stderr)[-300:]}")
+            break
+        if want and any(p.read_text() != want(i) for i, p in files):
+            problems.append(f"{args[0]}: not every file is {want.__name__}")
+            break
+    problems += leftovers(ws)
+    return ("FAILED" if problems else "applied and undone"), problems
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile")
     args = parser.parse_args()
-    staged = shutil.which(args.staged) or args.staged
+    staged = os.path.abspath(shutil.which(args.staged) or args.staged)  # some runs start it in the workspace
     rng = random.Random(1)
     window = apply_seconds(staged) if any(k in args.only.split(",") for k in ("kill", "undo-kill", "partial-kill")) else 0.0
     patch_window = patch_apply_seconds(staged) if "patch-kill" in args.only.split(",") else 0.0
+    line_edits_bin = line_edits_binary() if "line-edits" in args.only.split(",") else None
+    line_edits_cases = -(-LINE_EDITS_CASES // args.runs)
     experiments = {
         "readers": lambda root, n: readers_once(staged, root),
         "swap": lambda root, n: swap_once(staged, root),
@@ -920,6 +1257,11 @@ def main():
         "plugin-timeout": lambda root, n: plugin_timeout_once(staged, root, rng),
         "stderr-flood": lambda root, n: stderr_flood_once(staged, root),
         "long-answer": lambda root, n: long_answer_once(staged, root),
+        "warm-hardlink": lambda root, n: warm_hardlink_once(staged, root, rng, n),
+        "warm-parent-ignore": lambda root, n: warm_parent_ignore_once(staged, root, rng),
+        "hook-ulimit": lambda root, n: hook_ulimit_once(staged, root, rng),
+        "line-edits": lambda root, n: line_edits_once(line_edits_bin, line_edits_cases),
+        "nofile": lambda root, n: nofile_once(staged, root),
     }
     rows = []
     for name in args.only.split(","):
@@ -934,10 +1276,10 @@ def main():
                 print(f"{name} run {n}: {problems}", file=sys.stderr)
         rows.append((name, args.runs, dict(outcomes), len(failures), time.time() - started))
         print(f"{name}: {len(failures)} failures in {args.runs} runs", file=sys.stderr, flush=True)
-    print(f"{'experiment':<14} {'runs':>5} {'failures':>8} {'seconds':>8}  outcomes")
+    print(f"{'experiment':<18} {'runs':>5} {'failures':>8} {'seconds':>8}  outcomes")
     for name, runs, outcomes, n_failed, secs in rows:
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
-        print(f"{name:<14} {runs:>5} {n_failed:>8} {secs:>8.1f}  {kinds}")
+        print(f"{name:<18} {runs:>5} {n_failed:>8} {secs:>8.1f}  {kinds}")
     sys.exit(1 if any(r[3] for r in rows) else 0)
 
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use staged_core::{CancelToken, PendingAction, Session, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, PendingAction, Session, StoreError, Tool, ToolError, ToolResult};
 
 use crate::{
     AstEditAction, AstEditParams, ConfinedRoot, EngineOptions, PreviewDetails,
@@ -15,7 +15,7 @@ use crate::{
 
 const DESCRIPTION: &str = "Perform AST-aware code edits (structural refactoring) with ast-grep patterns.\n\
 Each op rewrites every match of `pat` (metavariables: `$A` one node, `$$$ARGS` many) with the `out` template.\n\
-The call only previews: files are not modified until you call `resolve` with action \"apply\" (or \"discard\").\n\
+The call only previews: files are not modified until you call `resolve` with action \"apply\" (or \"discard\"), which acts on the newest pending preview.\n\
 To apply only some of the files, call `resolve` with action \"apply\" and `extra: {\"files\": [\"path\", ...]}` (paths as the preview shows them): only those whole files are written, and the rest stays pending as a new preview.\n\
 Examples: {pat: \"oldApi($$$ARGS)\", out: \"newApi($$$ARGS)\"}; {pat: \"$A && $A()\", out: \"$A?.()\"}.";
 
@@ -112,10 +112,12 @@ impl Tool for AstEditTool {
         ));
         // The edits and diffs are in the text and details now; a big file's are big.
         drop(preview);
-        let id = self
-            .session
-            .push_pending_action(action.clone())
-            .map_err(|err| ToolError::new(format!("Could not stage the preview: {err}")))?;
+        // One pending preview per file, as the text tools stage them: a preview is computed
+        // against the disk, so a second one of a file would be stale once the first applied.
+        let id = self.session.push_exclusive(action.clone()).map_err(|err| match err {
+            StoreError::Refused(why) => ToolError::new(why),
+            other => ToolError::new(format!("Could not stage the preview: {other}")),
+        })?;
         // A durable store has serialized the action and let it go: its details (a big diff)
         // come back without a copy. A store that keeps it shares it, so they are copied.
         let mut details = match Arc::try_unwrap(action) {

@@ -302,7 +302,8 @@ pub fn compute_preview(
 /// trigrams rule the rules out are not read (the preview is the same; see [`WarmIndex`]).
 ///
 /// # Errors
-/// Scope, language and overlap errors; [`AstEditError::Cancelled`] when `cancel` fired.
+/// Scope, language and overlap errors; [`AstEditError::ProtectedPath`] when a rewrite would
+/// change a protected path; [`AstEditError::Cancelled`] when `cancel` fired.
 pub fn compute_preview_with(
     workspace: &ConfinedRoot,
     params: &ValidatedEdit,
@@ -423,6 +424,12 @@ pub fn compute_preview_with(
         return Err(err);
     }
     preview.limit_reached = preview.left_out.is_some();
+    // A rewrite of `.git/` or of a coding agent's control files is never staged.
+    for file in &preview.files {
+        if let Err(err) = workspace.check_writable(&file.rel, &file.path) {
+            return Err(err.into());
+        }
+    }
     let mut seen = HashSet::new();
     preview.parse_errors.retain(|e| seen.insert(e.clone()));
     tracing::debug!(

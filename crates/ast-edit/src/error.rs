@@ -83,6 +83,7 @@ impl From<staged_journal::JournalError> for AstEditError {
                 AstEditError::InvalidWorkspace { path, message }
             }
             J::StatePath(path) => AstEditError::StatePath(path),
+            err @ J::ProtectedPath { .. } => AstEditError::ProtectedPath(err.to_string()),
         }
     }
 }
@@ -163,6 +164,10 @@ pub enum AstEditError {
         "Refusing {0}: it is in staged's state folder (.staged/), which holds staged's own state (tokens, transcripts, the database); tools never read or change it"
     )]
     StatePath(String),
+    /// A rewrite would change a protected path (`.git/`, a coding agent's control files:
+    /// [`staged_journal::PROTECTED_PATHS`]); the message names it.
+    #[error("{0}")]
+    ProtectedPath(String),
     /// The path is neither a regular file nor a directory.
     #[error("Search path must be a file or directory: {0}")]
     NotFileOrDirectory(String),

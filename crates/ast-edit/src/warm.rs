@@ -29,11 +29,26 @@
 //!   trust nothing: the tree is walked again and every file read again, and until then the
 //!   files count as unknown, which only makes queries read them.
 //!
+//! What no watch of the index reports is checked again by every query before it settles
+//! (`Shared::recheck`):
+//! - the ignore files the walk reads above the root (`above`): read again, and if one changed
+//!   the whole tree is walked again;
+//! - every file with more than one hard link: a write through another link is reported at the
+//!   folder of the path written through, which may lie outside the tree or in a folder the
+//!   walk ignores. Its identity (device, inode, change time), size and link count are looked
+//!   up again, and a file changed, or changed too recently for its change time to prove
+//!   anything, is settled as if an event had named it. When an event names a file with other
+//!   links (a new name, or a write through one, in a folder the index watches, even under a
+//!   name the walk ignores), the names the index lists for it are settled with it.
+//!
 //! A query that comes before the first walk has finished, or when the watcher failed, or whose
-//! cookie does not arrive within [`COOKIE_WAIT`], is answered the cold way. Writes through
-//! `mmap`, which the kernel reports to no watcher, and file systems whose changes do not go
-//! through this kernel (a network share written by another machine) are not seen: the index is
-//! for local trees.
+//! cookie does not arrive within [`COOKIE_WAIT`], is answered the cold way. Not seen: writes
+//! through `mmap`, which the kernel reports to no watcher; a hard link made in a folder the
+//! index does not watch (outside the tree, or a folder the walk ignores) to a file it lists
+//! with one link, which the kernel reports to no folder watch either (until the file next
+//! changes through a path the index watches or the tree is walked again, writes through that
+//! link are missed); and file systems whose changes do not go through this kernel (a network
+//! share written by another machine). The index is for local trees.
 
 use std::{
     collections::{BTreeMap, HashMap, HashSet},
@@ -46,6 +61,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+mod above;
 #[cfg(target_os = "linux")]
 mod watch;
 /// Elsewhere there is no watcher: [`WarmIndex::start`] starts, and every query walks cold.
@@ -85,7 +101,10 @@ mod watch {
 use rayon::prelude::*;
 use staged_fs::{FileIdentity, RelPath};
 
-use self::watch::{Seen, Watcher};
+use self::{
+    above::Above,
+    watch::{Seen, Watcher},
+};
 use crate::{
     ConfinedRoot, Inferred, Lang, grams::Grams, scope::Candidate, trees::TreeCache,
     workspace::STATE_DIR_NAME,
@@ -99,6 +118,18 @@ const BATCH: usize = 256;
 
 /// How many times one settling walks the tree again while new folders keep appearing.
 const MAX_WALKS: usize = 4;
+
+/// A file changed less than this many seconds ago could change again within the same tick of
+/// the kernel's coarse clock without its change time moving (the "racily clean" files of
+/// git): its identity proves nothing yet.
+const RECENT_SECS: i64 = 2;
+
+/// The time now, in whole seconds since the epoch (as a file's change time counts).
+fn unix_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(i64::MAX, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
 
 /// A warm index of one workspace, built and kept fresh in the background; dropping the last
 /// handle stops it. See the module documentation.
@@ -141,6 +172,13 @@ pub(crate) struct Listing {
 struct Entry {
     size: u64,
     identity: Option<FileIdentity>,
+    /// Its number of hard links: a file with more than one can be written through a path no
+    /// watch sees, so it is checked again at every query ([`Shared::recheck`]).
+    links: u64,
+    /// The indexer read it less than [`RECENT_SECS`] after its last change, so kept nothing of
+    /// it (a file with other links could change again unseen within the same tick): the next
+    /// check reads it again.
+    retry: bool,
     grams: Option<Arc<Grams>>,
     /// What the file's name says of its language.
     inferred: Inferred,
@@ -236,6 +274,8 @@ struct State {
     /// Why the ignore rules may change with no event the index sees (a symlinked ignore
     /// file, a `.git` file): then every query walks cold.
     unsure: Option<String>,
+    /// The ignore files above the root as they were before the last walk of the whole tree.
+    above: Option<Above>,
     /// Whether the indexer read files since its queue was last empty.
     busy: bool,
     /// The highest cookie whose event arrived.
@@ -248,7 +288,8 @@ struct State {
 /// What one walk found: each file with its size and identity, and the folders entered.
 #[derive(Debug, Default)]
 struct Walked {
-    files: Vec<(RelPath, u64, Option<FileIdentity>)>,
+    /// Each file with its size, identity and number of links.
+    files: Vec<(RelPath, u64, Option<FileIdentity>, u64)>,
     /// Each folder with its device and inode (a folder deleted and made again under the same
     /// name is another folder, with no watch).
     dirs: HashMap<PathBuf, Option<(u64, u64)>>,
@@ -403,6 +444,9 @@ fn run(weak: &Weak<Shared>) {
             let at = state.queue.len().saturating_sub(BATCH);
             state.queue.split_off(at)
         };
+        // What a file with other links held when read is kept only if its last change was
+        // well before the read began (see `Entry::retry`).
+        let settled_before = unix_secs().saturating_sub(RECENT_SECS);
         let found: Vec<(RelPath, u64, Option<Grams>)> = jobs
             .into_par_iter()
             .map(|(rel, stamp)| {
@@ -420,6 +464,10 @@ fn run(weak: &Weak<Shared>) {
                 continue;
             }
             if let Some(entry) = listing.files.get_mut(&rel).filter(|e| e.stamp == stamp) {
+                if entry.links > 1 && entry.identity.is_none_or(|id| id.ctime >= settled_before) {
+                    entry.retry = true;
+                    continue;
+                }
                 entry.grams = grams.map(Arc::new);
             }
         }
@@ -494,6 +542,11 @@ impl Shared {
         if cookie && !self.cookie() {
             return None;
         }
+        if cookie {
+            // (Not in the background: a file changed too recently would be settled again and
+            // again until its change is old enough.)
+            self.recheck();
+        }
         if let Err(why) = self.settle_locked(&mut watcher) {
             tracing::warn!("warm index off, queries walk the tree: {why}");
             self.lock().off = Some(why);
@@ -501,6 +554,55 @@ impl Shared {
         }
         let state = self.lock();
         (state.off.is_none() && state.unsure.is_none()).then(|| state.listing.clone())
+    }
+
+    /// What no event tells, checked before each settling: the ignore files above the root
+    /// (changed, the tree is walked again) and the files with more than one link (a write
+    /// through another link is reported at that link's folder, if it is watched at all; one
+    /// changed, or changed too recently for its identity to prove anything, is settled as if an
+    /// event had named it).
+    fn recheck(&self) {
+        let above = Above::of(self.workspace.root());
+        let linked: Vec<(RelPath, u64, Option<FileIdentity>, u64, bool)> = {
+            let mut state = self.lock();
+            if state.above.as_ref().is_some_and(|before| *before != above) {
+                tracing::debug!("warm index: an ignore file above the root changed");
+                state.rewalk = true;
+            }
+            state
+                .listing
+                .files
+                .iter()
+                .filter(|(_, e)| e.links > 1)
+                .map(|(rel, e)| (rel.clone(), e.size, e.identity, e.links, e.retry))
+                .collect()
+        };
+        if linked.is_empty() {
+            return;
+        }
+        let recent = unix_secs().saturating_sub(RECENT_SECS);
+        let root = self.workspace.root();
+        let changed: Vec<PathBuf> = linked
+            .into_iter()
+            .filter(|(rel, size, identity, links, retry)| {
+                use std::os::unix::fs::MetadataExt;
+                // As the walk does (metadata only: nothing is read).
+                let Ok(meta) = std::fs::symlink_metadata(root.join(rel.as_path())) else {
+                    return true;
+                };
+                let now = FileIdentity::of(&meta);
+                *retry
+                    || !meta.is_file()
+                    || meta.len() != *size
+                    || meta.nlink() != *links
+                    || *identity != Some(now)
+                    || now.ctime >= recent
+            })
+            .map(|(rel, ..)| root.join(rel.as_path()))
+            .collect();
+        if !changed.is_empty() {
+            self.lock().dirty.extend(changed);
+        }
     }
 
     /// Creates the next cookie and waits for its event.
@@ -569,6 +671,8 @@ impl Shared {
                 }
             }
         }
+        // Read before the walk: a change after this is seen by the next query's check.
+        let above = rewalk.then(|| Above::of(root));
         let walked = if rewalk {
             let mut walks = 0;
             loop {
@@ -599,16 +703,31 @@ impl Shared {
             }
             walked
         };
+        // The files events named that have other links, by device and inode, with their
+        // identity, size and link count: a new name (listed, or one the walk ignores in a
+        // watched folder) for a file the index lists under another, or a write through one. (A
+        // walk of the whole tree finds every listed file's link count itself.)
+        let linked: HashMap<(u64, u64), (FileIdentity, u64, u64)> = match rewalk {
+            true => HashMap::new(),
+            false => changed
+                .iter()
+                .filter_map(|rel| {
+                    use std::os::unix::fs::MetadataExt;
+                    let meta = std::fs::symlink_metadata(root.join(rel.as_path())).ok()?;
+                    let id = FileIdentity::of(&meta);
+                    (meta.is_file() && meta.nlink() > 1)
+                        .then(|| ((id.dev, id.ino), (id, meta.len(), meta.nlink())))
+                })
+                .collect(),
+        };
         // A file changed within a tick of the kernel's coarse clock of the walk could change
         // again without its change time moving: its identity proves nothing (see `Scan`).
-        let recent = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(i64::MAX, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX) - 2);
+        let recent = unix_secs().saturating_sub(RECENT_SECS);
         let mut state_unsure = None;
         let mut state = self.lock();
-        let State { listing: current, queue, stamp, .. } = &mut *state;
+        let State { listing: current, queue, stamp, above: state_above, .. } = &mut *state;
         let current = Arc::make_mut(current);
-        let mut fresh = |rel: &RelPath, size: u64, identity: Option<FileIdentity>| -> Entry {
+        let mut fresh = |rel: &RelPath, size: u64, identity: Option<FileIdentity>, links: u64| {
             if !forget
                 && !changed.contains(rel)
                 && !dirty.contains(&root.join(rel.as_path()))
@@ -616,6 +735,8 @@ impl Shared {
                 && old.identity.is_some()
                 && old.identity == identity
                 && old.size == size
+                && old.links == links
+                && !old.retry
                 && identity.is_some_and(|id| id.ctime < recent)
             {
                 return old.clone();
@@ -624,26 +745,60 @@ impl Shared {
             queue.push((rel.clone(), *stamp));
             let inferred = Lang::infer(rel.as_path());
             let display = rel.display().into();
-            Entry { size, identity, grams: None, inferred, display, stamp: *stamp }
+            Entry {
+                size,
+                identity,
+                links,
+                retry: false,
+                grams: None,
+                inferred,
+                display,
+                stamp: *stamp,
+            }
         };
         if rewalk {
             let mut files = BTreeMap::new();
-            for (rel, size, identity) in &walked.files {
-                let entry = fresh(rel, *size, *identity);
+            for (rel, size, identity, links) in &walked.files {
+                let entry = fresh(rel, *size, *identity, *links);
                 files.insert(rel.clone(), entry);
             }
             current.files = files;
             current.dirs = walked.dirs.into_keys().collect();
             state_unsure = Some(walked.unsure);
+            *state_above = above;
         } else {
             let mut listed: HashMap<RelPath, Entry> = HashMap::new();
-            for (rel, size, identity) in &walked.files {
-                listed.insert(rel.clone(), fresh(rel, *size, *identity));
+            for (rel, size, identity, links) in &walked.files {
+                listed.insert(rel.clone(), fresh(rel, *size, *identity, *links));
             }
             current.files.retain(|rel, _| {
                 let parent = rel.as_path().parent().unwrap_or(Path::new(""));
                 !relist.contains(parent) || listed.contains_key(rel)
             });
+            // What changed through a name events named changed under the file's other names
+            // too, and they are checked at every query from now on.
+            if !linked.is_empty() {
+                for (rel, entry) in &mut current.files {
+                    let Some(id) = entry.identity else { continue };
+                    let Some(&(identity, size, links)) = linked.get(&(id.dev, id.ino)) else {
+                        continue;
+                    };
+                    if listed.contains_key(rel) {
+                        continue;
+                    }
+                    *stamp += 1;
+                    queue.push((rel.clone(), *stamp));
+                    *entry = Entry {
+                        size,
+                        identity: Some(identity),
+                        links,
+                        retry: false,
+                        grams: None,
+                        stamp: *stamp,
+                        ..entry.clone()
+                    };
+                }
+            }
             current.files.extend(listed);
         }
         if let Some(unsure) = state_unsure {
@@ -723,14 +878,16 @@ impl Shared {
                 } else if kind.is_file()
                     && let Some(rel) = self.workspace.walked(path)
                 {
+                    use std::os::unix::fs::MetadataExt;
                     let meta = entry.metadata().ok();
                     let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
                     let identity = meta.as_ref().map(FileIdentity::of);
+                    let links = meta.as_ref().map_or(1, MetadataExt::nlink);
                     found
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .files
-                        .push((rel, size, identity));
+                        .push((rel, size, identity, links));
                 }
                 ignore::WalkState::Continue
             })

@@ -1,7 +1,9 @@
 //! The warm index is never stale: after each of 1,000 random changes made behind its back
 //! (files written, created, deleted, renamed, made binary or not UTF-8, replaced by symlinks,
-//! folders created, moved and deleted, ignore files edited), every query answered from it
-//! equals the same query walked cold.
+//! linked again inside the tree or written through a hard link outside it, folders created,
+//! moved and deleted, ignore files edited), and after changes of the ignore files above the
+//! root, which no watch of its reports, every query answered from it equals the same query
+//! walked cold.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::{
@@ -100,10 +102,11 @@ fn dirs(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// One random change; returns what it did, for the failure message.
-fn change(root: &Path, rng: &mut Rng, n: usize) -> String {
+/// One random change; returns what it did, for the failure message. `outside` holds hard links
+/// to files of the tree, made before the index started.
+fn change(root: &Path, outside: &Path, rng: &mut Rng, n: usize) -> String {
     let existing = files(root);
-    let mut kind = rng.below(14);
+    let mut kind = rng.below(16);
     if existing.len() > 60 && matches!(kind, 4 | 5 | 13) {
         // Keep the tree small: a query after every change walks it cold too.
         kind = 6;
@@ -208,6 +211,28 @@ fn change(root: &Path, rng: &mut Rng, n: usize) -> String {
             std::os::unix::fs::symlink(&target, &path).ok();
             format!("replaced {} by a symlink", path.display())
         }
+        14 => {
+            // Written in place through a link outside the tree: no watch of the index sees it.
+            let links = files(outside);
+            let path = rng.pick(&links).clone();
+            let text = if path.extension().is_some_and(|e| e == "js") {
+                js_text(rng)
+            } else {
+                rust_text(rng)
+            };
+            std::fs::write(&path, text).unwrap();
+            format!("wrote {} (a hard link from outside)", path.display())
+        }
+        15 if !existing.is_empty() => {
+            // Another name for a file in a folder the index watches (the root: one the walk
+            // ignores is not watched, and a link made there is not seen, as documented).
+            let from = rng.pick(&existing).clone();
+            let ext =
+                from.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+            let to = root.join(format!("h{n}.{ext}"));
+            std::fs::hard_link(&from, &to).ok();
+            format!("linked {} as {}", from.display(), to.display())
+        }
         _ => {
             // A burst: several files at once.
             std::fs::create_dir_all(&dir).unwrap();
@@ -267,6 +292,8 @@ fn edit(workspace: &ConfinedRoot, index: Option<&WarmIndex>, pat: &str, out: &st
 fn a_thousand_random_changes_never_make_it_stale() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
+    let links = tempfile::tempdir().unwrap();
+    let outside = links.path().canonicalize().unwrap();
     // STAGED_WARM_SEED replays or varies the run (the stress loop sets it).
     let seed = std::env::var("STAGED_WARM_SEED")
         .ok()
@@ -278,6 +305,11 @@ fn a_thousand_random_changes_never_make_it_stale() {
         std::fs::create_dir_all(root.join(d)).unwrap();
         std::fs::write(root.join(d).join(format!("start{i}.rs")), rust_text(&mut rng)).unwrap();
         std::fs::write(root.join(d).join(format!("start{i}.js")), js_text(&mut rng)).unwrap();
+        for ext in ["rs", "js"] {
+            let name = format!("start{i}.{ext}");
+            std::fs::hard_link(root.join(d).join(&name), outside.join(format!("{i}_{name}")))
+                .unwrap();
+        }
     }
     std::fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
     let workspace = ConfinedRoot::new(&root).unwrap();
@@ -294,7 +326,7 @@ fn a_thousand_random_changes_never_make_it_stale() {
     ];
     let mut served = 0;
     for n in 0..1000 {
-        let what = change(&root, &mut rng, n);
+        let what = change(&root, &outside, &mut rng, n);
         for &(pattern, lang, path) in queries {
             let before = index.stats().served;
             let warm = grep(&workspace, Some(&index), pattern, lang, path);
@@ -424,4 +456,123 @@ fn git_info_exclude_is_watched() {
     std::fs::remove_dir_all(root.join(".git/info")).unwrap();
     assert_eq!(query(Some(&index)), query(None));
     assert!(query(None).contains("src/a.js"));
+}
+
+#[test]
+fn a_file_written_through_another_hard_link_is_seen() {
+    // A write through a link outside the watched folders is reported to no watch of the
+    // index (inotify tells the folder of the path written through): a file with more than
+    // one link is checked again at every query.
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().canonicalize().unwrap();
+    let (root, outside) = (top.join("ws"), top.join("outside"));
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("lib")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(root.join("src/a.rs"), "fn a() {}\n").unwrap();
+    std::fs::hard_link(root.join("src/a.rs"), outside.join("a.rs")).unwrap();
+    std::fs::write(root.join("lib/c.rs"), "fn c() {}\n").unwrap();
+    std::fs::write(root.join("lib/d.rs"), "fn d() {}\n").unwrap();
+    std::fs::write(root.join(".gitignore"), "*.hidden\n").unwrap();
+    let workspace = ConfinedRoot::new(&root).unwrap();
+    let index = WarmIndex::start(workspace.clone()).unwrap();
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    let query =
+        |index: Option<&WarmIndex>| grep(&workspace, index, "std::mem::take($A)", "rust", ".");
+    assert!(query(Some(&index)).starts_with("No matches found"));
+    // Written in place (the same inode) through the outside name, and asked at once.
+    std::fs::write(outside.join("a.rs"), "fn a() { std::mem::take(&mut x); }\n").unwrap();
+    let warm = query(Some(&index));
+    assert_eq!(warm, query(None));
+    assert!(warm.contains("src/a.rs:1:10"), "{warm}");
+    // Without the text, then the same length with it again once the indexer has read the
+    // first, asked when the change is no longer recent (whole seconds of change time, 2 of
+    // them recent): only the change time tells.
+    std::fs::write(outside.join("a.rs"), "fn a() { std::mem::swap(&mut x); }\n").unwrap();
+    assert!(query(Some(&index)).starts_with("No matches found"));
+    std::thread::sleep(Duration::from_millis(3100));
+    assert!(query(Some(&index)).starts_with("No matches found"));
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    assert_eq!(index.stats().indexed, 4, "{:?}", index.stats());
+    std::fs::write(outside.join("a.rs"), "fn a() { std::mem::take(&mut x); }\n").unwrap();
+    std::thread::sleep(Duration::from_millis(3100));
+    let warm = query(Some(&index));
+    assert_eq!(warm, query(None));
+    assert!(warm.contains("src/a.rs:1:10"), "{warm}");
+    // A second name made inside the tree after the index listed the first: a write through
+    // the new name is reported at the new name's folder only.
+    std::fs::hard_link(root.join("lib/c.rs"), root.join("src/c2.rs")).unwrap();
+    assert_eq!(query(Some(&index)), query(None));
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_millis(3100));
+    std::fs::write(root.join("src/c2.rs"), "fn c() { std::mem::take(&mut y); }\n").unwrap();
+    let warm = query(Some(&index));
+    assert_eq!(warm, query(None));
+    assert!(warm.contains("lib/c.rs:1:10") && warm.contains("src/c2.rs:1:10"), "{warm}");
+    // The same under a name the walk ignores, in a folder it watches.
+    std::fs::hard_link(root.join("lib/d.rs"), root.join("src/d.hidden")).unwrap();
+    assert_eq!(query(Some(&index)), query(None));
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_millis(3100));
+    std::fs::write(root.join("src/d.hidden"), "fn d() { std::mem::take(&mut z); }\n").unwrap();
+    let warm = query(Some(&index));
+    assert_eq!(warm, query(None));
+    assert!(warm.contains("lib/d.rs:1:10"), "{warm}");
+    assert_eq!(index.stats().served, 9, "{:?}", index.stats());
+}
+
+#[test]
+fn ignore_files_above_the_root_are_checked_at_every_query() {
+    // The walk reads `.gitignore`, `.ignore` and `.git/info/exclude` (or a worktree's, through
+    // its `.git` file) in every folder above the root too, where the index has no watch.
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().canonicalize().unwrap();
+    let parent = top.join("parent");
+    let root = parent.join("ws");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.js"), "baseFlatten(x, 1);\n").unwrap();
+    std::fs::write(root.join("b.js"), "baseFlatten(y, 2);\n").unwrap();
+    let workspace = ConfinedRoot::new(&root).unwrap();
+    let index = WarmIndex::start(workspace.clone()).unwrap();
+    assert!(index.wait_indexed(Duration::from_secs(30)));
+    let query = |index: Option<&WarmIndex>| grep(&workspace, index, "baseFlatten($$$A)", "js", ".");
+    assert!(query(Some(&index)).contains("src/a.js:1:1"));
+    let mut served = index.stats().served;
+    let mut check = |what: &str, hidden: &[&str]| {
+        let (warm, cold) = (query(Some(&index)), query(None));
+        assert_eq!(warm, cold, "after {what}");
+        for (path, line) in [("src/a.js", "src/a.js:1:1"), ("b.js", "b.js:1:1")] {
+            assert_eq!(!warm.contains(line), hidden.contains(&path), "after {what}: {warm}");
+        }
+        let now = index.stats().served;
+        assert!(now > served, "after {what}: not answered from the index");
+        served = now;
+    };
+    std::fs::write(parent.join(".gitignore"), "ws/src/\n").unwrap();
+    check("parent/.gitignore ws/src/", &["src/a.js"]);
+    std::fs::write(parent.join(".gitignore"), "*.js\n").unwrap();
+    check("parent/.gitignore *.js", &["src/a.js", "b.js"]);
+    std::fs::remove_file(parent.join(".gitignore")).unwrap();
+    check("parent/.gitignore removed", &[]);
+    std::fs::write(top.join(".ignore"), "b.js\n").unwrap();
+    check("top/.ignore b.js", &["b.js"]);
+    std::fs::write(top.join(".ignore"), "").unwrap();
+    check("top/.ignore emptied", &[]);
+    std::fs::create_dir_all(parent.join(".git/info")).unwrap();
+    std::fs::write(parent.join(".git/info/exclude"), "src\n").unwrap();
+    check("parent/.git/info/exclude src", &["src/a.js"]);
+    std::fs::remove_dir_all(parent.join(".git")).unwrap();
+    check("parent/.git removed", &[]);
+    // A worktree: `.git` is a file naming its git folder, whose `commondir` holds the exclude.
+    let common = top.join("main.git");
+    let gitdir = common.join("worktrees/ws");
+    std::fs::create_dir_all(&gitdir).unwrap();
+    std::fs::create_dir_all(common.join("info")).unwrap();
+    std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+    std::fs::write(parent.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+    check("a worktree's .git file", &[]);
+    std::fs::write(common.join("info/exclude"), "*.js\n").unwrap();
+    check("the worktree's common exclude *.js", &["src/a.js", "b.js"]);
+    std::fs::write(common.join("info/exclude"), "/ws/b.js\n").unwrap();
+    check("the worktree's common exclude /ws/b.js", &["b.js"]);
 }

@@ -115,6 +115,24 @@ pub(crate) struct HookRunArgs {
     /// `gate`: every edit becomes a preview; `record`: every edit goes through and is logged.
     #[arg(long, value_enum, default_value_t = HookModeArg::Gate)]
     pub(crate) mode: HookModeArg,
+    /// Act only when the hook runs in this workspace or a folder inside it (repeatable):
+    /// anywhere else the hook answers nothing and creates nothing. Codex's installer writes
+    /// one per workspace it was installed in, since Codex's hooks apply to every folder.
+    #[arg(long = "in", value_name = "ROOT")]
+    pub(crate) only_in: Vec<PathBuf>,
+    /// The most memory (address space, MiB) a gate call's work may take: work that needs more
+    /// is stopped and the edit refused.
+    #[arg(long, value_name = "MIB", default_value_t = 4096, value_parser = clap::value_parser!(u64).range(64..))]
+    pub(crate) max_memory: u64,
+    /// How long a gate call's work may take, in seconds: work still running then is stopped
+    /// and the edit refused. Keep it below the client's hook timeout, after which Claude Code
+    /// runs the tool.
+    #[arg(long, value_name = "SECONDS", default_value_t = 45, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub(crate) timeout: u64,
+    /// Internal: do a gate call's work in this process. The hook runs itself with it as a
+    /// child it supervises, so that a child that dies, or takes too long, is a deny.
+    #[arg(long, hide = true)]
+    pub(crate) work: bool,
 }
 
 #[derive(Debug, Args)]
@@ -125,9 +143,19 @@ pub(crate) struct HookInstallArgs {
     /// `gate` (the default) or `record`.
     #[arg(long, value_enum, default_value_t = HookModeArg::Gate)]
     pub(crate) mode: HookModeArg,
-    /// Remove what the installer wrote, and nothing else.
+    /// Remove what the installer wrote, and nothing else (for Codex: this workspace's part;
+    /// the hooks go when no workspace is left).
     #[arg(long)]
     pub(crate) uninstall: bool,
+    /// Claude Code: write the hooks and approvals to `.claude/settings.local.json` (a person's
+    /// own, not committed) and the MCP server to Claude Code's own config for this folder
+    /// (its local scope), instead of `.claude/settings.json` and `.mcp.json`.
+    #[arg(long)]
+    pub(crate) local: bool,
+    /// Name the binary `staged`, found on `PATH` when the client runs it, instead of this
+    /// binary's absolute path (for settings that are committed and used on other machines).
+    #[arg(long)]
+    pub(crate) on_path: bool,
 }
 
 /// `--mode` values of the hooks.
@@ -325,6 +353,15 @@ pub(crate) struct PatchArgs {
     /// workspace root, as in `git diff`.
     #[arg(value_name = "FILE")]
     pub(crate) file: Option<PathBuf>,
+    /// Drop N leading folders from a unified diff's paths (as `git apply -p N`). Without it,
+    /// a leading `a/` or `b/` is dropped, or the first folder when it is all the `---` and
+    /// `+++` names differ in (`diff -ruN old new`).
+    #[arg(short = 'p', value_name = "N")]
+    pub(crate) strip: Option<usize>,
+    /// Reverse a unified diff, as `git apply -R`: a preview that undoes a commit (`git show
+    /// <commit> | staged patch -R`).
+    #[arg(short = 'R', long)]
+    pub(crate) reverse: bool,
 }
 
 #[derive(Debug, Args)]

@@ -32,6 +32,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    raise_open_file_limit();
     let cli = match args::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => {
@@ -80,4 +81,30 @@ fn one_line(message: &str) -> String {
     let first = lines.next().unwrap_or_default().to_owned();
     let rest: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
     if rest.is_empty() { first } else { format!("{first} {}", rest.join(" ")) }
+}
+
+/// Raises the soft limit on open files to the hard one. The usual soft limit (1,024 on Linux,
+/// 256 on macOS) is far below what the system allows, and a search or an apply over thousands
+/// of files opens many at once on several threads. The journal holds no descriptor per file
+/// (`staged_journal::commit`), so this is headroom, not a need: nothing is said when it fails.
+fn raise_open_file_limit() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    /// macOS refuses a soft limit above `OPEN_MAX` (10,240) even when the hard one is
+    /// unlimited.
+    const FALLBACK: u64 = 10_240;
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current.is_none() || limit.current == limit.maximum {
+        return;
+    }
+    let raised = Rlimit { current: limit.maximum, maximum: limit.maximum };
+    if setrlimit(Resource::Nofile, raised).is_err() {
+        let current = limit.current.unwrap_or(0);
+        let fallback = limit.maximum.map_or(FALLBACK, |max| max.min(FALLBACK));
+        if fallback > current {
+            let _ = setrlimit(
+                Resource::Nofile,
+                Rlimit { current: Some(fallback), maximum: limit.maximum },
+            );
+        }
+    }
 }

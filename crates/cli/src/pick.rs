@@ -187,7 +187,9 @@ fn pattern<'a>(
     let names = |f: &PartFile, p: &str| f.path == p || f.from.as_deref() == Some(p);
     let (path, hunks) = match rooted.rsplit_once(':') {
         Some((path, list)) if !files.iter().any(|f| names(f, rooted)) && is_hunk_list(list) => {
-            (path, Some(parse_hunks(list, typed, flag)?))
+            let bare = path.trim_start_matches("./");
+            let count = files.iter().find(|f| names(f, bare)).and_then(|f| f.hunks);
+            (path, Some(parse_hunks(list, typed, flag, count)?))
         }
         _ => (rooted, None),
     };
@@ -262,10 +264,17 @@ fn named_twice(hunk: u64, path: &str) -> String {
     format!("hunk {hunk} of `{path}` is named twice: name each hunk once; nothing was applied")
 }
 
-/// The hunk numbers of `list` (`1,3`, `2-4`), ranges expanded, each once.
-fn parse_hunks(list: &str, typed: &str, flag: &str) -> anyhow::Result<Vec<u64>> {
-    /// A range wider than this is a typo, not a preview's hunks.
+/// The hunk numbers of `list` (`1,3`, `2-4`), ranges expanded, each once; `count` is how many
+/// hunks the file has, when known.
+fn parse_hunks(
+    list: &str,
+    typed: &str,
+    flag: &str,
+    count: Option<usize>,
+) -> anyhow::Result<Vec<u64>> {
+    /// A range wider than this, and than the file's hunks, is a typo, not a preview's hunks.
     const MAX_RANGE: u64 = 100_000;
+    let max_range = MAX_RANGE.max(count.map_or(0, |n| n as u64));
     let mut res = Vec::new();
     for part in list.split(',') {
         let number = |n: &str| {
@@ -276,7 +285,7 @@ fn parse_hunks(list: &str, typed: &str, flag: &str) -> anyhow::Result<Vec<u64>> 
             None => res.push(number(part)?),
             Some((a, b)) => {
                 let (a, b) = (number(a)?, number(b)?);
-                if a > b || b - a > MAX_RANGE {
+                if a > b || b - a > max_range {
                     bail!(
                         "{flag} {typed}: `{part}` is not a range of hunk numbers (write it low-high)"
                     );
@@ -336,8 +345,11 @@ mod tests {
         assert!(!is_hunk_list("a"));
         assert!(!is_hunk_list("1,"));
         assert!(!is_hunk_list("-2"));
-        assert_eq!(parse_hunks("1,3-5", "x", "--only").unwrap(), [1, 3, 4, 5]);
-        assert!(parse_hunks("5-3", "x", "--only").is_err());
+        assert_eq!(parse_hunks("1,3-5", "x", "--only", None).unwrap(), [1, 3, 4, 5]);
+        assert!(parse_hunks("5-3", "x", "--only", None).is_err());
+        // A file of more hunks than the cap on a range takes a range of all of them.
+        assert!(parse_hunks("1-200001", "x", "--only", None).is_err());
+        assert_eq!(parse_hunks("2-200001", "x", "--only", Some(200_001)).unwrap().len(), 200_000);
     }
 
     #[test]

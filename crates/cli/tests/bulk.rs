@@ -24,6 +24,8 @@ fn a_capped_rewrite_says_what_it_left_out_and_the_flag_that_lifts_the_cap() {
         last_line(&stdout(&out)),
         "Capped by `--max-files` 1: 2 more files with 4 replacements were left out; raise `--max-files` (or leave it out) to include them."
     );
+    // One pending preview per file: each preview is discarded before the next.
+    staged(ws.path(), &["resolve", "discard", "--reason", "next"]);
     let out = staged(
         ws.path(),
         &["--json", "ast-edit", "--limit", "3", "--op", "foo($A)", "bar($A)", "."],
@@ -41,6 +43,7 @@ fn a_capped_rewrite_says_what_it_left_out_and_the_flag_that_lifts_the_cap() {
         res["details"]["leftOut"],
         serde_json::json!({"cap": "limit", "value": 3, "files": 2, "replacements": 3, "exact": true, "lift": "--limit"})
     );
+    staged(ws.path(), &["resolve", "discard", "--reason", "next"]);
     // Over the tool (what a model calls), the parameter is named.
     let args = r#"{"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": ["."], "max_files": 2}"#;
     let out = staged(ws.path(), &["--json", "tool", "ast_edit", "--args", args]);
@@ -69,6 +72,7 @@ fn the_command_line_does_not_cap_a_bulk_rewrite_by_default() {
     let res = json(&out);
     assert_eq!(res["pending"]["label"], "AST Edit: 1003 replacements in 1003 files");
     assert_eq!(res["details"]["limitReached"], false);
+    staged(ws.path(), &["resolve", "discard", "--reason", "next"]);
     // A model still gets the default cap, and is told.
     let args = r#"{"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": ["."]}"#;
     let out = staged(ws.path(), &["--json", "tool", "ast_edit", "--args", args]);
@@ -224,4 +228,65 @@ fn the_pattern_picks_the_language_among_those_of_the_paths() {
     let text = stdout(&out);
     assert!(text.starts_with("1 match in 1 file\n\nsrc/a.js:1:15\n"), "{text}");
     assert!(!text.contains("Parse issues") && !text.contains("Multiple AST nodes"), "{text}");
+}
+
+/// Runs `staged` in `dir` under an open-file limit of 256, soft and hard: raising the soft
+/// limit cannot help, so the work must not hold a descriptor per file (issue 32, finding 11).
+fn staged_under_256_files(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let script = r#"ulimit -n 256 && [ "$(ulimit -Hn)" = 256 ] || exit 99; exec "$0" "$@""#;
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(common::staged_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn applies_and_undos_of_more_files_than_the_open_file_limit_succeed() {
+    // 1,200 files to rewrite (600 in one folder, 600 each in a folder of its own), 400 to
+    // create in new folders and 400 to delete: all under a hard limit of 256 descriptors.
+    let mut files: Vec<(String, &str)> = Vec::new();
+    for i in 0..600 {
+        files.push((format!("f{i:04}.ts"), "foo(1);\n"));
+        files.push((format!("pkg/p{i:04}/index.ts"), "foo(2);\n"));
+    }
+    for i in 0..400 {
+        files.push((format!("old/o{i:04}.ts"), "gone();\n"));
+    }
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+    let ws = workspace(&refs);
+    let run = |args: &[&str]| {
+        let out = staged_under_256_files(ws.path(), args);
+        assert_eq!(code(&out), 0, "{args:?}: {}{}", stdout(&out), stderr(&out));
+        stdout(&out)
+    };
+    run(&["ast-edit", "--op", "foo($A)", "bar($A)", "."]);
+    assert_eq!(
+        last_line(&run(&["resolve", "--reason", "many", "apply"])),
+        "Applied 1200 replacements in 1200 files."
+    );
+    assert_eq!(read(ws.path(), "f0599.ts"), "bar(1);\n");
+    assert_eq!(read(ws.path(), "pkg/p0599/index.ts"), "bar(2);\n");
+    run(&["undo", "--yes"]);
+    assert_eq!(read(ws.path(), "f0000.ts"), "foo(1);\n");
+    assert_eq!(read(ws.path(), "pkg/p0599/index.ts"), "foo(2);\n");
+
+    let mut patch = String::from("*** Begin Patch\n");
+    for i in 0..400 {
+        patch.push_str(&format!("*** Add File: new/n{i:04}/a.ts\n+made({i});\n"));
+        patch.push_str(&format!("*** Delete File: old/o{i:04}.ts\n"));
+    }
+    patch.push_str("*** End Patch\n");
+    std::fs::write(ws.path().join("many.patch"), patch).unwrap();
+    run(&["patch", "many.patch"]);
+    run(&["resolve", "--reason", "many", "apply"]);
+    assert_eq!(read(ws.path(), "new/n0399/a.ts"), "made(399);\n");
+    assert!(!ws.path().join("old/o0399.ts").exists());
+    run(&["undo", "--yes"]);
+    assert!(!ws.path().join("new").exists());
+    assert_eq!(read(ws.path(), "old/o0399.ts"), "gone();\n");
 }

@@ -30,6 +30,8 @@ fn staged_in(
 ) -> std::process::Output {
     let mut command = Command::new(staged_bin());
     command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    // Codex's configuration is the test's, never the home folder's of whoever runs it.
+    command.env("CODEX_HOME", dir.join(".no-codex-home"));
     for (key, value) in env {
         command.env(key, value);
     }
@@ -69,20 +71,34 @@ fn staged_in(
     std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
 }
 
-/// A Claude Code `PreToolUse` of `tool` with `input`, as 2.1.197 sends it.
+/// A Claude Code `PreToolUse` of `tool` with `input`, as 2.1.197 sends it in `acceptEdits`
+/// mode (in which the model's `resolve` may apply what the gate stages).
 fn claude_pre(dir: &Path, tool: &str, input: Value) -> Vec<u8> {
+    claude_pre_in(dir, tool, input, "acceptEdits")
+}
+
+/// [`claude_pre`] in the permission mode `mode`.
+fn claude_pre_in(dir: &Path, tool: &str, input: Value, mode: &str) -> Vec<u8> {
     serde_json::to_vec(&json!({
         "session_id": "s-1",
         "transcript_path": "/home/user/.claude/projects/x/s-1.jsonl",
         "cwd": dir,
         "prompt_id": "p-1",
-        "permission_mode": "default",
+        "permission_mode": mode,
         "hook_event_name": "PreToolUse",
         "tool_name": tool,
         "tool_input": input,
         "tool_use_id": "toolu_1",
     }))
     .unwrap()
+}
+
+/// The hook command a gate install writes: `words`, then what the shell runs when they fail
+/// (staged is missing, exit 127): a reason on stderr and exit 2, a block in both clients.
+fn gate_command(words: &str, client: &str) -> String {
+    format!(
+        "{words} || {{ echo \"staged's hook could not run (exit $?), so this tool call is refused and nothing was written. Install staged, or remove its hooks: staged hook install {client} --uninstall\" >&2; exit 2; }}"
+    )
 }
 
 /// The reply a hook printed.
@@ -129,6 +145,190 @@ fn a_gated_edit_is_denied_naming_the_preview_and_written_only_on_resolve() {
     let out = staged(&dir, &["resolve", "apply", "--reason", "the rename"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(read(&dir, "src/a.ts"), "newApi(1);\n");
+}
+
+#[test]
+fn the_gate_never_grants_what_claude_code_would_not() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("nb.ipynb", "{\"cells\": []}\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let edit = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    // Plan mode: denied, nothing staged.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre_in(&dir, "Edit", edit.clone(), "plan"),
+        &[],
+    );
+    assert_eq!(
+        deny_reason(&out),
+        "staged refused this edit without staging it, and nothing was written: Claude Code is in plan mode, in which it makes no edits. Present your plan instead; the edits can be made once the person leaves plan mode."
+    );
+    assert!(pending_ids(&dir).is_empty());
+    // A notebook cell edit never goes through, in any mode.
+    let cell = json!({"notebook_path": dir.join("nb.ipynb"), "cell_id": "c", "new_source": "import os\nos.system('x')", "edit_mode": "insert", "cell_type": "code"});
+    for mode in ["default", "acceptEdits", "bypassPermissions"] {
+        let event = claude_pre_in(&dir, "NotebookEdit", cell.clone(), mode);
+        let reason = deny_reason(&staged_in(&dir, &["hook", "claude-code"], &event, &[]));
+        assert!(
+            reason.starts_with("staged refused this NotebookEdit without staging it"),
+            "{reason}"
+        );
+        assert!(reason.contains("edit its JSON with Edit"), "{reason}");
+    }
+    // The agents' control files and git's folder: refused even where every edit is allowed.
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    for path in
+        [".claude/settings.json", ".git/config", ".mcp.json", "staged.toml", ".codex/config.toml"]
+    {
+        let write = json!({"file_path": dir.join(path), "content": "{\"permissions\": {\"allow\": [\"Bash(*)\"]}}"});
+        let event = claude_pre_in(&dir, "Write", write, "bypassPermissions");
+        let reason = deny_reason(&staged_in(&dir, &["hook", "claude-code"], &event, &[]));
+        assert!(
+            reason.starts_with(&format!(
+                "staged refused this edit, and nothing was written: Refusing {path}: "
+            )),
+            "{reason}"
+        );
+        assert!(!dir.join(path).exists(), "{path}");
+    }
+    assert!(pending_ids(&dir).is_empty());
+    // staged's own tools refuse them too, from any front end.
+    let out = staged(&dir, &["write", ".git/config", "-"]);
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("Refusing .git/config: .git/ is git's own folder"),
+        "{}",
+        stderr(&out)
+    );
+    // Default mode: staged, but only a person may apply it.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre_in(&dir, "Edit", edit, "default"),
+        &[],
+    );
+    let reason = deny_reason(&out);
+    let ids = pending_ids(&dir);
+    assert_eq!(ids.len(), 1);
+    assert!(
+        reason.contains(&format!("Claude Code is in its default permission mode, in which it asks the person before an edit, so only a person may apply it: tell them it waits for them (`staged review`, or `staged resolve apply --id {} --reason \"...\"` in the workspace).", ids[0])),
+        "{reason}"
+    );
+    // The model's resolve over MCP is refused, and the preview stays pending.
+    let frames = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "claude-code", "version": "2.1.197"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "resolve", "arguments": {"action": "apply", "reason": "the model applies it"}}}),
+    ];
+    let input: String = frames.iter().map(|f| format!("{f}\n")).collect();
+    let out = staged_in(&dir, &["mcp"], input.as_bytes(), &[]);
+    let answer = stdout(&out)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|frame| frame["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer to the call: {}", stdout(&out)));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!("Only a person may apply {} (Edit: src/a.ts (1 replacement)): it was staged while Claude Code is in its default permission mode", ids[0])),
+        "{text}"
+    );
+    assert_eq!(pending_ids(&dir), ids);
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+    // A person applies it from the CLI.
+    let out = staged(&dir, &["resolve", "apply", "--reason", "the person read it"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&dir, "src/a.ts"), "newApi(1);\n");
+}
+
+#[test]
+fn the_gate_never_grants_what_codex_sandbox_would_not() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = [("CODEX_HOME", home.path())];
+    let patch =
+        "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-oldApi(1);\n+newApi(1);\n*** End Patch\n";
+    let event = |mode: &str| {
+        serde_json::to_vec(&json!({
+            "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": "PreToolUse",
+            "model": "m", "permission_mode": mode, "tool_name": "apply_patch",
+            "tool_input": {"command": patch}, "tool_use_id": "call_0",
+        }))
+        .unwrap()
+    };
+    // approval_policy = "never" (bypassPermissions) in a read-only sandbox: Codex would refuse.
+    std::fs::write(home.path().join("config.toml"), "sandbox_mode = \"read-only\"\n").unwrap();
+    let reason =
+        deny_reason(&staged_in(&dir, &["hook", "codex"], &event("bypassPermissions"), &env));
+    assert_eq!(
+        reason,
+        "staged refused this patch without staging it, and nothing was written: Codex runs with a `read-only` sandbox (sandbox_mode in CODEX_HOME/config.toml) and never asks for approval, so it would refuse this write itself. A person who wants this change makes it, or runs Codex with a sandbox that allows it."
+    );
+    // No sandbox_mode at all, in a project not marked trusted: Codex's default, read-only.
+    std::fs::write(home.path().join("config.toml"), "model = \"m\"\n").unwrap();
+    let reason =
+        deny_reason(&staged_in(&dir, &["hook", "codex"], &event("bypassPermissions"), &env));
+    assert!(reason.contains("Codex's default in a project not marked trusted"), "{reason}");
+    assert!(pending_ids(&dir).is_empty());
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert!(!stdout(&out).contains("Codex's sandbox"), "not installed: no reading");
+    // A workspace-write sandbox: staged, and the model may apply it.
+    std::fs::write(home.path().join("config.toml"), "sandbox_mode = \"workspace-write\"\n")
+        .unwrap();
+    let reason =
+        deny_reason(&staged_in(&dir, &["hook", "codex"], &event("bypassPermissions"), &env));
+    assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    assert!(!reason.contains("only a person"), "{reason}");
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
+fn codex_in_a_workspace_write_sandbox_writes_only_in_its_folder() {
+    // Codex runs in `app/` of the workspace; its sandbox lets it write there and in the
+    // writable roots only, so a patch of `lib/` is denied without staging.
+    let ws = workspace(&[("app/a.ts", "oldApi(1);\n"), ("lib/b.ts", "oldApi(2);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let app = dir.join("app");
+    let home = tempfile::tempdir().unwrap();
+    let env = [("CODEX_HOME", home.path())];
+    std::fs::write(home.path().join("config.toml"), "sandbox_mode = \"workspace-write\"\n")
+        .unwrap();
+    let event = |patch: &str| {
+        serde_json::to_vec(&json!({
+            "session_id": "c-1", "turn_id": "t", "cwd": app, "hook_event_name": "PreToolUse",
+            "model": "m", "permission_mode": "bypassPermissions", "tool_name": "apply_patch",
+            "tool_input": {"command": patch}, "tool_use_id": "call_0",
+        }))
+        .unwrap()
+    };
+    let outside = "*** Begin Patch\n*** Update File: ../lib/b.ts\n@@\n-oldApi(2);\n+newApi(2);\n*** End Patch\n";
+    let reason = deny_reason(&staged_in(&app, &["hook", "codex"], &event(outside), &env));
+    assert_eq!(
+        reason,
+        format!(
+            "staged refused this patch without staging it, and nothing was written: Codex runs with a `workspace-write` sandbox (sandbox_mode in CODEX_HOME/config.toml), in which it writes only in {}, and lib/b.ts is outside that, so it would refuse this write itself. A person who wants this change makes it, or runs Codex in a folder that holds it.",
+            app.display()
+        )
+    );
+    assert!(pending_ids(&dir).is_empty());
+    // Inside its folder: staged as before.
+    let inside =
+        "*** Begin Patch\n*** Update File: a.ts\n@@\n-oldApi(1);\n+newApi(1);\n*** End Patch\n";
+    let reason = deny_reason(&staged_in(&app, &["hook", "codex"], &event(inside), &env));
+    assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    assert_eq!(pending_ids(&dir).len(), 1);
+    // A writable root lets it write there too.
+    let out = staged(&dir, &["resolve", "discard", "--reason", "next case"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::write(
+        home.path().join("config.toml"),
+        "sandbox_mode = \"workspace-write\"\n[sandbox_workspace_write]\nwritable_roots = [\"../lib\"]\n",
+    )
+    .unwrap();
+    let reason = deny_reason(&staged_in(&app, &["hook", "codex"], &event(outside), &env));
+    assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    assert_eq!(read(&dir, "lib/b.ts"), "oldApi(2);\n");
 }
 
 #[test]
@@ -249,6 +449,13 @@ fn a_record_that_changed_since_is_not_undone() {
     let ws = workspace(&[("notes.md", "one\n")]);
     let dir = ws.path().canonicalize().unwrap();
     let file = dir.join("notes.md");
+    let pre = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "two\n"}, "tool_use_id": "toolu_2",
+    }))
+    .unwrap();
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &pre, &[]);
+    assert_eq!(code(&out), 0);
     std::fs::write(&file, "two\n").unwrap();
     let post = serde_json::to_vec(&json!({
         "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
@@ -258,6 +465,7 @@ fn a_record_that_changed_since_is_not_undone() {
     .unwrap();
     let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
     assert_eq!(code(&out), 0);
+    assert_eq!(staged_log(&dir).len(), 1, "the Write is recorded");
     std::fs::write(&file, "three\n").unwrap();
     let out = staged(&dir, &["undo", "--yes"]);
     assert_ne!(code(&out), 0);
@@ -289,7 +497,8 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     }
     let s = settings();
-    let command = format!("{} hook claude-code", staged_bin().canonicalize().unwrap().display());
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let command = gate_command(&format!("{bin} hook claude-code"), "claude-code");
     assert_eq!(s["model"], "opus");
     assert_eq!(s["permissions"]["allow"], json!(["Bash(ls:*)", "mcp__staged"]));
     assert_eq!(s["permissions"]["deny"], json!(["Read(.env)"]));
@@ -298,11 +507,14 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
         s["hooks"]["PreToolUse"],
         json!([
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]},
-            {"matcher": "Edit|Write|MultiEdit", "hooks": [{"type": "command", "command": command}]},
+            {"matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [{"type": "command", "command": command}]},
         ]),
         "installed twice, listed once"
     );
-    assert_eq!(s["hooks"]["Stop"], json!([{"hooks": [{"type": "command", "command": command}]}]));
+    let stop = format!(
+        "{bin} hook claude-code || {{ echo \"staged's Stop hook could not run (exit $?), so pending previews were not checked. Install staged, or remove its hooks: staged hook install claude-code --uninstall\" >&2; exit 1; }}"
+    );
+    assert_eq!(s["hooks"]["Stop"], json!([{"hooks": [{"type": "command", "command": stop}]}]));
     assert_eq!(mcp()["mcpServers"]["other"]["command"], "other-server");
     assert_eq!(mcp()["mcpServers"]["staged"]["args"], json!(["mcp"]));
     // Record mode replaces the gate's hooks.
@@ -312,7 +524,7 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
     assert!(s["hooks"].get("Stop").is_none(), "{s}");
     assert_eq!(
         s["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
-        format!("{command} --mode record")
+        format!("{bin} hook claude-code --mode record")
     );
     assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
     let out = staged(&dir, &["hook", "install", "claude-code", "--uninstall"]);
@@ -390,6 +602,12 @@ fn codex_install_trusts_its_hooks_and_keeps_the_users_config() {
     let out = staged_in(&dir, &["doctor"], b"", &env);
     assert!(stdout(&out).contains("ok   Codex: every staged hook is trusted"), "{}", stdout(&out));
     assert!(!stdout(&out).contains("FAIL"), "{}", stdout(&out));
+    // And what it reads of Codex's sandbox, which the hook cannot learn from the event.
+    assert!(
+        stdout(&out).contains("note Codex's sandbox as staged reads it: read-only (Codex's default in a project not marked trusted; no sandbox_mode is set), approval_policy "),
+        "{}",
+        stdout(&out)
+    );
     // A trust entry that no longer matches is found.
     let tampered = std::fs::read_to_string(home_path.join("config.toml"))
         .unwrap()
@@ -435,10 +653,31 @@ fn doctor_says_what_is_missing_and_fails() {
         "ok   Claude Code: the staged MCP server in ",
         "ok   Claude Code: the project's MCP server is approved",
         "ok   Claude Code: the staged MCP server answers",
+        "note Claude Code's permission mode is read from each event: plan and dontAsk deny an edit without staging it; in default mode (or an unknown one) only a person may apply the preview (`staged review`), since staged does not read allow rules (`permissions.allow`, `--allowedTools`)",
         "--   Codex: staged's hooks are not installed (`staged hook install codex`)",
     ] {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
+    assert!(
+        text.contains("ok   Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit)"),
+        "{text}"
+    );
+    // An older install's matcher lets NotebookEdit through: doctor says so, and installing
+    // again fixes it.
+    let settings = read(&dir, ".claude/settings.json");
+    let older = settings.replace("Edit|Write|MultiEdit|NotebookEdit", "Edit|Write|MultiEdit");
+    assert_ne!(older, settings);
+    std::fs::write(dir.join(".claude/settings.json"), older).unwrap();
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("FAIL Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit): an older install, whose hook does not see NotebookEdit: those edits are not gated; run `staged hook install claude-code` again"),
+        "{}",
+        stdout(&out)
+    );
+    let out = staged_in(&dir, &["hook", "install", "claude-code"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&staged_in(&dir, &["doctor"], b"", &env)), 0);
     // The binary the hooks name is gone.
     let settings = read(&dir, ".claude/settings.json");
     let bin = staged_bin().canonicalize().unwrap().display().to_string();
@@ -454,6 +693,15 @@ fn doctor_says_what_is_missing_and_fails() {
         "{}",
         stdout(&out)
     );
+}
+
+/// The resolve log's entries of applied edits (not undos), newest first.
+fn staged_log(dir: &Path) -> Vec<Value> {
+    let log = staged(dir, &["--json", "log"]);
+    assert_eq!(code(&log), 0, "{}", stderr(&log));
+    let entries: Value = serde_json::from_str(&stdout(&log)).unwrap();
+    let entries = entries["entries"].as_array().unwrap();
+    entries.iter().filter(|e| e["action"] == "apply").cloned().collect()
 }
 
 /// A Codex `PreToolUse` of `tool` with `input`, as 0.171.0 sends it.
@@ -493,6 +741,16 @@ fn a_codex_shell_command_that_runs_a_patch_with_anything_else_is_refused_whole()
         format!("apply_patch <<'EOF' && rm -rf src\n{patch}EOF\n"),
         format!("bash -lc \"apply_patch <<'EOF'\n{patch}EOF\n\""),
         "cat fix.patch | apply_patch".to_owned(),
+        // Wrappers, leading redirections, quoted and escaped names (issue 32).
+        "timeout 10 apply_patch < fix.patch".to_owned(),
+        "nice -n 5 apply_patch < fix.patch".to_owned(),
+        "stdbuf -oL apply_patch < fix.patch".to_owned(),
+        "time -p apply_patch < fix.patch".to_owned(),
+        "< fix.patch apply_patch".to_owned(),
+        "\"apply_patch\" < fix.patch".to_owned(),
+        "\\apply_patch < fix.patch".to_owned(),
+        "apply_pat''ch < fix.patch".to_owned(),
+        "find . -name '*.patch' -exec apply_patch {} \\;".to_owned(),
     ] {
         let out = staged_in(
             &dir,
@@ -568,14 +826,10 @@ fn a_fifo_where_a_file_should_be_never_hangs_a_hook() {
         "{}",
         stderr(&out)
     );
-    // ...and the file Claude Code's PostToolUse names.
-    let post = serde_json::to_vec(&json!({
-        "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Write",
-        "tool_input": {"file_path": dir.join("src/pipe.ts"), "content": "x\n"}, "tool_use_id": "toolu_1",
-        "tool_response": {"type": "update", "filePath": dir.join("src/pipe.ts"), "content": "x\n", "structuredPatch": [], "originalFile": "a\n"},
-    }))
-    .unwrap();
-    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+    // ...and the file Claude Code's Write names.
+    let pre =
+        claude_pre(&dir, "Write", json!({"file_path": dir.join("src/pipe.ts"), "content": "x\n"}));
+    let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &pre, &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("not recorded: src/pipe.ts is not a regular file"),
@@ -611,6 +865,7 @@ fn a_fifo_where_a_file_should_be_never_hangs_a_hook() {
     let out = staged_in(&dir, &["pending"], b"", &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
+    std::fs::remove_file(dir.join(".staged/hooks/claude-code-s-1.json")).ok();
     mkfifo(&dir.join(".staged/hooks/claude-code-s-1.json"));
     let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
     let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
@@ -630,11 +885,14 @@ fn a_tampered_session_state_never_reaches_outside_the_workspace_or_into_staged()
     std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
     let escape = pathdiff(&outside.join("victim.txt"), &dir);
     let state = json!({"staged": [], "stopBlocks": 0, "snapshots": {
-        "x1": {"files": [{"path": escape, "text": "evil\n", "mode": 0o644}], "moves": []},
-        "x2": {"files": [{"path": outside.join("victim.txt"), "text": "evil\n", "mode": 0o644}], "moves": []},
-        "x3": {"files": [{"path": ".staged/evil.txt", "text": "evil\n", "mode": 0o644}], "moves": []},
-        "x4": {"files": [{"path": "src/gone.ts", "text": "was here\n", "mode": 0o104755}], "moves": []},
-        "x5": {"files": [{"path": "src/a.ts", "text": "oldApi(1);\n", "mode": 0o100644}], "moves": [["src/a.ts", "../x"]]},
+        "x1": {"files": [{"path": escape, "text": "evil\n", "mode": 0o644}], "moves": [], "after": {escape.clone(): null}},
+        "x2": {"files": [{"path": outside.join("victim.txt"), "text": "evil\n", "mode": 0o644}], "moves": [],
+            "after": {outside.join("victim.txt").display().to_string(): null}},
+        "x3": {"files": [{"path": ".staged/evil.txt", "text": "evil\n", "mode": 0o644}], "moves": [], "after": {".staged/evil.txt": null}},
+        "x4": {"files": [{"path": "src/gone.ts", "text": "was here\n", "mode": 0o104755}], "moves": [], "after": {"src/gone.ts": null}},
+        "x5": {"files": [{"path": "src/a.ts", "text": "oldApi(1);\n", "mode": 0o100644}], "moves": [["src/a.ts", "../x"]],
+            "after": {"src/a.ts": null, "../x": "oldApi(1);\n"}},
+        "x6": {"files": [{"path": "src/a.ts", "text": "evil\n", "mode": 0o100644}], "moves": []},
     }});
     std::fs::write(dir.join(".staged/hooks/codex-c-1.json"), state.to_string()).unwrap();
     let stop = serde_json::to_vec(&json!({
@@ -937,4 +1195,912 @@ fn hostile_events_are_denied_and_write_nothing() {
     assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
     assert!(!dir.parent().unwrap().join("x.ts").exists());
+}
+
+/// The command an installed hook of `client` runs, read back from `file` (its `PreToolUse`).
+fn installed_command(file: &Path) -> String {
+    let hooks: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let groups = hooks["hooks"]["PreToolUse"].as_array().unwrap();
+    let ours = groups.iter().find(|g| g["matcher"] != "Bash" || groups.len() == 1).unwrap();
+    ours["hooks"][0]["command"].as_str().unwrap().to_owned()
+}
+
+/// Runs a hook command as the clients do (`sh -c`), in `dir`, with `event` on stdin.
+fn run_hook_command(
+    dir: &Path,
+    command: &str,
+    event: &[u8],
+    env: &[(&str, &Path)],
+) -> std::process::Output {
+    staged_in_program(Path::new("sh"), dir, &["-c", command], event, env)
+}
+
+/// [`staged_in`] for another program.
+fn staged_in_program(
+    program: &Path,
+    dir: &Path,
+    args: &[&str],
+    input: &[u8],
+    env: &[(&str, &Path)],
+) -> std::process::Output {
+    let mut command = Command::new(program);
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let waited = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let started = Instant::now();
+    while !waited.is_finished() {
+        assert!(started.elapsed() < HUNG, "`{}` hung", args.join(" "));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    waited.join().unwrap()
+}
+
+/// A 1.8 MB file and a 1.2 KB Edit event within every cap (900,000 replacements of `a` by
+/// 1,000 bytes) whose preview needs gigabytes: the hook's worker runs out of the memory it
+/// may take and aborts.
+/// A Write of a new 30 MiB file: within the 32 MiB a preview may hold, and a few hundred MiB of
+/// work (the event, the text, its diff, the stored preview).
+fn heavy_write(dir: &Path) -> Vec<u8> {
+    let line = format!("{}\n", "x".repeat(99));
+    claude_pre(
+        dir,
+        "Write",
+        json!({"file_path": dir.join("src/big.txt"), "content": line.repeat(30 * 1024 * 1024 / 100)}),
+    )
+}
+
+#[test]
+fn a_gate_whose_work_runs_out_of_memory_denies_and_writes_nothing() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let event = heavy_write(&dir);
+    // Under a limit the person's shell set (`ulimit -v`, 400 MB), which the worker inherits.
+    let out = staged_in_program(
+        Path::new("sh"),
+        &dir,
+        &[
+            "-c",
+            "ulimit -v 400000 && exec \"$0\" hook claude-code",
+            &staged_bin().display().to_string(),
+        ],
+        &event,
+        &[],
+    );
+    let reason = deny_reason(&out);
+    assert_eq!(
+        reason,
+        "staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the work needs more than the 390 MiB of memory it may take), so it refuses the tool call; nothing was written.",
+        "{}",
+        stderr(&out)
+    );
+    // Under the hook's own bound.
+    let expected = "staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the work needs more than the 320 MiB of memory it may take), so it refuses the tool call; nothing was written.";
+    let out = staged_in(&dir, &["hook", "claude-code", "--max-memory", "320"], &event, &[]);
+    assert_eq!(deny_reason(&out), expected, "{}", stderr(&out));
+    assert!(!dir.join("src/big.txt").exists());
+    assert!(pending_ids(&dir).is_empty());
+    // The same hook stages an ordinary edit under the same bound.
+    let event = claude_pre(
+        &dir,
+        "Edit",
+        json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false}),
+    );
+    let out = staged_in(&dir, &["hook", "claude-code", "--max-memory", "320"], &event, &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+}
+
+#[test]
+fn a_gate_whose_worker_is_killed_blocks_the_call() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mut hook = Command::new(staged_bin())
+        .args(["hook", "claude-code"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The worker reads the event; the client is still writing it when the system kills the
+    // worker (as the kernel's out-of-memory killer does).
+    let mut stdin = hook.stdin.take().unwrap();
+    stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", hook.id());
+    let started = Instant::now();
+    let worker = loop {
+        let text = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = text.split_whitespace().next() {
+            break pid.to_owned();
+        }
+        assert!(started.elapsed() < HUNG, "the hook started no worker");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let killed = Command::new("kill").args(["-KILL", &worker]).status().unwrap();
+    assert!(killed.success());
+    drop(stdin);
+    let out = hook.wait_with_output().unwrap();
+    assert_eq!(code(&out), 2, "exit 2 is a block in both clients: {}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains(
+            "staged could not finish this hook call (its worker was killed by signal 9 (SIGKILL), as when the system runs out of memory), so the tool call is blocked; nothing was written."
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
+fn a_gate_whose_work_takes_too_long_blocks_the_call() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mut hook = Command::new(staged_bin())
+        .args(["hook", "claude-code", "--timeout", "1"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A client that stalls halfway through the event: the worker waits on it.
+    let mut stdin = hook.stdin.take().unwrap();
+    stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", hook.id());
+    let started = Instant::now();
+    let worker = loop {
+        let text = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = text.split_whitespace().next() {
+            break pid.to_owned();
+        }
+        assert!(started.elapsed() < HUNG, "the hook started no worker");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let waited = std::thread::spawn(move || hook.wait_with_output().unwrap());
+    while !waited.is_finished() {
+        assert!(started.elapsed() < HUNG, "the hook outlived its timeout");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = waited.join().unwrap();
+    drop(stdin);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("staged could not finish this hook call (it took longer than 1 s (--timeout)), so the tool call is blocked; nothing was written."),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!Path::new(&format!("/proc/{worker}")).exists(), "the worker was stopped");
+}
+
+#[test]
+fn a_gate_hook_blocks_the_edit_when_staged_cannot_run() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    // A copy of staged the hooks name, which then goes away (`cargo clean`).
+    let bin_dir = tempfile::tempdir().unwrap();
+    let copy = bin_dir.path().join("staged");
+    std::fs::copy(staged_bin(), &copy).unwrap();
+    let out = staged_in_program(&copy, &dir, &["hook", "install", "claude-code"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("; when it cannot run, the hook blocks the edit and says why"),
+        "{}",
+        stdout(&out)
+    );
+    let command = installed_command(&dir.join(".claude/settings.json"));
+    let copy = copy.canonicalize().unwrap();
+    assert_eq!(
+        command,
+        gate_command(&format!("{} hook claude-code", copy.display()), "claude-code")
+    );
+    let event = claude_pre(
+        &dir,
+        "Edit",
+        json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "x", "replace_all": false}),
+    );
+    let out = run_hook_command(&dir, &command, &event, &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let out = staged(&dir, &["resolve", "discard", "--reason", "again"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    std::fs::remove_file(&copy).unwrap();
+    let out = run_hook_command(&dir, &command, &event, &[]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("staged's hook could not run (exit 127), so this tool call is refused and nothing was written. Install staged, or remove its hooks: staged hook install claude-code --uninstall"),
+        "{}",
+        stderr(&out)
+    );
+    // doctor says the binary is gone.
+    let out = staged(&dir, &["doctor"]);
+    assert!(
+        stdout(&out).contains(&format!("FAIL Claude Code: the hook runs {}: ", copy.display())),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+#[test]
+fn claude_code_installs_by_path_or_into_the_local_settings() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().canonicalize().unwrap();
+    std::fs::write(
+        config_dir.join(".claude.json"),
+        r#"{"numStartups": 3, "projects": {"/elsewhere": {"mcpServers": {}}}}"#,
+    )
+    .unwrap();
+    let env = [("CLAUDE_CONFIG_DIR", config_dir.as_path())];
+    let read_json = |path: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    // PATH-relative: nothing machine-specific in the files a team commits.
+    let out = staged_in(&dir, &["hook", "install", "claude-code", "--on-path"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let command = installed_command(&dir.join(".claude/settings.json"));
+    assert_eq!(command, gate_command("staged hook claude-code", "claude-code"));
+    assert_eq!(read_json(&dir.join(".mcp.json"))["mcpServers"]["staged"]["command"], "staged");
+    // doctor looks the name up on PATH, as the client's shell will.
+    let bin_dir = staged_bin().canonicalize().unwrap().parent().unwrap().to_path_buf();
+    let out = staged_in(&dir, &["doctor"], b"", &[("PATH", bin_dir.as_path())]);
+    assert!(stdout(&out).contains("ok   Claude Code: the hook runs staged\n"), "{}", stdout(&out));
+    let out = staged_in(&dir, &["doctor"], b"", &[("PATH", config_dir.as_path())]);
+    assert!(
+        stdout(&out).contains("FAIL Claude Code: the hook runs staged: it is not on PATH\n"),
+        "{}",
+        stdout(&out)
+    );
+    // Local: the person's own settings, and Claude Code's local scope for the server; the
+    // committed files lose staged's hooks and server.
+    let out = staged_in(&dir, &["hook", "install", "claude-code", "--local"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let local = read_json(&dir.join(".claude/settings.local.json"));
+    assert_eq!(
+        installed_command(&dir.join(".claude/settings.local.json")),
+        gate_command(&format!("{bin} hook claude-code"), "claude-code")
+    );
+    assert_eq!(local["permissions"]["allow"], json!(["mcp__staged"]));
+    let project = read_json(&dir.join(".claude/settings.json"));
+    assert!(project.get("hooks").is_none(), "{project}");
+    assert_eq!(project["enabledMcpjsonServers"], json!([]), "{project}");
+    assert_eq!(read_json(&dir.join(".mcp.json")), json!({"mcpServers": {}}));
+    let config = read_json(&config_dir.join(".claude.json"));
+    assert_eq!(config["numStartups"], 3);
+    assert_eq!(
+        config["projects"][dir.display().to_string()]["mcpServers"]["staged"],
+        json!({"type": "stdio", "command": bin, "args": ["mcp"]})
+    );
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    let text = stdout(&out);
+    for line in [
+        "ok   Claude Code: hooks for Edit, MultiEdit and Write in ",
+        "ok   Claude Code: the hooks block the edit when staged cannot run",
+        "ok   Claude Code: the staged MCP server in ",
+        "ok   Claude Code: the staged MCP server answers",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    assert!(text.contains("settings.local.json"), "{text}");
+    // Uninstalled, the person's config keeps everything else.
+    let out =
+        staged_in(&dir, &["hook", "install", "claude-code", "--local", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let config = read_json(&config_dir.join(".claude.json"));
+    assert_eq!(config["projects"][dir.display().to_string()]["mcpServers"], json!({}));
+    assert_eq!(config["projects"]["/elsewhere"], json!({"mcpServers": {}}));
+    assert!(read_json(&dir.join(".claude/settings.local.json")).get("hooks").is_none());
+}
+
+#[test]
+fn codex_hooks_act_only_in_the_workspaces_they_were_installed_in() {
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path().canonicalize().unwrap();
+    let mut roots = Vec::new();
+    for name in ["one", "two", "elsewhere"] {
+        let root = base.join(name);
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join("a.ts"), "x\n").unwrap();
+        roots.push(root);
+    }
+    let home = base.join("codex-home");
+    std::fs::create_dir(&home).unwrap();
+    let env = [("CODEX_HOME", home.as_path())];
+    for root in &roots[..2] {
+        let out = staged_in(root, &["hook", "install", "codex"], b"", &env);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(stdout(&out).contains("Codex runs these hooks in every folder; they act only in "));
+    }
+    let (one, two, elsewhere) = (&roots[0], &roots[1], &roots[2]);
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let command = installed_command(&home.join("hooks.json"));
+    assert_eq!(
+        command,
+        gate_command(
+            &format!("{bin} hook codex --in {} --in {}", one.display(), two.display()),
+            "codex"
+        )
+    );
+    let patch = "*** Begin Patch\n*** Update File: a.ts\n@@\n-x\n+y\n*** End Patch\n";
+    let event = |root: &Path| codex_pre(root, "apply_patch", json!({"command": patch}), "call-1");
+    // Outside: no reply, and nothing made.
+    let out = run_hook_command(elsewhere, &command, &event(elsewhere), &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(!elsewhere.join(".staged").exists());
+    let stop = json!({"hook_event_name": "Stop", "session_id": "s", "turn_id": "t", "cwd": elsewhere, "stop_hook_active": false});
+    let out = run_hook_command(elsewhere, &command, stop.to_string().as_bytes(), &[]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    assert!(!elsewhere.join(".staged").exists());
+    // Inside each, and in a folder inside one: the gate.
+    std::fs::create_dir(two.join("sub")).unwrap();
+    std::fs::write(two.join("sub/a.ts"), "x\n").unwrap();
+    for dir in [one.clone(), two.join("sub")] {
+        let out = run_hook_command(&dir, &command, &event(&dir), &[]);
+        let reason = deny_reason(&out);
+        assert!(reason.starts_with("staged holds this patch as a preview"), "{reason}");
+    }
+    assert_eq!(read(one, "a.ts"), "x\n");
+    // doctor, in a workspace the hooks do not act in.
+    let out = staged_in(elsewhere, &["doctor"], b"", &env);
+    assert!(
+        stdout(&out).contains(&format!(
+            "warn Codex: the hooks act only in the workspaces they were installed in: they act in {}, {}, not in {}",
+            one.display(),
+            two.display(),
+            elsewhere.display()
+        )),
+        "{}",
+        stdout(&out)
+    );
+    // Uninstalled from a workspace they do not act in, nothing changes.
+    let before = std::fs::read_to_string(home.join("hooks.json")).unwrap();
+    let out = staged_in(elsewhere, &["hook", "install", "codex", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("staged's hooks did not act in "), "{}", stdout(&out));
+    assert_eq!(std::fs::read_to_string(home.join("hooks.json")).unwrap(), before);
+    // Uninstalled from one workspace, they still act in the other; from the last, they go.
+    let out = staged_in(one, &["hook", "install", "codex", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("staged's hooks no longer act in {}", one.display())),
+        "{}",
+        stdout(&out)
+    );
+    let command = installed_command(&home.join("hooks.json"));
+    assert_eq!(command, gate_command(&format!("{bin} hook codex --in {}", two.display()), "codex"));
+    let out = staged_in(two, &["hook", "install", "codex", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let hooks = std::fs::read_to_string(home.join("hooks.json")).unwrap();
+    assert_eq!(hooks.trim(), "{}");
+    assert!(!std::fs::read_to_string(home.join("config.toml")).unwrap().contains("staged"));
+}
+
+#[test]
+fn settings_of_an_unexpected_shape_are_refused_and_left_alone() {
+    let cases = [
+        (
+            r#"{"permissions": {"allow": "Bash(ls:*)"}}"#,
+            "`permissions.allow` is a string, where a list belongs",
+        ),
+        (r#"{"permissions": "all"}"#, "`permissions` is a string, where an object belongs"),
+        (
+            r#"{"hooks": {"PreToolUse": "audit.sh"}}"#,
+            "`hooks.PreToolUse` is a string, where a list of hook groups belongs",
+        ),
+        (
+            r#"{"hooks": ["audit.sh"]}"#,
+            "`hooks` is an array, where an object of hook lists belongs",
+        ),
+        (
+            r#"{"enabledMcpjsonServers": {"staged": true}}"#,
+            "`enabledMcpjsonServers` is an object, where a list belongs",
+        ),
+    ];
+    for (settings, says) in cases {
+        let ws = workspace(&[(".claude/settings.json", settings)]);
+        let dir = ws.path();
+        let out = staged(dir, &["hook", "install", "claude-code"]);
+        assert_eq!(code(&out), 2, "{settings}: {}", stdout(&out));
+        assert!(stderr(&out).contains("settings.json: "), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{says:?} in {}", stderr(&out));
+        assert!(stderr(&out).contains("nothing was changed"), "{}", stderr(&out));
+        assert_eq!(read(dir, ".claude/settings.json"), settings);
+        assert!(!dir.join(".mcp.json").exists());
+    }
+    let ws = workspace(&[(".mcp.json", r#"{"mcpServers": []}"#)]);
+    let out = staged(ws.path(), &["hook", "install", "claude-code"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("`mcpServers` is an array, where an object belongs"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!ws.path().join(".claude/settings.json").exists());
+    // Codex: a key that should be a table, and hooks in a list of the wrong shape.
+    let ws = workspace(&[]);
+    for (config, hooks, says) in [
+        (
+            "mcp_servers = \"none\"\n",
+            "{}",
+            "`mcp_servers` is a string, where Codex expects a table",
+        ),
+        ("hooks = 5\n", "{}", "`hooks` is an integer, where Codex expects a table"),
+        (
+            "",
+            r#"{"hooks": {"Stop": {"command": "x"}}}"#,
+            "`hooks.Stop` is an object, where a list of hook groups belongs",
+        ),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        std::fs::write(home.path().join("hooks.json"), hooks).unwrap();
+        let env = [("CODEX_HOME", home.path())];
+        let out = staged_in(ws.path(), &["hook", "install", "codex"], b"", &env);
+        assert_eq!(code(&out), 2, "{config}{hooks}: {}", stdout(&out));
+        assert!(stderr(&out).contains(says), "{says:?} in {}", stderr(&out));
+        assert_eq!(std::fs::read_to_string(home.path().join("config.toml")).unwrap(), config);
+        assert_eq!(std::fs::read_to_string(home.path().join("hooks.json")).unwrap(), hooks);
+    }
+    // An inline table is a table: its entries are kept.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "mcp_servers = { other = { command = \"o\" } }\n",
+    )
+    .unwrap();
+    let env = [("CODEX_HOME", home.path())];
+    let out = staged_in(ws.path(), &["hook", "install", "codex"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let parsed: toml::Value =
+        toml::from_str(&std::fs::read_to_string(home.path().join("config.toml")).unwrap()).unwrap();
+    assert_eq!(parsed["mcp_servers"]["other"]["command"].as_str(), Some("o"));
+    assert!(parsed["mcp_servers"].get("staged").is_some());
+}
+
+#[test]
+fn doctor_recognises_an_older_install_and_installing_again_migrates_it() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().canonicalize().unwrap();
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let fixture = |name: &str| {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hooks_old_install").join(name),
+        )
+        .unwrap()
+        .replace("@STAGED@", &bin)
+        .replace("@CODEX_HOME@", &home.display().to_string())
+    };
+    std::fs::create_dir(dir.join(".claude")).unwrap();
+    std::fs::write(dir.join(".claude/settings.json"), fixture("claude-settings.json")).unwrap();
+    std::fs::write(dir.join(".mcp.json"), fixture("mcp.json")).unwrap();
+    let hooks = fixture("codex-hooks.json");
+    let old_command = format!("{bin} hook codex");
+    let handler = json!({"type": "command", "command": old_command});
+    let config = fixture("codex-config.toml")
+        .replace(
+            "@HASH_PRE_TOOL_USE@",
+            &staged_hooks::install::codex_hook_hash(
+                "PreToolUse",
+                Some("Edit|Write|Bash"),
+                &handler,
+            ),
+        )
+        .replace("@HASH_STOP@", &staged_hooks::install::codex_hook_hash("Stop", None, &handler));
+    std::fs::write(home.join("hooks.json"), &hooks).unwrap();
+    std::fs::write(home.join("config.toml"), &config).unwrap();
+    let env = [("CODEX_HOME", home.as_path())];
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    let text = stdout(&out);
+    for line in [
+        "ok   Codex: every staged hook is trusted with the hash Codex computes",
+        "warn Claude Code: the hooks block the edit when staged cannot run: an older install: when the binary is missing, the client lets the edit through; run `staged hook install claude-code` again to update it",
+        "warn Codex: the hooks block the edit when staged cannot run: an older install: when the binary is missing, the client lets the edit through; run `staged hook install codex` again to update it",
+        "warn Codex: the hooks act only in the workspaces they were installed in: an older install: they act in every folder Codex runs in; run `staged hook install codex` again to update it",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    for client in ["claude-code", "codex"] {
+        let out = staged_in(&dir, &["hook", "install", client], b"", &env);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let out = staged_in(&dir, &["doctor"], b"", &env);
+    let text = stdout(&out);
+    assert!(!text.contains("an older install") && !text.contains("FAIL"), "{text}");
+    for line in [
+        "ok   Claude Code: the hooks block the edit when staged cannot run",
+        "ok   Codex: the hooks block the edit when staged cannot run",
+        "ok   Codex: the hooks act only in the workspaces they were installed in",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    // One set of hooks each, the new commands, and no trust entry of the old ones.
+    let settings: Value = serde_json::from_str(&read(&dir, ".claude/settings.json")).unwrap();
+    assert_eq!(settings["hooks"]["PreToolUse"].as_array().unwrap().len(), 1, "{settings}");
+    assert_eq!(
+        installed_command(&dir.join(".claude/settings.json")),
+        gate_command(&format!("{bin} hook claude-code"), "claude-code")
+    );
+    assert_eq!(
+        installed_command(&home.join("hooks.json")),
+        gate_command(&format!("{bin} hook codex --in {}", dir.display()), "codex")
+    );
+    let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
+    assert_eq!(config.matches("trusted_hash").count(), 2, "{config}");
+}
+
+/// A Codex event `name` of call `call` with `input`, in record mode, through the binary.
+fn codex_record(dir: &Path, name: &str, tool: &str, input: Value, call: &str) -> String {
+    let mut event = json!({
+        "session_id": "c-1", "turn_id": "t", "cwd": dir, "hook_event_name": name,
+        "model": "m", "permission_mode": "default",
+    });
+    if name == "Stop" {
+        event["stop_hook_active"] = json!(false);
+    } else {
+        event["tool_name"] = json!(tool);
+        event["tool_input"] = input;
+        event["tool_use_id"] = json!(call);
+    }
+    if name == "PostToolUse" {
+        event["tool_response"] = json!("Exit code: 0\nOutput:\nSuccess.\n");
+    }
+    let out = staged_in(
+        dir,
+        &["hook", "codex", "--mode", "record"],
+        &serde_json::to_vec(&event).unwrap(),
+        &[],
+    );
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+    stderr(&out)
+}
+
+#[test]
+fn codex_record_mode_logs_only_what_a_patch_itself_did() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("src/c.ts", "one\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    // A patch Codex fails to apply (its lines are not in the file): it writes nothing and
+    // fires no PostToolUse.
+    let failing = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-notThere();\n+x();\n*** Add File: src/person.ts\n+codex\n*** End Patch\n";
+    let notes =
+        codex_record(&dir, "PreToolUse", "apply_patch", json!({"command": failing}), "call_0");
+    assert!(
+        notes.contains("staged: not recorded: the patch does not apply to the files as they are (Failed to find expected lines in src/a.ts:"),
+        "{notes}"
+    );
+    // A patch that is declined (never runs), sent through the shell.
+    let declined = "*** Begin Patch\n*** Update File: src/c.ts\n@@\n-one\n+two\n*** End Patch\n";
+    let script = format!("apply_patch <<'EOF'\n{declined}EOF\n");
+    codex_record(&dir, "PreToolUse", "Bash", json!({"command": script}), "call_1");
+    // Meanwhile a person edits the files both patches name, and creates one.
+    std::fs::write(dir.join("src/a.ts"), "person(1);\n").unwrap();
+    std::fs::write(dir.join("src/c.ts"), "mine\n").unwrap();
+    std::fs::write(dir.join("src/person.ts"), "made by a person\n").unwrap();
+    let notes = codex_record(&dir, "Stop", "", Value::Null, "");
+    assert!(
+        notes.contains("staged: not recorded: src/c.ts is not what the patch makes of it: the patch did not run (declined or failed), or the file changed since"),
+        "{notes}"
+    );
+    assert_eq!(staged_log(&dir), Vec::<Value>::new(), "nothing is logged as Codex's");
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_ne!(code(&out), 0);
+    assert_eq!(read(&dir, "src/a.ts"), "person(1);\n");
+    assert_eq!(read(&dir, "src/c.ts"), "mine\n");
+    assert_eq!(read(&dir, "src/person.ts"), "made by a person\n");
+    // Two shell patches of one file in one turn, each recorded: the second's PreToolUse
+    // checks the first against what it left.
+    let first = "*** Begin Patch\n*** Update File: src/c.ts\n@@\n-mine\n+two\n*** End Patch\n";
+    let second = "*** Begin Patch\n*** Update File: src/c.ts\n@@\n-two\n+three\n*** End Patch\n";
+    for (patch, call, result) in [(first, "call_2", "two\n"), (second, "call_3", "three\n")] {
+        let script = format!("apply_patch <<'EOF'\n{patch}EOF\n");
+        codex_record(&dir, "PreToolUse", "Bash", json!({"command": script}), call);
+        std::fs::write(dir.join("src/c.ts"), result).unwrap();
+    }
+    // A person's edit of a file no patch names is none of the record's business.
+    std::fs::write(dir.join("src/a.ts"), "person(2);\n").unwrap();
+    codex_record(&dir, "Stop", "", Value::Null, "");
+    let log = staged_log(&dir);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert!(log.iter().all(|e| e["frontEnd"] == "hook:codex"), "{log:?}");
+    for _ in 0..2 {
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    assert_eq!(read(&dir, "src/c.ts"), "mine\n");
+    assert_eq!(read(&dir, "src/a.ts"), "person(2);\n");
+    // The apply_patch tool's own PostToolUse: recorded only when the disk is what it wrote.
+    let patch =
+        "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-person(2);\n+codex(2);\n*** End Patch\n";
+    codex_record(&dir, "PreToolUse", "apply_patch", json!({"command": patch}), "call_4");
+    std::fs::write(dir.join("src/a.ts"), "codex(2);\nand a person's line\n").unwrap();
+    let notes =
+        codex_record(&dir, "PostToolUse", "apply_patch", json!({"command": patch}), "call_4");
+    assert!(notes.contains("src/a.ts is not what the patch makes of it"), "{notes}");
+    assert_eq!(staged_log(&dir).len(), 2);
+}
+
+#[test]
+fn claude_code_record_mode_undoes_to_the_bytes_that_were_on_disk() {
+    let mixed = "oldApi(1);\r\nconst y = 2;\nz();\r\nq\rw\n";
+    let crlf = "oldApi(1);\r\nconst y = 2;\r\n";
+    let ws = workspace(&[("src/m.ts", mixed), ("src/c.ts", crlf)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let input = |path: &str| json!({"file_path": dir.join(path), "old_string": "oldApi(1);", "new_string": "newApi(1);\nextra();", "replace_all": false});
+    let post = |path: &str, original: &str| {
+        serde_json::to_vec(&json!({
+            "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": input(path), "tool_use_id": "toolu_1",
+            "tool_response": {"filePath": dir.join(path), "oldString": "oldApi(1);", "newString": "newApi(1);\nextra();",
+                "originalFile": original, "structuredPatch": [], "userModified": false, "replaceAll": false},
+        }))
+        .unwrap()
+    };
+    // What Claude Code 2.1.197 does (measured): it reads the file with CRLF as LF, replaces,
+    // and writes all CRLF (a CRLF file) or all LF (a mixed one); its originalFile is LF.
+    for (path, before, written) in [
+        ("src/m.ts", mixed, "newApi(1);\nextra();\nconst y = 2;\nz();\nq\rw\n"),
+        ("src/c.ts", crlf, "newApi(1);\r\nextra();\r\nconst y = 2;\r\n"),
+    ] {
+        let out = staged_in(
+            &dir,
+            &["hook", "claude-code", "--mode", "record"],
+            &claude_pre(&dir, "Edit", input(path)),
+            &[],
+        );
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+        std::fs::write(dir.join(path), written).unwrap();
+        let out = staged_in(
+            &dir,
+            &["hook", "claude-code", "--mode", "record"],
+            &post(path, &before.replace("\r\n", "\n")),
+            &[],
+        );
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{}", stderr(&out));
+        assert_eq!(stderr(&out), "", "recorded");
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(std::fs::read(dir.join(path)).unwrap(), before.as_bytes(), "{path}");
+    }
+    // A person's edit of the file while the tool ran is not what the Edit did: not recorded.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code", "--mode", "record"],
+        &claude_pre(&dir, "Edit", input("src/c.ts")),
+        &[],
+    );
+    assert_eq!(code(&out), 0);
+    std::fs::write(dir.join("src/c.ts"), "newApi(1);\r\nextra();\r\nconst y = 3;\r\n").unwrap();
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code", "--mode", "record"],
+        &post("src/c.ts", &crlf.replace("\r\n", "\n")),
+        &[],
+    );
+    assert!(
+        stderr(&out).contains("staged: not recorded: src/c.ts is not what the edit makes of it"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(staged_log(&dir).len(), 2, "the two undone entries only");
+}
+
+/// A Claude Code `Stop` of session `s-1`, through the binary: its reply (`Value::Null` for
+/// none) and its stderr.
+fn claude_stop(dir: &Path, active: bool) -> (Value, String) {
+    let event = serde_json::to_vec(&json!({
+        "session_id": "s-1", "cwd": dir, "hook_event_name": "Stop", "stop_hook_active": active,
+        "last_assistant_message": "Done.",
+    }))
+    .unwrap();
+    let out = staged_in(dir, &["hook", "claude-code"], &event, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply = if stdout(&out).trim().is_empty() { Value::Null } else { reply(&out) };
+    (reply, stderr(&out))
+}
+
+fn blocked(reply: &Value) -> String {
+    assert_eq!(reply["decision"], "block", "{reply}");
+    reply["reason"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_stop_hook_holds_the_rest_of_a_partial_apply() {
+    let before: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    let after = before.replace("line 3\n", "LINE 3\n").replace("line 37\n", "LINE 37\n");
+    let ws = workspace(&[("t.txt", &before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let write = json!({"file_path": dir.join("t.txt"), "content": after});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Write", write), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let out = staged(&dir, &["resolve", "apply", "--only", "t.txt:1", "--reason", "the first"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let rest = pending_ids(&dir);
+    assert_eq!(rest.len(), 1, "the rest is pending under a new id");
+    let (reply, _) = claude_stop(&dir, false);
+    let reason = blocked(&reply);
+    assert!(
+        reason.starts_with(&format!(
+            "A change staged in this session is still pending: {} (Write: t.txt (+1 -1)). Resolve it before you finish",
+            rest[0]
+        )),
+        "{reason}"
+    );
+    // The rest of the rest is the session's too.
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not the second"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (reply, _) = claude_stop(&dir, false);
+    assert_eq!(reply, Value::Null);
+}
+
+#[test]
+fn the_stop_hook_names_a_refused_edit_until_it_is_made_again() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("src/b.ts", "b(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let edit = |path: &str, old: &str, new: &str| json!({"file_path": dir.join(path), "old_string": old, "new_string": new, "replace_all": false});
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/a.ts", "oldApi(1);", "newApi(1);")),
+        &[],
+    );
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let first = pending_ids(&dir)[0].clone();
+    // A second edit of the file is refused while the first is pending.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/a.ts", "oldApi(1);", "otherApi(1);")),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("src/a.ts already has a pending preview"));
+    let refusal = format!(
+        "An edit refused in this session, because a preview of its file was pending, was never made again: src/a.ts (refused while {first} (Edit: src/a.ts (1 replacement)) was pending). Once that preview is resolved, make the edit again against the file as it is now (Read it first)."
+    );
+    let (reply, _) = claude_stop(&dir, false);
+    let reason = blocked(&reply);
+    assert!(reason.starts_with("A change staged in this session is still pending: "), "{reason}");
+    assert!(reason.contains(&format!("\n\n{refusal}\n\n<system-reminder>")), "{reason}");
+    // The model drops the preview and moves on: the refused edit is still named.
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not this"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (reply, _) = claude_stop(&dir, true);
+    let reason = blocked(&reply);
+    assert!(reason.starts_with(&refusal), "{reason}");
+    // Made again: no longer named; its preview is.
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/a.ts", "oldApi(1);", "otherApi(1);")),
+        &[],
+    );
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let (reply, _) = claude_stop(&dir, true);
+    let reason = blocked(&reply);
+    assert!(!reason.contains("never made again"), "{reason}");
+    let out = staged(&dir, &["resolve", "apply", "--reason", "made"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(claude_stop(&dir, false).0, Value::Null);
+    // A file pending in another session's preview: named once, never held for.
+    let out = staged_in(&dir, &["write", "src/b.ts"], b"b(2);\n", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let theirs = pending_ids(&dir)[0].clone();
+    let out = staged_in(
+        &dir,
+        &["hook", "claude-code"],
+        &claude_pre(&dir, "Edit", edit("src/b.ts", "b(1);", "b(3);")),
+        &[],
+    );
+    assert!(deny_reason(&out).contains("src/b.ts already has a pending preview"));
+    let (reply, notes) = claude_stop(&dir, false);
+    assert_eq!(reply, Value::Null, "not the model's to fix");
+    assert!(
+        notes.contains(&format!(
+            "staged: An edit of this session was refused because another session's preview of its file was pending (not yours to resolve): src/b.ts (refused while {theirs} (Write: src/b.ts (rewritten, 1 line)) was pending)."
+        )),
+        "{notes}"
+    );
+    let (reply, notes) = claude_stop(&dir, false);
+    assert_eq!((reply, notes), (Value::Null, String::new()), "named once");
+}
+
+#[test]
+fn a_refused_edit_lets_the_turn_end_after_three_holds() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let edit = |new: &str| json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": new, "replace_all": false});
+    for new in ["newApi(1);", "otherApi(1);"] {
+        staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", edit(new)), &[]);
+    }
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not this"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    for active in [false, true, true] {
+        blocked(&claude_stop(&dir, active).0);
+    }
+    let (reply, notes) = claude_stop(&dir, true);
+    assert_eq!(reply, Value::Null);
+    assert!(
+        notes.contains("staged: let the turn end after holding it 3 times; still pending: nothing; refused and never made again: src/a.ts (refused while "),
+        "{notes}"
+    );
+    assert_eq!(claude_stop(&dir, false).0, Value::Null, "said, and forgotten");
+}
+
+#[test]
+fn claude_code_record_mode_replays_deletions_and_edits_that_create_a_file() {
+    let crlf = "keep();\r\nconst x = 1;\r\ntail();\r\n";
+    let ws = workspace(&[("src/d.ts", crlf)]);
+    let dir = ws.path().canonicalize().unwrap();
+    // As Claude Code 2.1.197 does them (measured): an empty new_string takes the line's
+    // ending with it; an Edit with an empty old_string creates the file, and its
+    // originalFile is "".
+    for (path, old, new, original, written) in [
+        (
+            "src/d.ts",
+            "const x = 1;",
+            "",
+            "keep();\nconst x = 1;\ntail();\n",
+            "keep();\r\ntail();\r\n",
+        ),
+        ("src/n.ts", "", "made();\n", "", "made();\n"),
+    ] {
+        let input = json!({"file_path": dir.join(path), "old_string": old, "new_string": new, "replace_all": false});
+        let out = staged_in(
+            &dir,
+            &["hook", "claude-code", "--mode", "record"],
+            &claude_pre(&dir, "Edit", input.clone()),
+            &[],
+        );
+        assert_eq!((code(&out), stderr(&out).as_str()), (0, ""));
+        std::fs::write(dir.join(path), written).unwrap();
+        let post = serde_json::to_vec(&json!({
+            "session_id": "s-1", "cwd": dir, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+            "tool_input": input, "tool_use_id": "toolu_1",
+            "tool_response": {"filePath": dir.join(path), "oldString": old, "newString": new,
+                "originalFile": original, "structuredPatch": [], "userModified": false, "replaceAll": false},
+        }))
+        .unwrap();
+        let out = staged_in(&dir, &["hook", "claude-code", "--mode", "record"], &post, &[]);
+        assert_eq!((code(&out), stderr(&out).as_str()), (0, ""), "{path}: recorded");
+    }
+    for _ in 0..2 {
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(dir.join("src/d.ts")).unwrap(), crlf.as_bytes());
+    assert!(!dir.join("src/n.ts").exists());
+}
+
+#[test]
+fn ast_edit_never_stages_a_rewrite_of_a_protected_file() {
+    let ws = workspace(&[
+        ("opencode.json", "{\"permission\": \"ask\"}\n"),
+        (".claude/settings.json", "{\"permission\": \"ask\"}\n"),
+        ("src/conf.json", "{\"permission\": \"ask\"}\n"),
+    ]);
+    let dir = ws.path().canonicalize().unwrap();
+    for path in ["opencode.json", ".claude/settings.json", "."] {
+        let out =
+            staged(&dir, &["ast-edit", "--op", "\"ask\"", "\"allow\"", "--lang", "json", path]);
+        assert_ne!(code(&out), 0, "{path}: {}", stdout(&out));
+        assert!(stderr(&out).contains("Refusing "), "{path}: {}", stderr(&out));
+        assert!(pending_ids(&dir).is_empty(), "{path}");
+    }
+    assert_eq!(read(&dir, "opencode.json"), "{\"permission\": \"ask\"}\n");
+    // The same rewrite of a file of the project stages.
+    let out = staged(&dir, &["ast-edit", "--op", "\"ask\"", "\"allow\"", "--lang", "json", "src"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(pending_ids(&dir).len(), 1);
 }

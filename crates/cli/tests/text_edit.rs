@@ -508,8 +508,27 @@ fn a_file_with_a_pending_preview_cannot_be_staged_again() {
             "a.ts already has a pending preview: {ast} (AST Edit: 1 replacement in 1 file). Resolve it first (call `resolve` with action \"apply\" or \"discard\"), then make this change again: a new change is always computed against the file on disk."
         )
     );
+    // A second `ast_edit` preview of the file is refused the same way, naming the first, and
+    // so is one over a text preview (issue 32, finding 22).
+    let held_by_ast = format!(
+        "a.ts already has a pending preview: {ast} (AST Edit: 1 replacement in 1 file). Resolve it first (call `resolve` with action \"apply\" or \"discard\"), then make this change again: a new change is always computed against the file on disk."
+    );
+    let out = staged(dir, &["--json", "ast-edit", "--op", "foo($A)", "qux($A)", "."]);
+    assert_ne!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(text(&out), held_by_ast);
+    assert_eq!(pending_ids(dir), std::slice::from_ref(&ast));
     // Another file is fine.
     assert_eq!(code(&staged(dir, &["edit", "b.ts", "--old", "b", "--new", "c"])), 0);
+    let b_edit = pending_ids(dir)[0].clone();
+    let out = staged(dir, &["--json", "ast-edit", "--op", "b", "qux", "b.ts"]);
+    assert_eq!(
+        text(&out),
+        format!(
+            "b.ts already has a pending preview: {b_edit} (Edit: b.ts (1 replacement)). Resolve it first (call `resolve` with action \"apply\" or \"discard\"), then make this change again: a new change is always computed against the file on disk."
+        )
+    );
+    assert_eq!(pending_ids(dir), [b_edit, ast]);
+    assert_eq!(read(dir, "a.ts"), "foo(1);\n");
 }
 
 #[test]
@@ -623,4 +642,106 @@ fn an_undo_refuses_a_log_entry_whose_diff_is_not_its_undo_data() {
 fn sha256(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Issue 32, finding 5: a write, and several replacements of one `edit`, stage and write
+/// exactly the asked text (a compacted diff once put the first `}` in the wrong place, and
+/// the diff shown matched what was written).
+#[test]
+fn a_write_and_a_multi_edit_write_exactly_the_asked_text() {
+    let old = "    x();\n}\n}\n    x();\n// c\n";
+    let new = "}\nfn f() {\n}\n    return 1;\n}\n    x();\n    return 1;\n";
+    let ws = workspace(&[("a.rs", old), ("b.rs", old)]);
+    let dir = ws.path();
+    let out = staged_in(dir, &["--json", "write", "a.rs"], new.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        json(&out)["details"]["diff"],
+        "diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -1,5 +1,7 @@\n-    x();\n }\n+fn f() {\n+}\n+    return 1;\n }\n     x();\n-// c\n+    return 1;\n"
+    );
+    assert_eq!(code(&apply(dir, "write")), 0);
+    assert_eq!(read(dir, "a.rs"), new);
+    let out = staged(
+        dir,
+        &[
+            "--json",
+            "edit",
+            "b.rs",
+            "--old",
+            "    x();\n}\n}\n",
+            "--new",
+            "}\nfn f() {\n}\n    return 1;\n}\n",
+            "--old",
+            "// c\n",
+            "--new",
+            "    return 1;\n",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&apply(dir, "edit")), 0);
+    assert_eq!(read(dir, "b.rs"), new);
+}
+
+/// Issue 32, finding 17: a write whose text holds a NUL byte is a binary file's: refused,
+/// nothing staged, nothing written. (A command line cannot carry a NUL, so `edit`'s refusal of
+/// one in `new_string` is tested in crates/edit.)
+#[test]
+fn a_write_of_a_nul_byte_is_refused_as_a_binary_file() {
+    let ws = workspace(&[("a.txt", "text\n")]);
+    let dir = ws.path();
+    let before = tree(dir);
+    for path in ["a.txt", "new.bin"] {
+        let out = staged_in(dir, &["--json", "write", path], b"ELF\x00\x01\x02\n");
+        assert_eq!(code(&out), 2, "{}", stdout(&out));
+        assert_eq!(
+            text(&out),
+            format!(
+                "The new text of {path} holds a NUL byte, as a binary file does: staged previews changes to text files only"
+            )
+        );
+        let out = staged_in(dir, &["write", path], b"ELF\x00\x01\x02\n");
+        assert_eq!(code(&out), 2);
+        assert!(
+            stderr(&out).contains(&format!("The new text of {path} holds a NUL byte")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert!(pending_ids(dir).is_empty());
+    assert_eq!(tree(dir), before);
+}
+
+/// Issue 32, finding 7: a preview's memory is bounded. A `replace_all` of a common letter by
+/// a long text (980,000 replacements by 1,000 bytes took 7.9 GB and minutes) and a write of a
+/// text larger than a preview holds are refused at once, naming the sizes; nothing is staged
+/// or written.
+#[test]
+fn edits_and_writes_larger_than_a_preview_are_refused_at_once() {
+    let ws = workspace(&[("a.txt", &"ab".repeat(40_000))]);
+    let dir = ws.path();
+    let before = tree(dir);
+    let long = "x".repeat(1000);
+    let out = staged(dir, &["--json", "edit", "a.txt", "--old", "a", "--new", &long, "--all"]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert_eq!(
+        text(&out),
+        "Refusing to stage this change: 40000 replacements of 1 byte by 1000 bytes in a.txt would change 38 MiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
+    );
+    let huge = "y\n".repeat(17 << 20);
+    for path in ["a.txt", "new.txt"] {
+        let out = staged_in(dir, &["--json", "write", path], huge.as_bytes());
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert_eq!(
+            text(&out),
+            format!(
+                "Refusing to stage this change: the new text of {path} is 34 MiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
+            )
+        );
+    }
+    assert!(pending_ids(dir).is_empty());
+    assert_eq!(tree(dir), before);
+    // An ordinary replace_all still stages.
+    let out = staged(dir, &["--json", "edit", "a.txt", "--old", "a", "--new", "c", "--all"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["pending"]["label"], "Edit: a.txt (40000 replacements)");
 }

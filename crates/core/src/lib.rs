@@ -65,7 +65,9 @@ pub use crate::{
         run_resolve_invocation,
     },
     retire::Retirement,
-    session::{NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session},
+    session::{
+        NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session, needs_person_text,
+    },
     store::{
         Claim, ErrorCause, PendingActionStore, PendingEntry, PendingId, PendingSummary, PushCheck,
         StoreError, StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,

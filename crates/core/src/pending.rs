@@ -74,6 +74,15 @@ pub trait PendingAction: Send + Sync {
         None
     }
 
+    /// Why only a person may apply this action, if only a person may: it was staged while its
+    /// client would have asked the person (`Claude Code is in its default permission mode,
+    /// ...`). A model's `resolve` then refuses to apply it and names `staged review`; a discard,
+    /// and an apply from the CLI, `staged review` or an approval the person gave, go through
+    /// ([`crate::ResolveOptions::by_person`]).
+    fn needs_person(&self) -> Option<&str> {
+        None
+    }
+
     /// Whether this action can apply some of its files and leave the rest pending, when
     /// `resolve`'s `extra` names them under `files` (as `ast_edit`'s previews do). Front ends
     /// that offer "apply only these files" check it first: an action that says `false` would

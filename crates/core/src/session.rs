@@ -30,6 +30,11 @@ pub struct ResolveOptions<'a> {
     /// never applies another that was staged meanwhile. Hard directives and the standing
     /// handler are then not consulted: this is a decision about one known preview.
     pub expected: Option<&'a PendingId>,
+    /// A person decided this resolve (the MCP server asked them and they approved), so a
+    /// preview that only a person may apply ([`PendingAction::needs_person`]) applies. The
+    /// CLI and `staged review` ([`FrontEnd::Cli`], [`FrontEnd::Review`]) are a person's
+    /// already.
+    pub by_person: bool,
 }
 
 /// The resolve state of one agent session.
@@ -41,6 +46,7 @@ pub struct Session {
     store: Arc<dyn PendingActionStore>,
     routes: Mutex<Option<Arc<dyn ResolveRoutes>>>,
     front_end: Mutex<FrontEnd>,
+    needs_person: Mutex<Option<String>>,
     undo_handlers: Mutex<HashMap<String, Arc<dyn UndoHandler>>>,
     undo_fallbacks: Mutex<Vec<Arc<dyn UndoHandler>>>,
 }
@@ -66,6 +72,7 @@ impl Session {
             store,
             routes: Mutex::new(None),
             front_end: Mutex::new(FrontEnd::Cli),
+            needs_person: Mutex::new(None),
             undo_handlers: Mutex::new(HashMap::new()),
             undo_fallbacks: Mutex::new(Vec::new()),
         }
@@ -80,6 +87,20 @@ impl Session {
     /// The front end resolves are recorded under by default.
     pub fn front_end(&self) -> FrontEnd {
         lock(&self.front_end).clone()
+    }
+
+    /// Marks what this session stages from now on as a preview only a person may apply, and
+    /// why (`Some("Claude Code is in its default permission mode, in which it asks the person
+    /// before an edit")`): a client's hook sets it when the client would have asked the
+    /// person. The producers that honour it record it in their preview
+    /// ([`PendingAction::needs_person`]).
+    pub fn set_needs_person(&self, why: Option<String>) {
+        *lock(&self.needs_person) = why;
+    }
+
+    /// Why what this session stages may be applied only by a person, if it may.
+    pub fn needs_person(&self) -> Option<String> {
+        lock(&self.needs_person).clone()
     }
 
     /// Registers how entries of `source_tool_name` are undone, replacing any earlier handler.
@@ -142,6 +163,31 @@ impl Session {
         self.store.push_unless(action, &refuse)
     }
 
+    /// The refusal of reverting `entry` while a pending preview writes one of its files: that
+    /// preview promises the bytes on disk now (the rest of a partial apply promises exactly
+    /// what the apply wrote), so reverting under it would make it stale in silence.
+    fn pending_over(&self, entry: &LogEntry) -> Result<Option<String>, ToolError> {
+        let ours: std::collections::HashSet<&str> =
+            entry.record.files.iter().map(|f| f.path.as_str()).collect();
+        if ours.is_empty() {
+            return Ok(None);
+        }
+        for pending in self.store.list().map_err(store_error)? {
+            let files = pending.action.files();
+            let clash = files.iter().flat_map(|f| f.paths()).find(|p| ours.contains(p));
+            if let Some(path) = clash {
+                return Ok(Some(undo_under_pending_text(
+                    entry.seq,
+                    &entry.record.label,
+                    path,
+                    &pending.id,
+                    pending.label(),
+                )));
+            }
+        }
+        Ok(None)
+    }
+
     /// Attaches (or, with `None`, detaches) the loop's routes: the in-flight hard directive's
     /// invoker and the standing handler.
     pub fn set_resolve_routes(&self, routes: Option<Arc<dyn ResolveRoutes>>) {
@@ -181,9 +227,12 @@ impl Session {
                 &own
             }
         };
+        let by_person = options.by_person || matches!(front_end, FrontEnd::Cli | FrontEnd::Review);
         match options.expected {
-            Some(expected) => self.resolve_expected(params, expected, front_end, cancel).await,
-            None => self.resolve_head(params, front_end, cancel).await,
+            Some(expected) => {
+                self.resolve_expected(params, expected, front_end, by_person, cancel).await
+            }
+            None => self.resolve_head(params, front_end, by_person, cancel).await,
         }
     }
 
@@ -192,6 +241,7 @@ impl Session {
         &self,
         params: ResolveParams,
         front_end: &FrontEnd,
+        by_person: bool,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
         let in_flight = self.routes().and_then(|routes| routes.in_flight_invoker());
@@ -199,7 +249,7 @@ impl Session {
             return invoker.invoke(&params, cancel).await;
         }
         match self.store.claim_head() {
-            Ok(Some(claim)) => self.run_claimed(&params, claim, front_end, cancel).await,
+            Ok(Some(claim)) => self.run_claimed(&params, claim, front_end, by_person, cancel).await,
             Ok(None) => {
                 let standing = self.routes().and_then(|routes| routes.standing_handler());
                 if let Some(handler) = standing {
@@ -237,6 +287,7 @@ impl Session {
         params: ResolveParams,
         expected: &PendingId,
         front_end: &FrontEnd,
+        by_person: bool,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
         let claim = match self.store.claim_head() {
@@ -256,7 +307,7 @@ impl Session {
                 "The newest pending preview is now {head}, not {expected}; review it first. Nothing was applied or discarded."
             )));
         }
-        self.run_claimed(&params, claim, front_end, cancel).await
+        self.run_claimed(&params, claim, front_end, by_person, cancel).await
     }
 
     /// Runs the claimed entry's callback, then removes the entry (unless the apply retired it
@@ -267,10 +318,20 @@ impl Session {
         params: &ResolveParams,
         claim: Claim,
         front_end: &FrontEnd,
+        by_person: bool,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
         let action = claim.entry().action.clone();
         let label = claim.entry().label().to_owned();
+        if params.action == ResolveAction::Apply
+            && !by_person
+            && let Some(why) = action.needs_person()
+        {
+            let text = needs_person_text(claim.entry().id.as_str(), &label, why);
+            // Dropping the claim leaves the preview pending, on top.
+            drop(claim);
+            return Err(ToolError::new(text));
+        }
         // A client's model resolving over MCP what that client's hook held back: the log says
         // the hook, which is how the edit came in.
         let staged_by = action.staged_by();
@@ -345,6 +406,14 @@ impl Session {
             }
         }
     }
+}
+
+/// The error of a model's `apply` of a preview only a person may apply
+/// (`docs/contract/resolve.md#a-preview-only-a-person-may-apply`).
+pub fn needs_person_text(id: &str, label: &str, why: &str) -> String {
+    format!(
+        "Only a person may apply {id} ({label}): it was staged while {why}. Nothing was applied, and it is still pending. Tell the person it waits for them: they apply it with `staged review`, or `staged resolve apply --id {id} --reason \"...\"`, in the workspace. To drop it instead, call resolve with action \"discard\"."
+    )
 }
 
 /// Texts of `staged undo` that the session itself produces (the handler writes the rest).
@@ -443,6 +512,9 @@ impl Session {
                 record.source_tool_name
             )));
         };
+        if let Some(text) = self.pending_over(&entry)? {
+            return Err(ToolError::new(text));
+        }
         let outcome = match record.outcome {
             LogOutcome::Undone => LogOutcome::Redone,
             _ => LogOutcome::Undone,
@@ -501,6 +573,19 @@ fn store_error(err: StoreError) -> ToolError {
             ToolError::new(err.to_string())
         }
     }
+}
+
+/// Why log entry `seq` (`label`) is not reverted while a pending preview writes `path`.
+pub(crate) fn undo_under_pending_text(
+    seq: u64,
+    label: &str,
+    path: &str,
+    id: &PendingId,
+    pending: &str,
+) -> String {
+    format!(
+        "Log entry {seq} ({label}) was not reverted: {path} has a pending preview, {id} ({pending}), made against the file as it is now, which reverting would change (the rest of a partial apply is such a preview). Resolve it first (apply or discard it), then revert again. Nothing was written."
+    )
 }
 
 /// Why a file cannot be staged again while a pending preview writes it.

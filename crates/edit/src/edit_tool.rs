@@ -20,8 +20,12 @@ use staged_journal::{
 
 use crate::{
     EditError,
+    stage::MAX_PREVIEW_BYTES,
     stage::{self, Staging},
-    text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
+    text::{
+        Found, check_new_text, line_count, line_counts, line_edits, plural, read_text,
+        resolve_path, size,
+    },
 };
 
 /// The tool's name.
@@ -183,6 +187,9 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &EditParams) -> Result<Stag
         if item.old_string == item.new_string {
             return Err(EditError::NoChange(path.clone()).in_edit(i, n));
         }
+        if item.new_string.contains('\0') {
+            return Err(EditError::BinaryText(path.clone()).in_edit(i, n));
+        }
     }
     match read_text(workspace, &rel)? {
         Found::Absent => {
@@ -226,6 +233,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &EditParams) -> Result<Stag
                 for (i, item) in items.iter().enumerate() {
                     let (next, made) = replace(&path, &current, item, &mut work)
                         .map_err(|err| err.in_edit(i, n))?;
+                    check_new_text(&path, &text, &next).map_err(|err| err.in_edit(i, n))?;
                     current = next;
                     count += made;
                 }
@@ -339,21 +347,24 @@ fn locate(path: &str, text: &str, item: &EditItem) -> Result<(Vec<Edit>, usize),
             MAX_EDITED_LEN >> 20
         )));
     }
+    // Each replacement is kept with its text, shown in the diff and sent: a `replace_all` of
+    // a common letter by a long text would take gigabytes before the preview's size is known.
+    let changed = starts.len().saturating_mul(old.len().saturating_add(new.len()));
+    if changed > MAX_PREVIEW_BYTES {
+        return Err(EditError::TooLarge(format!(
+            "{} replacements of {} by {} in {path} would change {}",
+            starts.len(),
+            plural(old.len(), "byte"),
+            plural(new.len(), "byte"),
+            size(changed)
+        )));
+    }
     let count = starts.len();
     let edits = starts
         .into_iter()
         .map(|start| Edit { start, before: old.clone(), after: new.clone() })
         .collect();
     Ok((edits, count))
-}
-
-/// `len` bytes, for a person.
-fn size(len: usize) -> String {
-    if len >= 1 << 20 {
-        format!("{} MiB", len >> 20)
-    } else {
-        format!("{} KiB", len.div_ceil(1 << 10))
-    }
 }
 
 /// Where `needle` starts in `text`, left to right, not overlapping.
@@ -368,4 +379,80 @@ fn not_found_hint(text: &str, old: &str) -> String {
         return " It is there with other whitespace around it: copy old_string exactly from the file, indentation and line breaks included.".to_owned();
     }
     " old_string must match the file exactly, whitespace and indentation included; Read the file again if it may have changed.".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_string_with_a_nul_byte_is_refused_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one two\n").unwrap();
+        let workspace = ConfinedRoot::new(dir.path()).unwrap();
+        let item = |old: &str, new: &str| EditItem {
+            old_string: old.to_owned(),
+            new_string: new.to_owned(),
+            replace_all: None,
+        };
+        let one = EditParams {
+            path: "a.txt".to_owned(),
+            old_string: Some("one".to_owned()),
+            new_string: Some("\0".to_owned()),
+            replace_all: None,
+            edits: None,
+        };
+        assert_eq!(
+            plan(&workspace, &one).unwrap_err().to_string(),
+            "The new text of a.txt holds a NUL byte, as a binary file does: staged previews changes to text files only"
+        );
+        let several = EditParams {
+            old_string: None,
+            new_string: None,
+            edits: Some(vec![item("one", "1"), item("two", "2\0")]),
+            ..one
+        };
+        assert_eq!(
+            plan(&workspace, &several).unwrap_err().to_string(),
+            "edits[1]: The new text of a.txt holds a NUL byte, as a binary file does: staged previews changes to text files only"
+        );
+    }
+
+    /// Issue 32, finding 7: a `replace_all` of a common letter by a long text is refused
+    /// before its replacements are made (980,000 of them by 1,000 bytes took 7.9 GB).
+    #[test]
+    fn replacements_larger_than_a_preview_are_refused_before_they_are_made() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "ab".repeat(40_000)).unwrap();
+        let workspace = ConfinedRoot::new(dir.path()).unwrap();
+        let params = |new: usize| EditParams {
+            path: "a.txt".to_owned(),
+            old_string: Some("a".to_owned()),
+            new_string: Some("x".repeat(new)),
+            replace_all: Some(true),
+            edits: None,
+        };
+        assert_eq!(
+            plan(&workspace, &params(1000)).unwrap_err().to_string(),
+            "Refusing to stage this change: 40000 replacements of 1 byte by 1000 bytes in a.txt would change 38 MiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
+        );
+        assert!(plan(&workspace, &params(100)).is_ok());
+        // Several edits: each new text is checked as it is made.
+        let item = |old: &str, new: String| EditItem {
+            old_string: old.to_owned(),
+            new_string: new,
+            replace_all: Some(true),
+        };
+        let several = EditParams {
+            old_string: None,
+            new_string: None,
+            replace_all: None,
+            edits: Some(vec![item("a", "y".repeat(400)), item("b", "z".repeat(500))]),
+            ..params(1)
+        };
+        assert_eq!(
+            plan(&workspace, &several).unwrap_err().to_string(),
+            "edits[1]: Refusing to stage this change: the new text of a.txt is 34 MiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
+        );
+    }
 }

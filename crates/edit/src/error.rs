@@ -15,6 +15,18 @@ pub enum EditError {
     /// A file is binary or not UTF-8.
     #[error("{0} is a binary file (or not UTF-8 text): staged previews changes to text files only")]
     Binary(String),
+    /// The new text of a file holds a NUL byte: it would be a binary file.
+    #[error(
+        "The new text of {0} holds a NUL byte, as a binary file does: staged previews changes to text files only"
+    )]
+    BinaryText(String),
+    /// The preview would be larger than a preview may be (32 MiB of changes): what it would
+    /// hold, with the sizes.
+    #[error(
+        "Refusing to stage this change: {0}, and a preview holds at most {max} MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts.",
+        max = crate::stage::MAX_PREVIEW_BYTES >> 20
+    )]
+    TooLarge(String),
     /// `old_string` was not found.
     #[error("String to replace not found in {path}.{hint}")]
     NotFound {

@@ -15,9 +15,11 @@ use staged_journal::{
 
 use crate::{
     EditError,
-    patch::{Patch, PatchFile, Style, apply_chunks, parse},
+    patch::{Options, Patch, PatchFile, Style, apply_chunks, parse_with},
     stage::{self, Staging},
-    text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
+    text::{
+        Found, check_new_text, line_count, line_counts, line_edits, plural, read_text, resolve_path,
+    },
 };
 
 /// The tool's name.
@@ -46,6 +48,15 @@ pub struct ApplyPatchParams {
     /// The patch: Codex's `*** Begin Patch` format, or a unified diff.
     #[serde(alias = "patch", alias = "command")]
     pub input: String,
+    /// A person's `staged patch -p N`: how many leading folders to drop from a unified
+    /// diff's paths. Not offered to models (left out of the schema).
+    #[serde(default)]
+    #[schemars(skip)]
+    pub strip: Option<usize>,
+    /// A person's `staged patch -R`: reverse a unified diff. Not offered to models.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub reverse: bool,
 }
 
 /// The `apply_patch` tool.
@@ -96,7 +107,10 @@ impl Tool for ApplyPatchTool {
             &self.workspace,
             args,
             cancel,
-            |ws, params| plan_text(ws, &params.input),
+            |ws, params| {
+                let options = Options { strip: params.strip, reverse: params.reverse };
+                plan_text(ws, &params.input, &options)
+            },
         )
         .await
     }
@@ -106,8 +120,12 @@ impl Tool for ApplyPatchTool {
 ///
 /// # Errors
 /// The [`EditError`] a model sees: the parse error, or the first file it cannot change.
-pub(crate) fn plan_text(workspace: &ConfinedRoot, input: &str) -> Result<Staging, EditError> {
-    let patch = parse(input).map_err(EditError::InvalidPatch)?;
+pub(crate) fn plan_text(
+    workspace: &ConfinedRoot,
+    input: &str,
+    options: &Options,
+) -> Result<Staging, EditError> {
+    let patch = parse_with(input, options).map_err(EditError::InvalidPatch)?;
     plan(workspace, &patch)
 }
 
@@ -138,17 +156,27 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
     };
     for file in &patch.files {
         match file {
-            PatchFile::Add { path, content, style } => {
+            PatchFile::Add { path, content, style, executable } => {
                 let rel = resolve_path(workspace, path)?;
                 claim(&rel)?;
                 add(workspace, &mut staging, &rel, content, *style)?;
+                if *executable
+                    && let Some(file) = staging.files.last_mut()
+                    && file.change == ChangeKind::Added
+                {
+                    file.summary.push_str(NOT_EXECUTABLE);
+                }
             }
             PatchFile::Delete { path, old } => {
+                refuse_symlink(workspace, path, "delete")?;
                 let rel = resolve_path(workspace, path)?;
                 claim(&rel)?;
                 delete(workspace, &mut staging, &rel, old.as_deref())?;
             }
             PatchFile::Update { path, move_to, chunks, style } => {
+                if move_to.is_some() {
+                    refuse_symlink(workspace, path, "move")?;
+                }
                 let rel = resolve_path(workspace, path)?;
                 claim(&rel)?;
                 let display = rel.display();
@@ -215,6 +243,10 @@ fn diff(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, Ed
         .map_err(|err| EditError::PatchConflict(err.to_string()))
 }
 
+/// What a new file's summary says when the diff makes it executable (`new file mode 100755`):
+/// staged creates files with the usual mode (the umask's), and does not stage modes.
+const NOT_EXECUTABLE: &str = " (the diff's mode 100755 is not set: staged creates it with the usual mode; chmod +x it after applying)";
+
 /// `*** Add File`: a new file, or, in a Codex patch, the file replaced whole.
 fn add(
     workspace: &ConfinedRoot,
@@ -241,13 +273,14 @@ fn add(
             });
             staging.ops.push(FileOp::Create { path, content: content.to_owned() });
         }
-        Found::Text { .. } if style == Style::Exact => {
+        Found::Text { .. } if style != Style::Codex => {
             return Err(EditError::PatchConflict(format!(
                 "{path} already exists, but the patch creates it as a new file"
             )));
         }
         Found::Text { text, fingerprint } => {
             // Codex writes an added file over one that exists.
+            check_new_text(&path, &text, content)?;
             let edits = line_edits(&text, content);
             if edits.is_empty() {
                 return Ok(());
@@ -287,7 +320,8 @@ fn delete(
     if let Some(old) = old {
         let lines: Vec<&str> = text
             .split_inclusive('\n')
-            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r'))
+            // A line's `\r\n` or `\n` ends it; a last line's `\r` with no `\n` is its text.
+            .map(|l| l.strip_suffix('\n').map_or(l, |l| l.strip_suffix('\r').unwrap_or(l)))
             .collect();
         if lines.len() != old.len() || lines.iter().zip(old).any(|(a, b)| a != b) {
             return Err(EditError::PatchConflict(format!(
@@ -347,7 +381,7 @@ fn moved(
             });
             staging.ops.push(FileOp::Move { from: from_path, to: to_path, fingerprint, edits });
         }
-        Found::Text { .. } if style == Style::Exact => {
+        Found::Text { .. } if style != Style::Codex => {
             return Err(EditError::PatchConflict(format!(
                 "{to_path} already exists, but the patch moves {from_path} there"
             )));
@@ -356,6 +390,7 @@ fn moved(
             let new = staged_journal::replay(text, &edits).ok_or_else(|| {
                 EditError::PatchConflict(format!("Failed to apply the patch to {from_path}"))
             })?;
+            check_new_text(&to_path, &target, &new)?;
             let over = line_edits(&target, &new);
             let (added, removed) = line_counts(&over);
             staging.diff.push_str(&diff(DiffHeader::Modify { path: &to_path }, &target, &over)?);
@@ -388,6 +423,23 @@ fn moved(
             });
             staging.ops.push(FileOp::Delete { path: from_path, fingerprint });
         }
+    }
+    Ok(())
+}
+
+/// A path that is a symlink cannot be deleted or moved: its path resolves to the link's
+/// target, which is not what the patch names (deleting it would delete the target and leave
+/// the link). staged does not stage symlinks.
+fn refuse_symlink(workspace: &ConfinedRoot, given: &str, what: &str) -> Result<(), EditError> {
+    let link = workspace
+        .lexical(given)
+        .ok()
+        .and_then(|path| std::fs::symlink_metadata(path).ok())
+        .is_some_and(|meta| meta.file_type().is_symlink());
+    if link {
+        return Err(EditError::PatchConflict(format!(
+            "{given} is a symbolic link: staged does not stage symlinks, only regular text files; {what} the link yourself (rm, mv)"
+        )));
     }
     Ok(())
 }

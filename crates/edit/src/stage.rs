@@ -10,13 +10,19 @@ use staged_core::{
 };
 use staged_journal::{ChangeAction, ChangeDetails, ChangedFile, ConfinedRoot, FileOp, label_of};
 
-use crate::EditError;
+use crate::{EditError, text::size};
 
 /// The first line of every text preview, as `ast_edit`'s.
 pub const PREVIEW_HEADER: &str = "Preview only: files are NOT modified yet. Call `resolve` with action \"apply\" to write these changes, or action \"discard\" to drop them.";
 
 /// The model-facing text shows at most this many lines of the diff; the details hold it whole.
 const DIFF_LINES_SHOWN: usize = 400;
+
+/// The most a preview holds, in bytes: its diff, and what its edits remove and add (a new
+/// file's text). A preview's change is kept in the stack, shown in the diff and sent whole,
+/// each a few times over; past this, one call would take gigabytes (a `replace_all` of `a`
+/// by a thousand bytes in a 2 MB file took 7.9 GB). [`EditError::TooLarge`] names the sizes.
+pub(crate) const MAX_PREVIEW_BYTES: usize = 32 << 20;
 
 /// A text tool's `execute`: parses `args` as `P`, then, off the async runtime, plans the
 /// change against the disk and stages it on `session`. `tool` names the worker in the error
@@ -61,6 +67,7 @@ impl Staging {
         session: &Session,
         workspace: &ConfinedRoot,
     ) -> Result<ToolResult, EditError> {
+        self.check_size()?;
         let label = label_of(self.source, &self.files);
         let details = ChangeDetails {
             label: label.clone(),
@@ -73,6 +80,7 @@ impl Staging {
                 hook @ FrontEnd::Hook(_) => Some(hook.to_string()),
                 _ => None,
             },
+            needs_person: session.needs_person(),
         };
         let action = Arc::new(ChangeAction::new(
             workspace.clone(),
@@ -92,6 +100,34 @@ impl Staging {
         details.pending_id = Some(id.to_string());
         let text = preview_text(&id.to_string(), &label, &details.diff);
         Ok(ToolResult::text(text).with_details(details.to_value()))
+    }
+}
+
+impl Staging {
+    /// Refuses a preview larger than [`MAX_PREVIEW_BYTES`], before it is copied into the
+    /// stack, the details and the answer.
+    fn check_size(&self) -> Result<(), EditError> {
+        let changed = self.ops.iter().fold(0usize, |sum, op| {
+            sum.saturating_add(match op {
+                FileOp::Create { content, .. } => content.len(),
+                FileOp::Update { edits, .. } | FileOp::Move { edits, .. } => edits
+                    .iter()
+                    .fold(0usize, |n, e| n.saturating_add(e.before.len() + e.after.len())),
+                FileOp::Delete { .. } => 0,
+            })
+        });
+        if changed <= MAX_PREVIEW_BYTES && self.diff.len() <= MAX_PREVIEW_BYTES {
+            return Ok(());
+        }
+        let what = match self.ops.as_slice() {
+            [op] => op.path().to_owned(),
+            ops => format!("{} files", ops.len()),
+        };
+        Err(EditError::TooLarge(format!(
+            "its edits of {what} would remove and add {} and its diff would be {}",
+            size(changed),
+            size(self.diff.len())
+        )))
     }
 }
 
@@ -116,4 +152,43 @@ pub(crate) fn preview_text(id: &str, label: &str, diff: &str) -> String {
     }
     res.truncate(res.trim_end().len());
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use staged_journal::Edit;
+
+    use super::*;
+
+    fn staging(ops: Vec<FileOp>, diff: String) -> Staging {
+        Staging { source: "write", ops, files: Vec::new(), diff }
+    }
+
+    #[test]
+    fn a_preview_larger_than_the_cap_is_refused_with_its_sizes() {
+        let update = |after: String| FileOp::Update {
+            path: "a.txt".to_owned(),
+            fingerprint: String::new(),
+            edits: vec![Edit { start: 0, before: "a\n".to_owned(), after }],
+        };
+        assert!(staging(vec![update("b\n".to_owned())], "diff".to_owned()).check_size().is_ok());
+        let at_cap = "x".repeat(MAX_PREVIEW_BYTES - 2);
+        assert!(staging(vec![update(at_cap.clone())], at_cap).check_size().is_ok());
+        let err = staging(vec![update("x".repeat(MAX_PREVIEW_BYTES))], "diff".to_owned())
+            .check_size()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Refusing to stage this change: its edits of a.txt would remove and add 32 MiB and its diff would be 1 KiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
+        );
+        // A small edit whose diff is large (a change in a huge one-line file).
+        let create = FileOp::Create { path: "b.txt".to_owned(), content: "b\n".to_owned() };
+        let err = staging(vec![update("b\n".to_owned()), create], "x".repeat(33 << 20))
+            .check_size()
+            .unwrap_err();
+        assert!(
+            err.to_string().starts_with("Refusing to stage this change: its edits of 2 files would remove and add 1 KiB and its diff would be 33 MiB,"),
+            "{err}"
+        );
+    }
 }

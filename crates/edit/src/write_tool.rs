@@ -1,5 +1,6 @@
 //! `WriteTool`: the `write` tool, a whole file created or replaced (Claude Code's Write),
-//! staged as a preview. A new file's folders are created with it.
+//! staged as a preview. A new file's folders are created with it. A text holding a NUL byte
+//! is refused, as a binary file is: staged previews text.
 
 use std::sync::Arc;
 
@@ -15,7 +16,9 @@ use staged_journal::{
 use crate::{
     EditError,
     stage::{self, Staging},
-    text::{Found, line_count, line_counts, line_edits, plural, read_text, resolve_path},
+    text::{
+        Found, check_new_text, line_count, line_counts, line_edits, plural, read_text, resolve_path,
+    },
 };
 
 /// The tool's name.
@@ -97,6 +100,10 @@ impl Tool for WriteTool {
 pub(crate) fn plan(workspace: &ConfinedRoot, params: &WriteParams) -> Result<Staging, EditError> {
     let rel = resolve_path(workspace, &params.path)?;
     let path = rel.display();
+    if params.content.contains('\0') {
+        return Err(EditError::BinaryText(path));
+    }
+    check_new_text(&path, "", &params.content)?;
     let content = params.content.clone();
     let lines = line_count(&content);
     match read_text(workspace, &rel)? {
@@ -122,6 +129,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &WriteParams) -> Result<Sta
             if text == content {
                 return Err(EditError::NoChange(path).rewrite_as_same_content());
             }
+            check_new_text(&path, &text, &content)?;
             let edits = line_edits(&text, &content);
             let diff = file_diff_indexed(
                 &DiffHeader::Modify { path: &path },
@@ -145,5 +153,29 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &WriteParams) -> Result<Sta
                 diff,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_with_a_nul_byte_is_refused_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("old.txt"), "a\n").unwrap();
+        let workspace = ConfinedRoot::new(dir.path()).unwrap();
+        for path in ["old.txt", "new.bin"] {
+            let params = WriteParams { path: path.to_owned(), content: "a\0b\n".to_owned() };
+            let err = plan(&workspace, &params).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "The new text of {path} holds a NUL byte, as a binary file does: staged previews changes to text files only"
+                )
+            );
+        }
+        let params = WriteParams { path: "old.txt".to_owned(), content: "b\n".to_owned() };
+        assert!(plan(&workspace, &params).is_ok());
     }
 }

@@ -347,6 +347,17 @@ impl DirHandle {
         Ok(DirHandle { dir: self.dir.try_clone()? })
     }
 
+    /// Which directory this handle is on: its device and inode (its change time moves with
+    /// every entry added or removed, so it is not part of it).
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn dir_id(&self) -> io::Result<(u64, u64)> {
+        use cap_std::fs::MetadataExt;
+        let meta = self.dir.dir_metadata()?;
+        Ok((meta.dev(), meta.ino()))
+    }
+
     /// Opens the subdirectory `name`, refusing a symlink.
     ///
     /// # Errors

@@ -2,7 +2,10 @@
 //!
 //! Both clients send one JSON object: `hook_event_name`, `session_id`, `cwd`, and for tool
 //! events `tool_name`, `tool_input` (and after the tool ran, `tool_response`) and
-//! `tool_use_id`; a `Stop` event says whether it is `stop_hook_active`. Fields this crate does
+//! `tool_use_id`; a `Stop` event says whether it is `stop_hook_active`. Both send
+//! `permission_mode` (Claude Code: `default`, `acceptEdits`, `plan`, `dontAsk`,
+//! `bypassPermissions`; Codex: `bypassPermissions` when its approval policy is `never`, else
+//! `default`), which the gate reads (`permission.rs`). Fields this crate does
 //! not read (`transcript_path`, `prompt_id`, `turn_id`, `model`, ...) are ignored.
 //! `tests/fixtures/` holds events recorded from the pinned clients.
 
@@ -68,7 +71,7 @@ pub struct HookEvent {
     /// The folder the client runs in (absolute).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
-    /// The tool, for a tool event: `Edit`, `Write`, `MultiEdit` (Claude Code), `apply_patch`,
+    /// The tool, for a tool event: `Edit`, `Write`, `MultiEdit`, `NotebookEdit` (Claude Code), `apply_patch`,
     /// `Bash` (Codex).
     #[serde(default)]
     pub tool_name: Option<String>,
@@ -81,6 +84,10 @@ pub struct HookEvent {
     /// The tool call's id.
     #[serde(default)]
     pub tool_use_id: Option<String>,
+    /// The client's permission mode (`default`, `acceptEdits`, `plan`, `dontAsk`,
+    /// `bypassPermissions`).
+    #[serde(default)]
+    pub permission_mode: Option<String>,
     /// `Stop`: whether the client already continued because of a Stop hook.
     #[serde(default)]
     pub stop_hook_active: Option<bool>,

@@ -1,4 +1,11 @@
-//! Gate mode: every edit staged, never written; a Stop held while a staged preview is pending.
+//! Gate mode: every edit staged, never written (the Stop hook that holds a turn while a staged
+//! preview is pending is `stop.rs`).
+//!
+//! Before staging, the client's own permissions are read (`permission.rs`): an edit the client
+//! would refuse is denied without staging, and one it would have asked the person about is
+//! staged as a preview only a person may apply. A protected path (`.git/`, the agents' control
+//! files) is refused by the staging itself. NotebookEdit is denied with a reason that tells the
+//! model to edit the notebook's JSON with Edit.
 
 use std::path::Path;
 
@@ -11,18 +18,14 @@ use staged_workspace::{ChangeDetails, WorkspaceSession};
 use crate::{
     Outcome,
     event::{Client, HookEvent, Reply},
+    permission::{Verdict, verdict},
     shell::{ShellPatch, shell_patch, shell_patch_argv},
-    state::SessionFile,
 };
-
-/// A Stop is held at most this many times in a row (the reference's loop forces `resolve`
-/// three times, then gives up).
-pub(crate) const MAX_STOP_BLOCKS: u32 = 3;
 
 /// Whether a tool event is an edit this hook handles.
 pub(crate) fn is_edit(client: Client, event: &HookEvent) -> bool {
     match (client, event.tool_name.as_deref()) {
-        (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write")) => true,
+        (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")) => true,
         (Client::Codex, Some("apply_patch")) => true,
         (Client::Codex, Some("Bash" | "shell" | "exec_command" | "local_shell")) => {
             shell_patch_of(event) != ShellPatch::None
@@ -52,28 +55,92 @@ pub(crate) fn shell_patch_of(event: &HookEvent) -> ShellPatch {
 /// Why a shell command that runs a patch in any other way than on its own is refused whole.
 pub(crate) const ENTANGLED_PATCH: &str = "this shell command runs apply_patch (or carries a patch) together with other commands or in a form staged cannot stage, so none of it was run. Send the patch on its own: with the apply_patch tool, or as a command that is only `apply_patch <<'EOF'` ... `EOF` (after at most one `cd <dir> &&`); run the other commands in a call of their own.";
 
+/// Why Claude Code's NotebookEdit is refused: staged stages text edits of files, and a cell
+/// edit is a rewrite of the notebook's JSON that the model can make with Edit.
+pub(crate) const NOTEBOOK_EDIT: &str = "staged refused this NotebookEdit without staging it, and nothing was written: staged gates every edit as a preview of the file's text, and does not stage notebook cell edits. To change the notebook, edit its JSON with Edit (a cell's \"source\" lines), which staged stages as a preview.";
+
 /// `PreToolUse`: stages the edit and denies the call, naming the preview; denies with the error
-/// when it cannot be staged.
+/// when it cannot be staged, and without staging when the client would refuse the edit.
 pub(crate) fn pre_tool_use(
     client: Client,
     event: &HookEvent,
     ws: &WorkspaceSession,
     cwd: &Path,
+    session_dir: &Path,
+    codex_home: Option<&Path>,
 ) -> Outcome {
+    let person = match verdict(client, event, ws.workspace().root(), codex_home) {
+        Verdict::Deny(why) => return Outcome::reply(Reply::Deny(why)),
+        Verdict::Stage => None,
+        Verdict::PersonOnly(why) => Some(why),
+    };
+    if client == Client::Codex
+        && let Some(paths) = patch_paths(event, ws, cwd)
+        && let Some(why) = crate::permission::outside_workspace_write(
+            ws.workspace().root(),
+            codex_home,
+            session_dir,
+            &paths,
+        )
+    {
+        return Outcome::reply(Reply::Deny(why));
+    }
+    if client == Client::ClaudeCode && event.tool_name.as_deref() == Some("NotebookEdit") {
+        return Outcome::reply(Reply::Deny(NOTEBOOK_EDIT.to_owned()));
+    }
+    ws.session().set_needs_person(person.clone());
     match stage(client, event, ws, cwd) {
         Ok(staged) => {
-            let mut outcome = Outcome::reply(Reply::Deny(staged_reason(client, &staged)));
-            if let Some(session) = &event.session_id
-                && let Err(why) = remember(ws, client, session, &staged.id)
+            let reason = match &person {
+                None => staged_reason(client, &staged),
+                Some(why) => person_reason(client, &staged, why),
+            };
+            let mut outcome = Outcome::reply(Reply::Deny(reason));
+            // The Stop hook holds the turn for what the model can resolve; a preview only a
+            // person may apply is not the model's to finish.
+            if person.is_none()
+                && let Some(session) = &event.session_id
+                && let Err(why) =
+                    crate::stop::remember(ws, client, session, &staged.id, &staged.files)
             {
                 outcome = outcome.note(format!("staged: {why}"));
             }
             outcome
         }
-        Err(why) => Outcome::reply(Reply::Deny(format!(
-            "staged refused this edit, and nothing was written: {why}"
-        ))),
+        Err(why) => {
+            let outcome = Outcome::reply(Reply::Deny(format!(
+                "staged refused this edit, and nothing was written: {why}"
+            )));
+            match crate::stop::refused(ws, client, event, &why) {
+                Some(note) => outcome.note(note),
+                None => outcome,
+            }
+        }
     }
+}
+
+/// The files a Codex patch writes (moves' sources and destinations), absolute; `None` when it
+/// is not a patch staged can read, which the staging then refuses with its own error.
+fn patch_paths(
+    event: &HookEvent,
+    ws: &WorkspaceSession,
+    cwd: &Path,
+) -> Option<Vec<std::path::PathBuf>> {
+    let (patch, dir) = match event.tool_name.as_deref() {
+        Some("apply_patch") => {
+            (event.input_str("command").or_else(|| event.input_str("input"))?.to_owned(), None)
+        }
+        _ => match shell_patch_of(event) {
+            ShellPatch::Alone { patch, dir } => (patch, dir),
+            _ => return None,
+        },
+    };
+    let mut parsed = staged_edit::patch::parse(&patch).ok()?;
+    if let Some(base) = base(ws, cwd, dir.as_deref()).ok()? {
+        parsed.rebase(&base);
+    }
+    let root = ws.workspace().root();
+    Some(parsed.paths().into_iter().map(|path| root.join(path)).collect())
 }
 
 /// What a gate staged.
@@ -200,14 +267,14 @@ fn staged_of(result: &ToolResult) -> Result<Staged, String> {
     })
 }
 
+/// What every deny text that names a preview says about which preview `resolve` acts on.
+pub(crate) const NEWEST_FIRST: &str = "resolve acts on the newest pending preview: with several pending, resolve them one at a time, newest first, each with its own reason.";
+
 /// The reason a staged edit is denied with: the preview, how to resolve it, the reminder.
 pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
-    let what = match client {
-        Client::ClaudeCode => "edit",
-        Client::Codex => "patch",
-    };
+    let what = what(client);
     let mut res = format!(
-        "staged holds this {what} as a preview, and nothing was written yet: {} ({}). To write it, call {} with action \"apply\" and a one-line reason (or \"discard\" to drop it).",
+        "staged holds this {what} as a preview, and nothing was written yet: {} ({}). To write it, call {} with action \"apply\" and a one-line reason (or \"discard\" to drop it); {NEWEST_FIRST}",
         staged.id,
         staged.label,
         client.resolve_tool()
@@ -223,60 +290,23 @@ pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
     res
 }
 
-fn remember(ws: &WorkspaceSession, client: Client, session: &str, id: &str) -> Result<(), String> {
-    let file = SessionFile::open(ws.workspace(), client, session)?;
-    let mut state = file.load();
-    if !state.staged.iter().any(|known| known == id) {
-        state.staged.push(id.to_owned());
+fn what(client: Client) -> &'static str {
+    match client {
+        Client::ClaudeCode => "edit",
+        Client::Codex => "patch",
     }
-    file.save(&state)
 }
 
-/// `Stop`: holds the turn while a preview this session staged is pending, three times in a row
-/// at most; then lets it end and says so.
-pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> Outcome {
-    let Some(session) = &event.session_id else { return Outcome::reply(Reply::Nothing) };
-    let file = match SessionFile::open(ws.workspace(), client, session) {
-        Ok(file) => file,
-        Err(why) => return Outcome::reply(Reply::Nothing).note(format!("staged: {why}")),
-    };
-    let mut state = file.load();
-    let pending = match ws.store().summaries() {
-        Ok(pending) => pending,
-        Err(err) => return Outcome::reply(Reply::Nothing).note(format!("staged: {err}")),
-    };
-    let ours: Vec<_> =
-        pending.iter().filter(|p| state.staged.iter().any(|id| *id == p.id.as_str())).collect();
-    // Previews resolved since are forgotten.
-    state.staged.retain(|id| pending.iter().any(|p| p.id.as_str() == id));
-    if ours.is_empty() {
-        state.stop_blocks = 0;
-        return saved(&file, &state, Reply::Nothing);
-    }
-    if event.stop_hook_active == Some(false) {
-        state.stop_blocks = 0;
-    }
-    let listed: Vec<String> = ours.iter().map(|p| format!("{} ({})", p.id, p.label)).collect();
-    if state.stop_blocks >= MAX_STOP_BLOCKS {
-        state.stop_blocks = 0;
-        let note = format!(
-            "staged: let the turn end after holding it {MAX_STOP_BLOCKS} times; still pending: {}. Resolve with `staged review` or `staged resolve`.",
-            listed.join(", ")
-        );
-        return saved(&file, &state, Reply::Nothing).note(note);
-    }
-    state.stop_blocks += 1;
-    let reason = format!(
-        "A change staged in this session is still pending: {}. Resolve it before you finish: call {} with action \"apply\" and a one-line reason to write it, or \"discard\" to drop it.\n\n{RESOLVE_REMINDER}",
-        listed.join(", "),
+/// The reason an edit staged as a preview only a person may apply is denied with.
+pub(crate) fn person_reason(client: Client, staged: &Staged, why: &str) -> String {
+    format!(
+        "staged holds this {} as a preview, and nothing was written yet: {} ({}). {}{}, so only a person may apply it: tell them it waits for them (`staged review`, or `staged resolve apply --id {} --reason \"...\"` in the workspace). Calling {} to apply it is refused (\"discard\" drops it); {NEWEST_FIRST}",
+        what(client),
+        staged.id,
+        staged.label,
+        why.get(..1).unwrap_or_default().to_uppercase(),
+        why.get(1..).unwrap_or_default(),
+        staged.id,
         client.resolve_tool()
-    );
-    saved(&file, &state, Reply::Block(reason))
-}
-
-fn saved(file: &SessionFile, state: &crate::state::SessionState, reply: Reply) -> Outcome {
-    match file.save(state) {
-        Ok(()) => Outcome::reply(reply),
-        Err(why) => Outcome::reply(reply).note(format!("staged: {why}")),
-    }
+    )
 }

@@ -15,6 +15,16 @@
 //!   the timeout filled in, as sorted, compact JSON); the installer reads the files back and
 //!   checks every hash before it says the hooks are trusted.
 //!
+//! The hook commands name `staged` by its absolute path, or by the name `staged` (found on
+//! `PATH`) for files that are committed. A gate's commands end with a shell fail-safe: when
+//! `staged` cannot run, `PreToolUse` exits 2 with a reason (a block in both clients, where exit
+//! 127 would let the edit through) and `Stop` exits 1 (the turn ends). Codex's commands carry
+//! `--in <root>`, one per workspace installed, since Codex runs its hooks in every folder.
+//! Claude Code's `local` install writes `.claude/settings.local.json` and the server in
+//! Claude Code's own config (its local scope). A key of an unexpected shape (a list given as
+//! a string) is refused, naming it, and nothing is written; `staged doctor` recognises the
+//! commands of an older install (no fail-safe, no `--in`), and installing again replaces them.
+//!
 //! The workspace's files are an attacker's as much as the user's: they are read and written
 //! through `staged-fs`, never through a symlink and never outside the root, and a FIFO or
 //! anything else that is not a regular file is refused, not waited on. Codex's home is the
@@ -32,8 +42,9 @@ use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
-/// The Claude Code tools a hook gates.
-const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit";
+/// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
+/// (`crates/mcp/tests/clients/test_hooks.py` compares the tools the client offers with it).
+const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
 
 /// The Codex tools a hook sees: `Edit|Write` selects `apply_patch`; `Bash`, shell patches.
 const CODEX_MATCHER: &str = "Edit|Write|Bash";
@@ -54,6 +65,13 @@ pub struct Target {
     pub root: PathBuf,
     /// Codex's home (`CODEX_HOME`, else `~/.codex`).
     pub codex_home: Option<PathBuf>,
+    /// Claude Code: the person's own files instead of the committed ones: the hooks and
+    /// approvals in `.claude/settings.local.json`, the MCP server in Claude Code's config for
+    /// this folder (its local scope) instead of `.mcp.json`.
+    pub local: bool,
+    /// Claude Code's global config (`$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`),
+    /// where `local` puts the MCP server.
+    pub claude_config: Option<PathBuf>,
 }
 
 /// Why an install could not be done; nothing was written.
@@ -88,23 +106,144 @@ pub enum InstallError {
 pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallError> {
     match target.client {
         Client::ClaudeCode => install_claude(target, uninstall),
+        Client::Codex if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: Codex's hooks and MCP server are in CODEX_HOME, which is already a person's own"
+                .to_owned(),
+        )),
         Client::Codex => install_codex(target, uninstall),
     }
 }
 
-/// The command a client runs for the hook.
-pub fn hook_command(staged: &Path, client: Client, mode: Mode) -> String {
+/// The command a client runs for the hook of `event`: `staged` (by the path given, quoted for
+/// the shell), `hook <client>`, `--mode record` in record mode, an `--in <root>` per workspace
+/// the hooks are for (Codex, whose hooks apply in every folder), and in gate mode a fail-safe
+/// for when the command fails (the binary is gone, exit 127): the shell prints why and, for
+/// `PreToolUse`, exits 2, which both clients take as a block; for `Stop`, exits 1, which lets
+/// the turn end (a Stop that exits 2 would hold the turn for ever).
+pub fn hook_command(
+    staged: &Path,
+    client: Client,
+    mode: Mode,
+    roots: &[PathBuf],
+    event: &str,
+) -> String {
     let mut res = format!("{} hook {}", shell_quote(&staged.to_string_lossy()), client.name());
     if mode == Mode::Record {
         res.push_str(" --mode record");
     }
+    for root in roots {
+        res.push_str(" --in ");
+        res.push_str(&shell_quote(&root.to_string_lossy()));
+    }
+    if mode == Mode::Gate {
+        res.push_str(&fail_safe(client, FailSafe::for_event(event)));
+    }
     res
+}
+
+/// What a gate's command does when `staged` cannot run or fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FailSafe {
+    /// Nothing: the client sees the exit status (installs before issue 32).
+    None,
+    /// A reason on stderr and exit 2: a `PreToolUse` blocks the tool call.
+    Block,
+    /// A note on stderr and exit 1: a `Stop` lets the turn end.
+    Pass,
+}
+
+impl FailSafe {
+    fn for_event(event: &str) -> FailSafe {
+        if event == "PreToolUse" { FailSafe::Block } else { FailSafe::Pass }
+    }
+}
+
+/// The shell text after a gate's words for `kind`.
+fn fail_safe(client: Client, kind: FailSafe) -> String {
+    let uninstall = format!("staged hook install {} --uninstall", client.name());
+    match kind {
+        FailSafe::None => String::new(),
+        FailSafe::Block => format!(
+            " || {{ echo \"staged's hook could not run (exit $?), so this tool call is refused and nothing was written. Install staged, or remove its hooks: {uninstall}\" >&2; exit 2; }}"
+        ),
+        FailSafe::Pass => format!(
+            " || {{ echo \"staged's Stop hook could not run (exit $?), so pending previews were not checked. Install staged, or remove its hooks: {uninstall}\" >&2; exit 1; }}"
+        ),
+    }
+}
+
+/// A hook command `staged hook install` wrote for a client, read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Ours {
+    /// The binary it runs.
+    binary: String,
+    mode: Mode,
+    /// Its `--in` workspaces.
+    roots: Vec<String>,
+    /// What it does when staged cannot run (installs before issue 32: nothing).
+    fail_safe: FailSafe,
+}
+
+/// The hook command `command` read back, if `staged hook install` wrote it for `client`, now
+/// or before (without the fail-safe and the `--in` workspaces).
+fn parse_ours(command: &str, client: Client) -> Option<Ours> {
+    let (words, fail_safe) = [FailSafe::Block, FailSafe::Pass]
+        .into_iter()
+        .find_map(|kind| Some((command.strip_suffix(&fail_safe(client, kind))?, kind)))
+        .unwrap_or((command, FailSafe::None));
+    let mut words = shell_words(words)?.into_iter();
+    let binary = words.next()?;
+    if words.next()? != "hook" || words.next()? != client.name() {
+        return None;
+    }
+    let mut ours = Ours { binary, mode: Mode::Gate, roots: Vec::new(), fail_safe };
+    while let Some(word) = words.next() {
+        match (word.as_str(), words.next()) {
+            ("--mode", Some(mode)) if mode == "record" => ours.mode = Mode::Record,
+            ("--mode", Some(mode)) if mode == "gate" => ours.mode = Mode::Gate,
+            ("--in", Some(root)) => ours.roots.push(root),
+            _ => return None,
+        }
+    }
+    Some(ours)
 }
 
 /// Whether a hook command is one `staged hook install` wrote for `client`.
 fn is_ours(command: &str, client: Client) -> bool {
-    let suffix = format!(" hook {}", client.name());
-    command.ends_with(&suffix) || command.ends_with(&format!("{suffix} --mode record"))
+    parse_ours(command, client).is_some()
+}
+
+/// The words of a command as [`shell_quote`] writes them (bare words and `'...'` runs);
+/// `None` for anything else the shell would read as more than words.
+fn shell_words(command: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if let Some(done) = word.take() {
+                    words.push(done);
+                }
+            }
+            '\'' => {
+                let at = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => at.push(c),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).push(chars.next()?),
+            c if c.is_ascii_alphanumeric() || "/._-+@%:,=~".contains(c) || !c.is_ascii() => {
+                word.get_or_insert_with(String::new).push(c);
+            }
+            _ => return None,
+        }
+    }
+    words.extend(word);
+    Some(words)
 }
 
 /// `s` as one shell word.
@@ -119,56 +258,137 @@ fn shell_quote(s: &str) -> String {
 // --- Claude Code --------------------------------------------------------------------------
 
 fn install_claude(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallError> {
-    let settings_file = WorkspaceFile::new(&target.root, CLAUDE_SETTINGS)?;
+    let (here, there) = if target.local {
+        (CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS)
+    } else {
+        (CLAUDE_SETTINGS, CLAUDE_LOCAL_SETTINGS)
+    };
+    let settings_file = WorkspaceFile::new(&target.root, here)?;
+    let other_file = WorkspaceFile::new(&target.root, there)?;
     let mcp_file = WorkspaceFile::new(&target.root, MCP_JSON)?;
     let (settings_path, mcp_path) = (settings_file.path(), mcp_file.path());
     let mut settings = settings_file.read_json()?;
+    let mut other = other_file.read_json()?;
     let mut mcp = mcp_file.read_json()?;
-    // Both are checked writable before either is written.
+    let (other_before, mcp_before) = (other.clone(), mcp.clone());
+    let config_path = match (target.local, &target.claude_config) {
+        (false, _) => None,
+        (true, Some(path)) => Some(path.clone()),
+        (true, None) => {
+            return Err(InstallError::Missing(
+                "Claude Code's config is unknown: set CLAUDE_CONFIG_DIR or HOME".to_owned(),
+            ));
+        }
+    };
+    let mut config = config_path.as_deref().map(read_json).transpose()?;
+    // Every file is checked writable before any is written.
     settings_file.writable()?;
+    other_file.writable()?;
     mcp_file.writable()?;
     let client = Client::ClaudeCode;
+    let root_key = target.root.to_string_lossy().into_owned();
     let mut lines = Vec::new();
-    remove_hooks(&mut settings, client);
-    if uninstall {
-        remove_from_array(&mut settings, &["enabledMcpjsonServers"], SERVER);
-        remove_from_array(&mut settings, &["permissions", "allow"], &format!("mcp__{SERVER}"));
+    remove_hooks(&mut settings, client, &settings_path)?;
+    // One set of staged's hooks: the other settings file's go (an install moved between them).
+    remove_hooks(&mut other, client, &other_file.path())?;
+    if target.local && !uninstall {
+        // The local install replaces the committed server and its approval.
+        remove_from_array(&mut other, &["enabledMcpjsonServers"], SERVER);
         if let Some(servers) = mcp.get_mut("mcpServers").and_then(Value::as_object_mut) {
             servers.remove(SERVER);
         }
-        lines.push(format!("removed staged's hooks from {}", settings_path.display()));
-        lines.push(format!("removed the staged MCP server from {}", mcp_path.display()));
-    } else {
-        let command = hook_command(&target.staged, client, target.mode);
-        add_hook(&mut settings, "PreToolUse", Some(CLAUDE_MATCHER), &command);
-        match target.mode {
-            Mode::Gate => add_hook(&mut settings, "Stop", None, &command),
-            Mode::Record => add_hook(&mut settings, "PostToolUse", Some(CLAUDE_MATCHER), &command),
+    }
+    if uninstall {
+        remove_from_array(&mut settings, &["enabledMcpjsonServers"], SERVER);
+        remove_from_array(&mut settings, &["permissions", "allow"], &format!("mcp__{SERVER}"));
+        if target.local {
+            if let Some(config) = &mut config
+                && let Some(servers) = config
+                    .get_mut("projects")
+                    .and_then(|p| p.get_mut(&root_key))
+                    .and_then(|p| p.get_mut("mcpServers"))
+                    .and_then(Value::as_object_mut)
+            {
+                servers.remove(SERVER);
+            }
+        } else if let Some(servers) = mcp.get_mut("mcpServers").and_then(Value::as_object_mut) {
+            servers.remove(SERVER);
         }
-        add_to_array(&mut settings, &["enabledMcpjsonServers"], SERVER);
-        add_to_array(&mut settings, &["permissions", "allow"], &format!("mcp__{SERVER}"));
-        object_at(&mut mcp, &["mcpServers"]).insert(
-            SERVER.to_owned(),
-            json!({"command": target.staged.to_string_lossy(), "args": ["mcp"]}),
-        );
+        lines.push(format!("removed staged's hooks from {}", settings_path.display()));
+        lines.push(format!(
+            "removed the staged MCP server from {}",
+            config_path.as_deref().unwrap_or(&mcp_path).display()
+        ));
+    } else {
+        let command = |event| hook_command(&target.staged, client, target.mode, &[], event);
+        let pre = command("PreToolUse");
+        add_hook(&mut settings, "PreToolUse", Some(CLAUDE_MATCHER), &pre, &settings_path)?;
+        match target.mode {
+            Mode::Gate => add_hook(&mut settings, "Stop", None, &command("Stop"), &settings_path)?,
+            Mode::Record => add_hook(
+                &mut settings,
+                "PostToolUse",
+                Some(CLAUDE_MATCHER),
+                &command("PostToolUse"),
+                &settings_path,
+            )?,
+        }
+        let allow = format!("mcp__{SERVER}");
+        add_to_array(&mut settings, &["permissions", "allow"], &allow, &settings_path)?;
+        let server = json!({"command": target.staged.to_string_lossy(), "args": ["mcp"]});
+        match (&mut config, &config_path) {
+            (Some(config), Some(path)) => {
+                let mut server = server;
+                server["type"] = json!("stdio");
+                object_at(config, &["projects", &root_key, "mcpServers"], path)?
+                    .insert(SERVER.to_owned(), server);
+            }
+            _ => {
+                add_to_array(&mut settings, &["enabledMcpjsonServers"], SERVER, &settings_path)?;
+                object_at(&mut mcp, &["mcpServers"], &mcp_path)?.insert(SERVER.to_owned(), server);
+            }
+        }
         lines.push(format!(
             "{} mode: hooks for Edit, MultiEdit and Write{} in {}",
             target.mode.name(),
             if target.mode == Mode::Gate { ", and Stop," } else { ", after and before," },
             settings_path.display()
         ));
-        lines.push(format!(
-            "the staged MCP server in {}, approved in {} (enabledMcpjsonServers, permissions.allow mcp__staged)",
-            mcp_path.display(),
-            settings_path.display()
-        ));
+        if target.mode == Mode::Gate {
+            lines.push(format!(
+                "each hook runs {}; when it cannot run, the hook blocks the edit and says why",
+                target.staged.display()
+            ));
+        }
+        match &config_path {
+            Some(path) => lines.push(format!(
+                "the staged MCP server in {} (Claude Code's local scope for {}), approved in {} (permissions.allow mcp__staged)",
+                path.display(),
+                target.root.display(),
+                settings_path.display()
+            )),
+            None => lines.push(format!(
+                "the staged MCP server in {}, approved in {} (enabledMcpjsonServers, permissions.allow mcp__staged)",
+                mcp_path.display(),
+                settings_path.display()
+            )),
+        }
         lines.push(
             "Claude Code applies a project's permissions only in a folder a person trusted: run claude here once and accept the trust dialog, or headless claude -p refuses mcp__staged__resolve (`staged doctor` checks it)"
                 .to_owned(),
         );
     }
     settings_file.write_json(&settings)?;
-    mcp_file.write_json(&mcp)?;
+    if other != other_before {
+        other_file.write_json(&other)?;
+        lines.push(format!("removed staged's earlier hooks from {}", other_file.path().display()));
+    }
+    if mcp != mcp_before || !target.local {
+        mcp_file.write_json(&mcp)?;
+    }
+    if let (Some(config), Some(path)) = (&config, &config_path) {
+        write_json(path, config)?;
+    }
     Ok(lines)
 }
 
@@ -184,13 +404,36 @@ fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<String>, Instal
     let mut config = read_toml(&config_path)?;
     let client = Client::Codex;
     let hooks_key = key_source(&hooks_path);
+    // The workspaces the hooks are for now: every one of earlier installs, with this one added
+    // (or, uninstalling, taken out). An install from before `--in` gated every folder; its
+    // hooks are replaced by ones for this workspace alone.
+    let root = target.root.to_string_lossy().into_owned();
+    let mut roots: Vec<String> = Vec::new();
+    let mut mode = target.mode;
+    for (_, command) in hook_commands(&hooks, client) {
+        if let Some(ours) = parse_ours(&command, client) {
+            if uninstall {
+                mode = ours.mode;
+            }
+            for r in ours.roots {
+                if !roots.contains(&r) {
+                    roots.push(r);
+                }
+            }
+        }
+    }
+    let was_there = roots.contains(&root);
+    roots.retain(|r| *r != root);
+    if !uninstall {
+        roots.push(root.clone());
+    }
     // Trust entries of the hooks that are ours now go with them.
     for (key, _) in our_handlers(&hooks, &hooks_key, client) {
-        remove_state(&mut config, &key);
+        remove_state(&mut config, &key, &config_path)?;
     }
-    remove_hooks(&mut hooks, client);
+    remove_hooks(&mut hooks, client, &hooks_path)?;
     let mut lines = Vec::new();
-    if uninstall {
+    if roots.is_empty() {
         if let Some(servers) = config.get_mut("mcp_servers").and_then(|s| s.as_table_like_mut()) {
             servers.remove(SERVER);
         }
@@ -200,33 +443,53 @@ fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<String>, Instal
             config_path.display()
         ));
     } else {
-        let command = hook_command(&target.staged, client, target.mode);
-        add_hook(&mut hooks, "PreToolUse", Some(CODEX_MATCHER), &command);
-        match target.mode {
-            Mode::Gate => add_hook(&mut hooks, "Stop", None, &command),
-            Mode::Record => {
-                add_hook(&mut hooks, "PostToolUse", Some(CODEX_MATCHER), &command);
-                add_hook(&mut hooks, "Stop", None, &command);
-            }
+        let roots_paths: Vec<PathBuf> = roots.iter().map(PathBuf::from).collect();
+        let command = |event| hook_command(&target.staged, client, mode, &roots_paths, event);
+        let pre = command("PreToolUse");
+        add_hook(&mut hooks, "PreToolUse", Some(CODEX_MATCHER), &pre, &hooks_path)?;
+        if mode == Mode::Record {
+            let post = command("PostToolUse");
+            add_hook(&mut hooks, "PostToolUse", Some(CODEX_MATCHER), &post, &hooks_path)?;
         }
-        set_mcp_server(&mut config, &target.staged);
+        add_hook(&mut hooks, "Stop", None, &command("Stop"), &hooks_path)?;
+        if !uninstall {
+            set_mcp_server(&mut config, &target.staged, &config_path)?;
+        }
         for (key, hash) in our_handlers(&hooks, &hooks_key, client) {
-            set_state(&mut config, &key, &hash);
+            set_state(&mut config, &key, &hash, &config_path)?;
+        }
+        if uninstall {
+            lines.push(if was_there {
+                format!("staged's hooks no longer act in {root}")
+            } else {
+                format!("staged's hooks did not act in {root}; nothing to take out here")
+            });
+        } else {
+            lines.push(format!(
+                "{} mode: hooks for apply_patch and shell patches{} in {}",
+                mode.name(),
+                if mode == Mode::Gate { ", and Stop," } else { ", after and before," },
+                hooks_path.display()
+            ));
+            lines.push(format!(
+                "the staged MCP server, with resolve approved, in {}",
+                config_path.display()
+            ));
         }
         lines.push(format!(
-            "{} mode: hooks for apply_patch and shell patches{} in {}",
-            target.mode.name(),
-            if target.mode == Mode::Gate { ", and Stop," } else { ", after and before," },
-            hooks_path.display()
+            "Codex runs these hooks in every folder; they act only in {} (and the folders inside), and everywhere else let Codex's edits through",
+            roots.join(", ")
         ));
-        lines.push(format!(
-            "the staged MCP server, with resolve approved, in {}",
-            config_path.display()
-        ));
+        if mode == Mode::Gate && !uninstall {
+            lines.push(format!(
+                "each hook runs {}; when it cannot run, the hook blocks the edit and says why",
+                target.staged.display()
+            ));
+        }
     }
     write_json(&hooks_path, &hooks)?;
     write_text(&config_path, &config.to_string())?;
-    if !uninstall {
+    if !roots.is_empty() {
         let checks = check_codex_trust(&home)?;
         lines.push(format!(
             "trusted: {} hook{} recorded in {}, each hash checked against the hook read back from {}",
@@ -343,8 +606,12 @@ pub fn check_codex_trust(home: &Path) -> Result<usize, InstallError> {
     Ok(ours.len())
 }
 
-fn set_mcp_server(config: &mut toml_edit::DocumentMut, staged: &Path) {
-    let servers = table_at(config, &["mcp_servers"]);
+fn set_mcp_server(
+    config: &mut toml_edit::DocumentMut,
+    staged: &Path,
+    file: &Path,
+) -> Result<(), InstallError> {
+    let servers = table_at(config, &["mcp_servers"], file)?;
     let mut server = toml_edit::Table::new();
     server.insert("command", toml_edit::value(staged.to_string_lossy().into_owned()));
     let mut args = toml_edit::Array::new();
@@ -357,58 +624,105 @@ fn set_mcp_server(config: &mut toml_edit::DocumentMut, staged: &Path) {
     tools.insert("resolve", toml_edit::Item::Table(resolve));
     server.insert("tools", toml_edit::Item::Table(tools));
     servers.insert(SERVER, toml_edit::Item::Table(server));
+    Ok(())
 }
 
-fn set_state(config: &mut toml_edit::DocumentMut, key: &str, hash: &str) {
-    let state = table_at(config, &["hooks", "state"]);
+fn set_state(
+    config: &mut toml_edit::DocumentMut,
+    key: &str,
+    hash: &str,
+    file: &Path,
+) -> Result<(), InstallError> {
+    let state = table_at(config, &["hooks", "state"], file)?;
     let mut entry = toml_edit::Table::new();
     entry.insert("enabled", toml_edit::value(true));
     entry.insert("trusted_hash", toml_edit::value(hash));
     state.insert(key, toml_edit::Item::Table(entry));
+    Ok(())
 }
 
-fn remove_state(config: &mut toml_edit::DocumentMut, key: &str) {
-    if let Some(state) = config
-        .get_mut("hooks")
-        .and_then(|h| h.as_table_like_mut())
-        .and_then(|h| h.get_mut("state"))
-        .and_then(|s| s.as_table_like_mut())
-    {
-        state.remove(key);
+fn remove_state(
+    config: &mut toml_edit::DocumentMut,
+    key: &str,
+    file: &Path,
+) -> Result<(), InstallError> {
+    if config.get("hooks").and_then(|h| h.get("state")).is_some() {
+        table_at(config, &["hooks", "state"], file)?.remove(key);
     }
+    Ok(())
 }
 
-/// The table at `path`, made (implicit, so that only its children show) where missing.
-fn table_at<'a>(config: &'a mut toml_edit::DocumentMut, path: &[&str]) -> &'a mut toml_edit::Table {
+/// The table at `path`, made (implicit, so that only its children show) where missing. An
+/// inline table becomes a table with the same entries; anything else is refused, naming the
+/// key and what is there.
+fn table_at<'a>(
+    config: &'a mut toml_edit::DocumentMut,
+    path: &[&str],
+    file: &Path,
+) -> Result<&'a mut toml_edit::Table, InstallError> {
     let mut table = config.as_table_mut();
-    for name in path {
+    for (i, name) in path.iter().enumerate() {
         let entry = table.entry(name).or_insert_with(|| {
             let mut t = toml_edit::Table::new();
             t.set_implicit(true);
             toml_edit::Item::Table(t)
         });
-        if !entry.is_table() {
-            *entry = toml_edit::Item::Table(toml_edit::Table::new());
+        if entry.is_inline_table() {
+            let inline = std::mem::take(entry);
+            *entry = match inline.into_table() {
+                Ok(table) => toml_edit::Item::Table(table),
+                Err(item) => item,
+            };
         }
-        table = match entry.as_table_mut() {
-            Some(t) => t,
-            None => unreachable_table(),
-        };
+        let found = entry.type_name();
+        table = entry.as_table_mut().ok_or_else(|| InstallError::Unreadable {
+            path: file.to_path_buf(),
+            why: format!(
+                "`{}` is {}, where Codex expects a table",
+                path[..=i].join("."),
+                with_article(found)
+            ),
+        })?;
     }
-    table
+    Ok(table)
 }
 
-/// Never reached: the entry was just made a table.
-fn unreachable_table() -> &'static mut toml_edit::Table {
-    Box::leak(Box::new(toml_edit::Table::new()))
+/// `a string`, `an integer`, `an inline table`.
+fn with_article(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {kind}")
 }
 
 // --- shared JSON editing ------------------------------------------------------------------
 
+/// What a JSON value is, in words.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The refusal of a value of the wrong shape at `key` of `file`.
+fn wrong_shape(file: &Path, key: &str, found: &Value, expected: &str) -> InstallError {
+    InstallError::Unreadable {
+        path: file.to_path_buf(),
+        why: format!("`{key}` is {}, where {expected} belongs", json_kind(found)),
+    }
+}
+
 /// Removes every hook of `client` from a settings or hooks file, and the groups and events it
-/// leaves empty.
-fn remove_hooks(settings: &mut Value, client: Client) {
-    let Some(events) = settings.get_mut("hooks").and_then(Value::as_object_mut) else { return };
+/// leaves empty. `hooks` that is not an object is refused; an event's hooks that are not a
+/// list are left as they are (none of them is staged's).
+fn remove_hooks(settings: &mut Value, client: Client, file: &Path) -> Result<(), InstallError> {
+    let Some(hooks) = settings.get_mut("hooks") else { return Ok(()) };
+    let Some(events) = hooks.as_object_mut() else {
+        return Err(wrong_shape(file, "hooks", hooks, "an object of hook lists"));
+    };
     for groups in events.values_mut() {
         let Some(groups) = groups.as_array_mut() else { continue };
         for group in groups.iter_mut() {
@@ -426,65 +740,72 @@ fn remove_hooks(settings: &mut Value, client: Client) {
     {
         object.remove("hooks");
     }
+    Ok(())
 }
 
-fn add_hook(settings: &mut Value, event: &str, matcher: Option<&str>, command: &str) {
-    let hooks = object_at(settings, &["hooks"]);
+fn add_hook(
+    settings: &mut Value,
+    event: &str,
+    matcher: Option<&str>,
+    command: &str,
+    file: &Path,
+) -> Result<(), InstallError> {
+    let hooks = object_at(settings, &["hooks"], file)?;
     let groups = hooks.entry(event.to_owned()).or_insert_with(|| json!([]));
-    if !groups.is_array() {
-        *groups = json!([]);
-    }
+    let Some(groups) = groups.as_array_mut() else {
+        return Err(wrong_shape(file, &format!("hooks.{event}"), groups, "a list of hook groups"));
+    };
     let mut group = Map::new();
     if let Some(matcher) = matcher {
         group.insert("matcher".to_owned(), json!(matcher));
     }
     group.insert("hooks".to_owned(), json!([{"type": "command", "command": command}]));
-    if let Some(groups) = groups.as_array_mut() {
-        groups.push(Value::Object(group));
-    }
+    groups.push(Value::Object(group));
+    Ok(())
 }
 
-fn object_at<'a>(value: &'a mut Value, path: &[&str]) -> &'a mut Map<String, Value> {
-    let mut at = value;
-    for name in path {
-        if !at.is_object() {
-            *at = json!({});
+/// The object at `path`, made where missing; anything else there is refused, naming the key
+/// and what was found.
+fn object_at<'a>(
+    value: &'a mut Value,
+    path: &[&str],
+    file: &Path,
+) -> Result<&'a mut Map<String, Value>, InstallError> {
+    let mut at = value.as_object_mut().ok_or_else(|| InstallError::Unreadable {
+        path: file.to_path_buf(),
+        why: "it is not a JSON object".to_owned(),
+    })?;
+    for (i, name) in path.iter().enumerate() {
+        let next = at.entry((*name).to_owned()).or_insert_with(|| json!({}));
+        if !next.is_object() {
+            return Err(wrong_shape(file, &path[..=i].join("."), next, "an object"));
         }
-        let Some(object) = at.as_object_mut() else { unreachable_object() };
-        at = object.entry((*name).to_owned()).or_insert_with(|| json!({}));
+        at = match next.as_object_mut() {
+            Some(object) => object,
+            None => {
+                return Err(wrong_shape(file, &path[..=i].join("."), &Value::Null, "an object"));
+            }
+        };
     }
-    if !at.is_object() {
-        *at = json!({});
-    }
-    match at.as_object_mut() {
-        Some(object) => object,
-        None => unreachable_object(),
-    }
+    Ok(at)
 }
 
-/// Never reached: the value was just made an object.
-fn unreachable_object() -> ! {
-    #[allow(clippy::panic, reason = "the value was made an object on the line before")]
-    {
-        panic!("a JSON value made an object is not one")
-    }
-}
-
-fn add_to_array(settings: &mut Value, path: &[&str], item: &str) {
-    let (last, parents) = match path.split_last() {
-        Some(split) => split,
-        None => return,
-    };
-    let parent = object_at(settings, parents);
+fn add_to_array(
+    settings: &mut Value,
+    path: &[&str],
+    item: &str,
+    file: &Path,
+) -> Result<(), InstallError> {
+    let Some((last, parents)) = path.split_last() else { return Ok(()) };
+    let parent = object_at(settings, parents, file)?;
     let array = parent.entry((*last).to_owned()).or_insert_with(|| json!([]));
-    if !array.is_array() {
-        *array = json!([]);
+    let Some(items) = array.as_array_mut() else {
+        return Err(wrong_shape(file, &path.join("."), array, "a list"));
+    };
+    if !items.iter().any(|v| v.as_str() == Some(item)) {
+        items.push(json!(item));
     }
-    if let Some(array) = array.as_array_mut()
-        && !array.iter().any(|v| v.as_str() == Some(item))
-    {
-        array.push(json!(item));
-    }
+    Ok(())
 }
 
 fn remove_from_array(settings: &mut Value, path: &[&str], item: &str) {
@@ -502,6 +823,9 @@ fn remove_from_array(settings: &mut Value, path: &[&str], item: &str) {
 
 /// Claude Code's project settings, relative to the root.
 const CLAUDE_SETTINGS: &str = ".claude/settings.json";
+
+/// Claude Code's local project settings (a person's own, not committed), relative to the root.
+const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
 
 /// The project's MCP servers (Claude Code), relative to the root.
 const MCP_JSON: &str = ".mcp.json";
@@ -733,7 +1057,7 @@ pub struct ClientHomes {
 pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Check>> {
     match client {
         Client::ClaudeCode => doctor_claude(root, homes.claude_config.as_deref()),
-        Client::Codex => doctor_codex(homes.codex_home.as_deref()?),
+        Client::Codex => doctor_codex(homes.codex_home.as_deref()?, root),
     }
 }
 
@@ -764,13 +1088,16 @@ fn claude_trusts(config: Option<&Path>, root: &Path) -> Result<(), String> {
 }
 
 fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>> {
-    let settings_file = WorkspaceFile::new(root, CLAUDE_SETTINGS).ok()?;
-    let settings_path = settings_file.path();
-    let settings = settings_file.read_json().ok()?;
-    let commands = hook_commands(&settings, Client::ClaudeCode);
-    if commands.is_empty() {
-        return None;
-    }
+    // The local settings (a person's own), else the project's.
+    let (settings_path, settings, commands, local) =
+        [(CLAUDE_LOCAL_SETTINGS, true), (CLAUDE_SETTINGS, false)].into_iter().find_map(
+            |(rel, local)| {
+                let file = WorkspaceFile::new(root, rel).ok()?;
+                let settings = file.read_json().ok()?;
+                let commands = hook_commands(&settings, Client::ClaudeCode);
+                (!commands.is_empty()).then(|| (file.path(), settings, commands, local))
+            },
+        )?;
     let mut checks = Vec::new();
     checks.push(Check::new(
         format!("Claude Code: hooks for Edit, MultiEdit and Write in {}", settings_path.display()),
@@ -780,26 +1107,49 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
             .then_some(())
             .ok_or_else(|| "there is no PreToolUse hook".to_owned()),
     ));
+    checks.extend(older_install_checks("Claude Code", "claude-code", &commands, None));
+    checks.push(claude_matcher_check(&settings));
     checks.extend(binary_checks("Claude Code", &commands));
-    let mcp_file = WorkspaceFile::new(root, MCP_JSON).ok()?;
-    let mcp_path = mcp_file.path();
-    let server = mcp_file.read_json().ok().and_then(|m| m.get("mcpServers")?.get(SERVER).cloned());
-    checks.push(Check::new(
-        format!("Claude Code: the staged MCP server in {}", mcp_path.display()),
+    let local_server = claude_config.and_then(|path| read_json(path).ok()).and_then(|c| {
+        c.get("projects")?
+            .get(root.to_string_lossy().as_ref())?
+            .get("mcpServers")?
+            .get(SERVER)
+            .cloned()
+    });
+    let server = if local {
+        let path = claude_config
+            .map_or_else(|| "Claude Code's config".to_owned(), |p| p.display().to_string());
+        checks.push(Check::new(
+            format!("Claude Code: the staged MCP server in {path} (local scope)"),
+            local_server.is_some().then_some(()).ok_or_else(|| {
+                "it is not there: run `staged hook install claude-code --local`".to_owned()
+            }),
+        ));
+        local_server
+    } else {
+        let mcp_file = WorkspaceFile::new(root, MCP_JSON).ok()?;
+        let mcp_path = mcp_file.path();
+        let server =
+            mcp_file.read_json().ok().and_then(|m| m.get("mcpServers")?.get(SERVER).cloned());
+        checks.push(Check::new(
+            format!("Claude Code: the staged MCP server in {}", mcp_path.display()),
+            server
+                .is_some()
+                .then_some(())
+                .ok_or_else(|| "it is not there: run `staged hook install claude-code`".to_owned()),
+        ));
+        let enabled = settings
+            .get("enabledMcpjsonServers")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(SERVER)))
+            || settings.get("enableAllProjectMcpServers").and_then(Value::as_bool) == Some(true);
+        checks.push(Check::new(
+            "Claude Code: the project's MCP server is approved (enabledMcpjsonServers)",
+            enabled.then_some(()).ok_or_else(|| "claude -p will not load it".to_owned()),
+        ));
         server
-            .is_some()
-            .then_some(())
-            .ok_or_else(|| "it is not there: run `staged hook install claude-code`".to_owned()),
-    ));
-    let enabled = settings
-        .get("enabledMcpjsonServers")
-        .and_then(Value::as_array)
-        .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(SERVER)))
-        || settings.get("enableAllProjectMcpServers").and_then(Value::as_bool) == Some(true);
-    checks.push(Check::new(
-        "Claude Code: the project's MCP server is approved (enabledMcpjsonServers)",
-        enabled.then_some(()).ok_or_else(|| "claude -p will not load it".to_owned()),
-    ));
+    };
     if let Some(server) = server {
         checks.push(mcp_check("Claude Code", &server, root));
     }
@@ -810,7 +1160,59 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
     Some(checks)
 }
 
-fn doctor_codex(home: &Path) -> Option<Vec<Check>> {
+/// Warnings for hook commands an older `staged hook install` wrote: a gate without the
+/// fail-safe (a missing binary lets the edit through), and for Codex one without `--in` (it
+/// gates every folder) or one whose workspaces leave out `root`.
+fn older_install_checks(
+    who: &str,
+    name: &str,
+    commands: &[(String, String)],
+    root: Option<&Path>,
+) -> Vec<Check> {
+    let client = if name == "codex" { Client::Codex } else { Client::ClaudeCode };
+    let ours: Vec<(&str, Ours)> = commands
+        .iter()
+        .filter_map(|(event, c)| Some((event.as_str(), parse_ours(c, client)?)))
+        .collect();
+    let again = format!("run `staged hook install {name}` again to update it");
+    let mut res = Vec::new();
+    if ours.iter().any(|(_, o)| o.mode == Mode::Gate) {
+        let older = ours
+            .iter()
+            .any(|(event, o)| o.mode == Mode::Gate && o.fail_safe != FailSafe::for_event(event));
+        res.push(Check::warn(
+            format!("{who}: the hooks block the edit when staged cannot run"),
+            match older {
+                true => Err(format!(
+                    "an older install: when the binary is missing, the client lets the edit through; {again}"
+                )),
+                false => Ok(()),
+            },
+        ));
+    }
+    if let Some(root) = root {
+        let mut roots: Vec<&String> = ours.iter().flat_map(|(_, o)| &o.roots).collect();
+        roots.sort();
+        roots.dedup();
+        let here = root.to_string_lossy();
+        res.push(Check::warn(
+            format!("{who}: the hooks act only in the workspaces they were installed in"),
+            if ours.iter().any(|(_, o)| o.roots.is_empty()) {
+                Err(format!("an older install: they act in every folder Codex runs in; {again}"))
+            } else if !roots.iter().any(|r| root.starts_with(r.as_str())) {
+                Err(format!(
+                    "they act in {}, not in {here} (`staged hook install codex` here adds it)",
+                    roots.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+                ))
+            } else {
+                Ok(())
+            },
+        ));
+    }
+    res
+}
+
+fn doctor_codex(home: &Path, root: &Path) -> Option<Vec<Check>> {
     let hooks_path = home.join("hooks.json");
     let hooks = read_json(&hooks_path).ok()?;
     let commands = hook_commands(&hooks, Client::Codex);
@@ -830,6 +1232,7 @@ fn doctor_codex(home: &Path) -> Option<Vec<Check>> {
         "Codex: every staged hook is trusted with the hash Codex computes",
         check_codex_trust(home).map(|_| ()).map_err(|err| err.to_string()),
     ));
+    checks.extend(older_install_checks("Codex", "codex", &commands, Some(root)));
     checks.extend(binary_checks("Codex", &commands));
     let config = read_toml(&home.join("config.toml")).ok();
     let server = config
@@ -893,46 +1296,68 @@ fn hook_commands(settings: &Value, client: Client) -> Vec<(String, String)> {
     res
 }
 
-/// The binary each hook command runs exists and may be run.
+/// Every tool [`CLAUDE_MATCHER`] names reaches staged's `PreToolUse` hook: an older install
+/// (`Edit|Write|MultiEdit`) lets NotebookEdit through, and installing again fixes it.
+fn claude_matcher_check(settings: &Value) -> Check {
+    let groups = settings.pointer("/hooks/PreToolUse").and_then(Value::as_array);
+    let matched: Vec<&str> = groups
+        .into_iter()
+        .flatten()
+        .filter(|group| {
+            group.get("hooks").and_then(Value::as_array).into_iter().flatten().any(|handler| {
+                handler
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|command| is_ours(command, Client::ClaudeCode))
+            })
+        })
+        .filter_map(|group| group.get("matcher").and_then(Value::as_str))
+        .flat_map(|matcher| matcher.split('|'))
+        .collect();
+    let missed: Vec<&str> =
+        CLAUDE_MATCHER.split('|').filter(|tool| !matched.contains(tool)).collect();
+    Check::new(
+        format!(
+            "Claude Code: the hook sees every editing tool ({})",
+            CLAUDE_MATCHER.replace('|', ", ")
+        ),
+        match missed.is_empty() {
+            true => Ok(()),
+            false => Err(format!(
+                "an older install, whose hook does not see {}: those edits are not gated; run `staged hook install claude-code` again",
+                missed.join(", ")
+            )),
+        },
+    )
+}
+
+/// The binary each hook command runs exists and may be run (one without a `/` is looked up
+/// on `PATH`, as the client's shell will).
 fn binary_checks(who: &str, commands: &[(String, String)]) -> Vec<Check> {
+    let client = if who == "Codex" { Client::Codex } else { Client::ClaudeCode };
     let mut seen = Vec::new();
     let mut res = Vec::new();
     for (_, command) in commands {
-        let binary = first_word(command);
+        let Some(binary) = parse_ours(command, client).map(|o| o.binary) else { continue };
         if seen.contains(&binary) {
             continue;
         }
         seen.push(binary.clone());
-        res.push(Check::new(
-            format!("{who}: the hook runs {binary}"),
-            executable(Path::new(&binary)),
-        ));
+        let result =
+            if binary.contains('/') { executable(Path::new(&binary)) } else { on_path(&binary) };
+        res.push(Check::new(format!("{who}: the hook runs {binary}"), result));
     }
     res
 }
 
-/// The first word of a command as `hook_command` writes it.
-fn first_word(command: &str) -> String {
-    if let Some(rest) = command.strip_prefix('\'') {
-        let mut res = String::new();
-        let mut rest = rest;
-        loop {
-            match rest.find('\'') {
-                Some(end) => {
-                    res.push_str(&rest[..end]);
-                    rest = &rest[end + 1..];
-                    if let Some(after) = rest.strip_prefix("\\''") {
-                        res.push('\'');
-                        rest = after;
-                    } else {
-                        return res;
-                    }
-                }
-                None => return res,
-            }
-        }
+/// The first executable `name` on `PATH`.
+fn on_path(name: &str) -> Result<(), String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|dir| executable(&dir.join(name)).is_ok()) {
+        Ok(())
+    } else {
+        Err("it is not on PATH".to_owned())
     }
-    command.split_whitespace().next().unwrap_or_default().to_owned()
 }
 
 fn executable(path: &Path) -> Result<(), String> {
@@ -1051,12 +1476,40 @@ mod tests {
 
     #[test]
     fn commands_quote_the_binary_and_are_recognised() {
-        let command = hook_command(Path::new("/opt/my tools/staged"), Client::Codex, Mode::Record);
+        let command = hook_command(
+            Path::new("/opt/my tools/staged"),
+            Client::Codex,
+            Mode::Record,
+            &[],
+            "Stop",
+        );
         assert_eq!(command, "'/opt/my tools/staged' hook codex --mode record");
         assert!(is_ours(&command, Client::Codex));
         assert!(!is_ours(&command, Client::ClaudeCode));
-        assert_eq!(first_word(&command), "/opt/my tools/staged");
-        assert_eq!(first_word("/usr/bin/staged hook claude-code"), "/usr/bin/staged");
+        assert_eq!(parse_ours(&command, Client::Codex).unwrap().binary, "/opt/my tools/staged");
+        let roots = [PathBuf::from("/w/it's"), PathBuf::from("/w/b")];
+        let command =
+            hook_command(Path::new("staged"), Client::Codex, Mode::Gate, &roots, "PreToolUse");
+        assert!(
+            command.starts_with("staged hook codex --in '/w/it'\\''s' --in /w/b || {"),
+            "{command}"
+        );
+        assert_eq!(
+            parse_ours(&command, Client::Codex),
+            Some(Ours {
+                binary: "staged".to_owned(),
+                mode: Mode::Gate,
+                roots: vec!["/w/it's".to_owned(), "/w/b".to_owned()],
+                fail_safe: FailSafe::Block
+            })
+        );
+        let old = parse_ours("/usr/bin/staged hook claude-code", Client::ClaudeCode).unwrap();
+        assert_eq!((old.binary.as_str(), old.fail_safe), ("/usr/bin/staged", FailSafe::None));
+        let stop = hook_command(Path::new("/s"), Client::ClaudeCode, Mode::Gate, &[], "Stop");
+        assert!(stop.ends_with("exit 1; }"), "{stop}");
+        assert_eq!(parse_ours(&stop, Client::ClaudeCode).unwrap().fail_safe, FailSafe::Pass);
+        assert!(!is_ours("staged hook codex; rm -rf x", Client::Codex));
+        assert!(!is_ours("my-linter", Client::Codex));
     }
 
     #[test]
@@ -1065,8 +1518,16 @@ mod tests {
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]},
             {"matcher": "Edit", "hooks": [{"type": "command", "command": "/old/staged hook claude-code"}]}
         ]}, "model": "x"});
-        remove_hooks(&mut settings, Client::ClaudeCode);
-        add_hook(&mut settings, "PreToolUse", Some(CLAUDE_MATCHER), "/new/staged hook claude-code");
+        let file = Path::new("settings.json");
+        remove_hooks(&mut settings, Client::ClaudeCode, file).unwrap();
+        add_hook(
+            &mut settings,
+            "PreToolUse",
+            Some(CLAUDE_MATCHER),
+            "/new/staged hook claude-code",
+            file,
+        )
+        .unwrap();
         assert_eq!(
             settings,
             json!({"hooks": {"PreToolUse": [
@@ -1074,7 +1535,7 @@ mod tests {
                 {"matcher": CLAUDE_MATCHER, "hooks": [{"type": "command", "command": "/new/staged hook claude-code"}]}
             ]}, "model": "x"})
         );
-        remove_hooks(&mut settings, Client::ClaudeCode);
+        remove_hooks(&mut settings, Client::ClaudeCode, file).unwrap();
         assert_eq!(settings["hooks"]["PreToolUse"].as_array().unwrap().len(), 1);
     }
 }

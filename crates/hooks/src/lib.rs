@@ -6,24 +6,36 @@
 //!   MultiEdit and Write; Codex's `apply_patch`, as its own tool or as an `apply_patch` heredoc
 //!   in the shell) is staged as a preview through `staged-edit`, and the tool call is denied
 //!   with a reason that names the preview and says to call `resolve`. Nothing is written until
-//!   then. Anything staged cannot stage (a file with a pending preview, a path outside the
-//!   workspace, a patch that does not apply) is denied with its error: a gate never fails open.
-//!   A Stop hook keeps the turn going while a preview this session staged is pending, three
-//!   times at most, as the reference's loop forces `resolve` three times before it gives up.
+//!   then. The gate never grants what the client would not (`permission.rs`): in a mode or
+//!   sandbox where the client would refuse the edit (plan mode, a read-only sandbox) it is
+//!   denied without staging; where the client would have asked the person (Claude Code's
+//!   default mode) the preview is one only a person may apply; `.git/` and the agents' control
+//!   files are never staged ([`staged_journal::PROTECTED_PATHS`]). Claude Code's NotebookEdit
+//!   is denied, telling the model to edit the notebook's JSON with Edit. Anything staged cannot
+//!   stage (a file with a pending preview, a path outside the workspace, a patch that does not
+//!   apply) is denied with its error: a gate never fails open.
+//!   A Stop hook keeps the turn going while a preview this session staged is pending (or the
+//!   rest of one after a partial apply), or an edit refused for one was never made again,
+//!   three times at most, as the reference's loop forces `resolve` three times before it
+//!   gives up.
 //! - **Record mode**: the edit goes through, and is recorded in the resolve log as applied
 //!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
 //!   its front end, so `staged log` and `staged undo` cover it.
 //!
-//! Every reply is built here; the CLI only reads stdin and prints.
+//! Every reply is built here; the CLI reads stdin, prints, and in gate mode runs the work in a
+//! child it supervises (a child that dies or times out is answered with a [`Reply::Deny`],
+//! or exit 2 when it died before it named the event).
 
 #![deny(missing_docs)]
 
 mod event;
 mod gate;
 pub mod install;
+mod permission;
 mod record;
 mod shell;
 mod state;
+mod stop;
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +43,7 @@ use staged_workspace::WorkspaceSession;
 
 pub use crate::{
     event::{Client, HookEvent, Mode, Reply},
+    permission::doctor_line as permission_doctor_line,
     shell::{ShellPatch, shell_patch, shell_patch_argv},
 };
 
@@ -67,11 +80,27 @@ pub fn handle(
     root: Option<&Path>,
     cwd: &Path,
 ) -> Outcome {
+    handle_in(client, mode, input, root, cwd, None)
+}
+
+/// [`handle`], with Codex's home (`CODEX_HOME`, else `~/.codex`), whose `config.toml` says
+/// the sandbox and approval policy the gate reads for Codex (`permission.rs`); without it,
+/// only the project's `.codex/config.toml` is read.
+pub fn handle_in(
+    client: Client,
+    mode: Mode,
+    input: &[u8],
+    root: Option<&Path>,
+    cwd: &Path,
+    codex_home: Option<&Path>,
+) -> Outcome {
     let event = match HookEvent::parse(input) {
         Ok(event) => event,
         Err(why) => return refuse_unreadable(mode, &why),
     };
     let root: PathBuf = root.map_or_else(|| staged_workspace::find_root(cwd), Path::to_path_buf);
+    // The folder the client runs the hook in: its session's (Codex's sandbox is rooted there).
+    let session_dir = cwd.to_path_buf();
     let cwd = event.cwd.clone().filter(|c| c.is_absolute()).unwrap_or_else(|| cwd.to_path_buf());
     let is_tool_event = matches!(event.hook_event_name.as_str(), "PreToolUse" | "PostToolUse");
     if is_tool_event && !gate::is_edit(client, &event) {
@@ -91,13 +120,47 @@ pub fn handle(
     };
     ws.session().set_front_end(staged_core::FrontEnd::Hook(client.name().to_owned()));
     match (mode, event.hook_event_name.as_str()) {
-        (Mode::Gate, "PreToolUse") => gate::pre_tool_use(client, &event, &ws, &cwd),
-        (Mode::Gate, "Stop") => gate::stop(client, &event, &ws),
+        (Mode::Gate, "PreToolUse") => {
+            gate::pre_tool_use(client, &event, &ws, &cwd, &session_dir, codex_home)
+        }
+        (Mode::Gate, "Stop") => stop::stop(client, &event, &ws),
         (Mode::Record, "PreToolUse") => record::pre_tool_use(client, &event, &ws, &cwd),
         (Mode::Record, "PostToolUse") => record::post_tool_use(client, &event, &ws, &cwd),
         (Mode::Record, "Stop") => record::stop(client, &event, &ws),
         _ => Outcome::reply(Reply::Nothing),
     }
+}
+
+/// The `hook_event_name` of an event, read without building the rest of it (the other fields
+/// are skipped, not kept): what a supervised gate call reports before it does the work, so
+/// that its supervisor knows how to refuse if the work dies. `None` when it is not readable.
+pub fn event_name(input: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Name {
+        hook_event_name: Option<String>,
+    }
+    serde_json::from_slice::<Name>(input).ok()?.hook_event_name
+}
+
+/// Lowers this process's address-space limit (`RLIMIT_AS`) to `bytes`, or leaves it where it
+/// is when it is lower: a gate call's worker runs under it, so that work that would take more
+/// memory fails (an allocation that fails aborts it, which its supervisor takes as a deny)
+/// instead of growing until the system's out-of-memory killer picks a process.
+///
+/// # Errors
+/// When the kernel refuses the limit.
+pub fn limit_memory(bytes: u64) -> std::io::Result<()> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let now = getrlimit(Resource::As);
+    let current = now.current.map_or(bytes, |c| c.min(bytes));
+    setrlimit(Resource::As, Rlimit { current: Some(current), maximum: now.maximum })
+        .map_err(std::io::Error::from)
+}
+
+/// This process's address-space limit (`RLIMIT_AS`) in bytes, when there is one: what a
+/// worker started now inherits.
+pub fn memory_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::As).current
 }
 
 /// The largest event a hook reads: a Write of a file this big is refused.

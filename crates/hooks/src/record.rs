@@ -3,15 +3,27 @@
 //! `staged log` shows it and `staged undo` reverts it (only while the files are still what the
 //! edit wrote).
 //!
-//! Claude Code's `PostToolUse` carries the file as it was (`originalFile`); Codex's carries only
-//! the tool's output, so for Codex the files a patch names are read at `PreToolUse` and
-//! compared after it ran: at its `PostToolUse`, or at the turn's `Stop` for a patch sent
-//! through the shell (which fires no `PostToolUse`).
+//! Only what the edit itself did is recorded, from the bytes on disk: at `PreToolUse` the
+//! files it names are read, and after it ran the disk must hold exactly what the edit makes
+//! of them; anything else (a call that was declined or failed, a person's edit of the same
+//! file in between) is not recorded, with a note saying so.
+//!
+//! - Claude Code: its `PostToolUse` compares the disk with the Edit (its `old_string` replaced
+//!   by `new_string` in the file with CRLF read as LF, as Claude Code edits it, then written
+//!   all LF or all CRLF) or the Write (its `content`); its `originalFile` must be the file read
+//!   at `PreToolUse` with CRLF as LF. The entry's undo gives back the bytes read then.
+//! - Codex: at `PreToolUse` the parsed patch is applied to the files read (as
+//!   `staged_edit::patch` applies it, which matches Codex byte for byte); a patch that does not
+//!   apply is not recorded (Codex refuses it too). The comparison is at the call's
+//!   `PostToolUse`, at the next patch's `PreToolUse` (so that two patches of one file are
+//!   each checked against what the other left), or at the turn's `Stop` for a patch sent
+//!   through the shell or one that failed (neither fires a `PostToolUse`).
 
 use std::{collections::BTreeMap, path::Path};
 
 use serde_json::Value;
 use staged_core::{FrontEnd, LogAction, LogOutcome, LogRecord, PendingId};
+use staged_edit::patch::PatchFile;
 use staged_fs::RelPath;
 use staged_journal::{
     Applied, ChangeKind, ChangedFile, NEW_FILE_MODE, STATE_DIR_NAME, UndoData, describe_applied,
@@ -27,35 +39,43 @@ use crate::{
     state::{FileBefore, SessionFile, Snapshot},
 };
 
-/// `PreToolUse`: lets the edit go; for a Codex patch, first reads the files it names.
+/// `PreToolUse`: lets the edit go; first reads the files it names (and, for Codex, records
+/// the patches before it that are done).
 pub(crate) fn pre_tool_use(
     client: Client,
     event: &HookEvent,
     ws: &WorkspaceSession,
     cwd: &Path,
 ) -> Outcome {
-    if client != Client::Codex {
-        return Outcome::reply(Reply::Nothing);
-    }
     let (Some(session), Some(call)) = (&event.session_id, &event.tool_use_id) else {
         return Outcome::reply(Reply::Nothing)
             .note("staged: the event names no session or call; not recorded");
     };
-    let snapshot = match snapshot(event, ws, cwd) {
-        Ok(snapshot) => snapshot,
+    let file = match SessionFile::open(ws.workspace(), client, session) {
+        Ok(file) => file,
         Err(why) => {
             return Outcome::reply(Reply::Nothing).note(format!("staged: not recorded: {why}"));
         }
     };
-    let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
-        let mut state = file.load();
-        state.snapshots.insert(call.clone(), snapshot);
-        file.save(&state)
-    });
-    match res {
-        Ok(()) => Outcome::reply(Reply::Nothing),
-        Err(why) => Outcome::reply(Reply::Nothing).note(format!("staged: not recorded: {why}")),
+    let mut state = file.load();
+    let mut notes = Vec::new();
+    if client == Client::Codex {
+        // The patches before this one have run (or never will): what they left is on disk
+        // now, before this one changes it.
+        notes = finish(ws, &mut state.snapshots, None);
     }
+    let snapshot = match client {
+        Client::Codex => codex_snapshot(event, ws, cwd),
+        Client::ClaudeCode => claude_snapshot(event, ws),
+    };
+    match snapshot {
+        Ok(snapshot) => state.keep_snapshot(call, snapshot),
+        Err(why) => notes.push(format!("staged: not recorded: {why}")),
+    }
+    if let Err(why) = file.save(&state) {
+        notes.push(format!("staged: not recorded: {why}"));
+    }
+    Outcome { reply: Reply::Nothing, notes }
 }
 
 /// `PostToolUse`: records what the edit wrote.
@@ -66,59 +86,173 @@ pub(crate) fn post_tool_use(
     cwd: &Path,
 ) -> Outcome {
     let _ = cwd;
-    let res = match client {
-        Client::ClaudeCode => record_claude(event, ws),
-        Client::Codex => {
-            let (Some(session), Some(call)) = (&event.session_id, &event.tool_use_id) else {
-                return Outcome::reply(Reply::Nothing);
-            };
-            finish_snapshots(ws, session, Some(call))
-        }
+    let (Some(session), Some(call)) = (&event.session_id, &event.tool_use_id) else {
+        return Outcome::reply(Reply::Nothing)
+            .note("staged: the event names no session or call; not recorded");
     };
+    let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
+        let mut state = file.load();
+        let notes = match client {
+            Client::ClaudeCode => {
+                let snapshot = state.snapshots.remove(call.as_str());
+                match record_claude(event, ws, snapshot.as_ref()) {
+                    Ok(notes) => notes,
+                    Err(why) => vec![format!("staged: not recorded: {why}")],
+                }
+            }
+            Client::Codex => finish(ws, &mut state.snapshots, Some(call)),
+        };
+        file.save(&state)?;
+        Ok(notes)
+    });
     match res {
         Ok(notes) => Outcome { reply: Reply::Nothing, notes },
         Err(why) => Outcome::reply(Reply::Nothing).note(format!("staged: not recorded: {why}")),
     }
 }
 
-/// `Stop` (Codex): records the patches whose `PostToolUse` never came (shell patches).
+/// `Stop` (Codex): records the patches whose `PostToolUse` never came (shell patches, and
+/// patches that failed, which are not recorded).
 pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> Outcome {
     let (Client::Codex, Some(session)) = (client, &event.session_id) else {
         return Outcome::reply(Reply::Nothing);
     };
-    match finish_snapshots(ws, session, None) {
+    let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
+        let mut state = file.load();
+        let notes = finish(ws, &mut state.snapshots, None);
+        file.save(&state)?;
+        Ok(notes)
+    });
+    match res {
         Ok(notes) => Outcome { reply: Reply::Nothing, notes },
         Err(why) => Outcome::reply(Reply::Nothing).note(format!("staged: not recorded: {why}")),
     }
 }
 
-/// Claude Code's Edit, MultiEdit or Write, from its `PostToolUse`.
-fn record_claude(event: &HookEvent, ws: &WorkspaceSession) -> Result<Vec<String>, String> {
+/// The file a Claude Code Edit, MultiEdit or Write names, as it is now.
+fn claude_snapshot(event: &HookEvent, ws: &WorkspaceSession) -> Result<Snapshot, String> {
+    let path = event.input_str("file_path").ok_or("the edit names no file")?;
+    let rel = claude_file(ws, path)?;
+    let (text, mode) = match read(ws, &rel)? {
+        Some((text, mode)) => (Some(text), mode),
+        None => (None, 0),
+    };
+    Ok(Snapshot {
+        files: vec![FileBefore { path: rel.display(), text, mode }],
+        ..Snapshot::default()
+    })
+}
+
+/// `path` (absolute, as Claude Code names files) as a workspace file: with its symlinks
+/// resolved when it exists, else as written.
+fn claude_file(ws: &WorkspaceSession, path: &str) -> Result<RelPath, String> {
+    let workspace = ws.workspace();
+    let lexical = workspace.lexical(path).map_err(|err| err.to_string())?;
+    let rel = if std::fs::symlink_metadata(&lexical).is_ok() {
+        workspace
+            .resolve_existing(path)
+            .map_err(|err| err.to_string())?
+            .ok_or("the edit names the workspace root")?
+    } else {
+        let rel = lexical
+            .strip_prefix(workspace.root())
+            .map_err(|_| format!("{path} is outside the workspace"))?;
+        RelPath::new(rel).map_err(|err| err.to_string())?
+    };
+    let display = rel.display();
+    workspace_file(&display)
+        .ok_or_else(|| format!("{display} is in staged's own state folder ({STATE_DIR_NAME}/)"))
+}
+
+/// `text` with each CRLF as LF, as Claude Code reads a file.
+fn lf(text: &str) -> String {
+    text.replace("\r\n", "\n")
+}
+
+/// What Claude Code's Edit or MultiEdit makes of `text` (read with CRLF as LF): each
+/// `old_string` replaced by its `new_string` (every one with `replace_all`), in order. `None`
+/// when one is not in the text as given (Claude Code then matches it some other way, which
+/// staged does not guess at).
+fn claude_edited(input: &Value, text: &str) -> Option<String> {
+    let edits: Vec<&Value> = match input.get("edits").and_then(Value::as_array) {
+        Some(edits) => edits.iter().collect(),
+        None => vec![input],
+    };
+    let mut text = text.to_owned();
+    for edit in edits {
+        let old = edit.get("old_string")?.as_str()?;
+        let new = edit.get("new_string")?.as_str()?;
+        let all = edit.get("replace_all").and_then(Value::as_bool).unwrap_or(false);
+        if old.is_empty() {
+            // An Edit of an empty (or new) file writes `new_string` as the file.
+            if !text.is_empty() {
+                return None;
+            }
+            text = new.to_owned();
+            continue;
+        }
+        // Deleting a line takes its line ending with it.
+        let old = match format!("{old}\n") {
+            with_end if new.is_empty() && !old.ends_with('\n') && text.contains(&with_end) => {
+                with_end
+            }
+            _ => old.to_owned(),
+        };
+        if !text.contains(&old) {
+            return None;
+        }
+        text = if all { text.replace(&old, new) } else { text.replacen(&old, new, 1) };
+    }
+    Some(text)
+}
+
+/// Claude Code's Edit, MultiEdit or Write, from its `PostToolUse` and the file as it was read
+/// at `PreToolUse` (`snapshot`).
+fn record_claude(
+    event: &HookEvent,
+    ws: &WorkspaceSession,
+    snapshot: Option<&Snapshot>,
+) -> Result<Vec<String>, String> {
     let response = event.tool_response.as_ref().ok_or("the event carries no tool_response")?;
     let path = response
         .get("filePath")
         .and_then(Value::as_str)
         .or_else(|| event.input_str("file_path"))
         .ok_or("the event names no file")?;
-    let rel = ws
-        .workspace()
-        .resolve_existing(path)
-        .map_err(|err| err.to_string())?
-        .ok_or("the edit names the workspace root")?;
+    let rel = claude_file(ws, path)?;
     let path = rel.display();
-    if workspace_file(&path).is_none() {
-        return Err(format!("{path} is in staged's own state folder ({STATE_DIR_NAME}/)"));
+    let before =
+        snapshot.and_then(|s| s.files.iter().find(|f| f.path == path)).ok_or_else(|| {
+            format!("{path} was not read before the edit (its PreToolUse hook did not run)")
+        })?;
+    let original = response.get("originalFile").and_then(Value::as_str);
+    // An Edit that creates a file reports it as empty.
+    let created = before.text.is_none() && original == Some("");
+    if before.text.as_deref().map(lf).as_deref() != original && !created {
+        return Err(format!(
+            "{path} changed between staged's hook and Claude Code's reading of it, so what the edit did is not known"
+        ));
     }
-    let before = response.get("originalFile").and_then(Value::as_str).map(str::to_owned);
-    let Some((after, _)) = read(ws, &rel)? else {
-        return Err(format!("{path} is not there after the edit"));
+    let now = read(ws, &rel)?.map(|(text, _)| text);
+    let input = event.tool_input.clone().unwrap_or(Value::Null);
+    let explained = match event.tool_name.as_deref() {
+        Some("Write") => input.get("content").and_then(Value::as_str) == now.as_deref(),
+        _ => match (claude_edited(&input, original.unwrap_or_default()), &now) {
+            (Some(edited), Some(now)) => *now == edited || *now == edited.replace('\n', "\r\n"),
+            _ => false,
+        },
     };
-    if before.as_deref() == Some(after.as_str()) {
+    let Some(after) = now.filter(|_| explained) else {
+        return Err(format!(
+            "{path} is not what the edit makes of it (the file changed after the edit, or the edit matched its text in a way staged does not know)"
+        ));
+    };
+    if before.text.as_deref() == Some(after.as_str()) {
         return Ok(Vec::new());
     }
-    let op = match &before {
-        Some(before) => {
-            Applied::Update { path: path.clone(), edits: staged_edit::line_edits(before, &after) }
+    let op = match &before.text {
+        Some(text) => {
+            Applied::Update { path: path.clone(), edits: staged_edit::line_edits(text, &after) }
         }
         None => Applied::Create { path: path.clone(), content: after, mode: None },
     };
@@ -127,15 +261,20 @@ fn record_claude(event: &HookEvent, ws: &WorkspaceSession) -> Result<Vec<String>
         _ => "edit",
     };
     let mut texts = BTreeMap::new();
-    if let Some(before) = before {
-        texts.insert(path, before);
+    if let Some(text) = &before.text {
+        texts.insert(path, text.clone());
     }
     let tool = event.tool_name.as_deref().unwrap_or("edit");
     log(ws, Client::ClaudeCode, event, source, tool, vec![op], &texts)
 }
 
-/// The files a Codex patch names (moves' destinations included), as they are now.
-fn snapshot(event: &HookEvent, ws: &WorkspaceSession, cwd: &Path) -> Result<Snapshot, String> {
+/// The files a Codex patch names (moves' destinations included), as they are now, and as the
+/// patch leaves them.
+fn codex_snapshot(
+    event: &HookEvent,
+    ws: &WorkspaceSession,
+    cwd: &Path,
+) -> Result<Snapshot, String> {
     let (patch, dir) = match event.tool_name.as_deref() {
         Some("apply_patch") => (
             event
@@ -157,58 +296,105 @@ fn snapshot(event: &HookEvent, ws: &WorkspaceSession, cwd: &Path) -> Result<Snap
     if let Some(base) = base(ws, cwd, dir.as_deref())? {
         parsed.rebase(&base);
     }
-    let rel = |path: &str| -> Result<RelPath, String> {
+    let rel = |path: &str| -> Result<String, String> {
         let lexical = ws.workspace().lexical(path).map_err(|err| err.to_string())?;
         let rel = lexical
             .strip_prefix(ws.workspace().root())
             .map_err(|_| format!("{path} is outside the workspace"))?;
         let rel = RelPath::new(rel).map_err(|err| err.to_string())?;
         workspace_file(&rel.display())
+            .map(|rel| rel.display())
             .ok_or_else(|| format!("{path} is in staged's own state folder ({STATE_DIR_NAME}/)"))
     };
     let mut res = Snapshot::default();
     for file in &parsed.files {
-        if let staged_edit::patch::PatchFile::Update { path, move_to: Some(to), .. } = file {
-            res.moves.push((rel(path)?.display(), rel(to)?.display()));
+        if let PatchFile::Update { path, move_to: Some(to), .. } = file {
+            res.moves.push((rel(path)?, rel(to)?));
         }
     }
     for path in parsed.paths() {
-        let rel = rel(path)?;
-        let (text, mode) = match read(ws, &rel)? {
+        let path = rel(path)?;
+        if res.files.iter().any(|f| f.path == path) {
+            continue;
+        }
+        let (text, mode) = match read(ws, &RelPath::new(&path).map_err(|err| err.to_string())?)? {
             Some((text, mode)) => (Some(text), mode),
             None => (None, 0),
         };
-        let path = rel.display();
-        if !res.files.iter().any(|f| f.path == path) {
-            res.files.push(FileBefore { path, text, mode });
+        res.files.push(FileBefore { path, text, mode });
+    }
+    // What the patch leaves, applied to the files as they are.
+    let mut after: BTreeMap<String, Option<String>> =
+        res.files.iter().map(|f| (f.path.clone(), f.text.clone())).collect();
+    let not_applied = |why: String| {
+        format!(
+            "the patch does not apply to the files as they are ({why}), so Codex refuses it too"
+        )
+    };
+    for file in &parsed.files {
+        match file {
+            PatchFile::Add { path, content, .. } => {
+                after.insert(rel(path)?, Some(content.clone()));
+            }
+            PatchFile::Delete { path, .. } => {
+                let path = rel(path)?;
+                if after.get(&path).cloned().flatten().is_none() {
+                    return Err(not_applied(format!("{path} does not exist")));
+                }
+                after.insert(path, None);
+            }
+            PatchFile::Update { path, move_to, chunks, style } => {
+                let path = rel(path)?;
+                let text = after
+                    .get(&path)
+                    .cloned()
+                    .flatten()
+                    .ok_or_else(|| not_applied(format!("{path} does not exist")))?;
+                let edits = staged_edit::patch::apply_chunks(&path, &text, chunks, *style)
+                    .map_err(not_applied)?;
+                let new = staged_journal::replay(&text, &edits)
+                    .ok_or_else(|| not_applied(format!("its changes of {path} overlap")))?;
+                match move_to.as_deref().map(rel).transpose()?.filter(|to| *to != path) {
+                    Some(to) => {
+                        after.insert(path, None);
+                        after.insert(to, Some(new));
+                    }
+                    None => {
+                        after.insert(path, Some(new));
+                    }
+                }
+            }
         }
     }
+    res.after = after;
     Ok(res)
 }
 
-/// Records the snapshot of call `only` (or every snapshot left, at a Stop).
-fn finish_snapshots(
+/// Records the snapshot of call `only` (or every snapshot left) whose files are now exactly
+/// what its patch makes of them, and notes each one that is not recorded; all are forgotten.
+fn finish(
     ws: &WorkspaceSession,
-    session: &str,
+    snapshots: &mut BTreeMap<String, Snapshot>,
     only: Option<&str>,
-) -> Result<Vec<String>, String> {
-    let file = SessionFile::open(ws.workspace(), Client::Codex, session)?;
-    let mut state = file.load();
-    let calls: Vec<String> = match only {
-        Some(call) => state.snapshots.keys().filter(|k| *k == call).cloned().collect(),
-        None => state.snapshots.keys().cloned().collect(),
-    };
+) -> Vec<String> {
+    let mut calls: Vec<(u64, String)> = snapshots
+        .iter()
+        .filter(|(call, _)| only.is_none_or(|only| only == call.as_str()))
+        .map(|(call, s)| (s.seq, call.clone()))
+        .collect();
+    calls.sort();
     let mut notes = Vec::new();
-    for call in calls {
-        let Some(snapshot) = state.snapshots.remove(&call) else { continue };
+    for (_, call) in calls {
+        let Some(snapshot) = snapshots.remove(&call) else { continue };
         let event = HookEvent {
             hook_event_name: "PostToolUse".to_owned(),
-            session_id: Some(session.to_owned()),
+            session_id: None,
             cwd: None,
             tool_name: Some("apply_patch".to_owned()),
             tool_input: None,
             tool_response: None,
             tool_use_id: Some(call),
+            permission_mode: None,
             stop_hook_active: None,
         };
         match record_snapshot(ws, &event, &snapshot) {
@@ -216,11 +402,10 @@ fn finish_snapshots(
             Err(why) => notes.push(format!("staged: not recorded: {why}")),
         }
     }
-    file.save(&state)?;
-    Ok(notes)
+    notes
 }
 
-/// What a Codex patch did, from its files before and now.
+/// What a Codex patch did: its files before, if they are now exactly what it makes of them.
 fn record_snapshot(
     ws: &WorkspaceSession,
     event: &HookEvent,
@@ -228,27 +413,28 @@ fn record_snapshot(
 ) -> Result<Vec<String>, String> {
     // The state file is the workspace's, as open to anyone as any file there: what it names
     // outside the workspace, or in staged's own folder, is not a file a patch wrote.
-    let (files, dropped): (Vec<&FileBefore>, Vec<&FileBefore>) =
-        snapshot.files.iter().partition(|f| workspace_file(&f.path).is_some());
-    let mut notes: Vec<String> = dropped
-        .iter()
-        .map(|f| {
-            format!(
-                "staged: not recorded: {} is not a file of the workspace",
-                f.path.escape_debug()
-            )
-        })
-        .collect();
-    let moves: Vec<&(String, String)> = snapshot
-        .moves
-        .iter()
-        .filter(|(from, to)| workspace_file(from).is_some() && workspace_file(to).is_some())
-        .collect();
-    let mut now: BTreeMap<&str, Option<(String, u32)>> = BTreeMap::new();
-    for f in &files {
-        let Some(rel) = workspace_file(&f.path) else { continue };
-        now.insert(f.path.as_str(), read(ws, &rel)?);
+    let names = snapshot.files.iter().map(|f| &f.path).chain(snapshot.after.keys());
+    if let Some(odd) = names.into_iter().find(|path| workspace_file(path).is_none()) {
+        return Err(format!("{} is not a file of the workspace", odd.escape_debug()));
     }
+    if snapshot.after.is_empty() {
+        return Err("what the patch makes of its files is not known".to_owned());
+    }
+    let files: Vec<&FileBefore> = snapshot.files.iter().collect();
+    let mut now: BTreeMap<&str, Option<(String, u32)>> = BTreeMap::new();
+    for path in files.iter().map(|f| &f.path).chain(snapshot.after.keys()) {
+        let Some(rel) = workspace_file(path) else { continue };
+        now.insert(path.as_str(), read(ws, &rel)?);
+    }
+    for (path, expected) in &snapshot.after {
+        let found = now.get(path.as_str()).cloned().flatten().map(|(text, _)| text);
+        if found != *expected {
+            return Err(format!(
+                "{path} is not what the patch makes of it: the patch did not run (declined or failed), or the file changed since"
+            ));
+        }
+    }
+    let moves = &snapshot.moves;
     let before: BTreeMap<&str, &FileBefore> = files.iter().map(|f| (f.path.as_str(), *f)).collect();
     let mut ops = Vec::new();
     let mut done: Vec<&str> = Vec::new();
@@ -298,10 +484,9 @@ fn record_snapshot(
         }
     }
     if ops.is_empty() {
-        return Ok(notes);
+        return Ok(Vec::new());
     }
-    notes.append(&mut log(ws, Client::Codex, event, "apply_patch", "apply_patch", ops, &texts)?);
-    Ok(notes)
+    log(ws, Client::Codex, event, "apply_patch", "apply_patch", ops, &texts)
 }
 
 /// `path` as a workspace file, if it is one: relative, inside the root, and not in staged's own

@@ -4,9 +4,20 @@
 //!
 //! Codex applies such a command itself, without the shell, when it is exactly that form (and
 //! is lenient about spacing: `apply_patch<<'EOF'` is one too); any other command that runs
-//! `apply_patch` goes to the shell, where Codex puts an `apply_patch` of its own on `PATH`. So
-//! a gate stages the one form and refuses every other command that runs `apply_patch` or
-//! carries a patch, whole: it cannot run the other commands and hold the patch.
+//! `apply_patch` goes to the shell. In Codex 0.171's shell there is no `apply_patch` on `PATH`
+//! (measured: `command -v apply_patch` finds nothing, and `timeout 10 apply_patch < f` ends in
+//! "No such file or directory"), but a person's own `PATH` may hold one. So a gate stages the
+//! one form and refuses every other command that runs `apply_patch` or carries a patch, whole:
+//! it cannot run the other commands and hold the patch.
+//!
+//! A run is found by lexing the script as a shell does ([`lexed_runs`]): words unquoted
+//! (`"apply_patch"`, `\apply_patch`, `apply_pat''ch` are all `apply_patch`), split into simple
+//! commands at the operators, redirections and heredoc bodies set aside; a command runs
+//! `apply_patch` when its command word is it, after assignments, keywords and wrappers
+//! (`env`, `timeout 10`, `nice -n 5`, `stdbuf -oL`, `time -p`, `xargs`, `sudo`, ...), or when it
+//! is a shell's `-c` script, `eval`'s words or a `find -exec` command that do. An older look-back scan
+//! ([`runs_apply_patch`]) also counts, for what the lexer does not open (a `$(...)` inside
+//! double quotes). Both take time linear in the script.
 
 /// What a shell command is to a gate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +43,7 @@ pub fn shell_patch(script: &str) -> ShellPatch {
     if let Some((patch, dir)) = alone(script) {
         return ShellPatch::Alone { patch, dir };
     }
-    if script.contains("*** Begin Patch") || runs_apply_patch(script) {
+    if script.contains("*** Begin Patch") || runs_apply_patch(script) || lexed_runs(script, 0) {
         ShellPatch::Entangled
     } else {
         ShellPatch::None
@@ -49,10 +60,16 @@ pub fn shell_patch_argv(argv: &[&str]) -> ShellPatch {
         [shell, flag, script] if is_shell(shell) && matches!(*flag, "-c" | "-lc") => {
             shell_patch(script)
         }
-        _ => match shell_patch(&argv.join(" ")) {
-            ShellPatch::None => ShellPatch::None,
-            _ => ShellPatch::Entangled,
-        },
+        _ => {
+            let words: Vec<String> = argv.iter().map(|w| (*w).to_owned()).collect();
+            if command_runs(&words, 0) {
+                return ShellPatch::Entangled;
+            }
+            match shell_patch(&argv.join(" ")) {
+                ShellPatch::None => ShellPatch::None,
+                _ => ShellPatch::Entangled,
+            }
+        }
     }
 }
 
@@ -61,8 +78,392 @@ fn is_apply_patch(word: &str) -> bool {
 }
 
 fn is_shell(word: &str) -> bool {
-    let name = word.rsplit('/').next().unwrap_or(word);
-    matches!(name, "bash" | "sh" | "zsh")
+    matches!(base_name(word), "bash" | "sh" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "busybox")
+}
+
+/// The last part of a path (`/usr/bin/apply_patch` is `apply_patch`).
+fn base_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// How deep shell scripts in shell scripts (`sh -c`, `eval`) are opened; a deeper one that
+/// mentions `apply_patch` counts as running it.
+const MAX_DEPTH: usize = 4;
+
+/// Whether `script`, lexed as a shell lexes it, runs `apply_patch` (or `applypatch`) as a
+/// command: see the module's documentation. `depth` is how many `sh -c` or `eval` it is in.
+fn lexed_runs(script: &str, depth: usize) -> bool {
+    if !(script.contains("apply") || script.contains('\\') || script.contains(['\'', '"'])) {
+        // No way to spell the name: no run (the quick answer for most commands).
+        return false;
+    }
+    if depth > MAX_DEPTH {
+        return true;
+    }
+    let mut runs = false;
+    lex(script, &mut |words| {
+        runs = runs || command_runs(words, depth);
+    });
+    runs
+}
+
+/// Reserved words and operators-as-words that may come before a command's name.
+const KEYWORDS: &[&str] =
+    &["if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "coproc"];
+
+/// Whether the simple command `words` (unquoted, redirections left out) runs `apply_patch`.
+fn command_runs(words: &[String], depth: usize) -> bool {
+    let mut rest = words;
+    // Bounded: each turn drops at least one word.
+    while let Some((first, tail)) = rest.split_first() {
+        let word = first.as_str();
+        let assignment = word.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        if assignment || KEYWORDS.contains(&word) {
+            rest = tail;
+            continue;
+        }
+        let name = base_name(word);
+        if is_apply_patch(name) {
+            return true;
+        }
+        if is_shell(word) {
+            return shell_script_runs(tail, depth);
+        }
+        if name == "eval" {
+            return lexed_runs(&tail.join(" "), depth + 1);
+        }
+        if name == "find" {
+            return find_runs(tail, depth);
+        }
+        match wrapped(name, tail) {
+            Some(next) => rest = next,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Whether `find`'s arguments run `apply_patch`: each `-exec` (`-execdir`, `-ok`, `-okdir`)
+/// runs the words up to its `;` or `+` (or the next `-exec`, so that each word is looked at
+/// once: the `-exec` of a `find` run by an `-exec` is then looked at as the outer one's).
+fn find_runs(args: &[String], depth: usize) -> bool {
+    let is_exec = |word: &String| matches!(word.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir");
+    let mut rest = args;
+    while let Some(at) = rest.iter().position(is_exec) {
+        let command = &rest[at + 1..];
+        let end = command
+            .iter()
+            .position(|word| matches!(word.as_str(), ";" | "+") || is_exec(word))
+            .unwrap_or(command.len());
+        if command_runs(&command[..end], depth + 1) {
+            return true;
+        }
+        rest = &command[end..];
+    }
+    false
+}
+
+/// Whether a shell's arguments (`-c script`, `-lc script`, `-e -c script`) run `apply_patch`;
+/// a shell that reads its script from a file or stdin is not looked into.
+fn shell_script_runs(args: &[String], depth: usize) -> bool {
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let Some(flags) = arg.strip_prefix('-') else { return false };
+        if flags.starts_with('-') {
+            continue;
+        }
+        if flags.contains('c') {
+            return args.next().is_some_and(|script| lexed_runs(script, depth + 1));
+        }
+        if flags.contains('o') {
+            // `-o pipefail`
+            args.next();
+        }
+    }
+    false
+}
+
+/// The command a wrapper runs: what follows `name` and its options in `args`; `None` when
+/// `name` is not a wrapper (or is one asked only to look: `command -v`).
+fn wrapped<'a>(name: &str, args: &'a [String]) -> Option<&'a [String]> {
+    // Options that take a value as the next word, by wrapper.
+    let valued: &[&str] = match name {
+        "env" => &["-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-P"],
+        "exec" => &["-a"],
+        "command" | "builtin" | "nohup" | "setsid" | "unbuffer" | "time" | "doas" => &[],
+        "sudo" => &["-u", "-g", "-C", "-D", "-h", "-p", "-R", "-T", "-U", "-r", "-t"],
+        "nice" => &["-n", "--adjustment"],
+        "ionice" => &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"],
+        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
+        "stdbuf" => &["-i", "-o", "-e", "--input", "--output", "--error"],
+        "xargs" => &[
+            "-I",
+            "-i",
+            "-n",
+            "-L",
+            "-l",
+            "-P",
+            "-d",
+            "-E",
+            "-e",
+            "-s",
+            "-a",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--replace",
+        ],
+        "chrt" | "taskset" | "flock" | "watch" | "strace" | "ltrace" => {
+            &["-p", "-n", "-o", "-e", "-w", "-E"]
+        }
+        _ => return None,
+    };
+    let mut rest = args;
+    while let Some((first, tail)) = rest.split_first() {
+        let word = first.as_str();
+        if word == "--" {
+            rest = tail;
+            break;
+        }
+        if name == "command" && matches!(word, "-v" | "-V") {
+            return None;
+        }
+        if name == "env" && word.contains('=') && !word.starts_with('-') {
+            rest = tail;
+            continue;
+        }
+        if !word.starts_with('-') || word == "-" {
+            break;
+        }
+        rest = if valued.contains(&word) { tail.get(1..).unwrap_or_default() } else { tail };
+    }
+    match name {
+        // `timeout DURATION command`, `chrt PRIORITY command`, `taskset MASK command`,
+        // `flock FILE command`.
+        "timeout" | "chrt" | "taskset" | "flock" => rest.get(1..),
+        _ => Some(rest),
+    }
+}
+
+/// A simple command being read.
+#[derive(Default)]
+struct Command {
+    words: Vec<String>,
+    word: String,
+    in_word: bool,
+    /// The next word is a redirection's target (dropped): `Some(true)` for a heredoc's
+    /// delimiter (kept, to skip its body), with whether it was `<<-`.
+    target: Option<(bool, bool)>,
+    heredocs: Vec<(String, bool)>,
+}
+
+impl Command {
+    fn end_word(&mut self) {
+        if !self.in_word {
+            return;
+        }
+        let done = std::mem::take(&mut self.word);
+        self.in_word = false;
+        match self.target.take() {
+            Some((true, dash)) => self.heredocs.push((done, dash)),
+            Some((false, _)) => {}
+            None => self.words.push(done),
+        }
+    }
+
+    fn end(&mut self, each: &mut dyn FnMut(&[String])) {
+        self.end_word();
+        if !self.words.is_empty() {
+            each(&self.words);
+            self.words.clear();
+        }
+        self.target = None;
+    }
+}
+
+/// Lexes `script` into simple commands, as a shell does, and hands each one's words (quotes
+/// removed, escapes resolved) to `each`. Operators (`;`, `&`, `|`, `(`, `)`, `` ` ``, `$(`,
+/// newlines) end a command; a redirection (`<`, `>`, `2>&1`, `<<<`, `&>`, ...) and its target
+/// are left out; a heredoc's body is skipped. One pass over the script.
+fn lex(script: &str, each: &mut dyn FnMut(&[String])) {
+    let chars: Vec<char> = script.chars().collect();
+    let mut cmd = Command::default();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            ' ' | '\t' => {
+                cmd.end_word();
+                i += 1;
+            }
+            '&' if chars.get(i + 1) == Some(&'>') => {
+                // `&>file`, `&>>file`
+                cmd.end_word();
+                i += 1;
+                while chars.get(i) == Some(&'>') {
+                    i += 1;
+                }
+                cmd.target = Some((false, false));
+            }
+            '\n' | ';' | '&' | '|' | '(' | ')' | '`' => {
+                cmd.end(each);
+                i += 1;
+                if c == '\n' && !cmd.heredocs.is_empty() {
+                    i = skip_heredocs(&chars, i, &mut cmd.heredocs);
+                }
+            }
+            '<' | '>' => {
+                // A word of digits just before is the descriptor, not a word.
+                if cmd.in_word
+                    && cmd.target.is_none()
+                    && cmd.word.chars().all(|d| d.is_ascii_digit())
+                {
+                    cmd.word.clear();
+                    cmd.in_word = false;
+                }
+                cmd.end_word();
+                let start = i;
+                while i < chars.len()
+                    && i - start < 3
+                    && matches!(chars[i], '<' | '>' | '&' | '|' | '-')
+                {
+                    i += 1;
+                }
+                let op: String = chars[start..i].iter().collect();
+                let heredoc = op.starts_with("<<") && !op.starts_with("<<<");
+                cmd.target = Some((heredoc, op.starts_with("<<-")));
+                if op.ends_with('&') {
+                    // `2>&1`, `>&2`: a descriptor is the target.
+                    while chars.get(i).is_some_and(|d| d.is_ascii_digit() || *d == '-') {
+                        i += 1;
+                    }
+                    cmd.target = None;
+                }
+            }
+            '#' if !cmd.in_word => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '\'' => {
+                cmd.in_word = true;
+                i += 1;
+                while i < chars.len() && chars[i] != '\'' {
+                    cmd.word.push(chars[i]);
+                    i += 1;
+                }
+                i += 1;
+            }
+            '"' => {
+                cmd.in_word = true;
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    if chars[i] == '\\' && i + 1 < chars.len() {
+                        match chars[i + 1] {
+                            d @ ('"' | '\\' | '$' | '`') => cmd.word.push(d),
+                            '\n' => {}
+                            d => {
+                                cmd.word.push('\\');
+                                cmd.word.push(d);
+                            }
+                        }
+                        i += 2;
+                        continue;
+                    }
+                    cmd.word.push(chars[i]);
+                    i += 1;
+                }
+                i += 1;
+            }
+            '\\' => {
+                if let Some(d) = chars.get(i + 1).filter(|d| **d != '\n') {
+                    cmd.in_word = true;
+                    cmd.word.push(*d);
+                }
+                i += 2;
+            }
+            '$' if chars.get(i + 1) == Some(&'(') => {
+                // A command substitution: what follows is a command of its own.
+                cmd.end(each);
+                i += 2;
+            }
+            '$' if chars.get(i + 1) == Some(&'\'') => {
+                cmd.in_word = true;
+                i = ansi_c(&chars, i + 2, &mut cmd.word);
+            }
+            _ => {
+                cmd.in_word = true;
+                cmd.word.push(c);
+                i += 1;
+            }
+        }
+    }
+    cmd.end(each);
+}
+
+/// Reads the body of a `$'...'` word that starts at `at` onto `word`, its escapes as C writes
+/// them (`\x61`, `\141`, `\n`, `\'`); returns where the word goes on.
+fn ansi_c(chars: &[char], at: usize, word: &mut String) -> usize {
+    let mut i = at;
+    while i < chars.len() && chars[i] != '\'' {
+        if chars[i] != '\\' || i + 1 >= chars.len() {
+            word.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let (radix, max, skip) = match chars[i + 1] {
+            'x' => (16, 2, 2),
+            'u' => (16, 4, 2),
+            'U' => (16, 8, 2),
+            '0'..='7' => (8, 3, 1),
+            e => {
+                word.push(match e {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    other => other,
+                });
+                i += 2;
+                continue;
+            }
+        };
+        let start = i + skip;
+        let mut end = start;
+        while end < chars.len() && end - start < max && chars[end].is_digit(radix) {
+            end += 1;
+        }
+        let digits: String = chars[start..end].iter().collect();
+        if let Some(decoded) = u32::from_str_radix(&digits, radix).ok().and_then(char::from_u32) {
+            word.push(decoded);
+        }
+        i = end.max(i + 2);
+    }
+    i + 1
+}
+
+/// Skips the bodies of the heredocs `heredocs` opened on the line that ended before `at`:
+/// each runs to a line that is its delimiter (with tabs before it for `<<-`). Returns where
+/// the next command starts.
+fn skip_heredocs(chars: &[char], at: usize, heredocs: &mut Vec<(String, bool)>) -> usize {
+    let mut i = at;
+    for (delimiter, dash) in heredocs.drain(..) {
+        while i < chars.len() {
+            let start = i;
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            let line: String = chars[start..i].iter().collect();
+            i = (i + 1).min(chars.len());
+            let line = if dash { line.trim_start_matches('\t') } else { line.as_str() };
+            if line.trim_end_matches('\r') == delimiter {
+                break;
+            }
+        }
+    }
+    i
 }
 
 /// The patch and folder of a command that is exactly one `apply_patch`.
@@ -272,6 +673,36 @@ mod tests {
             "if true; then apply_patch < p; fi".to_owned(),
             "x=$(apply_patch < p)".to_owned(),
             "apply_patch <<'EOF'\nno end".to_owned(),
+            // Wrappers, redirections first, quoted or escaped names (issue 32).
+            "timeout 10 apply_patch < f".to_owned(),
+            "timeout -s KILL 10s apply_patch < f".to_owned(),
+            "nice -n 5 apply_patch < f".to_owned(),
+            "nice -5 applypatch < f".to_owned(),
+            "stdbuf -oL apply_patch < f".to_owned(),
+            "stdbuf -o L apply_patch < f".to_owned(),
+            "time -p apply_patch < f".to_owned(),
+            "< f apply_patch".to_owned(),
+            "2>/dev/null apply_patch < f".to_owned(),
+            "\"apply_patch\" < f".to_owned(),
+            "\\apply_patch < f".to_owned(),
+            "apply_pat''ch < f".to_owned(),
+            "'apply'\"_patch\" < f".to_owned(),
+            "$'\\x61pply_patch' < f".to_owned(),
+            "$'\\141pply_patch' < f".to_owned(),
+            "a\\pply_patch < f".to_owned(),
+            "env -i PATH=/x sudo -u root nice -n 1 timeout 5 apply_patch < f".to_owned(),
+            "xargs -I{} apply_patch {} < list".to_owned(),
+            "find . -name '*.patch' -exec apply_patch {} \\;".to_owned(),
+            "find . -exec find {} -exec timeout 1 apply_patch \\; \\;".to_owned(),
+            "sh -c 'find . -execdir apply_patch {} +'".to_owned(),
+            "exec apply_patch < f".to_owned(),
+            "{ apply_patch < f; }".to_owned(),
+            "! apply_patch < f".to_owned(),
+            "sh -c \"timeout 1 'apply_patch' < f\"".to_owned(),
+            "bash -e -o pipefail -c 'nice apply_patch < f'".to_owned(),
+            "eval 'time apply_patch' < f".to_owned(),
+            "cat <<'X'\napply_patch is here only as text\nX\n\\apply_patch < f".to_owned(),
+            "echo $(\"apply_patch\" < f)".to_owned(),
         ] {
             assert_eq!(shell_patch(&script), ShellPatch::Entangled, "{script}");
         }
@@ -281,6 +712,22 @@ mod tests {
         assert_eq!(shell_patch(&many), ShellPatch::Entangled);
         let many = format!("echo {}", "x=1 apply_patch=1 ".repeat(100_000));
         assert_eq!(shell_patch(&many), ShellPatch::Entangled);
+        for words in [
+            &["timeout", "10", "apply_patch"][..],
+            &["\\apply_patch", "x", "y"],
+            &["nice", "-n", "5", "/usr/bin/applypatch"],
+        ] {
+            assert_eq!(shell_patch_argv(words), ShellPatch::Entangled, "{words:?}");
+        }
+        assert_eq!(shell_patch_argv(&["timeout", "10", "ls"]), ShellPatch::None);
+        // A hostile script of a hundred thousand words is lexed in one pass.
+        let many =
+            format!("{}apply_patch < f", "timeout 1 nice -n 5 env A='a'\\b\"c\" ".repeat(100_000));
+        assert_eq!(shell_patch(&many), ShellPatch::Entangled);
+        let many = "echo 'x' \"y\" \\z; ".repeat(100_000);
+        assert_eq!(shell_patch(&many), ShellPatch::None);
+        let many = format!("find {}", "-exec find -exec x ".repeat(100_000));
+        assert_eq!(shell_patch(&many), ShellPatch::None);
         assert_eq!(
             shell_patch_argv(&["env", "apply_patch", PATCH]),
             ShellPatch::Entangled,
@@ -300,6 +747,13 @@ mod tests {
             "cargo test apply_patch_",
             "apply_patchx <<'EOF'\nx\nEOF",
             "command -v apply_patch",
+            "timeout 10 cargo test apply_patch",
+            "echo 'apply_patch' \"apply_patch\" \\apply_patch",
+            "cat <<-X\n\tnot apply_patch < f\n\tX\necho done",
+            "git log --grep apply_patch > out.txt 2>&1",
+            "nice -n 5 grep apply_patch src",
+            "find . -name apply_patch -exec cat {} \\;",
+            "sh -c 'find . -name apply_patch'",
         ] {
             assert_eq!(shell_patch(script), ShellPatch::None, "{script}");
         }

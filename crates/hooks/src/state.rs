@@ -1,7 +1,7 @@
 //! What a hook remembers of a client session between its calls, in
-//! `.staged/hooks/<client>-<session>.json`: the previews it staged (for the Stop hook), how
-//! many Stops it blocked in a row, and, for Codex in record mode, the files a patch names as
-//! they were before it ran. A session's calls take the file's lock in turn (a client may run
+//! `.staged/hooks/<client>-<session>.json`: the previews it staged and the edits it refused
+//! because a preview held their file (for the Stop hook), how many Stops it blocked in a row, and, in record mode, the files an edit names as they were
+//! before it ran (and, for a Codex patch, as the patch leaves them). A session's calls take the file's lock in turn (a client may run
 //! hooks for parallel tool calls at once).
 
 use std::{collections::BTreeMap, ffi::OsString, fs::File};
@@ -28,12 +28,52 @@ pub(crate) struct SessionState {
     /// Stops blocked in a row while a staged preview stayed pending.
     #[serde(default)]
     pub(crate) stop_blocks: u32,
-    /// Record mode (Codex): the files of a patch as they were before it ran, by tool call.
+    /// Edits the gate refused because a pending preview already wrote their file, and that
+    /// were not made again since (one per file, the newest).
+    #[serde(default)]
+    pub(crate) refused: Vec<Refused>,
+    /// Record mode: the files of an edit as they were before it ran, by tool call.
     #[serde(default)]
     pub(crate) snapshots: BTreeMap<String, Snapshot>,
+    /// The last snapshot's `seq`.
+    #[serde(default)]
+    pub(crate) seq: u64,
 }
 
-/// The files a patch names, before it ran.
+/// At most this many snapshots wait for their edit (one whose tool never ran, for a client
+/// with no Stop hook in record mode, is never taken back): the oldest go.
+const MAX_SNAPSHOTS: usize = 64;
+
+impl SessionState {
+    /// Keeps `snapshot` for `call`, dropping the oldest beyond [`MAX_SNAPSHOTS`].
+    pub(crate) fn keep_snapshot(&mut self, call: &str, mut snapshot: Snapshot) {
+        self.seq += 1;
+        snapshot.seq = self.seq;
+        self.snapshots.insert(call.to_owned(), snapshot);
+        while self.snapshots.len() > MAX_SNAPSHOTS {
+            let oldest = self.snapshots.iter().min_by_key(|(_, s)| s.seq).map(|(k, _)| k.clone());
+            match oldest {
+                Some(key) => self.snapshots.remove(&key),
+                None => break,
+            };
+        }
+    }
+}
+
+/// An edit the gate refused because a pending preview already wrote its file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Refused {
+    /// The file, relative to the root.
+    pub(crate) path: String,
+    /// The pending preview that held it: its id and label.
+    pub(crate) pending: String,
+    pub(crate) label: String,
+    /// Whether that preview was this session's (else the refusal never holds a turn).
+    pub(crate) ours: bool,
+}
+
+/// The files an edit names, before it ran, and (for a Codex patch) what it leaves them as.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Snapshot {
@@ -42,6 +82,13 @@ pub(crate) struct Snapshot {
     /// The moves the patch makes, `(from, to)`.
     #[serde(default)]
     pub(crate) moves: Vec<(String, String)>,
+    /// A Codex patch: each file as the patch leaves it (`None`: not there), from `files` with
+    /// the patch applied. Only a disk that holds exactly this is recorded as the patch's doing.
+    #[serde(default)]
+    pub(crate) after: BTreeMap<String, Option<String>>,
+    /// When it was taken, in the session's order: the oldest go first when there are too many.
+    #[serde(default)]
+    pub(crate) seq: u64,
 }
 
 /// One file before a patch ran: its text and mode, or `None` when it did not exist.

@@ -22,6 +22,10 @@ impl Repo {
         std::fs::create_dir_all(root.join(".git")).unwrap();
         std::fs::create_dir_all(root.join("src")).unwrap();
         std::fs::write(root.join("src/a.ts"), "oldApi(1);\n").unwrap();
+        // Codex's sandbox, as the project's configuration gives it: writes in the workspace.
+        std::fs::create_dir_all(root.join(".codex")).unwrap();
+        std::fs::write(root.join(".codex/config.toml"), "sandbox_mode = \"workspace-write\"\n")
+            .unwrap();
         Repo { _dir: dir, root }
     }
 
@@ -39,6 +43,17 @@ impl Repo {
             Client::Codex => "codex",
         };
         handle(client, mode, &self.event(dir, name), None, &self.root)
+    }
+
+    /// A recorded Claude Code event, in the permission mode `permission_mode`.
+    fn claude_in(&self, name: &str, permission_mode: &str) -> staged_hooks::Outcome {
+        let event = String::from_utf8(self.event("claude-code", name)).unwrap();
+        assert!(event.contains(r#""permission_mode": "default""#), "{event}");
+        let event = event.replace(
+            r#""permission_mode": "default""#,
+            &format!(r#""permission_mode": "{permission_mode}""#),
+        );
+        handle(Client::ClaudeCode, Mode::Gate, event.as_bytes(), None, &self.root)
     }
 
     fn read(&self, path: &str) -> Option<String> {
@@ -115,14 +130,14 @@ fn every_recorded_event_parses() {
 #[test]
 fn claude_code_edit_is_staged_and_denied_naming_the_preview() {
     let repo = Repo::new();
-    let outcome = repo.run(Client::ClaudeCode, Mode::Gate, "pre-edit");
+    let outcome = repo.claude_in("pre-edit", "acceptEdits");
     let reason = denied(&outcome.reply);
     assert_eq!(repo.read("src/a.ts").as_deref(), Some("oldApi(1);\n"));
     assert_eq!(repo.pending(), ["Edit: src/a.ts (1 replacement)"]);
     let ws = repo.session();
     let id = ws.store().summaries().unwrap()[0].id.to_string();
     assert!(reason.starts_with(&format!(
-        "staged holds this edit as a preview, and nothing was written yet: {id} (Edit: src/a.ts (1 replacement)). To write it, call mcp__staged__resolve with action \"apply\""
+        "staged holds this edit as a preview, and nothing was written yet: {id} (Edit: src/a.ts (1 replacement)). To write it, call mcp__staged__resolve with action \"apply\" and a one-line reason (or \"discard\" to drop it); resolve acts on the newest pending preview: with several pending, resolve them one at a time, newest first, each with its own reason."
     )), "{reason}");
     assert!(reason.contains("Read src/a.ts again"), "{reason}");
     assert!(reason.ends_with(staged_core::RESOLVE_REMINDER), "{reason}");
@@ -154,7 +169,7 @@ fn the_stop_is_held_three_times_while_the_sessions_preview_is_pending() {
     let repo = Repo::new();
     // Nothing staged: the stop goes through.
     assert_eq!(repo.run(Client::ClaudeCode, Mode::Gate, "stop").reply, Reply::Nothing);
-    denied(&repo.run(Client::ClaudeCode, Mode::Gate, "pre-edit").reply);
+    denied(&repo.claude_in("pre-edit", "acceptEdits").reply);
     // Claude Code says `stop_hook_active` on every Stop after one a hook blocked.
     let again = String::from_utf8(repo.event("claude-code", "stop"))
         .unwrap()
@@ -192,6 +207,7 @@ fn claude_code_edits_are_recorded_in_the_log() {
     // Claude Code wrote the edit; its PostToolUse carries the file as it was.
     std::fs::write(repo.root.join("src/a.ts"), "newApi(1);\n").unwrap();
     assert_eq!(repo.run(Client::ClaudeCode, Mode::Record, "post-edit").reply, Reply::Nothing);
+    assert_eq!(repo.run(Client::ClaudeCode, Mode::Record, "pre-write").reply, Reply::Nothing);
     std::fs::write(repo.root.join("src/new.ts"), "x\n").unwrap();
     assert_eq!(
         repo.run(Client::ClaudeCode, Mode::Record, "post-write-create").reply,
@@ -274,4 +290,97 @@ fn events_of_other_tools_and_unreadable_events() {
     let outcome = handle(Client::ClaudeCode, Mode::Record, b"{not json", None, &repo.root);
     assert_eq!(outcome.reply, Reply::Nothing);
     assert_eq!(outcome.notes.len(), 1);
+}
+
+#[test]
+fn in_default_mode_only_a_person_may_apply_the_preview() {
+    let repo = Repo::new();
+    let outcome = repo.run(Client::ClaudeCode, Mode::Gate, "pre-edit");
+    let reason = denied(&outcome.reply).to_owned();
+    let ws = repo.session();
+    let id = ws.store().summaries().unwrap()[0].id.to_string();
+    assert_eq!(
+        reason,
+        format!(
+            "staged holds this edit as a preview, and nothing was written yet: {id} (Edit: src/a.ts (1 replacement)). Claude Code is in its default permission mode, in which it asks the person before an edit, so only a person may apply it: tell them it waits for them (`staged review`, or `staged resolve apply --id {id} --reason \"...\"` in the workspace). Calling mcp__staged__resolve to apply it is refused (\"discard\" drops it); resolve acts on the newest pending preview: with several pending, resolve them one at a time, newest first, each with its own reason."
+        )
+    );
+    // The Stop hook does not hold the turn for it: it is not the model's to resolve.
+    assert_eq!(repo.run(Client::ClaudeCode, Mode::Gate, "stop").reply, Reply::Nothing);
+    // The model's resolve, over MCP, is refused, and the preview stays pending.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mcp = staged_core::FrontEnd::Mcp(Some("claude-code".to_owned()));
+    let resolve = |front_end: &staged_core::FrontEnd| {
+        runtime.block_on(ws.session().resolve(
+            staged_core::ResolveParams::apply("the model applies it"),
+            staged_core::ResolveOptions { front_end: Some(front_end), ..Default::default() },
+            &staged_core::CancelToken::new(),
+        ))
+    };
+    let err = resolve(&mcp).unwrap_err();
+    assert_eq!(
+        err.message(),
+        staged_core::needs_person_text(
+            &id,
+            "Edit: src/a.ts (1 replacement)",
+            "Claude Code is in its default permission mode, in which it asks the person before an edit"
+        )
+    );
+    assert_eq!(repo.read("src/a.ts").as_deref(), Some("oldApi(1);\n"));
+    assert_eq!(repo.pending().len(), 1);
+    // A person applies it, in another process that reads it back from the store.
+    let person = repo.session();
+    runtime
+        .block_on(person.session().resolve(
+            staged_core::ResolveParams::apply("the person applies it"),
+            staged_core::ResolveOptions::default(),
+            &staged_core::CancelToken::new(),
+        ))
+        .unwrap();
+    assert_eq!(repo.read("src/a.ts").as_deref(), Some("newApi(1);\n"));
+}
+
+#[test]
+fn plan_mode_dont_ask_a_notebook_and_a_protected_path_are_denied_without_staging() {
+    let repo = Repo::new();
+    let plan = repo.claude_in("pre-edit", "plan");
+    let reason = denied(&plan.reply);
+    assert!(reason.contains("Claude Code is in plan mode, in which it makes no edits"), "{reason}");
+    let dont_ask = repo.claude_in("pre-edit", "dontAsk");
+    assert!(denied(&dont_ask.reply).contains("dontAsk"));
+    let notebook = format!(
+        r#"{{"session_id":"s","cwd":"{root}","permission_mode":"acceptEdits","hook_event_name":"PreToolUse","tool_name":"NotebookEdit","tool_input":{{"notebook_path":"{root}/a.ipynb","new_source":"import os\nos.system('x')","cell_id":"c1","edit_mode":"replace"}},"tool_use_id":"t"}}"#,
+        root = repo.root.display()
+    );
+    let out = handle(Client::ClaudeCode, Mode::Gate, notebook.as_bytes(), None, &repo.root);
+    assert!(denied(&out.reply).contains("edit its JSON with Edit"), "{:?}", out.reply);
+    for path in [".claude/settings.json", ".git/config", "staged.toml", ".mcp.json"] {
+        let write = format!(
+            r#"{{"session_id":"s","cwd":"{root}","permission_mode":"bypassPermissions","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{{"file_path":"{root}/{path}","content":"x"}},"tool_use_id":"t"}}"#,
+            root = repo.root.display()
+        );
+        let out = handle(Client::ClaudeCode, Mode::Gate, write.as_bytes(), None, &repo.root);
+        let reason = denied(&out.reply);
+        assert!(
+            reason.starts_with(&format!(
+                "staged refused this edit, and nothing was written: Refusing {path}: "
+            )),
+            "{reason}"
+        );
+        assert_eq!(repo.read(path), None, "{path}");
+    }
+    assert!(repo.pending().is_empty(), "{:?}", repo.pending());
+}
+
+#[test]
+fn a_codex_read_only_sandbox_is_denied_without_staging() {
+    let repo = Repo::new();
+    std::fs::write(repo.root.join(".codex/config.toml"), "sandbox_mode = \"read-only\"\n").unwrap();
+    let reason = denied(&repo.run(Client::Codex, Mode::Gate, "pre-apply-patch").reply).to_owned();
+    assert!(
+        reason
+            .contains("Codex runs with a `read-only` sandbox (sandbox_mode in .codex/config.toml)"),
+        "{reason}"
+    );
+    assert!(repo.pending().is_empty());
 }

@@ -72,6 +72,11 @@ pub struct ChangeDetails {
     /// [`staged_core::PendingAction::staged_by`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staged_by: Option<String>,
+    /// Why only a person may apply the preview, when only a person may: it was staged while
+    /// the client would have asked the person (see
+    /// [`staged_core::PendingAction::needs_person`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_person: Option<String>,
 }
 
 impl ChangeDetails {
@@ -181,6 +186,7 @@ mod tests {
             pending_id: None,
             remainder: None,
             staged_by: None,
+            needs_person: None,
         };
         let parts: Vec<_> = details.file_diffs().collect();
         assert_eq!(parts.len(), 2);

@@ -203,21 +203,25 @@ impl EditHunks {
     /// several hunks (a rewrite that keeps many lines in its middle) binds them, since the
     /// edit is written whole or not at all.
     pub fn groups(&self) -> Vec<std::ops::RangeInclusive<usize>> {
-        let mut res: Vec<std::ops::RangeInclusive<usize>> =
-            (0..self.hunks).map(|h| h..=h).collect();
-        for (first, last) in self.of_edit.iter().flatten() {
-            if first == last {
-                continue;
+        // How far each hunk is bound forward by an edit that starts in it; then one sweep
+        // merges every chain of bound hunks (linear: a search per edit was quadratic).
+        let mut reach: Vec<usize> = (0..self.hunks).collect();
+        for &(first, last) in self.of_edit.iter().flatten() {
+            if first < last && last < self.hunks {
+                reach[first] = reach[first].max(last);
             }
-            // Merge every group that meets first..=last into one.
-            let lo = res.iter().position(|g| g.contains(first));
-            let hi = res.iter().position(|g| g.contains(last));
-            if let (Some(lo), Some(hi)) = (lo, hi)
-                && lo < hi
-            {
-                let merged = *res[lo].start()..=*res[hi].end();
-                res.splice(lo..=hi, std::iter::once(merged));
+        }
+        let mut res = Vec::new();
+        let mut h = 0;
+        while h < self.hunks {
+            let start = h;
+            let mut end = reach[h];
+            while h < end {
+                h += 1;
+                end = end.max(reach[h]);
             }
+            res.push(start..=end);
+            h += 1;
         }
         res
     }
@@ -564,5 +568,28 @@ impl std::fmt::Display for Range {
             1 => write!(f, "{}", self.0 + 1),
             len => write!(f, "{},{len}", self.0 + 1),
         }
+    }
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::EditHunks;
+
+    #[test]
+    fn groups_merge_every_chain_of_bound_hunks() {
+        let map = EditHunks {
+            hunks: 8,
+            of_edit: vec![
+                Some((0, 2)),
+                Some((1, 1)),
+                None,
+                Some((4, 5)),
+                Some((5, 6)),
+                Some((7, 9)),
+            ],
+        };
+        assert_eq!(map.groups(), [0..=2, 3..=3, 4..=6, 7..=7]);
+        let many = EditHunks { hunks: 300_000, of_edit: vec![Some((0, 1)); 300_000] };
+        assert_eq!(many.groups().len(), 299_999);
     }
 }

@@ -66,6 +66,19 @@ pub enum JournalError {
         "Refusing {0}: it is in staged's state folder (.staged/), which holds staged's own state (tokens, transcripts, the database); tools never read or change it"
     )]
     StatePath(String),
+    /// A tool was to change a protected path (`.git/`, a coding agent's control files:
+    /// [`crate::PROTECTED_PATHS`]), which no tool stages an edit of.
+    #[error(
+        "Refusing {path}: {pattern} is {what}, and staged stages no edit of it, since a change there could widen what a model may do. A person edits it directly."
+    )]
+    ProtectedPath {
+        /// The path, from the root.
+        path: String,
+        /// The row it falls under.
+        pattern: &'static str,
+        /// What that row is.
+        what: &'static str,
+    },
     /// The workspace root is unusable.
     #[error("Invalid workspace root {path}: {message}")]
     InvalidWorkspace {

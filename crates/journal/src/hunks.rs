@@ -112,15 +112,28 @@ pub fn diff_line_counts(diff: &str) -> (usize, usize) {
     (added, removed)
 }
 
-/// Hunk numbers (1-based) as a sentence lists them: `2`, `1 and 3`, `1, 2 and 4`.
+/// Hunk numbers (1-based) as a sentence lists them: `2`, `1 and 3`, `1, 2 and 4`; a run of
+/// three or more numbers in a row is a range, `2-320000`, `1-3 and 7`, so that the list stays
+/// short however many hunks it names.
 pub fn hunk_list(numbers: &[usize]) -> String {
-    match numbers {
+    let mut items: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < numbers.len() {
+        let mut j = i;
+        while j + 1 < numbers.len() && numbers[j].checked_add(1) == Some(numbers[j + 1]) {
+            j += 1;
+        }
+        if j - i >= 2 {
+            items.push(format!("{}-{}", numbers[i], numbers[j]));
+        } else {
+            items.extend(numbers[i..=j].iter().map(ToString::to_string));
+        }
+        i = j + 1;
+    }
+    match items.as_slice() {
         [] => String::new(),
-        [one] => one.to_string(),
-        [init @ .., last] => format!(
-            "{} and {last}",
-            init.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-        ),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 
@@ -150,5 +163,10 @@ mod tests {
         assert_eq!(hunk_list(&[2]), "2");
         assert_eq!(hunk_list(&[1, 3]), "1 and 3");
         assert_eq!(hunk_list(&[1, 2, 4]), "1, 2 and 4");
+        assert_eq!(hunk_list(&[1, 2, 3]), "1-3");
+        assert_eq!(hunk_list(&[1, 2, 3, 7]), "1-3 and 7");
+        assert_eq!(hunk_list(&[1, 3, 4, 5, 6, 9, 10]), "1, 3-6, 9 and 10");
+        let many: Vec<usize> = (2..=320_000).collect();
+        assert_eq!(hunk_list(&many), "2-320000");
     }
 }

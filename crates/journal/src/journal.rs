@@ -37,6 +37,14 @@
 //! so no process can ever hold a lock on a file that no longer guards anything. The OS drops a
 //! dead process's lock, however it died.
 //!
+//! **Descriptors.** A commit holds no descriptor per file, so that a change of any number of
+//! files works under the usual limit on open files (1,024 on Linux, 256 on macOS): it holds
+//! one handle per folder for its first 96 folders (so those are written through the handle
+//! whatever happens to their names), and keeps any other folder as its path and identity
+//! (device and inode), opened again when needed, from the root without following a symlink,
+//! and used only if it is still that folder; a folder swapped for another then stops the
+//! commit, as any failed write does. Recovery opens folders the same way.
+//!
 //! **Distrust.** A journal is input like any other file in the workspace. Recovery re-confines
 //! every target (a relative path, opened one directory at a time without following a
 //! symlink), derives each temp file's name itself from the journal id, and touches only those
@@ -52,6 +60,7 @@ use std::{
     fs::File,
     io::{self, Read},
     os::unix::{ffi::OsStrExt, fs::PermissionsExt},
+    sync::Arc,
 };
 
 use serde::{Deserialize, Serialize};
@@ -332,7 +341,8 @@ pub fn commit(
     let journal_dir = journal_dir(workspace)?;
     let _lock = CommitLock::shared(&journal_dir, workspace)?;
     let _write_lock = WriteLock::exclusive(&journal_dir, workspace)?;
-    let plan = check_targets(workspace, steps)?;
+    let held = Held::default();
+    let plan = check_targets(workspace, steps, &held)?;
     let mut targets = plan.targets;
 
     let id = unique_id();
@@ -354,7 +364,7 @@ pub fn commit(
     };
     let name = journal_name(&id);
     store_journal(&journal_dir, &name, &journal).map_err(|err| journal_err(workspace, &err))?;
-    let undo = Undo { id: &id, journal_dir: &journal_dir, journal: &name };
+    let undo = Undo { workspace, id: &id, journal_dir: &journal_dir, journal: &name };
     if let Some(prepare) = options.prepare.as_mut()
         && let Err(why) = prepare(&id)
     {
@@ -376,7 +386,7 @@ pub fn commit(
     // through the same handles, wherever their names point by then.
     let mut folders: Vec<Folder> = Vec::with_capacity(plan.dirs.len());
     for (k, dir) in plan.dirs.iter().enumerate() {
-        match make_folder(workspace, dir, &folders) {
+        match make_folder(workspace, dir, &folders, &held) {
             Ok(folder) => folders.push(folder),
             Err(err) => {
                 abandon(&targets, &written, &folders);
@@ -389,12 +399,8 @@ pub fn commit(
         if targets[i].dir.is_none() {
             let parent = targets[i].rel.parent();
             let found = folders.iter().find(|f| Some(&f.rel) == parent.as_ref());
-            match found.map(|f| f.dir.try_clone()) {
-                Some(Ok(dir)) => targets[i].dir = Some(dir),
-                Some(Err(err)) => {
-                    abandon(&targets, &written, &folders);
-                    return Err(write_err(workspace, &targets[i].rel, err));
-                }
+            match found {
+                Some(folder) => targets[i].dir = Some(folder.this.clone()),
                 None => {
                     abandon(&targets, &written, &folders);
                     return Err(JournalError::Journal(format!(
@@ -420,7 +426,10 @@ pub fn commit(
             return Ok(None);
         };
         let temp = temp_name(&targets[i].name, &id, i);
-        let written = dir.create_new(&temp, bytes, &targets[i].new_mode).map(Some);
+        let written = dir
+            .open(workspace)
+            .and_then(|dir| dir.create_new(&temp, bytes, &targets[i].new_mode))
+            .map(Some);
         if let Some(progress) = progress {
             progress.advance(1);
         }
@@ -443,7 +452,7 @@ pub fn commit(
             observe(CommitStep::TempWritten(i));
         }
     }
-    if let Err(err) = sync_dirs(&targets, &folders) {
+    if let Err(err) = sync_dirs(workspace, &targets, &folders) {
         abandon(&targets, &written, &folders);
         return Err(journal_err(workspace, &err));
     }
@@ -457,13 +466,17 @@ pub fn commit(
 
     // New files first, none over anything: a file that appeared since the check undoes the
     // commit before any target was touched.
+    let mut open = OpenFolders::new(workspace);
     let mut created = Vec::new();
     for (i, target) in targets.iter().enumerate() {
         if target.kind != EntryKind::Create {
             continue;
         }
         let Some(dir) = &target.dir else { continue };
-        match dir.rename_noreplace(temp_name(&target.name, &id, i), &target.name) {
+        let renamed = open
+            .get(dir)
+            .and_then(|dir| dir.rename_noreplace(temp_name(&target.name, &id, i), &target.name));
+        match renamed {
             Ok(()) => created.push(i),
             Err(err) => {
                 let appeared = err.kind() == io::ErrorKind::AlreadyExists;
@@ -485,7 +498,8 @@ pub fn commit(
             continue;
         }
         let Some(dir) = &target.dir else { continue };
-        dir.rename(temp_name(&target.name, &id, i), &target.name)
+        open.get(dir)
+            .and_then(|dir| dir.rename(temp_name(&target.name, &id, i), &target.name))
             .map_err(|err| write_err(workspace, &target.rel, err))?;
         observe(CommitStep::Replaced(i));
     }
@@ -495,6 +509,7 @@ pub fn commit(
             continue;
         }
         let Some(dir) = &target.dir else { continue };
+        let dir = open.get(dir).map_err(|err| write_err(workspace, &target.rel, err))?;
         let found =
             dir.identity(&target.name).map_err(|err| write_err(workspace, &target.rel, err))?;
         match found {
@@ -506,8 +521,10 @@ pub fn commit(
         }
         observe(CommitStep::Deleted(i));
     }
+    drop(open);
+    // The folders' entries first: pruning may remove some of those folders.
+    sync_dirs(workspace, &targets, &[]).map_err(|err| journal_err(workspace, &err))?;
     remove_empty_dirs(workspace, &sorted(options.prune));
-    sync_dirs(&targets, &[]).map_err(|err| journal_err(workspace, &err))?;
     if let Some(retire) = options.retire.as_mut() {
         if !retire() {
             // The preview may still be listed: keep the journal so that recovery retires it.
@@ -526,7 +543,7 @@ struct OpenTarget {
     display: String,
     kind: EntryKind,
     /// Its folder; `None` until the folders the commit creates exist.
-    dir: Option<DirHandle>,
+    dir: Option<FolderRef>,
     name: OsString,
     /// The permissions its temp file gets.
     new_mode: NewFileMode,
@@ -542,7 +559,11 @@ struct Plan {
 
 /// Opens every target's directory without following symlinks and checks that each target is
 /// still what the preview read.
-fn check_targets(workspace: &ConfinedRoot, steps: &[Step]) -> Result<Plan, JournalError> {
+fn check_targets(
+    workspace: &ConfinedRoot,
+    steps: &[Step],
+    held: &Held,
+) -> Result<Plan, JournalError> {
     let mut seen = HashSet::new();
     let mut targets = Vec::with_capacity(steps.len());
     let mut modes: HashMap<RelPath, u32> = HashMap::new();
@@ -551,7 +572,7 @@ fn check_targets(workspace: &ConfinedRoot, steps: &[Step]) -> Result<Plan, Journ
     // each step's verdict is then taken in order, so the error reported is the first one.
     let found = par::try_map(steps.len(), par::cpu_threads(), |i| {
         Ok(match &steps[i].expect {
-            Expect::Fingerprint(_) => Some(read_target(workspace, &steps[i].target)),
+            Expect::Fingerprint(_) => Some(read_target(workspace, &steps[i].target, held)),
             Expect::Absent => None,
         })
     })
@@ -591,7 +612,7 @@ fn check_targets(workspace: &ConfinedRoot, steps: &[Step]) -> Result<Plan, Journ
                         "{display} cannot be deleted: the preview found no file there"
                     )));
                 }
-                let dir = absent_target(workspace, rel, &mut dirs)?;
+                let dir = absent_target(workspace, rel, &mut dirs, held)?;
                 (EntryKind::Create, dir, None, None)
             }
         };
@@ -645,29 +666,36 @@ fn check_targets(workspace: &ConfinedRoot, steps: &[Step]) -> Result<Plan, Journ
 /// A target as the check found it: its folder, and the fingerprint, mode bits and identity of
 /// the file there.
 struct ReadTarget {
-    dir: DirHandle,
+    dir: FolderRef,
     fingerprint: String,
     mode: u32,
     identity: FileIdentity,
 }
 
 /// Opens `rel`'s folder without following a symlink and reads the file.
-fn read_target(workspace: &ConfinedRoot, rel: &RelPath) -> Result<ReadTarget, JournalError> {
+fn read_target(
+    workspace: &ConfinedRoot,
+    rel: &RelPath,
+    held: &Held,
+) -> Result<ReadTarget, JournalError> {
     let (dir, name) = workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, err))?;
     let (current, mode, identity) = read_with_mode(&dir, &name).map_err(|err| {
         let path = workspace.root().join(rel.as_path());
         JournalError::Read { path, message: err.to_string(), source: err }
     })?;
-    Ok(ReadTarget { dir, fingerprint: fingerprint(&current), mode, identity })
+    let folder = FolderRef::of(rel.parent(), dir, Some(held))
+        .map_err(|err| write_err(workspace, rel, err))?;
+    Ok(ReadTarget { dir: folder, fingerprint: fingerprint(&current), mode, identity })
 }
 
 /// Checks that nothing is at `rel`, and collects the folders above it that are missing.
-/// Returns its folder's handle when that exists.
+/// Returns its folder when that exists.
 fn absent_target(
     workspace: &ConfinedRoot,
     rel: &RelPath,
     missing: &mut BTreeSet<RelPath>,
-) -> Result<Option<DirHandle>, JournalError> {
+    held: &Held,
+) -> Result<Option<FolderRef>, JournalError> {
     let parent = rel.parent();
     // The deepest folder above `rel` that exists, then everything below it is missing.
     let mut prefixes = Vec::new();
@@ -700,7 +728,7 @@ fn absent_target(
     {
         return Err(JournalError::Appeared(rel.display()));
     }
-    Ok(Some(open))
+    Ok(Some(FolderRef::of(parent, open, Some(held)).map_err(|err| write_err(workspace, rel, err))?))
 }
 
 fn not_a_folder(workspace: &ConfinedRoot, rel: &RelPath) -> JournalError {
@@ -731,6 +759,7 @@ fn read_with_mode(dir: &DirHandle, name: &OsStr) -> io::Result<(Vec<u8>, u32, Fi
 
 /// How a commit is taken back: its temps, its folders and its journal.
 struct Undo<'a> {
+    workspace: &'a ConfinedRoot,
     id: &'a str,
     journal_dir: &'a DirHandle,
     journal: &'a OsStr,
@@ -742,17 +771,22 @@ impl Undo<'_> {
     /// journal; best effort, since nothing was replaced yet and a leftover is cleaned by
     /// recovery.
     fn roll_back(&self, targets: &[OpenTarget], written: &[bool], folders: &[Folder]) {
+        let mut open = OpenFolders::new(self.workspace);
         for (i, target) in targets.iter().enumerate() {
             if !written.get(i).copied().unwrap_or(false) {
                 continue;
             }
-            if let Some(dir) = &target.dir {
+            if let Some(dir) = &target.dir
+                && let Ok(dir) = open.get(dir)
+            {
                 let _ = dir.remove_file(temp_name(&target.name, self.id, i));
             }
         }
         for folder in folders.iter().rev().filter(|f| f.made) {
-            let _ = folder.parent.remove_dir(&folder.name);
-            let _ = folder.parent.sync();
+            if let Ok(parent) = open.get(&folder.parent) {
+                let _ = parent.remove_dir(&folder.name);
+                let _ = parent.sync();
+            }
         }
         let _ = remove_journal(self.journal_dir, self.journal);
     }
@@ -763,9 +797,11 @@ impl Undo<'_> {
     /// been reached. Returns whether it did; if not, the journal stays committed and a later
     /// recovery settles it.
     fn uncommit(&self, targets: &[OpenTarget], created: &[usize], journal: &Journal) -> bool {
+        let mut open = OpenFolders::new(self.workspace);
         for &i in created {
             let target = &targets[i];
             let Some(dir) = &target.dir else { return false };
+            let Ok(dir) = open.get(dir) else { return false };
             let ours = journal.entries[i].temp;
             let found = dir.identity(&target.name).ok().flatten().map(TempIdentity::from);
             if found.is_none() || found != ours {
@@ -817,49 +853,183 @@ fn remove_empty_dirs(workspace: &ConfinedRoot, dirs: &[RelPath]) {
 
 /// Makes the entries of every folder holding a target, and of the parents of the folders
 /// the commit made, durable; on several threads at once (see `par`).
-fn sync_dirs(targets: &[OpenTarget], folders: &[Folder]) -> io::Result<()> {
+fn sync_dirs(
+    workspace: &ConfinedRoot,
+    targets: &[OpenTarget],
+    folders: &[Folder],
+) -> io::Result<()> {
     let mut synced = HashSet::new();
-    let mut dirs: Vec<&DirHandle> = Vec::new();
+    let mut dirs: Vec<&FolderRef> = Vec::new();
     for target in targets {
         if let Some(dir) = &target.dir
-            && synced.insert(target.rel.parent())
+            && synced.insert(dir)
         {
             dirs.push(dir);
         }
     }
     // A made folder's own entry lives in its parent.
     for folder in folders.iter().filter(|f| f.made) {
-        if synced.insert(folder.rel.parent()) {
+        if synced.insert(&folder.parent) {
             dirs.push(&folder.parent);
         }
     }
-    par::try_map(dirs.len(), par::IO_THREADS, |i| dirs[i].sync()).map(drop).map_err(|f| f.error)
+    par::try_map(dirs.len(), par::IO_THREADS, |i| dirs[i].open(workspace)?.sync())
+        .map(drop)
+        .map_err(|f| f.error)
 }
 
 /// A folder a commit needs for its new files.
 struct Folder {
     rel: RelPath,
     /// Its parent, and its name there.
-    parent: DirHandle,
+    parent: FolderRef,
     name: OsString,
     /// The folder itself.
-    dir: DirHandle,
+    this: FolderRef,
     /// Whether this commit made it (one that appeared meanwhile is used, never removed).
     made: bool,
 }
 
 /// Makes the folder `rel` inside its parent: one made just before (`folders`), or one that
 /// exists, opened from the root without following a symlink.
-fn make_folder(workspace: &ConfinedRoot, rel: &RelPath, folders: &[Folder]) -> io::Result<Folder> {
+fn make_folder(
+    workspace: &ConfinedRoot,
+    rel: &RelPath,
+    folders: &[Folder],
+    held: &Held,
+) -> io::Result<Folder> {
     let parent_rel = rel.parent();
     let parent = match folders.iter().find(|f| Some(&f.rel) == parent_rel.as_ref()) {
-        Some(folder) => folder.dir.try_clone()?,
-        None => workspace.fs().dir(parent_rel.as_ref())?,
+        Some(folder) => folder.this.clone(),
+        None => {
+            let dir = workspace.fs().dir(parent_rel.as_ref())?;
+            FolderRef::of(parent_rel, dir, Some(held))?
+        }
     };
+    let dir = parent.open(workspace)?;
     let name = rel.file_name().to_owned();
-    let made = parent.entry_metadata(&name)?.is_none();
-    let dir = parent.create_dir(&name)?;
-    Ok(Folder { rel: rel.clone(), parent, name, dir, made })
+    let made = dir.entry_metadata(&name)?.is_none();
+    let this = FolderRef::of(Some(rel.clone()), dir.create_dir(&name)?, Some(held))?;
+    Ok(Folder { rel: rel.clone(), parent, name, this, made })
+}
+
+/// The most folders a commit, or a recovery, opens again and keeps open at once.
+const OPEN_FOLDERS: usize = 32;
+
+/// The most folders a commit holds a handle on from its check to its end (see [`Held`]).
+const HELD_FOLDERS: usize = 96;
+
+/// A folder of a commit: its path and which folder it was when the commit first opened it,
+/// and, for the first [`HELD_FOLDERS`] folders of a commit, the handle opened then.
+///
+/// A held folder is written through its handle, whatever happens to the names meanwhile. A
+/// change of many thousand files in as many folders cannot hold a descriptor for each (the
+/// usual limit is 1,024, and 256 on macOS), so a folder beyond those is opened again when
+/// needed, from the root one component at a time without following a symlink, and used only
+/// if it is still that very folder: a commit writes only into the folders it checked, and a
+/// folder swapped meanwhile stops it.
+#[derive(Debug, Clone)]
+struct FolderRef {
+    /// `None` for the root.
+    rel: Option<RelPath>,
+    /// Its device and inode.
+    id: (u64, u64),
+    held: Option<Arc<DirHandle>>,
+}
+
+impl PartialEq for FolderRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.rel == other.rel && self.id == other.id
+    }
+}
+
+impl Eq for FolderRef {}
+
+impl std::hash::Hash for FolderRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.rel.hash(state);
+        self.id.hash(state);
+    }
+}
+
+impl FolderRef {
+    /// The folder `dir` is, at `rel`; `held` keeps its handle while it has room.
+    fn of(rel: Option<RelPath>, dir: DirHandle, held: Option<&Held>) -> io::Result<FolderRef> {
+        let id = dir.dir_id()?;
+        let held = held.and_then(|held| held.keep(&rel, id, dir));
+        Ok(FolderRef { rel, id, held })
+    }
+
+    /// Its handle: the one held, or the folder opened again if it is still this folder.
+    fn open(&self, workspace: &ConfinedRoot) -> io::Result<Arc<DirHandle>> {
+        if let Some(held) = &self.held {
+            return Ok(Arc::clone(held));
+        }
+        let dir = workspace.fs().dir(self.rel.as_ref())?;
+        if dir.dir_id()? != self.id {
+            return Err(io::Error::other(format!(
+                "the folder {} was replaced by another while staged was writing",
+                self.rel.as_ref().map_or_else(|| ".".to_owned(), RelPath::display)
+            )));
+        }
+        Ok(Arc::new(dir))
+    }
+}
+
+/// A folder's path and its device and inode.
+type FolderKey = (Option<RelPath>, (u64, u64));
+
+/// The folder handles a commit holds, one per folder, [`HELD_FOLDERS`] at most.
+#[derive(Default)]
+struct Held {
+    handles: std::sync::Mutex<HashMap<FolderKey, Arc<DirHandle>>>,
+}
+
+impl Held {
+    /// The handle held on folder `id` at `rel`: the one held already, else `dir` while there
+    /// is room, else none.
+    fn keep(
+        &self,
+        rel: &Option<RelPath>,
+        id: (u64, u64),
+        dir: DirHandle,
+    ) -> Option<Arc<DirHandle>> {
+        let mut handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (rel.clone(), id);
+        if let Some(handle) = handles.get(&key) {
+            return Some(Arc::clone(handle));
+        }
+        if handles.len() >= HELD_FOLDERS {
+            return None;
+        }
+        let handle = Arc::new(dir);
+        handles.insert(key, Arc::clone(&handle));
+        Some(handle)
+    }
+}
+
+/// The folders opened last (at most [`OPEN_FOLDERS`]), for the steps taken one after another.
+struct OpenFolders<'a> {
+    workspace: &'a ConfinedRoot,
+    open: HashMap<FolderRef, Arc<DirHandle>>,
+}
+
+impl<'a> OpenFolders<'a> {
+    fn new(workspace: &'a ConfinedRoot) -> Self {
+        OpenFolders { workspace, open: HashMap::new() }
+    }
+
+    fn get(&mut self, folder: &FolderRef) -> io::Result<&DirHandle> {
+        if self.open.len() >= OPEN_FOLDERS && !self.open.contains_key(folder) {
+            self.open.clear();
+        }
+        match self.open.entry(folder.clone()) {
+            std::collections::hash_map::Entry::Occupied(entry) => Ok(entry.into_mut()),
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                Ok(entry.insert(folder.open(self.workspace)?))
+            }
+        }
+    }
 }
 
 /// What recovery tells the pending stack and the resolve log about each journal it settles.
@@ -956,9 +1126,12 @@ pub fn recover(
         };
         match journal.state {
             JournalState::Preparing => {
+                let mut open = OpenFolders::new(workspace);
                 for entry in &checked.entries {
                     if let (true, Some(dir)) = (entry.temp_exists, &entry.dir) {
-                        dir.remove_file(&entry.temp).map_err(|err| journal_err(workspace, &err))?;
+                        open.get(dir)
+                            .and_then(|dir| dir.remove_file(&entry.temp))
+                            .map_err(|err| journal_err(workspace, &err))?;
                     }
                 }
                 remove_empty_dirs(workspace, &checked.dirs);
@@ -989,9 +1162,11 @@ fn roll_forward(
     entries: &[CheckedEntry],
     report: &mut RecoveryReport,
 ) -> Result<(), JournalError> {
+    let mut open = OpenFolders::new(workspace);
     for kind in [EntryKind::Create, EntryKind::Replace, EntryKind::Delete] {
         for entry in entries.iter().filter(|e| e.kind == kind) {
             let Some(dir) = &entry.dir else { continue };
+            let dir = open.get(dir).map_err(|err| write_err(workspace, &entry.rel, err))?;
             match kind {
                 EntryKind::Create if entry.temp_exists => dir
                     .rename_noreplace(&entry.temp, &entry.name)
@@ -1022,9 +1197,9 @@ fn roll_forward(
     let mut synced = HashSet::new();
     for entry in entries {
         if let Some(dir) = &entry.dir
-            && synced.insert(entry.rel.parent())
+            && synced.insert(dir)
         {
-            dir.sync().map_err(|err| journal_err(workspace, &err))?;
+            open.get(dir).and_then(DirHandle::sync).map_err(|err| journal_err(workspace, &err))?;
         }
     }
     Ok(())
@@ -1035,7 +1210,7 @@ struct CheckedEntry {
     rel: RelPath,
     kind: EntryKind,
     /// The target's folder; `None` when it does not exist (a commit that never created it).
-    dir: Option<DirHandle>,
+    dir: Option<FolderRef>,
     name: OsString,
     temp: OsString,
     temp_exists: bool,
@@ -1124,6 +1299,7 @@ fn validate(workspace: &ConfinedRoot, journal: &Journal, id: &str) -> Result<Che
                 ));
             }
         }
+        let dir = FolderRef::of(rel.parent(), dir, None).map_err(|err| err.to_string())?;
         entries.push(CheckedEntry {
             rel,
             kind: entry.kind,

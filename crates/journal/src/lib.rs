@@ -13,6 +13,8 @@
 //!   [`Selection`] and [`diff_files`]: applying part of a preview, by file and by hunk;
 //!   [`ChangeUndo`]: undo and redo of any change recorded in the resolve log, built-in tools'
 //!   (`ast_edit` included) alike.
+//! - [`PROTECTED_PATHS`]: the paths no tool stages an edit of (git's folder, the coding
+//!   agents' control files).
 
 #![deny(missing_docs)]
 
@@ -26,6 +28,7 @@ mod hunks;
 mod journal;
 mod lines;
 mod par;
+mod protected;
 mod root;
 mod select;
 mod state_guard;
@@ -48,6 +51,7 @@ pub use crate::{
         RecoveryHooks, RecoveryReport, Step, StepChange, StepMode, commit, recover,
     },
     lines::LineIndex,
+    protected::{PROTECTED_PATHS, Protected, protected_path},
     root::{ConfinedRoot, STATE_DIR_NAME},
     select::{
         Choice, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, NOTHING_APPLIED, PartFile, Selection,

@@ -6,7 +6,7 @@
 //! [`NOTHING_APPLIED`]: a bad selection writes nothing and leaves the preview pending
 //! (`docs/contract/ast-edit.md#part-of-a-preview`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
 use staged_core::{ActionError, JsonObject, ToolError};
@@ -142,6 +142,8 @@ impl Selection {
                     Choice::Hunks(chosen) => chosen,
                     Choice::Skip | Choice::Whole => Vec::new(),
                 };
+                // A set, so that a selection of many hunks is checked in linear time.
+                let mut named: HashSet<usize> = chosen.iter().copied().collect();
                 for &n in numbers {
                     match file.hunks {
                         Some(count) => check_hunk(&file.path, n, count)?,
@@ -154,7 +156,7 @@ impl Selection {
                         None => {}
                     }
                     let n = usize::try_from(n).unwrap_or(usize::MAX);
-                    if chosen.contains(&(n - 1)) {
+                    if !named.insert(n - 1) {
                         return Err(refuse(&format!(
                             "Hunk {n} of `{}` is named twice in `extra.hunks`: name each hunk once.",
                             file.path

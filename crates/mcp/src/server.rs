@@ -168,7 +168,11 @@ impl StagedServer {
             Ask::InputRequired(input) => return Ok(Outcome::InputRequired(input)),
         }
         tracing::info!(id = %head.id, "the person approved the apply");
-        let options = ResolveOptions { front_end: Some(&front_end), expected: Some(&head.id) };
+        let options = ResolveOptions {
+            front_end: Some(&front_end),
+            expected: Some(&head.id),
+            by_person: true,
+        };
         let res = match session.resolve(params, options, cancel).await {
             Ok(result) => result,
             Err(err) => err.to_result(),

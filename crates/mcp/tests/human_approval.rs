@@ -2,7 +2,8 @@
 //! input-required result (protocol 2026-07-28) and as a server-to-client request (older
 //! protocols). Decline or cancel keeps the preview pending; a client without elicitation is
 //! told to resolve from a terminal; discard needs no approval; and a preview staged while the
-//! person decides is never applied in place of the one they approved.
+//! person decides is never applied in place of the one they approved; a preview only a person
+//! may apply is refused to the model and applied once the person approves it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -198,5 +199,52 @@ async fn an_answer_to_a_question_about_another_head_applies_nothing() {
     assert_eq!(fx.read("a.ts"), SOURCE);
     assert_eq!(fx.read("b.ts"), SOURCE);
     assert_eq!(pending_count(&fx), 2);
+    conn.close().await;
+}
+
+/// A preview a client's hook staged while the client would have asked the person (Claude
+/// Code's default mode): the model's apply is refused, and applies once the person approves it.
+#[tokio::test]
+async fn a_preview_only_a_person_may_apply_applies_only_once_they_approve() {
+    use staged_core::{CancelToken, Tool};
+    let fx = Fixture::new(&[("a.ts", SOURCE)]);
+    let hook = fx.open_session();
+    let why =
+        "Claude Code is in its default permission mode, in which it asks the person before an edit";
+    hook.session().set_needs_person(Some(why.to_owned()));
+    let staged = hook
+        .write_tool()
+        .execute(json!({"path": "a.ts", "content": RENAMED}), &CancelToken::new())
+        .await
+        .unwrap();
+    assert!(!staged.is_error);
+    let id = fx.open_session().store().peek().unwrap().unwrap().id.to_string();
+    // No person to ask: refused, and the preview stays pending.
+    let conn = fx.connect(Approval::None).await;
+    let res =
+        conn.call("resolve", json!({"action": "apply", "reason": "the model applies it"})).await;
+    assert!(is_error(&res), "{}", text(&res));
+    assert_eq!(
+        text(&res),
+        staged_core::needs_person_text(&id, "Write: a.ts (rewritten, 2 lines)", why)
+    );
+    assert_eq!(fx.read("a.ts"), SOURCE);
+    conn.close().await;
+    // The person approves it through the client.
+    let conn = fx
+        .connect_with(
+            Approval::Human,
+            ClientSetup {
+                protocol: ProtocolVersion::V_2025_11_25,
+                answer: Some(Answer::Accept),
+                stage_while_asked: None,
+            },
+        )
+        .await;
+    let res =
+        conn.call("resolve", json!({"action": "apply", "reason": "the person read it"})).await;
+    assert!(!is_error(&res), "{}", text(&res));
+    assert_eq!(fx.read("a.ts"), RENAMED);
+    assert_eq!(pending_count(&fx), 0);
     conn.close().await;
 }

@@ -1,17 +1,23 @@
 //! `staged hook claude-code|codex`, the hooks the clients run (one event on stdin, the reply on
-//! stdout, notes on stderr, always exit 0 so the client reads the reply), `staged hook install`,
-//! and `staged doctor`.
+//! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
+//! `staged doctor`.
+//!
+//! A gate call does its work in a child (this binary again, `hook <client> --work`) that the
+//! hook supervises with almost no memory of its own: whatever ends the child (a signal, memory
+//! running out, a timeout) is a refusal, never a silent pass.
 
 use std::{
     io::{Read, Write},
-    path::PathBuf,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::{Duration, Instant},
 };
 
 use anyhow::Context;
 use staged_hooks::{Client, Mode, install};
 
 use crate::{
-    args::{GlobalArgs, HookArgs, HookClientArg, HookCommand, HookModeArg},
+    args::{GlobalArgs, HookArgs, HookClientArg, HookCommand, HookModeArg, HookRunArgs},
     context,
     exit::Exit,
     output::Output,
@@ -19,15 +25,17 @@ use crate::{
 
 pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow::Result<Exit> {
     match &args.command {
-        HookCommand::ClaudeCode(run) => serve(global, Client::ClaudeCode, mode(run.mode)),
-        HookCommand::Codex(run) => serve(global, Client::Codex, mode(run.mode)),
+        HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
+        HookCommand::Codex(run) => hook(global, Client::Codex, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
                 mode: mode(install.mode),
-                staged: staged_binary()?,
+                staged: if install.on_path { PathBuf::from("staged") } else { staged_binary()? },
                 root: context::workspace_root(global)?,
                 codex_home: codex_home(),
+                local: install.local,
+                claude_config: claude_config(),
             };
             let lines = install::install(&target, install.uninstall)?;
             for line in lines {
@@ -38,12 +46,65 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
     }
 }
 
-/// One hook call: the reply on stdout, notes on stderr, exit 0. In gate mode nothing fails
-/// open: an unreadable stdin or a panic is a deny, and a reply that cannot be written exits 2,
-/// which both clients take as a block.
-fn serve(global: &GlobalArgs, client: Client, mode: Mode) -> anyhow::Result<Exit> {
+/// One hook call. With `--in`, outside every workspace named the hook passes: it reads the
+/// event (so the client's write never fails) and answers nothing. A gate call's work runs in
+/// a child this process supervises; record mode, which lets every edit through anyway, works
+/// in this process.
+fn hook(global: &GlobalArgs, client: Client, run: &HookRunArgs) -> anyhow::Result<Exit> {
+    let mode = mode(run.mode);
+    let mut root = global.workspace.clone();
+    if !run.only_in.is_empty() {
+        match installed_root(&run.only_in) {
+            Some(found) => root = Some(found),
+            None => {
+                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+                return Ok(Exit::Success);
+            }
+        }
+    }
+    if run.work {
+        if let Err(err) = staged_hooks::limit_memory(run.max_memory.saturating_mul(1 << 20)) {
+            eprintln!("staged: the work's memory could not be bounded: {err}");
+        }
+        return serve(root.as_deref(), client, mode, true);
+    }
+    match mode {
+        Mode::Gate => {
+            Ok(supervise(root.as_deref(), client, run.max_memory, Duration::from_secs(run.timeout)))
+        }
+        Mode::Record => serve(root.as_deref(), client, mode, false),
+    }
+}
+
+/// The workspace of `roots` the current folder is in (the innermost), if any.
+fn installed_root(roots: &[PathBuf]) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    let cwd = cwd.canonicalize().unwrap_or(cwd);
+    roots
+        .iter()
+        .filter(|root| {
+            let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+            cwd.starts_with(&canonical)
+        })
+        .max_by_key(|root| root.components().count())
+        .cloned()
+}
+
+/// One hook call's work: the reply on stdout, notes on stderr, exit 0. In gate mode nothing
+/// fails open: an unreadable stdin or a panic is a deny, and a reply that cannot be written
+/// exits 2, which both clients take as a block. As a supervised child (`report`), it first
+/// prints the event's name on a line of its own, for the supervisor.
+fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyhow::Result<Exit> {
     let mut input = Vec::new();
     let read = std::io::stdin().take(staged_hooks::MAX_EVENT_BYTES + 1).read_to_end(&mut input);
+    let mut stdout = std::io::stdout().lock();
+    if report {
+        let name = staged_hooks::event_name(&input).unwrap_or_default();
+        let name = if name.is_empty() || name.contains(char::is_whitespace) { "-" } else { &name };
+        if writeln!(stdout, "{name}").and_then(|()| stdout.flush()).is_err() {
+            return Ok(Exit::Usage);
+        }
+    }
     let outcome = match (read, std::env::current_dir()) {
         (Err(err), _) => staged_hooks::unreadable(mode, &format!("stdin could not be read: {err}")),
         (_, Err(err)) => {
@@ -53,18 +114,18 @@ fn serve(global: &GlobalArgs, client: Client, mode: Mode) -> anyhow::Result<Exit
             staged_hooks::too_big(mode)
         }
         (Ok(_), Ok(cwd)) => {
-            let root = global.workspace.as_deref();
-            std::panic::catch_unwind(|| staged_hooks::handle(client, mode, &input, root, &cwd))
-                .unwrap_or_else(|_| {
-                    staged_hooks::unreadable(mode, "staged failed while handling it")
-                })
+            let codex_home = codex_home();
+            std::panic::catch_unwind(|| {
+                staged_hooks::handle_in(client, mode, &input, root, &cwd, codex_home.as_deref())
+            })
+            .unwrap_or_else(|_| staged_hooks::unreadable(mode, "staged failed while handling it"))
         }
     };
+    drop(input);
     for note in &outcome.notes {
         eprintln!("{note}");
     }
     let Some(reply) = outcome.reply.to_json() else { return Ok(Exit::Success) };
-    let mut stdout = std::io::stdout().lock();
     match writeln!(stdout, "{reply}").and_then(|()| stdout.flush()) {
         Ok(()) => Ok(Exit::Success),
         Err(err) => {
@@ -73,6 +134,183 @@ fn serve(global: &GlobalArgs, client: Client, mode: Mode) -> anyhow::Result<Exit
             );
             Ok(Exit::Usage)
         }
+    }
+}
+
+/// The most a child may print (its name line and one reply).
+const MAX_REPLY_BYTES: u64 = 16 << 20;
+
+/// A gate call: runs this binary again as `hook <client> --work` (stdin handed straight to it,
+/// so this process holds none of the event), with its memory bounded to `max_memory` MiB,
+/// and passes on its reply. When the child dies (a
+/// signal, an abort when memory runs out, the kernel's OOM killer), exits without a whole
+/// reply, or takes longer than `timeout` (`--timeout`, 45 s by default: below both clients'
+/// hook timeouts, Claude Code's, after which it runs the tool, 60 s in its older documentation
+/// and 600 s now, and Codex's 600 s), the call is refused: a deny for a
+/// `PreToolUse` the child named, nothing (and a note) for a `Stop`, and otherwise exit 2 with
+/// the reason on stderr, which both clients take as a block.
+fn supervise(root: Option<&Path>, client: Client, max_memory: u64, timeout: Duration) -> Exit {
+    let failure = match run_child(root, client, max_memory, timeout) {
+        Ok(reply) => {
+            let mut stdout = std::io::stdout().lock();
+            return match stdout.write_all(&reply).and_then(|()| stdout.flush()) {
+                Ok(()) => Exit::Success,
+                Err(err) => {
+                    eprintln!(
+                        "staged: the hook's reply could not be written ({err}); the tool call is blocked"
+                    );
+                    Exit::Usage
+                }
+            };
+        }
+        Err(failure) => failure,
+    };
+    match failure.event.as_deref() {
+        Some("PreToolUse") => {
+            let reply = staged_hooks::Reply::Deny(format!(
+                "staged could not finish staging this edit ({}), so it refuses the tool call; nothing was written.",
+                failure.why
+            ));
+            eprintln!("staged: the hook's work failed: {}", failure.why);
+            let mut stdout = std::io::stdout().lock();
+            let printed = reply
+                .to_json()
+                .map(|json| writeln!(stdout, "{json}").and_then(|()| stdout.flush()));
+            if let Some(Err(err)) = printed {
+                eprintln!(
+                    "staged: the hook's reply could not be written ({err}); the tool call is blocked"
+                );
+                return Exit::Usage;
+            }
+            Exit::Success
+        }
+        Some(event) if event != "-" => {
+            eprintln!(
+                "staged: the hook's work for {event} failed ({}); nothing was done",
+                failure.why
+            );
+            Exit::Success
+        }
+        _ => {
+            eprintln!(
+                "staged could not finish this hook call ({}), so the tool call is blocked; nothing was written.",
+                failure.why
+            );
+            Exit::Usage
+        }
+    }
+}
+
+/// Why a child gave no reply, and the event it named before it failed.
+struct ChildFailure {
+    event: Option<String>,
+    why: String,
+}
+
+/// Runs the child and returns its reply (what it printed after its name line), or why there
+/// is none.
+fn run_child(
+    root: Option<&Path>,
+    client: Client,
+    max_memory: u64,
+    timeout: Duration,
+) -> Result<Vec<u8>, ChildFailure> {
+    let fail = |why: String| ChildFailure { event: None, why };
+    // `/proc/self/exe` still runs this binary when its file was replaced or deleted since.
+    let exe = if cfg!(target_os = "linux") && Path::new("/proc/self/exe").exists() {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe()
+            .map_err(|err| fail(format!("staged could not find itself: {err}")))?
+    };
+    let mut command = Command::new(exe);
+    if let Some(root) = root {
+        command.arg("--workspace").arg(root);
+    }
+    command.args(["hook", client.name(), "--work", "--max-memory", &max_memory.to_string()]);
+    let mut child = command
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|err| fail(format!("its worker could not be started: {err}")))?;
+    let Some(stdout) = child.stdout.take() else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(fail("its worker's output could not be read".to_owned()));
+    };
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let res = stdout.take(MAX_REPLY_BYTES + 1).read_to_end(&mut buf);
+        (res, buf)
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if started.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!("it took longer than {} s (--timeout)", timeout.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(err) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!("its worker could not be waited for: {err}"));
+            }
+        }
+    };
+    let (read, out) = reader.join().unwrap_or_else(|_| (Ok(0), Vec::new()));
+    let (event, reply) = match out.iter().position(|b| *b == b'\n') {
+        Some(end) => (Some(String::from_utf8_lossy(&out[..end]).into_owned()), &out[end + 1..]),
+        None => (None, &out[..0]),
+    };
+    let failed = |why: String| ChildFailure { event: event.clone(), why };
+    let status = status.map_err(failed)?;
+    if !status.success() {
+        return Err(failed(describe(status, max_memory)));
+    }
+    if let Err(err) = read {
+        return Err(failed(format!("its worker's reply could not be read: {err}")));
+    }
+    if out.len() as u64 > MAX_REPLY_BYTES {
+        return Err(failed("its worker's reply was too long".to_owned()));
+    }
+    if event.is_none() {
+        return Err(failed("its worker exited without an answer".to_owned()));
+    }
+    let text = std::str::from_utf8(reply).unwrap_or_default();
+    let whole = text.trim().is_empty()
+        || (text.ends_with('\n') && serde_json::from_str::<serde_json::Value>(text).is_ok());
+    if !whole {
+        return Err(failed("its worker's reply was cut short".to_owned()));
+    }
+    Ok(reply.to_vec())
+}
+
+/// How a child that did not succeed ended, in words.
+fn describe(status: std::process::ExitStatus, max_memory: u64) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("its worker exited with code {code} without an answer"),
+        (None, Some(signal)) => {
+            let name = match signal {
+                6 => {
+                    let inherited = staged_hooks::memory_limit().map_or(u64::MAX, |b| b >> 20);
+                    format!(
+                        " (SIGABRT), as when the work needs more than the {} MiB of memory it may take",
+                        max_memory.min(inherited)
+                    )
+                }
+                9 => " (SIGKILL), as when the system runs out of memory".to_owned(),
+                7 | 11 => " (it crashed)".to_owned(),
+                15 => " (SIGTERM)".to_owned(),
+                _ => String::new(),
+            };
+            format!("its worker was killed by signal {signal}{name}")
+        }
+        (None, None) => "its worker ended without a status".to_owned(),
     }
 }
 
@@ -103,6 +341,12 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
                         }
                     }
                 }
+                let reading = staged_hooks::permission_doctor_line(
+                    client,
+                    &root,
+                    homes.codex_home.as_deref(),
+                );
+                out.line(&format!("note {reading}"))?;
             }
         }
     }

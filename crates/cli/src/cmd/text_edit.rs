@@ -49,7 +49,13 @@ pub(crate) fn write(global: &GlobalArgs, args: &WriteArgs, out: &Output) -> anyh
 
 pub(crate) fn patch(global: &GlobalArgs, args: &PatchArgs, out: &Output) -> anyhow::Result<Exit> {
     let input = read_input(args.file.as_deref(), "the patch")?;
-    let params = json!({"input": input});
+    let mut params = json!({"input": input});
+    if let Some(strip) = args.strip {
+        params["strip"] = json!(strip);
+    }
+    if args.reverse {
+        params["reverse"] = json!(true);
+    }
     cmd::run_tool(
         global,
         out,

@@ -514,8 +514,11 @@ impl Review {
         let params = ResolveParams { action, reason: reason.clone(), extra };
         let cancel = staged_core::CancelToken::new();
         let res = self.runtime.block_on(async {
-            let options =
-                ResolveOptions { front_end: Some(&FrontEnd::Review), expected: Some(&entry.id) };
+            let options = ResolveOptions {
+                front_end: Some(&FrontEnd::Review),
+                expected: Some(&entry.id),
+                by_person: true,
+            };
             session.resolve(params, options, &cancel).await
         });
         let verb = match action {

@@ -4,17 +4,38 @@
 //! Chunks are matched the way Codex matches them: in order, each searched from where the
 //! previous one ended, first exactly, then ignoring trailing whitespace, then ignoring
 //! surrounding whitespace, then with Unicode dashes, quotes and spaces taken as ASCII. A
-//! chunk's `@@ <context>` line is found first the same way. Lines are compared without their
-//! line endings, and a CRLF file keeps its CRLF: the lines a Codex patch adds get the line
-//! ending of the file's first line (as Codex does), and a file a Codex patch updates always
-//! ends with a line ending. A unified diff's lines keep exactly the endings the diff gives
-//! them (`\ No newline at end of file` included), so `git diff` output applies byte for byte.
+//! chunk's `@@ <context>` line is found first the same way. Each way numbers the file's lines
+//! once, and a chunk is a run of numbers to find ([`Seeker`]), in time linear in the file and
+//! the chunk. Lines are compared without their line endings, and a CRLF file keeps its CRLF:
+//! the lines a Codex patch adds get the line ending of the file's first line (as Codex does),
+//! and a file a Codex patch updates always ends with a line ending. A unified diff's lines
+//! keep exactly the endings the diff gives them (`\ No newline at end of file` included), so
+//! `git diff` output applies byte for byte.
+//!
+//! Unified diffs are read as `git apply` reads them: `git diff` (renames, `--no-prefix`),
+//! `format-patch` and `git show` output, `-U0`, and GNU `diff -ruN` (a side dated at the
+//! epoch is a missing file; the first folder is dropped when it is all two names differ
+//! in). A hunk must hold the lines its header counts. Symlinks, submodules, binary files,
+//! mode changes and copies are refused by design, naming the file and why. [`Options`]
+//! carries a person's `-p N` and `-R`.
 
 mod apply;
 mod parse;
 
-pub use apply::{apply_chunks, seek};
-pub use parse::{parse, parse_codex, parse_unified};
+pub use apply::{OverBudget, SEEK_BUDGET, Seeker, apply_chunks};
+pub use parse::{parse, parse_codex, parse_unified, parse_unified_with, parse_with};
+
+/// A person's options for a patch (`staged patch -p N`); models give none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// How many leading folders to drop from a unified diff's paths (`-p N`), instead of
+    /// the usual rule (a leading `a/` or `b/`, or the one folder in which the two names
+    /// differ).
+    pub strip: Option<usize>,
+    /// Whether to reverse a unified diff (`-R`, as `git apply -R`): what it adds is removed,
+    /// what it creates deleted, renames go back.
+    pub reverse: bool,
+}
 
 /// A parsed patch: its files, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +91,13 @@ pub enum Style {
     Codex,
     /// A unified diff: every line ends exactly as the diff says.
     Exact,
+    /// A unified diff saved with CRLF line endings (its headers end with `\r\n`, which git
+    /// never writes): its `\r`s are the saving's, not the file's. It applies as [`Exact`] to
+    /// a file whose lines all end with CRLF, and is refused on a file with LF lines, as `git
+    /// apply` refuses it, rather than mixing endings there.
+    ///
+    /// [`Exact`]: Style::Exact
+    CrlfSaved,
 }
 
 /// What a patch does to one file.
@@ -83,6 +111,9 @@ pub enum PatchFile {
         content: String,
         /// Its format.
         style: Style,
+        /// An executable mode a git diff gives it (`new file mode 100755`), which staged does
+        /// not set: a new file gets the usual mode, and its summary says so.
+        executable: bool,
     },
     /// A deleted file.
     Delete {

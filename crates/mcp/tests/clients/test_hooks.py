@@ -8,6 +8,11 @@ the shell) and then `resolve` through the staged MCP server. The tests read what
 sent the model (the deny reasons, the Stop hook's feedback, the resolve results), the files
 at each request, and the resolve log.
 
+The gate never grants what the client would not: Claude Code runs in `acceptEdits` mode where
+the model applies its own previews; in its default mode only a person may apply them, in plan
+mode nothing is staged, a notebook edit never goes through, and the agents' control files and
+`.git/` are never staged; Codex's sandbox (from its `config.toml`) is honoured likewise.
+
 Codex runs without `--dangerously-bypass-hook-trust`: its hooks fire only because the
 installer wrote trust entries whose hashes match. Its home is under `target/` (Codex refuses
 hooks in a home under /tmp). Clients come from `STAGED_CLIENTS_BIN`, `staged` from
@@ -28,6 +33,11 @@ from test_real_clients import HANG_SECONDS, REMINDER, REPO, base_env, client_bin
 SOURCE = "oldApi(1);\nconst x = oldApi(2, 3);\n"
 EDITED = "newApi(1);\nconst x = oldApi(2, 3);\n"
 CATALOG = Path(__file__).resolve().parent / "codex_catalog.json"
+NEWEST_FIRST = ("resolve acts on the newest pending preview: with several pending, resolve them one at a time, "
+                "newest first, each with its own reason.")
+# Claude Code runs the model's resolve only where it would have written the edit itself: in
+# its default mode it would have asked the person, so only a person may apply the preview.
+ACCEPT_EDITS = ["--permission-mode", "acceptEdits"]
 
 
 class Watching(ScriptedTurns):
@@ -70,12 +80,14 @@ def pending(root):
     return json.loads(proc.stdout)["pending"]
 
 
-def install(root, *args, codex_home=None):
+def install(root, *args, codex_home=None, binary=None, claude_config=None):
     env = None
     if codex_home is not None:
         env = {**base_env(codex_home.parent), "CODEX_HOME": str(codex_home)}
-    proc = subprocess.run([staged_bin(), "--workspace", str(root), "hook", "install", *args], capture_output=True,
-                          text=True, timeout=HANG_SECONDS, env=env)
+    if claude_config is not None:
+        env = {**base_env(claude_config.parent), "CLAUDE_CONFIG_DIR": str(claude_config)}
+    proc = subprocess.run([binary or staged_bin(), "--workspace", str(root), "hook", "install", *args],
+                          capture_output=True, text=True, timeout=HANG_SECONDS, env=env)
     assert proc.returncode == 0, f"install failed:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
 
@@ -108,7 +120,9 @@ def run_claude(tmp, root, model, extra_args=()):
     # asks: until then Claude Code runs the project's hooks but ignores its permissions.
     config = home / ".claude"
     config.mkdir(exist_ok=True)
-    (config / ".claude.json").write_text(json.dumps({"projects": {str(root): {"hasTrustDialogAccepted": True}}}))
+    known = json.loads((config / ".claude.json").read_text()) if (config / ".claude.json").exists() else {}
+    known.setdefault("projects", {}).setdefault(str(root), {})["hasTrustDialogAccepted"] = True
+    (config / ".claude.json").write_text(json.dumps(known))
     # No --mcp-config: the server comes from the .mcp.json the installer wrote, approved in
     # .claude/settings.json, as a user's would.
     argv = [client_bin("claude"), "-p", "Rename the first oldApi call to newApi.", *extra_args]
@@ -125,8 +139,8 @@ def main_requests(model):
 def expected_deny(entry_id, label, path):
     return (
         f"staged holds this edit as a preview, and nothing was written yet: {entry_id} ({label}). "
-        'To write it, call mcp__staged__resolve with action "apply" and a one-line reason (or "discard" to drop it). '
-        f"After applying, Read {path} again before editing it further.\n\n{REMINDER}"
+        'To write it, call mcp__staged__resolve with action "apply" and a one-line reason (or "discard" to drop it); '
+        f"{NEWEST_FIRST} After applying, Read {path} again before editing it further.\n\n{REMINDER}"
     )
 
 
@@ -144,7 +158,7 @@ def test_claude_code_gate_stages_an_edit_and_resolve_writes_it():
         ]
         model = Watching(script, root, ["src/a.ts"]).start()
         try:
-            run_claude(tmp, root, model)
+            run_claude(tmp, root, model, ACCEPT_EDITS)
         finally:
             model.stop()
         last = main_requests(model)[-1]
@@ -181,7 +195,7 @@ def test_claude_code_stop_hook_holds_the_turn_until_the_preview_is_resolved():
         ]
         model = Watching(script, root, ["src/a.ts"]).start()
         try:
-            run_claude(tmp, root, model)
+            run_claude(tmp, root, model, ACCEPT_EDITS)
         finally:
             model.stop()
         requests = main_requests(model)
@@ -200,6 +214,59 @@ def test_claude_code_stop_hook_holds_the_turn_until_the_preview_is_resolved():
         assert pending(root) == []
 
 
+def stop_feedback(requests):
+    """The Stop hook's feedback the client sent the model, request by request."""
+    res = []
+    for request in requests:
+        last = request["messages"][-1]
+        text = last["content"] if isinstance(last["content"], str) else "\n".join(
+            b.get("text", "") for b in last["content"] if isinstance(b, dict))
+        if "Stop hook feedback" in text:
+            res.append(text)
+    return res
+
+
+def test_claude_code_stop_hook_names_a_refused_edit_until_it_is_made_again():
+    """A second Edit of a file with a pending preview is refused; the model resolves the
+    preview and wants to stop: the Stop hook names the refused edit until it is made again."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        path = str(root / "src" / "a.ts")
+        second = {"file_path": path, "old_string": "const x = oldApi(2, 3);", "new_string": "const x = newApi(2, 3);",
+                  "replace_all": False}
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("tool", "Edit", second),
+            ("text", "All done."),
+            ("mcp", "resolve", {"action": "apply", "reason": "the first call"}),
+            ("text", "Done."),
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", second),
+            ("mcp", "resolve", {"action": "apply", "reason": "the second call"}),
+            ("text", "Done now."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "acceptEdits"])
+        finally:
+            model.stop()
+        requests = main_requests(model)
+        results = tool_results_anthropic(requests[-1])
+        assert "src/a.ts already has a pending preview" in results[2][1], results[2]
+        fed_back = stop_feedback(requests)
+        assert len(fed_back) == 2, fed_back
+        refusal = ("An edit refused in this session, because a preview of its file was pending, was never made "
+                   "again: src/a.ts (refused while ")
+        assert "A change staged in this session is still pending: " in fed_back[0], fed_back[0]
+        assert refusal in fed_back[0], fed_back[0]
+        assert "still pending" not in fed_back[1] and refusal in fed_back[1], fed_back[1]
+        assert (root / "src" / "a.ts").read_text() == "newApi(1);\nconst x = newApi(2, 3);\n"
+        assert pending(root) == []
+
+
 def test_claude_code_write_of_a_new_file_is_gated_then_applied():
     with tempfile.TemporaryDirectory() as tmp:
         root = new_repo(tmp)
@@ -212,7 +279,7 @@ def test_claude_code_write_of_a_new_file_is_gated_then_applied():
         ]
         model = Watching(script, root, ["src/new.ts"]).start()
         try:
-            run_claude(tmp, root, model)
+            run_claude(tmp, root, model, ACCEPT_EDITS)
         finally:
             model.stop()
         results = tool_results_anthropic(main_requests(model)[-1])
@@ -222,6 +289,159 @@ def test_claude_code_write_of_a_new_file_is_gated_then_applied():
         assert (root / "src" / "new.ts").read_text() == "export const made = 1;\n"
         entry = log_entries(root)[0]
         assert (entry["source"], entry["frontEnd"], entry["reason"]) == ("write", "hook:claude-code", "add the new module")
+
+
+def claude_results(model):
+    return tool_results_anthropic(main_requests(model)[-1])
+
+
+def test_claude_code_default_mode_stages_but_only_a_person_may_apply():
+    """Claude Code `-p` in its default mode would have asked the person before the Edit: the
+    gate stages it, the model's resolve is refused, and `staged resolve` (a person) applies it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("mcp", "resolve", {"action": "apply", "reason": "the model applies its own edit"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model)
+        finally:
+            model.stop()
+        results = claude_results(model)
+        assert [name for name, _, _ in results] == ["Read", "Edit", "mcp__staged__resolve"], results
+        ids = [p["id"] for p in pending(root)]
+        assert len(ids) == 1, ids
+        _, denied, _ = results[1]
+        assert ("Claude Code is in its default permission mode, in which it asks the person before an edit, "
+                f"so only a person may apply it: tell them it waits for them (`staged review`, or "
+                f"`staged resolve apply --id {ids[0]} --reason \"...\"` in the workspace).") in denied, denied
+        _, refused, is_error = results[2]
+        assert is_error and refused.startswith(
+            f"Only a person may apply {ids[0]} (Edit: src/a.ts (1 replacement)): it was staged while Claude Code "
+            "is in its default permission mode"), refused
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+        assert log_entries(root) == []
+        done = staged(root, "resolve", "apply", "--reason", "the person read the diff")
+        assert done.returncode == 0, done.stderr
+        assert (root / "src" / "a.ts").read_text() == EDITED
+
+
+def test_claude_code_plan_mode_denies_without_staging():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("mcp", "resolve", {"action": "apply", "reason": "apply it anyway"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "plan"])
+        finally:
+            model.stop()
+        results = claude_results(model)
+        assert [name for name, _, _ in results] == ["Read", "Edit", "mcp__staged__resolve"], results
+        _, denied, is_error = results[1]
+        assert is_error and ("staged refused this edit without staging it, and nothing was written: Claude Code is "
+                             "in plan mode, in which it makes no edits.") in denied, denied
+        assert "No pending action to resolve." in results[2][1], results[2]
+        assert pending(root) == []
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+
+
+# Claude Code 2.1.197's own tools, as it offers them to the model, and whether each edits a
+# file. A tool the client adds fails the test until it is classified here, and an editing tool
+# must be in the matcher the installer writes.
+CLAUDE_TOOLS_EDITING = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
+# Bash writes through the shell: the shell-writes issue's, not a file-editing tool.
+CLAUDE_TOOLS_OTHER = {
+    "Agent", "Bash", "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "Read",
+    "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill", "TaskCreate", "TaskGet", "TaskList", "TaskOutput",
+    "TaskStop", "TaskUpdate", "WebFetch", "WebSearch", "Workflow",
+}
+
+
+NOTEBOOK = {
+    "cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
+               "source": ["print(1)\n"]}],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+def test_claude_code_notebook_edits_never_go_through_and_every_editing_tool_is_matched():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        notebook = root / "a.ipynb"
+        notebook.write_text(json.dumps(NOTEBOOK, indent=1) + "\n")
+        before = notebook.read_text()
+        install(root, "claude-code")
+        settings = json.loads((root / ".claude" / "settings.json").read_text())
+        matchers = [group.get("matcher", "") for group in settings["hooks"]["PreToolUse"]]
+        matched = {name for m in matchers for name in m.split("|")}
+        script = [
+            ("tool", "Read", {"file_path": str(notebook)}),
+            ("tool", "NotebookEdit", {"notebook_path": str(notebook), "cell_id": "c1",
+                                      "new_source": "import os\nos.system('touch /tmp/pwned')", "edit_mode": "replace"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["a.ipynb"]).start()
+        try:
+            run_claude(tmp, root, model, ACCEPT_EDITS)
+        finally:
+            model.stop()
+        results = claude_results(model)
+        assert [name for name, _, _ in results] == ["Read", "NotebookEdit"], results
+        _, denied, is_error = results[1]
+        assert is_error and "staged refused this NotebookEdit without staging it, and nothing was written" in denied, denied
+        assert "edit its JSON with Edit" in denied, denied
+        assert notebook.read_text() == before
+        assert pending(root) == []
+        offered = {t["name"] for t in main_requests(model)[0].get("tools", []) if not t["name"].startswith("mcp__")}
+        unknown = offered - CLAUDE_TOOLS_EDITING - CLAUDE_TOOLS_OTHER
+        assert not unknown, f"Claude Code offers tools this test does not know; classify them: {sorted(unknown)}"
+        missed = (offered & CLAUDE_TOOLS_EDITING) - matched
+        assert not missed, f"editing tools the installed matcher misses: {sorted(missed)} (matchers {matchers})"
+
+
+def test_claude_code_cannot_rewrite_its_own_settings_through_the_gate():
+    """Even in bypassPermissions mode, a Write of .claude/settings.json is denied unstaged."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        settings_path = root / ".claude" / "settings.json"
+        before = settings_path.read_text()
+        widened = json.loads(before)
+        widened.setdefault("permissions", {}).setdefault("allow", []).append("Bash(*)")
+        script = [
+            ("tool", "Read", {"file_path": str(settings_path)}),
+            ("tool", "Write", {"file_path": str(settings_path), "content": json.dumps(widened)}),
+            ("mcp", "resolve", {"action": "apply", "reason": "allow every command"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, [".claude/settings.json"]).start()
+        try:
+            run_claude(tmp, root, model, ACCEPT_EDITS)
+        finally:
+            model.stop()
+        results = claude_results(model)
+        assert [name for name, _, _ in results] == ["Read", "Write", "mcp__staged__resolve"], results
+        _, denied, is_error = results[1]
+        assert is_error and ("staged refused this edit, and nothing was written: Refusing .claude/settings.json: "
+                             ".claude/ is Claude Code's settings, permissions and hooks") in denied, denied
+        assert "No pending action to resolve." in results[2][1], results[2]
+        assert settings_path.read_text() == before
+        assert pending(root) == []
 
 
 def test_claude_code_record_mode_logs_the_edit_and_undo_restores_it():
@@ -252,6 +472,44 @@ def test_claude_code_record_mode_logs_the_edit_and_undo_restores_it():
         assert (root / "src" / "a.ts").read_text() == SOURCE
 
 
+def test_claude_code_record_mode_undo_gives_back_the_bytes_of_a_crlf_file():
+    """Claude Code hands the hook `originalFile` with LF endings: undo must restore the bytes
+    that were on disk (CRLF, or mixed), not those."""
+    crlf = b"oldApi(1);\r\nconst x = oldApi(2, 3);\r\n"
+    mixed = b"oldApi(1);\r\nconst y = 2;\nz();\r\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        (root / "src" / "a.ts").write_bytes(crlf)
+        (root / "src" / "m.ts").write_bytes(mixed)
+        install(root, "claude-code", "--mode", "record")
+        script = []
+        for name in ("a.ts", "m.ts"):
+            path = str(root / "src" / name)
+            script += [
+                ("tool", "Read", {"file_path": path}),
+                ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                                  "replace_all": False}),
+            ]
+        script.append(("text", "Done."))
+        model = Watching(script, root, []).start()
+        try:
+            run_claude(tmp, root, model, ["--allowedTools", "Read,Edit"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit", "Read", "Edit"], results
+        assert not results[1][2] and not results[3][2], results
+        assert (root / "src" / "a.ts").read_bytes() == crlf.replace(b"oldApi(1);", b"newApi(1);")
+        entries = log_entries(root)
+        assert len(entries) == 2, entries
+        assert all(e["frontEnd"] == "hook:claude-code" for e in entries), entries
+        for _ in entries:
+            undo = staged(root, "undo", "--yes")
+            assert undo.returncode == 0, undo.stderr
+        assert (root / "src" / "a.ts").read_bytes() == crlf
+        assert (root / "src" / "m.ts").read_bytes() == mixed
+
+
 # --- Codex ---------------------------------------------------------------------------------
 
 
@@ -262,9 +520,11 @@ def codex_home_for(tmp):
     return home, codex_home
 
 
-def run_codex(tmp, root, model):
+def run_codex(tmp, root, model, mode="gate", installed_in=None, binary=None, before_run=None,
+              sandbox="danger-full-access"):
     """Writes the user's part of config.toml (the scripted provider), installs staged's hooks
-    into it, and runs `codex exec` without any hook-trust bypass."""
+    (in `mode`) into it (for `installed_in`, else `root`; by `binary`, else `staged_bin()`), and
+    runs `codex exec` in `root` without any hook-trust bypass (after `before_run(codex_home)`)."""
     home, codex_home = codex_home_for(tmp)
     (codex_home / "config.toml").write_text(f"""# the user's own settings
 model = "scripted"
@@ -272,7 +532,7 @@ model_provider = "scripted"
 model_catalog_json = {json.dumps(str(CATALOG))}
 check_for_update_on_startup = false
 approval_policy = "never"
-sandbox_mode = "danger-full-access"
+sandbox_mode = "{sandbox}"
 
 [analytics]
 enabled = false
@@ -288,8 +548,11 @@ env_key = "SCRIPTED_MODEL_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 """)
-    said = install(root, "codex", codex_home=codex_home)
-    assert "trusted: 2 hooks" in said, said
+    said = install(installed_in or root, "codex", "--mode", mode, codex_home=codex_home, binary=binary)
+    hooks = {"gate": 2, "record": 3}[mode]
+    assert f"trusted: {hooks} hooks" in said, said
+    if before_run is not None:
+        before_run(codex_home)
     env = {**base_env(home), "CODEX_HOME": str(codex_home), "SCRIPTED_MODEL_KEY": "scripted"}
     argv = [client_bin("codex"), "exec", "--skip-git-repo-check", "Rename the first oldApi call to newApi."]
     return run_client("codex", argv, env, root)
@@ -367,5 +630,312 @@ def test_codex_gate_denies_a_patch_it_cannot_stage_and_writes_nothing(codex_tmp)
     results = tool_results_responses(model.responses_main_requests()[-1])
     assert [name for name, _, _ in results] == ["apply_patch"], results
     assert "Command blocked by PreToolUse hook: staged refused this edit, and nothing was written: " in results[0][1], results
+    assert (root / "src" / "a.ts").read_text() == SOURCE
+    assert pending(root) == []
+
+
+# --- When staged cannot run, or the folder is not the one installed (issue 32: 18, 20) -----
+
+
+MISSING = "staged's hook could not run (exit 127), so this tool call is refused and nothing was written. "
+
+
+def installed_by_a_copy(tmp):
+    """A copy of staged for the installer to name; the test deletes it (`cargo clean`)."""
+    copy = Path(tmp) / "bin" / "staged"
+    copy.parent.mkdir()
+    shutil.copy2(staged_bin(), copy)
+    return copy
+
+
+def test_claude_code_blocks_the_edit_when_the_hooked_staged_is_missing():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        copy = installed_by_a_copy(tmp)
+        install(root, "claude-code", binary=copy)
+        # The MCP server still runs (the scripted model acts once it is offered); the binary
+        # the hooks name is gone.
+        mcp = json.loads((root / ".mcp.json").read_text())
+        mcp["mcpServers"]["staged"]["command"] = str(staged_bin())
+        (root / ".mcp.json").write_text(json.dumps(mcp))
+        copy.unlink()
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "acceptEdits"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit"], results
+        _, blocked, is_error = results[1]
+        assert is_error and MISSING in blocked, results[1]
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+
+
+def test_codex_blocks_the_patch_when_the_hooked_staged_is_missing(codex_tmp):
+    root = new_repo(codex_tmp)
+    copy = installed_by_a_copy(codex_tmp)
+
+    def remove_the_binary(codex_home):
+        config = codex_home / "config.toml"
+        config.write_text(config.read_text().replace(f'command = "{copy}"', f'command = "{staged_bin()}"'))
+        copy.unlink()
+
+    script = [("custom", "apply_patch", PATCH), ("text", "Done.")]
+    model = Watching(script, root, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, binary=copy, before_run=remove_the_binary)
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch"], results
+    # Codex runs the command with bash, whose own "No such file or directory" comes first.
+    assert results[0][1].startswith("Command blocked by PreToolUse hook: "), results
+    assert MISSING in results[0][1], results
+    assert (root / "src" / "a.ts").read_text() == SOURCE
+
+
+def test_codex_hooks_let_edits_through_in_a_folder_they_were_not_installed_in(codex_tmp):
+    installed = new_repo(codex_tmp)
+    elsewhere = Path(codex_tmp) / "elsewhere"
+    (elsewhere / "src").mkdir(parents=True)
+    (elsewhere / "src" / "a.ts").write_text(SOURCE)
+    elsewhere = elsewhere.resolve()
+    script = [("custom", "apply_patch", PATCH), ("text", "Done.")]
+    model = Watching(script, elsewhere, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, elsewhere, model, installed_in=installed)
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch"], results
+    assert "blocked" not in results[0][1], results
+    assert (elsewhere / "src" / "a.ts").read_text() == EDITED, "Codex applied its own patch"
+    assert not (elsewhere / ".staged").exists()
+    assert not (installed / ".staged").exists()
+
+
+def test_claude_code_local_install_gates_from_the_persons_own_files():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        config = Path(tmp) / "home" / ".claude"
+        config.mkdir(parents=True)
+        install(root, "claude-code", "--local", claude_config=config)
+        assert not (root / ".mcp.json").exists() or "staged" not in (root / ".mcp.json").read_text()
+        assert not (root / ".claude" / "settings.json").exists()
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("mcp", "resolve", {"action": "apply", "reason": "the first call moves to newApi"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "acceptEdits"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit", "mcp__staged__resolve"], results
+        assert results[1][2] and "staged holds this edit as a preview" in results[1][1], results[1]
+        assert model.seen[2]["src/a.ts"] == SOURCE, model.seen
+        assert "Applied Edit: src/a.ts (1 replacement)." in results[2][1], results[2]
+        assert (root / "src" / "a.ts").read_text() == EDITED
+
+
+def test_claude_code_denies_an_edit_whose_work_runs_out_of_memory():
+    """Issue 32, finding 7: a 210 KB file and an Edit whose preview needs hundreds of MB (70,000
+    replacements of `a` by 400 bytes: 28 MB of changes, within the 32 MiB a preview may hold),
+    under a memory limit the hook was started with (400 MB). The worker aborts; before, the hook
+    died with no reply and Claude Code ran the Edit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        text = "ab\n" * 70_000
+        (root / "src" / "mid.txt").write_text(text)
+        install(root, "claude-code")
+        settings_path = root / ".claude" / "settings.json"
+        settings = json.loads(settings_path.read_text())
+        for group in settings["hooks"]["PreToolUse"]:
+            for hook in group["hooks"]:
+                hook["command"] = "ulimit -v 400000 && " + hook["command"]
+        settings_path.write_text(json.dumps(settings))
+        path = str(root / "src" / "mid.txt")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "a", "new_string": "b" * 400, "replace_all": True}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/mid.txt"]).start()
+        try:
+            run_claude(tmp, root, model, ["--permission-mode", "acceptEdits"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit"], results
+        _, denied, is_error = results[1]
+        assert is_error, results[1]
+        assert ("staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the "
+                "work needs more than the 390 MiB of memory it may take), so it refuses the tool call; nothing was "
+                "written.") in denied, denied
+        assert (root / "src" / "mid.txt").read_text() == text
+        assert pending(root) == []
+
+
+class PersonEdits(Watching):
+    """A scripted model during whose turn a person edits `src/a.ts` and creates
+    `src/person.ts`, just after Codex answered the first tool call."""
+
+    def _responses(self, body):
+        if len(self.seen) == 1:
+            (self.root / "src" / "a.ts").write_text("person(1);\n")
+            (self.root / "src" / "person.ts").write_text("made by a person\n")
+        return super()._responses(body)
+
+
+def test_codex_record_mode_never_logs_a_failed_patch_or_a_persons_edit_as_codexs(codex_tmp):
+    """A patch Codex fails to apply writes nothing and fires no PostToolUse; a person edits the
+    file it named during the turn. The Stop must not log the person's edit as Codex's (an undo
+    would revert it), while the shell patch that did run is logged and undone."""
+    root = new_repo(codex_tmp)
+    bad = "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-notInTheFile();\n+x();\n*** End Patch\n"
+    add = "*** Begin Patch\n*** Add File: src/b.ts\n+export const b = 1;\n*** End Patch\n"
+    script = [
+        ("custom", "apply_patch", bad),
+        ("tool", "exec_command", {"cmd": f"apply_patch <<'EOF'\n{add}EOF\n"}),
+        ("text", "Done."),
+    ]
+    model = PersonEdits(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, mode="record")
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "exec_command"], results
+    assert "verification failed" in results[0][1] or "Failed to find" in results[0][1], results[0]
+    assert (root / "src" / "b.ts").read_text() == "export const b = 1;\n", "Codex applied the shell patch"
+    entries = log_entries(root)
+    assert len(entries) == 1, entries
+    entry = entries[0]
+    assert (entry["frontEnd"], entry["source"], entry["label"]) == ("hook:codex", "apply_patch", "Patch: 1 file (1 added)"), entry
+    assert "src/a.ts" not in entry["diff"], entry["diff"]
+    undo = staged(root, "undo", "--yes")
+    assert undo.returncode == 0, undo.stderr
+    assert not (root / "src" / "b.ts").exists()
+    assert staged(root, "undo", "--yes").returncode != 0, "nothing else to undo"
+    assert (root / "src" / "a.ts").read_text() == "person(1);\n"
+    assert (root / "src" / "person.ts").read_text() == "made by a person\n"
+
+
+def test_codex_shell_has_no_apply_patch_on_path_and_a_wrapped_run_is_refused(codex_tmp):
+    """In Codex 0.171's shell `apply_patch` is not on PATH (the README says so); a command that
+    runs it after a wrapper (`timeout 10 apply_patch < f`) is refused whole by the gate."""
+    root = new_repo(codex_tmp)
+    (root / "fix.patch").write_text(PATCH)
+    script = [
+        ("tool", "exec_command", {"cmd": "command -v apply_patch applypatch; echo rc=$?"}),
+        ("tool", "exec_command", {"cmd": "timeout 10 apply_patch < fix.patch"}),
+        ("tool", "exec_command", {"cmd": "\\apply_patch < fix.patch"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model)
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["exec_command"] * 3, results
+    assert "rc=1" in results[0][1] and "/apply_patch" not in results[0][1], results[0]
+    for _, text, _ in results[1:]:
+        assert "Command blocked by PreToolUse hook: staged refused this edit, and nothing was written: this shell command runs apply_patch" in text, text
+    assert (root / "src" / "a.ts").read_text() == SOURCE
+    assert pending(root) == []
+
+
+def test_codex_stop_hook_holds_the_rest_of_a_partial_apply(codex_tmp):
+    """The model applies one file of a two-file patch (`extra.files`); the rest stays pending
+    under a new id, and the Stop hook holds the turn for it."""
+    root = new_repo(codex_tmp)
+    (root / "src" / "b.ts").write_text("oldApi(9);\n")
+    two = ("*** Begin Patch\n*** Update File: src/a.ts\n@@\n-oldApi(1);\n+newApi(1);\n"
+           "*** Update File: src/b.ts\n@@\n-oldApi(9);\n+newApi(9);\n*** End Patch\n")
+    script = [
+        ("custom", "apply_patch", two),
+        ("mcp", "resolve", {"action": "apply", "reason": "only a.ts for now", "extra": {"files": ["src/a.ts"]}}),
+        ("text", "All done."),
+        ("mcp", "resolve", {"action": "discard", "reason": "b.ts stays as it is"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model)
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    requests = model.responses_main_requests()
+    held = [json.dumps(r["input"][-1]) for r in requests
+            if "A change staged in this session is still pending: " in json.dumps(r["input"][-1])]
+    assert held, [r["input"][-1] for r in requests]
+    assert "(Patch: 1 file (1 updated))" in held[0], held[0]
+    results = tool_results_responses(requests[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "resolve", "resolve"], results
+    assert "The rest stays pending as the newest preview: " in results[1][1], results[1]
+    assert (root / "src" / "a.ts").read_text() == EDITED
+    assert (root / "src" / "b.ts").read_text() == "oldApi(9);\n"
+    assert pending(root) == []
+
+
+GIT_CONFIG_PATCH = ("*** Begin Patch\n*** Update File: .git/config\n@@\n [core]\n"
+                    "+\tfsmonitor = \"touch pwned\"\n*** End Patch\n")
+
+
+def test_codex_gate_never_grants_what_its_sandbox_would_not(codex_tmp):
+    """workspace-write: a patch of .git/config is denied unstaged; read-only: so is src/a.ts."""
+    root = new_repo(codex_tmp)
+    (root / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    script = [
+        ("custom", "apply_patch", GIT_CONFIG_PATCH),
+        ("mcp", "resolve", {"action": "apply", "reason": "add the monitor"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, [".git/config"]).start()
+    try:
+        run_codex(codex_tmp, root, model, sandbox="workspace-write")
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "resolve"], results
+    assert ("staged refused this edit, and nothing was written: Refusing .git/config: .git/ is git's own folder"
+            in results[0][1]), results[0]
+    assert "No pending action to resolve." in results[1][1], results[1]
+    assert (root / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
+    assert pending(root) == []
+
+
+def test_codex_read_only_sandbox_denies_without_staging(codex_tmp):
+    root = new_repo(codex_tmp)
+    script = [
+        ("custom", "apply_patch", PATCH),
+        ("mcp", "resolve", {"action": "apply", "reason": "apply the rename"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, sandbox="read-only")
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "resolve"], results
+    assert ("staged refused this patch without staging it, and nothing was written: Codex runs with a `read-only` "
+            "sandbox (sandbox_mode in CODEX_HOME/config.toml) and never asks for approval") in results[0][1], results[0]
+    assert "No pending action to resolve." in results[1][1], results[1]
     assert (root / "src" / "a.ts").read_text() == SOURCE
     assert pending(root) == []
