@@ -410,6 +410,11 @@ impl AstEditAction {
                 .collect(),
             undo: Some(undo_data(&preview)),
             remainder,
+            texts: preview
+                .files
+                .iter()
+                .filter_map(|f| f.contents.as_ref().map(|c| c.original.clone()))
+                .collect(),
         };
         // The origin lets start-up recovery retire this preview if a crash interrupts the
         // apply after its commit point; the record is prepared under the journal's id.

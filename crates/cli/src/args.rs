@@ -71,6 +71,9 @@ pub(crate) enum Command {
     /// Revert an applied entry of the log: by default the newest one not reverted yet, so undo
     /// run again walks back one apply at a time; undoing an undo redoes it.
     Undo(UndoArgs),
+    /// Review an agent session like a pull request: its net change as one diff, keep or
+    /// revert each file or hunk, in any order, with a reason its model is told.
+    Session(SessionArgs),
     /// Redo the newest undo (made since the last apply); run again, it walks forward.
     Redo(RedoArgs),
     /// Serve staged to MCP clients (Claude Code, Codex, Cursor, goose, ...): stdio by default.
@@ -450,6 +453,48 @@ pub(crate) struct UndoArgs {
     /// Do not show the diff and ask first (at a terminal, undo asks).
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SessionArgs {
+    #[command(subcommand)]
+    pub(crate) command: SessionCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionCommand {
+    /// The sessions, newest first: client, title, times, files, entries, pending previews and
+    /// review progress.
+    List,
+    /// A session's net change as one diff (`git apply` takes it), hunks numbered as `staged
+    /// show` numbers them; the newest session when S is absent.
+    Show {
+        /// The session (`S3` or `3`; see `staged session list`).
+        #[arg(value_name = "S")]
+        session: Option<String>,
+    },
+    /// Revert hunks of a session's change on the files as they are now: all or nothing, one
+    /// log entry `staged undo` can undo.
+    Revert(SessionPickArgs),
+    /// Mark hunks of a session's change reviewed and kept.
+    Keep(SessionPickArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SessionPickArgs {
+    /// The session (`S3` or `3`); the newest when absent.
+    #[arg(value_name = "S")]
+    pub(crate) session: Option<String>,
+    /// Only these: files, folders, globs, or FILE:HUNKS (`src/a.ts:2,3`), numbered as `staged
+    /// session show` prints them. Paths are relative to the current directory.
+    #[arg(long, num_args = 1.., value_name = "PATH")]
+    pub(crate) only: Vec<String>,
+    /// All but these (files, folders, globs, FILE:HUNKS).
+    #[arg(long, num_args = 1.., value_name = "PATH")]
+    pub(crate) except: Vec<String>,
+    /// Why; recorded, and told to the session's model. Required for a revert.
+    #[arg(long)]
+    pub(crate) reason: Option<String>,
 }
 
 #[derive(Debug, Args)]

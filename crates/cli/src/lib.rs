@@ -53,6 +53,7 @@ where
         Command::Show(args) => cmd::show::run(&cli.global, args, &out),
         Command::Review => review::run(&cli.global, &out),
         Command::Log(args) => cmd::log::run(&cli.global, args, &out),
+        Command::Session(args) => cmd::session::run(&cli.global, args, &out),
         Command::Undo(args) => cmd::undo::run(&cli.global, args, &out),
         Command::Redo(args) => cmd::undo::redo(&cli.global, args, &out),
         Command::Mcp(args) => mcp::run(&cli.global, args),

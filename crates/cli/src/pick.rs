@@ -64,6 +64,26 @@ pub(crate) fn extra_of(
     typed_except: &[String],
     id: &str,
 ) -> anyhow::Result<Option<JsonObject>> {
+    let keep = keep_of(files, only, typed_only, except, typed_except, id)?;
+    if keep.iter().all(Option::is_none) {
+        bail!("--except leaves nothing of the preview to apply; to drop it all, discard it");
+    }
+    extra_of_kept(files, &keep)
+}
+
+/// What `only` and `except` pick of each of `files`: `None` nothing, `Some(None)` the whole
+/// file, `Some(Some(hunks))` those hunks (1-based).
+///
+/// # Errors
+/// As [`extra_of`].
+pub(crate) fn keep_of(
+    files: &[PartFile],
+    only: &[String],
+    typed_only: &[String],
+    except: &[String],
+    typed_except: &[String],
+    id: &str,
+) -> anyhow::Result<Vec<Option<Option<BTreeSet<u64>>>>> {
     let only: Vec<Pattern<'_>> = only
         .iter()
         .zip(typed_only)
@@ -125,12 +145,17 @@ pub(crate) fn extra_of(
             keep[idx] = (!set.is_empty()).then_some(Some(set));
         }
     }
-    if keep.iter().all(Option::is_none) {
-        bail!("--except leaves nothing of the preview to apply; to drop it all, discard it");
-    }
+    Ok(keep)
+}
+
+/// The `extra` of a partial apply that writes `keep` of `files` (see [`keep_of`]).
+fn extra_of_kept(
+    files: &[PartFile],
+    keep: &[Option<Option<BTreeSet<u64>>>],
+) -> anyhow::Result<Option<JsonObject>> {
     let mut whole = Vec::new();
     let mut hunks = Vec::new();
-    for (file, kept) in files.iter().zip(&keep) {
+    for (file, kept) in files.iter().zip(keep) {
         match kept {
             None => {}
             Some(None) => whole.push(file.path.clone()),

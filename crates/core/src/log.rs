@@ -193,6 +193,11 @@ pub struct LogRecord {
     pub front_end: String,
     /// For an undo: the log entry it reverts.
     pub reverts: Option<u64>,
+    /// The texts the written files had before this entry wrote them (read from disk by the
+    /// writer, so it costs nothing more): the store keeps those its log cannot rebuild, where a
+    /// file changed outside staged since the log last wrote it, so that a session's history
+    /// reaches across such changes. Never read back: a log entry read from the store has none.
+    pub texts: Vec<String>,
 }
 
 impl LogRecord {
@@ -220,6 +225,7 @@ impl LogRecord {
             undo: None,
             front_end: front_end.to_string(),
             reverts: None,
+            texts: Vec::new(),
         }
     }
 
@@ -232,6 +238,7 @@ impl LogRecord {
         self.diff.clone_from(&change.diff);
         self.files.clone_from(&change.files);
         self.undo.clone_from(&change.undo);
+        self.texts.clone_from(&change.texts);
         self
     }
 }
@@ -271,6 +278,8 @@ pub struct AppliedChange {
     pub undo: Option<serde_json::Value>,
     /// What stays pending after a partial apply.
     pub remainder: Option<Arc<dyn PendingAction>>,
+    /// The texts the written files had before (see [`LogRecord::texts`]).
+    pub texts: Vec<String>,
 }
 
 impl fmt::Debug for AppliedChange {

@@ -374,6 +374,7 @@ impl Session {
                             record.diff = change.diff;
                             record.files = change.files;
                             record.undo = change.undo;
+                            record.texts = change.texts;
                         } else {
                             record.diff =
                                 action.details().and_then(crate::preview_diff).map(str::to_owned);

@@ -91,6 +91,9 @@ pub struct HookEvent {
     /// `Stop`: whether the client already continued because of a Stop hook.
     #[serde(default)]
     pub stop_hook_active: Option<bool>,
+    /// `UserPromptSubmit`: the person's prompt (its first line titles the session).
+    #[serde(default)]
+    pub prompt: Option<String>,
 }
 
 impl HookEvent {
@@ -117,6 +120,13 @@ pub enum Reply {
     Deny(String),
     /// `Stop`: the turn does not end; the model gets this reason and another turn.
     Block(String),
+    /// `UserPromptSubmit`, `PostToolUse`: the model gets this text with its next request.
+    Context {
+        /// The event answered.
+        event: String,
+        /// The text.
+        text: String,
+    },
 }
 
 impl Reply {
@@ -133,6 +143,7 @@ impl Reply {
                 }
             })),
             Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
+            Reply::Context { event, text } => Some(crate::session::context_json(event, text)),
         }
     }
 }

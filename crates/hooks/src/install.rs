@@ -154,7 +154,13 @@ enum FailSafe {
 
 impl FailSafe {
     fn for_event(event: &str) -> FailSafe {
-        if event == "PreToolUse" { FailSafe::Block } else { FailSafe::Pass }
+        match event {
+            "PreToolUse" => FailSafe::Block,
+            "Stop" => FailSafe::Pass,
+            // A prompt hook that fails must not hold the prompt: its exit status (not 2)
+            // lets the prompt through, and the person sees the error.
+            _ => FailSafe::None,
+        }
     }
 }
 
@@ -323,6 +329,9 @@ fn install_claude(target: &Target, uninstall: bool) -> Result<Vec<String>, Insta
         let command = |event| hook_command(&target.staged, client, target.mode, &[], event);
         let pre = command("PreToolUse");
         add_hook(&mut settings, "PreToolUse", Some(CLAUDE_MATCHER), &pre, &settings_path)?;
+        // A prompt titles the session and carries a person's notices to the model.
+        let prompt = command("UserPromptSubmit");
+        add_hook(&mut settings, "UserPromptSubmit", None, &prompt, &settings_path)?;
         match target.mode {
             Mode::Gate => add_hook(&mut settings, "Stop", None, &command("Stop"), &settings_path)?,
             Mode::Record => add_hook(
@@ -452,6 +461,8 @@ fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<String>, Instal
             add_hook(&mut hooks, "PostToolUse", Some(CODEX_MATCHER), &post, &hooks_path)?;
         }
         add_hook(&mut hooks, "Stop", None, &command("Stop"), &hooks_path)?;
+        let prompt = command("UserPromptSubmit");
+        add_hook(&mut hooks, "UserPromptSubmit", None, &prompt, &hooks_path)?;
         if !uninstall {
             set_mcp_server(&mut config, &target.staged, &config_path)?;
         }

@@ -33,6 +33,7 @@ mod gate;
 pub mod install;
 mod permission;
 mod record;
+mod session;
 mod shell;
 mod state;
 mod stop;
@@ -119,7 +120,8 @@ pub fn handle_in(
         }
     };
     ws.session().set_front_end(staged_core::FrontEnd::Hook(client.name().to_owned()));
-    match (mode, event.hook_event_name.as_str()) {
+    let number = session::enter(client, &event, &ws);
+    let mut outcome = match (mode, event.hook_event_name.as_str()) {
         (Mode::Gate, "PreToolUse") => {
             gate::pre_tool_use(client, &event, &ws, &cwd, &session_dir, codex_home)
         }
@@ -128,7 +130,9 @@ pub fn handle_in(
         (Mode::Record, "PostToolUse") => record::post_tool_use(client, &event, &ws, &cwd),
         (Mode::Record, "Stop") => record::stop(client, &event, &ws),
         _ => Outcome::reply(Reply::Nothing),
-    }
+    };
+    outcome.reply = session::with_notices(&event, &ws, number, outcome.reply);
+    outcome
 }
 
 /// The `hook_event_name` of an event, read without building the rest of it (the other fields

@@ -396,6 +396,7 @@ fn finish(
             tool_use_id: Some(call),
             permission_mode: None,
             stop_hook_active: None,
+            prompt: None,
         };
         match record_snapshot(ws, &event, &snapshot) {
             Ok(mut more) => notes.append(&mut more),
@@ -537,6 +538,7 @@ fn log(
     record.diff = Some(diff);
     record.files = files;
     record.undo = Some(UndoData::of(ops).to_value());
+    record.texts = before.values().cloned().collect();
     ws.store().log_record(record).map_err(|err| err.to_string())?;
     Ok(Vec::new())
 }

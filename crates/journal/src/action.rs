@@ -296,6 +296,7 @@ impl ChangeAction {
             files: checked.files.clone(),
             undo: Some(checked.undo.to_value()),
             remainder: split.rest.map(|action| Arc::new(action) as Arc<dyn PendingAction>),
+            texts: checked.texts.clone(),
         };
         let prune: Vec<staged_fs::RelPath> = Vec::new();
         let origin = retirement.id().map(ToString::to_string);

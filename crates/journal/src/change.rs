@@ -271,6 +271,8 @@ pub struct Checked {
     pub files: Vec<FileChange>,
     /// What undoes it.
     pub undo: UndoData,
+    /// The text of each file read, before (see [`staged_core::LogRecord::texts`]).
+    pub texts: Vec<String>,
 }
 
 /// Whether a [`check`] failed because the preview is stale or because of an error.
@@ -301,11 +303,15 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
     let mut files = Vec::new();
     let mut applied = Vec::new();
     let mut dirs = Vec::new();
+    let mut texts = Vec::new();
     for op in ops {
         let text = match op.source() {
             Some(path) => Some(read_checked(workspace, path, expected_fingerprint(op))?),
             None => None,
         };
+        if let Some((text, _)) = &text {
+            texts.push(text.clone());
+        }
         for path in op.paths().filter(|p| Some(*p) != op.source()) {
             let rel = rel(workspace, path)?;
             if exists(workspace, &rel)? {
@@ -403,6 +409,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
         diff,
         files,
         undo: UndoData { version: UNDO_DATA_VERSION, ops: applied, dirs },
+        texts,
     })
 }
 

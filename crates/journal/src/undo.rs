@@ -46,6 +46,8 @@ pub struct UndoPlan {
     undo: UndoData,
     prune: Vec<RelPath>,
     written: usize,
+    /// The text of each file read, before the undo writes it.
+    texts: Vec<String>,
 }
 
 /// Format 1 of the undo data: what `ast_edit` wrote before format 2, edits only.
@@ -132,7 +134,11 @@ pub fn plan(workspace: &ConfinedRoot, entry: &LogEntry) -> Result<UndoPlan, Stri
         );
     }
     let before_of = |path: &str| hash_of(path).map(|h| h.before.clone());
+    let mut texts = Vec::new();
     for (op, current) in ops.iter().zip(read) {
+        if let Some((text, _)) = &current {
+            texts.push(text.clone());
+        }
         let (text, mode) = current.unwrap_or_default();
         match op {
             Applied::Update { path, edits } => {
@@ -244,6 +250,7 @@ pub fn plan(workspace: &ConfinedRoot, entry: &LogEntry) -> Result<UndoPlan, Stri
         undo: UndoData { version: crate::change::UNDO_DATA_VERSION, ops: inverse_ops, dirs },
         prune,
         written,
+        texts,
     })
 }
 
@@ -290,12 +297,73 @@ pub fn undo_observed(
         files: plan.files,
         undo: Some(plan.undo.to_value()),
         remainder: None,
+        texts: plan.texts,
     };
+    commit_logged(
+        workspace,
+        &plan.steps,
+        &plan.prune,
+        &change,
+        retirement,
+        cancel,
+        observer,
+        &refuse,
+    )
+}
+
+/// Reverts log entry `seq` (`label`) by writing `checked`: what reverts its own changes on the
+/// files as they are now, when later entries or other writers changed other parts of them
+/// (worked out by the caller from the log). Recorded as the undo `retirement` holds; nothing
+/// is written when a file changed since `checked` read it.
+///
+/// # Errors
+/// As [`undo_observed`].
+pub fn undo_checked(
+    workspace: &ConfinedRoot,
+    seq: u64,
+    label: &str,
+    checked: crate::change::Checked,
+    retirement: &Retirement,
+    cancel: &CancelToken,
+) -> Result<ToolResult, ActionError> {
+    let refuse = |why: &str| {
+        ToolResult::error(format!(
+            "Cannot undo log entry {seq} ({label}): {why}. Nothing was written."
+        ))
+    };
+    let n_files = plural(checked.undo.ops.len(), "file");
+    let text = format!(
+        "Undid log entry {seq} ({label}): its own lines in {n_files} restored; later changes to other lines kept."
+    );
+    let change = AppliedChange {
+        result: text,
+        label: None,
+        diff: Some(checked.diff.clone()),
+        files: checked.files.clone(),
+        undo: Some(checked.undo.to_value()),
+        remainder: None,
+        texts: checked.texts.clone(),
+    };
+    commit_logged(workspace, &checked.steps, &[], &change, retirement, cancel, &mut |_| {}, &refuse)
+}
+
+/// Commits `steps` through the journal, preparing `change` as `retirement`'s record first.
+#[allow(clippy::too_many_arguments, reason = "the parts of one commit, each used once")]
+fn commit_logged(
+    workspace: &ConfinedRoot,
+    steps: &[Step],
+    prune: &[RelPath],
+    change: &AppliedChange,
+    retirement: &Retirement,
+    cancel: &CancelToken,
+    observer: &mut dyn FnMut(CommitStep),
+    refuse: &dyn Fn(&str) -> ToolResult,
+) -> Result<ToolResult, ActionError> {
     if cancel.is_cancelled() {
         return Err(ActionError::Cancelled);
     }
     let mut prepare = |key: &str| {
-        retirement.prepare(key, &change).map_err(|err| {
+        retirement.prepare(key, change).map_err(|err| {
             format!("the resolve log could not record the undo, so nothing was written: {err}")
         })
     };
@@ -303,14 +371,14 @@ pub fn undo_observed(
     let mut retire = || retirement.retire().is_ok();
     let options = CommitOptions {
         origin: None,
-        prune: &plan.prune,
+        prune,
         prepare: Some(&mut prepare),
         abandon: Some(&mut abandon),
         retire: Some(&mut retire),
         observer: Some(observer),
     };
-    match commit(workspace, &plan.steps, options) {
-        Ok(_) => Ok(ToolResult::text(text)),
+    match commit(workspace, steps, options) {
+        Ok(_) => Ok(ToolResult::text(change.result.clone())),
         Err(JournalError::Drifted(path) | JournalError::Appeared(path)) => {
             Ok(refuse(&format!("1 file changed since it was written: {path}")))
         }
@@ -349,6 +417,14 @@ impl UndoHandler for ChangeUndo {
         .await
         .map_err(|err| ActionError::other(format!("undo worker failed: {err}")))?
     }
+}
+
+/// What a log entry's undo data says it did to each file (format 1 or 2).
+///
+/// # Errors
+/// Why the undo data cannot be read.
+pub fn undo_ops(data: &serde_json::Value) -> Result<Vec<Applied>, String> {
+    parse(data).map(|data| data.ops)
 }
 
 /// Undo data in format 1 or 2, as format 2.

@@ -217,6 +217,7 @@ impl PendingAction for PluginAction {
             files: Vec::new(),
             undo: Some(serde_json::json!({ PLUGIN_PAYLOAD_KEY: serde_json::to_value(data).ok()? })),
             remainder: None,
+            texts: Vec::new(),
         })
     }
 

@@ -13,10 +13,12 @@ pub mod history;
 pub mod hunks;
 pub mod net;
 pub mod process;
+pub mod review;
 
 pub use crate::{
     files::{FileKind, SessionError, SessionFile, session_files},
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
     hunks::{FileDiff, Hunk, RevertError, file_diff, file_diff_as, origin_text, revert_edits},
     net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
+    review::{Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, revert_ops},
 };

@@ -42,7 +42,7 @@ const KEEP_SETTING: &str = "log_keep";
 /// was deleted by hand; retention drops it.
 const PREPARED_MAX_AGE_MS: i64 = 7 * 24 * 3600 * 1000;
 
-const LOG_COLUMNS: &str = "seq, pending_id, label, source_tool, outcome, action, reason, extra, result, diff, files, undo, front_end, reverts, at_ms, \
+pub(crate) const LOG_COLUMNS: &str = "seq, pending_id, label, source_tool, outcome, action, reason, extra, result, diff, files, undo, front_end, reverts, at_ms, \
      (SELECT r.seq FROM log AS r WHERE r.reverts = log.seq AND r.done = 1 ORDER BY r.seq LIMIT 1), log.session";
 
 /// Creates the log's tables (schema 3) inside the migration's transaction.
@@ -184,7 +184,7 @@ fn read_keep(conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
 }
 
 /// Reads one log row (see [`LOG_COLUMNS`]); a blob that does not decode reads as empty.
-fn read_entry(row: &rusqlite::Row<'_>, with_diff: bool) -> rusqlite::Result<LogEntry> {
+pub(crate) fn read_entry(row: &rusqlite::Row<'_>, with_diff: bool) -> rusqlite::Result<LogEntry> {
     let seq: i64 = row.get(0)?;
     let outcome: String = row.get(4)?;
     let action: String = row.get(5)?;
@@ -213,6 +213,7 @@ fn read_entry(row: &rusqlite::Row<'_>, with_diff: bool) -> rusqlite::Result<LogE
         undo,
         front_end: row.get(12)?,
         reverts: reverts.and_then(|s| u64::try_from(s).ok()),
+        texts: Vec::new(),
     };
     Ok(LogEntry {
         seq: u64::try_from(seq).unwrap_or_default(),
@@ -317,6 +318,7 @@ impl SqliteStore {
             return Ok(None);
         }
         insert_record(&tx, &encoded, None, true).map_err(|err| self.err(err))?;
+        crate::sessions::keep_before_texts(&tx, record).map_err(StoreError::backend)?;
         prune(&tx).map_err(|err| self.err(err))?;
         let len = pending_len(&tx).map_err(|err| self.err(err))?;
         tx.commit().map_err(|err| self.err(err))?;
@@ -331,6 +333,7 @@ impl SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|err| self.err(err))?;
         insert_record(&tx, &encoded, None, true).map_err(|err| self.err(err))?;
+        crate::sessions::keep_before_texts(&tx, record).map_err(StoreError::backend)?;
         prune(&tx).map_err(|err| self.err(err))?;
         tx.commit().map_err(|err| self.err(err))
     }
@@ -381,8 +384,9 @@ impl SqliteStore {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|err| self.err(err))?;
-        if let Some(encoded) = &encoded {
+        if let (Some(encoded), Some(record)) = (&encoded, record) {
             insert_record(&tx, encoded, Some(key), false).map_err(|err| self.err(err))?;
+            crate::sessions::keep_before_texts(&tx, record).map_err(StoreError::backend)?;
         }
         if let Some((source, label, stored)) = &remainder {
             tx.execute(

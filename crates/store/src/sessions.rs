@@ -111,7 +111,11 @@ pub(crate) fn migrate(tx: &Transaction<'_>) -> rusqlite::Result<()> {
              at_ms INTEGER NOT NULL,
              delivered_ms INTEGER
          );
-         CREATE INDEX IF NOT EXISTS notices_session ON notices (session, delivered_ms);",
+         CREATE INDEX IF NOT EXISTS notices_session ON notices (session, delivered_ms);
+         CREATE TABLE IF NOT EXISTS heads (
+             path TEXT PRIMARY KEY,
+             hash TEXT
+         );",
     )?;
     for (table, column) in [("pending", "session"), ("log", "session"), ("remainder", "session")] {
         if !has_column(tx, table, column)? {
@@ -396,6 +400,59 @@ impl SqliteStore {
         Ok(taken.into_iter().map(|(_, text)| text).collect())
     }
 
+    /// The finished log entries from `first` on, oldest first, with their undo data and without
+    /// their diffs: what a history of the files they wrote is read from.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn entries_from(&self, first: u64) -> Result<Vec<staged_core::LogEntry>, StoreError> {
+        let conn = lock(&self.conn);
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {} FROM log WHERE done = 1 AND seq >= ?1 ORDER BY seq",
+                crate::log::LOG_COLUMNS
+            ))
+            .map_err(|err| self.err(err))?;
+        stmt.query_map([i64::try_from(first).unwrap_or(i64::MAX)], |row| {
+            crate::log::read_entry(row, false)
+        })
+        .map_err(|err| self.err(err))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| self.err(err))
+    }
+
+    /// How many finished log entries session `number` has.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn entry_count_of(&self, number: u64) -> Result<usize, StoreError> {
+        let conn = lock(&self.conn);
+        let n: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM log WHERE done = 1 AND session = ?1",
+                [i64::try_from(number).unwrap_or(i64::MAX)],
+                |row| row.get(0),
+            )
+            .map_err(|err| self.err(err))?;
+        Ok(usize::try_from(n).unwrap_or_default())
+    }
+
+    /// The first finished log entry of session `number`, if it has one.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn first_entry_of(&self, number: u64) -> Result<Option<u64>, StoreError> {
+        let conn = lock(&self.conn);
+        let seq: Option<i64> = conn
+            .query_row(
+                "SELECT MIN(seq) FROM log WHERE done = 1 AND session = ?1",
+                [i64::try_from(number).unwrap_or(i64::MAX)],
+                |row| row.get(0),
+            )
+            .map_err(|err| self.err(err))?;
+        Ok(seq.and_then(|s| u64::try_from(s).ok()))
+    }
+
     /// Acts for `scope` from now on.
     pub fn set_scope(&self, scope: SessionScope) {
         *lock(&self.scope) = scope;
@@ -405,6 +462,46 @@ impl SqliteStore {
     pub fn scope(&self) -> SessionScope {
         *lock(&self.scope)
     }
+}
+
+/// Keeps, in `tx`, the texts of `record` its log cannot rebuild: a file's text before the entry
+/// when it is not what the log last wrote to that path (the file's first write, or one after a
+/// change made outside staged). `heads` holds, per path, the hash the log last left there; a
+/// commit that is rolled back leaves a head the disk does not have, which only makes the next
+/// write keep a text it might not have needed.
+pub(crate) fn keep_before_texts(
+    tx: &Transaction<'_>,
+    record: &staged_core::LogRecord,
+) -> Result<(), String> {
+    let mut by_hash: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for text in &record.texts {
+        by_hash.insert(sha256(text.as_bytes()), text);
+    }
+    let e = |err: rusqlite::Error| err.to_string();
+    for file in &record.files {
+        if let Some(before) = &file.before {
+            let head: Option<Option<String>> = tx
+                .query_row("SELECT hash FROM heads WHERE path = ?1", [&file.path], |row| row.get(0))
+                .optional()
+                .map_err(e)?;
+            if head.flatten().as_deref() != Some(before.as_str())
+                && let Some(text) = by_hash.get(before)
+            {
+                let bytes = crate::codec::compress_text(text).map_err(|err| err.to_string())?;
+                tx.execute(
+                    "INSERT OR IGNORE INTO texts (hash, text) VALUES (?1, ?2)",
+                    params![before, bytes],
+                )
+                .map_err(e)?;
+            }
+        }
+        tx.execute(
+            "INSERT INTO heads (path, hash) VALUES (?1, ?2) ON CONFLICT (path) DO UPDATE SET hash = ?2",
+            params![file.path, file.after],
+        )
+        .map_err(e)?;
+    }
+    Ok(())
 }
 
 /// SHA-256 of `bytes`, lower-case hex (as the journal's fingerprints).

@@ -94,6 +94,7 @@ use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
 use staged_journal::{
     ChangeAction, ChangeUndo, JournalError, RecoverOptions, RecoveryHooks, recover,
 };
+use staged_session::{REVERT_SOURCE, Review, SessionUndo};
 use staged_store::{Rehydrators, SqliteStore};
 
 use crate::deferred::DeferredStore;
@@ -302,7 +303,16 @@ impl WorkspaceSessionBuilder {
             let message = format!("cannot create {}", workspace.state_dir().display());
             OpenError::Store { message, source: None }
         })?;
-        Ok(self.finish(workspace, true, sqlite, recovery))
+        let mut opened = self.finish(workspace, true, sqlite.clone(), recovery);
+        // Undo reverts an entry out of order when later changes left its own lines intact;
+        // it reads the log's history for that.
+        let undo = Arc::new(SessionUndo::new(opened.workspace.clone(), sqlite.clone()));
+        opened.session.register_undo(AST_EDIT_TOOL_NAME, undo.clone());
+        for name in TEXT_TOOL_NAMES.into_iter().chain([REVERT_SOURCE]) {
+            opened.session.register_undo(name, undo.clone());
+        }
+        opened.sqlite = Some(sqlite);
+        Ok(opened)
     }
 
     /// [`WorkspaceSession::open_deferred`] with the registered tools.
@@ -383,6 +393,7 @@ impl WorkspaceSessionBuilder {
             origins: Arc::new(origins),
             load_errors: Arc::new(errors),
             index: None,
+            sqlite: None,
         }
     }
 }
@@ -448,6 +459,8 @@ pub struct WorkspaceSession {
     load_errors: Arc<Vec<LoadError>>,
     /// The warm index `ast_grep` and `ast_edit` list files from, once started.
     index: Option<WarmIndex>,
+    /// The durable store, when the workspace has one open: its sessions and kept texts.
+    sqlite: Option<Arc<SqliteStore>>,
 }
 
 impl std::fmt::Debug for WorkspaceSession {
@@ -522,6 +535,17 @@ impl WorkspaceSession {
     /// The pending stack.
     pub fn store(&self) -> &Arc<dyn PendingActionStore> {
         &self.store
+    }
+
+    /// The durable store's sessions, kept texts and review states, when the workspace has a
+    /// durable store open (not before the first preview of a deferred open).
+    pub fn sqlite(&self) -> Option<&Arc<SqliteStore>> {
+        self.sqlite.as_ref()
+    }
+
+    /// The review of this workspace's sessions, when it has a durable store.
+    pub fn review(&self) -> Option<Review<'_>> {
+        self.sqlite.as_deref().map(|store| Review::new(store, &self.workspace))
     }
 
     /// The session `resolve` dispatches through.
@@ -677,7 +701,7 @@ fn builtin_rehydrators(workspace: &ConfinedRoot) -> Rehydrators {
                 .map_err(|err| err.to_string())
         }),
     );
-    for name in TEXT_TOOL_NAMES {
+    for name in TEXT_TOOL_NAMES.into_iter().chain([REVERT_SOURCE]) {
         let workspace = workspace.clone();
         res.register(
             name,

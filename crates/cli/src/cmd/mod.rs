@@ -8,6 +8,7 @@ pub(crate) mod ids;
 pub(crate) mod log;
 pub(crate) mod pending;
 pub(crate) mod resolve;
+pub(crate) mod session;
 pub(crate) mod show;
 pub(crate) mod text_edit;
 pub(crate) mod tool;

@@ -1,0 +1,251 @@
+//! Sessions through the real binary (issue 34): a record-mode Claude Code session made of hook
+//! events as the client sends them, its net change as one diff (`staged session show`), keep
+//! and revert per hunk in any order (`staged session revert`), out-of-order `staged undo
+//! ENTRY`, the refusals that write nothing, and the person's reason told to the session's model
+//! once, at its next hook event.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::{
+    io::Write,
+    path::Path,
+    process::{Command, Output, Stdio},
+};
+
+use common::{code, json, read, staged, staged_bin, stderr, stdout, workspace};
+use serde_json::{Value, json};
+
+/// Runs `staged hook claude-code --mode record` (or `args`) in `dir` with `event` on stdin.
+fn hook(dir: &Path, args: &[&str], event: &Value) -> Output {
+    let mut child = Command::new(staged_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("CODEX_HOME", dir.join(".no-codex-home"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&serde_json::to_vec(event).unwrap()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+const RECORD: &[&str] = &["hook", "claude-code", "--mode", "record"];
+
+/// Claude Code's Write of `text` to `path` in session `session`, recorded: PreToolUse, the
+/// client's write, PostToolUse.
+fn recorded_write(dir: &Path, session: &str, call: &str, path: &str, text: &str) {
+    let file = dir.join(path);
+    let input = json!({"file_path": file, "content": text});
+    let pre = json!({"session_id": session, "cwd": dir, "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
+        "permission_mode": "acceptEdits"});
+    let out = hook(dir, RECORD, &pre);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let original = std::fs::read_to_string(&file).ok();
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&file, text).unwrap();
+    let kind = if original.is_some() { "update" } else { "create" };
+    let post = json!({"session_id": session, "cwd": dir, "hook_event_name": "PostToolUse",
+        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
+        "permission_mode": "acceptEdits",
+        "tool_response": {"type": kind, "filePath": file, "content": text, "structuredPatch": [],
+            "originalFile": original}});
+    let out = hook(dir, RECORD, &post);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+/// Twenty numbered lines, with line `n` replaced by `with` for each `(n, with)`.
+fn lines(changes: &[(usize, &str)]) -> String {
+    (1..=20)
+        .map(|n| {
+            let line = changes
+                .iter()
+                .find(|(m, _)| *m == n)
+                .map_or(format!("line {n}"), |(_, w)| (*w).to_owned());
+            format!("{line}\n")
+        })
+        .collect()
+}
+
+fn log_entries(dir: &Path) -> Vec<Value> {
+    json(&staged(dir, &["--json", "log"]))["entries"].as_array().unwrap().clone()
+}
+
+/// A record-mode session S1: a.txt edited twice (line 2, then line 15), b.txt once, new.txt
+/// written.
+fn four_edit_session() -> (tempfile::TempDir, std::path::PathBuf) {
+    let ws = workspace(&[("a.txt", &lines(&[])), ("b.txt", "alpha\nbeta\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &lines(&[(2, "two, by the agent")]));
+    recorded_write(
+        &dir,
+        "claude-1",
+        "t2",
+        "a.txt",
+        &lines(&[(2, "two, by the agent"), (15, "fifteen, by the agent")]),
+    );
+    recorded_write(&dir, "claude-1", "t3", "b.txt", "alpha\nBETA\n");
+    recorded_write(&dir, "claude-1", "t4", "src/new.txt", "brand new\n");
+    (ws, dir)
+}
+
+#[test]
+fn a_record_mode_session_is_one_diff_and_reverts_hunk_by_hunk_in_any_order() {
+    let (_ws, dir) = four_edit_session();
+    let list = json(&staged(&dir, &["--json", "session", "list"]));
+    let session = &list[0];
+    assert_eq!(session["id"], "S1", "{list}");
+    assert_eq!(session["client"], "claude-code");
+    assert_eq!(session["files"], 3);
+    assert_eq!(session["entries"], 4);
+    assert_eq!(session["hunks"], 4, "a.txt's two edits are two hunks: {list}");
+
+    let out = staged(&dir, &["session", "show", "S1"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let diff = stdout(&out);
+    assert_eq!(diff.matches("diff --git ").count(), 3, "{diff}");
+    assert!(diff.contains("@@ -1,5 +1,5 @@ [hunk 1 of 2]"), "{diff}");
+    assert!(diff.contains("[hunk 2 of 2]"), "{diff}");
+    assert!(diff.contains("[new file, reverted whole]"), "{diff}");
+    // The diff is one `staged patch -R` takes: applied in reverse, it would undo the session.
+    let shown = json(&staged(&dir, &["--json", "session", "show"]));
+    let a = shown["files"].as_array().unwrap().iter().find(|f| f["path"] == "a.txt").unwrap();
+    assert_eq!(a["hunks"][0]["entries"], json!([1]), "{a}");
+    assert_eq!(a["hunks"][1]["entries"], json!([2]), "the log entry behind each hunk: {a}");
+
+    // Revert the first edit's hunk, keep the second's.
+    let out = staged(
+        &dir,
+        &["session", "revert", "S1", "--only", "a.txt:1", "--reason", "line 2 must stay as it was"],
+    );
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&dir, "a.txt"), lines(&[(15, "fifteen, by the agent")]));
+    // The new file alone.
+    let out =
+        staged(&dir, &["session", "revert", "--only", "src/new.txt", "--reason", "not wanted"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(!dir.join("src/new.txt").exists());
+    assert_eq!(read(&dir, "b.txt"), "alpha\nBETA\n", "b.txt is left as the session made it");
+
+    let entries = log_entries(&dir);
+    let revert = &entries[1];
+    assert_eq!(revert["reason"], "line 2 must stay as it was", "{revert}");
+    assert_eq!(revert["frontEnd"], "cli");
+    assert_eq!(revert["source"], "session_revert");
+    // The net change now holds what is left: a.txt's second hunk and b.txt.
+    let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
+    let paths: Vec<&str> =
+        shown["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["a.txt", "b.txt"], "{shown}");
+
+    // Undo of the reverts restores the session's bytes exactly.
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&dir, "src/new.txt"), "brand new\n");
+    let seq = revert["entry"].as_u64().unwrap().to_string();
+    let out = staged(&dir, &["undo", &seq, "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        read(&dir, "a.txt"),
+        lines(&[(2, "two, by the agent"), (15, "fifteen, by the agent")])
+    );
+}
+
+#[test]
+fn an_older_entry_is_undone_out_of_order_unless_a_later_one_changed_its_lines() {
+    let (_ws, dir) = four_edit_session();
+    // Entry 1 wrote line 2; entry 2 wrote line 15 of the same file. Undoing 1 keeps 2.
+    let out = staged(&dir, &["undo", "1", "--yes", "--reason", "not line 2"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&dir, "a.txt"), lines(&[(15, "fifteen, by the agent")]));
+    // A later entry that rewrote b.txt's line: undoing the first write of it is refused.
+    recorded_write(&dir, "claude-1", "t5", "b.txt", "alpha\nBeta, again\n");
+    let out = staged(&dir, &["undo", "3", "--yes"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("were changed since by log entry"), "{text}");
+    assert!(text.contains("Nothing was written."), "{text}");
+    assert_eq!(read(&dir, "b.txt"), "alpha\nBeta, again\n");
+}
+
+#[test]
+fn a_hunk_a_person_changed_since_refuses_the_whole_revert_and_writes_nothing() {
+    let (_ws, dir) = four_edit_session();
+    // The person edits line 15 after the session.
+    let person = lines(&[(2, "two, by the agent"), (15, "fifteen, by the person")]);
+    std::fs::write(dir.join("a.txt"), &person).unwrap();
+    let out = staged(&dir, &["session", "show", "S1"]);
+    assert!(
+        stdout(&out).contains("[changed since by a change made outside staged]"),
+        "{}",
+        stdout(&out)
+    );
+    let out = staged(
+        &dir,
+        &["session", "revert", "S1", "--only", "a.txt", "b.txt", "--reason", "all of it"],
+    );
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("hunk 2 of a.txt was changed since the session wrote it"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(read(&dir, "a.txt"), person, "nothing written");
+    assert_eq!(read(&dir, "b.txt"), "alpha\nBETA\n", "nothing written, all or nothing");
+    // Its other hunk still reverts alone, on the file as the person left it.
+    let out =
+        staged(&dir, &["session", "revert", "S1", "--only", "a.txt:1", "--reason", "line 2 back"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&dir, "a.txt"), lines(&[(15, "fifteen, by the person")]));
+}
+
+#[test]
+fn the_reason_reaches_the_sessions_model_once_at_its_next_hook_event() {
+    let (_ws, dir) = four_edit_session();
+    let out = staged(
+        &dir,
+        &[
+            "session",
+            "revert",
+            "--only",
+            "b.txt",
+            "--reason",
+            "keep beta lower-case; the parser is case-sensitive",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let prompt = json!({"session_id": "claude-1", "cwd": dir, "hook_event_name": "UserPromptSubmit",
+        "prompt": "go on", "permission_mode": "acceptEdits"});
+    let out = hook(&dir, RECORD, &prompt);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        reply["hookSpecificOutput"]["additionalContext"],
+        "A person reverted your change to b.txt (line 2): keep beta lower-case; the parser is case-sensitive."
+    );
+    assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    // Once.
+    let out = hook(&dir, RECORD, &prompt);
+    assert_eq!(stdout(&out), "");
+    // Another session is not told.
+    let other = json!({"session_id": "claude-2", "cwd": dir, "hook_event_name": "UserPromptSubmit", "prompt": "hi"});
+    let out = hook(&dir, RECORD, &other);
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn a_session_is_titled_by_its_first_prompt() {
+    let ws = workspace(&[("a.txt", "x\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let prompt = json!({"session_id": "c-9", "cwd": dir, "hook_event_name": "UserPromptSubmit",
+        "prompt": "\n  Fix the retry loop\nand more"});
+    assert_eq!(code(&hook(&dir, RECORD, &prompt)), 0);
+    recorded_write(&dir, "c-9", "t1", "a.txt", "y\n");
+    let list = json(&staged(&dir, &["--json", "session", "list"]));
+    assert_eq!(list[0]["title"], "Fix the retry loop", "{list}");
+}

@@ -1,0 +1,70 @@
+//! The client's session behind a hook event: each event's `session_id` names a staged session
+//! (made on first sight, with the client's process, and titled from the first prompt), the
+//! store acts for it (what the hook stages or records is that session's, and only its own
+//! previews are its model's), and the notices a person left for it (a revert's reason) ride
+//! on the next event that can carry text to the model.
+
+use serde_json::{Value, json};
+use staged_store::SessionScope;
+use staged_workspace::WorkspaceSession;
+
+use crate::event::{Client, HookEvent, Reply};
+
+/// Enters the event's session: the store acts for it from now on. `None` when the event
+/// names none, or the workspace keeps no durable store.
+pub(crate) fn enter(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> Option<u64> {
+    let id = event.session_id.as_deref().filter(|id| !id.trim().is_empty())?;
+    let store = ws.sqlite()?;
+    let process = staged_session::process::client_of_this_process().map(|p| p.key());
+    let row = store.open_session(client.name(), id, process.as_deref()).ok()?;
+    if event.hook_event_name == "UserPromptSubmit"
+        && row.title.is_none()
+        && let Some(prompt) = &event.prompt
+        && let Some(first) = prompt.lines().map(str::trim).find(|l| !l.is_empty())
+    {
+        let _ = store.title_session(row.number, first);
+    }
+    store.set_scope(SessionScope::model(row.number));
+    Some(row.number)
+}
+
+/// The notices waiting for session `number`, taken (each is told once), as one text.
+pub(crate) fn take_notices(ws: &WorkspaceSession, number: Option<u64>) -> Option<String> {
+    let notices = ws.sqlite()?.take_notices(number?).ok()?;
+    (!notices.is_empty()).then(|| notices.join("\n"))
+}
+
+/// `reply` with the notices added where the client shows text to the model: appended to a
+/// deny's or a block's reason, or as context after a prompt or a tool call. Notices an event
+/// cannot carry stay for the next one.
+pub(crate) fn with_notices(
+    event: &HookEvent,
+    ws: &WorkspaceSession,
+    number: Option<u64>,
+    reply: Reply,
+) -> Reply {
+    let carries = match (&reply, event.hook_event_name.as_str()) {
+        (Reply::Deny(_) | Reply::Block(_), _) => true,
+        (Reply::Nothing, "UserPromptSubmit" | "PostToolUse") => true,
+        _ => false,
+    };
+    if !carries {
+        return reply;
+    }
+    let Some(notices) = take_notices(ws, number) else { return reply };
+    match reply {
+        Reply::Deny(text) => Reply::Deny(format!("{text}\n\n{notices}")),
+        Reply::Block(text) => Reply::Block(format!("{text}\n\n{notices}")),
+        _ => Reply::Context { event: event.hook_event_name.clone(), text: notices },
+    }
+}
+
+/// The JSON of a [`Reply::Context`].
+pub(crate) fn context_json(event: &str, text: &str) -> Value {
+    json!({
+        "hookSpecificOutput": {
+            "hookEventName": event,
+            "additionalContext": text,
+        }
+    })
+}

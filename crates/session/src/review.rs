@@ -1,0 +1,285 @@
+//! A session's review, read from the durable store and the disk: its net change, file by file
+//! ([`Review::session_files`]), one log entry's own change on the files as they are now
+//! ([`Review::entry_files`]), and the preview that reverts chosen hunks of either
+//! ([`revert_ops`]), which the front ends apply through the journal like any preview.
+
+use std::collections::HashMap;
+
+use staged_core::LogEntry;
+use staged_journal::{Applied, ConfinedRoot, FileOp, fingerprint, undo_ops};
+use staged_store::SqliteStore;
+
+use crate::{
+    files::{FileKind, SessionError, SessionFile, session_files},
+    history::{LoggedChange, Texts},
+    hunks::{RevertError, revert_edits},
+};
+
+/// The source tool name of a revert's preview: `staged undo` of it restores what it reverted.
+pub const REVERT_SOURCE: &str = "session_revert";
+
+/// The stand-in session number of one log entry read as a session of its own.
+const ENTRY_AS_SESSION: u64 = u64::MAX;
+
+/// Why a review cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    /// The store could not be read.
+    #[error("the session store could not be read: {0}")]
+    Store(#[from] staged_core::StoreError),
+    /// A file's history cannot be read or does not fit it.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// A hunk cannot be reverted.
+    #[error(transparent)]
+    Revert(#[from] RevertError),
+    /// A file of the change is not text staged can read now.
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+/// A workspace's sessions, read from its store.
+#[derive(Debug)]
+pub struct Review<'a> {
+    store: &'a SqliteStore,
+    workspace: &'a ConfinedRoot,
+}
+
+impl<'a> Review<'a> {
+    /// The review of `workspace`, whose durable store is `store`.
+    pub fn new(store: &'a SqliteStore, workspace: &'a ConfinedRoot) -> Review<'a> {
+        Review { store, workspace }
+    }
+
+    /// The net change of session `number`: the files it changed, composed from its own log
+    /// entries (others' changes in between are not its own); empty when it wrote nothing.
+    ///
+    /// # Errors
+    /// [`ReviewError`] when the log or a file's history cannot be read.
+    pub fn session_files(&self, number: u64) -> Result<Vec<SessionFile>, ReviewError> {
+        let Some(first) = self.store.first_entry_of(number)? else { return Ok(Vec::new()) };
+        let entries = self.store.entries_from(first)?;
+        self.files_of(number, &entries, |entry| entry.session)
+    }
+
+    /// Log entry `seq`'s own change on the files as they are now, as if it were a session of
+    /// its own: what an out-of-order undo reverts.
+    ///
+    /// # Errors
+    /// [`ReviewError`] when the log or a file's history cannot be read.
+    pub fn entry_files(&self, seq: u64) -> Result<Vec<SessionFile>, ReviewError> {
+        let entries = self.store.entries_from(seq)?;
+        self.files_of(ENTRY_AS_SESSION, &entries, |entry| {
+            if entry.seq == seq { Some(ENTRY_AS_SESSION) } else { entry.session }
+        })
+    }
+
+    fn files_of(
+        &self,
+        number: u64,
+        entries: &[LogEntry],
+        session_of: impl Fn(&LogEntry) -> Option<u64>,
+    ) -> Result<Vec<SessionFile>, ReviewError> {
+        // Entries that wrote nothing (discarded, stale, failed) or whose undo data is not the
+        // built-in tools' (a plugin's) are not steps of any file's history; a file they wrote
+        // shows as changed outside staged between the steps around them.
+        let ops: Vec<Option<Vec<Applied>>> = entries
+            .iter()
+            .map(|entry| {
+                entry.record.outcome.is_undoable().then_some(())?;
+                entry.record.undo.as_ref().and_then(|data| undo_ops(data).ok())
+            })
+            .collect();
+        let logged: Vec<LoggedChange<'_>> = entries
+            .iter()
+            .zip(&ops)
+            .filter_map(|(entry, ops)| {
+                Some(LoggedChange {
+                    seq: entry.seq,
+                    session: session_of(entry),
+                    ops: ops.as_deref()?,
+                    files: &entry.record.files,
+                })
+            })
+            .collect();
+        let texts = StoreTexts { store: self.store, workspace: self.workspace };
+        Ok(session_files(number, &logged, &texts)?)
+    }
+
+    /// The review states of session `number`'s hunks, by hunk key.
+    ///
+    /// # Errors
+    /// A store error.
+    pub fn review_states(&self, number: u64) -> Result<HashMap<String, String>, ReviewError> {
+        Ok(self.store.reviewed(number)?.into_iter().collect())
+    }
+}
+
+/// The kept texts and the disk, as a history reads them.
+struct StoreTexts<'a> {
+    store: &'a SqliteStore,
+    workspace: &'a ConfinedRoot,
+}
+
+impl Texts for StoreTexts<'_> {
+    fn text(&self, hash: &str) -> Option<String> {
+        self.store.text(hash).ok().flatten()
+    }
+
+    fn now(&self, path: &str) -> Option<String> {
+        let rel = staged_fs::RelPath::new(path).ok()?;
+        let (dir, name) = self.workspace.fs().parent(&rel).ok()?;
+        String::from_utf8(dir.read(&name).ok()?).ok()
+    }
+}
+
+/// Which hunks of one file to revert: all of them (the file as the session left it: a created
+/// file is deleted, a deleted one comes back, a moved one moves back), or these (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pick {
+    /// The whole file.
+    Whole,
+    /// These hunks.
+    Hunks(Vec<usize>),
+}
+
+/// The file operations that revert `picks` (one per file of `files`, `None`: left alone) on
+/// the files as they are now, each expecting the exact text the change was computed on.
+///
+/// # Errors
+/// [`RevertError`] for a hunk the file does not have or one someone else changed since.
+pub fn revert_ops(
+    files: &[SessionFile],
+    picks: &[Option<Pick>],
+) -> Result<Vec<FileOp>, RevertError> {
+    let mut ops = Vec::new();
+    for (file, pick) in files.iter().zip(picks) {
+        let Some(pick) = pick else { continue };
+        let all: Vec<usize> = (1..=file.diff.hunks.len()).collect();
+        let numbers = match pick {
+            Pick::Whole => all.clone(),
+            Pick::Hunks(numbers) => numbers.clone(),
+        };
+        let edits = revert_edits(&file.path, &file.net, &file.diff, &numbers)?;
+        let now = fingerprint(file.history.now.as_bytes());
+        let whole = *pick == Pick::Whole || numbers == all;
+        match (&file.kind, whole) {
+            (FileKind::Created, true) => {
+                ops.push(FileOp::Delete { path: file.path.clone(), fingerprint: now });
+            }
+            (FileKind::Deleted, _) => {
+                ops.push(FileOp::Create {
+                    path: file.path.clone(),
+                    content: file.net.without.clone(),
+                });
+            }
+            (FileKind::Moved { from }, true) => ops.push(FileOp::Move {
+                from: file.path.clone(),
+                to: from.clone(),
+                fingerprint: now,
+                edits,
+            }),
+            _ if edits.is_empty() => {}
+            _ => ops.push(FileOp::Update { path: file.path.clone(), fingerprint: now, edits }),
+        }
+    }
+    Ok(ops)
+}
+
+/// The undo of the built-in tools' log entries that also reverts an entry out of order: when
+/// later changes (other entries, other writers) touched its files, it reverts exactly the
+/// entry's own lines if they are intact, and refuses naming what changed them otherwise.
+#[derive(Debug, Clone)]
+pub struct SessionUndo {
+    workspace: ConfinedRoot,
+    store: std::sync::Arc<SqliteStore>,
+}
+
+impl SessionUndo {
+    /// The handler for `workspace`, whose durable store is `store`.
+    pub fn new(workspace: ConfinedRoot, store: std::sync::Arc<SqliteStore>) -> SessionUndo {
+        SessionUndo { workspace, store }
+    }
+
+    fn undo_now(
+        &self,
+        entry: &LogEntry,
+        retirement: &staged_core::Retirement,
+        cancel: &staged_core::CancelToken,
+    ) -> Result<staged_core::ToolResult, staged_core::ActionError> {
+        if staged_journal::undo_plan(&self.workspace, entry).is_ok() {
+            return staged_journal::undo_observed(
+                &self.workspace,
+                entry,
+                retirement,
+                cancel,
+                &mut |_| {},
+            );
+        }
+        let label = entry.record.label.as_str();
+        let seq = entry.seq;
+        let refuse = |why: String| {
+            Ok(staged_core::ToolResult::error(format!(
+                "Cannot undo log entry {seq} ({label}): {why}. Nothing was written."
+            )))
+        };
+        // Not as the entry left them: its own lines may still be intact.
+        let files = match Review::new(&self.store, &self.workspace).entry_files(seq) {
+            Ok(files) => files,
+            // Its history cannot be read: the plain undo's refusal says why.
+            Err(_) => {
+                return staged_journal::undo_observed(
+                    &self.workspace,
+                    entry,
+                    retirement,
+                    cancel,
+                    &mut |_| {},
+                );
+            }
+        };
+        if files.is_empty() {
+            return refuse(
+                "its change is no longer in the files (it was reverted since)".to_owned(),
+            );
+        }
+        let picks = vec![Some(Pick::Whole); files.len()];
+        let ops = match revert_ops(&files, &picks) {
+            Ok(ops) => ops,
+            Err(RevertError::ChangedSince { path, number, by }) => {
+                return refuse(format!(
+                    "its lines in {path} (hunk {number} of its change) were changed since by {by}; `staged undo {seq} --only FILE:HUNKS` reverts the rest"
+                ));
+            }
+            Err(err) => return refuse(err.to_string()),
+        };
+        let op_refs: Vec<&FileOp> = ops.iter().collect();
+        let checked = match staged_journal::check(&self.workspace, &op_refs) {
+            Ok(checked) => checked,
+            Err(staged_journal::CheckError::Stale(stale)) => {
+                return refuse(format!("{} {}", stale.path, stale.why));
+            }
+            Err(staged_journal::CheckError::Failed(err)) => {
+                return Err(staged_core::ActionError::other(err));
+            }
+        };
+        staged_journal::undo_checked(&self.workspace, seq, label, checked, retirement, cancel)
+    }
+}
+
+#[async_trait::async_trait]
+impl staged_core::UndoHandler for SessionUndo {
+    async fn undo(
+        &self,
+        entry: &LogEntry,
+        retirement: &staged_core::Retirement,
+        cancel: &staged_core::CancelToken,
+    ) -> Result<staged_core::ToolResult, staged_core::ActionError> {
+        let this = self.clone();
+        let entry = entry.clone();
+        let retirement = retirement.clone();
+        let cancel = cancel.clone();
+        tokio::task::spawn_blocking(move || this.undo_now(&entry, &retirement, &cancel))
+            .await
+            .map_err(|err| staged_core::ActionError::other(format!("undo worker failed: {err}")))?
+    }
+}
