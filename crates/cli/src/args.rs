@@ -453,6 +453,13 @@ pub(crate) struct UndoArgs {
     /// Do not show the diff and ask first (at a terminal, undo asks).
     #[arg(long, short = 'y')]
     pub(crate) yes: bool,
+    /// Revert only these of the entry's own hunks (FILE:HUNKS, files, globs), numbered as
+    /// `staged session show` numbers an entry's change; the entry stays undoable for the rest.
+    #[arg(long, num_args = 1.., value_name = "PATH", requires = "id")]
+    pub(crate) only: Vec<String>,
+    /// With --only: all of the entry's change but these.
+    #[arg(long, num_args = 1.., value_name = "PATH", requires = "only")]
+    pub(crate) except: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -470,8 +477,12 @@ pub(crate) enum SessionCommand {
     /// show` numbers them; the newest session when S is absent.
     Show {
         /// The session (`S3` or `3`; see `staged session list`).
-        #[arg(value_name = "S")]
+        #[arg(value_name = "S", conflicts_with = "entry")]
         session: Option<String>,
+        /// Show one log entry's own change on the files as they are now, numbered as `staged
+        /// undo ENTRY --only FILE:HUNKS` takes it.
+        #[arg(long, value_name = "ENTRY")]
+        entry: Option<u64>,
     },
     /// Revert hunks of a session's change on the files as they are now: all or nothing, one
     /// log entry `staged undo` can undo.

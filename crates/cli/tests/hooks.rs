@@ -566,7 +566,7 @@ fn codex_install_trusts_its_hooks_and_keeps_the_users_config() {
     for _ in 0..2 {
         let out = staged_in(&dir, &["hook", "install", "codex"], b"", &env);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
-        assert!(stdout(&out).contains("trusted: 2 hooks"), "{}", stdout(&out));
+        assert!(stdout(&out).contains("trusted: 3 hooks"), "{}", stdout(&out));
     }
     let text = std::fs::read_to_string(home_path.join("config.toml")).unwrap();
     assert!(text.starts_with("# my settings\nmodel = \"gpt-5.5\" # the one I like\n"), "{text}");
@@ -1739,7 +1739,7 @@ fn doctor_recognises_an_older_install_and_installing_again_migrates_it() {
         gate_command(&format!("{bin} hook codex --in {}", dir.display()), "codex")
     );
     let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
-    assert_eq!(config.matches("trusted_hash").count(), 2, "{config}");
+    assert_eq!(config.matches("trusted_hash").count(), 3, "{config}");
 }
 
 /// A Codex event `name` of call `call` with `input`, in record mode, through the binary.

@@ -249,3 +249,36 @@ fn a_session_is_titled_by_its_first_prompt() {
     let list = json(&staged(&dir, &["--json", "session", "list"]));
     assert_eq!(list[0]["title"], "Fix the retry loop", "{list}");
 }
+
+#[test]
+fn part_of_an_entry_is_undone_and_the_rest_stays_undoable() {
+    let ws = workspace(&[("a.txt", &lines(&[]))]);
+    let dir = ws.path().canonicalize().unwrap();
+    // One entry that changes lines 2 and 15 (two hunks).
+    recorded_write(&dir, "c-1", "t1", "a.txt", &lines(&[(2, "two!"), (15, "fifteen!")]));
+    let shown = json(&staged(&dir, &["--json", "session", "show", "--entry", "1"]));
+    assert_eq!(shown["files"][0]["hunks"].as_array().unwrap().len(), 2, "{shown}");
+    let out = staged(&dir, &["undo", "1", "--only", "a.txt:2", "--reason", "fifteen stays"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&dir, "a.txt"), lines(&[(2, "two!")]));
+    // The rest of the entry: a whole undo now reverts what is left of it.
+    let out = staged(&dir, &["undo", "1", "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&dir, "a.txt"), lines(&[]));
+}
+
+#[test]
+fn kept_hunks_stay_reviewed_until_the_session_changes_them_again() {
+    let (_ws, dir) = four_edit_session();
+    let out = staged(&dir, &["session", "keep", "S1", "--only", "a.txt:2", "b.txt", "--reason", "good"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(stdout(&out), "Kept 2 hunks of S1; 2 of 4 hunks reviewed.\n");
+    let list = json(&staged(&dir, &["--json", "session", "list"]));
+    assert_eq!(list[0]["reviewed"], 2, "{list}");
+    let out = staged(&dir, &["session", "show"]);
+    assert!(stdout(&out).contains("[hunk 2 of 2] [kept]"), "{}", stdout(&out));
+    // The session changes b.txt again: that hunk is new, unreviewed.
+    recorded_write(&dir, "claude-1", "t9", "b.txt", "alpha\nBETA!\n");
+    let list = json(&staged(&dir, &["--json", "session", "list"]));
+    assert_eq!(list[0]["reviewed"], 1, "{list}");
+}

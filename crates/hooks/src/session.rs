@@ -28,6 +28,18 @@ pub(crate) fn enter(client: Client, event: &HookEvent, ws: &WorkspaceSession) ->
     Some(row.number)
 }
 
+/// Every session's pending previews (a person's view), whatever the store acts for.
+pub(crate) fn all_pending(
+    ws: &WorkspaceSession,
+) -> Result<Vec<staged_core::PendingSummary>, staged_core::StoreError> {
+    let Some(store) = ws.sqlite() else { return ws.store().summaries() };
+    let scope = store.scope();
+    store.set_scope(SessionScope { own_stack: false, ..scope });
+    let res = ws.store().summaries();
+    store.set_scope(scope);
+    res
+}
+
 /// The notices waiting for session `number`, taken (each is told once), as one text.
 pub(crate) fn take_notices(ws: &WorkspaceSession, number: Option<u64>) -> Option<String> {
     let notices = ws.sqlite()?.take_notices(number?).ok()?;

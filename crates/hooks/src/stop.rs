@@ -58,7 +58,9 @@ pub(crate) fn refused(
     why: &str,
 ) -> Option<String> {
     let session = event.session_id.as_ref()?;
-    let pending = ws.store().summaries().ok()?;
+    // The preview that refused it may be another session's, which this session's own view
+    // of the stack does not list.
+    let pending = crate::session::all_pending(ws).ok()?;
     let (path, by) = pending.iter().find_map(|p| {
         let marker = format!(" already has a pending preview: {} ({}). ", p.id, p.label);
         let (path, _) = why.split_once(&marker)?;

@@ -58,5 +58,8 @@ pub use crate::{
         bound_hunks, check_hunk, part_files,
     },
     state_guard::ModelAccess,
-    undo::{ChangeUndo, UndoPlan, plan as undo_plan, undo_checked, undo_observed, undo_ops},
+    undo::{
+        ChangeUndo, PlanError, UndoPlan, plan as undo_plan, plan_or_changed, undo_checked,
+        undo_observed, undo_ops,
+    },
 };

@@ -73,6 +73,36 @@ struct UndoFileV1 {
 /// The reason: no or malformed undo data, a file that changed since, a diff that does not
 /// match the undo data.
 pub fn plan(workspace: &ConfinedRoot, entry: &LogEntry) -> Result<UndoPlan, String> {
+    plan_noting(workspace, entry, &mut false)
+}
+
+/// Why an entry cannot be undone as it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanError {
+    /// Its files are not what it wrote (the reason, as the rest of a sentence): its own lines
+    /// may still be intact, for an out-of-order undo to revert.
+    Changed(String),
+    /// Anything else: no or malformed undo data, a recorded diff that is not its undo data.
+    Other(String),
+}
+
+/// [`plan`], telling a changed file from every other reason.
+///
+/// # Errors
+/// [`PlanError`].
+pub fn plan_or_changed(workspace: &ConfinedRoot, entry: &LogEntry) -> Result<UndoPlan, PlanError> {
+    let mut changed = false;
+    plan_noting(workspace, entry, &mut changed).map_err(|why| {
+        if changed { PlanError::Changed(why) } else { PlanError::Other(why) }
+    })
+}
+
+/// [`plan`], setting `changed_since` when it refuses because a file changed since.
+fn plan_noting(
+    workspace: &ConfinedRoot,
+    entry: &LogEntry,
+    changed_since: &mut bool,
+) -> Result<UndoPlan, String> {
     let record = &entry.record;
     let data = record.undo.as_ref().ok_or("it keeps no undo data")?;
     let UndoData { ops, dirs: created, .. } = parse(data)?;
@@ -114,6 +144,7 @@ pub fn plan(workspace: &ConfinedRoot, entry: &LogEntry) -> Result<UndoPlan, Stri
         read.push(current);
     }
     if !changed.is_empty() {
+        *changed_since = true;
         return Err(format!(
             "{} changed since it was written: {}",
             plural(changed.len(), "file"),

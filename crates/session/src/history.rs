@@ -130,6 +130,25 @@ pub fn file_histories(
     tracks.into_iter().map(|track| finish(track, texts)).collect()
 }
 
+/// The text each file had before entry `seq` wrote it (by path), as far as the entries and
+/// the kept texts tell: what checks that an entry's recorded diff is its undo data.
+pub fn texts_before(
+    seq: u64,
+    entries: &[LoggedChange<'_>],
+    texts: &dyn Texts,
+) -> std::collections::BTreeMap<String, String> {
+    let known = KnownTexts::gather(entries, texts);
+    let mut res = std::collections::BTreeMap::new();
+    for entry in entries.iter().filter(|e| e.seq == seq) {
+        for file in entry.files {
+            if let Some(text) = file.before.as_deref().and_then(|hash| known.get(hash)) {
+                res.insert(file.path.clone(), text.to_owned());
+            }
+        }
+    }
+    res
+}
+
 /// Where an op reads and where it writes.
 fn op_paths(op: &Applied) -> (&str, &str) {
     match op {

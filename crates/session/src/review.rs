@@ -74,6 +74,34 @@ impl<'a> Review<'a> {
         })
     }
 
+    /// Whether log entry `seq`'s recorded diff is what its undo data stands for, on the texts
+    /// its files had before it (what an out-of-order undo writes must be what the log shows).
+    ///
+    /// # Errors
+    /// A store error.
+    pub fn entry_is_consistent(&self, seq: u64) -> Result<bool, ReviewError> {
+        let entries = self.store.entries_from(seq)?;
+        let Some(first) = entries.first().filter(|e| e.seq == seq) else { return Ok(false) };
+        let Some(ops) = first.record.undo.as_ref().and_then(|data| undo_ops(data).ok()) else {
+            return Ok(false);
+        };
+        let Some(entry) = staged_core::ResolveLog::entry(self.store, seq)? else { return Ok(false) };
+        let logged = [LoggedChange { seq, session: None, ops: &ops, files: &first.record.files }];
+        let texts = StoreTexts { store: self.store, workspace: self.workspace };
+        // The texts before it come from the kept texts, or from the entries after it.
+        let after: Vec<Option<Vec<Applied>>> = entries
+            .iter()
+            .map(|e| e.record.undo.as_ref().and_then(|data| undo_ops(data).ok()))
+            .collect();
+        let mut all: Vec<LoggedChange<'_>> = logged.to_vec();
+        all.extend(entries.iter().zip(&after).skip(1).filter_map(|(e, ops)| {
+            Some(LoggedChange { seq: e.seq, session: e.session, ops: ops.as_deref()?, files: &e.record.files })
+        }));
+        let before = crate::history::texts_before(seq, &all, &texts);
+        Ok(staged_journal::describe_applied(&ops, &before)
+            .is_ok_and(|(diff, _)| entry.record.diff.as_deref() == Some(diff.as_str())))
+    }
+
     fn files_of(
         &self,
         number: u64,
@@ -207,14 +235,19 @@ impl SessionUndo {
         retirement: &staged_core::Retirement,
         cancel: &staged_core::CancelToken,
     ) -> Result<staged_core::ToolResult, staged_core::ActionError> {
-        if staged_journal::undo_plan(&self.workspace, entry).is_ok() {
-            return staged_journal::undo_observed(
-                &self.workspace,
-                entry,
-                retirement,
-                cancel,
-                &mut |_| {},
-            );
+        match staged_journal::plan_or_changed(&self.workspace, entry) {
+            // As it was written, or not undoable for another reason than later changes: the
+            // plain undo does it, or says why not.
+            Ok(_) | Err(staged_journal::PlanError::Other(_)) => {
+                return staged_journal::undo_observed(
+                    &self.workspace,
+                    entry,
+                    retirement,
+                    cancel,
+                    &mut |_| {},
+                );
+            }
+            Err(staged_journal::PlanError::Changed(_)) => {}
         }
         let label = entry.record.label.as_str();
         let seq = entry.seq;
@@ -224,7 +257,18 @@ impl SessionUndo {
             )))
         };
         // Not as the entry left them: its own lines may still be intact.
-        let files = match Review::new(&self.store, &self.workspace).entry_files(seq) {
+        let review = Review::new(&self.store, &self.workspace);
+        // What it writes must be what the log shows.
+        if !review.entry_is_consistent(seq).unwrap_or(false) {
+            return staged_journal::undo_observed(
+                &self.workspace,
+                entry,
+                retirement,
+                cancel,
+                &mut |_| {},
+            );
+        }
+        let files = match review.entry_files(seq) {
             Ok(files) => files,
             // Its history cannot be read: the plain undo's refusal says why.
             Err(_) => {

@@ -135,6 +135,7 @@ fn change_with_rest(rest: &str) -> AppliedChange {
         }],
         undo: Some(serde_json::json!({"any": "data"})),
         remainder: Some(Arc::new(Note(rest.to_owned()))),
+        texts: Vec::new(),
     }
 }
 

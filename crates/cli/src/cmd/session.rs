@@ -53,7 +53,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &SessionArgs, out: &Output) -> anyh
     };
     match &args.command {
         SessionCommand::List => list(&ws, &store, out),
-        SessionCommand::Show { session } => show(&ws, &store, session.as_deref(), out),
+        SessionCommand::Show { session, entry } => show(&ws, &store, session.as_deref(), *entry, out),
         SessionCommand::Revert(pick_args) => revert(&ws, &store, pick_args, out),
         SessionCommand::Keep(pick_args) => keep(&ws, &store, pick_args, out),
     }
@@ -86,6 +86,10 @@ fn find_session(store: &SqliteStore, typed: Option<&str>) -> anyhow::Result<Sess
 /// A session's files, with the hunks' review states.
 struct Loaded {
     row: SessionRow,
+    /// What is reverted: `S3`, or `log entry 14` for part of one entry.
+    name: String,
+    /// The session whose model is told of a revert.
+    notify: Option<u64>,
     files: Vec<SessionFile>,
     states: HashMap<String, String>,
 }
@@ -100,7 +104,35 @@ impl Loaded {
         let review = ws.review().context("this workspace keeps no durable store")?;
         let files = review.session_files(row.number).map_err(|err| anyhow::anyhow!("{err}"))?;
         let states = review.review_states(row.number).map_err(|err| anyhow::anyhow!("{err}"))?;
-        Ok(Loaded { row, files, states })
+        Ok(Loaded { name: row.short_id(), notify: Some(row.number), row, files, states })
+    }
+
+    /// Log entry `seq`'s own change on the files as they are now, read as a session.
+    fn entry(ws: &WorkspaceSession, seq: u64) -> anyhow::Result<Loaded> {
+        let store = ws.sqlite().context("this workspace keeps no resolve log")?;
+        let review = ws.review().context("this workspace keeps no resolve log")?;
+        let entry = staged_core::ResolveLog::entry(store.as_ref(), seq)
+            .map_err(|err| anyhow::anyhow!("{err}"))?
+            .with_context(|| format!("there is no log entry {seq}; see `staged log`"))?;
+        if !review.entry_is_consistent(seq).map_err(|err| anyhow::anyhow!("{err}"))? {
+            bail!("log entry {seq}'s recorded diff is not what its undo data would write back (the log entry was changed outside staged), or its texts are no longer known");
+        }
+        let files = review.entry_files(seq).map_err(|err| anyhow::anyhow!("{err}"))?;
+        Ok(Loaded {
+            row: SessionRow {
+                number: entry.session.unwrap_or_default(),
+                client: entry.record.front_end.clone(),
+                external_id: String::new(),
+                title: Some(entry.record.label.clone()),
+                process: None,
+                started_ms: 0,
+                active_ms: 0,
+            },
+            name: format!("log entry {seq}"),
+            notify: entry.session,
+            files,
+            states: HashMap::new(),
+        })
     }
 
     fn hunk_count(&self) -> usize {
@@ -224,9 +256,13 @@ fn show(
     ws: &WorkspaceSession,
     store: &SqliteStore,
     typed: Option<&str>,
+    entry: Option<u64>,
     out: &Output,
 ) -> anyhow::Result<Exit> {
-    let loaded = Loaded::load(ws, store, typed)?;
+    let loaded = match entry {
+        Some(seq) => Loaded::entry(ws, seq)?,
+        None => Loaded::load(ws, store, typed)?,
+    };
     if out.json {
         let files: Vec<Value> = loaded
             .files
@@ -256,7 +292,7 @@ fn show(
             })
             .collect();
         let value = json!({
-            "session": loaded.row.short_id(),
+            "session": loaded.name,
             "client": loaded.row.client,
             "title": loaded.row.title,
             "hunks": loaded.hunk_count(),
@@ -269,13 +305,13 @@ fn show(
     if loaded.files.is_empty() {
         out.line(&format!(
             "{} changed nothing that is still in the files (or everything it changed was reverted).",
-            loaded.row.short_id()
+            loaded.name
         ))?;
         return Ok(Exit::Success);
     }
     eprintln!(
         "{} {}: {}, {} of {} reviewed",
-        loaded.row.short_id(),
+        loaded.name,
         loaded.row.client,
         plural(loaded.files.len(), "file"),
         loaded.reviewed_count(),
@@ -340,7 +376,7 @@ fn picks(
     let only = context::scope_paths(root, &args.only)?;
     let except = context::scope_paths(root, &args.except)?;
     let keep: Vec<Option<Option<BTreeSet<u64>>>> =
-        pick::keep_of(&parts, &only, &args.only, &except, &args.except, &loaded.row.short_id())?;
+        pick::keep_of(&parts, &only, &args.only, &except, &args.except, &loaded.name)?;
     let mut res = Vec::with_capacity(keep.len());
     for (file, kept) in loaded.files.iter().zip(keep) {
         res.push(match kept {
@@ -407,11 +443,36 @@ fn revert(
     let reason = args.reason.clone().unwrap_or_default();
     check_reason(&reason, true)?;
     let loaded = Loaded::load(ws, store, args.session.as_deref())?;
-    let short = loaded.row.short_id();
+    revert_loaded(ws, store, &loaded, args, &reason, out)
+}
+
+/// `staged undo ENTRY --only ...`: reverts part of log entry `seq`'s own change, on the files
+/// as they are now (the entry itself stays undoable for the rest).
+pub(crate) fn undo_part(
+    ws: &WorkspaceSession,
+    seq: u64,
+    args: &SessionPickArgs,
+    out: &Output,
+) -> anyhow::Result<Exit> {
+    let store = ws.sqlite().cloned().context("this workspace keeps no resolve log")?;
+    let loaded = Loaded::entry(ws, seq)?;
+    revert_loaded(ws, &store, &loaded, args, args.reason.as_deref().unwrap_or_default(), out)
+}
+
+fn revert_loaded(
+    ws: &WorkspaceSession,
+    store: &Arc<SqliteStore>,
+    loaded: &Loaded,
+    args: &SessionPickArgs,
+    reason: &str,
+    out: &Output,
+) -> anyhow::Result<Exit> {
+    let reason = reason.to_owned();
+    let short = loaded.name.clone();
     if loaded.files.is_empty() {
         bail!("{short} has no change left to revert; nothing was written");
     }
-    let picks = picks(ws, &loaded, args)?;
+    let picks = picks(ws, loaded, args)?;
     let ops = match revert_ops(&loaded.files, &picks) {
         Ok(ops) => ops,
         Err(err) => {
@@ -422,12 +483,12 @@ fn revert(
     if ops.is_empty() {
         bail!("the hunks picked change nothing; nothing was written");
     }
-    let hunks = picked_hunks(&loaded, &picks);
-    let described: Vec<String> = described_picks(&loaded, &picks);
+    let hunks = picked_hunks(loaded, &picks);
+    let described: Vec<String> = described_picks(loaded, &picks);
     let label = format!("Revert of {short}: {}", described.join(", "));
     let action = revert_action(ws, &label, ops)?;
     let mut base = LogRecord::new(
-        PendingId::from_string(format!("session-revert:{short}")),
+        PendingId::from_string(format!("revert:{}", short.replace(' ', "-"))),
         label.clone(),
         REVERT_SOURCE,
         LogOutcome::Applied,
@@ -464,14 +525,16 @@ fn revert(
     let seq = newest_entry(ws);
     // The session's model hears of it once, at its next chance.
     let notice = notice_text("reverted", &hunks, reason.trim());
-    let _ = store.notify_session(loaded.row.number, &notice);
+    if let Some(number) = loaded.notify {
+        let _ = store.notify_session(number, &notice);
+    }
     let text = format!(
         "Reverted {} of {short} ({}): {}.{}",
         plural(hunks.len(), "hunk"),
         described.join(", "),
         reason.trim(),
         seq.map(|s| format!(
-            " Logged as entry {s}; `staged undo {s}` restores the session's change."
+            " Logged as entry {s}; `staged undo {s}` restores what it reverted."
         ))
         .unwrap_or_default()
     );
@@ -498,7 +561,7 @@ fn keep(
     let reason = args.reason.clone().unwrap_or_default();
     check_reason(&reason, false)?;
     let loaded = Loaded::load(ws, store, args.session.as_deref())?;
-    let short = loaded.row.short_id();
+    let short = loaded.name.clone();
     if loaded.files.is_empty() {
         bail!("{short} has no change left to keep");
     }

@@ -45,6 +45,19 @@ pub(crate) fn run(global: &GlobalArgs, args: &UndoArgs, out: &Output) -> anyhow:
         }
         None => None,
     };
+    if !args.only.is_empty() {
+        let Some(seq) = target else { bail!("--only names part of one entry: give its number") };
+        if args.reason.trim().is_empty() {
+            bail!("--reason must not be blank: say why part of log entry {seq} is reverted");
+        }
+        let pick = crate::args::SessionPickArgs {
+            session: None,
+            only: args.only.clone(),
+            except: args.except.clone(),
+            reason: Some(args.reason.clone()),
+        };
+        return crate::cmd::session::undo_part(&ws, seq, &pick, out);
+    }
     revert(&ws, Way::Undo, target, &args.reason, args.yes, out)
 }
 
