@@ -1229,11 +1229,191 @@ def nofile_once(staged, root: Path):
     return ("FAILED" if problems else "applied and undone"), problems
 
 
+SESSION_FILES = 12
+
+
+def hook_event(staged, ws: Path, event, mode=None, env=None):
+    """Runs `staged hook claude-code` (record mode when `mode`) in `ws` on `event`."""
+    argv = [staged, "hook", "claude-code"] + (["--mode", mode] if mode else [])
+    return subprocess.run(argv, input=json.dumps(event).encode(), cwd=ws, capture_output=True,
+                          env=dict(os.environ, NO_COLOR="1", **(env or {})))
+
+
+def recorded_write(staged, ws: Path, session: str, call: str, rel: str, text: str):
+    """Claude Code's Write of `text` to `rel` in `session`, in record mode: PreToolUse, the
+    client's write, PostToolUse."""
+    path = ws / rel
+    tool_input = {"file_path": str(path), "content": text}
+    base = {"session_id": session, "cwd": str(ws), "tool_name": "Write", "tool_input": tool_input,
+            "tool_use_id": call, "permission_mode": "acceptEdits"}
+    hook_event(staged, ws, dict(base, hook_event_name="PreToolUse"), "record")
+    original = path.read_text() if path.exists() else None
+    path.write_text(text)
+    response = {"type": "update" if original is not None else "create", "filePath": str(path),
+                "content": text, "structuredPatch": [], "originalFile": original}
+    hook_event(staged, ws, dict(base, hook_event_name="PostToolUse", tool_response=response), "record")
+
+
+def session_workspace(staged, root: Path):
+    """A workspace whose record-mode session S1 rewrote SESSION_FILES files; returns (ws, files)."""
+    ws, files = fresh_workspace(root, SESSION_FILES)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    for i, p in files:
+        recorded_write(staged, ws, "claude-s", f"t{i}", str(p.relative_to(ws)), new(i))
+    return ws, files
+
+
+def revert_seconds(staged):
+    """How long an unkilled whole-session revert takes here (median of 3)."""
+    times = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as tmp:
+            ws, _ = session_workspace(staged, Path(tmp))
+            started = time.time()
+            run(staged, ws, "session", "revert", "S1", "--reason", "calibrate", check=True)
+            times.append(time.time() - started)
+    return sorted(times)[1]
+
+
+def revert_kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
+    """SIGKILLs a whole-session revert at any step: afterwards every file is the session's
+    (`new`) or every file is reverted (`old`), the log holds the revert exactly when the files
+    are reverted, and the session's diff agrees."""
+    ws, files = session_workspace(staged, root)
+    child = subprocess.Popen([staged, "--workspace", str(ws), "session", "revert", "S1", "--reason", "stress"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_in_turn(child, ws, rng, window, n_run)
+    entries = log_entries(staged, ws)  # recovers first
+    seen = states(files)
+    reverts = [e for e in entries if e["source"] == "session_revert"]
+    shown = json.loads(run(staged, ws, "--json", "session", "show", "S1", check=True).stdout)
+    problems = []
+    if seen["torn"] or (seen["new"] and seen["old"]):
+        problems.append(f"mixed files: {dict(seen)}")
+    elif seen["old"] == SESSION_FILES and (len(reverts) != 1 or shown["files"]):
+        problems.append(f"all reverted but the log holds {len(reverts)} reverts and the diff {len(shown['files'])} files")
+    elif seen["new"] == SESSION_FILES and (reverts or len(shown["files"]) != SESSION_FILES):
+        problems.append(f"all the session's but the log holds {len(reverts)} reverts and the diff {len(shown['files'])} files")
+    return kill_verdict(ws, child, problems, "killed after the commit point, all reverted",
+                        "killed before it, all the session's", committed=bool(seen["old"]))
+
+
+# A client process of its own: hooks and MCP servers it starts find it above themselves, as a
+# real client's do. Commands on stdin, one JSON line each; answers on stdout.
+CLIENT_SRC = r"""
+import json, os, subprocess, sys
+staged, ws, session = sys.argv[1], sys.argv[2], sys.argv[3]
+env = dict(os.environ, NO_COLOR="1", CLAUDE_CODE_SESSION_ID=session)
+init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+        "capabilities": {}, "clientInfo": {"name": "stress-client", "version": "1"}}}
+for line in sys.stdin:
+    cmd = json.loads(line)
+    if cmd["do"] == "stage":
+        event = {"session_id": session, "cwd": ws, "hook_event_name": "PreToolUse", "tool_name": "Edit",
+                 "permission_mode": "acceptEdits", "tool_use_id": cmd["call"],
+                 "tool_input": {"file_path": os.path.join(ws, cmd["file"]), "old_string": cmd["old"],
+                                "new_string": cmd["new"], "replace_all": False}}
+        out = subprocess.run([staged, "hook", "claude-code"], input=json.dumps(event).encode(), cwd=ws,
+                             capture_output=True, env=env)
+        answer = {"code": out.returncode, "out": out.stdout.decode(errors="replace")}
+    else:
+        proc = subprocess.Popen([staged, "--workspace", ws, "mcp"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=ws)
+        def request(message):
+            proc.stdin.write((json.dumps(message) + "\n").encode()); proc.stdin.flush()
+            while True:
+                reply = json.loads(proc.stdout.readline())
+                if reply.get("id") == message.get("id"):
+                    return reply
+        request(init)
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n").encode())
+        reply = request({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "resolve",
+                         "arguments": {"action": "apply", "reason": cmd["reason"]}}})
+        proc.stdin.close(); proc.wait(timeout=30)
+        answer = {"reply": reply}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+class Client:
+    """One agent session's client process (see CLIENT_SRC)."""
+
+    def __init__(self, staged, ws: Path, session: str):
+        self.proc = subprocess.Popen([sys.executable, "-c", CLIENT_SRC, staged, str(ws), session],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, **cmd):
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def session_race_once(staged, root: Path, rng: random.Random):
+    """Two agent sessions in gate mode in one workspace, each a client process with its hooks
+    and its own `staged mcp`: each stages an edit of its own file, then resolves, in a random
+    interleaving, the two clients running at once. Each `resolve` must apply its own session's
+    preview with its own reason, never the other's; a resolve with nothing of its own pending
+    applies nothing."""
+    ws = root / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    (ws / "a.txt").write_text("a = 1\n")
+    (ws / "b.txt").write_text("b = 1\n")
+    run(staged, ws, "pending", check=True)  # the state folder
+    clients = {"A": Client(staged, ws, "sess-a"), "B": Client(staged, ws, "sess-b")}
+    files = {"A": "a.txt", "B": "b.txt"}
+    # Each session: stage, then resolve, then (sometimes) resolve again with nothing left.
+    plans = {k: ["stage", "resolve"] + (["resolve-again"] if rng.random() < 0.5 else []) for k in clients}
+    order = []
+    while any(plans.values()):
+        k = rng.choice([k for k, v in plans.items() if v])
+        order.append((k, plans[k].pop(0)))
+    problems = []
+    answers = {"A": [], "B": []}
+
+    def drive(k, steps):
+        for step in steps:
+            if step == "stage":
+                letter = k.lower()
+                answers[k].append(clients[k].ask(do="stage", call=f"c{k}", file=files[k],
+                                                 old=f"{letter} = 1", new=f"{letter} = 2"))
+            else:
+                answers[k].append(clients[k].ask(do="resolve", reason=f"reason of {k}"))
+            time.sleep(rng.uniform(0, 0.01))
+
+    # Run the interleaving: consecutive steps of one session go in its thread, in order.
+    threads = [threading.Thread(target=drive, args=(k, [s for kk, s in order if kk == k])) for k in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    for c in clients.values():
+        c.close()
+    entries = log_entries(staged, ws)
+    applied = [e for e in entries if e["outcome"] == "applied"]
+    for k in clients:
+        mine = [e for e in applied if any(f["path"] == files[k] for f in e.get("files", []))]
+        if len(mine) != 1:
+            problems.append(f"{files[k]} applied {len(mine)} times: {[(e['label'], e['reason']) for e in applied]}")
+        elif mine[0]["reason"] != f"reason of {k}":
+            problems.append(f"{files[k]} was applied with {mine[0]['reason']!r}: a cross-apply")
+    if (ws / "a.txt").read_text() != "a = 2\n" or (ws / "b.txt").read_text() != "b = 2\n":
+        problems.append("a file was not written")
+    if len(applied) != 2:
+        problems.append(f"{len(applied)} applies, not 2")
+    kind = "FAILED" if problems else "each session applied its own"
+    return kind, problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,session-race,revert-kill")
     args = parser.parse_args()
     staged = os.path.abspath(shutil.which(args.staged) or args.staged)  # some runs start it in the workspace
     rng = random.Random(1)
@@ -1241,6 +1421,7 @@ def main():
     patch_window = patch_apply_seconds(staged) if "patch-kill" in args.only.split(",") else 0.0
     line_edits_bin = line_edits_binary() if "line-edits" in args.only.split(",") else None
     line_edits_cases = -(-LINE_EDITS_CASES // args.runs)
+    revert_window = revert_seconds(staged) if "revert-kill" in args.only.split(",") else 0.0
     experiments = {
         "readers": lambda root, n: readers_once(staged, root),
         "swap": lambda root, n: swap_once(staged, root),
@@ -1262,6 +1443,8 @@ def main():
         "hook-ulimit": lambda root, n: hook_ulimit_once(staged, root, rng),
         "line-edits": lambda root, n: line_edits_once(line_edits_bin, line_edits_cases),
         "nofile": lambda root, n: nofile_once(staged, root),
+        "session-race": lambda root, n: session_race_once(staged, root, rng),
+        "revert-kill": lambda root, n: revert_kill_once(staged, root, rng, revert_window, n),
     }
     rows = []
     for name in args.only.split(","):

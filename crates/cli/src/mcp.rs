@@ -63,7 +63,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
     let server = StagedServer::new(workspace, approve);
     let res = runtime.block_on(async move {
         let Some((options, source)) = http else {
-            return staged_mcp::serve_stdio(server).await;
+            return staged_mcp::serve_stdio(server.for_client_session()).await;
         };
         let allow_remote = options.allow_remote;
         let endpoint = HttpEndpoint::bind(options, &server).await?;

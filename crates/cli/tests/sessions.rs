@@ -270,7 +270,8 @@ fn part_of_an_entry_is_undone_and_the_rest_stays_undoable() {
 #[test]
 fn kept_hunks_stay_reviewed_until_the_session_changes_them_again() {
     let (_ws, dir) = four_edit_session();
-    let out = staged(&dir, &["session", "keep", "S1", "--only", "a.txt:2", "b.txt", "--reason", "good"]);
+    let out =
+        staged(&dir, &["session", "keep", "S1", "--only", "a.txt:2", "b.txt", "--reason", "good"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(stdout(&out), "Kept 2 hunks of S1; 2 of 4 hunks reviewed.\n");
     let list = json(&staged(&dir, &["--json", "session", "list"]));

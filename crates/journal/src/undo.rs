@@ -92,9 +92,8 @@ pub enum PlanError {
 /// [`PlanError`].
 pub fn plan_or_changed(workspace: &ConfinedRoot, entry: &LogEntry) -> Result<UndoPlan, PlanError> {
     let mut changed = false;
-    plan_noting(workspace, entry, &mut changed).map_err(|why| {
-        if changed { PlanError::Changed(why) } else { PlanError::Other(why) }
-    })
+    plan_noting(workspace, entry, &mut changed)
+        .map_err(|why| if changed { PlanError::Changed(why) } else { PlanError::Other(why) })
 }
 
 /// [`plan`], setting `changed_since` when it refuses because a file changed since.

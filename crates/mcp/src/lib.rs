@@ -48,6 +48,7 @@ mod options;
 mod pending;
 mod reply;
 mod server;
+mod session;
 mod transport;
 
 pub use crate::{

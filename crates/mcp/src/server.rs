@@ -50,6 +50,9 @@ pub struct StagedServer {
     workspace: Arc<WorkspaceSession>,
     tools: Arc<Vec<Arc<dyn Tool>>>,
     approve: Approval,
+    /// Whether calls act for the client's agent session (a stdio server, one client); an
+    /// HTTP server's connections share one process and act on the shared stack.
+    sessions: bool,
 }
 
 impl std::fmt::Debug for StagedServer {
@@ -73,7 +76,16 @@ impl StagedServer {
     /// A server for the opened `workspace`.
     pub fn new(workspace: WorkspaceSession, approve: Approval) -> StagedServer {
         let tools = Arc::new(workspace.tools());
-        StagedServer { workspace: Arc::new(workspace), tools, approve }
+        StagedServer { workspace: Arc::new(workspace), tools, approve, sessions: false }
+    }
+
+    /// This server, acting for its client's agent session at every call (a stdio server:
+    /// `docs/contract/sessions.md#identity`): its model's `resolve` acts on that session's
+    /// previews only, and a person's notices for it ride on the next result.
+    #[must_use]
+    pub fn for_client_session(mut self) -> StagedServer {
+        self.sessions = true;
+        self
     }
 
     /// The workspace session the server runs on.
@@ -92,6 +104,13 @@ impl StagedServer {
         let bridge = cancel_bridge(&ctx);
         let cancel = &bridge.token;
         tracing::debug!(tool = %name, "tools/call");
+        let session = match (self.sessions, self.workspace.sqlite()) {
+            (true, Some(store)) => {
+                let client = ctx.peer.peer_info().map(|info| info.client_info.name.clone());
+                crate::session::enter(store, client.as_deref())
+            }
+            _ => None,
+        };
         let is_resolve = name == RESOLVE_TOOL_NAME;
         let before = if is_resolve { self.head() } else { None };
         let outcome = if name == PENDING_TOOL_NAME {
@@ -104,10 +123,15 @@ impl StagedServer {
             };
             Outcome::Result(self.execute(tool.as_ref(), &request, cancel).await)
         };
-        let result = match outcome {
+        let mut result = match outcome {
             Outcome::Result(result) => result,
             Outcome::InputRequired(input) => return Ok(input.into()),
         };
+        if let (Some(number), Some(store)) = (session, self.workspace.sqlite())
+            && let Some(text) = crate::session::notices(store, number)
+        {
+            result.content.push(staged_core::ContentPart::Text { text });
+        }
         let after = self.head();
         let remind = match &after {
             None => false,

@@ -85,7 +85,9 @@ impl<'a> Review<'a> {
         let Some(ops) = first.record.undo.as_ref().and_then(|data| undo_ops(data).ok()) else {
             return Ok(false);
         };
-        let Some(entry) = staged_core::ResolveLog::entry(self.store, seq)? else { return Ok(false) };
+        let Some(entry) = staged_core::ResolveLog::entry(self.store, seq)? else {
+            return Ok(false);
+        };
         let logged = [LoggedChange { seq, session: None, ops: &ops, files: &first.record.files }];
         let texts = StoreTexts { store: self.store, workspace: self.workspace };
         // The texts before it come from the kept texts, or from the entries after it.
@@ -95,7 +97,12 @@ impl<'a> Review<'a> {
             .collect();
         let mut all: Vec<LoggedChange<'_>> = logged.to_vec();
         all.extend(entries.iter().zip(&after).skip(1).filter_map(|(e, ops)| {
-            Some(LoggedChange { seq: e.seq, session: e.session, ops: ops.as_deref()?, files: &e.record.files })
+            Some(LoggedChange {
+                seq: e.seq,
+                session: e.session,
+                ops: ops.as_deref()?,
+                files: &e.record.files,
+            })
         }));
         let before = crate::history::texts_before(seq, &all, &texts);
         Ok(staged_journal::describe_applied(&ops, &before)

@@ -166,10 +166,13 @@ fn insert_record(
 /// Deletes finished rows past the retention count, and prepared leftovers past their age.
 fn prune(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     let keep = i64::try_from(read_keep(tx)?).unwrap_or(i64::MAX);
-    tx.execute(
+    let pruned = tx.execute(
         "DELETE FROM log WHERE done = 1 AND seq <= (SELECT seq FROM log WHERE done = 1 ORDER BY seq DESC LIMIT 1 OFFSET ?1)",
         [keep],
     )?;
+    if pruned > 0 {
+        crate::sessions::prune_sessions(tx)?;
+    }
     let cutoff = now_ms() - PREPARED_MAX_AGE_MS;
     tx.execute("DELETE FROM log WHERE done = 0 AND at_ms < ?1", [cutoff])?;
     tx.execute("DELETE FROM remainder WHERE created_at_ms < ?1", [cutoff])?;

@@ -94,7 +94,8 @@ pub(crate) fn migrate(tx: &Transaction<'_>) -> rusqlite::Result<()> {
          );
          CREATE TABLE IF NOT EXISTS texts (
              hash TEXT PRIMARY KEY,
-             text BLOB NOT NULL
+             text BLOB NOT NULL,
+             at_ms INTEGER NOT NULL DEFAULT 0
          );
          CREATE TABLE IF NOT EXISTS reviews (
              session INTEGER NOT NULL,
@@ -286,8 +287,9 @@ impl SqliteStore {
             .map_err(|err| self.err(err))?;
         for (hash, bytes) in &encoded {
             tx.execute(
-                "INSERT OR IGNORE INTO texts (hash, text) VALUES (?1, ?2)",
-                params![hash, bytes],
+                "INSERT INTO texts (hash, text, at_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (hash) DO UPDATE SET at_ms = ?3",
+                params![hash, bytes, now_ms()],
             )
             .map_err(|err| self.err(err))?;
         }
@@ -464,6 +466,20 @@ impl SqliteStore {
     }
 }
 
+/// With the log's retention (`staged log --keep`): a session goes when none of its log entries
+/// and none of its previews are left (with its review states and notices), and a kept text
+/// goes when it is older than every log entry left, since only an entry at least as old
+/// reads it.
+pub(crate) fn prune_sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "DELETE FROM sessions WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.session = sessions.seq)
+             AND NOT EXISTS (SELECT 1 FROM pending WHERE pending.session = sessions.seq);
+         DELETE FROM reviews WHERE session NOT IN (SELECT seq FROM sessions);
+         DELETE FROM notices WHERE session NOT IN (SELECT seq FROM sessions);
+         DELETE FROM texts WHERE at_ms < (SELECT MIN(at_ms) FROM log);",
+    )
+}
+
 /// Keeps, in `tx`, the texts of `record` its log cannot rebuild: a file's text before the entry
 /// when it is not what the log last wrote to that path (the file's first write, or one after a
 /// change made outside staged). `heads` holds, per path, the hash the log last left there; a
@@ -489,8 +505,9 @@ pub(crate) fn keep_before_texts(
             {
                 let bytes = crate::codec::compress_text(text).map_err(|err| err.to_string())?;
                 tx.execute(
-                    "INSERT OR IGNORE INTO texts (hash, text) VALUES (?1, ?2)",
-                    params![before, bytes],
+                    "INSERT INTO texts (hash, text, at_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (hash) DO UPDATE SET at_ms = ?3",
+                    params![before, bytes, now_ms()],
                 )
                 .map_err(e)?;
             }

@@ -277,9 +277,37 @@ impl SqliteStore {
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|err| self.err(err))?
                 };
-                if let Some(why) =
-                    rows.into_iter().map(|row| self.entry(row)).find_map(|entry| refuse(&entry))
+                if let Some((id, why)) = rows
+                    .into_iter()
+                    .map(|row| self.entry(row))
+                    .find_map(|entry| refuse(&entry).map(|why| (entry.id, why)))
                 {
+                    // Another session's preview is not this session's model's to resolve.
+                    let theirs: Option<i64> = tx
+                        .query_row(
+                            "SELECT session FROM pending WHERE id = ?1",
+                            [id.as_str()],
+                            |r| r.get(0),
+                        )
+                        .optional()
+                        .map_err(|err| self.err(err))?
+                        .flatten();
+                    let acting = self.scope().acting.and_then(|s| i64::try_from(s).ok());
+                    let why = match (acting, theirs) {
+                        (Some(ours), theirs) if theirs != Some(ours) => {
+                            let whose = theirs.map_or_else(
+                                || "a person's".to_owned(),
+                                |s| format!("session S{s}'s"),
+                            );
+                            let head = why
+                                .split_once(" Resolve it first")
+                                .map_or(why.as_str(), |(h, _)| h);
+                            format!(
+                                "{head} It is {whose} preview, not this session's: do not resolve it; a person resolves it with `staged review`. Make this change again once it is resolved: a new change is always computed against the file on disk."
+                            )
+                        }
+                        _ => why,
+                    };
                     return Err(StoreError::Refused(why));
                 }
             }

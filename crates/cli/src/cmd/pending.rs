@@ -1,7 +1,9 @@
 //! `staged pending`: the stack, newest first.
 //!
-//! `--json` prints `{"pending": [{"id", "label", "source", "createdAt", "ageSeconds"}]}`,
-//! newest first; `createdAt` is RFC 3339 UTC.
+//! `--json` prints `{"pending": [{"id", "label", "source", "createdAt", "ageSeconds",
+//! "session"}]}`, newest first; `createdAt` is RFC 3339 UTC, `session` the agent session that
+//! staged it (`S3`; `null` for a person's). The table has a SESSION column when any preview is
+//! an agent session's.
 
 use serde_json::json;
 use staged_render::escape_line;
@@ -28,6 +30,7 @@ pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
                     "source": e.source_tool_name,
                     "createdAt": timestamp(e.created_at),
                     "ageSeconds": age_seconds(e.created_at),
+                    "session": e.session.map(|s| format!("S{s}")),
                 })
             })
             .collect();
@@ -38,19 +41,27 @@ pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
         out.line("No pending previews.")?;
         return Ok(Exit::Success);
     }
-    let rows: Vec<[String; 4]> = entries
+    let sessions = entries.iter().any(|e| e.session.is_some());
+    let rows: Vec<Vec<String>> = entries
         .iter()
         .map(|e| {
-            [
+            let mut row = vec![
                 escape_line(e.id.as_str()).into_owned(),
                 cell(&e.label),
                 escape_line(&e.source_tool_name).into_owned(),
                 age(e.created_at),
-            ]
+            ];
+            if sessions {
+                row.push(e.session.map_or_else(|| "person".to_owned(), |s| format!("S{s}")));
+            }
+            row
         })
         .collect();
-    let header = ["ID", "LABEL", "SOURCE", "AGE"].map(str::to_owned);
-    let widths: Vec<usize> = (0..4)
+    let mut header: Vec<String> = ["ID", "LABEL", "SOURCE", "AGE"].map(str::to_owned).to_vec();
+    if sessions {
+        header.push("SESSION".to_owned());
+    }
+    let widths: Vec<usize> = (0..header.len())
         .map(|col| rows.iter().chain([&header]).map(|r| r[col].chars().count()).max().unwrap_or(0))
         .collect();
     for row in [&header].into_iter().chain(&rows) {

@@ -53,7 +53,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &SessionArgs, out: &Output) -> anyh
     };
     match &args.command {
         SessionCommand::List => list(&ws, &store, out),
-        SessionCommand::Show { session, entry } => show(&ws, &store, session.as_deref(), *entry, out),
+        SessionCommand::Show { session, entry } => {
+            show(&ws, &store, session.as_deref(), *entry, out)
+        }
         SessionCommand::Revert(pick_args) => revert(&ws, &store, pick_args, out),
         SessionCommand::Keep(pick_args) => keep(&ws, &store, pick_args, out),
     }
@@ -115,7 +117,9 @@ impl Loaded {
             .map_err(|err| anyhow::anyhow!("{err}"))?
             .with_context(|| format!("there is no log entry {seq}; see `staged log`"))?;
         if !review.entry_is_consistent(seq).map_err(|err| anyhow::anyhow!("{err}"))? {
-            bail!("log entry {seq}'s recorded diff is not what its undo data would write back (the log entry was changed outside staged), or its texts are no longer known");
+            bail!(
+                "log entry {seq}'s recorded diff is not what its undo data would write back (the log entry was changed outside staged), or its texts are no longer known"
+            );
         }
         let files = review.entry_files(seq).map_err(|err| anyhow::anyhow!("{err}"))?;
         Ok(Loaded {
@@ -533,10 +537,8 @@ fn revert_loaded(
         plural(hunks.len(), "hunk"),
         described.join(", "),
         reason.trim(),
-        seq.map(|s| format!(
-            " Logged as entry {s}; `staged undo {s}` restores what it reverted."
-        ))
-        .unwrap_or_default()
+        seq.map(|s| format!(" Logged as entry {s}; `staged undo {s}` restores what it reverted."))
+            .unwrap_or_default()
     );
     if out.json {
         out.line(&serde_json::to_string_pretty(&json!({

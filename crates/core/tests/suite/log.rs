@@ -225,6 +225,7 @@ impl PendingAction for Halves {
             }],
             undo: None,
             remainder: Some(rest),
+            texts: Vec::new(),
         };
         retirement
             .prepare("journal-1", &change)
@@ -313,6 +314,7 @@ impl PendingAction for Reporting {
             }],
             undo: Some(serde_json::json!({"restore": "x"})),
             remainder: None,
+            texts: Vec::new(),
         })
     }
 }

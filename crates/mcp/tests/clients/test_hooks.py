@@ -939,3 +939,74 @@ def test_codex_read_only_sandbox_denies_without_staging(codex_tmp):
     assert "No pending action to resolve." in results[1][1], results[1]
     assert (root / "src" / "a.ts").read_text() == SOURCE
     assert pending(root) == []
+
+
+# --- Sessions (issue 34) -------------------------------------------------------------------
+
+LONG = "".join(f"line {n}\n" for n in range(1, 21))
+
+
+def test_claude_code_session_is_one_diff_reverted_by_hunk_and_the_reason_reaches_the_model():
+    """A record-mode Claude Code session edits a file twice (far apart) and another once and
+    writes a new file; `staged session show` is one diff of three files; reverting the first
+    edit's hunk keeps the second's, exactly; the resumed session's next request carries the
+    person's reason, once."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        (root / "src" / "long.txt").write_text(LONG)
+        install(root, "claude-code", "--mode", "record")
+        a, long = str(root / "src" / "a.ts"), str(root / "src" / "long.txt")
+        script = [
+            ("tool", "Read", {"file_path": long}),
+            ("tool", "Edit", {"file_path": long, "old_string": "line 2\n", "new_string": "line two\n",
+                              "replace_all": False}),
+            ("tool", "Edit", {"file_path": long, "old_string": "line 17\n", "new_string": "line seventeen\n",
+                              "replace_all": False}),
+            ("tool", "Read", {"file_path": a}),
+            ("tool", "Edit", {"file_path": a, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("tool", "Write", {"file_path": str(root / "src" / "new.ts"), "content": "export const n = 1;\n"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/long.txt"]).start()
+        try:
+            run_claude(tmp, root, model, ["--allowedTools", "Read,Edit,Write"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit", "Edit", "Read", "Edit", "Write"], results
+        sessions = json.loads(staged(root, "--json", "session", "list").stdout)
+        assert len(sessions) == 1 and sessions[0]["client"] == "claude-code", sessions
+        assert (sessions[0]["files"], sessions[0]["entries"]) == (3, 4), sessions
+        shown = staged(root, "session", "show")
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.count("diff --git ") == 3, shown.stdout
+        # git takes the session's diff as it is: reversed, it is exactly the session undone.
+        check = subprocess.run(["git", "apply", "--check", "-R", "-"], input=shown.stdout, text=True,
+                               cwd=root, capture_output=True)
+        assert check.returncode == 0, check.stderr
+        reason = "line 2 is referenced by the docs; keep it"
+        out = staged(root, "session", "revert", "--only", "src/long.txt:1", "--reason", reason)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert (root / "src" / "long.txt").read_text() == LONG.replace("line 17\n", "line seventeen\n")
+        out = staged(root, "session", "revert", "--only", "src/new.ts", "--reason", "not needed")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert not (root / "src" / "new.ts").exists()
+        assert (root / "src" / "a.ts").read_text() == EDITED
+        reverts = [e for e in log_entries(root) if e["source"] == "session_revert"]
+        assert [e["reason"] for e in reverts] == ["not needed", reason], reverts
+        # The session goes on: its next request carries the person's reason, once.
+        resumed = ScriptedTurns([("text", "Noted.")]).start()
+        try:
+            run_claude(tmp, root, resumed, ["--resume", sessions[0]["clientSessionId"]])
+        finally:
+            resumed.stop()
+        told = [r for r in resumed.requests if reason in json.dumps(r)]
+        assert told, "the resumed session's model was never told the person's reason"
+        expected = f"A person reverted your change to src/long.txt (line 2): {reason}."
+        assert expected in json.dumps(told[0]) or json.dumps(expected)[1:-1] in json.dumps(told[0]), told[0]
+        # Undo of the revert gives the session's bytes back exactly.
+        undo = staged(root, "undo", str(reverts[1]["entry"]), "--yes")
+        assert undo.returncode == 0, undo.stdout + undo.stderr
+        assert (root / "src" / "long.txt").read_text() == (
+            LONG.replace("line 2\n", "line two\n").replace("line 17\n", "line seventeen\n"))

@@ -56,6 +56,16 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
     }
     // The log records the loop's resolves as the agent's.
     ws.session().set_front_end(staged_core::FrontEnd::Agent);
+    // One agent session per run: what it stages and applies is its own, and its `resolve`
+    // acts on its own previews only (docs/contract/sessions.md#identity).
+    if let Some(store) = ws.sqlite() {
+        let run = staged_session::process::process(std::process::id())
+            .map_or_else(|| std::process::id().to_string(), |p| p.key());
+        if let Ok(row) = store.open_session("agent", &run, None) {
+            let _ = store.title_session(row.number, task_title(&args.task));
+            store.set_scope(staged_store::SessionScope::model(row.number));
+        }
+    }
     let person: Arc<dyn Supervisor> = Arc::new(person::TerminalPerson::new(out.clone()));
     let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadTool::new(ws.workspace().clone())),
@@ -103,6 +113,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
 
 /// For a run that stopped with a preview still pending (an abort, `--max-turns`, Ctrl-C),
 /// what is pending and how a person resolves it. A failed apply's message says it already.
+/// A run's title: its task's first non-blank line.
+fn task_title(task: &str) -> &str {
+    task.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("staged agent")
+}
+
 fn still_pending(outcome: &RunOutcome, ws: &staged_workspace::WorkspaceSession) -> Option<String> {
     if !matches!(
         outcome,

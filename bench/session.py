@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""A big agent session reviewed: `staged session show` and a whole-session revert, against git
+doing the same on the same change, in the same run (issue 34's scale point).
+
+The session: ENTRIES record-mode edits (Claude Code Writes, through `staged hook claude-code
+--mode record`, as the client sends them) spread over FILES files of 60 lines, each edit
+changing one line of one file. Then, timed in interleaved rounds:
+
+  show      staged session show S1            the session's net change as one diff
+  git-diff  git diff                          the same change against the commit before it
+  revert    staged session revert S1          the whole session written back, through the journal
+  git-rev   git apply -R (of git diff's output)  the same, by git
+
+Before each revert round the session's bytes are put back (untimed: `staged undo` of the revert,
+checked); before each `git apply -R` round, the files are reset to the session's bytes. Prints
+each command's p50 and the ratios staged/git.
+
+Usage: bench/session.py [ROUNDS] [ENTRIES] [FILES]   (defaults 5, 1000, 300)
+Env:   STAGED (default target/release/staged; build it with cargo build --release -p staged-cli)
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LINES = 60
+
+
+def text(lines):
+    return "".join(f"{line}\n" for line in lines)
+
+
+def hook(staged, ws, event):
+    out = subprocess.run([staged, "hook", "claude-code", "--mode", "record"], input=json.dumps(event).encode(),
+                         cwd=ws, capture_output=True)
+    if out.returncode != 0:
+        raise SystemExit(f"hook failed: {out.stderr.decode()}")
+
+
+def timed(argv, cwd, stdin=None):
+    started = time.perf_counter()
+    out = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True)
+    wall = time.perf_counter() - started
+    if out.returncode != 0:
+        raise SystemExit(f"{argv} failed: {out.stdout.decode()[-500:]} {out.stderr.decode()[-500:]}")
+    return wall, out.stdout
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    n_entries = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    n_files = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+    staged = os.environ.get("STAGED", str(ROOT / "target/release/staged"))
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        (ws / "src").mkdir(parents=True)
+        contents = {}
+        for f in range(n_files):
+            lines = [f"const v{f}_{n} = {n};" for n in range(LINES)]
+            contents[f] = lines
+            (ws / "src" / f"f{f:03}.ts").write_text(text(lines))
+        git = lambda *a: subprocess.run(["git", *a], cwd=ws, check=True, capture_output=True)
+        git("init", "-q")
+        git("-c", "user.email=b@b", "-c", "user.name=b", "add", "-A")
+        git("-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "base")
+        started = time.time()
+        for e in range(n_entries):
+            f = e % n_files
+            line = (e // n_files * 7) % LINES
+            contents[f][line] = f"const v{f}_{line} = {e} * 2; // edited by entry {e}"
+            path = ws / "src" / f"f{f:03}.ts"
+            new = text(contents[f])
+            base = {"session_id": "bench", "cwd": str(ws), "tool_name": "Write", "tool_use_id": f"t{e}",
+                    "tool_input": {"file_path": str(path), "content": new}, "permission_mode": "acceptEdits"}
+            hook(staged, ws, dict(base, hook_event_name="PreToolUse"))
+            original = path.read_text()
+            path.write_text(new)
+            hook(staged, ws, dict(base, hook_event_name="PostToolUse",
+                                  tool_response={"type": "update", "filePath": str(path), "content": new,
+                                                 "structuredPatch": [], "originalFile": original}))
+        print(f"session of {n_entries} entries over {n_files} files recorded in {time.time() - started:.0f} s",
+              file=sys.stderr)
+        session_bytes = {p: p.read_bytes() for p in (ws / "src").iterdir()}
+        times = {"show": [], "git-diff": [], "revert": [], "git-rev": []}
+        for r in range(rounds):
+            wall, shown = timed([staged, "session", "show", "S1"], ws)
+            times["show"].append(wall)
+            wall, diff = timed(["git", "diff"], ws)
+            times["git-diff"].append(wall)
+            if r == 0:
+                files_shown = shown.count(b"diff --git ")
+                files_git = diff.count(b"diff --git ")
+                assert files_shown == files_git == n_files, (files_shown, files_git)
+            wall, out = timed([staged, "--json", "session", "revert", "S1", "--reason", "bench"], ws)
+            times["revert"].append(wall)
+            entry = json.loads(out)["entry"]
+            committed = lambda p: subprocess.run(["git", "show", f"HEAD:src/{p.name}"], cwd=ws,
+                                                 capture_output=True).stdout
+            assert all(p.read_bytes() == committed(p) for p in sorted((ws / "src").iterdir())[:20]), \
+                "the revert did not give back the commit's bytes"
+            timed([staged, "undo", str(entry), "--yes"], ws)
+            assert all(p.read_bytes() == b for p, b in session_bytes.items()), "undo did not restore the session"
+            wall, _ = timed(["git", "apply", "-R", "-"], ws, stdin=diff)
+            times["git-rev"].append(wall)
+            for p, b in session_bytes.items():
+                p.write_bytes(b)
+        p50 = {k: statistics.median(v) for k, v in times.items()}
+        for k, v in p50.items():
+            print(f"{k:<9} p50 {v * 1000:8.1f} ms")
+        print(f"show / git diff        {p50['show'] / p50['git-diff']:.2f}x")
+        print(f"revert / git apply -R  {p50['revert'] / p50['git-rev']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
