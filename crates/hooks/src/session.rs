@@ -55,11 +55,11 @@ pub(crate) fn with_notices(
     number: Option<u64>,
     reply: Reply,
 ) -> Reply {
-    let carries = match (&reply, event.hook_event_name.as_str()) {
-        (Reply::Deny(_) | Reply::Block(_), _) => true,
-        (Reply::Nothing, "UserPromptSubmit" | "PostToolUse") => true,
-        _ => false,
-    };
+    let carries = matches!(
+        (&reply, event.hook_event_name.as_str()),
+        (Reply::Deny(_) | Reply::Block(_), _)
+            | (Reply::Nothing, "UserPromptSubmit" | "PostToolUse")
+    );
     if !carries {
         return reply;
     }

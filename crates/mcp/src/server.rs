@@ -104,14 +104,32 @@ impl StagedServer {
         let bridge = cancel_bridge(&ctx);
         let cancel = &bridge.token;
         tracing::debug!(tool = %name, "tools/call");
-        let session = match (self.sessions, self.workspace.sqlite()) {
+        let entered = match (self.sessions, self.workspace.sqlite()) {
             (true, Some(store)) => {
                 let client = ctx.peer.peer_info().map(|info| info.client_info.name.clone());
                 crate::session::enter(store, client.as_deref())
             }
             _ => None,
         };
+        let mut session = entered.map(|(number, _)| number);
         let is_resolve = name == RESOLVE_TOOL_NAME;
+        // A server no client session is tied to resolves what its connection staged, or the
+        // previews of the one agent session that holds any; otherwise it says whose they are.
+        if is_resolve
+            && let (Some((_, false)), Some(store)) = (entered, self.workspace.sqlite())
+            && self.head().is_none()
+        {
+            match crate::session::untied_resolve(store) {
+                Ok(Some(theirs)) => {
+                    store.set_scope(staged_store::SessionScope::model(theirs));
+                    session = Some(theirs);
+                }
+                Ok(None) => {}
+                Err(text) => {
+                    return Ok(to_call_result(ToolResult::error(text), None, false).into());
+                }
+            }
+        }
         let before = if is_resolve { self.head() } else { None };
         let outcome = if name == PENDING_TOOL_NAME {
             Outcome::Result(list_pending(self.workspace.store().as_ref(), SystemTime::now()))

@@ -12,8 +12,9 @@ use staged_store::{SessionScope, SqliteStore};
 /// The client id under which a server's own connection is its session.
 const OWN_CLIENT: &str = "mcp";
 
-/// Finds the session a call acts for and makes the store act for it; its number.
-pub(crate) fn enter(store: &SqliteStore, client_name: Option<&str>) -> Option<u64> {
+/// Finds the session a call acts for and makes the store act for it; its number, and whether
+/// it is the client's own session (`false`: the server's connection, no tie found).
+pub(crate) fn enter(store: &SqliteStore, client_name: Option<&str>) -> Option<(u64, bool)> {
     let client = staged_session::process::client_of_this_process();
     let key = client.as_ref().map(staged_session::process::ProcessInfo::key);
     let found = key.as_deref().and_then(|key| {
@@ -22,10 +23,10 @@ pub(crate) fn enter(store: &SqliteStore, client_name: Option<&str>) -> Option<u6
             .find_map(|c| store.session_of_process(c, key).ok().flatten())
     });
     let row = match found {
-        Some(row) => Some(row),
+        Some(row) => Some((row, true)),
         None => match std::env::var("CLAUDE_CODE_SESSION_ID") {
             Ok(id) if !id.trim().is_empty() => {
-                store.open_session("claude-code", id.trim(), key.as_deref()).ok()
+                store.open_session("claude-code", id.trim(), key.as_deref()).ok().map(|r| (r, true))
             }
             _ => {
                 let own = staged_session::process::process(std::process::id())
@@ -34,13 +35,46 @@ pub(crate) fn enter(store: &SqliteStore, client_name: Option<&str>) -> Option<u6
                     Some(name) => format!("{OWN_CLIENT}:{name}"),
                     None => OWN_CLIENT.to_owned(),
                 };
-                store.open_session(&client, &own, key.as_deref()).ok()
+                store.open_session(&client, &own, key.as_deref()).ok().map(|r| (r, false))
             }
         },
     };
-    let row = row?;
+    let (row, tied) = row?;
     store.set_scope(SessionScope::model(row.number));
-    Some(row.number)
+    Some((row.number, tied))
+}
+
+/// For a `resolve` of an untied server (its own connection's session) with nothing of its own
+/// pending: the one agent session that holds previews, which it then acts for; or why not,
+/// naming the previews. `Ok(None)`: nothing is pending anywhere.
+pub(crate) fn untied_resolve(store: &SqliteStore) -> Result<Option<u64>, String> {
+    let scope = store.scope();
+    store.set_scope(SessionScope::person());
+    let all = staged_core::PendingActionStore::summaries(store);
+    store.set_scope(scope);
+    let all = all.map_err(|err| err.to_string())?;
+    let mut sessions: Vec<u64> = all.iter().filter_map(|p| p.session).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    match (all.is_empty(), sessions.as_slice()) {
+        (true, _) => Ok(None),
+        (false, [one]) if all.iter().all(|p| p.session == Some(*one)) => Ok(Some(*one)),
+        _ => {
+            let named: Vec<String> = all
+                .iter()
+                .map(|p| {
+                    let whose = p
+                        .session
+                        .map_or_else(|| "a person's".to_owned(), |s| format!("session S{s}'s"));
+                    format!("{} ({}, {whose})", p.id, p.label)
+                })
+                .collect();
+            Err(format!(
+                "This connection staged nothing that is pending, and staged cannot tell which session this server serves, so it resolves none of the previews pending here: {}. A person resolves them with `staged review`.",
+                named.join(", ")
+            ))
+        }
+    }
 }
 
 /// The notices left for session `number`, taken: each is told once.

@@ -57,9 +57,17 @@ pub fn process(pid: u32) -> Option<ProcessInfo> {
 /// The client above the process `pid`: its nearest ancestor that is not a shell or a command
 /// that only passes a command on.
 pub fn client_above(pid: u32) -> Option<ProcessInfo> {
+    client_above_skipping(pid, None)
+}
+
+/// [`client_above`], also passing over ancestors that run the program `skip`.
+fn client_above_skipping(pid: u32, skip: Option<std::path::PathBuf>) -> Option<ProcessInfo> {
+    let ours = skip;
     let mut at = process(process(pid)?.parent)?;
     for _ in 0..MAX_DEPTH {
-        if !PASS_THROUGH.contains(&at.name.as_str()) {
+        let is_staged =
+            ours.is_some() && std::fs::read_link(format!("/proc/{}/exe", at.pid)).ok() == ours;
+        if !PASS_THROUGH.contains(&at.name.as_str()) && !is_staged {
             return Some(at);
         }
         if at.parent <= 1 {
@@ -70,9 +78,10 @@ pub fn client_above(pid: u32) -> Option<ProcessInfo> {
     None
 }
 
-/// The client above this process.
+/// The client above this process, passing over staged's own processes (a hook's supervisor
+/// above its work).
 pub fn client_of_this_process() -> Option<ProcessInfo> {
-    client_above(std::process::id())
+    client_above_skipping(std::process::id(), std::fs::read_link("/proc/self/exe").ok())
 }
 
 #[cfg(test)]

@@ -26,6 +26,9 @@ pub struct SessionScope {
     /// Whether the head, the listing and the count are the acting session's own (a model's
     /// view), rather than every session's (a person's).
     pub own_stack: bool,
+    /// With `own_stack`: a person's previews (staged with no session) count as its own too,
+    /// as for a `staged agent` run a person started to work through what they staged.
+    pub with_person: bool,
 }
 
 impl SessionScope {
@@ -36,13 +39,21 @@ impl SessionScope {
 
     /// A model's in `session`: its own previews only.
     pub fn model(session: u64) -> SessionScope {
-        SessionScope { acting: Some(session), own_stack: true }
+        SessionScope { acting: Some(session), own_stack: true, with_person: false }
+    }
+
+    /// A `staged agent` run's in `session`: its own previews and the person's.
+    pub fn agent(session: u64) -> SessionScope {
+        SessionScope { acting: Some(session), own_stack: true, with_person: true }
     }
 
     /// The SQL condition on `pending` rows this scope sees (`1` for all).
     pub(crate) fn condition(self) -> String {
         match (self.own_stack, self.acting) {
             (false, _) => "1".to_owned(),
+            (true, Some(session)) if self.with_person => {
+                format!("(session = {session} OR session IS NULL)")
+            }
             (true, Some(session)) => format!("session = {session}"),
             (true, None) => "session IS NULL".to_owned(),
         }

@@ -157,6 +157,16 @@ fn a_push_is_checked_against_every_sessions_previews() {
     let refused = b_store.push_unless(Arc::new(Note("f".into())), &|entry| {
         (entry.label() == "f").then(|| "f is pending".to_owned())
     });
+    // Another session's preview is named as not the pushing session's to resolve.
+    assert_eq!(
+        refused,
+        Err(StoreError::Refused("f is pending It is session S1's preview, not this session's: do not resolve it; a person resolves it with `staged review`. Make this change again once it is resolved: a new change is always computed against the file on disk.".to_owned()))
+    );
+    // A person's push is refused with the text as given.
+    let person = open(dir.path());
+    let refused = person.push_unless(Arc::new(Note("f".into())), &|entry| {
+        (entry.label() == "f").then(|| "f is pending".to_owned())
+    });
     assert_eq!(refused, Err(StoreError::Refused("f is pending".to_owned())));
 }
 

@@ -57,13 +57,14 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
     // The log records the loop's resolves as the agent's.
     ws.session().set_front_end(staged_core::FrontEnd::Agent);
     // One agent session per run: what it stages and applies is its own, and its `resolve`
-    // acts on its own previews only (docs/contract/sessions.md#identity).
+    // acts on its own previews and the person's, never another agent session's
+    // (docs/contract/sessions.md#identity).
     if let Some(store) = ws.sqlite() {
         let run = staged_session::process::process(std::process::id())
             .map_or_else(|| std::process::id().to_string(), |p| p.key());
         if let Ok(row) = store.open_session("agent", &run, None) {
             let _ = store.title_session(row.number, task_title(&args.task));
-            store.set_scope(staged_store::SessionScope::model(row.number));
+            store.set_scope(staged_store::SessionScope::agent(row.number));
         }
     }
     let person: Arc<dyn Supervisor> = Arc::new(person::TerminalPerson::new(out.clone()));
