@@ -410,6 +410,10 @@ pub(crate) struct ResolveArgs {
     /// they stay pending as a new preview. With --only: what --only names, but these.
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub(crate) except: Vec<String>,
+    /// Resolve the newest preview of this agent session (`S3`; see `staged session list`)
+    /// rather than the newest of all.
+    #[arg(long, value_name = "S")]
+    pub(crate) session: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -283,3 +283,51 @@ fn kept_hunks_stay_reviewed_until_the_session_changes_them_again() {
     let list = json(&staged(&dir, &["--json", "session", "list"]));
     assert_eq!(list[0]["reviewed"], 1, "{list}");
 }
+
+/// Claude Code's Edit of `path` in session `session`, in gate mode: staged, denied.
+fn gated_edit(dir: &Path, session: &str, call: &str, path: &str, old: &str, new: &str) -> Output {
+    let event = json!({"session_id": session, "cwd": dir, "hook_event_name": "PreToolUse",
+        "tool_name": "Edit", "tool_use_id": call, "permission_mode": "acceptEdits",
+        "tool_input": {"file_path": dir.join(path), "old_string": old, "new_string": new, "replace_all": false}});
+    hook(dir, &["hook", "claude-code"], &event)
+}
+
+#[test]
+fn each_session_has_its_own_stack_and_a_person_sees_them_all() {
+    let ws = workspace(&[("a.txt", "a = 1\n"), ("b.txt", "b = 1\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    assert_eq!(code(&gated_edit(&dir, "sess-a", "t1", "a.txt", "a = 1", "a = 2")), 0);
+    assert_eq!(code(&gated_edit(&dir, "sess-b", "t2", "b.txt", "b = 1", "b = 2")), 0);
+    // The person sees both, with their sessions.
+    let pending = json(&staged(&dir, &["--json", "pending"]));
+    let sessions: Vec<&str> = pending["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, ["S2", "S1"], "{pending}");
+    assert!(stdout(&staged(&dir, &["pending"])).contains("SESSION"));
+    // A file pending in S1 is refused to S2, naming whose it is.
+    let out = gated_edit(&dir, "sess-b", "t3", "a.txt", "a = 1", "a = 3");
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let reason = reply["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+    assert!(
+        reason.contains("It is session S1's preview, not this session's: do not resolve it; a person resolves it with `staged review`."),
+        "{reason}"
+    );
+    // `--session` resolves that session's newest, though another session's is newer.
+    let out = staged(&dir, &["resolve", "apply", "--session", "S1", "--reason", "a first"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&dir, "a.txt"), "a = 2\n");
+    assert_eq!(read(&dir, "b.txt"), "b = 1\n");
+    let entry = &log_entries(&dir)[0];
+    assert_eq!(
+        (entry["reason"].as_str(), entry["frontEnd"].as_str()),
+        (Some("a first"), Some("cli")),
+        "{entry}"
+    );
+    let out = staged(&dir, &["resolve", "apply", "--session", "S9", "--reason", "x"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("there is no session S9"), "{}", stderr(&out));
+}

@@ -63,6 +63,19 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
         }
     }
     let ws = context::open_existing(global)?;
+    if let Some(typed) = &args.session {
+        let number =
+            typed.strip_prefix(['S', 's']).unwrap_or(typed).parse::<u64>().map_err(|_| {
+                anyhow::anyhow!(
+                    "`{typed}` is not a session id (S1, S2, ...; see `staged session list`)"
+                )
+            })?;
+        let store = ws.sqlite().context("no sessions: nothing was staged in this workspace")?;
+        if store.session(number).map_err(|err| anyhow::anyhow!("{err}"))?.is_none() {
+            bail!("there is no session S{number}; see `staged session list`");
+        }
+        store.set_scope(staged_store::SessionScope::model(number));
+    }
     // `--id` may be a short form (`3`, `ast_edit:3`, `newest`); the guard compares full ids.
     let mut expected = match &args.id {
         Some(typed) => match ids::guard_id(ws.store().as_ref(), typed)? {
