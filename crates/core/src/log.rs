@@ -123,6 +123,8 @@ pub enum FrontEnd {
     Cli,
     /// `staged review`, a person at the terminal UI.
     Review,
+    /// `staged ui`, a person at the review page in a browser.
+    Ui,
     /// An MCP client, by the name it gave in `initialize`.
     Mcp(Option<String>),
     /// `staged agent`, the built-in loop.
@@ -135,12 +137,13 @@ pub enum FrontEnd {
 }
 
 impl fmt::Display for FrontEnd {
-    /// `cli`, `review`, `mcp:<client>` (or `mcp`), `agent`, `plugin:<name>` (or `plugin`),
+    /// `cli`, `review`, `ui`, `mcp:<client>` (or `mcp`), `agent`, `plugin:<name>` (or `plugin`),
     /// `hook:<client>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FrontEnd::Cli => f.write_str("cli"),
             FrontEnd::Review => f.write_str("review"),
+            FrontEnd::Ui => f.write_str("ui"),
             FrontEnd::Agent => f.write_str("agent"),
             FrontEnd::Mcp(None) => f.write_str("mcp"),
             FrontEnd::Mcp(Some(client)) => write!(f, "mcp:{client}"),

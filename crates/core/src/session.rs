@@ -32,8 +32,8 @@ pub struct ResolveOptions<'a> {
     pub expected: Option<&'a PendingId>,
     /// A person decided this resolve (the MCP server asked them and they approved), so a
     /// preview that only a person may apply ([`PendingAction::needs_person`]) applies. The
-    /// CLI and `staged review` ([`FrontEnd::Cli`], [`FrontEnd::Review`]) are a person's
-    /// already.
+    /// CLI, `staged review` and `staged ui` ([`FrontEnd::Cli`], [`FrontEnd::Review`],
+    /// [`FrontEnd::Ui`]) are a person's already.
     pub by_person: bool,
 }
 
@@ -227,7 +227,8 @@ impl Session {
                 &own
             }
         };
-        let by_person = options.by_person || matches!(front_end, FrontEnd::Cli | FrontEnd::Review);
+        let by_person = options.by_person
+            || matches!(front_end, FrontEnd::Cli | FrontEnd::Review | FrontEnd::Ui);
         match options.expected {
             Some(expected) => {
                 self.resolve_expected(params, expected, front_end, by_person, cancel).await

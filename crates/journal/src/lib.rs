@@ -55,7 +55,7 @@ pub use crate::{
     root::{ConfinedRoot, STATE_DIR_NAME},
     select::{
         Choice, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, NOTHING_APPLIED, PartFile, Selection,
-        bound_hunks, check_hunk, part_files,
+        bound_hunks, check_hunk, part_files, preview_parts,
     },
     state_guard::ModelAccess,
     undo::{ChangeUndo, UndoPlan, plan as undo_plan, undo_observed},

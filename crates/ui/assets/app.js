@@ -1,0 +1,283 @@
+// The review page of `staged ui`: no framework, no build step. It polls /api/state, draws
+// the pending previews, the selected preview's files and hunks (HTML highlighted and escaped
+// by the server), and the resolve log; every change is a POST with the page's CSRF token.
+'use strict';
+
+const csrf = document.querySelector('meta[name="staged-csrf"]').content;
+const $ = (id) => document.getElementById(id);
+const state = { revision: null, pending: [], log: [], redo: null, view: null, split: false, shown: null };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === 'onclick') node.addEventListener('click', value);
+    else if (key === 'text') node.textContent = value;
+    else if (key === 'html') node.innerHTML = value; // server-escaped HTML only
+    else node.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+function say(text) { $('message').textContent = text; }
+
+async function getJson(url) {
+  const res = await fetch(url, { credentials: 'same-origin', cache: 'no-store' });
+  const body = await res.json().catch(() => ({ error: res.statusText }));
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+async function post(url, body) {
+  const res = await fetch(url, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', 'X-Staged-CSRF': csrf },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try { json = JSON.parse(text); } catch { json = { error: text }; }
+  if (!res.ok) return { isError: true, text: json.error || text };
+  return json;
+}
+
+async function refresh(force) {
+  let fresh;
+  try { fresh = await getJson('/api/state'); } catch (err) { $('live').textContent = 'Not connected: ' + err.message; return; }
+  $('live').textContent = 'Live';
+  $('root').textContent = fresh.root;
+  if (!force && fresh.revision === state.revision) return;
+  state.revision = fresh.revision;
+  state.pending = fresh.pending;
+  state.log = fresh.log;
+  state.redo = fresh.redo;
+  drawLists();
+  if (!state.view && state.pending.length) state.view = { kind: 'preview', id: state.pending[0].id };
+  await drawView(force);
+}
+
+function drawLists() {
+  const pending = $('pending');
+  pending.replaceChildren();
+  for (const p of state.pending) {
+    const current = state.view && state.view.kind === 'preview' && state.view.id === p.id;
+    pending.append(el('li', {}, el('button', {
+      type: 'button', 'aria-current': current ? 'true' : 'false', 'data-id': p.id,
+      onclick: () => show({ kind: 'preview', id: p.id }),
+    }, `${p.label} (${p.id})${p.newest ? ' — newest' : ''}`)));
+  }
+  if (!state.pending.length) pending.append(el('li', { class: 'muted', text: 'None.' }));
+  const log = $('log');
+  log.replaceChildren();
+  for (const e of state.log) {
+    const current = state.view && state.view.kind === 'log' && state.view.entry === e.entry;
+    const reverted = e.revertedBy ? ` (reverted by ${e.revertedBy})` : '';
+    log.append(el('li', {}, el('button', {
+      type: 'button', 'aria-current': current ? 'true' : 'false', 'data-entry': String(e.entry),
+      onclick: () => show({ kind: 'log', entry: e.entry }),
+    }, `${e.entry}: ${e.outcome}${reverted} — ${e.label}`)));
+  }
+  if (!state.log.length) log.append(el('li', { class: 'muted', text: 'Empty.' }));
+  $('redo').disabled = !state.redo;
+}
+
+async function show(view) {
+  state.view = view;
+  state.shown = null;
+  drawLists();
+  await drawView(true);
+  $('main').focus();
+}
+
+// Redraws the main view; a preview already shown is only checked for staleness.
+async function drawView(force) {
+  const main = $('main');
+  const view = state.view;
+  if (!view) { main.replaceChildren(el('p', { id: 'empty', text: 'No pending previews.' })); return; }
+  if (view.kind === 'preview') {
+    const row = state.pending.find((p) => p.id === view.id);
+    if (state.shown && state.shown.id === view.id && !force) {
+      markStale(row);
+      return;
+    }
+    if (!row) { markStale(row); return; }
+    let preview;
+    try { preview = await getJson('/api/preview?id=' + encodeURIComponent(view.id)); } catch (err) { markStale(null); return; }
+    state.shown = preview;
+    main.replaceChildren(...previewNodes(preview));
+    markStale(row);
+  } else {
+    let entry;
+    try { entry = await getJson('/api/log?entry=' + view.entry); } catch (err) { main.replaceChildren(el('p', { text: err.message })); return; }
+    state.shown = null;
+    main.replaceChildren(...logNodes(entry));
+  }
+}
+
+// Tells the person when what they look at changed under them.
+function markStale(row) {
+  const banner = $('stale');
+  if (!banner) return;
+  let text = '';
+  if (!row) text = 'This preview is no longer pending: it was applied, discarded or dropped (perhaps by another process). Nothing here can be resolved.';
+  else if (!row.newest) text = 'A newer preview is pending on top of this one: only the newest preview can be resolved. Resolve the newer ones first.';
+  banner.textContent = text;
+  banner.hidden = !text;
+  for (const button of document.querySelectorAll('#main .resolve')) button.disabled = !!text;
+}
+
+function previewNodes(p) {
+  const nodes = [el('h2', { text: `${p.label} (${p.id})` }), el('p', { class: 'muted', text: `from ${p.source}` }),
+    el('div', { id: 'stale', class: 'banner', role: 'alert', hidden: true })];
+  if (!p.files) {
+    nodes.push(el('pre', { text: JSON.stringify(p.details, null, 2) }));
+  } else {
+    const tree = el('ul', { class: 'tree', 'aria-label': 'Files' });
+    for (const [i, f] of p.files.entries()) {
+      tree.append(el('li', {}, el('a', { href: '#file-' + i, text: `${f.path}${f.from ? ' (from ' + f.from + ')' : ''} — ${f.kind}` })));
+    }
+    nodes.push(el('h3', { text: `${p.files.length} file${p.files.length === 1 ? '' : 's'}` }), tree);
+    for (const [i, f] of p.files.entries()) nodes.push(fileNode(f, i, p.partial));
+  }
+  nodes.push(el('label', { class: 'reason', for: 'reason', text: 'Reason (required)' }),
+    el('textarea', { id: 'reason', name: 'reason', required: true, 'aria-required': 'true' }),
+    el('div', { class: 'bar' },
+      el('button', { type: 'button', class: 'resolve', id: 'apply', onclick: () => resolve('apply') }, 'Apply'),
+      el('button', { type: 'button', class: 'resolve', id: 'discard', onclick: () => resolve('discard') }, 'Discard'),
+      p.partial ? el('span', { class: 'muted', text: 'Apply writes the ticked files and hunks.' }) : null));
+  return nodes;
+}
+
+function fileNode(f, i, partial) {
+  const box = el('section', { class: 'file', id: 'file-' + i, 'aria-label': f.path });
+  const head = el('h3', {});
+  if (partial) {
+    head.append(el('input', { type: 'checkbox', class: 'pick-file', checked: true, 'data-path': f.path, 'aria-label': `Apply ${f.path}`,
+      onclick: (ev) => { for (const c of box.querySelectorAll('.pick-hunk')) c.checked = ev.target.checked; } }));
+  }
+  head.append(`${f.path}${f.from ? ' (moved from ' + f.from + ')' : ''}`);
+  box.append(head);
+  for (const h of f.hunks) {
+    const hh = el('div', { class: 'hunk-head' });
+    if (partial && f.byHunk) {
+      hh.append(el('input', { type: 'checkbox', class: 'pick-hunk', checked: true, 'data-path': f.path, 'data-hunk': String(h.number),
+        'aria-label': `hunk ${h.number} of ${h.of} of ${f.path}`,
+        onclick: () => {
+          const all = [...box.querySelectorAll('.pick-hunk')];
+          box.querySelector('.pick-file').checked = all.some((c) => c.checked);
+        } }));
+    }
+    hh.append(h.header);
+    box.append(hh, state.split ? splitTable(h.lines) : unifiedTable(h.lines));
+  }
+  return box;
+}
+
+function cell(cls, text) { return el('td', { class: cls, text: text === null || text === undefined ? '' : String(text) }); }
+
+function unifiedTable(lines) {
+  const table = el('table', { class: 'diff' });
+  for (const l of lines) {
+    const cls = l.t === '+' ? 'add' : l.t === '-' ? 'del' : '';
+    table.append(el('tr', { class: cls }, cell('no', l.old), cell('no', l.new), cell('m', l.t), el('td', { class: 'code', html: l.html })));
+  }
+  return table;
+}
+
+function splitTable(lines) {
+  const table = el('table', { class: 'diff' });
+  const row = (left, right) => table.append(el('tr', {},
+    cell('no', left ? left.old : ''), el('td', { class: 'code' + (left && left.t === '-' ? ' del' : ''), html: left ? left.html : '' }),
+    cell('no', right ? right.new : ''), el('td', { class: 'code' + (right && right.t === '+' ? ' add' : ''), html: right ? right.html : '' })));
+  let i = 0;
+  while (i < lines.length) {
+    if (lines[i].t === '-' || lines[i].t === '+') {
+      const dels = []; const adds = [];
+      while (i < lines.length && lines[i].t === '-') dels.push(lines[i++]);
+      while (i < lines.length && lines[i].t === '+') adds.push(lines[i++]);
+      for (let k = 0; k < Math.max(dels.length, adds.length); k++) row(dels[k], adds[k]);
+    } else {
+      row(lines[i], lines[i]);
+      i++;
+    }
+  }
+  return table;
+}
+
+async function resolve(action) {
+  const p = state.shown;
+  if (!p) return;
+  const reason = $('reason').value;
+  if (!reason.trim()) { say('Type a reason first: it is required.'); $('reason').focus(); return; }
+  const body = { id: p.id, action, reason };
+  if (action === 'apply' && p.partial && p.files) {
+    const files = []; const hunks = {}; let all = true;
+    for (const f of p.files) {
+      const pickFile = document.querySelector(`.pick-file[data-path="${CSS.escape(f.path)}"]`);
+      const ticks = [...document.querySelectorAll(`.pick-hunk[data-path="${CSS.escape(f.path)}"]`)];
+      if (ticks.length && ticks.some((c) => !c.checked)) {
+        all = false;
+        const numbers = ticks.filter((c) => c.checked).map((c) => Number(c.dataset.hunk));
+        if (numbers.length) hunks[f.path] = numbers;
+      } else if (pickFile && pickFile.checked) files.push(f.path);
+      else all = false;
+    }
+    if (!all) { body.files = files; body.hunks = hunks; }
+  }
+  const res = await post('/api/resolve', body);
+  say(res.text);
+  state.view = null;
+  await refresh(true);
+}
+
+function logNodes(e) {
+  const r = e.row;
+  const nodes = [el('h2', { text: `Log entry ${r.entry}: ${r.outcome} — ${r.label}` }),
+    el('p', { text: `${r.id}, by ${r.frontEnd}, ${new Date(r.at * 1000).toLocaleString()}` }),
+    el('p', { text: `Reason: ${r.reason}` }), el('p', { class: 'muted', text: e.result })];
+  if (r.revertedBy) nodes.push(el('p', { text: `Reverted by entry ${r.revertedBy}.` }));
+  for (const [i, f] of (e.files || []).entries()) nodes.push(fileNode(f, 'log-' + i, false));
+  nodes.push(el('label', { class: 'reason', for: 'reason', text: 'Reason (optional)' }), el('textarea', { id: 'reason', name: 'reason' }),
+    el('div', { class: 'bar' }, el('button', { type: 'button', id: 'undo', disabled: !r.undoable, onclick: () => undo(r.entry) }, 'Undo')));
+  return nodes;
+}
+
+async function undo(entry) {
+  const reason = $('reason') ? $('reason').value : '';
+  const res = await post('/api/undo', { entry, reason });
+  say(res.text);
+  await refresh(true);
+}
+
+$('redo').addEventListener('click', async () => {
+  const reason = $('reason') ? $('reason').value : '';
+  const res = await post('/api/redo', { reason });
+  say(res.text);
+  await refresh(true);
+});
+
+$('layout').addEventListener('click', () => {
+  state.split = !state.split;
+  $('layout').setAttribute('aria-pressed', String(state.split));
+  if (state.shown) $('main').replaceChildren(...previewNodes(state.shown));
+  markStale(state.pending.find((p) => state.shown && p.id === state.shown.id));
+});
+
+document.addEventListener('keydown', (ev) => {
+  if (ev.target.closest('textarea, input') || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const at = state.pending.findIndex((p) => state.view && p.id === state.view.id);
+  switch (ev.key) {
+    case 'n': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.min(at + 1, state.pending.length - 1)].id }); break;
+    case 'p': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.max(at - 1, 0)].id }); break;
+    case 'a': case 'd': if ($('reason')) { ev.preventDefault(); $('reason').focus(); say(`Type a reason, then press ${ev.key === 'a' ? 'Apply' : 'Discard'}.`); } break;
+    case 'l': if (state.log.length) show({ kind: 'log', entry: state.log[0].entry }); break;
+    case 's': $('layout').click(); break;
+    case 'r': refresh(true); break;
+    default: return;
+  }
+});
+
+refresh(true);
+setInterval(() => refresh(false), 1000);
