@@ -159,6 +159,10 @@ pub(crate) struct HookInstallArgs {
     /// binary's absolute path (for settings that are committed and used on other machines).
     #[arg(long)]
     pub(crate) on_path: bool,
+    /// `human`: the MCP server the client runs asks a person before every `resolve apply`
+    /// (`staged mcp --approve human`, through the client's MCP elicitation).
+    #[arg(long, value_enum, default_value_t = ApproveArg::None)]
+    pub(crate) approve: ApproveArg,
 }
 
 /// `--mode` values of the hooks.

@@ -117,6 +117,10 @@ pub enum Reply {
     Deny(String),
     /// `Stop`: the turn does not end; the model gets this reason and another turn.
     Block(String),
+    /// `Stop`: the turn ends, and the person is shown this text (`systemMessage`: Claude
+    /// Code shows it in its interface, and headless `claude -p` only in `--output-format
+    /// stream-json --include-hook-events`; Codex reads the same field).
+    Notice(String),
 }
 
 impl Reply {
@@ -133,6 +137,7 @@ impl Reply {
                 }
             })),
             Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
+            Reply::Notice(text) => Some(json!({"systemMessage": text})),
         }
     }
 }
