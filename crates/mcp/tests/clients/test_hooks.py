@@ -333,6 +333,38 @@ def test_claude_code_default_mode_stages_but_only_a_person_may_apply():
         assert (root / "src" / "a.ts").read_text() == EDITED
 
 
+def test_claude_code_headless_turn_ending_with_a_preview_pending_tells_the_person():
+    """A headless `claude -p` turn that ends with a preview pending (one only a person may
+    apply, so the Stop lets the turn end): the Stop hook's `systemMessage` names it and
+    `staged ui` / `staged review`. Claude Code 2.1.197 shows it, headless, only in
+    `--output-format stream-json --include-hook-events` (measured: the plain text output has
+    only the model's last text)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            proc = run_claude(tmp, root, model, ["--output-format", "stream-json", "--include-hook-events",
+                                                 "--verbose"])
+        finally:
+            model.stop()
+        ids = [p["id"] for p in pending(root)]
+        assert len(ids) == 1, ids
+        told = (f"staged: 1 preview is still pending, nothing of it written: {ids[0]} (Edit: src/a.ts "
+                "(1 replacement)). Review it with `staged ui` (in a browser) or `staged review` (in a terminal).")
+        events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip().startswith("{")]
+        shown = [e for e in events if told in json.dumps(e) or json.dumps(told)[1:-1] in json.dumps(e)]
+        assert shown, "\n".join(json.dumps(e)[:300] for e in events)
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+
+
 def test_claude_code_plan_mode_denies_without_staging():
     with tempfile.TemporaryDirectory() as tmp:
         root = new_repo(tmp)
