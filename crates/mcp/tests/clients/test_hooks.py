@@ -365,6 +365,76 @@ def test_claude_code_headless_turn_ending_with_a_preview_pending_tells_the_perso
         assert (root / "src" / "a.ts").read_text() == SOURCE
 
 
+def answer_elicitations(root, answer):
+    """Adds a Claude Code `Elicitation` hook for the staged server that stands for the person:
+    it keeps each question it is asked in `elicited-<n>.json` beside the workspace and answers
+    `answer` (`{"action", "content"}`)."""
+    asked = root.parent / "elicited"
+    asked.mkdir(exist_ok=True)
+    script = root.parent / "person.sh"
+    reply = json.dumps({"hookSpecificOutput": {"hookEventName": "Elicitation", **answer}})
+    script.write_text(f"#!/bin/sh\ncat > \"{asked}/elicited-$$.json\"\nprintf '%s\\n' '{reply}'\n")
+    script.chmod(0o755)
+    settings_path = root / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["hooks"]["Elicitation"] = [{"matcher": "staged", "hooks": [{"type": "command", "command": str(script)}]}]
+    settings_path.write_text(json.dumps(settings))
+    return asked
+
+
+@pytest.mark.parametrize("decision", ["accept", "decline"])
+def test_claude_code_with_approve_human_waits_for_the_person(decision):
+    """`staged hook install claude-code --approve human`: the model's resolve asks the person
+    through MCP elicitation (answered here by Claude Code's `Elicitation` hook). Accepted, it
+    applies; declined in the form (Claude Code sends a declined elicitation without its
+    content, so the person's reason travels in an accepted form whose `approve` is false), the
+    preview stays pending and the model reads the person's reason."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        said = install(root, "claude-code", "--approve", "human")
+        assert "--approve human: the model's resolve apply waits for a person" in said, said
+        content = {"approve": True} if decision == "accept" else {"approve": False,
+                                                                   "reason": "keep oldApi until the release"}
+        asked = answer_elicitations(root, {"action": "accept", "content": content})
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("mcp", "resolve", {"action": "apply", "reason": "the model wants it"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ACCEPT_EDITS)
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit", "mcp__staged__resolve"], results
+        questions = [json.loads(p.read_text()) for p in asked.iterdir()]
+        assert len(questions) == 1, questions
+        question = questions[0]
+        assert question["mcp_server_name"] == "staged", question
+        assert "The agent wants to apply a staged change." in question["message"], question
+        assert "Reason: the model wants it" in question["message"], question
+        assert set(question["requested_schema"]["properties"]) == {"approve", "reason"}, question
+        _, resolved, is_error = results[2]
+        if decision == "accept":
+            assert not is_error and "Applied Edit: src/a.ts (1 replacement)." in resolved, resolved
+            assert (root / "src" / "a.ts").read_text() == EDITED
+            assert pending(root) == []
+        else:
+            assert is_error, resolved
+            assert shown_text("The person declined to apply `Edit: src/a.ts (1 replacement)`: "
+                              "\"keep oldApi until the release\". Nothing was applied", resolved), resolved
+            assert (root / "src" / "a.ts").read_text() == SOURCE
+            assert len(pending(root)) == 1
+
+
+def shown_text(needle, result):
+    return needle in result or json.dumps(needle)[1:-1] in result
+
+
 def test_claude_code_plan_mode_denies_without_staging():
     with tempfile.TemporaryDirectory() as tmp:
         root = new_repo(tmp)
