@@ -1,5 +1,6 @@
 """`staged ui` in a real browser: headless Chromium (Debian's `chromium` and `chromium-driver`),
-driven over WebDriver by plain HTTP requests, against the real `staged` binary.
+driven over WebDriver by plain HTTP requests, against the real `staged` binary; axe-core audits
+the preview and the log view (no serious or critical violation).
 
 The page is opened from the address `staged ui --no-open` prints; a preview the CLI stages
 appears without a reload; hunk 2 of a file is applied alone, with a reason, and the file, the
@@ -27,6 +28,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[4]
+# axe-core, pinned in package.json (and its lock) beside this file: `npm ci --prefix
+# crates/ui/tests/browser` (scripts/test does it).
+AXE = Path(__file__).resolve().parent / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = REPO / "target" / "ui-screenshots"
 WAIT_SECONDS = 20
 
@@ -150,6 +154,20 @@ class Driver:
     def script(self, source):
         return self.call("POST", "/execute/sync", {"script": source, "args": []})["value"]
 
+    def audit(self):
+        """axe-core's violations on the page as it is: `(id, impact, nodes, help)`."""
+        if not AXE.exists():
+            pytest.fail(f"{AXE} is missing: npm ci --prefix crates/ui/tests/browser")
+        self.script(AXE.read_text() + "\n;return typeof window.axe;")
+        res = self.call("POST", "/execute/async", {"script": """
+            const done = arguments[arguments.length - 1];
+            axe.run(document, {resultTypes: ['violations']})
+              .then(r => done(r.violations.map(v => [v.id, v.impact, v.nodes.length, v.help, v.nodes.map(n => n.target.join(" ") + ": " + n.failureSummary)])))
+              .catch(e => done(['error', String(e)]));""", "args": []})
+        value = res["value"]
+        assert not (value and value[0] == "error"), value
+        return value
+
     def shot(self, name):
         SHOTS.mkdir(parents=True, exist_ok=True)
         png = self.call("GET", "/screenshot")["value"]
@@ -203,6 +221,9 @@ def test_the_page_applies_one_hunk_as_the_cli_does_and_undoes_it():
                 "return [...document.querySelectorAll('.hunk-head')].map(h => h.textContent)")
             assert headers == ["@@ -1,5 +1,5 @@ [hunk 1 of 2]", "@@ -7,5 +7,5 @@ [hunk 2 of 2]"], headers
             driver.shot("2-preview")
+            # No serious or critical accessibility violation (axe-core).
+            serious = [v for v in driver.audit() if v[1] in ("serious", "critical")]
+            assert serious == [], serious
 
             # Hunk 2 alone, with a reason.
             driver.click('input[aria-label="hunk 1 of 2 of a.rs"]')
@@ -238,6 +259,8 @@ def test_the_page_applies_one_hunk_as_the_cli_does_and_undoes_it():
             driver.click(f'#log button[data-entry="{applied["entry"]}"]')
             driver.wait_text("#main", f"Log entry {applied['entry']}: applied")
             driver.shot("6-log-entry")
+            serious = [v for v in driver.audit() if v[1] in ("serious", "critical")]
+            assert serious == [], serious
             driver.click("#undo")
             driver.wait_text("#message", "Undid")
             assert (root / "a.rs").read_text() == TEXT
