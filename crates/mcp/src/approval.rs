@@ -97,7 +97,7 @@ pub(crate) async fn ask_to_apply(
         Err(err) => Ask::Stop(stop_result(
             head,
             format!(
-                "Could not ask the person for approval ({err}). Nothing was applied; `{}` is still pending. Resolve it from a terminal with `staged resolve apply --reason \"...\"` or `staged review`.",
+                "Could not ask the person for approval ({err}). Nothing was applied; `{}` is still pending. Resolve it on the review page `staged ui`, in `staged review`, or with `staged resolve apply --reason \"...\"`.",
                 head.label()
             ),
         )),

@@ -105,6 +105,8 @@ async function drawView(force) {
     if (!row) { markStale(row); return; }
     let preview;
     try { preview = await getJson('/api/preview?id=' + encodeURIComponent(view.id)); } catch (err) { markStale(null); return; }
+    for (const f of preview.files || []) { f.picked = f.hunks.map(() => true); f.fileOn = true; }
+    preview.budget = LINES_FIRST;
     state.shown = preview;
     main.replaceChildren(...previewNodes(preview));
     markStale(row);
@@ -139,7 +141,18 @@ function previewNodes(p) {
       tree.append(el('li', {}, el('a', { href: '#file-' + i, text: `${f.path}${f.from ? ' (from ' + f.from + ')' : ''} — ${f.kind}` })));
     }
     nodes.push(el('h3', { text: `${p.files.length} file${p.files.length === 1 ? '' : 's'}` }), tree);
+    budget = p.budget;
     for (const [i, f] of p.files.entries()) nodes.push(fileNode(f, i, p.partial));
+    if (budget <= 0 && p.files.some((f) => f.hunks.length)) {
+      const total = p.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + h.lines.length, 0), 0);
+      if (total > p.budget) {
+        nodes.push(el('button', { type: 'button', id: 'more', onclick: () => {
+          p.budget += LINES_MORE;
+          $('main').replaceChildren(...previewNodes(p));
+          markStale(state.pending.find((r) => r.id === p.id));
+        } }, `Show more lines (${total - p.budget} not drawn)`));
+      }
+    }
   }
   nodes.push(el('label', { class: 'reason', for: 'reason', text: 'Reason (required)' }),
     el('textarea', { id: 'reason', name: 'reason', required: true, 'aria-required': 'true' }),
@@ -150,27 +163,47 @@ function previewNodes(p) {
   return nodes;
 }
 
+// How many diff lines a view draws before it offers to draw more: a 10,000-line diff stays
+// usable, and what is picked lives in the preview, not in the drawn checkboxes.
+const LINES_FIRST = 3000;
+const LINES_MORE = 10000;
+let budget = 0;
+
 function fileNode(f, i, partial) {
   const box = el('section', { class: 'file', id: 'file-' + i, 'aria-label': f.path });
   const head = el('h3', {});
+  const redrawTicks = () => {
+    for (const c of box.querySelectorAll('.pick-hunk')) c.checked = f.picked[Number(c.dataset.hunk) - 1];
+    const fileBox = box.querySelector('.pick-file');
+    if (fileBox) fileBox.checked = f.byHunk ? f.picked.some(Boolean) : f.fileOn;
+  };
   if (partial) {
-    head.append(el('input', { type: 'checkbox', class: 'pick-file', checked: true, 'data-path': f.path, 'aria-label': `Apply ${f.path}`,
-      onclick: (ev) => { for (const c of box.querySelectorAll('.pick-hunk')) c.checked = ev.target.checked; } }));
+    head.append(el('input', { type: 'checkbox', class: 'pick-file', checked: f.byHunk ? f.picked.some(Boolean) : f.fileOn,
+      'data-path': f.path, 'aria-label': `Apply ${f.path}`,
+      onclick: (ev) => { f.fileOn = ev.target.checked; f.picked = f.picked.map(() => ev.target.checked); redrawTicks(); } }));
   }
   head.append(`${f.path}${f.from ? ' (moved from ' + f.from + ')' : ''}`);
   box.append(head);
   for (const h of f.hunks) {
+    if (budget <= 0) {
+      const left = f.hunks.slice(h.number - 1).reduce((n, k) => n + k.lines.length, 0);
+      box.append(el('p', { class: 'muted', text: `${left} more lines of this file are not drawn yet.` }));
+      break;
+    }
+    const drawn = h.lines.length > budget ? h.lines.slice(0, budget) : h.lines;
+    budget -= h.lines.length;
     const hh = el('div', { class: 'hunk-head' });
     if (partial && f.byHunk) {
-      hh.append(el('input', { type: 'checkbox', class: 'pick-hunk', checked: true, 'data-path': f.path, 'data-hunk': String(h.number),
-        'aria-label': `hunk ${h.number} of ${h.of} of ${f.path}`,
-        onclick: () => {
-          const all = [...box.querySelectorAll('.pick-hunk')];
-          box.querySelector('.pick-file').checked = all.some((c) => c.checked);
-        } }));
+      hh.append(el('input', { type: 'checkbox', class: 'pick-hunk', checked: f.picked[h.number - 1], 'data-path': f.path,
+        'data-hunk': String(h.number), 'aria-label': `hunk ${h.number} of ${h.of} of ${f.path}`,
+        onclick: (ev) => { f.picked[h.number - 1] = ev.target.checked; redrawTicks(); } }));
     }
     hh.append(h.header);
-    box.append(hh, state.split ? splitTable(h.lines) : unifiedTable(h.lines));
+    box.append(hh, state.split ? splitTable(drawn) : unifiedTable(drawn));
+    if (drawn.length < h.lines.length) {
+      box.append(el('p', { class: 'muted', text: `${h.lines.length - drawn.length} more lines of this hunk are not drawn yet.` }));
+      break;
+    }
   }
   return box;
 }
@@ -215,13 +248,11 @@ async function resolve(action) {
   if (action === 'apply' && p.partial && p.files) {
     const files = []; const hunks = {}; let all = true;
     for (const f of p.files) {
-      const pickFile = document.querySelector(`.pick-file[data-path="${CSS.escape(f.path)}"]`);
-      const ticks = [...document.querySelectorAll(`.pick-hunk[data-path="${CSS.escape(f.path)}"]`)];
-      if (ticks.length && ticks.some((c) => !c.checked)) {
-        all = false;
-        const numbers = ticks.filter((c) => c.checked).map((c) => Number(c.dataset.hunk));
-        if (numbers.length) hunks[f.path] = numbers;
-      } else if (pickFile && pickFile.checked) files.push(f.path);
+      if (f.byHunk) {
+        const numbers = f.hunks.filter((h) => f.picked[h.number - 1]).map((h) => h.number);
+        if (numbers.length === f.hunks.length) files.push(f.path);
+        else { all = false; if (numbers.length) hunks[f.path] = numbers; }
+      } else if (f.fileOn) files.push(f.path);
       else all = false;
     }
     if (!all) { body.files = files; body.hunks = hunks; }
@@ -238,6 +269,7 @@ function logNodes(e) {
     el('p', { text: `${r.id}, by ${r.frontEnd}, ${new Date(r.at * 1000).toLocaleString()}` }),
     el('p', { text: `Reason: ${r.reason}` }), el('p', { class: 'muted', text: e.result })];
   if (r.revertedBy) nodes.push(el('p', { text: `Reverted by entry ${r.revertedBy}.` }));
+  budget = LINES_MORE;
   for (const [i, f] of (e.files || []).entries()) nodes.push(fileNode(f, 'log-' + i, false));
   nodes.push(el('label', { class: 'reason', for: 'reason', text: 'Reason (optional)' }), el('textarea', { id: 'reason', name: 'reason' }),
     el('div', { class: 'bar' }, el('button', { type: 'button', id: 'undo', disabled: !r.undoable, onclick: () => undo(r.entry) }, 'Undo')));

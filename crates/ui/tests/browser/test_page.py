@@ -271,3 +271,37 @@ def test_the_page_applies_one_hunk_as_the_cli_does_and_undoes_it():
                 driver.quit()
             page.kill()
             page.wait()
+
+
+def test_a_ten_thousand_line_diff_is_drawn_in_pages():
+    """A preview whose diff has 20,000 lines: the page draws the first 3,000 and offers the
+    rest, so it stays usable; each click draws 10,000 more."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        (root / ".git").mkdir()
+        old = "".join(f"line {i}\n" for i in range(10_000))
+        (root / "big.txt").write_text(old)
+        proc = staged(root, "write", "big.txt", stdin=old.replace("line", "LINE"))
+        assert proc.returncode == 0, proc.stderr
+        page = subprocess.Popen([staged_bin(), "--workspace", str(root), "ui", "--no-open"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        driver = None
+        try:
+            url = page.stdout.readline().strip()
+            driver = Driver(Path(tmp) / "profile")
+            driver.go(url)
+            driver.find("#more")
+            rows = driver.script("return document.querySelectorAll('table.diff tr').length")
+            assert rows == 3000, rows
+            driver.wait_text("#more", "(17000 not drawn)")
+            driver.shot("8-big-diff")
+            driver.click("#more")
+            driver.wait_text("#more", "(7000 not drawn)")
+            rows = driver.script("return document.querySelectorAll('table.diff tr').length")
+            assert rows == 13000, rows
+        finally:
+            if driver:
+                driver.quit()
+            page.kill()
+            page.wait()
