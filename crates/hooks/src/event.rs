@@ -119,7 +119,8 @@ pub enum Reply {
     Block(String),
     /// `Stop`: the turn ends, and the person is shown this text (`systemMessage`: Claude
     /// Code shows it in its interface, and headless `claude -p` only in `--output-format
-    /// stream-json --include-hook-events`; Codex reads the same field).
+    /// stream-json --include-hook-events`; Codex 0.171.0 accepts the same field, and `codex
+    /// exec` shows it nowhere).
     Notice(String),
 }
 
