@@ -7,7 +7,10 @@
 use serde::Serialize;
 use staged_journal::{DiffKind, diff_files};
 
-use crate::highlight::{Highlighter, Language};
+use crate::{
+    highlight::{Highlighter, Language},
+    syntax::{self, Grammar},
+};
 
 /// One file of a diff.
 #[derive(Debug, Serialize)]
@@ -94,6 +97,7 @@ pub(crate) fn files(
         let (path, from) =
             if named { names[idx].clone() } else { header_names(header_text, section.kind) };
         let lang = Language::of_path(&path);
+        let grammar = Grammar::of_path(&path);
         let n = section.hunks.len();
         let hunks = section
             .hunks
@@ -106,7 +110,7 @@ pub(crate) fn files(
                     Some(note) => format!("{first} {note}"),
                     None => first.to_owned(),
                 };
-                HunkView { number: i + 1, of: n, header, lines: lines(first, body, lang) }
+                HunkView { number: i + 1, of: n, header, lines: lines(first, body, lang, grammar) }
             })
             .collect();
         res.push(FileView {
@@ -155,31 +159,64 @@ fn header_names(header: &str, kind: DiffKind) -> (String, Option<String>) {
     (path, from)
 }
 
-/// The lines of a hunk whose `@@` line is `header`, numbered from its ranges.
-fn lines(header: &str, body: &str, lang: Option<Language>) -> Vec<LineView> {
+/// The lines of a hunk whose `@@` line is `header`, numbered from its ranges, highlighted
+/// by `grammar`'s syntax tree of each side, else by the line lexer of `lang`.
+fn lines(
+    header: &str,
+    body: &str,
+    lang: Option<Language>,
+    grammar: Option<Grammar>,
+) -> Vec<LineView> {
+    let body: Vec<&str> = body.lines().collect();
+    let marker = |line: &str| line.chars().next().unwrap_or(' ');
+    let rest = |line: &str| -> usize { marker(line).len_utf8().min(line.len()) };
+    // Each side's lines, in order: the old side is context and removed lines, the new side
+    // context and added lines.
+    let old_side: Vec<&str> =
+        body.iter().filter(|l| matches!(marker(l), ' ' | '-')).map(|l| &l[rest(l)..]).collect();
+    let new_side: Vec<&str> =
+        body.iter().filter(|l| !matches!(marker(l), '-' | '\\')).map(|l| &l[rest(l)..]).collect();
+    let trees = grammar
+        .and_then(|g| Some((syntax::highlight(g, &old_side)?, syntax::highlight(g, &new_side)?)));
+    let (old_html, new_html) = match trees {
+        Some(both) => both,
+        None => {
+            let mut old_hl = Highlighter::new(lang);
+            let mut new_hl = Highlighter::new(lang);
+            (
+                old_side.iter().map(|l| old_hl.line(l)).collect(),
+                new_side.iter().map(|l| new_hl.line(l)).collect(),
+            )
+        }
+    };
     let (mut old, mut new) = starts(header);
-    let mut old_hl = Highlighter::new(lang);
-    let mut new_hl = Highlighter::new(lang);
-    let mut res = Vec::new();
-    for line in body.lines() {
-        let mut chars = line.chars();
-        let t = chars.next().unwrap_or(' ');
-        let text = chars.as_str();
-        let view = match t {
+    let (mut old_at, mut new_at) = (0, 0);
+    let take = |side: &[String], at: &mut usize| {
+        let html = side.get(*at).cloned().unwrap_or_default();
+        *at += 1;
+        html
+    };
+    let mut res = Vec::with_capacity(body.len());
+    for line in body {
+        let view = match marker(line) {
             '+' => {
-                let v = LineView { t, old: None, new: Some(new), html: new_hl.line(text) };
+                let html = take(&new_html, &mut new_at);
+                let v = LineView { t: '+', old: None, new: Some(new), html };
                 new += 1;
                 v
             }
             '-' => {
-                let v = LineView { t, old: Some(old), new: None, html: old_hl.line(text) };
+                let html = take(&old_html, &mut old_at);
+                let v = LineView { t: '-', old: Some(old), new: None, html };
                 old += 1;
                 v
             }
-            '\\' => LineView { t, old: None, new: None, html: crate::highlight::escape(line) },
+            '\\' => {
+                LineView { t: '\\', old: None, new: None, html: crate::highlight::escape(line) }
+            }
             _ => {
-                let html = new_hl.line(text);
-                old_hl.line(text);
+                let html = take(&new_html, &mut new_at);
+                old_at += 1;
                 let v = LineView { t: ' ', old: Some(old), new: Some(new), html };
                 old += 1;
                 new += 1;

@@ -174,7 +174,7 @@ pub(crate) fn escape(text: &str) -> String {
     res
 }
 
-fn push_escaped(res: &mut String, text: &str) {
+pub(crate) fn push_escaped(res: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '&' => res.push_str("&amp;"),

@@ -2,7 +2,7 @@
 //! loopback.
 //!
 //! The page lists the pending previews newest first, shows each one's files and diff
-//! (highlighted on the server, [`highlight`]; hunks numbered as `staged show --hunks` numbers
+//! (highlighted on the server from the syntax trees of staged's tree-sitter grammars, [`syntax`], else by a line lexer, [`highlight`]; hunks numbered as `staged show --hunks` numbers
 //! them, [`diff`]), applies or discards the newest preview whole, per file or per hunk with a
 //! reason, and shows the resolve log with each entry's diff and undo/redo. Everything goes
 //! through the workspace's [`staged_core::Session`], as the CLI's `resolve`, `undo` and `redo`
@@ -23,6 +23,7 @@ mod api;
 mod diff;
 mod guard;
 mod highlight;
+mod syntax;
 
 use std::{net::SocketAddr, sync::Arc};
 
