@@ -297,13 +297,28 @@ $('layout').addEventListener('click', () => {
   markStale(state.pending.find((p) => state.shown && p.id === state.shown.id));
 });
 
+// Keys as in `staged review`: `a` or `d` opens the reason for that action, and Enter on a
+// reason that is not blank applies or discards; Esc cancels.
+let chosen = null;
+
 document.addEventListener('keydown', (ev) => {
+  if (ev.target.id === 'reason' && chosen && state.shown) {
+    if (ev.key === 'Escape') { chosen = null; say('Cancelled.'); ev.target.blur(); return; }
+    if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); const action = chosen; chosen = null; resolve(action); return; }
+  }
   if (ev.target.closest('textarea, input') || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const at = state.pending.findIndex((p) => state.view && p.id === state.view.id);
   switch (ev.key) {
     case 'n': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.min(at + 1, state.pending.length - 1)].id }); break;
     case 'p': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.max(at - 1, 0)].id }); break;
-    case 'a': case 'd': if ($('reason')) { ev.preventDefault(); $('reason').focus(); say(`Type a reason, then press ${ev.key === 'a' ? 'Apply' : 'Discard'}.`); } break;
+    case 'a': case 'd':
+      if ($('reason') && state.shown) {
+        ev.preventDefault();
+        chosen = ev.key === 'a' ? 'apply' : 'discard';
+        $('reason').focus();
+        say(`Type a reason, then Enter to ${chosen} (Esc cancels).`);
+      }
+      break;
     case 'l': if (state.log.length) show({ kind: 'log', entry: state.log[0].entry }); break;
     case 's': $('layout').click(); break;
     case 'r': refresh(true); break;

@@ -275,7 +275,7 @@ def test_the_page_applies_one_hunk_as_the_cli_does_and_undoes_it():
 
 def test_a_ten_thousand_line_diff_is_drawn_in_pages():
     """A preview whose diff has 20,000 lines: the page draws the first 3,000 and offers the
-    rest, so it stays usable; each click draws 10,000 more."""
+    rest, so it stays usable; each click draws 10,000 more. Then the keys discard it."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
         root.mkdir()
@@ -300,6 +300,14 @@ def test_a_ten_thousand_line_diff_is_drawn_in_pages():
             driver.wait_text("#more", "(7000 not drawn)")
             rows = driver.script("return document.querySelectorAll('table.diff tr').length")
             assert rows == 13000, rows
+            # The keys of `staged review`: d, a reason, Enter.
+            driver.call("POST", "/actions", {"actions": [{"type": "key", "id": "keys", "actions": [
+                {"type": "keyDown", "value": "d"}, {"type": "keyUp", "value": "d"}]}]})
+            driver.wait_text("#message", "Type a reason, then Enter to discard")
+            driver.type("#reason", "too big\ue007")
+            driver.wait_text("#message", "Discarded")
+            assert json.loads(staged(root, "--json", "pending").stdout)["pending"] == []
+            assert (root / "big.txt").read_text() == old
         finally:
             if driver:
                 driver.quit()
