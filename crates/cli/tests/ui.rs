@@ -332,8 +332,16 @@ fn applying_one_hunk_on_the_page_is_what_the_cli_does() {
     assert!(read(dir.path(), "a.rs").contains("let x = 1;"));
     assert_eq!(log_of(dir.path()), log_of(cli.path()));
     assert_eq!(pending_ids(dir.path()), pending_ids(cli.path()));
-    let remaining = |d: &Path| stdout(&staged(d, &["show", "--hunks"]));
+    // The rest: the same preview (its age aside).
+    let remaining = |d: &Path| {
+        let mut shown = json(&staged(d, &["--json", "show"]));
+        for key in ["createdAt", "ageSeconds"] {
+            shown.as_object_mut().unwrap().remove(key);
+        }
+        shown
+    };
     assert_eq!(remaining(dir.path()), remaining(cli.path()));
+    assert!(remaining(dir.path())["diff"].as_str().unwrap().contains("+    let x = 10;"));
     // The log says the page decided.
     let out = staged(dir.path(), &["--json", "log"]);
     assert_eq!(json(&out)["entries"][0]["frontEnd"], "ui");
