@@ -2,13 +2,14 @@
 //! loopback.
 //!
 //! The page lists the pending previews newest first, shows each one's files and diff
-//! (highlighted on the server from the syntax trees of staged's tree-sitter grammars, [`syntax`], else by a line lexer, [`highlight`]; hunks numbered as `staged show --hunks` numbers
-//! them, [`diff`]), applies or discards the newest preview whole, per file or per hunk with a
+//! (highlighted on the server from the syntax trees of staged's tree-sitter grammars,
+//! `syntax.rs`, else by a line lexer, `highlight.rs`; hunks numbered as `staged show --hunks`
+//! numbers them, `diff.rs`), applies or discards the newest preview whole, per file or per hunk with a
 //! reason, and shows the resolve log with each entry's diff and undo/redo. Everything goes
 //! through the workspace's [`staged_core::Session`], as the CLI's `resolve`, `undo` and `redo`
 //! do, with the front end [`staged_core::FrontEnd::Ui`]: a person's.
 //!
-//! Who may use it ([`guard`]): the server binds loopback only; the address it prints carries a
+//! Who may use it (`guard.rs`): the server binds loopback only; the address it prints carries a
 //! random token, exchanged on first load for an HttpOnly, SameSite=Strict cookie (and a
 //! redirect, so the token leaves the address bar); `Host` and `Origin` are checked by the
 //! rules of the HTTP MCP server ([`staged_mcp::HostPolicy`]); and every write carries the
