@@ -1,17 +1,18 @@
 //! Highlighting with the tree-sitter grammars staged already links (the ones ast-grep
-//! parses with), through each grammar's own highlight query: one side of a hunk (its context
-//! and removed lines, or its context and added lines) is parsed as a fragment (tree-sitter
-//! recovers from the missing rest of the file), the query's captures become classes
-//! (`k` keyword, `s` string, `c` comment, `n` number or constant, `f` function, `t` type),
-//! and each line becomes HTML-escaped text with `<span class>`es.
+//! parses with), through `tree-sitter-highlight` (the release built on ast-grep's tree-sitter
+//! 0.27) and each grammar's own highlight query: one side of a hunk (its context and removed
+//! lines, or its context and added lines) is parsed as a fragment (tree-sitter recovers from
+//! the missing rest of the file), the highlights become classes (`k` keyword, `s` string,
+//! `c` comment, `n` number or constant, `f` function, `t` type), and each line becomes
+//! HTML-escaped text with `<span class>`es.
 //!
-//! `tree-sitter-highlight` has no release built on tree-sitter 0.27 (ast-grep's), so the
-//! captures are read with a plain `QueryCursor`. A language without a grammar here, or whose
-//! query does not compile, is left to the line lexer of [`crate::highlight`].
+//! A language without a grammar here, or whose query does not compile, is left to the line
+//! lexer of [`crate::highlight`].
 
 use std::sync::OnceLock;
 
-use tree_sitter::{Language, Parser, Query, QueryCursor, StreamingIterator};
+use tree_sitter::Language;
+use tree_sitter_highlight::{HighlightConfiguration, HighlightEvent, Highlighter};
 
 use crate::highlight::push_escaped;
 
@@ -115,68 +116,79 @@ impl Grammar {
         }
     }
 
-    /// The compiled query, with each capture's class, once per process; `None` when it does
-    /// not compile against the grammar.
-    fn query(self) -> Option<&'static Compiled> {
-        static QUERIES: [OnceLock<Option<Compiled>>; GRAMMARS] =
+    /// The highlighter's configuration, once per process; `None` when the query does not
+    /// compile against the grammar.
+    fn config(self) -> Option<&'static HighlightConfiguration> {
+        static CONFIGS: [OnceLock<Option<HighlightConfiguration>>; GRAMMARS] =
             [const { OnceLock::new() }; GRAMMARS];
-        QUERIES[self.index()]
+        CONFIGS[self.index()]
             .get_or_init(|| {
-                let query = Query::new(&self.language(), &self.query_source()).ok()?;
-                let classes = query.capture_names().iter().map(|name| class_of(name)).collect();
-                Some((query, classes))
+                let mut config = HighlightConfiguration::new(
+                    self.language(),
+                    format!("{self:?}"),
+                    &self.query_source(),
+                    "",
+                    "",
+                )
+                .ok()?;
+                config.configure(&NAMES.map(|(name, _)| name));
+                Some(config)
             })
             .as_ref()
     }
 }
 
-/// A grammar's compiled highlight query and the class of each of its captures.
-type Compiled = (Query, Vec<Option<&'static str>>);
-
-/// The class of a capture name (`keyword.control` → `k`), or `None` for one left plain.
-fn class_of(name: &str) -> Option<&'static str> {
-    let head = name.split('.').next().unwrap_or(name);
-    Some(match head {
-        "keyword" | "conditional" | "repeat" | "include" | "exception" => "k",
-        "string" | "character" | "escape" => "s",
-        "comment" => "c",
-        "number" | "float" | "boolean" | "constant" => "n",
-        "function" | "method" | "constructor" => "f",
-        "type" | "tag" => "t",
-        _ => return None,
-    })
-}
+/// The highlight names recognised (a capture `keyword.control` is `keyword`'s) and the class
+/// each becomes.
+const NAMES: [(&str, &str); 18] = [
+    ("keyword", "k"),
+    ("conditional", "k"),
+    ("repeat", "k"),
+    ("include", "k"),
+    ("exception", "k"),
+    ("string", "s"),
+    ("character", "s"),
+    ("escape", "s"),
+    ("comment", "c"),
+    ("number", "n"),
+    ("float", "n"),
+    ("boolean", "n"),
+    ("constant", "n"),
+    ("function", "f"),
+    ("method", "f"),
+    ("constructor", "f"),
+    ("type", "t"),
+    ("tag", "t"),
+];
 
 /// The lines of one side of a hunk as HTML, highlighted by `grammar`; `None` when the
 /// grammar's query does not compile or the text does not parse at all.
 pub(crate) fn highlight(grammar: Grammar, lines: &[&str]) -> Option<Vec<String>> {
-    let (query, classes) = grammar.query()?;
+    let config = grammar.config()?;
     let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
     for line in lines {
         text.push_str(line);
         text.push('\n');
     }
-    let mut parser = Parser::new();
-    parser.set_language(&grammar.language()).ok()?;
-    let tree = parser.parse(&text, None)?;
-    // Every capture with a class: (start, end, pattern). Painted widest first, so a node
-    // inside another (an escape in a string) shows; for one node, the first pattern wins,
-    // as in tree-sitter's own highlighter.
-    let mut spans: Vec<(usize, usize, usize, &'static str)> = Vec::new();
-    let mut cursor = QueryCursor::new();
-    let mut captures = cursor.captures(query, tree.root_node(), text.as_bytes());
-    while let Some((found, idx)) = captures.next() {
-        let capture = found.captures()[*idx];
-        if let Some(class) = classes.get(capture.index as usize).copied().flatten() {
-            let range = capture.node.byte_range();
-            spans.push((range.start, range.end, found.pattern_index, class));
-        }
-    }
-    spans.sort_by(|a, b| (b.1 - b.0).cmp(&(a.1 - a.0)).then(b.2.cmp(&a.2)));
+    let mut highlighter = Highlighter::new();
+    let events = highlighter.highlight(config, text.as_bytes(), None, None, |_| None).ok()?;
+    // Each byte's class: the innermost highlight around it that has one.
     let mut paint: Vec<Option<&'static str>> = vec![None; text.len()];
-    for (start, end, _, class) in spans {
-        for slot in &mut paint[start.min(text.len())..end.min(text.len())] {
-            *slot = Some(class);
+    let mut open: Vec<Option<&'static str>> = Vec::new();
+    for event in events {
+        match event.ok()? {
+            HighlightEvent::HighlightStart(highlight) => {
+                open.push(NAMES.get(highlight.0).map(|(_, class)| *class));
+            }
+            HighlightEvent::HighlightEnd => {
+                open.pop();
+            }
+            HighlightEvent::Source { start, end } => {
+                let class = open.iter().rev().find_map(|c| *c);
+                for slot in &mut paint[start.min(text.len())..end.min(text.len())] {
+                    *slot = class;
+                }
+            }
         }
     }
     let mut res = Vec::with_capacity(lines.len());
@@ -239,7 +251,7 @@ mod tests {
             Grammar::Json,
             Grammar::Css,
         ] {
-            assert!(grammar.query().is_some(), "{grammar:?}");
+            assert!(grammar.config().is_some(), "{grammar:?}");
         }
     }
 
