@@ -103,19 +103,44 @@ async function drawView(force) {
       return;
     }
     if (!row) { markStale(row); return; }
+    // First the diff unhighlighted (fast on a big diff), then its highlighting.
+    const url = '/api/preview?id=' + encodeURIComponent(view.id);
     let preview;
-    try { preview = await getJson('/api/preview?id=' + encodeURIComponent(view.id)); } catch (err) { markStale(null); return; }
+    try { preview = await getJson(url + '&plain=1'); } catch (err) { markStale(null); return; }
     for (const f of preview.files || []) { f.picked = f.hunks.map(() => true); f.fileOn = true; }
     preview.budget = LINES_FIRST;
     state.shown = preview;
+    main.dataset.lit = preview.files ? 'no' : 'yes';
     main.replaceChildren(...previewNodes(preview));
     markStale(row);
+    if (preview.files) highlightLater(preview, url);
   } else {
     let entry;
     try { entry = await getJson('/api/log?entry=' + view.entry); } catch (err) { main.replaceChildren(el('p', { text: err.message })); return; }
     state.shown = null;
     main.replaceChildren(...logNodes(entry));
   }
+}
+
+// Fetches the highlighted lines of `preview` and draws them in, keeping the picks, the
+// reason typed and the scroll position, if it is still the preview shown.
+async function highlightLater(preview, url) {
+  let lit;
+  try { lit = await getJson(url); } catch (err) { return; }
+  if (state.shown !== preview || !lit.files || lit.files.length !== preview.files.length) return;
+  preview.files.forEach((f, i) => f.hunks.forEach((h, j) => h.lines.forEach((l, k) => {
+    const line = lit.files[i].hunks[j] && lit.files[i].hunks[j].lines[k];
+    if (line) l.html = line.html;
+  })));
+  const reason = $('reason') ? $('reason').value : '';
+  const focused = document.activeElement && document.activeElement.id === 'reason';
+  const y = window.scrollY;
+  $('main').replaceChildren(...previewNodes(preview));
+  markStale(state.pending.find((r) => r.id === preview.id));
+  $('reason').value = reason;
+  if (focused) $('reason').focus();
+  window.scrollTo(0, y);
+  $('main').dataset.lit = 'yes';
 }
 
 // Tells the person when what they look at changed under them.

@@ -1,6 +1,7 @@
 //! The page and its endpoints. Reads: `GET /api/state` (the pending previews newest first, the
 //! log's newest entries, and a `revision` that changes whenever the stack or the log does, which
-//! the page polls), `GET /api/preview?id=ID` (a preview's files and hunks), `GET
+//! the page polls), `GET /api/preview?id=ID[&plain=1]` (a preview's files and hunks, `plain`
+//! without highlighting), `GET
 //! /api/log?entry=N` (a log entry with its diff). Writes, JSON bodies only: `POST /api/resolve`
 //! (`{"id", "action": "apply"|"discard", "reason", "files"?, "hunks"?}`), `POST /api/undo`
 //! (`{"entry"?, "reason"}`), `POST /api/redo` (`{"reason"}`). A write answers
@@ -250,7 +251,10 @@ async fn preview(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resu
     let names: Vec<(String, Option<String>)> =
         entry.action.files().into_iter().map(|f| (f.path, f.from)).collect();
     let partial = entry.action.applies_in_part();
-    let files = details.and_then(preview_diff).map(|d| diff::files(d, &names, partial));
+    // `plain=1`: escaped, not highlighted, for a first draw that does not wait for the
+    // highlighting of a big diff.
+    let highlight = query_param(query.as_deref(), "plain").is_none_or(|v| v != "1");
+    let files = details.and_then(preview_diff).map(|d| diff::files(d, &names, partial, highlight));
     Ok(Json(json!({
         "id": entry.id.as_str(),
         "label": entry.label(),
@@ -279,7 +283,7 @@ async fn log_entry(
     };
     let r = &entry.record;
     let names: Vec<(String, Option<String>)> = Vec::new();
-    let files = r.diff.as_deref().map(|d| diff::files(d, &names, false));
+    let files = r.diff.as_deref().map(|d| diff::files(d, &names, false, true));
     Ok(Json(json!({
         "row": LogRow::of(&entry),
         "action": r.action.as_str(),

@@ -81,11 +81,13 @@ fn hunk_note(kind: DiffKind, idx: usize, n: usize) -> Option<String> {
 
 /// The files of `diff`. `names` are the files' paths and move sources in the diff's order
 /// (a preview's files); when there are not as many as the diff has files, each file's name
-/// is read from its header. `partial`: whether the preview applies in part.
+/// is read from its header. `partial`: whether the preview applies in part. `highlight`:
+/// whether lines are highlighted, or only escaped (the page's first, fast draw).
 pub(crate) fn files(
     diff: &str,
     names: &[(String, Option<String>)],
     partial: bool,
+    highlight: bool,
 ) -> Vec<FileView> {
     let sections = diff_files(diff);
     let named = names.len() == sections.len();
@@ -96,8 +98,11 @@ pub(crate) fn files(
         let header: Vec<String> = header_text.lines().map(str::to_owned).collect();
         let (path, from) =
             if named { names[idx].clone() } else { header_names(header_text, section.kind) };
-        let lang = Language::of_path(&path);
-        let grammar = Grammar::of_path(&path);
+        let (lang, grammar) = if highlight {
+            (Language::of_path(&path), Grammar::of_path(&path))
+        } else {
+            (None, None)
+        };
         let n = section.hunks.len();
         let hunks = section
             .hunks
@@ -250,7 +255,7 @@ mod tests {
     #[test]
     fn hunks_are_numbered_as_the_cli_numbers_them() {
         let diff = "diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -1,2 +1,2 @@\n-let x = 1;\n+let x = 2;\n ctx\n@@ -9 +9 @@\n-p\n+q\ndiff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+n\n";
-        let files = files(diff, &[], true);
+        let files = files(diff, &[], true, true);
         assert_eq!(files.len(), 2);
         assert_eq!(files[0].path, "a.rs");
         assert!(files[0].by_hunk);
@@ -264,13 +269,15 @@ mod tests {
         assert_eq!(files[1].kind, "create");
         assert!(!files[1].by_hunk);
         assert_eq!(files[1].hunks[0].header, "@@ -0,0 +1 @@ [new file, applied whole]");
-        assert!(!super::files(diff, &[], false)[0].by_hunk);
+        assert!(!super::files(diff, &[], false, true)[0].by_hunk);
+        let plain = super::files(diff, &[], true, false);
+        assert_eq!(plain[0].hunks[0].lines[1].html, "let x = 2;");
     }
 
     #[test]
     fn a_deleted_or_moved_file_is_named_from_its_header() {
         let diff = "diff --git a/old b/old\ndeleted file mode 100644\n--- a/old\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\ndiff --git a/p b/q\nrename from p\nrename to q\n";
-        let files = files(diff, &[], true);
+        let files = files(diff, &[], true, true);
         assert_eq!(files[0].path, "old");
         assert_eq!(files[1].path, "q");
         assert_eq!(files[1].from.as_deref(), Some("p"));

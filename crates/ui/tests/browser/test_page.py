@@ -131,10 +131,16 @@ class Driver:
             time.sleep(0.1)
 
     def click(self, css):
-        self.call("POST", f"/element/{self.find(css)}/click", {})
+        self.ok(self.call("POST", f"/element/{self.find(css)}/click", {}), css)
 
     def type(self, css, text):
-        self.call("POST", f"/element/{self.find(css)}/value", {"text": text})
+        self.ok(self.call("POST", f"/element/{self.find(css)}/value", {"text": text}), css)
+
+    @staticmethod
+    def ok(res, what):
+        value = res.get("value")
+        if isinstance(value, dict) and "error" in value:
+            pytest.fail(f"{what}: {value['error']}: {value.get('message', '')[:300]}")
 
     def text(self, css):
         res = self.call("POST", "/element", {"using": "css selector", "value": css})
@@ -216,6 +222,8 @@ def test_the_page_applies_one_hunk_as_the_cli_does_and_undoes_it():
             # Staged by the CLI: it appears without a reload.
             stage_two_hunks(root)
             driver.wait_text("#pending", "pending-action:write:0")
+            # Drawn at once, then highlighted.
+            driver.find('#main[data-lit="yes"]')
             driver.find('input[aria-label="hunk 2 of 2 of a.rs"]')
             headers = driver.script(
                 "return [...document.querySelectorAll('.hunk-head')].map(h => h.textContent)")
@@ -246,6 +254,7 @@ def test_the_page_applies_one_hunk_as_the_cli_does_and_undoes_it():
             # The rest, resolved by the CLI while the page shows it: marked stale.
             driver.wait_text("#pending", "pending-action:write:1")
             driver.click('#pending button[data-id="pending-action:write:1"]')
+            driver.find('#main[data-lit="yes"]')
             driver.find("#apply")
             proc = staged(root, "resolve", "discard", "--reason", "not x")
             assert proc.returncode == 0, proc.stderr
@@ -291,6 +300,7 @@ def test_a_ten_thousand_line_diff_is_drawn_in_pages():
             url = page.stdout.readline().strip()
             driver = Driver(Path(tmp) / "profile")
             driver.go(url)
+            driver.find('#main[data-lit="yes"]', timeout=120)
             driver.find("#more")
             rows = driver.script("return document.querySelectorAll('table.diff tr').length")
             assert rows == 3000, rows
