@@ -623,7 +623,7 @@ def codex_home_for(tmp):
 
 
 def run_codex(tmp, root, model, mode="gate", installed_in=None, binary=None, before_run=None,
-              sandbox="danger-full-access"):
+              sandbox="danger-full-access", install_args=()):
     """Writes the user's part of config.toml (the scripted provider), installs staged's hooks
     (in `mode`) into it (for `installed_in`, else `root`; by `binary`, else `staged_bin()`), and
     runs `codex exec` in `root` without any hook-trust bypass (after `before_run(codex_home)`)."""
@@ -650,7 +650,8 @@ env_key = "SCRIPTED_MODEL_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 """)
-    said = install(installed_in or root, "codex", "--mode", mode, codex_home=codex_home, binary=binary)
+    said = install(installed_in or root, "codex", "--mode", mode, *install_args, codex_home=codex_home,
+                   binary=binary)
     hooks = {"gate": 2, "record": 3}[mode]
     assert f"trusted: {hooks} hooks" in said, said
     if before_run is not None:
@@ -702,6 +703,31 @@ def test_codex_gate_stages_apply_patch_and_resolve_writes_it(codex_tmp):
     finally:
         model.stop()
     check_codex_run(model, root, "apply_patch")
+
+
+def test_codex_exec_with_approve_human_never_applies_without_a_person(codex_tmp):
+    """`staged hook install codex --approve human`: `codex exec` has no person to answer the
+    approval form (it declines it itself), so the model's resolve applies nothing, and the
+    preview stays pending for `staged ui` or `staged review` (the gate never fails open)."""
+    root = new_repo(codex_tmp)
+    script = [
+        ("custom", "apply_patch", PATCH),
+        ("mcp", "resolve", {"action": "apply", "reason": "apply the rename"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, install_args=("--approve", "human"))
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "resolve"], results
+    # Measured: codex exec 0.171.0 answers the approval form itself, with a decline.
+    assert ("The person declined to apply `Patch: 1 file (1 updated)`. Nothing was applied; the preview is "
+            "still pending.") in results[1][1], results[1]
+    assert (root / "src" / "a.ts").read_text() == SOURCE
+    assert len(pending(root)) == 1
+    assert log_entries(root) == []
 
 
 def test_codex_gate_stages_a_shell_heredoc_patch(codex_tmp):
