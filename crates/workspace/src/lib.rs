@@ -80,6 +80,20 @@
 
 mod deferred;
 
+/// The Rust blocks of the README and of `docs/`, compiled and run as this crate's doctests
+/// (`tests/docs_compiled.rs` checks that every Markdown file with a Rust block is here).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../../../docs/contract/plugins.md")]
+pub struct DocsCompiled;
+
+/// `staged-core`, the runtime every custom tool is written against.
+pub use staged_core as core;
+
+/// The attribute a [`Tool`](staged_core::Tool) implementation needs:
+/// `#[staged_workspace::async_trait]`.
+pub use async_trait::async_trait;
+
 use std::{
     path::{Path, PathBuf},
     sync::Arc,
