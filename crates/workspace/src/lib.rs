@@ -7,7 +7,8 @@
 //!
 //! Custom tools join through [`WorkspaceSession::builder`]: each is registered with the
 //! rehydrator for its source tool name, so a preview it staged survives a restart and can be
-//! resolved from another process, like an `ast_edit` preview.
+//! resolved from another process, like an `ast_edit` preview. The name is given once, at
+//! registration: the tool's [`ToolContext::api`] stages its actions under it.
 //!
 //! # A custom tool in Rust
 //! ```
@@ -28,7 +29,6 @@
 //!         let text = text.clone();
 //!         async move { Ok(ToolResult::text(text)) }
 //!     })
-//!     .with_source_tool_name("greet")
 //!     .with_payload(serde_json::json!({"name": name}))
 //! }
 //!
@@ -102,7 +102,7 @@ use std::{
 use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, WarmIndex};
 use staged_core::{
     CustomToolApi, ErrorCause, InMemoryStore, PendingAction, PendingActionStore, Progress,
-    ResolveTool, Session, Tool, UndoHandler,
+    ResolveTool, Session, Tool, UndoHandler, stamp_source_tool_name,
 };
 use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
 use staged_journal::{
@@ -182,7 +182,9 @@ pub struct ToolContext<'a> {
 }
 
 impl ToolContext<'_> {
-    /// The custom-tool API bound to the session: `push_pending_action` stages on its stack.
+    /// The custom-tool API bound to the session: `push_pending_action` stages on its stack,
+    /// as the tool's own (an action that names no source tool gets the registered name, so
+    /// its rehydrator finds it after a restart).
     pub fn api(&self) -> CustomToolApi {
         self.api.clone()
     }
@@ -351,7 +353,15 @@ impl WorkspaceSessionBuilder {
     fn all_rehydrators(&self, workspace: &ConfinedRoot) -> Rehydrators {
         let mut res = builtin_rehydrators(workspace);
         for (name, rehydrator) in &self.rehydrators {
-            res.register(name.clone(), Arc::clone(rehydrator));
+            // What it rebuilds is the tool's, as what the tool staged was, whether or not the
+            // action names its source tool itself.
+            let (rehydrator, owner) = (Arc::clone(rehydrator), name.clone());
+            res.register(
+                name.clone(),
+                Arc::new(move |stored: &StoredAction| {
+                    rehydrator(stored).map(|action| stamp_source_tool_name(action, &owner))
+                }),
+            );
         }
         for fallback in &self.fallbacks {
             res.register_fallback(Arc::clone(fallback));
@@ -373,10 +383,9 @@ impl WorkspaceSessionBuilder {
         let mut errors = self.errors;
         let mut custom: Vec<Arc<dyn Tool>> = Vec::new();
         let mut origins: Vec<String> = Vec::new();
-        let ctx =
-            ToolContext { api: CustomToolApi::new(Some(session.clone())), workspace: &workspace };
         for (name, origin, factory) in self.tools {
-            let tool = factory(&ctx);
+            let api = CustomToolApi::new(Some(session.clone())).with_source_tool_name(&name);
+            let tool = factory(&ToolContext { api, workspace: &workspace });
             if tool.name() != name {
                 errors.push(LoadError::failed(
                     origin,
