@@ -82,16 +82,29 @@ pub fn stamp_source_tool_name(
     name: &str,
 ) -> Arc<dyn PendingAction> {
     if action.source_tool_name() == DEFAULT_SOURCE_TOOL_NAME {
-        Arc::new(Stamped { inner: action, source: name.to_owned() })
+        Arc::new(Stamped { inner: action, source: name.to_owned(), payload: None })
     } else {
         action
     }
 }
 
-/// An action staged under its tool's name; everything else is the inner action's.
+/// `action` with `payload` as its [`PendingAction::payload`], the replayable record a durable
+/// store keeps and the source tool's rehydrator rebuilds it from; everything else is
+/// `action`'s. For a producer whose action type carries no payload of its own.
+pub fn with_payload(
+    action: Arc<dyn PendingAction>,
+    payload: serde_json::Value,
+) -> Arc<dyn PendingAction> {
+    let source = action.source_tool_name().to_owned();
+    Arc::new(Stamped { inner: action, source, payload: Some(payload) })
+}
+
+/// An action staged under its tool's name (and with a payload of its own, if given);
+/// everything else is the inner action's.
 struct Stamped {
     inner: Arc<dyn PendingAction>,
     source: String,
+    payload: Option<serde_json::Value>,
 }
 
 #[async_trait::async_trait]
@@ -109,7 +122,7 @@ impl PendingAction for Stamped {
     }
 
     fn payload(&self) -> Option<serde_json::Value> {
-        self.inner.payload()
+        self.payload.clone().or_else(|| self.inner.payload())
     }
 
     async fn apply(

@@ -50,7 +50,7 @@ pub use staged_protocol::{
 
 pub use crate::{
     cancel::CancelToken,
-    custom::{CustomToolApi, STORE_UNAVAILABLE_TEXT, stamp_source_tool_name},
+    custom::{CustomToolApi, STORE_UNAVAILABLE_TEXT, stamp_source_tool_name, with_payload},
     error::{ActionError, ToolError, ToolErrorKind},
     log::{
         AppliedChange, DEFAULT_LOG_KEEP, FileChange, FrontEnd, LogAction, LogEntry, LogOutcome,

@@ -11,52 +11,52 @@
 //! registration: the tool's [`ToolContext::api`] stages its actions under it.
 //!
 //! # A custom tool in Rust
+//! A tool registered with [`WorkspaceSessionBuilder::durable_tool`] stages the action of a
+//! typed payload; the same function makes it again from the payload after a restart.
 //! ```
 //! use std::sync::Arc;
-//! use staged_core::{
-//!     CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, ResolveParams,
-//!     Tool, ToolError, ToolResult,
+//! use serde::{Deserialize, Serialize};
+//! use staged_workspace::core::{
+//!     CancelToken, FnPendingAction, ResolveOptions, ResolveParams, Tool, ToolError, ToolResult,
 //! };
-//! use staged_workspace::{StoredAction, ToolContext, WorkspaceSession};
+//! use staged_workspace::{ConfinedRoot, Stager, WorkspaceSession};
 //!
-//! /// Stages a greeting; applying it prints nothing and returns the greeting.
-//! struct Greet(CustomToolApi);
+//! /// The payload: what the preview will do.
+//! #[derive(Serialize, Deserialize)]
+//! struct Greeting {
+//!     name: String,
+//! }
 //!
-//! /// The action, rebuilt from its payload in any process.
-//! fn greeting(name: &str) -> FnPendingAction {
-//!     let text = format!("Hello, {name}!");
-//!     FnPendingAction::new(format!("Greet {name}"), move |_| {
+//! /// The action of a payload, in the process that staged it or any other.
+//! fn greeting(_: &ConfinedRoot, greeting: Greeting) -> FnPendingAction {
+//!     let text = format!("Hello, {}!", greeting.name);
+//!     FnPendingAction::new(format!("Greet {}", greeting.name), move |_| {
 //!         let text = text.clone();
 //!         async move { Ok(ToolResult::text(text)) }
 //!     })
-//!     .with_payload(serde_json::json!({"name": name}))
 //! }
 //!
-//! #[async_trait::async_trait]
+//! /// Stages a greeting; applying it returns the greeting.
+//! struct Greet(Stager<Greeting>);
+//!
+//! #[staged_workspace::async_trait]
 //! impl Tool for Greet {
-//!     fn name(&self) -> &str { "greet" }
+//!     fn name(&self) -> &str { self.0.tool_name() }
 //!     fn label(&self) -> &str { "Greet" }
 //!     fn description(&self) -> &str { "Stages a greeting." }
 //!     fn parameters(&self) -> serde_json::Value {
 //!         serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}})
 //!     }
 //!     async fn execute(&self, args: serde_json::Value, _: &CancelToken) -> Result<ToolResult, ToolError> {
-//!         let name = args["name"].as_str().unwrap_or("world");
-//!         let id = self.0.push_pending_action(greeting(name))?;
+//!         let name = args["name"].as_str().unwrap_or("world").to_owned();
+//!         let id = self.0.stage(Greeting { name })?;
 //!         Ok(ToolResult::text(format!("Staged {id}. Call resolve to apply or discard.")))
 //!     }
 //! }
 //!
 //! fn open(root: &std::path::Path) -> WorkspaceSession {
 //!     WorkspaceSession::builder()
-//!         .tool(
-//!             "greet",
-//!             |ctx: &ToolContext<'_>| Arc::new(Greet(ctx.api())) as Arc<dyn Tool>,
-//!             Some(Arc::new(|stored: &StoredAction| {
-//!                 let name = stored.payload["name"].as_str().ok_or("no name")?;
-//!                 Ok(Arc::new(greeting(name)) as Arc<dyn PendingAction>)
-//!             })),
-//!         )
+//!         .durable_tool("greet", greeting, |stager, _| Arc::new(Greet(stager)) as Arc<dyn Tool>)
 //!         .open(root)
 //!         .unwrap()
 //! }
@@ -65,20 +65,25 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let first = open(dir.path());
 //! let greet = first.custom_tools()[0].clone();
-//! greet.execute(serde_json::json!({"name": "Ada"}), &CancelToken::new()).await.unwrap();
-//! drop(first);
+//! let staged = greet.execute(serde_json::json!({"name": "Ada"}), &CancelToken::new()).await.unwrap();
+//! assert!(staged.text_content().starts_with("Staged pending-action:greet:0."));
+//! drop((greet, first));
 //!
-//! // Another process, or this one after a restart: the rehydrator rebuilds the action.
+//! // Another process, or this one after a restart: the same `greeting` rebuilds the action.
 //! let second = open(dir.path());
 //! let (params, options) = (ResolveParams::apply("say it"), ResolveOptions::default());
 //! let res = second.session().resolve(params, options, &CancelToken::new()).await.unwrap();
 //! assert_eq!(res.text_content(), "Hello, Ada!");
 //! # });
 //! ```
+//!
+//! [`WorkspaceSessionBuilder::tool`] registers a tool with a rehydrator of its own (reading a
+//! [`StoredAction`]'s payload as JSON), for a tool whose actions are not made from one type.
 
 #![deny(missing_docs)]
 
 mod deferred;
+mod durable;
 
 /// The Rust blocks of the README and of `docs/`, compiled and run as this crate's doctests
 /// (`tests/docs_compiled.rs` checks that every Markdown file with a Rust block is here).
@@ -121,6 +126,8 @@ pub use staged_journal::{
     quote as quote_diff_path,
 };
 pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
+
+pub use crate::durable::Stager;
 
 /// The tool names staged's front ends use themselves (`ast_grep`, `ast_edit`, `edit`, `write`,
 /// `apply_patch` and `resolve` here; `pending` in `staged mcp`; `read` and `find` in `staged
@@ -198,12 +205,15 @@ impl ToolContext<'_> {
 /// Builds a custom tool once the session exists.
 pub type ToolFactory = Box<dyn FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send>;
 
+/// A custom tool's rehydrator, given the workspace it rebuilds actions in.
+type RehydratorIn = Arc<dyn Fn(&ConfinedRoot) -> Rehydrator + Send + Sync>;
+
 /// Registers custom tools (each with the rehydrator for its source tool name) before a
 /// [`WorkspaceSession`] opens; see [`WorkspaceSession::builder`].
 #[derive(Default)]
 pub struct WorkspaceSessionBuilder {
     tools: Vec<(String, String, ToolFactory)>,
-    rehydrators: Vec<(String, Rehydrator)>,
+    rehydrators: Vec<(String, RehydratorIn)>,
     fallbacks: Vec<FallbackRehydrator>,
     undo_fallbacks: Vec<Arc<dyn UndoHandler>>,
     errors: Vec<LoadError>,
@@ -258,11 +268,25 @@ impl WorkspaceSessionBuilder {
     /// `plugin "rename"`).
     #[must_use]
     pub fn tool_from(
-        mut self,
+        self,
         origin: &str,
         name: &str,
         factory: ToolFactory,
         rehydrator: Option<Rehydrator>,
+    ) -> Self {
+        let rehydrator = rehydrator.map(|rehydrator| {
+            Arc::new(move |_: &ConfinedRoot| Arc::clone(&rehydrator)) as RehydratorIn
+        });
+        self.tool_in(origin, name, factory, rehydrator)
+    }
+
+    /// [`WorkspaceSessionBuilder::tool_from`] with a rehydrator made for the workspace.
+    fn tool_in(
+        mut self,
+        origin: &str,
+        name: &str,
+        factory: ToolFactory,
+        rehydrator: Option<RehydratorIn>,
     ) -> Self {
         let taken = BUILTIN_TOOL_NAMES.contains(&name)
             || self.tools.iter().any(|(other, _, _)| other == name);
@@ -355,7 +379,7 @@ impl WorkspaceSessionBuilder {
         for (name, rehydrator) in &self.rehydrators {
             // What it rebuilds is the tool's, as what the tool staged was, whether or not the
             // action names its source tool itself.
-            let (rehydrator, owner) = (Arc::clone(rehydrator), name.clone());
+            let (rehydrator, owner) = (rehydrator(workspace), name.clone());
             res.register(
                 name.clone(),
                 Arc::new(move |stored: &StoredAction| {

@@ -1,12 +1,13 @@
 //! The library as an agent builder uses it (issue 39): a custom tool's name is given once, at
-//! registration, and its previews still apply after a restart.
+//! registration, and its previews still apply after a restart; a durable tool's typed payload
+//! and the one function that makes its action.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::{path::Path, sync::Arc};
 
 use serde_json::json;
 use staged_workspace::{
-    StoredAction, ToolContext, WorkspaceSession,
+    ConfinedRoot, Stager, StoredAction, ToolContext, WorkspaceSession,
     core::{
         CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, ResolveParams,
         Tool, ToolError, ToolResult,
@@ -92,4 +93,106 @@ fn a_tools_name_given_once_stamps_its_previews_which_apply_after_a_restart() {
     assert!(again.store().is_empty().unwrap());
     let log = again.store().log().unwrap().entries(10, false).unwrap();
     assert_eq!(log[0].record.source_tool_name, "shout");
+}
+
+/// A typed payload.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Bump {
+    counter: String,
+    by: u32,
+}
+
+fn bump(_: &ConfinedRoot, bump: Bump) -> FnPendingAction {
+    let text = format!("{} + {}", bump.counter, bump.by);
+    FnPendingAction::new(format!("Bump {}", bump.counter), move |input| {
+        let text = format!("{text}. Reason: {}", input.reason);
+        async move { Ok(ToolResult::text(text)) }
+    })
+}
+
+/// `bump`: its name is written once, at registration.
+struct BumpTool(Stager<Bump>);
+
+#[staged_workspace::async_trait]
+impl Tool for BumpTool {
+    fn name(&self) -> &str {
+        self.0.tool_name()
+    }
+    fn label(&self) -> &str {
+        "Bump"
+    }
+    fn description(&self) -> &str {
+        "Stages bumping a counter."
+    }
+    fn parameters(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        _: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        let payload: Bump =
+            serde_json::from_value(args).map_err(|e| ToolError::new(e.to_string()))?;
+        let id = self.0.stage(payload)?;
+        Ok(ToolResult::text(format!("Staged {id}")))
+    }
+}
+
+fn open_bump(root: &Path) -> WorkspaceSession {
+    WorkspaceSession::builder()
+        .durable_tool("bump", bump, |stager, _| Arc::new(BumpTool(stager)) as Arc<dyn Tool>)
+        .open(root)
+        .unwrap()
+}
+
+#[test]
+fn a_typed_payload_survives_a_restart_with_its_action_made_by_one_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = open_bump(dir.path());
+    assert!(ws.load_errors().is_empty(), "{:?}", ws.load_errors());
+    let tool = ws.custom_tools()[0].clone();
+    assert_eq!(tool.name(), "bump");
+    let staged =
+        block_on(tool.execute(json!({"counter": "hits", "by": 2}), &CancelToken::new())).unwrap();
+    assert_eq!(staged.text_content(), "Staged pending-action:bump:0");
+    assert_eq!(
+        ws.store().list().unwrap()[0].action.payload(),
+        Some(json!({"counter": "hits", "by": 2}))
+    );
+    drop((tool, ws));
+
+    let again = open_bump(dir.path());
+    assert_eq!(apply(&again, "more").unwrap().text_content(), "hits + 2. Reason: more");
+    let log = again.store().log().unwrap().entries(10, false).unwrap();
+    assert_eq!(log[0].record.source_tool_name, "bump");
+}
+
+#[test]
+fn a_payload_of_another_shape_reads_back_unavailable_and_discards() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = open_shout(dir.path());
+    let tool = ws.custom_tools()[0].clone();
+    block_on(tool.execute(json!({"text": "hi"}), &CancelToken::new())).unwrap();
+    drop((tool, ws));
+
+    // The same workspace, where `shout` is now a durable tool of another payload type.
+    let changed = WorkspaceSession::builder()
+        .durable_tool("shout", bump, |stager, _| Arc::new(BumpTool(stager)) as Arc<dyn Tool>)
+        .open(dir.path())
+        .unwrap();
+    let err = apply(&changed, "try").unwrap_err();
+    assert!(
+        err.message().contains("invalid shout payload: missing field `counter`"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(changed.store().len().unwrap(), 1);
+    let discarded = block_on(changed.session().resolve(
+        ResolveParams::discard("gone"),
+        ResolveOptions::default(),
+        &CancelToken::new(),
+    ))
+    .unwrap();
+    assert_eq!(discarded.text_content(), "Discarded: Shout hi. Reason: gone");
 }
