@@ -64,6 +64,12 @@ impl<P: Serialize> Stager<P> {
         self.api.source_tool_name().unwrap_or_default()
     }
 
+    /// Stages the tool's journaled file changes under its name, as
+    /// [`ToolContext::changes`] does.
+    pub fn changes(&self) -> crate::ChangeStager {
+        crate::ChangeStager { api: self.api.clone(), workspace: self.workspace.clone() }
+    }
+
     /// The workspace the actions are made in.
     pub fn workspace(&self) -> &ConfinedRoot {
         &self.workspace
@@ -107,7 +113,7 @@ impl WorkspaceSessionBuilder {
             }) as Rehydrator
         });
         self.tool_in(
-            "custom tool",
+            crate::CUSTOM_ORIGIN,
             name,
             Box::new(move |ctx: &ToolContext<'_>| {
                 let stager = Stager {

@@ -82,6 +82,7 @@
 
 #![deny(missing_docs)]
 
+mod changes;
 mod deferred;
 mod durable;
 
@@ -127,7 +128,13 @@ pub use staged_journal::{
 };
 pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
 
-pub use crate::durable::Stager;
+pub use staged_edit::FileChanges;
+
+pub use crate::{changes::ChangeStager, durable::Stager};
+
+/// The origin of a tool registered in Rust ([`WorkspaceSessionBuilder::tool`]), as its load
+/// errors name it.
+const CUSTOM_ORIGIN: &str = "custom tool";
 
 /// The tool names staged's front ends use themselves (`ast_grep`, `ast_edit`, `edit`, `write`,
 /// `apply_patch` and `resolve` here; `pending` in `staged mcp`; `read` and `find` in `staged
@@ -200,6 +207,11 @@ impl ToolContext<'_> {
     pub fn workspace(&self) -> &ConfinedRoot {
         self.workspace
     }
+
+    /// Stages the tool's journaled file changes ([`FileChanges`]) under its name.
+    pub fn changes(&self) -> ChangeStager {
+        ChangeStager { api: self.api(), workspace: self.workspace.clone() }
+    }
 }
 
 /// Builds a custom tool once the session exists.
@@ -261,7 +273,7 @@ impl WorkspaceSessionBuilder {
         factory: impl FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send + 'static,
         rehydrator: Option<Rehydrator>,
     ) -> Self {
-        self.tool_from("custom tool", name, Box::new(factory), rehydrator)
+        self.tool_from(CUSTOM_ORIGIN, name, Box::new(factory), rehydrator)
     }
 
     /// [`WorkspaceSessionBuilder::tool`], with the origin its load errors name (e.g.
@@ -376,10 +388,21 @@ impl WorkspaceSessionBuilder {
 
     fn all_rehydrators(&self, workspace: &ConfinedRoot) -> Rehydrators {
         let mut res = builtin_rehydrators(workspace);
-        for (name, rehydrator) in &self.rehydrators {
+        for (name, origin, _) in &self.tools {
+            let own = self
+                .rehydrators
+                .iter()
+                .find(|(owner, _)| owner == name)
+                .map(|(_, rehydrator)| rehydrator(workspace));
+            // A Rust tool's journaled changes rebuild as the built-in tools' previews do.
+            let rehydrator = match own {
+                own if origin == CUSTOM_ORIGIN => changes::custom_rehydrator(workspace, name, own),
+                Some(own) => own,
+                None => continue,
+            };
             // What it rebuilds is the tool's, as what the tool staged was, whether or not the
             // action names its source tool itself.
-            let (rehydrator, owner) = (rehydrator(workspace), name.clone());
+            let owner = name.clone();
             res.register(
                 name.clone(),
                 Arc::new(move |stored: &StoredAction| {
@@ -404,6 +427,14 @@ impl WorkspaceSessionBuilder {
         for handler in self.undo_fallbacks {
             session.register_undo_fallback(handler);
         }
+        let names = self
+            .tools
+            .iter()
+            .filter(|(_, origin, _)| origin == CUSTOM_ORIGIN)
+            .map(|(name, _, _)| name.clone())
+            .collect();
+        let undo = ChangeUndo::new(workspace.clone());
+        session.register_undo_fallback(Arc::new(changes::CustomChangeUndo { names, undo }));
         let mut errors = self.errors;
         let mut custom: Vec<Arc<dyn Tool>> = Vec::new();
         let mut origins: Vec<String> = Vec::new();

@@ -1,16 +1,17 @@
 //! The library as an agent builder uses it (issue 39): a custom tool's name is given once, at
 //! registration, and its previews still apply after a restart; a durable tool's typed payload
-//! and the one function that makes its action.
+//! and the one function that makes its action; a custom tool's journaled writes (confined,
+//! checked for staleness, all or none, logged with their diff, undone).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::{path::Path, sync::Arc};
 
 use serde_json::json;
 use staged_workspace::{
-    ConfinedRoot, Stager, StoredAction, ToolContext, WorkspaceSession,
+    ChangeStager, ConfinedRoot, FileChanges, Stager, StoredAction, ToolContext, WorkspaceSession,
     core::{
-        CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, ResolveParams,
-        Tool, ToolError, ToolResult,
+        CancelToken, CustomToolApi, FnPendingAction, FrontEnd, LogOutcome, PendingAction,
+        ResolveOptions, ResolveParams, Tool, ToolError, ToolResult,
     },
 };
 
@@ -195,4 +196,126 @@ fn a_payload_of_another_shape_reads_back_unavailable_and_discards() {
     ))
     .unwrap();
     assert_eq!(discarded.text_content(), "Discarded: Shout hi. Reason: gone");
+}
+
+/// `mv`: moves a file through the journaled builder.
+struct Move(ChangeStager);
+
+#[staged_workspace::async_trait]
+impl Tool for Move {
+    fn name(&self) -> &str {
+        "mv"
+    }
+    fn label(&self) -> &str {
+        "Move"
+    }
+    fn description(&self) -> &str {
+        "Stages moving a file."
+    }
+    fn parameters(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    async fn execute(
+        &self,
+        args: serde_json::Value,
+        _: &CancelToken,
+    ) -> Result<ToolResult, ToolError> {
+        let (from, to) = (args["from"].as_str().unwrap(), args["to"].as_str().unwrap());
+        self.0.stage(&FileChanges::new().rename(from, to).label(format!("Move {from} to {to}")))
+    }
+}
+
+fn open_mv(root: &Path) -> WorkspaceSession {
+    WorkspaceSession::builder()
+        .tool("mv", |ctx: &ToolContext<'_>| Arc::new(Move(ctx.changes())) as Arc<dyn Tool>, None)
+        .open(root)
+        .unwrap()
+}
+
+fn stage_mv(ws: &WorkspaceSession, from: &str, to: &str) -> Result<ToolResult, ToolError> {
+    let tool = ws.custom_tools()[0].clone();
+    block_on(tool.execute(json!({"from": from, "to": to}), &CancelToken::new()))
+}
+
+#[test]
+fn a_journaled_move_is_confined_to_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "secret\n").unwrap();
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    let ws = open_mv(&root);
+    for (from, to) in [("../outside.txt", "stolen.txt"), ("a.txt", "../escaped.txt")] {
+        let err = stage_mv(&ws, from, to).unwrap_err();
+        let bad = if from.starts_with("..") { from } else { to };
+        assert!(
+            err.message().starts_with(&format!("Path is outside the workspace: {bad}")),
+            "{}",
+            err.message()
+        );
+    }
+    assert!(ws.store().is_empty().unwrap());
+    assert!(!root.join("stolen.txt").exists() && !dir.path().join("escaped.txt").exists());
+    assert_eq!(std::fs::read_to_string(dir.path().join("outside.txt")).unwrap(), "secret\n");
+}
+
+#[test]
+fn a_journaled_move_is_stale_after_an_outside_edit_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    let ws = open_mv(dir.path());
+    let staged = stage_mv(&ws, "a.txt", "b.txt").unwrap();
+    assert!(staged.text_content().contains("Staged pending-action:mv:0: Move a.txt to b.txt"));
+    std::fs::write(dir.path().join("a.txt"), "edited outside\n").unwrap();
+    let stale = apply(&ws, "move it").unwrap();
+    assert!(stale.is_error);
+    assert!(
+        stale.text_content().starts_with("Preview is stale / no longer matches; nothing was written. Preview expected to change b.txt. Why: a.txt changed since the preview."),
+        "{}",
+        stale.text_content()
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "edited outside\n");
+    assert!(!dir.path().join("b.txt").exists());
+    let log = ws.store().log().unwrap().entries(10, false).unwrap();
+    assert_eq!(log[0].record.outcome, LogOutcome::Stale);
+}
+
+#[test]
+fn a_journaled_move_applies_after_a_restart_logs_its_diff_and_undoes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    let ws = open_mv(dir.path());
+    stage_mv(&ws, "a.txt", "b.txt").unwrap();
+    assert!(dir.path().join("a.txt").exists() && !dir.path().join("b.txt").exists());
+    drop(ws);
+
+    let ws = open_mv(dir.path());
+    apply(&ws, "tidy names").unwrap();
+    assert!(!dir.path().join("a.txt").exists());
+    assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "a\n");
+    let log = ws.store().log().unwrap().entries(10, true).unwrap();
+    let record = &log[0].record;
+    assert_eq!((record.source_tool_name.as_str(), record.outcome), ("mv", LogOutcome::Applied));
+    let diff = record.diff.as_deref().unwrap();
+    assert!(diff.contains("rename from a.txt\nrename to b.txt\n"), "{diff}");
+
+    let undone = block_on(ws.session().undo(None, "put back", &FrontEnd::Cli, &CancelToken::new()));
+    assert!(undone.is_ok(), "{undone:?}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "a\n");
+    assert!(!dir.path().join("b.txt").exists());
+}
+
+#[test]
+fn an_entry_of_a_custom_tool_without_journaled_changes_still_declares_no_undo() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = open_shout(dir.path());
+    let tool = ws.custom_tools()[0].clone();
+    block_on(tool.execute(json!({"text": "hi"}), &CancelToken::new())).unwrap();
+    apply(&ws, "say it").unwrap();
+    let err = block_on(ws.session().undo(None, "unsay", &FrontEnd::Cli, &CancelToken::new()))
+        .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Undo is not available for `shout` entries: that tool declares no undo. Nothing was written."
+    );
 }
