@@ -319,3 +319,15 @@ fn an_entry_of_a_custom_tool_without_journaled_changes_still_declares_no_undo() 
         "Undo is not available for `shout` entries: that tool declares no undo. Nothing was written."
     );
 }
+
+#[test]
+fn a_third_party_hosts_resolves_are_logged_by_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = open_shout(dir.path());
+    ws.session().set_front_end(FrontEnd::Host("acme-agent".to_owned()));
+    let tool = ws.custom_tools()[0].clone();
+    block_on(tool.execute(json!({"text": "hi"}), &CancelToken::new())).unwrap();
+    apply(&ws, "say it").unwrap();
+    let log = ws.store().log().unwrap().entries(10, false).unwrap();
+    assert_eq!(log[0].record.front_end, "host:acme-agent");
+}
