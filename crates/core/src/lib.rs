@@ -60,9 +60,9 @@ pub use crate::{
     pending::{ActionFile, ApplyInput, FnPendingAction, PendingAction, RejectInput},
     progress::{Phase, Progress},
     resolve::{
-        MAX_LABEL_CHARS, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, RESOLVE_DESCRIPTION,
-        RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes, ResolveTool,
-        run_resolve_invocation,
+        BLANK_REASON_TEXT, MAX_LABEL_CHARS, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT,
+        RESOLVE_DESCRIPTION, RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes,
+        ResolveTool, run_resolve_invocation,
     },
     retire::Retirement,
     session::{
