@@ -66,7 +66,8 @@ pub use crate::{
     },
     retire::Retirement,
     session::{
-        NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session, needs_person_text,
+        NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session, UndoOptions,
+        needs_person_text,
     },
     store::{
         Claim, ErrorCause, PendingActionStore, PendingEntry, PendingId, PendingSummary, PushCheck,

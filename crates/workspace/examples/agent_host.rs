@@ -11,7 +11,10 @@ use std::{error::Error, fmt::Write as _, path::Path, sync::Arc};
 use serde_json::json;
 use staged_workspace::{
     ChangeStager, FileChanges, ToolContext, WorkspaceSession,
-    core::{CancelToken, FrontEnd, ResolveOptions, ResolveParams, Tool, ToolError, ToolResult},
+    core::{
+        CancelToken, FrontEnd, ResolveOptions, ResolveParams, Tool, ToolError, ToolResult,
+        UndoOptions,
+    },
 };
 
 /// `move_file`: stages moving a file; applying writes it through the journal.
@@ -137,15 +140,8 @@ pub(crate) async fn run(root: &Path) -> Result<String, Box<dyn Error>> {
             record.label
         )?;
     }
-    let undone = ws
-        .session()
-        .undo(
-            None,
-            "back to the root",
-            &FrontEnd::Host("example-host".to_owned()),
-            &CancelToken::new(),
-        )
-        .await?;
+    let undone =
+        ws.session().undo("back to the root", UndoOptions::default(), &CancelToken::new()).await?;
     writeln!(out, "undo: {}", undone.text_content().lines().next().unwrap_or(""))?;
     writeln!(out, "notes.txt exists: {}", root.join("notes.txt").exists())?;
     Ok(out)

@@ -9,9 +9,10 @@ use std::{path::Path, sync::Arc};
 use serde_json::json;
 use staged_workspace::{
     ChangeStager, ConfinedRoot, FileChanges, Stager, StoredAction, ToolContext, WorkspaceSession,
+    WorkspaceSessionBuilder,
     core::{
         CancelToken, CustomToolApi, FnPendingAction, FrontEnd, LogOutcome, PendingAction,
-        ResolveOptions, ResolveParams, Tool, ToolError, ToolResult,
+        ResolveOptions, ResolveParams, Tool, ToolError, ToolResult, UndoOptions,
     },
 };
 
@@ -55,18 +56,19 @@ impl Tool for Shout {
     }
 }
 
+fn with_shout(builder: WorkspaceSessionBuilder) -> WorkspaceSessionBuilder {
+    builder.tool(
+        "shout",
+        |ctx: &ToolContext<'_>| Arc::new(Shout(ctx.api())) as Arc<dyn Tool>,
+        Some(Arc::new(|stored: &StoredAction| {
+            let text = stored.payload["text"].as_str().ok_or("no text")?;
+            Ok(Arc::new(shout(text)) as Arc<dyn PendingAction>)
+        })),
+    )
+}
+
 fn open_shout(root: &Path) -> WorkspaceSession {
-    WorkspaceSession::builder()
-        .tool(
-            "shout",
-            |ctx: &ToolContext<'_>| Arc::new(Shout(ctx.api())) as Arc<dyn Tool>,
-            Some(Arc::new(|stored: &StoredAction| {
-                let text = stored.payload["text"].as_str().ok_or("no text")?;
-                Ok(Arc::new(shout(text)) as Arc<dyn PendingAction>)
-            })),
-        )
-        .open(root)
-        .unwrap()
+    with_shout(WorkspaceSession::builder()).open(root).unwrap()
 }
 
 fn apply(ws: &WorkspaceSession, reason: &str) -> Result<ToolResult, ToolError> {
@@ -299,7 +301,11 @@ fn a_journaled_move_applies_after_a_restart_logs_its_diff_and_undoes() {
     let diff = record.diff.as_deref().unwrap();
     assert!(diff.contains("rename from a.txt\nrename to b.txt\n"), "{diff}");
 
-    let undone = block_on(ws.session().undo(None, "put back", &FrontEnd::Cli, &CancelToken::new()));
+    let undone = block_on(ws.session().undo(
+        "put back",
+        UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+        &CancelToken::new(),
+    ));
     assert!(undone.is_ok(), "{undone:?}");
     assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "a\n");
     assert!(!dir.path().join("b.txt").exists());
@@ -312,8 +318,12 @@ fn an_entry_of_a_custom_tool_without_journaled_changes_still_declares_no_undo() 
     let tool = ws.custom_tools()[0].clone();
     block_on(tool.execute(json!({"text": "hi"}), &CancelToken::new())).unwrap();
     apply(&ws, "say it").unwrap();
-    let err = block_on(ws.session().undo(None, "unsay", &FrontEnd::Cli, &CancelToken::new()))
-        .unwrap_err();
+    let err = block_on(ws.session().undo(
+        "unsay",
+        UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
     assert_eq!(
         err.message(),
         "Undo is not available for `shout` entries: that tool declares no undo. Nothing was written."
@@ -330,4 +340,32 @@ fn a_third_party_hosts_resolves_are_logged_by_its_name() {
     apply(&ws, "say it").unwrap();
     let log = ws.store().log().unwrap().entries(10, false).unwrap();
     assert_eq!(log[0].record.front_end, "host:acme-agent");
+}
+
+#[test]
+fn a_bare_undo_passes_over_newer_entries_whose_tool_declares_no_undo() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    let builder = WorkspaceSession::builder().tool(
+        "mv",
+        |ctx: &ToolContext<'_>| Arc::new(Move(ctx.changes())) as Arc<dyn Tool>,
+        None,
+    );
+    let ws = with_shout(builder).open(dir.path()).unwrap();
+    stage_mv(&ws, "a.txt", "b.txt").unwrap();
+    apply(&ws, "move").unwrap();
+    let shout = ws.custom_tools()[1].clone();
+    block_on(shout.execute(json!({"text": "hi"}), &CancelToken::new())).unwrap();
+    apply(&ws, "say it").unwrap();
+
+    let undo = || block_on(ws.session().undo("back", UndoOptions::default(), &CancelToken::new()));
+    let undone = undo().unwrap();
+    assert_eq!(undone.text_content(), "Undid log entry 1 (Move a.txt to b.txt): 1 file restored.");
+    assert!(dir.path().join("a.txt").exists() && !dir.path().join("b.txt").exists());
+    // Nothing left that can be undone: the newest entry says why.
+    let err = undo().unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Undo is not available for `shout` entries: that tool declares no undo. Nothing was written."
+    );
 }
