@@ -56,7 +56,7 @@ impl Tool for MoveFile {
 }
 
 /// Opens the workspace as this host does every time it starts.
-fn open(root: &Path) -> Result<WorkspaceSession, Box<dyn Error>> {
+fn open(root: &Path) -> staged_workspace::Result<WorkspaceSession> {
     let ws = WorkspaceSession::builder()
         .tool(
             "move_file",

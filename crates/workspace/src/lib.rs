@@ -465,6 +465,28 @@ impl WorkspaceSessionBuilder {
     }
 }
 
+/// Every error a host meets through this crate's common path, so that one `?` carries them:
+/// opening the workspace, a tool call or `resolve`, the stack and the log, and the host's own
+/// file reads. Each keeps the error underneath, and says what it says.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The workspace session could not be opened.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// A tool call, `resolve` or an undo failed; the message is what a model would see.
+    #[error(transparent)]
+    Tool(#[from] staged_core::ToolError),
+    /// The pending stack or the log could not be read or written.
+    #[error(transparent)]
+    Store(#[from] staged_core::StoreError),
+    /// A file the host read or wrote itself.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 /// Why a workspace session could not be opened. Each keeps the error underneath as its
 /// source.
 #[derive(Debug, thiserror::Error)]

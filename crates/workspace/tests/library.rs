@@ -369,3 +369,25 @@ fn a_bare_undo_passes_over_newer_entries_whose_tool_declares_no_undo() {
         "Undo is not available for `shout` entries: that tool declares no undo. Nothing was written."
     );
 }
+
+/// A host's step with one error type: opening, a tool call, `resolve`, the stack and its own
+/// reads all go through `?`.
+fn host_step(root: &Path) -> staged_workspace::Result<String> {
+    std::fs::write(root.join("a.txt"), "a\n")?;
+    let ws = WorkspaceSession::builder()
+        .tool("mv", |ctx: &ToolContext<'_>| Arc::new(Move(ctx.changes())) as Arc<dyn Tool>, None)
+        .open(root)?;
+    let tool = ws.custom_tools()[0].clone();
+    block_on(tool.execute(json!({"from": "a.txt", "to": "../b.txt"}), &CancelToken::new()))?;
+    Ok(format!("{} pending", ws.store().len()?))
+}
+
+#[test]
+fn one_error_type_carries_a_hosts_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = host_step(dir.path()).unwrap_err();
+    assert!(matches!(err, staged_workspace::Error::Tool(_)), "{err:?}");
+    assert!(err.to_string().starts_with("Path is outside the workspace: ../b.txt"), "{err}");
+    let err = host_step(&dir.path().join("missing")).unwrap_err();
+    assert!(matches!(err, staged_workspace::Error::Io(_)), "{err:?}");
+}
