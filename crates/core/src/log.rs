@@ -134,11 +134,15 @@ pub enum FrontEnd {
     /// A coding client's hook (`claude-code`, `codex`): an edit that client made, gated or
     /// recorded.
     Hook(String),
+    /// A third-party host (an agent built on these crates), by the name it gives itself:
+    /// `Session::set_front_end(FrontEnd::Host("my-agent".into()))`. Its model's resolves are a
+    /// model's, not a person's.
+    Host(String),
 }
 
 impl fmt::Display for FrontEnd {
     /// `cli`, `review`, `ui`, `mcp:<client>` (or `mcp`), `agent`, `plugin:<name>` (or `plugin`),
-    /// `hook:<client>`.
+    /// `hook:<client>`, `host:<name>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FrontEnd::Cli => f.write_str("cli"),
@@ -150,6 +154,7 @@ impl fmt::Display for FrontEnd {
             FrontEnd::Plugin(None) => f.write_str("plugin"),
             FrontEnd::Plugin(Some(name)) => write!(f, "plugin:{name}"),
             FrontEnd::Hook(client) => write!(f, "hook:{client}"),
+            FrontEnd::Host(name) => write!(f, "host:{name}"),
         }
     }
 }

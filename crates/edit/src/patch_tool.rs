@@ -238,7 +238,11 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
     Ok(staging)
 }
 
-fn diff(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, EditError> {
+pub(crate) fn diff(
+    header: DiffHeader<'_>,
+    text: &str,
+    edits: &[Edit],
+) -> Result<String, EditError> {
     file_diff_indexed(&header, &LineIndex::new(text), edits)
         .map_err(|err| EditError::PatchConflict(err.to_string()))
 }
@@ -248,7 +252,7 @@ fn diff(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, Ed
 const NOT_EXECUTABLE: &str = " (the diff's mode 100755 is not set: staged creates it with the usual mode; chmod +x it after applying)";
 
 /// `*** Add File`: a new file, or, in a Codex patch, the file replaced whole.
-fn add(
+pub(crate) fn add(
     workspace: &ConfinedRoot,
     staging: &mut Staging,
     rel: &RelPath,
@@ -302,7 +306,7 @@ fn add(
 }
 
 /// `*** Delete File`.
-fn delete(
+pub(crate) fn delete(
     workspace: &ConfinedRoot,
     staging: &mut Staging,
     rel: &RelPath,
@@ -349,7 +353,7 @@ fn delete(
 
 /// `*** Move to`: the file moves (with its edits); onto a file that exists, Codex writes over
 /// it, so that file is updated and the source deleted.
-fn moved(
+pub(crate) fn moved(
     workspace: &ConfinedRoot,
     staging: &mut Staging,
     (from, text, fingerprint): (&RelPath, &str, String),
@@ -430,7 +434,11 @@ fn moved(
 /// A path that is a symlink cannot be deleted or moved: its path resolves to the link's
 /// target, which is not what the patch names (deleting it would delete the target and leave
 /// the link). staged does not stage symlinks.
-fn refuse_symlink(workspace: &ConfinedRoot, given: &str, what: &str) -> Result<(), EditError> {
+pub(crate) fn refuse_symlink(
+    workspace: &ConfinedRoot,
+    given: &str,
+    what: &str,
+) -> Result<(), EditError> {
     let link = workspace
         .lexical(given)
         .ok()

@@ -67,8 +67,21 @@ impl Staging {
         session: &Session,
         workspace: &ConfinedRoot,
     ) -> Result<ToolResult, EditError> {
+        let source = self.source;
+        self.stage_as(session, workspace, source, None)
+    }
+
+    /// [`Staging::stage`] as the tool `source`'s preview, labelled `label` (by default as
+    /// `source`'s previews are).
+    pub(crate) fn stage_as(
+        self,
+        session: &Session,
+        workspace: &ConfinedRoot,
+        source: &str,
+        label: Option<String>,
+    ) -> Result<ToolResult, EditError> {
         self.check_size()?;
-        let label = label_of(self.source, &self.files);
+        let label = label.unwrap_or_else(|| label_of(source, &self.files));
         let details = ChangeDetails {
             label: label.clone(),
             files: self.files,
@@ -84,7 +97,7 @@ impl Staging {
         };
         let action = Arc::new(ChangeAction::new(
             workspace.clone(),
-            self.source,
+            source,
             label.clone(),
             self.ops,
             details,
