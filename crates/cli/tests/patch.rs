@@ -689,3 +689,94 @@ fn an_executable_mode_is_not_set_and_the_preview_says_so() {
         "line 2: `old mode 100644` changes the mode of tool.sh, which staged does not preview; change the mode with chmod"
     );
 }
+
+/// Issue 33, finding 10: a commit in which files become folders and a folder becomes a file
+/// (`a` deleted and `a/b` created; `tool` renamed to `tool/tool`; every file of `d/`
+/// deleted and a file `d` created) applies in one all-or-nothing apply, as the commit wrote
+/// it, modes kept; `staged undo` puts back exactly the tree before. Before, it was refused
+/// ("a folder on its path is a file", "is a directory, not a file").
+#[test]
+fn files_that_become_folders_and_back_apply_and_undo_exactly() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = workspace(&[]);
+    let dir = ws.path();
+    std::fs::remove_dir(dir.join(".git")).unwrap();
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join("a"), "one\n").unwrap();
+    std::fs::write(dir.join("tool"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(dir.join("tool"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(dir.join("d/e")).unwrap();
+    std::fs::write(dir.join("d/x"), "x\n").unwrap();
+    std::fs::write(dir.join("d/e/y"), "y\n").unwrap();
+    std::fs::write(dir.join("keep.txt"), "kept\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+    let before = file_bytes(dir);
+    std::fs::remove_file(dir.join("a")).unwrap();
+    std::fs::create_dir(dir.join("a")).unwrap();
+    std::fs::write(dir.join("a/b"), "two\n").unwrap();
+    git(dir, &["mv", "tool", "tool.tmp"]);
+    std::fs::create_dir(dir.join("tool")).unwrap();
+    git(dir, &["mv", "tool.tmp", "tool/tool"]);
+    std::fs::remove_dir_all(dir.join("d")).unwrap();
+    std::fs::write(dir.join("d"), "now a file\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "kinds"]);
+    let after = file_bytes(dir);
+    let show = git(dir, &["show", "-M", "HEAD"]);
+    git(dir, &["checkout", "-q", "HEAD~1"]);
+    assert_eq!(file_bytes(dir), before);
+
+    let out = staged_in(dir, &["--json", "patch"], &show);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["pending"]["label"], "Patch: 6 files (2 added, 3 deleted, 1 moved)");
+    let applied = apply(dir);
+    assert_eq!(code(&applied), 0, "{}", stderr(&applied));
+    assert_eq!(file_bytes(dir), after);
+    let mode = std::fs::metadata(dir.join("tool/tool")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755, "{mode:o}");
+    assert!(pending_ids(dir).is_empty());
+
+    let undone = staged(dir, &["undo", "--yes"]);
+    assert_eq!(code(&undone), 0, "{}", stderr(&undone));
+    assert_eq!(file_bytes(dir), before);
+    assert!(dir.join("d/e").is_dir() && dir.join("a").is_file() && dir.join("tool").is_file());
+    let mode = std::fs::metadata(dir.join("tool")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755, "{mode:o}");
+    // And the undo undone (a redo) is the commit's tree again.
+    let redone = staged(dir, &["redo", "--yes"]);
+    assert_eq!(code(&redone), 0, "{}", stderr(&redone));
+    assert_eq!(file_bytes(dir), after);
+}
+
+/// Issue 33, finding 10, in Codex's format, and what stays refused: a file takes a folder's
+/// place only when the patch deletes every file in it, and a file becomes a folder only when
+/// the patch deletes it; each refusal names the file that stays, and stages nothing.
+#[test]
+fn a_codex_patch_turns_a_file_into_a_folder_and_refusals_name_what_stays() {
+    let ws = workspace(&[("a", "one\n"), ("d/x", "x\n"), ("d/y", "y\n")]);
+    let dir = ws.path();
+    let patch = "*** Begin Patch\n*** Add File: a/b\n+two\n*** Delete File: a\n*** End Patch\n";
+    let out = staged_in(dir, &["--json", "patch"], patch.as_bytes());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&apply(dir)), 0);
+    assert_eq!(read(dir, "a/b"), "two\n");
+
+    let over_folder =
+        "*** Begin Patch\n*** Delete File: d/x\n*** Add File: d\n+file\n*** End Patch\n";
+    let out = staged_in(dir, &["--json", "patch"], over_folder.as_bytes());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        text(&out),
+        "d is a folder, and the patch does not delete d/y: a file takes a folder's place only when the patch deletes every file in it"
+    );
+    let under_file = "*** Begin Patch\n*** Add File: a/b/c\n+deeper\n*** End Patch\n";
+    let out = staged_in(dir, &["--json", "patch"], under_file.as_bytes());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        text(&out),
+        "a/b/c: a folder on its path, a/b, is a file the patch does not delete: a file becomes a folder only when the patch deletes it"
+    );
+    assert!(pending_ids(dir).is_empty());
+    assert_eq!(read(dir, "d/y"), "y\n");
+}

@@ -144,6 +144,9 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
         diff: String::new(),
     };
     let mut seen: HashSet<RelPath> = HashSet::new();
+    // Paths the patch creates a file at that are a folder, or below a file: checked once the
+    // whole patch is read (it must delete the file, or every file of the folder).
+    let mut kind_changes: Vec<RelPath> = Vec::new();
     let mut claim = |rel: &RelPath| {
         if seen.insert(rel.clone()) {
             Ok(())
@@ -159,7 +162,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
             PatchFile::Add { path, content, style, executable } => {
                 let rel = resolve_path(workspace, path)?;
                 claim(&rel)?;
-                add(workspace, &mut staging, &rel, content, *style)?;
+                add(workspace, &mut staging, &rel, content, *style, &mut kind_changes)?;
                 if *executable
                     && let Some(file) = staging.files.last_mut()
                     && file.change == ChangeKind::Added
@@ -221,7 +224,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
                             workspace,
                             &mut staging,
                             (&rel, &text, fingerprint),
-                            &to,
+                            (&to, &mut kind_changes),
                             edits,
                             *style,
                         )?;
@@ -235,7 +238,101 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
             "No changes to make: the patch leaves every file as it is.".to_owned(),
         ));
     }
+    check_kind_changes(workspace, &staging.ops, &kind_changes)?;
     Ok(staging)
+}
+
+/// A path the patch creates a file at, as [`read_text`] finds it; but a folder there, or a
+/// file where a folder of its path would be, is noted in `kind_changes` and taken as absent,
+/// for [`check_kind_changes`] to check once the whole patch is read.
+fn read_dest(
+    workspace: &ConfinedRoot,
+    rel: &RelPath,
+    kind_changes: &mut Vec<RelPath>,
+) -> Result<Found, EditError> {
+    match workspace.fs().symlink_metadata(rel) {
+        Ok(meta) if meta.is_dir() => {}
+        Err(err) if err.raw_os_error() == Some(libc::ENOTDIR) => {}
+        _ => return read_text(workspace, rel),
+    }
+    kind_changes.push(rel.clone());
+    Ok(Found::Absent)
+}
+
+/// A file the patch creates where a folder is takes the folder's place only when the patch
+/// deletes (or moves away) every file in it; one below a file's path, only when the patch
+/// deletes (or moves away) that file. Otherwise the error names what stays.
+fn check_kind_changes(
+    workspace: &ConfinedRoot,
+    ops: &[FileOp],
+    kind_changes: &[RelPath],
+) -> Result<(), EditError> {
+    let gone: HashSet<RelPath> = ops
+        .iter()
+        .filter_map(|op| match op {
+            FileOp::Delete { path, .. } => Some(path.as_str()),
+            FileOp::Move { from, .. } => Some(from.as_str()),
+            FileOp::Update { .. } | FileOp::Create { .. } => None,
+        })
+        .filter_map(|path| RelPath::new(path).ok())
+        .collect();
+    for rel in kind_changes {
+        let display = rel.display();
+        if let Ok(dir) = workspace.fs().dir(Some(rel)) {
+            if let Some(kept) = kept_file(&dir, rel, &gone)
+                .map_err(|err| EditError::Read(format!("Failed to read {display}: {err}")))?
+            {
+                return Err(EditError::PatchConflict(format!(
+                    "{display} is a folder, and the patch does not delete {}: a file takes a folder's place only when the patch deletes every file in it",
+                    kept.display()
+                )));
+            }
+            continue;
+        }
+        // The topmost folder of its path that is not a folder.
+        let mut ancestors = Vec::new();
+        let mut cursor = rel.parent();
+        while let Some(dir) = cursor {
+            cursor = dir.parent();
+            ancestors.push(dir);
+        }
+        let blocker =
+            ancestors.into_iter().rev().find(|dir| workspace.fs().dir(Some(dir)).is_err());
+        let Some(blocker) = blocker else { continue };
+        let is_file = workspace.fs().symlink_metadata(&blocker).is_ok_and(|meta| meta.is_file());
+        if !(is_file && gone.contains(&blocker)) {
+            return Err(EditError::Path(format!(
+                "{display}: a folder on its path, {}, is a file the patch does not delete: a file becomes a folder only when the patch deletes it",
+                blocker.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The first entry below the folder `dir` (at `rel`) that is not a regular file in `gone`,
+/// folders searched through.
+fn kept_file(
+    dir: &staged_fs::DirHandle,
+    rel: &RelPath,
+    gone: &HashSet<RelPath>,
+) -> std::io::Result<Option<RelPath>> {
+    let mut names = dir.names()?;
+    names.sort();
+    for name in names {
+        let child = rel.join(&name).map_err(std::io::Error::other)?;
+        match dir.entry_metadata(&name)? {
+            Some(meta) if meta.is_dir() => {
+                if let Some(kept) = kept_file(&dir.open_dir(&name)?, &child, gone)? {
+                    return Ok(Some(kept));
+                }
+            }
+            Some(meta) if meta.is_file() && gone.contains(&child) => {}
+            Some(_) => return Ok(Some(child)),
+            None => {}
+        }
+    }
+    Ok(None)
 }
 
 fn diff(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, EditError> {
@@ -254,9 +351,10 @@ fn add(
     rel: &RelPath,
     content: &str,
     style: Style,
+    kind_changes: &mut Vec<RelPath>,
 ) -> Result<(), EditError> {
     let path = rel.display();
-    match read_text(workspace, rel)? {
+    match read_dest(workspace, rel, kind_changes)? {
         Found::Absent => {
             let lines = line_count(content);
             staging.diff.push_str(
@@ -353,12 +451,12 @@ fn moved(
     workspace: &ConfinedRoot,
     staging: &mut Staging,
     (from, text, fingerprint): (&RelPath, &str, String),
-    to: &RelPath,
+    (to, kind_changes): (&RelPath, &mut Vec<RelPath>),
     edits: Vec<Edit>,
     style: Style,
 ) -> Result<(), EditError> {
     let (from_path, to_path) = (from.display(), to.display());
-    match read_text(workspace, to)? {
+    match read_dest(workspace, to, kind_changes)? {
         Found::Absent => {
             let (added, removed) = line_counts(&edits);
             staging.diff.push_str(&diff(

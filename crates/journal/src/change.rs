@@ -497,16 +497,19 @@ fn rel(workspace: &ConfinedRoot, path: &str) -> Result<RelPath, JournalError> {
     workspace.rel(path)
 }
 
-/// Whether anything (a file, a folder, a symlink) is at `rel`, never following a symlink.
+/// Whether a file (or a symlink) is at `rel`, never following a symlink. A folder is not: a
+/// change may delete every file in it and create a file at its path, and the commit checks
+/// that it does (and refuses, naming a file that stays).
 fn exists(workspace: &ConfinedRoot, rel: &RelPath) -> Result<bool, JournalError> {
     match workspace.fs().parent(rel) {
-        Ok((dir, name)) => {
-            dir.entry_metadata(&name).map(|m| m.is_some()).map_err(|err| JournalError::Read {
+        Ok((dir, name)) => dir
+            .entry_metadata(&name)
+            .map(|m| m.is_some_and(|m| !m.is_dir()))
+            .map_err(|err| JournalError::Read {
                 path: workspace.root().join(rel.as_path()),
                 message: err.to_string(),
                 source: err,
-            })
-        }
+            }),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
         // A folder on the way that is a file or a symlink: the commit refuses it, naming it.
         Err(_) => Ok(false),

@@ -397,12 +397,20 @@ fn read_as(
     }
 }
 
-/// Notes `path` as changed unless nothing is there.
+/// Notes `path` as changed unless nothing is there. A folder there, or a file where a folder
+/// of its path would be, is left to the commit's check: an undo may delete every file of a
+/// folder to put a file back at its path, or a file to put files back below it (an apply that
+/// turned a file into a folder, or back), and the commit refuses, naming it, when a file
+/// the undo does not delete stays there.
 fn absent(workspace: &ConfinedRoot, path: &str, changed: &mut Vec<String>) -> Result<(), String> {
     let rel = rel(path)?;
     let there = match workspace.fs().parent(&rel) {
-        Ok((dir, name)) => dir.entry_metadata(&name).map_or(true, |m| m.is_some()),
-        Err(err) => err.kind() != std::io::ErrorKind::NotFound,
+        Ok((dir, name)) => {
+            dir.entry_metadata(&name).map_or(true, |m| m.is_some_and(|m| !m.is_dir()))
+        }
+        Err(err) => {
+            !matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
+        }
     };
     if there {
         changed.push(path.to_owned());
