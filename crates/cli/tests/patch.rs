@@ -489,6 +489,18 @@ fn file_bytes(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     res
 }
 
+/// The files under `dir` (but `.git` and `.staged`) that their owner may execute.
+fn executables(dir: &Path) -> std::collections::BTreeSet<String> {
+    use std::os::unix::fs::PermissionsExt;
+    file_bytes(dir)
+        .into_keys()
+        .filter(|rel| {
+            std::fs::symlink_metadata(dir.join(rel))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o100 != 0)
+        })
+        .collect()
+}
+
 /// `commit`'s version of `paths` (those it has) written under `dir`.
 fn extract(repo: &Path, commit: &str, paths: &[String], dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
@@ -524,7 +536,8 @@ fn copy_tree(from: &Path, to: &Path) {
 /// version of the files the commit touches, and compared byte for byte with the commit's,
 /// and with what `git apply` makes of the same diff in the same run. No apply may be wrong,
 /// and every refusal must say why (binary files, symlinks, submodules, modes, non-UTF-8
-/// text: refusals by design). File modes are not compared (see the contract).
+/// text: refusals by design). The executable bits are compared too, but for GNU `diff -ruN`,
+/// which does not carry modes.
 #[test]
 fn the_repositorys_own_history_applies_as_the_commits_wrote_it() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -565,6 +578,7 @@ fn the_repositorys_own_history_applies_as_the_commits_wrote_it() {
                     extract(&repo, parent, &paths, &old);
                     extract(&repo, commit, &paths, &new);
                     let want = file_bytes(&new);
+                    let want_exec = executables(&new);
                     for form in forms {
                         let patch = match form {
                             "diff -M" => git(&repo, &["diff", "-M", parent, commit]),
@@ -630,6 +644,11 @@ fn the_repositorys_own_history_applies_as_the_commits_wrote_it() {
                         let mut res = results.lock().unwrap();
                         if code(&applied) != 0 {
                             res.2.push(format!("{what}: staged, then not applied: {}", stderr(&applied)));
+                        } else if form != "diff -ruN" && executables(&ws) != want_exec {
+                            res.2.push(format!(
+                                "{what}: WRONG modes: executables {:?}, the commit's {want_exec:?}",
+                                executables(&ws)
+                            ));
                         } else if got != want {
                             let differ: Vec<&String> = want
                                 .keys()
@@ -662,32 +681,112 @@ fn the_repositorys_own_history_applies_as_the_commits_wrote_it() {
     assert!(runs >= forms.len() * commits.len() / 2, "{runs} runs");
 }
 
-/// Issue 33: modes, decided. A new file whose diff says `new file mode 100755` is created
-/// with the usual mode (staged does not stage modes), and its summary says so; `old mode` /
-/// `new mode` of an existing file is refused, naming chmod.
+/// Issue 33: the modes a git diff gives are set. A new file with `new file mode 100755` is
+/// created executable (0777 less the umask), `old mode`/`new mode` between 100644 and 100755
+/// sets or clears the executable bits (with or without a rename and edits), in the apply's
+/// one commit; the preview and the log show the mode lines, and the summaries say them;
+/// `staged undo` puts back the old modes exactly, and `-R` reverses them. A mode staged
+/// cannot represent is refused naming why (symlinks and submodules: see above).
 #[test]
-fn an_executable_mode_is_not_set_and_the_preview_says_so() {
+fn modes_a_diff_gives_are_set_shown_logged_and_undone() {
     use std::os::unix::fs::PermissionsExt;
-    let ws = workspace(&[("tool.sh", "echo hi\n")]);
+    let mode_of = |dir: &Path, path: &str| {
+        std::fs::metadata(dir.join(path)).unwrap().permissions().mode() & 0o777
+    };
+    let ws = workspace(&[]);
     let dir = ws.path();
-    let patch = "diff --git a/run.sh b/run.sh\nnew file mode 100755\nindex 0000000..1111111\n--- /dev/null\n+++ b/run.sh\n@@ -0,0 +1 @@\n+echo run\n";
-    let out = staged_in(dir, &["--json", "patch"], patch.as_bytes());
+    std::fs::remove_dir(dir.join(".git")).unwrap();
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join("a.sh"), "echo a\n").unwrap();
+    std::fs::write(dir.join("b.sh"), "echo b\n").unwrap();
+    std::fs::set_permissions(dir.join("b.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.join("mv.sh"), "x\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+    let before: Vec<u32> = ["a.sh", "b.sh", "mv.sh"].iter().map(|p| mode_of(dir, p)).collect();
+    assert_eq!(before, [0o644, 0o755, 0o644]);
+    std::fs::set_permissions(dir.join("a.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(dir.join("b.sh"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(dir.join("new.sh"), "echo new\n").unwrap();
+    std::fs::set_permissions(dir.join("new.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(dir, &["mv", "mv.sh", "moved.sh"]);
+    std::fs::write(dir.join("moved.sh"), "x\ny\n").unwrap();
+    std::fs::set_permissions(dir.join("moved.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "modes"]);
+    let after = file_bytes(dir);
+    let show = git(dir, &["show", "-M", "HEAD"]);
+    git(dir, &["checkout", "-q", "HEAD~1"]);
+    assert_eq!(mode_of(dir, "a.sh"), 0o644);
+
+    let out = staged_in(dir, &["--json", "patch"], &show);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let details = &json(&out)["details"];
+    let summaries: Vec<&str> = details["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["summary"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        json(&out)["details"]["files"][0]["summary"],
-        "new file, 1 line (the diff's mode 100755 is not set: staged creates it with the usual mode; chmod +x it after applying)"
+        summaries,
+        [
+            "mode 100644 → 100755",
+            "mode 100755 → 100644",
+            "moved from mv.sh, +2 -1, mode 100644 → 100755",
+            "new file, 1 line, mode 100755"
+        ]
     );
+    let shown = details["diff"].as_str().unwrap();
+    let want_diff = "diff --git a/a.sh b/a.sh\nold mode 100644\nnew mode 100755\ndiff --git a/b.sh b/b.sh\nold mode 100755\nnew mode 100644\ndiff --git a/mv.sh b/moved.sh\nold mode 100644\nnew mode 100755\nrename from mv.sh\nrename to moved.sh\n--- a/mv.sh\n+++ b/moved.sh\n@@ -1 +1,2 @@\n x\n+y\ndiff --git a/new.sh b/new.sh\nnew file mode 100755\n--- /dev/null\n+++ b/new.sh\n@@ -0,0 +1 @@\n+echo new\n";
+    assert_eq!(shown, want_diff);
+    let applied = apply(dir);
+    assert_eq!(code(&applied), 0, "{}", stderr(&applied));
+    assert_eq!(file_bytes(dir), after);
+    assert_eq!(mode_of(dir, "a.sh"), 0o755);
+    assert_eq!(mode_of(dir, "b.sh"), 0o644);
+    assert_eq!(mode_of(dir, "moved.sh"), 0o755);
+    // A new executable gets what any new executable gets: 0777 less the umask (staged's is
+    // this process's).
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let umask = status.lines().find_map(|l| l.strip_prefix("Umask:")).unwrap().trim();
+    let umask = u32::from_str_radix(umask, 8).unwrap();
+    assert_eq!(mode_of(dir, "new.sh"), 0o777 & !umask);
+    // The log keeps the diff with its mode lines.
+    let log = staged(dir, &["--json", "log", "show", "1"]);
+    assert_eq!(code(&log), 0, "{}", stderr(&log));
+    assert_eq!(json(&log)["diff"].as_str(), Some(want_diff), "{}", json(&log));
+
+    let undone = staged(dir, &["undo", "--yes"]);
+    assert_eq!(code(&undone), 0, "{}", stderr(&undone));
+    let now: Vec<u32> = ["a.sh", "b.sh", "mv.sh"].iter().map(|p| mode_of(dir, p)).collect();
+    assert_eq!(now, before);
+    assert!(!dir.join("new.sh").exists() && !dir.join("moved.sh").exists());
+    let redone = staged(dir, &["redo", "--yes"]);
+    assert_eq!(code(&redone), 0, "{}", stderr(&redone));
+    assert_eq!(file_bytes(dir), after);
+    assert_eq!(mode_of(dir, "a.sh"), 0o755);
+    assert_eq!(mode_of(dir, "moved.sh"), 0o755);
+
+    // -R takes the modes back.
+    let out = staged_in(dir, &["--json", "patch", "-R"], &show);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(code(&apply(dir)), 0);
-    let mode = std::fs::metadata(dir.join("run.sh")).unwrap().permissions().mode();
-    assert_eq!(mode & 0o111, 0, "{mode:o}");
-    assert_eq!(read(dir, "run.sh"), "echo run\n");
-    let chmod = "diff --git a/tool.sh b/tool.sh\nold mode 100644\nnew mode 100755\n";
-    let out = staged_in(dir, &["--json", "patch"], chmod.as_bytes());
+    let now: Vec<u32> = ["a.sh", "b.sh", "mv.sh"].iter().map(|p| mode_of(dir, p)).collect();
+    assert_eq!(now, before);
+
+    // A mode staged does not set, named.
+    let odd = "diff --git a/a.sh b/a.sh\nold mode 100644\nnew mode 100600\n";
+    let out = staged_in(dir, &["--json", "patch"], odd.as_bytes());
     assert_eq!(code(&out), 2);
     assert_eq!(
         text(&out),
-        "line 2: `old mode 100644` changes the mode of tool.sh, which staged does not preview; change the mode with chmod"
+        "line 3: `new mode 100600` gives a.sh a mode staged does not set: staged sets a file executable (100755) or not (100644); change the mode with chmod"
     );
+    // A mode it already has is no change.
+    let same = "diff --git a/b.sh b/b.sh\nold mode 100755\nnew mode 100755\n";
+    let out = staged_in(dir, &["--json", "patch"], same.as_bytes());
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
 }
 
 /// Issue 33, finding 10: a commit in which files become folders and a folder becomes a file

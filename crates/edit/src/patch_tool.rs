@@ -9,8 +9,8 @@ use serde_json::Value;
 use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
 use staged_fs::RelPath;
 use staged_journal::{
-    ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, Edit, FileOp, LineIndex, NEW_FILE_MODE,
-    deleted_file_diff, file_diff_indexed, new_file_diff,
+    ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, EXECUTABLE_MODE, Edit, FileOp, LineIndex,
+    NEW_FILE_MODE, deleted_file_diff, file_diff_indexed, new_file_diff, with_executable,
 };
 
 use crate::{
@@ -162,13 +162,14 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
             PatchFile::Add { path, content, style, executable } => {
                 let rel = resolve_path(workspace, path)?;
                 claim(&rel)?;
-                add(workspace, &mut staging, &rel, content, *style, &mut kind_changes)?;
-                if *executable
-                    && let Some(file) = staging.files.last_mut()
-                    && file.change == ChangeKind::Added
-                {
-                    file.summary.push_str(NOT_EXECUTABLE);
-                }
+                add(
+                    workspace,
+                    &mut staging,
+                    &rel,
+                    (content, *executable),
+                    *style,
+                    &mut kind_changes,
+                )?;
             }
             PatchFile::Delete { path, old } => {
                 refuse_symlink(workspace, path, "delete")?;
@@ -176,7 +177,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
                 claim(&rel)?;
                 delete(workspace, &mut staging, &rel, old.as_deref())?;
             }
-            PatchFile::Update { path, move_to, chunks, style } => {
+            PatchFile::Update { path, move_to, chunks, style, executable } => {
                 if move_to.is_some() {
                     refuse_symlink(workspace, path, "move")?;
                 }
@@ -197,26 +198,43 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
                     Some(to) => Some(resolve_path(workspace, to)?).filter(|to| *to != rel),
                     None => None,
                 };
+                // A mode the diff gives it that it does not have yet.
+                let mode = mode_of(workspace, &rel) & 0o7777;
+                let chmod = executable
+                    .map(|x| (mode, with_executable(mode, x)))
+                    .filter(|(old, new)| old != new);
                 match to {
                     None => {
-                        if edits.is_empty() {
+                        if edits.is_empty() && chmod.is_none() {
                             continue;
                         }
                         let (added, removed) = line_counts(&edits);
-                        staging.diff.push_str(&diff(
-                            DiffHeader::Modify { path: &display },
-                            &text,
-                            &edits,
-                        )?);
+                        let header = match chmod {
+                            Some((old, new)) => {
+                                DiffHeader::Chmod { from: &display, to: &display, old, new }
+                            }
+                            None => DiffHeader::Modify { path: &display },
+                        };
+                        staging.diff.push_str(&diff(header, &text, &edits)?);
+                        let mut summary = format!("+{added} -{removed}");
+                        if let Some(said) = mode_summary(chmod) {
+                            summary =
+                                if edits.is_empty() { said } else { format!("{summary}, {said}") };
+                        }
                         staging.files.push(ChangedFile {
                             path: display.clone(),
                             from: None,
                             change: ChangeKind::Updated,
-                            summary: format!("+{added} -{removed}"),
+                            summary,
                             lines_added: added,
                             lines_removed: removed,
                         });
-                        staging.ops.push(FileOp::Update { path: display, fingerprint, edits });
+                        staging.ops.push(FileOp::Update {
+                            path: display,
+                            fingerprint,
+                            edits,
+                            executable: chmod.and(*executable),
+                        });
                     }
                     Some(to) => {
                         claim(&to)?;
@@ -225,7 +243,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
                             &mut staging,
                             (&rel, &text, fingerprint),
                             (&to, &mut kind_changes),
-                            edits,
+                            (edits, chmod.and(*executable).zip(chmod)),
                             *style,
                         )?;
                     }
@@ -340,16 +358,22 @@ fn diff(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, Ed
         .map_err(|err| EditError::PatchConflict(err.to_string()))
 }
 
-/// What a new file's summary says when the diff makes it executable (`new file mode 100755`):
-/// staged creates files with the usual mode (the umask's), and does not stage modes.
-const NOT_EXECUTABLE: &str = " (the diff's mode 100755 is not set: staged creates it with the usual mode; chmod +x it after applying)";
+/// A mode change a diff asks of a file: whether it becomes executable, and its mode bits
+/// before and after.
+type Chmod = (bool, (u32, u32));
+
+/// What a file's summary says of the mode a diff gives it: `mode 100644 → 100755`.
+fn mode_summary(chmod: Option<(u32, u32)>) -> Option<String> {
+    let git = |mode: u32| if mode & 0o111 != 0 { "100755" } else { "100644" };
+    chmod.map(|(old, new)| format!("mode {} → {}", git(old), git(new)))
+}
 
 /// `*** Add File`: a new file, or, in a Codex patch, the file replaced whole.
 fn add(
     workspace: &ConfinedRoot,
     staging: &mut Staging,
     rel: &RelPath,
-    content: &str,
+    (content, executable): (&str, bool),
     style: Style,
     kind_changes: &mut Vec<RelPath>,
 ) -> Result<(), EditError> {
@@ -357,19 +381,24 @@ fn add(
     match read_dest(workspace, rel, kind_changes)? {
         Found::Absent => {
             let lines = line_count(content);
+            let mode = if executable { EXECUTABLE_MODE } else { NEW_FILE_MODE };
             staging.diff.push_str(
-                &new_file_diff(&path, content, NEW_FILE_MODE)
+                &new_file_diff(&path, content, mode)
                     .map_err(|err| EditError::PatchConflict(err.to_string()))?,
             );
+            let mut summary = format!("new file, {}", plural(lines, "line"));
+            if executable {
+                summary.push_str(", mode 100755");
+            }
             staging.files.push(ChangedFile {
                 path: path.clone(),
                 from: None,
                 change: ChangeKind::Added,
-                summary: format!("new file, {}", plural(lines, "line")),
+                summary,
                 lines_added: lines,
                 lines_removed: 0,
             });
-            staging.ops.push(FileOp::Create { path, content: content.to_owned() });
+            staging.ops.push(FileOp::Create { path, content: content.to_owned(), executable });
         }
         Found::Text { .. } if style != Style::Codex => {
             return Err(EditError::PatchConflict(format!(
@@ -393,7 +422,7 @@ fn add(
                 lines_added: added,
                 lines_removed: removed,
             });
-            staging.ops.push(FileOp::Update { path, fingerprint, edits });
+            staging.ops.push(FileOp::Update { path, fingerprint, edits, executable: None });
         }
     }
     Ok(())
@@ -452,23 +481,28 @@ fn moved(
     staging: &mut Staging,
     (from, text, fingerprint): (&RelPath, &str, String),
     (to, kind_changes): (&RelPath, &mut Vec<RelPath>),
-    edits: Vec<Edit>,
+    (edits, chmod): (Vec<Edit>, Option<Chmod>),
     style: Style,
 ) -> Result<(), EditError> {
     let (from_path, to_path) = (from.display(), to.display());
     match read_dest(workspace, to, kind_changes)? {
         Found::Absent => {
             let (added, removed) = line_counts(&edits);
-            staging.diff.push_str(&diff(
-                DiffHeader::Rename { from: &from_path, to: &to_path },
-                text,
-                &edits,
-            )?);
-            let summary = if edits.is_empty() {
+            let header = match chmod {
+                Some((_, (old, new))) => {
+                    DiffHeader::Chmod { from: &from_path, to: &to_path, old, new }
+                }
+                None => DiffHeader::Rename { from: &from_path, to: &to_path },
+            };
+            staging.diff.push_str(&diff(header, text, &edits)?);
+            let mut summary = if edits.is_empty() {
                 format!("moved from {from_path}")
             } else {
                 format!("moved from {from_path}, +{added} -{removed}")
             };
+            if let Some(said) = mode_summary(chmod.map(|(_, modes)| modes)) {
+                summary = format!("{summary}, {said}");
+            }
             staging.files.push(ChangedFile {
                 path: to_path.clone(),
                 from: Some(from_path.clone()),
@@ -477,7 +511,13 @@ fn moved(
                 lines_added: added,
                 lines_removed: removed,
             });
-            staging.ops.push(FileOp::Move { from: from_path, to: to_path, fingerprint, edits });
+            staging.ops.push(FileOp::Move {
+                from: from_path,
+                to: to_path,
+                fingerprint,
+                edits,
+                executable: chmod.map(|(x, _)| x),
+            });
         }
         Found::Text { .. } if style != Style::Codex => {
             return Err(EditError::PatchConflict(format!(
@@ -504,6 +544,7 @@ fn moved(
                 path: to_path,
                 fingerprint: target_fingerprint,
                 edits: over,
+                executable: None,
             });
             let mode = mode_of(workspace, from);
             let lines = line_count(text);
