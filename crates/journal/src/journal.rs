@@ -12,8 +12,9 @@
 //!    the folders it will create, and call the caller's prepare hook with the journal's id (the
 //!    resolve log stores the record under it);
 //! 3. create the missing folders, then write and fsync every temp file, beside its target and
-//!    with its permissions (those of the file it replaces, of a moved file's source, or those
-//!    of any new file);
+//!    with its permissions (those of the file it replaces, of a moved file's source, those of
+//!    any new file or new executable, or the mode bits the step gives: a mode a diff sets, an
+//!    undo's old mode);
 //! 4. switch the journal to `committed` (an atomic rename), recording each temp file's
 //!    identity: the commit point;
 //! 5. rename each new file into place without replacing anything (`RENAME_NOREPLACE`: a file
