@@ -556,6 +556,7 @@ fn the_repositorys_own_history_applies_as_the_commits_wrote_it() {
 }
 
 /// The differential on `repo`'s last `n` commits (see above): the runs that went wrong.
+#[allow(clippy::print_stderr, reason = "the counts, for whoever runs it by hand")]
 fn history_applies_as_the_commits_wrote_it(repo: &Path, n: usize) -> Vec<String> {
     let repo = repo.to_path_buf();
     let last = format!("-{n}");
