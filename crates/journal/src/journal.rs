@@ -589,8 +589,13 @@ pub fn commit(
         observe(CommitStep::Replaced(i));
     }
     drop(open);
-    // The folders' entries first: pruning may remove some of those folders.
-    sync_dirs(workspace, &targets, &[]).map_err(|err| journal_err(workspace, &err))?;
+    // The folders' entries first: pruning may remove some of those folders. A folder the
+    // deletes emptied is gone (a file may have its name): its parent was synced then.
+    let kept: Vec<&OpenTarget> = targets
+        .iter()
+        .filter(|t| !t.dir.as_ref().is_some_and(|dir| emptied_or_below(&dir.rel, &plan.emptied)))
+        .collect();
+    sync_dirs(workspace, kept, &[]).map_err(|err| journal_err(workspace, &err))?;
     remove_empty_dirs(workspace, &sorted(options.prune));
     if let Some(retire) = options.retire.as_mut() {
         if !retire() {
@@ -1080,11 +1085,23 @@ fn remove_empty_dirs(workspace: &ConfinedRoot, dirs: &[RelPath]) {
     }
 }
 
+/// Whether the folder `rel` is one of `emptied` or below one (removed by the commit).
+fn emptied_or_below(rel: &Option<RelPath>, emptied: &[RelPath]) -> bool {
+    let mut cursor = rel.clone();
+    while let Some(dir) = cursor {
+        if emptied.contains(&dir) {
+            return true;
+        }
+        cursor = dir.parent();
+    }
+    false
+}
+
 /// Makes the entries of every folder holding a target, and of the parents of the folders
 /// the commit made, durable; on several threads at once (see `par`).
-fn sync_dirs(
+fn sync_dirs<'t>(
     workspace: &ConfinedRoot,
-    targets: &[OpenTarget],
+    targets: impl IntoIterator<Item = &'t OpenTarget>,
     folders: &[Folder],
 ) -> io::Result<()> {
     let mut synced = HashSet::new();
@@ -1446,6 +1463,7 @@ fn roll_forward(
     let mut synced = HashSet::new();
     for entry in entries {
         if let Some(dir) = &entry.dir
+            && !emptied_or_below(&dir.rel, &checked.emptied)
             && synced.insert(dir)
         {
             open.get(dir).and_then(DirHandle::sync).map_err(|err| journal_err(workspace, &err))?;
