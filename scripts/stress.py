@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill]
 
-Twenty experiments, each repeated N times (default 200) against the real `staged` binary
+Twenty-three experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -33,6 +33,22 @@ Twenty experiments, each repeated N times (default 200) against the real `staged
   folders, 30 deleted, 20 moved into new folders) gets SIGKILL as in kill. After recovery the
   tree is byte for byte (and mode for mode) the old one, with the preview pending and no folder
   the apply created left, or the new one, with nothing pending and one `applied` log entry.
+* kinds-kill: `staged resolve apply` of a patch in which paths change kind (issue 33, finding
+  10: 20 files deleted with files created below their paths, 20 folders of two files each
+  emptied with a file created at their paths, 10 executables moved to `<name>/<name>`, and 10
+  plain new files in a new folder) gets SIGKILL as in kill; after recovery the tree is the old
+  one or the new one, byte for byte, mode for mode and folder for folder, with the stack and
+  the log agreeing. When it is the new one, `staged undo` gets SIGKILL as in kill, and after
+  recovery the tree is again wholly new (not undone) or wholly old (undone once in the log).
+* session-race: two agent sessions in gate mode in one workspace, each a client process of its
+  own that runs its hooks and its own `staged mcp` (issue 34): each stages an edit of its own
+  file and resolves, in a random interleaving with both clients running at once, sometimes
+  resolving again with nothing of its own left. Each file must be applied once, with its own
+  session's reason: 0 cross-applies.
+* revert-kill: a record-mode session rewrote 12 files (Claude Code's Write through the hooks);
+  `staged session revert S1` gets SIGKILL as in kill. After recovery every file is the
+  session's or every file is reverted, the log holds the revert exactly when they are reverted,
+  and `staged session show` agrees (12 files, or none).
 * patch-swap: the same patch is applied while `src/sub` (which holds files it updates, deletes
   and moves, and the folder it creates files in) is swapped with a symlink to an outside twin
   in a tight loop. Nothing outside may change, no temp file may be left, and the tree inside is
@@ -787,6 +803,119 @@ def patch_kill_once(staged, root: Path, rng: random.Random, window: float, n_run
                         committed=now == after)
 
 
+KINDS_TO_FOLDER, KINDS_TO_FILE, KINDS_MOVED, KINDS_PLAIN = 20, 20, 10, 10
+
+
+def kinds_files():
+    """The kind-changing patch's workspace files (path -> (text, mode)) and the patch."""
+    files = {}
+    hunks = []
+    for i in range(KINDS_TO_FOLDER):
+        files[f"f{i:02}"] = (old(i), 0o644)
+        hunks.append(f"*** Delete File: f{i:02}")
+        hunks.append(f"*** Add File: f{i:02}/inner/n.ts\n+{new(i).rstrip()}")
+    for i in range(KINDS_TO_FILE):
+        files[f"g{i:02}/x.ts"] = (old(i), 0o644)
+        files[f"g{i:02}/sub/y.ts"] = (old(i + 1), 0o644)
+        hunks.append(f"*** Delete File: g{i:02}/x.ts")
+        hunks.append(f"*** Delete File: g{i:02}/sub/y.ts")
+        hunks.append(f"*** Add File: g{i:02}\n+{new(i).rstrip()}")
+    for i in range(KINDS_MOVED):
+        files[f"t{i:02}"] = (f"#!/bin/sh\necho {i}\n", 0o755)
+        hunks.append(f"*** Update File: t{i:02}\n*** Move to: t{i:02}/t{i:02}\n@@\n-echo {i}\n+echo {i}!")
+    for i in range(KINDS_PLAIN):
+        hunks.append(f"*** Add File: plain/p{i:02}.ts\n+{new(i).rstrip()}")
+    return files, "*** Begin Patch\n" + "\n".join(hunks) + "\n*** End Patch\n"
+
+
+def kinds_workspace(staged, root: Path):
+    """A workspace with the kind-changing patch staged; returns ws."""
+    ws = root / "ws"
+    files, patch = kinds_files()
+    for path, (text, mode) in files.items():
+        (ws / path).parent.mkdir(parents=True, exist_ok=True)
+        (ws / path).write_text(text)
+        os.chmod(ws / path, mode)
+    (ws / ".git").mkdir()
+    out = subprocess.run([staged, "--workspace", str(ws), "patch"], input=patch, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"staging the patch: {out.stderr}")
+    return ws
+
+
+_KINDS_TREES = {}
+
+
+def kinds_trees(staged):
+    """The tree before and after the kind-changing patch, from one undisturbed apply."""
+    if not _KINDS_TREES:
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = kinds_workspace(staged, Path(tmp))
+            _KINDS_TREES["old"] = snapshot(ws)
+            run(staged, ws, "resolve", "apply", "--reason", "reference", check=True)
+            _KINDS_TREES["new"] = snapshot(ws)
+    return _KINDS_TREES["old"], _KINDS_TREES["new"]
+
+
+def kinds_apply_seconds(staged):
+    """How long an unkilled apply of the kind-changing patch takes here (median of 3)."""
+    times = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as tmp:
+            ws = kinds_workspace(staged, Path(tmp))
+            started = time.time()
+            run(staged, ws, "resolve", "apply", "--reason", "calibrate", check=True)
+            times.append(time.time() - started)
+    return sorted(times)[1]
+
+
+def kinds_kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
+    before, after = kinds_trees(staged)
+    ws = kinds_workspace(staged, root)
+    preview = pending_ids(staged, ws)
+    child = subprocess.Popen([staged, "--workspace", str(ws), "resolve", "apply", "--reason", "stress"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_in_turn(child, ws, rng, window, n_run)
+    left = pending_ids(staged, ws)  # recovers first
+    now = snapshot(ws)
+    entries = log_entries(staged, ws)
+    applied = [e for e in entries if e["outcome"] == "applied"]
+    problems = []
+    if now == after:
+        if left or len(applied) != 1:
+            problems.append(f"all new but pending {left}, applied entries {len(applied)}")
+    elif now == before:
+        if left != preview or applied:
+            problems.append(f"all old but pending {left} (not {preview}), applied entries {len(applied)}")
+    else:
+        problems.append(f"apply: neither all old nor all new (e.g. {sorted(set(now) ^ set(after))[:3]})")
+    verdict, problems = kill_verdict(ws, child, problems, "killed after the commit point, all new",
+                                     "killed before it, all old", committed=now == after)
+    verdict = f"apply {verdict}"
+    if problems or now != after:
+        return verdict, problems
+    # The undo of the new tree, killed in turn.
+    child = subprocess.Popen([staged, "--workspace", str(ws), "undo", "--yes", "--reason", "stress"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_in_turn(child, ws, rng, window, n_run + rng.randrange(3))
+    entries = log_entries(staged, ws)  # recovers first
+    now = snapshot(ws)
+    undone = [e for e in entries if e["outcome"] == "undone"]
+    if now == before:
+        if len(undone) != 1:
+            problems.append(f"undo: all old but {len(undone)} undone entries")
+    elif now == after:
+        if undone:
+            problems.append("undo: all new but logged as undone")
+    else:
+        problems.append(f"undo: neither all old nor all new (e.g. {sorted(set(now) ^ set(before))[:3]})")
+    undo_verdict, problems = kill_verdict(ws, child, problems, "killed after its commit point, all old",
+                                          "killed before it, all new", committed=now == before)
+    if problems:
+        return "FAILED", problems
+    return f"{verdict}; undo {undo_verdict}", []
+
+
 def patch_swap_once(staged, root: Path):
     before, after = patch_trees(staged)
     ws = patch_workspace(staged, root)
@@ -1413,12 +1542,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,session-race,revert-kill")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill")
     args = parser.parse_args()
     staged = os.path.abspath(shutil.which(args.staged) or args.staged)  # some runs start it in the workspace
     rng = random.Random(1)
     window = apply_seconds(staged) if any(k in args.only.split(",") for k in ("kill", "undo-kill", "partial-kill")) else 0.0
     patch_window = patch_apply_seconds(staged) if "patch-kill" in args.only.split(",") else 0.0
+    kinds_window = kinds_apply_seconds(staged) if "kinds-kill" in args.only.split(",") else 0.0
     line_edits_bin = line_edits_binary() if "line-edits" in args.only.split(",") else None
     line_edits_cases = -(-LINE_EDITS_CASES // args.runs)
     revert_window = revert_seconds(staged) if "revert-kill" in args.only.split(",") else 0.0
@@ -1443,6 +1573,7 @@ def main():
         "hook-ulimit": lambda root, n: hook_ulimit_once(staged, root, rng),
         "line-edits": lambda root, n: line_edits_once(line_edits_bin, line_edits_cases),
         "nofile": lambda root, n: nofile_once(staged, root),
+        "kinds-kill": lambda root, n: kinds_kill_once(staged, root, rng, kinds_window, n),
         "session-race": lambda root, n: session_race_once(staged, root, rng),
         "revert-kill": lambda root, n: revert_kill_once(staged, root, rng, revert_window, n),
     }

@@ -1,10 +1,11 @@
 //! The agent runtime: `staged agent` drives a model through the resolve gate.
 //!
-//! The loop's side of `resolve` lives here: [`ResolveGate`] (the reminder once per head, the
-//! skipped detours, the forced turn, the abort), the hard directive queue (`ToolChoiceQueue`,
-//! crate-private while nothing outside the loop pushes hard directives) and the standing
-//! handler ([`StandingHandler`]), held per session by [`Directives`], which `resolve` consults
-//! through `staged_core::ResolveRoutes`.
+//! The loop's side of `resolve` lives in `staged-gate` (re-exported here), which a host takes
+//! without this crate's providers and HTTP stack: [`ResolveGate`] (the reminder once per head,
+//! the skipped detours, the forced turn, the abort), the hard directive queue
+//! ([`ToolChoiceQueue`], filled through [`Agent::directives`]) and the standing handler
+//! ([`StandingHandler`]), held per session by [`Directives`], which `resolve` consults through
+//! `staged_core::ResolveRoutes`.
 //!
 //! A [`ModelClient`] speaks one wire format (OpenAI Responses, OpenAI Chat Completions or
 //! Anthropic Messages, all streamed over SSE; see [`connect`]). [`Agent::run`] is the loop of
@@ -57,20 +58,13 @@
 
 mod client;
 mod config;
-mod directives;
 mod error;
 mod events;
-mod gate;
 mod http;
 mod message;
 mod plan;
 mod providers;
-// Nothing outside the crate pushes hard directives yet (the agent loop only settles them), so
-// outside tests most of the queue's API goes unused.
-#[cfg_attr(not(test), allow(dead_code))]
-mod queue;
 mod run;
-mod standing;
 mod supervisor;
 mod tools;
 mod transcript;
@@ -79,20 +73,19 @@ mod transcript;
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::type_complexity)]
 mod gate_tests;
 
-pub(crate) use crate::queue::{RejectReason, ToolChoiceQueue};
+pub use staged_gate::{
+    DirectiveOptions, Directives, GateAbort, OnRejected, OnResolved, RejectOutcome, RejectReason,
+    ReminderMessage, ResolveGate, SKIPPED_CALL_TEXT, SoftToolRequirement, StandingHandler,
+    ToolCallRef, ToolChoiceDirective, ToolChoiceQueue, TurnOutcome, TurnPlan,
+};
 
 pub use crate::{
     client::{ModelClient, ModelRequest, StreamDelta, ToolSpec},
     config::{
         AgentDefaults, ProviderConfig, ProviderOverrides, ProvidersConfig, ReminderRole, WireFormat,
     },
-    directives::Directives,
     error::{ConfigError, ModelError},
     events::{AgentEvent, SkippedCall},
-    gate::{
-        GateAbort, ReminderMessage, ResolveGate, SKIPPED_CALL_TEXT, SoftToolRequirement,
-        ToolCallRef, ToolChoiceDirective, TurnOutcome, TurnPlan,
-    },
     message::{AssistantMessage, AssistantPart, Message, ToolCall, ToolResultMessage},
     plan::{PlanDetails, PlanMode, PlanTitleError, normalize_plan_title},
     providers::{connect, responses_body},
@@ -100,7 +93,6 @@ pub use crate::{
         Agent, AgentOptions, Approval, DEFAULT_MAX_TURNS, PLAN_DECISION_REMINDER, PLAN_PROMPT,
         RunOutcome, RunReport, SYSTEM_PROMPT,
     },
-    standing::StandingHandler,
     supervisor::{ApplyDecision, PlanDecision, PlanReview, Supervisor},
     tools::{FindTool, ReadTool, WritePlanTool},
     transcript::save_transcript,

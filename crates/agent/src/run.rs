@@ -174,9 +174,8 @@ impl Agent {
     }
 
     /// The session's hard directive queue and standing handler (e.g. to queue a forced
-    /// choice before a run).
-    #[cfg(test)]
-    pub(crate) fn directives(&self) -> &Arc<Directives> {
+    /// choice before a run, through [`Directives::with_tool_choice_queue`]).
+    pub fn directives(&self) -> &Arc<Directives> {
         &self.directives
     }
 

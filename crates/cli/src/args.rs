@@ -66,6 +66,9 @@ pub(crate) enum Command {
     Show(ShowArgs),
     /// Review pending previews interactively: see each diff, apply or discard with a reason.
     Review,
+    /// Serve the review page on 127.0.0.1 and open it in the browser: each preview's files and
+    /// diff, apply or discard (whole, per file, per hunk), and the log with undo and redo.
+    Ui(UiArgs),
     /// The resolve log, newest first: every apply, discard, failure, stale preview and undo.
     Log(LogArgs),
     /// Revert an applied entry of the log: by default the newest one not reverted yet, so undo
@@ -159,6 +162,10 @@ pub(crate) struct HookInstallArgs {
     /// binary's absolute path (for settings that are committed and used on other machines).
     #[arg(long)]
     pub(crate) on_path: bool,
+    /// `human`: the MCP server the client runs asks a person before every `resolve apply`
+    /// (`staged mcp --approve human`, through the client's MCP elicitation).
+    #[arg(long, value_enum, default_value_t = ApproveArg::None)]
+    pub(crate) approve: ApproveArg,
 }
 
 /// `--mode` values of the hooks.
@@ -222,6 +229,16 @@ pub(crate) struct AgentArgs {
     /// What to do.
     #[arg(value_name = "TASK")]
     pub(crate) task: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UiArgs {
+    /// The port on 127.0.0.1; by default a free one.
+    #[arg(long, value_name = "PORT", default_value_t = 0)]
+    pub(crate) port: u16,
+    /// Only print the page's address; do not open a browser.
+    #[arg(long)]
+    pub(crate) no_open: bool,
 }
 
 #[derive(Debug, Args)]

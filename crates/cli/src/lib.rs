@@ -17,6 +17,7 @@ mod output;
 mod pick;
 mod progress;
 mod review;
+mod ui;
 
 use std::{ffi::OsString, process::ExitCode};
 
@@ -52,6 +53,7 @@ where
         Command::Pending => cmd::pending::run(&cli.global, &out),
         Command::Show(args) => cmd::show::run(&cli.global, args, &out),
         Command::Review => review::run(&cli.global, &out),
+        Command::Ui(args) => ui::run(&cli.global, args),
         Command::Log(args) => cmd::log::run(&cli.global, args, &out),
         Command::Session(args) => cmd::session::run(&cli.global, args, &out),
         Command::Undo(args) => cmd::undo::run(&cli.global, args, &out),

@@ -79,7 +79,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
 
 /// Cancels `shutdown` on Ctrl-C, or on SIGTERM (how service managers and `kill` stop a
 /// server), so the HTTP server stops cleanly and removes its generated token file.
-async fn stop_on_signal(shutdown: CancellationToken) {
+pub(crate) async fn stop_on_signal(shutdown: CancellationToken) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -12,9 +12,9 @@ use std::collections::BTreeSet;
 
 use anyhow::bail;
 use serde_json::Value;
-use staged_core::{ActionError, JsonObject, PendingEntry, preview_diff};
+use staged_core::{ActionError, JsonObject, PendingEntry};
 use staged_journal::{
-    Choice, DiffKind, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, PartFile, Selection, diff_files, part_files,
+    Choice, DiffKind, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, PartFile, Selection, diff_files,
 };
 
 /// How many of the preview's files an error lists.
@@ -22,21 +22,7 @@ const FILES_LISTED: usize = 10;
 
 /// The preview's files as a partial apply names them: path, move source, kind, hunk count.
 pub(crate) fn preview_parts(entry: &PendingEntry) -> Vec<PartFile> {
-    let files = entry.action.files();
-    let diff = entry.action.details().and_then(preview_diff);
-    let sections = diff.map(diff_files).unwrap_or_default();
-    let kinds: Vec<DiffKind> = if sections.len() == files.len() {
-        sections.iter().map(|s| s.kind).collect()
-    } else {
-        files
-            .iter()
-            .map(|f| if f.from.is_some() { DiffKind::Rename } else { DiffKind::Modify })
-            .collect()
-    };
-    part_files(
-        files.iter().zip(kinds).map(|(f, kind)| (f.path.as_str(), f.from.as_deref(), kind)),
-        diff,
-    )
+    staged_journal::preview_parts(entry)
 }
 
 /// One `--only` or `--except` argument.

@@ -2005,7 +2005,11 @@ fn the_stop_hook_names_a_refused_edit_until_it_is_made_again() {
     );
     assert!(deny_reason(&out).contains("src/b.ts already has a pending preview"));
     let (reply, notes) = claude_stop(&dir, false);
-    assert_eq!(reply, Value::Null, "not the model's to fix");
+    // Not the model's to fix: the turn ends, and the person is told what waits.
+    let told = format!(
+        "staged: 1 preview is still pending, nothing of it written: {theirs} (Write: src/b.ts (rewritten, 1 line)). Review it with `staged ui` (in a browser) or `staged review` (in a terminal)."
+    );
+    assert_eq!(reply, json!({"systemMessage": told}));
     assert!(
         notes.contains(&format!(
             "staged: An edit of this session was refused because another session's preview of its file was pending (not yours to resolve): src/b.ts (refused while {theirs} (Write: src/b.ts (rewritten, 1 line)) was pending)."
@@ -2013,7 +2017,7 @@ fn the_stop_hook_names_a_refused_edit_until_it_is_made_again() {
         "{notes}"
     );
     let (reply, notes) = claude_stop(&dir, false);
-    assert_eq!((reply, notes), (Value::Null, String::new()), "named once");
+    assert_eq!((reply, notes), (json!({"systemMessage": told}), String::new()), "named once");
 }
 
 #[test]
@@ -2103,4 +2107,45 @@ fn ast_edit_never_stages_a_rewrite_of_a_protected_file() {
     let out = staged(&dir, &["ast-edit", "--op", "\"ask\"", "\"allow\"", "--lang", "json", "src"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(pending_ids(&dir).len(), 1);
+}
+
+/// `--approve human`: the server each client runs asks a person before every apply, and
+/// Codex's call waits long enough for them; installing again without it takes it away.
+#[test]
+fn install_with_approve_human_makes_resolve_wait_for_a_person() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let out = staged(&dir, &["hook", "install", "claude-code", "--approve", "human"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("--approve human: the model's resolve apply waits for a person"));
+    let mcp: Value = serde_json::from_str(&read(&dir, ".mcp.json")).unwrap();
+    assert_eq!(
+        mcp["mcpServers"]["staged"],
+        json!({"command": bin, "args": ["mcp", "--approve", "human"]})
+    );
+    let out = staged(&dir, &["hook", "install", "claude-code"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mcp: Value = serde_json::from_str(&read(&dir, ".mcp.json")).unwrap();
+    assert_eq!(mcp["mcpServers"]["staged"]["args"], json!(["mcp"]));
+
+    let home = tempfile::tempdir().unwrap();
+    let home_path = home.path().canonicalize().unwrap();
+    let env = [("CODEX_HOME", home_path.as_path())];
+    let out = staged_in(&dir, &["hook", "install", "codex", "--approve", "human"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("tool_timeout_sec is 3600"), "{}", stdout(&out));
+    let parsed: toml::Value =
+        toml::from_str(&std::fs::read_to_string(home_path.join("config.toml")).unwrap()).unwrap();
+    let server = &parsed["mcp_servers"]["staged"];
+    let args: Vec<&str> =
+        server["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert_eq!(args, ["mcp", "--approve", "human"]);
+    assert_eq!(server["tool_timeout_sec"].as_integer(), Some(3600));
+    assert_eq!(server["tools"]["resolve"]["approval_mode"].as_str(), Some("approve"));
+    let out = staged_in(&dir, &["hook", "install", "codex"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let parsed: toml::Value =
+        toml::from_str(&std::fs::read_to_string(home_path.join("config.toml")).unwrap()).unwrap();
+    assert!(parsed["mcp_servers"]["staged"].get("tool_timeout_sec").is_none());
 }

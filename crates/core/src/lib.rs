@@ -50,7 +50,7 @@ pub use staged_protocol::{
 
 pub use crate::{
     cancel::CancelToken,
-    custom::{CustomToolApi, STORE_UNAVAILABLE_TEXT},
+    custom::{CustomToolApi, STORE_UNAVAILABLE_TEXT, stamp_source_tool_name, with_payload},
     error::{ActionError, ToolError, ToolErrorKind},
     log::{
         AppliedChange, DEFAULT_LOG_KEEP, FileChange, FrontEnd, LogAction, LogEntry, LogOutcome,
@@ -60,13 +60,14 @@ pub use crate::{
     pending::{ActionFile, ApplyInput, FnPendingAction, PendingAction, RejectInput},
     progress::{Phase, Progress},
     resolve::{
-        MAX_LABEL_CHARS, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, RESOLVE_DESCRIPTION,
-        RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes, ResolveTool,
-        run_resolve_invocation,
+        BLANK_REASON_TEXT, MAX_LABEL_CHARS, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT,
+        RESOLVE_DESCRIPTION, RESOLVE_REMINDER, RESOLVE_TOOL_NAME, ResolveHandler, ResolveRoutes,
+        ResolveTool, run_resolve_invocation,
     },
     retire::Retirement,
     session::{
-        NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session, needs_person_text,
+        NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session, UndoOptions,
+        needs_person_text,
     },
     store::{
         Claim, ErrorCause, PendingActionStore, PendingEntry, PendingId, PendingSummary, PushCheck,

@@ -123,6 +123,8 @@ pub enum FrontEnd {
     Cli,
     /// `staged review`, a person at the terminal UI.
     Review,
+    /// `staged ui`, a person at the review page in a browser.
+    Ui,
     /// An MCP client, by the name it gave in `initialize`.
     Mcp(Option<String>),
     /// `staged agent`, the built-in loop.
@@ -132,21 +134,27 @@ pub enum FrontEnd {
     /// A coding client's hook (`claude-code`, `codex`): an edit that client made, gated or
     /// recorded.
     Hook(String),
+    /// A third-party host (an agent built on these crates), by the name it gives itself:
+    /// `Session::set_front_end(FrontEnd::Host("my-agent".into()))`. Its model's resolves are a
+    /// model's, not a person's.
+    Host(String),
 }
 
 impl fmt::Display for FrontEnd {
-    /// `cli`, `review`, `mcp:<client>` (or `mcp`), `agent`, `plugin:<name>` (or `plugin`),
-    /// `hook:<client>`.
+    /// `cli`, `review`, `ui`, `mcp:<client>` (or `mcp`), `agent`, `plugin:<name>` (or `plugin`),
+    /// `hook:<client>`, `host:<name>`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FrontEnd::Cli => f.write_str("cli"),
             FrontEnd::Review => f.write_str("review"),
+            FrontEnd::Ui => f.write_str("ui"),
             FrontEnd::Agent => f.write_str("agent"),
             FrontEnd::Mcp(None) => f.write_str("mcp"),
             FrontEnd::Mcp(Some(client)) => write!(f, "mcp:{client}"),
             FrontEnd::Plugin(None) => f.write_str("plugin"),
             FrontEnd::Plugin(Some(name)) => write!(f, "plugin:{name}"),
             FrontEnd::Hook(client) => write!(f, "hook:{client}"),
+            FrontEnd::Host(name) => write!(f, "host:{name}"),
         }
     }
 }

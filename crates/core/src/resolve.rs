@@ -28,8 +28,12 @@ pub const MAX_REASON_CHARS: usize = 4000;
 /// stages it): a label is a one-line summary, shown in every listing.
 pub const MAX_LABEL_CHARS: usize = 200;
 
-/// The error of a `reason` longer than [`MAX_REASON_CHARS`], or `None`.
+/// The error of a `reason` that is blank ([`BLANK_REASON_TEXT`]) or longer than
+/// [`MAX_REASON_CHARS`], or `None`.
 pub(crate) fn reason_too_long(reason: &str) -> Option<ToolError> {
+    if reason.trim().is_empty() {
+        return Some(ToolError::new(BLANK_REASON_TEXT));
+    }
     let chars = reason.chars().count();
     (chars > MAX_REASON_CHARS).then(|| {
         ToolError::new(format!(
@@ -37,6 +41,10 @@ pub(crate) fn reason_too_long(reason: &str) -> Option<ToolError> {
         ))
     })
 }
+
+/// The error of a `resolve` whose `reason` is empty or only whitespace: nothing runs, so every
+/// log entry says why (a deviation from the reference, which never reads `reason`).
+pub const BLANK_REASON_TEXT: &str = "`reason` is blank: say in one short sentence why the preview is applied or discarded. Nothing was applied or discarded.";
 
 /// The error of an `apply` with nothing to run.
 pub const NO_PENDING_APPLY_TEXT: &str =

@@ -32,9 +32,21 @@ pub struct ResolveOptions<'a> {
     pub expected: Option<&'a PendingId>,
     /// A person decided this resolve (the MCP server asked them and they approved), so a
     /// preview that only a person may apply ([`PendingAction::needs_person`]) applies. The
-    /// CLI and `staged review` ([`FrontEnd::Cli`], [`FrontEnd::Review`]) are a person's
-    /// already.
+    /// CLI, `staged review` and `staged ui` ([`FrontEnd::Cli`], [`FrontEnd::Review`],
+    /// [`FrontEnd::Ui`]) are a person's already.
     pub by_person: bool,
+}
+
+/// The optional inputs of [`Session::undo`]; the default reverts the newest entry that can be
+/// reverted, as the session's front end.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UndoOptions<'a> {
+    /// The log entry to revert. By default the newest `applied` or `redone` entry not reverted
+    /// yet, passing over the newer ones whose tool declares no undo (they stay in the log; a
+    /// bare undo is never stuck on them).
+    pub target: Option<u64>,
+    /// The front end recorded in the log; [`Session::front_end`] when `None`.
+    pub front_end: Option<&'a FrontEnd>,
 }
 
 /// The resolve state of one agent session.
@@ -117,6 +129,24 @@ impl Session {
     /// undo data).
     pub fn register_undo_fallback(&self, handler: Arc<dyn UndoHandler>) {
         lock(&self.undo_fallbacks).push(handler);
+    }
+
+    /// The entry a bare undo reverts: `newest` (the newest applied or redone entry not
+    /// reverted yet) when its tool can undo it, else the newest older such entry one can;
+    /// `newest` when none can (its undo then says why not).
+    fn newest_undoable(&self, log: &dyn crate::ResolveLog, newest: u64) -> Result<u64, ToolError> {
+        let undoable = |entry: &LogEntry| self.undo_handler(entry).is_some();
+        if log.entry(newest).map_err(store_error)?.is_none_or(|entry| undoable(&entry)) {
+            return Ok(newest);
+        }
+        let keep = log.keep().map_err(store_error)?;
+        let older = log.entries(keep, false).map_err(store_error)?.into_iter().find(|entry| {
+            entry.seq < newest
+                && matches!(entry.record.outcome, LogOutcome::Applied | LogOutcome::Redone)
+                && entry.reverted_by.is_none()
+                && undoable(entry)
+        });
+        Ok(older.map_or(newest, |entry| entry.seq))
     }
 
     fn undo_handler(&self, entry: &LogEntry) -> Option<Arc<dyn UndoHandler>> {
@@ -227,7 +257,8 @@ impl Session {
                 &own
             }
         };
-        let by_person = options.by_person || matches!(front_end, FrontEnd::Cli | FrontEnd::Review);
+        let by_person = options.by_person
+            || matches!(front_end, FrontEnd::Cli | FrontEnd::Review | FrontEnd::Ui);
         match options.expected {
             Some(expected) => {
                 self.resolve_expected(params, expected, front_end, by_person, cancel).await
@@ -443,7 +474,10 @@ impl Session {
         }
         let Some(log) = self.store.log() else { return Err(ToolError::new(NO_LOG_TEXT)) };
         match log.newest_undo().map_err(store_error)? {
-            Some(seq) => self.undo(Some(seq), reason, front_end, cancel).await,
+            Some(seq) => {
+                let options = UndoOptions { target: Some(seq), front_end: Some(front_end) };
+                self.undo(reason, options, cancel).await
+            }
             None => Err(ToolError::new(NOTHING_TO_REDO_TEXT)),
         }
     }
@@ -459,21 +493,28 @@ impl Session {
     /// entry wrote.
     pub async fn undo(
         &self,
-        target: Option<u64>,
         reason: &str,
-        front_end: &FrontEnd,
+        options: UndoOptions<'_>,
         cancel: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
         if cancel.is_cancelled() {
             return Err(ToolError::aborted(cancel.reason()));
         }
+        let own;
+        let front_end = match options.front_end {
+            Some(front_end) => front_end,
+            None => {
+                own = self.front_end();
+                &own
+            }
+        };
         let Some(log) = self.store.log() else { return Err(ToolError::new(NO_LOG_TEXT)) };
         // The target is chosen before waiting for the lock: two undos started together mean
         // the same entry, and only one of them reverts it.
-        let seq = match target {
+        let seq = match options.target {
             Some(seq) => seq,
             None => match log.newest_applied().map_err(store_error)? {
-                Some(seq) => seq,
+                Some(seq) => self.newest_undoable(log, seq)?,
                 None => return Err(ToolError::new(NOTHING_TO_UNDO_TEXT)),
             },
         };

@@ -217,7 +217,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &EditParams) -> Result<Stag
             }];
             Ok(Staging {
                 source: EDIT_TOOL_NAME,
-                ops: vec![FileOp::Create { path, content }],
+                ops: vec![FileOp::Create { path, content, executable: false }],
                 files,
                 diff,
             })
@@ -259,7 +259,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &EditParams) -> Result<Stag
             }];
             Ok(Staging {
                 source: EDIT_TOOL_NAME,
-                ops: vec![FileOp::Update { path, fingerprint, edits }],
+                ops: vec![FileOp::Update { path, fingerprint, edits, executable: None }],
                 files,
                 diff,
             })

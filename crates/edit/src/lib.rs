@@ -12,9 +12,12 @@
 //! - [`WriteTool`] (`write`): a whole file created or replaced.
 //! - [`ApplyPatchTool`] (`apply_patch`): a patch in Codex's format, or a unified diff
 //!   ([`patch`]), adding, deleting, updating and moving files.
+//! - [`FileChanges`]: a custom tool's files created, updated, deleted and moved, staged as the
+//!   same [`ChangeAction`] under the tool's name.
 
 #![deny(missing_docs)]
 
+mod changes;
 mod edit_tool;
 mod error;
 pub mod patch;
@@ -29,6 +32,7 @@ use staged_core::PendingAction;
 use staged_journal::{ChangeAction, ConfinedRoot};
 
 pub use crate::{
+    changes::FileChanges,
     edit_tool::{EDIT_TOOL_NAME, EditItem, EditParams, EditTool},
     error::EditError,
     patch_tool::{APPLY_PATCH_TOOL_NAME, ApplyPatchParams, ApplyPatchTool},

@@ -9,8 +9,8 @@ use serde_json::Value;
 use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
 use staged_fs::RelPath;
 use staged_journal::{
-    ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, Edit, FileOp, LineIndex, NEW_FILE_MODE,
-    deleted_file_diff, file_diff_indexed, new_file_diff,
+    ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, EXECUTABLE_MODE, Edit, FileOp, LineIndex,
+    NEW_FILE_MODE, deleted_file_diff, file_diff_indexed, new_file_diff, with_executable,
 };
 
 use crate::{
@@ -144,6 +144,9 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
         diff: String::new(),
     };
     let mut seen: HashSet<RelPath> = HashSet::new();
+    // Paths the patch creates a file at that are a folder, or below a file: checked once the
+    // whole patch is read (it must delete the file, or every file of the folder).
+    let mut kind_changes: Vec<RelPath> = Vec::new();
     let mut claim = |rel: &RelPath| {
         if seen.insert(rel.clone()) {
             Ok(())
@@ -159,13 +162,14 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
             PatchFile::Add { path, content, style, executable } => {
                 let rel = resolve_path(workspace, path)?;
                 claim(&rel)?;
-                add(workspace, &mut staging, &rel, content, *style)?;
-                if *executable
-                    && let Some(file) = staging.files.last_mut()
-                    && file.change == ChangeKind::Added
-                {
-                    file.summary.push_str(NOT_EXECUTABLE);
-                }
+                add(
+                    workspace,
+                    &mut staging,
+                    &rel,
+                    (content, *executable),
+                    *style,
+                    &mut kind_changes,
+                )?;
             }
             PatchFile::Delete { path, old } => {
                 refuse_symlink(workspace, path, "delete")?;
@@ -173,7 +177,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
                 claim(&rel)?;
                 delete(workspace, &mut staging, &rel, old.as_deref())?;
             }
-            PatchFile::Update { path, move_to, chunks, style } => {
+            PatchFile::Update { path, move_to, chunks, style, executable } => {
                 if move_to.is_some() {
                     refuse_symlink(workspace, path, "move")?;
                 }
@@ -194,26 +198,43 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
                     Some(to) => Some(resolve_path(workspace, to)?).filter(|to| *to != rel),
                     None => None,
                 };
+                // A mode the diff gives it that it does not have yet.
+                let mode = mode_of(workspace, &rel) & 0o7777;
+                let chmod = executable
+                    .map(|x| (mode, with_executable(mode, x)))
+                    .filter(|(old, new)| old != new);
                 match to {
                     None => {
-                        if edits.is_empty() {
+                        if edits.is_empty() && chmod.is_none() {
                             continue;
                         }
                         let (added, removed) = line_counts(&edits);
-                        staging.diff.push_str(&diff(
-                            DiffHeader::Modify { path: &display },
-                            &text,
-                            &edits,
-                        )?);
+                        let header = match chmod {
+                            Some((old, new)) => {
+                                DiffHeader::Chmod { from: &display, to: &display, old, new }
+                            }
+                            None => DiffHeader::Modify { path: &display },
+                        };
+                        staging.diff.push_str(&diff(header, &text, &edits)?);
+                        let mut summary = format!("+{added} -{removed}");
+                        if let Some(said) = mode_summary(chmod) {
+                            summary =
+                                if edits.is_empty() { said } else { format!("{summary}, {said}") };
+                        }
                         staging.files.push(ChangedFile {
                             path: display.clone(),
                             from: None,
                             change: ChangeKind::Updated,
-                            summary: format!("+{added} -{removed}"),
+                            summary,
                             lines_added: added,
                             lines_removed: removed,
                         });
-                        staging.ops.push(FileOp::Update { path: display, fingerprint, edits });
+                        staging.ops.push(FileOp::Update {
+                            path: display,
+                            fingerprint,
+                            edits,
+                            executable: chmod.and(*executable),
+                        });
                     }
                     Some(to) => {
                         claim(&to)?;
@@ -221,8 +242,8 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
                             workspace,
                             &mut staging,
                             (&rel, &text, fingerprint),
-                            &to,
-                            edits,
+                            (&to, &mut kind_changes),
+                            (edits, chmod.and(*executable).zip(chmod)),
                             *style,
                         )?;
                     }
@@ -235,43 +256,153 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
             "No changes to make: the patch leaves every file as it is.".to_owned(),
         ));
     }
+    check_kind_changes(workspace, &staging.ops, &kind_changes)?;
     Ok(staging)
 }
 
-fn diff(header: DiffHeader<'_>, text: &str, edits: &[Edit]) -> Result<String, EditError> {
+/// A path the patch creates a file at, as [`read_text`] finds it; but a folder there, or a
+/// file where a folder of its path would be, is noted in `kind_changes` and taken as absent,
+/// for [`check_kind_changes`] to check once the whole patch is read.
+fn read_dest(
+    workspace: &ConfinedRoot,
+    rel: &RelPath,
+    kind_changes: &mut Vec<RelPath>,
+) -> Result<Found, EditError> {
+    match workspace.fs().symlink_metadata(rel) {
+        Ok(meta) if meta.is_dir() => {}
+        Err(err) if err.raw_os_error() == Some(libc::ENOTDIR) => {}
+        _ => return read_text(workspace, rel),
+    }
+    kind_changes.push(rel.clone());
+    Ok(Found::Absent)
+}
+
+/// A file the patch creates where a folder is takes the folder's place only when the patch
+/// deletes (or moves away) every file in it; one below a file's path, only when the patch
+/// deletes (or moves away) that file. Otherwise the error names what stays.
+pub(crate) fn check_kind_changes(
+    workspace: &ConfinedRoot,
+    ops: &[FileOp],
+    kind_changes: &[RelPath],
+) -> Result<(), EditError> {
+    let gone: HashSet<RelPath> = ops
+        .iter()
+        .filter_map(|op| match op {
+            FileOp::Delete { path, .. } => Some(path.as_str()),
+            FileOp::Move { from, .. } => Some(from.as_str()),
+            FileOp::Update { .. } | FileOp::Create { .. } => None,
+        })
+        .filter_map(|path| RelPath::new(path).ok())
+        .collect();
+    for rel in kind_changes {
+        let display = rel.display();
+        if let Ok(dir) = workspace.fs().dir(Some(rel)) {
+            if let Some(kept) = kept_file(&dir, rel, &gone)
+                .map_err(|err| EditError::Read(format!("Failed to read {display}: {err}")))?
+            {
+                return Err(EditError::PatchConflict(format!(
+                    "{display} is a folder, and the patch does not delete {}: a file takes a folder's place only when the patch deletes every file in it",
+                    kept.display()
+                )));
+            }
+            continue;
+        }
+        // The topmost folder of its path that is not a folder.
+        let mut ancestors = Vec::new();
+        let mut cursor = rel.parent();
+        while let Some(dir) = cursor {
+            cursor = dir.parent();
+            ancestors.push(dir);
+        }
+        let blocker =
+            ancestors.into_iter().rev().find(|dir| workspace.fs().dir(Some(dir)).is_err());
+        let Some(blocker) = blocker else { continue };
+        let is_file = workspace.fs().symlink_metadata(&blocker).is_ok_and(|meta| meta.is_file());
+        if !(is_file && gone.contains(&blocker)) {
+            return Err(EditError::Path(format!(
+                "{display}: a folder on its path, {}, is a file the patch does not delete: a file becomes a folder only when the patch deletes it",
+                blocker.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The first entry below the folder `dir` (at `rel`) that is not a regular file in `gone`,
+/// folders searched through.
+fn kept_file(
+    dir: &staged_fs::DirHandle,
+    rel: &RelPath,
+    gone: &HashSet<RelPath>,
+) -> std::io::Result<Option<RelPath>> {
+    let mut names = dir.names()?;
+    names.sort();
+    for name in names {
+        let child = rel.join(&name).map_err(std::io::Error::other)?;
+        match dir.entry_metadata(&name)? {
+            Some(meta) if meta.is_dir() => {
+                if let Some(kept) = kept_file(&dir.open_dir(&name)?, &child, gone)? {
+                    return Ok(Some(kept));
+                }
+            }
+            Some(meta) if meta.is_file() && gone.contains(&child) => {}
+            Some(_) => return Ok(Some(child)),
+            None => {}
+        }
+    }
+    Ok(None)
+}
+
+pub(crate) fn diff(
+    header: DiffHeader<'_>,
+    text: &str,
+    edits: &[Edit],
+) -> Result<String, EditError> {
     file_diff_indexed(&header, &LineIndex::new(text), edits)
         .map_err(|err| EditError::PatchConflict(err.to_string()))
 }
 
-/// What a new file's summary says when the diff makes it executable (`new file mode 100755`):
-/// staged creates files with the usual mode (the umask's), and does not stage modes.
-const NOT_EXECUTABLE: &str = " (the diff's mode 100755 is not set: staged creates it with the usual mode; chmod +x it after applying)";
+/// A mode change a diff asks of a file: whether it becomes executable, and its mode bits
+/// before and after.
+type Chmod = (bool, (u32, u32));
+
+/// What a file's summary says of the mode a diff gives it: `mode 100644 → 100755`.
+fn mode_summary(chmod: Option<(u32, u32)>) -> Option<String> {
+    let git = |mode: u32| if mode & 0o111 != 0 { "100755" } else { "100644" };
+    chmod.map(|(old, new)| format!("mode {} → {}", git(old), git(new)))
+}
 
 /// `*** Add File`: a new file, or, in a Codex patch, the file replaced whole.
-fn add(
+pub(crate) fn add(
     workspace: &ConfinedRoot,
     staging: &mut Staging,
     rel: &RelPath,
-    content: &str,
+    (content, executable): (&str, bool),
     style: Style,
+    kind_changes: &mut Vec<RelPath>,
 ) -> Result<(), EditError> {
     let path = rel.display();
-    match read_text(workspace, rel)? {
+    match read_dest(workspace, rel, kind_changes)? {
         Found::Absent => {
             let lines = line_count(content);
+            let mode = if executable { EXECUTABLE_MODE } else { NEW_FILE_MODE };
             staging.diff.push_str(
-                &new_file_diff(&path, content, NEW_FILE_MODE)
+                &new_file_diff(&path, content, mode)
                     .map_err(|err| EditError::PatchConflict(err.to_string()))?,
             );
+            let mut summary = format!("new file, {}", plural(lines, "line"));
+            if executable {
+                summary.push_str(", mode 100755");
+            }
             staging.files.push(ChangedFile {
                 path: path.clone(),
                 from: None,
                 change: ChangeKind::Added,
-                summary: format!("new file, {}", plural(lines, "line")),
+                summary,
                 lines_added: lines,
                 lines_removed: 0,
             });
-            staging.ops.push(FileOp::Create { path, content: content.to_owned() });
+            staging.ops.push(FileOp::Create { path, content: content.to_owned(), executable });
         }
         Found::Text { .. } if style != Style::Codex => {
             return Err(EditError::PatchConflict(format!(
@@ -295,14 +426,14 @@ fn add(
                 lines_added: added,
                 lines_removed: removed,
             });
-            staging.ops.push(FileOp::Update { path, fingerprint, edits });
+            staging.ops.push(FileOp::Update { path, fingerprint, edits, executable: None });
         }
     }
     Ok(())
 }
 
 /// `*** Delete File`.
-fn delete(
+pub(crate) fn delete(
     workspace: &ConfinedRoot,
     staging: &mut Staging,
     rel: &RelPath,
@@ -349,28 +480,33 @@ fn delete(
 
 /// `*** Move to`: the file moves (with its edits); onto a file that exists, Codex writes over
 /// it, so that file is updated and the source deleted.
-fn moved(
+pub(crate) fn moved(
     workspace: &ConfinedRoot,
     staging: &mut Staging,
     (from, text, fingerprint): (&RelPath, &str, String),
-    to: &RelPath,
-    edits: Vec<Edit>,
+    (to, kind_changes): (&RelPath, &mut Vec<RelPath>),
+    (edits, chmod): (Vec<Edit>, Option<Chmod>),
     style: Style,
 ) -> Result<(), EditError> {
     let (from_path, to_path) = (from.display(), to.display());
-    match read_text(workspace, to)? {
+    match read_dest(workspace, to, kind_changes)? {
         Found::Absent => {
             let (added, removed) = line_counts(&edits);
-            staging.diff.push_str(&diff(
-                DiffHeader::Rename { from: &from_path, to: &to_path },
-                text,
-                &edits,
-            )?);
-            let summary = if edits.is_empty() {
+            let header = match chmod {
+                Some((_, (old, new))) => {
+                    DiffHeader::Chmod { from: &from_path, to: &to_path, old, new }
+                }
+                None => DiffHeader::Rename { from: &from_path, to: &to_path },
+            };
+            staging.diff.push_str(&diff(header, text, &edits)?);
+            let mut summary = if edits.is_empty() {
                 format!("moved from {from_path}")
             } else {
                 format!("moved from {from_path}, +{added} -{removed}")
             };
+            if let Some(said) = mode_summary(chmod.map(|(_, modes)| modes)) {
+                summary = format!("{summary}, {said}");
+            }
             staging.files.push(ChangedFile {
                 path: to_path.clone(),
                 from: Some(from_path.clone()),
@@ -379,7 +515,13 @@ fn moved(
                 lines_added: added,
                 lines_removed: removed,
             });
-            staging.ops.push(FileOp::Move { from: from_path, to: to_path, fingerprint, edits });
+            staging.ops.push(FileOp::Move {
+                from: from_path,
+                to: to_path,
+                fingerprint,
+                edits,
+                executable: chmod.map(|(x, _)| x),
+            });
         }
         Found::Text { .. } if style != Style::Codex => {
             return Err(EditError::PatchConflict(format!(
@@ -406,6 +548,7 @@ fn moved(
                 path: to_path,
                 fingerprint: target_fingerprint,
                 edits: over,
+                executable: None,
             });
             let mode = mode_of(workspace, from);
             let lines = line_count(text);
@@ -430,7 +573,11 @@ fn moved(
 /// A path that is a symlink cannot be deleted or moved: its path resolves to the link's
 /// target, which is not what the patch names (deleting it would delete the target and leave
 /// the link). staged does not stage symlinks.
-fn refuse_symlink(workspace: &ConfinedRoot, given: &str, what: &str) -> Result<(), EditError> {
+pub(crate) fn refuse_symlink(
+    workspace: &ConfinedRoot,
+    given: &str,
+    what: &str,
+) -> Result<(), EditError> {
     let link = workspace
         .lexical(given)
         .ok()

@@ -67,8 +67,21 @@ impl Staging {
         session: &Session,
         workspace: &ConfinedRoot,
     ) -> Result<ToolResult, EditError> {
+        let source = self.source;
+        self.stage_as(session, workspace, source, None)
+    }
+
+    /// [`Staging::stage`] as the tool `source`'s preview, labelled `label` (by default as
+    /// `source`'s previews are).
+    pub(crate) fn stage_as(
+        self,
+        session: &Session,
+        workspace: &ConfinedRoot,
+        source: &str,
+        label: Option<String>,
+    ) -> Result<ToolResult, EditError> {
         self.check_size()?;
-        let label = label_of(self.source, &self.files);
+        let label = label.unwrap_or_else(|| label_of(source, &self.files));
         let details = ChangeDetails {
             label: label.clone(),
             files: self.files,
@@ -84,7 +97,7 @@ impl Staging {
         };
         let action = Arc::new(ChangeAction::new(
             workspace.clone(),
-            self.source,
+            source,
             label.clone(),
             self.ops,
             details,
@@ -170,6 +183,7 @@ mod tests {
             path: "a.txt".to_owned(),
             fingerprint: String::new(),
             edits: vec![Edit { start: 0, before: "a\n".to_owned(), after }],
+            executable: None,
         };
         assert!(staging(vec![update("b\n".to_owned())], "diff".to_owned()).check_size().is_ok());
         let at_cap = "x".repeat(MAX_PREVIEW_BYTES - 2);
@@ -182,7 +196,11 @@ mod tests {
             "Refusing to stage this change: its edits of a.txt would remove and add 32 MiB and its diff would be 1 KiB, and a preview holds at most 32 MiB of changes (they are kept, shown and sent whole). Make the change in smaller parts."
         );
         // A small edit whose diff is large (a change in a huge one-line file).
-        let create = FileOp::Create { path: "b.txt".to_owned(), content: "b\n".to_owned() };
+        let create = FileOp::Create {
+            path: "b.txt".to_owned(),
+            content: "b\n".to_owned(),
+            executable: false,
+        };
         let err = staging(vec![update("b\n".to_owned()), create], "x".repeat(33 << 20))
             .check_size()
             .unwrap_err();

@@ -120,7 +120,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &WriteParams) -> Result<Sta
             }];
             Ok(Staging {
                 source: WRITE_TOOL_NAME,
-                ops: vec![FileOp::Create { path, content }],
+                ops: vec![FileOp::Create { path, content, executable: false }],
                 files,
                 diff,
             })
@@ -148,7 +148,7 @@ pub(crate) fn plan(workspace: &ConfinedRoot, params: &WriteParams) -> Result<Sta
             }];
             Ok(Staging {
                 source: WRITE_TOOL_NAME,
-                ops: vec![FileOp::Update { path, fingerprint, edits }],
+                ops: vec![FileOp::Update { path, fingerprint, edits, executable: None }],
                 files,
                 diff,
             })

@@ -336,6 +336,9 @@ pub enum NewFileMode {
     Mode(u32),
     /// What any new file gets: 0666 less the process's umask, applied by the kernel.
     Default,
+    /// What any new executable gets: 0777 less the process's umask, applied by the kernel (a
+    /// diff's `new file mode 100755`).
+    Executable,
 }
 
 impl DirHandle {
@@ -466,7 +469,11 @@ impl DirHandle {
             use cap_std::fs::OpenOptionsExt;
             // Created as 0600 (or as any new file, for `Default`), so that nobody else can
             // open it before its permissions are set below.
-            options.mode(if matches!(mode, NewFileMode::Default) { 0o666 } else { 0o600 });
+            options.mode(match mode {
+                NewFileMode::Default => 0o666,
+                NewFileMode::Executable => 0o777,
+                NewFileMode::Private | NewFileMode::Mode(_) => 0o600,
+            });
         }
         let mut file = self.dir.open_with(name, &options)?.into_std();
         let res = (|| {
@@ -474,7 +481,7 @@ impl DirHandle {
             let bits = match mode {
                 NewFileMode::Private => Some(0o600),
                 NewFileMode::Mode(bits) => Some(*bits & 0o777),
-                NewFileMode::Default => None,
+                NewFileMode::Default | NewFileMode::Executable => None,
             };
             if let Some(bits) = bits {
                 file.set_permissions(std::fs::Permissions::from_mode(bits))?;
@@ -555,7 +562,22 @@ impl DirHandle {
         to: impl AsRef<OsStr>,
     ) -> io::Result<()> {
         let (from, to) = (single(from.as_ref())?, single(to.as_ref())?);
-        rename_noreplace(&self.dir, from, to)
+        rename_noreplace(&self.dir, from, &self.dir, to)
+    }
+
+    /// Renames `from` in this directory to `to` in the directory `into` (on the same file
+    /// system), only if nothing is at `to`, atomically, as [`DirHandle::rename_noreplace`].
+    ///
+    /// # Errors
+    /// `AlreadyExists` when something (even a symlink) is at `to`, or the I/O error.
+    pub fn rename_noreplace_into(
+        &self,
+        from: impl AsRef<OsStr>,
+        into: &DirHandle,
+        to: impl AsRef<OsStr>,
+    ) -> io::Result<()> {
+        let (from, to) = (single(from.as_ref())?, single(to.as_ref())?);
+        rename_noreplace(&self.dir, from, &into.dir, to)
     }
 
     /// Removes the empty subdirectory `name` (never through a symlink).
@@ -612,15 +634,15 @@ impl DirHandle {
 }
 
 #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
-fn rename_noreplace(dir: &Dir, from: &OsStr, to: &OsStr) -> io::Result<()> {
-    rustix::fs::renameat_with(dir, from, dir, to, rustix::fs::RenameFlags::NOREPLACE)
+fn rename_noreplace(dir: &Dir, from: &OsStr, into: &Dir, to: &OsStr) -> io::Result<()> {
+    rustix::fs::renameat_with(dir, from, into, to, rustix::fs::RenameFlags::NOREPLACE)
         .map_err(io::Error::from)
 }
 
 /// Without `renameat2`: a hard link fails when the name exists, then the temp name goes.
 #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
-fn rename_noreplace(dir: &Dir, from: &OsStr, to: &OsStr) -> io::Result<()> {
-    dir.hard_link(from, dir, to)?;
+fn rename_noreplace(dir: &Dir, from: &OsStr, into: &Dir, to: &OsStr) -> io::Result<()> {
+    dir.hard_link(from, into, to)?;
     dir.remove_file(from)
 }
 

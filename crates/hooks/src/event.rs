@@ -127,6 +127,11 @@ pub enum Reply {
         /// The text.
         text: String,
     },
+    /// `Stop`: the turn ends, and the person is shown this text (`systemMessage`: Claude
+    /// Code shows it in its interface, and headless `claude -p` only in `--output-format
+    /// stream-json --include-hook-events`; Codex 0.171.0 accepts the same field, and `codex
+    /// exec` shows it nowhere).
+    Notice(String),
 }
 
 impl Reply {
@@ -144,6 +149,7 @@ impl Reply {
             })),
             Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
             Reply::Context { event, text } => Some(crate::session::context_json(event, text)),
+            Reply::Notice(text) => Some(json!({"systemMessage": text})),
         }
     }
 }

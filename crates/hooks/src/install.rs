@@ -72,6 +72,20 @@ pub struct Target {
     /// Claude Code's global config (`$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`),
     /// where `local` puts the MCP server.
     pub claude_config: Option<PathBuf>,
+    /// `--approve human`: the MCP server runs `staged mcp --approve human`, so a model's
+    /// `resolve apply` waits for a person (MCP elicitation), and for Codex the server's tool
+    /// timeout leaves the person [`HUMAN_TOOL_TIMEOUT_SECS`] to decide.
+    pub approve_human: bool,
+}
+
+/// Codex's `tool_timeout_sec` for the staged MCP server under `--approve human`: how long a
+/// person has to answer the approval question (Codex's default, 60 seconds, would end the
+/// call while the person reads the diff; the call's error keeps the preview pending).
+pub const HUMAN_TOOL_TIMEOUT_SECS: i64 = 3600;
+
+/// The MCP server's arguments.
+fn server_args(approve_human: bool) -> Vec<&'static str> {
+    if approve_human { vec!["mcp", "--approve", "human"] } else { vec!["mcp"] }
 }
 
 /// Why an install could not be done; nothing was written.
@@ -344,7 +358,10 @@ fn install_claude(target: &Target, uninstall: bool) -> Result<Vec<String>, Insta
         }
         let allow = format!("mcp__{SERVER}");
         add_to_array(&mut settings, &["permissions", "allow"], &allow, &settings_path)?;
-        let server = json!({"command": target.staged.to_string_lossy(), "args": ["mcp"]});
+        let server = json!({
+            "command": target.staged.to_string_lossy(),
+            "args": server_args(target.approve_human),
+        });
         match (&mut config, &config_path) {
             (Some(config), Some(path)) => {
                 let mut server = server;
@@ -381,6 +398,9 @@ fn install_claude(target: &Target, uninstall: bool) -> Result<Vec<String>, Insta
                 mcp_path.display(),
                 settings_path.display()
             )),
+        }
+        if target.approve_human {
+            lines.push(HUMAN_GATE_LINE.to_owned());
         }
         lines.push(
             "Claude Code applies a project's permissions only in a folder a person trusted: run claude here once and accept the trust dialog, or headless claude -p refuses mcp__staged__resolve (`staged doctor` checks it)"
@@ -464,7 +484,7 @@ fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<String>, Instal
         let prompt = command("UserPromptSubmit");
         add_hook(&mut hooks, "UserPromptSubmit", None, &prompt, &hooks_path)?;
         if !uninstall {
-            set_mcp_server(&mut config, &target.staged, &config_path)?;
+            set_mcp_server(&mut config, &target.staged, target.approve_human, &config_path)?;
         }
         for (key, hash) in our_handlers(&hooks, &hooks_key, client) {
             set_state(&mut config, &key, &hash, &config_path)?;
@@ -486,6 +506,12 @@ fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<String>, Instal
                 "the staged MCP server, with resolve approved, in {}",
                 config_path.display()
             ));
+            if target.approve_human {
+                lines.push(HUMAN_GATE_LINE.to_owned());
+                lines.push(format!(
+                    "the server's tool_timeout_sec is {HUMAN_TOOL_TIMEOUT_SECS}, so a person has an hour to answer; it serves every folder Codex runs in"
+                ));
+            }
         }
         lines.push(format!(
             "Codex runs these hooks in every folder; they act only in {} (and the folders inside), and everywhere else let Codex's edits through",
@@ -617,17 +643,26 @@ pub fn check_codex_trust(home: &Path) -> Result<usize, InstallError> {
     Ok(ours.len())
 }
 
+/// What the installer says of `--approve human`.
+const HUMAN_GATE_LINE: &str = "--approve human: the model's resolve apply waits for a person, who answers the client's approval form (MCP elicitation); a decline keeps the preview pending. Without elicitation, resolve refuses and names `staged ui` and `staged review`";
+
 fn set_mcp_server(
     config: &mut toml_edit::DocumentMut,
     staged: &Path,
+    approve_human: bool,
     file: &Path,
 ) -> Result<(), InstallError> {
     let servers = table_at(config, &["mcp_servers"], file)?;
     let mut server = toml_edit::Table::new();
     server.insert("command", toml_edit::value(staged.to_string_lossy().into_owned()));
     let mut args = toml_edit::Array::new();
-    args.push("mcp");
+    for arg in server_args(approve_human) {
+        args.push(arg);
+    }
     server.insert("args", toml_edit::value(args));
+    if approve_human {
+        server.insert("tool_timeout_sec", toml_edit::value(HUMAN_TOOL_TIMEOUT_SECS));
+    }
     let mut resolve = toml_edit::Table::new();
     resolve.insert("approval_mode", toml_edit::value("approve"));
     let mut tools = toml_edit::Table::new();

@@ -343,7 +343,7 @@ fn codex_snapshot(
                 }
                 after.insert(path, None);
             }
-            PatchFile::Update { path, move_to, chunks, style } => {
+            PatchFile::Update { path, move_to, chunks, style, .. } => {
                 let path = rel(path)?;
                 let text = after
                     .get(&path)

@@ -8,6 +8,11 @@
 //! rest's ([`staged_core::remainder_text`]), so the rest is the session's too. An edit
 //! refused because of a preview this session did not stage (another agent's, a person's) is
 //! not the model's to fix: it is named once, and never holds a turn.
+//!
+//! A turn that ends with previews pending (none the Stop holds it for, or after holding it
+//! [`MAX_STOP_BLOCKS`] times) tells the person, in the client's user-facing channel
+//! ([`Reply::Notice`]): which previews wait, and that `staged ui` and `staged review` show
+//! them. Nothing waits unseen, headless runs included.
 
 use staged_core::{LogAction, PendingSummary, RESOLVE_REMINDER};
 use staged_workspace::WorkspaceSession;
@@ -156,7 +161,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
     });
     if ours.is_empty() && state.refused.is_empty() {
         state.stop_blocks = 0;
-        let outcome = saved(&file, &state, Reply::Nothing);
+        let outcome = saved(&file, &state, notice(&pending));
         return match theirs_text {
             Some(text) => outcome.note(format!("staged: {text}")),
             None => outcome,
@@ -177,7 +182,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
             state.refused.clear();
         }
         note.push_str(". Resolve with `staged review` or `staged resolve`.");
-        let mut outcome = saved(&file, &state, Reply::Nothing).note(note);
+        let mut outcome = saved(&file, &state, notice(&pending)).note(note);
         if let Some(text) = theirs_text {
             outcome = outcome.note(format!("staged: {text}"));
         }
@@ -201,6 +206,30 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
     parts.extend(theirs_text);
     let reason = format!("{}\n\n{RESOLVE_REMINDER}", parts.join("\n\n"));
     saved(&file, &state, Reply::Block(reason))
+}
+
+/// How many previews a notice names.
+const NOTICE_LISTED: usize = 5;
+
+/// What a turn that ends says to the person: nothing when nothing is pending, else the
+/// pending previews (newest first, [`NOTICE_LISTED`] at most) and where to review them.
+fn notice(pending: &[PendingSummary]) -> Reply {
+    if pending.is_empty() {
+        return Reply::Nothing;
+    }
+    let mut listed: Vec<String> =
+        pending.iter().take(NOTICE_LISTED).map(|p| format!("{} ({})", p.id, p.label)).collect();
+    if pending.len() > NOTICE_LISTED {
+        listed.push(format!("and {} more", pending.len() - NOTICE_LISTED));
+    }
+    let n = pending.len();
+    Reply::Notice(format!(
+        "staged: {n} preview{} still pending, nothing of {} written: {}. Review {} with `staged ui` (in a browser) or `staged review` (in a terminal).",
+        if n == 1 { " is" } else { "s are" },
+        if n == 1 { "it" } else { "them" },
+        listed.join(", "),
+        if n == 1 { "it" } else { "them" },
+    ))
 }
 
 /// `<path> (refused while <id> (<label>) was pending)`, comma-separated.

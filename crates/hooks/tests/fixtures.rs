@@ -193,7 +193,23 @@ fn the_stop_is_held_three_times_while_the_sessions_preview_is_pending() {
         }
     }
     let fourth = stop(3);
-    assert_eq!(fourth.reply, Reply::Nothing);
+    // The turn ends, and the person is told what waits and where to review it.
+    match &fourth.reply {
+        Reply::Notice(text) => {
+            assert!(
+                text.starts_with("staged: 1 preview is still pending, nothing of it written: "),
+                "{text}"
+            );
+            assert!(text.contains("(Edit: src/a.ts (1 replacement))"), "{text}");
+            assert!(
+                text.ends_with(
+                    "Review it with `staged ui` (in a browser) or `staged review` (in a terminal)."
+                ),
+                "{text}"
+            );
+        }
+        other => panic!("expected a notice, got {other:?}"),
+    }
     assert!(fourth.notes.iter().any(|n| n.contains("holding it 3 times")), "{:?}", fourth.notes);
     // The preview stays pending for a person to resolve; a new prompt's turn is held again.
     assert_eq!(repo.pending().len(), 1);
@@ -305,8 +321,14 @@ fn in_default_mode_only_a_person_may_apply_the_preview() {
             "staged holds this edit as a preview, and nothing was written yet: {id} (Edit: src/a.ts (1 replacement)). Claude Code is in its default permission mode, in which it asks the person before an edit, so only a person may apply it: tell them it waits for them (`staged review`, or `staged resolve apply --id {id} --reason \"...\"` in the workspace). Calling mcp__staged__resolve to apply it is refused (\"discard\" drops it); resolve acts on the newest pending preview: with several pending, resolve them one at a time, newest first, each with its own reason."
         )
     );
-    // The Stop hook does not hold the turn for it: it is not the model's to resolve.
-    assert_eq!(repo.run(Client::ClaudeCode, Mode::Gate, "stop").reply, Reply::Nothing);
+    // The Stop hook does not hold the turn for it (it is not the model's to resolve), and
+    // tells the person it waits.
+    assert_eq!(
+        repo.run(Client::ClaudeCode, Mode::Gate, "stop").reply,
+        Reply::Notice(format!(
+            "staged: 1 preview is still pending, nothing of it written: {id} (Edit: src/a.ts (1 replacement)). Review it with `staged ui` (in a browser) or `staged review` (in a terminal)."
+        ))
+    );
     // The model's resolve, over MCP, is refused, and the preview stays pending.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mcp = staged_core::FrontEnd::Mcp(Some("claude-code".to_owned()));

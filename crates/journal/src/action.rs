@@ -129,6 +129,7 @@ impl ChangeAction {
                 path: file.path,
                 fingerprint: file.fingerprint,
                 edits: file.edits,
+                executable: None,
             });
         }
         let label = replacements_label(counts.iter().flatten().sum(), changed.len());
@@ -393,7 +394,7 @@ impl ChangeAction {
                 }
                 Choice::Hunks(hunks) => hunks,
             };
-            let FileOp::Update { path, fingerprint: read_as, edits } = op else {
+            let FileOp::Update { path, fingerprint: read_as, edits, executable } = op else {
                 return Err(ActionError::other(format!("{} does not split into hunks", part.path)));
             };
             let text = match read_checked(&self.workspace, path, read_as) {
@@ -420,15 +421,18 @@ impl ChangeAction {
             let is_replacements = self.counts.is_some();
             split.files.push(part_file(file, &mine_diff, is_replacements.then_some(&mine_counts)));
             rest_files.push(part_file(file, &left_diff, is_replacements.then_some(&left_counts)));
+            // A mode change goes with the hunks applied.
             split.ops.push(FileOp::Update {
                 path: path.clone(),
                 fingerprint: read_as.clone(),
                 edits: cut.mine,
+                executable: *executable,
             });
             rest_ops.push(FileOp::Update {
                 path: path.clone(),
                 fingerprint: fingerprint(cut.text.as_bytes()),
                 edits: cut.left,
+                executable: None,
             });
             chosen_counts.push(mine_counts);
             rest_counts.push(left_counts);

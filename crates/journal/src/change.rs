@@ -110,6 +110,10 @@ pub enum FileOp {
         fingerprint: String,
         /// The edits, on the text read.
         edits: Vec<Edit>,
+        /// A mode to give it: executable (`true`: the executable bits set where the read
+        /// bits are, a diff's `new mode 100755`) or not (`false`: cleared, `100644`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        executable: Option<bool>,
     },
     /// A new file (with the folders it needs).
     Create {
@@ -117,6 +121,10 @@ pub enum FileOp {
         path: String,
         /// Its text.
         content: String,
+        /// Whether it is made executable (a diff's `new file mode 100755`): it gets what any
+        /// new executable gets, 0777 less the umask.
+        #[serde(default, skip_serializing_if = "is_false")]
+        executable: bool,
     },
     /// An existing file, deleted.
     Delete {
@@ -135,7 +143,33 @@ pub enum FileOp {
         fingerprint: String,
         /// The edits, on the text read.
         edits: Vec<Edit>,
+        /// A mode to give it, as for [`FileOp::Update`]; otherwise it keeps its own.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        executable: Option<bool>,
     },
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if")]
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `mode` made executable (the executable bits set where the read bits are, the owner's at
+/// least) or not (every executable bit cleared), as `chmod +x` and `chmod -x` do.
+pub fn with_executable(mode: u32, executable: bool) -> u32 {
+    if executable { mode | 0o100 | ((mode & 0o044) >> 2) } else { mode & !0o111 }
+}
+
+/// A file's mode that an apply changed, as its undo data keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeChange {
+    /// The file (where it is after the apply).
+    pub path: String,
+    /// Its mode bits before.
+    pub old: u32,
+    /// Its mode bits after.
+    pub new: u32,
 }
 
 impl FileOp {
@@ -226,6 +260,9 @@ pub struct UndoData {
     /// leaves empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dirs: Vec<String>,
+    /// The modes the apply changed (of files it updated or moved): an undo sets the old ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<ModeChange>,
 }
 
 /// The undo data format this build writes. Format 1 (`{"version": 1, "files": [{"path",
@@ -235,7 +272,7 @@ pub const UNDO_DATA_VERSION: u64 = 2;
 impl UndoData {
     /// The undo data of `ops`, with no folders created.
     pub fn of(ops: Vec<Applied>) -> UndoData {
-        UndoData { version: UNDO_DATA_VERSION, ops, dirs: Vec::new() }
+        UndoData { version: UNDO_DATA_VERSION, ops, dirs: Vec::new(), modes: Vec::new() }
     }
 
     /// As the log stores it.
@@ -304,6 +341,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
     let mut applied = Vec::new();
     let mut dirs = Vec::new();
     let mut texts = Vec::new();
+    let mut modes = Vec::new();
     for op in ops {
         let text = match op.source() {
             Some(path) => Some(read_checked(workspace, path, expected_fingerprint(op))?),
@@ -328,11 +366,17 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
             }
         }
         match op {
-            FileOp::Update { path, edits, .. } => {
-                let (text, _) = text.unwrap_or_default();
+            FileOp::Update { path, edits, executable, .. } => {
+                let (text, mode) = text.unwrap_or_default();
                 let new = replay(&text, edits).ok_or(JournalError::EditOutOfBounds)?;
+                let chmod = mode_change(path, mode, *executable);
                 diff.push_str(&file_diff_indexed(
-                    &DiffHeader::Modify { path },
+                    &chmod.as_ref().map_or(DiffHeader::Modify { path }, |c| DiffHeader::Chmod {
+                        from: path,
+                        to: path,
+                        old: c.old,
+                        new: c.new,
+                    }),
                     &LineIndex::new(&text),
                     edits,
                 )?);
@@ -340,25 +384,30 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                 steps.push(Step {
                     target: rel(workspace, path)?,
                     expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
-                    change: StepChange::Write { bytes: new.into_bytes(), mode: StepMode::Keep },
+                    change: StepChange::Write {
+                        bytes: new.into_bytes(),
+                        mode: chmod.as_ref().map_or(StepMode::Keep, |c| StepMode::Bits(c.new)),
+                    },
                 });
+                modes.extend(chmod);
                 applied.push(Applied::Update { path: path.clone(), edits: edits.clone() });
             }
-            FileOp::Create { path, content } => {
-                diff.push_str(&new_file_diff(path, content, NEW_FILE_MODE)?);
+            FileOp::Create { path, content, executable } => {
+                let shown = if *executable { EXECUTABLE_MODE } else { NEW_FILE_MODE };
+                diff.push_str(&new_file_diff(path, content, shown)?);
                 files.push(change(path, None, Some(content)));
                 steps.push(Step {
                     target: rel(workspace, path)?,
                     expect: Expect::Absent,
                     change: StepChange::Write {
                         bytes: content.clone().into_bytes(),
-                        mode: StepMode::Default,
+                        mode: if *executable { StepMode::Executable } else { StepMode::Default },
                     },
                 });
                 applied.push(Applied::Create {
                     path: path.clone(),
                     content: content.clone(),
-                    mode: None,
+                    mode: executable.then_some(EXECUTABLE_MODE),
                 });
             }
             FileOp::Delete { path, .. } => {
@@ -372,11 +421,14 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                 });
                 applied.push(Applied::Delete { path: path.clone(), content: text, mode });
             }
-            FileOp::Move { from, to, edits, .. } => {
-                let (text, _) = text.unwrap_or_default();
+            FileOp::Move { from, to, edits, executable, .. } => {
+                let (text, mode) = text.unwrap_or_default();
                 let new = replay(&text, edits).ok_or(JournalError::EditOutOfBounds)?;
+                let chmod = mode_change(to, mode, *executable);
                 diff.push_str(&file_diff_indexed(
-                    &DiffHeader::Rename { from, to },
+                    &chmod.as_ref().map_or(DiffHeader::Rename { from, to }, |c| {
+                        DiffHeader::Chmod { from, to, old: c.old, new: c.new }
+                    }),
                     &LineIndex::new(&text),
                     edits,
                 )?);
@@ -388,7 +440,9 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                     expect: Expect::Absent,
                     change: StepChange::Write {
                         bytes: new.into_bytes(),
-                        mode: StepMode::Of(source.clone()),
+                        mode: chmod
+                            .as_ref()
+                            .map_or(StepMode::Of(source.clone()), |c| StepMode::Bits(c.new)),
                     },
                 });
                 steps.push(Step {
@@ -396,6 +450,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                     expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
                     change: StepChange::Delete,
                 });
+                modes.extend(chmod);
                 applied.push(Applied::Move {
                     from: from.clone(),
                     to: to.clone(),
@@ -408,9 +463,17 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
         steps,
         diff,
         files,
-        undo: UndoData { version: UNDO_DATA_VERSION, ops: applied, dirs },
+        undo: UndoData { version: UNDO_DATA_VERSION, ops: applied, dirs, modes },
         texts,
     })
+}
+
+/// The mode change of the file that ends at `path`, whose mode is now `mode`, that
+/// `executable` asks; `None` when it asks none, or the mode it has.
+fn mode_change(path: &str, mode: u32, executable: Option<bool>) -> Option<ModeChange> {
+    let old = mode & 0o7777;
+    let new = with_executable(old, executable?);
+    (new != old).then(|| ModeChange { path: path.to_owned(), old, new })
 }
 
 /// The unified diff and each file's hashes of `ops`, changes already made (an edit another tool
@@ -465,6 +528,10 @@ pub fn describe_applied(
 /// The mode git shows a new file with, in a preview (the file gets the umask's).
 pub const NEW_FILE_MODE: u32 = 0o644;
 
+/// The mode git shows a new executable with (`new file mode 100755`; the file gets 0777 less
+/// the umask).
+pub const EXECUTABLE_MODE: u32 = 0o755;
+
 /// The diff of a new file at `path` holding `content`.
 ///
 /// # Errors
@@ -504,16 +571,19 @@ fn rel(workspace: &ConfinedRoot, path: &str) -> Result<RelPath, JournalError> {
     workspace.rel(path)
 }
 
-/// Whether anything (a file, a folder, a symlink) is at `rel`, never following a symlink.
+/// Whether a file (or a symlink) is at `rel`, never following a symlink. A folder is not: a
+/// change may delete every file in it and create a file at its path, and the commit checks
+/// that it does (and refuses, naming a file that stays).
 fn exists(workspace: &ConfinedRoot, rel: &RelPath) -> Result<bool, JournalError> {
     match workspace.fs().parent(rel) {
-        Ok((dir, name)) => {
-            dir.entry_metadata(&name).map(|m| m.is_some()).map_err(|err| JournalError::Read {
+        Ok((dir, name)) => dir
+            .entry_metadata(&name)
+            .map(|m| m.is_some_and(|m| !m.is_dir()))
+            .map_err(|err| JournalError::Read {
                 path: workspace.root().join(rel.as_path()),
                 message: err.to_string(),
                 source: err,
-            })
-        }
+            }),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
         // A folder on the way that is a file or a symlink: the commit refuses it, naming it.
         Err(_) => Ok(false),

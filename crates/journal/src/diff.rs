@@ -63,6 +63,18 @@ pub enum DiffHeader<'a> {
         /// Where it is now.
         to: &'a str,
     },
+    /// The file at `from`, now at `to` (the same path when it did not move), changed its
+    /// mode bits (and its text may have changed): `old mode`/`new mode`.
+    Chmod {
+        /// Where it was.
+        from: &'a str,
+        /// Where it is now.
+        to: &'a str,
+        /// Its mode bits before.
+        old: u32,
+        /// Its mode bits after.
+        new: u32,
+    },
 }
 
 impl DiffHeader<'_> {
@@ -82,6 +94,14 @@ impl DiffHeader<'_> {
                 let _ = writeln!(res, "rename from {}", quote("", from));
                 let _ = writeln!(res, "rename to {}", quote("", to));
             }
+            DiffHeader::Chmod { from, to, old, new } => {
+                let _ = writeln!(res, "old mode {}", git_mode(*old));
+                let _ = writeln!(res, "new mode {}", git_mode(*new));
+                if from != to {
+                    let _ = writeln!(res, "rename from {}", quote("", from));
+                    let _ = writeln!(res, "rename to {}", quote("", to));
+                }
+            }
         }
         res
     }
@@ -99,7 +119,9 @@ impl DiffHeader<'_> {
             DiffHeader::Modify { path } => (Some(*path), Some(*path)),
             DiffHeader::Create { path, .. } => (None, Some(*path)),
             DiffHeader::Delete { path, .. } => (Some(*path), None),
-            DiffHeader::Rename { from, to } => (Some(*from), Some(*to)),
+            DiffHeader::Rename { from, to } | DiffHeader::Chmod { from, to, .. } => {
+                (Some(*from), Some(*to))
+            }
         };
         format!("--- {}\n+++ {}\n", side("a/", old), side("b/", new))
     }
@@ -109,7 +131,7 @@ impl DiffHeader<'_> {
             DiffHeader::Modify { path }
             | DiffHeader::Create { path, .. }
             | DiffHeader::Delete { path, .. } => (path, path),
-            DiffHeader::Rename { from, to } => (from, to),
+            DiffHeader::Rename { from, to } | DiffHeader::Chmod { from, to, .. } => (from, to),
         }
     }
 }

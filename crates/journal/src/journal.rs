@@ -12,8 +12,9 @@
 //!    the folders it will create, and call the caller's prepare hook with the journal's id (the
 //!    resolve log stores the record under it);
 //! 3. create the missing folders, then write and fsync every temp file, beside its target and
-//!    with its permissions (those of the file it replaces, of a moved file's source, or those
-//!    of any new file);
+//!    with its permissions (those of the file it replaces, of a moved file's source, those of
+//!    any new file or new executable, or the mode bits the step gives: a mode a diff sets, an
+//!    undo's old mode);
 //! 4. switch the journal to `committed` (an atomic rename), recording each temp file's
 //!    identity: the commit point;
 //! 5. rename each new file into place without replacing anything (`RENAME_NOREPLACE`: a file
@@ -23,6 +24,17 @@
 //! 6. retire the pending preview (the caller's hook), so that it leaves the stack before the
 //!    journal that proves it was written;
 //! 7. delete the journal.
+//!
+//! **Files that become folders, and back.** A commit may delete a file and create files below
+//! its path (`a` deleted, `a/b` created), or delete every file of a folder and create a file
+//! at the folder's path (`a/b` deleted, `a` created). Such a create is *late*: its temp is
+//! written before the commit point like any other, in the deepest folder that exists (the
+//! folder holding the file that goes, for `a/b`), and after the deletes of step 5 the folders
+//! the deletes emptied are removed (deepest first), the folders that take a deleted file's
+//! place are made (parents first), and each late temp is renamed into place, none over
+//! anything. The check requires a folder that becomes a file to hold only files the commit
+//! deletes; the journal lists the late creates, the folders to remove and to make, so a
+//! roll forward repeats those steps in that order, each skipped once it is done.
 //!
 //! Before the commit point no target has been touched, so recovery deletes the temps and the
 //! folders the commit created (roll back, telling its hooks, so the prepared record is
@@ -109,8 +121,10 @@ pub enum StepMode {
     /// Those of another target of the same commit, as the check found it (a moved file's
     /// source).
     Of(RelPath),
-    /// These mode bits (an undo restoring a deleted file).
+    /// These mode bits (an undo restoring a deleted file, a mode a diff changes).
     Bits(u32),
+    /// What any new executable gets (0777 less the umask): a new file a diff makes 100755.
+    Executable,
 }
 
 /// What a commit does to one target.
@@ -153,6 +167,9 @@ pub enum CommitStep {
     Replaced(usize),
     /// The n-th step's file is deleted.
     Deleted(usize),
+    /// The n-th folder a delete emptied, to make room for a file, is removed (the last
+    /// first).
+    DirRemoved(usize),
     /// The retire hook ran and succeeded.
     Retired,
     /// The journal is gone.
@@ -194,7 +211,7 @@ pub struct CommitReport {
 }
 
 /// The journal formats this build reads; it writes the newest.
-const JOURNAL_VERSION: u32 = 3;
+const JOURNAL_VERSION: u32 = 4;
 const OLDEST_JOURNAL_VERSION: u32 = 2;
 
 /// The lock every commit holds shared and recovery holds exclusive. Never deleted.
@@ -251,6 +268,24 @@ struct JournalEntry {
     /// For a delete: which file the check found at the target. Only that file is deleted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     victim: Option<TempIdentity>,
+    /// For a create: whether it waits for the deletes, the removal of the folders they
+    /// emptied and the folders made where files were (a path that changes kind).
+    #[serde(default, skip_serializing_if = "is_false")]
+    late: bool,
+    /// For a late create: how many folders above the target's folder its temp file is (the
+    /// target's folder does not exist before the commit point).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    up: u32,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if")]
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if")]
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A file's [`FileIdentity`], as the journal stores it.
@@ -282,6 +317,14 @@ struct Journal {
     /// The folders to remove, if empty, once the deletes are done (a roll forward does too).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     prune: Vec<String>,
+    /// The folders the deletes empty for a late create at their path, parents first: removed
+    /// after the deletes, deepest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    emptied: Vec<String>,
+    /// The folders made where deleted files were, parents first: made after the deletes and
+    /// the removals, before the late creates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    late_dirs: Vec<String>,
     /// Who committed: for a preview, its pending id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     origin: Option<String>,
@@ -356,10 +399,14 @@ pub fn commit(
                 kind: t.kind,
                 temp: None,
                 victim: t.victim.map(TempIdentity::from),
+                late: t.late,
+                up: t.up,
             })
             .collect(),
         dirs: plan.dirs.iter().map(RelPath::display).collect(),
         prune: options.prune.iter().map(RelPath::display).collect(),
+        emptied: plan.emptied.iter().map(RelPath::display).collect(),
+        late_dirs: plan.late_dirs.iter().map(RelPath::display).collect(),
         origin: options.origin.map(str::to_owned),
     };
     let name = journal_name(&id);
@@ -469,7 +516,7 @@ pub fn commit(
     let mut open = OpenFolders::new(workspace);
     let mut created = Vec::new();
     for (i, target) in targets.iter().enumerate() {
-        if target.kind != EntryKind::Create {
+        if target.kind != EntryKind::Create || target.late {
             continue;
         }
         let Some(dir) = &target.dir else { continue };
@@ -521,9 +568,34 @@ pub fn commit(
         }
         observe(CommitStep::Deleted(i));
     }
+    // Paths that change kind: the folders the deletes emptied go, the folders that take a
+    // deleted file's place are made, and the late files are put in place.
+    for (k, dir) in plan.emptied.iter().enumerate().rev() {
+        remove_emptied(workspace, dir)?;
+        observe(CommitStep::DirRemoved(k));
+    }
+    for (k, dir) in plan.late_dirs.iter().enumerate() {
+        make_late_dir(workspace, dir)?;
+        observe(CommitStep::DirCreated(plan.dirs.len() + k));
+    }
+    for (i, target) in targets.iter().enumerate() {
+        if !target.late {
+            continue;
+        }
+        let Some(stage) = &target.dir else { continue };
+        let stage = open.get(stage).map_err(|err| write_err(workspace, &target.rel, err))?;
+        place_late(workspace, stage, &temp_name(&target.name, &id, i), &target.rel)
+            .map_err(|err| write_err(workspace, &target.rel, err))?;
+        observe(CommitStep::Replaced(i));
+    }
     drop(open);
-    // The folders' entries first: pruning may remove some of those folders.
-    sync_dirs(workspace, &targets, &[]).map_err(|err| journal_err(workspace, &err))?;
+    // The folders' entries first: pruning may remove some of those folders. A folder the
+    // deletes emptied is gone (a file may have its name): its parent was synced then.
+    let kept: Vec<&OpenTarget> = targets
+        .iter()
+        .filter(|t| !t.dir.as_ref().is_some_and(|dir| emptied_or_below(&dir.rel, &plan.emptied)))
+        .collect();
+    sync_dirs(workspace, kept, &[]).map_err(|err| journal_err(workspace, &err))?;
     remove_empty_dirs(workspace, &sorted(options.prune));
     if let Some(retire) = options.retire.as_mut() {
         if !retire() {
@@ -542,19 +614,36 @@ struct OpenTarget {
     rel: RelPath,
     display: String,
     kind: EntryKind,
-    /// Its folder; `None` until the folders the commit creates exist.
+    /// The folder of its temp file: its own folder (`None` until the folders the commit
+    /// creates exist), or for a late create under a file that becomes a folder, the deepest
+    /// folder above it that exists, `up` folders above its own.
     dir: Option<FolderRef>,
     name: OsString,
     /// The permissions its temp file gets.
     new_mode: NewFileMode,
     /// For a delete: the file the check found.
     victim: Option<FileIdentity>,
+    /// A create put in place after the deletes (its path changes kind).
+    late: bool,
+    up: u32,
 }
 
-/// The checked targets, and the folders to create for them (parents first).
+/// The checked targets, the folders to create for them (parents first), and for paths that
+/// change kind, the folders the deletes empty and those made where files were (parents
+/// first).
 struct Plan {
     targets: Vec<OpenTarget>,
     dirs: Vec<RelPath>,
+    emptied: Vec<RelPath>,
+    late_dirs: Vec<RelPath>,
+}
+
+/// Where a file to create goes, as the check found its path.
+struct Place {
+    /// The folder of its temp file; `None` when its folder is yet to be made.
+    dir: Option<FolderRef>,
+    late: bool,
+    up: u32,
 }
 
 /// Opens every target's directory without following symlinks and checks that each target is
@@ -568,6 +657,14 @@ fn check_targets(
     let mut targets = Vec::with_capacity(steps.len());
     let mut modes: HashMap<RelPath, u32> = HashMap::new();
     let mut dirs = BTreeSet::new();
+    let mut kinds = KindChanges::default();
+    // The files the commit deletes: their paths may become folders, and a folder holding
+    // only such files may become a file.
+    let deleting: HashSet<RelPath> = steps
+        .iter()
+        .filter(|s| matches!(s.change, StepChange::Delete) && s.expect != Expect::Absent)
+        .map(|s| s.target.clone())
+        .collect();
     // The files to compare, read and hashed on several threads at once (the expensive part);
     // each step's verdict is then taken in order, so the error reported is the first one.
     let found = par::try_map(steps.len(), par::cpu_threads(), |i| {
@@ -590,6 +687,7 @@ fn check_targets(
             return Err(JournalError::Journal(format!("{display} is written twice")));
         }
         let name = rel.file_name().to_owned();
+        let mut place = (false, 0);
         let (kind, dir, mode, victim) = match &step.expect {
             Expect::Fingerprint(expected) => {
                 let Some(found) = found else {
@@ -612,8 +710,9 @@ fn check_targets(
                         "{display} cannot be deleted: the preview found no file there"
                     )));
                 }
-                let dir = absent_target(workspace, rel, &mut dirs, held)?;
-                (EntryKind::Create, dir, None, None)
+                let found = absent_target(workspace, rel, &mut dirs, &mut kinds, &deleting, held)?;
+                place = (found.late, found.up);
+                (EntryKind::Create, found.dir, None, None)
             }
         };
         targets.push((
@@ -625,6 +724,8 @@ fn check_targets(
                 name,
                 new_mode: NewFileMode::Default,
                 victim,
+                late: place.0,
+                up: place.1,
             },
             mode,
         ));
@@ -636,6 +737,7 @@ fn check_targets(
             target.new_mode = match (wanted, mode) {
                 (StepMode::Keep, Some(mode)) => NewFileMode::Mode(mode),
                 (StepMode::Keep | StepMode::Default, _) => NewFileMode::Default,
+                (StepMode::Executable, _) => NewFileMode::Executable,
                 (StepMode::Bits(bits), _) => NewFileMode::Mode(*bits),
                 (StepMode::Of(source), _) => match modes.get(source) {
                     Some(mode) => NewFileMode::Mode(*mode),
@@ -651,16 +753,42 @@ fn check_targets(
         }
         res.push(target);
     }
-    // A folder to create must not also be a file of the commit.
-    if let Some(clash) = dirs.iter().find(|dir| seen.contains(*dir)) {
-        return Err(JournalError::Journal(format!(
-            "{} is both a file and a folder of this change",
-            clash.display()
-        )));
+    // A file the commit writes must not also be the folder of another file it writes (a
+    // deleted file's path may become a folder, and an emptied folder's a file).
+    let written: HashSet<&RelPath> =
+        res.iter().filter(|t| t.kind != EntryKind::Delete).map(|t| &t.rel).collect();
+    for target in res.iter().filter(|t| t.kind != EntryKind::Delete) {
+        let mut cursor = target.rel.parent();
+        while let Some(dir) = cursor {
+            if written.contains(&dir) {
+                return Err(JournalError::Journal(format!(
+                    "{} is both a file and a folder of this change",
+                    dir.display()
+                )));
+            }
+            cursor = dir.parent();
+        }
     }
-    let mut dirs: Vec<RelPath> = dirs.into_iter().collect();
-    dirs.sort_by_key(|dir| dir.components().count());
-    Ok(Plan { targets: res, dirs })
+    let by_depth = |set: BTreeSet<RelPath>| {
+        let mut res: Vec<RelPath> = set.into_iter().collect();
+        res.sort_by_key(|dir| dir.components().count());
+        res
+    };
+    Ok(Plan {
+        targets: res,
+        dirs: by_depth(dirs),
+        emptied: by_depth(kinds.emptied),
+        late_dirs: by_depth(kinds.late_dirs),
+    })
+}
+
+/// The folders of the paths that change kind in one commit.
+#[derive(Default)]
+struct KindChanges {
+    /// Folders the deletes empty, for a file to take their place.
+    emptied: BTreeSet<RelPath>,
+    /// Folders made where deleted files were.
+    late_dirs: BTreeSet<RelPath>,
 }
 
 /// A target as the check found it: its folder, and the fingerprint, mode bits and identity of
@@ -688,14 +816,17 @@ fn read_target(
     Ok(ReadTarget { dir: folder, fingerprint: fingerprint(&current), mode, identity })
 }
 
-/// Checks that nothing is at `rel`, and collects the folders above it that are missing.
-/// Returns its folder when that exists.
+/// Checks that nothing is at `rel` (or a folder holding only files in `deleting`), and
+/// collects the folders above it that are missing (or are files in `deleting`, to become
+/// folders). Returns where its temp file goes.
 fn absent_target(
     workspace: &ConfinedRoot,
     rel: &RelPath,
     missing: &mut BTreeSet<RelPath>,
+    kinds: &mut KindChanges,
+    deleting: &HashSet<RelPath>,
     held: &Held,
-) -> Result<Option<FolderRef>, JournalError> {
+) -> Result<Place, JournalError> {
     let parent = rel.parent();
     // The deepest folder above `rel` that exists, then everything below it is missing.
     let mut prefixes = Vec::new();
@@ -719,16 +850,115 @@ fn absent_target(
                     return Err(not_a_folder(workspace, prefix));
                 }
                 missing.extend(prefixes[k..].iter().cloned());
-                return Ok(None);
+                return Ok(Place { dir: None, late: false, up: 0 });
             }
-            Err(_) => return Err(not_a_folder(workspace, prefix)),
+            Err(_) => {
+                let is_file = open
+                    .entry_metadata(prefix.file_name())
+                    .map_err(|err| write_err(workspace, prefix, err))?
+                    .is_some_and(|meta| meta.is_file());
+                if !(is_file && deleting.contains(prefix)) {
+                    return Err(not_a_folder(workspace, prefix));
+                }
+                // A file the commit deletes, whose path becomes a folder: the temp waits in
+                // the folder that holds it.
+                kinds.late_dirs.extend(prefixes[k..].iter().cloned());
+                let up = u32::try_from(prefixes.len() - k).unwrap_or(u32::MAX);
+                let dir = FolderRef::of(prefix.parent(), open, Some(held))
+                    .map_err(|err| write_err(workspace, rel, err))?;
+                return Ok(Place { dir: Some(dir), late: true, up });
+            }
         }
     }
-    if open.entry_metadata(rel.file_name()).map_err(|err| write_err(workspace, rel, err))?.is_some()
-    {
-        return Err(JournalError::Appeared(rel.display()));
+    let late =
+        match open.entry_metadata(rel.file_name()).map_err(|err| write_err(workspace, rel, err))? {
+            None => false,
+            Some(meta) if meta.is_dir() => {
+                // A folder that becomes a file: every file in it must be one the commit deletes.
+                let folder =
+                    open.open_dir(rel.file_name()).map_err(|err| write_err(workspace, rel, err))?;
+                let mut folders = Vec::new();
+                if let Some(kept) = emptied_by(&folder, rel, deleting, &mut folders)
+                    .map_err(|err| write_err(workspace, rel, err))?
+                {
+                    return Err(JournalError::Appeared(kept.display()));
+                }
+                kinds.emptied.extend(folders);
+                true
+            }
+            Some(_) => return Err(JournalError::Appeared(rel.display())),
+        };
+    let dir =
+        FolderRef::of(parent, open, Some(held)).map_err(|err| write_err(workspace, rel, err))?;
+    Ok(Place { dir: Some(dir), late, up: 0 })
+}
+
+/// Whether the deletes of `deleting` empty the folder `dir` (at `rel`): `None` when every
+/// entry below it is a regular file in `deleting` or a folder so emptied (collected in
+/// `folders`, parents first); else the first entry that stays.
+fn emptied_by(
+    dir: &DirHandle,
+    rel: &RelPath,
+    deleting: &HashSet<RelPath>,
+    folders: &mut Vec<RelPath>,
+) -> io::Result<Option<RelPath>> {
+    folders.push(rel.clone());
+    let mut names = dir.names()?;
+    names.sort();
+    for name in names {
+        let child = rel.join(&name).map_err(io::Error::other)?;
+        match dir.entry_metadata(&name)? {
+            Some(meta) if meta.is_dir() => {
+                if let Some(kept) = emptied_by(&dir.open_dir(&name)?, &child, deleting, folders)? {
+                    return Ok(Some(kept));
+                }
+            }
+            Some(meta) if meta.is_file() && deleting.contains(&child) => {}
+            Some(_) => return Ok(Some(child)),
+            None => {}
+        }
     }
-    Ok(Some(FolderRef::of(parent, open, Some(held)).map_err(|err| write_err(workspace, rel, err))?))
+    Ok(None)
+}
+
+/// Removes a folder the deletes emptied, for a file to take its place. Gone already, or
+/// already a file (a roll forward after the late create): done.
+fn remove_emptied(workspace: &ConfinedRoot, rel: &RelPath) -> Result<(), JournalError> {
+    let done = |err: &io::Error| {
+        matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
+    };
+    let (parent, name) = match workspace.fs().parent(rel) {
+        Ok(found) => found,
+        Err(err) if done(&err) => return Ok(()),
+        Err(err) => return Err(write_err(workspace, rel, err)),
+    };
+    match parent.remove_dir(&name) {
+        Ok(()) => parent.sync().map_err(|err| write_err(workspace, rel, err)),
+        Err(err) if done(&err) => Ok(()),
+        Err(err) => Err(write_err(workspace, rel, err)),
+    }
+}
+
+/// Makes a folder where a deleted file was (or opens it, made already), never through a
+/// symlink.
+fn make_late_dir(workspace: &ConfinedRoot, rel: &RelPath) -> Result<(), JournalError> {
+    let (parent, name) =
+        workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, err))?;
+    parent.create_dir(&name).map_err(|err| write_err(workspace, rel, err))?;
+    parent.sync().map_err(|err| write_err(workspace, rel, err))
+}
+
+/// Renames a late create's temp (in `stage`) to its target, over nothing, durably.
+fn place_late(
+    workspace: &ConfinedRoot,
+    stage: &DirHandle,
+    temp: &OsStr,
+    rel: &RelPath,
+) -> io::Result<()> {
+    let (dir, name) = workspace.fs().parent(rel)?;
+    stage.rename_noreplace_into(temp, &dir, &name)?;
+    dir.sync()?;
+    stage.sync()
 }
 
 fn not_a_folder(workspace: &ConfinedRoot, rel: &RelPath) -> JournalError {
@@ -822,10 +1052,14 @@ impl Undo<'_> {
                     kind: e.kind,
                     temp: None,
                     victim: e.victim,
+                    late: e.late,
+                    up: e.up,
                 })
                 .collect(),
             dirs: journal.dirs.clone(),
             prune: journal.prune.clone(),
+            emptied: journal.emptied.clone(),
+            late_dirs: journal.late_dirs.clone(),
             origin: journal.origin.clone(),
         };
         store_journal(self.journal_dir, self.journal, &back).is_ok()
@@ -851,11 +1085,23 @@ fn remove_empty_dirs(workspace: &ConfinedRoot, dirs: &[RelPath]) {
     }
 }
 
+/// Whether the folder `rel` is one of `emptied` or below one (removed by the commit).
+fn emptied_or_below(rel: &Option<RelPath>, emptied: &[RelPath]) -> bool {
+    let mut cursor = rel.clone();
+    while let Some(dir) = cursor {
+        if emptied.contains(&dir) {
+            return true;
+        }
+        cursor = dir.parent();
+    }
+    false
+}
+
 /// Makes the entries of every folder holding a target, and of the parents of the folders
 /// the commit made, durable; on several threads at once (see `par`).
-fn sync_dirs(
+fn sync_dirs<'t>(
     workspace: &ConfinedRoot,
-    targets: &[OpenTarget],
+    targets: impl IntoIterator<Item = &'t OpenTarget>,
     folders: &[Folder],
 ) -> io::Result<()> {
     let mut synced = HashSet::new();
@@ -1141,7 +1387,7 @@ pub fn recover(
                 }
             }
             JournalState::Committed => {
-                roll_forward(workspace, &checked.entries, &mut report)?;
+                roll_forward(workspace, &checked, &mut report)?;
                 remove_empty_dirs(workspace, &checked.prune);
                 report.rolled_forward += 1;
                 let retired = hooks.finished(&id, journal.origin.as_deref());
@@ -1159,15 +1405,17 @@ pub fn recover(
 /// a commit does.
 fn roll_forward(
     workspace: &ConfinedRoot,
-    entries: &[CheckedEntry],
+    checked: &Checked,
     report: &mut RecoveryReport,
 ) -> Result<(), JournalError> {
+    let entries = &checked.entries;
     let mut open = OpenFolders::new(workspace);
     for kind in [EntryKind::Create, EntryKind::Replace, EntryKind::Delete] {
         for entry in entries.iter().filter(|e| e.kind == kind) {
             let Some(dir) = &entry.dir else { continue };
             let dir = open.get(dir).map_err(|err| write_err(workspace, &entry.rel, err))?;
             match kind {
+                EntryKind::Create if entry.late => {}
                 EntryKind::Create if entry.temp_exists => dir
                     .rename_noreplace(&entry.temp, &entry.name)
                     .map_err(|err| write_err(workspace, &entry.rel, err))?,
@@ -1175,10 +1423,16 @@ fn roll_forward(
                     .rename(&entry.temp, &entry.name)
                     .map_err(|err| write_err(workspace, &entry.rel, err))?,
                 EntryKind::Delete => {
-                    let found = dir
-                        .identity(&entry.name)
-                        .map_err(|err| write_err(workspace, &entry.rel, err))?
-                        .map(TempIdentity::from);
+                    let meta = dir
+                        .entry_metadata(&entry.name)
+                        .map_err(|err| write_err(workspace, &entry.rel, err))?;
+                    if meta.as_ref().is_some_and(|meta| meta.is_dir())
+                        && checked.late_dirs.contains(&entry.rel)
+                    {
+                        // Deleted, and a folder made in its place already.
+                        continue;
+                    }
+                    let found = meta.map(|meta| TempIdentity::from(FileIdentity::of_cap(&meta)));
                     match found {
                         Some(found) if Some(found) == entry.victim => dir
                             .remove_file(&entry.name)
@@ -1194,9 +1448,22 @@ fn roll_forward(
             }
         }
     }
+    for dir in checked.emptied.iter().rev() {
+        remove_emptied(workspace, dir)?;
+    }
+    for dir in &checked.late_dirs {
+        make_late_dir(workspace, dir)?;
+    }
+    for entry in entries.iter().filter(|e| e.late && e.temp_exists) {
+        let Some(dir) = &entry.dir else { continue };
+        let stage = open.get(dir).map_err(|err| write_err(workspace, &entry.rel, err))?;
+        place_late(workspace, stage, &entry.temp, &entry.rel)
+            .map_err(|err| write_err(workspace, &entry.rel, err))?;
+    }
     let mut synced = HashSet::new();
     for entry in entries {
         if let Some(dir) = &entry.dir
+            && !emptied_or_below(&dir.rel, &checked.emptied)
             && synced.insert(dir)
         {
             open.get(dir).and_then(DirHandle::sync).map_err(|err| journal_err(workspace, &err))?;
@@ -1209,8 +1476,10 @@ fn roll_forward(
 struct CheckedEntry {
     rel: RelPath,
     kind: EntryKind,
-    /// The target's folder; `None` when it does not exist (a commit that never created it).
+    /// The folder of the temp file: the target's, or a late create's stage, `up` folders
+    /// above; `None` when it does not exist (a commit that never created it).
     dir: Option<FolderRef>,
+    late: bool,
     name: OsString,
     temp: OsString,
     temp_exists: bool,
@@ -1222,6 +1491,8 @@ struct Checked {
     entries: Vec<CheckedEntry>,
     dirs: Vec<RelPath>,
     prune: Vec<RelPath>,
+    emptied: Vec<RelPath>,
+    late_dirs: Vec<RelPath>,
 }
 
 /// Checks everything a journal names before anything is touched.
@@ -1232,6 +1503,25 @@ fn validate(workspace: &ConfinedRoot, journal: &Journal, id: &str) -> Result<Che
             journal.version
         ));
     }
+    let folders = |list: &[String]| -> Result<Vec<RelPath>, String> {
+        let mut res = Vec::with_capacity(list.len());
+        for dir in list {
+            res.push(RelPath::new(dir).map_err(|err| err.to_string())?);
+        }
+        Ok(sorted(&res))
+    };
+    let emptied = folders(&journal.emptied)?;
+    let late_dirs = folders(&journal.late_dirs)?;
+    let under_emptied = |rel: &RelPath| {
+        let mut cursor = rel.parent();
+        while let Some(dir) = cursor {
+            if emptied.contains(&dir) {
+                return true;
+            }
+            cursor = dir.parent();
+        }
+        false
+    };
     let mut seen = HashSet::new();
     let mut entries = Vec::with_capacity(journal.entries.len());
     for (i, entry) in journal.entries.iter().enumerate() {
@@ -1242,11 +1532,22 @@ fn validate(workspace: &ConfinedRoot, journal: &Journal, id: &str) -> Result<Che
         if entry.kind == EntryKind::Delete && entry.victim.is_none() {
             return Err(format!("`{}` is to be deleted, but no file is named", entry.target));
         }
-        let dir = match workspace.fs().parent(&rel) {
-            Ok((dir, _)) => Some(dir),
+        if (entry.late || entry.up > 0) && entry.kind != EntryKind::Create {
+            return Err(format!("`{}` waits for the deletes, but is not created", entry.target));
+        }
+        let Some(stage) = ancestor(&rel, entry.up) else {
+            return Err(format!(
+                "the temp file of `{}` is said to be above the root",
+                entry.target
+            ));
+        };
+        let dir = match workspace.fs().dir(stage.as_ref()) {
+            Ok(dir) => Some(dir),
             // A folder a create needed and never got, or one a delete emptied and an undo
-            // removed: nothing of this entry is on disk, so nothing is left to do for it.
+            // removed (or one a file took the place of): nothing of this entry is on disk,
+            // so nothing is left to do for it.
             Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+            Err(err) if err.kind() == io::ErrorKind::NotADirectory && under_emptied(&rel) => None,
             Err(err) => {
                 return Err(format!(
                     "the folder of `{}` cannot be opened without following a symlink: {err}",
@@ -1261,6 +1562,7 @@ fn validate(workspace: &ConfinedRoot, journal: &Journal, id: &str) -> Result<Che
                 rel,
                 kind: entry.kind,
                 dir: None,
+                late: entry.late,
                 name,
                 temp,
                 temp_exists: false,
@@ -1268,9 +1570,16 @@ fn validate(workspace: &ConfinedRoot, journal: &Journal, id: &str) -> Result<Che
             });
             continue;
         };
-        let target_meta = dir.entry_metadata(&name).map_err(|err| err.to_string())?;
+        // A late create's target is not read: its folder may not be made yet, or it may still
+        // be the folder the deletes empty.
+        let target_meta = if entry.late {
+            None
+        } else {
+            dir.entry_metadata(&name).map_err(|err| err.to_string())?
+        };
         if let Some(meta) = &target_meta
             && !meta.is_file()
+            && !(meta.is_dir() && entry.kind == EntryKind::Delete && late_dirs.contains(&rel))
         {
             return Err(format!("`{}` is not a regular file", entry.target));
         }
@@ -1299,25 +1608,34 @@ fn validate(workspace: &ConfinedRoot, journal: &Journal, id: &str) -> Result<Che
                 ));
             }
         }
-        let dir = FolderRef::of(rel.parent(), dir, None).map_err(|err| err.to_string())?;
+        let dir = FolderRef::of(stage, dir, None).map_err(|err| err.to_string())?;
         entries.push(CheckedEntry {
             rel,
             kind: entry.kind,
             dir: Some(dir),
+            late: entry.late,
             name,
             temp,
             temp_exists,
             victim: entry.victim,
         });
     }
-    let folders = |list: &[String]| -> Result<Vec<RelPath>, String> {
-        let mut res = Vec::with_capacity(list.len());
-        for dir in list {
-            res.push(RelPath::new(dir).map_err(|err| err.to_string())?);
-        }
-        Ok(sorted(&res))
-    };
-    Ok(Checked { entries, dirs: folders(&journal.dirs)?, prune: folders(&journal.prune)? })
+    Ok(Checked {
+        entries,
+        dirs: folders(&journal.dirs)?,
+        prune: folders(&journal.prune)?,
+        emptied,
+        late_dirs,
+    })
+}
+
+/// The folder `up` folders above `rel`'s (`Some(None)`: the root); `None` above the root.
+fn ancestor(rel: &RelPath, up: u32) -> Option<Option<RelPath>> {
+    let mut cursor = rel.parent();
+    for _ in 0..up {
+        cursor = cursor?.parent();
+    }
+    Some(cursor)
 }
 
 fn refusal(workspace: &ConfinedRoot, id: &str, why: &str) -> String {

@@ -37,9 +37,9 @@ mod undo;
 pub use crate::{
     action::{ChangeAction, HunkCut, ReplacementFile, cut_hunks, replacements_label},
     change::{
-        Applied, CheckError, Checked, Edit, FileOp, NEW_FILE_MODE, Stale, UNDO_DATA_VERSION,
-        UndoData, check, deleted_file_diff, describe_applied, invert, new_file_diff, replay,
-        split_edits,
+        Applied, CheckError, Checked, EXECUTABLE_MODE, Edit, FileOp, ModeChange, NEW_FILE_MODE,
+        Stale, UNDO_DATA_VERSION, UndoData, check, deleted_file_diff, describe_applied, invert,
+        new_file_diff, replay, split_edits, with_executable,
     },
     details::{ChangeDetails, ChangeKind, ChangedFile, Remainder, label_of},
     diff::{DiffHeader, EditHunks, Splice, edit_hunks, file_diff, file_diff_indexed, quote},
@@ -55,7 +55,7 @@ pub use crate::{
     root::{ConfinedRoot, STATE_DIR_NAME},
     select::{
         Choice, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, NOTHING_APPLIED, PartFile, Selection,
-        bound_hunks, check_hunk, part_files,
+        bound_hunks, check_hunk, part_files, preview_parts,
     },
     state_guard::ModelAccess,
     undo::{

@@ -251,6 +251,27 @@ pub fn part_files<'a>(
     res
 }
 
+/// A pending preview's files as a partial apply names them (path, move source, kind, hunk
+/// count), from its [`files`](staged_core::PendingAction::files) and the diff in its details.
+/// `staged resolve --only`, `staged review` and `staged ui` pick from these.
+pub fn preview_parts(entry: &staged_core::PendingEntry) -> Vec<PartFile> {
+    let files = entry.action.files();
+    let diff = entry.action.details().and_then(staged_core::preview_diff);
+    let sections = diff.map(crate::hunks::diff_files).unwrap_or_default();
+    let kinds: Vec<DiffKind> = if sections.len() == files.len() {
+        sections.iter().map(|s| s.kind).collect()
+    } else {
+        files
+            .iter()
+            .map(|f| if f.from.is_some() { DiffKind::Rename } else { DiffKind::Modify })
+            .collect()
+    };
+    part_files(
+        files.iter().zip(kinds).map(|(f, kind)| (f.path.as_str(), f.from.as_deref(), kind)),
+        diff,
+    )
+}
+
 fn refuse(what: &str) -> ActionError {
     ActionError::Tool(ToolError::new(format!("{what} {NOTHING_APPLIED}")))
 }

@@ -27,7 +27,8 @@ use staged_fs::RelPath;
 use crate::{
     ConfinedRoot, DiffHeader, JournalError, LineIndex,
     change::{
-        Applied, Edit, NEW_FILE_MODE, UndoData, deleted_file_diff, invert, new_file_diff, replay,
+        Applied, Edit, ModeChange, NEW_FILE_MODE, UndoData, deleted_file_diff, invert,
+        new_file_diff, replay,
     },
     diff::file_diff_indexed,
     fingerprint::fingerprint,
@@ -104,7 +105,16 @@ fn plan_noting(
 ) -> Result<UndoPlan, String> {
     let record = &entry.record;
     let data = record.undo.as_ref().ok_or("it keeps no undo data")?;
-    let UndoData { ops, dirs: created, .. } = parse(data)?;
+    let UndoData { ops, dirs: created, modes, .. } = parse(data)?;
+    // The modes the apply changed, by the path each file ends at.
+    let mut mode_of: HashMap<&str, &ModeChange> = HashMap::new();
+    for change in &modes {
+        if mode_of.insert(change.path.as_str(), change).is_some() {
+            return Err(format!("its undo data changes the mode of `{}` twice", change.path));
+        }
+    }
+    let mut modes_used = 0;
+    let mut inverse_modes = Vec::new();
     // The log is input like any other file: every path is confined to the root, and every
     // file must be exactly what the entry wrote.
     let hashes: HashMap<&str, &FileChange> =
@@ -174,17 +184,25 @@ fn plan_noting(
             Applied::Update { path, edits } => {
                 let (inverse, restored) = restore(&text, edits, path)?;
                 expect_hash(&restored, before_of(path)?.as_deref(), path)?;
-                shown.push_str(&diff_of(DiffHeader::Modify { path }, &restored, edits)?);
-                diff.push_str(&diff_of(DiffHeader::Modify { path }, &text, &inverse)?);
+                let chmod = mode_of.get(path.as_str()).copied();
+                modes_used += usize::from(chmod.is_some());
+                let (was, now) = headers(path, path, chmod);
+                shown.push_str(&diff_of(was, &restored, edits)?);
+                diff.push_str(&diff_of(now, &text, &inverse)?);
                 files.push(change(path, Some(&text), Some(&restored)));
                 steps.push(Step {
                     target: rel(path)?,
                     expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
                     change: StepChange::Write {
                         bytes: restored.into_bytes(),
-                        mode: StepMode::Keep,
+                        mode: chmod.map_or(StepMode::Keep, |c| StepMode::Bits(c.old)),
                     },
                 });
+                inverse_modes.extend(chmod.map(|c| ModeChange {
+                    path: path.clone(),
+                    old: c.new,
+                    new: c.old,
+                }));
                 inverse_ops.push(Applied::Update { path: path.clone(), edits: inverse });
             }
             Applied::Create { path, content, mode: created_mode } => {
@@ -234,12 +252,16 @@ fn plan_noting(
             Applied::Move { from, to, edits } => {
                 let (inverse, restored) = restore(&text, edits, to)?;
                 expect_hash(&restored, before_of(from)?.as_deref(), from)?;
-                shown.push_str(&diff_of(DiffHeader::Rename { from, to }, &restored, edits)?);
-                diff.push_str(&diff_of(
-                    DiffHeader::Rename { from: to, to: from },
-                    &text,
-                    &inverse,
-                )?);
+                let chmod = mode_of.get(to.as_str()).copied();
+                modes_used += usize::from(chmod.is_some());
+                let (was, now) = headers(from, to, chmod);
+                shown.push_str(&diff_of(was, &restored, edits)?);
+                diff.push_str(&diff_of(now, &text, &inverse)?);
+                inverse_modes.extend(chmod.map(|c| ModeChange {
+                    path: from.clone(),
+                    old: c.new,
+                    new: c.old,
+                }));
                 files.push(change(to, Some(&text), None));
                 files.push(change(from, None, Some(&restored)));
                 let (source, target) = (rel(to)?, rel(from)?);
@@ -249,7 +271,7 @@ fn plan_noting(
                     expect: Expect::Absent,
                     change: StepChange::Write {
                         bytes: restored.into_bytes(),
-                        mode: StepMode::Of(source.clone()),
+                        mode: chmod.map_or(StepMode::Of(source.clone()), |c| StepMode::Bits(c.old)),
                     },
                 });
                 steps.push(Step {
@@ -265,6 +287,9 @@ fn plan_noting(
             }
         }
     }
+    if modes_used != modes.len() {
+        return Err("its undo data changes the mode of a file it did not update or move".to_owned());
+    }
     if record.diff.as_deref() != Some(shown.as_str()) {
         return Err(
             "its recorded diff is not what its undo data would write back (the log entry was changed outside staged); `staged log show` would not show what an undo writes"
@@ -277,7 +302,12 @@ fn plan_noting(
         diff,
         steps,
         files,
-        undo: UndoData { version: crate::change::UNDO_DATA_VERSION, ops: inverse_ops, dirs },
+        undo: UndoData {
+            version: crate::change::UNDO_DATA_VERSION,
+            ops: inverse_ops,
+            dirs,
+            modes: inverse_modes,
+        },
         prune,
         written,
         texts,
@@ -503,17 +533,42 @@ fn read_as(
     }
 }
 
-/// Notes `path` as changed unless nothing is there.
+/// Notes `path` as changed unless nothing is there. A folder there, or a file where a folder
+/// of its path would be, is left to the commit's check: an undo may delete every file of a
+/// folder to put a file back at its path, or a file to put files back below it (an apply that
+/// turned a file into a folder, or back), and the commit refuses, naming it, when a file
+/// the undo does not delete stays there.
 fn absent(workspace: &ConfinedRoot, path: &str, changed: &mut Vec<String>) -> Result<(), String> {
     let rel = rel(path)?;
     let there = match workspace.fs().parent(&rel) {
-        Ok((dir, name)) => dir.entry_metadata(&name).map_or(true, |m| m.is_some()),
-        Err(err) => err.kind() != std::io::ErrorKind::NotFound,
+        Ok((dir, name)) => {
+            dir.entry_metadata(&name).map_or(true, |m| m.is_some_and(|m| !m.is_dir()))
+        }
+        Err(err) => {
+            !matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
+        }
     };
     if there {
         changed.push(path.to_owned());
     }
     Ok(())
+}
+
+/// The diff headers of a file that went from `from` to `to` (the same path when it stayed),
+/// with `chmod`'s mode change: as the apply showed it, and as its undo shows it.
+fn headers<'a>(
+    from: &'a str,
+    to: &'a str,
+    chmod: Option<&ModeChange>,
+) -> (DiffHeader<'a>, DiffHeader<'a>) {
+    match chmod {
+        Some(c) => (
+            DiffHeader::Chmod { from, to, old: c.old, new: c.new },
+            DiffHeader::Chmod { from: to, to: from, old: c.new, new: c.old },
+        ),
+        None if from == to => (DiffHeader::Modify { path: from }, DiffHeader::Modify { path: to }),
+        None => (DiffHeader::Rename { from, to }, DiffHeader::Rename { from: to, to: from }),
+    }
 }
 
 fn restore(text: &str, edits: &[Edit], path: &str) -> Result<(Vec<Edit>, String), String> {

@@ -97,7 +97,7 @@ pub(crate) async fn ask_to_apply(
         Err(err) => Ask::Stop(stop_result(
             head,
             format!(
-                "Could not ask the person for approval ({err}). Nothing was applied; `{}` is still pending. Resolve it from a terminal with `staged resolve apply --reason \"...\"` or `staged review`.",
+                "Could not ask the person for approval ({err}). Nothing was applied; `{}` is still pending. Resolve it on the review page `staged ui`, in `staged review`, or with `staged resolve apply --reason \"...\"`.",
                 head.label()
             ),
         )),
@@ -119,15 +119,19 @@ fn interpret(head: &PendingEntry, answer: &ElicitResult) -> Ask {
     let label = head.label();
     match answer.action {
         ElicitationAction::Accept => {
-            let refused = answer
-                .content
-                .as_ref()
-                .and_then(|content| content.get("approve"))
-                .and_then(Value::as_bool)
-                == Some(false);
-            if refused { Ask::Stop(declined_result(head)) } else { Ask::Approved }
+            let content = answer.content.as_ref();
+            let refused =
+                content.and_then(|c| c.get(APPROVE_FIELD)).and_then(Value::as_bool) == Some(false);
+            let reason = content
+                .and_then(|c| c.get(REASON_FIELD))
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|r| !r.is_empty());
+            if refused { Ask::Stop(declined_result(head, reason)) } else { Ask::Approved }
         }
-        ElicitationAction::Decline => Ask::Stop(declined_result(head)),
+        // Claude Code sends a declined form without its content: the person's words travel
+        // only in an accepted form whose `approve` is false.
+        ElicitationAction::Decline => Ask::Stop(declined_result(head, None)),
         // Cancel, and any action a later protocol adds, leaves the preview pending.
         _ => Ask::Stop(stop_result(
             head,
@@ -138,11 +142,15 @@ fn interpret(head: &PendingEntry, answer: &ElicitResult) -> Ask {
     }
 }
 
-fn declined_result(head: &PendingEntry) -> ToolResult {
+fn declined_result(head: &PendingEntry, reason: Option<&str>) -> ToolResult {
+    let said = match reason {
+        Some(reason) => format!(": \"{reason}\""),
+        None => String::new(),
+    };
     stop_result(
         head,
         format!(
-            "The person declined to apply `{}`. Nothing was applied; the preview is still pending. Discard it with `resolve` (action \"discard\") or ask the person what to change.",
+            "The person declined to apply `{}`{said}. Nothing was applied; the preview is still pending. Discard it with `resolve` (action \"discard\") or ask the person what to change.",
             head.label()
         ),
     )
@@ -152,7 +160,7 @@ fn no_elicitation_result(head: &PendingEntry) -> ToolResult {
     stop_result(
         head,
         format!(
-            "This server requires a person to approve every `resolve apply` (--approve human), but this MCP client does not support elicitation, so it cannot ask. Nothing was applied; `{}` is still pending. Ask the person to resolve it from a terminal in the workspace: `staged resolve apply --reason \"...\"` (or `staged resolve discard --reason \"...\"`), or `staged review`.",
+            "This server requires a person to approve every `resolve apply` (--approve human), but this MCP client does not support elicitation, so it cannot ask. Nothing was applied; `{}` is still pending. Ask the person to resolve it in the workspace: on the review page `staged ui`, in `staged review`, or with `staged resolve apply --reason \"...\"` (or `staged resolve discard --reason \"...\"`).",
             head.label()
         ),
     )
@@ -167,18 +175,28 @@ fn stop_result(head: &PendingEntry, text: String) -> ToolResult {
     }))
 }
 
+/// The form's decision field: `true` applies.
+const APPROVE_FIELD: &str = "approve";
+/// The form's reason field, told to the model when the person declines.
+const REASON_FIELD: &str = "reason";
+
 fn question(head: &PendingEntry, reason: &str) -> Result<ElicitRequestParams, serde_json::Error> {
     let schema = json!({
         "type": "object",
         "properties": {
-            "approve": {
+            APPROVE_FIELD: {
                 "type": "boolean",
                 "title": "Apply this change",
                 "description": "Write the staged change to the files.",
                 "default": true
+            },
+            REASON_FIELD: {
+                "type": "string",
+                "title": "Reason",
+                "description": "Why not (or what to change): the agent is told. To refuse with a reason, untick the box and submit."
             }
         },
-        "required": ["approve"]
+        "required": [APPROVE_FIELD]
     });
     let schema: JsonObject = match schema {
         Value::Object(map) => map,

@@ -7,6 +7,9 @@
 //! (`localhost`, `127.0.0.0/8`, `[::1]`) or, with `--allow-remote`, an IP literal or a name
 //! given with `--allow-host`. A present `Origin` must be `http(s)://` such a host on the
 //! server's own port.
+//!
+//! `staged ui` (crate `staged-ui`) serves its page behind the same rules: it uses
+//! [`HostPolicy`] and [`BearerToken`] from here, so both servers refuse alike.
 
 use std::{
     fmt,
@@ -63,9 +66,12 @@ impl BearerToken {
     /// the same time wherever the first difference is.
     pub(crate) fn accepts(&self, authorization: &[u8]) -> bool {
         let Some((scheme, presented)) = split_scheme(authorization) else { return false };
-        if !scheme.eq_ignore_ascii_case(b"bearer") {
-            return false;
-        }
+        scheme.eq_ignore_ascii_case(b"bearer") && self.matches(presented)
+    }
+
+    /// Whether `presented` is exactly this token (from a URL, a cookie or a header other than
+    /// `Authorization`). The comparison takes the same time wherever the first difference is.
+    pub fn matches(&self, presented: &[u8]) -> bool {
         let expected = self.0.as_bytes();
         if presented.len() != expected.len() {
             return false;
@@ -89,7 +95,7 @@ fn split_scheme(value: &[u8]) -> Option<(&[u8], &[u8])> {
 
 /// Which `Host` and `Origin` values name this server.
 #[derive(Debug, Clone)]
-pub(crate) struct HostPolicy {
+pub struct HostPolicy {
     /// The port the server listens on.
     pub(crate) port: u16,
     /// Whether non-loopback hosts (IP literals, `names`) are allowed.
@@ -98,15 +104,42 @@ pub(crate) struct HostPolicy {
     pub(crate) names: Vec<String>,
 }
 
+/// The refusal of a `Host` that does not name the server.
+pub const FOREIGN_HOST_TEXT: &str = "Forbidden: the Host header does not name this server";
+/// The refusal of an `Origin` that is not the server's.
+pub const FOREIGN_ORIGIN_TEXT: &str = "Forbidden: the Origin is not this server's";
+
 impl HostPolicy {
+    /// The policy of a server on loopback only, listening on `port`.
+    pub fn loopback(port: u16) -> HostPolicy {
+        HostPolicy { port, remote: false, names: Vec::new() }
+    }
+
+    /// The first two gates of every request, in order: the `Host` header must name this
+    /// server, and an `Origin` header, when present, must be this server's origin. `Err`
+    /// carries the refusal's text (a 403's body).
+    pub fn check(&self, host: Option<&[u8]>, origin: Option<&[u8]>) -> Result<(), &'static str> {
+        let host = host.and_then(|v| std::str::from_utf8(v).ok()).unwrap_or_default();
+        if !self.allows_host(host) {
+            return Err(FOREIGN_HOST_TEXT);
+        }
+        if let Some(origin) = origin {
+            let allowed = std::str::from_utf8(origin).is_ok_and(|o| self.allows_origin(o));
+            if !allowed {
+                return Err(FOREIGN_ORIGIN_TEXT);
+            }
+        }
+        Ok(())
+    }
+
     /// Whether a `Host` header value names this server (any port: proxies may rewrite it).
-    pub(crate) fn allows_host(&self, host: &str) -> bool {
+    pub fn allows_host(&self, host: &str) -> bool {
         split_authority(host).is_some_and(|(name, _)| self.allows_name(&name))
     }
 
     /// Whether an `Origin` header value is this server's origin: `http` or `https`, an
     /// allowed host, and the server's port (explicit, or the scheme's default).
-    pub(crate) fn allows_origin(&self, origin: &str) -> bool {
+    pub fn allows_origin(&self, origin: &str) -> bool {
         let Some((scheme, authority)) = origin.split_once("://") else { return false };
         let default_port = match scheme.to_ascii_lowercase().as_str() {
             "http" => 80,

@@ -139,18 +139,10 @@ impl HttpEndpoint {
 /// The three gates: `Host`, `Origin`, then the token.
 async fn guard(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if !gate.hosts.allows_host(host) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "Forbidden: the Host header does not name this server",
-        );
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|origin| gate.hosts.allows_origin(origin));
-        if !allowed {
-            return refuse(StatusCode::FORBIDDEN, "Forbidden: the Origin is not this server's");
-        }
+    let host = headers.get(header::HOST).map(HeaderValue::as_bytes);
+    let origin = headers.get(header::ORIGIN).map(HeaderValue::as_bytes);
+    if let Err(text) = gate.hosts.check(host, origin) {
+        return refuse(StatusCode::FORBIDDEN, text);
     }
     let presented = headers.get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
     if !presented.is_some_and(|value| gate.token.accepts(value)) {

@@ -52,7 +52,7 @@ mod session;
 mod transport;
 
 pub use crate::{
-    auth::{BearerToken, MIN_TOKEN_CHARS},
+    auth::{BearerToken, FOREIGN_HOST_TEXT, FOREIGN_ORIGIN_TEXT, HostPolicy, MIN_TOKEN_CHARS},
     error::McpError,
     framing::MAX_FRAME_BYTES,
     http::{HTTP_PATH, HttpEndpoint},

@@ -6,7 +6,7 @@
 //!
 //! The reminder rule: a result ends with the resolve reminder while a preview is pending
 //! after the call, except a `resolve` result that leaves the same preview on top (a declined
-//! or failed apply), whose own text says what to do next.
+//! or failed apply), whose own text says what to do next (`staged_gate::remind_after_call`).
 
 use std::{sync::Arc, time::SystemTime};
 
@@ -151,11 +151,11 @@ impl StagedServer {
             result.content.push(staged_core::ContentPart::Text { text });
         }
         let after = self.head();
-        let remind = match &after {
-            None => false,
-            Some(head) if is_resolve => before.as_ref().map(|b| &b.id) != Some(&head.id),
-            Some(_) => true,
-        };
+        let remind = staged_gate::remind_after_call(
+            &name,
+            before.as_ref().map(|b| &b.id),
+            after.as_ref().map(|a| &a.id),
+        );
         Ok(to_call_result(result, after.as_ref(), remind).into())
     }
 

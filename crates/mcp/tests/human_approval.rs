@@ -76,6 +76,29 @@ async fn declined_or_cancelled_apply_keeps_the_preview_pending() {
     }
 }
 
+/// Claude Code sends a declined form without its content, so the form has a reason field
+/// that travels in an accepted answer whose decision is no: the model reads the person's words.
+#[tokio::test]
+async fn a_decline_tells_the_model_the_persons_reason() {
+    for protocol in PROTOCOLS {
+        let fx = Fixture::new(&[("a.ts", SOURCE)]);
+        let answer = Answer::AcceptNoBecause("keep the old name until the release");
+        let conn = staged(&fx, protocol.clone(), Some(answer)).await;
+        let label = fx.open_session().store().peek().unwrap().unwrap().label().to_owned();
+        let res = conn.call("resolve", json!({"action": "apply", "reason": "go"})).await;
+        assert!(is_error(&res), "{protocol}: {}", text(&res));
+        assert_eq!(
+            text(&res),
+            format!(
+                "The person declined to apply `{label}`: \"keep the old name until the release\". Nothing was applied; the preview is still pending. Discard it with `resolve` (action \"discard\") or ask the person what to change."
+            )
+        );
+        assert_eq!(fx.read("a.ts"), SOURCE);
+        assert_eq!(pending_count(&fx), 1);
+        conn.close().await;
+    }
+}
+
 #[tokio::test]
 async fn client_without_elicitation_is_told_to_resolve_from_a_terminal() {
     for protocol in PROTOCOLS {
@@ -87,6 +110,7 @@ async fn client_without_elicitation_is_told_to_resolve_from_a_terminal() {
         assert!(msg.contains("does not support elicitation"), "{msg}");
         assert!(msg.contains("staged resolve apply --reason"), "{msg}");
         assert!(msg.contains("staged review"), "{msg}");
+        assert!(msg.contains("the review page `staged ui`"), "{msg}");
         assert_eq!(fx.read("a.ts"), SOURCE);
         assert_eq!(pending_count(&fx), 1);
         conn.close().await;

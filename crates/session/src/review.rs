@@ -203,9 +203,11 @@ pub fn revert_ops(
                 ops.push(FileOp::Delete { path: file.path.clone(), fingerprint: now });
             }
             (FileKind::Deleted, _) => {
+                // It comes back as it was, an executable one executable.
                 ops.push(FileOp::Create {
                     path: file.path.clone(),
                     content: file.net.without.clone(),
+                    executable: file.history.mode.is_some_and(|mode| mode & 0o111 != 0),
                 });
             }
             (FileKind::Moved { from }, true) => ops.push(FileOp::Move {
@@ -213,9 +215,15 @@ pub fn revert_ops(
                 to: from.clone(),
                 fingerprint: now,
                 edits,
+                executable: None,
             }),
             _ if edits.is_empty() => {}
-            _ => ops.push(FileOp::Update { path: file.path.clone(), fingerprint: now, edits }),
+            _ => ops.push(FileOp::Update {
+                path: file.path.clone(),
+                fingerprint: now,
+                edits,
+                executable: None,
+            }),
         }
     }
     Ok(ops)

@@ -7,56 +7,56 @@
 //!
 //! Custom tools join through [`WorkspaceSession::builder`]: each is registered with the
 //! rehydrator for its source tool name, so a preview it staged survives a restart and can be
-//! resolved from another process, like an `ast_edit` preview.
+//! resolved from another process, like an `ast_edit` preview. The name is given once, at
+//! registration: the tool's [`ToolContext::api`] stages its actions under it.
 //!
 //! # A custom tool in Rust
+//! A tool registered with [`WorkspaceSessionBuilder::durable_tool`] stages the action of a
+//! typed payload; the same function makes it again from the payload after a restart.
 //! ```
 //! use std::sync::Arc;
-//! use staged_core::{
-//!     CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, ResolveParams,
-//!     Tool, ToolError, ToolResult,
+//! use serde::{Deserialize, Serialize};
+//! use staged_workspace::core::{
+//!     CancelToken, FnPendingAction, ResolveOptions, ResolveParams, Tool, ToolError, ToolResult,
 //! };
-//! use staged_workspace::{StoredAction, ToolContext, WorkspaceSession};
+//! use staged_workspace::{ConfinedRoot, Stager, WorkspaceSession};
 //!
-//! /// Stages a greeting; applying it prints nothing and returns the greeting.
-//! struct Greet(CustomToolApi);
+//! /// The payload: what the preview will do.
+//! #[derive(Serialize, Deserialize)]
+//! struct Greeting {
+//!     name: String,
+//! }
 //!
-//! /// The action, rebuilt from its payload in any process.
-//! fn greeting(name: &str) -> FnPendingAction {
-//!     let text = format!("Hello, {name}!");
-//!     FnPendingAction::new(format!("Greet {name}"), move |_| {
+//! /// The action of a payload, in the process that staged it or any other.
+//! fn greeting(_: &ConfinedRoot, greeting: Greeting) -> FnPendingAction {
+//!     let text = format!("Hello, {}!", greeting.name);
+//!     FnPendingAction::new(format!("Greet {}", greeting.name), move |_| {
 //!         let text = text.clone();
 //!         async move { Ok(ToolResult::text(text)) }
 //!     })
-//!     .with_source_tool_name("greet")
-//!     .with_payload(serde_json::json!({"name": name}))
 //! }
 //!
-//! #[async_trait::async_trait]
+//! /// Stages a greeting; applying it returns the greeting.
+//! struct Greet(Stager<Greeting>);
+//!
+//! #[staged_workspace::async_trait]
 //! impl Tool for Greet {
-//!     fn name(&self) -> &str { "greet" }
+//!     fn name(&self) -> &str { self.0.tool_name() }
 //!     fn label(&self) -> &str { "Greet" }
 //!     fn description(&self) -> &str { "Stages a greeting." }
 //!     fn parameters(&self) -> serde_json::Value {
 //!         serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}})
 //!     }
 //!     async fn execute(&self, args: serde_json::Value, _: &CancelToken) -> Result<ToolResult, ToolError> {
-//!         let name = args["name"].as_str().unwrap_or("world");
-//!         let id = self.0.push_pending_action(greeting(name))?;
+//!         let name = args["name"].as_str().unwrap_or("world").to_owned();
+//!         let id = self.0.stage(Greeting { name })?;
 //!         Ok(ToolResult::text(format!("Staged {id}. Call resolve to apply or discard.")))
 //!     }
 //! }
 //!
 //! fn open(root: &std::path::Path) -> WorkspaceSession {
 //!     WorkspaceSession::builder()
-//!         .tool(
-//!             "greet",
-//!             |ctx: &ToolContext<'_>| Arc::new(Greet(ctx.api())) as Arc<dyn Tool>,
-//!             Some(Arc::new(|stored: &StoredAction| {
-//!                 let name = stored.payload["name"].as_str().ok_or("no name")?;
-//!                 Ok(Arc::new(greeting(name)) as Arc<dyn PendingAction>)
-//!             })),
-//!         )
+//!         .durable_tool("greet", greeting, |stager, _| Arc::new(Greet(stager)) as Arc<dyn Tool>)
 //!         .open(root)
 //!         .unwrap()
 //! }
@@ -65,20 +65,40 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let first = open(dir.path());
 //! let greet = first.custom_tools()[0].clone();
-//! greet.execute(serde_json::json!({"name": "Ada"}), &CancelToken::new()).await.unwrap();
-//! drop(first);
+//! let staged = greet.execute(serde_json::json!({"name": "Ada"}), &CancelToken::new()).await.unwrap();
+//! assert!(staged.text_content().starts_with("Staged pending-action:greet:0."));
+//! drop((greet, first));
 //!
-//! // Another process, or this one after a restart: the rehydrator rebuilds the action.
+//! // Another process, or this one after a restart: the same `greeting` rebuilds the action.
 //! let second = open(dir.path());
 //! let (params, options) = (ResolveParams::apply("say it"), ResolveOptions::default());
 //! let res = second.session().resolve(params, options, &CancelToken::new()).await.unwrap();
 //! assert_eq!(res.text_content(), "Hello, Ada!");
 //! # });
 //! ```
+//!
+//! [`WorkspaceSessionBuilder::tool`] registers a tool with a rehydrator of its own (reading a
+//! [`StoredAction`]'s payload as JSON), for a tool whose actions are not made from one type.
 
 #![deny(missing_docs)]
 
+mod changes;
 mod deferred;
+mod durable;
+
+/// The Rust blocks of the README and of `docs/`, compiled and run as this crate's doctests
+/// (`tests/docs_compiled.rs` checks that every Markdown file with a Rust block is here).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../../../docs/contract/plugins.md")]
+pub struct DocsCompiled;
+
+/// `staged-core`, the runtime every custom tool is written against.
+pub use staged_core as core;
+
+/// The attribute a [`Tool`](staged_core::Tool) implementation needs:
+/// `#[staged_workspace::async_trait]`.
+pub use async_trait::async_trait;
 
 use std::{
     path::{Path, PathBuf},
@@ -88,7 +108,7 @@ use std::{
 use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction, AstEditTool, AstGrepTool, WarmIndex};
 use staged_core::{
     CustomToolApi, ErrorCause, InMemoryStore, PendingAction, PendingActionStore, Progress,
-    ResolveTool, Session, Tool, UndoHandler,
+    ResolveTool, Session, Tool, UndoHandler, stamp_source_tool_name,
 };
 use staged_edit::{ApplyPatchTool, EditTool, TEXT_TOOL_NAMES, WriteTool};
 use staged_journal::{
@@ -108,6 +128,14 @@ pub use staged_journal::{
     quote as quote_diff_path,
 };
 pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
+
+pub use staged_edit::FileChanges;
+
+pub use crate::{changes::ChangeStager, durable::Stager};
+
+/// The origin of a tool registered in Rust ([`WorkspaceSessionBuilder::tool`]), as its load
+/// errors name it.
+const CUSTOM_ORIGIN: &str = "custom tool";
 
 /// The tool names staged's front ends use themselves (`ast_grep`, `ast_edit`, `edit`, `write`,
 /// `apply_patch` and `resolve` here; `pending` in `staged mcp`; `read` and `find` in `staged
@@ -169,7 +197,9 @@ pub struct ToolContext<'a> {
 }
 
 impl ToolContext<'_> {
-    /// The custom-tool API bound to the session: `push_pending_action` stages on its stack.
+    /// The custom-tool API bound to the session: `push_pending_action` stages on its stack,
+    /// as the tool's own (an action that names no source tool gets the registered name, so
+    /// its rehydrator finds it after a restart).
     pub fn api(&self) -> CustomToolApi {
         self.api.clone()
     }
@@ -178,17 +208,25 @@ impl ToolContext<'_> {
     pub fn workspace(&self) -> &ConfinedRoot {
         self.workspace
     }
+
+    /// Stages the tool's journaled file changes ([`FileChanges`]) under its name.
+    pub fn changes(&self) -> ChangeStager {
+        ChangeStager { api: self.api(), workspace: self.workspace.clone() }
+    }
 }
 
 /// Builds a custom tool once the session exists.
 pub type ToolFactory = Box<dyn FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send>;
+
+/// A custom tool's rehydrator, given the workspace it rebuilds actions in.
+type RehydratorIn = Arc<dyn Fn(&ConfinedRoot) -> Rehydrator + Send + Sync>;
 
 /// Registers custom tools (each with the rehydrator for its source tool name) before a
 /// [`WorkspaceSession`] opens; see [`WorkspaceSession::builder`].
 #[derive(Default)]
 pub struct WorkspaceSessionBuilder {
     tools: Vec<(String, String, ToolFactory)>,
-    rehydrators: Vec<(String, Rehydrator)>,
+    rehydrators: Vec<(String, RehydratorIn)>,
     fallbacks: Vec<FallbackRehydrator>,
     undo_fallbacks: Vec<Arc<dyn UndoHandler>>,
     errors: Vec<LoadError>,
@@ -236,18 +274,32 @@ impl WorkspaceSessionBuilder {
         factory: impl FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send + 'static,
         rehydrator: Option<Rehydrator>,
     ) -> Self {
-        self.tool_from("custom tool", name, Box::new(factory), rehydrator)
+        self.tool_from(CUSTOM_ORIGIN, name, Box::new(factory), rehydrator)
     }
 
     /// [`WorkspaceSessionBuilder::tool`], with the origin its load errors name (e.g.
     /// `plugin "rename"`).
     #[must_use]
     pub fn tool_from(
-        mut self,
+        self,
         origin: &str,
         name: &str,
         factory: ToolFactory,
         rehydrator: Option<Rehydrator>,
+    ) -> Self {
+        let rehydrator = rehydrator.map(|rehydrator| {
+            Arc::new(move |_: &ConfinedRoot| Arc::clone(&rehydrator)) as RehydratorIn
+        });
+        self.tool_in(origin, name, factory, rehydrator)
+    }
+
+    /// [`WorkspaceSessionBuilder::tool_from`] with a rehydrator made for the workspace.
+    fn tool_in(
+        mut self,
+        origin: &str,
+        name: &str,
+        factory: ToolFactory,
+        rehydrator: Option<RehydratorIn>,
     ) -> Self {
         let taken = BUILTIN_TOOL_NAMES.contains(&name)
             || self.tools.iter().any(|(other, _, _)| other == name);
@@ -346,8 +398,27 @@ impl WorkspaceSessionBuilder {
 
     fn all_rehydrators(&self, workspace: &ConfinedRoot) -> Rehydrators {
         let mut res = builtin_rehydrators(workspace);
-        for (name, rehydrator) in &self.rehydrators {
-            res.register(name.clone(), Arc::clone(rehydrator));
+        for (name, origin, _) in &self.tools {
+            let own = self
+                .rehydrators
+                .iter()
+                .find(|(owner, _)| owner == name)
+                .map(|(_, rehydrator)| rehydrator(workspace));
+            // A Rust tool's journaled changes rebuild as the built-in tools' previews do.
+            let rehydrator = match own {
+                own if origin == CUSTOM_ORIGIN => changes::custom_rehydrator(workspace, name, own),
+                Some(own) => own,
+                None => continue,
+            };
+            // What it rebuilds is the tool's, as what the tool staged was, whether or not the
+            // action names its source tool itself.
+            let owner = name.clone();
+            res.register(
+                name.clone(),
+                Arc::new(move |stored: &StoredAction| {
+                    rehydrator(stored).map(|action| stamp_source_tool_name(action, &owner))
+                }),
+            );
         }
         for fallback in &self.fallbacks {
             res.register_fallback(Arc::clone(fallback));
@@ -366,13 +437,20 @@ impl WorkspaceSessionBuilder {
         for handler in self.undo_fallbacks {
             session.register_undo_fallback(handler);
         }
+        let names = self
+            .tools
+            .iter()
+            .filter(|(_, origin, _)| origin == CUSTOM_ORIGIN)
+            .map(|(name, _, _)| name.clone())
+            .collect();
+        let undo = ChangeUndo::new(workspace.clone());
+        session.register_undo_fallback(Arc::new(changes::CustomChangeUndo { names, undo }));
         let mut errors = self.errors;
         let mut custom: Vec<Arc<dyn Tool>> = Vec::new();
         let mut origins: Vec<String> = Vec::new();
-        let ctx =
-            ToolContext { api: CustomToolApi::new(Some(session.clone())), workspace: &workspace };
         for (name, origin, factory) in self.tools {
-            let tool = factory(&ctx);
+            let api = CustomToolApi::new(Some(session.clone())).with_source_tool_name(&name);
+            let tool = factory(&ToolContext { api, workspace: &workspace });
             if tool.name() != name {
                 errors.push(LoadError::failed(
                     origin,
@@ -397,6 +475,28 @@ impl WorkspaceSessionBuilder {
         }
     }
 }
+
+/// Every error a host meets through this crate's common path, so that one `?` carries them:
+/// opening the workspace, a tool call or `resolve`, the stack and the log, and the host's own
+/// file reads. Each keeps the error underneath, and says what it says.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The workspace session could not be opened.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// A tool call, `resolve` or an undo failed; the message is what a model would see.
+    #[error(transparent)]
+    Tool(#[from] staged_core::ToolError),
+    /// The pending stack or the log could not be read or written.
+    #[error(transparent)]
+    Store(#[from] staged_core::StoreError),
+    /// A file the host read or wrote itself.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Why a workspace session could not be opened. Each keeps the error underneath as its
 /// source.

@@ -20,7 +20,7 @@ use serde_json::json;
 use staged_ast_edit::{AstEditAction, CommitStep};
 use staged_core::{
     CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, ResolveParams,
-    Retirement, Tool,
+    Retirement, Tool, UndoOptions,
 };
 use staged_journal::{Selection, undo_observed};
 use staged_test_support::crash::{abort_at, child_spec, run_child};
@@ -257,9 +257,12 @@ fn kill_at_every_step_of_an_undo_keeps_files_and_log_in_agreement() {
                 [LogOutcome::Applied],
                 "step {crash_at}: not undone, not logged"
             );
-            let res =
-                block_on(ws.session().undo(None, "again", &FrontEnd::Cli, &CancelToken::new()))
-                    .unwrap();
+            let res = block_on(ws.session().undo(
+                "again",
+                UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+                &CancelToken::new(),
+            ))
+            .unwrap();
             assert!(!res.is_error, "step {crash_at}: {}", res.text_content());
             assert_eq!(outcomes(&ws), [LogOutcome::Undone, LogOutcome::Applied]);
         }

@@ -12,7 +12,7 @@ use std::{collections::BTreeMap, os::unix::fs::PermissionsExt, path::Path};
 use serde_json::json;
 use staged_core::{
     CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, ResolveParams,
-    Retirement, Tool,
+    Retirement, Tool, UndoOptions,
 };
 use staged_journal::{ChangeAction, CommitStep, undo_observed};
 use staged_test_support::crash::{abort_at, child_spec, run_child};
@@ -270,9 +270,12 @@ fn kill_at_every_step_of_a_mixed_undo_leaves_all_old_or_all_new() {
         } else {
             assert_eq!(now, new, "step {k}: the tree is neither all old nor all new");
             assert!(reverted.is_none(), "step {k}: logged as undone but not restored");
-            let res =
-                block_on(ws.session().undo(None, "again", &FrontEnd::Cli, &CancelToken::new()))
-                    .unwrap();
+            let res = block_on(ws.session().undo(
+                "again",
+                UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+                &CancelToken::new(),
+            ))
+            .unwrap();
             assert!(!res.is_error, "step {k}: {}", res.text_content());
             assert_eq!(tree(&root), old, "step {k}");
         }

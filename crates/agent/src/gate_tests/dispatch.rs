@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use crate::StandingHandler;
-use crate::queue::DirectiveOptions;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use staged_core::{
     CancelToken, FnPendingAction, ResolveHandler, ResolveOptions, ResolveParams, ToolChoice,
     ToolError, ToolResult,
 };
+use staged_gate::DirectiveOptions;
 
 use super::harness::{block_on, counting_action, session};
 

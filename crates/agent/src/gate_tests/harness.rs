@@ -9,8 +9,8 @@ use std::sync::{
 
 use crate::{Directives, ToolChoiceDirective};
 
-use crate::queue::ToolChoiceQueue;
 use staged_core::{FnPendingAction, InMemoryStore, PendingAction, Session, StoreError, ToolResult};
+use staged_gate::ToolChoiceQueue;
 pub(crate) use staged_test_support::CountingStore;
 
 /// A session with the loop's directives attached: the session methods these tests used

@@ -2,8 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::queue::{DirectiveOptions, OnRejected, RejectOutcome, RejectReason, ToolChoiceQueue};
 use staged_core::{CancelToken, ResolveHandler, ResolveParams, ToolChoice, ToolError, ToolResult};
+use staged_gate::{DirectiveOptions, OnRejected, RejectOutcome, RejectReason, ToolChoiceQueue};
 
 use super::harness::block_on;
 

@@ -91,8 +91,8 @@ fn no_soft_requirement_when_resolve_is_not_active() {
 
 #[test]
 fn hard_choice_for_an_inactive_tool_is_rejected_as_unavailable_and_skipped() {
-    use crate::queue::{DirectiveOptions, RejectOutcome, RejectReason};
     use staged_core::ToolChoice;
+    use staged_gate::{DirectiveOptions, RejectOutcome, RejectReason};
     let session = session();
     let reasons = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = Arc::clone(&reasons);

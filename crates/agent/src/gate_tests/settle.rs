@@ -51,8 +51,8 @@ fn agent(wire: WireFormat, mock: &MockModel, session: &Arc<Session>) -> Agent {
 /// and nothing is rejected as not invoked.
 #[tokio::test]
 async fn a_hard_directive_is_settled_after_its_turns_tools_run() {
-    use crate::queue::{DirectiveOptions, OnRejected, RejectOutcome};
     use staged_core::{ResolveHandler, ResolveParams, ToolChoice, ToolError, ToolResult};
+    use staged_gate::{DirectiveOptions, OnRejected, RejectOutcome};
 
     #[derive(Debug, Default)]
     struct Invoker(AtomicUsize);

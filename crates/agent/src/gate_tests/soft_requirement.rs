@@ -11,11 +11,11 @@ use std::{
 
 use crate::{ResolveGate, SKIPPED_CALL_TEXT, ToolCallRef, TurnOutcome};
 
-use crate::queue::DirectiveOptions;
 use staged_core::{
     CancelToken, FnPendingAction, RESOLVE_REMINDER, ResolveOptions, ResolveParams, ToolChoice,
     ToolResult,
 };
+use staged_gate::DirectiveOptions;
 
 use super::harness::{LoopSession, block_on, session};
 

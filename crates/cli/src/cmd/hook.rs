@@ -36,6 +36,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
                 codex_home: codex_home(),
                 local: install.local,
                 claude_config: claude_config(),
+                approve_human: install.approve == crate::args::ApproveArg::Human,
             };
             let lines = install::install(&target, install.uninstall)?;
             for line in lines {

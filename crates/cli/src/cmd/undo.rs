@@ -12,7 +12,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Context, bail};
-use staged_core::{FrontEnd, ResolveLog, StoreError, ToolResult};
+use staged_core::{FrontEnd, ResolveLog, StoreError, ToolResult, UndoOptions};
 use staged_workspace::WorkspaceSession;
 
 use crate::{
@@ -93,8 +93,24 @@ fn revert(
     let shown = crate::progress::Progress::start(out, "reverting");
     let result: ToolResult = context::block_on(|cancel| async move {
         match (way, target) {
-            (_, Some(seq)) => session.undo(Some(seq), &reason, &FrontEnd::Cli, &cancel).await,
-            (Way::Undo, None) => session.undo(None, &reason, &FrontEnd::Cli, &cancel).await,
+            (_, Some(seq)) => {
+                session
+                    .undo(
+                        &reason,
+                        UndoOptions { target: Some(seq), front_end: Some(&FrontEnd::Cli) },
+                        &cancel,
+                    )
+                    .await
+            }
+            (Way::Undo, None) => {
+                session
+                    .undo(
+                        &reason,
+                        UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+                        &cancel,
+                    )
+                    .await
+            }
             (Way::Redo, None) => session.redo(&reason, &FrontEnd::Cli, &cancel).await,
         }
     })?

@@ -12,7 +12,7 @@ use pretty_assertions::assert_eq;
 use staged_core::{
     ActionError, AppliedChange, CancelToken, FileChange, FnPendingAction, FrontEnd, InMemoryStore,
     JsonObject, LogEntry, LogOutcome, PendingAction, ResolveOptions, ResolveParams, Retirement,
-    Session, ToolResult, UndoHandler,
+    Session, ToolResult, UndoHandler, UndoOptions,
 };
 
 use super::harness::{block_on, counting_action, failing_action};
@@ -123,14 +123,24 @@ fn applied_session(source: &str) -> Arc<Session> {
 #[test]
 fn undo_without_a_handler_for_the_source_writes_nothing_and_says_so() {
     let session = applied_session("tool_a");
-    let err = block_on(session.undo(None, "", &FrontEnd::Cli, &CancelToken::new())).unwrap_err();
+    let err = block_on(session.undo(
+        "",
+        UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
     assert_eq!(
         err.message(),
         "Undo is not available for `tool_a` entries: that tool declares no undo. Nothing was written."
     );
     assert_eq!(logged(&session).len(), 1);
     let empty = Session::new(Arc::new(InMemoryStore::new()));
-    let err = block_on(empty.undo(None, "", &FrontEnd::Cli, &CancelToken::new())).unwrap_err();
+    let err = block_on(empty.undo(
+        "",
+        UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+        &CancelToken::new(),
+    ))
+    .unwrap_err();
     assert_eq!(err.message(), staged_core::NOTHING_TO_UNDO_TEXT);
 }
 
@@ -140,14 +150,29 @@ fn an_entry_is_undone_once_and_an_undo_of_the_undo_is_a_redo() {
     let calls = Arc::new(AtomicUsize::new(0));
     session.register_undo("tool_a", Arc::new(CountingUndo(Arc::clone(&calls))));
     let cancel = CancelToken::new();
-    let res = block_on(session.undo(None, "oops", &FrontEnd::Review, &cancel)).unwrap();
+    let res = block_on(session.undo(
+        "oops",
+        UndoOptions { target: None, front_end: Some(&FrontEnd::Review) },
+        &cancel,
+    ))
+    .unwrap();
     assert_eq!(res.text_content(), "reverted 0");
-    let err = block_on(session.undo(Some(0), "again", &FrontEnd::Cli, &cancel)).unwrap_err();
+    let err = block_on(session.undo(
+        "again",
+        UndoOptions { target: Some(0), front_end: Some(&FrontEnd::Cli) },
+        &cancel,
+    ))
+    .unwrap_err();
     assert_eq!(
         err.message(),
         "Log entry 0 (A) was already reverted by entry 1; nothing was written. `staged undo 1` reverts that one."
     );
-    block_on(session.undo(Some(1), "redo", &FrontEnd::Cli, &cancel)).unwrap();
+    block_on(session.undo(
+        "redo",
+        UndoOptions { target: Some(1), front_end: Some(&FrontEnd::Cli) },
+        &cancel,
+    ))
+    .unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(
         logged(&session),
@@ -174,7 +199,11 @@ fn two_undos_of_one_entry_racing_revert_it_once() {
             .map(|_| {
                 let session = Arc::clone(&session);
                 std::thread::spawn(move || {
-                    block_on(session.undo(None, "race", &FrontEnd::Cli, &CancelToken::new()))
+                    block_on(session.undo(
+                        "race",
+                        UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+                        &CancelToken::new(),
+                    ))
                 })
             })
             .collect();
@@ -407,7 +436,13 @@ fn a_bare_undo_walks_back_and_redo_walks_forward_until_a_new_apply() {
             .unwrap();
     }
     // Entries 0 (A) and 1 (B) applied: undo reverts 1, then 0, then has nothing left.
-    let undo = || block_on(session.undo(None, "", &FrontEnd::Cli, &cancel));
+    let undo = || {
+        block_on(session.undo(
+            "",
+            UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+            &cancel,
+        ))
+    };
     let redo = || block_on(session.redo("", &FrontEnd::Cli, &cancel));
     assert_eq!(undo().unwrap().text_content(), "reverted 1");
     assert_eq!(undo().unwrap().text_content(), "reverted 0");

@@ -446,3 +446,30 @@ fn resolve_expected_refuses_when_another_preview_became_the_head() {
         format!("{reviewed} is no longer pending; nothing was applied or discarded.")
     );
 }
+
+/// A deviation from the reference, which never reads `reason` (`docs/contract/resolve.md`): a
+/// blank reason runs nothing, through the library as through the CLI.
+#[test]
+fn a_blank_reason_runs_nothing() {
+    let session = session();
+    let applies = Arc::new(AtomicUsize::new(0));
+    session.push_pending_action(counting_action("Rename", "custom_tool", applies.clone())).unwrap();
+    for (reason, params) in [
+        ("", ResolveParams::apply("")),
+        ("  \n", ResolveParams::apply("  \n")),
+        ("\t", ResolveParams::discard("\t")),
+    ] {
+        let err = block_on(session.resolve(params, ResolveOptions::default(), &CancelToken::new()))
+            .unwrap_err();
+        assert_eq!(err.message(), staged_core::BLANK_REASON_TEXT, "{reason:?}");
+    }
+    let err =
+        block_on(ResolveTool::new(session.clone()).execute(apply_args(""), &CancelToken::new()))
+            .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "`reason` is blank: say in one short sentence why the preview is applied or discarded. Nothing was applied or discarded."
+    );
+    assert_eq!(applies.load(Ordering::SeqCst), 0);
+    assert_eq!(session.store().len().unwrap(), 1);
+}

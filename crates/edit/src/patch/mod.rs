@@ -16,7 +16,8 @@
 //! `format-patch` and `git show` output, `-U0`, and GNU `diff -ruN` (a side dated at the
 //! epoch is a missing file; the first folder is dropped when it is all two names differ
 //! in). A hunk must hold the lines its header counts. Symlinks, submodules, binary files,
-//! mode changes and copies are refused by design, naming the file and why. [`Options`]
+//! and copies are refused by design, naming the file and why; a mode a git diff gives a file
+//! (`new file mode 100755`, `old mode`/`new mode` between 100644 and 100755) is set. [`Options`]
 //! carries a person's `-p N` and `-R`.
 
 mod apply;
@@ -111,8 +112,8 @@ pub enum PatchFile {
         content: String,
         /// Its format.
         style: Style,
-        /// An executable mode a git diff gives it (`new file mode 100755`), which staged does
-        /// not set: a new file gets the usual mode, and its summary says so.
+        /// Whether a git diff makes it executable (`new file mode 100755`): it is created as
+        /// any new executable (0777 less the umask).
         executable: bool,
     },
     /// A deleted file.
@@ -132,6 +133,9 @@ pub enum PatchFile {
         chunks: Vec<Chunk>,
         /// Its format.
         style: Style,
+        /// The mode a git diff gives it (`old mode`/`new mode`): `Some(true)` for 100755 (the
+        /// executable bits set where the read bits are), `Some(false)` for 100644 (cleared).
+        executable: Option<bool>,
     },
 }
 

@@ -188,7 +188,16 @@ fn parse_codex_file(lines: &[&str], line_number: usize) -> Result<(PatchFile, us
             format!("Update file hunk for path '{path}' is empty"),
         ));
     }
-    Ok((PatchFile::Update { path: path.to_owned(), move_to, chunks, style: Style::Codex }, used))
+    Ok((
+        PatchFile::Update {
+            path: path.to_owned(),
+            move_to,
+            chunks,
+            style: Style::Codex,
+            executable: None,
+        },
+        used,
+    ))
 }
 
 /// One chunk of an update, and how many lines it took.
@@ -314,6 +323,11 @@ struct GitHeader {
     rename_to: Option<String>,
     /// `new file mode 100755`.
     executable: bool,
+    /// `deleted file mode 100755` (a new file's mode, reversed).
+    deleted_executable: bool,
+    /// `old mode <m>` and `new mode <m>`, as written.
+    old_mode: Option<(String, usize)>,
+    new_mode: Option<(String, usize)>,
 }
 
 /// The refusal of a file that is not a regular file, from a header line that gives its mode
@@ -392,18 +406,17 @@ fn parse_unified_file(
             if let Some(mode) = line.strip_prefix("new file mode ") {
                 header.new_file = true;
                 header.executable = mode.trim() == "100755";
-            } else if line.starts_with("deleted file mode ") {
+            } else if let Some(mode) = line.strip_prefix("deleted file mode ") {
                 header.deleted = true;
+                header.deleted_executable = mode.trim() == "100755";
             } else if let Some(name) = line.strip_prefix("rename from ") {
                 header.rename_from = Some(unquote(name));
             } else if let Some(name) = line.strip_prefix("rename to ") {
                 header.rename_to = Some(unquote(name));
-            } else if line.starts_with("old mode ") || line.starts_with("new mode ") {
-                return Err(format!(
-                    "line {at}: `{}` changes the mode of {}, which staged does not preview; change the mode with chmod",
-                    line,
-                    header.to.as_deref().unwrap_or("a file")
-                ));
+            } else if let Some(mode) = line.strip_prefix("old mode ") {
+                header.old_mode = Some((mode.trim().to_owned(), at));
+            } else if let Some(mode) = line.strip_prefix("new mode ") {
+                header.new_mode = Some((mode.trim().to_owned(), at));
             } else if line.starts_with("copy from ") || line.starts_with("copy to ") {
                 return Err(format!(
                     "line {at}: copies (`{line}`) are not supported; add the copy as a new file"
@@ -466,7 +479,11 @@ fn parse_unified_file(
         (header.rename_from, header.rename_to) =
             (header.rename_to.take(), header.rename_from.take());
         (header.new_file, header.deleted) = (header.deleted, header.new_file);
+        (header.executable, header.deleted_executable) =
+            (header.deleted_executable, header.executable);
+        (header.old_mode, header.new_mode) = (header.new_mode.take(), header.old_mode.take());
     }
+    let executable = mode_change(&header)?;
     let mut hunks = Vec::new();
     let name = new_name.clone().or(old_name.clone()).or(header.to.clone()).unwrap_or_default();
     while i < lines.len() && lines[i].starts_with("@@") {
@@ -505,13 +522,32 @@ fn parse_unified_file(
             .ok_or_else(|| format!("invalid patch: line {line_number}: a file without a name"))?;
         let to = to.unwrap_or_else(|| path.clone());
         let move_to = (to != path).then_some(to);
-        if hunks.is_empty() && move_to.is_none() {
+        if hunks.is_empty() && move_to.is_none() && executable.is_none() {
             None
         } else {
-            Some(PatchFile::Update { path, move_to, chunks: hunks, style })
+            Some(PatchFile::Update { path, move_to, chunks: hunks, style, executable })
         }
     };
     Ok((file, i))
+}
+
+/// The mode `old mode`/`new mode` give a file: `Some(true)` to make it executable (100755),
+/// `Some(false)` to make it not (100644), `None` when they give none or the same. Other modes
+/// are refused, naming the line: staged sets the executable bits only (symlinks and
+/// submodules are refused before, by [`kind_refusal`]).
+fn mode_change(header: &GitHeader) -> Result<Option<bool>, String> {
+    let Some((new, at)) = &header.new_mode else { return Ok(None) };
+    if header.old_mode.as_ref().is_some_and(|(old, _)| old == new) {
+        return Ok(None);
+    }
+    match new.as_str() {
+        "100755" => Ok(Some(true)),
+        "100644" => Ok(Some(false)),
+        _ => Err(format!(
+            "line {at}: `new mode {new}` gives {} a mode staged does not set: staged sets a file executable (100755) or not (100644); change the mode with chmod",
+            header.to.as_deref().unwrap_or("a file")
+        )),
+    }
 }
 
 /// How many old and new lines a hunk's header counts.

@@ -333,6 +333,108 @@ def test_claude_code_default_mode_stages_but_only_a_person_may_apply():
         assert (root / "src" / "a.ts").read_text() == EDITED
 
 
+def test_claude_code_headless_turn_ending_with_a_preview_pending_tells_the_person():
+    """A headless `claude -p` turn that ends with a preview pending (one only a person may
+    apply, so the Stop lets the turn end): the Stop hook's `systemMessage` names it and
+    `staged ui` / `staged review`. Claude Code 2.1.197 shows it, headless, only in
+    `--output-format stream-json --include-hook-events` (measured: the plain text output has
+    only the model's last text)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            proc = run_claude(tmp, root, model, ["--output-format", "stream-json", "--include-hook-events",
+                                                 "--verbose"])
+        finally:
+            model.stop()
+        ids = [p["id"] for p in pending(root)]
+        assert len(ids) == 1, ids
+        told = (f"staged: 1 preview is still pending, nothing of it written: {ids[0]} (Edit: src/a.ts "
+                "(1 replacement)). Review it with `staged ui` (in a browser) or `staged review` (in a terminal).")
+        events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip().startswith("{")]
+        shown = [e for e in events if told in json.dumps(e) or json.dumps(told)[1:-1] in json.dumps(e)]
+        assert shown, "\n".join(json.dumps(e)[:300] for e in events)
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+
+
+def answer_elicitations(root, answer):
+    """Adds a Claude Code `Elicitation` hook for the staged server that stands for the person:
+    it keeps each question it is asked in `elicited-<n>.json` beside the workspace and answers
+    `answer` (`{"action", "content"}`)."""
+    asked = root.parent / "elicited"
+    asked.mkdir(exist_ok=True)
+    script = root.parent / "person.sh"
+    reply = json.dumps({"hookSpecificOutput": {"hookEventName": "Elicitation", **answer}})
+    script.write_text(f"#!/bin/sh\ncat > \"{asked}/elicited-$$.json\"\nprintf '%s\\n' '{reply}'\n")
+    script.chmod(0o755)
+    settings_path = root / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["hooks"]["Elicitation"] = [{"matcher": "staged", "hooks": [{"type": "command", "command": str(script)}]}]
+    settings_path.write_text(json.dumps(settings))
+    return asked
+
+
+@pytest.mark.parametrize("decision", ["accept", "decline"])
+def test_claude_code_with_approve_human_waits_for_the_person(decision):
+    """`staged hook install claude-code --approve human`: the model's resolve asks the person
+    through MCP elicitation (answered here by Claude Code's `Elicitation` hook). Accepted, it
+    applies; declined in the form (Claude Code sends a declined elicitation without its
+    content, so the person's reason travels in an accepted form whose `approve` is false), the
+    preview stays pending and the model reads the person's reason."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        said = install(root, "claude-code", "--approve", "human")
+        assert "--approve human: the model's resolve apply waits for a person" in said, said
+        content = {"approve": True} if decision == "accept" else {"approve": False,
+                                                                   "reason": "keep oldApi until the release"}
+        asked = answer_elicitations(root, {"action": "accept", "content": content})
+        path = str(root / "src" / "a.ts")
+        script = [
+            ("tool", "Read", {"file_path": path}),
+            ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
+                              "replace_all": False}),
+            ("mcp", "resolve", {"action": "apply", "reason": "the model wants it"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ACCEPT_EDITS)
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Read", "Edit", "mcp__staged__resolve"], results
+        questions = [json.loads(p.read_text()) for p in asked.iterdir()]
+        assert len(questions) == 1, questions
+        question = questions[0]
+        assert question["mcp_server_name"] == "staged", question
+        assert "The agent wants to apply a staged change." in question["message"], question
+        assert "Reason: the model wants it" in question["message"], question
+        assert set(question["requested_schema"]["properties"]) == {"approve", "reason"}, question
+        _, resolved, is_error = results[2]
+        if decision == "accept":
+            assert not is_error and "Applied Edit: src/a.ts (1 replacement)." in resolved, resolved
+            assert (root / "src" / "a.ts").read_text() == EDITED
+            assert pending(root) == []
+        else:
+            assert is_error, resolved
+            assert shown_text("The person declined to apply `Edit: src/a.ts (1 replacement)`: "
+                              "\"keep oldApi until the release\". Nothing was applied", resolved), resolved
+            assert (root / "src" / "a.ts").read_text() == SOURCE
+            assert len(pending(root)) == 1
+
+
+def shown_text(needle, result):
+    return needle in result or json.dumps(needle)[1:-1] in result
+
+
 def test_claude_code_plan_mode_denies_without_staging():
     with tempfile.TemporaryDirectory() as tmp:
         root = new_repo(tmp)
@@ -521,7 +623,7 @@ def codex_home_for(tmp):
 
 
 def run_codex(tmp, root, model, mode="gate", installed_in=None, binary=None, before_run=None,
-              sandbox="danger-full-access"):
+              sandbox="danger-full-access", install_args=()):
     """Writes the user's part of config.toml (the scripted provider), installs staged's hooks
     (in `mode`) into it (for `installed_in`, else `root`; by `binary`, else `staged_bin()`), and
     runs `codex exec` in `root` without any hook-trust bypass (after `before_run(codex_home)`)."""
@@ -548,7 +650,8 @@ env_key = "SCRIPTED_MODEL_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 """)
-    said = install(installed_in or root, "codex", "--mode", mode, codex_home=codex_home, binary=binary)
+    said = install(installed_in or root, "codex", "--mode", mode, *install_args, codex_home=codex_home,
+                   binary=binary)
     hooks = {"gate": 2, "record": 3}[mode]
     assert f"trusted: {hooks} hooks" in said, said
     if before_run is not None:
@@ -600,6 +703,31 @@ def test_codex_gate_stages_apply_patch_and_resolve_writes_it(codex_tmp):
     finally:
         model.stop()
     check_codex_run(model, root, "apply_patch")
+
+
+def test_codex_exec_with_approve_human_never_applies_without_a_person(codex_tmp):
+    """`staged hook install codex --approve human`: `codex exec` has no person to answer the
+    approval form (it declines it itself), so the model's resolve applies nothing, and the
+    preview stays pending for `staged ui` or `staged review` (the gate never fails open)."""
+    root = new_repo(codex_tmp)
+    script = [
+        ("custom", "apply_patch", PATCH),
+        ("mcp", "resolve", {"action": "apply", "reason": "apply the rename"}),
+        ("text", "Done."),
+    ]
+    model = Watching(script, root, ["src/a.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, install_args=("--approve", "human"))
+    finally:
+        model.stop()
+    results = tool_results_responses(model.responses_main_requests()[-1])
+    assert [name for name, _, _ in results] == ["apply_patch", "resolve"], results
+    # Measured: codex exec 0.171.0 answers the approval form itself, with a decline.
+    assert ("The person declined to apply `Patch: 1 file (1 updated)`. Nothing was applied; the preview is "
+            "still pending.") in results[1][1], results[1]
+    assert (root / "src" / "a.ts").read_text() == SOURCE
+    assert len(pending(root)) == 1
+    assert log_entries(root) == []
 
 
 def test_codex_gate_stages_a_shell_heredoc_patch(codex_tmp):

@@ -29,6 +29,8 @@ pub enum Answer {
     Accept,
     /// Accept with `{"approve": false}`.
     AcceptNo,
+    /// Accept with `{"approve": false, "reason": <reason>}`: a decline in the person's words.
+    AcceptNoBecause(&'static str),
     /// Decline.
     Decline,
     /// Cancel.
@@ -75,15 +77,18 @@ impl ClientHandler for TestClient {
             .unwrap();
             assert!(!res.is_error, "{}", res.text_content());
         }
-        let res =
-            match self.setup.answer {
-                Some(Answer::Accept) => ElicitResult::new(ElicitationAction::Accept)
-                    .with_content(json!({"approve": true})),
-                Some(Answer::AcceptNo) => ElicitResult::new(ElicitationAction::Accept)
-                    .with_content(json!({"approve": false})),
-                Some(Answer::Decline) => ElicitResult::new(ElicitationAction::Decline),
-                Some(Answer::Cancel) | None => ElicitResult::new(ElicitationAction::Cancel),
-            };
+        let res = match self.setup.answer {
+            Some(Answer::Accept) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true}))
+            }
+            Some(Answer::AcceptNo) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": false}))
+            }
+            Some(Answer::AcceptNoBecause(reason)) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(json!({"approve": false, "reason": reason})),
+            Some(Answer::Decline) => ElicitResult::new(ElicitationAction::Decline),
+            Some(Answer::Cancel) | None => ElicitResult::new(ElicitationAction::Cancel),
+        };
         Ok(res)
     }
 

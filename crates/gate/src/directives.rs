@@ -56,7 +56,7 @@ impl Directives {
     }
 
     /// Runs `f` with the hard directive queue locked. `f` must not call back into it.
-    pub(crate) fn with_tool_choice_queue<R>(&self, f: impl FnOnce(&mut ToolChoiceQueue) -> R) -> R {
+    pub fn with_tool_choice_queue<R>(&self, f: impl FnOnce(&mut ToolChoiceQueue) -> R) -> R {
         f(&mut lock(&self.queue))
     }
 

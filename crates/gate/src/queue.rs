@@ -18,7 +18,7 @@ use staged_protocol::{ResolveParams, ToolChoice, ToolResult};
 
 /// Why an in-flight directive was not resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum RejectReason {
+pub enum RejectReason {
     /// The turn was aborted.
     Aborted,
     /// The turn ended in an error.
@@ -35,7 +35,7 @@ pub(crate) enum RejectReason {
 
 impl RejectReason {
     /// The documented spelling, e.g. `not_invoked`.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             RejectReason::Aborted => "aborted",
             RejectReason::Error => "error",
@@ -49,7 +49,7 @@ impl RejectReason {
 
 /// What to do with a rejected choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum RejectOutcome {
+pub enum RejectOutcome {
     /// Replay the same choice next, as a one-shot directive at the head.
     Requeue,
     /// Drop it.
@@ -57,24 +57,24 @@ pub(crate) enum RejectOutcome {
 }
 
 /// Called when a served choice is resolved.
-pub(crate) type OnResolved = Arc<dyn Fn(&ToolChoice) + Send + Sync>;
+pub type OnResolved = Arc<dyn Fn(&ToolChoice) + Send + Sync>;
 /// Called when a served choice is rejected; decides whether it is replayed.
-pub(crate) type OnRejected = Arc<dyn Fn(&ToolChoice, RejectReason) -> RejectOutcome + Send + Sync>;
+pub type OnRejected = Arc<dyn Fn(&ToolChoice, RejectReason) -> RejectOutcome + Send + Sync>;
 
 /// Options of a pushed directive.
 #[derive(Clone, Default)]
-pub(crate) struct DirectiveOptions {
+pub struct DirectiveOptions {
     /// The label; `anonymous` when absent.
-    pub(crate) label: Option<String>,
+    pub label: Option<String>,
     /// Push at the head instead of the tail.
-    pub(crate) now: bool,
+    pub now: bool,
     /// Called when a served choice is resolved.
-    pub(crate) on_resolved: Option<OnResolved>,
+    pub on_resolved: Option<OnResolved>,
     /// Called when a served choice is rejected.
-    pub(crate) on_rejected: Option<OnRejected>,
+    pub on_rejected: Option<OnRejected>,
     /// Handles a `resolve` call while this directive is in flight; the directive then resolves
     /// only after the handler was invoked.
-    pub(crate) on_invoked: Option<Arc<dyn ResolveHandler>>,
+    pub on_invoked: Option<Arc<dyn ResolveHandler>>,
 }
 
 impl fmt::Debug for DirectiveOptions {
@@ -110,7 +110,7 @@ struct InFlight {
 ///
 /// Callbacks run while the caller holds the queue; they must not call back into it.
 #[derive(Default)]
-pub(crate) struct ToolChoiceQueue {
+pub struct ToolChoiceQueue {
     directives: VecDeque<Directive>,
     in_flight: Option<InFlight>,
     last_served_label: Option<String>,
@@ -127,12 +127,12 @@ impl fmt::Debug for ToolChoiceQueue {
 
 impl ToolChoiceQueue {
     /// An empty queue.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self::default()
     }
 
     /// Pushes a directive yielding `choices` in order.
-    pub(crate) fn push<I>(&mut self, choices: I, options: DirectiveOptions)
+    pub fn push<I>(&mut self, choices: I, options: DirectiveOptions)
     where
         I: IntoIterator<Item = ToolChoice>,
         I::IntoIter: Send + 'static,
@@ -154,17 +154,17 @@ impl ToolChoiceQueue {
     }
 
     /// Pushes a directive that yields `choice` once.
-    pub(crate) fn push_once(&mut self, choice: ToolChoice, options: DirectiveOptions) {
+    pub fn push_once(&mut self, choice: ToolChoice, options: DirectiveOptions) {
         self.push(std::iter::once(choice), options);
     }
 
     /// Pushes a directive that yields `choices` in order.
-    pub(crate) fn push_sequence(&mut self, choices: Vec<ToolChoice>, options: DirectiveOptions) {
+    pub fn push_sequence(&mut self, choices: Vec<ToolChoice>, options: DirectiveOptions) {
         self.push(choices, options);
     }
 
     /// Serves the next choice, skipping exhausted directives, and records it as in flight.
-    pub(crate) fn next_tool_choice(&mut self) -> Option<ToolChoice> {
+    pub fn next_tool_choice(&mut self) -> Option<ToolChoice> {
         while let Some(head) = self.directives.front_mut() {
             if let Some(choice) = head.choices.next() {
                 self.in_flight = Some(InFlight {
@@ -182,13 +182,13 @@ impl ToolChoiceQueue {
 
     /// Whether a served choice awaits [`ToolChoiceQueue::mark_served`] or
     /// [`ToolChoiceQueue::reject`].
-    pub(crate) fn has_in_flight(&self) -> bool {
+    pub fn has_in_flight(&self) -> bool {
         self.in_flight.is_some()
     }
 
     /// Marks the in-flight choice as served. A directive with an invoker that was not invoked
     /// is rejected as [`RejectReason::NotInvoked`] instead.
-    pub(crate) fn mark_served(&mut self) {
+    pub fn mark_served(&mut self) {
         let Some(in_flight) = self.in_flight.take() else { return };
         if in_flight.callbacks.on_invoked.is_some() && !in_flight.invoked.load(Ordering::SeqCst) {
             self.in_flight = Some(in_flight);
@@ -203,7 +203,7 @@ impl ToolChoiceQueue {
 
     /// Rejects the in-flight choice; `on_rejected` decides whether it is replayed. A no-op when
     /// nothing is in flight. A [`RejectReason::Cleared`] choice is never replayed.
-    pub(crate) fn reject(&mut self, reason: RejectReason) {
+    pub fn reject(&mut self, reason: RejectReason) {
         let Some(in_flight) = self.in_flight.take() else { return };
         let outcome = match &in_flight.callbacks.on_rejected {
             Some(on_rejected) => on_rejected(&in_flight.yielded, reason),
@@ -219,7 +219,7 @@ impl ToolChoiceQueue {
     }
 
     /// The in-flight directive's invoker; calling it marks the directive invoked.
-    pub(crate) fn peek_in_flight_invoker(&self) -> Option<Arc<dyn ResolveHandler>> {
+    pub fn peek_in_flight_invoker(&self) -> Option<Arc<dyn ResolveHandler>> {
         let in_flight = self.in_flight.as_ref()?;
         let inner = Arc::clone(in_flight.callbacks.on_invoked.as_ref()?);
         Some(Arc::new(MarkInvoked { inner, invoked: Arc::clone(&in_flight.invoked) }))
@@ -227,7 +227,7 @@ impl ToolChoiceQueue {
 
     /// Removes every queued directive with `label`, rejecting the in-flight one with
     /// [`RejectReason::Removed`] when its label matches.
-    pub(crate) fn remove_by_label(&mut self, label: &str) {
+    pub fn remove_by_label(&mut self, label: &str) {
         if self.in_flight.as_ref().is_some_and(|i| i.label == label) {
             self.reject(RejectReason::Removed);
         }
@@ -235,18 +235,18 @@ impl ToolChoiceQueue {
     }
 
     /// Rejects the in-flight choice with [`RejectReason::Cleared`] and empties the queue.
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.reject(RejectReason::Cleared);
         self.directives.clear();
     }
 
     /// The label of the last resolved directive, once.
-    pub(crate) fn consume_last_served_label(&mut self) -> Option<String> {
+    pub fn consume_last_served_label(&mut self) -> Option<String> {
         self.last_served_label.take()
     }
 
     /// The labels of the queued directives, head first.
-    pub(crate) fn inspect(&self) -> Vec<String> {
+    pub fn inspect(&self) -> Vec<String> {
         self.directives.iter().map(|d| d.label.clone()).collect()
     }
 }

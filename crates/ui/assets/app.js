@@ -1,0 +1,355 @@
+// The review page of `staged ui`: no framework, no build step. It polls /api/state, draws
+// the pending previews, the selected preview's files and hunks (HTML highlighted and escaped
+// by the server), and the resolve log; every change is a POST with the page's CSRF token.
+'use strict';
+
+const csrf = document.querySelector('meta[name="staged-csrf"]').content;
+const $ = (id) => document.getElementById(id);
+const state = { revision: null, pending: [], log: [], redo: null, view: null, split: false, shown: null };
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === 'onclick') node.addEventListener('click', value);
+    else if (key === 'text') node.textContent = value;
+    else if (key === 'html') node.innerHTML = value; // server-escaped HTML only
+    else node.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+function say(text) { $('message').textContent = text; }
+
+async function getJson(url) {
+  const res = await fetch(url, { credentials: 'same-origin', cache: 'no-store' });
+  const body = await res.json().catch(() => ({ error: res.statusText }));
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+async function post(url, body) {
+  const res = await fetch(url, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', 'X-Staged-CSRF': csrf },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try { json = JSON.parse(text); } catch { json = { error: text }; }
+  if (!res.ok) return { isError: true, text: json.error || text };
+  return json;
+}
+
+async function refresh(force) {
+  let fresh;
+  try { fresh = await getJson('/api/state'); } catch (err) { $('live').textContent = 'Not connected: ' + err.message; return; }
+  $('live').textContent = 'Live';
+  $('root').textContent = fresh.root;
+  if (!force && fresh.revision === state.revision) return;
+  state.revision = fresh.revision;
+  state.pending = fresh.pending;
+  state.log = fresh.log;
+  state.redo = fresh.redo;
+  drawLists();
+  if (!state.view && state.pending.length) state.view = { kind: 'preview', id: state.pending[0].id };
+  await drawView(force);
+}
+
+function drawLists() {
+  const pending = $('pending');
+  pending.replaceChildren();
+  for (const p of state.pending) {
+    const current = state.view && state.view.kind === 'preview' && state.view.id === p.id;
+    pending.append(el('li', {}, el('button', {
+      type: 'button', 'aria-current': current ? 'true' : 'false', 'data-id': p.id,
+      onclick: () => show({ kind: 'preview', id: p.id }),
+    }, `${p.label} (${p.id})${p.newest ? ' — newest' : ''}`)));
+  }
+  if (!state.pending.length) pending.append(el('li', { class: 'muted', text: 'None.' }));
+  const log = $('log');
+  log.replaceChildren();
+  for (const e of state.log) {
+    const current = state.view && state.view.kind === 'log' && state.view.entry === e.entry;
+    const reverted = e.revertedBy ? ` (reverted by ${e.revertedBy})` : '';
+    log.append(el('li', {}, el('button', {
+      type: 'button', 'aria-current': current ? 'true' : 'false', 'data-entry': String(e.entry),
+      onclick: () => show({ kind: 'log', entry: e.entry }),
+    }, `${e.entry}: ${e.outcome}${reverted} — ${e.label}`)));
+  }
+  if (!state.log.length) log.append(el('li', { class: 'muted', text: 'Empty.' }));
+  $('redo').disabled = !state.redo;
+}
+
+async function show(view) {
+  state.view = view;
+  state.shown = null;
+  drawLists();
+  await drawView(true);
+  $('main').focus();
+}
+
+// Redraws the main view; a preview already shown is only checked for staleness.
+async function drawView(force) {
+  const main = $('main');
+  const view = state.view;
+  if (!view) { main.replaceChildren(el('p', { id: 'empty', text: 'No pending previews.' })); return; }
+  if (view.kind === 'preview') {
+    const row = state.pending.find((p) => p.id === view.id);
+    if (state.shown && state.shown.id === view.id && !force) {
+      markStale(row);
+      return;
+    }
+    if (!row) { markStale(row); return; }
+    // First the diff unhighlighted (fast on a big diff), then its highlighting.
+    const url = '/api/preview?id=' + encodeURIComponent(view.id);
+    let preview;
+    try { preview = await getJson(url + '&plain=1'); } catch (err) { markStale(null); return; }
+    for (const f of preview.files || []) { f.picked = f.hunks.map(() => true); f.fileOn = true; }
+    preview.budget = LINES_FIRST;
+    state.shown = preview;
+    main.dataset.lit = preview.files ? 'no' : 'yes';
+    main.replaceChildren(...previewNodes(preview));
+    markStale(row);
+    if (preview.files) highlightLater(preview, url);
+  } else {
+    let entry;
+    try { entry = await getJson('/api/log?entry=' + view.entry); } catch (err) { main.replaceChildren(el('p', { text: err.message })); return; }
+    state.shown = null;
+    main.replaceChildren(...logNodes(entry));
+  }
+}
+
+// Fetches the highlighted lines of `preview` and draws them in, keeping the picks, the
+// reason typed and the scroll position, if it is still the preview shown.
+async function highlightLater(preview, url) {
+  let lit;
+  try { lit = await getJson(url); } catch (err) { return; }
+  if (state.shown !== preview || !lit.files || lit.files.length !== preview.files.length) return;
+  preview.files.forEach((f, i) => f.hunks.forEach((h, j) => h.lines.forEach((l, k) => {
+    const line = lit.files[i].hunks[j] && lit.files[i].hunks[j].lines[k];
+    if (line) l.html = line.html;
+  })));
+  const reason = $('reason') ? $('reason').value : '';
+  const focused = document.activeElement && document.activeElement.id === 'reason';
+  const y = window.scrollY;
+  $('main').replaceChildren(...previewNodes(preview));
+  markStale(state.pending.find((r) => r.id === preview.id));
+  $('reason').value = reason;
+  if (focused) $('reason').focus();
+  window.scrollTo(0, y);
+  $('main').dataset.lit = 'yes';
+}
+
+// Tells the person when what they look at changed under them.
+function markStale(row) {
+  const banner = $('stale');
+  if (!banner) return;
+  let text = '';
+  if (!row) text = 'This preview is no longer pending: it was applied, discarded or dropped (perhaps by another process). Nothing here can be resolved.';
+  else if (!row.newest) text = 'A newer preview is pending on top of this one: only the newest preview can be resolved. Resolve the newer ones first.';
+  banner.textContent = text;
+  banner.hidden = !text;
+  for (const button of document.querySelectorAll('#main .resolve')) button.disabled = !!text;
+}
+
+function previewNodes(p) {
+  const nodes = [el('h2', { text: `${p.label} (${p.id})` }), el('p', { class: 'muted', text: `from ${p.source}` }),
+    el('div', { id: 'stale', class: 'banner', role: 'alert', hidden: true })];
+  if (!p.files) {
+    nodes.push(el('pre', { text: JSON.stringify(p.details, null, 2) }));
+  } else {
+    const tree = el('ul', { class: 'tree', 'aria-label': 'Files' });
+    for (const [i, f] of p.files.entries()) {
+      tree.append(el('li', {}, el('a', { href: '#file-' + i, text: `${f.path}${f.from ? ' (from ' + f.from + ')' : ''} — ${f.kind}` })));
+    }
+    nodes.push(el('h3', { text: `${p.files.length} file${p.files.length === 1 ? '' : 's'}` }), tree);
+    budget = p.budget;
+    for (const [i, f] of p.files.entries()) nodes.push(fileNode(f, i, p.partial));
+    if (budget <= 0 && p.files.some((f) => f.hunks.length)) {
+      const total = p.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + h.lines.length, 0), 0);
+      if (total > p.budget) {
+        nodes.push(el('button', { type: 'button', id: 'more', onclick: () => {
+          p.budget += LINES_MORE;
+          $('main').replaceChildren(...previewNodes(p));
+          markStale(state.pending.find((r) => r.id === p.id));
+        } }, `Show more lines (${total - p.budget} not drawn)`));
+      }
+    }
+  }
+  nodes.push(el('label', { class: 'reason', for: 'reason', text: 'Reason (required)' }),
+    el('textarea', { id: 'reason', name: 'reason', required: true, 'aria-required': 'true' }),
+    el('div', { class: 'bar' },
+      el('button', { type: 'button', class: 'resolve', id: 'apply', onclick: () => resolve('apply') }, 'Apply'),
+      el('button', { type: 'button', class: 'resolve', id: 'discard', onclick: () => resolve('discard') }, 'Discard'),
+      p.partial ? el('span', { class: 'muted', text: 'Apply writes the ticked files and hunks.' }) : null));
+  return nodes;
+}
+
+// How many diff lines a view draws before it offers to draw more: a 10,000-line diff stays
+// usable, and what is picked lives in the preview, not in the drawn checkboxes.
+const LINES_FIRST = 3000;
+const LINES_MORE = 10000;
+let budget = 0;
+
+function fileNode(f, i, partial) {
+  const box = el('section', { class: 'file', id: 'file-' + i, 'aria-label': f.path });
+  const head = el('h3', {});
+  const redrawTicks = () => {
+    for (const c of box.querySelectorAll('.pick-hunk')) c.checked = f.picked[Number(c.dataset.hunk) - 1];
+    const fileBox = box.querySelector('.pick-file');
+    if (fileBox) fileBox.checked = f.byHunk ? f.picked.some(Boolean) : f.fileOn;
+  };
+  if (partial) {
+    head.append(el('input', { type: 'checkbox', class: 'pick-file', checked: f.byHunk ? f.picked.some(Boolean) : f.fileOn,
+      'data-path': f.path, 'aria-label': `Apply ${f.path}`,
+      onclick: (ev) => { f.fileOn = ev.target.checked; f.picked = f.picked.map(() => ev.target.checked); redrawTicks(); } }));
+  }
+  head.append(`${f.path}${f.from ? ' (moved from ' + f.from + ')' : ''}`);
+  box.append(head);
+  for (const h of f.hunks) {
+    if (budget <= 0) {
+      const left = f.hunks.slice(h.number - 1).reduce((n, k) => n + k.lines.length, 0);
+      box.append(el('p', { class: 'muted', text: `${left} more lines of this file are not drawn yet.` }));
+      break;
+    }
+    const drawn = h.lines.length > budget ? h.lines.slice(0, budget) : h.lines;
+    budget -= h.lines.length;
+    const hh = el('div', { class: 'hunk-head' });
+    if (partial && f.byHunk) {
+      hh.append(el('input', { type: 'checkbox', class: 'pick-hunk', checked: f.picked[h.number - 1], 'data-path': f.path,
+        'data-hunk': String(h.number), 'aria-label': `hunk ${h.number} of ${h.of} of ${f.path}`,
+        onclick: (ev) => { f.picked[h.number - 1] = ev.target.checked; redrawTicks(); } }));
+    }
+    hh.append(h.header);
+    box.append(hh, state.split ? splitTable(drawn) : unifiedTable(drawn));
+    if (drawn.length < h.lines.length) {
+      box.append(el('p', { class: 'muted', text: `${h.lines.length - drawn.length} more lines of this hunk are not drawn yet.` }));
+      break;
+    }
+  }
+  return box;
+}
+
+function cell(cls, text) { return el('td', { class: cls, text: text === null || text === undefined ? '' : String(text) }); }
+
+function unifiedTable(lines) {
+  const table = el('table', { class: 'diff' });
+  for (const l of lines) {
+    const cls = l.t === '+' ? 'add' : l.t === '-' ? 'del' : '';
+    table.append(el('tr', { class: cls }, cell('no', l.old), cell('no', l.new), cell('m', l.t), el('td', { class: 'code', html: l.html })));
+  }
+  return table;
+}
+
+function splitTable(lines) {
+  const table = el('table', { class: 'diff' });
+  const row = (left, right) => table.append(el('tr', {},
+    cell('no', left ? left.old : ''), el('td', { class: 'code' + (left && left.t === '-' ? ' del' : ''), html: left ? left.html : '' }),
+    cell('no', right ? right.new : ''), el('td', { class: 'code' + (right && right.t === '+' ? ' add' : ''), html: right ? right.html : '' })));
+  let i = 0;
+  while (i < lines.length) {
+    if (lines[i].t === '-' || lines[i].t === '+') {
+      const dels = []; const adds = [];
+      while (i < lines.length && lines[i].t === '-') dels.push(lines[i++]);
+      while (i < lines.length && lines[i].t === '+') adds.push(lines[i++]);
+      for (let k = 0; k < Math.max(dels.length, adds.length); k++) row(dels[k], adds[k]);
+    } else {
+      row(lines[i], lines[i]);
+      i++;
+    }
+  }
+  return table;
+}
+
+async function resolve(action) {
+  const p = state.shown;
+  if (!p) return;
+  const reason = $('reason').value;
+  if (!reason.trim()) { say('Type a reason first: it is required.'); $('reason').focus(); return; }
+  const body = { id: p.id, action, reason };
+  if (action === 'apply' && p.partial && p.files) {
+    const files = []; const hunks = {}; let all = true;
+    for (const f of p.files) {
+      if (f.byHunk) {
+        const numbers = f.hunks.filter((h) => f.picked[h.number - 1]).map((h) => h.number);
+        if (numbers.length === f.hunks.length) files.push(f.path);
+        else { all = false; if (numbers.length) hunks[f.path] = numbers; }
+      } else if (f.fileOn) files.push(f.path);
+      else all = false;
+    }
+    if (!all) { body.files = files; body.hunks = hunks; }
+  }
+  const res = await post('/api/resolve', body);
+  say(res.text);
+  state.view = null;
+  await refresh(true);
+}
+
+function logNodes(e) {
+  const r = e.row;
+  const nodes = [el('h2', { text: `Log entry ${r.entry}: ${r.outcome} — ${r.label}` }),
+    el('p', { text: `${r.id}, by ${r.frontEnd}, ${new Date(r.at * 1000).toLocaleString()}` }),
+    el('p', { text: `Reason: ${r.reason}` }), el('p', { class: 'muted', text: e.result })];
+  if (r.revertedBy) nodes.push(el('p', { text: `Reverted by entry ${r.revertedBy}.` }));
+  budget = LINES_MORE;
+  for (const [i, f] of (e.files || []).entries()) nodes.push(fileNode(f, 'log-' + i, false));
+  nodes.push(el('label', { class: 'reason', for: 'reason', text: 'Reason (optional)' }), el('textarea', { id: 'reason', name: 'reason' }),
+    el('div', { class: 'bar' }, el('button', { type: 'button', id: 'undo', disabled: !r.undoable, onclick: () => undo(r.entry) }, 'Undo')));
+  return nodes;
+}
+
+async function undo(entry) {
+  const reason = $('reason') ? $('reason').value : '';
+  const res = await post('/api/undo', { entry, reason });
+  say(res.text);
+  await refresh(true);
+}
+
+$('redo').addEventListener('click', async () => {
+  const reason = $('reason') ? $('reason').value : '';
+  const res = await post('/api/redo', { reason });
+  say(res.text);
+  await refresh(true);
+});
+
+$('layout').addEventListener('click', () => {
+  state.split = !state.split;
+  $('layout').setAttribute('aria-pressed', String(state.split));
+  if (state.shown) $('main').replaceChildren(...previewNodes(state.shown));
+  markStale(state.pending.find((p) => state.shown && p.id === state.shown.id));
+});
+
+// Keys as in `staged review`: `a` or `d` opens the reason for that action, and Enter on a
+// reason that is not blank applies or discards; Esc cancels.
+let chosen = null;
+
+document.addEventListener('keydown', (ev) => {
+  if (ev.target.id === 'reason' && chosen && state.shown) {
+    if (ev.key === 'Escape') { chosen = null; say('Cancelled.'); ev.target.blur(); return; }
+    if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); const action = chosen; chosen = null; resolve(action); return; }
+  }
+  if (ev.target.closest('textarea, input') || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const at = state.pending.findIndex((p) => state.view && p.id === state.view.id);
+  switch (ev.key) {
+    case 'n': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.min(at + 1, state.pending.length - 1)].id }); break;
+    case 'p': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.max(at - 1, 0)].id }); break;
+    case 'a': case 'd':
+      if ($('reason') && state.shown) {
+        ev.preventDefault();
+        chosen = ev.key === 'a' ? 'apply' : 'discard';
+        $('reason').focus();
+        say(`Type a reason, then Enter to ${chosen} (Esc cancels).`);
+      }
+      break;
+    case 'l': if (state.log.length) show({ kind: 'log', entry: state.log[0].entry }); break;
+    case 's': $('layout').click(); break;
+    case 'r': refresh(true); break;
+    default: return;
+  }
+});
+
+refresh(true);
+setInterval(() => refresh(false), 1000);

@@ -1,0 +1,359 @@
+//! Kill -9 at every step of the apply of a patch in which files become folders and folders
+//! become files (issue 33, finding 10): `a` deleted and `a/b/c.txt` created, `tool.sh` moved
+//! to `tool.sh/tool.sh`, every file of `d/` deleted and a file `d` created, beside a plain
+//! new file; and at every step of its undo. Then the workspace is opened again: the tree is
+//! wholly the old one or wholly the new one, byte for byte, mode for mode and folder for
+//! folder, and the stack and the log agree with it.
+//!
+//! As in `crash_mixed.rs`, the test re-runs its own binary as a child that applies (or undoes)
+//! with an observer that aborts the process at step k.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::{collections::BTreeMap, os::unix::fs::PermissionsExt, path::Path};
+
+use serde_json::json;
+use staged_core::{
+    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, ResolveParams,
+    Retirement, Tool,
+};
+use staged_journal::{ChangeAction, CommitStep, undo_observed};
+use staged_test_support::crash::{abort_at, child_spec, run_child};
+use staged_workspace::WorkspaceSession;
+
+const APPLY_CHILD: &str = "STAGED_KINDS_APPLY_CHILD";
+const UNDO_CHILD: &str = "STAGED_KINDS_UNDO_CHILD";
+
+const PATCH: &str = "*** Begin Patch
+*** Delete File: a
+*** Add File: a/b/c.txt
++deep
+*** Update File: tool.sh
+*** Move to: tool.sh/tool.sh
+@@
+-echo old
++echo new
+*** Delete File: d/x.txt
+*** Delete File: d/e/y.txt
+*** Add File: d
++now a file
+*** Add File: plain/new.txt
++plain
+*** End Patch";
+
+fn block_on<F: std::future::Future>(fut: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(fut)
+}
+
+/// Every file and folder under `root` (but `.staged`), with its bytes and mode.
+fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
+    let mut res = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap().flatten() {
+            let path = entry.path();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".staged" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                res.insert(format!("{rel}/"), (Vec::new(), 0));
+                stack.push(path);
+            } else {
+                res.insert(
+                    rel,
+                    (std::fs::read(&path).unwrap(), meta.permissions().mode() & 0o7777),
+                );
+            }
+        }
+    }
+    res
+}
+
+fn setup(root: &Path) {
+    std::fs::create_dir_all(root.join("d/e")).unwrap();
+    std::fs::write(root.join("a"), "one\n").unwrap();
+    std::fs::write(root.join("tool.sh"), "#!/bin/sh\necho old\n").unwrap();
+    std::fs::set_permissions(root.join("tool.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(root.join("d/x.txt"), "x\n").unwrap();
+    std::fs::write(root.join("d/e/y.txt"), "y\n").unwrap();
+}
+
+/// Stages the patch; returns the pending id.
+fn stage(root: &Path) -> String {
+    let ws = WorkspaceSession::open(root).unwrap();
+    let res = block_on(ws.apply_patch_tool().execute(json!({"input": PATCH}), &CancelToken::new()))
+        .unwrap();
+    res.details.unwrap()["pendingId"].as_str().unwrap().to_owned()
+}
+
+/// Applies the head as `resolve` does, with an observer on the commit.
+fn apply_head(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
+    let ws = WorkspaceSession::open(root).unwrap();
+    let store = ws.store().clone();
+    let claim = store.claim_head().unwrap().unwrap();
+    let payload = claim.entry().action.payload().unwrap();
+    let action =
+        ChangeAction::from_payload(ws.workspace().clone(), "apply_patch", &payload).unwrap();
+    let record = LogRecord::new(
+        claim.entry().id.clone(),
+        claim.entry().label().to_owned(),
+        "apply_patch",
+        LogOutcome::Applied,
+        LogAction::Apply,
+        &FrontEnd::Cli,
+    );
+    let retirement = Retirement::claimed_logged(store, claim, record);
+    let res = action.apply_only_observed(None, &CancelToken::new(), &retirement, observer).unwrap();
+    assert!(!res.is_error, "{}", res.text_content());
+    assert!(retirement.is_retired());
+}
+
+/// Undoes the newest applied entry as `Session::undo` does, with an observer on the commit.
+fn undo_newest(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
+    let ws = WorkspaceSession::open(root).unwrap();
+    let log = ws.store().log().unwrap();
+    let seq = log.newest_applied().unwrap().unwrap();
+    let entry = log.entry(seq).unwrap().unwrap();
+    let mut base = LogRecord::new(
+        entry.record.id.clone(),
+        entry.record.label.clone(),
+        entry.record.source_tool_name.clone(),
+        LogOutcome::Undone,
+        LogAction::Undo,
+        &FrontEnd::Cli,
+    );
+    base.reverts = Some(seq);
+    let retirement = Retirement::for_undo(ws.store().clone(), base);
+    let res =
+        undo_observed(ws.workspace(), &entry, &retirement, &CancelToken::new(), observer).unwrap();
+    assert!(!res.is_error, "{}", res.text_content());
+    assert!(retirement.is_retired());
+}
+
+fn journal_is_clean(root: &Path) -> bool {
+    let mut names: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names == ["commit.lock", "write.lock"]
+}
+
+#[test]
+fn kinds_apply_reports_every_step() {
+    if let Some((root, crash_at)) = child_spec(APPLY_CHILD) {
+        let mut observer = abort_at(crash_at);
+        apply_head(&root, &mut observer);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    stage(dir.path());
+    let mut steps = Vec::new();
+    apply_head(dir.path(), &mut |step| steps.push(step));
+    use CommitStep::*;
+    // The plain file's folder, the four temps (the late ones in the folders that exist), the
+    // commit point, the plain file, the four deletes, the emptied folders (deepest first), the
+    // folders made where files were (parents first), the three late files.
+    assert_eq!(
+        steps,
+        [
+            Prepared,
+            DirCreated(0),
+            TempWritten(1),
+            TempWritten(2),
+            TempWritten(6),
+            TempWritten(7),
+            Committed,
+            Replaced(7),
+            Deleted(0),
+            Deleted(3),
+            Deleted(4),
+            Deleted(5),
+            DirRemoved(1),
+            DirRemoved(0),
+            DirCreated(1),
+            DirCreated(2),
+            DirCreated(3),
+            Replaced(1),
+            Replaced(2),
+            Replaced(6),
+            Retired,
+            Finished
+        ]
+    );
+    assert!(dir.path().join("a/b/c.txt").is_file() && dir.path().join("d").is_file());
+}
+
+#[test]
+fn kill_at_every_step_of_a_kind_changing_apply_leaves_all_old_or_all_new() {
+    let reference = tempfile::tempdir().unwrap();
+    setup(reference.path());
+    let old = tree(reference.path());
+    stage(reference.path());
+    let mut n_steps = 0;
+    apply_head(reference.path(), &mut |_| n_steps += 1);
+    let new = tree(reference.path());
+    assert_ne!(old, new);
+    let mut outcomes = Vec::new();
+    for k in 0..=n_steps {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        setup(&root);
+        let id = stage(&root);
+        let finished = run_child("kinds_apply_reports_every_step", APPLY_CHILD, &root, k).success();
+        assert_eq!(finished, k == n_steps, "step {k}");
+        let ws = WorkspaceSession::open(&root).unwrap();
+        assert!(ws.recovery().refused.is_empty(), "step {k}: {:?}", ws.recovery());
+        let now = tree(&root);
+        let pending: Vec<String> =
+            ws.store().list().unwrap().into_iter().map(|e| e.id.to_string()).collect();
+        let log = ws.store().log().unwrap().entries(10, false).unwrap();
+        if now == new {
+            assert!(pending.is_empty(), "step {k}: written but still pending");
+            assert_eq!(log.len(), 1, "step {k}");
+            assert_eq!(log[0].record.outcome, LogOutcome::Applied, "step {k}");
+        } else {
+            assert_eq!(now, old, "step {k}: the tree is neither all old nor all new");
+            assert_eq!(pending, std::slice::from_ref(&id), "step {k}: not written, so pending");
+            assert!(log.is_empty(), "step {k}: nothing written, nothing logged");
+            let res = block_on(ws.session().resolve(
+                ResolveParams::apply("again"),
+                ResolveOptions::default(),
+                &CancelToken::new(),
+            ))
+            .unwrap();
+            assert!(!res.is_error, "step {k}: {}", res.text_content());
+            assert_eq!(tree(&root), new, "step {k}");
+        }
+        assert!(journal_is_clean(&root), "step {k}");
+        outcomes.push(now == new);
+    }
+    // The commit point is the 7th step (6 from 0): killed once it is durable, the files are
+    // new.
+    let expected: Vec<bool> = (0..=n_steps).map(|k| k >= 6).collect();
+    assert_eq!(outcomes, expected);
+}
+
+#[test]
+fn kinds_undo_reports_every_step() {
+    if let Some((root, crash_at)) = child_spec(UNDO_CHILD) {
+        let mut observer = abort_at(crash_at);
+        undo_newest(&root, &mut observer);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let old = tree(dir.path());
+    stage(dir.path());
+    apply_head(dir.path(), &mut |_| {});
+    undo_newest(dir.path(), &mut |_| {});
+    assert_eq!(tree(dir.path()), old);
+}
+
+#[test]
+fn kill_at_every_step_of_a_kind_changing_undo_leaves_all_old_or_all_new() {
+    let reference = tempfile::tempdir().unwrap();
+    setup(reference.path());
+    let old = tree(reference.path());
+    stage(reference.path());
+    apply_head(reference.path(), &mut |_| {});
+    let new = tree(reference.path());
+    let mut n_steps = 0;
+    undo_newest(reference.path(), &mut |_| n_steps += 1);
+    assert_eq!(tree(reference.path()), old);
+    let mut restored = Vec::new();
+    for k in 0..=n_steps {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        setup(&root);
+        stage(&root);
+        apply_head(&root, &mut |_| {});
+        let finished = run_child("kinds_undo_reports_every_step", UNDO_CHILD, &root, k).success();
+        assert_eq!(finished, k == n_steps, "step {k}");
+        let ws = WorkspaceSession::open(&root).unwrap();
+        assert!(ws.recovery().refused.is_empty(), "step {k}: {:?}", ws.recovery());
+        let now = tree(&root);
+        let log = ws.store().log().unwrap();
+        let reverted = log.reverted_by(1).unwrap();
+        if now == old {
+            assert!(reverted.is_some_and(|r| r.done), "step {k}: restored but not logged");
+        } else {
+            assert_eq!(now, new, "step {k}: the tree is neither all old nor all new");
+            assert!(reverted.is_none(), "step {k}: logged as undone but not restored");
+            let res =
+                block_on(ws.session().undo(None, "again", &FrontEnd::Cli, &CancelToken::new()))
+                    .unwrap();
+            assert!(!res.is_error, "step {k}: {}", res.text_content());
+            assert_eq!(tree(&root), old, "step {k}");
+        }
+        assert!(journal_is_clean(&root), "step {k}");
+        restored.push(now == old);
+    }
+    assert!(
+        restored.iter().any(|r| !r) && restored.iter().any(|r| *r),
+        "{restored:?} of {n_steps} steps"
+    );
+    assert_eq!(restored.last(), Some(&true));
+}
+
+const MANY_CHILD: &str = "STAGED_KINDS_MANY_CHILD";
+
+/// 100 folders, each emptied and replaced by a file: more folders than a commit holds, or a
+/// recovery keeps open, at once.
+fn many(root: &Path) -> String {
+    let mut patch = String::from("*** Begin Patch\n");
+    for i in 0..100 {
+        std::fs::create_dir_all(root.join(format!("g{i:02}"))).unwrap();
+        std::fs::write(root.join(format!("g{i:02}/x.txt")), format!("{i}\n")).unwrap();
+        patch.push_str(&format!("*** Delete File: g{i:02}/x.txt\n*** Add File: g{i:02}\n+{i}\n"));
+    }
+    patch.push_str("*** End Patch");
+    patch
+}
+
+fn stage_many(root: &Path) {
+    let patch = many(root);
+    let ws = WorkspaceSession::open(root).unwrap();
+    let res = block_on(ws.apply_patch_tool().execute(json!({"input": patch}), &CancelToken::new()))
+        .unwrap();
+    assert!(!res.is_error, "{}", res.text_content());
+}
+
+#[test]
+fn many_emptied_folders_apply() {
+    if let Some((root, crash_at)) = child_spec(MANY_CHILD) {
+        let mut observer = abort_at(crash_at);
+        apply_head(&root, &mut observer);
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    stage_many(dir.path());
+    apply_head(dir.path(), &mut |_| {});
+    assert!(dir.path().join("g99").is_file());
+}
+
+/// An apply of 100 emptied folders replaced by files, whole and killed after the commit point:
+/// the folders the deletes emptied are not synced once they are gone (a commit or a recovery
+/// reopened one by its path, a file by then: "Not a directory", and the workspace did not
+/// open; found by `scripts/stress.py`'s kinds-kill).
+#[test]
+fn kill_after_the_commit_point_of_many_emptied_folders_recovers() {
+    let reference = tempfile::tempdir().unwrap();
+    stage_many(reference.path());
+    let mut steps = Vec::new();
+    apply_head(reference.path(), &mut |step| steps.push(step));
+    let new = tree(reference.path());
+    let committed = steps.iter().position(|s| *s == CommitStep::Committed).unwrap();
+    for k in [committed, committed + 1, steps.len() - 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        stage_many(&root);
+        assert!(!run_child("many_emptied_folders_apply", MANY_CHILD, &root, k).success());
+        let ws = WorkspaceSession::open(&root).unwrap();
+        assert!(ws.recovery().refused.is_empty(), "step {k}: {:?}", ws.recovery());
+        assert_eq!(tree(&root), new, "step {k}");
+        assert!(journal_is_clean(&root), "step {k}");
+    }
+}
