@@ -282,9 +282,12 @@ fn kill_at_every_step_of_a_kind_changing_undo_leaves_all_old_or_all_new() {
         } else {
             assert_eq!(now, new, "step {k}: the tree is neither all old nor all new");
             assert!(reverted.is_none(), "step {k}: logged as undone but not restored");
-            let res =
-                block_on(ws.session().undo(None, "again", &FrontEnd::Cli, &CancelToken::new()))
-                    .unwrap();
+            let res = block_on(ws.session().undo(
+                "again",
+                staged_core::UndoOptions { target: None, front_end: Some(&FrontEnd::Cli) },
+                &CancelToken::new(),
+            ))
+            .unwrap();
             assert!(!res.is_error, "step {k}: {}", res.text_content());
             assert_eq!(tree(&root), old, "step {k}");
         }
