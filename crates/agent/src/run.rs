@@ -388,6 +388,11 @@ impl<'a> Turns<'a> {
             Some(ToolChoiceDirective::Soft(soft)) => Some(soft.id.clone()),
             _ => None,
         };
+        if let Some(supervisor) = &self.agent.supervisor {
+            for notice in supervisor.notices() {
+                self.run.messages.push(Message::user(notice));
+            }
+        }
         let plan = self.gate.begin_turn(directive);
         for reminder in &plan.inject {
             self.run.messages.push(Message::reminder(reminder.content.clone()));

@@ -48,6 +48,13 @@ pub trait Supervisor: Send + Sync {
 
     /// Asks whether to approve a plan.
     async fn review_plan(&self, plan: PlanReview<'_>) -> PlanDecision;
+
+    /// What the person told the model since the last turn (a revert's reason, from `staged
+    /// session revert` in another terminal): each is sent once, as a user message at the start
+    /// of the next turn. None by default.
+    fn notices(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Asks `supervisor` about applying `head`, for which the model gave `reason`: `Ok(their

@@ -64,3 +64,34 @@ async fn a_declined_apply_stays_pending_and_the_model_hears_why() {
     );
     assert!(session.store().is_empty().unwrap());
 }
+
+#[tokio::test]
+async fn a_persons_notice_reaches_the_model_once_at_the_next_turn() {
+    let script = vec![
+        Reply::Turn(Turn::resolve("r1", "apply", "looks right")),
+        Reply::Turn(Turn::text("Done.")),
+    ];
+    let mock = mock(WireFormat::OpenaiChat, script);
+    let applies = Arc::new(AtomicUsize::new(0));
+    let session = staged_session(&applies);
+    let person = Arc::new(ScriptedPerson::default());
+    let notice = "A person reverted your change to src/a.ts (line 3): keep the old name.";
+    person.notices.lock().unwrap().extend([Vec::new(), vec![notice.to_owned()]]);
+    let client = staged_agent::connect(&provider(WireFormat::OpenaiChat, &mock, ""), None).unwrap();
+    let agent = staged_agent::Agent::new(client, Arc::clone(&session), Vec::new())
+        .with_supervisor(person.clone());
+    let (report, _) = run(&agent, "task").await;
+    assert_eq!(report.outcome, RunOutcome::Done);
+    let requests = mock.requests();
+    let users = |idx: usize| -> Vec<String> {
+        requests[idx].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .filter_map(|m| m["content"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert!(!users(0).iter().any(|u| u == notice), "not before it was left");
+    assert_eq!(users(1).iter().filter(|u| *u == notice).count(), 1, "{:?}", users(1));
+}

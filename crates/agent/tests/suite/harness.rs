@@ -82,6 +82,8 @@ pub(crate) struct ScriptedPerson {
     pub(crate) applies: Mutex<Vec<ApplyDecision>>,
     pub(crate) plans: Mutex<Vec<PlanDecision>>,
     pub(crate) shown: Mutex<Vec<String>>,
+    /// Notices handed to the model, one list per turn asked.
+    pub(crate) notices: Mutex<Vec<Vec<String>>>,
 }
 
 #[async_trait::async_trait]
@@ -94,6 +96,11 @@ impl Supervisor for ScriptedPerson {
         } else {
             applies.remove(0)
         }
+    }
+
+    fn notices(&self) -> Vec<String> {
+        let mut notices = self.notices.lock().unwrap();
+        if notices.is_empty() { Vec::new() } else { notices.remove(0) }
     }
 
     async fn review_plan(&self, plan: PlanReview<'_>) -> PlanDecision {

@@ -59,15 +59,17 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
     // One agent session per run: what it stages and applies is its own, and its `resolve`
     // acts on its own previews and the person's, never another agent session's
     // (docs/contract/sessions.md#identity).
+    let mut person = person::TerminalPerson::new(out.clone());
     if let Some(store) = ws.sqlite() {
         let run = staged_session::process::process(std::process::id())
             .map_or_else(|| std::process::id().to_string(), |p| p.key());
         if let Ok(row) = store.open_session("agent", &run, None) {
             let _ = store.title_session(row.number, task_title(&args.task));
             store.set_scope(staged_store::SessionScope::agent(row.number));
+            person = person.with_session(Arc::clone(store), row.number);
         }
     }
-    let person: Arc<dyn Supervisor> = Arc::new(person::TerminalPerson::new(out.clone()));
+    let person: Arc<dyn Supervisor> = Arc::new(person);
     let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(ReadTool::new(ws.workspace().clone())),
         Arc::new(FindTool::new(ws.workspace().clone())),

@@ -19,11 +19,23 @@ const ASKS: usize = 3;
 
 pub(crate) struct TerminalPerson {
     out: Output,
+    /// The run's agent session, whose notices the model is told.
+    session: Option<(std::sync::Arc<staged_store::SqliteStore>, u64)>,
 }
 
 impl TerminalPerson {
     pub(crate) fn new(out: Output) -> Self {
-        Self { out }
+        Self { out, session: None }
+    }
+
+    /// This person, passing on the notices a person left for agent session `number`.
+    pub(crate) fn with_session(
+        mut self,
+        store: std::sync::Arc<staged_store::SqliteStore>,
+        number: u64,
+    ) -> Self {
+        self.session = Some((store, number));
+        self
     }
 }
 
@@ -47,6 +59,13 @@ async fn ask(question: String) -> Option<String> {
 
 #[async_trait::async_trait]
 impl Supervisor for TerminalPerson {
+    fn notices(&self) -> Vec<String> {
+        match &self.session {
+            Some((store, number)) => store.take_notices(*number).unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+
     async fn approve_apply(&self, head: &PendingEntry, reason: &str) -> ApplyDecision {
         // The label, the model's reason, the diff: none of it may drive the terminal the
         // person decides at.
