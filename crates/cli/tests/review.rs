@@ -622,3 +622,52 @@ fn the_sessions_view_reverts_and_keeps_hunks_with_reasons() {
         "A person reverted your change to a.txt (line 2): line 2 stays."
     );
 }
+
+#[test]
+fn the_sessions_view_refuses_a_hunk_changed_since_and_writes_nothing() {
+    // See: issue 34, point 7.
+    let ws = workspace(&[("a.txt", &numbered_lines(&[]))]);
+    let dir = ws.path().canonicalize().unwrap();
+    let two = (2, "two, by the agent");
+    let fifteen = (15, "fifteen, by the agent");
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &numbered_lines(&[two, fifteen]));
+    // A person rewrites the session's line 2 outside staged.
+    let edited = numbered_lines(&[(2, "two, by a person"), fifteen]);
+    std::fs::write(dir.join("a.txt"), &edited).unwrap();
+    let entries = common::json(&staged(&dir, &["--json", "log"]))["entries"].clone();
+
+    let mut tui = Tui::start(&dir, 40, 140);
+    tui.wait_shown(&["s sessions"], &[]);
+    tui.press("s");
+    tui.wait_shown(&["> S1 claude-code: 1 file changed, 0 of 2 hunks reviewed"], &[]);
+    // Keys that act on a file or hunk say to open the session first.
+    tui.press("r");
+    tui.wait_shown(&["Open a session (Enter) to keep or revert its files and hunks."], &[]);
+    tui.press("\rj");
+    tui.wait_shown(
+        &[
+            ">          hunk 1 of 2 [changed since by a change made outside staged]",
+            "+two, by a person",
+        ],
+        &[],
+    );
+    tui.press("r");
+    tui.wait_shown(&["Revert hunk 1 of a.txt, reason:"], &[]);
+    tui.press("undo it\r");
+    tui.wait_shown(
+        &["Cannot revert S1's change: hunk 1 of a.txt was changed since", "Nothing was written."],
+        &["Revert hunk 1 of a.txt, reason:"],
+    );
+    assert_eq!(read(&dir, "a.txt"), edited, "a refused revert writes nothing");
+    assert_eq!(
+        common::json(&staged(&dir, &["--json", "log"]))["entries"],
+        entries,
+        "a refused revert logs nothing"
+    );
+    tui.press("q");
+    tui.wait_shown(&["> S1 claude-code"], &[">          hunk 1 of 2"]);
+    tui.press("q");
+    tui.wait_shown(&["no pending previews"], &["Sessions"]);
+    tui.press("q");
+    assert!(tui.wait_exit().success());
+}
