@@ -609,6 +609,12 @@ fn the_sessions_view_reverts_and_keeps_hunks_with_reasons() {
     tui.wait_shown(&["no pending previews"], &["Sessions"]);
     tui.press("q");
     assert!(tui.wait_exit().success());
+    // What was decided is printed after the UI closes.
+    tui.wait_for("the decisions printed after the UI closed", |rows| {
+        let shown = rows.concat();
+        shown.contains("Reverted 1 hunk of S1 (a.txt (hunk 1)): line 2 stays.")
+            && shown.contains("Kept 1 hunk of S1; 1 of 2 hunks reviewed.")
+    });
 
     // The session's model hears of the revert at its next hook event.
     let out = record_hook(

@@ -7,6 +7,10 @@
 //! --reason R` writes the chosen hunks back to what they were before the session, all or
 //! nothing, as one log entry `staged undo` can undo; `keep` marks hunks reviewed. A revert or a
 //! keep with a reason leaves the session's model a notice, told once at its next chance.
+//!
+//! `staged review`'s sessions view calls the same code: [`listed`] for the sessions,
+//! [`Loaded`] for a session's files, [`revert_picked`] and [`keep_picked`] (which print
+//! nothing) for a revert or a keep.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
