@@ -13,7 +13,7 @@ use ratatui::{
 };
 use staged_core::{PendingEntry, ResolveAction, preview_diff};
 
-use staged_render::escape_line;
+use staged_render::{escape_line, escape_text};
 use staged_session::FileKind;
 
 use crate::{
@@ -338,7 +338,7 @@ fn draw_sessions(
     };
     frame.render_widget(
         Paragraph::new(Text::from(
-            diff.lines().map(|l| diff_line(&escape_line(l), color)).collect::<Vec<_>>(),
+            diff.lines().map(|l| diff_line(&escape_text(l), color)).collect::<Vec<_>>(),
         ))
         .scroll((review.scroll_offset(), 0))
         .wrap(Wrap { trim: false }),
