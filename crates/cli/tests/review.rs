@@ -451,3 +451,229 @@ fn review_without_a_terminal_is_a_clear_error() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("staged review needs a terminal"), "{}", stderr(&out));
 }
+
+/// Runs `staged hook claude-code --mode record` in `dir` with `event` on stdin.
+fn record_hook(dir: &Path, event: &serde_json::Value) -> std::process::Output {
+    let mut child = std::process::Command::new(common::staged_bin())
+        .args(["hook", "claude-code", "--mode", "record"])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("CODEX_HOME", dir.join(".no-codex-home"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&serde_json::to_vec(event).unwrap()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    out
+}
+
+/// Claude Code's Write of `text` to `path` in session `session`, recorded by the hooks.
+fn recorded_write(dir: &Path, session: &str, call: &str, path: &str, text: &str) {
+    let file = dir.join(path);
+    let input = serde_json::json!({"file_path": file, "content": text});
+    record_hook(
+        dir,
+        &serde_json::json!({"session_id": session, "cwd": dir, "hook_event_name": "PreToolUse",
+            "tool_name": "Write", "tool_input": input, "tool_use_id": call,
+            "permission_mode": "acceptEdits"}),
+    );
+    let original = std::fs::read_to_string(&file).ok();
+    std::fs::write(&file, text).unwrap();
+    let kind = if original.is_some() { "update" } else { "create" };
+    record_hook(
+        dir,
+        &serde_json::json!({"session_id": session, "cwd": dir, "hook_event_name": "PostToolUse",
+            "tool_name": "Write", "tool_input": input, "tool_use_id": call,
+            "permission_mode": "acceptEdits",
+            "tool_response": {"type": kind, "filePath": file, "content": text,
+                "structuredPatch": [], "originalFile": original}}),
+    );
+}
+
+/// Twenty numbered lines, with line `n` replaced by `with` for each `(n, with)`.
+fn numbered_lines(changes: &[(usize, &str)]) -> String {
+    (1..=20)
+        .map(|n| {
+            changes
+                .iter()
+                .find(|(m, _)| *m == n)
+                .map_or(format!("line {n}\n"), |(_, w)| format!("{w}\n"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_sessions_view_reverts_and_keeps_hunks_with_reasons() {
+    // See: issue 34, point 7.
+    let ws = workspace(&[("a.txt", &numbered_lines(&[])), ("b.txt", "alpha\nbeta\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    record_hook(
+        &dir,
+        &serde_json::json!({"session_id": "claude-1", "cwd": dir,
+            "hook_event_name": "UserPromptSubmit", "prompt": "Tidy the lines"}),
+    );
+    let two = (2, "two, by the agent");
+    let fifteen = (15, "fifteen, by the agent");
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &numbered_lines(&[two]));
+    recorded_write(&dir, "claude-1", "t2", "a.txt", &numbered_lines(&[two, fifteen]));
+    recorded_write(&dir, "claude-1", "t3", "b.txt", "alpha\nBETA\n");
+
+    let mut tui = Tui::start(&dir, 40, 140);
+    tui.wait_shown(&["no pending previews", "s sessions"], &[]);
+    // The sessions, over the diff of the one under the cursor.
+    tui.press("s");
+    tui.wait_shown(
+        &[
+            "Sessions  1 session in this workspace",
+            "> S1 claude-code \"Tidy the lines\": 2 files changed, 0 of 3 hunks reviewed, 0 previews pending",
+            "[hunk 1 of 2]",
+            "+BETA",
+        ],
+        &[],
+    );
+    // Its files and hunks; the diff follows the cursor.
+    tui.press("\r");
+    tui.wait_shown(
+        &[
+            "S1 claude-code \"Tidy the lines\": 2 files, 0 of 3 hunks reviewed",
+            ">        a.txt (2 hunks, 0 reviewed)",
+            "           hunk 1 of 2",
+            "           hunk 2 of 2",
+            "         b.txt (1 hunk, 0 reviewed)",
+            "+fifteen, by the agent",
+            "r revert · K keep",
+        ],
+        &["+BETA"],
+    );
+    tui.press("j");
+    tui.wait_shown(&[">          hunk 1 of 2", "+two, by the agent"], &["+fifteen, by the agent"]);
+    tui.press("jj");
+    tui.wait_shown(&[">        b.txt (1 hunk, 0 reviewed)", "+BETA"], &["+two, by the agent"]);
+    tui.press("kk");
+    tui.wait_shown(&[">          hunk 1 of 2", "+two, by the agent"], &[]);
+
+    // A revert needs a reason; Enter on none, or Esc, writes nothing.
+    tui.press("r");
+    tui.wait_shown(&["Revert hunk 1 of a.txt, reason:", HINT], &[]);
+    tui.press("\r");
+    tui.wait_shown(&["Type a reason first: a revert says why (Esc cancels)."], &[HINT]);
+    tui.press("\x1b");
+    tui.wait_shown(&["Cancelled; nothing was changed.", ">          hunk 1 of 2"], &[]);
+    assert_eq!(read(&dir, "a.txt"), numbered_lines(&[two, fifteen]));
+
+    // Revert the first hunk with a reason: only its lines go back.
+    tui.press("r");
+    tui.wait_shown(&["Revert hunk 1 of a.txt, reason:"], &[]);
+    tui.press("line 2 stays\r");
+    tui.wait_shown(
+        &[
+            "Reverted 1 hunk of S1 (a.txt (hunk 1)): line 2 stays. Logged as entry 4",
+            "S1 claude-code \"Tidy the lines\": 2 files, 0 of 2 hunks reviewed",
+            "         a.txt (1 hunk, 0 reviewed)",
+            ">        b.txt (1 hunk, 0 reviewed)",
+        ],
+        &["hunk 2 of 2"],
+    );
+    assert_eq!(read(&dir, "a.txt"), numbered_lines(&[fifteen]));
+    assert_eq!(read(&dir, "b.txt"), "alpha\nBETA\n");
+    let log = common::json(&staged(&dir, &["--json", "log"]));
+    let entry = &log["entries"][0];
+    assert_eq!(entry["reason"], "line 2 stays", "{entry}");
+    assert_eq!(entry["frontEnd"], "review", "{entry}");
+    assert_eq!(entry["source"], "session_revert", "{entry}");
+    assert_eq!(entry["extra"]["session"], "S1", "{entry}");
+
+    // Keep b.txt's hunk, without a reason: the progress moves.
+    tui.press("K");
+    tui.wait_shown(&["Keep b.txt, reason (optional):"], &[]);
+    tui.press("\r");
+    tui.wait_shown(
+        &[
+            "Kept 1 hunk of S1; 1 of 2 hunks reviewed.",
+            "S1 claude-code \"Tidy the lines\": 2 files, 1 of 2 hunks reviewed",
+            "> [kept] b.txt (1 hunk, 1 reviewed)",
+            "[kept]",
+        ],
+        &[],
+    );
+    assert_eq!(read(&dir, "b.txt"), "alpha\nBETA\n", "a keep writes nothing");
+    let list = common::json(&staged(&dir, &["--json", "session", "list"]));
+    assert_eq!(list[0]["reviewed"], 1, "{list}");
+    assert_eq!(list[0]["hunks"], 2, "{list}");
+    tui.press("\x1b");
+    tui.wait_shown(&["> S1 claude-code", "1 of 2 hunks reviewed"], &[]);
+    tui.press("s");
+    tui.wait_shown(&["no pending previews"], &["Sessions"]);
+    tui.press("q");
+    assert!(tui.wait_exit().success());
+    // What was decided is printed after the UI closes.
+    tui.wait_for("the decisions printed after the UI closed", |rows| {
+        let shown = rows.concat();
+        shown.contains("Reverted 1 hunk of S1 (a.txt (hunk 1)): line 2 stays.")
+            && shown.contains("Kept 1 hunk of S1; 1 of 2 hunks reviewed.")
+    });
+
+    // The session's model hears of the revert at its next hook event.
+    let out = record_hook(
+        &dir,
+        &serde_json::json!({"session_id": "claude-1", "cwd": dir,
+            "hook_event_name": "UserPromptSubmit", "prompt": "go on"}),
+    );
+    let reply: serde_json::Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    assert_eq!(
+        reply["hookSpecificOutput"]["additionalContext"],
+        "A person reverted your change to a.txt (line 2): line 2 stays."
+    );
+}
+
+#[test]
+fn the_sessions_view_refuses_a_hunk_changed_since_and_writes_nothing() {
+    // See: issue 34, point 7.
+    let ws = workspace(&[("a.txt", &numbered_lines(&[]))]);
+    let dir = ws.path().canonicalize().unwrap();
+    let two = (2, "two, by the agent");
+    let fifteen = (15, "fifteen, by the agent");
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &numbered_lines(&[two, fifteen]));
+    // A person rewrites the session's line 2 outside staged.
+    let edited = numbered_lines(&[(2, "two, by a person"), fifteen]);
+    std::fs::write(dir.join("a.txt"), &edited).unwrap();
+    let entries = common::json(&staged(&dir, &["--json", "log"]))["entries"].clone();
+
+    let mut tui = Tui::start(&dir, 40, 140);
+    tui.wait_shown(&["s sessions"], &[]);
+    tui.press("s");
+    tui.wait_shown(&["> S1 claude-code: 1 file changed, 0 of 2 hunks reviewed"], &[]);
+    // Keys that act on a file or hunk say to open the session first.
+    tui.press("r");
+    tui.wait_shown(&["Open a session (Enter) to keep or revert its files and hunks."], &[]);
+    tui.press("\rj");
+    tui.wait_shown(
+        &[
+            ">          hunk 1 of 2 [changed since by a change made outside staged]",
+            "+two, by a person",
+        ],
+        &[],
+    );
+    tui.press("r");
+    tui.wait_shown(&["Revert hunk 1 of a.txt, reason:"], &[]);
+    tui.press("undo it\r");
+    tui.wait_shown(
+        &["Cannot revert S1's change: hunk 1 of a.txt was changed since", "Nothing was written."],
+        &["Revert hunk 1 of a.txt, reason:"],
+    );
+    assert_eq!(read(&dir, "a.txt"), edited, "a refused revert writes nothing");
+    assert_eq!(
+        common::json(&staged(&dir, &["--json", "log"]))["entries"],
+        entries,
+        "a refused revert logs nothing"
+    );
+    tui.press("q");
+    tui.wait_shown(&["> S1 claude-code"], &[">          hunk 1 of 2"]);
+    tui.press("q");
+    tui.wait_shown(&["no pending previews"], &["Sessions"]);
+    tui.press("q");
+    assert!(tui.wait_exit().success());
+}

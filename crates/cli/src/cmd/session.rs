@@ -7,6 +7,10 @@
 //! --reason R` writes the chosen hunks back to what they were before the session, all or
 //! nothing, as one log entry `staged undo` can undo; `keep` marks hunks reviewed. A revert or a
 //! keep with a reason leaves the session's model a notice, told once at its next chance.
+//!
+//! `staged review`'s sessions view calls the same code: [`listed`] for the sessions,
+//! [`Loaded`] for a session's files, [`revert_picked`] and [`keep_picked`] (which print
+//! nothing) for a revert or a keep.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -86,14 +90,14 @@ fn find_session(store: &SqliteStore, typed: Option<&str>) -> anyhow::Result<Sess
 }
 
 /// A session's files, with the hunks' review states.
-struct Loaded {
-    row: SessionRow,
+pub(crate) struct Loaded {
+    pub(crate) row: SessionRow,
     /// What is reverted: `S3`, or `log entry 14` for part of one entry.
-    name: String,
+    pub(crate) name: String,
     /// The session whose model is told of a revert.
     notify: Option<u64>,
-    files: Vec<SessionFile>,
-    states: HashMap<String, String>,
+    pub(crate) files: Vec<SessionFile>,
+    pub(crate) states: HashMap<String, String>,
 }
 
 impl Loaded {
@@ -102,7 +106,11 @@ impl Loaded {
         store: &SqliteStore,
         typed: Option<&str>,
     ) -> anyhow::Result<Loaded> {
-        let row = find_session(store, typed)?;
+        Self::of(ws, find_session(store, typed)?)
+    }
+
+    /// Session `row`'s files and review states, read afresh.
+    pub(crate) fn of(ws: &WorkspaceSession, row: SessionRow) -> anyhow::Result<Loaded> {
         let review = ws.review().context("this workspace keeps no durable store")?;
         let files = review.session_files(row.number).map_err(|err| anyhow::anyhow!("{err}"))?;
         let states = review.review_states(row.number).map_err(|err| anyhow::anyhow!("{err}"))?;
@@ -139,11 +147,11 @@ impl Loaded {
         })
     }
 
-    fn hunk_count(&self) -> usize {
+    pub(crate) fn hunk_count(&self) -> usize {
         self.files.iter().map(|f| f.diff.hunks.len()).sum()
     }
 
-    fn reviewed_count(&self) -> usize {
+    pub(crate) fn reviewed_count(&self) -> usize {
         self.files
             .iter()
             .flat_map(|f| &f.diff.hunks)
@@ -186,7 +194,20 @@ fn kind_name(kind: &FileKind) -> &'static str {
     }
 }
 
-fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Result<Exit> {
+/// One session as `staged session list` and `staged review` show it.
+pub(crate) struct Listed {
+    pub(crate) row: SessionRow,
+    pub(crate) entries: usize,
+    pub(crate) pending: usize,
+    pub(crate) files: usize,
+    pub(crate) hunks: usize,
+    pub(crate) reviewed: usize,
+    /// Why its net change could not be read.
+    pub(crate) error: Option<String>,
+}
+
+/// Every session, the one active last first, with its progress.
+pub(crate) fn listed(ws: &WorkspaceSession, store: &SqliteStore) -> anyhow::Result<Vec<Listed>> {
     let rows = store.sessions().map_err(|err| anyhow::anyhow!("{err}"))?;
     let pending = ws.store().summaries().map_err(|err| anyhow::anyhow!("{err}"))?;
     let review = ws.review().context("this workspace keeps no durable store")?;
@@ -203,12 +224,22 @@ fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Res
             }
             Err(err) => (0, 0, 0, Some(err.to_string())),
         };
-        listed.push((row, entries, n_pending, files, hunks, reviewed, error));
+        listed.push(Listed { row, entries, pending: n_pending, files, hunks, reviewed, error });
     }
+    Ok(listed)
+}
+
+/// `3 of 7 hunks reviewed`.
+pub(crate) fn progress(reviewed: usize, hunks: usize) -> String {
+    format!("{reviewed} of {} reviewed", plural(hunks, "hunk"))
+}
+
+fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Result<Exit> {
+    let listed = listed(ws, store)?;
     if out.json {
         let value: Vec<Value> = listed
             .iter()
-            .map(|(row, entries, n_pending, files, hunks, reviewed, error)| {
+            .map(|Listed { row, entries, pending: n_pending, files, hunks, reviewed, error }| {
                 json!({
                     "id": row.short_id(),
                     "client": row.client,
@@ -232,7 +263,7 @@ fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Res
         out.line("No sessions: no agent session has staged or recorded anything here.")?;
         return Ok(Exit::Success);
     }
-    for (row, entries, n_pending, files, hunks, reviewed, error) in &listed {
+    for Listed { row, entries, pending: n_pending, files, hunks, reviewed, error } in &listed {
         let title = row.title.as_deref().map(|t| format!(" \"{t}\"")).unwrap_or_default();
         out.line(&staged_render::escape_line(&format!(
             "{} {}{title}: started {}, active {}",
@@ -242,11 +273,11 @@ fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Res
             time(row.active_ms)
         )))?;
         let mut line = format!(
-            "    {} changed, {}, {} pending, {reviewed} of {} reviewed",
+            "    {} changed, {}, {} pending, {}",
             plural(*files, "file"),
             plural(*entries, "entry"),
             plural(*n_pending, "preview"),
-            plural(*hunks, "hunk"),
+            progress(*reviewed, *hunks),
         );
         if let Some(error) = error {
             line = format!("    {error}");
@@ -330,7 +361,7 @@ fn show(
 }
 
 /// `file`'s diff with each hunk header numbered and marked; still a diff `git apply` takes.
-fn numbered(file: &SessionFile, states: &HashMap<String, String>) -> String {
+pub(crate) fn numbered(file: &SessionFile, states: &HashMap<String, String>) -> String {
     let diff = &file.diff.diff;
     let Some(section) = diff_files(diff).into_iter().next() else { return diff.clone() };
     let n = section.hunks.len();
@@ -425,7 +456,7 @@ fn picked_hunks<'a>(
     res
 }
 
-fn check_reason(reason: &str, required: bool) -> anyhow::Result<()> {
+pub(crate) fn check_reason(reason: &str, required: bool) -> anyhow::Result<()> {
     if required && reason.trim().is_empty() {
         bail!("--reason must not be blank: say why the session's change is reverted");
     }
@@ -471,24 +502,65 @@ fn revert_loaded(
     reason: &str,
     out: &Output,
 ) -> anyhow::Result<Exit> {
+    if loaded.files.is_empty() {
+        bail!("{} has no change left to revert; nothing was written", loaded.name);
+    }
+    let picks = picks(ws, loaded, args)?;
+    let (text, entry, hunks) =
+        match revert_picked(ws, store, loaded, &picks, reason, &FrontEnd::Cli)? {
+            Reverted::Done { text, entry, hunks } => (text, entry, hunks),
+            Reverted::Refused(text) => return refused(out, &text),
+        };
+    if out.json {
+        out.line(&serde_json::to_string_pretty(&json!({
+            "text": text,
+            "isError": false,
+            "entry": entry,
+            "session": loaded.name,
+            "hunks": hunks.iter().map(|(path, hunk)| json!({"path": path, "hunk": hunk})).collect::<Vec<_>>(),
+        }))?)?;
+    } else {
+        out.line(&text)?;
+    }
+    Ok(Exit::Success)
+}
+
+/// What a revert did.
+pub(crate) enum Reverted {
+    /// Written and logged: the answer, the log entry, and the hunks as `(path, number)`.
+    Done { text: String, entry: Option<u64>, hunks: Vec<(String, usize)> },
+    /// Refused, nothing written: why.
+    Refused(String),
+}
+
+/// Reverts the hunks `picks` names of `loaded`'s change, all or nothing, as one log entry of
+/// `front_end` with `reason`, and leaves the session's model a notice. Prints nothing.
+pub(crate) fn revert_picked(
+    ws: &WorkspaceSession,
+    store: &Arc<SqliteStore>,
+    loaded: &Loaded,
+    picks: &[Option<Pick>],
+    reason: &str,
+    front_end: &FrontEnd,
+) -> anyhow::Result<Reverted> {
     let reason = reason.to_owned();
     let short = loaded.name.clone();
     if loaded.files.is_empty() {
         bail!("{short} has no change left to revert; nothing was written");
     }
-    let picks = picks(ws, loaded, args)?;
-    let ops = match revert_ops(&loaded.files, &picks) {
+    let ops = match revert_ops(&loaded.files, picks) {
         Ok(ops) => ops,
         Err(err) => {
-            let text = format!("Cannot revert {short}'s change: {err}. Nothing was written.");
-            return refused(out, &text);
+            return Ok(Reverted::Refused(format!(
+                "Cannot revert {short}'s change: {err}. Nothing was written."
+            )));
         }
     };
     if ops.is_empty() {
         bail!("the hunks picked change nothing; nothing was written");
     }
-    let hunks = picked_hunks(loaded, &picks);
-    let described: Vec<String> = described_picks(loaded, &picks);
+    let hunks = picked_hunks(loaded, picks);
+    let described: Vec<String> = described_picks(loaded, picks);
     let label = format!("Revert of {short}: {}", described.join(", "));
     let action = revert_action(ws, &label, ops)?;
     let mut base = LogRecord::new(
@@ -497,7 +569,7 @@ fn revert_loaded(
         REVERT_SOURCE,
         LogOutcome::Applied,
         LogAction::Apply,
-        &FrontEnd::Cli,
+        front_end,
     );
     base.reason = reason.trim().to_owned();
     let mut extra = staged_core::JsonObject::new();
@@ -524,7 +596,10 @@ fn revert_loaded(
         Err(err) => bail!("the revert failed: {err}"),
     };
     if result.is_error {
-        return refused(out, &format!("Cannot revert {short}'s change: {}", result.text_content()));
+        return Ok(Reverted::Refused(format!(
+            "Cannot revert {short}'s change: {}",
+            result.text_content()
+        )));
     }
     let seq = newest_entry(ws);
     // The session's model hears of it once, at its next chance.
@@ -540,18 +615,8 @@ fn revert_loaded(
         seq.map(|s| format!(" Logged as entry {s}; `staged undo {s}` restores what it reverted."))
             .unwrap_or_default()
     );
-    if out.json {
-        out.line(&serde_json::to_string_pretty(&json!({
-            "text": text,
-            "isError": false,
-            "entry": seq,
-            "session": short,
-            "hunks": hunks.iter().map(|(f, h)| json!({"path": f.path, "hunk": h.number})).collect::<Vec<_>>(),
-        }))?)?;
-    } else {
-        out.line(&text)?;
-    }
-    Ok(Exit::Success)
+    let hunks = hunks.iter().map(|(f, h)| (f.path.clone(), h.number)).collect();
+    Ok(Reverted::Done { text, entry: seq, hunks })
 }
 
 fn keep(
@@ -563,12 +628,46 @@ fn keep(
     let reason = args.reason.clone().unwrap_or_default();
     check_reason(&reason, false)?;
     let loaded = Loaded::load(ws, store, args.session.as_deref())?;
-    let short = loaded.name.clone();
+    if loaded.files.is_empty() {
+        bail!("{} has no change left to keep", loaded.name);
+    }
+    let picks = picks(ws, &loaded, args)?;
+    let kept = keep_picked(store, &loaded, &picks, &reason)?;
+    if out.json {
+        out.line(&serde_json::to_string_pretty(&json!({
+            "text": kept.text,
+            "session": loaded.name,
+            "kept": kept.kept,
+            "reviewed": kept.reviewed,
+            "hunks": loaded.hunk_count(),
+        }))?)?;
+    } else {
+        out.line(&kept.text)?;
+    }
+    Ok(Exit::Success)
+}
+
+/// What a keep did: the answer, how many hunks it kept, and how many of the session's are
+/// reviewed now.
+pub(crate) struct Kept {
+    pub(crate) text: String,
+    pub(crate) kept: usize,
+    pub(crate) reviewed: usize,
+}
+
+/// Marks the hunks `picks` names of `loaded`'s change reviewed and kept, and with a reason
+/// leaves the session's model a notice. Prints nothing.
+pub(crate) fn keep_picked(
+    store: &SqliteStore,
+    loaded: &Loaded,
+    picks: &[Option<Pick>],
+    reason: &str,
+) -> anyhow::Result<Kept> {
+    let short = &loaded.name;
     if loaded.files.is_empty() {
         bail!("{short} has no change left to keep");
     }
-    let picks = picks(ws, &loaded, args)?;
-    let hunks = picked_hunks(&loaded, &picks);
+    let hunks = picked_hunks(loaded, picks);
     let keys: Vec<&str> = hunks.iter().map(|(_, h)| h.key.as_str()).collect();
     let reason = reason.trim();
     store
@@ -584,18 +683,7 @@ fn keep(
         plural(hunks.len(), "hunk"),
         plural(loaded.hunk_count(), "hunk")
     );
-    if out.json {
-        out.line(&serde_json::to_string_pretty(&json!({
-            "text": text,
-            "session": short,
-            "kept": hunks.len(),
-            "reviewed": reviewed,
-            "hunks": loaded.hunk_count(),
-        }))?)?;
-    } else {
-        out.line(&text)?;
-    }
-    Ok(Exit::Success)
+    Ok(Kept { text, kept: hunks.len(), reviewed })
 }
 
 /// Each picked file as a person reads it: `src/a.ts (hunks 1, 3)`, `new.txt (new file)`.
@@ -761,7 +849,7 @@ fn refused(out: &Output, text: &str) -> anyhow::Result<Exit> {
     Ok(Exit::ToolError)
 }
 
-fn plural(n: usize, word: &str) -> String {
+pub(crate) fn plural(n: usize, word: &str) -> String {
     match (n, word) {
         (1, _) => format!("1 {word}"),
         (_, "entry") => format!("{n} entries"),

@@ -6,7 +6,12 @@
 //! some, `→` lists a file's hunks to mark some of them, `A`, `N` and `F` mark all, none, or
 //! the folder of the file under the cursor, and `a` applies only what is marked (the rest
 //! stays pending as a new preview). `l` shows the resolve log. Only the newest preview can be resolved (the stack is
-//! LIFO); older ones can be read. The resolve names the preview the person saw, so a preview
+//! LIFO); older ones can be read.
+//!
+//! `s` switches to the sessions view: the agent sessions, the one active last first, with
+//! their review progress; Enter lists a session's files and hunks, the diff following the
+//! cursor; `r` reverts the file or hunk under the cursor (a reason is required) and `K` keeps
+//! it (the reason is optional), through the same code as `staged session revert|keep`. The resolve names the preview the person saw, so a preview
 //! staged meanwhile by another process is never applied by mistake.
 
 mod state;
@@ -83,6 +88,7 @@ fn handle_key(review: &mut Review, key: KeyEvent) -> bool {
             KeyCode::Char('d') => review.start_reason(staged_core::ResolveAction::Discard),
             KeyCode::Char('f') => review.start_files(),
             KeyCode::Char('l') => review.show_log(),
+            KeyCode::Char('s') => review.toggle_sessions(),
             KeyCode::Right | KeyCode::Char('n') | KeyCode::Tab => review.select_offset(1),
             KeyCode::Left | KeyCode::Char('p') | KeyCode::BackTab => review.select_offset(-1),
             KeyCode::Down | KeyCode::Char('j') => review.scroll(1),
@@ -119,7 +125,30 @@ fn handle_key(review: &mut Review, key: KeyEvent) -> bool {
             KeyCode::Char('r') => review.show_log(),
             _ => {}
         },
-        Mode::Reason { .. } => match key.code {
+        Mode::Sessions { .. } => match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('s') => review.toggle_sessions(),
+            KeyCode::Down | KeyCode::Char('j') => review.move_session_cursor(1),
+            KeyCode::Up | KeyCode::Char('k') => review.move_session_cursor(-1),
+            KeyCode::Right | KeyCode::Char('l') | KeyCode::Enter => review.open_session(),
+            KeyCode::Char('r') | KeyCode::Char('K') => review.start_session_reason(true),
+            KeyCode::PageDown | KeyCode::Char(' ') => review.scroll(20),
+            KeyCode::PageUp => review.scroll(-20),
+            _ => {}
+        },
+        Mode::SessionFiles { .. } => match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Left | KeyCode::Char('h') => {
+                review.close_session();
+            }
+            KeyCode::Char('s') => review.toggle_sessions(),
+            KeyCode::Down | KeyCode::Char('j') => review.move_session_cursor(1),
+            KeyCode::Up | KeyCode::Char('k') => review.move_session_cursor(-1),
+            KeyCode::Char('r') => review.start_session_reason(true),
+            KeyCode::Char('K') => review.start_session_reason(false),
+            KeyCode::PageDown | KeyCode::Char(' ') => review.scroll(20),
+            KeyCode::PageUp => review.scroll(-20),
+            _ => {}
+        },
+        Mode::Reason { .. } | Mode::SessionReason { .. } => match key.code {
             KeyCode::Esc => review.cancel_reason(),
             KeyCode::Enter => review.submit_reason(),
             KeyCode::Backspace => review.pop_reason_char(),

@@ -1,6 +1,8 @@
 //! Drawing the review: a header naming the preview, its diff (or its file list over the diff
 //! of the file or hunk under the cursor, or the resolve log), and a key or prompt line. The
-//! file list scrolls with its cursor, so the row a key acts on is always on screen.
+//! file list scrolls with its cursor, so the row a key acts on is always on screen. The
+//! sessions view draws the sessions (or a session's files and hunks) over the diff of the one
+//! under the cursor.
 
 use ratatui::{
     Frame,
@@ -11,8 +13,14 @@ use ratatui::{
 };
 use staged_core::{PendingEntry, ResolveAction, preview_diff};
 
+use staged_render::{escape_line, escape_text};
+use staged_session::FileKind;
+
 use crate::{
-    cmd::age,
+    cmd::{
+        age,
+        session::{numbered, plural, progress},
+    },
     review::{Mode, Review},
 };
 
@@ -24,6 +32,13 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
             .areas(frame.area());
 
     let style = |s: Style| if color { s } else { Style::default() };
+    if matches!(
+        review.mode(),
+        Mode::Sessions { .. } | Mode::SessionFiles { .. } | Mode::SessionReason { .. }
+    ) {
+        draw_sessions(frame, [header, body, footer], review, color);
+        return;
+    }
     let total = review.entries().len();
     let title = match review.selected() {
         None => {
@@ -103,7 +118,7 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
     };
     let prompt = match review.mode() {
         Mode::Browse => help(
-            "a apply · d discard · f pick files · l log · n/p next/prev · j/k PgUp/PgDn scroll · r refresh · q quit",
+            "a apply · d discard · f pick files · l log · s sessions · n/p next/prev · j/k PgUp/PgDn scroll · r refresh · q quit",
         ),
         Mode::Files { .. } => help(
             "space mark · →/← hunks · A all · N none · F folder · a apply the marked · j/k move · PgUp/PgDn diff · Esc back",
@@ -116,26 +131,245 @@ pub(crate) fn draw(frame: &mut Frame<'_>, review: &Review, color: bool) {
                 ResolveAction::Apply => "Apply",
                 ResolveAction::Discard => "Discard",
             };
-            Line::from(vec![
-                Span::styled(
-                    format!("{verb} reason: "),
-                    style(Style::default().add_modifier(Modifier::BOLD)),
-                ),
-                Span::raw(input.clone()),
-                Span::styled("▏", style(Style::default().add_modifier(Modifier::SLOW_BLINK))),
-                // Why Enter did not resolve (an empty reason), else how to finish.
-                Span::raw(if review.status().is_empty() {
-                    "  (Enter confirms, Esc cancels)".to_owned()
-                } else {
-                    format!("  {}", review.status())
-                }),
-            ])
+            reason_line(review, format!("{verb} reason: "), input, color)
+        }
+        // Drawn by `draw_sessions`.
+        Mode::Sessions { .. } | Mode::SessionFiles { .. } | Mode::SessionReason { .. } => {
+            Line::from("")
         }
     };
     frame.render_widget(
         Paragraph::new(prompt).block(Block::default().borders(Borders::TOP)),
         footer,
     );
+}
+
+/// The reason prompt: `label`, what is typed, and how to finish (or why Enter did nothing).
+fn reason_line(review: &Review, label: String, input: &str, color: bool) -> Line<'static> {
+    let style = |s: Style| if color { s } else { Style::default() };
+    Line::from(vec![
+        Span::styled(label, style(Style::default().add_modifier(Modifier::BOLD))),
+        Span::raw(input.to_owned()),
+        Span::styled("▏", style(Style::default().add_modifier(Modifier::SLOW_BLINK))),
+        // Why Enter did not resolve (an empty reason), else how to finish.
+        Span::raw(if review.status().is_empty() {
+            "  (Enter confirms, Esc cancels)".to_owned()
+        } else {
+            format!("  {}", review.status())
+        }),
+    ])
+}
+
+/// The sessions view: a header, the sessions (or the opened session's files and hunks) over
+/// the diff of the one under the cursor, and the keys or the reason prompt.
+fn draw_sessions(
+    frame: &mut Frame<'_>,
+    [header, body, footer]: [ratatui::layout::Rect; 3],
+    review: &Review,
+    color: bool,
+) {
+    let bold = if color { Style::default().add_modifier(Modifier::BOLD) } else { Style::default() };
+    let title = match (review.mode(), review.session()) {
+        (Mode::Sessions { .. }, _) | (_, None) => Line::from(vec![
+            Span::styled("Sessions", bold),
+            Span::raw(format!(
+                "  {} in this workspace, the one active last first",
+                plural(review.sessions().len(), "session")
+            )),
+        ]),
+        (_, Some(loaded)) => Line::from(vec![
+            Span::styled(loaded.name.clone(), bold),
+            Span::raw(
+                escape_line(&format!(
+                    " {}{}: {}, {}",
+                    loaded.row.client,
+                    loaded.row.title.as_deref().map(|t| format!(" \"{t}\"")).unwrap_or_default(),
+                    plural(loaded.files.len(), "file"),
+                    progress(loaded.reviewed_count(), loaded.hunk_count())
+                ))
+                .into_owned(),
+            ),
+        ]),
+    };
+    frame.render_widget(
+        Paragraph::new(title).block(Block::default().borders(Borders::BOTTOM)),
+        header,
+    );
+
+    let (lines, cursor): (Vec<String>, usize) = match review.mode() {
+        Mode::Sessions { cursor } => (
+            review
+                .sessions()
+                .iter()
+                .map(|l| {
+                    let title =
+                        l.row.title.as_deref().map(|t| format!(" \"{t}\"")).unwrap_or_default();
+                    let about = match &l.error {
+                        Some(err) => err.clone(),
+                        None => format!(
+                            "{} changed, {}, {} pending",
+                            plural(l.files, "file"),
+                            progress(l.reviewed, l.hunks),
+                            plural(l.pending, "preview")
+                        ),
+                    };
+                    escape_line(&format!(
+                        "{} {}{title}: {about}, active {} ago",
+                        l.row.short_id(),
+                        l.row.client,
+                        age(ms_time(l.row.active_ms))
+                    ))
+                    .into_owned()
+                })
+                .collect(),
+            *cursor,
+        ),
+        Mode::SessionFiles { cursor } | Mode::SessionReason { cursor, .. } => {
+            let lines = match review.session() {
+                None => Vec::new(),
+                Some(loaded) => review
+                    .session_rows()
+                    .iter()
+                    .map(|row| match *row {
+                        Row::File(f) => {
+                            let file = &loaded.files[f];
+                            let hunks = &file.diff.hunks;
+                            let reviewed =
+                                hunks.iter().filter(|h| loaded.states.contains_key(&h.key)).count();
+                            let what = match &file.kind {
+                                FileKind::Changed => {
+                                    format!("{}, {reviewed} reviewed", plural(hunks.len(), "hunk"))
+                                }
+                                FileKind::Created => "new file".to_owned(),
+                                FileKind::Deleted => "deleted".to_owned(),
+                                FileKind::Moved { from } => format!("moved from {from}"),
+                            };
+                            let mark = if !hunks.is_empty() && reviewed == hunks.len() {
+                                "[kept]"
+                            } else {
+                                "      "
+                            };
+                            escape_line(&format!("{mark} {} ({what})", file.path)).into_owned()
+                        }
+                        Row::Hunk(f, h) => {
+                            let file = &loaded.files[f];
+                            let hunk = &file.diff.hunks[h];
+                            let mut text =
+                                format!("         hunk {} of {}", h + 1, file.diff.hunks.len());
+                            if let Some(state) = loaded.states.get(&hunk.key) {
+                                text.push_str(&format!(" [{state}]"));
+                            }
+                            if let Some(by) = &hunk.changed_since {
+                                text.push_str(&format!(
+                                    " [changed since by {}]",
+                                    staged_session::origin_text(by)
+                                ));
+                            }
+                            text
+                        }
+                    })
+                    .collect(),
+            };
+            (lines, *cursor)
+        }
+        _ => (Vec::new(), 0),
+    };
+    let height = lines.len().min(usize::from(body.height / 2).max(1));
+    let [list_area, diff_area] = Layout::vertical([
+        Constraint::Length(u16::try_from(height + 1).unwrap_or(u16::MAX)),
+        Constraint::Min(1),
+    ])
+    .areas(body);
+    let top = review.list_top(cursor, height);
+    let shown: Vec<Line<'static>> = if lines.is_empty() {
+        vec![Line::from(match review.mode() {
+            Mode::Sessions { .. } => {
+                "No sessions: no agent session has staged or recorded anything here."
+            }
+            _ => "Nothing left of this session's change.",
+        })]
+    } else {
+        lines
+            .into_iter()
+            .enumerate()
+            .skip(top)
+            .take(height)
+            .map(|(idx, text)| {
+                let pointer = if idx == cursor { ">" } else { " " };
+                let style = if idx == cursor && color {
+                    Style::default().add_modifier(Modifier::REVERSED)
+                } else {
+                    Style::default()
+                };
+                Line::styled(format!("{pointer} {text}"), style)
+            })
+            .collect()
+    };
+    frame.render_widget(
+        Paragraph::new(Text::from(shown)).block(Block::default().borders(Borders::BOTTOM)),
+        list_area,
+    );
+
+    // The diff follows the cursor: the whole session's, a file's, or one hunk's.
+    let diff = match (review.mode(), review.session()) {
+        (_, None) => String::new(),
+        (Mode::Sessions { .. }, Some(loaded)) => {
+            loaded.files.iter().map(|f| numbered(f, &loaded.states)).collect()
+        }
+        (_, Some(loaded)) => match review.session_rows().get(cursor) {
+            Some(Row::File(f)) => numbered(&loaded.files[*f], &loaded.states),
+            Some(Row::Hunk(f, h)) => {
+                let numbered = numbered(&loaded.files[*f], &loaded.states);
+                staged_journal::diff_files(&numbered)
+                    .first()
+                    .and_then(|part| {
+                        let first = part.hunks.first()?;
+                        let hunk = part.hunks.get(*h)?;
+                        Some(format!(
+                            "{}{}",
+                            &numbered[part.span.start..first.start],
+                            &numbered[hunk.clone()]
+                        ))
+                    })
+                    .unwrap_or_default()
+            }
+            None => String::new(),
+        },
+    };
+    frame.render_widget(
+        Paragraph::new(Text::from(
+            diff.lines().map(|l| diff_line(&escape_text(l), color)).collect::<Vec<_>>(),
+        ))
+        .scroll((review.scroll_offset(), 0))
+        .wrap(Wrap { trim: false }),
+        diff_area,
+    );
+
+    let prompt = match review.mode() {
+        Mode::SessionReason { revert, input, cursor } => {
+            let target = review.session_target(*cursor);
+            let label = if *revert {
+                format!("Revert {target}, reason: ")
+            } else {
+                format!("Keep {target}, reason (optional): ")
+            };
+            reason_line(review, label, input, color)
+        }
+        _ if !review.status().is_empty() => Line::from(review.status().to_owned()),
+        Mode::SessionFiles { .. } => {
+            Line::from("r revert · K keep · j/k move · PgUp/PgDn diff · Esc sessions · s previews")
+        }
+        _ => Line::from("Enter files · j/k move · PgUp/PgDn diff · s previews · q back"),
+    };
+    frame.render_widget(
+        Paragraph::new(prompt).block(Block::default().borders(Borders::TOP)),
+        footer,
+    );
+}
+
+/// A time in milliseconds since the Unix epoch.
+fn ms_time(ms: i64) -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or_default())
 }
 
 /// The newest preview's files (and the hunks of the opened ones), marked or not, over the
