@@ -137,7 +137,9 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
         Err(why) => return Outcome::reply(Reply::Nothing).note(format!("staged: {why}")),
     };
     let mut state = file.load();
-    let pending = match ws.store().summaries() {
+    // Every session's previews: the session's own are told apart by its state, and the
+    // person is told of all that wait.
+    let pending = match crate::session::all_pending(ws) {
         Ok(pending) => pending,
         Err(err) => return Outcome::reply(Reply::Nothing).note(format!("staged: {err}")),
     };
