@@ -331,3 +331,21 @@ fn each_session_has_its_own_stack_and_a_person_sees_them_all() {
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("there is no session S9"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_session_goes_with_the_logs_retention_once_none_of_its_entries_are_left() {
+    let ws = workspace(&[("a.txt", "one\n"), ("b.txt", "x\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "old-session", "t1", "a.txt", "two\n");
+    recorded_write(&dir, "new-session", "t2", "b.txt", "y\n");
+    assert_eq!(json(&staged(&dir, &["--json", "session", "list"])).as_array().unwrap().len(), 2);
+    // Keep one entry: the old session's is pruned, and the session with it.
+    assert_eq!(code(&staged(&dir, &["log", "--keep", "1"])), 0);
+    recorded_write(&dir, "new-session", "t3", "b.txt", "z\n");
+    let list = json(&staged(&dir, &["--json", "session", "list"]));
+    let ids: Vec<&str> = list.as_array().unwrap().iter().map(|s| s["clientSessionId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["new-session"], "{list}");
+    // The session left shows the net change of the entries left.
+    let shown = json(&staged(&dir, &["--json", "session", "show"]));
+    assert_eq!(shown["files"][0]["path"], "b.txt", "{shown}");
+}
