@@ -1,6 +1,7 @@
-//! The events Claude Code and Codex send a hook on stdin, and the replies they read back.
+//! The client-neutral event model: the [`HookEvent`] each client's codec (`clients/`) reads
+//! its events into, and the [`Reply`] it writes back in the client's format.
 //!
-//! Both clients send one JSON object: `hook_event_name`, `session_id`, `cwd`, and for tool
+//! The neutral event is Claude Code's, which Codex sends as it is: one JSON object, `hook_event_name`, `session_id`, `cwd`, and for tool
 //! events `tool_name`, `tool_input` (and after the tool ran, `tool_response`) and
 //! `tool_use_id`; a `Stop` event says whether it is `stop_hook_active`. Both send
 //! `permission_mode` (Claude Code: `default`, `acceptEdits`, `plan`, `dontAsk`,
@@ -12,7 +13,7 @@
 use std::path::PathBuf;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The client a hook runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +61,8 @@ impl Mode {
     }
 }
 
-/// One hook event, as either client sends it.
+/// One hook event, client-neutral: as Claude Code sends it, or as a client's codec reads its
+/// own event into this shape (`clients/`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct HookEvent {
     /// `PreToolUse`, `PostToolUse`, `Stop`, ...
@@ -94,12 +96,20 @@ pub struct HookEvent {
 }
 
 impl HookEvent {
-    /// Parses one event.
+    /// Parses one event in the neutral format (Claude Code's).
     ///
     /// # Errors
     /// Why the bytes are not a hook event.
     pub fn parse(input: &[u8]) -> Result<HookEvent, String> {
-        serde_json::from_slice(input).map_err(|err| format!("the hook event is not valid: {err}"))
+        crate::clients::claude_code::parse(input)
+    }
+
+    /// Parses one event as `client` sends it.
+    ///
+    /// # Errors
+    /// Why the bytes are not a hook event of that client.
+    pub fn parse_from(client: Client, input: &[u8]) -> Result<HookEvent, String> {
+        client.parse(input)
     }
 
     /// A string field of `tool_input`.
@@ -120,19 +130,13 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// The JSON to print on stdout, if any. The same shape serves both clients: Codex reads
-    /// Claude Code's.
+    /// The JSON to print on stdout, if any, in Claude Code's shape (which Codex reads too).
     pub fn to_json(&self) -> Option<Value> {
-        match self {
-            Reply::Nothing => None,
-            Reply::Deny(reason) => Some(json!({
-                "hookSpecificOutput": {
-                    "hookEventName": "PreToolUse",
-                    "permissionDecision": "deny",
-                    "permissionDecisionReason": reason,
-                }
-            })),
-            Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
-        }
+        crate::clients::claude_code::answer(self)
+    }
+
+    /// The JSON to print on stdout for `client`, if any.
+    pub fn to_json_for(&self, client: Client) -> Option<Value> {
+        client.answer(self)
     }
 }

@@ -22,12 +22,16 @@
 //!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
 //!   its front end, so `staged log` and `staged undo` cover it.
 //!
+//! Each client is a codec (`clients/`): its events are read into the client-neutral
+//! [`HookEvent`], and the neutral [`Reply`] is written back in its format.
+//!
 //! Every reply is built here; the CLI reads stdin, prints, and in gate mode runs the work in a
 //! child it supervises (a child that dies or times out is answered with a [`Reply::Deny`],
 //! or exit 2 when it died before it named the event).
 
 #![deny(missing_docs)]
 
+mod clients;
 mod event;
 mod gate;
 pub mod install;
@@ -94,7 +98,7 @@ pub fn handle_in(
     cwd: &Path,
     codex_home: Option<&Path>,
 ) -> Outcome {
-    let event = match HookEvent::parse(input) {
+    let event = match client.parse(input) {
         Ok(event) => event,
         Err(why) => return refuse_unreadable(mode, &why),
     };
@@ -131,15 +135,12 @@ pub fn handle_in(
     }
 }
 
-/// The `hook_event_name` of an event, read without building the rest of it (the other fields
-/// are skipped, not kept): what a supervised gate call reports before it does the work, so
-/// that its supervisor knows how to refuse if the work dies. `None` when it is not readable.
-pub fn event_name(input: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Name {
-        hook_event_name: Option<String>,
-    }
-    serde_json::from_slice::<Name>(input).ok()?.hook_event_name
+/// The neutral name of an event of `client` (`PreToolUse`, `Stop`, ...), read without
+/// building the rest of it (the other fields are skipped, not kept): what a supervised gate
+/// call reports before it does the work, so that its supervisor knows how to refuse if the
+/// work dies. `None` when it is not readable.
+pub fn event_name(client: Client, input: &[u8]) -> Option<String> {
+    client.event_name(input)
 }
 
 /// Lowers this process's address-space limit (`RLIMIT_AS`) to `bytes`, or leaves it where it

@@ -33,6 +33,7 @@ use staged_workspace::WorkspaceSession;
 
 use crate::{
     Outcome,
+    clients::ToolEdit,
     event::{Client, HookEvent, Reply},
     gate::{base, shell_patch_of},
     shell::ShellPatch,
@@ -64,9 +65,9 @@ pub(crate) fn pre_tool_use(
         // now, before this one changes it.
         notes = finish(ws, &mut state.snapshots, None);
     }
-    let snapshot = match client {
-        Client::Codex => codex_snapshot(event, ws, cwd),
-        Client::ClaudeCode => claude_snapshot(event, ws),
+    let snapshot = match client.edit(event) {
+        Some(ToolEdit::Patch | ToolEdit::ShellPatch) => codex_snapshot(event, ws, cwd),
+        _ => claude_snapshot(event, ws),
     };
     match snapshot {
         Ok(snapshot) => state.keep_snapshot(call, snapshot),
@@ -275,8 +276,8 @@ fn codex_snapshot(
     ws: &WorkspaceSession,
     cwd: &Path,
 ) -> Result<Snapshot, String> {
-    let (patch, dir) = match event.tool_name.as_deref() {
-        Some("apply_patch") => (
+    let (patch, dir) = match Client::Codex.edit(event) {
+        Some(ToolEdit::Patch) => (
             event
                 .input_str("command")
                 .or_else(|| event.input_str("input"))
@@ -528,10 +529,7 @@ fn log(
         LogAction::Apply,
         &FrontEnd::Hook(client.name().to_owned()),
     );
-    let who = match client {
-        Client::ClaudeCode => "Claude Code",
-        Client::Codex => "Codex",
-    };
+    let who = client.display();
     record.reason = format!("{who}'s {tool}, recorded by staged's hook");
     record.result = format!("Recorded {label}.");
     record.diff = Some(diff);

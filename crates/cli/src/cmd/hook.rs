@@ -99,7 +99,7 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     let read = std::io::stdin().take(staged_hooks::MAX_EVENT_BYTES + 1).read_to_end(&mut input);
     let mut stdout = std::io::stdout().lock();
     if report {
-        let name = staged_hooks::event_name(&input).unwrap_or_default();
+        let name = staged_hooks::event_name(client, &input).unwrap_or_default();
         let name = if name.is_empty() || name.contains(char::is_whitespace) { "-" } else { &name };
         if writeln!(stdout, "{name}").and_then(|()| stdout.flush()).is_err() {
             return Ok(Exit::Usage);
@@ -125,7 +125,7 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     for note in &outcome.notes {
         eprintln!("{note}");
     }
-    let Some(reply) = outcome.reply.to_json() else { return Ok(Exit::Success) };
+    let Some(reply) = outcome.reply.to_json_for(client) else { return Ok(Exit::Success) };
     match writeln!(stdout, "{reply}").and_then(|()| stdout.flush()) {
         Ok(()) => Ok(Exit::Success),
         Err(err) => {
@@ -174,7 +174,7 @@ fn supervise(root: Option<&Path>, client: Client, max_memory: u64, timeout: Dura
             eprintln!("staged: the hook's work failed: {}", failure.why);
             let mut stdout = std::io::stdout().lock();
             let printed = reply
-                .to_json()
+                .to_json_for(client)
                 .map(|json| writeln!(stdout, "{json}").and_then(|()| stdout.flush()));
             if let Some(Err(err)) = printed {
                 eprintln!(

@@ -1,0 +1,90 @@
+//! One codec per client: how its events are read into the client-neutral [`HookEvent`], which
+//! of its tool calls are edits (as a neutral [`ToolEdit`]), and how a neutral [`Reply`] is
+//! written back in the client's own format. Everything else in this crate (the gate, record
+//! mode, the Stop hold) works on the neutral types only.
+//!
+//! The neutral event names are Claude Code's (`PreToolUse`, `PostToolUse`, `Stop`): a codec
+//! for a client with other names maps them (Gemini CLI's `BeforeTool` is a `PreToolUse`). The
+//! neutral edits are Claude Code's Edit (`file_path`, `old_string`, `new_string`,
+//! `replace_all`, or `edits`) and Write (`file_path`, `content`), and Codex's patches: a codec
+//! whose client names them otherwise rewrites the tool input into that shape.
+
+use serde_json::Value;
+
+use crate::event::{Client, HookEvent, Reply};
+
+pub(crate) mod claude_code;
+pub(crate) mod codex;
+
+/// The edit a tool call makes, whatever the client calls its tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolEdit {
+    /// String replacements in one file (`file_path`, `old_string`, `new_string`,
+    /// `replace_all`; or `file_path` and `edits`).
+    Replace,
+    /// A whole file's content (`file_path`, `content`).
+    Write,
+    /// A notebook cell edit (Claude Code's NotebookEdit), which staged does not stage.
+    Notebook,
+    /// A patch in Codex's format, as the `apply_patch` tool's `command` or `input`.
+    Patch,
+    /// A shell command that runs a patch (alone, or entangled with other commands).
+    ShellPatch,
+}
+
+impl Client {
+    /// Reads one event of this client as a neutral [`HookEvent`].
+    pub(crate) fn parse(self, input: &[u8]) -> Result<HookEvent, String> {
+        match self {
+            Client::ClaudeCode => claude_code::parse(input),
+            Client::Codex => codex::parse(input),
+        }
+    }
+
+    /// The neutral name of an event of this client, read without building the rest of it.
+    pub(crate) fn event_name(self, input: &[u8]) -> Option<String> {
+        match self {
+            Client::ClaudeCode | Client::Codex => claude_code::event_name(input),
+        }
+    }
+
+    /// The edit a tool event makes, if it is one this hook handles.
+    pub(crate) fn edit(self, event: &HookEvent) -> Option<ToolEdit> {
+        match self {
+            Client::ClaudeCode => claude_code::edit(event),
+            Client::Codex => codex::edit(event),
+        }
+    }
+
+    /// The JSON to print on stdout for `reply`, if any.
+    pub(crate) fn answer(self, reply: &Reply) -> Option<Value> {
+        match self {
+            Client::ClaudeCode | Client::Codex => claude_code::answer(reply),
+        }
+    }
+
+    /// The client's name for people: `Claude Code`, `Codex`.
+    pub fn display(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => claude_code::DISPLAY,
+            Client::Codex => codex::DISPLAY,
+        }
+    }
+
+    /// What the client's edit is called in a deny text: `edit`, `patch`.
+    pub(crate) fn what(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => claude_code::WHAT,
+            Client::Codex => codex::WHAT,
+        }
+    }
+
+    /// Whether a deny text tells the model to read the files again after applying (a client
+    /// that refuses to edit a file it did not read since it changed).
+    pub(crate) fn reread_after_apply(self) -> bool {
+        match self {
+            Client::ClaudeCode => true,
+            Client::Codex => false,
+        }
+    }
+}
