@@ -22,22 +22,18 @@ pub enum Client {
     ClaudeCode,
     /// Codex (`hooks.json` in `CODEX_HOME`).
     Codex,
+    /// Qwen Code (`.qwen/settings.json` hooks, Claude Code's format).
+    QwenCode,
 }
 
 impl Client {
-    /// `claude-code` or `codex`: the hook command's argument and the log's `hook:<client>`.
+    /// `claude-code`, `codex`, `qwen-code`, ...: the hook command's argument and the log's
+    /// `hook:<client>`.
     pub fn name(self) -> &'static str {
         match self {
             Client::ClaudeCode => "claude-code",
             Client::Codex => "codex",
-        }
-    }
-
-    /// How this client's model calls staged's `resolve` over MCP.
-    pub fn resolve_tool(self) -> &'static str {
-        match self {
-            Client::ClaudeCode => "mcp__staged__resolve",
-            Client::Codex => "the `resolve` tool of the `staged` MCP server",
+            Client::QwenCode => "qwen-code",
         }
     }
 }

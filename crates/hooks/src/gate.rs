@@ -53,6 +53,18 @@ pub(crate) const ENTANGLED_PATCH: &str = "this shell command runs apply_patch (o
 /// edit is a rewrite of the notebook's JSON that the model can make with Edit.
 pub(crate) const NOTEBOOK_EDIT: &str = "staged refused this NotebookEdit without staging it, and nothing was written: staged gates every edit as a preview of the file's text, and does not stage notebook cell edits. To change the notebook, edit its JSON with Edit (a cell's \"source\" lines), which staged stages as a preview.";
 
+/// Why Qwen Code's `notebook_edit` is refused (as Claude Code's NotebookEdit is).
+pub(crate) const QWEN_NOTEBOOK_EDIT: &str = "staged refused this notebook_edit without staging it, and nothing was written: staged gates every edit as a preview of the file's text, and does not stage notebook cell edits. To change the notebook, edit its JSON with edit (a cell's \"source\" lines), which staged stages as a preview.";
+
+/// The deny text of `client`'s notebook cell edit.
+fn notebook_edit(client: Client) -> String {
+    match client {
+        Client::QwenCode => QWEN_NOTEBOOK_EDIT,
+        _ => NOTEBOOK_EDIT,
+    }
+    .to_owned()
+}
+
 /// `PreToolUse`: stages the edit and denies the call, naming the preview; denies with the error
 /// when it cannot be staged, and without staging when the client would refuse the edit.
 pub(crate) fn pre_tool_use(
@@ -80,7 +92,7 @@ pub(crate) fn pre_tool_use(
         return Outcome::reply(Reply::Deny(why));
     }
     if client.edit(event) == Some(ToolEdit::Notebook) {
-        return Outcome::reply(Reply::Deny(NOTEBOOK_EDIT.to_owned()));
+        return Outcome::reply(Reply::Deny(notebook_edit(client)));
     }
     ws.session().set_needs_person(person.clone());
     match stage(client, event, ws, cwd) {

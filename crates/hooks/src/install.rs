@@ -42,6 +42,8 @@ use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
+mod qwen_code;
+
 /// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
 /// (`crates/mcp/tests/clients/test_hooks.py` compares the tools the client offers with it).
 const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
@@ -72,6 +74,9 @@ pub struct Target {
     /// Claude Code's global config (`$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`),
     /// where `local` puts the MCP server.
     pub claude_config: Option<PathBuf>,
+    /// Qwen Code's home (`QWEN_HOME`, else `~/.qwen`), whose `settings.json` gets the MCP
+    /// server.
+    pub qwen_home: Option<PathBuf>,
 }
 
 /// Why an install could not be done; nothing was written.
@@ -111,6 +116,11 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
                 .to_owned(),
         )),
         Client::Codex => install_codex(target, uninstall),
+        Client::QwenCode if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: Qwen Code's MCP server is in its home already, which is a person's own"
+                .to_owned(),
+        )),
+        Client::QwenCode => qwen_code::install(target, uninstall),
     }
 }
 
@@ -1051,6 +1061,8 @@ pub struct ClientHomes {
     /// Claude Code's global config file (`$CLAUDE_CONFIG_DIR/.claude.json`, else
     /// `~/.claude.json`), where it records the folders a person trusted.
     pub claude_config: Option<PathBuf>,
+    /// Qwen Code's home (`QWEN_HOME`, else `~/.qwen`).
+    pub qwen_home: Option<PathBuf>,
 }
 
 /// What `staged doctor` checks for `client`: `None` when nothing of staged is installed for it.
@@ -1058,6 +1070,7 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
     match client {
         Client::ClaudeCode => doctor_claude(root, homes.claude_config.as_deref()),
         Client::Codex => doctor_codex(homes.codex_home.as_deref()?, root),
+        Client::QwenCode => qwen_code::doctor(root, homes.qwen_home.as_deref()),
     }
 }
 
@@ -1107,9 +1120,9 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
             .then_some(())
             .ok_or_else(|| "there is no PreToolUse hook".to_owned()),
     ));
-    checks.extend(older_install_checks("Claude Code", "claude-code", &commands, None));
+    checks.extend(older_install_checks(Client::ClaudeCode, &commands, None));
     checks.push(claude_matcher_check(&settings));
-    checks.extend(binary_checks("Claude Code", &commands));
+    checks.extend(binary_checks(Client::ClaudeCode, &commands));
     let local_server = claude_config.and_then(|path| read_json(path).ok()).and_then(|c| {
         c.get("projects")?
             .get(root.to_string_lossy().as_ref())?
@@ -1164,12 +1177,11 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
 /// fail-safe (a missing binary lets the edit through), and for Codex one without `--in` (it
 /// gates every folder) or one whose workspaces leave out `root`.
 fn older_install_checks(
-    who: &str,
-    name: &str,
+    client: Client,
     commands: &[(String, String)],
     root: Option<&Path>,
 ) -> Vec<Check> {
-    let client = if name == "codex" { Client::Codex } else { Client::ClaudeCode };
+    let (who, name) = (client.display(), client.name());
     let ours: Vec<(&str, Ours)> = commands
         .iter()
         .filter_map(|(event, c)| Some((event.as_str(), parse_ours(c, client)?)))
@@ -1232,8 +1244,8 @@ fn doctor_codex(home: &Path, root: &Path) -> Option<Vec<Check>> {
         "Codex: every staged hook is trusted with the hash Codex computes",
         check_codex_trust(home).map(|_| ()).map_err(|err| err.to_string()),
     ));
-    checks.extend(older_install_checks("Codex", "codex", &commands, Some(root)));
-    checks.extend(binary_checks("Codex", &commands));
+    checks.extend(older_install_checks(Client::Codex, &commands, Some(root)));
+    checks.extend(binary_checks(Client::Codex, &commands));
     let config = read_toml(&home.join("config.toml")).ok();
     let server = config
         .as_ref()
@@ -1333,8 +1345,8 @@ fn claude_matcher_check(settings: &Value) -> Check {
 
 /// The binary each hook command runs exists and may be run (one without a `/` is looked up
 /// on `PATH`, as the client's shell will).
-fn binary_checks(who: &str, commands: &[(String, String)]) -> Vec<Check> {
-    let client = if who == "Codex" { Client::Codex } else { Client::ClaudeCode };
+fn binary_checks(client: Client, commands: &[(String, String)]) -> Vec<Check> {
+    let who = client.display();
     let mut seen = Vec::new();
     let mut res = Vec::new();
     for (_, command) in commands {

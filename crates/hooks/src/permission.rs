@@ -21,6 +21,12 @@
 //!   (`--sandbox`, `--full-auto`, `-c`) are not visible to a hook; when the event's approval
 //!   contradicts the configuration, the safe reading (the person is asked) wins.
 //!
+//! - **Qwen Code** sends its approval mode as `permission_mode` (`plan`, `default`,
+//!   `auto-edit`, `auto`, `yolo`). `plan` is denied without staging; `auto-edit` and `yolo`
+//!   (which write without asking) stage as before; `default` (which asks the person before an
+//!   edit), `auto` (where a classifier may hand the edit to the person), a mode staged does
+//!   not know, or none, stage a preview only a person may apply.
+//!
 //! In a `workspace-write` sandbox Codex writes only in the folder it runs in (its session's
 //! folder, where it runs its hooks) and the `writable_roots` of `[sandbox_workspace_write]`: a
 //! patch of a file of the workspace outside them is denied without staging
@@ -69,11 +75,40 @@ pub(crate) fn verdict(
 ) -> Verdict {
     let mode = event.permission_mode.as_deref();
     if mode == Some("plan") {
-        return Verdict::Deny(PLAN_MODE.to_owned());
+        return Verdict::Deny(match client {
+            Client::QwenCode => QWEN_PLAN_MODE.to_owned(),
+            _ => PLAN_MODE.to_owned(),
+        });
     }
     match client {
         Client::ClaudeCode => claude(mode),
         Client::Codex => codex(mode, &CodexConfig::read(root, codex_home)),
+        Client::QwenCode => qwen(mode),
+    }
+}
+
+/// The deny reason in Qwen Code's plan mode.
+pub(crate) const QWEN_PLAN_MODE: &str = "staged refused this edit without staging it, and nothing was written: Qwen Code is in plan mode, in which it makes no edits. Present your plan instead; the edits can be made once the person leaves plan mode.";
+
+/// Why a Qwen Code preview in its default approval mode waits for a person.
+pub(crate) const QWEN_DEFAULT: &str =
+    "Qwen Code is in its default approval mode, in which it asks the person before an edit";
+
+fn qwen(mode: Option<&str>) -> Verdict {
+    match mode {
+        Some("auto-edit" | "auto_edit" | "yolo") => Verdict::Stage,
+        Some("default") => Verdict::PersonOnly(QWEN_DEFAULT.to_owned()),
+        Some("auto") => Verdict::PersonOnly(
+            "Qwen Code is in its auto approval mode, in which a classifier may ask the person before an edit".to_owned(),
+        ),
+        Some(other) => Verdict::PersonOnly(format!(
+            "Qwen Code is in the approval mode `{}`, which staged does not know, so it reads it as one that asks the person before an edit",
+            other.chars().take(MAX_MODE_CHARS).collect::<String>().escape_debug()
+        )),
+        None => Verdict::PersonOnly(
+            "Qwen Code did not say its approval mode, so staged reads it as one that asks the person before an edit"
+                .to_owned(),
+        ),
     }
 }
 
@@ -267,6 +302,7 @@ fn codex(mode: Option<&str>, config: &CodexConfig) -> Verdict {
 pub fn doctor_line(client: Client, root: &Path, codex_home: Option<&Path>) -> String {
     match client {
         Client::ClaudeCode => "Claude Code's permission mode is read from each event: plan and dontAsk deny an edit without staging it; in default mode (or an unknown one) only a person may apply the preview (`staged review`), since staged does not read allow rules (`permissions.allow`, `--allowedTools`); acceptEdits and bypassPermissions let the model's resolve apply it".to_owned(),
+        Client::QwenCode => "Qwen Code's approval mode is read from each event: plan denies an edit without staging it; in default mode (or auto, or an unknown one) only a person may apply the preview (`staged review`); auto-edit and yolo let the model's resolve apply it".to_owned(),
         Client::Codex => {
             let config = CodexConfig::read(root, codex_home);
             format!(
@@ -333,6 +369,17 @@ mod tests {
             outside_workspace_write(&root, Some(&home), &session, &paths(&["lib/b.ts"])),
             None
         );
+    }
+
+    #[test]
+    fn qwen_code_modes() {
+        assert_eq!(qwen(Some("auto-edit")), Verdict::Stage);
+        assert_eq!(qwen(Some("auto_edit")), Verdict::Stage);
+        assert_eq!(qwen(Some("yolo")), Verdict::Stage);
+        assert_eq!(qwen(Some("default")), Verdict::PersonOnly(QWEN_DEFAULT.to_owned()));
+        assert!(matches!(qwen(Some("auto")), Verdict::PersonOnly(_)));
+        assert!(matches!(qwen(Some("new-mode")), Verdict::PersonOnly(_)));
+        assert!(matches!(qwen(None), Verdict::PersonOnly(_)));
     }
 
     #[test]

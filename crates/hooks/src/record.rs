@@ -11,7 +11,9 @@
 //! - Claude Code: its `PostToolUse` compares the disk with the Edit (its `old_string` replaced
 //!   by `new_string` in the file with CRLF read as LF, as Claude Code edits it, then written
 //!   all LF or all CRLF) or the Write (its `content`); its `originalFile` must be the file read
-//!   at `PreToolUse` with CRLF as LF. The entry's undo gives back the bytes read then.
+//!   at `PreToolUse` with CRLF as LF. The entry's undo gives back the bytes read then. Qwen
+//!   Code's `edit` and `write_file` are recorded the same way (its codec gives its
+//!   `PostToolUse` Claude Code's `filePath` and `originalFile`).
 //! - Codex: at `PreToolUse` the parsed patch is applied to the files read (as
 //!   `staged_edit::patch` applies it, which matches Codex byte for byte); a patch that does not
 //!   apply is not recorded (Codex refuses it too). The comparison is at the call's
@@ -94,14 +96,14 @@ pub(crate) fn post_tool_use(
     let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
         let mut state = file.load();
         let notes = match client {
-            Client::ClaudeCode => {
+            Client::Codex => finish(ws, &mut state.snapshots, Some(call)),
+            _ => {
                 let snapshot = state.snapshots.remove(call.as_str());
-                match record_claude(event, ws, snapshot.as_ref()) {
+                match record_claude(client, event, ws, snapshot.as_ref()) {
                     Ok(notes) => notes,
                     Err(why) => vec![format!("staged: not recorded: {why}")],
                 }
             }
-            Client::Codex => finish(ws, &mut state.snapshots, Some(call)),
         };
         file.save(&state)?;
         Ok(notes)
@@ -210,6 +212,7 @@ fn claude_edited(input: &Value, text: &str) -> Option<String> {
 /// Claude Code's Edit, MultiEdit or Write, from its `PostToolUse` and the file as it was read
 /// at `PreToolUse` (`snapshot`).
 fn record_claude(
+    client: Client,
     event: &HookEvent,
     ws: &WorkspaceSession,
     snapshot: Option<&Snapshot>,
@@ -231,13 +234,14 @@ fn record_claude(
     let created = before.text.is_none() && original == Some("");
     if before.text.as_deref().map(lf).as_deref() != original && !created {
         return Err(format!(
-            "{path} changed between staged's hook and Claude Code's reading of it, so what the edit did is not known"
+            "{path} changed between staged's hook and {}'s reading of it, so what the edit did is not known",
+            client.display()
         ));
     }
     let now = read(ws, &rel)?.map(|(text, _)| text);
     let input = event.tool_input.clone().unwrap_or(Value::Null);
-    let explained = match event.tool_name.as_deref() {
-        Some("Write") => input.get("content").and_then(Value::as_str) == now.as_deref(),
+    let explained = match client.edit(event) {
+        Some(ToolEdit::Write) => input.get("content").and_then(Value::as_str) == now.as_deref(),
         _ => match (claude_edited(&input, original.unwrap_or_default()), &now) {
             (Some(edited), Some(now)) => *now == edited || *now == edited.replace('\n', "\r\n"),
             _ => false,
@@ -257,8 +261,8 @@ fn record_claude(
         }
         None => Applied::Create { path: path.clone(), content: after, mode: None },
     };
-    let source = match event.tool_name.as_deref() {
-        Some("Write") => "write",
+    let source = match client.edit(event) {
+        Some(ToolEdit::Write) => "write",
         _ => "edit",
     };
     let mut texts = BTreeMap::new();
@@ -266,7 +270,7 @@ fn record_claude(
         texts.insert(path, text.clone());
     }
     let tool = event.tool_name.as_deref().unwrap_or("edit");
-    log(ws, Client::ClaudeCode, event, source, tool, vec![op], &texts)
+    log(ws, client, event, source, tool, vec![op], &texts)
 }
 
 /// The files a Codex patch names (moves' destinations included), as they are now, and as the

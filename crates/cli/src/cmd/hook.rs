@@ -1,4 +1,4 @@
-//! `staged hook claude-code|codex`, the hooks the clients run (one event on stdin, the reply on
+//! `staged hook claude-code|codex|qwen-code`, the hooks the clients run (one event on stdin, the reply on
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
@@ -27,6 +27,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
     match &args.command {
         HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
         HookCommand::Codex(run) => hook(global, Client::Codex, run),
+        HookCommand::QwenCode(run) => hook(global, Client::QwenCode, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
@@ -36,6 +37,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
                 codex_home: codex_home(),
                 local: install.local,
                 claude_config: claude_config(),
+                qwen_home: qwen_home(),
             };
             let lines = install::install(&target, install.uninstall)?;
             for line in lines {
@@ -316,12 +318,17 @@ fn describe(status: std::process::ExitStatus, max_memory: u64) -> String {
 
 pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
     let root = context::workspace_root(global)?;
-    let homes = install::ClientHomes { codex_home: codex_home(), claude_config: claude_config() };
+    let homes = install::ClientHomes {
+        codex_home: codex_home(),
+        claude_config: claude_config(),
+        qwen_home: qwen_home(),
+    };
     let mut failed = false;
     let mut any = false;
     for (client, name, install_line) in [
         (Client::ClaudeCode, "Claude Code", "staged hook install claude-code"),
         (Client::Codex, "Codex", "staged hook install codex"),
+        (Client::QwenCode, "Qwen Code", "staged hook install qwen-code"),
     ] {
         match install::doctor(client, &root, &homes) {
             None => out.line(&format!(
@@ -367,6 +374,7 @@ fn client(arg: HookClientArg) -> Client {
     match arg {
         HookClientArg::ClaudeCode => Client::ClaudeCode,
         HookClientArg::Codex => Client::Codex,
+        HookClientArg::QwenCode => Client::QwenCode,
     }
 }
 
@@ -390,4 +398,12 @@ fn codex_home() -> Option<PathBuf> {
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| dirs::home_dir().map(|home| home.join(".codex")))
+}
+
+/// `QWEN_HOME`, else `~/.qwen`.
+fn qwen_home() -> Option<PathBuf> {
+    std::env::var_os("QWEN_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|home| home.join(".qwen")))
 }

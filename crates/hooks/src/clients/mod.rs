@@ -15,6 +15,7 @@ use crate::event::{Client, HookEvent, Reply};
 
 pub(crate) mod claude_code;
 pub(crate) mod codex;
+pub(crate) mod qwen_code;
 
 /// The edit a tool call makes, whatever the client calls its tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,13 +39,14 @@ impl Client {
         match self {
             Client::ClaudeCode => claude_code::parse(input),
             Client::Codex => codex::parse(input),
+            Client::QwenCode => qwen_code::parse(input),
         }
     }
 
     /// The neutral name of an event of this client, read without building the rest of it.
     pub(crate) fn event_name(self, input: &[u8]) -> Option<String> {
         match self {
-            Client::ClaudeCode | Client::Codex => claude_code::event_name(input),
+            Client::ClaudeCode | Client::Codex | Client::QwenCode => claude_code::event_name(input),
         }
     }
 
@@ -53,21 +55,32 @@ impl Client {
         match self {
             Client::ClaudeCode => claude_code::edit(event),
             Client::Codex => codex::edit(event),
+            Client::QwenCode => qwen_code::edit(event),
         }
     }
 
     /// The JSON to print on stdout for `reply`, if any.
     pub(crate) fn answer(self, reply: &Reply) -> Option<Value> {
         match self {
-            Client::ClaudeCode | Client::Codex => claude_code::answer(reply),
+            Client::ClaudeCode | Client::Codex | Client::QwenCode => claude_code::answer(reply),
         }
     }
 
-    /// The client's name for people: `Claude Code`, `Codex`.
+    /// How this client's model calls staged's `resolve` over MCP.
+    pub fn resolve_tool(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => "mcp__staged__resolve",
+            Client::Codex => "the `resolve` tool of the `staged` MCP server",
+            Client::QwenCode => qwen_code::RESOLVE_TOOL,
+        }
+    }
+
+    /// The client's name for people: `Claude Code`, `Codex`, ...
     pub fn display(self) -> &'static str {
         match self {
             Client::ClaudeCode => claude_code::DISPLAY,
             Client::Codex => codex::DISPLAY,
+            Client::QwenCode => qwen_code::DISPLAY,
         }
     }
 
@@ -76,6 +89,7 @@ impl Client {
         match self {
             Client::ClaudeCode => claude_code::WHAT,
             Client::Codex => codex::WHAT,
+            Client::QwenCode => qwen_code::WHAT,
         }
     }
 
@@ -83,7 +97,7 @@ impl Client {
     /// that refuses to edit a file it did not read since it changed).
     pub(crate) fn reread_after_apply(self) -> bool {
         match self {
-            Client::ClaudeCode => true,
+            Client::ClaudeCode | Client::QwenCode => true,
             Client::Codex => false,
         }
     }

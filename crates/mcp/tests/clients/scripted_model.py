@@ -5,6 +5,8 @@ server-sent events: `message_start`, `content_block_start`, `content_block_delta
 `input_json_delta` or `text_delta`, `content_block_stop`, `message_delta`, `message_stop`).
 Codex talks to it as the OpenAI Responses API (`POST /v1/responses`, streamed as
 `response.created`, `response.output_item.done`, `response.completed`).
+Qwen Code talks to it as OpenAI chat completions (`POST /v1/chat/completions`, streamed as
+`chat.completion.chunk` deltas, a tool call's arguments in one delta, then `[DONE]`).
 
 The script is a list of MCP tool calls. In the main conversation (the request that offers the
 staged tools), the model makes call number N once the conversation holds N tool results, then
@@ -55,6 +57,8 @@ class ScriptedModel:
                         self._send(200, "application/json", b'{"input_tokens": 10}')
                     elif path.endswith("/messages") and isinstance(body, dict):
                         self._send(200, "text/event-stream", model._anthropic(body))
+                    elif path.endswith("/chat/completions") and isinstance(body, dict):
+                        self._send(200, "text/event-stream", model._chat(body))
                     elif path.endswith("/responses") and isinstance(body, dict):
                         self._send(200, "text/event-stream", model._responses(body))
                     else:
@@ -151,6 +155,42 @@ class ScriptedModel:
             (None, {"type": "response.completed", "response": {"id": response_id, "usage": usage}}),
         ]
         return _sse(events)
+
+
+def _chat_sse(body, delta, finish):
+    """One chat completion streamed: `delta` (content or tool calls), then the finish reason
+    and usage, then `[DONE]`."""
+    base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
+            "model": body.get("model", "scripted")}
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", **delta}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage},
+    ]
+    return ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
+
+
+def chat_function_names(body):
+    """The function tools a chat completions request offers."""
+    return [t.get("function", {}).get("name") for t in body.get("tools") or [] if t.get("type") == "function"]
+
+
+def tool_results_chat(body):
+    """`[(tool name, what the model was shown, False)]` from a chat completions request's
+    messages, in the order the calls were made."""
+    names = {}
+    for message in body.get("messages", []):
+        for call in message.get("tool_calls") or []:
+            names[call.get("id")] = call.get("function", {}).get("name")
+    res = []
+    for message in body.get("messages", []):
+        if message.get("role") != "tool":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+        res.append((names.get(message.get("tool_call_id")), content or "", False))
+    return res
 
 
 def _sse(events):
@@ -304,3 +344,23 @@ class ScriptedTurns(ScriptedModel):
             (None, {"type": "response.completed", "response": {"id": response_id, "usage": usage}}),
         ]
         return _sse(events)
+
+    # --- OpenAI chat completions ----------------------------------------------------------
+
+    def chat_main_requests(self):
+        return [r["body"] for r in self.requests if r["method"] == "POST"
+                and r["path"].split("?")[0].endswith("/chat/completions") and chat_function_names(r["body"])]
+
+    def _chat(self, body):
+        """The main conversation is a request that offers tools; a turn's `("mcp", name,
+        args)` calls `mcp__staged__<name>` (`("tool", ...)` the client's own tool)."""
+        messages = body.get("messages", [])
+        step = sum(1 for m in messages if m.get("role") == "assistant")
+        main = bool(chat_function_names(body))
+        turn = self.script[step] if main and step < len(self.script) else ("text", FINAL_TEXT)
+        if turn[0] in ("mcp", "tool"):
+            name = f"mcp__{SERVER}__{turn[1]}" if turn[0] == "mcp" else turn[1]
+            call = {"index": 0, "id": f"call_{step}", "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(turn[2])}}
+            return _chat_sse(body, {"content": None, "tool_calls": [call]}, "tool_calls")
+        return _chat_sse(body, {"content": turn[1]}, "stop")

@@ -1,0 +1,200 @@
+//! `staged hook install qwen-code|gemini-cli`, their hooks and `staged doctor`'s checks,
+//! through the real binary: installs that merge into the client's files and a person's own
+//! settings and come out cleanly, files that cannot be merged into refused with nothing
+//! written, and each client's answer in its own format.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::{
+    io::Write,
+    path::Path,
+    process::{Command, Output, Stdio},
+};
+
+use common::{code, read, staged_bin, stderr, stdout, workspace};
+use serde_json::{Value, json};
+
+/// `staged` in `dir` with `args`, `input` on stdin and `env`.
+fn run(dir: &Path, args: &[&str], input: &[u8], env: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(staged_bin());
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+fn json_at(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn gate_command(words: &str, client: &str) -> String {
+    format!(
+        "{words} || {{ echo \"staged's hook could not run (exit $?), so this tool call is refused and nothing was written. Install staged, or remove its hooks: staged hook install {client} --uninstall\" >&2; exit 2; }}"
+    )
+}
+
+#[test]
+fn qwen_code_install_merges_and_uninstall_keeps_the_users_settings() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let qwen_home = home.path().join(".qwen");
+    std::fs::create_dir_all(&qwen_home).unwrap();
+    std::fs::create_dir_all(dir.join(".qwen")).unwrap();
+    let project = json!({
+        "model": {"name": "qwen3-coder-plus"},
+        "hooks": {"PreToolUse": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh"}]}]},
+    });
+    std::fs::write(dir.join(".qwen/settings.json"), project.to_string()).unwrap();
+    let user = json!({
+        "security": {"auth": {"selectedType": "openai"}},
+        "mcpServers": {"other": {"command": "other-server"}},
+    });
+    let user_path = qwen_home.join("settings.json");
+    std::fs::write(&user_path, user.to_string()).unwrap();
+    let env = [("QWEN_HOME", qwen_home.as_path())];
+    for _ in 0..2 {
+        let out = run(&dir, &["hook", "install", "qwen-code"], b"", &env);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let s: Value = serde_json::from_str(&read(&dir, ".qwen/settings.json")).unwrap();
+    assert_eq!(s["model"], project["model"]);
+    assert_eq!(
+        s["hooks"]["PreToolUse"],
+        json!([
+            {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh"}]},
+            {"matcher": "write_file|edit|notebook_edit", "hooks": [{"type": "command", "command": gate_command(&format!("{bin} hook qwen-code"), "qwen-code")}]},
+        ]),
+        "installed twice, listed once"
+    );
+    assert_eq!(s["hooks"]["Stop"].as_array().unwrap().len(), 1);
+    let u = json_at(&user_path);
+    assert_eq!(u["security"], user["security"]);
+    assert_eq!(u["mcpServers"]["other"], user["mcpServers"]["other"]);
+    assert_eq!(u["mcpServers"]["staged"], json!({"command": bin, "args": ["mcp"], "trust": true}));
+    // Record mode replaces the gate's hooks.
+    let out = run(&dir, &["hook", "install", "qwen-code", "--mode", "record"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let s: Value = serde_json::from_str(&read(&dir, ".qwen/settings.json")).unwrap();
+    assert!(s["hooks"].get("Stop").is_none(), "{s}");
+    assert_eq!(
+        s["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+        format!("{bin} hook qwen-code --mode record")
+    );
+    let out = run(&dir, &["hook", "install", "qwen-code", "--uninstall"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(serde_json::from_str::<Value>(&read(&dir, ".qwen/settings.json")).unwrap(), project);
+    assert_eq!(json_at(&user_path), user);
+}
+
+#[test]
+fn qwen_code_settings_that_do_not_parse_are_refused_and_nothing_is_written() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let qwen_home = home.path().join(".qwen");
+    std::fs::create_dir_all(&qwen_home).unwrap();
+    let user_path = qwen_home.join("settings.json");
+    std::fs::write(&user_path, "{ \"mcpServers\": [] }").unwrap();
+    let env = [("QWEN_HOME", qwen_home.as_path())];
+    let out = run(&dir, &["hook", "install", "qwen-code"], b"", &env);
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("`mcpServers` is an array, where an object belongs"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.join(".qwen/settings.json").exists());
+    assert_eq!(std::fs::read_to_string(&user_path).unwrap(), "{ \"mcpServers\": [] }");
+    // `--local` is Claude Code's.
+    let out = run(&dir, &["hook", "install", "qwen-code", "--local"], b"", &env);
+    assert_ne!(code(&out), 0);
+    assert!(stderr(&out).contains("--local is for Claude Code"), "{}", stderr(&out));
+}
+
+#[test]
+fn qwen_code_doctor_checks_the_hooks_the_server_and_its_trust() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let qwen_home = home.path().join(".qwen");
+    let env = [("QWEN_HOME", qwen_home.as_path()), ("CODEX_HOME", home.path())];
+    let out = run(&dir, &["doctor"], b"", &env);
+    assert!(
+        stdout(&out).contains(
+            "--   Qwen Code: staged's hooks are not installed (`staged hook install qwen-code`)"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&dir, &["hook", "install", "qwen-code"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = run(&dir, &["doctor"], b"", &env);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}");
+    for line in [
+        "ok   Qwen Code: hooks for write_file, edit and notebook_edit in ",
+        "ok   Qwen Code: the hooks block the edit when staged cannot run",
+        "ok   Qwen Code: the hook runs ",
+        "ok   Qwen Code: the staged MCP server in ",
+        "ok   Qwen Code: the staged MCP server is trusted (qwen -p runs resolve without asking)",
+        "ok   Qwen Code: the staged MCP server answers",
+        "note Qwen Code's approval mode is read from each event: plan denies an edit without staging it;",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    // A server that is not trusted: headless qwen -p would refuse resolve.
+    let user_path = qwen_home.join("settings.json");
+    let mut user = json_at(&user_path);
+    user["mcpServers"]["staged"]["trust"] = json!(false);
+    std::fs::write(&user_path, user.to_string()).unwrap();
+    let out = run(&dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("FAIL Qwen Code: the staged MCP server is trusted"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn qwen_code_hook_answers_in_its_format_and_carries_the_session() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let event = json!({
+        "session_id": "6546391b-118c-4c42-b631-478f262ea16c",
+        "cwd": dir,
+        "hook_event_name": "PreToolUse",
+        "permission_mode": "auto-edit",
+        "tool_name": "edit",
+        "tool_input": {"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);"},
+        "tool_use_id": "toolu_1",
+    });
+    let out = run(&dir, &["hook", "qwen-code"], event.to_string().as_bytes(), &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+    // The Stop of the same session is held for its preview.
+    let stop = json!({"session_id": "6546391b-118c-4c42-b631-478f262ea16c", "cwd": dir,
+                      "hook_event_name": "Stop", "stop_hook_active": false});
+    let out = run(&dir, &["hook", "qwen-code"], stop.to_string().as_bytes(), &[]);
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(reply["decision"], "block", "{reply}");
+    // Another session's Stop is not.
+    let other = stop.to_string().replace("6546391b", "00000000");
+    let out = run(&dir, &["hook", "qwen-code"], other.as_bytes(), &[]);
+    assert_eq!(stdout(&out), "", "{}", stderr(&out));
+}
