@@ -85,7 +85,7 @@ pub(crate) enum Command {
     Tool(ToolArgs),
     /// Trust this workspace's staged.toml, so its plugins and provider settings take effect.
     Trust(TrustArgs),
-    /// The coding clients' hooks (Claude Code, Codex, Qwen Code) that stage (or record) every
+    /// The coding clients' hooks (Claude Code, Codex, Qwen Code, Gemini CLI) that stage (or record) every
     /// edit those agents make, and their installer.
     Hook(HookArgs),
     /// Check that the installed hooks and MCP servers will work: one line per check.
@@ -108,6 +108,9 @@ pub(crate) enum HookCommand {
     /// Qwen Code's hook: reads one event on stdin, answers on stdout.
     #[command(name = "qwen-code")]
     QwenCode(HookRunArgs),
+    /// Gemini CLI's hook: reads one event on stdin, answers on stdout.
+    #[command(name = "gemini-cli")]
+    GeminiCli(HookRunArgs),
     /// Write the hooks and the MCP server a client needs (merged into its settings), or remove
     /// them.
     Install(HookInstallArgs),
@@ -176,6 +179,8 @@ pub(crate) enum HookClientArg {
     Codex,
     #[value(name = "qwen-code")]
     QwenCode,
+    #[value(name = "gemini-cli")]
+    GeminiCli,
 }
 
 #[derive(Debug, Args)]

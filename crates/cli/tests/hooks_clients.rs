@@ -198,3 +198,154 @@ fn qwen_code_hook_answers_in_its_format_and_carries_the_session() {
     let out = run(&dir, &["hook", "qwen-code"], other.as_bytes(), &[]);
     assert_eq!(stdout(&out), "", "{}", stderr(&out));
 }
+
+#[test]
+fn gemini_cli_install_merges_and_uninstall_keeps_the_users_settings() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    std::fs::create_dir_all(dir.join(".gemini")).unwrap();
+    let project = json!({
+        "general": {"defaultApprovalMode": "auto_edit"},
+        "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh"}]}]},
+        "mcpServers": {"other": {"command": "other-server"}},
+    });
+    std::fs::write(dir.join(".gemini/settings.json"), project.to_string()).unwrap();
+    for _ in 0..2 {
+        let out = run(&dir, &["hook", "install", "gemini-cli"], b"", &[]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let s: Value = serde_json::from_str(&read(&dir, ".gemini/settings.json")).unwrap();
+    assert_eq!(s["general"], project["general"]);
+    assert_eq!(
+        s["hooks"]["BeforeTool"],
+        json!([
+            {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh"}]},
+            {"matcher": "write_file|replace", "hooks": [{"type": "command", "command": gate_command(&format!("{bin} hook gemini-cli"), "gemini-cli")}]},
+        ]),
+        "installed twice, listed once; a BeforeTool that cannot run blocks"
+    );
+    let after_agent = format!(
+        "{bin} hook gemini-cli || {{ echo \"staged's Stop hook could not run (exit $?), so pending previews were not checked. Install staged, or remove its hooks: staged hook install gemini-cli --uninstall\" >&2; exit 1; }}"
+    );
+    assert_eq!(
+        s["hooks"]["AfterAgent"],
+        json!([{"hooks": [{"type": "command", "command": after_agent}]}])
+    );
+    assert_eq!(s["mcpServers"]["other"], project["mcpServers"]["other"]);
+    assert_eq!(s["mcpServers"]["staged"], json!({"command": bin, "args": ["mcp"], "trust": true}));
+    let out = run(&dir, &["hook", "install", "gemini-cli", "--mode", "record"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let s: Value = serde_json::from_str(&read(&dir, ".gemini/settings.json")).unwrap();
+    assert!(s["hooks"].get("AfterAgent").is_none(), "{s}");
+    assert_eq!(
+        s["hooks"]["AfterTool"][0]["hooks"][0]["command"],
+        format!("{bin} hook gemini-cli --mode record")
+    );
+    let out = run(&dir, &["hook", "install", "gemini-cli", "--uninstall"], b"", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        serde_json::from_str::<Value>(&read(&dir, ".gemini/settings.json")).unwrap(),
+        project
+    );
+    // A key of the wrong shape: refused, nothing written.
+    let odd = r#"{"hooks": {"BeforeTool": "audit.sh"}}"#;
+    std::fs::write(dir.join(".gemini/settings.json"), odd).unwrap();
+    let out = run(&dir, &["hook", "install", "gemini-cli"], b"", &[]);
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out)
+            .contains("`hooks.BeforeTool` is a string, where a list of hook groups belongs"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(read(&dir, ".gemini/settings.json"), odd);
+}
+
+#[test]
+fn gemini_cli_doctor_checks_the_hooks_the_server_the_trust_and_the_approval_mode() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = [("GEMINI_CLI_HOME", home.path()), ("CODEX_HOME", home.path())];
+    let out = run(&dir, &["doctor"], b"", &env);
+    assert!(
+        stdout(&out).contains(
+            "--   Gemini CLI: staged's hooks are not installed (`staged hook install gemini-cli`)"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&dir, &["hook", "install", "gemini-cli"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = run(&dir, &["doctor"], b"", &env);
+    let text = stdout(&out);
+    assert_eq!(code(&out), 0, "{text}");
+    for line in [
+        "ok   Gemini CLI: hooks for write_file and replace in ",
+        "ok   Gemini CLI: the hooks block the edit when staged cannot run",
+        "ok   Gemini CLI: the hook runs ",
+        "ok   Gemini CLI: the staged MCP server in ",
+        "ok   Gemini CLI: the staged MCP server is trusted (its tools reach the model)",
+        "ok   Gemini CLI: the staged MCP server answers",
+        "warn Gemini CLI: this folder is trusted: ",
+        "note Gemini CLI's approval mode as staged reads it: not set (",
+    ] {
+        assert!(text.contains(line), "{line:?} in\n{text}");
+    }
+    // The person trusts the folder and sets auto_edit.
+    let gemini = home.path().join(".gemini");
+    std::fs::create_dir_all(&gemini).unwrap();
+    let trusted = json!({ dir.to_string_lossy(): "TRUST_FOLDER" });
+    std::fs::write(gemini.join("trustedFolders.json"), trusted.to_string()).unwrap();
+    std::fs::write(
+        gemini.join("settings.json"),
+        r#"{"general": {"defaultApprovalMode": "auto_edit"}}"#,
+    )
+    .unwrap();
+    let text = stdout(&run(&dir, &["doctor"], b"", &env));
+    assert!(text.contains("ok   Gemini CLI: this folder is trusted"), "{text}");
+    assert!(
+        text.contains("note Gemini CLI's approval mode as staged reads it: auto_edit ("),
+        "{text}"
+    );
+}
+
+#[test]
+fn gemini_cli_hook_answers_in_its_format() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    std::fs::write(
+        home.path().join(".gemini/settings.json"),
+        r#"{"general": {"defaultApprovalMode": "auto_edit"}}"#,
+    )
+    .unwrap();
+    let env = [("GEMINI_CLI_HOME", home.path())];
+    let event = json!({
+        "session_id": "ba8534fb-95a0-4d9f-b1ae-63c77d1ee672",
+        "cwd": dir,
+        "hook_event_name": "BeforeTool",
+        "tool_name": "replace",
+        "tool_input": {"file_path": "src/a.ts", "old_string": "oldApi(1);", "new_string": "newApi(1);", "instruction": "rename"},
+    });
+    let out = run(&dir, &["hook", "gemini-cli"], event.to_string().as_bytes(), &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(reply["decision"], "deny", "{reply}");
+    assert!(
+        reply["reason"].as_str().unwrap().starts_with("staged holds this edit as a preview"),
+        "{reply}"
+    );
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+    let stop = json!({"session_id": "ba8534fb-95a0-4d9f-b1ae-63c77d1ee672", "cwd": dir,
+                      "hook_event_name": "AfterAgent", "stop_hook_active": false});
+    let out = run(&dir, &["hook", "gemini-cli"], stop.to_string().as_bytes(), &env);
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(reply["decision"], "block", "{reply}");
+    // An event that cannot be read is a deny in Gemini CLI's format, never a pass.
+    let out = run(&dir, &["hook", "gemini-cli"], b"not json", &env);
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(reply["decision"], "deny", "{reply}");
+}

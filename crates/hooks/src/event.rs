@@ -24,6 +24,8 @@ pub enum Client {
     Codex,
     /// Qwen Code (`.qwen/settings.json` hooks, Claude Code's format).
     QwenCode,
+    /// Gemini CLI (`.gemini/settings.json` hooks: `BeforeTool`, `AfterTool`, `AfterAgent`).
+    GeminiCli,
 }
 
 impl Client {
@@ -34,6 +36,7 @@ impl Client {
             Client::ClaudeCode => "claude-code",
             Client::Codex => "codex",
             Client::QwenCode => "qwen-code",
+            Client::GeminiCli => "gemini-cli",
         }
     }
 }

@@ -73,9 +73,10 @@ pub(crate) fn pre_tool_use(
     ws: &WorkspaceSession,
     cwd: &Path,
     session_dir: &Path,
-    codex_home: Option<&Path>,
+    homes: &crate::install::ClientHomes,
 ) -> Outcome {
-    let person = match verdict(client, event, ws.workspace().root(), codex_home) {
+    let codex_home = homes.codex_home.as_deref();
+    let person = match verdict(client, event, ws.workspace().root(), homes) {
         Verdict::Deny(why) => return Outcome::reply(Reply::Deny(why)),
         Verdict::Stage => None,
         Verdict::PersonOnly(why) => Some(why),

@@ -42,6 +42,7 @@ use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
+mod gemini_cli;
 mod qwen_code;
 
 /// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
@@ -121,6 +122,11 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
                 .to_owned(),
         )),
         Client::QwenCode => qwen_code::install(target, uninstall),
+        Client::GeminiCli if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: Gemini CLI's hooks and MCP server are the workspace's own .gemini/settings.json"
+                .to_owned(),
+        )),
+        Client::GeminiCli => gemini_cli::install(target, uninstall),
     }
 }
 
@@ -163,8 +169,9 @@ enum FailSafe {
 }
 
 impl FailSafe {
+    /// Gemini CLI's `BeforeTool` is a `PreToolUse`.
     fn for_event(event: &str) -> FailSafe {
-        if event == "PreToolUse" { FailSafe::Block } else { FailSafe::Pass }
+        if matches!(event, "PreToolUse" | "BeforeTool") { FailSafe::Block } else { FailSafe::Pass }
     }
 }
 
@@ -1063,6 +1070,9 @@ pub struct ClientHomes {
     pub claude_config: Option<PathBuf>,
     /// Qwen Code's home (`QWEN_HOME`, else `~/.qwen`).
     pub qwen_home: Option<PathBuf>,
+    /// Gemini CLI's `.gemini` folder in its home (`$GEMINI_CLI_HOME/.gemini`, else
+    /// `~/.gemini`), whose `settings.json` may set its approval mode.
+    pub gemini_home: Option<PathBuf>,
 }
 
 /// What `staged doctor` checks for `client`: `None` when nothing of staged is installed for it.
@@ -1071,6 +1081,7 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
         Client::ClaudeCode => doctor_claude(root, homes.claude_config.as_deref()),
         Client::Codex => doctor_codex(homes.codex_home.as_deref()?, root),
         Client::QwenCode => qwen_code::doctor(root, homes.qwen_home.as_deref()),
+        Client::GeminiCli => gemini_cli::doctor(root, homes.gemini_home.as_deref()),
     }
 }
 

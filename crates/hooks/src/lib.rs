@@ -1,10 +1,11 @@
 //! staged as the gate of the coding agents people already use: the hooks `staged hook
-//! claude-code` and `staged hook codex` run (one event on stdin, one reply on stdout), their
-//! installers, and the checks of `staged doctor`.
+//! claude-code`, `codex`, `qwen-code` and `gemini-cli` run (one event on stdin, one reply on
+//! stdout), their installers, and the checks of `staged doctor`.
 //!
 //! - **Gate mode** (the default): an edit the client is about to make (Claude Code's Edit,
 //!   MultiEdit and Write; Codex's `apply_patch`, as its own tool or as an `apply_patch` heredoc
-//!   in the shell) is staged as a preview through `staged-edit`, and the tool call is denied
+//!   in the shell; Qwen Code's `edit` and `write_file`; Gemini CLI's `replace` and
+//!   `write_file`) is staged as a preview through `staged-edit`, and the tool call is denied
 //!   with a reason that names the preview and says to call `resolve`. Nothing is written until
 //!   then. The gate never grants what the client would not (`permission.rs`): in a mode or
 //!   sandbox where the client would refuse the edit (plan mode, a read-only sandbox) it is
@@ -47,7 +48,9 @@ use staged_workspace::WorkspaceSession;
 
 pub use crate::{
     event::{Client, HookEvent, Mode, Reply},
-    permission::doctor_line as permission_doctor_line,
+    permission::{
+        doctor_line as permission_doctor_line, doctor_line_for as permission_doctor_line_for,
+    },
     shell::{ShellPatch, shell_patch, shell_patch_argv},
 };
 
@@ -98,6 +101,23 @@ pub fn handle_in(
     cwd: &Path,
     codex_home: Option<&Path>,
 ) -> Outcome {
+    let homes = install::ClientHomes {
+        codex_home: codex_home.map(Path::to_path_buf),
+        ..Default::default()
+    };
+    handle_for(client, mode, input, root, cwd, &homes)
+}
+
+/// [`handle`], with the clients' homes, whose settings say what the gate reads of a client's
+/// permissions (`permission.rs`): Codex's `config.toml`, Gemini CLI's `settings.json`.
+pub fn handle_for(
+    client: Client,
+    mode: Mode,
+    input: &[u8],
+    root: Option<&Path>,
+    cwd: &Path,
+    homes: &install::ClientHomes,
+) -> Outcome {
     let event = match client.parse(input) {
         Ok(event) => event,
         Err(why) => return refuse_unreadable(mode, &why),
@@ -125,7 +145,7 @@ pub fn handle_in(
     ws.session().set_front_end(staged_core::FrontEnd::Hook(client.name().to_owned()));
     match (mode, event.hook_event_name.as_str()) {
         (Mode::Gate, "PreToolUse") => {
-            gate::pre_tool_use(client, &event, &ws, &cwd, &session_dir, codex_home)
+            gate::pre_tool_use(client, &event, &ws, &cwd, &session_dir, homes)
         }
         (Mode::Gate, "Stop") => stop::stop(client, &event, &ws),
         (Mode::Record, "PreToolUse") => record::pre_tool_use(client, &event, &ws, &cwd),

@@ -1,4 +1,4 @@
-//! `staged hook claude-code|codex|qwen-code`, the hooks the clients run (one event on stdin, the reply on
+//! `staged hook claude-code|codex|qwen-code|gemini-cli`, the hooks the clients run (one event on stdin, the reply on
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
@@ -28,6 +28,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
         HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
         HookCommand::Codex(run) => hook(global, Client::Codex, run),
         HookCommand::QwenCode(run) => hook(global, Client::QwenCode, run),
+        HookCommand::GeminiCli(run) => hook(global, Client::GeminiCli, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
@@ -116,9 +117,9 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
             staged_hooks::too_big(mode)
         }
         (Ok(_), Ok(cwd)) => {
-            let codex_home = codex_home();
+            let homes = homes();
             std::panic::catch_unwind(|| {
-                staged_hooks::handle_in(client, mode, &input, root, &cwd, codex_home.as_deref())
+                staged_hooks::handle_for(client, mode, &input, root, &cwd, &homes)
             })
             .unwrap_or_else(|_| staged_hooks::unreadable(mode, "staged failed while handling it"))
         }
@@ -318,17 +319,14 @@ fn describe(status: std::process::ExitStatus, max_memory: u64) -> String {
 
 pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
     let root = context::workspace_root(global)?;
-    let homes = install::ClientHomes {
-        codex_home: codex_home(),
-        claude_config: claude_config(),
-        qwen_home: qwen_home(),
-    };
+    let homes = homes();
     let mut failed = false;
     let mut any = false;
     for (client, name, install_line) in [
         (Client::ClaudeCode, "Claude Code", "staged hook install claude-code"),
         (Client::Codex, "Codex", "staged hook install codex"),
         (Client::QwenCode, "Qwen Code", "staged hook install qwen-code"),
+        (Client::GeminiCli, "Gemini CLI", "staged hook install gemini-cli"),
     ] {
         match install::doctor(client, &root, &homes) {
             None => out.line(&format!(
@@ -348,11 +346,7 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
                         }
                     }
                 }
-                let reading = staged_hooks::permission_doctor_line(
-                    client,
-                    &root,
-                    homes.codex_home.as_deref(),
-                );
+                let reading = staged_hooks::permission_doctor_line_for(client, &root, &homes);
                 out.line(&format!("note {reading}"))?;
             }
         }
@@ -375,6 +369,7 @@ fn client(arg: HookClientArg) -> Client {
         HookClientArg::ClaudeCode => Client::ClaudeCode,
         HookClientArg::Codex => Client::Codex,
         HookClientArg::QwenCode => Client::QwenCode,
+        HookClientArg::GeminiCli => Client::GeminiCli,
     }
 }
 
@@ -398,6 +393,25 @@ fn codex_home() -> Option<PathBuf> {
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| dirs::home_dir().map(|home| home.join(".codex")))
+}
+
+/// Every client's home, as its environment says.
+fn homes() -> install::ClientHomes {
+    install::ClientHomes {
+        codex_home: codex_home(),
+        claude_config: claude_config(),
+        qwen_home: qwen_home(),
+        gemini_home: gemini_home(),
+    }
+}
+
+/// `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
+fn gemini_home() -> Option<PathBuf> {
+    std::env::var_os("GEMINI_CLI_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(dirs::home_dir)
+        .map(|home| home.join(".gemini"))
 }
 
 /// `QWEN_HOME`, else `~/.qwen`.

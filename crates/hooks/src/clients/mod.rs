@@ -15,6 +15,7 @@ use crate::event::{Client, HookEvent, Reply};
 
 pub(crate) mod claude_code;
 pub(crate) mod codex;
+pub(crate) mod gemini_cli;
 pub(crate) mod qwen_code;
 
 /// The edit a tool call makes, whatever the client calls its tool.
@@ -40,6 +41,7 @@ impl Client {
             Client::ClaudeCode => claude_code::parse(input),
             Client::Codex => codex::parse(input),
             Client::QwenCode => qwen_code::parse(input),
+            Client::GeminiCli => gemini_cli::parse(input),
         }
     }
 
@@ -47,6 +49,7 @@ impl Client {
     pub(crate) fn event_name(self, input: &[u8]) -> Option<String> {
         match self {
             Client::ClaudeCode | Client::Codex | Client::QwenCode => claude_code::event_name(input),
+            Client::GeminiCli => gemini_cli::event_name(input),
         }
     }
 
@@ -56,6 +59,7 @@ impl Client {
             Client::ClaudeCode => claude_code::edit(event),
             Client::Codex => codex::edit(event),
             Client::QwenCode => qwen_code::edit(event),
+            Client::GeminiCli => gemini_cli::edit(event),
         }
     }
 
@@ -63,6 +67,7 @@ impl Client {
     pub(crate) fn answer(self, reply: &Reply) -> Option<Value> {
         match self {
             Client::ClaudeCode | Client::Codex | Client::QwenCode => claude_code::answer(reply),
+            Client::GeminiCli => gemini_cli::answer(reply),
         }
     }
 
@@ -72,6 +77,7 @@ impl Client {
             Client::ClaudeCode => "mcp__staged__resolve",
             Client::Codex => "the `resolve` tool of the `staged` MCP server",
             Client::QwenCode => qwen_code::RESOLVE_TOOL,
+            Client::GeminiCli => gemini_cli::RESOLVE_TOOL,
         }
     }
 
@@ -81,6 +87,7 @@ impl Client {
             Client::ClaudeCode => claude_code::DISPLAY,
             Client::Codex => codex::DISPLAY,
             Client::QwenCode => qwen_code::DISPLAY,
+            Client::GeminiCli => gemini_cli::DISPLAY,
         }
     }
 
@@ -90,6 +97,7 @@ impl Client {
             Client::ClaudeCode => claude_code::WHAT,
             Client::Codex => codex::WHAT,
             Client::QwenCode => qwen_code::WHAT,
+            Client::GeminiCli => gemini_cli::WHAT,
         }
     }
 
@@ -98,7 +106,7 @@ impl Client {
     pub(crate) fn reread_after_apply(self) -> bool {
         match self {
             Client::ClaudeCode | Client::QwenCode => true,
-            Client::Codex => false,
+            Client::Codex | Client::GeminiCli => false,
         }
     }
 }

@@ -5,6 +5,8 @@ server-sent events: `message_start`, `content_block_start`, `content_block_delta
 `input_json_delta` or `text_delta`, `content_block_stop`, `message_delta`, `message_stop`).
 Codex talks to it as the OpenAI Responses API (`POST /v1/responses`, streamed as
 `response.created`, `response.output_item.done`, `response.completed`).
+Gemini CLI talks to it as Gemini's `generateContent` (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`,
+streamed as `GenerateContentResponse` chunks; `:generateContent` and `:countTokens` unstreamed).
 Qwen Code talks to it as OpenAI chat completions (`POST /v1/chat/completions`, streamed as
 `chat.completion.chunk` deltas, a tool call's arguments in one delta, then `[DONE]`).
 
@@ -53,7 +55,13 @@ class ScriptedModel:
                 model._record("POST", self.path, dict(self.headers), body)
                 path = self.path.split("?")[0]
                 try:
-                    if path.endswith("/messages/count_tokens"):
+                    if path.endswith(":countTokens"):
+                        self._send(200, "application/json", b'{"totalTokens": 10}')
+                    elif path.endswith(":streamGenerateContent") and isinstance(body, dict):
+                        self._send(200, "text/event-stream", model._gemini(body, stream=True))
+                    elif path.endswith(":generateContent") and isinstance(body, dict):
+                        self._send(200, "application/json", model._gemini(body, stream=False))
+                    elif path.endswith("/messages/count_tokens"):
                         self._send(200, "application/json", b'{"input_tokens": 10}')
                     elif path.endswith("/messages") and isinstance(body, dict):
                         self._send(200, "text/event-stream", model._anthropic(body))
@@ -191,6 +199,48 @@ def tool_results_chat(body):
             content = "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
         res.append((names.get(message.get("tool_call_id")), content or "", False))
     return res
+
+
+def gemini_function_names(body):
+    """The function declarations a generateContent request offers."""
+    return [f.get("name") for tool in body.get("tools") or [] for f in tool.get("functionDeclarations") or []]
+
+
+def _gemini_parts(body):
+    for content in body.get("contents", []):
+        for part in content.get("parts") or []:
+            if isinstance(part, dict):
+                yield content.get("role"), part
+
+
+def tool_results_gemini(body):
+    """`[(tool name, what the model was shown, is_error)]` from a generateContent request's
+    contents, in the order the calls were made."""
+    res = []
+    for _, part in _gemini_parts(body):
+        response = part.get("functionResponse")
+        if not response:
+            continue
+        out = response.get("response") or {}
+        text = out.get("output", out.get("error", ""))
+        if not isinstance(text, str):
+            text = json.dumps(text)
+        res.append((response.get("name"), text, "error" in out))
+    return res
+
+
+def _gemini_reply(turn, step):
+    """One `GenerateContentResponse` for `turn`: a function call or text."""
+    if turn[0] in ("mcp", "tool"):
+        name = f"mcp_{SERVER}_{turn[1]}" if turn[0] == "mcp" else turn[1]
+        part = {"functionCall": {"name": name, "args": turn[2], "id": f"call_{step}"}}
+    else:
+        part = {"text": turn[1]}
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": "scripted",
+    }
 
 
 def _sse(events):
@@ -364,3 +414,21 @@ class ScriptedTurns(ScriptedModel):
                     "function": {"name": name, "arguments": json.dumps(turn[2])}}
             return _chat_sse(body, {"content": None, "tool_calls": [call]}, "tool_calls")
         return _chat_sse(body, {"content": turn[1]}, "stop")
+
+    # --- Gemini generateContent -----------------------------------------------------------
+
+    def gemini_main_requests(self):
+        return [r["body"] for r in self.requests if r["method"] == "POST"
+                and r["path"].split("?")[0].endswith(":streamGenerateContent") and gemini_function_names(r["body"])]
+
+    def _gemini(self, body, stream):
+        """The main conversation is a streamed request that offers function declarations; a
+        turn's `("mcp", name, args)` calls `mcp_staged_<name>` (`("tool", ...)` Gemini CLI's own
+        tool). Side requests (unstreamed: a routing or a next-speaker check) get `{}` as text,
+        which reads as JSON and as prose."""
+        if not stream:
+            return json.dumps(_gemini_reply(("text", "{}"), 0)).encode()
+        step = sum(1 for c in body.get("contents", []) if c.get("role") == "model")
+        main = bool(gemini_function_names(body))
+        turn = self.script[step] if main and step < len(self.script) else ("text", FINAL_TEXT)
+        return f"data: {json.dumps(_gemini_reply(turn, step))}\n\n".encode()
