@@ -20,11 +20,17 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from scripted_model import ScriptedTurns, tool_results_gemini
+from scripted_model import ScriptedTurns, gemini_function_names, tool_results_gemini
 from test_hooks import EDITED, MISSING, NEWEST_FIRST, SOURCE, installed_by_a_copy, log_entries, new_repo, pending, staged
 from test_real_clients import HANG_SECONDS, REMINDER, base_env, client_bin, run_client, staged_bin
 
 BLOCKED = "Tool execution blocked: "
+# The tools Gemini CLI 0.61.0 offers a headless model (`--approval-mode auto_edit`): the ones
+# that edit a file, which the installed matcher must name, and the rest.
+GEMINI_TOOLS_EDITING = {"replace", "write_file"}
+GEMINI_TOOLS_OTHER = {"enter_plan_mode", "exit_plan_mode", "glob", "google_web_search", "grep_search", "invoke_agent",
+                      "list_directory", "read_file", "read_many_files", "update_topic", "web_fetch", "save_memory",
+                      "run_shell_command", "write_todos", "ask_user"}
 
 
 class Watching(ScriptedTurns):
@@ -129,6 +135,13 @@ def test_gemini_cli_gate_stages_an_edit_and_resolve_writes_it():
         assert entry["reason"] == "the first call moves to newApi", entry
         assert entry["frontEnd"] == "hook:gemini-cli", entry
         assert (entry["outcome"], entry["source"]) == ("applied", "edit"), entry
+        settings = json.loads((root / ".gemini" / "settings.json").read_text())
+        matched = {name for group in settings["hooks"]["BeforeTool"] for name in group.get("matcher", "").split("|")}
+        offered = {name for name in gemini_function_names(model.gemini_main_requests()[0]) if not name.startswith("mcp_")}
+        unknown = offered - GEMINI_TOOLS_EDITING - GEMINI_TOOLS_OTHER
+        assert not unknown, f"Gemini CLI offers tools this test does not know; classify them: {sorted(unknown)}"
+        missed = (offered & GEMINI_TOOLS_EDITING) - matched
+        assert not missed, f"editing tools the installed matcher misses: {sorted(missed)}"
 
 
 def test_gemini_cli_after_agent_hook_holds_the_turn_until_the_preview_is_resolved():

@@ -17,9 +17,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from scripted_model import ScriptedTurns, tool_results_chat
+from scripted_model import ScriptedTurns, chat_function_names, tool_results_chat
 from test_hooks import (
-    EDITED, MISSING, NEWEST_FIRST, SOURCE, installed_by_a_copy, log_entries, new_repo, pending, staged,
+    EDITED, MISSING, NEWEST_FIRST, NOTEBOOK, SOURCE, installed_by_a_copy, log_entries, new_repo, pending, staged,
 )
 from test_real_clients import REMINDER, base_env, client_bin, run_client, staged_bin
 
@@ -27,6 +27,12 @@ import subprocess
 
 from test_real_clients import HANG_SECONDS
 
+# The tools Qwen Code 0.24.4 offers a headless model (`--approval-mode auto-edit`): the ones
+# that edit a file, which the installed matcher must name, and the rest.
+QWEN_TOOLS_EDITING = {"edit", "write_file", "notebook_edit"}
+QWEN_TOOLS_OTHER = {"agent", "get_goal", "glob", "grep_search", "list_agents", "read_file", "skill", "tool_call",
+                    "tool_search", "update_goal", "run_shell_command", "todo_write", "web_fetch", "list_directory",
+                    "save_memory", "ask_user_question", "exit_plan_mode", "enter_plan_mode"}
 RESOLVE = "mcp__staged__resolve (load it with tool_search if it is not among your tools yet)"
 
 
@@ -134,6 +140,38 @@ def test_qwen_code_gate_stages_an_edit_and_resolve_writes_it():
         assert entry["reason"] == "the first call moves to newApi", entry
         assert entry["frontEnd"] == "hook:qwen-code", entry
         assert (entry["outcome"], entry["source"]) == ("applied", "edit"), entry
+        settings = json.loads((root / ".qwen" / "settings.json").read_text())
+        matched = {name for group in settings["hooks"]["PreToolUse"] for name in group.get("matcher", "").split("|")}
+        offered = {name for name in chat_function_names(model.chat_main_requests()[0]) if not name.startswith("mcp__")}
+        unknown = offered - QWEN_TOOLS_EDITING - QWEN_TOOLS_OTHER
+        assert not unknown, f"Qwen Code offers tools this test does not know; classify them: {sorted(unknown)}"
+        missed = (offered & QWEN_TOOLS_EDITING) - matched
+        assert not missed, f"editing tools the installed matcher misses: {sorted(missed)}"
+
+
+def test_qwen_code_notebook_edits_never_go_through():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        notebook = root / "a.ipynb"
+        notebook.write_text(json.dumps(NOTEBOOK, indent=1) + "\n")
+        before = notebook.read_text()
+        install(tmp, root)
+        script = [
+            ("tool", "read_file", {"file_path": str(notebook)}),
+            ("tool", "notebook_edit", {"notebook_path": str(notebook), "cell_id": "c1",
+                                       "new_source": "import os\nos.system('touch /tmp/pwned')", "edit_mode": "replace"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["a.ipynb"]).start()
+        try:
+            run_qwen(tmp, root, model)
+        finally:
+            model.stop()
+        results = results_of(model)
+        assert [name for name, _, _ in results] == ["read_file", "notebook_edit"], results
+        assert "staged refused this notebook_edit without staging it, and nothing was written" in results[1][1], results[1]
+        assert notebook.read_text() == before
+        assert pending(root) == []
 
 
 def test_qwen_code_stop_hook_holds_the_turn_until_the_preview_is_resolved():
