@@ -55,18 +55,22 @@ fn qwen_code_install_merges_and_uninstall_keeps_the_users_settings() {
     let project = json!({
         "model": {"name": "qwen3-coder-plus"},
         "hooks": {"PreToolUse": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh"}]}]},
-    });
-    std::fs::write(dir.join(".qwen/settings.json"), project.to_string()).unwrap();
-    let user = json!({
-        "security": {"auth": {"selectedType": "openai"}},
         "mcpServers": {"other": {"command": "other-server"}},
     });
-    let user_path = qwen_home.join("settings.json");
-    std::fs::write(&user_path, user.to_string()).unwrap();
+    std::fs::write(dir.join(".qwen/settings.json"), project.to_string()).unwrap();
+    let approvals = json!({"/elsewhere": {"other": {"hash": "abc", "status": "approved"}}});
+    let approvals_path = qwen_home.join("mcpApprovals.json");
+    std::fs::write(&approvals_path, approvals.to_string()).unwrap();
     let env = [("QWEN_HOME", qwen_home.as_path())];
     for _ in 0..2 {
         let out = run(&dir, &["hook", "install", "qwen-code"], b"", &env);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(
+            stdout(&out)
+                .contains("approved: the record's hash checked against the server read back from "),
+            "{}",
+            stdout(&out)
+        );
     }
     let bin = staged_bin().canonicalize().unwrap().display().to_string();
     let s: Value = serde_json::from_str(&read(&dir, ".qwen/settings.json")).unwrap();
@@ -80,10 +84,12 @@ fn qwen_code_install_merges_and_uninstall_keeps_the_users_settings() {
         "installed twice, listed once"
     );
     assert_eq!(s["hooks"]["Stop"].as_array().unwrap().len(), 1);
-    let u = json_at(&user_path);
-    assert_eq!(u["security"], user["security"]);
-    assert_eq!(u["mcpServers"]["other"], user["mcpServers"]["other"]);
-    assert_eq!(u["mcpServers"]["staged"], json!({"command": bin, "args": ["mcp"], "trust": true}));
+    assert_eq!(s["mcpServers"]["other"], project["mcpServers"]["other"]);
+    assert_eq!(s["mcpServers"]["staged"], json!({"command": bin, "args": ["mcp"], "trust": true}));
+    let a = json_at(&approvals_path);
+    assert_eq!(a["/elsewhere"], approvals["/elsewhere"]);
+    assert_eq!(a[dir.to_string_lossy().as_ref()]["staged"]["status"], "approved");
+    assert_eq!(a[dir.to_string_lossy().as_ref()]["staged"]["hash"].as_str().unwrap().len(), 64);
     // Record mode replaces the gate's hooks.
     let out = run(&dir, &["hook", "install", "qwen-code", "--mode", "record"], b"", &env);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -96,7 +102,7 @@ fn qwen_code_install_merges_and_uninstall_keeps_the_users_settings() {
     let out = run(&dir, &["hook", "install", "qwen-code", "--uninstall"], b"", &env);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(serde_json::from_str::<Value>(&read(&dir, ".qwen/settings.json")).unwrap(), project);
-    assert_eq!(json_at(&user_path), user);
+    assert_eq!(json_at(&approvals_path), approvals);
 }
 
 #[test]
@@ -106,18 +112,18 @@ fn qwen_code_settings_that_do_not_parse_are_refused_and_nothing_is_written() {
     let home = tempfile::tempdir().unwrap();
     let qwen_home = home.path().join(".qwen");
     std::fs::create_dir_all(&qwen_home).unwrap();
-    let user_path = qwen_home.join("settings.json");
-    std::fs::write(&user_path, "{ \"mcpServers\": [] }").unwrap();
+    let approvals_path = qwen_home.join("mcpApprovals.json");
+    std::fs::write(&approvals_path, "[]").unwrap();
     let env = [("QWEN_HOME", qwen_home.as_path())];
     let out = run(&dir, &["hook", "install", "qwen-code"], b"", &env);
     assert_ne!(code(&out), 0);
     assert!(
-        stderr(&out).contains("`mcpServers` is an array, where an object belongs"),
+        stderr(&out).contains("mcpApprovals.json: it is not a JSON object"),
         "{}",
         stderr(&out)
     );
     assert!(!dir.join(".qwen/settings.json").exists());
-    assert_eq!(std::fs::read_to_string(&user_path).unwrap(), "{ \"mcpServers\": [] }");
+    assert_eq!(std::fs::read_to_string(&approvals_path).unwrap(), "[]");
     // `--local` is Claude Code's.
     let out = run(&dir, &["hook", "install", "qwen-code", "--local"], b"", &env);
     assert_ne!(code(&out), 0);
@@ -125,7 +131,7 @@ fn qwen_code_settings_that_do_not_parse_are_refused_and_nothing_is_written() {
 }
 
 #[test]
-fn qwen_code_doctor_checks_the_hooks_the_server_and_its_trust() {
+fn qwen_code_doctor_checks_the_hooks_the_server_its_trust_and_its_approval() {
     let ws = workspace(&[]);
     let dir = ws.path().canonicalize().unwrap();
     let home = tempfile::tempdir().unwrap();
@@ -150,16 +156,29 @@ fn qwen_code_doctor_checks_the_hooks_the_server_and_its_trust() {
         "ok   Qwen Code: the hook runs ",
         "ok   Qwen Code: the staged MCP server in ",
         "ok   Qwen Code: the staged MCP server is trusted (qwen -p runs resolve without asking)",
+        "ok   Qwen Code: the staged MCP server is approved for this workspace",
         "ok   Qwen Code: the staged MCP server answers",
         "note Qwen Code's approval mode is read from each event: plan denies an edit without staging it;",
     ] {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
+    // An edited server entry is one Qwen Code skips until approved again.
+    let settings = dir.join(".qwen/settings.json");
+    let mut value = json_at(&settings);
+    value["mcpServers"]["staged"]["args"] = json!(["mcp", "--verbose"]);
+    std::fs::write(&settings, value.to_string()).unwrap();
+    let out = run(&dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out)
+            .contains("FAIL Qwen Code: the staged MCP server is approved for this workspace: "),
+        "{}",
+        stdout(&out)
+    );
     // A server that is not trusted: headless qwen -p would refuse resolve.
-    let user_path = qwen_home.join("settings.json");
-    let mut user = json_at(&user_path);
-    user["mcpServers"]["staged"]["trust"] = json!(false);
-    std::fs::write(&user_path, user.to_string()).unwrap();
+    value["mcpServers"]["staged"]["args"] = json!(["mcp"]);
+    value["mcpServers"]["staged"]["trust"] = json!(false);
+    std::fs::write(&settings, value.to_string()).unwrap();
     let out = run(&dir, &["doctor"], b"", &env);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     assert!(

@@ -1,4 +1,5 @@
-//! `staged hook install claude-code|codex [--mode gate|record] [--uninstall]`: writes what each
+//! `staged hook install claude-code|codex|qwen-code|gemini-cli [--mode gate|record]
+//! [--uninstall]`: writes what each
 //! client needs, merged into what is there (a user's other hooks and settings are kept), and
 //! the checks of `staged doctor`.
 //!
@@ -14,6 +15,9 @@
 //!   Codex's: SHA-256 of the hook's normalized definition (its event, matcher and handler, with
 //!   the timeout filled in, as sorted, compact JSON); the installer reads the files back and
 //!   checks every hash before it says the hooks are trusted.
+//! - **Qwen Code** and **Gemini CLI**: `install/qwen_code.rs` and `install/gemini_cli.rs`
+//!   (the workspace's `.qwen/settings.json` with the approval in Qwen Code's home;
+//!   `.gemini/settings.json`).
 //!
 //! The hook commands name `staged` by its absolute path, or by the name `staged` (found on
 //! `PATH`) for files that are committed. A gate's commands end with a shell fail-safe: when
@@ -75,9 +79,11 @@ pub struct Target {
     /// Claude Code's global config (`$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`),
     /// where `local` puts the MCP server.
     pub claude_config: Option<PathBuf>,
-    /// Qwen Code's home (`QWEN_HOME`, else `~/.qwen`), whose `settings.json` gets the MCP
-    /// server.
+    /// Qwen Code's home (`QWEN_HOME`, else `~/.qwen`), whose `mcpApprovals.json` gets the
+    /// MCP server's approval.
     pub qwen_home: Option<PathBuf>,
+    /// `QWEN_CODE_MCP_APPROVALS_PATH`: Qwen Code's approvals file, when set.
+    pub qwen_approvals: Option<PathBuf>,
 }
 
 /// Why an install could not be done; nothing was written.
@@ -118,7 +124,7 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
         )),
         Client::Codex => install_codex(target, uninstall),
         Client::QwenCode if target.local => Err(InstallError::Missing(
-            "--local is for Claude Code: Qwen Code's MCP server is in its home already, which is a person's own"
+            "--local is for Claude Code: Qwen Code's hooks and MCP server are the workspace's own .qwen/settings.json, approved in the person's own mcpApprovals.json"
                 .to_owned(),
         )),
         Client::QwenCode => qwen_code::install(target, uninstall),
@@ -1070,6 +1076,8 @@ pub struct ClientHomes {
     pub claude_config: Option<PathBuf>,
     /// Qwen Code's home (`QWEN_HOME`, else `~/.qwen`).
     pub qwen_home: Option<PathBuf>,
+    /// `QWEN_CODE_MCP_APPROVALS_PATH`: Qwen Code's approvals file, when set.
+    pub qwen_approvals: Option<PathBuf>,
     /// Gemini CLI's `.gemini` folder in its home (`$GEMINI_CLI_HOME/.gemini`, else
     /// `~/.gemini`), whose `settings.json` may set its approval mode.
     pub gemini_home: Option<PathBuf>,
@@ -1080,7 +1088,9 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
     match client {
         Client::ClaudeCode => doctor_claude(root, homes.claude_config.as_deref()),
         Client::Codex => doctor_codex(homes.codex_home.as_deref()?, root),
-        Client::QwenCode => qwen_code::doctor(root, homes.qwen_home.as_deref()),
+        Client::QwenCode => {
+            qwen_code::doctor(root, homes.qwen_home.as_deref(), homes.qwen_approvals.as_deref())
+        }
         Client::GeminiCli => gemini_cli::doctor(root, homes.gemini_home.as_deref()),
     }
 }

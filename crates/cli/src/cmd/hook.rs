@@ -39,6 +39,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
                 local: install.local,
                 claude_config: claude_config(),
                 qwen_home: qwen_home(),
+                qwen_approvals: qwen_approvals(),
             };
             let lines = install::install(&target, install.uninstall)?;
             for line in lines {
@@ -401,6 +402,7 @@ fn homes() -> install::ClientHomes {
         codex_home: codex_home(),
         claude_config: claude_config(),
         qwen_home: qwen_home(),
+        qwen_approvals: qwen_approvals(),
         gemini_home: gemini_home(),
     }
 }
@@ -412,6 +414,11 @@ fn gemini_home() -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(dirs::home_dir)
         .map(|home| home.join(".gemini"))
+}
+
+/// `QWEN_CODE_MCP_APPROVALS_PATH`, when set.
+fn qwen_approvals() -> Option<PathBuf> {
+    std::env::var_os("QWEN_CODE_MCP_APPROVALS_PATH").filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
 /// `QWEN_HOME`, else `~/.qwen`.

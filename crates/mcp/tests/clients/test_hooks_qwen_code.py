@@ -1,8 +1,9 @@
 """staged's hooks inside the real, unmodified Qwen Code (pinned in package.json).
 
 Each test installs the hooks the way a user does (`staged hook install qwen-code`: the hooks
-in the workspace's `.qwen/settings.json`, the MCP server, trusted, in the person's
-`settings.json` in `QWEN_HOME`), then runs `qwen -p` headless against `ScriptedTurns` on
+and the MCP server, trusted, in the workspace's `.qwen/settings.json`, and the server's
+approval in the person's `mcpApprovals.json` in `QWEN_HOME`, without which Qwen Code skips a
+project's server), then runs `qwen -p` headless against `ScriptedTurns` on
 127.0.0.1 through OpenAI chat completions (`OPENAI_BASE_URL`). Qwen Code's `edit` requires a
 `read_file` of the file first, and its MCP tools are hidden until the model calls
 `tool_search`, so the scripts do both. Qwen Code runs in `--approval-mode auto-edit`, in which
@@ -273,11 +274,7 @@ def test_qwen_code_blocks_the_edit_when_the_hooked_staged_is_missing():
         root = new_repo(tmp)
         copy = installed_by_a_copy(tmp)
         install(tmp, root, binary=copy)
-        # The MCP server still runs; the binary the hooks name is gone.
-        settings = qwen_home(tmp) / ".qwen" / "settings.json"
-        user = json.loads(settings.read_text())
-        user["mcpServers"]["staged"]["command"] = str(staged_bin())
-        settings.write_text(json.dumps(user))
+        # The binary the hooks (and the server) name is gone.
         copy.unlink()
         path = str(root / "src" / "a.ts")
         model = Watching(edit_script(path) + [("text", "Done.")], root, ["src/a.ts"]).start()
@@ -303,9 +300,13 @@ def test_qwen_code_blocks_the_edit_when_the_hook_crashes():
         install(tmp, root)
         # The hooks run a staged that crashes; the MCP server is the real one.
         settings = root / ".qwen" / "settings.json"
-        text = settings.read_text()
-        assert text.count(staged_bin()) == 2, text
-        settings.write_text(text.replace(staged_bin(), str(crash)))
+        value = json.loads(settings.read_text())
+        for groups in value["hooks"].values():
+            for group in groups:
+                for hook in group["hooks"]:
+                    assert hook["command"].startswith(staged_bin() + " "), hook
+                    hook["command"] = str(crash) + hook["command"][len(staged_bin()):]
+        settings.write_text(json.dumps(value))
         path = str(root / "src" / "a.ts")
         model = Watching(edit_script(path) + [("text", "Done.")], root, ["src/a.ts"]).start()
         try:
@@ -316,3 +317,28 @@ def test_qwen_code_blocks_the_edit_when_the_hook_crashes():
         assert [name for name, _, _ in results] == ["read_file", "edit"], results
         assert "staged's hook could not run (exit 139), so this tool call is refused and nothing was written." in results[1][1], results[1]
         assert (root / "src" / "a.ts").read_text() == SOURCE
+
+
+def test_qwen_code_passes_in_a_folder_staged_was_not_installed_in():
+    """The hooks and the server are the workspace's own, approved for it alone: in another
+    folder an edit goes through, no staged server starts, and staged writes nothing there."""
+    with tempfile.TemporaryDirectory() as tmp:
+        installed = new_repo(tmp)
+        install(tmp, installed)
+        other = Path(tmp) / "other"
+        (other / "src").mkdir(parents=True)
+        (other / ".git").mkdir()
+        (other / "src" / "a.ts").write_text(SOURCE)
+        path = str(other / "src" / "a.ts")
+        model = Watching(edit_script(path) + [("tool", "tool_search", {"query": "staged pending"}),
+                                              ("text", "Done.")],
+                         other, ["src/a.ts"]).start()
+        try:
+            run_qwen(tmp, other, model)
+        finally:
+            model.stop()
+        results = results_of(model)
+        assert [name for name, _, _ in results] == ["read_file", "edit", "tool_search"], results
+        assert (other / "src" / "a.ts").read_text() == EDITED
+        assert "mcp__staged__" not in results[2][1], results[2]
+        assert sorted(p.name for p in other.iterdir()) == [".git", "src"]
