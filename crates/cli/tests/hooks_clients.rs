@@ -368,3 +368,31 @@ fn gemini_cli_hook_answers_in_its_format() {
     let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(reply["decision"], "deny", "{reply}");
 }
+
+#[test]
+fn a_gemini_cli_gate_whose_work_fails_denies_in_gemini_clis_format() {
+    // Gemini CLI reads `decision`; Claude Code's `hookSpecificOutput` alone would let the
+    // tool run there, so the supervisor's own refusal must be in the client's format too.
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let line = format!("{}\n", "x".repeat(99));
+    let event = json!({
+        "session_id": "s", "cwd": dir, "hook_event_name": "BeforeTool", "tool_name": "write_file",
+        "tool_input": {"file_path": "src/big.txt", "content": line.repeat(30 * 1024 * 1024 / 100)},
+    });
+    let out = run(
+        &dir,
+        &["hook", "gemini-cli", "--max-memory", "320"],
+        event.to_string().as_bytes(),
+        &[],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        reply,
+        json!({"decision": "deny", "reason": "staged could not finish staging this edit (its worker was killed by signal 6 (SIGABRT), as when the work needs more than the 320 MiB of memory it may take), so it refuses the tool call; nothing was written."}),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.join("src/big.txt").exists());
+}
