@@ -85,7 +85,7 @@ pub(crate) enum Command {
     Tool(ToolArgs),
     /// Trust this workspace's staged.toml, so its plugins and provider settings take effect.
     Trust(TrustArgs),
-    /// The Claude Code and Codex hooks that stage (or record) every edit those agents make,
+    /// The Claude Code, Codex and opencode hooks that stage (or record) every edit those agents make,
     /// and their installer.
     Hook(HookArgs),
     /// Check that the installed hooks and MCP servers will work: one line per check.
@@ -105,6 +105,9 @@ pub(crate) enum HookCommand {
     ClaudeCode(HookRunArgs),
     /// Codex's hook: reads one event on stdin, answers on stdout.
     Codex(HookRunArgs),
+    /// opencode's hook, which staged's opencode plugin runs: reads one event on stdin,
+    /// answers on stdout.
+    Opencode(HookRunArgs),
     /// Write the hooks and the MCP server a client needs (merged into its settings), or remove
     /// them.
     Install(HookInstallArgs),
@@ -171,6 +174,7 @@ pub(crate) enum HookClientArg {
     #[value(name = "claude-code")]
     ClaudeCode,
     Codex,
+    Opencode,
 }
 
 #[derive(Debug, Args)]

@@ -21,6 +21,8 @@ pub enum Client {
     ClaudeCode,
     /// Codex (`hooks.json` in `CODEX_HOME`).
     Codex,
+    /// opencode (a plugin in `.opencode/plugins/` that runs the hook; `clients/opencode.rs`).
+    OpenCode,
 }
 
 impl Client {
@@ -29,6 +31,7 @@ impl Client {
         match self {
             Client::ClaudeCode => "claude-code",
             Client::Codex => "codex",
+            Client::OpenCode => "opencode",
         }
     }
 
@@ -37,6 +40,7 @@ impl Client {
         match self {
             Client::ClaudeCode => "mcp__staged__resolve",
             Client::Codex => "the `resolve` tool of the `staged` MCP server",
+            Client::OpenCode => "staged_resolve",
         }
     }
 }
@@ -120,6 +124,15 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// The JSON to print on stdout for `client`, if any: Claude Code's shape for Claude Code
+    /// and Codex (which reads it), the client's own for the others.
+    pub fn to_json_for(&self, client: Client) -> Option<Value> {
+        match client {
+            Client::ClaudeCode | Client::Codex => self.to_json(),
+            Client::OpenCode => crate::clients::opencode::encode(self),
+        }
+    }
+
     /// The JSON to print on stdout, if any. The same shape serves both clients: Codex reads
     /// Claude Code's.
     pub fn to_json(&self) -> Option<Value> {

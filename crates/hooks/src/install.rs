@@ -42,6 +42,8 @@ use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
+mod opencode;
+
 /// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
 /// (`crates/mcp/tests/clients/test_hooks.py` compares the tools the client offers with it).
 const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
@@ -111,6 +113,11 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
                 .to_owned(),
         )),
         Client::Codex => install_codex(target, uninstall),
+        Client::OpenCode if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: opencode's plugin and MCP server are the project's (.opencode/plugins/, opencode.json)"
+                .to_owned(),
+        )),
+        Client::OpenCode => opencode::install(target, uninstall),
     }
 }
 
@@ -890,10 +897,43 @@ impl WorkspaceFile {
 
     /// Writes `value` (atomically, keeping the file's permission bits).
     fn write_json(&self, value: &Value) -> Result<(), InstallError> {
-        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let mut text = serde_json::to_string_pretty(value)
             .map_err(|err| InstallError::Write { path: self.path(), why: err.to_string() })?;
         text.push('\n');
+        self.write_text(&text)
+    }
+
+    /// Its text; `None` when it is not there.
+    fn read_text(&self) -> Result<Option<String>, InstallError> {
+        match self.open_root().and_then(|root| root.read(&self.rel)) {
+            Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| InstallError::Unreadable {
+                path: self.path(),
+                why: "it is not text".to_owned(),
+            }),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(InstallError::Unreadable { path: self.path(), why: why(&err) }),
+        }
+    }
+
+    /// Removes it, when it is there.
+    fn remove(&self) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
+        let root = self.open_root().map_err(fail)?;
+        let dir = match root.dir(self.rel.parent().as_ref()) {
+            Ok(dir) => dir,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(fail(err)),
+        };
+        match dir.remove_file(self.rel.file_name()) {
+            Ok(()) => Ok(()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(fail(err)),
+        }
+    }
+
+    /// Writes `text` (atomically, keeping the file's permission bits).
+    fn write_text(&self, text: &str) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let root = self.open_root().map_err(fail)?;
         let dir = match self.rel.parent() {
             Some(parent) => root.create_dir_all(&parent).map_err(fail)?,
@@ -1058,6 +1098,7 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
     match client {
         Client::ClaudeCode => doctor_claude(root, homes.claude_config.as_deref()),
         Client::Codex => doctor_codex(homes.codex_home.as_deref()?, root),
+        Client::OpenCode => opencode::doctor(root),
     }
 }
 

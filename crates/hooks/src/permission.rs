@@ -74,6 +74,7 @@ pub(crate) fn verdict(
     match client {
         Client::ClaudeCode => claude(mode),
         Client::Codex => codex(mode, &CodexConfig::read(root, codex_home)),
+        Client::OpenCode => crate::clients::opencode::verdict(root),
     }
 }
 
@@ -276,6 +277,11 @@ pub fn doctor_line(client: Client, root: &Path, codex_home: Option<&Path>) -> St
                 config.approval.as_deref().unwrap_or("not set")
             )
         }
+        Client::OpenCode => match crate::clients::opencode::verdict(root) {
+            Verdict::Stage => "opencode's permission for edits, as staged reads it: allow (the model's resolve applies its previews)".to_owned(),
+            Verdict::PersonOnly(why) => format!("opencode's permission for edits, as staged reads it: only a person may apply a preview ({why})"),
+            Verdict::Deny(why) => format!("opencode's permission for edits, as staged reads it: deny ({why})"),
+        },
     }
 }
 

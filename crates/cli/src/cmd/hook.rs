@@ -1,4 +1,4 @@
-//! `staged hook claude-code|codex`, the hooks the clients run (one event on stdin, the reply on
+//! `staged hook claude-code|codex|opencode`, the hooks the clients run (one event on stdin, the reply on
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
@@ -27,6 +27,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
     match &args.command {
         HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
         HookCommand::Codex(run) => hook(global, Client::Codex, run),
+        HookCommand::Opencode(run) => hook(global, Client::OpenCode, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
@@ -99,7 +100,7 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     let read = std::io::stdin().take(staged_hooks::MAX_EVENT_BYTES + 1).read_to_end(&mut input);
     let mut stdout = std::io::stdout().lock();
     if report {
-        let name = staged_hooks::event_name(&input).unwrap_or_default();
+        let name = staged_hooks::event_name_for(client, &input).unwrap_or_default();
         let name = if name.is_empty() || name.contains(char::is_whitespace) { "-" } else { &name };
         if writeln!(stdout, "{name}").and_then(|()| stdout.flush()).is_err() {
             return Ok(Exit::Usage);
@@ -125,7 +126,7 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     for note in &outcome.notes {
         eprintln!("{note}");
     }
-    let Some(reply) = outcome.reply.to_json() else { return Ok(Exit::Success) };
+    let Some(reply) = outcome.reply.to_json_for(client) else { return Ok(Exit::Success) };
     match writeln!(stdout, "{reply}").and_then(|()| stdout.flush()) {
         Ok(()) => Ok(Exit::Success),
         Err(err) => {
@@ -174,7 +175,7 @@ fn supervise(root: Option<&Path>, client: Client, max_memory: u64, timeout: Dura
             eprintln!("staged: the hook's work failed: {}", failure.why);
             let mut stdout = std::io::stdout().lock();
             let printed = reply
-                .to_json()
+                .to_json_for(client)
                 .map(|json| writeln!(stdout, "{json}").and_then(|()| stdout.flush()));
             if let Some(Err(err)) = printed {
                 eprintln!(
@@ -322,6 +323,7 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
     for (client, name, install_line) in [
         (Client::ClaudeCode, "Claude Code", "staged hook install claude-code"),
         (Client::Codex, "Codex", "staged hook install codex"),
+        (Client::OpenCode, "opencode", "staged hook install opencode"),
     ] {
         match install::doctor(client, &root, &homes) {
             None => out.line(&format!(
@@ -367,6 +369,7 @@ fn client(arg: HookClientArg) -> Client {
     match arg {
         HookClientArg::ClaudeCode => Client::ClaudeCode,
         HookClientArg::Codex => Client::Codex,
+        HookClientArg::Opencode => Client::OpenCode,
     }
 }
 
