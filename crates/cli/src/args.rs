@@ -85,7 +85,7 @@ pub(crate) enum Command {
     Tool(ToolArgs),
     /// Trust this workspace's staged.toml, so its plugins and provider settings take effect.
     Trust(TrustArgs),
-    /// The Claude Code, Codex and opencode hooks that stage (or record) every edit those agents make,
+    /// The Claude Code, Codex, opencode and Cursor hooks that stage (or record) every edit those agents make,
     /// and their installer.
     Hook(HookArgs),
     /// Check that the installed hooks and MCP servers will work: one line per check.
@@ -108,6 +108,8 @@ pub(crate) enum HookCommand {
     /// opencode's hook, which staged's opencode plugin runs: reads one event on stdin,
     /// answers on stdout.
     Opencode(HookRunArgs),
+    /// Cursor's hook (`.cursor/hooks.json`): reads one event on stdin, answers on stdout.
+    Cursor(HookRunArgs),
     /// Write the hooks and the MCP server a client needs (merged into its settings), or remove
     /// them.
     Install(HookInstallArgs),
@@ -175,6 +177,7 @@ pub(crate) enum HookClientArg {
     ClaudeCode,
     Codex,
     Opencode,
+    Cursor,
 }
 
 #[derive(Debug, Args)]

@@ -23,6 +23,9 @@ pub enum Client {
     Codex,
     /// opencode (a plugin in `.opencode/plugins/` that runs the hook; `clients/opencode.rs`).
     OpenCode,
+    /// Cursor (`.cursor/hooks.json`; `clients/cursor.rs`), tested on events built from its
+    /// documentation only.
+    Cursor,
 }
 
 impl Client {
@@ -32,6 +35,7 @@ impl Client {
             Client::ClaudeCode => "claude-code",
             Client::Codex => "codex",
             Client::OpenCode => "opencode",
+            Client::Cursor => "cursor",
         }
     }
 
@@ -39,7 +43,7 @@ impl Client {
     pub fn resolve_tool(self) -> &'static str {
         match self {
             Client::ClaudeCode => "mcp__staged__resolve",
-            Client::Codex => "the `resolve` tool of the `staged` MCP server",
+            Client::Codex | Client::Cursor => "the `resolve` tool of the `staged` MCP server",
             Client::OpenCode => "staged_resolve",
         }
     }
@@ -130,6 +134,7 @@ impl Reply {
         match client {
             Client::ClaudeCode | Client::Codex => self.to_json(),
             Client::OpenCode => crate::clients::opencode::encode(self),
+            Client::Cursor => crate::clients::cursor::encode(self),
         }
     }
 

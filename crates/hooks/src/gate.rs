@@ -28,6 +28,7 @@ pub(crate) fn is_edit(client: Client, event: &HookEvent) -> bool {
         (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")) => true,
         (Client::Codex, Some("apply_patch")) => true,
         (Client::OpenCode, Some("Edit" | "Write" | "apply_patch")) => true,
+        (Client::Cursor, Some("Edit" | "Write")) => true,
         (Client::Codex, Some("Bash" | "shell" | "exec_command" | "local_shell")) => {
             shell_patch_of(event) != ShellPatch::None
         }
@@ -162,11 +163,11 @@ fn stage(
     let workspace = ws.workspace();
     let input = event.tool_input.clone().unwrap_or(Value::Null);
     let result = match (client, event.tool_name.as_deref()) {
-        (Client::ClaudeCode | Client::OpenCode, Some("Edit" | "MultiEdit")) => {
+        (Client::ClaudeCode | Client::OpenCode | Client::Cursor, Some("Edit" | "MultiEdit")) => {
             let params = edit_params(&input)?;
             staged_edit::stage_edit(session, workspace, &params)
         }
-        (Client::ClaudeCode | Client::OpenCode, Some("Write")) => {
+        (Client::ClaudeCode | Client::OpenCode | Client::Cursor, Some("Write")) => {
             let params: WriteParams = serde_json::from_value(input)
                 .map_err(|err| format!("the Write call's arguments are not readable: {err}"))?;
             staged_edit::stage_write(session, workspace, &params)
@@ -293,7 +294,7 @@ pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
 
 fn what(client: Client) -> &'static str {
     match client {
-        Client::ClaudeCode | Client::OpenCode => "edit",
+        Client::ClaudeCode | Client::OpenCode | Client::Cursor => "edit",
         Client::Codex => "patch",
     }
 }

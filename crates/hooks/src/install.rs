@@ -42,7 +42,10 @@ use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
+mod cursor;
 mod opencode;
+
+pub(crate) use cursor::installed as cursor_hook_installed;
 
 /// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
 /// (`crates/mcp/tests/clients/test_hooks.py` compares the tools the client offers with it).
@@ -118,6 +121,11 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
                 .to_owned(),
         )),
         Client::OpenCode => opencode::install(target, uninstall),
+        Client::Cursor if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: Cursor's hooks and MCP server are the project's (.cursor/hooks.json, .cursor/mcp.json)"
+                .to_owned(),
+        )),
+        Client::Cursor => cursor::install(target, uninstall),
     }
 }
 
@@ -1099,6 +1107,7 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
         Client::ClaudeCode => doctor_claude(root, homes.claude_config.as_deref()),
         Client::Codex => doctor_codex(homes.codex_home.as_deref()?, root),
         Client::OpenCode => opencode::doctor(root),
+        Client::Cursor => cursor::doctor(root),
     }
 }
 

@@ -100,6 +100,11 @@ pub fn handle_in(
         Err(why) => return refuse_unreadable(mode, &why),
     };
     let root: PathBuf = root.map_or_else(|| staged_workspace::find_root(cwd), Path::to_path_buf);
+    if client == Client::ClaudeCode && clients::cursor::claude_hook_defers(input, &root) {
+        return Outcome::reply(Reply::Nothing).note(
+            "staged: Cursor runs staged's Cursor hook (.cursor/hooks.json) for this event, so the Claude Code hook stands aside and the edit is staged once",
+        );
+    }
     // The folder the client runs the hook in: its session's (Codex's sandbox is rooted there).
     let session_dir = cwd.to_path_buf();
     let cwd = event.cwd.clone().filter(|c| c.is_absolute()).unwrap_or_else(|| cwd.to_path_buf());
@@ -149,6 +154,7 @@ pub fn event_name_for(client: Client, input: &[u8]) -> Option<String> {
     match client {
         Client::ClaudeCode | Client::Codex => event_name(input),
         Client::OpenCode => clients::opencode::event_name(input),
+        Client::Cursor => clients::cursor::event_name(input),
     }
 }
 

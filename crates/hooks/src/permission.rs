@@ -75,6 +75,8 @@ pub(crate) fn verdict(
         Client::ClaudeCode => claude(mode),
         Client::Codex => codex(mode, &CodexConfig::read(root, codex_home)),
         Client::OpenCode => crate::clients::opencode::verdict(root),
+        // Cursor's agent writes its edits without asking (the person reviews them after).
+        Client::Cursor => Verdict::Stage,
     }
 }
 
@@ -282,6 +284,7 @@ pub fn doctor_line(client: Client, root: &Path, codex_home: Option<&Path>) -> St
             Verdict::PersonOnly(why) => format!("opencode's permission for edits, as staged reads it: only a person may apply a preview ({why})"),
             Verdict::Deny(why) => format!("opencode's permission for edits, as staged reads it: deny ({why})"),
         },
+        Client::Cursor => "Cursor's agent writes edits without asking, so the model's resolve applies its previews; Cursor's own settings are not read (tested on its documented events only)".to_owned(),
     }
 }
 

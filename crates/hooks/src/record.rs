@@ -69,7 +69,7 @@ pub(crate) fn pre_tool_use(
     let snapshot = match client {
         Client::Codex => codex_snapshot(event, ws, cwd),
         Client::ClaudeCode => claude_snapshot(event, ws),
-        Client::OpenCode => crate::clients::opencode::snapshot(event, ws, cwd),
+        Client::OpenCode | Client::Cursor => crate::clients::opencode::snapshot(event, ws, cwd),
     };
     match snapshot {
         Ok(snapshot) => state.keep_snapshot(call, snapshot),
@@ -103,7 +103,7 @@ pub(crate) fn post_tool_use(
                     Err(why) => vec![format!("staged: not recorded: {why}")],
                 }
             }
-            Client::Codex | Client::OpenCode => {
+            Client::Codex | Client::OpenCode | Client::Cursor => {
                 finish(ws, client, &mut state.snapshots, Some(call))
             }
         };
@@ -541,6 +541,7 @@ fn log(
         Client::ClaudeCode => "Claude Code",
         Client::Codex => "Codex",
         Client::OpenCode => "opencode",
+        Client::Cursor => "Cursor",
     };
     record.reason = format!("{who}'s {tool}, recorded by staged's hook");
     record.result = format!("Recorded {label}.");

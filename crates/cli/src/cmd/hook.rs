@@ -1,4 +1,4 @@
-//! `staged hook claude-code|codex|opencode`, the hooks the clients run (one event on stdin, the reply on
+//! `staged hook claude-code|codex|opencode|cursor`, the hooks the clients run (one event on stdin, the reply on
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
@@ -28,6 +28,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
         HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
         HookCommand::Codex(run) => hook(global, Client::Codex, run),
         HookCommand::Opencode(run) => hook(global, Client::OpenCode, run),
+        HookCommand::Cursor(run) => hook(global, Client::Cursor, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
@@ -324,6 +325,7 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
         (Client::ClaudeCode, "Claude Code", "staged hook install claude-code"),
         (Client::Codex, "Codex", "staged hook install codex"),
         (Client::OpenCode, "opencode", "staged hook install opencode"),
+        (Client::Cursor, "Cursor", "staged hook install cursor"),
     ] {
         match install::doctor(client, &root, &homes) {
             None => out.line(&format!(
@@ -370,6 +372,7 @@ fn client(arg: HookClientArg) -> Client {
         HookClientArg::ClaudeCode => Client::ClaudeCode,
         HookClientArg::Codex => Client::Codex,
         HookClientArg::Opencode => Client::OpenCode,
+        HookClientArg::Cursor => Client::Cursor,
     }
 }
 
