@@ -1,6 +1,7 @@
-//! `staged hook opencode`, `staged hook install opencode` and `staged doctor` through the real
-//! binary: the replies staged's opencode plugin reads (in opencode's shape, never Claude
-//! Code's), and an install that merges into a user's `opencode.json` and comes out cleanly.
+//! `staged hook opencode` and `staged hook cursor`, their installers and `staged doctor`
+//! through the real binary: the replies staged's opencode plugin and Cursor read (in their own
+//! shapes, never Claude Code's), and installs that merge into a user's files and come out
+//! cleanly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -141,4 +142,42 @@ fn a_plugin_staged_did_not_write_and_a_config_with_comments_are_left_alone() {
     let out = staged(dir, &["hook", "install", "opencode", "--local"]);
     assert_ne!(code(&out), 0);
     assert!(stderr(&out).contains("--local is for Claude Code"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_cursor_hook_answers_in_cursors_shape_and_doctor_checks_its_install() {
+    let ws = workspace(&[("a.ts", "old\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let event = serde_json::to_vec(&json!({
+        "conversation_id": "c1",
+        "generation_id": "g1",
+        "hook_event_name": "preToolUse",
+        "cursor_version": "2.0.77",
+        "workspace_roots": [dir],
+        "tool_name": "StrReplace",
+        "tool_input": {"file_path": dir.join("a.ts"), "old_string": "old", "new_string": "new"},
+        "tool_use_id": "t1",
+        "cwd": dir,
+    }))
+    .unwrap();
+    let out = staged_with(&dir, &["hook", "cursor"], &event);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(reply["permission"], "deny", "{reply}");
+    assert!(
+        reply["agent_message"].as_str().unwrap().starts_with("staged holds this edit"),
+        "{reply}"
+    );
+    assert_eq!(read(&dir, "a.ts"), "old\n");
+    let out = staged(&dir, &["hook", "install", "cursor"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = staged(&dir, &["doctor"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    for line in [
+        "ok   Cursor: hooks for Write, StrReplace and Edit in ",
+        "ok   Cursor: the staged MCP server answers (",
+        "note Cursor's agent writes edits without asking",
+    ] {
+        assert!(stdout(&out).contains(line), "{line}\n{}", stdout(&out));
+    }
 }

@@ -1,6 +1,7 @@
-//! `staged hook install claude-code|codex [--mode gate|record] [--uninstall]`: writes what each
-//! client needs, merged into what is there (a user's other hooks and settings are kept), and
-//! the checks of `staged doctor`.
+//! `staged hook install claude-code|codex|opencode|cursor [--mode gate|record] [--uninstall]`:
+//! writes what each client needs, merged into what is there (a user's other hooks and settings
+//! are kept), and the checks of `staged doctor`. opencode's (`install/opencode.rs`) and
+//! Cursor's (`install/cursor.rs`) are in their own files.
 //!
 //! - **Claude Code** (the workspace's own files): the hooks in `.claude/settings.json`
 //!   (`PreToolUse` for Edit, MultiEdit and Write; `Stop` in gate mode, `PostToolUse` in record

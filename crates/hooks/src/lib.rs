@@ -1,6 +1,8 @@
 //! staged as the gate of the coding agents people already use: the hooks `staged hook
-//! claude-code` and `staged hook codex` run (one event on stdin, one reply on stdout), their
-//! installers, and the checks of `staged doctor`.
+//! claude-code`, `codex`, `opencode` and `cursor` run (one event on stdin, one reply on
+//! stdout), their installers, and the checks of `staged doctor`. Claude Code's event shape is
+//! the neutral [`HookEvent`]; opencode's and Cursor's are decoded into it and their replies
+//! encoded by the codecs in `clients/`.
 //!
 //! - **Gate mode** (the default): an edit the client is about to make (Claude Code's Edit,
 //!   MultiEdit and Write; Codex's `apply_patch`, as its own tool or as an `apply_patch` heredoc
