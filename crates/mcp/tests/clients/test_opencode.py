@@ -34,6 +34,10 @@ from test_real_clients import REMINDER, REPO, base_env, client_bin, run_client, 
 CANNOT_RUN = "staged's hook could not run ("
 CANNOT_RUN_END = ("), so this tool call is refused and nothing was written. Install staged, or remove its plugin: "
                   "staged hook install opencode --uninstall")
+# The tools opencode 1.18.33 offers a model (a GPT model gets apply_patch instead of edit and
+# write). The ones that write files are the plugin's; `bash` is not gated.
+OFFERED = ["bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write"]
+OFFERED_GPT = ["apply_patch", "bash", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch"]
 # A port nothing listens on: npm's registry and every proxy point there.
 CLOSED = "http://127.0.0.1:9"
 
@@ -168,7 +172,12 @@ def test_opencode_gate_stages_an_edit_and_resolve_writes_it():
             _, session = run_opencode(tmp, root, model)
         finally:
             model.stop()
-        results = tool_results_chat(main_requests(model)[-1])
+        last = main_requests(model)[-1]
+        # Every tool opencode offers this model, but staged's: a new one that writes files
+        # would need the plugin's list (edit, write, apply_patch) to grow.
+        offered = sorted(t["function"]["name"] for t in last["tools"] if not t["function"]["name"].startswith("staged_"))
+        assert offered == OFFERED, offered
+        results = tool_results_chat(last)
         assert [name for name, _, _ in results] == ["edit", "staged_resolve"], results
         # When the model called resolve, the file was untouched.
         assert model.seen[1]["src/a.ts"] == SOURCE, model.seen
@@ -201,7 +210,10 @@ def test_opencode_gate_stages_write_and_apply_patch():
             run_opencode(tmp, root, model, model_id="gpt-5")
         finally:
             model.stop()
-        results = tool_results_chat(main_requests(model)[-1])
+        last = main_requests(model)[-1]
+        offered = sorted(t["function"]["name"] for t in last["tools"] if not t["function"]["name"].startswith("staged_"))
+        assert offered == OFFERED_GPT, offered
+        results = tool_results_chat(last)
         assert [name for name, _, _ in results] == ["apply_patch", "staged_resolve"], results
         assert model.seen[1]["src/a.ts"] == SOURCE, model.seen
         assert results[0][1].startswith("staged holds this edit as a preview, and nothing was written yet: "), results[0]
