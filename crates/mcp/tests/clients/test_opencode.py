@@ -1,4 +1,5 @@
-"""staged inside the real, unmodified opencode (`opencode-ai`, pinned in package.json here).
+"""staged inside the real, unmodified opencode (`opencode-ai`, pinned in opencode/package.json
+and its lock here).
 
 Each test installs staged the way a user does (`staged hook install opencode`, which writes the
 plugin `.opencode/plugins/staged.js` and the MCP server in `opencode.json`), then runs
@@ -28,7 +29,7 @@ import pytest
 
 from scripted_chat import ScriptedChat, tool_results_chat
 from test_hooks import NEWEST_FIRST, SOURCE, EDITED, log_entries, new_repo, pending, staged
-from test_real_clients import REMINDER, REPO, base_env, client_bin, run_client, staged_bin
+from test_real_clients import REMINDER, REPO, base_env, run_client, staged_bin
 
 # What the plugin throws when `staged` cannot run; opencode gives the model the message.
 CANNOT_RUN = "staged's hook could not run ("
@@ -56,6 +57,15 @@ class Watching(ScriptedChat):
             self.seen.append({p: (self.root / p).read_text() if (self.root / p).exists() else None
                               for p in self.paths})
         return super()._chat(body)
+
+
+def opencode_bin():
+    """opencode, as `scripts/test` installs it from `opencode/`'s lock."""
+    path = Path(os.environ.get("STAGED_OPENCODE_BIN",
+                               REPO / "target" / "mcp-clients" / "opencode" / "node_modules" / ".bin" / "opencode"))
+    if not path.exists():
+        pytest.fail(f"opencode is not installed at {path}; run scripts/test, which installs the pinned client")
+    return str(path)
 
 
 def plugin_modules():
@@ -127,7 +137,7 @@ def run_opencode(tmp, root, model, model_id="scripted"):
         "HTTPS_PROXY": CLOSED,
         "NO_PROXY": "127.0.0.1,localhost",
     }
-    argv = [client_bin("opencode"), "run", "--format", "json", "--print-logs", "Rename the first oldApi call to newApi."]
+    argv = [opencode_bin(), "run", "--format", "json", "--print-logs", "Rename the first oldApi call to newApi."]
     proc = run_client("opencode", argv, env, root)
     assert "background dependency install failed" not in proc.stderr, proc.stderr
     sessions = set(re.findall(r'"sessionID":"(ses_[A-Za-z0-9]+)"', proc.stdout))
