@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a staged hook adds to every edit of Claude Code, Codex, Qwen Code or Gemini CLI: the wall time of one hook
+"""What a staged hook adds to every edit of Claude Code, Codex, Qwen Code, Gemini CLI, opencode or Cursor: the wall time of one hook
 call, as the client makes it (a new process, the event on stdin, the reply on stdout), in
 interleaved rounds against a no-op shell hook that reads the same event.
 
@@ -13,6 +13,9 @@ Each round runs, in turn:
   qwen     staged hook qwen-code, a PreToolUse edit    stages the edit, denies (Claude Code's format)
   gemini   staged hook gemini-cli, a BeforeTool        stages the edit, denies (its approval mode read
            replace                                     from its settings.json)
+  opencode staged hook opencode, an edit's            stages the edit, denies (the plugin
+           tool.execute.before                         runs this command)
+  cursor   staged hook cursor, a preToolUse StrReplace stages the edit, denies
 
 The workspace has a git root and a 200-line file; between rounds (untimed) the previews are
 discarded, so every gate call stages against the same state. Prints p50 and p95 of each, and
@@ -87,8 +90,17 @@ def main():
                 "session_id": "bench", "cwd": str(ws), "transcript_path": "/dev/null", "hook_event_name": "BeforeTool",
                 "tool_name": "replace", "tool_input": {**edit_input, "file_path": "src/d.ts", "instruction": "bench"},
             }).encode()),
+            "opencode": ([staged, "hook", "opencode"], json.dumps({
+                "hook": "tool.execute.before", "tool": "edit", "sessionID": "ses_bench", "callID": "call_bench",
+                "directory": str(ws), "args": {"filePath": str(ws / "src" / "e.ts"), "oldString": "compute(100);",
+                                               "newString": "compute(101);"}}).encode()),
+            "cursor": ([staged, "hook", "cursor"], json.dumps({
+                "conversation_id": "bench", "generation_id": "g", "hook_event_name": "preToolUse",
+                "cursor_version": "2.0.77", "workspace_roots": [str(ws)], "cwd": str(ws), "tool_name": "StrReplace",
+                "tool_use_id": "t", "tool_input": {"file_path": str(ws / "src" / "f.ts"), "old_string": "compute(100);",
+                                                  "new_string": "compute(101);"}}).encode()),
         }
-        for name in ("b.ts", "c.ts", "d.ts"):
+        for name in ("b.ts", "c.ts", "d.ts", "e.ts", "f.ts"):
             (ws / "src" / name).write_text(source)
         # Gemini CLI's home, whose settings say its approval mode.
         gemini_home = Path(tmp) / "gemini-home"
@@ -108,11 +120,11 @@ def main():
                     target.write_text(source)
                 if proc.returncode != 0:
                     sys.exit(f"{name} exited {proc.returncode}: {proc.stderr.decode()}")
-                if name in ("gate", "codex", "qwen", "gemini") and b'"deny"' not in proc.stdout:
+                if name in ("gate", "codex", "qwen", "gemini", "opencode", "cursor") and b'"deny"' not in proc.stdout:
                     sys.exit(f"{name} did not deny: {proc.stdout.decode()} {proc.stderr.decode()}")
                 if i >= 2:  # two warm-up rounds
                     samples[name].append(wall)
-            for _ in range(4):  # the previews of gate, codex, qwen and gemini
+            for _ in range(6):  # the previews of gate, codex, qwen, gemini, opencode and cursor
                 subprocess.run([staged, "--workspace", str(ws), "resolve", "discard", "--reason", "bench"],
                                capture_output=True, check=False)
         noop = statistics.median(samples["noop"])

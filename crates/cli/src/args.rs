@@ -85,8 +85,8 @@ pub(crate) enum Command {
     Tool(ToolArgs),
     /// Trust this workspace's staged.toml, so its plugins and provider settings take effect.
     Trust(TrustArgs),
-    /// The coding clients' hooks (Claude Code, Codex, Qwen Code, Gemini CLI) that stage (or record) every
-    /// edit those agents make, and their installer.
+    /// The coding clients' hooks (Claude Code, Codex, Qwen Code, Gemini CLI, opencode, Cursor)
+    /// that stage (or record) every edit those agents make, and their installer.
     Hook(HookArgs),
     /// Check that the installed hooks and MCP servers will work: one line per check.
     Doctor,
@@ -111,6 +111,11 @@ pub(crate) enum HookCommand {
     /// Gemini CLI's hook: reads one event on stdin, answers on stdout.
     #[command(name = "gemini-cli")]
     GeminiCli(HookRunArgs),
+    /// opencode's hook, which staged's opencode plugin runs: reads one event on stdin,
+    /// answers on stdout.
+    Opencode(HookRunArgs),
+    /// Cursor's hook (`.cursor/hooks.json`): reads one event on stdin, answers on stdout.
+    Cursor(HookRunArgs),
     /// Write the hooks and the MCP server a client needs (merged into its settings), or remove
     /// them.
     Install(HookInstallArgs),
@@ -181,6 +186,8 @@ pub(crate) enum HookClientArg {
     QwenCode,
     #[value(name = "gemini-cli")]
     GeminiCli,
+    Opencode,
+    Cursor,
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,11 @@ pub enum Client {
     QwenCode,
     /// Gemini CLI (`.gemini/settings.json` hooks: `BeforeTool`, `AfterTool`, `AfterAgent`).
     GeminiCli,
+    /// opencode (a plugin in `.opencode/plugins/` that runs the hook; `clients/opencode.rs`).
+    OpenCode,
+    /// Cursor (`.cursor/hooks.json`; `clients/cursor.rs`), tested on events built from its
+    /// documentation only.
+    Cursor,
 }
 
 impl Client {
@@ -37,6 +42,8 @@ impl Client {
             Client::Codex => "codex",
             Client::QwenCode => "qwen-code",
             Client::GeminiCli => "gemini-cli",
+            Client::OpenCode => "opencode",
+            Client::Cursor => "cursor",
         }
     }
 }

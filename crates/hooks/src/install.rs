@@ -1,7 +1,7 @@
-//! `staged hook install claude-code|codex|qwen-code|gemini-cli [--mode gate|record]
-//! [--uninstall]`: writes what each
-//! client needs, merged into what is there (a user's other hooks and settings are kept), and
-//! the checks of `staged doctor`.
+//! `staged hook install claude-code|codex|qwen-code|gemini-cli|opencode|cursor [--mode
+//! gate|record] [--uninstall]`: writes what each client needs, merged into what is there (a
+//! user's other hooks and settings are kept), and the checks of `staged doctor`. Qwen Code's,
+//! Gemini CLI's, opencode's and Cursor's installers are in their own files (`install/`).
 //!
 //! - **Claude Code** (the workspace's own files): the hooks in `.claude/settings.json`
 //!   (`PreToolUse` for Edit, MultiEdit and Write; `Stop` in gate mode, `PostToolUse` in record
@@ -18,6 +18,9 @@
 //! - **Qwen Code** and **Gemini CLI**: `install/qwen_code.rs` and `install/gemini_cli.rs`
 //!   (the workspace's `.qwen/settings.json` with the approval in Qwen Code's home;
 //!   `.gemini/settings.json`).
+//! - **opencode** and **Cursor**: `install/opencode.rs` and `install/cursor.rs` (a plugin in
+//!   `.opencode/plugins/` and the server in `opencode.json`; `.cursor/hooks.json` and
+//!   `.cursor/mcp.json`).
 //!
 //! The hook commands name `staged` by its absolute path, or by the name `staged` (found on
 //! `PATH`) for files that are committed. A gate's commands end with a shell fail-safe: when
@@ -46,8 +49,12 @@ use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
+mod cursor;
 mod gemini_cli;
+mod opencode;
 mod qwen_code;
+
+pub(crate) use cursor::installed as cursor_hook_installed;
 
 /// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
 /// (`crates/mcp/tests/clients/test_hooks.py` compares the tools the client offers with it).
@@ -133,6 +140,16 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
                 .to_owned(),
         )),
         Client::GeminiCli => gemini_cli::install(target, uninstall),
+        Client::OpenCode if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: opencode's plugin and MCP server are the project's (.opencode/plugins/, opencode.json)"
+                .to_owned(),
+        )),
+        Client::OpenCode => opencode::install(target, uninstall),
+        Client::Cursor if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: Cursor's hooks and MCP server are the project's (.cursor/hooks.json, .cursor/mcp.json)"
+                .to_owned(),
+        )),
+        Client::Cursor => cursor::install(target, uninstall),
     }
 }
 
@@ -913,10 +930,43 @@ impl WorkspaceFile {
 
     /// Writes `value` (atomically, keeping the file's permission bits).
     fn write_json(&self, value: &Value) -> Result<(), InstallError> {
-        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let mut text = serde_json::to_string_pretty(value)
             .map_err(|err| InstallError::Write { path: self.path(), why: err.to_string() })?;
         text.push('\n');
+        self.write_text(&text)
+    }
+
+    /// Its text; `None` when it is not there.
+    fn read_text(&self) -> Result<Option<String>, InstallError> {
+        match self.open_root().and_then(|root| root.read(&self.rel)) {
+            Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| InstallError::Unreadable {
+                path: self.path(),
+                why: "it is not text".to_owned(),
+            }),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(InstallError::Unreadable { path: self.path(), why: why(&err) }),
+        }
+    }
+
+    /// Removes it, when it is there.
+    fn remove(&self) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
+        let root = self.open_root().map_err(fail)?;
+        let dir = match root.dir(self.rel.parent().as_ref()) {
+            Ok(dir) => dir,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(fail(err)),
+        };
+        match dir.remove_file(self.rel.file_name()) {
+            Ok(()) => Ok(()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(fail(err)),
+        }
+    }
+
+    /// Writes `text` (atomically, keeping the file's permission bits).
+    fn write_text(&self, text: &str) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let root = self.open_root().map_err(fail)?;
         let dir = match self.rel.parent() {
             Some(parent) => root.create_dir_all(&parent).map_err(fail)?,
@@ -1092,6 +1142,8 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
             qwen_code::doctor(root, homes.qwen_home.as_deref(), homes.qwen_approvals.as_deref())
         }
         Client::GeminiCli => gemini_cli::doctor(root, homes.gemini_home.as_deref()),
+        Client::OpenCode => opencode::doctor(root),
+        Client::Cursor => cursor::doctor(root),
     }
 }
 

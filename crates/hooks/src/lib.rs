@@ -1,11 +1,12 @@
 //! staged as the gate of the coding agents people already use: the hooks `staged hook
-//! claude-code`, `codex`, `qwen-code` and `gemini-cli` run (one event on stdin, one reply on
-//! stdout), their installers, and the checks of `staged doctor`.
+//! claude-code`, `codex`, `qwen-code`, `gemini-cli`, `opencode` and `cursor` run (one event
+//! on stdin, one reply on stdout), their installers, and the checks of `staged doctor`.
 //!
 //! - **Gate mode** (the default): an edit the client is about to make (Claude Code's Edit,
 //!   MultiEdit and Write; Codex's `apply_patch`, as its own tool or as an `apply_patch` heredoc
 //!   in the shell; Qwen Code's `edit` and `write_file`; Gemini CLI's `replace` and
-//!   `write_file`) is staged as a preview through `staged-edit`, and the tool call is denied
+//!   `write_file`; opencode's `edit`, `write` and `apply_patch`; Cursor's `Write`,
+//!   `StrReplace` and `Edit`) is staged as a preview through `staged-edit`, and the tool call is denied
 //!   with a reason that names the preview and says to call `resolve`. Nothing is written until
 //!   then. The gate never grants what the client would not (`permission.rs`): in a mode or
 //!   sandbox where the client would refuse the edit (plan mode, a read-only sandbox) it is
@@ -123,6 +124,11 @@ pub fn handle_for(
         Err(why) => return refuse_unreadable(mode, &why),
     };
     let root: PathBuf = root.map_or_else(|| staged_workspace::find_root(cwd), Path::to_path_buf);
+    if client == Client::ClaudeCode && clients::cursor::claude_hook_defers(input, &root) {
+        return Outcome::reply(Reply::Nothing).note(
+            "staged: Cursor runs staged's Cursor hook (.cursor/hooks.json) for this event, so the Claude Code hook stands aside and the edit is staged once",
+        );
+    }
     // The folder the client runs the hook in: its session's (Codex's sandbox is rooted there).
     let session_dir = cwd.to_path_buf();
     let cwd = event.cwd.clone().filter(|c| c.is_absolute()).unwrap_or_else(|| cwd.to_path_buf());

@@ -86,6 +86,9 @@ pub(crate) fn verdict(
         Client::Codex => codex(mode, &CodexConfig::read(root, codex_home)),
         Client::QwenCode => qwen(mode),
         Client::GeminiCli => gemini(&GeminiApproval::read(root, homes.gemini_home.as_deref())),
+        Client::OpenCode => crate::clients::opencode::verdict(root),
+        // Cursor's agent writes its edits without asking (the person reviews them after).
+        Client::Cursor => Verdict::Stage,
     }
 }
 
@@ -395,6 +398,12 @@ pub fn doctor_line_for(client: Client, root: &Path, homes: &crate::install::Clie
                 config.approval.as_deref().unwrap_or("not set")
             )
         }
+        Client::OpenCode => match crate::clients::opencode::verdict(root) {
+            Verdict::Stage => "opencode's permission for edits, as staged reads it: allow (the model's resolve applies its previews)".to_owned(),
+            Verdict::PersonOnly(why) => format!("opencode's permission for edits, as staged reads it: only a person may apply a preview ({why})"),
+            Verdict::Deny(why) => format!("opencode's permission for edits, as staged reads it: deny ({why})"),
+        },
+        Client::Cursor => "Cursor's agent writes edits without asking, so the model's resolve applies its previews; Cursor's own settings are not read (tested on its documented events only)".to_owned(),
     }
 }
 

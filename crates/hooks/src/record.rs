@@ -20,6 +20,9 @@
 //!   `PostToolUse`, at the next patch's `PreToolUse` (so that two patches of one file are
 //!   each checked against what the other left), or at the turn's `Stop` for a patch sent
 //!   through the shell or one that failed (neither fires a `PostToolUse`).
+//! - opencode and Cursor: at `PreToolUse` what the call makes of its file is kept
+//!   (`clients/opencode.rs`), and compared with the disk at its `PostToolUse`, as a Codex
+//!   patch's is.
 
 use std::{collections::BTreeMap, path::Path};
 
@@ -65,11 +68,14 @@ pub(crate) fn pre_tool_use(
     if client == Client::Codex {
         // The patches before this one have run (or never will): what they left is on disk
         // now, before this one changes it.
-        notes = finish(ws, &mut state.snapshots, None);
+        notes = finish(ws, client, &mut state.snapshots, None);
     }
-    let snapshot = match client.edit(event) {
-        Some(ToolEdit::Patch | ToolEdit::ShellPatch) => codex_snapshot(event, ws, cwd),
-        _ => claude_snapshot(event, ws),
+    let snapshot = match client {
+        Client::OpenCode | Client::Cursor => crate::clients::opencode::snapshot(event, ws, cwd),
+        _ => match client.edit(event) {
+            Some(ToolEdit::Patch | ToolEdit::ShellPatch) => codex_snapshot(event, ws, cwd),
+            _ => claude_snapshot(event, ws),
+        },
     };
     match snapshot {
         Ok(snapshot) => state.keep_snapshot(call, snapshot),
@@ -96,7 +102,9 @@ pub(crate) fn post_tool_use(
     let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
         let mut state = file.load();
         let notes = match client {
-            Client::Codex => finish(ws, &mut state.snapshots, Some(call)),
+            Client::Codex | Client::OpenCode | Client::Cursor => {
+                finish(ws, client, &mut state.snapshots, Some(call))
+            }
             _ => {
                 let snapshot = state.snapshots.remove(call.as_str());
                 match record_claude(client, event, ws, snapshot.as_ref()) {
@@ -122,7 +130,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
     };
     let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
         let mut state = file.load();
-        let notes = finish(ws, &mut state.snapshots, None);
+        let notes = finish(ws, client, &mut state.snapshots, None);
         file.save(&state)?;
         Ok(notes)
     });
@@ -148,7 +156,7 @@ fn claude_snapshot(event: &HookEvent, ws: &WorkspaceSession) -> Result<Snapshot,
 
 /// `path` (absolute, as Claude Code names files) as a workspace file: with its symlinks
 /// resolved when it exists, else as written.
-fn claude_file(ws: &WorkspaceSession, path: &str) -> Result<RelPath, String> {
+pub(crate) fn claude_file(ws: &WorkspaceSession, path: &str) -> Result<RelPath, String> {
     let workspace = ws.workspace();
     let lexical = workspace.lexical(path).map_err(|err| err.to_string())?;
     let rel = if std::fs::symlink_metadata(&lexical).is_ok() {
@@ -275,7 +283,7 @@ fn record_claude(
 
 /// The files a Codex patch names (moves' destinations included), as they are now, and as the
 /// patch leaves them.
-fn codex_snapshot(
+pub(crate) fn codex_snapshot(
     event: &HookEvent,
     ws: &WorkspaceSession,
     cwd: &Path,
@@ -379,6 +387,7 @@ fn codex_snapshot(
 /// what its patch makes of them, and notes each one that is not recorded; all are forgotten.
 fn finish(
     ws: &WorkspaceSession,
+    client: Client,
     snapshots: &mut BTreeMap<String, Snapshot>,
     only: Option<&str>,
 ) -> Vec<String> {
@@ -395,14 +404,14 @@ fn finish(
             hook_event_name: "PostToolUse".to_owned(),
             session_id: None,
             cwd: None,
-            tool_name: Some("apply_patch".to_owned()),
+            tool_name: Some(snapshot.tool.clone().unwrap_or_else(|| "apply_patch".to_owned())),
             tool_input: None,
             tool_response: None,
             tool_use_id: Some(call),
             permission_mode: None,
             stop_hook_active: None,
         };
-        match record_snapshot(ws, &event, &snapshot) {
+        match record_snapshot(ws, client, &event, &snapshot) {
             Ok(mut more) => notes.append(&mut more),
             Err(why) => notes.push(format!("staged: not recorded: {why}")),
         }
@@ -410,9 +419,11 @@ fn finish(
     notes
 }
 
-/// What a Codex patch did: its files before, if they are now exactly what it makes of them.
+/// What a Codex patch (or an opencode edit) did: its files before, if they are now exactly
+/// what it makes of them.
 fn record_snapshot(
     ws: &WorkspaceSession,
+    client: Client,
     event: &HookEvent,
     snapshot: &Snapshot,
 ) -> Result<Vec<String>, String> {
@@ -491,7 +502,8 @@ fn record_snapshot(
     if ops.is_empty() {
         return Ok(Vec::new());
     }
-    log(ws, Client::Codex, event, "apply_patch", "apply_patch", ops, &texts)
+    let tool = snapshot.tool.as_deref().unwrap_or("apply_patch");
+    log(ws, client, event, tool, tool, ops, &texts)
 }
 
 /// `path` as a workspace file, if it is one: relative, inside the root, and not in staged's own
@@ -604,7 +616,7 @@ fn count(text: &str) -> usize {
 /// # Errors
 /// When something is there that is not a text file (a folder, a symlink, a FIFO, bytes that
 /// are not UTF-8), or it cannot be read: what a patch did to it cannot be recorded.
-fn read(ws: &WorkspaceSession, rel: &RelPath) -> Result<Option<(String, u32)>, String> {
+pub(crate) fn read(ws: &WorkspaceSession, rel: &RelPath) -> Result<Option<(String, u32)>, String> {
     let path = rel.display();
     let (dir, name) = match ws.workspace().fs().parent(rel) {
         Ok(found) => found,

@@ -1,4 +1,4 @@
-//! `staged hook claude-code|codex|qwen-code|gemini-cli`, the hooks the clients run (one event on stdin, the reply on
+//! `staged hook claude-code|codex|qwen-code|gemini-cli|opencode|cursor`, the hooks the clients run (one event on stdin, the reply on
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
@@ -29,6 +29,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
         HookCommand::Codex(run) => hook(global, Client::Codex, run),
         HookCommand::QwenCode(run) => hook(global, Client::QwenCode, run),
         HookCommand::GeminiCli(run) => hook(global, Client::GeminiCli, run),
+        HookCommand::Opencode(run) => hook(global, Client::OpenCode, run),
+        HookCommand::Cursor(run) => hook(global, Client::Cursor, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
@@ -328,6 +330,8 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
         (Client::Codex, "Codex", "staged hook install codex"),
         (Client::QwenCode, "Qwen Code", "staged hook install qwen-code"),
         (Client::GeminiCli, "Gemini CLI", "staged hook install gemini-cli"),
+        (Client::OpenCode, "opencode", "staged hook install opencode"),
+        (Client::Cursor, "Cursor", "staged hook install cursor"),
     ] {
         match install::doctor(client, &root, &homes) {
             None => out.line(&format!(
@@ -371,6 +375,8 @@ fn client(arg: HookClientArg) -> Client {
         HookClientArg::Codex => Client::Codex,
         HookClientArg::QwenCode => Client::QwenCode,
         HookClientArg::GeminiCli => Client::GeminiCli,
+        HookClientArg::Opencode => Client::OpenCode,
+        HookClientArg::Cursor => Client::Cursor,
     }
 }
 

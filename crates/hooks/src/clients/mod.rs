@@ -7,7 +7,8 @@
 //! for a client with other names maps them (Gemini CLI's `BeforeTool` is a `PreToolUse`). The
 //! neutral edits are Claude Code's Edit (`file_path`, `old_string`, `new_string`,
 //! `replace_all`, or `edits`) and Write (`file_path`, `content`), and Codex's patches: a codec
-//! whose client names them otherwise rewrites the tool input into that shape.
+//! whose client names them otherwise rewrites the tool input into that shape (opencode's and
+//! Cursor's codecs also rename their edit tools to Claude Code's `Edit` and `Write`).
 
 use serde_json::Value;
 
@@ -15,7 +16,9 @@ use crate::event::{Client, HookEvent, Reply};
 
 pub(crate) mod claude_code;
 pub(crate) mod codex;
+pub(crate) mod cursor;
 pub(crate) mod gemini_cli;
+pub(crate) mod opencode;
 pub(crate) mod qwen_code;
 
 /// The edit a tool call makes, whatever the client calls its tool.
@@ -42,6 +45,8 @@ impl Client {
             Client::Codex => codex::parse(input),
             Client::QwenCode => qwen_code::parse(input),
             Client::GeminiCli => gemini_cli::parse(input),
+            Client::OpenCode => opencode::parse(input),
+            Client::Cursor => cursor::parse(input),
         }
     }
 
@@ -50,6 +55,8 @@ impl Client {
         match self {
             Client::ClaudeCode | Client::Codex | Client::QwenCode => claude_code::event_name(input),
             Client::GeminiCli => gemini_cli::event_name(input),
+            Client::OpenCode => opencode::event_name(input),
+            Client::Cursor => cursor::event_name(input),
         }
     }
 
@@ -60,6 +67,8 @@ impl Client {
             Client::Codex => codex::edit(event),
             Client::QwenCode => qwen_code::edit(event),
             Client::GeminiCli => gemini_cli::edit(event),
+            Client::OpenCode => opencode::edit(event),
+            Client::Cursor => cursor::edit(event),
         }
     }
 
@@ -68,6 +77,8 @@ impl Client {
         match self {
             Client::ClaudeCode | Client::Codex | Client::QwenCode => claude_code::answer(reply),
             Client::GeminiCli => gemini_cli::answer(reply),
+            Client::OpenCode => opencode::answer(reply),
+            Client::Cursor => cursor::answer(reply),
         }
     }
 
@@ -75,9 +86,10 @@ impl Client {
     pub fn resolve_tool(self) -> &'static str {
         match self {
             Client::ClaudeCode => "mcp__staged__resolve",
-            Client::Codex => "the `resolve` tool of the `staged` MCP server",
+            Client::Codex | Client::Cursor => "the `resolve` tool of the `staged` MCP server",
             Client::QwenCode => qwen_code::RESOLVE_TOOL,
             Client::GeminiCli => gemini_cli::RESOLVE_TOOL,
+            Client::OpenCode => opencode::RESOLVE_TOOL,
         }
     }
 
@@ -88,6 +100,8 @@ impl Client {
             Client::Codex => codex::DISPLAY,
             Client::QwenCode => qwen_code::DISPLAY,
             Client::GeminiCli => gemini_cli::DISPLAY,
+            Client::OpenCode => opencode::DISPLAY,
+            Client::Cursor => cursor::DISPLAY,
         }
     }
 
@@ -98,6 +112,8 @@ impl Client {
             Client::Codex => codex::WHAT,
             Client::QwenCode => qwen_code::WHAT,
             Client::GeminiCli => gemini_cli::WHAT,
+            Client::OpenCode => opencode::WHAT,
+            Client::Cursor => cursor::WHAT,
         }
     }
 
@@ -106,7 +122,7 @@ impl Client {
     pub(crate) fn reread_after_apply(self) -> bool {
         match self {
             Client::ClaudeCode | Client::QwenCode => true,
-            Client::Codex | Client::GeminiCli => false,
+            Client::Codex | Client::GeminiCli | Client::OpenCode | Client::Cursor => false,
         }
     }
 }

@@ -69,6 +69,10 @@ class ScriptedModel:
                         self._send(200, "text/event-stream", model._chat(body))
                     elif path.endswith("/responses") and isinstance(body, dict):
                         self._send(200, "text/event-stream", model._responses(body))
+                    elif path.endswith("/chat/completions") and isinstance(body, dict) and hasattr(model, "_chat"):
+                        # OpenAI chat completions: `scripted_chat.ScriptedChat`.
+                        streamed = body.get("stream", False)
+                        self._send(200, "text/event-stream" if streamed else "application/json", model._chat(body))
                     else:
                         self._send(404, "application/json", json.dumps({"error": f"no route {path}"}).encode())
                 except Exception as err:  # a bug in the script: fail the test, answer 500
