@@ -105,6 +105,8 @@ pub(crate) enum HookCommand {
     ClaudeCode(HookRunArgs),
     /// Codex's hook: reads one event on stdin, answers on stdout.
     Codex(HookRunArgs),
+    /// GitHub Copilot CLI's hook: reads one event on stdin, answers on stdout.
+    Copilot(HookRunArgs),
     /// Write the hooks and the MCP server a client needs (merged into its settings), or remove
     /// them.
     Install(HookInstallArgs),
@@ -171,6 +173,7 @@ pub(crate) enum HookClientArg {
     #[value(name = "claude-code")]
     ClaudeCode,
     Codex,
+    Copilot,
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,9 @@
 //! `bypassPermissions`; Codex: `bypassPermissions` when its approval policy is `never`, else
 //! `default`), which the gate reads (`permission.rs`). Fields this crate does
 //! not read (`transcript_path`, `prompt_id`, `turn_id`, `model`, ...) are ignored.
-//! `tests/fixtures/` holds events recorded from the pinned clients.
+//! `tests/fixtures/` holds events recorded from the pinned clients. Other clients' events are
+//! translated into this shape by their codec in `clients/` ([`Client::decode`]), and a
+//! [`Reply`] into their answer ([`Client::encode`]).
 
 use std::path::PathBuf;
 
@@ -21,6 +23,9 @@ pub enum Client {
     ClaudeCode,
     /// Codex (`hooks.json` in `CODEX_HOME`).
     Codex,
+    /// GitHub Copilot CLI (`.github/hooks/staged.json`); its events are translated by
+    /// `clients/copilot.rs`.
+    Copilot,
 }
 
 impl Client {
@@ -29,6 +34,35 @@ impl Client {
         match self {
             Client::ClaudeCode => "claude-code",
             Client::Codex => "codex",
+            Client::Copilot => "copilot",
+        }
+    }
+
+    /// How a person calls this client, in the log's reasons and in messages.
+    pub fn title(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => "Claude Code",
+            Client::Codex => "Codex",
+            Client::Copilot => "Copilot CLI",
+        }
+    }
+
+    /// The event `input` (the bytes this client sends a hook) as a [`HookEvent`].
+    ///
+    /// # Errors
+    /// Why the bytes are not an event of this client.
+    pub fn decode(self, input: &[u8]) -> Result<HookEvent, String> {
+        match self {
+            Client::ClaudeCode | Client::Codex => HookEvent::parse(input),
+            Client::Copilot => crate::clients::copilot::decode(input),
+        }
+    }
+
+    /// What this client reads back for `reply`: the JSON to print on stdout, if any.
+    pub fn encode(self, reply: &Reply) -> Option<Value> {
+        match self {
+            Client::ClaudeCode | Client::Codex => reply.to_json(),
+            Client::Copilot => crate::clients::copilot::encode(reply),
         }
     }
 
@@ -37,6 +71,7 @@ impl Client {
         match self {
             Client::ClaudeCode => "mcp__staged__resolve",
             Client::Codex => "the `resolve` tool of the `staged` MCP server",
+            Client::Copilot => "staged-resolve",
         }
     }
 }

@@ -26,6 +26,7 @@ use crate::{
 pub(crate) fn is_edit(client: Client, event: &HookEvent) -> bool {
     match (client, event.tool_name.as_deref()) {
         (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")) => true,
+        (Client::Copilot, Some("Edit" | "Write")) => true,
         (Client::Codex, Some("apply_patch")) => true,
         (Client::Codex, Some("Bash" | "shell" | "exec_command" | "local_shell")) => {
             shell_patch_of(event) != ShellPatch::None
@@ -82,6 +83,11 @@ pub(crate) fn pre_tool_use(
             session_dir,
             &paths,
         )
+    {
+        return Outcome::reply(Reply::Deny(why));
+    }
+    if client == Client::Copilot
+        && let Some(why) = crate::clients::copilot::refusal(event)
     {
         return Outcome::reply(Reply::Deny(why));
     }
@@ -161,11 +167,11 @@ fn stage(
     let workspace = ws.workspace();
     let input = event.tool_input.clone().unwrap_or(Value::Null);
     let result = match (client, event.tool_name.as_deref()) {
-        (Client::ClaudeCode, Some("Edit" | "MultiEdit")) => {
+        (Client::ClaudeCode | Client::Copilot, Some("Edit" | "MultiEdit")) => {
             let params = edit_params(&input)?;
             staged_edit::stage_edit(session, workspace, &params)
         }
-        (Client::ClaudeCode, Some("Write")) => {
+        (Client::ClaudeCode | Client::Copilot, Some("Write")) => {
             let params: WriteParams = serde_json::from_value(input)
                 .map_err(|err| format!("the Write call's arguments are not readable: {err}"))?;
             staged_edit::stage_write(session, workspace, &params)
@@ -292,7 +298,7 @@ pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
 
 fn what(client: Client) -> &'static str {
     match client {
-        Client::ClaudeCode => "edit",
+        Client::ClaudeCode | Client::Copilot => "edit",
         Client::Codex => "patch",
     }
 }

@@ -50,7 +50,7 @@ const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
 const CODEX_MATCHER: &str = "Edit|Write|Bash";
 
 /// The MCP server's name, in both clients.
-const SERVER: &str = "staged";
+pub(crate) const SERVER: &str = "staged";
 
 /// What to install, and where.
 #[derive(Debug, Clone)]
@@ -111,6 +111,10 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
                 .to_owned(),
         )),
         Client::Codex => install_codex(target, uninstall),
+        Client::Copilot if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: Copilot CLI reads the hooks and MCP servers of the repository's .github folder".to_owned(),
+        )),
+        Client::Copilot => crate::clients::copilot::install(target, uninstall),
     }
 }
 
@@ -143,7 +147,7 @@ pub fn hook_command(
 
 /// What a gate's command does when `staged` cannot run or fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FailSafe {
+pub(crate) enum FailSafe {
     /// Nothing: the client sees the exit status (installs before issue 32).
     None,
     /// A reason on stderr and exit 2: a `PreToolUse` blocks the tool call.
@@ -153,7 +157,7 @@ enum FailSafe {
 }
 
 impl FailSafe {
-    fn for_event(event: &str) -> FailSafe {
+    pub(crate) fn for_event(event: &str) -> FailSafe {
         if event == "PreToolUse" { FailSafe::Block } else { FailSafe::Pass }
     }
 }
@@ -174,7 +178,7 @@ fn fail_safe(client: Client, kind: FailSafe) -> String {
 
 /// A hook command `staged hook install` wrote for a client, read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Ours {
+pub(crate) struct Ours {
     /// The binary it runs.
     binary: String,
     mode: Mode,
@@ -186,7 +190,7 @@ struct Ours {
 
 /// The hook command `command` read back, if `staged hook install` wrote it for `client`, now
 /// or before (without the fail-safe and the `--in` workspaces).
-fn parse_ours(command: &str, client: Client) -> Option<Ours> {
+pub(crate) fn parse_ours(command: &str, client: Client) -> Option<Ours> {
     let (words, fail_safe) = [FailSafe::Block, FailSafe::Pass]
         .into_iter()
         .find_map(|kind| Some((command.strip_suffix(&fail_safe(client, kind))?, kind)))
@@ -209,7 +213,7 @@ fn parse_ours(command: &str, client: Client) -> Option<Ours> {
 }
 
 /// Whether a hook command is one `staged hook install` wrote for `client`.
-fn is_ours(command: &str, client: Client) -> bool {
+pub(crate) fn is_ours(command: &str, client: Client) -> bool {
     parse_ours(command, client).is_some()
 }
 
@@ -708,7 +712,7 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// The refusal of a value of the wrong shape at `key` of `file`.
-fn wrong_shape(file: &Path, key: &str, found: &Value, expected: &str) -> InstallError {
+pub(crate) fn wrong_shape(file: &Path, key: &str, found: &Value, expected: &str) -> InstallError {
     InstallError::Unreadable {
         path: file.to_path_buf(),
         why: format!("`{key}` is {}, where {expected} belongs", json_kind(found)),
@@ -766,7 +770,7 @@ fn add_hook(
 
 /// The object at `path`, made where missing; anything else there is refused, naming the key
 /// and what was found.
-fn object_at<'a>(
+pub(crate) fn object_at<'a>(
     value: &'a mut Value,
     path: &[&str],
     file: &Path,
@@ -808,7 +812,7 @@ fn add_to_array(
     Ok(())
 }
 
-fn remove_from_array(settings: &mut Value, path: &[&str], item: &str) {
+pub(crate) fn remove_from_array(settings: &mut Value, path: &[&str], item: &str) {
     let mut at = &mut *settings;
     for name in path {
         match at.get_mut(*name) {
@@ -831,19 +835,19 @@ const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
 const MCP_JSON: &str = ".mcp.json";
 
 /// A file of the workspace, read and written only through `staged-fs`.
-struct WorkspaceFile {
+pub(crate) struct WorkspaceFile {
     root: PathBuf,
     rel: RelPath,
 }
 
 impl WorkspaceFile {
-    fn new(root: &Path, rel: &str) -> Result<WorkspaceFile, InstallError> {
+    pub(crate) fn new(root: &Path, rel: &str) -> Result<WorkspaceFile, InstallError> {
         let rel = RelPath::new(rel).map_err(|err| InstallError::Missing(err.to_string()))?;
         Ok(WorkspaceFile { root: root.to_path_buf(), rel })
     }
 
     /// Its path, for messages.
-    fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.root.join(self.rel.as_path())
     }
 
@@ -852,7 +856,7 @@ impl WorkspaceFile {
     }
 
     /// Its JSON object; `{}` when it is not there.
-    fn read_json(&self) -> Result<Value, InstallError> {
+    pub(crate) fn read_json(&self) -> Result<Value, InstallError> {
         let read = self.open_root().and_then(|root| root.read(&self.rel));
         let bytes = match read {
             Ok(bytes) => Some(bytes),
@@ -866,7 +870,7 @@ impl WorkspaceFile {
 
     /// Fails unless every folder on its way is a real folder inside the root and it is a
     /// regular file or not there.
-    fn writable(&self) -> Result<(), InstallError> {
+    pub(crate) fn writable(&self) -> Result<(), InstallError> {
         let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let root = self.open_root().map_err(fail)?;
         let Some(parent) = self.rel.parent() else { return Ok(()) };
@@ -889,7 +893,7 @@ impl WorkspaceFile {
     }
 
     /// Writes `value` (atomically, keeping the file's permission bits).
-    fn write_json(&self, value: &Value) -> Result<(), InstallError> {
+    pub(crate) fn write_json(&self, value: &Value) -> Result<(), InstallError> {
         let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let mut text = serde_json::to_string_pretty(value)
             .map_err(|err| InstallError::Write { path: self.path(), why: err.to_string() })?;
@@ -940,7 +944,7 @@ fn regular_or_absent(path: &Path) -> Result<(), InstallError> {
     }
 }
 
-fn read_json(path: &Path) -> Result<Value, InstallError> {
+pub(crate) fn read_json(path: &Path) -> Result<Value, InstallError> {
     regular_or_absent(path)?;
     match std::fs::read(path) {
         Ok(bytes) => parse_json(path, Some(bytes)),
@@ -952,7 +956,7 @@ fn read_json(path: &Path) -> Result<Value, InstallError> {
 }
 
 /// The JSON object in `bytes` (read from `path`); `{}` for no file or blank space.
-fn parse_json(path: &Path, bytes: Option<Vec<u8>>) -> Result<Value, InstallError> {
+pub(crate) fn parse_json(path: &Path, bytes: Option<Vec<u8>>) -> Result<Value, InstallError> {
     match bytes {
         None => Ok(json!({})),
         Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
@@ -1034,11 +1038,11 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(what: impl Into<String>, result: Result<(), String>) -> Check {
+    pub(crate) fn new(what: impl Into<String>, result: Result<(), String>) -> Check {
         Check { what: what.into(), result, warning: false }
     }
 
-    fn warn(what: impl Into<String>, result: Result<(), String>) -> Check {
+    pub(crate) fn warn(what: impl Into<String>, result: Result<(), String>) -> Check {
         Check { what: what.into(), result, warning: true }
     }
 }
@@ -1051,6 +1055,9 @@ pub struct ClientHomes {
     /// Claude Code's global config file (`$CLAUDE_CONFIG_DIR/.claude.json`, else
     /// `~/.claude.json`), where it records the folders a person trusted.
     pub claude_config: Option<PathBuf>,
+    /// Copilot CLI's home (`COPILOT_HOME`, else `~/.copilot`), whose `config.json` records
+    /// the folders a person trusted.
+    pub copilot_home: Option<PathBuf>,
 }
 
 /// What `staged doctor` checks for `client`: `None` when nothing of staged is installed for it.
@@ -1058,6 +1065,7 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
     match client {
         Client::ClaudeCode => doctor_claude(root, homes.claude_config.as_deref()),
         Client::Codex => doctor_codex(homes.codex_home.as_deref()?, root),
+        Client::Copilot => crate::clients::copilot::doctor(root, homes.copilot_home.as_deref()),
     }
 }
 
@@ -1163,13 +1171,17 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
 /// Warnings for hook commands an older `staged hook install` wrote: a gate without the
 /// fail-safe (a missing binary lets the edit through), and for Codex one without `--in` (it
 /// gates every folder) or one whose workspaces leave out `root`.
-fn older_install_checks(
+pub(crate) fn older_install_checks(
     who: &str,
     name: &str,
     commands: &[(String, String)],
     root: Option<&Path>,
 ) -> Vec<Check> {
-    let client = if name == "codex" { Client::Codex } else { Client::ClaudeCode };
+    let client = match name {
+        "codex" => Client::Codex,
+        "copilot" => Client::Copilot,
+        _ => Client::ClaudeCode,
+    };
     let ours: Vec<(&str, Ours)> = commands
         .iter()
         .filter_map(|(event, c)| Some((event.as_str(), parse_ours(c, client)?)))
@@ -1333,8 +1345,11 @@ fn claude_matcher_check(settings: &Value) -> Check {
 
 /// The binary each hook command runs exists and may be run (one without a `/` is looked up
 /// on `PATH`, as the client's shell will).
-fn binary_checks(who: &str, commands: &[(String, String)]) -> Vec<Check> {
-    let client = if who == "Codex" { Client::Codex } else { Client::ClaudeCode };
+pub(crate) fn binary_checks(who: &str, commands: &[(String, String)]) -> Vec<Check> {
+    let client = [Client::Codex, Client::Copilot]
+        .into_iter()
+        .find(|c| c.title() == who)
+        .unwrap_or(Client::ClaudeCode);
     let mut seen = Vec::new();
     let mut res = Vec::new();
     for (_, command) in commands {
@@ -1371,7 +1386,7 @@ fn executable(path: &Path) -> Result<(), String> {
 
 /// Starts the configured MCP server and asks it for its tools: it must answer, and list
 /// `resolve`, within a few seconds.
-fn mcp_check(who: &str, server: &Value, cwd: &Path) -> Check {
+pub(crate) fn mcp_check(who: &str, server: &Value, cwd: &Path) -> Check {
     let command = server.get("command").and_then(Value::as_str).unwrap_or_default();
     let args: Vec<String> = server
         .get("args")

@@ -28,6 +28,7 @@
 
 #![deny(missing_docs)]
 
+mod clients;
 mod event;
 mod gate;
 pub mod install;
@@ -94,7 +95,7 @@ pub fn handle_in(
     cwd: &Path,
     codex_home: Option<&Path>,
 ) -> Outcome {
-    let event = match HookEvent::parse(input) {
+    let event = match client.decode(input) {
         Ok(event) => event,
         Err(why) => return refuse_unreadable(mode, &why),
     };
@@ -140,6 +141,15 @@ pub fn event_name(input: &[u8]) -> Option<String> {
         hook_event_name: Option<String>,
     }
     serde_json::from_slice::<Name>(input).ok()?.hook_event_name
+}
+
+/// [`event_name`] for `client`'s events: the name of the [`HookEvent`] its codec makes of
+/// them (Copilot CLI's events do not carry one).
+pub fn event_name_for(client: Client, input: &[u8]) -> Option<String> {
+    match client {
+        Client::ClaudeCode | Client::Codex => event_name(input),
+        Client::Copilot => client.decode(input).ok().map(|event| event.hook_event_name),
+    }
 }
 
 /// Lowers this process's address-space limit (`RLIMIT_AS`) to `bytes`, or leaves it where it

@@ -66,7 +66,7 @@ pub(crate) fn pre_tool_use(
     }
     let snapshot = match client {
         Client::Codex => codex_snapshot(event, ws, cwd),
-        Client::ClaudeCode => claude_snapshot(event, ws),
+        Client::ClaudeCode | Client::Copilot => claude_snapshot(event, ws),
     };
     match snapshot {
         Ok(snapshot) => state.keep_snapshot(call, snapshot),
@@ -93,9 +93,9 @@ pub(crate) fn post_tool_use(
     let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
         let mut state = file.load();
         let notes = match client {
-            Client::ClaudeCode => {
+            Client::ClaudeCode | Client::Copilot => {
                 let snapshot = state.snapshots.remove(call.as_str());
-                match record_claude(event, ws, snapshot.as_ref()) {
+                match record_claude(client, event, ws, snapshot.as_ref()) {
                     Ok(notes) => notes,
                     Err(why) => vec![format!("staged: not recorded: {why}")],
                 }
@@ -208,12 +208,22 @@ fn claude_edited(input: &Value, text: &str) -> Option<String> {
 
 /// Claude Code's Edit, MultiEdit or Write, from its `PostToolUse` and the file as it was read
 /// at `PreToolUse` (`snapshot`).
+///
+/// Copilot CLI's edit and create (as Edit and Write) are recorded alike: its result says only
+/// whether the tool succeeded (`resultType`), so the file as the snapshot read it is what the
+/// edit started from, and a failed call wrote nothing.
 fn record_claude(
+    client: Client,
     event: &HookEvent,
     ws: &WorkspaceSession,
     snapshot: Option<&Snapshot>,
 ) -> Result<Vec<String>, String> {
     let response = event.tool_response.as_ref().ok_or("the event carries no tool_response")?;
+    if client == Client::Copilot
+        && response.get("resultType").and_then(Value::as_str) != Some("success")
+    {
+        return Ok(Vec::new());
+    }
     let path = response
         .get("filePath")
         .and_then(Value::as_str)
@@ -225,7 +235,11 @@ fn record_claude(
         snapshot.and_then(|s| s.files.iter().find(|f| f.path == path)).ok_or_else(|| {
             format!("{path} was not read before the edit (its PreToolUse hook did not run)")
         })?;
-    let original = response.get("originalFile").and_then(Value::as_str);
+    let snapshot_text = before.text.as_deref().map(lf);
+    let original = match client {
+        Client::Copilot => snapshot_text.as_deref().or(Some("")),
+        _ => response.get("originalFile").and_then(Value::as_str),
+    };
     // An Edit that creates a file reports it as empty.
     let created = before.text.is_none() && original == Some("");
     if before.text.as_deref().map(lf).as_deref() != original && !created {
@@ -264,8 +278,12 @@ fn record_claude(
     if let Some(text) = &before.text {
         texts.insert(path, text.clone());
     }
-    let tool = event.tool_name.as_deref().unwrap_or("edit");
-    log(ws, Client::ClaudeCode, event, source, tool, vec![op], &texts)
+    let tool = match (client, event.tool_name.as_deref()) {
+        (Client::Copilot, Some("Write")) => "create",
+        (Client::Copilot, _) => "edit",
+        (_, tool) => tool.unwrap_or("edit"),
+    };
+    log(ws, client, event, source, tool, vec![op], &texts)
 }
 
 /// The files a Codex patch names (moves' destinations included), as they are now, and as the
@@ -528,11 +546,7 @@ fn log(
         LogAction::Apply,
         &FrontEnd::Hook(client.name().to_owned()),
     );
-    let who = match client {
-        Client::ClaudeCode => "Claude Code",
-        Client::Codex => "Codex",
-    };
-    record.reason = format!("{who}'s {tool}, recorded by staged's hook");
+    record.reason = format!("{}'s {tool}, recorded by staged's hook", client.title());
     record.result = format!("Recorded {label}.");
     record.diff = Some(diff);
     record.files = files;

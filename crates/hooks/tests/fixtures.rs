@@ -41,6 +41,7 @@ impl Repo {
         let dir = match client {
             Client::ClaudeCode => "claude-code",
             Client::Codex => "codex",
+            Client::Copilot => "copilot",
         };
         handle(client, mode, &self.event(dir, name), None, &self.root)
     }

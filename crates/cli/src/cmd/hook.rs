@@ -1,4 +1,4 @@
-//! `staged hook claude-code|codex`, the hooks the clients run (one event on stdin, the reply on
+//! `staged hook claude-code|codex|copilot`, the hooks the clients run (one event on stdin, the reply on
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
@@ -27,6 +27,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
     match &args.command {
         HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
         HookCommand::Codex(run) => hook(global, Client::Codex, run),
+        HookCommand::Copilot(run) => hook(global, Client::Copilot, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
@@ -99,7 +100,7 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     let read = std::io::stdin().take(staged_hooks::MAX_EVENT_BYTES + 1).read_to_end(&mut input);
     let mut stdout = std::io::stdout().lock();
     if report {
-        let name = staged_hooks::event_name(&input).unwrap_or_default();
+        let name = staged_hooks::event_name_for(client, &input).unwrap_or_default();
         let name = if name.is_empty() || name.contains(char::is_whitespace) { "-" } else { &name };
         if writeln!(stdout, "{name}").and_then(|()| stdout.flush()).is_err() {
             return Ok(Exit::Usage);
@@ -125,7 +126,7 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     for note in &outcome.notes {
         eprintln!("{note}");
     }
-    let Some(reply) = outcome.reply.to_json() else { return Ok(Exit::Success) };
+    let Some(reply) = client.encode(&outcome.reply) else { return Ok(Exit::Success) };
     match writeln!(stdout, "{reply}").and_then(|()| stdout.flush()) {
         Ok(()) => Ok(Exit::Success),
         Err(err) => {
@@ -173,8 +174,8 @@ fn supervise(root: Option<&Path>, client: Client, max_memory: u64, timeout: Dura
             ));
             eprintln!("staged: the hook's work failed: {}", failure.why);
             let mut stdout = std::io::stdout().lock();
-            let printed = reply
-                .to_json()
+            let printed = client
+                .encode(&reply)
                 .map(|json| writeln!(stdout, "{json}").and_then(|()| stdout.flush()));
             if let Some(Err(err)) = printed {
                 eprintln!(
@@ -316,12 +317,17 @@ fn describe(status: std::process::ExitStatus, max_memory: u64) -> String {
 
 pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
     let root = context::workspace_root(global)?;
-    let homes = install::ClientHomes { codex_home: codex_home(), claude_config: claude_config() };
+    let homes = install::ClientHomes {
+        codex_home: codex_home(),
+        claude_config: claude_config(),
+        copilot_home: copilot_home(),
+    };
     let mut failed = false;
     let mut any = false;
     for (client, name, install_line) in [
         (Client::ClaudeCode, "Claude Code", "staged hook install claude-code"),
         (Client::Codex, "Codex", "staged hook install codex"),
+        (Client::Copilot, "Copilot CLI", "staged hook install copilot"),
     ] {
         match install::doctor(client, &root, &homes) {
             None => out.line(&format!(
@@ -367,6 +373,7 @@ fn client(arg: HookClientArg) -> Client {
     match arg {
         HookClientArg::ClaudeCode => Client::ClaudeCode,
         HookClientArg::Codex => Client::Codex,
+        HookClientArg::Copilot => Client::Copilot,
     }
 }
 
@@ -382,6 +389,14 @@ fn claude_config() -> Option<PathBuf> {
         Some(dir) => Some(PathBuf::from(dir).join(".claude.json")),
         None => dirs::home_dir().map(|home| home.join(".claude.json")),
     }
+}
+
+/// `COPILOT_HOME`, else `~/.copilot`.
+fn copilot_home() -> Option<PathBuf> {
+    std::env::var_os("COPILOT_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|home| home.join(".copilot")))
 }
 
 /// `CODEX_HOME`, else `~/.codex`.
