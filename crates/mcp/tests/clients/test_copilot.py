@@ -123,3 +123,109 @@ def test_copilot_gate_stages_an_edit_and_resolve_writes_it():
         assert (entry["reason"], entry["frontEnd"]) == ("the first call moves to newApi", "hook:copilot"), entry
         assert (entry["outcome"], entry["source"]) == ("applied", "edit"), entry
         assert pending(root) == []
+
+
+def test_copilot_agent_stop_holds_the_turn_until_the_preview_is_resolved():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root)
+        script = [
+            edit_turn(root),
+            ("text", "All done."),
+            ("mcp", "resolve", {"action": "apply", "reason": "resolved when the stop hook asked"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_copilot(tmp, root, model)
+        finally:
+            model.stop()
+        requests = main_requests(model)
+        # The request after "All done." carries the agentStop hook's reason as the user's message.
+        fed_back = [r["messages"][-1] for r in requests if r["messages"][-1].get("role") == "user"
+                    and "A change staged in this session is still pending: " in str(r["messages"][-1].get("content"))]
+        assert len(fed_back) == 1, [r["messages"][-1] for r in requests]
+        text = str(fed_back[0]["content"])
+        assert "(Edit: src/a.ts (1 replacement))" in text and "call staged-resolve" in text, text
+        assert model.seen[2]["src/a.ts"] == SOURCE, "nothing was written before the resolve"
+        assert (root / "src" / "a.ts").read_text() == EDITED
+        entry = log_entries(root)[0]
+        assert (entry["reason"], entry["frontEnd"]) == ("resolved when the stop hook asked", "hook:copilot"), entry
+        assert pending(root) == []
+
+
+def test_copilot_record_mode_lets_the_edit_through_and_undo_restores_it():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "--mode", "record")
+        new_file = root / "src" / "b.ts"
+        script = [
+            edit_turn(root),
+            ("tool", "create", {"path": str(new_file), "file_text": "export const b = 1;\n"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_copilot(tmp, root, model)
+        finally:
+            model.stop()
+        results = tool_results_chat(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["edit", "create"], results
+        assert not any(text.startswith(DENIED) for _, text, _ in results), results
+        assert (root / "src" / "a.ts").read_text() == EDITED
+        assert new_file.read_text() == "export const b = 1;\n"
+        entries = log_entries(root)
+        assert [(e["frontEnd"], e["source"], e["reason"]) for e in entries] == [
+            ("hook:copilot", "write", "Copilot CLI's create, recorded by staged's hook"),
+            ("hook:copilot", "edit", "Copilot CLI's edit, recorded by staged's hook"),
+        ], entries
+        for _ in entries:
+            proc = staged(root, "undo")
+            assert proc.returncode == 0, proc.stderr
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+        assert not new_file.exists()
+
+
+def hook_that_cannot_run(tmp, root, replacement):
+    """Installs with a copy of staged, then replaces the copy with `replacement` (None: deletes
+    it); the MCP server runs the real staged, so the model is offered its tools."""
+    copy = Path(tmp) / "bin" / "staged"
+    copy.parent.mkdir()
+    copy.write_bytes(Path(staged_bin()).read_bytes())
+    copy.chmod(0o755)
+    install(root, binary=str(copy))
+    mcp = json.loads((root / ".github" / "mcp.json").read_text())
+    assert mcp["mcpServers"]["staged"]["command"] == str(copy), mcp
+    mcp["mcpServers"]["staged"]["command"] = staged_bin()
+    (root / ".github" / "mcp.json").write_text(json.dumps(mcp))
+    copy.unlink()
+    if replacement is not None:
+        copy.write_text(replacement)
+        copy.chmod(0o755)
+
+
+def check_blocked(tmp, root):
+    model = Watching([edit_turn(root), ("text", "Done.")], root, ["src/a.ts"]).start()
+    try:
+        run_copilot(tmp, root, model)
+    finally:
+        model.stop()
+    results = tool_results_chat(main_requests(model)[-1])
+    # The fail-safe exits 2, which Copilot takes as a deny; it shows the model the exit code.
+    assert results == [("edit", "Denied by preToolUse hook: hook exited with code 2", False)], results
+    assert (root / "src" / "a.ts").read_text() == SOURCE
+    assert pending(root) == []
+
+
+def test_copilot_gate_blocks_the_edit_when_staged_is_missing():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        hook_that_cannot_run(tmp, root, None)
+        check_blocked(tmp, root)
+
+
+def test_copilot_gate_blocks_the_edit_when_staged_crashes():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        hook_that_cannot_run(tmp, root, "#!/bin/sh\nkill -SEGV $$\n")
+        check_blocked(tmp, root)
