@@ -229,3 +229,37 @@ def test_copilot_gate_blocks_the_edit_when_staged_crashes():
         root = new_repo(tmp)
         hook_that_cannot_run(tmp, root, "#!/bin/sh\nkill -SEGV $$\n")
         check_blocked(tmp, root)
+
+
+# Copilot CLI 1.0.102's own tools. `edit` and `create` are gated; `bash` (and what it runs) is
+# not. A new tool fails this test until it is known whether it edits files.
+COPILOT_TOOLS = {
+    "bash", "read_bash", "stop_bash", "list_bash", "view", "create", "edit", "fetch_copilot_cli_documentation",
+    "skill", "sql", "session_store_sql", "read_agent", "list_agents", "write_agent", "grep", "glob", "task",
+}
+
+
+def test_copilot_gate_refuses_its_own_mcp_config_and_knows_every_tool_copilot_offers():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root)
+        mcp = root / ".github" / "mcp.json"
+        before = mcp.read_text()
+        script = [
+            ("tool", "edit", {"path": str(mcp), "old_str": '"mcp"', "new_str": '"mcp", "--allow-remote"'}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_copilot(tmp, root, model)
+        finally:
+            model.stop()
+        requests = main_requests(model)
+        results = tool_results_chat(requests[-1])
+        assert len(results) == 1 and results[0][0] == "edit", results
+        assert results[0][1].startswith(
+            f"{DENIED}staged refused this edit, and nothing was written: Refusing .github/mcp.json: "), results
+        assert mcp.read_text() == before
+        assert pending(root) == []
+        offered = {(t.get("function") or {}).get("name") for t in requests[0].get("tools") or []}
+        assert {name for name in offered if not name.startswith("staged-")} == COPILOT_TOOLS, offered
