@@ -58,7 +58,7 @@ def copilot_home(tmp, root):
     return home
 
 
-def run_copilot(tmp, root, model, prompt="Rename the first oldApi call to newApi."):
+def run_copilot(tmp, root, model, prompt="Rename the first oldApi call to newApi.", allow=("--allow-all-tools",)):
     home = copilot_home(tmp, root)
     PKG_CACHE.mkdir(parents=True, exist_ok=True)
     env = {
@@ -72,8 +72,7 @@ def run_copilot(tmp, root, model, prompt="Rename the first oldApi call to newApi
         "COPILOT_AUTO_UPDATE": "false",
         "COPILOT_PKG_CACHE_HOME": str(PKG_CACHE),
     }
-    argv = [client_bin("copilot"), "-p", prompt, "--allow-all-tools", "--no-auto-update",
-            "--disable-client-telemetry"]
+    argv = [client_bin("copilot"), "-p", prompt, *allow, "--no-auto-update", "--disable-client-telemetry"]
     return run_client("copilot", argv, env, root)
 
 
@@ -263,3 +262,24 @@ def test_copilot_gate_refuses_its_own_mcp_config_and_knows_every_tool_copilot_of
         assert pending(root) == []
         offered = {(t.get("function") or {}).get("name") for t in requests[0].get("tools") or []}
         assert {name for name in offered if not name.startswith("staged-")} == COPILOT_TOOLS, offered
+
+
+def test_copilot_asks_the_person_before_staged_resolve_where_its_tools_are_not_allowed():
+    """Copilot's events carry no permission mode, so every preview is the model's to apply; but
+    `staged-resolve` is a tool call, and where Copilot would ask the person first (headless,
+    without --allow-all-tools, it denies), the preview is not written."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root)
+        script = [edit_turn(root), ("mcp", "resolve", {"action": "apply", "reason": "r"}), ("text", "Done.")]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_copilot(tmp, root, model, allow=("--allow-tool", "edit"))
+        finally:
+            model.stop()
+        results = tool_results_chat(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["edit", "staged-resolve"], results
+        assert results[0][1].startswith(f"{DENIED}staged holds this edit as a preview"), results[0]
+        assert results[1][1].startswith("Permission denied because no interactive user response was available."), results[1]
+        assert (root / "src" / "a.ts").read_text() == SOURCE
+        assert len(pending(root)) == 1
