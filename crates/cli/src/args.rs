@@ -107,6 +107,9 @@ pub(crate) enum HookCommand {
     Codex(HookRunArgs),
     /// GitHub Copilot CLI's hook: reads one event on stdin, answers on stdout.
     Copilot(HookRunArgs),
+    /// Cline's hook, which staged's Cline plugin runs: reads one event on stdin, answers on
+    /// stdout.
+    Cline(HookRunArgs),
     /// Write the hooks and the MCP server a client needs (merged into its settings), or remove
     /// them.
     Install(HookInstallArgs),
@@ -174,6 +177,7 @@ pub(crate) enum HookClientArg {
     ClaudeCode,
     Codex,
     Copilot,
+    Cline,
 }
 
 #[derive(Debug, Args)]

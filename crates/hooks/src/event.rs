@@ -26,6 +26,9 @@ pub enum Client {
     /// GitHub Copilot CLI (`.github/hooks/staged.json`); its events are translated by
     /// `clients/copilot.rs`.
     Copilot,
+    /// Cline CLI (a plugin in `.cline/plugins/` that runs `staged hook cline`); its events are
+    /// translated by `clients/cline.rs`.
+    Cline,
 }
 
 impl Client {
@@ -35,6 +38,7 @@ impl Client {
             Client::ClaudeCode => "claude-code",
             Client::Codex => "codex",
             Client::Copilot => "copilot",
+            Client::Cline => "cline",
         }
     }
 
@@ -44,6 +48,7 @@ impl Client {
             Client::ClaudeCode => "Claude Code",
             Client::Codex => "Codex",
             Client::Copilot => "Copilot CLI",
+            Client::Cline => "Cline",
         }
     }
 
@@ -55,6 +60,7 @@ impl Client {
         match self {
             Client::ClaudeCode | Client::Codex => HookEvent::parse(input),
             Client::Copilot => crate::clients::copilot::decode(input),
+            Client::Cline => crate::clients::cline::decode(input),
         }
     }
 
@@ -63,6 +69,7 @@ impl Client {
         match self {
             Client::ClaudeCode | Client::Codex => reply.to_json(),
             Client::Copilot => crate::clients::copilot::encode(reply),
+            Client::Cline => crate::clients::cline::encode(reply),
         }
     }
 
@@ -72,6 +79,7 @@ impl Client {
             Client::ClaudeCode => "mcp__staged__resolve",
             Client::Codex => "the `resolve` tool of the `staged` MCP server",
             Client::Copilot => "staged-resolve",
+            Client::Cline => "staged__resolve",
         }
     }
 }

@@ -27,6 +27,7 @@ pub(crate) fn is_edit(client: Client, event: &HookEvent) -> bool {
     match (client, event.tool_name.as_deref()) {
         (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")) => true,
         (Client::Copilot, Some("Edit" | "Write")) => true,
+        (Client::Cline, Some("Edit" | "Write" | "apply_patch" | "editor")) => true,
         (Client::Codex, Some("apply_patch")) => true,
         (Client::Codex, Some("Bash" | "shell" | "exec_command" | "local_shell")) => {
             shell_patch_of(event) != ShellPatch::None
@@ -86,9 +87,12 @@ pub(crate) fn pre_tool_use(
     {
         return Outcome::reply(Reply::Deny(why));
     }
-    if client == Client::Copilot
-        && let Some(why) = crate::clients::copilot::refusal(event)
-    {
+    let refusal = match client {
+        Client::Copilot => crate::clients::copilot::refusal(event),
+        Client::Cline => crate::clients::cline::refusal(event),
+        _ => None,
+    };
+    if let Some(why) = refusal {
         return Outcome::reply(Reply::Deny(why));
     }
     if client == Client::ClaudeCode && event.tool_name.as_deref() == Some("NotebookEdit") {
@@ -167,16 +171,16 @@ fn stage(
     let workspace = ws.workspace();
     let input = event.tool_input.clone().unwrap_or(Value::Null);
     let result = match (client, event.tool_name.as_deref()) {
-        (Client::ClaudeCode | Client::Copilot, Some("Edit" | "MultiEdit")) => {
+        (Client::ClaudeCode | Client::Copilot | Client::Cline, Some("Edit" | "MultiEdit")) => {
             let params = edit_params(&input)?;
             staged_edit::stage_edit(session, workspace, &params)
         }
-        (Client::ClaudeCode | Client::Copilot, Some("Write")) => {
+        (Client::ClaudeCode | Client::Copilot | Client::Cline, Some("Write")) => {
             let params: WriteParams = serde_json::from_value(input)
                 .map_err(|err| format!("the Write call's arguments are not readable: {err}"))?;
             staged_edit::stage_write(session, workspace, &params)
         }
-        (Client::Codex, Some("apply_patch")) => {
+        (Client::Codex | Client::Cline, Some("apply_patch")) => {
             let patch = event
                 .input_str("command")
                 .or_else(|| event.input_str("input"))
@@ -298,7 +302,7 @@ pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
 
 fn what(client: Client) -> &'static str {
     match client {
-        Client::ClaudeCode | Client::Copilot => "edit",
+        Client::ClaudeCode | Client::Copilot | Client::Cline => "edit",
         Client::Codex => "patch",
     }
 }

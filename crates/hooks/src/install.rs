@@ -72,6 +72,8 @@ pub struct Target {
     /// Claude Code's global config (`$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`),
     /// where `local` puts the MCP server.
     pub claude_config: Option<PathBuf>,
+    /// Cline's MCP settings file (user-level: Cline reads no project MCP servers).
+    pub cline_mcp_settings: Option<PathBuf>,
 }
 
 /// Why an install could not be done; nothing was written.
@@ -111,10 +113,14 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
                 .to_owned(),
         )),
         Client::Codex => install_codex(target, uninstall),
-        Client::Copilot if target.local => Err(InstallError::Missing(
-            "--local is for Claude Code: Copilot CLI reads the hooks and MCP servers of the repository's .github folder".to_owned(),
+        Client::Copilot | Client::Cline if target.local => Err(InstallError::Missing(
+            format!(
+                "--local is for Claude Code: {} reads staged's hooks from the workspace",
+                target.client.title()
+            ),
         )),
         Client::Copilot => crate::clients::copilot::install(target, uninstall),
+        Client::Cline => crate::clients::cline::install(target, uninstall),
     }
 }
 
@@ -894,10 +900,42 @@ impl WorkspaceFile {
 
     /// Writes `value` (atomically, keeping the file's permission bits).
     pub(crate) fn write_json(&self, value: &Value) -> Result<(), InstallError> {
-        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let mut text = serde_json::to_string_pretty(value)
             .map_err(|err| InstallError::Write { path: self.path(), why: err.to_string() })?;
         text.push('\n');
+        self.write_text(&text)
+    }
+
+    /// Its text; `None` when it is not there.
+    pub(crate) fn read_text(&self) -> Result<Option<String>, InstallError> {
+        match self.open_root().and_then(|root| root.read(&self.rel)) {
+            Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| InstallError::Unreadable {
+                path: self.path(),
+                why: "it is not UTF-8 text".to_owned(),
+            }),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(InstallError::Unreadable { path: self.path(), why: why(&err) }),
+        }
+    }
+
+    /// Removes it (never through a symlink); nothing when it is not there.
+    pub(crate) fn remove(&self) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
+        let root = self.open_root().map_err(fail)?;
+        let dir = match root.dir(self.rel.parent().as_ref()) {
+            Ok(dir) => dir,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(fail(err)),
+        };
+        match dir.remove_file(self.rel.file_name()) {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(fail(err)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes `text` (atomically, keeping the file's permission bits).
+    pub(crate) fn write_text(&self, text: &str) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let root = self.open_root().map_err(fail)?;
         let dir = match self.rel.parent() {
             Some(parent) => root.create_dir_all(&parent).map_err(fail)?,
@@ -992,7 +1030,7 @@ fn read_toml(path: &Path) -> Result<toml_edit::DocumentMut, InstallError> {
     }
 }
 
-fn write_json(path: &Path, value: &Value) -> Result<(), InstallError> {
+pub(crate) fn write_json(path: &Path, value: &Value) -> Result<(), InstallError> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|err| InstallError::Write { path: path.to_path_buf(), why: err.to_string() })?;
     text.push('\n');
@@ -1058,6 +1096,9 @@ pub struct ClientHomes {
     /// Copilot CLI's home (`COPILOT_HOME`, else `~/.copilot`), whose `config.json` records
     /// the folders a person trusted.
     pub copilot_home: Option<PathBuf>,
+    /// Cline's MCP settings (`CLINE_MCP_SETTINGS_PATH`, else
+    /// `$CLINE_DATA_DIR/settings/cline_mcp_settings.json`, else under `~/.cline/data`).
+    pub cline_mcp_settings: Option<PathBuf>,
 }
 
 /// What `staged doctor` checks for `client`: `None` when nothing of staged is installed for it.
@@ -1066,6 +1107,7 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
         Client::ClaudeCode => doctor_claude(root, homes.claude_config.as_deref()),
         Client::Codex => doctor_codex(homes.codex_home.as_deref()?, root),
         Client::Copilot => crate::clients::copilot::doctor(root, homes.copilot_home.as_deref()),
+        Client::Cline => crate::clients::cline::doctor(root, homes.cline_mcp_settings.as_deref()),
     }
 }
 

@@ -151,7 +151,9 @@ pub fn event_name(input: &[u8]) -> Option<String> {
 pub fn event_name_for(client: Client, input: &[u8]) -> Option<String> {
     match client {
         Client::ClaudeCode | Client::Codex => event_name(input),
-        Client::Copilot => client.decode(input).ok().map(|event| event.hook_event_name),
+        Client::Copilot | Client::Cline => {
+            client.decode(input).ok().map(|event| event.hook_event_name)
+        }
     }
 }
 

@@ -75,7 +75,7 @@ pub(crate) fn verdict(
         Client::ClaudeCode => claude(mode),
         Client::Codex => codex(mode, &CodexConfig::read(root, codex_home)),
         // Its events carry no mode; its own permissions decide whether `staged-resolve` runs.
-        Client::Copilot => Verdict::Stage,
+        Client::Copilot | Client::Cline => Verdict::Stage,
     }
 }
 
@@ -270,6 +270,7 @@ pub fn doctor_line(client: Client, root: &Path, codex_home: Option<&Path>) -> St
     match client {
         Client::ClaudeCode => "Claude Code's permission mode is read from each event: plan and dontAsk deny an edit without staging it; in default mode (or an unknown one) only a person may apply the preview (`staged review`), since staged does not read allow rules (`permissions.allow`, `--allowedTools`); acceptEdits and bypassPermissions let the model's resolve apply it".to_owned(),
         Client::Copilot => crate::clients::copilot::PERMISSIONS.to_owned(),
+        Client::Cline => crate::clients::cline::PERMISSIONS.to_owned(),
         Client::Codex => {
             let config = CodexConfig::read(root, codex_home);
             format!(

@@ -66,7 +66,7 @@ pub(crate) fn pre_tool_use(
     }
     let snapshot = match client {
         Client::Codex => codex_snapshot(event, ws, cwd),
-        Client::ClaudeCode | Client::Copilot => claude_snapshot(event, ws),
+        Client::ClaudeCode | Client::Copilot | Client::Cline => claude_snapshot(event, ws),
     };
     match snapshot {
         Ok(snapshot) => state.keep_snapshot(call, snapshot),
@@ -93,7 +93,7 @@ pub(crate) fn post_tool_use(
     let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
         let mut state = file.load();
         let notes = match client {
-            Client::ClaudeCode | Client::Copilot => {
+            Client::ClaudeCode | Client::Copilot | Client::Cline => {
                 let snapshot = state.snapshots.remove(call.as_str());
                 match record_claude(client, event, ws, snapshot.as_ref()) {
                     Ok(notes) => notes,
@@ -209,9 +209,9 @@ fn claude_edited(input: &Value, text: &str) -> Option<String> {
 /// Claude Code's Edit, MultiEdit or Write, from its `PostToolUse` and the file as it was read
 /// at `PreToolUse` (`snapshot`).
 ///
-/// Copilot CLI's edit and create (as Edit and Write) are recorded alike: its result says only
-/// whether the tool succeeded (`resultType`), so the file as the snapshot read it is what the
-/// edit started from, and a failed call wrote nothing.
+/// Copilot CLI's edit and create and Cline's editor (as Edit and Write) are recorded alike:
+/// their result says only whether the tool succeeded (`resultType`, `isError`), so the file as
+/// the snapshot read it is what the edit started from, and a failed call wrote nothing.
 fn record_claude(
     client: Client,
     event: &HookEvent,
@@ -219,9 +219,12 @@ fn record_claude(
     snapshot: Option<&Snapshot>,
 ) -> Result<Vec<String>, String> {
     let response = event.tool_response.as_ref().ok_or("the event carries no tool_response")?;
-    if client == Client::Copilot
-        && response.get("resultType").and_then(Value::as_str) != Some("success")
-    {
+    let failed = match client {
+        Client::Copilot => response.get("resultType").and_then(Value::as_str) != Some("success"),
+        Client::Cline => response.get("isError").and_then(Value::as_bool) != Some(false),
+        _ => false,
+    };
+    if failed {
         return Ok(Vec::new());
     }
     let path = response
@@ -237,7 +240,7 @@ fn record_claude(
         })?;
     let snapshot_text = before.text.as_deref().map(lf);
     let original = match client {
-        Client::Copilot => snapshot_text.as_deref().or(Some("")),
+        Client::Copilot | Client::Cline => snapshot_text.as_deref().or(Some("")),
         _ => response.get("originalFile").and_then(Value::as_str),
     };
     // An Edit that creates a file reports it as empty.
@@ -281,6 +284,7 @@ fn record_claude(
     let tool = match (client, event.tool_name.as_deref()) {
         (Client::Copilot, Some("Write")) => "create",
         (Client::Copilot, _) => "edit",
+        (Client::Cline, _) => "editor",
         (_, tool) => tool.unwrap_or("edit"),
     };
     log(ws, client, event, source, tool, vec![op], &texts)

@@ -42,6 +42,7 @@ impl Repo {
             Client::ClaudeCode => "claude-code",
             Client::Codex => "codex",
             Client::Copilot => "copilot",
+            Client::Cline => "cline",
         };
         handle(client, mode, &self.event(dir, name), None, &self.root)
     }

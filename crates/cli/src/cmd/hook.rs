@@ -1,4 +1,4 @@
-//! `staged hook claude-code|codex|copilot`, the hooks the clients run (one event on stdin, the reply on
+//! `staged hook claude-code|codex|copilot|cline`, the hooks the clients run (one event on stdin, the reply on
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
@@ -28,6 +28,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
         HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
         HookCommand::Codex(run) => hook(global, Client::Codex, run),
         HookCommand::Copilot(run) => hook(global, Client::Copilot, run),
+        HookCommand::Cline(run) => hook(global, Client::Cline, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
@@ -37,6 +38,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
                 codex_home: codex_home(),
                 local: install.local,
                 claude_config: claude_config(),
+                cline_mcp_settings: cline_mcp_settings(),
             };
             let lines = install::install(&target, install.uninstall)?;
             for line in lines {
@@ -321,6 +323,7 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
         codex_home: codex_home(),
         claude_config: claude_config(),
         copilot_home: copilot_home(),
+        cline_mcp_settings: cline_mcp_settings(),
     };
     let mut failed = false;
     let mut any = false;
@@ -328,6 +331,7 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
         (Client::ClaudeCode, "Claude Code", "staged hook install claude-code"),
         (Client::Codex, "Codex", "staged hook install codex"),
         (Client::Copilot, "Copilot CLI", "staged hook install copilot"),
+        (Client::Cline, "Cline", "staged hook install cline"),
     ] {
         match install::doctor(client, &root, &homes) {
             None => out.line(&format!(
@@ -374,6 +378,7 @@ fn client(arg: HookClientArg) -> Client {
         HookClientArg::ClaudeCode => Client::ClaudeCode,
         HookClientArg::Codex => Client::Codex,
         HookClientArg::Copilot => Client::Copilot,
+        HookClientArg::Cline => Client::Cline,
     }
 }
 
@@ -397,6 +402,17 @@ fn copilot_home() -> Option<PathBuf> {
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| dirs::home_dir().map(|home| home.join(".copilot")))
+}
+
+/// Cline's MCP settings: `CLINE_MCP_SETTINGS_PATH`, else
+/// `$CLINE_DATA_DIR/settings/cline_mcp_settings.json`, else `~/.cline/data/settings/...`.
+fn cline_mcp_settings() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("CLINE_MCP_SETTINGS_PATH").or_else(|| {
+        var("CLINE_DATA_DIR")
+            .or_else(|| dirs::home_dir().map(|home| home.join(".cline").join("data")))
+            .map(|dir| dir.join("settings").join("cline_mcp_settings.json"))
+    })
 }
 
 /// `CODEX_HOME`, else `~/.codex`.
