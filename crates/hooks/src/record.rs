@@ -221,7 +221,7 @@ fn record_claude(
     let response = event.tool_response.as_ref().ok_or("the event carries no tool_response")?;
     let failed = match client {
         Client::Copilot => response.get("resultType").and_then(Value::as_str) != Some("success"),
-        Client::Cline => response.get("isError").and_then(Value::as_bool) != Some(false),
+        Client::Cline => response.get("isError").and_then(Value::as_bool) == Some(true),
         _ => false,
     };
     if failed {
