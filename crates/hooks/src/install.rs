@@ -1388,7 +1388,7 @@ fn claude_matcher_check(settings: &Value) -> Check {
 /// The binary each hook command runs exists and may be run (one without a `/` is looked up
 /// on `PATH`, as the client's shell will).
 pub(crate) fn binary_checks(who: &str, commands: &[(String, String)]) -> Vec<Check> {
-    let client = [Client::Codex, Client::Copilot]
+    let client = [Client::Codex, Client::Copilot, Client::Cline]
         .into_iter()
         .find(|c| c.title() == who)
         .unwrap_or(Client::ClaudeCode);

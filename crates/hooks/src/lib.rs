@@ -1,9 +1,10 @@
 //! staged as the gate of the coding agents people already use: the hooks `staged hook
-//! claude-code`, `staged hook codex` and `staged hook copilot` run (one event on stdin, one
-//! reply on stdout), their installers, and the checks of `staged doctor`. Claude Code's event
+//! claude-code`, `staged hook codex`, `staged hook copilot` and `staged hook cline` run (one
+//! event on stdin, one reply on stdout), their installers, and the checks of `staged doctor`. Claude Code's event
 //! shape is the model ([`HookEvent`]); another client's events and answers are translated by
-//! its codec in `clients/` (GitHub Copilot CLI's `edit` and `create` are Claude Code's Edit
-//! and Write).
+//! its codec in `clients/` (GitHub Copilot CLI's `edit` and `create`, and Cline's `editor`,
+//! are Claude Code's Edit and Write; Cline's gate is a plugin staged installs that runs the
+//! hook).
 //!
 //! - **Gate mode** (the default): an edit the client is about to make (Claude Code's Edit,
 //!   MultiEdit and Write; Codex's `apply_patch`, as its own tool or as an `apply_patch` heredoc

@@ -33,8 +33,8 @@ use serde_json::{Value, json};
 use crate::{
     event::{Client, HookEvent, Mode, Reply},
     install::{
-        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks, mcp_check, object_at,
-        read_json, write_json,
+        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks, hook_command, mcp_check,
+        object_at, read_json, write_json,
     },
 };
 
@@ -295,8 +295,7 @@ pub(crate) fn doctor(root: &Path, settings_path: Option<&Path>) -> Option<Vec<Ch
         }),
     ));
     if let Some((staged, mode)) = &parsed {
-        let args = if *mode == Mode::Record { " --mode record" } else { "" };
-        let command = format!("{staged} hook cline{args}");
+        let command = hook_command(Path::new(staged), Client::Cline, *mode, &[], "PreToolUse");
         checks.extend(binary_checks(who, &[("PreToolUse".to_owned(), command)]));
     }
     let server = settings_path
