@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a staged hook adds to every edit of Claude Code or Codex: the wall time of one hook
+"""What a staged hook adds to every edit of a client: the wall time of one hook
 call, as the client makes it (a new process, the event on stdin, the reply on stdout), in
 interleaved rounds against a no-op shell hook that reads the same event.
 
@@ -10,6 +10,9 @@ Each round runs, in turn:
   record   staged hook claude-code --mode record,      records an applied edit in the log
            a PostToolUse Edit                          (diff, hashes, undo data)
   codex    staged hook codex, a PreToolUse apply_patch stages the patch, denies
+  copilot  staged hook copilot, a preToolUse edit      stages the edit, denies (Copilot's shape)
+  cline    staged hook cline, a PreToolUse editor      stages the edit, skips (what staged's Cline
+           call, as staged's plugin sends it           plugin runs for each editor call)
 
 The workspace has a git root and a 200-line file; between rounds (untimed) the previews are
 discarded, so every gate call stages against the same state. Prints p50 and p95 of each, and
@@ -79,6 +82,16 @@ def main():
                                        "+export const v100 = compute(101);\n*** End Patch\n"})),
         }
         (ws / "src" / "b.ts").write_text(source)
+        (ws / "src" / "c.ts").write_text(source)
+        (ws / "src" / "d.ts").write_text(source)
+        cases["copilot"] = ([staged, "hook", "copilot"], json.dumps({
+            "sessionId": "bench", "timestamp": 1, "cwd": str(ws), "toolName": "edit",
+            "toolArgs": {"path": str(ws / "src" / "c.ts"), "old_str": "compute(100);", "new_str": "compute(101);"},
+        }).encode())
+        cases["cline"] = ([staged, "hook", "cline"], event(
+            hook_event_name="PreToolUse", tool_name="editor", tool_use_id="call_0",
+            tool_input={"path": str(ws / "src" / "d.ts"), "old_text": "compute(100);", "new_text": "compute(101);"}))
+        denies = {"gate": b'"deny"', "codex": b'"deny"', "copilot": b'"deny"', "cline": b'"skip":true'}
         samples = {name: [] for name in cases}
         for i in range(rounds + 2):
             for name, (argv, stdin) in cases.items():
@@ -92,11 +105,11 @@ def main():
                     target.write_text(source)
                 if proc.returncode != 0:
                     sys.exit(f"{name} exited {proc.returncode}: {proc.stderr.decode()}")
-                if name in ("gate", "codex") and b'"deny"' not in proc.stdout:
+                if name in denies and denies[name] not in proc.stdout:
                     sys.exit(f"{name} did not deny: {proc.stdout.decode()} {proc.stderr.decode()}")
                 if i >= 2:  # two warm-up rounds
                     samples[name].append(wall)
-            for _ in range(2):  # the gate's preview and the codex one
+            for _ in denies:  # each gate's preview
                 subprocess.run([staged, "--workspace", str(ws), "resolve", "discard", "--reason", "bench"],
                                capture_output=True, check=False)
         noop = statistics.median(samples["noop"])
