@@ -87,6 +87,28 @@ fn the_hook_skips_the_call_naming_the_preview() {
 }
 
 #[test]
+fn an_apply_patch_call_is_staged_as_codexs_and_an_insert_line_call_is_refused() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let settings = dir.join(".no-cline/cline_mcp_settings.json");
+    let patch =
+        "*** Begin Patch\n*** Update File: src/a.ts\n@@\n-oldApi(1);\n+newApi(1);\n*** End Patch\n";
+    let event = json!({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": dir,
+        "tool_name": "apply_patch", "tool_input": patch, "tool_use_id": "call_1"});
+    let out = staged_in(&dir, &["hook", "cline"], event.to_string().as_bytes(), &settings);
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(reply["skip"], true, "{reply}");
+    assert!(reply["reason"].as_str().unwrap().contains("call staged__resolve"), "{reply}");
+    assert_eq!(pending_ids(&dir).len(), 1);
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+    let insert = json!({"path": dir.join("src/a.ts"), "new_text": "x\n", "insert_line": 1});
+    let out = staged_in(&dir, &["hook", "cline"], &pre_editor(&dir, insert), &settings);
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(reply["reason"].as_str().unwrap().contains("does not stage insert_line"), "{reply}");
+    assert_eq!(pending_ids(&dir).len(), 1);
+}
+
+#[test]
 fn install_writes_the_plugin_merges_the_server_and_uninstall_takes_out_only_staged() {
     let ws = workspace(&[]);
     let dir = ws.path().canonicalize().unwrap();
