@@ -283,3 +283,25 @@ def test_copilot_asks_the_person_before_staged_resolve_where_its_tools_are_not_a
         assert results[1][1].startswith("Permission denied because no interactive user response was available."), results[1]
         assert (root / "src" / "a.ts").read_text() == SOURCE
         assert len(pending(root)) == 1
+
+
+def test_copilot_with_claude_codes_hooks_installed_too_stages_an_edit_once():
+    """Copilot reads `.mcp.json` (Claude Code's) as well as `.github/mcp.json`, but not Claude
+    Code's hooks: with both installed, an edit is staged once, by staged's Copilot hook."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root)
+        proc = subprocess.run([staged_bin(), "--workspace", str(root), "hook", "install", "claude-code"],
+                              capture_output=True, text=True, timeout=HANG_SECONDS)
+        assert proc.returncode == 0, proc.stderr
+        script = [edit_turn(root), ("mcp", "resolve", {"action": "apply", "reason": "once"}), ("text", "Done.")]
+        model = Watching(script, root, ["src/a.ts"]).start()
+        try:
+            run_copilot(tmp, root, model)
+        finally:
+            model.stop()
+        results = tool_results_chat(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["edit", "staged-resolve"], results
+        assert "Applied Edit: src/a.ts (1 replacement)." in results[1][1], results[1]
+        assert [(e["frontEnd"], e["reason"]) for e in log_entries(root)] == [("hook:copilot", "once")]
+        assert (root / "src" / "a.ts").read_text() == EDITED
