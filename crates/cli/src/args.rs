@@ -85,8 +85,9 @@ pub(crate) enum Command {
     Tool(ToolArgs),
     /// Trust this workspace's staged.toml, so its plugins and provider settings take effect.
     Trust(TrustArgs),
-    /// The coding clients' hooks (Claude Code, Codex, Qwen Code, Gemini CLI, opencode, Cursor)
-    /// that stage (or record) every edit those agents make, and their installer.
+    /// The coding clients' hooks (Claude Code, Codex, Qwen Code, Gemini CLI, opencode, Cursor,
+    /// Copilot CLI, Cline) that stage (or record) every edit those agents make, and their
+    /// installer.
     Hook(HookArgs),
     /// Check that the installed hooks and MCP servers will work: one line per check.
     Doctor,
@@ -116,6 +117,11 @@ pub(crate) enum HookCommand {
     Opencode(HookRunArgs),
     /// Cursor's hook (`.cursor/hooks.json`): reads one event on stdin, answers on stdout.
     Cursor(HookRunArgs),
+    /// GitHub Copilot CLI's hook: reads one event on stdin, answers on stdout.
+    Copilot(HookRunArgs),
+    /// Cline's hook, which staged's Cline plugin runs: reads one event on stdin, answers on
+    /// stdout.
+    Cline(HookRunArgs),
     /// Write the hooks and the MCP server a client needs (merged into its settings), or remove
     /// them.
     Install(HookInstallArgs),
@@ -188,6 +194,8 @@ pub(crate) enum HookClientArg {
     GeminiCli,
     Opencode,
     Cursor,
+    Copilot,
+    Cline,
 }
 
 #[derive(Debug, Args)]

@@ -8,7 +8,9 @@
 //! `bypassPermissions`; Codex: `bypassPermissions` when its approval policy is `never`, else
 //! `default`), which the gate reads (`permission.rs`). Fields this crate does
 //! not read (`transcript_path`, `prompt_id`, `turn_id`, `model`, ...) are ignored.
-//! `tests/fixtures/` holds events recorded from the pinned clients.
+//! `tests/fixtures/` holds events recorded from the pinned clients. Other clients' events are
+//! translated into this shape by their codec in `clients/` ([`Client::decode`]), and a
+//! [`Reply`] into their answer ([`Client::encode`]).
 
 use std::path::PathBuf;
 
@@ -31,6 +33,12 @@ pub enum Client {
     /// Cursor (`.cursor/hooks.json`; `clients/cursor.rs`), tested on events built from its
     /// documentation only.
     Cursor,
+    /// GitHub Copilot CLI (`.github/hooks/staged.json`); its events are translated by
+    /// `clients/copilot.rs`.
+    Copilot,
+    /// Cline CLI (a plugin in `.cline/plugins/` that runs `staged hook cline`); its events are
+    /// translated by `clients/cline.rs`.
+    Cline,
 }
 
 impl Client {
@@ -44,6 +52,8 @@ impl Client {
             Client::GeminiCli => "gemini-cli",
             Client::OpenCode => "opencode",
             Client::Cursor => "cursor",
+            Client::Copilot => "copilot",
+            Client::Cline => "cline",
         }
     }
 }

@@ -92,6 +92,9 @@ pub(crate) fn pre_tool_use(
     {
         return Outcome::reply(Reply::Deny(why));
     }
+    if let Some(why) = client.refusal(event) {
+        return Outcome::reply(Reply::Deny(why));
+    }
     if client.edit(event) == Some(ToolEdit::Notebook) {
         return Outcome::reply(Reply::Deny(notebook_edit(client)));
     }
@@ -196,7 +199,7 @@ fn stage(
                 base(ws, cwd, dir.as_deref())?.as_ref(),
             )
         }
-        Some(ToolEdit::Notebook) | None => {
+        Some(ToolEdit::Notebook | ToolEdit::Refused) | None => {
             return Err("this tool is not an edit staged can stage".to_owned());
         }
     };

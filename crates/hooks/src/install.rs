@@ -64,7 +64,7 @@ const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
 const CODEX_MATCHER: &str = "Edit|Write|Bash";
 
 /// The MCP server's name, in both clients.
-const SERVER: &str = "staged";
+pub(crate) const SERVER: &str = "staged";
 
 /// What to install, and where.
 #[derive(Debug, Clone)]
@@ -91,6 +91,8 @@ pub struct Target {
     pub qwen_home: Option<PathBuf>,
     /// `QWEN_CODE_MCP_APPROVALS_PATH`: Qwen Code's approvals file, when set.
     pub qwen_approvals: Option<PathBuf>,
+    /// Cline's MCP settings file (user-level: Cline reads no project MCP servers).
+    pub cline_mcp_settings: Option<PathBuf>,
 }
 
 /// Why an install could not be done; nothing was written.
@@ -150,6 +152,12 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
                 .to_owned(),
         )),
         Client::Cursor => cursor::install(target, uninstall),
+        Client::Copilot | Client::Cline if target.local => Err(InstallError::Missing(format!(
+            "--local is for Claude Code: {} reads staged's hooks from the workspace",
+            target.client.display()
+        ))),
+        Client::Copilot => crate::clients::copilot::install(target, uninstall),
+        Client::Cline => crate::clients::cline::install(target, uninstall),
     }
 }
 
@@ -182,7 +190,7 @@ pub fn hook_command(
 
 /// What a gate's command does when `staged` cannot run or fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FailSafe {
+pub(crate) enum FailSafe {
     /// Nothing: the client sees the exit status (installs before issue 32).
     None,
     /// A reason on stderr and exit 2: a `PreToolUse` blocks the tool call.
@@ -193,7 +201,7 @@ enum FailSafe {
 
 impl FailSafe {
     /// Gemini CLI's `BeforeTool` is a `PreToolUse`.
-    fn for_event(event: &str) -> FailSafe {
+    pub(crate) fn for_event(event: &str) -> FailSafe {
         if matches!(event, "PreToolUse" | "BeforeTool") { FailSafe::Block } else { FailSafe::Pass }
     }
 }
@@ -214,7 +222,7 @@ fn fail_safe(client: Client, kind: FailSafe) -> String {
 
 /// A hook command `staged hook install` wrote for a client, read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Ours {
+pub(crate) struct Ours {
     /// The binary it runs.
     binary: String,
     mode: Mode,
@@ -226,7 +234,7 @@ struct Ours {
 
 /// The hook command `command` read back, if `staged hook install` wrote it for `client`, now
 /// or before (without the fail-safe and the `--in` workspaces).
-fn parse_ours(command: &str, client: Client) -> Option<Ours> {
+pub(crate) fn parse_ours(command: &str, client: Client) -> Option<Ours> {
     let (words, fail_safe) = [FailSafe::Block, FailSafe::Pass]
         .into_iter()
         .find_map(|kind| Some((command.strip_suffix(&fail_safe(client, kind))?, kind)))
@@ -249,7 +257,7 @@ fn parse_ours(command: &str, client: Client) -> Option<Ours> {
 }
 
 /// Whether a hook command is one `staged hook install` wrote for `client`.
-fn is_ours(command: &str, client: Client) -> bool {
+pub(crate) fn is_ours(command: &str, client: Client) -> bool {
     parse_ours(command, client).is_some()
 }
 
@@ -748,7 +756,7 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// The refusal of a value of the wrong shape at `key` of `file`.
-fn wrong_shape(file: &Path, key: &str, found: &Value, expected: &str) -> InstallError {
+pub(crate) fn wrong_shape(file: &Path, key: &str, found: &Value, expected: &str) -> InstallError {
     InstallError::Unreadable {
         path: file.to_path_buf(),
         why: format!("`{key}` is {}, where {expected} belongs", json_kind(found)),
@@ -806,7 +814,7 @@ fn add_hook(
 
 /// The object at `path`, made where missing; anything else there is refused, naming the key
 /// and what was found.
-fn object_at<'a>(
+pub(crate) fn object_at<'a>(
     value: &'a mut Value,
     path: &[&str],
     file: &Path,
@@ -848,7 +856,7 @@ fn add_to_array(
     Ok(())
 }
 
-fn remove_from_array(settings: &mut Value, path: &[&str], item: &str) {
+pub(crate) fn remove_from_array(settings: &mut Value, path: &[&str], item: &str) {
     let mut at = &mut *settings;
     for name in path {
         match at.get_mut(*name) {
@@ -871,19 +879,19 @@ const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
 const MCP_JSON: &str = ".mcp.json";
 
 /// A file of the workspace, read and written only through `staged-fs`.
-struct WorkspaceFile {
+pub(crate) struct WorkspaceFile {
     root: PathBuf,
     rel: RelPath,
 }
 
 impl WorkspaceFile {
-    fn new(root: &Path, rel: &str) -> Result<WorkspaceFile, InstallError> {
+    pub(crate) fn new(root: &Path, rel: &str) -> Result<WorkspaceFile, InstallError> {
         let rel = RelPath::new(rel).map_err(|err| InstallError::Missing(err.to_string()))?;
         Ok(WorkspaceFile { root: root.to_path_buf(), rel })
     }
 
     /// Its path, for messages.
-    fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.root.join(self.rel.as_path())
     }
 
@@ -892,7 +900,7 @@ impl WorkspaceFile {
     }
 
     /// Its JSON object; `{}` when it is not there.
-    fn read_json(&self) -> Result<Value, InstallError> {
+    pub(crate) fn read_json(&self) -> Result<Value, InstallError> {
         let read = self.open_root().and_then(|root| root.read(&self.rel));
         let bytes = match read {
             Ok(bytes) => Some(bytes),
@@ -906,7 +914,7 @@ impl WorkspaceFile {
 
     /// Fails unless every folder on its way is a real folder inside the root and it is a
     /// regular file or not there.
-    fn writable(&self) -> Result<(), InstallError> {
+    pub(crate) fn writable(&self) -> Result<(), InstallError> {
         let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let root = self.open_root().map_err(fail)?;
         let Some(parent) = self.rel.parent() else { return Ok(()) };
@@ -929,7 +937,7 @@ impl WorkspaceFile {
     }
 
     /// Writes `value` (atomically, keeping the file's permission bits).
-    fn write_json(&self, value: &Value) -> Result<(), InstallError> {
+    pub(crate) fn write_json(&self, value: &Value) -> Result<(), InstallError> {
         let mut text = serde_json::to_string_pretty(value)
             .map_err(|err| InstallError::Write { path: self.path(), why: err.to_string() })?;
         text.push('\n');
@@ -937,19 +945,19 @@ impl WorkspaceFile {
     }
 
     /// Its text; `None` when it is not there.
-    fn read_text(&self) -> Result<Option<String>, InstallError> {
+    pub(crate) fn read_text(&self) -> Result<Option<String>, InstallError> {
         match self.open_root().and_then(|root| root.read(&self.rel)) {
             Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| InstallError::Unreadable {
                 path: self.path(),
-                why: "it is not text".to_owned(),
+                why: "it is not UTF-8 text".to_owned(),
             }),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(err) => Err(InstallError::Unreadable { path: self.path(), why: why(&err) }),
         }
     }
 
-    /// Removes it, when it is there.
-    fn remove(&self) -> Result<(), InstallError> {
+    /// Removes it (never through a symlink); nothing when it is not there.
+    pub(crate) fn remove(&self) -> Result<(), InstallError> {
         let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let root = self.open_root().map_err(fail)?;
         let dir = match root.dir(self.rel.parent().as_ref()) {
@@ -965,7 +973,7 @@ impl WorkspaceFile {
     }
 
     /// Writes `text` (atomically, keeping the file's permission bits).
-    fn write_text(&self, text: &str) -> Result<(), InstallError> {
+    pub(crate) fn write_text(&self, text: &str) -> Result<(), InstallError> {
         let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let root = self.open_root().map_err(fail)?;
         let dir = match self.rel.parent() {
@@ -1013,7 +1021,7 @@ fn regular_or_absent(path: &Path) -> Result<(), InstallError> {
     }
 }
 
-fn read_json(path: &Path) -> Result<Value, InstallError> {
+pub(crate) fn read_json(path: &Path) -> Result<Value, InstallError> {
     regular_or_absent(path)?;
     match std::fs::read(path) {
         Ok(bytes) => parse_json(path, Some(bytes)),
@@ -1025,7 +1033,7 @@ fn read_json(path: &Path) -> Result<Value, InstallError> {
 }
 
 /// The JSON object in `bytes` (read from `path`); `{}` for no file or blank space.
-fn parse_json(path: &Path, bytes: Option<Vec<u8>>) -> Result<Value, InstallError> {
+pub(crate) fn parse_json(path: &Path, bytes: Option<Vec<u8>>) -> Result<Value, InstallError> {
     match bytes {
         None => Ok(json!({})),
         Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
@@ -1061,7 +1069,7 @@ fn read_toml(path: &Path) -> Result<toml_edit::DocumentMut, InstallError> {
     }
 }
 
-fn write_json(path: &Path, value: &Value) -> Result<(), InstallError> {
+pub(crate) fn write_json(path: &Path, value: &Value) -> Result<(), InstallError> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|err| InstallError::Write { path: path.to_path_buf(), why: err.to_string() })?;
     text.push('\n');
@@ -1107,11 +1115,11 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(what: impl Into<String>, result: Result<(), String>) -> Check {
+    pub(crate) fn new(what: impl Into<String>, result: Result<(), String>) -> Check {
         Check { what: what.into(), result, warning: false }
     }
 
-    fn warn(what: impl Into<String>, result: Result<(), String>) -> Check {
+    pub(crate) fn warn(what: impl Into<String>, result: Result<(), String>) -> Check {
         Check { what: what.into(), result, warning: true }
     }
 }
@@ -1131,6 +1139,12 @@ pub struct ClientHomes {
     /// Gemini CLI's `.gemini` folder in its home (`$GEMINI_CLI_HOME/.gemini`, else
     /// `~/.gemini`), whose `settings.json` may set its approval mode.
     pub gemini_home: Option<PathBuf>,
+    /// Copilot CLI's home (`COPILOT_HOME`, else `~/.copilot`), whose `config.json` records
+    /// the folders a person trusted.
+    pub copilot_home: Option<PathBuf>,
+    /// Cline's MCP settings (`CLINE_MCP_SETTINGS_PATH`, else
+    /// `$CLINE_DATA_DIR/settings/cline_mcp_settings.json`, else under `~/.cline/data`).
+    pub cline_mcp_settings: Option<PathBuf>,
 }
 
 /// What `staged doctor` checks for `client`: `None` when nothing of staged is installed for it.
@@ -1144,6 +1158,8 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
         Client::GeminiCli => gemini_cli::doctor(root, homes.gemini_home.as_deref()),
         Client::OpenCode => opencode::doctor(root),
         Client::Cursor => cursor::doctor(root),
+        Client::Copilot => crate::clients::copilot::doctor(root, homes.copilot_home.as_deref()),
+        Client::Cline => crate::clients::cline::doctor(root, homes.cline_mcp_settings.as_deref()),
     }
 }
 
@@ -1249,7 +1265,7 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
 /// Warnings for hook commands an older `staged hook install` wrote: a gate without the
 /// fail-safe (a missing binary lets the edit through), and for Codex one without `--in` (it
 /// gates every folder) or one whose workspaces leave out `root`.
-fn older_install_checks(
+pub(crate) fn older_install_checks(
     client: Client,
     commands: &[(String, String)],
     root: Option<&Path>,
@@ -1418,7 +1434,7 @@ fn claude_matcher_check(settings: &Value) -> Check {
 
 /// The binary each hook command runs exists and may be run (one without a `/` is looked up
 /// on `PATH`, as the client's shell will).
-fn binary_checks(client: Client, commands: &[(String, String)]) -> Vec<Check> {
+pub(crate) fn binary_checks(client: Client, commands: &[(String, String)]) -> Vec<Check> {
     let who = client.display();
     let mut seen = Vec::new();
     let mut res = Vec::new();
@@ -1456,7 +1472,7 @@ fn executable(path: &Path) -> Result<(), String> {
 
 /// Starts the configured MCP server and asks it for its tools: it must answer, and list
 /// `resolve`, within a few seconds.
-fn mcp_check(who: &str, server: &Value, cwd: &Path) -> Check {
+pub(crate) fn mcp_check(who: &str, server: &Value, cwd: &Path) -> Check {
     let command = server.get("command").and_then(Value::as_str).unwrap_or_default();
     let args: Vec<String> = server
         .get("args")

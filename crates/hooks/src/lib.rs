@@ -1,12 +1,14 @@
 //! staged as the gate of the coding agents people already use: the hooks `staged hook
-//! claude-code`, `codex`, `qwen-code`, `gemini-cli`, `opencode` and `cursor` run (one event
-//! on stdin, one reply on stdout), their installers, and the checks of `staged doctor`.
+//! claude-code`, `codex`, `qwen-code`, `gemini-cli`, `opencode`, `cursor`, `copilot` and
+//! `cline` run (one event on stdin, one reply on stdout), their installers, and the checks of
+//! `staged doctor`.
 //!
 //! - **Gate mode** (the default): an edit the client is about to make (Claude Code's Edit,
 //!   MultiEdit and Write; Codex's `apply_patch`, as its own tool or as an `apply_patch` heredoc
 //!   in the shell; Qwen Code's `edit` and `write_file`; Gemini CLI's `replace` and
 //!   `write_file`; opencode's `edit`, `write` and `apply_patch`; Cursor's `Write`,
-//!   `StrReplace` and `Edit`) is staged as a preview through `staged-edit`, and the tool call is denied
+//!   `StrReplace` and `Edit`; Copilot CLI's `edit` and `create`; Cline's `editor` and
+//!   `apply_patch`) is staged as a preview through `staged-edit`, and the tool call is denied
 //!   with a reason that names the preview and says to call `resolve`. Nothing is written until
 //!   then. The gate never grants what the client would not (`permission.rs`): in a mode or
 //!   sandbox where the client would refuse the edit (plan mode, a read-only sandbox) it is

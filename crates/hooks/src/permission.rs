@@ -89,6 +89,8 @@ pub(crate) fn verdict(
         Client::OpenCode => crate::clients::opencode::verdict(root),
         // Cursor's agent writes its edits without asking (the person reviews them after).
         Client::Cursor => Verdict::Stage,
+        // Its events carry no mode; its own permissions decide whether `staged-resolve` runs.
+        Client::Copilot | Client::Cline => Verdict::Stage,
     }
 }
 
@@ -389,6 +391,8 @@ pub fn doctor_line_for(client: Client, root: &Path, homes: &crate::install::Clie
         }
         Client::ClaudeCode => "Claude Code's permission mode is read from each event: plan and dontAsk deny an edit without staging it; in default mode (or an unknown one) only a person may apply the preview (`staged review`), since staged does not read allow rules (`permissions.allow`, `--allowedTools`); acceptEdits and bypassPermissions let the model's resolve apply it".to_owned(),
         Client::QwenCode => "Qwen Code's approval mode is read from each event: plan denies an edit without staging it; in default mode (or auto, or an unknown one) only a person may apply the preview (`staged review`); auto-edit and yolo let the model's resolve apply it".to_owned(),
+        Client::Copilot => crate::clients::copilot::PERMISSIONS.to_owned(),
+        Client::Cline => crate::clients::cline::PERMISSIONS.to_owned(),
         Client::Codex => {
             let config = CodexConfig::read(root, codex_home);
             format!(

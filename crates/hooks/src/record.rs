@@ -72,6 +72,7 @@ pub(crate) fn pre_tool_use(
     }
     let snapshot = match client {
         Client::OpenCode | Client::Cursor => crate::clients::opencode::snapshot(event, ws, cwd),
+        Client::Copilot | Client::Cline => claude_snapshot(event, ws),
         _ => match client.edit(event) {
             Some(ToolEdit::Patch | ToolEdit::ShellPatch) => codex_snapshot(event, ws, cwd),
             _ => claude_snapshot(event, ws),
@@ -219,6 +220,10 @@ fn claude_edited(input: &Value, text: &str) -> Option<String> {
 
 /// Claude Code's Edit, MultiEdit or Write, from its `PostToolUse` and the file as it was read
 /// at `PreToolUse` (`snapshot`).
+///
+/// Copilot CLI's edit and create and Cline's editor (as Edit and Write) are recorded alike:
+/// their result says only whether the tool succeeded (`resultType`, `isError`), so the file as
+/// the snapshot read it is what the edit started from, and a failed call wrote nothing.
 fn record_claude(
     client: Client,
     event: &HookEvent,
@@ -226,6 +231,14 @@ fn record_claude(
     snapshot: Option<&Snapshot>,
 ) -> Result<Vec<String>, String> {
     let response = event.tool_response.as_ref().ok_or("the event carries no tool_response")?;
+    let failed = match client {
+        Client::Copilot => response.get("resultType").and_then(Value::as_str) != Some("success"),
+        Client::Cline => response.get("isError").and_then(Value::as_bool) == Some(true),
+        _ => false,
+    };
+    if failed {
+        return Ok(Vec::new());
+    }
     let path = response
         .get("filePath")
         .and_then(Value::as_str)
@@ -237,7 +250,11 @@ fn record_claude(
         snapshot.and_then(|s| s.files.iter().find(|f| f.path == path)).ok_or_else(|| {
             format!("{path} was not read before the edit (its PreToolUse hook did not run)")
         })?;
-    let original = response.get("originalFile").and_then(Value::as_str);
+    let snapshot_text = before.text.as_deref().map(lf);
+    let original = match client {
+        Client::Copilot | Client::Cline => snapshot_text.as_deref().or(Some("")),
+        _ => response.get("originalFile").and_then(Value::as_str),
+    };
     // An Edit that creates a file reports it as empty.
     let created = before.text.is_none() && original == Some("");
     if before.text.as_deref().map(lf).as_deref() != original && !created {
@@ -277,7 +294,12 @@ fn record_claude(
     if let Some(text) = &before.text {
         texts.insert(path, text.clone());
     }
-    let tool = event.tool_name.as_deref().unwrap_or("edit");
+    let tool = match (client, event.tool_name.as_deref()) {
+        (Client::Copilot, Some("Write")) => "create",
+        (Client::Copilot, _) => "edit",
+        (Client::Cline, _) => "editor",
+        (_, tool) => tool.unwrap_or("edit"),
+    };
     log(ws, client, event, source, tool, vec![op], &texts)
 }
 
@@ -545,8 +567,7 @@ fn log(
         LogAction::Apply,
         &FrontEnd::Hook(client.name().to_owned()),
     );
-    let who = client.display();
-    record.reason = format!("{who}'s {tool}, recorded by staged's hook");
+    record.reason = format!("{}'s {tool}, recorded by staged's hook", client.display());
     record.result = format!("Recorded {label}.");
     record.diff = Some(diff);
     record.files = files;

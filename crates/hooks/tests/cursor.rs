@@ -57,6 +57,7 @@ impl Repo {
             claude_config: None,
             qwen_home: None,
             qwen_approvals: None,
+            cline_mcp_settings: None,
         };
         install::install(&target, false).unwrap();
     }
@@ -208,6 +209,7 @@ fn the_installed_hooks_json_has_the_documented_shape_and_keeps_the_users_hooks()
         claude_config: None,
         qwen_home: None,
         qwen_approvals: None,
+        cline_mcp_settings: None,
     };
     install::install(&target, true).unwrap();
     assert_eq!(repo.json(".cursor/hooks.json"), users);

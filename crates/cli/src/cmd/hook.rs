@@ -1,4 +1,4 @@
-//! `staged hook claude-code|codex|qwen-code|gemini-cli|opencode|cursor`, the hooks the clients run (one event on stdin, the reply on
+//! `staged hook claude-code|codex|qwen-code|gemini-cli|opencode|cursor|copilot|cline`, the hooks the clients run (one event on stdin, the reply on
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
@@ -31,6 +31,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
         HookCommand::GeminiCli(run) => hook(global, Client::GeminiCli, run),
         HookCommand::Opencode(run) => hook(global, Client::OpenCode, run),
         HookCommand::Cursor(run) => hook(global, Client::Cursor, run),
+        HookCommand::Copilot(run) => hook(global, Client::Copilot, run),
+        HookCommand::Cline(run) => hook(global, Client::Cline, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
@@ -42,6 +44,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
                 claude_config: claude_config(),
                 qwen_home: qwen_home(),
                 qwen_approvals: qwen_approvals(),
+                cline_mcp_settings: cline_mcp_settings(),
             };
             let lines = install::install(&target, install.uninstall)?;
             for line in lines {
@@ -332,6 +335,8 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
         (Client::GeminiCli, "Gemini CLI", "staged hook install gemini-cli"),
         (Client::OpenCode, "opencode", "staged hook install opencode"),
         (Client::Cursor, "Cursor", "staged hook install cursor"),
+        (Client::Copilot, "Copilot CLI", "staged hook install copilot"),
+        (Client::Cline, "Cline", "staged hook install cline"),
     ] {
         match install::doctor(client, &root, &homes) {
             None => out.line(&format!(
@@ -377,6 +382,8 @@ fn client(arg: HookClientArg) -> Client {
         HookClientArg::GeminiCli => Client::GeminiCli,
         HookClientArg::Opencode => Client::OpenCode,
         HookClientArg::Cursor => Client::Cursor,
+        HookClientArg::Copilot => Client::Copilot,
+        HookClientArg::Cline => Client::Cline,
     }
 }
 
@@ -392,6 +399,25 @@ fn claude_config() -> Option<PathBuf> {
         Some(dir) => Some(PathBuf::from(dir).join(".claude.json")),
         None => dirs::home_dir().map(|home| home.join(".claude.json")),
     }
+}
+
+/// `COPILOT_HOME`, else `~/.copilot`.
+fn copilot_home() -> Option<PathBuf> {
+    std::env::var_os("COPILOT_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|home| home.join(".copilot")))
+}
+
+/// Cline's MCP settings: `CLINE_MCP_SETTINGS_PATH`, else
+/// `$CLINE_DATA_DIR/settings/cline_mcp_settings.json`, else `~/.cline/data/settings/...`.
+fn cline_mcp_settings() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("CLINE_MCP_SETTINGS_PATH").or_else(|| {
+        var("CLINE_DATA_DIR")
+            .or_else(|| dirs::home_dir().map(|home| home.join(".cline").join("data")))
+            .map(|dir| dir.join("settings").join("cline_mcp_settings.json"))
+    })
 }
 
 /// `CODEX_HOME`, else `~/.codex`.
@@ -410,6 +436,8 @@ fn homes() -> install::ClientHomes {
         qwen_home: qwen_home(),
         qwen_approvals: qwen_approvals(),
         gemini_home: gemini_home(),
+        copilot_home: copilot_home(),
+        cline_mcp_settings: cline_mcp_settings(),
     }
 }
 

@@ -8,14 +8,17 @@
 //! neutral edits are Claude Code's Edit (`file_path`, `old_string`, `new_string`,
 //! `replace_all`, or `edits`) and Write (`file_path`, `content`), and Codex's patches: a codec
 //! whose client names them otherwise rewrites the tool input into that shape (opencode's and
-//! Cursor's codecs also rename their edit tools to Claude Code's `Edit` and `Write`).
+//! Cursor's, Copilot CLI's and Cline's codecs also rename their edit tools to Claude Code's
+//! `Edit` and `Write`).
 
 use serde_json::Value;
 
 use crate::event::{Client, HookEvent, Reply};
 
 pub(crate) mod claude_code;
+pub(crate) mod cline;
 pub(crate) mod codex;
+pub(crate) mod copilot;
 pub(crate) mod cursor;
 pub(crate) mod gemini_cli;
 pub(crate) mod opencode;
@@ -35,6 +38,9 @@ pub(crate) enum ToolEdit {
     Patch,
     /// A shell command that runs a patch (alone, or entangled with other commands).
     ShellPatch,
+    /// An edit the client's codec refuses whole without staging it ([`Client::refusal`] says
+    /// why): Cline's `editor` with `insert_line`.
+    Refused,
 }
 
 impl Client {
@@ -47,6 +53,8 @@ impl Client {
             Client::GeminiCli => gemini_cli::parse(input),
             Client::OpenCode => opencode::parse(input),
             Client::Cursor => cursor::parse(input),
+            Client::Copilot => copilot::parse(input),
+            Client::Cline => cline::parse(input),
         }
     }
 
@@ -57,6 +65,8 @@ impl Client {
             Client::GeminiCli => gemini_cli::event_name(input),
             Client::OpenCode => opencode::event_name(input),
             Client::Cursor => cursor::event_name(input),
+            Client::Copilot => copilot::event_name(input),
+            Client::Cline => cline::event_name(input),
         }
     }
 
@@ -69,6 +79,8 @@ impl Client {
             Client::GeminiCli => gemini_cli::edit(event),
             Client::OpenCode => opencode::edit(event),
             Client::Cursor => cursor::edit(event),
+            Client::Copilot => copilot::edit(event),
+            Client::Cline => cline::edit(event),
         }
     }
 
@@ -79,6 +91,19 @@ impl Client {
             Client::GeminiCli => gemini_cli::answer(reply),
             Client::OpenCode => opencode::answer(reply),
             Client::Cursor => cursor::answer(reply),
+            Client::Copilot => copilot::answer(reply),
+            Client::Cline => cline::answer(reply),
+        }
+    }
+
+    /// Why the gate refuses an edit of this client without staging it, if it does: an edit the
+    /// client itself would refuse (Copilot CLI's `create` of a file that exists), or one staged
+    /// cannot stage as the client would make it (Cline's `insert_line`).
+    pub(crate) fn refusal(self, event: &HookEvent) -> Option<String> {
+        match self {
+            Client::Copilot => copilot::refusal(event),
+            Client::Cline => cline::refusal(event),
+            _ => None,
         }
     }
 
@@ -90,6 +115,8 @@ impl Client {
             Client::QwenCode => qwen_code::RESOLVE_TOOL,
             Client::GeminiCli => gemini_cli::RESOLVE_TOOL,
             Client::OpenCode => opencode::RESOLVE_TOOL,
+            Client::Copilot => copilot::RESOLVE_TOOL,
+            Client::Cline => cline::RESOLVE_TOOL,
         }
     }
 
@@ -102,6 +129,8 @@ impl Client {
             Client::GeminiCli => gemini_cli::DISPLAY,
             Client::OpenCode => opencode::DISPLAY,
             Client::Cursor => cursor::DISPLAY,
+            Client::Copilot => copilot::DISPLAY,
+            Client::Cline => cline::DISPLAY,
         }
     }
 
@@ -114,6 +143,8 @@ impl Client {
             Client::GeminiCli => gemini_cli::WHAT,
             Client::OpenCode => opencode::WHAT,
             Client::Cursor => cursor::WHAT,
+            Client::Copilot => copilot::WHAT,
+            Client::Cline => cline::WHAT,
         }
     }
 
@@ -122,7 +153,12 @@ impl Client {
     pub(crate) fn reread_after_apply(self) -> bool {
         match self {
             Client::ClaudeCode | Client::QwenCode => true,
-            Client::Codex | Client::GeminiCli | Client::OpenCode | Client::Cursor => false,
+            Client::Codex
+            | Client::GeminiCli
+            | Client::OpenCode
+            | Client::Cursor
+            | Client::Copilot
+            | Client::Cline => false,
         }
     }
 }

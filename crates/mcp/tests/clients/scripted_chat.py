@@ -30,6 +30,9 @@ class ScriptedChat(ScriptedTurns):
         return any(t.get("function", {}).get("name", "").startswith(self.mcp_prefix)
                    for t in body.get("tools") or [])
 
+    def _chat_json(self, body):
+        return self._chat(body)
+
     def _chat(self, body):
         messages = body.get("messages", [])
         _check_chat_pairs(messages)

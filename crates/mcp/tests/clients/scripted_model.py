@@ -7,8 +7,10 @@ Codex talks to it as the OpenAI Responses API (`POST /v1/responses`, streamed as
 `response.created`, `response.output_item.done`, `response.completed`).
 Gemini CLI talks to it as Gemini's `generateContent` (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`,
 streamed as `GenerateContentResponse` chunks; `:generateContent` and `:countTokens` unstreamed).
-Qwen Code talks to it as OpenAI chat completions (`POST /v1/chat/completions`, streamed as
-`chat.completion.chunk` deltas, a tool call's arguments in one delta, then `[DONE]`).
+Qwen Code, Copilot CLI and Cline talk to it as OpenAI Chat Completions (`POST /v1/chat/completions`,
+streamed as `chat.completion.chunk` deltas, a tool call's arguments in one delta, then `data: [DONE]`,
+or one JSON object when `stream` is false); each client names the staged MCP tools its own way
+(`mcp__staged__resolve`, `staged-resolve`, `staged__resolve`). opencode's is `scripted_chat.ScriptedChat`.
 
 The script is a list of MCP tool calls. In the main conversation (the request that offers the
 staged tools), the model makes call number N once the conversation holds N tool results, then
@@ -23,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SERVER = "staged"
 FINAL_TEXT = "Done."
+# The model id the Chat Completions clients are pointed at.
+CHAT_MODEL = "scripted-model"
 
 
 class ScriptedModel:
@@ -43,6 +47,10 @@ class ScriptedModel:
 
             def do_GET(self):
                 model._record("GET", self.path, dict(self.headers), None)
+                if self.path.split("?")[0].endswith("/models"):
+                    models = {"object": "list", "data": [{"id": CHAT_MODEL, "object": "model", "owned_by": "staged"}]}
+                    self._send(200, "application/json", json.dumps(models).encode())
+                    return
                 self._send(404, "application/json", json.dumps({"error": "not found"}).encode())
 
             def do_POST(self):
@@ -65,14 +73,13 @@ class ScriptedModel:
                         self._send(200, "application/json", b'{"input_tokens": 10}')
                     elif path.endswith("/messages") and isinstance(body, dict):
                         self._send(200, "text/event-stream", model._anthropic(body))
-                    elif path.endswith("/chat/completions") and isinstance(body, dict):
-                        self._send(200, "text/event-stream", model._chat(body))
                     elif path.endswith("/responses") and isinstance(body, dict):
                         self._send(200, "text/event-stream", model._responses(body))
-                    elif path.endswith("/chat/completions") and isinstance(body, dict) and hasattr(model, "_chat"):
-                        # OpenAI chat completions: `scripted_chat.ScriptedChat`.
-                        streamed = body.get("stream", False)
-                        self._send(200, "text/event-stream" if streamed else "application/json", model._chat(body))
+                    elif path.endswith("/chat/completions") and isinstance(body, dict):
+                        if body.get("stream"):
+                            self._send(200, "text/event-stream", model._chat(body))
+                        else:
+                            self._send(200, "application/json", model._chat_json(body))
                     else:
                         self._send(404, "application/json", json.dumps({"error": f"no route {path}"}).encode())
                 except Exception as err:  # a bug in the script: fail the test, answer 500
@@ -167,6 +174,17 @@ class ScriptedModel:
             (None, {"type": "response.completed", "response": {"id": response_id, "usage": usage}}),
         ]
         return _sse(events)
+
+    # --- OpenAI Chat Completions --------------------------------------------------------
+
+    def chat_main_requests(self):
+        return _chat_main_requests(self)
+
+    def _chat(self, body):
+        return _chat_stream(self, body)
+
+    def _chat_json(self, body):
+        return _chat_json(self, body)
 
 
 def _chat_sse(body, delta, finish):
@@ -401,13 +419,22 @@ class ScriptedTurns(ScriptedModel):
 
     # --- OpenAI chat completions ----------------------------------------------------------
 
+    # Qwen Code hides staged's MCP tools until the model calls `tool_search`: a model for it
+    # takes every request that offers tools as the main conversation (`chat_any_tools`), where
+    # Copilot CLI's and Cline's main conversation is the one that offers a staged tool.
+    chat_any_tools = False
+
     def chat_main_requests(self):
+        if not self.chat_any_tools:
+            return _chat_main_requests(self)
         return [r["body"] for r in self.requests if r["method"] == "POST"
                 and r["path"].split("?")[0].endswith("/chat/completions") and chat_function_names(r["body"])]
 
     def _chat(self, body):
         """The main conversation is a request that offers tools; a turn's `("mcp", name,
         args)` calls `mcp__staged__<name>` (`("tool", ...)` the client's own tool)."""
+        if not self.chat_any_tools:
+            return _chat_stream(self, body)
         messages = body.get("messages", [])
         step = sum(1 for m in messages if m.get("role") == "assistant")
         main = bool(chat_function_names(body))
@@ -436,3 +463,87 @@ class ScriptedTurns(ScriptedModel):
         main = bool(gemini_function_names(body))
         turn = self.script[step] if main and step < len(self.script) else ("text", FINAL_TEXT)
         return f"data: {json.dumps(_gemini_reply(turn, step))}\n\n".encode()
+
+# --- OpenAI Chat Completions (Copilot CLI, Cline) ----------------------------------------
+
+
+def _chat_staged_names(body):
+    """`{staged tool: the name this request offers it under}`: `staged-X` (Copilot CLI),
+    `staged__X` (Cline) or `mcp__staged__X`."""
+    names = {}
+    for tool in body.get("tools") or []:
+        name = (tool.get("function") or {}).get("name", "")
+        for prefix in (f"mcp__{SERVER}__", f"{SERVER}__", f"{SERVER}-"):
+            if name.startswith(prefix):
+                names[name.removeprefix(prefix)] = name
+                break
+    return names
+
+
+def _check_chat_pairs(messages):
+    calls = {call.get("id") for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or []}
+    for m in messages:
+        if m.get("role") == "tool" and m.get("tool_call_id") not in calls:
+            raise AssertionError(f"tool message without a tool call: {m.get('tool_call_id')}")
+
+
+def _chat_turn(model, body):
+    """The message a Chat Completions request gets: `(tool_call or None, text)`."""
+    messages = body.get("messages", [])
+    _check_chat_pairs(messages)
+    names = _chat_staged_names(body)
+    step = sum(1 for m in messages if m.get("role") == "assistant")
+    script = model.script
+    if isinstance(model, ScriptedTurns):
+        turn = script[step] if names and step < len(script) else ("text", FINAL_TEXT)
+    else:
+        step = sum(1 for m in messages if m.get("role") == "tool")
+        turn = ("mcp", *script[step]) if names and step < len(script) else ("text", FINAL_TEXT)
+    if turn[0] in ("mcp", "tool"):
+        name = names[turn[1]] if turn[0] == "mcp" else turn[1]
+        call = {"id": f"call_{step}", "type": "function", "function": {"name": name, "arguments": json.dumps(turn[2])}}
+        return call, None
+    return None, turn[1]
+
+
+def _chat_message(call, text):
+    if call:
+        return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+    return {"role": "assistant", "content": text}, "stop"
+
+
+_CHAT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+def _chat_stream(model, body):
+    call, text = _chat_turn(model, body)
+    base = {"id": f"chatcmpl-{len(model.requests)}", "object": "chat.completion.chunk", "created": 1,
+            "model": body.get("model", CHAT_MODEL)}
+    if call:
+        delta = {"role": "assistant", "content": None,
+                 "tool_calls": [{"index": 0, **call}]}
+        finish = "tool_calls"
+    else:
+        delta = {"role": "assistant", "content": text}
+        finish = "stop"
+    events = [
+        (None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}),
+        (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+        (None, {**base, "choices": [], "usage": _CHAT_USAGE}),
+    ]
+    return _sse(events) + b"data: [DONE]\n\n"
+
+
+def _chat_json(model, body):
+    call, text = _chat_turn(model, body)
+    message, finish = _chat_message(call, text)
+    return json.dumps({"id": f"chatcmpl-{len(model.requests)}", "object": "chat.completion", "created": 1,
+                       "model": body.get("model", CHAT_MODEL),
+                       "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                       "usage": _CHAT_USAGE}).encode()
+
+
+def _chat_main_requests(model):
+    return [r["body"] for r in model.requests if r["method"] == "POST"
+            and r["path"].split("?")[0].endswith("/chat/completions") and _chat_staged_names(r["body"])]
+

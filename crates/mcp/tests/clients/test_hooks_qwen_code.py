@@ -40,6 +40,9 @@ RESOLVE = "mcp__staged__resolve (load it with tool_search if it is not among you
 class Watching(ScriptedTurns):
     """A scripted model that also notes, at each main request, the workspace's files."""
 
+    # Qwen Code offers staged's tools only after tool_search: every request with tools is main.
+    chat_any_tools = True
+
     def __init__(self, script, root, paths):
         super().__init__(script)
         self.root = root
