@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a staged hook adds to every edit of Claude Code or Codex: the wall time of one hook
+"""What a staged hook adds to every edit of a client: the wall time of one hook
 call, as the client makes it (a new process, the event on stdin, the reply on stdout), in
 interleaved rounds against a no-op shell hook that reads the same event.
 
@@ -10,6 +10,15 @@ Each round runs, in turn:
   record   staged hook claude-code --mode record,      records an applied edit in the log
            a PostToolUse Edit                          (diff, hashes, undo data)
   codex    staged hook codex, a PreToolUse apply_patch stages the patch, denies
+  qwen     staged hook qwen-code, a PreToolUse edit    stages the edit, denies (Claude Code's format)
+  gemini   staged hook gemini-cli, a BeforeTool        stages the edit, denies (its approval mode read
+           replace                                     from its settings.json)
+  opencode staged hook opencode, an edit's            stages the edit, denies (the plugin
+           tool.execute.before                         runs this command)
+  cursor   staged hook cursor, a preToolUse StrReplace stages the edit, denies
+  copilot  staged hook copilot, a preToolUse edit      stages the edit, denies (Copilot's shape)
+  cline    staged hook cline, a PreToolUse editor      stages the edit, skips (what staged's Cline
+           call, as staged's plugin sends it           plugin runs for each editor call)
 
 The workspace has a git root and a 200-line file; between rounds (untimed) the previews are
 discarded, so every gate call stages against the same state. Prints p50 and p95 of each, and
@@ -77,8 +86,39 @@ def main():
                 hook_event_name="PreToolUse", tool_name="apply_patch", tool_use_id="c",
                 tool_input={"command": "*** Begin Patch\n*** Update File: src/b.ts\n@@\n-export const v100 = compute(100);\n"
                                        "+export const v100 = compute(101);\n*** End Patch\n"})),
+            "qwen": ([staged, "hook", "qwen-code"], event(
+                hook_event_name="PreToolUse", tool_name="edit", tool_use_id="q", permission_mode="auto-edit",
+                tool_input={**edit_input, "file_path": str(ws / "src" / "c.ts")})),
+            "gemini": ([staged, "hook", "gemini-cli"], json.dumps({
+                "session_id": "bench", "cwd": str(ws), "transcript_path": "/dev/null", "hook_event_name": "BeforeTool",
+                "tool_name": "replace", "tool_input": {**edit_input, "file_path": "src/d.ts", "instruction": "bench"},
+            }).encode()),
+            "opencode": ([staged, "hook", "opencode"], json.dumps({
+                "hook": "tool.execute.before", "tool": "edit", "sessionID": "ses_bench", "callID": "call_bench",
+                "directory": str(ws), "args": {"filePath": str(ws / "src" / "e.ts"), "oldString": "compute(100);",
+                                               "newString": "compute(101);"}}).encode()),
+            "cursor": ([staged, "hook", "cursor"], json.dumps({
+                "conversation_id": "bench", "generation_id": "g", "hook_event_name": "preToolUse",
+                "cursor_version": "2.0.77", "workspace_roots": [str(ws)], "cwd": str(ws), "tool_name": "StrReplace",
+                "tool_use_id": "t", "tool_input": {"file_path": str(ws / "src" / "f.ts"), "old_string": "compute(100);",
+                                                  "new_string": "compute(101);"}}).encode()),
         }
-        (ws / "src" / "b.ts").write_text(source)
+        for name in ("b.ts", "c.ts", "d.ts", "e.ts", "f.ts", "g.ts", "h.ts"):
+            (ws / "src" / name).write_text(source)
+        # Gemini CLI's home, whose settings say its approval mode.
+        gemini_home = Path(tmp) / "gemini-home"
+        (gemini_home / ".gemini").mkdir(parents=True)
+        (gemini_home / ".gemini" / "settings.json").write_text('{"general": {"defaultApprovalMode": "auto_edit"}}')
+        os.environ["GEMINI_CLI_HOME"] = str(gemini_home)
+        cases["copilot"] = ([staged, "hook", "copilot"], json.dumps({
+            "sessionId": "bench", "timestamp": 1, "cwd": str(ws), "toolName": "edit",
+            "toolArgs": {"path": str(ws / "src" / "g.ts"), "old_str": "compute(100);", "new_str": "compute(101);"},
+        }).encode())
+        cases["cline"] = ([staged, "hook", "cline"], event(
+            hook_event_name="PreToolUse", tool_name="editor", tool_use_id="call_0",
+            tool_input={"path": str(ws / "src" / "h.ts"), "old_text": "compute(100);", "new_text": "compute(101);"}))
+        denies = {name: b'"deny"' for name in ("gate", "codex", "qwen", "gemini", "opencode", "cursor", "copilot")}
+        denies["cline"] = b'"skip":true'
         samples = {name: [] for name in cases}
         for i in range(rounds + 2):
             for name, (argv, stdin) in cases.items():
@@ -92,11 +132,11 @@ def main():
                     target.write_text(source)
                 if proc.returncode != 0:
                     sys.exit(f"{name} exited {proc.returncode}: {proc.stderr.decode()}")
-                if name in ("gate", "codex") and b'"deny"' not in proc.stdout:
+                if name in denies and denies[name] not in proc.stdout:
                     sys.exit(f"{name} did not deny: {proc.stdout.decode()} {proc.stderr.decode()}")
                 if i >= 2:  # two warm-up rounds
                     samples[name].append(wall)
-            for _ in range(2):  # the gate's preview and the codex one
+            for _ in denies:  # each gate's preview
                 subprocess.run([staged, "--workspace", str(ws), "resolve", "discard", "--reason", "bench"],
                                capture_output=True, check=False)
         noop = statistics.median(samples["noop"])

@@ -91,8 +91,9 @@ pub(crate) enum Command {
     Tool(ToolArgs),
     /// Trust this workspace's staged.toml, so its plugins and provider settings take effect.
     Trust(TrustArgs),
-    /// The Claude Code and Codex hooks that stage (or record) every edit those agents make,
-    /// and their installer.
+    /// The coding clients' hooks (Claude Code, Codex, Qwen Code, Gemini CLI, opencode, Cursor,
+    /// Copilot CLI, Cline) that stage (or record) every edit those agents make, and their
+    /// installer.
     Hook(HookArgs),
     /// Check that the installed hooks and MCP servers will work: one line per check.
     Doctor,
@@ -111,6 +112,22 @@ pub(crate) enum HookCommand {
     ClaudeCode(HookRunArgs),
     /// Codex's hook: reads one event on stdin, answers on stdout.
     Codex(HookRunArgs),
+    /// Qwen Code's hook: reads one event on stdin, answers on stdout.
+    #[command(name = "qwen-code")]
+    QwenCode(HookRunArgs),
+    /// Gemini CLI's hook: reads one event on stdin, answers on stdout.
+    #[command(name = "gemini-cli")]
+    GeminiCli(HookRunArgs),
+    /// opencode's hook, which staged's opencode plugin runs: reads one event on stdin,
+    /// answers on stdout.
+    Opencode(HookRunArgs),
+    /// Cursor's hook (`.cursor/hooks.json`): reads one event on stdin, answers on stdout.
+    Cursor(HookRunArgs),
+    /// GitHub Copilot CLI's hook: reads one event on stdin, answers on stdout.
+    Copilot(HookRunArgs),
+    /// Cline's hook, which staged's Cline plugin runs: reads one event on stdin, answers on
+    /// stdout.
+    Cline(HookRunArgs),
     /// Write the hooks and the MCP server a client needs (merged into its settings), or remove
     /// them.
     Install(HookInstallArgs),
@@ -181,6 +198,14 @@ pub(crate) enum HookClientArg {
     #[value(name = "claude-code")]
     ClaudeCode,
     Codex,
+    #[value(name = "qwen-code")]
+    QwenCode,
+    #[value(name = "gemini-cli")]
+    GeminiCli,
+    Opencode,
+    Cursor,
+    Copilot,
+    Cline,
 }
 
 #[derive(Debug, Args)]

@@ -1,18 +1,21 @@
-//! The events Claude Code and Codex send a hook on stdin, and the replies they read back.
+//! The client-neutral event model: the [`HookEvent`] each client's codec (`clients/`) reads
+//! its events into, and the [`Reply`] it writes back in the client's format.
 //!
-//! Both clients send one JSON object: `hook_event_name`, `session_id`, `cwd`, and for tool
+//! The neutral event is Claude Code's, which Codex sends as it is: one JSON object, `hook_event_name`, `session_id`, `cwd`, and for tool
 //! events `tool_name`, `tool_input` (and after the tool ran, `tool_response`) and
 //! `tool_use_id`; a `Stop` event says whether it is `stop_hook_active`. Both send
 //! `permission_mode` (Claude Code: `default`, `acceptEdits`, `plan`, `dontAsk`,
 //! `bypassPermissions`; Codex: `bypassPermissions` when its approval policy is `never`, else
 //! `default`), which the gate reads (`permission.rs`). Fields this crate does
 //! not read (`transcript_path`, `prompt_id`, `turn_id`, `model`, ...) are ignored.
-//! `tests/fixtures/` holds events recorded from the pinned clients.
+//! `tests/fixtures/` holds events recorded from the pinned clients. Other clients' events are
+//! translated into this shape by their codec in `clients/` ([`Client::decode`]), and a
+//! [`Reply`] into their answer ([`Client::encode`]).
 
 use std::path::PathBuf;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The client a hook runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,22 +24,36 @@ pub enum Client {
     ClaudeCode,
     /// Codex (`hooks.json` in `CODEX_HOME`).
     Codex,
+    /// Qwen Code (`.qwen/settings.json` hooks, Claude Code's format).
+    QwenCode,
+    /// Gemini CLI (`.gemini/settings.json` hooks: `BeforeTool`, `AfterTool`, `AfterAgent`).
+    GeminiCli,
+    /// opencode (a plugin in `.opencode/plugins/` that runs the hook; `clients/opencode.rs`).
+    OpenCode,
+    /// Cursor (`.cursor/hooks.json`; `clients/cursor.rs`), tested on events built from its
+    /// documentation only.
+    Cursor,
+    /// GitHub Copilot CLI (`.github/hooks/staged.json`); its events are translated by
+    /// `clients/copilot.rs`.
+    Copilot,
+    /// Cline CLI (a plugin in `.cline/plugins/` that runs `staged hook cline`); its events are
+    /// translated by `clients/cline.rs`.
+    Cline,
 }
 
 impl Client {
-    /// `claude-code` or `codex`: the hook command's argument and the log's `hook:<client>`.
+    /// `claude-code`, `codex`, `qwen-code`, ...: the hook command's argument and the log's
+    /// `hook:<client>`.
     pub fn name(self) -> &'static str {
         match self {
             Client::ClaudeCode => "claude-code",
             Client::Codex => "codex",
-        }
-    }
-
-    /// How this client's model calls staged's `resolve` over MCP.
-    pub fn resolve_tool(self) -> &'static str {
-        match self {
-            Client::ClaudeCode => "mcp__staged__resolve",
-            Client::Codex => "the `resolve` tool of the `staged` MCP server",
+            Client::QwenCode => "qwen-code",
+            Client::GeminiCli => "gemini-cli",
+            Client::OpenCode => "opencode",
+            Client::Cursor => "cursor",
+            Client::Copilot => "copilot",
+            Client::Cline => "cline",
         }
     }
 }
@@ -60,7 +77,8 @@ impl Mode {
     }
 }
 
-/// One hook event, as either client sends it.
+/// One hook event, client-neutral: as Claude Code sends it, or as a client's codec reads its
+/// own event into this shape (`clients/`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct HookEvent {
     /// `PreToolUse`, `PostToolUse`, `Stop`, ...
@@ -97,12 +115,20 @@ pub struct HookEvent {
 }
 
 impl HookEvent {
-    /// Parses one event.
+    /// Parses one event in the neutral format (Claude Code's).
     ///
     /// # Errors
     /// Why the bytes are not a hook event.
     pub fn parse(input: &[u8]) -> Result<HookEvent, String> {
-        serde_json::from_slice(input).map_err(|err| format!("the hook event is not valid: {err}"))
+        crate::clients::claude_code::parse(input)
+    }
+
+    /// Parses one event as `client` sends it.
+    ///
+    /// # Errors
+    /// Why the bytes are not a hook event of that client.
+    pub fn parse_from(client: Client, input: &[u8]) -> Result<HookEvent, String> {
+        client.parse(input)
     }
 
     /// A string field of `tool_input`.
@@ -135,21 +161,13 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// The JSON to print on stdout, if any. The same shape serves both clients: Codex reads
-    /// Claude Code's.
+    /// The JSON to print on stdout, if any, in Claude Code's shape (which Codex reads too).
     pub fn to_json(&self) -> Option<Value> {
-        match self {
-            Reply::Nothing => None,
-            Reply::Deny(reason) => Some(json!({
-                "hookSpecificOutput": {
-                    "hookEventName": "PreToolUse",
-                    "permissionDecision": "deny",
-                    "permissionDecisionReason": reason,
-                }
-            })),
-            Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
-            Reply::Context { event, text } => Some(crate::session::context_json(event, text)),
-            Reply::Notice(text) => Some(json!({"systemMessage": text})),
-        }
+        crate::clients::claude_code::answer(self)
+    }
+
+    /// The JSON to print on stdout for `client`, if any.
+    pub fn to_json_for(&self, client: Client) -> Option<Value> {
+        client.answer(self)
     }
 }

@@ -17,6 +17,7 @@ use staged_workspace::{ChangeDetails, WorkspaceSession};
 
 use crate::{
     Outcome,
+    clients::ToolEdit,
     event::{Client, HookEvent, Reply},
     permission::{Verdict, verdict},
     shell::{ShellPatch, shell_patch, shell_patch_argv},
@@ -24,14 +25,7 @@ use crate::{
 
 /// Whether a tool event is an edit this hook handles.
 pub(crate) fn is_edit(client: Client, event: &HookEvent) -> bool {
-    match (client, event.tool_name.as_deref()) {
-        (Client::ClaudeCode, Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")) => true,
-        (Client::Codex, Some("apply_patch")) => true,
-        (Client::Codex, Some("Bash" | "shell" | "exec_command" | "local_shell")) => {
-            shell_patch_of(event) != ShellPatch::None
-        }
-        _ => false,
-    }
+    client.edit(event).is_some()
 }
 
 /// What the command of a shell tool call (`command` or `cmd`: a script, or its words) is.
@@ -59,6 +53,18 @@ pub(crate) const ENTANGLED_PATCH: &str = "this shell command runs apply_patch (o
 /// edit is a rewrite of the notebook's JSON that the model can make with Edit.
 pub(crate) const NOTEBOOK_EDIT: &str = "staged refused this NotebookEdit without staging it, and nothing was written: staged gates every edit as a preview of the file's text, and does not stage notebook cell edits. To change the notebook, edit its JSON with Edit (a cell's \"source\" lines), which staged stages as a preview.";
 
+/// Why Qwen Code's `notebook_edit` is refused (as Claude Code's NotebookEdit is).
+pub(crate) const QWEN_NOTEBOOK_EDIT: &str = "staged refused this notebook_edit without staging it, and nothing was written: staged gates every edit as a preview of the file's text, and does not stage notebook cell edits. To change the notebook, edit its JSON with edit (a cell's \"source\" lines), which staged stages as a preview.";
+
+/// The deny text of `client`'s notebook cell edit.
+fn notebook_edit(client: Client) -> String {
+    match client {
+        Client::QwenCode => QWEN_NOTEBOOK_EDIT,
+        _ => NOTEBOOK_EDIT,
+    }
+    .to_owned()
+}
+
 /// `PreToolUse`: stages the edit and denies the call, naming the preview; denies with the error
 /// when it cannot be staged, and without staging when the client would refuse the edit.
 pub(crate) fn pre_tool_use(
@@ -67,15 +73,16 @@ pub(crate) fn pre_tool_use(
     ws: &WorkspaceSession,
     cwd: &Path,
     session_dir: &Path,
-    codex_home: Option<&Path>,
+    homes: &crate::install::ClientHomes,
 ) -> Outcome {
-    let person = match verdict(client, event, ws.workspace().root(), codex_home) {
+    let codex_home = homes.codex_home.as_deref();
+    let person = match verdict(client, event, ws.workspace().root(), homes) {
         Verdict::Deny(why) => return Outcome::reply(Reply::Deny(why)),
         Verdict::Stage => None,
         Verdict::PersonOnly(why) => Some(why),
     };
     if client == Client::Codex
-        && let Some(paths) = patch_paths(event, ws, cwd)
+        && let Some(paths) = patch_paths(client, event, ws, cwd)
         && let Some(why) = crate::permission::outside_workspace_write(
             ws.workspace().root(),
             codex_home,
@@ -85,8 +92,11 @@ pub(crate) fn pre_tool_use(
     {
         return Outcome::reply(Reply::Deny(why));
     }
-    if client == Client::ClaudeCode && event.tool_name.as_deref() == Some("NotebookEdit") {
-        return Outcome::reply(Reply::Deny(NOTEBOOK_EDIT.to_owned()));
+    if let Some(why) = client.refusal(event) {
+        return Outcome::reply(Reply::Deny(why));
+    }
+    if client.edit(event) == Some(ToolEdit::Notebook) {
+        return Outcome::reply(Reply::Deny(notebook_edit(client)));
     }
     ws.session().set_needs_person(person.clone());
     match stage(client, event, ws, cwd) {
@@ -122,12 +132,13 @@ pub(crate) fn pre_tool_use(
 /// The files a Codex patch writes (moves' sources and destinations), absolute; `None` when it
 /// is not a patch staged can read, which the staging then refuses with its own error.
 fn patch_paths(
+    client: Client,
     event: &HookEvent,
     ws: &WorkspaceSession,
     cwd: &Path,
 ) -> Option<Vec<std::path::PathBuf>> {
-    let (patch, dir) = match event.tool_name.as_deref() {
-        Some("apply_patch") => {
+    let (patch, dir) = match client.edit(event)? {
+        ToolEdit::Patch => {
             (event.input_str("command").or_else(|| event.input_str("input"))?.to_owned(), None)
         }
         _ => match shell_patch_of(event) {
@@ -160,24 +171,24 @@ fn stage(
     let session = ws.session();
     let workspace = ws.workspace();
     let input = event.tool_input.clone().unwrap_or(Value::Null);
-    let result = match (client, event.tool_name.as_deref()) {
-        (Client::ClaudeCode, Some("Edit" | "MultiEdit")) => {
+    let result = match client.edit(event) {
+        Some(ToolEdit::Replace) => {
             let params = edit_params(&input)?;
             staged_edit::stage_edit(session, workspace, &params)
         }
-        (Client::ClaudeCode, Some("Write")) => {
+        Some(ToolEdit::Write) => {
             let params: WriteParams = serde_json::from_value(input)
                 .map_err(|err| format!("the Write call's arguments are not readable: {err}"))?;
             staged_edit::stage_write(session, workspace, &params)
         }
-        (Client::Codex, Some("apply_patch")) => {
+        Some(ToolEdit::Patch) => {
             let patch = event
                 .input_str("command")
                 .or_else(|| event.input_str("input"))
                 .ok_or("the apply_patch call carries no patch")?;
             staged_edit::stage_patch(session, workspace, patch, base(ws, cwd, None)?.as_ref())
         }
-        (Client::Codex, Some(_)) => {
+        Some(ToolEdit::ShellPatch) => {
             let ShellPatch::Alone { patch, dir } = shell_patch_of(event) else {
                 return Err(ENTANGLED_PATCH.to_owned());
             };
@@ -188,7 +199,9 @@ fn stage(
                 base(ws, cwd, dir.as_deref())?.as_ref(),
             )
         }
-        _ => return Err("this tool is not an edit staged can stage".to_owned()),
+        Some(ToolEdit::Notebook | ToolEdit::Refused) | None => {
+            return Err("this tool is not an edit staged can stage".to_owned());
+        }
     };
     staged_of(&result.map_err(|err| err.to_string())?)
 }
@@ -272,14 +285,14 @@ pub(crate) const NEWEST_FIRST: &str = "resolve acts on the newest pending previe
 
 /// The reason a staged edit is denied with: the preview, how to resolve it, the reminder.
 pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
-    let what = what(client);
+    let what = client.what();
     let mut res = format!(
         "staged holds this {what} as a preview, and nothing was written yet: {} ({}). To write it, call {} with action \"apply\" and a one-line reason (or \"discard\" to drop it); {NEWEST_FIRST}",
         staged.id,
         staged.label,
         client.resolve_tool()
     );
-    if client == Client::ClaudeCode {
+    if client.reread_after_apply() {
         res.push_str(&format!(
             " After applying, Read {} again before editing it further.",
             staged.files.join(", ")
@@ -290,18 +303,11 @@ pub(crate) fn staged_reason(client: Client, staged: &Staged) -> String {
     res
 }
 
-fn what(client: Client) -> &'static str {
-    match client {
-        Client::ClaudeCode => "edit",
-        Client::Codex => "patch",
-    }
-}
-
 /// The reason an edit staged as a preview only a person may apply is denied with.
 pub(crate) fn person_reason(client: Client, staged: &Staged, why: &str) -> String {
     format!(
         "staged holds this {} as a preview, and nothing was written yet: {} ({}). {}{}, so only a person may apply it: tell them it waits for them (`staged review`, or `staged resolve apply --id {} --reason \"...\"` in the workspace). Calling {} to apply it is refused (\"discard\" drops it); {NEWEST_FIRST}",
-        what(client),
+        client.what(),
         staged.id,
         staged.label,
         why.get(..1).unwrap_or_default().to_uppercase(),

@@ -1,6 +1,7 @@
-//! `staged hook install claude-code|codex [--mode gate|record] [--uninstall]`: writes what each
-//! client needs, merged into what is there (a user's other hooks and settings are kept), and
-//! the checks of `staged doctor`.
+//! `staged hook install claude-code|codex|qwen-code|gemini-cli|opencode|cursor [--mode
+//! gate|record] [--uninstall]`: writes what each client needs, merged into what is there (a
+//! user's other hooks and settings are kept), and the checks of `staged doctor`. Qwen Code's,
+//! Gemini CLI's, opencode's and Cursor's installers are in their own files (`install/`).
 //!
 //! - **Claude Code** (the workspace's own files): the hooks in `.claude/settings.json`
 //!   (`PreToolUse` for Edit, MultiEdit and Write; `Stop` in gate mode, `PostToolUse` in record
@@ -14,6 +15,12 @@
 //!   Codex's: SHA-256 of the hook's normalized definition (its event, matcher and handler, with
 //!   the timeout filled in, as sorted, compact JSON); the installer reads the files back and
 //!   checks every hash before it says the hooks are trusted.
+//! - **Qwen Code** and **Gemini CLI**: `install/qwen_code.rs` and `install/gemini_cli.rs`
+//!   (the workspace's `.qwen/settings.json` with the approval in Qwen Code's home;
+//!   `.gemini/settings.json`).
+//! - **opencode** and **Cursor**: `install/opencode.rs` and `install/cursor.rs` (a plugin in
+//!   `.opencode/plugins/` and the server in `opencode.json`; `.cursor/hooks.json` and
+//!   `.cursor/mcp.json`).
 //!
 //! The hook commands name `staged` by its absolute path, or by the name `staged` (found on
 //! `PATH`) for files that are committed. A gate's commands end with a shell fail-safe: when
@@ -42,6 +49,13 @@ use staged_fs::{NewFileMode, RelPath, Root};
 
 use crate::event::{Client, Mode};
 
+mod cursor;
+mod gemini_cli;
+mod opencode;
+mod qwen_code;
+
+pub(crate) use cursor::installed as cursor_hook_installed;
+
 /// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
 /// (`crates/mcp/tests/clients/test_hooks.py` compares the tools the client offers with it).
 const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
@@ -50,7 +64,7 @@ const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
 const CODEX_MATCHER: &str = "Edit|Write|Bash";
 
 /// The MCP server's name, in both clients.
-const SERVER: &str = "staged";
+pub(crate) const SERVER: &str = "staged";
 
 /// What to install, and where.
 #[derive(Debug, Clone)]
@@ -72,6 +86,13 @@ pub struct Target {
     /// Claude Code's global config (`$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`),
     /// where `local` puts the MCP server.
     pub claude_config: Option<PathBuf>,
+    /// Qwen Code's home (`QWEN_HOME`, else `~/.qwen`), whose `mcpApprovals.json` gets the
+    /// MCP server's approval.
+    pub qwen_home: Option<PathBuf>,
+    /// `QWEN_CODE_MCP_APPROVALS_PATH`: Qwen Code's approvals file, when set.
+    pub qwen_approvals: Option<PathBuf>,
+    /// Cline's MCP settings file (user-level: Cline reads no project MCP servers).
+    pub cline_mcp_settings: Option<PathBuf>,
     /// `--approve human`: the MCP server runs `staged mcp --approve human`, so a model's
     /// `resolve apply` waits for a person (MCP elicitation), and for Codex the server's tool
     /// timeout leaves the person [`HUMAN_TOOL_TIMEOUT_SECS`] to decide.
@@ -125,6 +146,32 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
                 .to_owned(),
         )),
         Client::Codex => install_codex(target, uninstall),
+        Client::QwenCode if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: Qwen Code's hooks and MCP server are the workspace's own .qwen/settings.json, approved in the person's own mcpApprovals.json"
+                .to_owned(),
+        )),
+        Client::QwenCode => qwen_code::install(target, uninstall),
+        Client::GeminiCli if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: Gemini CLI's hooks and MCP server are the workspace's own .gemini/settings.json"
+                .to_owned(),
+        )),
+        Client::GeminiCli => gemini_cli::install(target, uninstall),
+        Client::OpenCode if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: opencode's plugin and MCP server are the project's (.opencode/plugins/, opencode.json)"
+                .to_owned(),
+        )),
+        Client::OpenCode => opencode::install(target, uninstall),
+        Client::Cursor if target.local => Err(InstallError::Missing(
+            "--local is for Claude Code: Cursor's hooks and MCP server are the project's (.cursor/hooks.json, .cursor/mcp.json)"
+                .to_owned(),
+        )),
+        Client::Cursor => cursor::install(target, uninstall),
+        Client::Copilot | Client::Cline if target.local => Err(InstallError::Missing(format!(
+            "--local is for Claude Code: {} reads staged's hooks from the workspace",
+            target.client.display()
+        ))),
+        Client::Copilot => crate::clients::copilot::install(target, uninstall),
+        Client::Cline => crate::clients::cline::install(target, uninstall),
     }
 }
 
@@ -157,7 +204,7 @@ pub fn hook_command(
 
 /// What a gate's command does when `staged` cannot run or fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FailSafe {
+pub(crate) enum FailSafe {
     /// Nothing: the client sees the exit status (installs before issue 32).
     None,
     /// A reason on stderr and exit 2: a `PreToolUse` blocks the tool call.
@@ -167,13 +214,14 @@ enum FailSafe {
 }
 
 impl FailSafe {
-    fn for_event(event: &str) -> FailSafe {
+    /// Gemini CLI's `BeforeTool` is a `PreToolUse`, its `AfterAgent` a `Stop`.
+    pub(crate) fn for_event(event: &str) -> FailSafe {
         match event {
-            "PreToolUse" => FailSafe::Block,
-            "Stop" => FailSafe::Pass,
+            "PreToolUse" | "BeforeTool" => FailSafe::Block,
             // A prompt hook that fails must not hold the prompt: its exit status (not 2)
             // lets the prompt through, and the person sees the error.
-            _ => FailSafe::None,
+            "UserPromptSubmit" => FailSafe::None,
+            _ => FailSafe::Pass,
         }
     }
 }
@@ -194,7 +242,7 @@ fn fail_safe(client: Client, kind: FailSafe) -> String {
 
 /// A hook command `staged hook install` wrote for a client, read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Ours {
+pub(crate) struct Ours {
     /// The binary it runs.
     binary: String,
     mode: Mode,
@@ -206,7 +254,7 @@ struct Ours {
 
 /// The hook command `command` read back, if `staged hook install` wrote it for `client`, now
 /// or before (without the fail-safe and the `--in` workspaces).
-fn parse_ours(command: &str, client: Client) -> Option<Ours> {
+pub(crate) fn parse_ours(command: &str, client: Client) -> Option<Ours> {
     let (words, fail_safe) = [FailSafe::Block, FailSafe::Pass]
         .into_iter()
         .find_map(|kind| Some((command.strip_suffix(&fail_safe(client, kind))?, kind)))
@@ -229,7 +277,7 @@ fn parse_ours(command: &str, client: Client) -> Option<Ours> {
 }
 
 /// Whether a hook command is one `staged hook install` wrote for `client`.
-fn is_ours(command: &str, client: Client) -> bool {
+pub(crate) fn is_ours(command: &str, client: Client) -> bool {
     parse_ours(command, client).is_some()
 }
 
@@ -754,7 +802,7 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// The refusal of a value of the wrong shape at `key` of `file`.
-fn wrong_shape(file: &Path, key: &str, found: &Value, expected: &str) -> InstallError {
+pub(crate) fn wrong_shape(file: &Path, key: &str, found: &Value, expected: &str) -> InstallError {
     InstallError::Unreadable {
         path: file.to_path_buf(),
         why: format!("`{key}` is {}, where {expected} belongs", json_kind(found)),
@@ -812,7 +860,7 @@ fn add_hook(
 
 /// The object at `path`, made where missing; anything else there is refused, naming the key
 /// and what was found.
-fn object_at<'a>(
+pub(crate) fn object_at<'a>(
     value: &'a mut Value,
     path: &[&str],
     file: &Path,
@@ -854,7 +902,7 @@ fn add_to_array(
     Ok(())
 }
 
-fn remove_from_array(settings: &mut Value, path: &[&str], item: &str) {
+pub(crate) fn remove_from_array(settings: &mut Value, path: &[&str], item: &str) {
     let mut at = &mut *settings;
     for name in path {
         match at.get_mut(*name) {
@@ -877,19 +925,19 @@ const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
 const MCP_JSON: &str = ".mcp.json";
 
 /// A file of the workspace, read and written only through `staged-fs`.
-struct WorkspaceFile {
+pub(crate) struct WorkspaceFile {
     root: PathBuf,
     rel: RelPath,
 }
 
 impl WorkspaceFile {
-    fn new(root: &Path, rel: &str) -> Result<WorkspaceFile, InstallError> {
+    pub(crate) fn new(root: &Path, rel: &str) -> Result<WorkspaceFile, InstallError> {
         let rel = RelPath::new(rel).map_err(|err| InstallError::Missing(err.to_string()))?;
         Ok(WorkspaceFile { root: root.to_path_buf(), rel })
     }
 
     /// Its path, for messages.
-    fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.root.join(self.rel.as_path())
     }
 
@@ -898,7 +946,7 @@ impl WorkspaceFile {
     }
 
     /// Its JSON object; `{}` when it is not there.
-    fn read_json(&self) -> Result<Value, InstallError> {
+    pub(crate) fn read_json(&self) -> Result<Value, InstallError> {
         let read = self.open_root().and_then(|root| root.read(&self.rel));
         let bytes = match read {
             Ok(bytes) => Some(bytes),
@@ -912,7 +960,7 @@ impl WorkspaceFile {
 
     /// Fails unless every folder on its way is a real folder inside the root and it is a
     /// regular file or not there.
-    fn writable(&self) -> Result<(), InstallError> {
+    pub(crate) fn writable(&self) -> Result<(), InstallError> {
         let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let root = self.open_root().map_err(fail)?;
         let Some(parent) = self.rel.parent() else { return Ok(()) };
@@ -935,11 +983,44 @@ impl WorkspaceFile {
     }
 
     /// Writes `value` (atomically, keeping the file's permission bits).
-    fn write_json(&self, value: &Value) -> Result<(), InstallError> {
-        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
+    pub(crate) fn write_json(&self, value: &Value) -> Result<(), InstallError> {
         let mut text = serde_json::to_string_pretty(value)
             .map_err(|err| InstallError::Write { path: self.path(), why: err.to_string() })?;
         text.push('\n');
+        self.write_text(&text)
+    }
+
+    /// Its text; `None` when it is not there.
+    pub(crate) fn read_text(&self) -> Result<Option<String>, InstallError> {
+        match self.open_root().and_then(|root| root.read(&self.rel)) {
+            Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| InstallError::Unreadable {
+                path: self.path(),
+                why: "it is not UTF-8 text".to_owned(),
+            }),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(InstallError::Unreadable { path: self.path(), why: why(&err) }),
+        }
+    }
+
+    /// Removes it (never through a symlink); nothing when it is not there.
+    pub(crate) fn remove(&self) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
+        let root = self.open_root().map_err(fail)?;
+        let dir = match root.dir(self.rel.parent().as_ref()) {
+            Ok(dir) => dir,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => return Err(fail(err)),
+        };
+        match dir.remove_file(self.rel.file_name()) {
+            Ok(()) => Ok(()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(fail(err)),
+        }
+    }
+
+    /// Writes `text` (atomically, keeping the file's permission bits).
+    pub(crate) fn write_text(&self, text: &str) -> Result<(), InstallError> {
+        let fail = |err: std::io::Error| InstallError::Write { path: self.path(), why: why(&err) };
         let root = self.open_root().map_err(fail)?;
         let dir = match self.rel.parent() {
             Some(parent) => root.create_dir_all(&parent).map_err(fail)?,
@@ -986,7 +1067,7 @@ fn regular_or_absent(path: &Path) -> Result<(), InstallError> {
     }
 }
 
-fn read_json(path: &Path) -> Result<Value, InstallError> {
+pub(crate) fn read_json(path: &Path) -> Result<Value, InstallError> {
     regular_or_absent(path)?;
     match std::fs::read(path) {
         Ok(bytes) => parse_json(path, Some(bytes)),
@@ -998,7 +1079,7 @@ fn read_json(path: &Path) -> Result<Value, InstallError> {
 }
 
 /// The JSON object in `bytes` (read from `path`); `{}` for no file or blank space.
-fn parse_json(path: &Path, bytes: Option<Vec<u8>>) -> Result<Value, InstallError> {
+pub(crate) fn parse_json(path: &Path, bytes: Option<Vec<u8>>) -> Result<Value, InstallError> {
     match bytes {
         None => Ok(json!({})),
         Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
@@ -1034,7 +1115,7 @@ fn read_toml(path: &Path) -> Result<toml_edit::DocumentMut, InstallError> {
     }
 }
 
-fn write_json(path: &Path, value: &Value) -> Result<(), InstallError> {
+pub(crate) fn write_json(path: &Path, value: &Value) -> Result<(), InstallError> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|err| InstallError::Write { path: path.to_path_buf(), why: err.to_string() })?;
     text.push('\n');
@@ -1080,11 +1161,11 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(what: impl Into<String>, result: Result<(), String>) -> Check {
+    pub(crate) fn new(what: impl Into<String>, result: Result<(), String>) -> Check {
         Check { what: what.into(), result, warning: false }
     }
 
-    fn warn(what: impl Into<String>, result: Result<(), String>) -> Check {
+    pub(crate) fn warn(what: impl Into<String>, result: Result<(), String>) -> Check {
         Check { what: what.into(), result, warning: true }
     }
 }
@@ -1097,6 +1178,19 @@ pub struct ClientHomes {
     /// Claude Code's global config file (`$CLAUDE_CONFIG_DIR/.claude.json`, else
     /// `~/.claude.json`), where it records the folders a person trusted.
     pub claude_config: Option<PathBuf>,
+    /// Qwen Code's home (`QWEN_HOME`, else `~/.qwen`).
+    pub qwen_home: Option<PathBuf>,
+    /// `QWEN_CODE_MCP_APPROVALS_PATH`: Qwen Code's approvals file, when set.
+    pub qwen_approvals: Option<PathBuf>,
+    /// Gemini CLI's `.gemini` folder in its home (`$GEMINI_CLI_HOME/.gemini`, else
+    /// `~/.gemini`), whose `settings.json` may set its approval mode.
+    pub gemini_home: Option<PathBuf>,
+    /// Copilot CLI's home (`COPILOT_HOME`, else `~/.copilot`), whose `config.json` records
+    /// the folders a person trusted.
+    pub copilot_home: Option<PathBuf>,
+    /// Cline's MCP settings (`CLINE_MCP_SETTINGS_PATH`, else
+    /// `$CLINE_DATA_DIR/settings/cline_mcp_settings.json`, else under `~/.cline/data`).
+    pub cline_mcp_settings: Option<PathBuf>,
 }
 
 /// What `staged doctor` checks for `client`: `None` when nothing of staged is installed for it.
@@ -1104,6 +1198,14 @@ pub fn doctor(client: Client, root: &Path, homes: &ClientHomes) -> Option<Vec<Ch
     match client {
         Client::ClaudeCode => doctor_claude(root, homes.claude_config.as_deref()),
         Client::Codex => doctor_codex(homes.codex_home.as_deref()?, root),
+        Client::QwenCode => {
+            qwen_code::doctor(root, homes.qwen_home.as_deref(), homes.qwen_approvals.as_deref())
+        }
+        Client::GeminiCli => gemini_cli::doctor(root, homes.gemini_home.as_deref()),
+        Client::OpenCode => opencode::doctor(root),
+        Client::Cursor => cursor::doctor(root),
+        Client::Copilot => crate::clients::copilot::doctor(root, homes.copilot_home.as_deref()),
+        Client::Cline => crate::clients::cline::doctor(root, homes.cline_mcp_settings.as_deref()),
     }
 }
 
@@ -1153,9 +1255,9 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
             .then_some(())
             .ok_or_else(|| "there is no PreToolUse hook".to_owned()),
     ));
-    checks.extend(older_install_checks("Claude Code", "claude-code", &commands, None));
+    checks.extend(older_install_checks(Client::ClaudeCode, &commands, None));
     checks.push(claude_matcher_check(&settings));
-    checks.extend(binary_checks("Claude Code", &commands));
+    checks.extend(binary_checks(Client::ClaudeCode, &commands));
     let local_server = claude_config.and_then(|path| read_json(path).ok()).and_then(|c| {
         c.get("projects")?
             .get(root.to_string_lossy().as_ref())?
@@ -1209,13 +1311,12 @@ fn doctor_claude(root: &Path, claude_config: Option<&Path>) -> Option<Vec<Check>
 /// Warnings for hook commands an older `staged hook install` wrote: a gate without the
 /// fail-safe (a missing binary lets the edit through), and for Codex one without `--in` (it
 /// gates every folder) or one whose workspaces leave out `root`.
-fn older_install_checks(
-    who: &str,
-    name: &str,
+pub(crate) fn older_install_checks(
+    client: Client,
     commands: &[(String, String)],
     root: Option<&Path>,
 ) -> Vec<Check> {
-    let client = if name == "codex" { Client::Codex } else { Client::ClaudeCode };
+    let (who, name) = (client.display(), client.name());
     let ours: Vec<(&str, Ours)> = commands
         .iter()
         .filter_map(|(event, c)| Some((event.as_str(), parse_ours(c, client)?)))
@@ -1278,8 +1379,8 @@ fn doctor_codex(home: &Path, root: &Path) -> Option<Vec<Check>> {
         "Codex: every staged hook is trusted with the hash Codex computes",
         check_codex_trust(home).map(|_| ()).map_err(|err| err.to_string()),
     ));
-    checks.extend(older_install_checks("Codex", "codex", &commands, Some(root)));
-    checks.extend(binary_checks("Codex", &commands));
+    checks.extend(older_install_checks(Client::Codex, &commands, Some(root)));
+    checks.extend(binary_checks(Client::Codex, &commands));
     let config = read_toml(&home.join("config.toml")).ok();
     let server = config
         .as_ref()
@@ -1379,8 +1480,8 @@ fn claude_matcher_check(settings: &Value) -> Check {
 
 /// The binary each hook command runs exists and may be run (one without a `/` is looked up
 /// on `PATH`, as the client's shell will).
-fn binary_checks(who: &str, commands: &[(String, String)]) -> Vec<Check> {
-    let client = if who == "Codex" { Client::Codex } else { Client::ClaudeCode };
+pub(crate) fn binary_checks(client: Client, commands: &[(String, String)]) -> Vec<Check> {
+    let who = client.display();
     let mut seen = Vec::new();
     let mut res = Vec::new();
     for (_, command) in commands {
@@ -1417,7 +1518,7 @@ fn executable(path: &Path) -> Result<(), String> {
 
 /// Starts the configured MCP server and asks it for its tools: it must answer, and list
 /// `resolve`, within a few seconds.
-fn mcp_check(who: &str, server: &Value, cwd: &Path) -> Check {
+pub(crate) fn mcp_check(who: &str, server: &Value, cwd: &Path) -> Check {
     let command = server.get("command").and_then(Value::as_str).unwrap_or_default();
     let args: Vec<String> = server
         .get("args")

@@ -1,10 +1,14 @@
 //! staged as the gate of the coding agents people already use: the hooks `staged hook
-//! claude-code` and `staged hook codex` run (one event on stdin, one reply on stdout), their
-//! installers, and the checks of `staged doctor`.
+//! claude-code`, `codex`, `qwen-code`, `gemini-cli`, `opencode`, `cursor`, `copilot` and
+//! `cline` run (one event on stdin, one reply on stdout), their installers, and the checks of
+//! `staged doctor`.
 //!
 //! - **Gate mode** (the default): an edit the client is about to make (Claude Code's Edit,
 //!   MultiEdit and Write; Codex's `apply_patch`, as its own tool or as an `apply_patch` heredoc
-//!   in the shell) is staged as a preview through `staged-edit`, and the tool call is denied
+//!   in the shell; Qwen Code's `edit` and `write_file`; Gemini CLI's `replace` and
+//!   `write_file`; opencode's `edit`, `write` and `apply_patch`; Cursor's `Write`,
+//!   `StrReplace` and `Edit`; Copilot CLI's `edit` and `create`; Cline's `editor` and
+//!   `apply_patch`) is staged as a preview through `staged-edit`, and the tool call is denied
 //!   with a reason that names the preview and says to call `resolve`. Nothing is written until
 //!   then. The gate never grants what the client would not (`permission.rs`): in a mode or
 //!   sandbox where the client would refuse the edit (plan mode, a read-only sandbox) it is
@@ -22,12 +26,16 @@
 //!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
 //!   its front end, so `staged log` and `staged undo` cover it.
 //!
+//! Each client is a codec (`clients/`): its events are read into the client-neutral
+//! [`HookEvent`], and the neutral [`Reply`] is written back in its format.
+//!
 //! Every reply is built here; the CLI reads stdin, prints, and in gate mode runs the work in a
 //! child it supervises (a child that dies or times out is answered with a [`Reply::Deny`],
 //! or exit 2 when it died before it named the event).
 
 #![deny(missing_docs)]
 
+mod clients;
 mod event;
 mod gate;
 pub mod install;
@@ -44,7 +52,9 @@ use staged_workspace::WorkspaceSession;
 
 pub use crate::{
     event::{Client, HookEvent, Mode, Reply},
-    permission::doctor_line as permission_doctor_line,
+    permission::{
+        doctor_line as permission_doctor_line, doctor_line_for as permission_doctor_line_for,
+    },
     shell::{ShellPatch, shell_patch, shell_patch_argv},
 };
 
@@ -95,11 +105,33 @@ pub fn handle_in(
     cwd: &Path,
     codex_home: Option<&Path>,
 ) -> Outcome {
-    let event = match HookEvent::parse(input) {
+    let homes = install::ClientHomes {
+        codex_home: codex_home.map(Path::to_path_buf),
+        ..Default::default()
+    };
+    handle_for(client, mode, input, root, cwd, &homes)
+}
+
+/// [`handle`], with the clients' homes, whose settings say what the gate reads of a client's
+/// permissions (`permission.rs`): Codex's `config.toml`, Gemini CLI's `settings.json`.
+pub fn handle_for(
+    client: Client,
+    mode: Mode,
+    input: &[u8],
+    root: Option<&Path>,
+    cwd: &Path,
+    homes: &install::ClientHomes,
+) -> Outcome {
+    let event = match client.parse(input) {
         Ok(event) => event,
         Err(why) => return refuse_unreadable(mode, &why),
     };
     let root: PathBuf = root.map_or_else(|| staged_workspace::find_root(cwd), Path::to_path_buf);
+    if client == Client::ClaudeCode && clients::cursor::claude_hook_defers(input, &root) {
+        return Outcome::reply(Reply::Nothing).note(
+            "staged: Cursor runs staged's Cursor hook (.cursor/hooks.json) for this event, so the Claude Code hook stands aside and the edit is staged once",
+        );
+    }
     // The folder the client runs the hook in: its session's (Codex's sandbox is rooted there).
     let session_dir = cwd.to_path_buf();
     let cwd = event.cwd.clone().filter(|c| c.is_absolute()).unwrap_or_else(|| cwd.to_path_buf());
@@ -123,7 +155,7 @@ pub fn handle_in(
     let number = session::enter(client, &event, &ws);
     let mut outcome = match (mode, event.hook_event_name.as_str()) {
         (Mode::Gate, "PreToolUse") => {
-            gate::pre_tool_use(client, &event, &ws, &cwd, &session_dir, codex_home)
+            gate::pre_tool_use(client, &event, &ws, &cwd, &session_dir, homes)
         }
         (Mode::Gate, "Stop") => stop::stop(client, &event, &ws),
         (Mode::Record, "PreToolUse") => record::pre_tool_use(client, &event, &ws, &cwd),
@@ -131,19 +163,16 @@ pub fn handle_in(
         (Mode::Record, "Stop") => record::stop(client, &event, &ws),
         _ => Outcome::reply(Reply::Nothing),
     };
-    outcome.reply = session::with_notices(&event, &ws, number, outcome.reply);
+    outcome.reply = session::with_notices(client, &event, &ws, number, outcome.reply);
     outcome
 }
 
-/// The `hook_event_name` of an event, read without building the rest of it (the other fields
-/// are skipped, not kept): what a supervised gate call reports before it does the work, so
-/// that its supervisor knows how to refuse if the work dies. `None` when it is not readable.
-pub fn event_name(input: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Name {
-        hook_event_name: Option<String>,
-    }
-    serde_json::from_slice::<Name>(input).ok()?.hook_event_name
+/// The neutral name of an event of `client` (`PreToolUse`, `Stop`, ...), read without
+/// building the rest of it (the other fields are skipped, not kept): what a supervised gate
+/// call reports before it does the work, so that its supervisor knows how to refuse if the
+/// work dies. `None` when it is not readable.
+pub fn event_name(client: Client, input: &[u8]) -> Option<String> {
+    client.event_name(input)
 }
 
 /// Lowers this process's address-space limit (`RLIMIT_AS`) to `bytes`, or leaves it where it

@@ -21,6 +21,12 @@
 //!   (`--sandbox`, `--full-auto`, `-c`) are not visible to a hook; when the event's approval
 //!   contradicts the configuration, the safe reading (the person is asked) wins.
 //!
+//! - **Qwen Code** sends its approval mode as `permission_mode` (`plan`, `default`,
+//!   `auto-edit`, `auto`, `yolo`). `plan` is denied without staging; `auto-edit` and `yolo`
+//!   (which write without asking) stage as before; `default` (which asks the person before an
+//!   edit), `auto` (where a classifier may hand the edit to the person), a mode staged does
+//!   not know, or none, stage a preview only a person may apply.
+//!
 //! In a `workspace-write` sandbox Codex writes only in the folder it runs in (its session's
 //! folder, where it runs its hooks) and the `writable_roots` of `[sandbox_workspace_write]`: a
 //! patch of a file of the workspace outside them is denied without staging
@@ -65,15 +71,111 @@ pub(crate) fn verdict(
     client: Client,
     event: &HookEvent,
     root: &Path,
-    codex_home: Option<&Path>,
+    homes: &crate::install::ClientHomes,
 ) -> Verdict {
+    let codex_home = homes.codex_home.as_deref();
     let mode = event.permission_mode.as_deref();
     if mode == Some("plan") {
-        return Verdict::Deny(PLAN_MODE.to_owned());
+        return Verdict::Deny(match client {
+            Client::QwenCode => QWEN_PLAN_MODE.to_owned(),
+            _ => PLAN_MODE.to_owned(),
+        });
     }
     match client {
         Client::ClaudeCode => claude(mode),
         Client::Codex => codex(mode, &CodexConfig::read(root, codex_home)),
+        Client::QwenCode => qwen(mode),
+        Client::GeminiCli => gemini(&GeminiApproval::read(root, homes.gemini_home.as_deref())),
+        Client::OpenCode => crate::clients::opencode::verdict(root),
+        // Cursor's agent writes its edits without asking (the person reviews them after).
+        Client::Cursor => Verdict::Stage,
+        // Its events carry no mode; its own permissions decide whether `staged-resolve` runs.
+        Client::Copilot | Client::Cline => Verdict::Stage,
+    }
+}
+
+/// The deny reason in Gemini CLI's plan mode.
+pub(crate) const GEMINI_PLAN_MODE: &str = "staged refused this edit without staging it, and nothing was written: Gemini CLI's approval mode is plan, in which it makes no edits. Present your plan instead; the edits can be made once the person leaves plan mode.";
+
+/// Gemini CLI's approval mode as its settings give it (`general.defaultApprovalMode`): its
+/// events do not say, and an `--approval-mode` flag is not visible to a hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GeminiApproval {
+    /// The mode, when a settings file sets it.
+    pub(crate) mode: Option<String>,
+    /// The settings files read, the one that decided first.
+    pub(crate) from: String,
+}
+
+impl GeminiApproval {
+    /// The workspace's `.gemini/settings.json` over the one in Gemini CLI's home (`home` is
+    /// its `.gemini` folder).
+    pub(crate) fn read(root: &Path, home: Option<&Path>) -> GeminiApproval {
+        let files: Vec<PathBuf> = [Some(root.join(".gemini")), home.map(Path::to_path_buf)]
+            .into_iter()
+            .flatten()
+            .map(|dir| dir.join("settings.json"))
+            .collect();
+        for file in &files {
+            let mode = std::fs::metadata(file)
+                .ok()
+                .filter(std::fs::Metadata::is_file)
+                .and_then(|_| std::fs::read(file).ok())
+                .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+                .and_then(|v| {
+                    v.pointer("/general/defaultApprovalMode")?.as_str().map(str::to_owned)
+                });
+            if let Some(mode) = mode {
+                return GeminiApproval { mode: Some(mode), from: file.display().to_string() };
+            }
+        }
+        let from = files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ");
+        GeminiApproval { mode: None, from }
+    }
+}
+
+fn gemini(approval: &GeminiApproval) -> Verdict {
+    match approval.mode.as_deref() {
+        Some("auto_edit" | "yolo") => Verdict::Stage,
+        Some("plan") => Verdict::Deny(GEMINI_PLAN_MODE.to_owned()),
+        Some("default") => Verdict::PersonOnly(format!(
+            "Gemini CLI's approval mode is default (general.defaultApprovalMode in {}), in which it asks the person before an edit",
+            approval.from
+        )),
+        Some(other) => Verdict::PersonOnly(format!(
+            "Gemini CLI's approval mode is `{}` ({}), which staged does not know, so it reads it as one that asks the person before an edit",
+            other.chars().take(MAX_MODE_CHARS).collect::<String>().escape_debug(),
+            approval.from
+        )),
+        None => Verdict::PersonOnly(format!(
+            "Gemini CLI's settings ({}) do not set general.defaultApprovalMode, so staged reads its approval mode as default, in which it asks the person before an edit (an --approval-mode flag is not visible to a hook)",
+            approval.from
+        )),
+    }
+}
+
+/// The deny reason in Qwen Code's plan mode.
+pub(crate) const QWEN_PLAN_MODE: &str = "staged refused this edit without staging it, and nothing was written: Qwen Code is in plan mode, in which it makes no edits. Present your plan instead; the edits can be made once the person leaves plan mode.";
+
+/// Why a Qwen Code preview in its default approval mode waits for a person.
+pub(crate) const QWEN_DEFAULT: &str =
+    "Qwen Code is in its default approval mode, in which it asks the person before an edit";
+
+fn qwen(mode: Option<&str>) -> Verdict {
+    match mode {
+        Some("auto-edit" | "auto_edit" | "yolo") => Verdict::Stage,
+        Some("default") => Verdict::PersonOnly(QWEN_DEFAULT.to_owned()),
+        Some("auto") => Verdict::PersonOnly(
+            "Qwen Code is in its auto approval mode, in which a classifier may ask the person before an edit".to_owned(),
+        ),
+        Some(other) => Verdict::PersonOnly(format!(
+            "Qwen Code is in the approval mode `{}`, which staged does not know, so it reads it as one that asks the person before an edit",
+            other.chars().take(MAX_MODE_CHARS).collect::<String>().escape_debug()
+        )),
+        None => Verdict::PersonOnly(
+            "Qwen Code did not say its approval mode, so staged reads it as one that asks the person before an edit"
+                .to_owned(),
+        ),
     }
 }
 
@@ -265,8 +367,32 @@ fn codex(mode: Option<&str>, config: &CodexConfig) -> Verdict {
 
 /// What `staged doctor` says about how the gate reads `client`'s permissions in `root`.
 pub fn doctor_line(client: Client, root: &Path, codex_home: Option<&Path>) -> String {
+    doctor_line_for(
+        client,
+        root,
+        &crate::install::ClientHomes {
+            codex_home: codex_home.map(Path::to_path_buf),
+            ..Default::default()
+        },
+    )
+}
+
+/// [`doctor_line`], with every client's home.
+pub fn doctor_line_for(client: Client, root: &Path, homes: &crate::install::ClientHomes) -> String {
+    let codex_home = homes.codex_home.as_deref();
     match client {
+        Client::GeminiCli => {
+            let approval = GeminiApproval::read(root, homes.gemini_home.as_deref());
+            format!(
+                "Gemini CLI's approval mode as staged reads it: {} ({}); auto_edit lets the model's resolve apply a preview, plan denies an edit without staging it, default (or none) stages previews only a person may apply; an --approval-mode or --yolo flag is not visible to the hook, so set general.defaultApprovalMode in settings.json",
+                approval.mode.as_deref().unwrap_or("not set"),
+                approval.from
+            )
+        }
         Client::ClaudeCode => "Claude Code's permission mode is read from each event: plan and dontAsk deny an edit without staging it; in default mode (or an unknown one) only a person may apply the preview (`staged review`), since staged does not read allow rules (`permissions.allow`, `--allowedTools`); acceptEdits and bypassPermissions let the model's resolve apply it".to_owned(),
+        Client::QwenCode => "Qwen Code's approval mode is read from each event: plan denies an edit without staging it; in default mode (or auto, or an unknown one) only a person may apply the preview (`staged review`); auto-edit and yolo let the model's resolve apply it".to_owned(),
+        Client::Copilot => crate::clients::copilot::PERMISSIONS.to_owned(),
+        Client::Cline => crate::clients::cline::PERMISSIONS.to_owned(),
         Client::Codex => {
             let config = CodexConfig::read(root, codex_home);
             format!(
@@ -276,6 +402,12 @@ pub fn doctor_line(client: Client, root: &Path, codex_home: Option<&Path>) -> St
                 config.approval.as_deref().unwrap_or("not set")
             )
         }
+        Client::OpenCode => match crate::clients::opencode::verdict(root) {
+            Verdict::Stage => "opencode's permission for edits, as staged reads it: allow (the model's resolve applies its previews)".to_owned(),
+            Verdict::PersonOnly(why) => format!("opencode's permission for edits, as staged reads it: only a person may apply a preview ({why})"),
+            Verdict::Deny(why) => format!("opencode's permission for edits, as staged reads it: deny ({why})"),
+        },
+        Client::Cursor => "Cursor's agent writes edits without asking, so the model's resolve applies its previews; Cursor's own settings are not read (tested on its documented events only)".to_owned(),
     }
 }
 
@@ -333,6 +465,45 @@ mod tests {
             outside_workspace_write(&root, Some(&home), &session, &paths(&["lib/b.ts"])),
             None
         );
+    }
+
+    #[test]
+    fn gemini_cli_modes_come_from_its_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, home) = (dir.path().join("repo"), dir.path().join("home/.gemini"));
+        std::fs::create_dir_all(root.join(".gemini")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let read = || GeminiApproval::read(&root, Some(&home));
+        assert!(
+            matches!(gemini(&read()), Verdict::PersonOnly(why) if why.contains("do not set general.defaultApprovalMode"))
+        );
+        let set = |file: &Path, mode: &str| {
+            std::fs::write(file, format!(r#"{{"general": {{"defaultApprovalMode": "{mode}"}}}}"#))
+                .unwrap();
+        };
+        set(&home.join("settings.json"), "auto_edit");
+        assert_eq!(gemini(&read()), Verdict::Stage);
+        // The workspace's settings win over the person's.
+        set(&root.join(".gemini/settings.json"), "plan");
+        assert_eq!(gemini(&read()), Verdict::Deny(GEMINI_PLAN_MODE.to_owned()));
+        set(&root.join(".gemini/settings.json"), "default");
+        assert!(
+            matches!(gemini(&read()), Verdict::PersonOnly(why) if why.starts_with("Gemini CLI's approval mode is default"))
+        );
+        // A file that does not parse sets nothing.
+        std::fs::write(root.join(".gemini/settings.json"), "{ // comment").unwrap();
+        assert_eq!(gemini(&read()), Verdict::Stage);
+    }
+
+    #[test]
+    fn qwen_code_modes() {
+        assert_eq!(qwen(Some("auto-edit")), Verdict::Stage);
+        assert_eq!(qwen(Some("auto_edit")), Verdict::Stage);
+        assert_eq!(qwen(Some("yolo")), Verdict::Stage);
+        assert_eq!(qwen(Some("default")), Verdict::PersonOnly(QWEN_DEFAULT.to_owned()));
+        assert!(matches!(qwen(Some("auto")), Verdict::PersonOnly(_)));
+        assert!(matches!(qwen(Some("new-mode")), Verdict::PersonOnly(_)));
+        assert!(matches!(qwen(None), Verdict::PersonOnly(_)));
     }
 
     #[test]

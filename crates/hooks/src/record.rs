@@ -11,13 +11,18 @@
 //! - Claude Code: its `PostToolUse` compares the disk with the Edit (its `old_string` replaced
 //!   by `new_string` in the file with CRLF read as LF, as Claude Code edits it, then written
 //!   all LF or all CRLF) or the Write (its `content`); its `originalFile` must be the file read
-//!   at `PreToolUse` with CRLF as LF. The entry's undo gives back the bytes read then.
+//!   at `PreToolUse` with CRLF as LF. The entry's undo gives back the bytes read then. Qwen
+//!   Code's `edit` and `write_file` are recorded the same way (its codec gives its
+//!   `PostToolUse` Claude Code's `filePath` and `originalFile`).
 //! - Codex: at `PreToolUse` the parsed patch is applied to the files read (as
 //!   `staged_edit::patch` applies it, which matches Codex byte for byte); a patch that does not
 //!   apply is not recorded (Codex refuses it too). The comparison is at the call's
 //!   `PostToolUse`, at the next patch's `PreToolUse` (so that two patches of one file are
 //!   each checked against what the other left), or at the turn's `Stop` for a patch sent
 //!   through the shell or one that failed (neither fires a `PostToolUse`).
+//! - opencode and Cursor: at `PreToolUse` what the call makes of its file is kept
+//!   (`clients/opencode.rs`), and compared with the disk at its `PostToolUse`, as a Codex
+//!   patch's is.
 
 use std::{collections::BTreeMap, path::Path};
 
@@ -33,6 +38,7 @@ use staged_workspace::WorkspaceSession;
 
 use crate::{
     Outcome,
+    clients::ToolEdit,
     event::{Client, HookEvent, Reply},
     gate::{base, shell_patch_of},
     shell::ShellPatch,
@@ -62,11 +68,15 @@ pub(crate) fn pre_tool_use(
     if client == Client::Codex {
         // The patches before this one have run (or never will): what they left is on disk
         // now, before this one changes it.
-        notes = finish(ws, &mut state.snapshots, None);
+        notes = finish(ws, client, &mut state.snapshots, None);
     }
     let snapshot = match client {
-        Client::Codex => codex_snapshot(event, ws, cwd),
-        Client::ClaudeCode => claude_snapshot(event, ws),
+        Client::OpenCode | Client::Cursor => crate::clients::opencode::snapshot(event, ws, cwd),
+        Client::Copilot | Client::Cline => claude_snapshot(event, ws),
+        _ => match client.edit(event) {
+            Some(ToolEdit::Patch | ToolEdit::ShellPatch) => codex_snapshot(event, ws, cwd),
+            _ => claude_snapshot(event, ws),
+        },
     };
     match snapshot {
         Ok(snapshot) => state.keep_snapshot(call, snapshot),
@@ -93,14 +103,16 @@ pub(crate) fn post_tool_use(
     let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
         let mut state = file.load();
         let notes = match client {
-            Client::ClaudeCode => {
+            Client::Codex | Client::OpenCode | Client::Cursor => {
+                finish(ws, client, &mut state.snapshots, Some(call))
+            }
+            _ => {
                 let snapshot = state.snapshots.remove(call.as_str());
-                match record_claude(event, ws, snapshot.as_ref()) {
+                match record_claude(client, event, ws, snapshot.as_ref()) {
                     Ok(notes) => notes,
                     Err(why) => vec![format!("staged: not recorded: {why}")],
                 }
             }
-            Client::Codex => finish(ws, &mut state.snapshots, Some(call)),
         };
         file.save(&state)?;
         Ok(notes)
@@ -119,7 +131,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
     };
     let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
         let mut state = file.load();
-        let notes = finish(ws, &mut state.snapshots, None);
+        let notes = finish(ws, client, &mut state.snapshots, None);
         file.save(&state)?;
         Ok(notes)
     });
@@ -145,7 +157,7 @@ fn claude_snapshot(event: &HookEvent, ws: &WorkspaceSession) -> Result<Snapshot,
 
 /// `path` (absolute, as Claude Code names files) as a workspace file: with its symlinks
 /// resolved when it exists, else as written.
-fn claude_file(ws: &WorkspaceSession, path: &str) -> Result<RelPath, String> {
+pub(crate) fn claude_file(ws: &WorkspaceSession, path: &str) -> Result<RelPath, String> {
     let workspace = ws.workspace();
     let lexical = workspace.lexical(path).map_err(|err| err.to_string())?;
     let rel = if std::fs::symlink_metadata(&lexical).is_ok() {
@@ -208,12 +220,25 @@ fn claude_edited(input: &Value, text: &str) -> Option<String> {
 
 /// Claude Code's Edit, MultiEdit or Write, from its `PostToolUse` and the file as it was read
 /// at `PreToolUse` (`snapshot`).
+///
+/// Copilot CLI's edit and create and Cline's editor (as Edit and Write) are recorded alike:
+/// their result says only whether the tool succeeded (`resultType`, `isError`), so the file as
+/// the snapshot read it is what the edit started from, and a failed call wrote nothing.
 fn record_claude(
+    client: Client,
     event: &HookEvent,
     ws: &WorkspaceSession,
     snapshot: Option<&Snapshot>,
 ) -> Result<Vec<String>, String> {
     let response = event.tool_response.as_ref().ok_or("the event carries no tool_response")?;
+    let failed = match client {
+        Client::Copilot => response.get("resultType").and_then(Value::as_str) != Some("success"),
+        Client::Cline => response.get("isError").and_then(Value::as_bool) == Some(true),
+        _ => false,
+    };
+    if failed {
+        return Ok(Vec::new());
+    }
     let path = response
         .get("filePath")
         .and_then(Value::as_str)
@@ -225,18 +250,23 @@ fn record_claude(
         snapshot.and_then(|s| s.files.iter().find(|f| f.path == path)).ok_or_else(|| {
             format!("{path} was not read before the edit (its PreToolUse hook did not run)")
         })?;
-    let original = response.get("originalFile").and_then(Value::as_str);
+    let snapshot_text = before.text.as_deref().map(lf);
+    let original = match client {
+        Client::Copilot | Client::Cline => snapshot_text.as_deref().or(Some("")),
+        _ => response.get("originalFile").and_then(Value::as_str),
+    };
     // An Edit that creates a file reports it as empty.
     let created = before.text.is_none() && original == Some("");
     if before.text.as_deref().map(lf).as_deref() != original && !created {
         return Err(format!(
-            "{path} changed between staged's hook and Claude Code's reading of it, so what the edit did is not known"
+            "{path} changed between staged's hook and {}'s reading of it, so what the edit did is not known",
+            client.display()
         ));
     }
     let now = read(ws, &rel)?.map(|(text, _)| text);
     let input = event.tool_input.clone().unwrap_or(Value::Null);
-    let explained = match event.tool_name.as_deref() {
-        Some("Write") => input.get("content").and_then(Value::as_str) == now.as_deref(),
+    let explained = match client.edit(event) {
+        Some(ToolEdit::Write) => input.get("content").and_then(Value::as_str) == now.as_deref(),
         _ => match (claude_edited(&input, original.unwrap_or_default()), &now) {
             (Some(edited), Some(now)) => *now == edited || *now == edited.replace('\n', "\r\n"),
             _ => false,
@@ -256,27 +286,32 @@ fn record_claude(
         }
         None => Applied::Create { path: path.clone(), content: after, mode: None },
     };
-    let source = match event.tool_name.as_deref() {
-        Some("Write") => "write",
+    let source = match client.edit(event) {
+        Some(ToolEdit::Write) => "write",
         _ => "edit",
     };
     let mut texts = BTreeMap::new();
     if let Some(text) = &before.text {
         texts.insert(path, text.clone());
     }
-    let tool = event.tool_name.as_deref().unwrap_or("edit");
-    log(ws, Client::ClaudeCode, event, source, tool, vec![op], &texts)
+    let tool = match (client, event.tool_name.as_deref()) {
+        (Client::Copilot, Some("Write")) => "create",
+        (Client::Copilot, _) => "edit",
+        (Client::Cline, _) => "editor",
+        (_, tool) => tool.unwrap_or("edit"),
+    };
+    log(ws, client, event, source, tool, vec![op], &texts)
 }
 
 /// The files a Codex patch names (moves' destinations included), as they are now, and as the
 /// patch leaves them.
-fn codex_snapshot(
+pub(crate) fn codex_snapshot(
     event: &HookEvent,
     ws: &WorkspaceSession,
     cwd: &Path,
 ) -> Result<Snapshot, String> {
-    let (patch, dir) = match event.tool_name.as_deref() {
-        Some("apply_patch") => (
+    let (patch, dir) = match Client::Codex.edit(event) {
+        Some(ToolEdit::Patch) => (
             event
                 .input_str("command")
                 .or_else(|| event.input_str("input"))
@@ -374,6 +409,7 @@ fn codex_snapshot(
 /// what its patch makes of them, and notes each one that is not recorded; all are forgotten.
 fn finish(
     ws: &WorkspaceSession,
+    client: Client,
     snapshots: &mut BTreeMap<String, Snapshot>,
     only: Option<&str>,
 ) -> Vec<String> {
@@ -390,7 +426,7 @@ fn finish(
             hook_event_name: "PostToolUse".to_owned(),
             session_id: None,
             cwd: None,
-            tool_name: Some("apply_patch".to_owned()),
+            tool_name: Some(snapshot.tool.clone().unwrap_or_else(|| "apply_patch".to_owned())),
             tool_input: None,
             tool_response: None,
             tool_use_id: Some(call),
@@ -398,7 +434,7 @@ fn finish(
             stop_hook_active: None,
             prompt: None,
         };
-        match record_snapshot(ws, &event, &snapshot) {
+        match record_snapshot(ws, client, &event, &snapshot) {
             Ok(mut more) => notes.append(&mut more),
             Err(why) => notes.push(format!("staged: not recorded: {why}")),
         }
@@ -406,9 +442,11 @@ fn finish(
     notes
 }
 
-/// What a Codex patch did: its files before, if they are now exactly what it makes of them.
+/// What a Codex patch (or an opencode edit) did: its files before, if they are now exactly
+/// what it makes of them.
 fn record_snapshot(
     ws: &WorkspaceSession,
+    client: Client,
     event: &HookEvent,
     snapshot: &Snapshot,
 ) -> Result<Vec<String>, String> {
@@ -487,7 +525,8 @@ fn record_snapshot(
     if ops.is_empty() {
         return Ok(Vec::new());
     }
-    log(ws, Client::Codex, event, "apply_patch", "apply_patch", ops, &texts)
+    let tool = snapshot.tool.as_deref().unwrap_or("apply_patch");
+    log(ws, client, event, tool, tool, ops, &texts)
 }
 
 /// `path` as a workspace file, if it is one: relative, inside the root, and not in staged's own
@@ -529,11 +568,7 @@ fn log(
         LogAction::Apply,
         &FrontEnd::Hook(client.name().to_owned()),
     );
-    let who = match client {
-        Client::ClaudeCode => "Claude Code",
-        Client::Codex => "Codex",
-    };
-    record.reason = format!("{who}'s {tool}, recorded by staged's hook");
+    record.reason = format!("{}'s {tool}, recorded by staged's hook", client.display());
     record.result = format!("Recorded {label}.");
     record.diff = Some(diff);
     record.files = files;
@@ -604,7 +639,7 @@ fn count(text: &str) -> usize {
 /// # Errors
 /// When something is there that is not a text file (a folder, a symlink, a FIFO, bytes that
 /// are not UTF-8), or it cannot be read: what a patch did to it cannot be recorded.
-fn read(ws: &WorkspaceSession, rel: &RelPath) -> Result<Option<(String, u32)>, String> {
+pub(crate) fn read(ws: &WorkspaceSession, rel: &RelPath) -> Result<Option<(String, u32)>, String> {
     let path = rel.display();
     let (dir, name) = match ws.workspace().fs().parent(rel) {
         Ok(found) => found,

@@ -50,16 +50,17 @@ pub(crate) fn take_notices(ws: &WorkspaceSession, number: Option<u64>) -> Option
 /// deny's or a block's reason, or as context after a prompt or a tool call. Notices an event
 /// cannot carry stay for the next one.
 pub(crate) fn with_notices(
+    client: Client,
     event: &HookEvent,
     ws: &WorkspaceSession,
     number: Option<u64>,
     reply: Reply,
 ) -> Reply {
-    let carries = matches!(
-        (&reply, event.hook_event_name.as_str()),
-        (Reply::Deny(_) | Reply::Block(_), _)
-            | (Reply::Nothing, "UserPromptSubmit" | "PostToolUse")
-    );
+    let carries = match (&reply, event.hook_event_name.as_str()) {
+        (Reply::Deny(_) | Reply::Block(_), _) => true,
+        (Reply::Nothing, "UserPromptSubmit" | "PostToolUse") => client.carries_context(),
+        _ => false,
+    };
     if !carries {
         return reply;
     }

@@ -73,7 +73,8 @@ pub(crate) struct Refused {
     pub(crate) ours: bool,
 }
 
-/// The files an edit names, before it ran, and (for a Codex patch) what it leaves them as.
+/// The files an edit names, before it ran, and (for a Codex patch, an opencode edit) what it
+/// leaves them as.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Snapshot {
@@ -89,6 +90,9 @@ pub(crate) struct Snapshot {
     /// When it was taken, in the session's order: the oldest go first when there are too many.
     #[serde(default)]
     pub(crate) seq: u64,
+    /// The client's tool that makes the edit, for the log (none: a Codex `apply_patch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tool: Option<String>,
 }
 
 /// One file before a patch ran: its text and mode, or `None` when it did not exist.

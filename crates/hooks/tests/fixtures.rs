@@ -38,11 +38,7 @@ impl Repo {
     }
 
     fn run(&self, client: Client, mode: Mode, name: &str) -> staged_hooks::Outcome {
-        let dir = match client {
-            Client::ClaudeCode => "claude-code",
-            Client::Codex => "codex",
-        };
-        handle(client, mode, &self.event(dir, name), None, &self.root)
+        handle(client, mode, &self.event(client.name(), name), None, &self.root)
     }
 
     /// A recorded Claude Code event, in the permission mode `permission_mode`.

@@ -43,6 +43,7 @@ pub const PROTECTED_PATHS: &[Protected] = &[
     Protected { pattern: "opencode.jsonc", what: "opencode's configuration" },
     Protected { pattern: ".cline/", what: "Cline's rules and hooks" },
     Protected { pattern: ".github/hooks/", what: "the hooks of GitHub's coding agents" },
+    Protected { pattern: ".github/mcp.json", what: "the MCP servers Copilot CLI starts" },
     Protected { pattern: "staged.toml", what: "staged's custom tools, which run commands" },
 ];
 
@@ -62,7 +63,15 @@ pub fn protected_path(path: &Path) -> Option<&'static Protected> {
                 run.iter().zip(&parts).all(|(name, part)| name.eq_ignore_ascii_case(part))
             })
         }
-        None => names.last().is_some_and(|name| name.eq_ignore_ascii_case(row.pattern)),
+        // A file: its name, or the run of names that ends the path (`.github/mcp.json`).
+        None => {
+            let parts: Vec<&str> = row.pattern.split('/').collect();
+            names.len() >= parts.len()
+                && names[names.len() - parts.len()..]
+                    .iter()
+                    .zip(&parts)
+                    .all(|(name, part)| name.eq_ignore_ascii_case(part))
+        }
     })
 }
 
@@ -117,6 +126,8 @@ mod tests {
             ("opencode.jsonc", "opencode.jsonc"),
             (".cline/x", ".cline/"),
             (".github/hooks/h.json", ".github/hooks/"),
+            (".github/mcp.json", ".github/mcp.json"),
+            ("pkg/.GitHub/MCP.json", ".github/mcp.json"),
             ("staged.toml", "staged.toml"),
             ("tools/Staged.toml", "staged.toml"),
         ] {
@@ -129,6 +140,8 @@ mod tests {
             "hooks/.github",
             "src/claude.ts",
             "mcp.json",
+            "github/mcp.json",
+            ".github/mcp.json.bak",
             "staged.toml.md",
         ] {
             assert_eq!(protected_path(Path::new(path)), None, "{path}");

@@ -1,4 +1,4 @@
-//! `staged hook claude-code|codex`, the hooks the clients run (one event on stdin, the reply on
+//! `staged hook claude-code|codex|qwen-code|gemini-cli|opencode|cursor|copilot|cline`, the hooks the clients run (one event on stdin, the reply on
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
@@ -27,6 +27,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
     match &args.command {
         HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
         HookCommand::Codex(run) => hook(global, Client::Codex, run),
+        HookCommand::QwenCode(run) => hook(global, Client::QwenCode, run),
+        HookCommand::GeminiCli(run) => hook(global, Client::GeminiCli, run),
+        HookCommand::Opencode(run) => hook(global, Client::OpenCode, run),
+        HookCommand::Cursor(run) => hook(global, Client::Cursor, run),
+        HookCommand::Copilot(run) => hook(global, Client::Copilot, run),
+        HookCommand::Cline(run) => hook(global, Client::Cline, run),
         HookCommand::Install(install) => {
             let target = install::Target {
                 client: client(install.client),
@@ -37,6 +43,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
                 local: install.local,
                 claude_config: claude_config(),
                 approve_human: install.approve == crate::args::ApproveArg::Human,
+                qwen_home: qwen_home(),
+                qwen_approvals: qwen_approvals(),
+                cline_mcp_settings: cline_mcp_settings(),
             };
             let lines = install::install(&target, install.uninstall)?;
             for line in lines {
@@ -100,7 +109,7 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     let read = std::io::stdin().take(staged_hooks::MAX_EVENT_BYTES + 1).read_to_end(&mut input);
     let mut stdout = std::io::stdout().lock();
     if report {
-        let name = staged_hooks::event_name(&input).unwrap_or_default();
+        let name = staged_hooks::event_name(client, &input).unwrap_or_default();
         let name = if name.is_empty() || name.contains(char::is_whitespace) { "-" } else { &name };
         if writeln!(stdout, "{name}").and_then(|()| stdout.flush()).is_err() {
             return Ok(Exit::Usage);
@@ -115,9 +124,9 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
             staged_hooks::too_big(mode)
         }
         (Ok(_), Ok(cwd)) => {
-            let codex_home = codex_home();
+            let homes = homes();
             std::panic::catch_unwind(|| {
-                staged_hooks::handle_in(client, mode, &input, root, &cwd, codex_home.as_deref())
+                staged_hooks::handle_for(client, mode, &input, root, &cwd, &homes)
             })
             .unwrap_or_else(|_| staged_hooks::unreadable(mode, "staged failed while handling it"))
         }
@@ -126,7 +135,7 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     for note in &outcome.notes {
         eprintln!("{note}");
     }
-    let Some(reply) = outcome.reply.to_json() else { return Ok(Exit::Success) };
+    let Some(reply) = outcome.reply.to_json_for(client) else { return Ok(Exit::Success) };
     match writeln!(stdout, "{reply}").and_then(|()| stdout.flush()) {
         Ok(()) => Ok(Exit::Success),
         Err(err) => {
@@ -175,7 +184,7 @@ fn supervise(root: Option<&Path>, client: Client, max_memory: u64, timeout: Dura
             eprintln!("staged: the hook's work failed: {}", failure.why);
             let mut stdout = std::io::stdout().lock();
             let printed = reply
-                .to_json()
+                .to_json_for(client)
                 .map(|json| writeln!(stdout, "{json}").and_then(|()| stdout.flush()));
             if let Some(Err(err)) = printed {
                 eprintln!(
@@ -317,12 +326,18 @@ fn describe(status: std::process::ExitStatus, max_memory: u64) -> String {
 
 pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
     let root = context::workspace_root(global)?;
-    let homes = install::ClientHomes { codex_home: codex_home(), claude_config: claude_config() };
+    let homes = homes();
     let mut failed = false;
     let mut any = false;
     for (client, name, install_line) in [
         (Client::ClaudeCode, "Claude Code", "staged hook install claude-code"),
         (Client::Codex, "Codex", "staged hook install codex"),
+        (Client::QwenCode, "Qwen Code", "staged hook install qwen-code"),
+        (Client::GeminiCli, "Gemini CLI", "staged hook install gemini-cli"),
+        (Client::OpenCode, "opencode", "staged hook install opencode"),
+        (Client::Cursor, "Cursor", "staged hook install cursor"),
+        (Client::Copilot, "Copilot CLI", "staged hook install copilot"),
+        (Client::Cline, "Cline", "staged hook install cline"),
     ] {
         match install::doctor(client, &root, &homes) {
             None => out.line(&format!(
@@ -342,11 +357,7 @@ pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> 
                         }
                     }
                 }
-                let reading = staged_hooks::permission_doctor_line(
-                    client,
-                    &root,
-                    homes.codex_home.as_deref(),
-                );
+                let reading = staged_hooks::permission_doctor_line_for(client, &root, &homes);
                 out.line(&format!("note {reading}"))?;
             }
         }
@@ -368,6 +379,12 @@ fn client(arg: HookClientArg) -> Client {
     match arg {
         HookClientArg::ClaudeCode => Client::ClaudeCode,
         HookClientArg::Codex => Client::Codex,
+        HookClientArg::QwenCode => Client::QwenCode,
+        HookClientArg::GeminiCli => Client::GeminiCli,
+        HookClientArg::Opencode => Client::OpenCode,
+        HookClientArg::Cursor => Client::Cursor,
+        HookClientArg::Copilot => Client::Copilot,
+        HookClientArg::Cline => Client::Cline,
     }
 }
 
@@ -385,10 +402,64 @@ fn claude_config() -> Option<PathBuf> {
     }
 }
 
+/// `COPILOT_HOME`, else `~/.copilot`.
+fn copilot_home() -> Option<PathBuf> {
+    std::env::var_os("COPILOT_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|home| home.join(".copilot")))
+}
+
+/// Cline's MCP settings: `CLINE_MCP_SETTINGS_PATH`, else
+/// `$CLINE_DATA_DIR/settings/cline_mcp_settings.json`, else `~/.cline/data/settings/...`.
+fn cline_mcp_settings() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("CLINE_MCP_SETTINGS_PATH").or_else(|| {
+        var("CLINE_DATA_DIR")
+            .or_else(|| dirs::home_dir().map(|home| home.join(".cline").join("data")))
+            .map(|dir| dir.join("settings").join("cline_mcp_settings.json"))
+    })
+}
+
 /// `CODEX_HOME`, else `~/.codex`.
 fn codex_home() -> Option<PathBuf> {
     std::env::var_os("CODEX_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| dirs::home_dir().map(|home| home.join(".codex")))
+}
+
+/// Every client's home, as its environment says.
+fn homes() -> install::ClientHomes {
+    install::ClientHomes {
+        codex_home: codex_home(),
+        claude_config: claude_config(),
+        qwen_home: qwen_home(),
+        qwen_approvals: qwen_approvals(),
+        gemini_home: gemini_home(),
+        copilot_home: copilot_home(),
+        cline_mcp_settings: cline_mcp_settings(),
+    }
+}
+
+/// `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
+fn gemini_home() -> Option<PathBuf> {
+    std::env::var_os("GEMINI_CLI_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(dirs::home_dir)
+        .map(|home| home.join(".gemini"))
+}
+
+/// `QWEN_CODE_MCP_APPROVALS_PATH`, when set.
+fn qwen_approvals() -> Option<PathBuf> {
+    std::env::var_os("QWEN_CODE_MCP_APPROVALS_PATH").filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// `QWEN_HOME`, else `~/.qwen`.
+fn qwen_home() -> Option<PathBuf> {
+    std::env::var_os("QWEN_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|home| home.join(".qwen")))
 }

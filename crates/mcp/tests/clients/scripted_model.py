@@ -5,6 +5,12 @@ server-sent events: `message_start`, `content_block_start`, `content_block_delta
 `input_json_delta` or `text_delta`, `content_block_stop`, `message_delta`, `message_stop`).
 Codex talks to it as the OpenAI Responses API (`POST /v1/responses`, streamed as
 `response.created`, `response.output_item.done`, `response.completed`).
+Gemini CLI talks to it as Gemini's `generateContent` (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`,
+streamed as `GenerateContentResponse` chunks; `:generateContent` and `:countTokens` unstreamed).
+Qwen Code, Copilot CLI and Cline talk to it as OpenAI Chat Completions (`POST /v1/chat/completions`,
+streamed as `chat.completion.chunk` deltas, a tool call's arguments in one delta, then `data: [DONE]`,
+or one JSON object when `stream` is false); each client names the staged MCP tools its own way
+(`mcp__staged__resolve`, `staged-resolve`, `staged__resolve`). opencode's is `scripted_chat.ScriptedChat`.
 
 The script is a list of MCP tool calls. In the main conversation (the request that offers the
 staged tools), the model makes call number N once the conversation holds N tool results, then
@@ -19,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SERVER = "staged"
 FINAL_TEXT = "Done."
+# The model id the Chat Completions clients are pointed at.
+CHAT_MODEL = "scripted-model"
 
 
 class ScriptedModel:
@@ -39,6 +47,10 @@ class ScriptedModel:
 
             def do_GET(self):
                 model._record("GET", self.path, dict(self.headers), None)
+                if self.path.split("?")[0].endswith("/models"):
+                    models = {"object": "list", "data": [{"id": CHAT_MODEL, "object": "model", "owned_by": "staged"}]}
+                    self._send(200, "application/json", json.dumps(models).encode())
+                    return
                 self._send(404, "application/json", json.dumps({"error": "not found"}).encode())
 
             def do_POST(self):
@@ -51,12 +63,23 @@ class ScriptedModel:
                 model._record("POST", self.path, dict(self.headers), body)
                 path = self.path.split("?")[0]
                 try:
-                    if path.endswith("/messages/count_tokens"):
+                    if path.endswith(":countTokens"):
+                        self._send(200, "application/json", b'{"totalTokens": 10}')
+                    elif path.endswith(":streamGenerateContent") and isinstance(body, dict):
+                        self._send(200, "text/event-stream", model._gemini(body, stream=True))
+                    elif path.endswith(":generateContent") and isinstance(body, dict):
+                        self._send(200, "application/json", model._gemini(body, stream=False))
+                    elif path.endswith("/messages/count_tokens"):
                         self._send(200, "application/json", b'{"input_tokens": 10}')
                     elif path.endswith("/messages") and isinstance(body, dict):
                         self._send(200, "text/event-stream", model._anthropic(body))
                     elif path.endswith("/responses") and isinstance(body, dict):
                         self._send(200, "text/event-stream", model._responses(body))
+                    elif path.endswith("/chat/completions") and isinstance(body, dict):
+                        if body.get("stream"):
+                            self._send(200, "text/event-stream", model._chat(body))
+                        else:
+                            self._send(200, "application/json", model._chat_json(body))
                     else:
                         self._send(404, "application/json", json.dumps({"error": f"no route {path}"}).encode())
                 except Exception as err:  # a bug in the script: fail the test, answer 500
@@ -151,6 +174,95 @@ class ScriptedModel:
             (None, {"type": "response.completed", "response": {"id": response_id, "usage": usage}}),
         ]
         return _sse(events)
+
+    # --- OpenAI Chat Completions --------------------------------------------------------
+
+    def chat_main_requests(self):
+        return _chat_main_requests(self)
+
+    def _chat(self, body):
+        return _chat_stream(self, body)
+
+    def _chat_json(self, body):
+        return _chat_json(self, body)
+
+
+def _chat_sse(body, delta, finish):
+    """One chat completion streamed: `delta` (content or tool calls), then the finish reason
+    and usage, then `[DONE]`."""
+    base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
+            "model": body.get("model", "scripted")}
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", **delta}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage},
+    ]
+    return ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
+
+
+def chat_function_names(body):
+    """The function tools a chat completions request offers."""
+    return [t.get("function", {}).get("name") for t in body.get("tools") or [] if t.get("type") == "function"]
+
+
+def tool_results_chat(body):
+    """`[(tool name, what the model was shown, False)]` from a chat completions request's
+    messages, in the order the calls were made."""
+    names = {}
+    for message in body.get("messages", []):
+        for call in message.get("tool_calls") or []:
+            names[call.get("id")] = call.get("function", {}).get("name")
+    res = []
+    for message in body.get("messages", []):
+        if message.get("role") != "tool":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+        res.append((names.get(message.get("tool_call_id")), content or "", False))
+    return res
+
+
+def gemini_function_names(body):
+    """The function declarations a generateContent request offers."""
+    return [f.get("name") for tool in body.get("tools") or [] for f in tool.get("functionDeclarations") or []]
+
+
+def _gemini_parts(body):
+    for content in body.get("contents", []):
+        for part in content.get("parts") or []:
+            if isinstance(part, dict):
+                yield content.get("role"), part
+
+
+def tool_results_gemini(body):
+    """`[(tool name, what the model was shown, is_error)]` from a generateContent request's
+    contents, in the order the calls were made."""
+    res = []
+    for _, part in _gemini_parts(body):
+        response = part.get("functionResponse")
+        if not response:
+            continue
+        out = response.get("response") or {}
+        text = out.get("output", out.get("error", ""))
+        if not isinstance(text, str):
+            text = json.dumps(text)
+        res.append((response.get("name"), text, "error" in out))
+    return res
+
+
+def _gemini_reply(turn, step):
+    """One `GenerateContentResponse` for `turn`: a function call or text."""
+    if turn[0] in ("mcp", "tool"):
+        name = f"mcp_{SERVER}_{turn[1]}" if turn[0] == "mcp" else turn[1]
+        part = {"functionCall": {"name": name, "args": turn[2], "id": f"call_{step}"}}
+    else:
+        part = {"text": turn[1]}
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": "scripted",
+    }
 
 
 def _sse(events):
@@ -304,3 +416,134 @@ class ScriptedTurns(ScriptedModel):
             (None, {"type": "response.completed", "response": {"id": response_id, "usage": usage}}),
         ]
         return _sse(events)
+
+    # --- OpenAI chat completions ----------------------------------------------------------
+
+    # Qwen Code hides staged's MCP tools until the model calls `tool_search`: a model for it
+    # takes every request that offers tools as the main conversation (`chat_any_tools`), where
+    # Copilot CLI's and Cline's main conversation is the one that offers a staged tool.
+    chat_any_tools = False
+
+    def chat_main_requests(self):
+        if not self.chat_any_tools:
+            return _chat_main_requests(self)
+        return [r["body"] for r in self.requests if r["method"] == "POST"
+                and r["path"].split("?")[0].endswith("/chat/completions") and chat_function_names(r["body"])]
+
+    def _chat(self, body):
+        """The main conversation is a request that offers tools; a turn's `("mcp", name,
+        args)` calls `mcp__staged__<name>` (`("tool", ...)` the client's own tool)."""
+        if not self.chat_any_tools:
+            return _chat_stream(self, body)
+        messages = body.get("messages", [])
+        step = sum(1 for m in messages if m.get("role") == "assistant")
+        main = bool(chat_function_names(body))
+        turn = self.script[step] if main and step < len(self.script) else ("text", FINAL_TEXT)
+        if turn[0] in ("mcp", "tool"):
+            name = f"mcp__{SERVER}__{turn[1]}" if turn[0] == "mcp" else turn[1]
+            call = {"index": 0, "id": f"call_{step}", "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(turn[2])}}
+            return _chat_sse(body, {"content": None, "tool_calls": [call]}, "tool_calls")
+        return _chat_sse(body, {"content": turn[1]}, "stop")
+
+    # --- Gemini generateContent -----------------------------------------------------------
+
+    def gemini_main_requests(self):
+        return [r["body"] for r in self.requests if r["method"] == "POST"
+                and r["path"].split("?")[0].endswith(":streamGenerateContent") and gemini_function_names(r["body"])]
+
+    def _gemini(self, body, stream):
+        """The main conversation is a streamed request that offers function declarations; a
+        turn's `("mcp", name, args)` calls `mcp_staged_<name>` (`("tool", ...)` Gemini CLI's own
+        tool). Side requests (unstreamed: a routing or a next-speaker check) get `{}` as text,
+        which reads as JSON and as prose."""
+        if not stream:
+            return json.dumps(_gemini_reply(("text", "{}"), 0)).encode()
+        step = sum(1 for c in body.get("contents", []) if c.get("role") == "model")
+        main = bool(gemini_function_names(body))
+        turn = self.script[step] if main and step < len(self.script) else ("text", FINAL_TEXT)
+        return f"data: {json.dumps(_gemini_reply(turn, step))}\n\n".encode()
+
+# --- OpenAI Chat Completions (Copilot CLI, Cline) ----------------------------------------
+
+
+def _chat_staged_names(body):
+    """`{staged tool: the name this request offers it under}`: `staged-X` (Copilot CLI),
+    `staged__X` (Cline) or `mcp__staged__X`."""
+    names = {}
+    for tool in body.get("tools") or []:
+        name = (tool.get("function") or {}).get("name", "")
+        for prefix in (f"mcp__{SERVER}__", f"{SERVER}__", f"{SERVER}-"):
+            if name.startswith(prefix):
+                names[name.removeprefix(prefix)] = name
+                break
+    return names
+
+
+def _check_chat_pairs(messages):
+    calls = {call.get("id") for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or []}
+    for m in messages:
+        if m.get("role") == "tool" and m.get("tool_call_id") not in calls:
+            raise AssertionError(f"tool message without a tool call: {m.get('tool_call_id')}")
+
+
+def _chat_turn(model, body):
+    """The message a Chat Completions request gets: `(tool_call or None, text)`."""
+    messages = body.get("messages", [])
+    _check_chat_pairs(messages)
+    names = _chat_staged_names(body)
+    step = sum(1 for m in messages if m.get("role") == "assistant")
+    script = model.script
+    if isinstance(model, ScriptedTurns):
+        turn = script[step] if names and step < len(script) else ("text", FINAL_TEXT)
+    else:
+        step = sum(1 for m in messages if m.get("role") == "tool")
+        turn = ("mcp", *script[step]) if names and step < len(script) else ("text", FINAL_TEXT)
+    if turn[0] in ("mcp", "tool"):
+        name = names[turn[1]] if turn[0] == "mcp" else turn[1]
+        call = {"id": f"call_{step}", "type": "function", "function": {"name": name, "arguments": json.dumps(turn[2])}}
+        return call, None
+    return None, turn[1]
+
+
+def _chat_message(call, text):
+    if call:
+        return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+    return {"role": "assistant", "content": text}, "stop"
+
+
+_CHAT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+def _chat_stream(model, body):
+    call, text = _chat_turn(model, body)
+    base = {"id": f"chatcmpl-{len(model.requests)}", "object": "chat.completion.chunk", "created": 1,
+            "model": body.get("model", CHAT_MODEL)}
+    if call:
+        delta = {"role": "assistant", "content": None,
+                 "tool_calls": [{"index": 0, **call}]}
+        finish = "tool_calls"
+    else:
+        delta = {"role": "assistant", "content": text}
+        finish = "stop"
+    events = [
+        (None, {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}),
+        (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+        (None, {**base, "choices": [], "usage": _CHAT_USAGE}),
+    ]
+    return _sse(events) + b"data: [DONE]\n\n"
+
+
+def _chat_json(model, body):
+    call, text = _chat_turn(model, body)
+    message, finish = _chat_message(call, text)
+    return json.dumps({"id": f"chatcmpl-{len(model.requests)}", "object": "chat.completion", "created": 1,
+                       "model": body.get("model", CHAT_MODEL),
+                       "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                       "usage": _CHAT_USAGE}).encode()
+
+
+def _chat_main_requests(model):
+    return [r["body"] for r in model.requests if r["method"] == "POST"
+            and r["path"].split("?")[0].endswith("/chat/completions") and _chat_staged_names(r["body"])]
+

@@ -1,0 +1,116 @@
+//! Gemini CLI's codec. Its command hooks (`.gemini/settings.json` `hooks`) get one JSON event
+//! on stdin: `hook_event_name` (`BeforeTool`, `AfterTool`, `AfterAgent`, ...), `session_id`,
+//! `cwd`, `tool_name`, `tool_input` and, after the tool, `tool_response`; `AfterAgent` says
+//! `stop_hook_active`. There is no call id and no approval mode in an event.
+//!
+//! - The names become the neutral ones: `BeforeTool` is `PreToolUse`, `AfterTool` is
+//!   `PostToolUse`, `AfterAgent` (the end of the agent's turn) is `Stop`.
+//! - Its edit tools are `write_file` (`file_path`, `content`: Claude Code's Write) and
+//!   `replace` (`file_path`, `old_string`, `new_string`, `allow_multiple`, `instruction`:
+//!   Claude Code's Edit, with `allow_multiple` as `replace_all`). A relative `file_path` is
+//!   taken from the event's `cwd`, as Gemini CLI does.
+//! - The call id a tool's two events share is made from the session, the tool and its input
+//!   (the same in both).
+//! - `AfterTool` carries the file as it was before the edit in `tool_response.returnDisplay`
+//!   (`filePath`, `originalContent`), read as Claude Code's `filePath` and `originalFile`.
+//! - A deny is `{"decision": "deny", "reason": ...}` (the model sees `Tool execution blocked:
+//!   <reason>`); an `AfterAgent` that holds the turn is `{"decision": "block", "reason": ...}`,
+//!   which Gemini CLI sends the model as a new prompt.
+//!
+//! Measured with Gemini CLI 0.61.0: a hook that exits 1 lets the tool run (any other non-zero
+//! exit denies, with its stderr as the reason); a hook that times out (60 s) lets it run too.
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::{
+    clients::{ToolEdit, claude_code},
+    event::{HookEvent, Reply},
+};
+
+/// The client's name for people.
+pub(crate) const DISPLAY: &str = "Gemini CLI";
+
+/// What its edit is called in a deny text.
+pub(crate) const WHAT: &str = "edit";
+
+/// How its model calls `resolve`.
+pub(crate) const RESOLVE_TOOL: &str = "mcp_staged_resolve";
+
+/// Gemini CLI's event name as the neutral one.
+fn neutral(name: &str) -> &str {
+    match name {
+        "BeforeTool" => "PreToolUse",
+        "AfterTool" => "PostToolUse",
+        "AfterAgent" => "Stop",
+        other => other,
+    }
+}
+
+/// Reads one event into the neutral shape.
+pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
+    let mut value: Value = serde_json::from_slice(input)
+        .map_err(|err| format!("the hook event is not valid: {err}"))?;
+    let Some(object) = value.as_object_mut() else {
+        return Err("the hook event is not valid: it is not a JSON object".to_owned());
+    };
+    if let Some(name) = object.get("hook_event_name").and_then(Value::as_str) {
+        let name = neutral(name).to_owned();
+        object.insert("hook_event_name".to_owned(), json!(name));
+    }
+    let cwd = object.get("cwd").and_then(Value::as_str).map(std::path::PathBuf::from);
+    if let Some(input) = object.get_mut("tool_input").and_then(Value::as_object_mut) {
+        if let (Some(path), Some(cwd)) = (input.get("file_path").and_then(Value::as_str), &cwd)
+            && !path.starts_with('/')
+        {
+            let absolute = cwd.join(path).to_string_lossy().into_owned();
+            input.insert("file_path".to_owned(), json!(absolute));
+        }
+        if let Some(all) = input.get("allow_multiple").and_then(Value::as_bool) {
+            input.insert("replace_all".to_owned(), json!(all));
+        }
+    }
+    if let Some(display) = object.get("tool_response").and_then(|r| r.get("returnDisplay"))
+        && let Some(path) = display.get("filePath").and_then(Value::as_str)
+    {
+        let original = display.get("originalContent").and_then(Value::as_str).unwrap_or_default();
+        let response = json!({"filePath": path, "originalFile": original});
+        object.insert("tool_response".to_owned(), response);
+    }
+    if object.get("tool_name").is_some() && object.get("tool_use_id").is_none() {
+        let mut hash = Sha256::new();
+        for key in ["session_id", "tool_name", "tool_input"] {
+            hash.update(object.get(key).map(Value::to_string).unwrap_or_default().as_bytes());
+            hash.update([0]);
+        }
+        let digest = hash.finalize();
+        let id: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+        object.insert("tool_use_id".to_owned(), json!(format!("gemini-{id}")));
+    }
+    serde_json::from_value(value).map_err(|err| format!("the hook event is not valid: {err}"))
+}
+
+/// The neutral name of an event, read without building the rest of it.
+pub(crate) fn event_name(input: &[u8]) -> Option<String> {
+    claude_code::event_name(input).map(|name| neutral(&name).to_owned())
+}
+
+/// `replace` replaces, `write_file` writes.
+pub(crate) fn edit(event: &HookEvent) -> Option<ToolEdit> {
+    match event.tool_name.as_deref()? {
+        "replace" => Some(ToolEdit::Replace),
+        "write_file" => Some(ToolEdit::Write),
+        _ => None,
+    }
+}
+
+/// Gemini CLI's answer: `decision` and `reason`.
+pub(crate) fn answer(reply: &Reply) -> Option<Value> {
+    match reply {
+        // Neither a model's context nor a message to the person reaches this client's
+        // answer (notices wait for a deny or a block, which carry text in any client).
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
+        Reply::Deny(reason) => Some(json!({"decision": "deny", "reason": reason})),
+        Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
+    }
+}

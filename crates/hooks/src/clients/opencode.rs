@@ -1,0 +1,427 @@
+//! opencode: its plugin API has no command hooks, so `staged hook install opencode` writes a
+//! small plugin (`.opencode/plugins/staged.js`, `install/opencode.rs`) whose
+//! `tool.execute.before` (and, in record mode, `tool.execute.after`) runs `staged hook
+//! opencode` with the call on stdin, and throws to block: opencode gives the model the thrown
+//! message as the tool's error.
+//!
+//! The event the plugin sends is opencode's own hook input, as one JSON object:
+//! `{"hook": "tool.execute.before" | "tool.execute.after", "tool", "sessionID", "callID",
+//! "args", "directory"}` (`args` is the tool's arguments; `directory` the project's folder,
+//! which opencode takes from `$PWD`). It becomes a [`HookEvent`] with `PreToolUse` or
+//! `PostToolUse`, the session and call ids, and the edit tools in the client-neutral shapes the
+//! gate stages: opencode 1.18's `edit` (`filePath`, `oldString`, `newString`, `replaceAll`) as
+//! an `Edit`, `write` (`filePath`, `content`) as a `Write`, `apply_patch` (`patchText`, the
+//! Codex patch format) as an `apply_patch`; a relative `filePath` is relative to `directory`.
+//!
+//! The reply is `{"decision": "deny", "reason": ...}` to block (the plugin throws the reason),
+//! nothing to let the call run. The plugin blocks too when staged is missing, fails, or answers
+//! something else (`docs/contract/hooks.md#opencode`).
+//!
+//! What opencode would allow (`permission.rs`'s rule, for opencode): its `permission` config
+//! (`permission.edit`, or `permission` as one string), read from the global
+//! `opencode/opencode.json(c)` in `XDG_CONFIG_HOME` (else `~/.config`), the project's
+//! `opencode.json(c)` and `.opencode/opencode.json(c)`, and `OPENCODE_PERMISSION`, the later
+//! over the earlier. `deny` denies without staging; `ask`, or per-path rules (which staged does
+//! not match), stage a preview only a person may apply; `allow`, or none (opencode's default),
+//! stage one the model may apply. An agent's own permissions are not read.
+//!
+//! Record mode: at `PreToolUse` the file is read and what the edit makes of it is kept (an
+//! `edit`'s `oldString` replaced exactly; opencode also matches text loosely, which staged does
+//! not guess at, so such an edit is not recorded); at `PostToolUse` the disk must hold exactly
+//! that (a formatter opencode runs after the edit makes it differ: not recorded, with a note).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use staged_workspace::WorkspaceSession;
+
+use crate::{
+    clients::ToolEdit,
+    event::{HookEvent, Reply},
+    permission::Verdict,
+    state::{FileBefore, Snapshot},
+};
+
+/// The plugin's event.
+#[derive(Debug, Deserialize)]
+struct Event {
+    hook: String,
+    #[serde(default)]
+    tool: Option<String>,
+    #[serde(default, rename = "sessionID")]
+    session_id: Option<String>,
+    #[serde(default, rename = "callID")]
+    call_id: Option<String>,
+    #[serde(default)]
+    args: Option<Value>,
+    #[serde(default)]
+    directory: Option<PathBuf>,
+}
+
+/// The client's name for people.
+pub(crate) const DISPLAY: &str = "opencode";
+
+/// What its edit is called in a deny text.
+pub(crate) const WHAT: &str = "edit";
+
+/// How its model calls `resolve` (opencode names an MCP tool `<server>_<tool>`).
+pub(crate) const RESOLVE_TOOL: &str = "staged_resolve";
+
+/// The client-neutral name of an opencode hook.
+fn neutral(hook: &str) -> Option<&'static str> {
+    match hook {
+        "tool.execute.before" => Some("PreToolUse"),
+        "tool.execute.after" => Some("PostToolUse"),
+        _ => None,
+    }
+}
+
+/// The client-neutral name of the event in `input` (`PreToolUse`, `PostToolUse`).
+pub(crate) fn event_name(input: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Hook {
+        hook: Option<String>,
+    }
+    let hook = serde_json::from_slice::<Hook>(input).ok()?.hook?;
+    neutral(&hook).map(str::to_owned)
+}
+
+/// The plugin's event as a [`HookEvent`].
+pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
+    let event: Event = serde_json::from_slice(input)
+        .map_err(|err| format!("the opencode hook event is not valid: {err}"))?;
+    let name = neutral(&event.hook)
+        .ok_or_else(|| format!("{:?} is not an opencode hook staged handles", event.hook))?;
+    let dir = event.directory.filter(|d| d.is_absolute());
+    let args = event.args.unwrap_or(Value::Null);
+    let text = |key: &str| args.get(key).and_then(Value::as_str);
+    let path = |key: &str| {
+        text(key).map(|p| match &dir {
+            Some(dir) if !Path::new(p).is_absolute() => dir.join(p).to_string_lossy().into_owned(),
+            _ => p.to_owned(),
+        })
+    };
+    let (tool, input) = match event.tool.as_deref() {
+        Some("edit") => {
+            let mut input = Map::new();
+            input.insert("file_path".to_owned(), json!(path("filePath")));
+            input.insert("old_string".to_owned(), json!(text("oldString")));
+            input.insert("new_string".to_owned(), json!(text("newString")));
+            if let Some(all) = args.get("replaceAll").and_then(Value::as_bool) {
+                input.insert("replace_all".to_owned(), json!(all));
+            }
+            (Some("Edit".to_owned()), Value::Object(input))
+        }
+        Some("write") => (
+            Some("Write".to_owned()),
+            json!({"file_path": path("filePath"), "content": text("content")}),
+        ),
+        Some("apply_patch") => {
+            (Some("apply_patch".to_owned()), json!({"input": text("patchText")}))
+        }
+        other => (other.map(str::to_owned), args.clone()),
+    };
+    Ok(HookEvent {
+        hook_event_name: name.to_owned(),
+        session_id: event.session_id,
+        cwd: dir,
+        tool_name: tool,
+        tool_input: Some(input),
+        tool_response: None,
+        tool_use_id: event.call_id,
+        permission_mode: None,
+        stop_hook_active: None,
+    })
+}
+
+/// `reply` as the plugin reads it.
+pub(crate) fn answer(reply: &Reply) -> Option<Value> {
+    match reply {
+        // Neither a model's context nor a message to the person reaches this client's
+        // answer (notices wait for a deny or a block, which carry text in any client).
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
+        Reply::Deny(reason) | Reply::Block(reason) => {
+            Some(json!({"decision": "deny", "reason": reason}))
+        }
+    }
+}
+
+/// The edit a read event's tool makes: `edit` (read as `Edit`) replaces, `write` (`Write`)
+/// writes, `apply_patch` is a patch in Codex's format.
+pub(crate) fn edit(event: &HookEvent) -> Option<ToolEdit> {
+    match event.tool_name.as_deref()? {
+        "Edit" => Some(ToolEdit::Replace),
+        "Write" => Some(ToolEdit::Write),
+        "apply_patch" => Some(ToolEdit::Patch),
+        _ => None,
+    }
+}
+
+/// opencode's own tool name for a decoded event's tool.
+pub(crate) fn tool_name(event: &HookEvent) -> &str {
+    match event.tool_name.as_deref() {
+        Some("Edit") => "edit",
+        Some("Write") => "write",
+        Some(other) => other,
+        None => "tool",
+    }
+}
+
+// --- what opencode would allow ------------------------------------------------------------
+
+/// What opencode would do with an edit in the workspace `root`, from its permission config.
+pub(crate) fn verdict(root: &Path) -> Verdict {
+    let global = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .map(|dir| dir.join("opencode"));
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in global.iter().cloned().chain([root.to_path_buf(), root.join(".opencode")]) {
+        files.push(dir.join("opencode.json"));
+        files.push(dir.join("opencode.jsonc"));
+    }
+    let mut found: Option<(Value, String)> = None;
+    for file in files {
+        let Ok(meta) = std::fs::metadata(&file) else { continue };
+        let where_ = file.display().to_string();
+        if !meta.is_file() {
+            continue;
+        }
+        let config = std::fs::read_to_string(&file)
+            .map_err(|err| err.to_string())
+            .and_then(|text| parse_jsonc(&text));
+        match config {
+            Ok(config) => {
+                if let Some(rule) = edit_rule(&config) {
+                    found = Some((rule, where_));
+                }
+            }
+            Err(why) => {
+                return Verdict::PersonOnly(format!(
+                    "the person may have been asked before this edit (staged could not read opencode's config {where_}: {why})"
+                ));
+            }
+        }
+    }
+    if let Some(text) = std::env::var_os("OPENCODE_PERMISSION") {
+        let text = text.to_string_lossy();
+        match serde_json::from_str::<Value>(&text) {
+            Ok(permission) => {
+                if let Some(rule) = edit_rule(&json!({ "permission": permission })) {
+                    found = Some((rule, "OPENCODE_PERMISSION".to_owned()));
+                }
+            }
+            Err(err) => {
+                return Verdict::PersonOnly(format!(
+                    "the person may have been asked before this edit (staged could not read OPENCODE_PERMISSION: {err})"
+                ));
+            }
+        }
+    }
+    let Some((rule, source)) = found else { return Verdict::Stage };
+    match rule.as_str() {
+        Some("allow") => Verdict::Stage,
+        Some("deny") => Verdict::Deny(format!(
+            "opencode's permission for edits is \"deny\" ({source}), so staged refused this edit without staging it, and nothing was written."
+        )),
+        Some("ask") => Verdict::PersonOnly(format!(
+            "the person would have been asked before this edit (opencode's permission for edits is \"ask\" in {source})"
+        )),
+        _ => {
+            let all_allow = rule
+                .as_object()
+                .is_some_and(|rules| rules.values().all(|v| v.as_str() == Some("allow")));
+            if all_allow {
+                Verdict::Stage
+            } else {
+                Verdict::PersonOnly(format!(
+                    "the person may have been asked before this edit (opencode's permission for edits in {source} has per-path rules, which staged does not match)"
+                ))
+            }
+        }
+    }
+}
+
+/// A config's rule for edits: `permission.edit`, or `permission` when it is one string.
+fn edit_rule(config: &Value) -> Option<Value> {
+    let permission = config.get("permission")?;
+    if permission.is_string() {
+        return Some(permission.clone());
+    }
+    permission.get("edit").cloned()
+}
+
+/// JSON with comments (`//`, `/* */`) and trailing commas, as opencode reads its config.
+pub(crate) fn parse_jsonc(text: &str) -> Result<Value, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => {
+                    if let Some(next) = chars.next() {
+                        out.push(next);
+                    }
+                }
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+                out.push(' ');
+            }
+            (',', _) => {
+                // A comma before a closing bracket is dropped.
+                let rest: String = chars.clone().collect();
+                let next = rest.trim_start().chars().next();
+                if !matches!(next, Some('}' | ']')) {
+                    out.push(c);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    let value: Value =
+        serde_json::from_str(&out).map_err(|err| format!("not valid JSON: {err}"))?;
+    if value.is_object() { Ok(value) } else { Err("not a JSON object".to_owned()) }
+}
+
+// --- record mode --------------------------------------------------------------------------
+
+/// The file an `edit` or `write` names as it is now, and what the call makes of it; an
+/// `apply_patch`'s files as Codex's are read.
+pub(crate) fn snapshot(
+    event: &HookEvent,
+    ws: &WorkspaceSession,
+    cwd: &Path,
+) -> Result<Snapshot, String> {
+    let tool = tool_name(event).to_owned();
+    if event.tool_name.as_deref() == Some("apply_patch") {
+        let mut snapshot = crate::record::codex_snapshot(event, ws, cwd)?;
+        snapshot.tool = Some(tool);
+        return Ok(snapshot);
+    }
+    let path = event.input_str("file_path").ok_or("the edit names no file")?;
+    let rel = crate::record::claude_file(ws, path)?;
+    let (text, mode) = match crate::record::read(ws, &rel)? {
+        Some((text, mode)) => (Some(text), mode),
+        None => (None, 0),
+    };
+    let input = event.tool_input.clone().unwrap_or(Value::Null);
+    let after = match event.tool_name.as_deref() {
+        Some("Write") => {
+            input.get("content").and_then(Value::as_str).ok_or("the write has no content")?.to_owned()
+        }
+        _ => exact_edit(&input, text.as_deref().unwrap_or_default()).ok_or_else(|| {
+            format!(
+                "the edit's oldString is not in {} exactly as given, so what opencode makes of it is not known",
+                rel.display()
+            )
+        })?,
+    };
+    let path = rel.display();
+    Ok(Snapshot {
+        files: vec![FileBefore { path: path.clone(), text, mode }],
+        after: [(path, Some(after))].into_iter().collect(),
+        tool: Some(tool),
+        ..Snapshot::default()
+    })
+}
+
+/// What opencode's `edit` makes of `text` when its `oldString` is there exactly: the first
+/// (or, with `replaceAll`, every) one replaced; an empty `oldString` writes `newString` as the
+/// file. `None` when it is not there, or is there more than once without `replaceAll`
+/// (opencode refuses that edit).
+fn exact_edit(input: &Value, text: &str) -> Option<String> {
+    let old = input.get("old_string")?.as_str()?;
+    let new = input.get("new_string")?.as_str()?;
+    if old.is_empty() {
+        return Some(new.to_owned());
+    }
+    let all = input.get("replace_all").and_then(Value::as_bool).unwrap_or(false);
+    match text.matches(old).count() {
+        0 => None,
+        1 => Some(text.replacen(old, new, 1)),
+        _ if all => Some(text.replace(old, new)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonc_comments_and_trailing_commas_are_read() {
+        let text = "{\n  // a comment\n  \"a\": \"x // not a comment\", /* block */\n  \"b\": [1, 2,],\n}\n";
+        assert_eq!(parse_jsonc(text).unwrap(), json!({"a": "x // not a comment", "b": [1, 2]}));
+        assert!(parse_jsonc("[1]").is_err());
+        assert!(parse_jsonc("{\"a\": }").is_err());
+    }
+
+    #[test]
+    fn an_exact_edit_is_known_and_a_loose_one_is_not() {
+        let edit = |old: &str, new: &str, all: bool| json!({"old_string": old, "new_string": new, "replace_all": all});
+        assert_eq!(exact_edit(&edit("a", "b", false), "xay").as_deref(), Some("xby"));
+        assert_eq!(exact_edit(&edit("a", "b", false), "aa"), None);
+        assert_eq!(exact_edit(&edit("a", "b", true), "aa").as_deref(), Some("bb"));
+        assert_eq!(exact_edit(&edit("  a", "b", false), "a"), None);
+        assert_eq!(exact_edit(&edit("", "new", false), "").as_deref(), Some("new"));
+    }
+
+    #[test]
+    fn events_decode_to_the_neutral_shapes() {
+        let event = parse(
+            br#"{"hook":"tool.execute.before","tool":"edit","sessionID":"ses_1","callID":"call_0","directory":"/w","args":{"filePath":"src/a.ts","oldString":"a","newString":"b"}}"#,
+        )
+        .unwrap();
+        assert_eq!(event.hook_event_name, "PreToolUse");
+        assert_eq!(event.session_id.as_deref(), Some("ses_1"));
+        assert_eq!(event.tool_use_id.as_deref(), Some("call_0"));
+        assert_eq!(event.tool_name.as_deref(), Some("Edit"));
+        assert_eq!(
+            event.tool_input,
+            Some(json!({"file_path": "/w/src/a.ts", "old_string": "a", "new_string": "b"}))
+        );
+        let patch = parse(
+            br#"{"hook":"tool.execute.after","tool":"apply_patch","args":{"patchText":"*** Begin Patch"}}"#,
+        )
+        .unwrap();
+        assert_eq!(patch.hook_event_name, "PostToolUse");
+        assert_eq!(patch.tool_input, Some(json!({"input": "*** Begin Patch"})));
+        assert!(parse(br#"{"hook":"session.idle"}"#).unwrap_err().contains("session.idle"));
+        assert!(parse(b"[]").is_err());
+        assert_eq!(event_name(br#"{"hook":"tool.execute.before"}"#).as_deref(), Some("PreToolUse"));
+        assert_eq!(answer(&Reply::Nothing), None);
+        assert_eq!(
+            answer(&Reply::Deny("no".to_owned())),
+            Some(json!({"decision": "deny", "reason": "no"}))
+        );
+    }
+}
