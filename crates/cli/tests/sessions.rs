@@ -343,7 +343,8 @@ fn a_session_goes_with_the_logs_retention_once_none_of_its_entries_are_left() {
     assert_eq!(code(&staged(&dir, &["log", "--keep", "1"])), 0);
     recorded_write(&dir, "new-session", "t3", "b.txt", "z\n");
     let list = json(&staged(&dir, &["--json", "session", "list"]));
-    let ids: Vec<&str> = list.as_array().unwrap().iter().map(|s| s["clientSessionId"].as_str().unwrap()).collect();
+    let ids: Vec<&str> =
+        list.as_array().unwrap().iter().map(|s| s["clientSessionId"].as_str().unwrap()).collect();
     assert_eq!(ids, ["new-session"], "{list}");
     // The session left shows the net change of the entries left.
     let shown = json(&staged(&dir, &["--json", "session", "show"]));

@@ -58,6 +58,7 @@ impl Repo {
             qwen_home: None,
             qwen_approvals: None,
             cline_mcp_settings: None,
+            approve_human: false,
         };
         install::install(&target, false).unwrap();
     }
@@ -210,6 +211,7 @@ fn the_installed_hooks_json_has_the_documented_shape_and_keeps_the_users_hooks()
         qwen_home: None,
         qwen_approvals: None,
         cline_mcp_settings: None,
+        approve_human: false,
     };
     install::install(&target, true).unwrap();
     assert_eq!(repo.json(".cursor/hooks.json"), users);

@@ -101,6 +101,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         tool_use_id: call,
         permission_mode: None,
         stop_hook_active: event.stop_hook_active,
+        prompt: None,
     })
 }
 

@@ -129,6 +129,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         tool_use_id: event.tool_use_id,
         permission_mode: None,
         stop_hook_active: event.loop_count.map(|n| n > 0),
+        prompt: None,
     })
 }
 

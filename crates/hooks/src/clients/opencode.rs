@@ -132,6 +132,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         tool_use_id: event.call_id,
         permission_mode: None,
         stop_hook_active: None,
+        prompt: None,
     })
 }
 
