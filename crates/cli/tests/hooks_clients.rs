@@ -212,10 +212,15 @@ fn qwen_code_hook_answers_in_its_format_and_carries_the_session() {
     let out = run(&dir, &["hook", "qwen-code"], stop.to_string().as_bytes(), &[]);
     let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(reply["decision"], "block", "{reply}");
-    // Another session's Stop is not.
+    // Another session's Stop is not held; the person is told what waits.
     let other = stop.to_string().replace("6546391b", "00000000");
     let out = run(&dir, &["hook", "qwen-code"], other.as_bytes(), &[]);
-    assert_eq!(stdout(&out), "", "{}", stderr(&out));
+    let reply: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(reply.get("decision"), None, "{reply}");
+    assert!(
+        reply["systemMessage"].as_str().unwrap().starts_with("staged: 1 preview is still pending"),
+        "{reply}"
+    );
 }
 
 #[test]
