@@ -9,8 +9,8 @@
 //! `default`), which the gate reads (`permission.rs`). Fields this crate does
 //! not read (`transcript_path`, `prompt_id`, `turn_id`, `model`, ...) are ignored.
 //! `tests/fixtures/` holds events recorded from the pinned clients. Other clients' events are
-//! translated into this shape by their codec in `clients/` ([`Client::decode`]), and a
-//! [`Reply`] into their answer ([`Client::encode`]).
+//! read into this shape by their codec in `clients/` ([`HookEvent::parse_from`]), and a
+//! [`Reply`] written as their answer ([`Reply::to_json_for`]).
 
 use std::path::PathBuf;
 
