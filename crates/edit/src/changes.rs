@@ -1,5 +1,5 @@
 //! `FileChanges`: the journaled writes of a custom tool. A tool that changes files describes
-//! them (files created, updated, deleted and moved) and stages them as one [`ChangeAction`],
+//! them (files created, updated, deleted and moved) and stages them as one [`ChangeAction`](staged_journal::ChangeAction),
 //! under its own name, with what the built-in tools' previews have: the paths confined to the
 //! workspace (no `..`, nothing in `.staged/`, no protected path), the files checked again when
 //! applied (a file changed since, or a file to create that appeared, makes the apply stale),

@@ -1,5 +1,5 @@
 //! Journaled writes for custom tools: [`ChangeStager`] stages a tool's
-//! [`FileChanges`](staged_edit::FileChanges) under the tool's name, and the workspace rebuilds
+//! [`staged_edit::FileChanges`] under the tool's name, and the workspace rebuilds
 //! and undoes those previews like the built-in tools' (the rehydrator and the undo handler
 //! registered here, for each Rust custom tool's name).
 

@@ -96,7 +96,7 @@ pub struct DocsCompiled;
 /// `staged-core`, the runtime every custom tool is written against.
 pub use staged_core as core;
 
-/// The attribute a [`Tool`](staged_core::Tool) implementation needs:
+/// The attribute a [`staged_core::Tool`] implementation needs:
 /// `#[staged_workspace::async_trait]`.
 pub use async_trait::async_trait;
 
