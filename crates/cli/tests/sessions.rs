@@ -350,3 +350,19 @@ fn a_session_goes_with_the_logs_retention_once_none_of_its_entries_are_left() {
     let shown = json(&staged(&dir, &["--json", "session", "show"]));
     assert_eq!(shown["files"][0]["path"], "b.txt", "{shown}");
 }
+
+#[test]
+fn retention_never_takes_the_history_of_a_session_that_still_has_entries() {
+    let ws = workspace(&[("a.txt", &lines(&[]))]);
+    let dir = ws.path().canonicalize().unwrap();
+    assert_eq!(code(&staged(&dir, &["log", "--keep", "2"])), 0);
+    recorded_write(&dir, "long", "t1", "a.txt", &lines(&[(1, "one")]));
+    recorded_write(&dir, "long", "t2", "a.txt", &lines(&[(1, "one"), (10, "ten")]));
+    recorded_write(&dir, "long", "t3", "a.txt", &lines(&[(1, "one"), (10, "ten"), (20, "twenty")]));
+    recorded_write(&dir, "long", "t4", "a.txt", &lines(&[(1, "ONE"), (10, "ten"), (20, "twenty")]));
+    // Four entries kept past `--keep 2`: the session is still there, whole.
+    assert_eq!(log_entries(&dir).len(), 4);
+    let out = staged(&dir, &["session", "revert", "--reason", "all of it"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&dir, "a.txt"), lines(&[]));
+}

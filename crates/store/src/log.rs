@@ -166,8 +166,16 @@ fn insert_record(
 /// Deletes finished rows past the retention count, and prepared leftovers past their age.
 fn prune(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     let keep = i64::try_from(read_keep(tx)?).unwrap_or(i64::MAX);
+    // Past the newest `keep` entries, but never from the first entry of a session that still
+    // has a later one: its history (every writer's entries since it began) is what its
+    // session diff and its revert are read from.
     let pruned = tx.execute(
-        "DELETE FROM log WHERE done = 1 AND seq <= (SELECT seq FROM log WHERE done = 1 ORDER BY seq DESC LIMIT 1 OFFSET ?1)",
+        "DELETE FROM log WHERE done = 1
+             AND seq <= (SELECT seq FROM log WHERE done = 1 ORDER BY seq DESC LIMIT 1 OFFSET ?1)
+             AND seq < COALESCE((SELECT MIN(first.seq) FROM log AS first WHERE first.session IN
+                 (SELECT kept.session FROM log AS kept WHERE kept.done = 1 AND kept.session IS NOT NULL
+                  AND kept.seq > (SELECT seq FROM log WHERE done = 1 ORDER BY seq DESC LIMIT 1 OFFSET ?1))),
+                 9223372036854775807)",
         [keep],
     )?;
     if pruned > 0 {
