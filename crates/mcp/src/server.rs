@@ -121,7 +121,7 @@ impl StagedServer {
         {
             match crate::session::untied_resolve(store) {
                 Ok(Some(theirs)) => {
-                    store.set_scope(staged_store::SessionScope::model(theirs));
+                    store.set_scope(staged_store::SessionScope::agent(theirs));
                     session = Some(theirs);
                 }
                 Ok(None) => {}

@@ -5,7 +5,8 @@
 //! itself. The session is the newest one a hook recorded for that process (so a session id that
 //! changes under a running server, Claude Code's `/clear` or a resume, is followed); before any
 //! hook ran, Claude Code's `CLAUDE_CODE_SESSION_ID`; else the server's own connection. The
-//! server enters it at every call, and hands the session's model the notices a person left.
+//! server enters it at every call (seeing its session's previews and the person's, never
+//! another agent session's), and hands the session's model the notices a person left.
 
 use staged_store::{SessionScope, SqliteStore};
 
@@ -40,7 +41,9 @@ pub(crate) fn enter(store: &SqliteStore, client_name: Option<&str>) -> Option<(u
         },
     };
     let (row, tied) = row?;
-    store.set_scope(SessionScope::model(row.number));
+    // Its own session's previews, and the person's (staged at a terminal or in `staged review`,
+    // which one stack shares with every front end); never another agent session's.
+    store.set_scope(SessionScope::agent(row.number));
     Some((row.number, tied))
 }
 

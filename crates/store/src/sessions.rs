@@ -42,7 +42,9 @@ impl SessionScope {
         SessionScope { acting: Some(session), own_stack: true, with_person: false }
     }
 
-    /// A `staged agent` run's in `session`: its own previews and the person's.
+    /// A `staged agent` run's, or a stdio `staged mcp`'s, in `session`: its own previews and
+    /// the person's (the stack a terminal shares with every front end), never another agent
+    /// session's.
     pub fn agent(session: u64) -> SessionScope {
         SessionScope { acting: Some(session), own_stack: true, with_person: true }
     }
