@@ -116,10 +116,10 @@ impl StagedServer {
         // A server no client session is tied to resolves what its connection staged, or the
         // previews of the one agent session that holds any; otherwise it says whose they are.
         if is_resolve
-            && let (Some((_, false)), Some(store)) = (entered, self.workspace.sqlite())
+            && let (Some((_, tied)), Some(store)) = (entered, self.workspace.sqlite())
             && self.head().is_none()
         {
-            match crate::session::untied_resolve(store) {
+            match crate::session::other_session_resolve(store, tied) {
                 Ok(Some(theirs)) => {
                     store.set_scope(staged_store::SessionScope::agent(theirs));
                     session = Some(theirs);

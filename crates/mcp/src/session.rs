@@ -47,15 +47,34 @@ pub(crate) fn enter(store: &SqliteStore, client_name: Option<&str>) -> Option<(u
     Some((row.number, tied))
 }
 
-/// For a `resolve` of an untied server (its own connection's session) with nothing of its own
-/// pending: the one agent session that holds previews, which it then acts for; or why not,
-/// naming the previews. `Ok(None)`: nothing is pending anywhere.
-pub(crate) fn untied_resolve(store: &SqliteStore) -> Result<Option<u64>, String> {
+/// For a `resolve` with nothing of the server's session pending: the one other agent session
+/// that holds previews, which it then acts for; or why not, naming the previews. A tied server
+/// (`tied`) looks only at the sessions of its own client process (a client that runs another
+/// client's hooks too, as Copilot CLI runs Claude Code's prompt hook, has two sessions there);
+/// an untied one at every session. `Ok(None)`: none to act for.
+pub(crate) fn other_session_resolve(
+    store: &SqliteStore,
+    tied: bool,
+) -> Result<Option<u64>, String> {
     let scope = store.scope();
     store.set_scope(SessionScope::person());
     let all = staged_core::PendingActionStore::summaries(store);
     store.set_scope(scope);
-    let all = all.map_err(|err| err.to_string())?;
+    let mut all = all.map_err(|err| err.to_string())?;
+    if tied {
+        let key = staged_session::process::client_of_this_process()
+            .map(|p| p.key())
+            .ok_or("the client process is not known")?;
+        all.retain(|p| {
+            p.session.is_some_and(|s| {
+                store
+                    .session(s)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|row| row.process.as_deref() == Some(key.as_str()))
+            })
+        });
+    }
     let mut sessions: Vec<u64> = all.iter().filter_map(|p| p.session).collect();
     sessions.sort_unstable();
     sessions.dedup();
