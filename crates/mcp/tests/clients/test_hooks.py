@@ -652,7 +652,7 @@ stream_max_retries = 0
 """)
     said = install(installed_in or root, "codex", "--mode", mode, *install_args, codex_home=codex_home,
                    binary=binary)
-    hooks = {"gate": 2, "record": 3}[mode]
+    hooks = {"gate": 3, "record": 4}[mode]
     assert f"trusted: {hooks} hooks" in said, said
     if before_run is not None:
         before_run(codex_home)
