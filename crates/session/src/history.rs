@@ -127,7 +127,7 @@ pub fn file_histories(
             step(&mut tracks[index], entry, op, author.clone(), &known)?;
         }
     }
-    tracks.into_iter().map(|track| finish(track, texts)).collect()
+    tracks.into_iter().map(|track| finish(track, &known, texts)).collect()
 }
 
 /// The text each file had before entry `seq` wrote it (by path), as far as the entries and
@@ -195,11 +195,12 @@ struct Wanted<'a> {
 /// backwards from what it wrote), by hash.
 struct KnownTexts {
     by_hash: std::collections::HashMap<String, String>,
+    /// Each file the entries wrote, as it is now (`None`: there is none).
+    now: std::collections::HashMap<String, Option<String>>,
 }
 
 impl KnownTexts {
     fn gather(entries: &[LoggedChange<'_>], texts: &dyn Texts) -> KnownTexts {
-        let mut by_hash = std::collections::HashMap::new();
         let mut wanted: Vec<Wanted<'_>> = Vec::new();
         for entry in entries {
             for op in entry.ops {
@@ -209,61 +210,97 @@ impl KnownTexts {
                 wanted.push(Wanted { to, before, after, edits: op_edits(op) });
             }
         }
-        let add = |by_hash: &mut std::collections::HashMap<String, String>, text: String| {
-            by_hash.entry(fingerprint(text.as_bytes())).or_insert(text);
+        let mut known = KnownTexts {
+            by_hash: std::collections::HashMap::new(),
+            now: std::collections::HashMap::new(),
         };
         // A deleted file's text is in its entry, as is a created one's.
         for entry in entries {
             for op in entry.ops {
                 if let Applied::Delete { content, .. } | Applied::Create { content, .. } = op {
-                    add(&mut by_hash, content.clone());
+                    known.add(content.clone());
                 }
             }
         }
-        for Wanted { to, before, after, .. } in &wanted {
-            for hash in [before, after].into_iter().flatten() {
-                if !by_hash.contains_key(*hash)
-                    && let Some(text) = texts.text(hash)
-                {
-                    add(&mut by_hash, text);
+        // Each file as it is now, read once.
+        for Wanted { to, .. } in &wanted {
+            if !known.now.contains_key(*to) {
+                let now = texts.now(to);
+                if let Some(text) = &now {
+                    known.add(text.clone());
                 }
-            }
-            if let Some(now) = texts.now(to) {
-                add(&mut by_hash, now);
+                known.now.insert((*to).to_owned(), now);
             }
         }
-        // Rebuild across the entries until nothing new is found: each round at least one
-        // more text, so at most one round per entry.
+        known.rebuild(&wanted);
+        // The kept texts are asked only for what the entries and the disk do not give: the
+        // texts at the breaks of a chain (a file changed outside staged in between).
+        let mut asked = std::collections::HashSet::new();
+        let missing: Vec<&str> = wanted
+            .iter()
+            .flat_map(|w| [w.before, w.after])
+            .flatten()
+            .filter(|hash| !known.by_hash.contains_key(*hash) && asked.insert(*hash))
+            .collect();
+        let mut more = false;
+        for hash in missing {
+            if let Some(text) = texts.text(hash) {
+                known.add(text);
+                more = true;
+            }
+        }
+        if more {
+            known.rebuild(&wanted);
+        }
+        known
+    }
+
+    fn add(&mut self, text: String) {
+        self.by_hash.entry(fingerprint(text.as_bytes())).or_insert(text);
+    }
+
+    /// Rebuilds texts across the entries until nothing new is found: forwards from what an
+    /// entry read, backwards from what it wrote. A pass each way finds a whole unbroken chain,
+    /// and each round finds at least one more text, so there is at most one round per entry.
+    fn rebuild(&mut self, wanted: &[Wanted<'_>]) {
         for _ in 0..=wanted.len() {
             let mut found = false;
-            for Wanted { before, after, edits, .. } in &wanted {
-                let (Some(before), Some(after)) = (before, after) else { continue };
-                match (by_hash.contains_key(*before), by_hash.contains_key(*after)) {
-                    (true, false) => {
-                        if let Some(text) = replay(&by_hash[*before], edits)
-                            && fingerprint(text.as_bytes()) == *after
-                        {
-                            by_hash.insert((*after).to_owned(), text);
-                            found = true;
-                        }
-                    }
-                    (false, true) => {
-                        if let Some(text) =
-                            invert(edits).and_then(|inverse| replay(&by_hash[*after], &inverse))
-                            && fingerprint(text.as_bytes()) == *before
-                        {
-                            by_hash.insert((*before).to_owned(), text);
-                            found = true;
-                        }
-                    }
-                    _ => {}
-                }
+            for w in wanted {
+                found |= self.rebuild_one(w);
+            }
+            for w in wanted.iter().rev() {
+                found |= self.rebuild_one(w);
             }
             if !found {
                 break;
             }
         }
-        KnownTexts { by_hash }
+    }
+
+    /// Rebuilds the one text of `w` that is missing from the other, if it fits its hash.
+    fn rebuild_one(&mut self, w: &Wanted<'_>) -> bool {
+        let (Some(before), Some(after)) = (w.before, w.after) else { return false };
+        match (self.by_hash.get(before), self.by_hash.contains_key(after)) {
+            (Some(text), false) => {
+                if let Some(text) = replay(text, &w.edits)
+                    && fingerprint(text.as_bytes()) == after
+                {
+                    self.by_hash.insert(after.to_owned(), text);
+                    return true;
+                }
+            }
+            (None, true) => {
+                if let Some(text) =
+                    invert(&w.edits).and_then(|inverse| replay(&self.by_hash[after], &inverse))
+                    && fingerprint(text.as_bytes()) == before
+                {
+                    self.by_hash.insert(before.to_owned(), text);
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        false
     }
 
     fn get(&self, hash: &str) -> Option<&str> {
@@ -320,8 +357,15 @@ fn step(
 }
 
 /// The history of `track` up to the file now.
-fn finish(mut track: Track, texts: &dyn Texts) -> Result<FileHistory, HistoryError> {
-    let now = texts.now(&track.path);
+fn finish(
+    mut track: Track,
+    known: &KnownTexts,
+    texts: &dyn Texts,
+) -> Result<FileHistory, HistoryError> {
+    let now = match known.now.get(&track.path) {
+        Some(now) => now.clone(),
+        None => texts.now(&track.path),
+    };
     let exists_now = now.is_some();
     let now = now.unwrap_or_default();
     if let Some((known, _)) = &track.known
