@@ -92,11 +92,11 @@ struct EncodedRecord {
     outcome: &'static str,
     action: &'static str,
     reason: String,
-    extra: Option<Vec<u8>>,
+    extra: Option<codec::Column>,
     result: String,
-    diff: Option<Vec<u8>>,
-    files: Vec<u8>,
-    undo: Option<Vec<u8>>,
+    diff: Option<codec::Column>,
+    files: codec::Column,
+    undo: Option<codec::Column>,
     front_end: String,
     reverts: Option<i64>,
     session: Option<i64>,
@@ -118,13 +118,13 @@ fn encode_record(record: &LogRecord, session: Option<i64>) -> Result<EncodedReco
         extra: record
             .extra
             .as_ref()
-            .map(|extra| codec::compress(&Value::Object(extra.clone())))
+            .map(|extra| codec::log_json(&Value::Object(extra.clone())))
             .transpose()
             .map_err(fail)?,
         result: record.result.clone(),
-        diff: record.diff.as_deref().map(codec::compress_text).transpose().map_err(fail)?,
-        files: codec::compress(&files).map_err(fail)?,
-        undo: record.undo.as_ref().map(codec::compress).transpose().map_err(fail)?,
+        diff: record.diff.as_deref().map(codec::log_text).transpose().map_err(fail)?,
+        files: codec::log_json(&files).map_err(fail)?,
+        undo: record.undo.as_ref().map(codec::log_json).transpose().map_err(fail)?,
         front_end: record.front_end.clone(),
         reverts: record.reverts.and_then(|seq| i64::try_from(seq).ok()),
         session,

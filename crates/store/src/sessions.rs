@@ -316,10 +316,11 @@ impl SqliteStore {
     pub fn text(&self, hash: &str) -> Result<Option<String>, StoreError> {
         let conn = lock(&self.conn);
         let text = conn
-            .query_row("SELECT text FROM texts WHERE hash = ?1", [hash], |row| {
-                Ok(crate::codec::text(row.get_ref(0)?).ok().flatten())
+            .prepare_cached("SELECT text FROM texts WHERE hash = ?1")
+            .and_then(|mut stmt| {
+                stmt.query_row([hash], |row| Ok(crate::codec::text(row.get_ref(0)?).ok().flatten()))
+                    .optional()
             })
-            .optional()
             .map_err(|err| self.err(err))?
             .flatten();
         Ok(text.filter(|text| sha256(text.as_bytes()) == hash))

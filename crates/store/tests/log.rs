@@ -245,3 +245,56 @@ fn a_schema_2_database_gets_the_log_and_keeps_its_stack() {
     .unwrap();
     assert_eq!(outcomes(&store), [(LogOutcome::Applied, "kept".to_owned())]);
 }
+
+#[test]
+fn a_small_log_column_is_stored_plain_a_large_one_compressed_and_both_forms_read_back() {
+    use staged_core::PendingActionStore as _;
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let mut small = record("small");
+    small.diff = Some("-x\n+y\n".to_owned());
+    small.undo = Some(serde_json::json!({"ops": [{"path": "x", "edits": []}]}));
+    small.extra = Some(serde_json::json!({"why": "short"}).as_object().unwrap().clone());
+    small.files = vec![FileChange {
+        path: "x".to_owned(),
+        before: Some("aa".to_owned()),
+        after: Some("bb".to_owned()),
+    }];
+    let mut large = record("large");
+    let body: String = (0..5_000).map(|i| format!("+line {i}\n")).collect();
+    large.diff = Some(body.clone());
+    large.undo = Some(serde_json::json!({"content": body}));
+    large.files = (0..100)
+        .map(|i| FileChange {
+            path: format!("f{i}"),
+            before: None,
+            after: Some(format!("{i:064}")),
+        })
+        .collect();
+    store.log_record(small.clone()).unwrap();
+    store.log_record(large.clone()).unwrap();
+
+    let db = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    let kinds = |label: &str| -> Vec<String> {
+        db.query_row(
+            "SELECT typeof(extra), typeof(diff), typeof(files), typeof(undo) FROM log WHERE label = ?1",
+            [label],
+            |row| Ok((0..4).map(|i| row.get::<_, String>(i).unwrap()).collect()),
+        )
+        .unwrap()
+    };
+    assert_eq!(kinds("small"), ["text", "text", "text", "text"]);
+    assert_eq!(kinds("large")[1..], ["blob", "blob", "blob"]);
+    let read = |label: &str| {
+        let log = store.log().unwrap();
+        log.entries(10, true).unwrap().into_iter().find(|e| e.record.label == label).unwrap().record
+    };
+    assert_eq!(read("small"), small);
+    assert_eq!(read("large"), large);
+
+    // A small value an older build stored compressed still reads back.
+    let undo = serde_json::to_vec(small.undo.as_ref().unwrap()).unwrap();
+    let packed = zstd::bulk::compress(&undo, 1).unwrap();
+    db.execute("UPDATE log SET undo = ?1 WHERE label = 'small'", [packed]).unwrap();
+    assert_eq!(read("small"), small);
+}
