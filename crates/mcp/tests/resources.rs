@@ -289,3 +289,32 @@ async fn wait_for(done: impl Fn() -> bool) {
     }
     panic!("timed out");
 }
+
+#[tokio::test]
+async fn a_big_write_is_summarized_as_a_new_file() {
+    let fx = Fixture::new(&[]);
+    let conn = fx.connect(Approval::None).await;
+    let content: String =
+        (0..1000).map(|n| format!("line {n} of a new file, with é and ✓\n")).collect();
+    let staged = conn.call("write", json!({"path": "big.txt", "content": content})).await;
+    assert!(!is_error(&staged), "{}", text(&staged));
+    let d = details(&staged);
+    let id = d["pendingId"].as_str().unwrap().to_owned();
+    let summary = staged.content[0].as_text().unwrap().text.clone();
+    assert!(
+        summary.starts_with(&format!(
+            "Preview only: files are NOT modified yet. Call `resolve` with action \"apply\" to write these changes, or action \"discard\" to drop them.\n\nStaged {id}: Write: big.txt (new file, 1000 lines)\n\nThis preview is too big"
+        )),
+        "{summary}"
+    );
+    assert!(summary.ends_with("Files:\n- big.txt: 1 hunk, +1000 -0 (new file)"), "{summary}");
+    let link = staged.content[1].as_resource_link().unwrap();
+    let read = conn.client.read_resource(read_params(&link.uri)).await.unwrap();
+    let [ResourceContents::TextResourceContents { text: body, .. }] = read.contents.as_slice()
+    else {
+        panic!("{read:?}")
+    };
+    assert_eq!(body, &stored_diff(&fx));
+    assert!(body.contains("+line 999 of a new file, with é and ✓\n"));
+    conn.close().await;
+}
