@@ -104,3 +104,30 @@ fn a_line_ten_times_the_limit_is_dropped_without_buffering_it() {
     let finished = server.finish();
     assert!(finished.status.success(), "{}", finished.stderr);
 }
+
+#[test]
+fn another_process_staging_and_resolving_brings_list_changed_between_the_replies() {
+    let ws = common::workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path();
+    let mut server = McpProcess::initialized(dir);
+    server.send_json(&pending_call(1));
+    assert_eq!(server.next()["id"], 1);
+
+    // Another process stages: the server, which polls the shared stack, tells the client.
+    let out = common::staged(dir, &["ast-edit", "--op", "oldApi($A)", "newApi($A)", "src"]);
+    assert_eq!(common::code(&out), 0, "{}", common::stderr(&out));
+    let note = server.next_notification();
+    assert_eq!(note, json!({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}));
+    // The notification came between two replies: the next line read is still the reply.
+    server.send_json(&pending_call(2));
+    let reply = server.next();
+    assert_eq!(reply["id"], 2, "{reply}");
+    assert_eq!(reply["result"]["structuredContent"]["details"]["count"], 1, "{reply}");
+
+    let out = common::staged(dir, &["resolve", "discard", "--reason", "not now"]);
+    assert_eq!(common::code(&out), 0, "{}", common::stderr(&out));
+    let note = server.next_notification();
+    assert_eq!(note["method"], "notifications/resources/list_changed");
+    let finished = server.finish();
+    assert!(finished.status.success(), "{}", finished.stderr);
+}

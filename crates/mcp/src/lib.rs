@@ -40,6 +40,7 @@
 
 mod approval;
 mod auth;
+mod big;
 mod catalog;
 mod error;
 mod framing;
@@ -47,12 +48,15 @@ mod http;
 mod options;
 mod pending;
 mod reply;
+mod resources;
 mod server;
 mod session;
 mod transport;
+mod watch;
 
 pub use crate::{
     auth::{BearerToken, FOREIGN_HOST_TEXT, FOREIGN_ORIGIN_TEXT, HostPolicy, MIN_TOKEN_CHARS},
+    big::MAX_INLINE_RESULT_BYTES,
     error::McpError,
     framing::MAX_FRAME_BYTES,
     http::{HTTP_PATH, HttpEndpoint},

@@ -9,6 +9,9 @@
 //! newlines, reminder included. Every tool declares [`output_schema`] for that object.
 //!
 //! The object is [`StructuredResult`], the one `staged-protocol` defines for both.
+//!
+//! A preview too big for one result is sent as its summary plus a `resource_link` to its
+//! whole diff (`big.rs`).
 
 use std::sync::Arc;
 
@@ -54,7 +57,8 @@ pub(crate) fn to_call_result(
     // Serializing plain strings, booleans and JSON values cannot fail; a failure would leave
     // the text blocks, which still carry everything the model must read.
     res.structured_content = serde_json::to_value(structured).ok();
-    res
+    // A preview too big for one result is sent as its summary and a link to its diff.
+    crate::big::fit(res, details.as_ref(), head)
 }
 
 /// The JSON Schema of every tool's `structuredContent`, with no references to resolve.

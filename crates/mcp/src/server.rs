@@ -4,6 +4,10 @@
 //! workspace's durable store, which every call reads afresh, so the `staged` CLI (or another
 //! MCP session) may stage or resolve previews between two calls.
 //!
+//! Besides the tools, it serves each pending preview's diff as a resource (`resources.rs`), a
+//! preview too big for one result as its summary and a link to that resource (`big.rs`), and
+//! tells the client when the stack changes, in any process (`watch.rs`).
+//!
 //! The reminder rule: a result ends with the resolve reminder while a preview is pending
 //! after the call, except a `resolve` result that leaves the same preview on top (a declined
 //! or failed apply), whose own text says what to do next (`staged_gate::remind_after_call`).
@@ -13,10 +17,11 @@ use std::{sync::Arc, time::SystemTime};
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-        PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult,
+        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+        ServerCapabilities, ServerConfig, SubscriptionFilter,
     },
-    service::RequestContext,
+    service::{NotificationContext, RequestContext, SubscriptionContext},
 };
 use staged_core::{
     CancelToken, FrontEnd, PendingEntry, RESOLVE_TOOL_NAME, ResolveAction, ResolveOptions,
@@ -104,13 +109,7 @@ impl StagedServer {
         let bridge = cancel_bridge(&ctx);
         let cancel = &bridge.token;
         tracing::debug!(tool = %name, "tools/call");
-        let entered = match (self.sessions, self.workspace.sqlite()) {
-            (true, Some(store)) => {
-                let client = ctx.peer.peer_info().map(|info| info.client_info.name.clone());
-                crate::session::enter(store, client.as_deref())
-            }
-            _ => None,
-        };
+        let entered = self.enter(&ctx);
         let mut session = entered.map(|(number, _)| number);
         let is_resolve = name == RESOLVE_TOOL_NAME;
         // A server no client session is tied to resolves what its connection staged, or the
@@ -157,6 +156,36 @@ impl StagedServer {
             after.as_ref().map(|a| &a.id),
         );
         Ok(to_call_result(result, after.as_ref(), remind).into())
+    }
+
+    /// For a server tied to its client's agent session, makes the store act for that session
+    /// (`session.rs`): its number, and whether it is the client's own.
+    fn enter(&self, ctx: &RequestContext<RoleServer>) -> Option<(u64, bool)> {
+        match (self.sessions, self.workspace.sqlite()) {
+            (true, Some(store)) => {
+                let client = ctx.peer.peer_info().map(|info| info.client_info.name.clone());
+                crate::session::enter(store, client.as_deref())
+            }
+            _ => None,
+        }
+    }
+
+    /// Runs `read` on the store, in the scope the server acts in, off the async runtime (a
+    /// big preview's details are read and decompressed).
+    async fn on_store<T, R>(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        read: R,
+    ) -> Result<T, ErrorData>
+    where
+        T: Send + 'static,
+        R: FnOnce(&dyn staged_core::PendingActionStore) -> Result<T, ErrorData> + Send + 'static,
+    {
+        self.enter(ctx);
+        let workspace = self.workspace.clone();
+        tokio::task::spawn_blocking(move || read(workspace.store().as_ref())).await.map_err(
+            |err| ErrorData::internal_error(format!("the store read failed: {err}"), None),
+        )?
     }
 
     /// Runs `tool` on the request's arguments.
@@ -274,7 +303,12 @@ fn cancel_bridge(ctx: &RequestContext<RoleServer>) -> CancelBridge {
 
 impl ServerHandler for StagedServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_tools()
+            .enable_resources_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("staged", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
@@ -293,5 +327,61 @@ impl ServerHandler for StagedServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.call(request, ctx).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.on_store(&ctx, crate::resources::list).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let res = self.on_store(&ctx, move |store| crate::resources::read(store, &uri)).await?;
+        Ok(res.into())
+    }
+
+    /// A legacy client (`initialize`): `notifications/resources/list_changed` through the peer
+    /// whenever the stack changes, for as long as the connection lives.
+    async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
+        let peer = ctx.peer;
+        let workspace = self.workspace.clone();
+        tokio::spawn(async move {
+            let closed = peer.clone();
+            let notify = move || {
+                let peer = peer.clone();
+                async move { peer.notify_resource_list_changed().await.is_ok() }
+            };
+            let stop = async move {
+                while !closed.is_transport_closed() {
+                    tokio::time::sleep(crate::watch::POLL_INTERVAL).await;
+                }
+            };
+            crate::watch::watch(workspace, notify, stop).await;
+        });
+    }
+
+    /// A 2026-07-28 client listens for `resourcesListChanged` on `subscriptions/listen`.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().resources_list_changed().build())
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        if subscription.accepted().resources_list_changed != Some(true) {
+            subscription.cancelled().await;
+            return Ok(());
+        }
+        let notify = || async { subscription.sink().notify_resource_list_changed().await.is_ok() };
+        crate::watch::watch(self.workspace.clone(), notify, subscription.cancelled()).await;
+        Ok(())
     }
 }

@@ -30,6 +30,27 @@ async fn lists_the_seven_tools_with_schemas_and_annotations() {
         assert_eq!(ann(producer).read_only_hint, Some(false), "{producer}");
         assert_eq!(ann(producer).destructive_hint, Some(false), "{producer}");
     }
+    // Every hint is set, as each tool behaves (`docs/contract/mcp.md#tools`), and every tool
+    // has its label as its title.
+    let expected = [
+        // (name, title, readOnly, destructive, idempotent)
+        ("ast_grep", "AST Grep", true, false, true),
+        ("ast_edit", "AST Edit", false, false, true),
+        ("edit", "Edit", false, false, true),
+        ("write", "Write", false, false, true),
+        ("apply_patch", "Apply Patch", false, false, true),
+        ("resolve", "Resolve", false, true, false),
+        ("pending", "Pending", true, false, true),
+    ];
+    for (name, title, read_only, destructive, idempotent) in expected {
+        let ann = ann(name);
+        assert_eq!(tool(name).title.as_deref(), Some(title), "{name}");
+        assert_eq!(ann.title.as_deref(), Some(title), "{name}");
+        assert_eq!(ann.read_only_hint, Some(read_only), "{name}");
+        assert_eq!(ann.destructive_hint, Some(destructive), "{name}");
+        assert_eq!(ann.idempotent_hint, Some(idempotent), "{name}");
+        assert_eq!(ann.open_world_hint, Some(false), "{name}");
+    }
 
     let session = fx.open_session();
     let edit_schema = serde_json::Value::Object((*tool("ast_edit").input_schema).clone());

@@ -1,7 +1,10 @@
 //! `McpProcess`: the real `staged mcp` over stdio, for tests that write raw frames to it and
 //! read every line it answers.
 //!
-//! A thread reads stdout line by line; every line must be one JSON value. Waiting for a reply
+//! A thread reads stdout line by line; every line must be one JSON value. The server's own
+//! notifications (`notifications/resources/list_changed`, sent whenever the shared stack
+//! changes, at a moment no test controls) are checked to be JSON and kept apart, so `next`
+//! and `finish` see the replies and the server's requests only; `next_notification` reads them. Waiting for a reply
 //! has a long deadline that only guards against a hang (a missing reply fails the test
 //! instead of blocking CI); no test asserts on time.
 
@@ -26,6 +29,7 @@ pub(crate) struct McpProcess {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Result<Value, String>>,
+    notifications: mpsc::Receiver<Result<Value, String>>,
     stderr: Option<JoinHandle<String>>,
 }
 
@@ -51,6 +55,7 @@ impl McpProcess {
             .expect("spawn staged mcp");
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
+        let (notify_tx, notifications) = mpsc::channel();
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
             let mut line = Vec::new();
@@ -65,7 +70,18 @@ impl McpProcess {
                                 String::from_utf8_lossy(&line)
                             )
                         });
-                        if tx.send(value).is_err() {
+                        let notification = value.as_ref().is_ok_and(|frame| {
+                            frame.get("id").is_none()
+                                && frame["method"]
+                                    .as_str()
+                                    .is_some_and(|m| m.starts_with("notifications/"))
+                        });
+                        let sent = if notification {
+                            notify_tx.send(value).map_err(drop)
+                        } else {
+                            tx.send(value).map_err(drop)
+                        };
+                        if sent.is_err() {
                             return;
                         }
                     }
@@ -78,7 +94,7 @@ impl McpProcess {
             let _ = stderr.read_to_string(&mut text);
             text
         });
-        McpProcess { stdin: child.stdin.take(), child, lines, stderr: Some(stderr) }
+        McpProcess { stdin: child.stdin.take(), child, lines, notifications, stderr: Some(stderr) }
     }
 
     /// Starts the server and completes the `initialize` handshake (protocol 2025-11-25).
@@ -116,6 +132,15 @@ impl McpProcess {
         match self.lines.recv_timeout(HANG) {
             Ok(line) => line.unwrap_or_else(|err| panic!("{err}")),
             Err(err) => panic!("no reply from staged mcp ({err})"),
+        }
+    }
+
+    /// The next notification the server wrote.
+    #[track_caller]
+    pub(crate) fn next_notification(&mut self) -> Value {
+        match self.notifications.recv_timeout(HANG) {
+            Ok(line) => line.unwrap_or_else(|err| panic!("{err}")),
+            Err(err) => panic!("no notification from staged mcp ({err})"),
         }
     }
 

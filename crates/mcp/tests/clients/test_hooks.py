@@ -471,6 +471,9 @@ CLAUDE_TOOLS_OTHER = {
     "Agent", "Bash", "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "Read",
     "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill", "TaskCreate", "TaskGet", "TaskList", "TaskOutput",
     "TaskStop", "TaskUpdate", "WebFetch", "WebSearch", "Workflow",
+    # Offered because staged's MCP server serves resources (each pending preview's diff): they
+    # read MCP resources and edit nothing.
+    "ListMcpResourcesTool", "ReadMcpResourceDirTool", "ReadMcpResourceTool",
 }
 
 

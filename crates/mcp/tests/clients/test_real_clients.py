@@ -98,10 +98,16 @@ def shown(result, needle):
     return needle in result or json.dumps(needle)[1:-1] in result
 
 
-def workspace(tmp):
+def workspace(tmp, big=False):
+    """`src/a.ts` with two `oldApi` calls; with `big`, also 40 files of 30 calls far apart, so
+    that the rename's diff is over 200 KB (a preview too big for one tool result)."""
     root = Path(tmp) / "repo"
     (root / "src").mkdir(parents=True)
     (root / "src" / "a.ts").write_text(SOURCE)
+    if big:
+        for f in range(40):
+            lines = [f"const v{c} = oldApi({f}, {c});\n" + "// filler line\n" * 7 for c in range(30)]
+            (root / "src" / f"f{f:02}.ts").write_text("".join(lines))
     return root
 
 
@@ -120,9 +126,9 @@ def check_the_model_saw_everything(results, root, client):
     assert (root / "src" / "a.ts").read_text() == RENAMED
 
 
-def claude(tmp, model, allowed_tools=True):
+def claude(tmp, model, allowed_tools=True, big=False):
     """Runs `claude -p` with `staged mcp` as its only MCP server; returns (root, process)."""
-    root = workspace(tmp)
+    root = workspace(tmp, big)
     home = Path(tmp) / "home"
     home.mkdir()
     config = Path(tmp) / "mcp.json"
@@ -197,6 +203,28 @@ def test_claude_code_shows_the_model_the_preview_the_reminder_and_the_apply():
             last = only_result(model, model.anthropic_main_requests())
             check_the_model_saw_everything(tool_results_anthropic(last), root, "Claude Code")
             assert "Done." in proc.stdout, proc.stdout
+    finally:
+        model.stop()
+
+
+def test_claude_code_shows_the_model_a_big_preview_as_its_summary_and_link():
+    """A diff over 200 KB: the model gets the summary, the resource's URI and the reminder,
+    not the diff, and far less than Claude Code's warning at 10,000 tokens."""
+    model = ScriptedModel([SCRIPT[0], ("resolve", {"action": "discard", "reason": "too broad"})]).start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            root, _ = claude(tmp, model, big=True)
+            results = tool_results_anthropic(only_result(model, model.anthropic_main_requests()))
+            assert [name.rsplit("__", 1)[-1] for name, _, _ in results] == ["ast_edit", "resolve"], results
+            edit = results[0][1]
+            assert shown(edit, PREVIEW), edit[:2000]
+            assert shown(edit, "This preview is too big to show in a tool result"), edit[:2000]
+            assert shown(edit, "The whole diff is the resource staged://preview/pending-action:ast_edit:"), edit[:2000]
+            assert shown(edit, "41 files, 1201 hunks, +1202 -1202 lines"), edit[:2000]
+            assert shown(edit, REMINDER), edit[-2000:]
+            assert "+const v0 = newApi(0, 0);" not in edit, "the diff itself is not in the result"
+            assert len(edit) < 20_000, len(edit)
+            assert (root / "src" / "a.ts").read_text() == SOURCE
     finally:
         model.stop()
 

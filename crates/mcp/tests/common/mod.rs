@@ -4,7 +4,10 @@
 
 use std::{
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
 };
 
 use rmcp::{
@@ -13,7 +16,9 @@ use rmcp::{
         CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
         ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
     },
-    service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RunningService},
+    service::{
+        ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService,
+    },
 };
 use serde_json::{Value, json};
 use staged_mcp::{Approval, StagedServer};
@@ -50,14 +55,20 @@ pub struct ClientSetup {
     pub stage_while_asked: Option<(PathBuf, Value)>,
 }
 
-/// The test client: records every elicitation message it was shown.
+/// The test client: records every elicitation message it was shown, and counts the
+/// `notifications/resources/list_changed` it got outside a `subscriptions/listen` stream.
 #[derive(Debug, Clone)]
 pub struct TestClient {
     setup: ClientSetup,
     pub asked: Arc<Mutex<Vec<String>>>,
+    pub list_changed: Arc<AtomicUsize>,
 }
 
 impl ClientHandler for TestClient {
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
@@ -152,7 +163,9 @@ impl Fixture {
         let asked = Arc::new(Mutex::new(Vec::new()));
         let self_protocol = setup.protocol.clone();
         let modern = setup.protocol >= ProtocolVersion::V_2026_07_28;
-        let test_client = TestClient { setup, asked: asked.clone() };
+        let list_changed = Arc::new(AtomicUsize::new(0));
+        let test_client =
+            TestClient { setup, asked: asked.clone(), list_changed: list_changed.clone() };
         let client = if modern {
             let lifecycle = ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -165,7 +178,7 @@ impl Fixture {
             client.peer_info().map(|info| info.protocol_version.clone()),
             Some(self_protocol)
         );
-        Connection { client, asked, server_task }
+        Connection { client, asked, list_changed, server_task }
     }
 }
 
@@ -183,6 +196,8 @@ pub fn write(root: &Path, path: &str, contents: &str) -> PathBuf {
 pub struct Connection {
     pub client: RunningService<RoleClient, TestClient>,
     pub asked: Arc<Mutex<Vec<String>>>,
+    /// How many `notifications/resources/list_changed` reached the client's handler.
+    pub list_changed: Arc<AtomicUsize>,
     server_task: tokio::task::JoinHandle<()>,
 }
 
@@ -198,6 +213,11 @@ impl Connection {
             .unwrap();
         check_structured(&res);
         res
+    }
+
+    /// How many `notifications/resources/list_changed` reached the client's handler so far.
+    pub fn list_changed(&self) -> usize {
+        self.list_changed.load(Ordering::SeqCst)
     }
 
     /// The elicitation messages shown so far.
