@@ -36,9 +36,12 @@ CANNOT_RUN = "staged's hook could not run ("
 CANNOT_RUN_END = ("), so this tool call is refused and nothing was written. Install staged, or remove its plugin: "
                   "staged hook install opencode --uninstall")
 # The tools opencode 1.18.33 offers a model (a GPT model gets apply_patch instead of edit and
-# write). The ones that write files are the plugin's; `bash` is not gated.
-OFFERED = ["bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write"]
-OFFERED_GPT = ["apply_patch", "bash", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch"]
+# write). The ones that write files are the plugin's; `bash` is not gated. The three
+# `*_mcp_resource*` tools are offered because staged's MCP server serves resources (each pending
+# preview's diff): they read MCP resources and edit nothing.
+RESOURCES = ["list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource"]
+OFFERED = sorted(["bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", "write", *RESOURCES])
+OFFERED_GPT = sorted(["apply_patch", "bash", "glob", "grep", "read", "skill", "task", "todowrite", "webfetch", *RESOURCES])
 # A port nothing listens on: npm's registry and every proxy point there.
 CLOSED = "http://127.0.0.1:9"
 
