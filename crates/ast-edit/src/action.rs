@@ -28,16 +28,26 @@ use staged_journal::{
 };
 
 use crate::{
-    AstEditError, AstEditParams, ConfinedRoot, EditPreview, EngineOptions, FileEdits, Lang,
-    LeftOut, RawEdit, ValidatedEdit, compute_preview_with,
     details::{AppliedDetails, RemainderDetails, StaleDetails},
+    edits::RawEdit,
+    engine::EditPreview,
+    engine::EngineOptions,
+    engine::FileEdits,
+    engine::LeftOut,
+    engine::compute_preview_with,
     engine::{Scan, replayed_file},
-    fingerprint::fingerprint,
-    journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit},
+    error::AstEditError,
+    lang::Lang,
+    params::AstEditParams,
+    params::ValidatedEdit,
     render::{
         ArgNames, capped_label, count, file_replacements, left_out_details, plural, preview_details,
     },
     scope::collect_for_lang,
+};
+use staged_journal::{
+    Applied, CommitOptions, CommitStep, ConfinedRoot, Edit as ByteEdit, Step, UndoData, commit,
+    fingerprint,
 };
 
 /// The name of the tool that stages these actions.
@@ -391,7 +401,7 @@ impl AstEditAction {
             Some(Arc::new(self.pinned_remainder(rest)?))
         };
         let diff = if partial {
-            Some(crate::diff::unified_diff(&preview))
+            Some(crate::preview_diff::unified_diff(&preview))
         } else {
             preview_diff(&self.details).map(str::to_owned)
         };
@@ -714,7 +724,7 @@ impl PendingAction for AstEditAction {
             this.apply_only_observed(selection.as_ref(), &cancel, &retirement, &mut |_| {})
         })
         .await
-        .map_err(|err| ActionError::other(crate::worker_failure("ast_edit apply", err)))?
+        .map_err(|err| ActionError::other(crate::error::worker_failure("ast_edit apply", err)))?
     }
 }
 
@@ -735,7 +745,7 @@ fn undo_data(preview: &EditPreview) -> Value {
 pub const FILES_EXTRA_KEY: &str = staged_journal::FILES_EXTRA_KEY;
 
 /// An edit as the journal makes it.
-fn byte_edit(edit: &crate::Edit) -> ByteEdit {
+fn byte_edit(edit: &crate::edits::Edit) -> ByteEdit {
     ByteEdit { start: edit.byte_start, before: edit.before.clone(), after: edit.after.clone() }
 }
 
@@ -785,8 +795,8 @@ fn split_file(
             left_counts.push(edit.replacements);
         }
     }
-    let index = crate::edits::LineIndex::new(&contents.original);
-    let mine_diff = crate::diff::file_diff_indexed(&file.path, &index, &mine_edits)
+    let index = staged_journal::LineIndex::new(&contents.original);
+    let mine_diff = crate::preview_diff::file_diff_indexed(&file.path, &index, &mine_edits)
         .map_err(|err| ActionError::other(err.to_string()))?;
     let left_diff = staged_journal::file_diff(&file.path, &cut.text, &cut.left)
         .map_err(|err| ActionError::other(err.to_string()))?;
@@ -800,7 +810,10 @@ fn split_file(
     let mine = FileEdits {
         edits: mine_edits,
         diff: Some(mine_diff),
-        contents: Some(crate::FileContents { original: contents.original, updated: cut.text }),
+        contents: Some(crate::engine::FileContents {
+            original: contents.original,
+            updated: cut.text,
+        }),
         ..file
     };
     Ok(Split::Cut { mine: Box::new(mine), left, of: cut.of })

@@ -22,26 +22,28 @@ use staged_fs::RelPath;
 use tree_sitter::Tree;
 
 use crate::{
-    AST_EDIT_TOOL_NAME, AstEditError, ConfinedRoot, Edit, Lang,
+    action::AST_EDIT_TOOL_NAME,
     choose::meant_languages,
     compile::{Rule, active_rules, compile_rules},
-    diff::file_diff_indexed,
+    edits::Edit,
     edits::{
-        LineIndex, PositionCursor, RawEdit, blank_lines_stay_blank, normalize, replacements,
+        PositionCursor, RawEdit, blank_lines_stay_blank, normalize, replacements,
         truncate_to_replacements,
     },
     embed::{is_component, is_embeddable, script_blocks},
-    fingerprint::{Hasher, fingerprint},
-    journal::FileWrite,
+    error::AstEditError,
+    lang::Lang,
     nesting::{Forest, Found, Rematch, compose, plan},
     parallel::par_fold_in_order,
     params::ValidatedEdit,
     prefilter::ErrorTrees,
+    preview_diff::file_diff_indexed,
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, edit_tree, parse_error_issue, parse_tree, read_text, root_of},
     trees::{STORE_UP_TO, TreeCache, Trees},
     warm::WarmIndex,
 };
+use staged_journal::{ConfinedRoot, FileWrite, Hasher, LineIndex, fingerprint};
 
 /// Knobs that change how much the engine keeps, and how it gets there; never which edits it
 /// finds.
@@ -485,7 +487,7 @@ fn ruled_out(
             .with_min_len(256)
             .map(|c| {
                 !(c.explicit
-                    || c.inferred() != crate::Inferred::Lang(lang)
+                    || c.inferred() != crate::lang::Inferred::Lang(lang)
                     || c.rel.to_str().is_none()
                     || may_match(c, &rules))
             })
@@ -620,7 +622,7 @@ fn select_language(
 ) -> Result<(Lang, Vec<Kept>, Option<LangChoice>), AstEditError> {
     let assigned = assign_languages(params.lang, candidates, AST_EDIT_TOOL_NAME)?;
     let own = |c: &Candidate| match c.inferred() {
-        crate::Inferred::Lang(found) => Some(found),
+        crate::lang::Inferred::Lang(found) => Some(found),
         _ => None,
     };
     if let Some(lang) = params.lang {

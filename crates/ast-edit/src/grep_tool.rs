@@ -7,10 +7,11 @@ use serde_json::{Value, json};
 use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
 
 use crate::{
-    AstGrepParams, ConfinedRoot,
+    params::AstGrepParams,
     render::{ArgNames, parse_issues_block, plural},
     search::{SearchResult, search},
 };
+use staged_journal::ConfinedRoot;
 
 /// The tool's name.
 pub const AST_GREP_TOOL_NAME: &str = "ast_grep";
@@ -193,7 +194,7 @@ impl Tool for AstGrepTool {
             search(&workspace, &params, index.as_ref(), Some(&worker_cancel))
         })
         .await
-        .map_err(|err| ToolError::new(crate::worker_failure("ast_grep", err)))?;
+        .map_err(|err| ToolError::new(crate::error::worker_failure("ast_grep", err)))?;
         match result {
             Ok(result) => Ok(ToolResult::text(search_text_named(&result, self.names))
                 .with_details(search_details(&result))),

@@ -3,7 +3,7 @@
 
 use staged_journal::{DiffHeader, LineIndex};
 
-use crate::{AstEditError, Edit, EditPreview};
+use crate::{edits::Edit, engine::EditPreview, error::AstEditError};
 
 impl staged_journal::Splice for Edit {
     fn span(&self) -> std::ops::Range<usize> {

@@ -16,10 +16,8 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 use staged_fs::{FileIdentity, RelPath, Root};
 
-use crate::{
-    AstEditError, ConfinedRoot, Lang, ModelAccess, lang::Inferred, warm::Listing,
-    workspace::STATE_DIR_NAME,
-};
+use crate::{error::AstEditError, lang::Inferred, lang::Lang, warm::Listing};
+use staged_journal::{ConfinedRoot, ModelAccess, STATE_DIR_NAME};
 
 /// A file to search, by its path relative to the root and its display path.
 #[derive(Debug, Clone, PartialEq, Eq)]
