@@ -724,7 +724,7 @@ impl PendingAction for AstEditAction {
             this.apply_only_observed(selection.as_ref(), &cancel, &retirement, &mut |_| {})
         })
         .await
-        .map_err(|err| ActionError::other(crate::error::worker_failure("ast_edit apply", err)))?
+        .map_err(|err| ActionError::other(staged_core::worker_failure("ast_edit apply", err)))?
     }
 }
 

@@ -96,7 +96,7 @@ impl Tool for AstEditTool {
             )
         })
         .await
-        .map_err(|err| ToolError::new(crate::error::worker_failure("ast_edit", err)))?;
+        .map_err(|err| ToolError::new(staged_core::worker_failure("ast_edit", err)))?;
         let mut preview = match preview {
             Ok(p) => p,
             Err(crate::error::AstEditError::Cancelled) => {

@@ -57,7 +57,7 @@ pub use crate::{
         Cap, EditPreview, EngineOptions, ErrorFile, FileContents, FileEdits, LangChoice, LeftOut,
         NestedLeft, compute_preview, compute_preview_with,
     },
-    error::{AstEditError, worker_failure},
+    error::AstEditError,
     grep_tool::{
         AST_GREP_TOOL_NAME, AstGrepTool, PARSE_ERRORS_MARK, search_details, search_text,
         search_text_named,
