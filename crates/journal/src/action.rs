@@ -603,7 +603,7 @@ impl PendingAction for ChangeAction {
             this.apply_only_observed(selection.as_ref(), &cancel, &retirement, &mut |_| {})
         })
         .await
-        .map_err(|err| ActionError::other(format!("apply worker failed: {err}")))?
+        .map_err(|err| ActionError::other(staged_core::worker_failure("apply", err)))?
     }
 }
 

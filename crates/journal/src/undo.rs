@@ -475,7 +475,7 @@ impl UndoHandler for ChangeUndo {
             undo_observed(&workspace, &entry, &retirement, &cancel, &mut |_| {})
         })
         .await
-        .map_err(|err| ActionError::other(format!("undo worker failed: {err}")))?
+        .map_err(|err| ActionError::other(staged_core::worker_failure("undo", err)))?
     }
 }
 
