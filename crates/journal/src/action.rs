@@ -27,7 +27,10 @@ use crate::{
     diff::{edit_hunks, file_diff},
     fingerprint::fingerprint,
     hunks::{DiffKind, diff_line_counts, hunk_list},
-    journal::{CommitOptions, CommitStep, commit},
+    journal::{
+        CommitStep,
+        commit::{CommitOptions, commit},
+    },
     select::{Choice, PartFile, Selection, bound_hunks, check_hunk, part_files},
 };
 

@@ -47,8 +47,9 @@ pub use crate::{
     fingerprint::{Hasher, fingerprint, tag},
     hunks::{DiffFile, DiffKind, diff_files, diff_line_counts, hunk_list},
     journal::{
-        CommitOptions, CommitReport, CommitStep, Expect, FileWrite, PrepareHook, RecoverOptions,
-        RecoveryHooks, RecoveryReport, Step, StepChange, StepMode, commit, recover,
+        CommitReport, CommitStep, Expect, FileWrite, RecoveryReport, Step, StepChange, StepMode,
+        commit::{CommitOptions, PrepareHook, commit},
+        recover::{RecoverOptions, RecoveryHooks, recover},
     },
     lines::LineIndex,
     protected::{PROTECTED_PATHS, Protected, protected_path},

@@ -32,7 +32,10 @@ use crate::{
     },
     diff::file_diff_indexed,
     fingerprint::fingerprint,
-    journal::{CommitOptions, CommitStep, Expect, Step, StepChange, StepMode, commit},
+    journal::{
+        CommitStep, Expect, Step, StepChange, StepMode,
+        commit::{CommitOptions, commit},
+    },
 };
 
 /// What an undo will write, worked out before it writes.
