@@ -66,8 +66,8 @@
 //! recorded before). A journal that names anything else is refused with a message, and nothing
 //! is changed.
 //!
-//! The files below follow these seams: `check.rs` (step 1's check), `commit.rs` (the protocol,
-//! step by step), `format.rs` (the journal file and the temp files' names), `folders.rs`
+//! The files below follow these seams: `check.rs` (step 1's check), `commit.rs` (the steps, one
+//! function each), `format.rs` (the journal file and the temp files' names), `folders.rs`
 //! (**Descriptors**), `lock.rs` (**Liveness**), `recover.rs` (recovery and **Distrust**); this
 //! file holds the types a caller builds a commit from and reads its reports in.
 

@@ -2,7 +2,11 @@
 //! prepare, write, the commit point, put in place, retire, finish. A failure before the commit
 //! point rolls back ([`Undo`]); after it, what is left is recovery's.
 
-use std::{collections::HashSet, ffi::OsStr, io};
+use std::{
+    collections::HashSet,
+    ffi::{OsStr, OsString},
+    io,
+};
 
 use staged_fs::{DirHandle, RelPath};
 
@@ -10,7 +14,7 @@ use crate::{
     ConfinedRoot, JournalError,
     journal::{
         CommitReport, CommitStep, Step, StepChange,
-        check::{OpenTarget, check_targets},
+        check::{OpenTarget, Plan, check_targets},
         folders::{
             Folder, FolderRef, Held, OpenFolders, emptied_or_below, make_folder, make_late_dir,
             place_late, remove_emptied, remove_empty_dirs, sorted,
@@ -73,237 +77,388 @@ pub fn commit(
     steps: &[Step],
     mut options: CommitOptions<'_>,
 ) -> Result<CommitReport, JournalError> {
-    let mut observe = |step| {
-        if let Some(observer) = options.observer.as_mut() {
-            observer(step);
-        }
-    };
     let journal_dir = journal_dir(workspace)?;
     let _lock = CommitLock::shared(&journal_dir, workspace)?;
     let _write_lock = WriteLock::exclusive(&journal_dir, workspace)?;
     let held = Held::default();
+    // 1. Every target is still what the preview read.
     let plan = check_targets(workspace, steps, &held)?;
-    let mut targets = plan.targets;
+    // 2. The journal, `preparing`, and the prepare hook.
+    let mut run = Run::prepare(workspace, &journal_dir, plan, &mut options)?;
+    // 3. The folders and the temp files, durable.
+    run.make_folders(&held, &mut options)?;
+    run.write_temps(steps, &mut options)?;
+    // 4. The commit point.
+    run.switch_to_committed(&mut options)?;
+    // 5. Every file in place.
+    let report = run.put_in_place(&mut options)?;
+    // 6. and 7. Retire the preview, delete the journal.
+    run.finish(report, &mut options)
+}
 
-    let id = unique_id();
-    let mut journal = Journal {
-        version: JOURNAL_VERSION,
-        state: JournalState::Preparing,
-        entries: targets
-            .iter()
-            .map(|t| JournalEntry {
-                target: t.display.clone(),
-                kind: t.kind,
-                temp: None,
-                victim: t.victim.map(TempIdentity::from),
-                late: t.late,
-                up: t.up,
-            })
-            .collect(),
-        dirs: plan.dirs.iter().map(RelPath::display).collect(),
-        prune: options.prune.iter().map(RelPath::display).collect(),
-        emptied: plan.emptied.iter().map(RelPath::display).collect(),
-        late_dirs: plan.late_dirs.iter().map(RelPath::display).collect(),
-        origin: options.origin.map(str::to_owned),
-    };
-    let name = journal_name(&id);
-    store_journal(&journal_dir, &name, &journal).map_err(|err| journal_err(workspace, &err))?;
-    let undo = Undo { workspace, id: &id, journal_dir: &journal_dir, journal: &name };
-    if let Some(prepare) = options.prepare.as_mut()
-        && let Err(why) = prepare(&id)
-    {
-        undo.roll_back(&targets, &[], &[]);
-        return Err(JournalError::Journal(why));
+/// Tells the observer, if any, that `step` is durable.
+fn observe(options: &mut CommitOptions<'_>, step: CommitStep) {
+    if let Some(observer) = options.observer.as_mut() {
+        observer(step);
     }
-    // Which targets have a temp file, for a roll back to delete.
-    let mut written = vec![false; targets.len()];
-    let mut abandon = |targets: &[OpenTarget], written: &[bool], folders: &[Folder]| {
-        undo.roll_back(targets, written, folders);
+}
+
+/// A commit under way, from the first write of its journal to its last step.
+struct Run<'a> {
+    workspace: &'a ConfinedRoot,
+    journal_dir: &'a DirHandle,
+    id: String,
+    /// The journal's file name.
+    name: OsString,
+    journal: Journal,
+    targets: Vec<OpenTarget>,
+    /// The folders to create (parents first), those the deletes empty, and those made where
+    /// files were (see `check.rs`).
+    dirs: Vec<RelPath>,
+    emptied: Vec<RelPath>,
+    late_dirs: Vec<RelPath>,
+    /// The folders made for new files, with their handles.
+    folders: Vec<Folder>,
+    /// Which targets have a temp file, for a roll back to delete.
+    written: Vec<bool>,
+}
+
+impl<'a> Run<'a> {
+    /// Step 2: writes the journal in state `preparing` and calls the prepare hook with its id;
+    /// a hook's error deletes the journal and stops the commit.
+    fn prepare(
+        workspace: &'a ConfinedRoot,
+        journal_dir: &'a DirHandle,
+        plan: Plan,
+        options: &mut CommitOptions<'_>,
+    ) -> Result<Run<'a>, JournalError> {
+        let id = unique_id();
+        let journal = Journal {
+            version: JOURNAL_VERSION,
+            state: JournalState::Preparing,
+            entries: plan
+                .targets
+                .iter()
+                .map(|t| JournalEntry {
+                    target: t.display.clone(),
+                    kind: t.kind,
+                    temp: None,
+                    victim: t.victim.map(TempIdentity::from),
+                    late: t.late,
+                    up: t.up,
+                })
+                .collect(),
+            dirs: plan.dirs.iter().map(RelPath::display).collect(),
+            prune: options.prune.iter().map(RelPath::display).collect(),
+            emptied: plan.emptied.iter().map(RelPath::display).collect(),
+            late_dirs: plan.late_dirs.iter().map(RelPath::display).collect(),
+            origin: options.origin.map(str::to_owned),
+        };
+        let name = journal_name(&id);
+        store_journal(journal_dir, &name, &journal).map_err(|err| journal_err(workspace, &err))?;
+        let run = Run {
+            workspace,
+            journal_dir,
+            id,
+            name,
+            journal,
+            written: vec![false; plan.targets.len()],
+            targets: plan.targets,
+            dirs: plan.dirs,
+            emptied: plan.emptied,
+            late_dirs: plan.late_dirs,
+            folders: Vec::new(),
+        };
+        if let Some(prepare) = options.prepare.as_mut()
+            && let Err(why) = prepare(&run.id)
+        {
+            run.undo().roll_back(&run.targets, &[], &[]);
+            return Err(JournalError::Journal(why));
+        }
+        observe(options, CommitStep::Prepared);
+        Ok(run)
+    }
+
+    /// How this commit is taken back.
+    fn undo(&self) -> Undo<'_> {
+        Undo {
+            workspace: self.workspace,
+            id: &self.id,
+            journal_dir: self.journal_dir,
+            journal: &self.name,
+        }
+    }
+
+    /// Rolls back what is written so far (before the commit point) and tells the abandon hook.
+    fn abandon(&self, options: &mut CommitOptions<'_>) {
+        self.undo().roll_back(&self.targets, &self.written, &self.folders);
         if let Some(abandon) = options.abandon.as_mut() {
-            abandon(&id);
+            abandon(&self.id);
         }
-    };
-    observe(CommitStep::Prepared);
-
-    // The folders new files need, parents first, each made through its parent's handle; then
-    // each new file's folder, the handle of the folder made for it. A roll back removes them
-    // through the same handles, wherever their names point by then.
-    let mut folders: Vec<Folder> = Vec::with_capacity(plan.dirs.len());
-    for (k, dir) in plan.dirs.iter().enumerate() {
-        match make_folder(workspace, dir, &folders, &held) {
-            Ok(folder) => folders.push(folder),
-            Err(err) => {
-                abandon(&targets, &written, &folders);
-                return Err(write_err(workspace, dir, err));
-            }
-        }
-        observe(CommitStep::DirCreated(k));
     }
-    for i in 0..targets.len() {
-        if targets[i].dir.is_none() {
-            let parent = targets[i].rel.parent();
-            let found = folders.iter().find(|f| Some(&f.rel) == parent.as_ref());
-            match found {
-                Some(folder) => targets[i].dir = Some(folder.this.clone()),
-                None => {
-                    abandon(&targets, &written, &folders);
-                    return Err(JournalError::Journal(format!(
-                        "the folder of {} was not made",
-                        targets[i].display
-                    )));
+
+    /// Step 3, the folders: those new files need, parents first, each made through its
+    /// parent's handle; then each new file's folder is the handle of the folder made for it.
+    /// A roll back removes them through the same handles, wherever their names point by then.
+    fn make_folders(
+        &mut self,
+        held: &Held,
+        options: &mut CommitOptions<'_>,
+    ) -> Result<(), JournalError> {
+        self.folders.reserve(self.dirs.len());
+        for (k, dir) in self.dirs.iter().enumerate() {
+            match make_folder(self.workspace, dir, &self.folders, held) {
+                Ok(folder) => self.folders.push(folder),
+                Err(err) => {
+                    self.abandon(options);
+                    return Err(write_err(self.workspace, dir, err));
+                }
+            }
+            observe(options, CommitStep::DirCreated(k));
+        }
+        for i in 0..self.targets.len() {
+            if self.targets[i].dir.is_none() {
+                let parent = self.targets[i].rel.parent();
+                let found = self.folders.iter().find(|f| Some(&f.rel) == parent.as_ref());
+                match found {
+                    Some(folder) => self.targets[i].dir = Some(folder.this.clone()),
+                    None => {
+                        self.abandon(options);
+                        return Err(JournalError::Journal(format!(
+                            "the folder of {} was not made",
+                            self.targets[i].display
+                        )));
+                    }
                 }
             }
         }
+        Ok(())
     }
-    // Every temp file, written and fsynced on several threads at once (see `par`): all of them
-    // are durable before the journal says `committed`.
-    let progress = workspace.progress();
-    if let Some(progress) = progress {
-        progress.begin(staged_core::Phase::Writing, targets.len() as u64);
-    }
-    let temps = par::try_map(targets.len(), par::IO_THREADS, |i| {
-        let (StepChange::Write { bytes, .. }, Some(dir)) = (&steps[i].change, &targets[i].dir)
-        else {
+
+    /// Step 3, the temp files: every one written and fsynced on several threads at once (see
+    /// `par`), and their folders synced, so that all are durable before the journal says
+    /// `committed`.
+    fn write_temps(
+        &mut self,
+        steps: &[Step],
+        options: &mut CommitOptions<'_>,
+    ) -> Result<(), JournalError> {
+        let (workspace, id, targets) = (self.workspace, &self.id, &self.targets);
+        let progress = workspace.progress();
+        if let Some(progress) = progress {
+            progress.begin(staged_core::Phase::Writing, targets.len() as u64);
+        }
+        let temps = par::try_map(targets.len(), par::IO_THREADS, |i| {
+            let (StepChange::Write { bytes, .. }, Some(dir)) = (&steps[i].change, &targets[i].dir)
+            else {
+                if let Some(progress) = progress {
+                    progress.advance(1);
+                }
+                return Ok(None);
+            };
+            let temp = temp_name(&targets[i].name, id, i);
+            let written = dir
+                .open(workspace)
+                .and_then(|dir| dir.create_new(&temp, bytes, &targets[i].new_mode))
+                .map(Some);
             if let Some(progress) = progress {
                 progress.advance(1);
             }
-            return Ok(None);
+            written
+        });
+        let temps = match temps {
+            Ok(temps) => temps,
+            Err(failed) => {
+                // A temp that failed removed itself; only those written are deleted.
+                self.written = failed.done.iter().map(|d| matches!(d, Some(Some(_)))).collect();
+                self.abandon(options);
+                return Err(write_err(
+                    self.workspace,
+                    &self.targets[failed.index].rel,
+                    failed.error,
+                ));
+            }
         };
-        let temp = temp_name(&targets[i].name, &id, i);
-        let written = dir
-            .open(workspace)
-            .and_then(|dir| dir.create_new(&temp, bytes, &targets[i].new_mode))
-            .map(Some);
-        if let Some(progress) = progress {
-            progress.advance(1);
-        }
-        written
-    });
-    let temps = match temps {
-        Ok(temps) => temps,
-        Err(failed) => {
-            // A temp that failed removed itself; only those written are deleted.
-            let written: Vec<bool> =
-                failed.done.iter().map(|d| matches!(d, Some(Some(_)))).collect();
-            abandon(&targets, &written, &folders);
-            return Err(write_err(workspace, &targets[failed.index].rel, failed.error));
-        }
-    };
-    for (i, identity) in temps.into_iter().enumerate() {
-        if let Some(identity) = identity {
-            journal.entries[i].temp = Some(identity.into());
-            written[i] = true;
-            observe(CommitStep::TempWritten(i));
-        }
-    }
-    if let Err(err) = sync_dirs(workspace, &targets, &folders) {
-        abandon(&targets, &written, &folders);
-        return Err(journal_err(workspace, &err));
-    }
-    let journal = Journal { state: JournalState::Committed, ..journal };
-    if let Err(err) = store_journal(&journal_dir, &name, &journal) {
-        // The journal still says `preparing` (the switch is one rename): roll back.
-        abandon(&targets, &written, &folders);
-        return Err(journal_err(workspace, &err));
-    }
-    observe(CommitStep::Committed);
-
-    // New files first, none over anything: a file that appeared since the check undoes the
-    // commit before any target was touched.
-    let mut open = OpenFolders::new(workspace);
-    let mut created = Vec::new();
-    for (i, target) in targets.iter().enumerate() {
-        if target.kind != EntryKind::Create || target.late {
-            continue;
-        }
-        let Some(dir) = &target.dir else { continue };
-        let renamed = open
-            .get(dir)
-            .and_then(|dir| dir.rename_noreplace(temp_name(&target.name, &id, i), &target.name));
-        match renamed {
-            Ok(()) => created.push(i),
-            Err(err) => {
-                let appeared = err.kind() == io::ErrorKind::AlreadyExists;
-                let uncommitted = undo.uncommit(&targets, &created, &journal);
-                if uncommitted {
-                    abandon(&targets, &written, &folders);
-                }
-                return Err(if appeared {
-                    JournalError::Appeared(target.rel.display())
-                } else {
-                    write_err(workspace, &target.rel, err)
-                });
+        for (i, identity) in temps.into_iter().enumerate() {
+            if let Some(identity) = identity {
+                self.journal.entries[i].temp = Some(identity.into());
+                self.written[i] = true;
+                observe(options, CommitStep::TempWritten(i));
             }
         }
-        observe(CommitStep::Replaced(i));
-    }
-    for (i, target) in targets.iter().enumerate() {
-        if target.kind != EntryKind::Replace {
-            continue;
+        if let Err(err) = sync_dirs(self.workspace, &self.targets, &self.folders) {
+            self.abandon(options);
+            return Err(journal_err(self.workspace, &err));
         }
-        let Some(dir) = &target.dir else { continue };
-        open.get(dir)
-            .and_then(|dir| dir.rename(temp_name(&target.name, &id, i), &target.name))
-            .map_err(|err| write_err(workspace, &target.rel, err))?;
-        observe(CommitStep::Replaced(i));
+        Ok(())
     }
-    let mut report = CommitReport::default();
-    for (i, target) in targets.iter().enumerate() {
-        if target.kind != EntryKind::Delete {
-            continue;
+
+    /// Step 4, the commit point: the journal says `committed`, with each temp's identity.
+    fn switch_to_committed(&mut self, options: &mut CommitOptions<'_>) -> Result<(), JournalError> {
+        self.journal.state = JournalState::Committed;
+        if let Err(err) = store_journal(self.journal_dir, &self.name, &self.journal) {
+            // The journal still says `preparing` (the switch is one rename): roll back.
+            self.abandon(options);
+            return Err(journal_err(self.workspace, &err));
         }
-        let Some(dir) = &target.dir else { continue };
-        let dir = open.get(dir).map_err(|err| write_err(workspace, &target.rel, err))?;
-        let found =
-            dir.identity(&target.name).map_err(|err| write_err(workspace, &target.rel, err))?;
-        match found {
-            Some(found) if Some(found) == target.victim => dir
-                .remove_file(&target.name)
-                .map_err(|err| write_err(workspace, &target.rel, err))?,
-            Some(_) => report.kept.push(target.rel.clone()),
-            None => {}
+        observe(options, CommitStep::Committed);
+        Ok(())
+    }
+
+    /// Step 5: the new files, the replacements, the deletes, then the paths that change kind.
+    fn put_in_place(&self, options: &mut CommitOptions<'_>) -> Result<CommitReport, JournalError> {
+        let mut open = OpenFolders::new(self.workspace);
+        self.create_new(&mut open, options)?;
+        self.replace(&mut open, options)?;
+        let report = self.delete(&mut open, options)?;
+        self.change_kinds(&mut open, options)?;
+        Ok(report)
+    }
+
+    /// New files first, none over anything: a file that appeared since the check undoes the
+    /// commit before any target was touched.
+    fn create_new(
+        &self,
+        open: &mut OpenFolders<'_>,
+        options: &mut CommitOptions<'_>,
+    ) -> Result<(), JournalError> {
+        let mut created = Vec::new();
+        for (i, target) in self.targets.iter().enumerate() {
+            if target.kind != EntryKind::Create || target.late {
+                continue;
+            }
+            let Some(dir) = &target.dir else { continue };
+            let renamed = open.get(dir).and_then(|dir| {
+                dir.rename_noreplace(temp_name(&target.name, &self.id, i), &target.name)
+            });
+            match renamed {
+                Ok(()) => created.push(i),
+                Err(err) => {
+                    let appeared = err.kind() == io::ErrorKind::AlreadyExists;
+                    let uncommitted = self.undo().uncommit(&self.targets, &created, &self.journal);
+                    if uncommitted {
+                        self.abandon(options);
+                    }
+                    return Err(if appeared {
+                        JournalError::Appeared(target.rel.display())
+                    } else {
+                        write_err(self.workspace, &target.rel, err)
+                    });
+                }
+            }
+            observe(options, CommitStep::Replaced(i));
         }
-        observe(CommitStep::Deleted(i));
+        Ok(())
     }
-    // Paths that change kind: the folders the deletes emptied go, the folders that take a
-    // deleted file's place are made, and the late files are put in place.
-    for (k, dir) in plan.emptied.iter().enumerate().rev() {
-        remove_emptied(workspace, dir)?;
-        observe(CommitStep::DirRemoved(k));
-    }
-    for (k, dir) in plan.late_dirs.iter().enumerate() {
-        make_late_dir(workspace, dir)?;
-        observe(CommitStep::DirCreated(plan.dirs.len() + k));
-    }
-    for (i, target) in targets.iter().enumerate() {
-        if !target.late {
-            continue;
+
+    /// Each replacing temp over its target.
+    fn replace(
+        &self,
+        open: &mut OpenFolders<'_>,
+        options: &mut CommitOptions<'_>,
+    ) -> Result<(), JournalError> {
+        for (i, target) in self.targets.iter().enumerate() {
+            if target.kind != EntryKind::Replace {
+                continue;
+            }
+            let Some(dir) = &target.dir else { continue };
+            open.get(dir)
+                .and_then(|dir| dir.rename(temp_name(&target.name, &self.id, i), &target.name))
+                .map_err(|err| write_err(self.workspace, &target.rel, err))?;
+            observe(options, CommitStep::Replaced(i));
         }
-        let Some(stage) = &target.dir else { continue };
-        let stage = open.get(stage).map_err(|err| write_err(workspace, &target.rel, err))?;
-        place_late(workspace, stage, &temp_name(&target.name, &id, i), &target.rel)
-            .map_err(|err| write_err(workspace, &target.rel, err))?;
-        observe(CommitStep::Replaced(i));
+        Ok(())
     }
-    drop(open);
-    // The folders' entries first: pruning may remove some of those folders. A folder the
-    // deletes emptied is gone (a file may have its name): its parent was synced then.
-    let kept: Vec<&OpenTarget> = targets
-        .iter()
-        .filter(|t| !t.dir.as_ref().is_some_and(|dir| emptied_or_below(&dir.rel, &plan.emptied)))
-        .collect();
-    sync_dirs(workspace, kept, &[]).map_err(|err| journal_err(workspace, &err))?;
-    remove_empty_dirs(workspace, &sorted(options.prune));
-    if let Some(retire) = options.retire.as_mut() {
-        if !retire() {
-            // The preview may still be listed: keep the journal so that recovery retires it.
-            return Ok(report);
+
+    /// The files to delete, each only if it is still the file the check read: one that
+    /// changed since is kept, and reported.
+    fn delete(
+        &self,
+        open: &mut OpenFolders<'_>,
+        options: &mut CommitOptions<'_>,
+    ) -> Result<CommitReport, JournalError> {
+        let workspace = self.workspace;
+        let mut report = CommitReport::default();
+        for (i, target) in self.targets.iter().enumerate() {
+            if target.kind != EntryKind::Delete {
+                continue;
+            }
+            let Some(dir) = &target.dir else { continue };
+            let dir = open.get(dir).map_err(|err| write_err(workspace, &target.rel, err))?;
+            let found =
+                dir.identity(&target.name).map_err(|err| write_err(workspace, &target.rel, err))?;
+            match found {
+                Some(found) if Some(found) == target.victim => dir
+                    .remove_file(&target.name)
+                    .map_err(|err| write_err(workspace, &target.rel, err))?,
+                Some(_) => report.kept.push(target.rel.clone()),
+                None => {}
+            }
+            observe(options, CommitStep::Deleted(i));
         }
-        observe(CommitStep::Retired);
+        Ok(report)
     }
-    remove_journal(&journal_dir, &name).map_err(|err| journal_err(workspace, &err))?;
-    observe(CommitStep::Finished);
-    Ok(report)
+
+    /// Paths that change kind: the folders the deletes emptied go, the folders that take a
+    /// deleted file's place are made, and the late files are put in place.
+    fn change_kinds(
+        &self,
+        open: &mut OpenFolders<'_>,
+        options: &mut CommitOptions<'_>,
+    ) -> Result<(), JournalError> {
+        let workspace = self.workspace;
+        for (k, dir) in self.emptied.iter().enumerate().rev() {
+            remove_emptied(workspace, dir)?;
+            observe(options, CommitStep::DirRemoved(k));
+        }
+        for (k, dir) in self.late_dirs.iter().enumerate() {
+            make_late_dir(workspace, dir)?;
+            observe(options, CommitStep::DirCreated(self.dirs.len() + k));
+        }
+        for (i, target) in self.targets.iter().enumerate() {
+            if !target.late {
+                continue;
+            }
+            let Some(stage) = &target.dir else { continue };
+            let stage = open.get(stage).map_err(|err| write_err(workspace, &target.rel, err))?;
+            place_late(workspace, stage, &temp_name(&target.name, &self.id, i), &target.rel)
+                .map_err(|err| write_err(workspace, &target.rel, err))?;
+            observe(options, CommitStep::Replaced(i));
+        }
+        Ok(())
+    }
+
+    /// Steps 6 and 7: the folders synced and pruned, the preview retired (the caller's hook),
+    /// the journal deleted. A retire hook that fails keeps the journal, for recovery to retire
+    /// the preview.
+    fn finish(
+        &self,
+        report: CommitReport,
+        options: &mut CommitOptions<'_>,
+    ) -> Result<CommitReport, JournalError> {
+        let workspace = self.workspace;
+        // The folders' entries first: pruning may remove some of those folders. A folder the
+        // deletes emptied is gone (a file may have its name): its parent was synced then.
+        let kept: Vec<&OpenTarget> = self
+            .targets
+            .iter()
+            .filter(|t| {
+                !t.dir.as_ref().is_some_and(|dir| emptied_or_below(&dir.rel, &self.emptied))
+            })
+            .collect();
+        sync_dirs(workspace, kept, &[]).map_err(|err| journal_err(workspace, &err))?;
+        remove_empty_dirs(workspace, &sorted(options.prune));
+        if let Some(retire) = options.retire.as_mut() {
+            if !retire() {
+                // The preview may still be listed: keep the journal so that recovery retires it.
+                return Ok(report);
+            }
+            observe(options, CommitStep::Retired);
+        }
+        remove_journal(self.journal_dir, &self.name).map_err(|err| journal_err(workspace, &err))?;
+        observe(options, CommitStep::Finished);
+        Ok(report)
+    }
 }
 
 /// How a commit is taken back: its temps, its folders and its journal.
