@@ -147,7 +147,28 @@ pub(super) fn check_targets(
             mode,
         ));
     }
-    // Modes last: a move takes its source's, which may come later in the list.
+    let res = with_modes(targets, steps, &modes)?;
+    no_file_is_a_folder(&res)?;
+    let by_depth = |set: BTreeSet<RelPath>| {
+        let mut res: Vec<RelPath> = set.into_iter().collect();
+        res.sort_by_key(|dir| dir.components().count());
+        res
+    };
+    Ok(Plan {
+        targets: res,
+        dirs: by_depth(dirs),
+        emptied: by_depth(kinds.emptied),
+        late_dirs: by_depth(kinds.late_dirs),
+    })
+}
+
+/// The permissions each written target gets, set last: a move takes its source's, which may
+/// come later in the list.
+fn with_modes(
+    targets: Vec<(OpenTarget, Option<u32>)>,
+    steps: &[Step],
+    modes: &HashMap<RelPath, u32>,
+) -> Result<Vec<OpenTarget>, JournalError> {
     let mut res = Vec::with_capacity(targets.len());
     for ((mut target, mode), step) in targets.into_iter().zip(steps) {
         if let StepChange::Write { mode: wanted, .. } = &step.change {
@@ -170,8 +191,12 @@ pub(super) fn check_targets(
         }
         res.push(target);
     }
-    // A file the commit writes must not also be the folder of another file it writes (a
-    // deleted file's path may become a folder, and an emptied folder's a file).
+    Ok(res)
+}
+
+/// A file the commit writes must not also be the folder of another file it writes (a deleted
+/// file's path may become a folder, and an emptied folder's a file).
+fn no_file_is_a_folder(res: &[OpenTarget]) -> Result<(), JournalError> {
     let written: HashSet<&RelPath> =
         res.iter().filter(|t| t.kind != EntryKind::Delete).map(|t| &t.rel).collect();
     for target in res.iter().filter(|t| t.kind != EntryKind::Delete) {
@@ -186,17 +211,7 @@ pub(super) fn check_targets(
             cursor = dir.parent();
         }
     }
-    let by_depth = |set: BTreeSet<RelPath>| {
-        let mut res: Vec<RelPath> = set.into_iter().collect();
-        res.sort_by_key(|dir| dir.components().count());
-        res
-    };
-    Ok(Plan {
-        targets: res,
-        dirs: by_depth(dirs),
-        emptied: by_depth(kinds.emptied),
-        late_dirs: by_depth(kinds.late_dirs),
-    })
+    Ok(())
 }
 
 /// The folders of the paths that change kind in one commit.

@@ -15,8 +15,9 @@ use crate::{
             remove_empty_dirs, sorted,
         },
         format::{
-            EntryKind, JOURNAL_VERSION, Journal, JournalState, OLDEST_JOURNAL_VERSION,
-            TempIdentity, is_journal_id, journal_name, read_journal, remove_journal, temp_name,
+            EntryKind, JOURNAL_VERSION, Journal, JournalEntry, JournalState,
+            OLDEST_JOURNAL_VERSION, TempIdentity, is_journal_id, journal_name, read_journal,
+            remove_journal, temp_name,
         },
         journal_err,
         lock::CommitLock,
@@ -279,96 +280,17 @@ pub(super) fn validate(
         if !seen.insert(rel.clone()) {
             return Err(format!("`{}` is listed twice", entry.target));
         }
-        if entry.kind == EntryKind::Delete && entry.victim.is_none() {
-            return Err(format!("`{}` is to be deleted, but no file is named", entry.target));
-        }
-        if (entry.late || entry.up > 0) && entry.kind != EntryKind::Create {
-            return Err(format!("`{}` waits for the deletes, but is not created", entry.target));
-        }
-        let Some(stage) = ancestor(&rel, entry.up) else {
-            return Err(format!(
-                "the temp file of `{}` is said to be above the root",
-                entry.target
-            ));
-        };
-        let dir = match workspace.fs().dir(stage.as_ref()) {
-            Ok(dir) => Some(dir),
-            // A folder a create needed and never got, or one a delete emptied and an undo
-            // removed (or one a file took the place of): nothing of this entry is on disk,
-            // so nothing is left to do for it.
-            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-            Err(err) if err.kind() == io::ErrorKind::NotADirectory && under_emptied(&rel) => None,
-            Err(err) => {
-                return Err(format!(
-                    "the folder of `{}` cannot be opened without following a symlink: {err}",
-                    entry.target
-                ));
-            }
-        };
-        let name = rel.file_name().to_owned();
-        let temp = temp_name(&name, id, i);
-        let Some(dir) = dir else {
-            entries.push(CheckedEntry {
-                rel,
-                kind: entry.kind,
-                dir: None,
-                late: entry.late,
-                name,
-                temp,
-                temp_exists: false,
-                victim: entry.victim,
-            });
-            continue;
-        };
-        // A late create's target is not read: its folder may not be made yet, or it may still
-        // be the folder the deletes empty.
-        let target_meta = if entry.late {
-            None
-        } else {
-            dir.entry_metadata(&name).map_err(|err| err.to_string())?
-        };
-        if let Some(meta) = &target_meta
-            && !meta.is_file()
-            && !(meta.is_dir() && entry.kind == EntryKind::Delete && late_dirs.contains(&rel))
-        {
-            return Err(format!("`{}` is not a regular file", entry.target));
-        }
-        let temp_exists = match dir.entry_metadata(&temp).map_err(|err| err.to_string())? {
-            Some(meta) if meta.is_file() => true,
-            Some(_) => {
-                return Err(format!("the temp file of `{}` is not a regular file", entry.target));
-            }
-            None => false,
-        };
-        if entry.kind == EntryKind::Delete && temp_exists {
-            return Err(format!("`{}` is to be deleted, but has a temp file", entry.target));
-        }
-        if journal.state == JournalState::Committed && temp_exists {
-            let found = dir.identity(&temp).map_err(|err| err.to_string())?.map(TempIdentity::from);
-            if entry.temp.is_none() || found != entry.temp {
-                return Err(format!(
-                    "the temp file of `{}` is not the file staged wrote",
-                    entry.target
-                ));
-            }
-            if entry.kind == EntryKind::Create && target_meta.is_some() {
-                return Err(format!(
-                    "`{}` was to be created, but another file is there now",
-                    entry.target
-                ));
-            }
-        }
-        let dir = FolderRef::of(stage, dir, None).map_err(|err| err.to_string())?;
-        entries.push(CheckedEntry {
+        let below_emptied = under_emptied(&rel);
+        entries.push(check_entry(
+            workspace,
+            journal.state,
+            id,
+            i,
+            entry,
             rel,
-            kind: entry.kind,
-            dir: Some(dir),
-            late: entry.late,
-            name,
-            temp,
-            temp_exists,
-            victim: entry.victim,
-        });
+            &late_dirs,
+            below_emptied,
+        )?);
     }
     Ok(Checked {
         entries,
@@ -376,6 +298,106 @@ pub(super) fn validate(
         prune: folders(&journal.prune)?,
         emptied,
         late_dirs,
+    })
+}
+
+/// Checks one entry of a journal (the `i`-th, at `rel`) before anything is touched: what it
+/// names is a regular file or nothing, its temp file is the file staged wrote, and its folder
+/// opens without following a symlink (`below_emptied`: it is under a folder the deletes
+/// empty, which may be gone).
+#[allow(clippy::too_many_arguments, reason = "the entry's facts, each checked once")]
+fn check_entry(
+    workspace: &ConfinedRoot,
+    state: JournalState,
+    id: &str,
+    i: usize,
+    entry: &JournalEntry,
+    rel: RelPath,
+    late_dirs: &[RelPath],
+    below_emptied: bool,
+) -> Result<CheckedEntry, String> {
+    if entry.kind == EntryKind::Delete && entry.victim.is_none() {
+        return Err(format!("`{}` is to be deleted, but no file is named", entry.target));
+    }
+    if (entry.late || entry.up > 0) && entry.kind != EntryKind::Create {
+        return Err(format!("`{}` waits for the deletes, but is not created", entry.target));
+    }
+    let Some(stage) = ancestor(&rel, entry.up) else {
+        return Err(format!("the temp file of `{}` is said to be above the root", entry.target));
+    };
+    let dir = match workspace.fs().dir(stage.as_ref()) {
+        Ok(dir) => Some(dir),
+        // A folder a create needed and never got, or one a delete emptied and an undo
+        // removed (or one a file took the place of): nothing of this entry is on disk,
+        // so nothing is left to do for it.
+        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+        Err(err) if err.kind() == io::ErrorKind::NotADirectory && below_emptied => None,
+        Err(err) => {
+            return Err(format!(
+                "the folder of `{}` cannot be opened without following a symlink: {err}",
+                entry.target
+            ));
+        }
+    };
+    let name = rel.file_name().to_owned();
+    let temp = temp_name(&name, id, i);
+    let Some(dir) = dir else {
+        return Ok(CheckedEntry {
+            rel,
+            kind: entry.kind,
+            dir: None,
+            late: entry.late,
+            name,
+            temp,
+            temp_exists: false,
+            victim: entry.victim,
+        });
+    };
+    // A late create's target is not read: its folder may not be made yet, or it may still
+    // be the folder the deletes empty.
+    let target_meta =
+        if entry.late { None } else { dir.entry_metadata(&name).map_err(|err| err.to_string())? };
+    if let Some(meta) = &target_meta
+        && !meta.is_file()
+        && !(meta.is_dir() && entry.kind == EntryKind::Delete && late_dirs.contains(&rel))
+    {
+        return Err(format!("`{}` is not a regular file", entry.target));
+    }
+    let temp_exists = match dir.entry_metadata(&temp).map_err(|err| err.to_string())? {
+        Some(meta) if meta.is_file() => true,
+        Some(_) => {
+            return Err(format!("the temp file of `{}` is not a regular file", entry.target));
+        }
+        None => false,
+    };
+    if entry.kind == EntryKind::Delete && temp_exists {
+        return Err(format!("`{}` is to be deleted, but has a temp file", entry.target));
+    }
+    if state == JournalState::Committed && temp_exists {
+        let found = dir.identity(&temp).map_err(|err| err.to_string())?.map(TempIdentity::from);
+        if entry.temp.is_none() || found != entry.temp {
+            return Err(format!(
+                "the temp file of `{}` is not the file staged wrote",
+                entry.target
+            ));
+        }
+        if entry.kind == EntryKind::Create && target_meta.is_some() {
+            return Err(format!(
+                "`{}` was to be created, but another file is there now",
+                entry.target
+            ));
+        }
+    }
+    let dir = FolderRef::of(stage, dir, None).map_err(|err| err.to_string())?;
+    Ok(CheckedEntry {
+        rel,
+        kind: entry.kind,
+        dir: Some(dir),
+        late: entry.late,
+        name,
+        temp,
+        temp_exists,
+        victim: entry.victim,
     })
 }
 
