@@ -5,17 +5,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use staged_core::{CancelToken, PendingAction, Session, StoreError, Tool, ToolError, ToolResult};
+use staged_journal::ConfinedRoot;
 
 use crate::{
-    action::AST_EDIT_TOOL_NAME,
-    action::AstEditAction,
+    action::{AST_EDIT_TOOL_NAME, AstEditAction},
     details::PreviewDetails,
-    engine::EngineOptions,
-    engine::compute_preview_with,
+    engine::{EngineOptions, compute_preview_with},
     params::AstEditParams,
     render::{ArgNames, preview_text_named, take_preview_details},
 };
-use staged_journal::ConfinedRoot;
 
 const DESCRIPTION: &str = "Perform AST-aware code edits (structural refactoring) with ast-grep patterns.\n\
 Each op rewrites every match of `pat` (metavariables: `$A` one node, `$$$ARGS` many) with the `out` template.\n\

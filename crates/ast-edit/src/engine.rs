@@ -19,15 +19,15 @@ use std::{
 
 use staged_core::CancelToken;
 use staged_fs::RelPath;
+use staged_journal::{ConfinedRoot, FileWrite, Hasher, LineIndex, fingerprint};
 use tree_sitter::Tree;
 
 use crate::{
     action::AST_EDIT_TOOL_NAME,
     choose::meant_languages,
     compile::{Rule, active_rules, compile_rules},
-    edits::Edit,
     edits::{
-        PositionCursor, RawEdit, blank_lines_stay_blank, normalize, replacements,
+        Edit, PositionCursor, RawEdit, blank_lines_stay_blank, normalize, replacements,
         truncate_to_replacements,
     },
     embed::{is_component, is_embeddable, script_blocks},
@@ -43,7 +43,6 @@ use crate::{
     trees::{STORE_UP_TO, TreeCache, Trees},
     warm::WarmIndex,
 };
-use staged_journal::{ConfinedRoot, FileWrite, Hasher, LineIndex, fingerprint};
 
 /// Knobs that change how much the engine keeps, and how it gets there; never which edits it
 /// finds.
@@ -304,8 +303,9 @@ pub fn compute_preview(
 /// trigrams rule the rules out are not read (the preview is the same; see [`WarmIndex`]).
 ///
 /// # Errors
-/// Scope, language and overlap errors; [`AstEditError::ProtectedPath`] when a rewrite would
-/// change a protected path; [`AstEditError::Cancelled`] when `cancel` fired.
+/// Scope, language and overlap errors; [`staged_journal::JournalError::ProtectedPath`] (as
+/// [`AstEditError::Journal`]) when a rewrite would change a protected path;
+/// [`AstEditError::Cancelled`] when `cancel` fired.
 pub fn compute_preview_with(
     workspace: &ConfinedRoot,
     params: &ValidatedEdit,

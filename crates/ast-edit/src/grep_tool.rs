@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+use staged_journal::ConfinedRoot;
 
 use crate::{
     params::AstGrepParams,
     render::{ArgNames, parse_issues_block, plural},
     search::{SearchResult, search},
 };
-use staged_journal::ConfinedRoot;
 
 /// The tool's name.
 pub const AST_GREP_TOOL_NAME: &str = "ast_grep";

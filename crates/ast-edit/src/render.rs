@@ -4,19 +4,16 @@
 use std::{collections::BTreeMap, fmt::Write as _};
 
 use serde::{Deserialize, Serialize};
+use staged_journal::tag;
 
 use crate::{
     details::{
         ErrorFileDetails, FileCount, LangCount, LangInferred, LeftOutDetails, NestedLeftDetails,
         Position, PreviewDetails,
     },
-    engine::Cap,
-    engine::EditPreview,
-    engine::FileEdits,
-    engine::LeftOut,
+    engine::{Cap, EditPreview, FileEdits, LeftOut},
     preview_diff::{take_unified_diff, unified_diff},
 };
-use staged_journal::tag;
 
 /// How results name the arguments that lift a cap or take in more files: as the tool's
 /// parameters (a model, over MCP), or as `staged ast-edit`'s flags (a person).

@@ -13,6 +13,7 @@ use std::{
 use ast_grep_core::meta_var::MetaVariable;
 use serde::Serialize;
 use staged_core::CancelToken;
+use staged_journal::{ConfinedRoot, LineIndex};
 
 use crate::{
     choose::meant_languages,
@@ -21,17 +22,14 @@ use crate::{
     engine::prune_listed,
     error::AstEditError,
     grep_tool::AST_GREP_TOOL_NAME,
-    lang::Inferred,
-    lang::Lang,
+    lang::{Inferred, Lang},
     parallel::par_fold_in_order,
-    params::AstGrepParams,
-    params::{validate_limit, validate_paths, validate_pattern_len},
+    params::{AstGrepParams, validate_limit, validate_paths, validate_pattern_len},
     prefilter::ErrorTrees,
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, error_node_under, read_text, root_of},
     trees::{STORE_UP_TO, TreeCache, Trees},
 };
-use staged_journal::{ConfinedRoot, LineIndex};
 
 /// What a file is searched as: byte ranges of it (`usize::MAX` ends the whole file), each in
 /// its language.

@@ -105,8 +105,14 @@ use self::{
     above::Above,
     watch::{Seen, Watcher},
 };
-use crate::{grams::Grams, lang::Inferred, lang::Lang, scope::Candidate, trees::TreeCache};
 use staged_journal::{ConfinedRoot, STATE_DIR_NAME};
+
+use crate::{
+    grams::Grams,
+    lang::{Inferred, Lang},
+    scope::Candidate,
+    trees::TreeCache,
+};
 
 /// How long a query waits for its cookie before it walks the cold way.
 pub const COOKIE_WAIT: Duration = Duration::from_secs(2);
