@@ -11,10 +11,8 @@
 use std::time::Instant;
 
 use serde_json::json;
-use staged_ast_edit::{
-    AstEditParams, CommitOptions, ConfinedRoot, EngineOptions, Op, Step, commit,
-    compute_preview_with,
-};
+use staged_ast_edit::{AstEditParams, EngineOptions, Op, compute_preview_with};
+use staged_journal::{CommitOptions, ConfinedRoot, Step, commit};
 
 /// The allocator of the `staged` binary (see crates/cli/src/main.rs), so that the benchmark
 /// measures what users run.

@@ -23,17 +23,20 @@ use staged_core::{
     ToolResult, preview_diff, remainder_text,
 };
 use staged_journal::{
-    ChangeAction, Choice, DiffKind, PartFile, ReplacementFile, Selection, cut_hunks, hunk_list,
-    part_files,
+    Applied, ChangeAction, Choice, CommitStep, ConfinedRoot, DiffKind, Edit as ByteEdit, PartFile,
+    ReplacementFile, Selection, Step, UndoData, apply_in_worker, choose_parts, commit_applied,
+    cut_hunks, fingerprint, hunk_list, part_files,
 };
 
 use crate::{
-    AstEditError, AstEditParams, ConfinedRoot, EditPreview, EngineOptions, FileEdits, Lang,
-    LeftOut, RawEdit, ValidatedEdit, compute_preview_with,
     details::{AppliedDetails, RemainderDetails, StaleDetails},
-    engine::{Scan, replayed_file},
-    fingerprint::fingerprint,
-    journal::{Applied, ByteEdit, CommitOptions, CommitStep, Step, UndoData, commit},
+    edits::RawEdit,
+    engine::{
+        EditPreview, EngineOptions, FileEdits, LeftOut, Scan, compute_preview_with, replayed_file,
+    },
+    error::AstEditError,
+    lang::Lang,
+    params::{AstEditParams, ValidatedEdit},
     render::{
         ArgNames, capped_label, count, file_replacements, left_out_details, plural, preview_details,
     },
@@ -304,16 +307,7 @@ impl AstEditAction {
             return Err(ActionError::Cancelled);
         }
         let parts = self.part_files();
-        let choices = match selection {
-            None => vec![Choice::Whole; parts.len()],
-            Some(selection) => selection.resolve(&parts)?,
-        };
-        let partial = choices.iter().any(|choice| *choice != Choice::Whole);
-        if partial && !retirement.has_store() {
-            return Err(ActionError::other(
-                "a partial apply needs the pending stack, to keep the rest of the preview on it",
-            ));
-        }
+        let (choices, partial) = choose_parts(selection, &parts, retirement)?;
         let validated = match self.params.validate() {
             Ok(v) => v,
             Err(err) => return Ok(self.stale(&err.to_string())),
@@ -391,7 +385,7 @@ impl AstEditAction {
             Some(Arc::new(self.pinned_remainder(rest)?))
         };
         let diff = if partial {
-            Some(crate::diff::unified_diff(&preview))
+            Some(crate::preview_diff::unified_diff(&preview))
         } else {
             preview_diff(&self.details).map(str::to_owned)
         };
@@ -416,26 +410,8 @@ impl AstEditAction {
                 .filter_map(|f| f.contents.as_ref().map(|c| c.original.clone()))
                 .collect(),
         };
-        // The origin lets start-up recovery retire this preview if a crash interrupts the
-        // apply after its commit point; the record is prepared under the journal's id.
-        let origin = retirement.id().map(ToString::to_string);
-        let mut prepare = |key: &str| {
-            retirement.prepare(key, &change).map_err(|err| {
-                format!("the resolve log could not record the apply, so nothing was written: {err}")
-            })
-        };
-        let mut abandon = |_: &str| retirement.abandon();
-        let mut retire = || retirement.retire().is_ok();
         let steps: Vec<Step> = writes.into_iter().map(Step::from).collect();
-        let options = CommitOptions {
-            origin: origin.as_deref(),
-            prune: &[],
-            prepare: Some(&mut prepare),
-            abandon: Some(&mut abandon),
-            retire: Some(&mut retire),
-            observer: Some(observer),
-        };
-        match commit(&self.workspace, &steps, options) {
+        match commit_applied(&self.workspace, &steps, &[], &change, retirement, observer) {
             Ok(_) => {}
             Err(staged_journal::JournalError::Drifted(path)) => {
                 return Ok(self.stale(&format!("{path} changed since the preview")));
@@ -703,18 +679,8 @@ impl PendingAction for AstEditAction {
         cancel: &CancelToken,
         retirement: &Retirement,
     ) -> Result<ToolResult, ActionError> {
-        if cancel.is_cancelled() {
-            return Err(ActionError::Cancelled);
-        }
-        let selection = Selection::of_extra(extra)?;
-        let this = self.clone();
-        let cancel = cancel.clone();
-        let retirement = retirement.clone();
-        tokio::task::spawn_blocking(move || {
-            this.apply_only_observed(selection.as_ref(), &cancel, &retirement, &mut |_| {})
-        })
-        .await
-        .map_err(|err| ActionError::other(crate::worker_failure("ast_edit apply", err)))?
+        let apply = AstEditAction::apply_only_observed;
+        apply_in_worker(self, "ast_edit apply", apply, extra, cancel, retirement).await
     }
 }
 
@@ -735,7 +701,7 @@ fn undo_data(preview: &EditPreview) -> Value {
 pub const FILES_EXTRA_KEY: &str = staged_journal::FILES_EXTRA_KEY;
 
 /// An edit as the journal makes it.
-fn byte_edit(edit: &crate::Edit) -> ByteEdit {
+fn byte_edit(edit: &crate::edits::Edit) -> ByteEdit {
     ByteEdit { start: edit.byte_start, before: edit.before.clone(), after: edit.after.clone() }
 }
 
@@ -785,8 +751,8 @@ fn split_file(
             left_counts.push(edit.replacements);
         }
     }
-    let index = crate::edits::LineIndex::new(&contents.original);
-    let mine_diff = crate::diff::file_diff_indexed(&file.path, &index, &mine_edits)
+    let index = staged_journal::LineIndex::new(&contents.original);
+    let mine_diff = crate::preview_diff::file_diff_indexed(&file.path, &index, &mine_edits)
         .map_err(|err| ActionError::other(err.to_string()))?;
     let left_diff = staged_journal::file_diff(&file.path, &cut.text, &cut.left)
         .map_err(|err| ActionError::other(err.to_string()))?;
@@ -800,7 +766,10 @@ fn split_file(
     let mine = FileEdits {
         edits: mine_edits,
         diff: Some(mine_diff),
-        contents: Some(crate::FileContents { original: contents.original, updated: cut.text }),
+        contents: Some(crate::engine::FileContents {
+            original: contents.original,
+            updated: cut.text,
+        }),
         ..file
     };
     Ok(Split::Cut { mine: Box::new(mine), left, of: cut.of })

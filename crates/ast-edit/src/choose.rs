@@ -11,8 +11,8 @@
 use ast_grep_core::{Language, Pattern, tree_sitter::LanguageExt};
 
 use crate::{
-    Lang,
     compile::{MAX_PATTERN_DEPTH, nested_deeper_than},
+    lang::Lang,
     source::error_node_under,
 };
 

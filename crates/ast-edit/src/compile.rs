@@ -12,7 +12,8 @@ use ast_grep_core::{
 };
 
 use crate::{
-    Lang, Strictness,
+    lang::Lang,
+    params::Strictness,
     prefilter::{ErrorTrees, Located, Needles, Occurrences},
 };
 

@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use staged_core::{CancelToken, PendingAction, Session, StoreError, Tool, ToolError, ToolResult};
+use staged_journal::ConfinedRoot;
 
 use crate::{
-    AstEditAction, AstEditParams, ConfinedRoot, EngineOptions, PreviewDetails,
-    action::AST_EDIT_TOOL_NAME,
-    compute_preview_with,
+    action::{AST_EDIT_TOOL_NAME, AstEditAction},
+    details::PreviewDetails,
+    engine::{EngineOptions, compute_preview_with},
+    params::AstEditParams,
     render::{ArgNames, preview_text_named, take_preview_details},
 };
 
@@ -25,7 +27,7 @@ pub struct AstEditTool {
     session: Arc<Session>,
     workspace: ConfinedRoot,
     names: ArgNames,
-    index: Option<crate::WarmIndex>,
+    index: Option<crate::warm::WarmIndex>,
 }
 
 impl AstEditTool {
@@ -41,9 +43,9 @@ impl AstEditTool {
         self
     }
 
-    /// The same tool, listing files from a warm index (see [`crate::WarmIndex`]): the same
+    /// The same tool, listing files from a warm index (see [`crate::warm::WarmIndex`]): the same
     /// results, without walking and reading every file each time.
-    pub fn with_index(mut self, index: crate::WarmIndex) -> AstEditTool {
+    pub fn with_index(mut self, index: crate::warm::WarmIndex) -> AstEditTool {
         self.index = Some(index);
         self
     }
@@ -92,10 +94,12 @@ impl Tool for AstEditTool {
             )
         })
         .await
-        .map_err(|err| ToolError::new(crate::worker_failure("ast_edit", err)))?;
+        .map_err(|err| ToolError::new(staged_core::worker_failure("ast_edit", err)))?;
         let mut preview = match preview {
             Ok(p) => p,
-            Err(crate::AstEditError::Cancelled) => return Err(ToolError::aborted(cancel.reason())),
+            Err(crate::error::AstEditError::Cancelled) => {
+                return Err(ToolError::aborted(cancel.reason()));
+            }
             Err(err) => return Err(err.to_tool_error()),
         };
         let text = preview_text_named(&preview, self.names);

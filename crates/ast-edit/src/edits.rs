@@ -2,10 +2,9 @@
 //! applying them to a file's text.
 
 use serde::{Deserialize, Serialize};
+use staged_journal::LineIndex;
 
-pub(crate) use staged_journal::LineIndex;
-
-use crate::AstEditError;
+use crate::error::AstEditError;
 
 /// One replacement in one file. Byte offsets index the original text; lines and columns are
 /// 1-based (columns count characters).

@@ -19,7 +19,7 @@ use ast_grep_core::{
     tree_sitter::{LanguageExt, StrDoc},
 };
 
-use crate::Lang;
+use crate::lang::Lang;
 
 /// Whether files of `lang` embed code blocks ([`script_blocks`]).
 pub(crate) fn is_component(lang: Lang) -> bool {

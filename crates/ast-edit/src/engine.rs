@@ -19,24 +19,25 @@ use std::{
 
 use staged_core::CancelToken;
 use staged_fs::RelPath;
+use staged_journal::{ConfinedRoot, FileWrite, Hasher, LineIndex, fingerprint};
 use tree_sitter::Tree;
 
 use crate::{
-    AST_EDIT_TOOL_NAME, AstEditError, ConfinedRoot, Edit, Lang,
+    action::AST_EDIT_TOOL_NAME,
     choose::meant_languages,
     compile::{Rule, active_rules, compile_rules},
-    diff::file_diff_indexed,
     edits::{
-        LineIndex, PositionCursor, RawEdit, blank_lines_stay_blank, normalize, replacements,
+        Edit, PositionCursor, RawEdit, blank_lines_stay_blank, normalize, replacements,
         truncate_to_replacements,
     },
     embed::{is_component, is_embeddable, script_blocks},
-    fingerprint::{Hasher, fingerprint},
-    journal::FileWrite,
+    error::AstEditError,
+    lang::Lang,
     nesting::{Forest, Found, Rematch, compose, plan},
     parallel::par_fold_in_order,
     params::ValidatedEdit,
     prefilter::ErrorTrees,
+    preview_diff::file_diff_indexed,
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, edit_tree, parse_error_issue, parse_tree, read_text, root_of},
     trees::{STORE_UP_TO, TreeCache, Trees},
@@ -302,8 +303,9 @@ pub fn compute_preview(
 /// trigrams rule the rules out are not read (the preview is the same; see [`WarmIndex`]).
 ///
 /// # Errors
-/// Scope, language and overlap errors; [`AstEditError::ProtectedPath`] when a rewrite would
-/// change a protected path; [`AstEditError::Cancelled`] when `cancel` fired.
+/// Scope, language and overlap errors; [`staged_journal::JournalError::ProtectedPath`] (as
+/// [`AstEditError::Journal`]) when a rewrite would change a protected path;
+/// [`AstEditError::Cancelled`] when `cancel` fired.
 pub fn compute_preview_with(
     workspace: &ConfinedRoot,
     params: &ValidatedEdit,
@@ -485,7 +487,7 @@ fn ruled_out(
             .with_min_len(256)
             .map(|c| {
                 !(c.explicit
-                    || c.inferred() != crate::Inferred::Lang(lang)
+                    || c.inferred() != crate::lang::Inferred::Lang(lang)
                     || c.rel.to_str().is_none()
                     || may_match(c, &rules))
             })
@@ -620,7 +622,7 @@ fn select_language(
 ) -> Result<(Lang, Vec<Kept>, Option<LangChoice>), AstEditError> {
     let assigned = assign_languages(params.lang, candidates, AST_EDIT_TOOL_NAME)?;
     let own = |c: &Candidate| match c.inferred() {
-        crate::Inferred::Lang(found) => Some(found),
+        crate::lang::Inferred::Lang(found) => Some(found),
         _ => None,
     };
     if let Some(lang) = params.lang {

@@ -3,7 +3,7 @@
 //! The messages are the contract's, word for word (`docs/contract/ast-edit.md`); the tools pass
 //! them to the model unchanged.
 
-use std::path::PathBuf;
+use staged_journal::JournalError;
 
 use crate::details::{LANG_REQUIRED, LangCount, LangRequiredDetails};
 
@@ -41,17 +41,9 @@ impl AstEditError {
     /// The messages the contract pins with an absolute path (`Failed to write <abs>: <e>`,
     /// `Path is outside the workspace: <entry> (workspace root: <root>)`) keep it.
     pub fn model_message(&self, root: &std::path::Path) -> String {
-        let shown = |path: &std::path::Path| match path.strip_prefix(root) {
-            Ok(rel) if !rel.as_os_str().is_empty() => rel.to_string_lossy().into_owned(),
-            _ => path.display().to_string(),
-        };
         match self {
-            AstEditError::Read { path, message, .. } => {
-                format!("Failed to read {}: {message}", shown(path))
-            }
-            AstEditError::StateDir { path, message } => {
-                format!("Refusing the state folder {}: {message}", shown(path))
-            }
+            AstEditError::Journal(JournalError::Appeared(_)) => self.to_string(),
+            AstEditError::Journal(err) => err.model_message(root),
             other => other.to_string(),
         }
     }
@@ -67,48 +59,13 @@ impl AstEditError {
     }
 }
 
-impl From<staged_journal::JournalError> for AstEditError {
-    fn from(err: staged_journal::JournalError) -> Self {
-        use staged_journal::JournalError as J;
-        match err {
-            J::PathNotFound(path) => AstEditError::PathNotFound(path),
-            J::OutsideWorkspace { path, root } => AstEditError::OutsideWorkspace { path, root },
-            J::EditOutOfBounds => AstEditError::EditOutOfBounds,
-            J::Read { path, message, source } => AstEditError::Read { path, message, source },
-            J::Write { path, message, source } => AstEditError::Write { path, message, source },
-            J::Drifted(path) | J::Appeared(path) => AstEditError::Drifted(path),
-            J::Journal(message) => AstEditError::Journal(message),
-            J::StateDir { path, message } => AstEditError::StateDir { path, message },
-            J::InvalidWorkspace { path, message } => {
-                AstEditError::InvalidWorkspace { path, message }
-            }
-            J::StatePath(path) => AstEditError::StatePath(path),
-            err @ J::ProtectedPath { .. } => AstEditError::ProtectedPath(err.to_string()),
-        }
+/// The message of a journal failure as `ast_edit` words it: a file created since the preview is
+/// one that changed since it.
+fn journal_message(err: &JournalError) -> String {
+    match err {
+        JournalError::Appeared(path) => JournalError::Drifted(path.clone()).to_string(),
+        other => other.to_string(),
     }
-}
-
-/// How much of a panic's message a worker failure quotes.
-const PANIC_MESSAGE_CHARS: usize = 200;
-
-/// The message for a worker thread that did not return: `<what> worker failed: ...`, quoting at
-/// most the first 200 characters of a panic's message (a panic of globset's or regex's can
-/// carry a megabyte of generated regex, which must not reach a model or a terminal whole).
-pub fn worker_failure(what: &str, err: tokio::task::JoinError) -> String {
-    if !err.is_panic() {
-        return format!("{what} worker failed: {err}");
-    }
-    let payload = err.into_panic();
-    let message = payload
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| payload.downcast_ref::<&str>().copied())
-        .unwrap_or("no message");
-    let mut quoted: String = message.chars().take(PANIC_MESSAGE_CHARS).collect();
-    if quoted.len() < message.len() {
-        quoted.push('…');
-    }
-    format!("{what} worker failed: it panicked ({quoted})")
 }
 
 /// A failure of validation, scope resolution, the engine, or a write.
@@ -148,26 +105,6 @@ pub enum AstEditError {
     /// A `paths` entry was some other URL.
     #[error("Cannot rewrite internal URL without a backing file: {0}")]
     InternalUrl(String),
-    /// A `paths` entry does not exist.
-    #[error("Path not found: {0}")]
-    PathNotFound(String),
-    /// A path resolves outside the workspace root.
-    #[error("Path is outside the workspace: {path} (workspace root: {root})")]
-    OutsideWorkspace {
-        /// The path as given.
-        path: String,
-        /// The workspace root.
-        root: PathBuf,
-    },
-    /// A path a model gave is in staged's state folder.
-    #[error(
-        "Refusing {0}: it is in staged's state folder (.staged/), which holds staged's own state (tokens, transcripts, the database); tools never read or change it"
-    )]
-    StatePath(String),
-    /// A rewrite would change a protected path (`.git/`, a coding agent's control files:
-    /// [`staged_journal::PROTECTED_PATHS`]); the message names it.
-    #[error("{0}")]
-    ProtectedPath(String),
     /// The path is neither a regular file nor a directory.
     #[error("Search path must be a file or directory: {0}")]
     NotFileOrDirectory(String),
@@ -228,54 +165,16 @@ pub enum AstEditError {
     /// An edit range fell outside its file.
     #[error("Computed edit range is out of bounds")]
     EditOutOfBounds,
-    /// A file could not be read.
-    #[error("Failed to read {path}: {message}")]
-    Read {
-        /// Absolute path.
-        path: PathBuf,
-        /// The OS error, as shown.
-        message: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file could not be written.
-    #[error("Failed to write {path}: {message}")]
-    Write {
-        /// Absolute path.
-        path: PathBuf,
-        /// The OS error, as shown.
-        message: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
     /// A stored payload could not be turned back into an action.
     #[error("Invalid ast_edit payload: {0}")]
     InvalidPayload(String),
-    /// A file changed between the preview and the write.
-    #[error("File changed since the preview: {0}")]
-    Drifted(String),
     /// The work was cancelled before anything was written.
     #[error("Cancelled")]
     Cancelled,
-    /// A journal could not be written or replayed.
-    #[error("Journal error: {0}")]
-    Journal(String),
-    /// The state folder (`.staged`) or its journal folder is unusable or untrustworthy.
-    #[error("Refusing the state folder {path}: {message}")]
-    StateDir {
-        /// The folder.
-        path: PathBuf,
-        /// Why.
-        message: String,
-    },
-    /// The workspace root is unusable.
-    #[error("Invalid workspace root {path}: {message}")]
-    InvalidWorkspace {
-        /// The root as given.
-        path: PathBuf,
-        /// Why.
-        message: String,
-    },
+    /// A failure of `staged-journal` below: a path it confines (not found, outside the root,
+    /// in the state folder, protected), a read or a write, the journal, the state folder or the
+    /// root. Its message is the journal's, but for a file created since the preview, which
+    /// `ast_edit` reports as changed.
+    #[error("{}", journal_message(.0))]
+    Journal(#[from] JournalError),
 }

@@ -16,7 +16,7 @@
 //! A Bloom filter can only answer "maybe" for a key the file lacks, never "no" for one it has:
 //! a false answer keeps a file that could have been skipped, nothing more.
 
-use crate::{Lang, prefilter};
+use crate::{lang::Lang, prefilter};
 
 /// What the warm index knows of one file's text.
 #[derive(Debug, Clone, PartialEq, Eq)]

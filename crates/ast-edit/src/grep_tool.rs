@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+use staged_journal::ConfinedRoot;
 
 use crate::{
-    AstGrepParams, ConfinedRoot,
+    params::AstGrepParams,
     render::{ArgNames, parse_issues_block, plural},
     search::{SearchResult, search},
 };
@@ -193,7 +194,7 @@ impl Tool for AstGrepTool {
             search(&workspace, &params, index.as_ref(), Some(&worker_cancel))
         })
         .await
-        .map_err(|err| ToolError::new(crate::worker_failure("ast_grep", err)))?;
+        .map_err(|err| ToolError::new(staged_core::worker_failure("ast_grep", err)))?;
         match result {
             Ok(result) => Ok(ToolResult::text(search_text_named(&result, self.names))
                 .with_details(search_details(&result))),

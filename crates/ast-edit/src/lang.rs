@@ -16,7 +16,7 @@ use ast_grep_core::{
 };
 use ast_grep_language::SupportLang;
 
-use crate::AstEditError;
+use crate::error::AstEditError;
 
 /// A language compiled into this crate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

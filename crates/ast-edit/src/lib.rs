@@ -2,17 +2,21 @@
 //!
 //! [`AstEditTool`] (`ast_edit`) previews rewrites and stages an [`AstEditAction`]; applying it
 //! re-runs the rewrite, refuses if anything drifted since the preview (the stale error, with
-//! nothing written), and writes all files or none ([`commit`]). A crash in the middle of a
-//! multi-file write is finished or rolled back by [`recover`], which a host calls on start.
+//! nothing written), and writes all files or none ([`staged_journal::commit`]). A crash in the
+//! middle of a multi-file write is finished or rolled back by [`staged_journal::recover`],
+//! which a host calls on start.
 //! [`AstGrepTool`] (`ast_grep`) is the read-only search. Both share the walker
 //! ([`collect_candidates`]), the languages ([`Lang`], see `LANGUAGES.md`), the prefilter and the
-//! confinement rules ([`ConfinedRoot`], on `staged-fs` directory handles).
+//! confinement rules ([`staged_journal::ConfinedRoot`], on `staged-fs` directory handles).
 //!
 //! The engine itself ([`compute_preview_with`]) is pure: it reads files and returns an
-//! [`EditPreview`]; only [`commit`] writes. An apply can write some of the preview's files,
+//! [`EditPreview`]; only the journal's commit writes. An apply can write some of the preview's files,
 //! or some hunks of a file, and leave the rest pending (`extra.files`, `extra.hunks`), and
 //! [`staged_journal::ChangeUndo`] reverts an apply recorded in the resolve log, through the
 //! same journal.
+//!
+//! The root, the fingerprints and the journal are `staged-journal`'s, below this crate, and
+//! are imported from there: this crate re-exports none of them.
 
 #![deny(missing_docs)]
 
@@ -40,21 +44,6 @@ mod source;
 mod trees;
 mod warm;
 
-/// The root, the fingerprints and the journal live in `staged-journal`, below this crate.
-mod fingerprint {
-    pub(crate) use staged_journal::{Hasher, fingerprint, tag};
-}
-mod journal {
-    pub(crate) use staged_journal::{Applied, Edit as ByteEdit, UndoData};
-    pub(crate) use staged_journal::{CommitOptions, CommitStep, FileWrite, Step, commit};
-}
-mod workspace {
-    pub(crate) use staged_journal::STATE_DIR_NAME;
-}
-mod diff {
-    pub(crate) use crate::preview_diff::{file_diff_indexed, take_unified_diff, unified_diff};
-}
-
 pub use crate::{
     action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile, FILES_EXTRA_KEY},
     details::{
@@ -68,7 +57,7 @@ pub use crate::{
         Cap, EditPreview, EngineOptions, ErrorFile, FileContents, FileEdits, LangChoice, LeftOut,
         NestedLeft, compute_preview, compute_preview_with,
     },
-    error::{AstEditError, worker_failure},
+    error::AstEditError,
     grep_tool::{
         AST_GREP_TOOL_NAME, AstGrepTool, PARSE_ERRORS_MARK, search_details, search_text,
         search_text_named,
@@ -83,9 +72,4 @@ pub use crate::{
     scope::{Candidate, MAX_GLOB_BYTES, collect_candidates, compile_glob},
     search::{SearchMatch, SearchResult, search},
     warm::{COOKIE_WAIT, IndexStats, WarmIndex},
-};
-pub use staged_journal::{
-    CommitOptions, CommitReport, CommitStep, ConfinedRoot, Expect, FileWrite, JournalError,
-    LineIndex, ModelAccess, PrepareHook, RecoverOptions, RecoveryHooks, RecoveryReport,
-    STATE_DIR_NAME, Step, StepChange, StepMode, commit, fingerprint, recover, tag,
 };

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::{AstEditError, Lang};
+use crate::{error::AstEditError, lang::Lang};
 
 /// The default cap on files touched by one call.
 pub const DEFAULT_MAX_FILES: usize = 1000;

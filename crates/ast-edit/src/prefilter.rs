@@ -87,7 +87,7 @@ use ast_grep_core::{
     tree_sitter::{LanguageExt, TSLanguage},
 };
 
-use crate::{Lang, Strictness};
+use crate::{lang::Lang, params::Strictness};
 
 /// Literal texts all of which a file must contain, and pairs of them that must occur with
 /// only trivia between them.

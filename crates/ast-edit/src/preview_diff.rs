@@ -1,9 +1,9 @@
 //! A preview's unified diff: the touched files' diffs (each built by `staged_journal`'s
 //! linear-time diff from the file's edits), in path order.
 
-use staged_journal::{DiffHeader, LineIndex};
+use staged_journal::{DiffHeader, JournalError, LineIndex};
 
-use crate::{AstEditError, Edit, EditPreview};
+use crate::{edits::Edit, engine::EditPreview, error::AstEditError};
 
 impl staged_journal::Splice for Edit {
     fn span(&self) -> std::ops::Range<usize> {
@@ -31,7 +31,12 @@ pub(crate) fn file_diff_indexed(
     index: &LineIndex<'_>,
     edits: &[Edit],
 ) -> Result<String, AstEditError> {
-    Ok(staged_journal::file_diff_indexed(&DiffHeader::Modify { path }, index, edits)?)
+    staged_journal::file_diff_indexed(&DiffHeader::Modify { path }, index, edits).map_err(|err| {
+        match err {
+            JournalError::EditOutOfBounds => AstEditError::EditOutOfBounds,
+            other => other.into(),
+        }
+    })
 }
 
 /// The unified diff of every touched file whose diff was computed, in path order.

@@ -4,15 +4,15 @@
 use std::{collections::BTreeMap, fmt::Write as _};
 
 use serde::{Deserialize, Serialize};
+use staged_journal::tag;
 
 use crate::{
-    Cap, EditPreview, FileEdits, LeftOut,
     details::{
         ErrorFileDetails, FileCount, LangCount, LangInferred, LeftOutDetails, NestedLeftDetails,
         Position, PreviewDetails,
     },
-    diff::{take_unified_diff, unified_diff},
-    fingerprint::tag,
+    engine::{Cap, EditPreview, FileEdits, LeftOut},
+    preview_diff::{take_unified_diff, unified_diff},
 };
 
 /// How results name the arguments that lift a cap or take in more files: as the tool's

@@ -15,10 +15,12 @@ use std::{
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
 use staged_fs::{FileIdentity, RelPath, Root};
+use staged_journal::{ConfinedRoot, JournalError, ModelAccess, STATE_DIR_NAME};
 
 use crate::{
-    AstEditError, ConfinedRoot, Lang, ModelAccess, lang::Inferred, warm::Listing,
-    workspace::STATE_DIR_NAME,
+    error::AstEditError,
+    lang::{Inferred, Lang},
+    warm::Listing,
 };
 
 /// A file to search, by its path relative to the root and its display path.
@@ -155,16 +157,16 @@ fn collect(
             let (base, glob) = split_glob(entry);
             let base_rel = workspace
                 .resolve_for_model(if base.is_empty() { "." } else { &base }, ModelAccess::Any)
-                .map_err(|err| match AstEditError::from(err) {
-                    AstEditError::OutsideWorkspace { root, .. } => {
-                        AstEditError::OutsideWorkspace { path: entry.to_owned(), root }
+                .map_err(|err| match err {
+                    JournalError::OutsideWorkspace { root, .. } => {
+                        JournalError::OutsideWorkspace { path: entry.to_owned(), root }
                     }
-                    AstEditError::PathNotFound(_) => AstEditError::PathNotFound(entry.to_owned()),
-                    AstEditError::StatePath(_) => AstEditError::StatePath(entry.to_owned()),
+                    JournalError::PathNotFound(_) => JournalError::PathNotFound(entry.to_owned()),
+                    JournalError::StatePath(_) => JournalError::StatePath(entry.to_owned()),
                     other => other,
                 })?;
             if !is_dir(workspace, base_rel.as_ref()) {
-                return Err(AstEditError::PathNotFound(entry.to_owned()));
+                return Err(JournalError::PathNotFound(entry.to_owned()).into());
             }
             let base_abs = absolute(workspace, base_rel.as_ref());
             let matcher = compile_glob(&glob)?;
@@ -178,7 +180,7 @@ fn collect(
             let meta = workspace
                 .fs()
                 .symlink_metadata(&rel)
-                .map_err(|_| AstEditError::PathNotFound(entry.to_owned()))?;
+                .map_err(|_| JournalError::PathNotFound(entry.to_owned()))?;
             if meta.is_dir() {
                 walk_or_list(&absolute(workspace, Some(&rel)), None, false, &mut res);
             } else if meta.is_file() {

@@ -13,18 +13,18 @@ use std::{
 use ast_grep_core::meta_var::MetaVariable;
 use serde::Serialize;
 use staged_core::CancelToken;
+use staged_journal::{ConfinedRoot, LineIndex};
 
 use crate::{
-    AstEditError, AstGrepParams, ConfinedRoot, Lang,
     choose::meant_languages,
     compile::{Rule, active_rules, compile_rules},
-    edits::LineIndex,
     embed::{is_component, is_embeddable, script_blocks},
     engine::prune_listed,
+    error::AstEditError,
     grep_tool::AST_GREP_TOOL_NAME,
-    lang::Inferred,
+    lang::{Inferred, Lang},
     parallel::par_fold_in_order,
-    params::{validate_limit, validate_paths, validate_pattern_len},
+    params::{AstGrepParams, validate_limit, validate_paths, validate_pattern_len},
     prefilter::ErrorTrees,
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, error_node_under, read_text, root_of},
@@ -97,11 +97,11 @@ impl SearchResult {
 /// Validation, scope and language errors; [`AstEditError::Cancelled`].
 ///
 /// With a warm `index`, the files are listed from it and those whose trigrams rule the
-/// pattern out are not read (the result is the same; see [`crate::WarmIndex`]).
+/// pattern out are not read (the result is the same; see [`crate::warm::WarmIndex`]).
 pub fn search(
     workspace: &ConfinedRoot,
     params: &AstGrepParams,
-    index: Option<&crate::WarmIndex>,
+    index: Option<&crate::warm::WarmIndex>,
     cancel: Option<&CancelToken>,
 ) -> Result<SearchResult, AstEditError> {
     if params.pattern.trim().is_empty() {
@@ -113,7 +113,7 @@ pub fn search(
     let limit = validate_limit(params.limit)?;
     let strictness = params.strictness.unwrap_or_default();
     let started = std::time::Instant::now();
-    let listing = index.and_then(crate::WarmIndex::listing);
+    let listing = index.and_then(crate::warm::WarmIndex::listing);
     let settled = started.elapsed();
     let candidates = collect_for_lang(workspace, &paths, lang, listing.as_deref())?;
     let (candidates, pruned) = prune_listed(candidates, lang, |lang| {

@@ -18,7 +18,7 @@ use ast_grep_core::{
 };
 use tree_sitter::{InputEdit, Parser, Point, Tree};
 
-use crate::{Lang, scope::Candidate};
+use crate::{lang::Lang, scope::Candidate};
 
 /// How many leading bytes are checked for a NUL to call a file binary.
 pub(crate) const BINARY_SNIFF_LEN: usize = 8192;

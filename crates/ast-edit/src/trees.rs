@@ -25,7 +25,7 @@ use std::{
 use staged_fs::RelPath;
 use tree_sitter::Tree;
 
-use crate::{Lang, scope::Candidate, source::parse_tree};
+use crate::{lang::Lang, scope::Candidate, source::parse_tree};
 
 /// The most text, in bytes, whose trees are kept.
 const BUDGET: usize = 8 << 20;

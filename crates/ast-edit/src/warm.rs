@@ -105,9 +105,13 @@ use self::{
     above::Above,
     watch::{Seen, Watcher},
 };
+use staged_journal::{ConfinedRoot, STATE_DIR_NAME};
+
 use crate::{
-    ConfinedRoot, Inferred, Lang, grams::Grams, scope::Candidate, trees::TreeCache,
-    workspace::STATE_DIR_NAME,
+    grams::Grams,
+    lang::{Inferred, Lang},
+    scope::Candidate,
+    trees::TreeCache,
 };
 
 /// How long a query waits for its cookie before it walks the cold way.

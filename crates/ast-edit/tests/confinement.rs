@@ -16,7 +16,7 @@ async fn dotdot_is_refused() {
     let outer = tempfile::tempdir().unwrap();
     common::write(outer.path(), "secret.ts", "foo(1);\n");
     common::write(outer.path(), "ws/a.ts", "foo(1);\n");
-    let fx_ws = staged_ast_edit::ConfinedRoot::new(outer.path().join("ws")).unwrap();
+    let fx_ws = staged_journal::ConfinedRoot::new(outer.path().join("ws")).unwrap();
     let session = std::sync::Arc::new(staged_core::Session::new(std::sync::Arc::new(
         staged_core::InMemoryStore::new(),
     )));

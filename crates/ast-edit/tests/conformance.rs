@@ -6,10 +6,9 @@ mod common;
 
 use common::{Fixture, details};
 use serde_json::json;
-use staged_ast_edit::{
-    AstEditError, AstEditParams, ConfinedRoot, Lang, Op, collect_candidates, compute_preview,
-};
+use staged_ast_edit::{AstEditError, AstEditParams, Lang, Op, collect_candidates, compute_preview};
 use staged_core::Tool;
+use staged_journal::ConfinedRoot;
 
 fn params(ops: &[(&str, &str)], paths: &[&str]) -> AstEditParams {
     AstEditParams {

@@ -9,11 +9,11 @@
 
 use std::path::Path;
 
-use staged_ast_edit::{
+use staged_fs::RelPath;
+use staged_journal::{
     CommitOptions, CommitStep, ConfinedRoot, FileWrite, RecoverOptions, Step, commit, fingerprint,
     recover,
 };
-use staged_fs::RelPath;
 use staged_test_support::crash::{abort_at, child_spec, run_child};
 
 const CHILD_ENV: &str = "STAGED_AST_EDIT_CRASH_CHILD";

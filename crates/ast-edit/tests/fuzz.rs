@@ -35,8 +35,9 @@ use std::{
 
 use proptest::{prelude::*, test_runner::TestCaseError};
 use serde_json::{Value, json};
-use staged_ast_edit::{AstEditTool, AstGrepTool, ConfinedRoot};
+use staged_ast_edit::{AstEditTool, AstGrepTool};
 use staged_core::{CancelToken, InMemoryStore, Session, Tool};
+use staged_journal::ConfinedRoot;
 
 use fuzz_input::{edit_args, grep_args, pattern_case};
 

@@ -6,11 +6,11 @@
 
 use std::sync::mpsc;
 
-use staged_ast_edit::{
+use staged_fs::RelPath;
+use staged_journal::{
     CommitOptions, CommitStep, ConfinedRoot, FileWrite, RecoverOptions, Step, commit, fingerprint,
     recover,
 };
-use staged_fs::RelPath;
 
 fn three_files() -> (tempfile::TempDir, ConfinedRoot, Vec<FileWrite>) {
     let dir = tempfile::tempdir().unwrap();

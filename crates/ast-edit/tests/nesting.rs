@@ -11,9 +11,9 @@ use ast_grep_config::Fixer;
 use ast_grep_core::{AstGrep, Pattern};
 use proptest::prelude::*;
 use staged_ast_edit::{
-    AstEditError, AstEditParams, ConfinedRoot, EditPreview, EngineOptions, Lang, Op,
-    compute_preview_with,
+    AstEditError, AstEditParams, EditPreview, EngineOptions, Lang, Op, compute_preview_with,
 };
+use staged_journal::ConfinedRoot;
 
 /// The ops of the property: each rewrite renames its call, so no output matches a pattern.
 const OPS: &[(&str, &str)] = &[

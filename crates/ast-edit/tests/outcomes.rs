@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use common::{Fixture, details};
 use serde_json::json;
-use staged_ast_edit::{AppliedDetails, AstEditAction, ConfinedRoot, PreviewDetails, StaleDetails};
+use staged_ast_edit::{AppliedDetails, AstEditAction, PreviewDetails, StaleDetails};
 use staged_core::{ActionError, CancelToken, PendingAction};
+use staged_journal::ConfinedRoot;
 
 fn rename(paths: &[&str]) -> serde_json::Value {
     json!({"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": paths})

@@ -7,7 +7,7 @@
 use std::{os::unix::fs::symlink, path::Path};
 
 use serde_json::json;
-use staged_ast_edit::{ConfinedRoot, RecoverOptions, recover};
+use staged_journal::{ConfinedRoot, RecoverOptions, recover};
 
 const ID: &str = "4242-1700000000000000000-0";
 
@@ -195,7 +195,7 @@ fn a_symlinked_state_or_journal_folder_is_an_error_and_never_followed() {
         let before = fx.snapshot();
         let err =
             recover(&ConfinedRoot::new(&fx.root).unwrap(), RecoverOptions::default()).unwrap_err();
-        assert!(matches!(err, staged_ast_edit::JournalError::StateDir { .. }), "{err}");
+        assert!(matches!(err, staged_journal::JournalError::StateDir { .. }), "{err}");
         assert!(err.to_string().contains("it is a symlink"), "{err}");
         assert_eq!(fx.snapshot(), before);
     }

@@ -3,9 +3,10 @@
 
 use proptest::prelude::*;
 use staged_ast_edit::{
-    AstEditError, AstEditParams, AstGrepParams, ConfinedRoot, EditPreview, EngineOptions, Op,
-    Strictness, compute_preview_with, search,
+    AstEditError, AstEditParams, AstGrepParams, EditPreview, EngineOptions, Op, Strictness,
+    compute_preview_with, search,
 };
+use staged_journal::ConfinedRoot;
 
 const STATEMENTS: &[&str] = &[
     "foo(1);",

@@ -9,8 +9,9 @@ use std::{sync::Arc, time::Duration};
 
 use common::Fixture;
 use serde_json::{Value, json};
-use staged_ast_edit::{AstEditAction, ConfinedRoot};
+use staged_ast_edit::AstEditAction;
 use staged_core::{CancelToken, PendingAction};
+use staged_journal::ConfinedRoot;
 
 fn rename(paths: &[&str]) -> Value {
     json!({"ops": [{"pat": "foo($A)", "out": "bar($A)"}], "paths": paths})

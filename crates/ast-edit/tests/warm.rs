@@ -12,9 +12,10 @@ use std::{
 };
 
 use staged_ast_edit::{
-    AstEditParams, AstGrepParams, ConfinedRoot, EngineOptions, Op, WarmIndex, compute_preview_with,
+    AstEditParams, AstGrepParams, EngineOptions, Op, WarmIndex, compute_preview_with,
     preview_details, preview_text, search, search_details, search_text,
 };
+use staged_journal::ConfinedRoot;
 
 /// A small deterministic generator (xorshift), so a failure can be replayed from its seed.
 struct Rng(u64);

@@ -2,7 +2,9 @@
 //! says what it is, and nothing carries trailing whitespace, panic-expecting or ignored tests,
 //! or stub macros (the banned spellings are assembled below so this file passes itself); and
 //! the code map of ARCHITECTURE.md names, for each crate, exactly the `staged-*` crates its
-//! `Cargo.toml` lists as normal dependencies.
+//! `Cargo.toml` lists as normal dependencies; and the crates reshaped so far (issue 38) keep
+//! their shape: no re-export of another crate's items outside the facades, no file over 800
+//! lines and no function over 120.
 
 use std::path::{Path, PathBuf};
 
@@ -145,4 +147,143 @@ fn code_map_matches_the_manifests() {
         "ARCHITECTURE.md's code map disagrees with Cargo.toml:\n{}",
         problems.join("\n")
     );
+}
+
+/// The crates held to the shape rules below, as the slices of issue 38 reshape them; each later
+/// slice adds the crates it reshapes, until the lists name every crate.
+/// - [`REEXPORTS_CHECKED`]: no item of another staged crate is re-exported (`pub use
+///   staged_x::...`, or a `pub(crate)` alias of one), so a caller imports each item from the
+///   crate that owns it; only the facades ARCHITECTURE.md names ([`FACADES`]) re-export.
+/// - [`SIZES_CHECKED`]: no source file over [`MAX_FILE_LINES`] lines and no function over
+///   [`MAX_FN_LINES`], test modules aside. `ast-edit` joins it in the slice that splits its
+///   engine, prefilter and warm index by phase.
+const REEXPORTS_CHECKED: &[&str] = &["journal", "ast-edit"];
+const SIZES_CHECKED: &[&str] = &["journal"];
+
+/// The facade crates of ARCHITECTURE.md's code map, the only ones that re-export another
+/// staged crate's items.
+const FACADES: &[&str] = &["workspace", "agent"];
+
+/// The most lines a source file has, its test module aside.
+const MAX_FILE_LINES: usize = 800;
+
+/// The most lines a function has, from its signature to its closing brace.
+const MAX_FN_LINES: usize = 120;
+
+/// The lines of `text` without its test modules: a `#[cfg(test)]` line at the left margin
+/// followed by `mod NAME {`, up to the `}` that closes it (rustfmt puts it at the margin).
+fn without_test_modules(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut res = Vec::with_capacity(lines.len());
+    let mut idx = 0;
+    while idx < lines.len() {
+        let opens_tests = lines[idx] == "#[cfg(test)]"
+            && lines.get(idx + 1).is_some_and(|next| {
+                let next = next.trim_start_matches("pub(crate) ").trim_start_matches("pub ");
+                next.starts_with("mod ") && next.ends_with('{')
+            });
+        if opens_tests {
+            idx += 2;
+            while idx < lines.len() && lines[idx] != "}" {
+                idx += 1;
+            }
+            idx += 1;
+            continue;
+        }
+        res.push(lines[idx]);
+        idx += 1;
+    }
+    res
+}
+
+/// Each function of `lines` (rustfmt's layout: its closing brace at the indent of its `fn`)
+/// with its name, first line (1-based) and length in lines.
+fn functions<'a>(lines: &[&'a str]) -> Vec<(&'a str, usize, usize)> {
+    let mut res = Vec::new();
+    for (idx, line) in lines.iter().enumerate() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let mut rest = body;
+        for prefix in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe "] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        let Some(signature) = rest.strip_prefix("fn ") else { continue };
+        let name = signature.split(['(', '<', ' ']).next().unwrap_or("");
+        if body.ends_with('}') && body.contains('{') {
+            res.push((name, idx + 1, 1));
+            continue;
+        }
+        let close = format!("{indent}}}");
+        for (end, later) in lines.iter().enumerate().skip(idx) {
+            if *later == close {
+                res.push((name, idx + 1, end - idx + 1));
+                break;
+            }
+            // A declaration without a body (a trait's) ends with `;` at the `fn`'s indent.
+            let at_indent = later.strip_prefix(indent).is_some_and(|r| !r.starts_with(' '));
+            if at_indent && later.ends_with(';') {
+                break;
+            }
+        }
+    }
+    res
+}
+
+#[test]
+fn shaped_crates_keep_their_shape() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut problems = Vec::new();
+    let checked = REEXPORTS_CHECKED.iter().chain(SIZES_CHECKED);
+    for name in checked.collect::<std::collections::BTreeSet<_>>() {
+        let mut files = Vec::new();
+        rust_files(&root.join("crates").join(name).join("src"), &mut files);
+        assert!(!files.is_empty(), "no sources under crates/{name}/src");
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let shown = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
+            let lines = without_test_modules(&text);
+            if REEXPORTS_CHECKED.contains(name) && !FACADES.contains(name) {
+                for (idx, line) in lines.iter().enumerate() {
+                    let line = line.trim_start();
+                    let reexport = line.starts_with("pub use ") || line.starts_with("pub(");
+                    let of_staged = line.split_once(" use ").is_some_and(|(vis, path)| {
+                        vis.starts_with("pub")
+                            && path.trim_start_matches("::").starts_with("staged_")
+                    });
+                    if reexport && of_staged {
+                        problems.push(format!(
+                            "{shown}:{}: re-exports another crate's item; import it from its own crate where it is used",
+                            idx + 1
+                        ));
+                    }
+                }
+            }
+            if SIZES_CHECKED.contains(name) {
+                if lines.len() > MAX_FILE_LINES {
+                    problems.push(format!(
+                        "{shown}: {} lines (test module aside), over {MAX_FILE_LINES}: split it along its seams",
+                        lines.len()
+                    ));
+                }
+                for (fn_name, start, len) in functions(&lines) {
+                    if len > MAX_FN_LINES {
+                        problems.push(format!(
+                            "{shown}:{start}: fn {fn_name} has {len} lines, over {MAX_FN_LINES}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "shape problems:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_shape_checks_see_what_they_check() {
+    let text = "//! A file.\n\npub use staged_core::Tool;\npub(crate) use staged_fs::Root;\n\nfn long() {\n    let a = 1;\n}\n\n#[cfg(test)]\nmod tests {\n    fn hidden() {}\n}\n";
+    let lines = without_test_modules(text);
+    assert_eq!(lines.len(), 9, "{lines:?}");
+    assert_eq!(functions(&lines), vec![("long", 6, 3)]);
+    let trait_decl = ["trait T {", "    fn f(&self)", "        -> u8;", "    fn g() {}", "}"];
+    assert_eq!(functions(&trait_decl), vec![("g", 4, 1)]);
 }

@@ -42,6 +42,7 @@ mod retire;
 mod session;
 mod store;
 mod tools;
+mod worker;
 
 pub use staged_protocol::{
     ContentPart, JsonObject, ResolveAction, ResolveDetails, ResolveParams, ToolChoice, ToolResult,
@@ -74,4 +75,5 @@ pub use crate::{
         StoreError, StoreEvent, StoreListener, StoreListeners, Subscription, pending_id,
     },
     tools::{Tool, assemble_tools},
+    worker::worker_failure,
 };

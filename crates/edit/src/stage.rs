@@ -46,7 +46,7 @@ pub(crate) async fn execute<P: DeserializeOwned + Send + 'static>(
         plan(&workspace, &params).and_then(|staging| staging.stage(&session, &workspace))
     })
     .await
-    .map_err(|err| ToolError::new(format!("{tool} worker failed: {err}")))?
+    .map_err(|err| ToolError::new(staged_core::worker_failure(tool, err)))?
     .map_err(|err| err.to_tool_error())
 }
 

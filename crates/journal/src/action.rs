@@ -27,7 +27,8 @@ use crate::{
     diff::{edit_hunks, file_diff},
     fingerprint::fingerprint,
     hunks::{DiffKind, diff_line_counts, hunk_list},
-    journal::{CommitOptions, CommitStep, commit},
+    journal::CommitStep,
+    part_apply::{apply_in_worker, choose_parts, commit_applied},
     select::{Choice, PartFile, Selection, bound_hunks, check_hunk, part_files},
 };
 
@@ -236,16 +237,7 @@ impl ChangeAction {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
-        let choices = match selection {
-            None => vec![Choice::Whole; self.ops.len()],
-            Some(selection) => selection.resolve(&self.part_files())?,
-        };
-        let partial = choices.iter().any(|choice| *choice != Choice::Whole);
-        if partial && !retirement.has_store() {
-            return Err(ActionError::other(
-                "a partial apply needs the pending stack, to keep the rest of the preview on it",
-            ));
-        }
+        let (choices, partial) = choose_parts(selection, &self.part_files(), retirement)?;
         // The stale check covers every file of the preview, chosen or not.
         let all: Vec<&FileOp> = self.ops.iter().collect();
         let whole = match check(&self.workspace, &all) {
@@ -299,24 +291,9 @@ impl ChangeAction {
             remainder: split.rest.map(|action| Arc::new(action) as Arc<dyn PendingAction>),
             texts: checked.texts.clone(),
         };
-        let prune: Vec<staged_fs::RelPath> = Vec::new();
-        let origin = retirement.id().map(ToString::to_string);
-        let mut prepare = |key: &str| {
-            retirement.prepare(key, &change).map_err(|err| {
-                format!("the resolve log could not record the apply, so nothing was written: {err}")
-            })
-        };
-        let mut abandon = |_: &str| retirement.abandon();
-        let mut retire = || retirement.retire().is_ok();
-        let options = CommitOptions {
-            origin: origin.as_deref(),
-            prune: &prune,
-            prepare: Some(&mut prepare),
-            abandon: Some(&mut abandon),
-            retire: Some(&mut retire),
-            observer: Some(observer),
-        };
-        let report = match commit(&self.workspace, &checked.steps, options) {
+        let committed =
+            commit_applied(&self.workspace, &checked.steps, &[], &change, retirement, observer);
+        let report = match committed {
             Ok(report) => report,
             Err(JournalError::Drifted(path)) => {
                 return Ok(self.stale(&format!("{path} changed since the preview")));
@@ -592,18 +569,8 @@ impl PendingAction for ChangeAction {
         cancel: &CancelToken,
         retirement: &Retirement,
     ) -> Result<ToolResult, ActionError> {
-        if cancel.is_cancelled() {
-            return Err(ActionError::Cancelled);
-        }
-        let selection = Selection::of_extra(extra)?;
-        let this = self.clone();
-        let cancel = cancel.clone();
-        let retirement = retirement.clone();
-        tokio::task::spawn_blocking(move || {
-            this.apply_only_observed(selection.as_ref(), &cancel, &retirement, &mut |_| {})
-        })
-        .await
-        .map_err(|err| ActionError::other(format!("apply worker failed: {err}")))?
+        let apply = ChangeAction::apply_only_observed;
+        apply_in_worker(self, "apply", apply, extra, cancel, retirement).await
     }
 }
 

@@ -350,21 +350,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
         if let Some((text, _)) = &text {
             texts.push(text.clone());
         }
-        for path in op.paths().filter(|p| Some(*p) != op.source()) {
-            let rel = rel(workspace, path)?;
-            if exists(workspace, &rel)? {
-                return Err(CheckError::Stale(Stale {
-                    path: path.to_owned(),
-                    why: "was created since the preview".to_owned(),
-                }));
-            }
-            for dir in missing_dirs(workspace, &rel) {
-                let dir = dir.display();
-                if !dirs.contains(&dir) {
-                    dirs.push(dir);
-                }
-            }
-        }
+        check_new_paths(workspace, op, &mut dirs)?;
         match op {
             FileOp::Update { path, edits, executable, .. } => {
                 let (text, mode) = text.unwrap_or_default();
@@ -466,6 +452,31 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
         undo: UndoData { version: UNDO_DATA_VERSION, ops: applied, dirs, modes },
         texts,
     })
+}
+
+/// Checks that the paths `op` creates (all but the one it reads) are still absent, and adds
+/// the folders they need that are missing to `dirs`.
+fn check_new_paths(
+    workspace: &ConfinedRoot,
+    op: &FileOp,
+    dirs: &mut Vec<String>,
+) -> Result<(), CheckError> {
+    for path in op.paths().filter(|p| Some(*p) != op.source()) {
+        let rel = rel(workspace, path)?;
+        if exists(workspace, &rel)? {
+            return Err(CheckError::Stale(Stale {
+                path: path.to_owned(),
+                why: "was created since the preview".to_owned(),
+            }));
+        }
+        for dir in missing_dirs(workspace, &rel) {
+            let dir = dir.display();
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The mode change of the file that ends at `path`, whose mode is now `mode`, that

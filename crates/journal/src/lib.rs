@@ -10,7 +10,8 @@
 //!   recovery finishes or rolls back what a crash interrupted.
 //! - [`FileOp`] and [`ChangeAction`]: the change sets that text previews (`edit`, `write`,
 //!   `apply_patch`) stage, checked byte for byte against the disk before anything is written;
-//!   [`Selection`] and [`diff_files`]: applying part of a preview, by file and by hunk;
+//!   [`Selection`] and [`diff_files`]: applying part of a preview, by file and by hunk, through
+//!   one driver both actions share ([`choose_parts`], [`commit_applied`], [`apply_in_worker`]);
 //!   [`ChangeUndo`]: undo and redo of any change recorded in the resolve log, built-in tools'
 //!   (`ast_edit` included) alike.
 //! - [`PROTECTED_PATHS`]: the paths no tool stages an edit of (git's folder, the coding
@@ -28,6 +29,7 @@ mod hunks;
 mod journal;
 mod lines;
 mod par;
+mod part_apply;
 mod protected;
 mod root;
 mod select;
@@ -47,10 +49,12 @@ pub use crate::{
     fingerprint::{Hasher, fingerprint, tag},
     hunks::{DiffFile, DiffKind, diff_files, diff_line_counts, hunk_list},
     journal::{
-        CommitOptions, CommitReport, CommitStep, Expect, FileWrite, PrepareHook, RecoverOptions,
-        RecoveryHooks, RecoveryReport, Step, StepChange, StepMode, commit, recover,
+        CommitReport, CommitStep, Expect, FileWrite, RecoveryReport, Step, StepChange, StepMode,
+        commit::{CommitOptions, PrepareHook, commit},
+        recover::{RecoverOptions, RecoveryHooks, recover},
     },
     lines::LineIndex,
+    part_apply::{ApplyOnly, apply_in_worker, choose_parts, commit_applied},
     protected::{PROTECTED_PATHS, Protected, protected_path},
     root::{ConfinedRoot, STATE_DIR_NAME},
     select::{

@@ -32,7 +32,10 @@ use crate::{
     },
     diff::file_diff_indexed,
     fingerprint::fingerprint,
-    journal::{CommitOptions, CommitStep, Expect, Step, StepChange, StepMode, commit},
+    journal::{
+        CommitStep, Expect, Step, StepChange, StepMode,
+        commit::{CommitOptions, commit},
+    },
 };
 
 /// What an undo will write, worked out before it writes.
@@ -113,8 +116,6 @@ fn plan_noting(
             return Err(format!("its undo data changes the mode of `{}` twice", change.path));
         }
     }
-    let mut modes_used = 0;
-    let mut inverse_modes = Vec::new();
     // The log is input like any other file: every path is confined to the root, and every
     // file must be exactly what the entry wrote.
     let hashes: HashMap<&str, &FileChange> =
@@ -126,32 +127,7 @@ fn plan_noting(
             .ok_or_else(|| format!("its undo data names `{path}`, which it did not write"))
     };
     let mut changed = Vec::new();
-    let mut read = Vec::with_capacity(ops.len());
-    for op in &ops {
-        let current = match op {
-            Applied::Update { path, .. } | Applied::Create { path, .. } => {
-                let after = hash_of(path)?.after.clone();
-                Some(read_as(workspace, path, after.as_deref(), &mut changed)?)
-            }
-            Applied::Delete { path, .. } => {
-                let hashes = hash_of(path)?;
-                if hashes.after.is_some() {
-                    return Err(format!("its undo data deletes `{path}`, which it wrote"));
-                }
-                absent(workspace, path, &mut changed)?;
-                None
-            }
-            Applied::Move { from, to, .. } => {
-                let after = hash_of(to)?.after.clone();
-                if hash_of(from)?.after.is_some() {
-                    return Err(format!("its undo data moves `{from}`, which it wrote"));
-                }
-                absent(workspace, from, &mut changed)?;
-                Some(read_as(workspace, to, after.as_deref(), &mut changed)?)
-            }
-        };
-        read.push(current);
-    }
+    let read = read_written(workspace, &ops, &hash_of, &mut changed)?;
     if !changed.is_empty() {
         *changed_since = true;
         return Err(format!(
@@ -160,12 +136,8 @@ fn plan_noting(
             changed.join(", ")
         ));
     }
-    let mut shown = String::new();
-    let mut diff = String::new();
-    let mut steps = Vec::new();
-    let mut files = Vec::new();
-    let mut inverse_ops = Vec::new();
-    let mut dirs = Vec::new();
+    let mut inversion = Inversion::default();
+    let mut modes_used = 0;
     let mut prune = Vec::with_capacity(created.len());
     for dir in &created {
         prune.push(
@@ -182,115 +154,31 @@ fn plan_noting(
         let (text, mode) = current.unwrap_or_default();
         match op {
             Applied::Update { path, edits } => {
-                let (inverse, restored) = restore(&text, edits, path)?;
-                expect_hash(&restored, before_of(path)?.as_deref(), path)?;
                 let chmod = mode_of.get(path.as_str()).copied();
                 modes_used += usize::from(chmod.is_some());
-                let (was, now) = headers(path, path, chmod);
-                shown.push_str(&diff_of(was, &restored, edits)?);
-                diff.push_str(&diff_of(now, &text, &inverse)?);
-                files.push(change(path, Some(&text), Some(&restored)));
-                steps.push(Step {
-                    target: rel(path)?,
-                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
-                    change: StepChange::Write {
-                        bytes: restored.into_bytes(),
-                        mode: chmod.map_or(StepMode::Keep, |c| StepMode::Bits(c.old)),
-                    },
-                });
-                inverse_modes.extend(chmod.map(|c| ModeChange {
-                    path: path.clone(),
-                    old: c.new,
-                    new: c.old,
-                }));
-                inverse_ops.push(Applied::Update { path: path.clone(), edits: inverse });
+                let before = before_of(path)?;
+                inversion.update(path, edits, &text, before.as_deref(), chmod)?;
             }
             Applied::Create { path, content, mode: created_mode } => {
-                if before_of(path)?.is_some() {
-                    return Err(format!("its undo data creates `{path}`, which was there before"));
-                }
-                if *content != text {
-                    return Err(format!(
-                        "its undo data does not give back the earlier contents of `{path}`"
-                    ));
-                }
-                let shown_mode = created_mode.unwrap_or(NEW_FILE_MODE);
-                shown.push_str(
-                    &new_file_diff(path, content, shown_mode).map_err(|e| e.to_string())?,
-                );
-                diff.push_str(&deleted_file_diff(path, &text, mode).map_err(|e| e.to_string())?);
-                files.push(change(path, Some(&text), None));
-                steps.push(Step {
-                    target: rel(path)?,
-                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
-                    change: StepChange::Delete,
-                });
-                inverse_ops.push(Applied::Delete { path: path.clone(), content: text, mode });
+                let before = before_of(path)?;
+                inversion.create(path, content, *created_mode, (text, mode), before.as_deref())?;
             }
             Applied::Delete { path, content, mode } => {
-                expect_hash(content, before_of(path)?.as_deref(), path)?;
-                shown
-                    .push_str(&deleted_file_diff(path, content, *mode).map_err(|e| e.to_string())?);
-                diff.push_str(&new_file_diff(path, content, *mode).map_err(|e| e.to_string())?);
-                files.push(change(path, None, Some(content)));
-                let target = rel(path)?;
-                note_missing_dirs(workspace, &target, &mut dirs);
-                steps.push(Step {
-                    target,
-                    expect: Expect::Absent,
-                    change: StepChange::Write {
-                        bytes: content.clone().into_bytes(),
-                        mode: StepMode::Bits(*mode),
-                    },
-                });
-                inverse_ops.push(Applied::Create {
-                    path: path.clone(),
-                    content: content.clone(),
-                    mode: Some(*mode),
-                });
+                let before = before_of(path)?;
+                inversion.delete(workspace, path, content, *mode, before.as_deref())?;
             }
             Applied::Move { from, to, edits } => {
-                let (inverse, restored) = restore(&text, edits, to)?;
-                expect_hash(&restored, before_of(from)?.as_deref(), from)?;
                 let chmod = mode_of.get(to.as_str()).copied();
                 modes_used += usize::from(chmod.is_some());
-                let (was, now) = headers(from, to, chmod);
-                shown.push_str(&diff_of(was, &restored, edits)?);
-                diff.push_str(&diff_of(now, &text, &inverse)?);
-                inverse_modes.extend(chmod.map(|c| ModeChange {
-                    path: from.clone(),
-                    old: c.new,
-                    new: c.old,
-                }));
-                files.push(change(to, Some(&text), None));
-                files.push(change(from, None, Some(&restored)));
-                let (source, target) = (rel(to)?, rel(from)?);
-                note_missing_dirs(workspace, &target, &mut dirs);
-                steps.push(Step {
-                    target,
-                    expect: Expect::Absent,
-                    change: StepChange::Write {
-                        bytes: restored.into_bytes(),
-                        mode: chmod.map_or(StepMode::Of(source.clone()), |c| StepMode::Bits(c.old)),
-                    },
-                });
-                steps.push(Step {
-                    target: source,
-                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
-                    change: StepChange::Delete,
-                });
-                inverse_ops.push(Applied::Move {
-                    from: to.clone(),
-                    to: from.clone(),
-                    edits: inverse,
-                });
+                let before = before_of(from)?;
+                inversion.moved(workspace, from, to, edits, &text, before.as_deref(), chmod)?;
             }
         }
     }
     if modes_used != modes.len() {
         return Err("its undo data changes the mode of a file it did not update or move".to_owned());
     }
-    if record.diff.as_deref() != Some(shown.as_str()) {
+    if record.diff.as_deref() != Some(inversion.shown.as_str()) {
         return Err(
             "its recorded diff is not what its undo data would write back (the log entry was changed outside staged); `staged log show` would not show what an undo writes"
                 .to_owned(),
@@ -299,19 +187,214 @@ fn plan_noting(
     let written = ops.len();
     Ok(UndoPlan {
         seq: entry.seq,
-        diff,
-        steps,
-        files,
+        diff: inversion.diff,
+        steps: inversion.steps,
+        files: inversion.files,
         undo: UndoData {
             version: crate::change::UNDO_DATA_VERSION,
-            ops: inverse_ops,
-            dirs,
-            modes: inverse_modes,
+            ops: inversion.inverse_ops,
+            dirs: inversion.dirs,
+            modes: inversion.inverse_modes,
         },
         prune,
         written,
         texts,
     })
+}
+
+/// What each op of an entry's undo data left on disk: the text (and mode) of the file it wrote,
+/// `None` for one it deleted, checked to be what it wrote (`hash_of` names its hashes); the
+/// files that changed since are added to `changed`.
+fn read_written<'h>(
+    workspace: &ConfinedRoot,
+    ops: &[Applied],
+    hash_of: &dyn Fn(&str) -> Result<&'h FileChange, String>,
+    changed: &mut Vec<String>,
+) -> Result<Vec<Option<(String, u32)>>, String> {
+    let mut read = Vec::with_capacity(ops.len());
+    for op in ops {
+        let current = match op {
+            Applied::Update { path, .. } | Applied::Create { path, .. } => {
+                let after = hash_of(path)?.after.clone();
+                Some(read_as(workspace, path, after.as_deref(), changed)?)
+            }
+            Applied::Delete { path, .. } => {
+                let hashes = hash_of(path)?;
+                if hashes.after.is_some() {
+                    return Err(format!("its undo data deletes `{path}`, which it wrote"));
+                }
+                absent(workspace, path, changed)?;
+                None
+            }
+            Applied::Move { from, to, .. } => {
+                let after = hash_of(to)?.after.clone();
+                if hash_of(from)?.after.is_some() {
+                    return Err(format!("its undo data moves `{from}`, which it wrote"));
+                }
+                absent(workspace, from, changed)?;
+                Some(read_as(workspace, to, after.as_deref(), changed)?)
+            }
+        };
+        read.push(current);
+    }
+    Ok(read)
+}
+
+/// The undo of a log entry as it is built, op by op: the diff the entry recorded (`shown`,
+/// checked against it), the diff the undo writes, its commit steps, its files, and its own undo
+/// data.
+#[derive(Default)]
+struct Inversion {
+    shown: String,
+    diff: String,
+    steps: Vec<Step>,
+    files: Vec<FileChange>,
+    inverse_ops: Vec<Applied>,
+    dirs: Vec<String>,
+    inverse_modes: Vec<ModeChange>,
+}
+
+impl Inversion {
+    /// An update of `path` whose file reads `text` now, its SHA-256 before being `before`.
+    fn update(
+        &mut self,
+        path: &str,
+        edits: &[Edit],
+        text: &str,
+        before: Option<&str>,
+        chmod: Option<&ModeChange>,
+    ) -> Result<(), String> {
+        let (inverse, restored) = restore(text, edits, path)?;
+        expect_hash(&restored, before, path)?;
+        let (was, now) = headers(path, path, chmod);
+        self.shown.push_str(&diff_of(was, &restored, edits)?);
+        self.diff.push_str(&diff_of(now, text, &inverse)?);
+        self.files.push(change(path, Some(text), Some(&restored)));
+        self.steps.push(Step {
+            target: rel(path)?,
+            expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+            change: StepChange::Write {
+                bytes: restored.into_bytes(),
+                mode: chmod.map_or(StepMode::Keep, |c| StepMode::Bits(c.old)),
+            },
+        });
+        self.inverse_modes.extend(chmod.map(|c| ModeChange {
+            path: path.to_owned(),
+            old: c.new,
+            new: c.old,
+        }));
+        self.inverse_ops.push(Applied::Update { path: path.to_owned(), edits: inverse });
+        Ok(())
+    }
+
+    /// A create of `path` (with `content`, shown with `created_mode`), whose file reads `text`
+    /// with `mode` now.
+    fn create(
+        &mut self,
+        path: &str,
+        content: &str,
+        created_mode: Option<u32>,
+        (text, mode): (String, u32),
+        before: Option<&str>,
+    ) -> Result<(), String> {
+        if before.is_some() {
+            return Err(format!("its undo data creates `{path}`, which was there before"));
+        }
+        if *content != text {
+            return Err(format!(
+                "its undo data does not give back the earlier contents of `{path}`"
+            ));
+        }
+        let shown_mode = created_mode.unwrap_or(NEW_FILE_MODE);
+        self.shown.push_str(&new_file_diff(path, content, shown_mode).map_err(|e| e.to_string())?);
+        self.diff.push_str(&deleted_file_diff(path, &text, mode).map_err(|e| e.to_string())?);
+        self.files.push(change(path, Some(&text), None));
+        self.steps.push(Step {
+            target: rel(path)?,
+            expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+            change: StepChange::Delete,
+        });
+        self.inverse_ops.push(Applied::Delete { path: path.to_owned(), content: text, mode });
+        Ok(())
+    }
+
+    /// A delete of `path`, which held `content` with `mode`.
+    fn delete(
+        &mut self,
+        workspace: &ConfinedRoot,
+        path: &str,
+        content: &str,
+        mode: u32,
+        before: Option<&str>,
+    ) -> Result<(), String> {
+        expect_hash(content, before, path)?;
+        self.shown.push_str(&deleted_file_diff(path, content, mode).map_err(|e| e.to_string())?);
+        self.diff.push_str(&new_file_diff(path, content, mode).map_err(|e| e.to_string())?);
+        self.files.push(change(path, None, Some(content)));
+        let target = rel(path)?;
+        note_missing_dirs(workspace, &target, &mut self.dirs);
+        self.steps.push(Step {
+            target,
+            expect: Expect::Absent,
+            change: StepChange::Write {
+                bytes: content.as_bytes().to_vec(),
+                mode: StepMode::Bits(mode),
+            },
+        });
+        self.inverse_ops.push(Applied::Create {
+            path: path.to_owned(),
+            content: content.to_owned(),
+            mode: Some(mode),
+        });
+        Ok(())
+    }
+
+    /// A move of `from` to `to` with `edits`, whose file at `to` reads `text` now.
+    #[allow(clippy::too_many_arguments, reason = "the move's facts, each used once")]
+    fn moved(
+        &mut self,
+        workspace: &ConfinedRoot,
+        from: &str,
+        to: &str,
+        edits: &[Edit],
+        text: &str,
+        before: Option<&str>,
+        chmod: Option<&ModeChange>,
+    ) -> Result<(), String> {
+        let (inverse, restored) = restore(text, edits, to)?;
+        expect_hash(&restored, before, from)?;
+        let (was, now) = headers(from, to, chmod);
+        self.shown.push_str(&diff_of(was, &restored, edits)?);
+        self.diff.push_str(&diff_of(now, text, &inverse)?);
+        self.inverse_modes.extend(chmod.map(|c| ModeChange {
+            path: from.to_owned(),
+            old: c.new,
+            new: c.old,
+        }));
+        self.files.push(change(to, Some(text), None));
+        self.files.push(change(from, None, Some(&restored)));
+        let (source, target) = (rel(to)?, rel(from)?);
+        note_missing_dirs(workspace, &target, &mut self.dirs);
+        self.steps.push(Step {
+            target,
+            expect: Expect::Absent,
+            change: StepChange::Write {
+                bytes: restored.into_bytes(),
+                mode: chmod.map_or(StepMode::Of(source.clone()), |c| StepMode::Bits(c.old)),
+            },
+        });
+        self.steps.push(Step {
+            target: source,
+            expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+            change: StepChange::Delete,
+        });
+        self.inverse_ops.push(Applied::Move {
+            from: to.to_owned(),
+            to: from.to_owned(),
+            edits: inverse,
+        });
+        Ok(())
+    }
 }
 
 /// Reverts `entry` (an applied change, an undo or a redo) in `workspace`, through the journal,
@@ -475,7 +558,7 @@ impl UndoHandler for ChangeUndo {
             undo_observed(&workspace, &entry, &retirement, &cancel, &mut |_| {})
         })
         .await
-        .map_err(|err| ActionError::other(format!("undo worker failed: {err}")))?
+        .map_err(|err| ActionError::other(staged_core::worker_failure("undo", err)))?
     }
 }
 

@@ -121,7 +121,7 @@ use crate::deferred::DeferredStore;
 
 pub use staged_ast_edit::{
     ArgNames, AstEditParams, AstGrepParams, DEFAULT_MAX_FILES, DetailsError, LangRequiredDetails,
-    Op, PreviewDetails, StaleDetails, Strictness, compile_glob, worker_failure,
+    Op, PreviewDetails, StaleDetails, Strictness, compile_glob,
 };
 pub use staged_journal::{
     ChangeDetails, ConfinedRoot, ModelAccess, RecoveryReport, STATE_DIR_NAME,

@@ -82,7 +82,7 @@ impl Tool for ReadTool {
         let work = tokio::task::spawn_blocking(move || read(&workspace, &given, offset, limit));
         tokio::select! {
             () = cancel.cancelled() => Err(ToolError::aborted(cancel.reason())),
-            res = work => res.map_err(|err| ToolError::new(staged_workspace::worker_failure("read", err)))?,
+            res = work => res.map_err(|err| ToolError::new(staged_core::worker_failure("read", err)))?,
         }
     }
 }

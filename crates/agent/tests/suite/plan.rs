@@ -10,8 +10,9 @@ use staged_agent::{
     AgentEvent, PLAN_DECISION_REMINDER, PlanDecision, PlanMode, ReadTool, RunOutcome,
 };
 use staged_agent_test_support::{Recorded, Reply, Turn, WireFormat};
-use staged_ast_edit::{AstEditTool, ConfinedRoot};
+use staged_ast_edit::AstEditTool;
 use staged_core::{InMemoryStore, Session, Tool};
+use staged_journal::ConfinedRoot;
 
 use super::harness::{ScriptedPerson, mock, provider, run};
 

@@ -4,8 +4,8 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use staged_agent::{FindTool, ReadTool};
-use staged_ast_edit::ConfinedRoot;
 use staged_core::{CancelToken, Tool};
+use staged_journal::ConfinedRoot;
 
 fn workspace() -> (tempfile::TempDir, ConfinedRoot) {
     let dir = tempfile::tempdir().unwrap();

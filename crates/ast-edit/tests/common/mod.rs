@@ -4,10 +4,11 @@
 use std::{path::Path, sync::Arc};
 
 use serde_json::Value;
-use staged_ast_edit::{AstEditTool, AstGrepTool, ConfinedRoot};
+use staged_ast_edit::{AstEditTool, AstGrepTool};
 use staged_core::{
     CancelToken, InMemoryStore, ResolveOptions, ResolveParams, Session, Tool, ToolResult,
 };
+use staged_journal::ConfinedRoot;
 
 /// A temp dir with files, its workspace, a session and the two tools.
 pub struct Fixture {
