@@ -339,6 +339,6 @@ impl staged_core::UndoHandler for SessionUndo {
         let cancel = cancel.clone();
         tokio::task::spawn_blocking(move || this.undo_now(&entry, &retirement, &cancel))
             .await
-            .map_err(|err| staged_core::ActionError::other(format!("undo worker failed: {err}")))?
+            .map_err(|err| staged_core::ActionError::other(staged_core::worker_failure("undo", err)))?
     }
 }
