@@ -5,7 +5,9 @@
 //! (highlighted on the server from the syntax trees of staged's tree-sitter grammars,
 //! `syntax.rs`, else by a line lexer, `highlight.rs`; hunks numbered as `staged show --hunks`
 //! numbers them, `diff.rs`), applies or discards the newest preview whole, per file or per hunk with a
-//! reason, and shows the resolve log with each entry's diff and undo/redo. Everything goes
+//! reason, shows each agent session's net change (`sessions.rs`) with keep and revert per file
+//! or per hunk through the code of `staged session keep|revert`, and shows the resolve log
+//! with each entry's diff and undo/redo. Everything goes
 //! through the workspace's [`staged_core::Session`], as the CLI's `resolve`, `undo` and `redo`
 //! do, with the front end [`staged_core::FrontEnd::Ui`]: a person's.
 //!
@@ -24,6 +26,7 @@ mod api;
 mod diff;
 mod guard;
 mod highlight;
+mod sessions;
 mod syntax;
 
 use std::{net::SocketAddr, sync::Arc};
