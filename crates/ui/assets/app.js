@@ -460,5 +460,10 @@ document.addEventListener('keydown', (ev) => {
   }
 });
 
+// A link to a preview (`/?preview=ID`, from the approval question of `--approve human`) opens
+// it; the address bar goes back to `/`.
+const linked = new URLSearchParams(location.search).get('preview');
+if (linked) { state.view = { kind: 'preview', id: linked }; history.replaceState(null, '', '/'); }
+
 refresh(true);
 setInterval(() => refresh(false), 1000);

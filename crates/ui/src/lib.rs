@@ -17,6 +17,9 @@
 //! rules of the HTTP MCP server ([`staged_mcp::HostPolicy`]); and every write carries the
 //! page's CSRF token in a header, which no other site's page can read or send.
 //!
+//! While it serves, its port is recorded in `.staged/ui.json` ([`staged_mcp::PageRecord`]), so
+//! the approval question of `staged mcp --approve human` links to the preview on the page.
+//!
 //! The page's HTML, script and style are embedded (`assets/`); nothing is fetched from the
 //! network. This crate prints nothing and reads no environment: the `staged` CLI does.
 
@@ -82,6 +85,8 @@ pub struct UiServer {
     listener: TcpListener,
     addr: SocketAddr,
     app: Arc<App>,
+    /// The page's record in the state folder, removed when serving ends.
+    _record: Option<staged_mcp::PageRecord>,
 }
 
 fn random() -> Result<BearerToken, UiError> {
@@ -105,7 +110,16 @@ impl UiServer {
             hosts: HostPolicy::loopback(addr.port()),
             port: addr.port(),
         };
-        Ok(UiServer { listener, addr, app: Arc::new(app) })
+        // From here until serving ends, the page is found by the approval question of
+        // `--approve human` (`staged_mcp::running_page`); without the record it only goes
+        // unlinked.
+        let state_dir = app.ws.workspace().state_dir();
+        let record = staged_mcp::PageRecord::write(&state_dir, addr.port())
+            .map_err(|err| {
+                tracing::warn!(%err, "could not record the page in {}", state_dir.display());
+            })
+            .ok();
+        Ok(UiServer { listener, addr, app: Arc::new(app), _record: record })
     }
 
     /// The address the listener is bound to.

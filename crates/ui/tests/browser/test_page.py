@@ -450,6 +450,18 @@ def test_the_page_reverts_a_session_hunk_as_the_cli_does_and_undoes_it():
             assert (root / "b.txt").read_bytes() == after_cli
             shown = json.loads(staged(root, "--json", "session", "show", "S1").stdout)
             assert [h["review"] for f in shown["files"] for h in f["hunks"]] == [None], shown
+
+            # The approval question's link (`/?preview=ID`) opens that preview, not the newest.
+            for name in ("c.txt", "d.txt"):
+                proc = staged(root, "write", name, stdin="new\n")
+                assert proc.returncode == 0, proc.stderr
+            ids = [p["id"] for p in json.loads(staged(root, "--json", "pending").stdout)["pending"]]
+            older = ids[-1]
+            base = url.split("/?")[0]
+            driver.go(f"{base}/?preview={older}")
+            driver.wait_text("#main", f"({older})")
+            driver.wait_text("#stale", "A newer preview is pending")
+            assert driver.url() == base + "/", driver.url()
         finally:
             if driver:
                 driver.quit()
