@@ -229,11 +229,12 @@ async fn state(State(app): State<Arc<App>>) -> Result<Json, ApiError> {
         }
         None => (Vec::new(), None),
     };
-    let sessions = sessions::rows(&app)?;
+    let pending_ids = pending.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(",");
+    let sessions = sessions::rows(&app, log.first().map_or(0, |e| e.entry), &pending_ids)?;
     // A session changes with the log (its entries, a revert) and with its review states.
     let revision = format!(
         "{}|{}|{}|{}",
-        pending.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(","),
+        pending_ids,
         log.first().map_or(0, |e| e.entry),
         log.iter().filter(|e| e.reverted_by.is_some()).count(),
         serde_json::to_string(&sessions).unwrap_or_default()

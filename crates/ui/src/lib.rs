@@ -77,6 +77,8 @@ struct App {
     csrf: BearerToken,
     hosts: HostPolicy,
     port: u16,
+    /// The sessions list, read afresh only when something changed.
+    sessions: sessions::SessionsCache,
 }
 
 /// A bound review page, ready to serve.
@@ -109,6 +111,7 @@ impl UiServer {
             csrf: random()?,
             hosts: HostPolicy::loopback(addr.port()),
             port: addr.port(),
+            sessions: sessions::SessionsCache::default(),
         };
         // From here until serving ends, the page is found by the approval question of
         // `--approve human` (`staged_mcp::running_page`); without the record it only goes

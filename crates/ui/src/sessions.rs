@@ -9,7 +9,11 @@
 //! it, or someone wrote into the lines), nothing is written and the answer says which hunk
 //! changed under them.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use axum::{
     body::Bytes,
@@ -31,12 +35,34 @@ use crate::{
     diff,
 };
 
+/// How long the sessions list is kept when nothing staged knows of changed: a change made
+/// outside staged (which can mark a hunk changed since) shows within this.
+const SESSIONS_MAX_AGE: Duration = Duration::from_secs(10);
+
+/// The sessions list as last read, and what it was read for.
+#[derive(Debug, Default)]
+pub(crate) struct SessionsCache(Mutex<Option<(String, Instant, Vec<Value>)>>);
+
 /// The sessions as the list shows them, the one active last first; empty when the workspace
-/// keeps no durable store yet.
-pub(crate) fn rows(app: &App) -> Result<Vec<Value>, ApiError> {
+/// keeps no durable store yet. Reading them composes every session's net change, so the page's
+/// poll reads them afresh only when the log (`newest` entry), the pending previews (`pending`),
+/// a session or its review states changed, or the list is older than [`SESSIONS_MAX_AGE`].
+pub(crate) fn rows(app: &App, newest: u64, pending: &str) -> Result<Vec<Value>, ApiError> {
     let Some(store) = app.ws.sqlite() else { return Ok(Vec::new()) };
+    let mut key = format!("{newest}|{pending}");
+    for row in store.sessions().map_err(internal)? {
+        let reviewed = store.reviewed(row.number).map_err(internal)?.len();
+        key.push_str(&format!("|{}:{}:{reviewed}", row.number, row.active_ms));
+    }
+    let mut cache = app.sessions.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((was, at, rows)) = cache.as_ref()
+        && *was == key
+        && at.elapsed() < SESSIONS_MAX_AGE
+    {
+        return Ok(rows.clone());
+    }
     let listed = listed(&app.ws, store).map_err(internal)?;
-    Ok(listed
+    let rows: Vec<Value> = listed
         .iter()
         .map(|l| {
             json!({
@@ -52,7 +78,9 @@ pub(crate) fn rows(app: &App) -> Result<Vec<Value>, ApiError> {
                 "error": l.error,
             })
         })
-        .collect())
+        .collect();
+    *cache = Some((key, Instant::now(), rows.clone()));
+    Ok(rows)
 }
 
 /// Session `typed` (`S3` or `3`), read afresh.
