@@ -121,7 +121,7 @@ async function drawView(force) {
     let preview;
     try { preview = await getJson(url + '&plain=1'); } catch (err) { markStale(null); return; }
     for (const f of preview.files || []) { f.picked = f.hunks.map(() => true); f.fileOn = true; }
-    preview.budget = LINES_FIRST;
+    preview.budget = LINES_PAINT;
     state.shown = preview;
     main.dataset.lit = preview.files ? 'no' : 'yes';
     main.replaceChildren(...previewNodes(preview));
@@ -150,6 +150,7 @@ async function highlightLater(preview, url) {
   const reason = $('reason') ? $('reason').value : '';
   const focused = document.activeElement && document.activeElement.id === 'reason';
   const y = window.scrollY;
+  preview.budget = Math.max(preview.budget, LINES_FIRST);
   $('main').replaceChildren(...previewNodes(preview));
   markStale(state.pending.find((r) => r.id === preview.id));
   $('reason').value = reason;
@@ -206,6 +207,9 @@ function previewNodes(p) {
 // How many diff lines a view draws before it offers to draw more: a 10,000-line diff stays
 // usable, and what is picked lives in the preview, not in the drawn checkboxes.
 const LINES_FIRST = 3000;
+// The first, plain draw holds a screenful and some, so a big diff paints at once; the
+// highlighted draw that follows it draws LINES_FIRST.
+const LINES_PAINT = 200;
 const LINES_MORE = 10000;
 let budget = 0;
 
