@@ -318,6 +318,9 @@ async function drawSession(view, force) {
   try { s = await getJson(url + '&plain=1'); } catch (err) { main.replaceChildren(el('p', { text: err.message })); state.shown = null; return; }
   s.kind = 'session';
   const before = state.shown && state.shown.kind === 'session' && state.shown.id === s.id ? state.shown : null;
+  // Nothing of it changed: the view stays as it is (the ticks, the focus, the elements).
+  const shape = (x) => JSON.stringify([x.reviewed, x.files.map((f) => [f.path, f.keys, f.hunks.map((h) => [h.review, h.changedSince])])]);
+  if (before && !force && shape(before) === shape(s)) return;
   const picked = new Set(); const gone = [];
   if (before) {
     const now = new Set(s.files.flatMap((f) => f.keys));

@@ -131,7 +131,15 @@ class Driver:
             time.sleep(0.1)
 
     def click(self, css):
-        self.ok(self.call("POST", f"/element/{self.find(css)}/click", {}), css)
+        # The page redraws a view when what it shows changed: an element found just before
+        # may be replaced; find it again.
+        for _ in range(20):
+            res = self.call("POST", f"/element/{self.find(css)}/click", {})
+            value = res.get("value")
+            if not (isinstance(value, dict) and value.get("error") == "stale element reference"):
+                break
+            time.sleep(0.1)
+        self.ok(res, css)
 
     def type(self, css, text):
         self.ok(self.call("POST", f"/element/{self.find(css)}/value", {"text": text}), css)
