@@ -421,3 +421,23 @@ fn discard_apply_undo_and_redo_through_the_page() {
     assert_eq!(res.status, 403);
     assert_eq!(read(dir.path(), "a.rs"), NEW);
 }
+
+/// While it serves, the page records its port in `.staged/ui.json`, and the approval question
+/// of `staged mcp --approve human` finds it there (`staged_mcp::running_page` believes the
+/// record only because the page answers as `staged ui` does); stopped, it is not found.
+#[test]
+fn a_running_page_is_found_for_the_approval_questions_link() {
+    let dir = two_hunks();
+    let state_dir = dir.path().join(".staged");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let page = Page::start(dir.path());
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(state_dir.join("ui.json")).unwrap()).unwrap();
+    assert_eq!(record["port"], page.port, "{record}");
+    assert_eq!(runtime.block_on(staged_mcp::running_page(&state_dir)), Some(page.port));
+    let port = page.port;
+    drop(page);
+    // Killed: the record stays, but no page answers there.
+    assert!(state_dir.join("ui.json").exists());
+    assert_eq!(runtime.block_on(staged_mcp::running_page(&state_dir)), None, "port {port}");
+}

@@ -44,13 +44,15 @@ pub(crate) enum Ask {
 pub(crate) async fn ask_to_apply(
     head: &PendingEntry,
     reason: &str,
+    state_dir: &std::path::Path,
     request: &CallToolRequestParams,
     ctx: &RequestContext<RoleServer>,
 ) -> Ask {
     if !supports_form_elicitation(ctx) {
         return Ask::Stop(no_elicitation_result(head));
     }
-    let params = match question(head, reason) {
+    let page = crate::page::running_page(state_dir).await;
+    let params = match question(head, reason, page) {
         Ok(params) => params,
         Err(err) => {
             return Ask::Stop(stop_result(
@@ -180,7 +182,11 @@ const APPROVE_FIELD: &str = "approve";
 /// The form's reason field, told to the model when the person declines.
 const REASON_FIELD: &str = "reason";
 
-fn question(head: &PendingEntry, reason: &str) -> Result<ElicitRequestParams, serde_json::Error> {
+fn question(
+    head: &PendingEntry,
+    reason: &str,
+    page: Option<u16>,
+) -> Result<ElicitRequestParams, serde_json::Error> {
     let schema = json!({
         "type": "object",
         "properties": {
@@ -204,13 +210,15 @@ fn question(head: &PendingEntry, reason: &str) -> Result<ElicitRequestParams, se
     };
     Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: approval_message(head, reason),
+        message: approval_message(head, reason, page),
         requested_schema: ElicitationSchema::from_json_schema(schema)?,
     })
 }
 
-/// The question shown to the person: label, reason, touched files and the (truncated) diff.
-pub(crate) fn approval_message(head: &PendingEntry, reason: &str) -> String {
+/// The question shown to the person: label, reason, touched files, the (truncated) diff, and
+/// where to see the whole preview: its link on the review page `page` when one is running
+/// (`crate::page`), else how to start one.
+pub(crate) fn approval_message(head: &PendingEntry, reason: &str, page: Option<u16>) -> String {
     let mut res =
         format!("The agent wants to apply a staged change.\n\n{}\nReason: {reason}", head.label());
     let details = head.action.details();
@@ -231,6 +239,15 @@ pub(crate) fn approval_message(head: &PendingEntry, reason: &str) -> String {
                 lines.len() - DIFF_LINES_SHOWN
             ));
         }
+    }
+    match page {
+        Some(port) => res.push_str(&format!(
+            "\n\nSee it on the review page: {} (in the browser that opened the address `staged ui` printed).",
+            crate::page::preview_link(port, head.id.as_str())
+        )),
+        None => res.push_str(
+            "\n\nTo see it on a review page, run `staged ui` in the workspace (no page is running now).",
+        ),
     }
     res
 }

@@ -11,7 +11,9 @@
 //! preview staged over MCP can be resolved at a terminal and the reverse. While anything is
 //! pending, results end with the resolve reminder: an MCP server cannot force the client's
 //! tool choice, so it nudges instead. With [`Approval::Human`], `resolve apply` first asks the
-//! person through MCP elicitation, then applies exactly the preview the person saw.
+//! person through MCP elicitation, then applies exactly the preview the person saw; the
+//! question links to the preview on the review page when `staged ui` serves the workspace
+//! (`page.rs`).
 //!
 //! Every tool result carries its model-facing text twice, because clients differ in what they
 //! hand the model: as text blocks, and inside `structuredContent`, which is the object
@@ -46,6 +48,7 @@ mod error;
 mod framing;
 mod http;
 mod options;
+mod page;
 mod pending;
 mod reply;
 mod resources;
@@ -61,6 +64,7 @@ pub use crate::{
     framing::MAX_FRAME_BYTES,
     http::{HTTP_PATH, HttpEndpoint},
     options::{Approval, HttpOptions, UnknownApproval},
+    page::{PAGE_FILE, PAGE_NO_SESSION_TEXT, PageRecord, preview_link, running_page},
     pending::{PENDING_DESCRIPTION, PENDING_TOOL_LABEL, PENDING_TOOL_NAME, pending_schema},
     server::StagedServer,
     transport::{serve_lines, serve_stdio},

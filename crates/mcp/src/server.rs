@@ -233,7 +233,8 @@ impl StagedServer {
             };
             return Ok(Outcome::Result(res));
         };
-        match ask_to_apply(head, &params.reason, request, ctx).await {
+        let state_dir = self.workspace.workspace().state_dir();
+        match ask_to_apply(head, &params.reason, &state_dir, request, ctx).await {
             Ask::Approved => {}
             Ask::Stop(result) => return Ok(Outcome::Result(result)),
             Ask::InputRequired(input) => return Ok(Outcome::InputRequired(input)),

@@ -272,3 +272,81 @@ async fn a_preview_only_a_person_may_apply_applies_only_once_they_approve() {
     assert_eq!(pending_count(&fx), 0);
     conn.close().await;
 }
+
+/// A stand-in for a running `staged ui` on a free port: it answers every request as the page
+/// answers a browser without its session (or, `as_page` false, as some other program).
+fn fake_page(as_page: bool) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = if as_page { staged_mcp::PAGE_NO_SESSION_TEXT } else { "hello" };
+            let status = if as_page { "401 Unauthorized" } else { "200 OK" };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+/// The question links to the preview on the review page when `staged ui` runs for the
+/// workspace, and otherwise says how to start one: never a link to a page that is not there.
+#[tokio::test]
+async fn the_question_links_to_the_preview_on_a_running_review_page_only() {
+    let protocol = ProtocolVersion::V_2025_11_25;
+    // No page recorded.
+    let fx = Fixture::new(&[("a.ts", SOURCE)]);
+    let conn = staged(&fx, protocol.clone(), Some(Answer::Decline)).await;
+    conn.call("resolve", json!({"action": "apply", "reason": "go"})).await;
+    let question = conn.asked().remove(0);
+    assert!(
+        question.ends_with(
+            "To see it on a review page, run `staged ui` in the workspace (no page is running now)."
+        ),
+        "{question}"
+    );
+    assert!(!question.contains("http://"), "{question}");
+    conn.close().await;
+
+    // A page recorded and answering as `staged ui` does.
+    let fx = Fixture::new(&[("a.ts", SOURCE)]);
+    let conn = staged(&fx, protocol.clone(), Some(Answer::Decline)).await;
+    let id = fx.open_session().store().peek().unwrap().unwrap().id.as_str().to_owned();
+    let port = fake_page(true);
+    let record = staged_mcp::PageRecord::write(&fx.root().join(".staged"), port).unwrap();
+    conn.call("resolve", json!({"action": "apply", "reason": "go"})).await;
+    let question = conn.asked().remove(0);
+    let link = staged_mcp::preview_link(port, &id);
+    assert_eq!(link, format!("http://127.0.0.1:{port}/?preview={id}"));
+    assert!(
+        question.ends_with(&format!(
+            "See it on the review page: {link} (in the browser that opened the address `staged ui` printed)."
+        )),
+        "{question}"
+    );
+    drop(record);
+    assert!(!fx.root().join(".staged").join(staged_mcp::PAGE_FILE).exists());
+    conn.close().await;
+
+    // A record left by a page that is gone: its port closed, or taken by another program.
+    for port in [fake_page(false), {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        closed.local_addr().unwrap().port()
+    }] {
+        let fx = Fixture::new(&[("a.ts", SOURCE)]);
+        let conn = staged(&fx, protocol.clone(), Some(Answer::Decline)).await;
+        let _record = staged_mcp::PageRecord::write(&fx.root().join(".staged"), port).unwrap();
+        conn.call("resolve", json!({"action": "apply", "reason": "go"})).await;
+        let question = conn.asked().remove(0);
+        assert!(!question.contains("http://"), "{question}");
+        assert!(question.contains("run `staged ui`"), "{question}");
+        conn.close().await;
+    }
+}

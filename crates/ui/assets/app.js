@@ -1,11 +1,12 @@
 // The review page of `staged ui`: no framework, no build step. It polls /api/state, draws
-// the pending previews, the selected preview's files and hunks (HTML highlighted and escaped
-// by the server), and the resolve log; every change is a POST with the page's CSRF token.
+// the pending previews, the agent sessions, the selected preview's or session's files and
+// hunks (HTML highlighted and escaped by the server), and the resolve log; every change is a
+// POST with the page's CSRF token.
 'use strict';
 
 const csrf = document.querySelector('meta[name="staged-csrf"]').content;
 const $ = (id) => document.getElementById(id);
-const state = { revision: null, pending: [], log: [], redo: null, view: null, split: false, shown: null };
+const state = { revision: null, pending: [], sessions: [], log: [], redo: null, view: null, split: false, shown: null };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -51,6 +52,7 @@ async function refresh(force) {
   if (!force && fresh.revision === state.revision) return;
   state.revision = fresh.revision;
   state.pending = fresh.pending;
+  state.sessions = fresh.sessions || [];
   state.log = fresh.log;
   state.redo = fresh.redo;
   drawLists();
@@ -69,6 +71,17 @@ function drawLists() {
     }, `${p.label} (${p.id})${p.newest ? ' — newest' : ''}`)));
   }
   if (!state.pending.length) pending.append(el('li', { class: 'muted', text: 'None.' }));
+  const sessions = $('sessions');
+  sessions.replaceChildren();
+  for (const s of state.sessions) {
+    const current = state.view && state.view.kind === 'session' && state.view.id === s.id;
+    const title = s.title ? ` "${s.title}"` : '';
+    sessions.append(el('li', {}, el('button', {
+      type: 'button', 'aria-current': current ? 'true' : 'false', 'data-session': s.id,
+      onclick: () => show({ kind: 'session', id: s.id }),
+    }, `${s.id} ${s.client}${title} — ${s.error ? s.error : `${s.files} file${s.files === 1 ? '' : 's'}, ${s.reviewed} of ${s.hunks} hunk${s.hunks === 1 ? '' : 's'} reviewed`}`)));
+  }
+  if (!state.sessions.length) sessions.append(el('li', { class: 'muted', text: 'None.' }));
   const log = $('log');
   log.replaceChildren();
   for (const e of state.log) {
@@ -108,12 +121,14 @@ async function drawView(force) {
     let preview;
     try { preview = await getJson(url + '&plain=1'); } catch (err) { markStale(null); return; }
     for (const f of preview.files || []) { f.picked = f.hunks.map(() => true); f.fileOn = true; }
-    preview.budget = LINES_FIRST;
+    preview.budget = LINES_PAINT;
     state.shown = preview;
     main.dataset.lit = preview.files ? 'no' : 'yes';
     main.replaceChildren(...previewNodes(preview));
     markStale(row);
     if (preview.files) highlightLater(preview, url);
+  } else if (view.kind === 'session') {
+    await drawSession(view, force);
   } else {
     let entry;
     try { entry = await getJson('/api/log?entry=' + view.entry); } catch (err) { main.replaceChildren(el('p', { text: err.message })); return; }
@@ -135,6 +150,7 @@ async function highlightLater(preview, url) {
   const reason = $('reason') ? $('reason').value : '';
   const focused = document.activeElement && document.activeElement.id === 'reason';
   const y = window.scrollY;
+  preview.budget = Math.max(preview.budget, LINES_FIRST);
   $('main').replaceChildren(...previewNodes(preview));
   markStale(state.pending.find((r) => r.id === preview.id));
   $('reason').value = reason;
@@ -191,10 +207,13 @@ function previewNodes(p) {
 // How many diff lines a view draws before it offers to draw more: a 10,000-line diff stays
 // usable, and what is picked lives in the preview, not in the drawn checkboxes.
 const LINES_FIRST = 3000;
+// The first, plain draw holds a screenful and some, so a big diff paints at once; the
+// highlighted draw that follows it draws LINES_FIRST.
+const LINES_PAINT = 200;
 const LINES_MORE = 10000;
 let budget = 0;
 
-function fileNode(f, i, partial) {
+function fileNode(f, i, partial, verb) {
   const box = el('section', { class: 'file', id: 'file-' + i, 'aria-label': f.path });
   const head = el('h3', {});
   const redrawTicks = () => {
@@ -204,7 +223,7 @@ function fileNode(f, i, partial) {
   };
   if (partial) {
     head.append(el('input', { type: 'checkbox', class: 'pick-file', checked: f.byHunk ? f.picked.some(Boolean) : f.fileOn,
-      'data-path': f.path, 'aria-label': `Apply ${f.path}`,
+      'data-path': f.path, 'aria-label': `${verb || 'Apply'} ${f.path}`,
       onclick: (ev) => { f.fileOn = ev.target.checked; f.picked = f.picked.map(() => ev.target.checked); redrawTicks(); } }));
   }
   head.append(`${f.path}${f.from ? ' (moved from ' + f.from + ')' : ''}`);
@@ -221,9 +240,10 @@ function fileNode(f, i, partial) {
     if (partial && f.byHunk) {
       hh.append(el('input', { type: 'checkbox', class: 'pick-hunk', checked: f.picked[h.number - 1], 'data-path': f.path,
         'data-hunk': String(h.number), 'aria-label': `hunk ${h.number} of ${h.of} of ${f.path}`,
-        onclick: (ev) => { f.picked[h.number - 1] = ev.target.checked; redrawTicks(); } }));
+        onclick: (ev) => { f.picked[h.number - 1] = ev.target.checked; if (!ev.target.checked) f.fileOn = false; redrawTicks(); } }));
     }
     hh.append(h.header);
+    if (h.changedSince) hh.dataset.changed = 'yes';
     box.append(hh, state.split ? splitTable(drawn) : unifiedTable(drawn));
     if (drawn.length < h.lines.length) {
       box.append(el('p', { class: 'muted', text: `${h.lines.length - drawn.length} more lines of this hunk are not drawn yet.` }));
@@ -266,7 +286,7 @@ function splitTable(lines) {
 
 async function resolve(action) {
   const p = state.shown;
-  if (!p) return;
+  if (!p || p.kind) return;
   const reason = $('reason').value;
   if (!reason.trim()) { say('Type a reason first: it is required.'); $('reason').focus(); return; }
   const body = { id: p.id, action, reason };
@@ -285,6 +305,101 @@ async function resolve(action) {
   const res = await post('/api/resolve', body);
   say(res.text);
   state.view = null;
+  await refresh(true);
+}
+
+// A session's net change: drawn plain at once, then highlighted. Drawn again when it changes
+// (another process kept, reverted or wrote into it): the picks and the reason typed stay on
+// the hunks still there, and a hunk the person saw that is gone is named in a banner.
+async function drawSession(view, force) {
+  const main = $('main');
+  const url = '/api/session?id=' + encodeURIComponent(view.id);
+  let s;
+  try { s = await getJson(url + '&plain=1'); } catch (err) { main.replaceChildren(el('p', { text: err.message })); state.shown = null; return; }
+  s.kind = 'session';
+  const before = state.shown && state.shown.kind === 'session' && state.shown.id === s.id ? state.shown : null;
+  // Nothing of it changed: the view stays as it is (the ticks, the focus, the elements).
+  const shape = (x) => JSON.stringify([x.reviewed, x.files.map((f) => [f.path, f.keys, f.hunks.map((h) => [h.review, h.changedSince])])]);
+  if (before && !force && shape(before) === shape(s)) return;
+  const picked = new Set(); const gone = [];
+  if (before) {
+    const now = new Set(s.files.flatMap((f) => f.keys));
+    for (const f of before.files) {
+      f.hunks.forEach((h, j) => {
+        if (f.picked[j]) picked.add(h.key);
+        if (!now.has(h.key)) gone.push(f.byHunk ? `hunk ${h.number} of ${h.of} of ${f.path}` : f.path);
+      });
+    }
+  }
+  for (const f of s.files) { f.picked = f.hunks.map((h) => picked.has(h.key)); f.fileOn = f.picked.length > 0 && f.picked.every(Boolean); }
+  s.changedUnder = gone.length ? `This session's change changed while you were looking at it: ${gone.join(', ')} ${gone.length === 1 ? 'is' : 'are'} no longer what you saw (another process kept, reverted or changed it). The page shows it as it is now; look again before you keep or revert.` : (before && before.changedUnder) || '';
+  const reason = $('reason') && before ? $('reason').value : '';
+  const y = window.scrollY;
+  state.shown = s;
+  main.dataset.lit = 'no';
+  main.replaceChildren(...sessionNodes(s));
+  if ($('reason')) $('reason').value = reason;
+  if (before) window.scrollTo(0, y);
+  let lit;
+  try { lit = await getJson(url); } catch (err) { return; }
+  if (state.shown !== s || lit.files.length !== s.files.length) return;
+  s.files.forEach((f, i) => f.hunks.forEach((h, j) => h.lines.forEach((l, k) => {
+    const line = lit.files[i].hunks[j] && lit.files[i].hunks[j].lines[k];
+    if (line) l.html = line.html;
+  })));
+  const typed = $('reason') ? $('reason').value : '';
+  const focused = document.activeElement && document.activeElement.id === 'reason';
+  const y2 = window.scrollY;
+  main.replaceChildren(...sessionNodes(s));
+  $('reason').value = typed;
+  if (focused) $('reason').focus();
+  window.scrollTo(0, y2);
+  main.dataset.lit = 'yes';
+}
+
+function sessionNodes(s) {
+  const title = s.title ? ` "${s.title}"` : '';
+  const nodes = [el('h2', { text: `Session ${s.id} ${s.client}${title}` }),
+    el('p', { class: 'muted', text: `${s.reviewed} of ${s.hunks} hunk${s.hunks === 1 ? '' : 's'} reviewed` }),
+    el('div', { id: 'changed', class: 'banner', role: 'alert', hidden: !s.changedUnder, text: s.changedUnder })];
+  if (!s.files.length) {
+    nodes.push(el('p', { text: `${s.id} changed nothing that is still in the files (or everything it changed was reverted).` }));
+    return nodes;
+  }
+  const tree = el('ul', { class: 'tree', 'aria-label': 'Files' });
+  for (const [i, f] of s.files.entries()) {
+    tree.append(el('li', {}, el('a', { href: '#file-' + i, text: `${f.path}${f.from ? ' (from ' + f.from + ')' : ''} — ${f.change}` })));
+  }
+  nodes.push(el('h3', { text: `${s.files.length} file${s.files.length === 1 ? '' : 's'}` }), tree);
+  budget = LINES_MORE;
+  for (const [i, f] of s.files.entries()) nodes.push(fileNode(f, i, true, 'Select all of'));
+  nodes.push(el('label', { class: 'reason', for: 'reason', text: 'Reason (required to revert)' }),
+    el('textarea', { id: 'reason', name: 'reason' }),
+    el('div', { class: 'bar' },
+      el('button', { type: 'button', class: 'act', id: 'keep', onclick: () => sessionAct('keep') }, 'Keep'),
+      el('button', { type: 'button', class: 'act', id: 'revert', onclick: () => sessionAct('revert') }, 'Revert'),
+      el('span', { class: 'muted', text: 'Keep or Revert acts on the ticked files and hunks.' })));
+  return nodes;
+}
+
+async function sessionAct(action) {
+  const s = state.shown;
+  if (!s || s.kind !== 'session') return;
+  const reason = $('reason').value;
+  if (action === 'revert' && !reason.trim()) { say('Type a reason first: a revert says why.'); $('reason').focus(); return; }
+  const files = []; const hunks = {}; const seen = {};
+  for (const f of s.files) {
+    const numbers = f.hunks.filter((h) => f.picked[h.number - 1]).map((h) => h.number);
+    if (!f.byHunk ? !f.fileOn : !numbers.length) continue;
+    // The file's box ticked: the whole file, as `--only FILE`; else its hunks, as `--only FILE:N`.
+    if (!f.byHunk || (f.fileOn && numbers.length === f.hunks.length)) files.push(f.path);
+    else hunks[f.path] = numbers;
+    seen[f.path] = f.keys;
+  }
+  if (!files.length && !Object.keys(hunks).length) { say('Tick the files or hunks to keep or revert first.'); return; }
+  const res = await post('/api/session', { session: s.id, action, reason, files, hunks, seen });
+  say(res.text);
+  if (!res.isError) state.shown = null;
   await refresh(true);
 }
 
@@ -318,7 +433,8 @@ $('redo').addEventListener('click', async () => {
 $('layout').addEventListener('click', () => {
   state.split = !state.split;
   $('layout').setAttribute('aria-pressed', String(state.split));
-  if (state.shown) $('main').replaceChildren(...previewNodes(state.shown));
+  if (state.shown && state.shown.kind === 'session') $('main').replaceChildren(...sessionNodes(state.shown));
+  else if (state.shown) $('main').replaceChildren(...previewNodes(state.shown));
   markStale(state.pending.find((p) => state.shown && p.id === state.shown.id));
 });
 
@@ -327,7 +443,7 @@ $('layout').addEventListener('click', () => {
 let chosen = null;
 
 document.addEventListener('keydown', (ev) => {
-  if (ev.target.id === 'reason' && chosen && state.shown) {
+  if (ev.target.id === 'reason' && chosen && state.shown && !state.shown.kind) {
     if (ev.key === 'Escape') { chosen = null; say('Cancelled.'); ev.target.blur(); return; }
     if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); const action = chosen; chosen = null; resolve(action); return; }
   }
@@ -337,7 +453,7 @@ document.addEventListener('keydown', (ev) => {
     case 'n': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.min(at + 1, state.pending.length - 1)].id }); break;
     case 'p': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.max(at - 1, 0)].id }); break;
     case 'a': case 'd':
-      if ($('reason') && state.shown) {
+      if ($('reason') && state.shown && !state.shown.kind) {
         ev.preventDefault();
         chosen = ev.key === 'a' ? 'apply' : 'discard';
         $('reason').focus();
@@ -350,6 +466,11 @@ document.addEventListener('keydown', (ev) => {
     default: return;
   }
 });
+
+// A link to a preview (`/?preview=ID`, from the approval question of `--approve human`) opens
+// it; the address bar goes back to `/`.
+const linked = new URLSearchParams(location.search).get('preview');
+if (linked) { state.view = { kind: 'preview', id: linked }; history.replaceState(null, '', '/'); }
 
 refresh(true);
 setInterval(() => refresh(false), 1000);

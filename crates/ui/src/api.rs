@@ -1,10 +1,11 @@
 //! The page and its endpoints. Reads: `GET /api/state` (the pending previews newest first, the
-//! log's newest entries, and a `revision` that changes whenever the stack or the log does, which
+//! agent sessions (the one active last first), the log's newest entries, and a `revision` that changes whenever the stack or the log does, which
 //! the page polls), `GET /api/preview?id=ID[&plain=1]` (a preview's files and hunks, `plain`
 //! without highlighting), `GET
 //! /api/log?entry=N` (a log entry with its diff). Writes, JSON bodies only: `POST /api/resolve`
 //! (`{"id", "action": "apply"|"discard", "reason", "files"?, "hunks"?}`), `POST /api/undo`
-//! (`{"entry"?, "reason"}`), `POST /api/redo` (`{"reason"}`). A write answers
+//! (`{"entry"?, "reason"}`), `POST /api/redo` (`{"reason"}`). A session's change and its keep and revert:
+//! `sessions.rs` (`/api/session`). A write answers
 //! `{"isError", "text"}` with the session's result; a bad request gets 400 and
 //! `{"error"}`, and nothing is resolved.
 //!
@@ -35,7 +36,7 @@ use staged_core::{
 };
 use staged_journal::{Choice, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, Selection, preview_parts};
 
-use crate::{App, diff};
+use crate::{App, diff, sessions};
 
 const INDEX_HTML: &str = include_str!("../assets/index.html");
 const APP_JS: &str = include_str!("../assets/app.js");
@@ -58,6 +59,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .route("/api/resolve", post(resolve))
         .route("/api/undo", post(undo))
         .route("/api/redo", post(redo))
+        .route("/api/session", get(sessions::show).post(sessions::act))
         .with_state(app)
 }
 
@@ -73,7 +75,7 @@ async fn index(State(app): State<Arc<App>>) -> Response {
 
 /// A refusal: a status and `{"error"}`.
 #[derive(Debug)]
-struct ApiError(StatusCode, String);
+pub(crate) struct ApiError(pub(crate) StatusCode, pub(crate) String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -83,7 +85,7 @@ impl IntoResponse for ApiError {
 
 /// A JSON response.
 #[derive(Debug)]
-struct Json(Value);
+pub(crate) struct Json(pub(crate) Value);
 
 impl IntoResponse for Json {
     fn into_response(self) -> Response {
@@ -94,7 +96,10 @@ impl IntoResponse for Json {
 }
 
 /// A write's body: JSON, declared so (a form another site posts is neither), read into `T`.
-fn body<T: serde::de::DeserializeOwned>(headers: &HeaderMap, bytes: &Bytes) -> Result<T, ApiError> {
+pub(crate) fn body<T: serde::de::DeserializeOwned>(
+    headers: &HeaderMap,
+    bytes: &Bytes,
+) -> Result<T, ApiError> {
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -111,7 +116,7 @@ fn body<T: serde::de::DeserializeOwned>(headers: &HeaderMap, bytes: &Bytes) -> R
 }
 
 /// The value of `name` in a query string, percent-decoded.
-fn query_param(query: Option<&str>, name: &str) -> Option<String> {
+pub(crate) fn query_param(query: Option<&str>, name: &str) -> Option<String> {
     let raw = query?.split('&').find_map(|pair| {
         let (key, value) = pair.split_once('=')?;
         (key == name).then_some(value)
@@ -139,11 +144,11 @@ fn query_param(query: Option<&str>, name: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-fn bad(text: impl Into<String>) -> ApiError {
+pub(crate) fn bad(text: impl Into<String>) -> ApiError {
     ApiError(StatusCode::BAD_REQUEST, text.into())
 }
 
-fn internal(err: impl std::fmt::Display) -> ApiError {
+pub(crate) fn internal(err: impl std::fmt::Display) -> ApiError {
     ApiError(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
 }
 
@@ -224,16 +229,21 @@ async fn state(State(app): State<Arc<App>>) -> Result<Json, ApiError> {
         }
         None => (Vec::new(), None),
     };
+    let pending_ids = pending.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(",");
+    let sessions = sessions::rows(&app, log.first().map_or(0, |e| e.entry), &pending_ids)?;
+    // A session changes with the log (its entries, a revert) and with its review states.
     let revision = format!(
-        "{}|{}|{}",
-        pending.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(","),
+        "{}|{}|{}|{}",
+        pending_ids,
         log.first().map_or(0, |e| e.entry),
-        log.iter().filter(|e| e.reverted_by.is_some()).count()
+        log.iter().filter(|e| e.reverted_by.is_some()).count(),
+        serde_json::to_string(&sessions).unwrap_or_default()
     );
     Ok(Json(json!({
         "root": app.ws.workspace().root().to_string_lossy(),
         "revision": revision,
         "pending": pending,
+        "sessions": sessions,
         "log": log,
         "redo": redo,
     })))
@@ -312,7 +322,7 @@ struct ResolveBody {
 
 /// The reason, trimmed, or the refusal of a blank or too long one (as `staged resolve`
 /// refuses them).
-fn reason_of(reason: &str, required: bool) -> Result<String, ApiError> {
+pub(crate) fn reason_of(reason: &str, required: bool) -> Result<String, ApiError> {
     let reason = reason.trim();
     if required && reason.is_empty() {
         return Err(bad("A reason is required: say why the preview is applied or discarded."));

@@ -89,6 +89,18 @@ pub(crate) fn files(
     partial: bool,
     highlight: bool,
 ) -> Vec<FileView> {
+    files_noted(diff, names, partial, highlight, &|_, kind, idx, n| hunk_note(kind, idx, n))
+}
+
+/// [`files`] with each hunk's note from `note(file index, kind, hunk index, hunk count)`
+/// (a session's hunks are noted as `staged session show` notes them).
+pub(crate) fn files_noted(
+    diff: &str,
+    names: &[(String, Option<String>)],
+    partial: bool,
+    highlight: bool,
+    note: &dyn Fn(usize, DiffKind, usize, usize) -> Option<String>,
+) -> Vec<FileView> {
     let sections = diff_files(diff);
     let named = names.len() == sections.len();
     let mut res = Vec::with_capacity(sections.len());
@@ -111,7 +123,7 @@ pub(crate) fn files(
             .map(|(i, range)| {
                 let text = &diff[range.clone()];
                 let (first, body) = text.split_once('\n').unwrap_or((text, ""));
-                let header = match hunk_note(section.kind, i, n) {
+                let header = match note(idx, section.kind, i, n) {
                     Some(note) => format!("{first} {note}"),
                     None => first.to_owned(),
                 };

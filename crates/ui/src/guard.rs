@@ -36,7 +36,7 @@ pub fn cookie_name(port: u16) -> String {
 }
 
 /// The refusal of a request without the session cookie.
-pub(crate) const NO_SESSION_TEXT: &str = "Unauthorized: open the address `staged ui` printed (it carries the token); this browser has no session with this page";
+pub(crate) const NO_SESSION_TEXT: &str = staged_mcp::PAGE_NO_SESSION_TEXT;
 /// The refusal of a wrong token in the address.
 pub(crate) const BAD_TOKEN_TEXT: &str = "Unauthorized: the token in the address is not this page's; open the address `staged ui` printed";
 /// The refusal of a write without the page's CSRF token.

@@ -5,7 +5,9 @@
 //! (highlighted on the server from the syntax trees of staged's tree-sitter grammars,
 //! `syntax.rs`, else by a line lexer, `highlight.rs`; hunks numbered as `staged show --hunks`
 //! numbers them, `diff.rs`), applies or discards the newest preview whole, per file or per hunk with a
-//! reason, and shows the resolve log with each entry's diff and undo/redo. Everything goes
+//! reason, shows each agent session's net change (`sessions.rs`) with keep and revert per file
+//! or per hunk through the code of `staged session keep|revert`, and shows the resolve log
+//! with each entry's diff and undo/redo. Everything goes
 //! through the workspace's [`staged_core::Session`], as the CLI's `resolve`, `undo` and `redo`
 //! do, with the front end [`staged_core::FrontEnd::Ui`]: a person's.
 //!
@@ -14,6 +16,9 @@
 //! redirect, so the token leaves the address bar); `Host` and `Origin` are checked by the
 //! rules of the HTTP MCP server ([`staged_mcp::HostPolicy`]); and every write carries the
 //! page's CSRF token in a header, which no other site's page can read or send.
+//!
+//! While it serves, its port is recorded in `.staged/ui.json` ([`staged_mcp::PageRecord`]), so
+//! the approval question of `staged mcp --approve human` links to the preview on the page.
 //!
 //! The page's HTML, script and style are embedded (`assets/`); nothing is fetched from the
 //! network. This crate prints nothing and reads no environment: the `staged` CLI does.
@@ -24,6 +29,7 @@ mod api;
 mod diff;
 mod guard;
 mod highlight;
+mod sessions;
 mod syntax;
 
 use std::{net::SocketAddr, sync::Arc};
@@ -71,6 +77,8 @@ struct App {
     csrf: BearerToken,
     hosts: HostPolicy,
     port: u16,
+    /// The sessions list, read afresh only when something changed.
+    sessions: sessions::SessionsCache,
 }
 
 /// A bound review page, ready to serve.
@@ -79,6 +87,8 @@ pub struct UiServer {
     listener: TcpListener,
     addr: SocketAddr,
     app: Arc<App>,
+    /// The page's record in the state folder, removed when serving ends.
+    _record: Option<staged_mcp::PageRecord>,
 }
 
 fn random() -> Result<BearerToken, UiError> {
@@ -101,8 +111,18 @@ impl UiServer {
             csrf: random()?,
             hosts: HostPolicy::loopback(addr.port()),
             port: addr.port(),
+            sessions: sessions::SessionsCache::default(),
         };
-        Ok(UiServer { listener, addr, app: Arc::new(app) })
+        // From here until serving ends, the page is found by the approval question of
+        // `--approve human` (`staged_mcp::running_page`); without the record it only goes
+        // unlinked.
+        let state_dir = app.ws.workspace().state_dir();
+        let record = staged_mcp::PageRecord::write(&state_dir, addr.port())
+            .map_err(|err| {
+                tracing::warn!(%err, "could not record the page in {}", state_dir.display());
+            })
+            .ok();
+        Ok(UiServer { listener, addr, app: Arc::new(app), _record: record })
     }
 
     /// The address the listener is bound to.

@@ -85,6 +85,7 @@
 mod changes;
 mod deferred;
 mod durable;
+pub mod sessions;
 
 /// The Rust blocks of the README and of `docs/`, compiled and run as this crate's doctests
 /// (`tests/docs_compiled.rs` checks that every Markdown file with a Rust block is here).

@@ -765,13 +765,22 @@ impl Review {
             Row::Hunk(f, h) => picks[f] = Some(Pick::Hunks(vec![h + 1])),
         }
         let res = if revert {
-            sessions::revert_picked(&self.ws, &store, loaded, &picks, &reason, &FrontEnd::Review)
-                .map(|done| match done {
-                    Reverted::Done { text, .. } => (text, true),
-                    Reverted::Refused(text) => (text, false),
-                })
+            sessions::revert_picked_now(
+                &self.ws,
+                &store,
+                loaded,
+                &picks,
+                &reason,
+                &FrontEnd::Review,
+            )
+            .map(|done| match done {
+                Reverted::Done { text, .. } => (text, true),
+                Reverted::Refused(text) => (text, false),
+            })
         } else {
-            sessions::keep_picked(&store, loaded, &picks, &reason).map(|kept| (kept.text, true))
+            sessions::keep_picked(&store, loaded, &picks, &reason)
+                .map(|kept| (kept.text, true))
+                .map_err(anyhow::Error::from)
         };
         match res {
             Ok((text, true)) => {

@@ -131,7 +131,15 @@ class Driver:
             time.sleep(0.1)
 
     def click(self, css):
-        self.ok(self.call("POST", f"/element/{self.find(css)}/click", {}), css)
+        # The page redraws a view when what it shows changed: an element found just before
+        # may be replaced; find it again.
+        for _ in range(20):
+            res = self.call("POST", f"/element/{self.find(css)}/click", {})
+            value = res.get("value")
+            if not (isinstance(value, dict) and value.get("error") == "stale element reference"):
+                break
+            time.sleep(0.1)
+        self.ok(res, css)
 
     def type(self, css, text):
         self.ok(self.call("POST", f"/element/{self.find(css)}/value", {"text": text}), css)
@@ -318,6 +326,150 @@ def test_a_ten_thousand_line_diff_is_drawn_in_pages():
             driver.wait_text("#message", "Discarded")
             assert json.loads(staged(root, "--json", "pending").stdout)["pending"] == []
             assert (root / "big.txt").read_text() == old
+        finally:
+            if driver:
+                driver.quit()
+            page.kill()
+            page.wait()
+
+
+RECORD = ["hook", "claude-code", "--mode", "record"]
+# Twenty numbered lines; the session changes lines 2 and 15: two hunks.
+SESSION_BEFORE = "".join(f"line {n}\n" for n in range(1, 21))
+SESSION_AFTER = SESSION_BEFORE.replace("line 2\n", "two, by the agent\n").replace(
+    "line 15\n", "fifteen, by the agent\n")
+
+
+def hook(root, event):
+    proc = subprocess.run([staged_bin(), *RECORD], cwd=root, input=json.dumps(event), capture_output=True,
+                          text=True, timeout=60,
+                          env={**os.environ, "NO_COLOR": "1", "CODEX_HOME": str(root / ".no-codex-home")})
+    assert proc.returncode == 0, proc.stderr
+
+
+def recorded_write(root, path, text):
+    """Claude Code's Write of `text` to `path` in session `claude-1`, recorded by staged's
+    record-mode hook: PreToolUse, the client's write, PostToolUse."""
+    file = root / path
+    tool_input = {"file_path": str(file), "content": text}
+    base = {"session_id": "claude-1", "cwd": str(root), "tool_name": "Write", "tool_input": tool_input,
+            "tool_use_id": "t1", "permission_mode": "acceptEdits"}
+    hook(root, {**base, "hook_event_name": "PreToolUse"})
+    original = file.read_text()
+    file.write_text(text)
+    hook(root, {**base, "hook_event_name": "PostToolUse",
+                "tool_response": {"type": "update", "filePath": str(file), "content": text,
+                                  "structuredPatch": [], "originalFile": original}})
+
+
+def test_the_page_reverts_a_session_hunk_as_the_cli_does_and_undoes_it():
+    """A record-mode session appears without a reload; hunk 2 of its file is reverted from the
+    page with a reason, and the file and the log are exactly what `staged session revert
+    --only FILE:2` gives in a twin workspace; the revert is undone from the log view, as
+    `staged undo` does; a hunk reverted by the CLI while the page shows it is named as changed
+    under the person, and a keep of what they saw is refused, writing nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        twin = workspace(tmp, "twin")
+        (twin / "b.txt").write_text(SESSION_BEFORE)
+        recorded_write(twin, "b.txt", SESSION_AFTER)
+        proc = staged(twin, "session", "revert", "--only", "b.txt:2", "--reason", "line 15 stays")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+        root = workspace(tmp, "repo")
+        (root / "b.txt").write_text(SESSION_BEFORE)
+        page = subprocess.Popen([staged_bin(), "--workspace", str(root), "ui", "--no-open"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        driver = None
+        try:
+            url = page.stdout.readline().strip()
+            driver = Driver(Path(tmp) / "profile")
+            driver.go(url)
+            driver.wait_text("#sessions", "None.")
+
+            # Recorded by the hook: the session appears without a reload.
+            recorded_write(root, "b.txt", SESSION_AFTER)
+            driver.wait_text("#sessions", "S1 claude-code")
+            driver.wait_text("#sessions", "0 of 2 hunks reviewed")
+            driver.click('#sessions button[data-session="S1"]')
+            driver.find('#main[data-lit="yes"]')
+            driver.find('input[aria-label="hunk 2 of 2 of b.txt"]')
+            headers = driver.script(
+                "return [...document.querySelectorAll('.hunk-head')].map(h => h.textContent)")
+            assert headers == ["@@ -1,5 +1,5 @@ [hunk 1 of 2]", "@@ -12,7 +12,7 @@ [hunk 2 of 2]"], headers
+            names = driver.script(
+                "return [...document.querySelectorAll('#main button')].map(b => b.textContent)")
+            assert names == ["Keep", "Revert"], names
+            driver.shot("9-session")
+            serious = [v for v in driver.audit() if v[1] in ("serious", "critical")]
+            assert serious == [], serious
+
+            # A revert needs a reason, as `staged session revert` does: nothing is written.
+            driver.click('input[aria-label="hunk 2 of 2 of b.txt"]')
+            driver.click("#revert")
+            driver.wait_text("#message", "Type a reason first")
+            assert (root / "b.txt").read_text() == SESSION_AFTER
+
+            driver.type("#reason", "line 15 stays")
+            driver.shot("10-session-hunk-2-picked")
+            driver.click("#revert")
+            driver.wait_text("#message", "Reverted 1 hunk of S1 (b.txt (hunk 2))")
+            assert (root / "b.txt").read_bytes() == (twin / "b.txt").read_bytes()
+            assert log_of(root) == log_of(twin)
+            revert = json.loads(staged(root, "--json", "log").stdout)["entries"][0]
+            assert revert["frontEnd"] == "ui", revert
+            driver.wait_text("#main", "0 of 1 hunk reviewed")
+            driver.shot("11-session-hunk-reverted")
+
+            # Undone from the log view, as `staged undo ENTRY` does in the twin.
+            proc = staged(twin, "undo", str(revert["entry"]))
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            driver.click(f'#log button[data-entry="{revert["entry"]}"]')
+            driver.wait_text("#main", f"Log entry {revert['entry']}: applied")
+            driver.shot("12-session-revert-in-log")
+            driver.click("#undo")
+            driver.wait_text("#message", "Undid")
+            assert (root / "b.txt").read_bytes() == SESSION_AFTER.encode()
+            assert (root / "b.txt").read_bytes() == (twin / "b.txt").read_bytes()
+            assert log_of(root) == log_of(twin)
+            driver.wait_text("#log", "undone")
+            driver.shot("13-session-revert-undone")
+
+            # Changed under the person: the CLI reverts hunk 1 while the page shows it.
+            driver.click('#sessions button[data-session="S1"]')
+            driver.find('#main[data-lit="yes"]')
+            driver.click('input[aria-label="hunk 1 of 2 of b.txt"]')
+            seen = driver.script("return state.shown.files[0].keys")
+            assert len(seen) == 2, seen
+            proc = staged(root, "session", "revert", "--only", "b.txt:1", "--reason", "line 2 stays")
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            after_cli = (root / "b.txt").read_bytes()
+            driver.wait_text("#changed", "hunk 1 of 2 of b.txt")
+            driver.wait_text("#changed", "no longer what you saw")
+            driver.shot("14-session-changed-under")
+            # A keep of the hunk as the person saw it is refused, and nothing is written.
+            res = driver.call("POST", "/execute/async", {"script": """
+                const done = arguments[arguments.length - 1];
+                post('/api/session', {session: 'S1', action: 'keep', reason: '', files: [],
+                  hunks: {'b.txt': [1]}, seen: {'b.txt': arguments[0]}}).then(done);""", "args": [seen]})
+            answer = res["value"]
+            assert answer["isError"] is True, answer
+            assert "Hunk 1 of b.txt changed since you looked at it" in answer["text"], answer
+            assert "Nothing was written" in answer["text"], answer
+            assert (root / "b.txt").read_bytes() == after_cli
+            shown = json.loads(staged(root, "--json", "session", "show", "S1").stdout)
+            assert [h["review"] for f in shown["files"] for h in f["hunks"]] == [None], shown
+
+            # The approval question's link (`/?preview=ID`) opens that preview, not the newest.
+            for name in ("c.txt", "d.txt"):
+                proc = staged(root, "write", name, stdin="new\n")
+                assert proc.returncode == 0, proc.stderr
+            ids = [p["id"] for p in json.loads(staged(root, "--json", "pending").stdout)["pending"]]
+            older = ids[-1]
+            base = url.split("/?")[0]
+            driver.go(f"{base}/?preview={older}")
+            driver.wait_text("#main", f"({older})")
+            driver.wait_text("#stale", "A newer preview is pending")
+            assert driver.url() == base + "/", driver.url()
         finally:
             if driver:
                 driver.quit()

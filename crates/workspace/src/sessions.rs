@@ -1,0 +1,572 @@
+//! Keep and revert of an agent session's hunks, shared by every front end that reviews
+//! sessions: `staged session revert|keep`, the sessions view of `staged review`, and the
+//! review page of `staged ui` call these, never a second implementation.
+//!
+//! [`Loaded`] is a session's net change read afresh (its files, hunks and review states, from
+//! `staged_session`); [`revert_picked`] writes the chosen hunks back to what they were before
+//! the session, all or nothing, as one log entry `staged undo` can undo, and leaves the
+//! session's model a notice; [`keep_picked`] marks hunks reviewed. Nothing here prints.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use staged_core::{
+    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, MAX_REASON_CHARS, PendingAction,
+    PendingId, Retirement,
+};
+use staged_journal::{
+    ChangeAction, ChangeDetails, ChangeKind, ChangedFile, DiffKind, FileOp, PartFile, diff_files,
+};
+use staged_session::{FileKind, Hunk, Pick, REVERT_SOURCE, SessionFile, origin_text, revert_ops};
+use staged_store::{SessionRow, SqliteStore};
+
+use crate::WorkspaceSession;
+
+/// The review state of a kept hunk.
+pub const KEPT: &str = "kept";
+
+/// Why a session's change could not be read, kept or reverted; nothing was written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SessionActionError(pub String);
+
+fn fail(text: impl std::fmt::Display) -> SessionActionError {
+    SessionActionError(text.to_string())
+}
+
+/// A session's files, with the hunks' review states.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The session.
+    pub row: SessionRow,
+    /// What is reverted: `S3`, or `log entry 14` for part of one entry.
+    pub name: String,
+    /// The session whose model is told of a revert.
+    pub notify: Option<u64>,
+    /// Its files, net.
+    pub files: Vec<SessionFile>,
+    /// The review states of its hunks, by hunk key.
+    pub states: HashMap<String, String>,
+}
+
+impl Loaded {
+    /// Session `row`'s files and review states, read afresh.
+    ///
+    /// # Errors
+    /// When the workspace keeps no durable store or the session's history cannot be read.
+    pub fn of(ws: &WorkspaceSession, row: SessionRow) -> Result<Loaded, SessionActionError> {
+        let review = ws.review().ok_or_else(|| fail("this workspace keeps no durable store"))?;
+        let files = review.session_files(row.number).map_err(fail)?;
+        let states = review.review_states(row.number).map_err(fail)?;
+        Ok(Loaded { name: row.short_id(), notify: Some(row.number), row, files, states })
+    }
+
+    /// Log entry `seq`'s own change on the files as they are now, read as a session.
+    ///
+    /// # Errors
+    /// When there is no such entry, its recorded diff does not fit its undo data, or its
+    /// history cannot be read.
+    pub fn entry(ws: &WorkspaceSession, seq: u64) -> Result<Loaded, SessionActionError> {
+        let store = ws.sqlite().ok_or_else(|| fail("this workspace keeps no resolve log"))?;
+        let review = ws.review().ok_or_else(|| fail("this workspace keeps no resolve log"))?;
+        let entry = staged_core::ResolveLog::entry(store.as_ref(), seq)
+            .map_err(fail)?
+            .ok_or_else(|| fail(format!("there is no log entry {seq}; see `staged log`")))?;
+        if !review.entry_is_consistent(seq).map_err(fail)? {
+            return Err(fail(format!(
+                "log entry {seq}'s recorded diff is not what its undo data would write back (the log entry was changed outside staged), or its texts are no longer known"
+            )));
+        }
+        let files = review.entry_files(seq).map_err(fail)?;
+        Ok(Loaded {
+            row: SessionRow {
+                number: entry.session.unwrap_or_default(),
+                client: entry.record.front_end.clone(),
+                external_id: String::new(),
+                title: Some(entry.record.label.clone()),
+                process: None,
+                started_ms: 0,
+                active_ms: 0,
+            },
+            name: format!("log entry {seq}"),
+            notify: entry.session,
+            files,
+            states: HashMap::new(),
+        })
+    }
+
+    /// How many hunks its change has.
+    pub fn hunk_count(&self) -> usize {
+        self.files.iter().map(|f| f.diff.hunks.len()).sum()
+    }
+
+    /// How many of them a person reviewed.
+    pub fn reviewed_count(&self) -> usize {
+        self.files
+            .iter()
+            .flat_map(|f| &f.diff.hunks)
+            .filter(|h| self.states.contains_key(&h.key))
+            .count()
+    }
+
+    /// The files as `--only` and `--except` pick from them.
+    pub fn parts(&self) -> Vec<PartFile> {
+        self.files
+            .iter()
+            .map(|f| PartFile {
+                path: f.path.clone(),
+                from: match &f.kind {
+                    FileKind::Moved { from } => Some(from.clone()),
+                    _ => None,
+                },
+                kind: diff_kind(&f.kind),
+                hunks: Some(f.diff.hunks.len()),
+            })
+            .collect()
+    }
+}
+
+/// The diff kind of a session file's change.
+pub fn diff_kind(kind: &FileKind) -> DiffKind {
+    match kind {
+        FileKind::Changed => DiffKind::Modify,
+        FileKind::Created => DiffKind::Create,
+        FileKind::Deleted => DiffKind::Delete,
+        FileKind::Moved { .. } => DiffKind::Rename,
+    }
+}
+
+/// `changed`, `created`, `deleted` or `moved`.
+pub fn kind_name(kind: &FileKind) -> &'static str {
+    match kind {
+        FileKind::Changed => "changed",
+        FileKind::Created => "created",
+        FileKind::Deleted => "deleted",
+        FileKind::Moved { .. } => "moved",
+    }
+}
+
+/// The note after hunk `idx` (from 0) of `file`'s session diff, as `staged session show`
+/// prints it (`[hunk 2 of 3] [changed since by log entry 9 (a person's)] [kept]`), or `None`
+/// for the second and later hunks of a file reverted whole.
+pub fn hunk_note(
+    file: &SessionFile,
+    idx: usize,
+    n: usize,
+    states: &HashMap<String, String>,
+) -> Option<String> {
+    let mut note = match file.kind {
+        FileKind::Changed => format!("[hunk {} of {n}]", idx + 1),
+        _ if idx > 0 => return None,
+        FileKind::Created => "[new file, reverted whole]".to_owned(),
+        FileKind::Deleted => "[deleted file, reverted whole]".to_owned(),
+        FileKind::Moved { .. } => "[moved file, reverted whole]".to_owned(),
+    };
+    if let Some(hunk) = file.diff.hunks.get(idx) {
+        if let Some(by) = &hunk.changed_since {
+            note.push_str(&format!(" [changed since by {}]", origin_text(by)));
+        }
+        if let Some(state) = states.get(&hunk.key) {
+            note.push_str(&format!(" [{state}]"));
+        }
+    }
+    Some(note)
+}
+
+/// One session as `staged session list`, `staged review` and `staged ui` show it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// The session.
+    pub row: SessionRow,
+    /// How many log entries it has.
+    pub entries: usize,
+    /// How many of its previews are pending.
+    pub pending: usize,
+    /// How many files its net change has.
+    pub files: usize,
+    /// How many hunks.
+    pub hunks: usize,
+    /// How many of them a person reviewed.
+    pub reviewed: usize,
+    /// Why its net change could not be read.
+    pub error: Option<String>,
+}
+
+/// Every session, the one active last first, with its progress.
+///
+/// # Errors
+/// A store error.
+pub fn listed(
+    ws: &WorkspaceSession,
+    store: &SqliteStore,
+) -> Result<Vec<Listed>, SessionActionError> {
+    let rows = store.sessions().map_err(fail)?;
+    let pending = ws.store().summaries().map_err(fail)?;
+    let review = ws.review().ok_or_else(|| fail("this workspace keeps no durable store"))?;
+    let mut listed = Vec::new();
+    for row in rows {
+        let entries = store.entry_count_of(row.number).map_err(fail)?;
+        let n_pending = pending.iter().filter(|p| p.session == Some(row.number)).count();
+        let (files, hunks, reviewed, error) = match review.session_files(row.number) {
+            Ok(files) => {
+                let states = review.review_states(row.number).unwrap_or_default();
+                let hunks: Vec<&Hunk> = files.iter().flat_map(|f| &f.diff.hunks).collect();
+                let reviewed = hunks.iter().filter(|h| states.contains_key(&h.key)).count();
+                (files.len(), hunks.len(), reviewed, None)
+            }
+            Err(err) => (0, 0, 0, Some(err.to_string())),
+        };
+        listed.push(Listed { row, entries, pending: n_pending, files, hunks, reviewed, error });
+    }
+    Ok(listed)
+}
+
+/// The hunks `picks` names, file by file, as `(file, hunk)`.
+pub fn picked_hunks<'a>(
+    loaded: &'a Loaded,
+    picks: &[Option<Pick>],
+) -> Vec<(&'a SessionFile, &'a Hunk)> {
+    let mut res = Vec::new();
+    for (file, pick) in loaded.files.iter().zip(picks) {
+        match pick {
+            None => {}
+            Some(Pick::Whole) => res.extend(file.diff.hunks.iter().map(|h| (file, h))),
+            Some(Pick::Hunks(numbers)) => res.extend(
+                numbers
+                    .iter()
+                    .filter_map(|n| file.diff.hunks.get(n.wrapping_sub(1)))
+                    .map(|h| (file, h)),
+            ),
+        }
+    }
+    res
+}
+
+/// The refusal of a blank reason (where one is `required`) or one too long, in the CLI's
+/// words (`--reason`).
+///
+/// # Errors
+/// The refusal.
+pub fn check_reason(reason: &str, required: bool) -> Result<(), SessionActionError> {
+    if required && reason.trim().is_empty() {
+        return Err(fail("--reason must not be blank: say why the session's change is reverted"));
+    }
+    let chars = reason.chars().count();
+    if chars > MAX_REASON_CHARS {
+        return Err(fail(format!(
+            "--reason is {chars} characters long; a reason is at most {MAX_REASON_CHARS} characters"
+        )));
+    }
+    Ok(())
+}
+
+/// What a revert did.
+#[derive(Debug, Clone)]
+pub enum Reverted {
+    /// Written and logged: the answer, the log entry, and the hunks as `(path, number)`.
+    Done {
+        /// The answer.
+        text: String,
+        /// The log entry it wrote.
+        entry: Option<u64>,
+        /// The hunks reverted.
+        hunks: Vec<(String, usize)>,
+    },
+    /// Refused, nothing written: why.
+    Refused(String),
+}
+
+/// Reverts the hunks `picks` names of `loaded`'s change, all or nothing, as one log entry of
+/// `front_end` with `reason`, and leaves the session's model a notice. Prints nothing.
+///
+/// # Errors
+/// When nothing can be reverted or the files cannot be checked or written.
+pub async fn revert_picked(
+    ws: &WorkspaceSession,
+    store: &SqliteStore,
+    loaded: &Loaded,
+    picks: &[Option<Pick>],
+    reason: &str,
+    front_end: &FrontEnd,
+    cancel: &CancelToken,
+) -> Result<Reverted, SessionActionError> {
+    let short = loaded.name.clone();
+    if loaded.files.is_empty() {
+        return Err(fail(format!("{short} has no change left to revert; nothing was written")));
+    }
+    let ops = match revert_ops(&loaded.files, picks) {
+        Ok(ops) => ops,
+        Err(err) => {
+            return Ok(Reverted::Refused(format!(
+                "Cannot revert {short}'s change: {err}. Nothing was written."
+            )));
+        }
+    };
+    if ops.is_empty() {
+        return Err(fail("the hunks picked change nothing; nothing was written"));
+    }
+    let hunks = picked_hunks(loaded, picks);
+    let described: Vec<String> = described_picks(loaded, picks);
+    let label = format!("Revert of {short}: {}", described.join(", "));
+    let action = revert_action(ws, &label, ops)?;
+    let mut base = LogRecord::new(
+        PendingId::from_string(format!("revert:{}", short.replace(' ', "-"))),
+        label.clone(),
+        REVERT_SOURCE,
+        LogOutcome::Applied,
+        LogAction::Apply,
+        front_end,
+    );
+    base.reason = reason.trim().to_owned();
+    let mut extra = staged_core::JsonObject::new();
+    extra.insert("session".to_owned(), Value::String(short.clone()));
+    extra.insert(
+        "hunks".to_owned(),
+        Value::Array(
+            hunks
+                .iter()
+                .map(|(f, h)| json!({"path": f.path, "hunk": h.number, "key": h.key}))
+                .collect(),
+        ),
+    );
+    base.extra = Some(extra);
+    let retirement = Retirement::for_undo(ws.store().clone(), base);
+    let result = match action.apply_retiring(reason, None, cancel, &retirement).await {
+        Ok(result) => result,
+        Err(err) => return Err(fail(format!("the revert failed: {err}"))),
+    };
+    if result.is_error {
+        return Ok(Reverted::Refused(format!(
+            "Cannot revert {short}'s change: {}",
+            result.text_content()
+        )));
+    }
+    let seq = newest_entry(ws);
+    // The session's model hears of it once, at its next chance.
+    let notice = notice_text("reverted", &hunks, reason.trim());
+    if let Some(number) = loaded.notify {
+        let _ = store.notify_session(number, &notice);
+    }
+    let text = format!(
+        "Reverted {} of {short} ({}): {}.{}",
+        plural(hunks.len(), "hunk"),
+        described.join(", "),
+        reason.trim(),
+        seq.map(|s| format!(" Logged as entry {s}; `staged undo {s}` restores what it reverted."))
+            .unwrap_or_default()
+    );
+    let hunks = hunks.iter().map(|(f, h)| (f.path.clone(), h.number)).collect();
+    Ok(Reverted::Done { text, entry: seq, hunks })
+}
+
+/// What a keep did.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    /// The answer.
+    pub text: String,
+    /// How many hunks it kept.
+    pub kept: usize,
+    /// How many of the session's hunks are reviewed now.
+    pub reviewed: usize,
+}
+
+/// Marks the hunks `picks` names of `loaded`'s change reviewed and kept, and with a reason
+/// leaves the session's model a notice. Prints nothing.
+///
+/// # Errors
+/// When the session has no change left or the store cannot be written.
+pub fn keep_picked(
+    store: &SqliteStore,
+    loaded: &Loaded,
+    picks: &[Option<Pick>],
+    reason: &str,
+) -> Result<Kept, SessionActionError> {
+    let short = &loaded.name;
+    if loaded.files.is_empty() {
+        return Err(fail(format!("{short} has no change left to keep")));
+    }
+    let hunks = picked_hunks(loaded, picks);
+    let keys: Vec<&str> = hunks.iter().map(|(_, h)| h.key.as_str()).collect();
+    let reason = reason.trim();
+    store
+        .mark_reviewed(loaded.row.number, &keys, KEPT, (!reason.is_empty()).then_some(reason))
+        .map_err(fail)?;
+    if !reason.is_empty() {
+        let _ = store.notify_session(loaded.row.number, &notice_text("kept", &hunks, reason));
+    }
+    let reviewed = loaded.reviewed_count()
+        + hunks.iter().filter(|(_, h)| !loaded.states.contains_key(&h.key)).count();
+    let text = format!(
+        "Kept {} of {short}; {reviewed} of {} reviewed.",
+        plural(hunks.len(), "hunk"),
+        plural(loaded.hunk_count(), "hunk")
+    );
+    Ok(Kept { text, kept: hunks.len(), reviewed })
+}
+
+/// Each picked file as a person reads it: `src/a.ts (hunks 1, 3)`, `new.txt (new file)`.
+fn described_picks(loaded: &Loaded, picks: &[Option<Pick>]) -> Vec<String> {
+    loaded
+        .files
+        .iter()
+        .zip(picks)
+        .filter_map(|(file, pick)| {
+            let pick = pick.as_ref()?;
+            Some(match (pick, &file.kind) {
+                (Pick::Whole, FileKind::Changed) => file.path.clone(),
+                (Pick::Whole, kind) => format!(
+                    "{} ({} file)",
+                    file.path,
+                    match kind {
+                        FileKind::Created => "new",
+                        FileKind::Deleted => "deleted",
+                        _ => "moved",
+                    }
+                ),
+                (Pick::Hunks(numbers), _) => format!(
+                    "{} (hunk{} {})",
+                    file.path,
+                    if numbers.len() == 1 { "" } else { "s" },
+                    numbers.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                ),
+            })
+        })
+        .collect()
+}
+
+/// What the session's model is told: the files, the hunks' lines (as the session left them)
+/// and the person's reason.
+fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> String {
+    let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
+    for (file, hunk) in hunks {
+        let lines = hunk_lines(file, hunk.number);
+        match by_file.iter_mut().find(|(p, _)| *p == file.path) {
+            Some((_, list)) => list.extend(lines),
+            None => by_file.push((file.path.clone(), lines.into_iter().collect())),
+        }
+    }
+    let parts: Vec<String> = by_file
+        .into_iter()
+        .map(
+            |(path, lines)| {
+                if lines.is_empty() { path } else { format!("{path} ({})", lines.join(", ")) }
+            },
+        )
+        .collect();
+    let mut text = format!("A person {what} your change to {}", parts.join(", "));
+    if reason.is_empty() {
+        text.push('.');
+    } else {
+        text.push_str(": ");
+        text.push_str(reason);
+        if !reason.ends_with(['.', '!', '?']) {
+            text.push('.');
+        }
+    }
+    text
+}
+
+/// `lines 12-18` for hunk `number` of `file`: the lines the session's change holds (its `+`
+/// lines; for a deletion, where the lines were), without the context around them.
+fn hunk_lines(file: &SessionFile, number: usize) -> Option<String> {
+    let diff = &file.diff.diff;
+    let section = diff_files(diff).into_iter().next()?;
+    let range = section.hunks.get(number.checked_sub(1)?)?.clone();
+    let mut body = diff[range].lines();
+    let header = body.next()?;
+    let deleted = file.kind == FileKind::Deleted;
+    let side = if deleted { '-' } else { '+' };
+    let spec = header.split_whitespace().find(|w| w.starts_with(side))?.trim_start_matches(side);
+    let mut line: u64 = spec.split(',').next()?.parse().ok()?;
+    let (mut first, mut last, mut removed_at) = (None, None, None);
+    for text in body {
+        match text.chars().next() {
+            Some(c) if c == side => {
+                first.get_or_insert(line);
+                last = Some(line);
+                line += 1;
+            }
+            Some('+' | '-') => {
+                removed_at.get_or_insert(line);
+            }
+            Some(' ') => line += 1,
+            _ => {}
+        }
+    }
+    Some(match (first, last, removed_at) {
+        (Some(a), Some(b), _) if a == b => format!("line {a}"),
+        (Some(a), Some(b), _) => format!("lines {a}-{b}"),
+        (_, _, Some(at)) => format!("at line {at}"),
+        _ => return None,
+    })
+}
+
+/// The preview that writes `ops`, as a person's: applied at once, never left pending.
+fn revert_action(
+    ws: &WorkspaceSession,
+    label: &str,
+    ops: Vec<FileOp>,
+) -> Result<Arc<ChangeAction>, SessionActionError> {
+    let refs: Vec<&FileOp> = ops.iter().collect();
+    let checked = match staged_journal::check(ws.workspace(), &refs) {
+        Ok(checked) => checked,
+        Err(staged_journal::CheckError::Stale(stale)) => {
+            return Err(fail(format!(
+                "{} {}; nothing was written (run the command again)",
+                stale.path, stale.why
+            )));
+        }
+        Err(staged_journal::CheckError::Failed(err)) => return Err(fail(err)),
+    };
+    let files: Vec<ChangedFile> = ops
+        .iter()
+        .map(|op| {
+            let (change, from) = match op {
+                FileOp::Update { .. } => (ChangeKind::Updated, None),
+                FileOp::Create { .. } => (ChangeKind::Added, None),
+                FileOp::Delete { .. } => (ChangeKind::Deleted, None),
+                FileOp::Move { from, .. } => (ChangeKind::Moved, Some(from.clone())),
+            };
+            ChangedFile {
+                path: op.path().to_owned(),
+                from,
+                change,
+                summary: "reverted".to_owned(),
+                lines_added: 0,
+                lines_removed: 0,
+            }
+        })
+        .collect();
+    let details = ChangeDetails {
+        label: label.to_owned(),
+        files,
+        applied: false,
+        diff: checked.diff,
+        pending_id: None,
+        remainder: None,
+        staged_by: None,
+        needs_person: None,
+    };
+    Ok(Arc::new(ChangeAction::new(
+        ws.workspace().clone(),
+        REVERT_SOURCE,
+        label.to_owned(),
+        ops,
+        details,
+    )))
+}
+
+/// The newest log entry, which a revert just wrote.
+fn newest_entry(ws: &WorkspaceSession) -> Option<u64> {
+    ws.store().log()?.entries(1, false).ok()?.first().map(|e| e.seq)
+}
+
+/// `1 hunk`, `3 hunks`, `2 entries`.
+pub fn plural(n: usize, word: &str) -> String {
+    match (n, word) {
+        (1, _) => format!("1 {word}"),
+        (_, "entry") => format!("{n} entries"),
+        _ => format!("{n} {word}s"),
+    }
+}
