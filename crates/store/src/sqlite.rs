@@ -634,6 +634,13 @@ impl PendingActionStore for SqliteStore {
 fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
     switch_to_wal(conn)?;
     conn.pragma_update(None, "synchronous", "FULL")?;
+    // Closing does not checkpoint: the WAL (synced at every commit) stays for the next
+    // process, which reads it as this one did. Most of staged's processes are short (a hook
+    // call, a command), and a checkpoint on each close cost two more syncs, a rewrite of the
+    // pages into the database, and a new WAL (its header synced again) for the next one. The
+    // WAL is still checkpointed every `WAL_CHECKPOINT_PAGES` pages, by the commit that
+    // reaches them; nothing is less durable or less atomic.
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     // Checkpoint the WAL every 256 pages (1 MiB) and cut it back to 1 MiB afterwards, so that
     // the database and its side files stay small however many resolves the log has seen
     // (SQLite's defaults let the WAL file stay at 4 MiB for good).

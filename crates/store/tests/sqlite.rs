@@ -130,6 +130,28 @@ fn a_stack_staged_by_one_instance_is_seen_and_resolved_by_another() {
     assert!(dir.path().join(".gitignore").exists());
 }
 
+/// A store that closes leaves its WAL for the next process (no checkpoint on close, which
+/// cost every short process, a hook call above all, two more syncs and a new WAL), and what
+/// it committed is read back from there, and by a plain SQLite connection too.
+#[test]
+fn a_closed_store_leaves_its_wal_and_the_next_one_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let applies = Arc::new(AtomicUsize::new(0));
+    let first = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    first.push(note("kept in the WAL", &applies)).unwrap();
+    drop(first);
+    let wal = dir.path().join("staged.db-wal");
+    assert!(wal.exists(), "closing checkpointed and removed the WAL");
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0);
+    let second = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
+    let labels: Vec<String> = second.summaries().unwrap().into_iter().map(|s| s.label).collect();
+    assert_eq!(labels, ["kept in the WAL"]);
+    drop(second);
+    let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    let rows: i64 = conn.query_row("SELECT count(*) FROM pending", [], |r| r.get(0)).unwrap();
+    assert_eq!(rows, 1);
+}
+
 #[test]
 fn an_entry_without_a_rehydrator_lists_and_discards_but_refuses_to_apply() {
     let dir = tempfile::tempdir().unwrap();
