@@ -1,0 +1,169 @@
+//! One command's run folder, `.staged/shell/<id>/`: `run.json` (who ran what), `upper/` (the
+//! overlay's upper layer: what the command wrote), `work/` (the overlay's work folder), and
+//! `run.lock`, locked (an OS lock, `flock`) by the wrapper for as long as it lives. The folder
+//! is on the workspace's filesystem, so a file the command wrote moves into the tree by a
+//! rename. A run whose lock can be taken has lost its wrapper (the command was killed, or the
+//! wrapper was): [`Run::leftovers`] finds those of a session for its next hook call.
+
+use std::{
+    fs::File,
+    io,
+    path::{Path, PathBuf},
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use rustix::fs::{FlockOperation, flock};
+use serde::{Deserialize, Serialize};
+
+use crate::RUNS_DIR;
+
+/// Who ran a command, and how its writes are handled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInfo {
+    /// The client (`claude-code`, `codex`).
+    pub client: String,
+    /// The client's session id.
+    pub session: String,
+    /// The tool call, when the client named it.
+    #[serde(default)]
+    pub call: Option<String>,
+    /// `record` or `gate`.
+    pub mode: String,
+    /// The command, as the model sent it.
+    pub command: String,
+    /// The folder it ran in.
+    pub cwd: PathBuf,
+}
+
+/// One command's run folder, locked while this value lives.
+#[derive(Debug)]
+pub struct Run {
+    dir: PathBuf,
+    info: RunInfo,
+    _lock: File,
+}
+
+const INFO_FILE: &str = "run.json";
+const LOCK_FILE: &str = "run.lock";
+
+impl Run {
+    /// Makes a new run folder in `state_dir` (the workspace's `.staged/`) and locks it.
+    ///
+    /// # Errors
+    /// When the folder or its files cannot be made.
+    pub fn create(state_dir: &Path, info: RunInfo) -> io::Result<Run> {
+        let runs = state_dir.join(RUNS_DIR);
+        std::fs::create_dir_all(&runs)?;
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let mut n = 0u32;
+        let dir = loop {
+            let dir = runs.join(format!("{nanos:x}-{}-{n}", std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break dir,
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+                Err(err) => return Err(err),
+            }
+        };
+        let lock = File::create(dir.join(LOCK_FILE))?;
+        flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
+        std::fs::create_dir(dir.join("upper"))?;
+        std::fs::create_dir(dir.join("work"))?;
+        let json = serde_json::to_vec(&info).map_err(io::Error::other)?;
+        std::fs::write(dir.join(INFO_FILE), json)?;
+        Ok(Run { dir, info, _lock: lock })
+    }
+
+    /// The runs in `state_dir` of `client`'s session `session` whose wrapper is gone, each
+    /// now locked by this process. A folder that is not a run (no readable `run.json`) is
+    /// left alone.
+    pub fn leftovers(state_dir: &Path, client: &str, session: &str) -> Vec<Run> {
+        let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return Vec::new() };
+        let mut res = Vec::new();
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            let Ok(bytes) = std::fs::read(dir.join(INFO_FILE)) else { continue };
+            let Ok(info) = serde_json::from_slice::<RunInfo>(&bytes) else { continue };
+            if info.client != client || info.session != session {
+                continue;
+            }
+            let Ok(lock) = File::open(dir.join(LOCK_FILE)) else { continue };
+            if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+                continue;
+            }
+            res.push(Run { dir, info, _lock: lock });
+        }
+        res.sort_by(|a, b| a.dir.cmp(&b.dir));
+        res
+    }
+
+    /// The run folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The upper layer: what the command wrote.
+    pub fn upper(&self) -> PathBuf {
+        self.dir.join("upper")
+    }
+
+    /// The overlay's work folder.
+    pub fn work(&self) -> PathBuf {
+        self.dir.join("work")
+    }
+
+    /// Who ran what.
+    pub fn info(&self) -> &RunInfo {
+        &self.info
+    }
+
+    /// Deletes the run folder (what is left of the upper layer with it).
+    ///
+    /// # Errors
+    /// When it cannot be deleted.
+    pub fn remove(self) -> io::Result<()> {
+        // The overlay leaves its work folder's own `work` with no permissions at all.
+        let inner = self.work().join("work");
+        if inner.exists() {
+            let _ = std::fs::set_permissions(
+                &inner,
+                std::os::unix::fs::PermissionsExt::from_mode(0o700),
+            );
+        }
+        std::fs::remove_dir_all(&self.dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(session: &str) -> RunInfo {
+        RunInfo {
+            client: "claude-code".to_owned(),
+            session: session.to_owned(),
+            call: None,
+            mode: "record".to_owned(),
+            command: "true".to_owned(),
+            cwd: PathBuf::from("/"),
+        }
+    }
+
+    #[test]
+    fn a_live_run_is_no_leftover_and_a_dead_ones_is_its_sessions_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = Run::create(dir.path(), info("s1")).unwrap();
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        let path = live.dir().to_path_buf();
+        drop(live);
+        assert!(Run::leftovers(dir.path(), "claude-code", "s2").is_empty());
+        let found = Run::leftovers(dir.path(), "claude-code", "s1");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].dir(), path);
+        // Taken by this sweep: another sees none until it is dropped.
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        let run = found.into_iter().next().unwrap();
+        run.remove().unwrap();
+        assert!(!path.exists());
+    }
+}
