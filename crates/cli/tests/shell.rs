@@ -173,3 +173,36 @@ fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call() {
         "{reply}"
     );
 }
+
+#[test]
+fn codex_shell_calls_are_wrapped_with_an_allow_only_where_its_approval_policy_is_never() {
+    let dir = workspace(&[("src/a.txt", A)]);
+    let root = dir.path().canonicalize().unwrap();
+    let mut event = bash_event(&root, COMMAND);
+    event["permission_mode"] = json!("bypassPermissions");
+    let child = |event: &Value| {
+        let mut child = Command::new(common::staged_bin())
+            .args(["hook", "codex", "--mode", "record"])
+            .current_dir(&root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), event.to_string().as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = child(&event);
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "allow", "{reply}");
+    let wrapped = reply["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap();
+    assert!(
+        wrapped.contains(" shell-run --client codex --session 'session-1' --mode record"),
+        "{wrapped}"
+    );
+    // Where Codex would ask the person, an allow would grant what it would not: no rewrite.
+    event["permission_mode"] = json!("default");
+    let out = child(&event);
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+}

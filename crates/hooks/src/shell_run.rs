@@ -6,7 +6,8 @@
 //! finished (the command was killed) is finished by the session's next hook call
 //! ([`sweep`]).
 //!
-//! Handled: Claude Code's `Bash` (its `command`).
+//! Handled: Claude Code's `Bash` (its `command`); Codex's shell (`Bash`, its `command`) where
+//! its approval policy is `never`.
 
 use std::path::Path;
 
@@ -22,9 +23,15 @@ use crate::{
     gate::NEWEST_FIRST,
 };
 
-/// Whether `event` is a shell call this module wraps.
+/// Whether `event` is a shell call this module wraps: Claude Code's `Bash`; Codex's shell
+/// (`Bash`, its `command` a string) where its approval policy is `never`
+/// (`bypassPermissions`: Codex takes a rewrite only with an allow, which must grant nothing it
+/// would not) and the command is no patch (those the gate stages as patches).
 pub(crate) fn wraps(client: Client, event: &HookEvent) -> bool {
-    client == Client::ClaudeCode
+    let codex_may = client == Client::Codex
+        && event.permission_mode.as_deref() == Some("bypassPermissions")
+        && client.edit(event).is_none();
+    (client == Client::ClaudeCode || codex_may)
         && event.hook_event_name == "PreToolUse"
         && event.tool_name.as_deref() == Some("Bash")
         && event.input_str("command").is_some()

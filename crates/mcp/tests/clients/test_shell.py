@@ -11,9 +11,11 @@ result.
 import json
 import tempfile
 
-from scripted_model import tool_results_anthropic
-from test_hooks import ACCEPT_EDITS, EDITED, SOURCE, Watching, install, log_entries, main_requests, new_repo, \
-    pending, run_claude, staged
+from scripted_model import tool_results_anthropic, tool_results_responses
+from test_hooks import ACCEPT_EDITS, EDITED, SOURCE, Watching, codex_tmp, install, log_entries, main_requests, \
+    new_repo, pending, run_claude, run_codex, staged
+
+__all__ = ["codex_tmp"]
 
 COMMAND = "sed -i 's/oldApi(1)/newApi(1)/' src/a.ts && cat > src/b.ts <<'EOF'\nexport const b = 1;\nEOF"
 B = "export const b = 1;\n"
@@ -77,3 +79,51 @@ def test_claude_code_gate_mode_holds_a_bash_commands_writes_until_resolve_applie
         assert (root / "src" / "b.ts").read_text() == B
         assert (entry["source"], entry["reason"]) == ("shell", "the command's rename and new file"), entry
         assert pending(root) == [], json.dumps(pending(root))
+
+
+# --- Codex ------------------------------------------------------------------------------------
+
+
+def codex_shell_run(codex_tmp, mode, script):
+    root = new_repo(codex_tmp)
+    model = Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, mode=mode)
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    return root, model, tool_results_responses(model.responses_main_requests()[-1])
+
+
+def test_codex_record_mode_records_a_shell_commands_writes(codex_tmp):
+    root, _, results = codex_shell_run(codex_tmp, "record", [
+        ("tool", "exec_command", {"cmd": COMMAND}),
+        ("text", "Done."),
+    ])
+    assert [name for name, _, _ in results] == ["exec_command"], results
+    assert (root / "src" / "a.ts").read_text() == EDITED
+    assert (root / "src" / "b.ts").read_text() == B
+    entry = log_entries(root)[0]
+    assert (entry["source"], entry["frontEnd"], entry["label"]) == ("shell", "hook:codex", LABEL), entry
+    shown = staged(root, "session", "show")
+    assert shown.stdout.count("diff --git ") == 2, shown.stdout
+    out = staged(root, "session", "revert", "--only", "src/a.ts:1", "--reason", "keep the old call")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (root / "src" / "a.ts").read_bytes() == SOURCE.encode()
+
+
+def test_codex_gate_mode_holds_a_shell_commands_writes_until_resolve_applies_them(codex_tmp):
+    root, model, results = codex_shell_run(codex_tmp, "gate", [
+        ("tool", "exec_command", {"cmd": COMMAND}),
+        ("mcp", "resolve", {"action": "apply", "reason": "the command's rename and new file"}),
+        ("text", "Done."),
+    ])
+    assert [name for name, _, _ in results] == ["exec_command", "resolve"], results
+    assert model.seen[1] == {"src/a.ts": SOURCE, "src/b.ts": None}, model.seen
+    entry = log_entries(root)[0]
+    told = results[0][1]
+    assert (f"staged holds what this command wrote as a preview, and none of it was written to the workspace "
+            f"yet: {entry['id']} ({LABEL}; src/a.ts, src/b.ts)") in told, told
+    assert (root / "src" / "a.ts").read_text() == EDITED
+    assert (root / "src" / "b.ts").read_text() == B
+    assert (entry["source"], entry["reason"]) == ("shell", "the command's rename and new file"), entry
