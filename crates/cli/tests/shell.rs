@@ -206,3 +206,162 @@ fn codex_shell_calls_are_wrapped_with_an_allow_only_where_its_approval_policy_is
     let out = child(&event);
     assert!(out.stdout.is_empty(), "{}", stdout(&out));
 }
+
+/// Runs `command` under `staged shell-run` for session `session-1` in `mode`.
+fn shell_run(dir: &Path, mode: &str, command: &str) -> Output {
+    staged(
+        dir,
+        &[
+            "shell-run",
+            "--client",
+            "claude-code",
+            "--session",
+            "session-1",
+            "--mode",
+            mode,
+            "--",
+            command,
+        ],
+    )
+}
+
+#[test]
+fn a_deleted_folder_of_a_thousand_files_is_recorded_and_reverted_or_staged_and_put_back() {
+    let files: Vec<(String, String)> =
+        (0..1000).map(|i| (format!("gen/d{}/f{i}.txt", i % 10), format!("file {i}\n"))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    for mode in ["record", "gate"] {
+        let dir = workspace(&refs);
+        let root = dir.path().canonicalize().unwrap();
+        let out = shell_run(&root, mode, "rm -rf gen");
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if mode == "record" {
+            assert!(!root.join("gen").exists(), "the folder is gone, empty folders too");
+            let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+            assert_eq!(entry["files"].as_array().unwrap().len(), 1000, "{}", entry["label"]);
+            let out = staged(&root, &["session", "revert", "--reason", "keep them"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        } else {
+            assert_eq!(pending_ids(&root).len(), 1);
+        }
+        for (path, text) in &files {
+            assert_eq!(read(&root, path), *text, "{mode}: {path}");
+        }
+        if mode == "gate" {
+            let out = staged(&root, &["resolve", "apply", "--reason", "as the command did"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert!(!root.join("gen/d0/f0.txt").exists());
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A repository on `main` (a.txt, gone.txt) with a branch `other` (a.txt changed, new.txt
+/// added, gone.txt deleted).
+fn repository() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    git(&root, &["init", "-q"]);
+    std::fs::write(root.join("a.txt"), "main\n").unwrap();
+    std::fs::write(root.join("gone.txt"), "only on main\n").unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "main"]);
+    git(&root, &["checkout", "-qb", "other"]);
+    std::fs::write(root.join("a.txt"), "other\n").unwrap();
+    std::fs::write(root.join("new.txt"), "only on other\n").unwrap();
+    std::fs::remove_file(root.join("gone.txt")).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "other"]);
+    git(&root, &["checkout", "-q", "main"]);
+    (dir, root)
+}
+
+fn head(root: &Path) -> String {
+    std::fs::read_to_string(root.join(".git/HEAD")).unwrap()
+}
+
+#[test]
+fn a_git_checkout_of_another_branch_is_recorded_exactly_and_reverts() {
+    let (_dir, root) = repository();
+    let out = shell_run(&root, "record", "git checkout -q other");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(head(&root), "ref: refs/heads/other\n");
+    assert_eq!(read(&root, "a.txt"), "other\n");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let mut paths: Vec<&str> =
+        entry["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["a.txt", "gone.txt", "new.txt"], "never .git: {entry}");
+    let out = staged(&root, &["session", "revert", "--reason", "stay on main's files"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&root, "a.txt"), "main\n");
+    assert_eq!(read(&root, "gone.txt"), "only on main\n");
+    assert!(!root.join("new.txt").exists());
+}
+
+#[test]
+fn a_git_checkout_in_gate_mode_moves_the_repository_and_stages_the_working_tree() {
+    let (_dir, root) = repository();
+    let out = shell_run(&root, "gate", "git checkout -q other");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The repository's part happened; the working tree's is held back.
+    assert_eq!(head(&root), "ref: refs/heads/other\n");
+    assert_eq!(read(&root, "a.txt"), "main\n");
+    assert_eq!(read(&root, "gone.txt"), "only on main\n");
+    assert!(!root.join("new.txt").exists());
+    assert_eq!(pending_ids(&root).len(), 1);
+    let out = staged(&root, &["resolve", "apply", "--reason", "the branch's files"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&root, "a.txt"), "other\n");
+    assert_eq!(read(&root, "new.txt"), "only on other\n");
+    assert!(!root.join("gone.txt").exists());
+}
+
+#[test]
+fn staged_folder_and_ignored_files_are_never_recorded_and_the_entry_counts_them() {
+    let dir = workspace(&[
+        ("a.txt", "a\n"),
+        (".gitignore", "node_modules/\ntarget/\n"),
+        ("target/old.o", "old\n"),
+    ]);
+    let root = dir.path().canonicalize().unwrap();
+    let out = shell_run(
+        &root,
+        "record",
+        "echo b >> a.txt; mkdir -p node_modules/p && echo i > node_modules/p/i.js; rm -rf target; echo mine > .staged/mine.txt",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&root, "node_modules/p/i.js"), "i\n");
+    assert!(!root.join("target/old.o").exists(), "the ignored deletion happened");
+    assert_eq!(read(&root, ".staged/mine.txt"), "mine\n");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let paths: Vec<&str> =
+        entry["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["a.txt"], "{entry}");
+    assert_eq!(entry["extra"]["shell"]["ignoredChanged"], 5, "{entry}");
+}
+
+#[test]
+fn a_binary_file_is_named_with_its_bytes_before_kept() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("blob.bin"), b"\0old").unwrap();
+    let out = shell_run(&root, "record", "printf '\\0new' > blob.bin; echo b >> a.txt");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let named = &entry["extra"]["shell"]["notInDiff"][0];
+    assert_eq!((named["path"].as_str(), named["why"].as_str()), (Some("blob.bin"), Some("binary")));
+    let before = named["before"].as_str().unwrap();
+    let kept = std::fs::read(root.join(".staged/shell/kept").join(before)).unwrap();
+    assert_eq!(kept, b"\0old");
+}

@@ -79,7 +79,12 @@ pub fn plan(root: &Path, written: Vec<Written>) -> Result<Plan, String> {
     let mut res = Plan::default();
     for w in written {
         let first = w.path.split('/').next().unwrap_or_default();
-        let is_dir = matches!(w.after, After::Dir);
+        // A deleted path is a folder when the real tree holds one there.
+        let is_dir = match w.after {
+            After::Dir => true,
+            After::Absent => root.join(&w.path).is_dir(),
+            _ => false,
+        };
         if first == STATE_DIR_NAME || first == ".git" || ignores.ignored(&w.path, is_dir) {
             res.ignored.push(w);
             continue;
