@@ -365,3 +365,30 @@ fn a_binary_file_is_named_with_its_bytes_before_kept() {
     let kept = std::fs::read(root.join(".staged/shell/kept").join(before)).unwrap();
     assert_eq!(kept, b"\0old");
 }
+
+#[test]
+fn a_fifty_megabyte_file_rewritten_is_recorded_exactly_and_reverts_and_in_gate_mode_is_staged() {
+    let big: String = (0..1_000_000)
+        .map(|i| format!("line {i:>10} of the big generated text file...\n"))
+        .collect();
+    assert!(big.len() >= 50_000_000, "{}", big.len());
+    let rewritten = big.replace("00000 of the big", "00000 OF THE BIG");
+    for mode in ["record", "gate"] {
+        let dir = workspace(&[]);
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("big.txt"), &big).unwrap();
+        let out = shell_run(&root, mode, "sed -i 's/00000 of the big/00000 OF THE BIG/' big.txt");
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if mode == "record" {
+            assert!(std::fs::read(root.join("big.txt")).unwrap() == rewritten.as_bytes());
+            let out = staged(&root, &["session", "revert", "--reason", "keep it"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert!(std::fs::read(root.join("big.txt")).unwrap() == big.as_bytes());
+        } else {
+            assert!(std::fs::read(root.join("big.txt")).unwrap() == big.as_bytes());
+            let out = staged(&root, &["resolve", "apply", "--reason", "the rewrite"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert!(std::fs::read(root.join("big.txt")).unwrap() == rewritten.as_bytes());
+        }
+    }
+}

@@ -25,7 +25,7 @@ use crate::upper::{After, Written};
 
 /// The largest file, before or after, whose change is kept as text (diff and undo data); a
 /// larger one is an [`Other`], its bytes before kept whole by a hard link.
-pub const MAX_TEXT_BYTES: u64 = 16 << 20;
+pub const MAX_TEXT_BYTES: u64 = 64 << 20;
 
 /// A file the command wrote that is not a text change.
 #[derive(Debug, Clone, PartialEq, Eq)]
