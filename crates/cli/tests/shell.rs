@@ -143,25 +143,38 @@ fn the_commands_exit_code_output_and_ignored_files_pass_through_unrecorded() {
 }
 
 #[test]
-fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call() {
+fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call_once_its_command_ends()
+{
     let dir = workspace(&[("src/a.txt", "a\n")]);
     let root = dir.path().canonicalize().unwrap();
     // The shell kills the wrapper (its parent), then writes: the wrapper never finishes.
-    let wrapped = rewritten(&root, "record", "kill -9 $PPID; sleep 0.2; echo late > src/late.txt");
-    let out = sh(&root, &wrapped);
-    assert_ne!(code(&out), 0);
-    std::thread::sleep(std::time::Duration::from_millis(600));
+    let wrapped = rewritten(&root, "record", "kill -9 $PPID; sleep 1; echo late > src/late.txt");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(&wrapped)
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success());
+    let mut next = bash_event(&root, "true");
+    next["hook_event_name"] = json!("PostToolUse");
+    next["tool_name"] = json!("Read");
+    // While the command still runs, the session's next call leaves its run alone.
+    let out = hook(&root, "record", &next);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     assert!(!root.join("src/late.txt").exists(), "the write stays in the run until it is finished");
     // Another session's hook call leaves it alone.
-    let mut other = bash_event(&root, "true");
-    other["hook_event_name"] = json!("PostToolUse");
-    other["tool_name"] = json!("Read");
-    other["session_id"] = json!("session-2");
-    assert_eq!(code(&hook(&root, "record", &other)), 0);
+    next["session_id"] = json!("session-2");
+    assert_eq!(code(&hook(&root, "record", &next)), 0);
     assert!(!root.join("src/late.txt").exists());
     // The session's next call records it, and its model is told.
-    other["session_id"] = json!("session-1");
-    let out = hook(&root, "record", &other);
+    next["session_id"] = json!("session-1");
+    let out = hook(&root, "record", &next);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(read(&root, "src/late.txt"), "late\n");
     let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
@@ -169,7 +182,9 @@ fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call() {
     let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
     let context = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
     assert!(
-        context.starts_with("A shell command that did not finish (`Shell: kill -9 $PPID; sleep 0.2; echo late > src/late.txt`): what it wrote was recorded."),
+        context.starts_with(
+            "A shell command that did not finish (`Shell: kill -9 $PPID; sleep 1; echo late > src/late.txt`): what it wrote was recorded."
+        ),
         "{reply}"
     );
 }

@@ -107,6 +107,10 @@ fn enter(ws: &WorkspaceSession, client: &str, session: &str) {
 /// it as its mode says, and deletes the run folder (kept, and named, when the writes could
 /// not be recorded).
 pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
+    if run.is_done() {
+        let _ = run.remove();
+        return Finished::default();
+    }
     let info = run.info().clone();
     let client = client_display(&info.client);
     enter(ws, &info.client, &info.session);
@@ -141,6 +145,7 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
                 }
                 res.notes
                     .extend(gated.failures.iter().map(|f| format!("staged: not moved in: {f}")));
+                let _ = run.mark_done();
             }
             Err(why) => {
                 res.message = Some(format!(
@@ -163,6 +168,7 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
     base.reason = format!("{client}'s shell command, recorded by staged's wrapper");
     match apply::record(ws.session(), ws.workspace(), &plan, &info.command, base) {
         Ok(recorded) => {
+            let _ = run.mark_done();
             res.notes
                 .extend(recorded.failures.iter().map(|f| format!("staged: not moved in: {f}")));
             if !recorded.failures.is_empty() {

@@ -46,6 +46,7 @@ pub struct Run {
 
 const INFO_FILE: &str = "run.json";
 const LOCK_FILE: &str = "run.lock";
+const DONE_FILE: &str = "done";
 
 impl Run {
     /// Makes a new run folder in `state_dir` (the workspace's `.staged/`) and locks it.
@@ -95,6 +96,31 @@ impl Run {
         }
         res.sort_by(|a, b| a.dir.cmp(&b.dir));
         res
+    }
+
+    /// A descriptor of the run's lock that a child process inherits (no close-on-exec): the
+    /// command's processes hold the lock with it, so a run whose wrapper died is finished only
+    /// once every process of its command that kept it is gone too, never while one still
+    /// writes.
+    ///
+    /// # Errors
+    /// When the descriptor cannot be duplicated.
+    pub fn inheritable_lock(&self) -> io::Result<rustix::fd::OwnedFd> {
+        Ok(rustix::io::dup(&self._lock)?)
+    }
+
+    /// Marks the run finished (its writes recorded or staged), so that a sweep after a kill
+    /// between that and the folder's removal only removes it.
+    ///
+    /// # Errors
+    /// When the mark cannot be written.
+    pub fn mark_done(&self) -> io::Result<()> {
+        std::fs::write(self.dir.join(DONE_FILE), b"")
+    }
+
+    /// Whether the run was marked finished.
+    pub fn is_done(&self) -> bool {
+        self.dir.join(DONE_FILE).exists()
     }
 
     /// The run folder.

@@ -59,6 +59,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     let run = Run::create(&ws.workspace().state_dir(), info.clone())
         .context("making the command's run folder in .staged/shell")?;
     let exe = std::env::current_exe().context("finding the staged binary")?;
+    // The command's processes inherit the run's lock: a sweep after this wrapper is killed
+    // waits for them.
+    let lock = run.inheritable_lock().context("sharing the run's lock")?;
     let status = Command::new(&exe)
         .arg("--workspace")
         .arg(&root)
@@ -70,6 +73,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
         .current_dir(&info.cwd)
         .status()
         .context("running the command")?;
+    drop(lock);
     let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
     if code == UNISOLATED_EXIT
         && let Ok(why) = std::fs::read_to_string(run.dir().join(UNISOLATED_FILE))
