@@ -148,7 +148,7 @@ fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call_onc
     let dir = workspace(&[("src/a.txt", "a\n")]);
     let root = dir.path().canonicalize().unwrap();
     // The shell kills the wrapper (its parent), then writes: the wrapper never finishes.
-    let wrapped = rewritten(&root, "record", "kill -9 $PPID; sleep 1; echo late > src/late.txt");
+    let wrapped = rewritten(&root, "record", "kill -9 $PPID; sleep 2; echo late > src/late.txt");
     let status = Command::new("sh")
         .arg("-c")
         .arg(&wrapped)
@@ -166,16 +166,34 @@ fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call_onc
     let out = hook(&root, "record", &next);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(out.stdout.is_empty(), "{}", stdout(&out));
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The command's write lands in its run, not in the tree.
+    let runs = root.join(".staged/shell");
+    let landed = || {
+        std::fs::read_dir(&runs)
+            .unwrap()
+            .flatten()
+            .any(|run| run.path().join("upper/src/late.txt").exists())
+    };
+    let start = std::time::Instant::now();
+    while !landed() && start.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(landed());
     assert!(!root.join("src/late.txt").exists(), "the write stays in the run until it is finished");
     // Another session's hook call leaves it alone.
     next["session_id"] = json!("session-2");
     assert_eq!(code(&hook(&root, "record", &next)), 0);
     assert!(!root.join("src/late.txt").exists());
-    // The session's next call records it, and its model is told.
+    // The session's next call once the command is gone records it, and its model is told.
     next["session_id"] = json!("session-1");
-    let out = hook(&root, "record", &next);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = loop {
+        let out = hook(&root, "record", &next);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if !out.stdout.is_empty() || start.elapsed().as_secs() > 30 {
+            break out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
     assert_eq!(read(&root, "src/late.txt"), "late\n");
     let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
     assert_eq!(entry["source"], "shell", "{entry}");
@@ -183,7 +201,7 @@ fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call_onc
     let context = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
     assert!(
         context.starts_with(
-            "A shell command that did not finish (`Shell: kill -9 $PPID; sleep 1; echo late > src/late.txt`): what it wrote was recorded."
+            "A shell command that did not finish (`Shell: kill -9 $PPID; sleep 2; echo late > src/late.txt`): what it wrote was recorded."
         ),
         "{reply}"
     );
