@@ -26,6 +26,13 @@
 //!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
 //!   its front end, so `staged log` and `staged undo` cover it.
 //!
+//! - **Shell calls** (Claude Code's `Bash`; Codex's shell where its approval policy is
+//!   `never`), in both modes: the call's command is rewritten (`updatedInput`) to run under
+//!   `staged shell-run`, which runs it in an overlay of the workspace (`staged-shell`) and then
+//!   records what it wrote as one entry of the session, or stages it as one preview of the
+//!   session and keeps it out of the tree (`shell_run.rs`, `docs/contract/shell.md`). A run
+//!   whose wrapper was killed is finished at the session's next hook call.
+//!
 //! Each client is a codec (`clients/`): its events are read into the client-neutral
 //! [`HookEvent`], and the neutral [`Reply`] is written back in its format.
 //!
