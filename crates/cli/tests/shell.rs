@@ -425,3 +425,20 @@ fn a_fifty_megabyte_file_rewritten_is_recorded_exactly_and_reverts_and_in_gate_m
         }
     }
 }
+
+#[test]
+fn a_command_runs_in_the_folder_it_was_called_in() {
+    let dir = workspace(&[("src/a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let out = Command::new(common::staged_bin())
+        .args(["shell-run", "--client", "claude-code", "--session", "s", "--mode", "record"])
+        .args(["--", "pwd; echo here > here.txt"])
+        .current_dir(root.join("src"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{}\n", root.join("src").display()));
+    assert_eq!(read(&root, "src/here.txt"), "here\n");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    assert_eq!(entry["files"][0]["path"], "src/here.txt");
+}

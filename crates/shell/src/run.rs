@@ -47,6 +47,25 @@ pub struct Run {
 const INFO_FILE: &str = "run.json";
 const LOCK_FILE: &str = "run.lock";
 const DONE_FILE: &str = "done";
+const NEW_PREFIX: &str = "new-";
+
+/// How long a run folder being made may lack its lock before a sweep takes it for one whose
+/// wrapper died at once.
+const UNMADE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Deletes a run folder whose wrapper died while making it (its lock free, or never taken
+/// after a minute): its command never ran.
+fn forget_unmade(dir: &Path) {
+    let dead = match File::open(dir.join(LOCK_FILE)) {
+        Ok(lock) => flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok(),
+        Err(_) => std::fs::metadata(dir)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > UNMADE_AFTER)),
+    };
+    if dead {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
 
 impl Run {
     /// Makes a new run folder in `state_dir` (the workspace's `.staged/`) and locks it.
@@ -58,20 +77,23 @@ impl Run {
         std::fs::create_dir_all(&runs)?;
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let mut n = 0u32;
-        let dir = loop {
-            let dir = runs.join(format!("{nanos:x}-{}-{n}", std::process::id()));
-            match std::fs::create_dir(&dir) {
-                Ok(()) => break dir,
+        // Made whole under a `new-` name, then renamed: a sweep never sees a run half made.
+        let (new, dir) = loop {
+            let name = format!("{nanos:x}-{}-{n}", std::process::id());
+            let (new, dir) = (runs.join(format!("{NEW_PREFIX}{name}")), runs.join(name));
+            match std::fs::create_dir(&new) {
+                Ok(()) => break (new, dir),
                 Err(err) if err.kind() == io::ErrorKind::AlreadyExists && n < 100 => n += 1,
                 Err(err) => return Err(err),
             }
         };
-        let lock = File::create(dir.join(LOCK_FILE))?;
+        let lock = File::create(new.join(LOCK_FILE))?;
         flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
-        std::fs::create_dir(dir.join("upper"))?;
-        std::fs::create_dir(dir.join("work"))?;
+        std::fs::create_dir(new.join("upper"))?;
+        std::fs::create_dir(new.join("work"))?;
         let json = serde_json::to_vec(&info).map_err(io::Error::other)?;
-        std::fs::write(dir.join(INFO_FILE), json)?;
+        std::fs::write(new.join(INFO_FILE), json)?;
+        std::fs::rename(&new, &dir)?;
         Ok(Run { dir, info, _lock: lock })
     }
 
@@ -83,6 +105,10 @@ impl Run {
         let mut res = Vec::new();
         for entry in entries.flatten() {
             let dir = entry.path();
+            if entry.file_name().to_string_lossy().starts_with(NEW_PREFIX) {
+                forget_unmade(&dir);
+                continue;
+            }
             let Ok(bytes) = std::fs::read(dir.join(INFO_FILE)) else { continue };
             let Ok(info) = serde_json::from_slice::<RunInfo>(&bytes) else { continue };
             if info.client != client || info.session != session {
@@ -191,5 +217,21 @@ mod tests {
         let run = found.into_iter().next().unwrap();
         run.remove().unwrap();
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_run_whose_wrapper_died_while_making_it_is_deleted_by_a_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let unmade = dir.path().join(RUNS_DIR).join("new-1-2-0");
+        std::fs::create_dir_all(&unmade).unwrap();
+        File::create(unmade.join(LOCK_FILE)).unwrap();
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        assert!(!unmade.exists());
+        // One still being made (its lock held) stays.
+        std::fs::create_dir_all(&unmade).unwrap();
+        let lock = File::create(unmade.join(LOCK_FILE)).unwrap();
+        flock(&lock, FlockOperation::NonBlockingLockExclusive).unwrap();
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        assert!(unmade.exists());
     }
 }

@@ -54,7 +54,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
         call: args.call.clone(),
         mode: mode.to_owned(),
         command: script.clone(),
-        cwd: if cwd.starts_with(&root) { cwd.clone() } else { root.clone() },
+        // Outside the workspace too: the command runs where it was asked to (its writes
+        // there are not the workspace's, and are not isolated).
+        cwd: cwd.clone(),
     };
     let run = Run::create(&ws.workspace().state_dir(), info.clone())
         .context("making the command's run folder in .staged/shell")?;
