@@ -1578,8 +1578,10 @@ def shell_run_seconds(staged):
     with tempfile.TemporaryDirectory() as tmp:
         ws, command = shell_workspace(Path(tmp))
         start = time.time()
-        subprocess.run([staged, "--workspace", str(ws), "shell-run", "--client", "claude-code", "--session",
-                        "s", "--mode", "gate", "--", command], capture_output=True, check=True)
+        out = subprocess.run([staged, "--workspace", str(ws), "shell-run", "--client", "claude-code", "--session",
+                              "s", "--mode", "gate", "--", command], capture_output=True, text=True, cwd=ws)
+        if out.returncode != 0:
+            raise RuntimeError(f"shell-run: exit {out.returncode}: {out.stderr}")
         return time.time() - start
 
 
@@ -1609,7 +1611,7 @@ def shell_kill_once(staged, root: Path, rng: random.Random, window: float, mode:
     subprocess.run([staged, "--workspace", str(ws), "pending"], capture_output=True, check=True)
     child = subprocess.Popen([staged, "--workspace", str(ws), "shell-run", "--client", "claude-code",
                               "--session", "s", "--mode", mode, "--", command],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ws)
     time.sleep(rng.uniform(0, window))
     child.kill()
     child.wait()
