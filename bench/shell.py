@@ -84,7 +84,11 @@ def git(root, *args):
 
 
 def targets(root: Path, k: int):
-    files = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and ".git" not in p.parts)
+    files = []
+    for dirpath, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git", ".staged")]
+        files += [(Path(dirpath) / n).relative_to(root) for n in names]
+    files.sort()
     step = max(1, len(files) // k)
     return [str(f) for f in files[::step][:k]]
 
