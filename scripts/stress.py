@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill,shell-gate-kill,shell-record-kill]
 
-Twenty-three experiments, each repeated N times (default 200) against the real `staged` binary
+Twenty-five experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -49,6 +49,13 @@ Twenty-three experiments, each repeated N times (default 200) against the real `
   `staged session revert S1` gets SIGKILL as in kill. After recovery every file is the
   session's or every file is reverted, the log holds the revert exactly when they are reverted,
   and `staged session show` agrees (12 files, or none).
+* shell-gate-kill: `staged shell-run` in gate mode (a command that appends to 20 files, deletes
+  10 and makes 10) gets SIGKILL at a random moment of its run (issue 35); then the session's
+  next hook calls finish the run. The tree is all old (gate mode never writes it), with one
+  pending preview of exactly the command's changes (none when the kill came before the command
+  ran), which applies all new.
+* shell-record-kill: the same in record mode: afterwards the tree is all new with one `shell`
+  log entry, or all old with none.
 * patch-swap: the same patch is applied while `src/sub` (which holds files it updates, deletes
   and moves, and the folder it creates files in) is swapped with a symlink to an outside twin
   in a tight loop. Nothing outside may change, no temp file may be left, and the tree inside is
@@ -1538,11 +1545,112 @@ def session_race_once(staged, root: Path, rng: random.Random):
     return kind, problems
 
 
+# --- shell commands (issue 35) --------------------------------------------------------------
+
+SHELL_FILES = 40
+
+
+def shell_workspace(root: Path):
+    """40 files: the command appends to the first 20, deletes the next 10, and makes 10 new."""
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / ".git").mkdir()
+    for i in range(SHELL_FILES):
+        (ws / "src" / f"f{i:02}.txt").write_text(old(i))
+    command = ("for i in $(seq -w 0 19); do echo appended >> src/f$i.txt; done; "
+               "for i in $(seq 20 29); do rm src/f$i.txt; done; "
+               "for i in $(seq 40 49); do echo new > src/n$i.txt; done")
+    return ws, command
+
+
+def shell_tree(ws: Path):
+    """`old` (every file as before, nothing new), `new` (every change made) or `torn`."""
+    src = ws / "src"
+    now = {p.name: p.read_text() for p in src.iterdir()}
+    before = {f"f{i:02}.txt": old(i) for i in range(SHELL_FILES)}
+    after = {f"f{i:02}.txt": old(i) + "appended\n" for i in range(20)}
+    after.update({f"f{i:02}.txt": old(i) for i in range(30, SHELL_FILES)})
+    after.update({f"n{i}.txt": "new\n" for i in range(40, 50)})
+    return "old" if now == before else "new" if now == after else "torn"
+
+
+def shell_run_seconds(staged):
+    with tempfile.TemporaryDirectory() as tmp:
+        ws, command = shell_workspace(Path(tmp))
+        start = time.time()
+        out = subprocess.run([staged, "--workspace", str(ws), "shell-run", "--client", "claude-code", "--session",
+                              "s", "--mode", "gate", "--", command], capture_output=True, text=True, cwd=ws)
+        if out.returncode != 0:
+            raise RuntimeError(f"shell-run: exit {out.returncode}: {out.stderr}")
+        return time.time() - start
+
+
+def sweep(staged, ws: Path, session: str):
+    """The session's next hook calls, until no run of it is left (its command's processes may
+    still run for a moment after the wrapper was killed)."""
+    event = json.dumps({"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(ws),
+                        "tool_name": "Read", "tool_input": {}, "tool_use_id": "next"}).encode()
+    deadline = time.time() + 30
+    while True:
+        subprocess.run([staged, "hook", "claude-code", "--mode", "record"], input=event, cwd=ws,
+                       capture_output=True)
+        runs = ws / ".staged" / "shell"
+        left = [p for p in runs.iterdir() if not p.name.startswith("kept")] if runs.is_dir() else []
+        if not left or time.time() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def shell_kill_once(staged, root: Path, rng: random.Random, window: float, mode: str):
+    """SIGKILLs `staged shell-run` (gate or record mode) at a random moment of its run; then the
+    session's next hook call finishes the run. Gate: the tree is all old, with one pending
+    preview of exactly the command's 40 files (none when the kill came before the command ran),
+    which applies all new. Record: the tree is all new with one `shell` log entry, or all old
+    with none."""
+    ws, command = shell_workspace(root)
+    subprocess.run([staged, "--workspace", str(ws), "pending"], capture_output=True, check=True)
+    child = subprocess.Popen([staged, "--workspace", str(ws), "shell-run", "--client", "claude-code",
+                              "--session", "s", "--mode", mode, "--", command],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ws)
+    time.sleep(rng.uniform(0, window))
+    child.kill()
+    child.wait()
+    problems = []
+    left = sweep(staged, ws, "s")
+    if left:
+        problems.append(f"runs left after the sweep: {left}")
+    tree = shell_tree(ws)
+    entries = [e for e in json.loads(run(staged, ws, "--json", "log", check=True).stdout)["entries"]
+               if e["source"] == "shell"]
+    pending = json.loads(run(staged, ws, "--json", "pending", check=True).stdout)["pending"]
+    if mode == "gate":
+        if tree != "old":
+            problems.append(f"gate mode wrote the tree: {tree}")
+        if len(pending) > 1:
+            problems.append(f"{len(pending)} previews pending")
+        if pending:
+            out = run(staged, ws, "resolve", "apply", "--reason", "stress")
+            if out.returncode != 0 or shell_tree(ws) != "new":
+                problems.append(f"the preview did not apply to all new: {out.returncode} {shell_tree(ws)}")
+        kind = "staged" if pending else "nothing ran"
+    else:
+        if tree == "torn":
+            problems.append("torn tree")
+        elif tree == "new" and len(entries) != 1:
+            problems.append(f"all new with {len(entries)} shell entries")
+        elif tree == "old" and entries:
+            problems.append(f"all old with {len(entries)} shell entries")
+        kind = "recorded" if tree == "new" else "nothing ran"
+    if child.returncode is None:
+        problems.append("the wrapper did not end")
+    return kind, problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill,shell-gate-kill,shell-record-kill")
     args = parser.parse_args()
     staged = os.path.abspath(shutil.which(args.staged) or args.staged)  # some runs start it in the workspace
     rng = random.Random(1)
@@ -1552,6 +1660,7 @@ def main():
     line_edits_bin = line_edits_binary() if "line-edits" in args.only.split(",") else None
     line_edits_cases = -(-LINE_EDITS_CASES // args.runs)
     revert_window = revert_seconds(staged) if "revert-kill" in args.only.split(",") else 0.0
+    shell_window = shell_run_seconds(staged) if any(k in args.only.split(",") for k in ("shell-gate-kill", "shell-record-kill")) else 0.0
     experiments = {
         "readers": lambda root, n: readers_once(staged, root),
         "swap": lambda root, n: swap_once(staged, root),
@@ -1576,6 +1685,8 @@ def main():
         "kinds-kill": lambda root, n: kinds_kill_once(staged, root, rng, kinds_window, n),
         "session-race": lambda root, n: session_race_once(staged, root, rng),
         "revert-kill": lambda root, n: revert_kill_once(staged, root, rng, revert_window, n),
+        "shell-gate-kill": lambda root, n: shell_kill_once(staged, root, rng, shell_window, "gate"),
+        "shell-record-kill": lambda root, n: shell_kill_once(staged, root, rng, shell_window, "record"),
     }
     rows = []
     for name in args.only.split(","):

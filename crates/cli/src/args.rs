@@ -95,6 +95,11 @@ pub(crate) enum Command {
     /// Copilot CLI, Cline) that stage (or record) every edit those agents make, and their
     /// installer.
     Hook(HookArgs),
+    /// Run a shell command under staged: it runs in a private overlay of the workspace, and
+    /// what it wrote is recorded in the session (record mode) or staged as one preview of it
+    /// (gate mode). The hooks put it in place of a client's shell call.
+    #[command(name = "shell-run")]
+    ShellRun(ShellRunArgs),
     /// Check that the installed hooks and MCP servers will work: one line per check.
     Doctor,
 }
@@ -183,6 +188,28 @@ pub(crate) struct HookInstallArgs {
     /// (`staged mcp --approve human`, through the client's MCP elicitation).
     #[arg(long, value_enum, default_value_t = ApproveArg::None)]
     pub(crate) approve: ApproveArg,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ShellRunArgs {
+    /// The client whose session the command belongs to: `claude-code` or `codex`.
+    #[arg(long, value_parser = ["claude-code", "codex"])]
+    pub(crate) client: String,
+    /// The client's session id.
+    #[arg(long)]
+    pub(crate) session: String,
+    /// The client's tool call id.
+    #[arg(long)]
+    pub(crate) call: Option<String>,
+    /// `gate`: the command's writes become a preview; `record`: they go through and are logged.
+    #[arg(long, value_enum, default_value_t = HookModeArg::Gate)]
+    pub(crate) mode: HookModeArg,
+    /// The run folder to enter and run in (the wrapper's own child).
+    #[arg(long, hide = true)]
+    pub(crate) inner: Option<PathBuf>,
+    /// The command, run by the shell (`$SHELL -c`, else `/bin/sh -c`).
+    #[arg(last = true, required = true)]
+    pub(crate) command: Vec<String>,
 }
 
 /// `--mode` values of the hooks.

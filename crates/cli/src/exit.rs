@@ -11,6 +11,8 @@ pub(crate) enum Exit {
     ToolError,
     /// Bad usage or bad input; nothing was changed.
     Usage,
+    /// A command's own exit code, passed on (`staged shell-run`).
+    Code(u8),
 }
 
 impl From<Exit> for ExitCode {
@@ -19,6 +21,7 @@ impl From<Exit> for ExitCode {
             Exit::Success => ExitCode::SUCCESS,
             Exit::ToolError => ExitCode::from(1),
             Exit::Usage => ExitCode::from(2),
+            Exit::Code(code) => ExitCode::from(code),
         }
     }
 }

@@ -65,6 +65,7 @@ where
         Command::Tool(args) => cmd::tool::run(&cli.global, args, &out),
         Command::Trust(args) => cmd::trust::run(&cli.global, args, &out),
         Command::Hook(args) => cmd::hook::run(&cli.global, args, &out),
+        Command::ShellRun(args) => cmd::shell_run::run(&cli.global, args),
         Command::Doctor => cmd::hook::doctor(&cli.global, &out),
     };
     match res {

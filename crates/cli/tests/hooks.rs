@@ -507,7 +507,7 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
         s["hooks"]["PreToolUse"],
         json!([
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]},
-            {"matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [{"type": "command", "command": command}]},
+            {"matcher": "Edit|Write|MultiEdit|NotebookEdit|Bash", "hooks": [{"type": "command", "command": command}]},
         ]),
         "installed twice, listed once"
     );
@@ -659,19 +659,19 @@ fn doctor_says_what_is_missing_and_fails() {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
     assert!(
-        text.contains("ok   Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit)"),
+        text.contains("ok   Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit, Bash)"),
         "{text}"
     );
     // An older install's matcher lets NotebookEdit through: doctor says so, and installing
     // again fixes it.
     let settings = read(&dir, ".claude/settings.json");
-    let older = settings.replace("Edit|Write|MultiEdit|NotebookEdit", "Edit|Write|MultiEdit");
+    let older = settings.replace("Edit|Write|MultiEdit|NotebookEdit|Bash", "Edit|Write|MultiEdit");
     assert_ne!(older, settings);
     std::fs::write(dir.join(".claude/settings.json"), older).unwrap();
     let out = staged_in(&dir, &["doctor"], b"", &env);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     assert!(
-        stdout(&out).contains("FAIL Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit): an older install, whose hook does not see NotebookEdit: those edits are not gated; run `staged hook install claude-code` again"),
+        stdout(&out).contains("FAIL Claude Code: the hook sees every editing tool (Edit, Write, MultiEdit, NotebookEdit, Bash): an older install, whose hook does not see NotebookEdit, Bash: those edits are not gated; run `staged hook install claude-code` again"),
         "{}",
         stdout(&out)
     );

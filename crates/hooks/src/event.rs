@@ -158,6 +158,9 @@ pub enum Reply {
     /// stream-json --include-hook-events`; Codex 0.171.0 accepts the same field, and `codex
     /// exec` shows it nowhere).
     Notice(String),
+    /// `PreToolUse`: the tool runs with this input instead (Claude Code's `updatedInput`): a
+    /// shell call is run under `staged shell-run`, which knows what it wrote.
+    Rewrite(Value),
 }
 
 impl Reply {

@@ -58,7 +58,7 @@ pub(crate) use cursor::installed as cursor_hook_installed;
 
 /// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
 /// (`crates/mcp/tests/clients/test_hooks.py` compares the tools the client offers with it).
-const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit";
+const CLAUDE_MATCHER: &str = "Edit|Write|MultiEdit|NotebookEdit|Bash";
 
 /// The Codex tools a hook sees: `Edit|Write` selects `apply_patch`; `Bash`, shell patches.
 const CODEX_MATCHER: &str = "Edit|Write|Bash";
@@ -1191,6 +1191,8 @@ pub struct ClientHomes {
     /// Cline's MCP settings (`CLINE_MCP_SETTINGS_PATH`, else
     /// `$CLINE_DATA_DIR/settings/cline_mcp_settings.json`, else under `~/.cline/data`).
     pub cline_mcp_settings: Option<PathBuf>,
+    /// The `staged` binary a shell call is wrapped in (`staged shell-run`).
+    pub staged: Option<PathBuf>,
 }
 
 /// What `staged doctor` checks for `client`: `None` when nothing of staged is installed for it.

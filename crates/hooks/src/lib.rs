@@ -26,6 +26,13 @@
 //!   (its diff, each file's hashes before and after, and undo data), with `hook:<client>` as
 //!   its front end, so `staged log` and `staged undo` cover it.
 //!
+//! - **Shell calls** (Claude Code's `Bash`; Codex's shell where its approval policy is
+//!   `never`), in both modes: the call's command is rewritten (`updatedInput`) to run under
+//!   `staged shell-run`, which runs it in an overlay of the workspace (`staged-shell`) and then
+//!   records what it wrote as one entry of the session, or stages it as one preview of the
+//!   session and keeps it out of the tree (`shell_run.rs`, `docs/contract/shell.md`). A run
+//!   whose wrapper was killed is finished at the session's next hook call.
+//!
 //! Each client is a codec (`clients/`): its events are read into the client-neutral
 //! [`HookEvent`], and the neutral [`Reply`] is written back in its format.
 //!
@@ -43,6 +50,7 @@ mod permission;
 mod record;
 mod session;
 mod shell;
+mod shell_run;
 mod state;
 mod stop;
 
@@ -56,6 +64,7 @@ pub use crate::{
         doctor_line as permission_doctor_line, doctor_line_for as permission_doctor_line_for,
     },
     shell::{ShellPatch, shell_patch, shell_patch_argv},
+    shell_run::{Finished, finish},
 };
 
 /// What a hook call produced: the reply to print, and notes for stderr (the client shows them
@@ -136,7 +145,9 @@ pub fn handle_for(
     let session_dir = cwd.to_path_buf();
     let cwd = event.cwd.clone().filter(|c| c.is_absolute()).unwrap_or_else(|| cwd.to_path_buf());
     let is_tool_event = matches!(event.hook_event_name.as_str(), "PreToolUse" | "PostToolUse");
-    if is_tool_event && !gate::is_edit(client, &event) {
+    let shell_call = shell_run::wraps(client, &event);
+    let passing = is_tool_event && !gate::is_edit(client, &event) && !shell_call;
+    if passing && !shell_run::any_runs(&root) {
         return Outcome::reply(Reply::Nothing);
     }
     let ws = match WorkspaceSession::open(&root) {
@@ -153,7 +164,15 @@ pub fn handle_for(
     };
     ws.session().set_front_end(staged_core::FrontEnd::Hook(client.name().to_owned()));
     let number = session::enter(client, &event, &ws);
+    let swept = shell_run::sweep(client, &event, &ws);
+    if let (Some(text), Some(number), Some(store)) = (&swept.message, number, ws.sqlite()) {
+        let _ = store.notify_session(number, text);
+    }
     let mut outcome = match (mode, event.hook_event_name.as_str()) {
+        _ if passing => Outcome::reply(Reply::Nothing),
+        (_, "PreToolUse") if shell_call => {
+            shell_run::pre_tool_use(client, mode, &event, &ws, homes.staged.as_deref())
+        }
         (Mode::Gate, "PreToolUse") => {
             gate::pre_tool_use(client, &event, &ws, &cwd, &session_dir, homes)
         }
@@ -164,6 +183,7 @@ pub fn handle_for(
         _ => Outcome::reply(Reply::Nothing),
     };
     outcome.reply = session::with_notices(client, &event, &ws, number, outcome.reply);
+    outcome.notes.extend(swept.notes);
     outcome
 }
 

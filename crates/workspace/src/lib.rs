@@ -116,6 +116,7 @@ use staged_journal::{
     ChangeAction, ChangeUndo, JournalError, RecoverOptions, RecoveryHooks, recover,
 };
 use staged_session::{REVERT_SOURCE, Review, SessionUndo};
+use staged_shell::SHELL_SOURCE;
 use staged_store::{Rehydrators, SqliteStore};
 
 use crate::deferred::DeferredStore;
@@ -361,7 +362,7 @@ impl WorkspaceSessionBuilder {
         // it reads the log's history for that.
         let undo = Arc::new(SessionUndo::new(opened.workspace.clone(), sqlite.clone()));
         opened.session.register_undo(AST_EDIT_TOOL_NAME, undo.clone());
-        for name in TEXT_TOOL_NAMES.into_iter().chain([REVERT_SOURCE]) {
+        for name in TEXT_TOOL_NAMES.into_iter().chain([REVERT_SOURCE, SHELL_SOURCE]) {
             opened.session.register_undo(name, undo.clone());
         }
         opened.sqlite = Some(sqlite);
@@ -774,7 +775,7 @@ fn new_session(workspace: &ConfinedRoot, store: Arc<dyn PendingActionStore>) -> 
     let session = Arc::new(Session::new(store));
     let undo = Arc::new(ChangeUndo::new(workspace.clone()));
     session.register_undo(AST_EDIT_TOOL_NAME, undo.clone());
-    for name in TEXT_TOOL_NAMES {
+    for name in TEXT_TOOL_NAMES.into_iter().chain([SHELL_SOURCE]) {
         session.register_undo(name, undo.clone());
     }
     session
@@ -802,7 +803,7 @@ fn builtin_rehydrators(workspace: &ConfinedRoot) -> Rehydrators {
                 .map_err(|err| err.to_string())
         }),
     );
-    for name in TEXT_TOOL_NAMES.into_iter().chain([REVERT_SOURCE]) {
+    for name in TEXT_TOOL_NAMES.into_iter().chain([REVERT_SOURCE, SHELL_SOURCE]) {
         let workspace = workspace.clone();
         res.register(
             name,

@@ -483,6 +483,7 @@ fn homes() -> install::ClientHomes {
         gemini_home: gemini_home(),
         copilot_home: copilot_home(),
         cline_mcp_settings: cline_mcp_settings(),
+        staged: staged_binary().ok(),
     }
 }
 

@@ -9,6 +9,7 @@ pub(crate) mod log;
 pub(crate) mod pending;
 pub(crate) mod resolve;
 pub(crate) mod session;
+pub(crate) mod shell_run;
 pub(crate) mod show;
 pub(crate) mod text_edit;
 pub(crate) mod tool;

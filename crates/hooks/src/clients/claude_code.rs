@@ -56,5 +56,11 @@ pub(crate) fn answer(reply: &Reply) -> Option<Value> {
         Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
         Reply::Context { event, text } => Some(crate::session::context_json(event, text)),
         Reply::Notice(text) => Some(json!({"systemMessage": text})),
+        Reply::Rewrite(input) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "updatedInput": input,
+            }
+        })),
     }
 }

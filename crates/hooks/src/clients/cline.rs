@@ -114,7 +114,7 @@ pub(crate) fn answer(reply: &Reply) -> Option<Value> {
     match reply {
         // Neither a model's context nor a message to the person reaches this client's
         // answer (notices wait for a deny or a block, which carry text in any client).
-        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) | Reply::Rewrite(_) => None,
         Reply::Deny(reason) | Reply::Block(reason) => Some(json!({"skip": true, "reason": reason})),
     }
 }

@@ -4,9 +4,11 @@
 //! `shell`, `exec_command`, `local_shell`) whose command runs a patch; it reads Claude Code's
 //! answers.
 
+use serde_json::{Value, json};
+
 use crate::{
     clients::{ToolEdit, claude_code},
-    event::HookEvent,
+    event::{HookEvent, Reply},
     gate::shell_patch_of,
     shell::ShellPatch,
 };
@@ -20,6 +22,25 @@ pub(crate) const WHAT: &str = "patch";
 /// Reads one event (Claude Code's format).
 pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
     claude_code::parse(input)
+}
+
+/// Claude Code's answer, but for a rewrite: Codex 0.171 takes `updatedInput` only with
+/// `permissionDecision: "allow"` (it refuses the answer otherwise: "PreToolUse hook returned
+/// updatedInput without permissionDecision:allow"), and only with a string `command`. staged
+/// rewrites a Codex shell call only where its approval policy is `never`
+/// (`bypassPermissions`), so that allow grants nothing Codex would not.
+pub(crate) fn answer(reply: &Reply) -> Option<Value> {
+    match reply {
+        Reply::Rewrite(input) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "permissionDecisionReason": "staged runs this command under staged shell-run, which records or stages what it writes",
+                "updatedInput": input,
+            }
+        })),
+        other => claude_code::answer(other),
+    }
 }
 
 /// `apply_patch` is a patch; a shell call is one when its command runs a patch.

@@ -93,7 +93,8 @@ impl Client {
     /// The JSON to print on stdout for `reply`, if any.
     pub(crate) fn answer(self, reply: &Reply) -> Option<Value> {
         match self {
-            Client::ClaudeCode | Client::Codex | Client::QwenCode => claude_code::answer(reply),
+            Client::Codex => codex::answer(reply),
+            Client::ClaudeCode | Client::QwenCode => claude_code::answer(reply),
             Client::GeminiCli => gemini_cli::answer(reply),
             Client::OpenCode => opencode::answer(reply),
             Client::Cursor => cursor::answer(reply),

@@ -465,10 +465,11 @@ def test_claude_code_plan_mode_denies_without_staging():
 # Claude Code 2.1.197's own tools, as it offers them to the model, and whether each edits a
 # file. A tool the client adds fails the test until it is classified here, and an editing tool
 # must be in the matcher the installer writes.
-CLAUDE_TOOLS_EDITING = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
-# Bash writes through the shell: the shell-writes issue's, not a file-editing tool.
+# Bash writes through the shell: its calls run under `staged shell-run` (test_shell.py), so the
+# matcher must name it too.
+CLAUDE_TOOLS_EDITING = {"Edit", "MultiEdit", "Write", "NotebookEdit", "Bash"}
 CLAUDE_TOOLS_OTHER = {
-    "Agent", "Bash", "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "Read",
+    "Agent", "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "Read",
     "ReportFindings", "ScheduleWakeup", "SendMessage", "Skill", "TaskCreate", "TaskGet", "TaskList", "TaskOutput",
     "TaskStop", "TaskUpdate", "WebFetch", "WebSearch", "Workflow",
     # Offered because staged's MCP server serves resources (each pending preview's diff): they

@@ -1,0 +1,444 @@
+//! Shell commands under staged, through the real binary (`docs/contract/shell.md`): Claude
+//! Code's hook rewrites a `Bash` call to run under `staged shell-run`; the rewritten command,
+//! run by a shell as Claude Code runs it, has its writes recorded in the session (record mode)
+//! or staged as one preview and kept out of the tree (gate mode); a run whose wrapper was
+//! killed is finished by the session's next hook call.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::{
+    path::Path,
+    process::{Command, Output, Stdio},
+};
+
+use common::{code, json, pending_ids, read, staged, stderr, stdout, workspace};
+use serde_json::{Value, json};
+
+/// `sed -i` on one file (whose bytes end without a newline, with a CRLF line) and a heredoc
+/// creating another.
+const COMMAND: &str = "sed -i 's/two/TWO/' src/a.txt && cat > src/new.txt <<'EOF'\nhello\nEOF";
+const A: &str = "one\r\ntwo\nthree";
+
+fn hook(dir: &Path, mode: &str, event: &Value) -> Output {
+    let mut child = Command::new(common::staged_bin())
+        .args(["hook", "claude-code", "--mode", mode])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), event.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn bash_event(dir: &Path, command: &str) -> Value {
+    json!({
+        "hook_event_name": "PreToolUse",
+        "session_id": "session-1",
+        "cwd": dir,
+        "permission_mode": "acceptEdits",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "Edit two files"},
+        "tool_use_id": "toolu_1",
+    })
+}
+
+/// The hook's rewrite of `command`, checked, and the command Claude Code would then run.
+fn rewritten(dir: &Path, mode: &str, command: &str) -> String {
+    let out = hook(dir, mode, &bash_event(dir, command));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let output = &reply["hookSpecificOutput"];
+    assert_eq!(output["hookEventName"], "PreToolUse", "{reply}");
+    assert!(output.get("permissionDecision").is_none(), "the rewrite grants nothing: {reply}");
+    let input = &output["updatedInput"];
+    assert_eq!(input["description"], "Edit two files", "the rest of the input is kept");
+    let wrapped = input["command"].as_str().unwrap().to_owned();
+    assert!(wrapped.contains(" shell-run --client claude-code --session 'session-1'"), "{wrapped}");
+    wrapped
+}
+
+/// Runs `command` with `sh -c` in `dir`, as Claude Code's Bash tool does.
+fn sh(dir: &Path, command: &str) -> Output {
+    Command::new("sh").arg("-c").arg(command).current_dir(dir).output().unwrap()
+}
+
+#[test]
+fn record_mode_logs_a_shell_commands_writes_and_a_hunk_reverts_to_the_exact_bytes() {
+    let dir = workspace(&[("src/a.txt", A), ("src/other.txt", "other\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let wrapped = rewritten(&root, "record", COMMAND);
+    let out = sh(&root, &wrapped);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&root, "src/a.txt"), "one\r\nTWO\nthree");
+    assert_eq!(read(&root, "src/new.txt"), "hello\n");
+    let log = json(&staged(&root, &["--json", "log"]));
+    let entry = &log["entries"][0];
+    assert_eq!(entry["source"], "shell", "{entry}");
+    assert_eq!(entry["frontEnd"], "hook:claude-code");
+    assert_eq!(
+        entry["label"],
+        "Shell: sed -i 's/two/TWO/' src/a.txt && cat > src/new.txt <<'EOF'\\nhello\\nEOF"
+    );
+    assert_eq!(entry["extra"]["shell"]["attribution"], "exact");
+    let shown = staged(&root, &["session", "show"]);
+    assert_eq!(code(&shown), 0, "{}", stderr(&shown));
+    let diff = stdout(&shown);
+    assert!(diff.contains("diff --git a/src/a.txt b/src/a.txt"), "{diff}");
+    assert!(diff.contains("-two\n+TWO\n"), "{diff}");
+    assert!(diff.contains("diff --git a/src/new.txt b/src/new.txt"), "{diff}");
+    assert!(!diff.contains("other.txt"), "{diff}");
+    let out =
+        staged(&root, &["session", "revert", "--only", "src/a.txt:1", "--reason", "keep two"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read(root.join("src/a.txt")).unwrap(), A.as_bytes());
+    assert_eq!(read(&root, "src/new.txt"), "hello\n");
+    // Nothing of the run is left behind.
+    let runs: Vec<_> = std::fs::read_dir(root.join(".staged/shell")).unwrap().flatten().collect();
+    assert!(runs.is_empty(), "{runs:?}");
+}
+
+#[test]
+fn gate_mode_keeps_a_shell_commands_writes_out_of_the_tree_until_the_preview_is_applied() {
+    let dir = workspace(&[("src/a.txt", A)]);
+    let root = dir.path().canonicalize().unwrap();
+    let wrapped = rewritten(&root, "gate", COMMAND);
+    let out = sh(&root, &wrapped);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&root, "src/a.txt"), A);
+    assert!(!root.join("src/new.txt").exists());
+    let ids = pending_ids(&root);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let told = stderr(&out);
+    assert!(
+        told.starts_with(&format!(
+            "staged holds what this command wrote as a preview, and none of it was written to the workspace yet: {} (Shell: sed -i 's/two/TWO/' src/a.txt && cat > src/new.txt <<'EOF'\\nhello\\nEOF; src/a.txt, src/new.txt). To write it, call resolve",
+            ids[0]
+        )),
+        "{told}"
+    );
+    let out = staged(&root, &["resolve", "apply", "--reason", "as the command did"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&root, "src/a.txt"), "one\r\nTWO\nthree");
+    assert_eq!(read(&root, "src/new.txt"), "hello\n");
+}
+
+#[test]
+fn the_commands_exit_code_output_and_ignored_files_pass_through_unrecorded() {
+    let dir = workspace(&[("src/a.txt", "a\n"), (".gitignore", "target/\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let wrapped =
+        rewritten(&root, "gate", "mkdir -p target && echo built > target/out; echo said; exit 7");
+    let out = sh(&root, &wrapped);
+    assert_eq!(code(&out), 7);
+    assert_eq!(stdout(&out), "said\n");
+    assert_eq!(read(&root, "target/out"), "built\n");
+    assert!(pending_ids(&root).is_empty());
+    let log = json(&staged(&root, &["--json", "log"]));
+    assert_eq!(log["entries"], json!([]), "ignored files are never recorded");
+}
+
+#[test]
+fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call_once_its_command_ends()
+{
+    let dir = workspace(&[("src/a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    // The shell kills the wrapper (its parent), then writes: the wrapper never finishes.
+    let wrapped = rewritten(&root, "record", "kill -9 $PPID; sleep 2; echo late > src/late.txt");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(&wrapped)
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success());
+    let mut next = bash_event(&root, "true");
+    next["hook_event_name"] = json!("PostToolUse");
+    next["tool_name"] = json!("Read");
+    // While the command still runs, the session's next call leaves its run alone.
+    let out = hook(&root, "record", &next);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    // The command's write lands in its run, not in the tree.
+    let runs = root.join(".staged/shell");
+    let landed = || {
+        std::fs::read_dir(&runs)
+            .unwrap()
+            .flatten()
+            .any(|run| run.path().join("upper/src/late.txt").exists())
+    };
+    let start = std::time::Instant::now();
+    while !landed() && start.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(landed());
+    assert!(!root.join("src/late.txt").exists(), "the write stays in the run until it is finished");
+    // Another session's hook call leaves it alone.
+    next["session_id"] = json!("session-2");
+    assert_eq!(code(&hook(&root, "record", &next)), 0);
+    assert!(!root.join("src/late.txt").exists());
+    // The session's next call once the command is gone records it, and its model is told.
+    next["session_id"] = json!("session-1");
+    let out = loop {
+        let out = hook(&root, "record", &next);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if !out.stdout.is_empty() || start.elapsed().as_secs() > 30 {
+            break out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(read(&root, "src/late.txt"), "late\n");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    assert_eq!(entry["source"], "shell", "{entry}");
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let context = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(
+        context.starts_with(
+            "A shell command that did not finish (`Shell: kill -9 $PPID; sleep 2; echo late > src/late.txt`): what it wrote was recorded."
+        ),
+        "{reply}"
+    );
+}
+
+#[test]
+fn codex_shell_calls_are_wrapped_with_an_allow_only_where_its_approval_policy_is_never() {
+    let dir = workspace(&[("src/a.txt", A)]);
+    let root = dir.path().canonicalize().unwrap();
+    let mut event = bash_event(&root, COMMAND);
+    event["permission_mode"] = json!("bypassPermissions");
+    let child = |event: &Value| {
+        let mut child = Command::new(common::staged_bin())
+            .args(["hook", "codex", "--mode", "record"])
+            .current_dir(&root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), event.to_string().as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = child(&event);
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "allow", "{reply}");
+    let wrapped = reply["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap();
+    assert!(
+        wrapped.contains(" shell-run --client codex --session 'session-1' --mode record"),
+        "{wrapped}"
+    );
+    // Where Codex would ask the person, an allow would grant what it would not: no rewrite.
+    event["permission_mode"] = json!("default");
+    let out = child(&event);
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+}
+
+/// Runs `command` under `staged shell-run` for session `session-1` in `mode`.
+fn shell_run(dir: &Path, mode: &str, command: &str) -> Output {
+    staged(
+        dir,
+        &[
+            "shell-run",
+            "--client",
+            "claude-code",
+            "--session",
+            "session-1",
+            "--mode",
+            mode,
+            "--",
+            command,
+        ],
+    )
+}
+
+#[test]
+fn a_deleted_folder_of_a_thousand_files_is_recorded_and_reverted_or_staged_and_put_back() {
+    let files: Vec<(String, String)> =
+        (0..1000).map(|i| (format!("gen/d{}/f{i}.txt", i % 10), format!("file {i}\n"))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    for mode in ["record", "gate"] {
+        let dir = workspace(&refs);
+        let root = dir.path().canonicalize().unwrap();
+        let out = shell_run(&root, mode, "rm -rf gen");
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if mode == "record" {
+            assert!(!root.join("gen").exists(), "the folder is gone, empty folders too");
+            let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+            assert_eq!(entry["files"].as_array().unwrap().len(), 1000, "{}", entry["label"]);
+            let out = staged(&root, &["session", "revert", "--reason", "keep them"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        } else {
+            assert_eq!(pending_ids(&root).len(), 1);
+        }
+        for (path, text) in &files {
+            assert_eq!(read(&root, path), *text, "{mode}: {path}");
+        }
+        if mode == "gate" {
+            let out = staged(&root, &["resolve", "apply", "--reason", "as the command did"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert!(!root.join("gen/d0/f0.txt").exists());
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A repository on `main` (a.txt, gone.txt) with a branch `other` (a.txt changed, new.txt
+/// added, gone.txt deleted).
+fn repository() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    git(&root, &["init", "-q"]);
+    std::fs::write(root.join("a.txt"), "main\n").unwrap();
+    std::fs::write(root.join("gone.txt"), "only on main\n").unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "main"]);
+    git(&root, &["checkout", "-qb", "other"]);
+    std::fs::write(root.join("a.txt"), "other\n").unwrap();
+    std::fs::write(root.join("new.txt"), "only on other\n").unwrap();
+    std::fs::remove_file(root.join("gone.txt")).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "other"]);
+    git(&root, &["checkout", "-q", "main"]);
+    (dir, root)
+}
+
+fn head(root: &Path) -> String {
+    std::fs::read_to_string(root.join(".git/HEAD")).unwrap()
+}
+
+#[test]
+fn a_git_checkout_of_another_branch_is_recorded_exactly_and_reverts() {
+    let (_dir, root) = repository();
+    let out = shell_run(&root, "record", "git checkout -q other");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(head(&root), "ref: refs/heads/other\n");
+    assert_eq!(read(&root, "a.txt"), "other\n");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let mut paths: Vec<&str> =
+        entry["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["a.txt", "gone.txt", "new.txt"], "never .git: {entry}");
+    let out = staged(&root, &["session", "revert", "--reason", "stay on main's files"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&root, "a.txt"), "main\n");
+    assert_eq!(read(&root, "gone.txt"), "only on main\n");
+    assert!(!root.join("new.txt").exists());
+}
+
+#[test]
+fn a_git_checkout_in_gate_mode_moves_the_repository_and_stages_the_working_tree() {
+    let (_dir, root) = repository();
+    let out = shell_run(&root, "gate", "git checkout -q other");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The repository's part happened; the working tree's is held back.
+    assert_eq!(head(&root), "ref: refs/heads/other\n");
+    assert_eq!(read(&root, "a.txt"), "main\n");
+    assert_eq!(read(&root, "gone.txt"), "only on main\n");
+    assert!(!root.join("new.txt").exists());
+    assert_eq!(pending_ids(&root).len(), 1);
+    let out = staged(&root, &["resolve", "apply", "--reason", "the branch's files"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&root, "a.txt"), "other\n");
+    assert_eq!(read(&root, "new.txt"), "only on other\n");
+    assert!(!root.join("gone.txt").exists());
+}
+
+#[test]
+fn staged_folder_and_ignored_files_are_never_recorded_and_the_entry_counts_them() {
+    let dir = workspace(&[
+        ("a.txt", "a\n"),
+        (".gitignore", "node_modules/\ntarget/\n"),
+        ("target/old.o", "old\n"),
+    ]);
+    let root = dir.path().canonicalize().unwrap();
+    let out = shell_run(
+        &root,
+        "record",
+        "echo b >> a.txt; mkdir -p node_modules/p && echo i > node_modules/p/i.js; rm -rf target; echo mine > .staged/mine.txt",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&root, "node_modules/p/i.js"), "i\n");
+    assert!(!root.join("target/old.o").exists(), "the ignored deletion happened");
+    assert_eq!(read(&root, ".staged/mine.txt"), "mine\n");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let paths: Vec<&str> =
+        entry["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["a.txt"], "{entry}");
+    assert_eq!(entry["extra"]["shell"]["ignoredChanged"], 5, "{entry}");
+}
+
+#[test]
+fn a_binary_file_is_named_with_its_bytes_before_kept() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("blob.bin"), b"\0old").unwrap();
+    let out = shell_run(&root, "record", "printf '\\0new' > blob.bin; echo b >> a.txt");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let named = &entry["extra"]["shell"]["notInDiff"][0];
+    assert_eq!((named["path"].as_str(), named["why"].as_str()), (Some("blob.bin"), Some("binary")));
+    let before = named["before"].as_str().unwrap();
+    let kept = std::fs::read(root.join(".staged/shell/kept").join(before)).unwrap();
+    assert_eq!(kept, b"\0old");
+}
+
+#[test]
+fn a_fifty_megabyte_file_rewritten_is_recorded_exactly_and_reverts_and_in_gate_mode_is_staged() {
+    let big: String = (0..1_000_000)
+        .map(|i| format!("line {i:>10} of the big generated text file...\n"))
+        .collect();
+    assert!(big.len() >= 50_000_000, "{}", big.len());
+    let rewritten = big.replace("00000 of the big", "00000 OF THE BIG");
+    for mode in ["record", "gate"] {
+        let dir = workspace(&[]);
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("big.txt"), &big).unwrap();
+        let out = shell_run(&root, mode, "sed -i 's/00000 of the big/00000 OF THE BIG/' big.txt");
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if mode == "record" {
+            assert!(std::fs::read(root.join("big.txt")).unwrap() == rewritten.as_bytes());
+            let out = staged(&root, &["session", "revert", "--reason", "keep it"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert!(std::fs::read(root.join("big.txt")).unwrap() == big.as_bytes());
+        } else {
+            assert!(std::fs::read(root.join("big.txt")).unwrap() == big.as_bytes());
+            let out = staged(&root, &["resolve", "apply", "--reason", "the rewrite"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert!(std::fs::read(root.join("big.txt")).unwrap() == rewritten.as_bytes());
+        }
+    }
+}
+
+#[test]
+fn a_command_runs_in_the_folder_it_was_called_in() {
+    let dir = workspace(&[("src/a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let out = Command::new(common::staged_bin())
+        .args(["shell-run", "--client", "claude-code", "--session", "s", "--mode", "record"])
+        .args(["--", "pwd; echo here > here.txt"])
+        .current_dir(root.join("src"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{}\n", root.join("src").display()));
+    assert_eq!(read(&root, "src/here.txt"), "here\n");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    assert_eq!(entry["files"][0]["path"], "src/here.txt");
+}

@@ -1,0 +1,129 @@
+"""Shell commands under staged inside the real, unmodified Claude Code (docs/contract/shell.md).
+
+staged's hook rewrites each `Bash` call (`updatedInput`) to run under `staged shell-run`, which
+runs it in an overlay of the workspace and knows exactly what it wrote. In record mode a `sed -i`
+and a heredoc are logged as one entry of the session, shown by `staged session show`, and the
+`sed` hunk reverts to the exact bytes; in gate mode the same call leaves both files as they
+were, the model's next request names the preview, and `resolve apply` writes the command's
+result.
+"""
+
+import json
+import tempfile
+
+from scripted_model import tool_results_anthropic, tool_results_responses
+from test_hooks import ACCEPT_EDITS, EDITED, SOURCE, Watching, codex_tmp, install, log_entries, main_requests, \
+    new_repo, pending, run_claude, run_codex, staged
+
+__all__ = ["codex_tmp"]
+
+COMMAND = "sed -i 's/oldApi(1)/newApi(1)/' src/a.ts && cat > src/b.ts <<'EOF'\nexport const b = 1;\nEOF"
+B = "export const b = 1;\n"
+# The command as a label: one line, cut at 80 characters.
+LABEL = "Shell: " + COMMAND.replace("\n", "\\n")[:80] + "..."
+BASH = ("tool", "Bash", {"command": COMMAND, "description": "Rename the call and add b.ts"})
+
+
+def test_claude_code_record_mode_records_a_bash_sed_and_heredoc_and_reverts_the_sed_hunk():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code", "--mode", "record")
+        model = Watching([BASH, ("text", "Done.")], root, ["src/a.ts", "src/b.ts"]).start()
+        try:
+            run_claude(tmp, root, model, ["--allowedTools", "Bash"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Bash"], results
+        assert not results[0][2], results[0]
+        assert (root / "src" / "a.ts").read_text() == EDITED
+        assert (root / "src" / "b.ts").read_text() == B
+        entry = log_entries(root)[0]
+        assert (entry["source"], entry["frontEnd"], entry["label"]) == ("shell", "hook:claude-code", LABEL), entry
+        shown = staged(root, "session", "show")
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.count("diff --git ") == 2, shown.stdout
+        assert "-oldApi(1);\n+newApi(1);\n" in shown.stdout, shown.stdout
+        assert "+++ b/src/b.ts\n" in shown.stdout, shown.stdout
+        out = staged(root, "session", "revert", "--only", "src/a.ts:1", "--reason", "keep the old call")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert (root / "src" / "a.ts").read_bytes() == SOURCE.encode()
+        assert (root / "src" / "b.ts").read_text() == B
+
+
+def test_claude_code_gate_mode_holds_a_bash_commands_writes_until_resolve_applies_them():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = new_repo(tmp)
+        install(root, "claude-code")
+        script = [
+            BASH,
+            ("mcp", "resolve", {"action": "apply", "reason": "the command's rename and new file"}),
+            ("text", "Done."),
+        ]
+        model = Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+        try:
+            run_claude(tmp, root, model, [*ACCEPT_EDITS, "--allowedTools", "Bash"])
+        finally:
+            model.stop()
+        results = tool_results_anthropic(main_requests(model)[-1])
+        assert [name for name, _, _ in results] == ["Bash", "mcp__staged__resolve"], results
+        # The request after the Bash call: both files as they were, and the preview named.
+        assert model.seen[1] == {"src/a.ts": SOURCE, "src/b.ts": None}, model.seen
+        entry = log_entries(root)[0]
+        told = results[0][1]
+        assert (f"staged holds what this command wrote as a preview, and none of it was written to the workspace "
+                f"yet: {entry['id']} ({LABEL}; src/a.ts, src/b.ts)") in told, told
+        _, resolved, resolve_error = results[1]
+        assert not resolve_error and json.dumps(f"Applied {LABEL}.")[1:-1] in resolved, resolved
+        assert (root / "src" / "a.ts").read_text() == EDITED
+        assert (root / "src" / "b.ts").read_text() == B
+        assert (entry["source"], entry["reason"]) == ("shell", "the command's rename and new file"), entry
+        assert pending(root) == [], json.dumps(pending(root))
+
+
+# --- Codex ------------------------------------------------------------------------------------
+
+
+def codex_shell_run(codex_tmp, mode, script):
+    root = new_repo(codex_tmp)
+    model = Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        run_codex(codex_tmp, root, model, mode=mode)
+    finally:
+        model.stop()
+    assert not model.errors, model.errors
+    return root, model, tool_results_responses(model.responses_main_requests()[-1])
+
+
+def test_codex_record_mode_records_a_shell_commands_writes(codex_tmp):
+    root, _, results = codex_shell_run(codex_tmp, "record", [
+        ("tool", "exec_command", {"cmd": COMMAND}),
+        ("text", "Done."),
+    ])
+    assert [name for name, _, _ in results] == ["exec_command"], results
+    assert (root / "src" / "a.ts").read_text() == EDITED
+    assert (root / "src" / "b.ts").read_text() == B
+    entry = log_entries(root)[0]
+    assert (entry["source"], entry["frontEnd"], entry["label"]) == ("shell", "hook:codex", LABEL), entry
+    shown = staged(root, "session", "show")
+    assert shown.stdout.count("diff --git ") == 2, shown.stdout
+    out = staged(root, "session", "revert", "--only", "src/a.ts:1", "--reason", "keep the old call")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (root / "src" / "a.ts").read_bytes() == SOURCE.encode()
+
+
+def test_codex_gate_mode_holds_a_shell_commands_writes_until_resolve_applies_them(codex_tmp):
+    root, model, results = codex_shell_run(codex_tmp, "gate", [
+        ("tool", "exec_command", {"cmd": COMMAND}),
+        ("mcp", "resolve", {"action": "apply", "reason": "the command's rename and new file"}),
+        ("text", "Done."),
+    ])
+    assert [name for name, _, _ in results] == ["exec_command", "resolve"], results
+    assert model.seen[1] == {"src/a.ts": SOURCE, "src/b.ts": None}, model.seen
+    entry = log_entries(root)[0]
+    told = results[0][1]
+    assert (f"staged holds what this command wrote as a preview, and none of it was written to the workspace "
+            f"yet: {entry['id']} ({LABEL}; src/a.ts, src/b.ts)") in told, told
+    assert (root / "src" / "a.ts").read_text() == EDITED
+    assert (root / "src" / "b.ts").read_text() == B
+    assert (entry["source"], entry["reason"]) == ("shell", "the command's rename and new file"), entry

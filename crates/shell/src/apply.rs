@@ -1,0 +1,269 @@
+//! What becomes of a command's writes ([`Plan`]).
+//!
+//! - [`record`]: the text changes are written to the real tree through the journal (all or
+//!   none, each file checked byte for byte against what the command's lower layer showed: the
+//!   tree as it is now) and logged as one entry of the session (`shell`, the command as its
+//!   label, hashes before and after, the diff, undo data), so `staged session show` and
+//!   `staged session revert` cover them. The other files are then moved in from the upper
+//!   layer (a rename), each one's bytes before kept whole by a hard link in
+//!   `.staged/shell/kept/<sha256>` and named in the entry (`extra.shell.notInDiff`).
+//! - [`gate`]: the text changes are staged as one preview of the session; nothing of them
+//!   reaches the tree until it is applied. The other files are not written, and named.
+//!
+//! In both modes ignored files are moved in as the command left them, unrecorded, and
+//! counted (`extra.shell.ignoredChanged`).
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use serde_json::{Value, json};
+use staged_core::{CancelToken, JsonObject, LogRecord, PendingAction, Retirement, Session};
+use staged_journal::{ChangeAction, ChangeDetails, ConfinedRoot, fingerprint};
+
+use crate::{
+    RUNS_DIR, SHELL_SOURCE,
+    plan::{Other, Plan},
+    upper::{After, Written},
+};
+
+/// What [`record`] did.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// Whether a log entry was written.
+    pub logged: bool,
+    /// The files not in the diff, with why.
+    pub others: Vec<(String, String)>,
+    /// How many ignored paths changed.
+    pub ignored: usize,
+    /// What could not be moved in, one line each.
+    pub failures: Vec<String>,
+}
+
+/// What [`gate`] staged.
+#[derive(Debug)]
+pub struct Gated {
+    /// The preview's id, when there were text changes to stage.
+    pub id: Option<String>,
+    /// The preview's label.
+    pub label: String,
+    /// The files it writes.
+    pub files: Vec<String>,
+    /// The files not staged, with why.
+    pub others: Vec<(String, String)>,
+    /// How many ignored paths changed.
+    pub ignored: usize,
+    /// What could not be moved in, one line each.
+    pub failures: Vec<String>,
+}
+
+/// The `extra.shell` of an entry: the command, how it was attributed, what is not in the diff.
+fn extra(command: &str, attribution: &str, kept: &[Value], ignored: usize) -> JsonObject {
+    let mut extra = JsonObject::new();
+    extra.insert(
+        "shell".to_owned(),
+        json!({
+            "command": command,
+            "attribution": attribution,
+            "notInDiff": kept,
+            "ignoredChanged": ignored,
+        }),
+    );
+    extra
+}
+
+/// Records `plan` (the writes of `command`) in the session `session` acts for: `base` is the
+/// log record to complete (its id, label, front end and reason).
+///
+/// # Errors
+/// When the text changes cannot be written (a file changed since the command read it, a
+/// write failed): nothing of the plan was written then.
+pub fn record(
+    session: &Session,
+    workspace: &ConfinedRoot,
+    plan: &Plan,
+    command: &str,
+    mut base: LogRecord,
+) -> Result<Recorded, String> {
+    let root = workspace.root();
+    let mut kept = Vec::new();
+    for other in &plan.others {
+        kept.push(keep_before(root, &workspace.state_dir(), other)?);
+    }
+    base.extra = Some(extra(command, "exact", &kept, plan.ignored.len()));
+    let mut res = Recorded {
+        others: plan.others.iter().map(|o| (o.written.path.clone(), o.why.clone())).collect(),
+        ignored: plan.ignored.len(),
+        ..Recorded::default()
+    };
+    if !plan.ops.is_empty() {
+        let action = action(workspace, &base.label, plan, None, None);
+        let retirement = Retirement::for_undo(session.store().clone(), base);
+        let result = action
+            .apply_only_observed(None, &CancelToken::new(), &retirement, &mut |_| {})
+            .map_err(|err| err.to_string())?;
+        if result.is_error {
+            return Err(result.text_content());
+        }
+        res.logged = true;
+    } else if !plan.others.is_empty() {
+        base.result = format!("Recorded {}.", base.label);
+        session.store().log_record(base).map_err(|err| err.to_string())?;
+        res.logged = true;
+    }
+    let others: Vec<&Written> = plan.others.iter().map(|o| &o.written).collect();
+    res.failures = move_in(root, others.into_iter().chain(&plan.ignored).chain(&plan.dirs));
+    Ok(res)
+}
+
+/// Stages the text changes of `plan` as one preview of the session `session` acts for,
+/// labelled `label`, and moves the ignored files in.
+///
+/// # Errors
+/// Why the preview could not be staged (a file pending in another preview): nothing was
+/// written then.
+pub fn gate(
+    session: &Session,
+    workspace: &ConfinedRoot,
+    plan: &Plan,
+    label: &str,
+) -> Result<Gated, String> {
+    let mut res = Gated {
+        id: None,
+        label: label.to_owned(),
+        files: plan.ops.iter().map(|op| op.path().to_owned()).collect(),
+        others: plan.others.iter().map(|o| (o.written.path.clone(), o.why.clone())).collect(),
+        ignored: plan.ignored.len(),
+        failures: Vec::new(),
+    };
+    if !plan.ops.is_empty() {
+        let staged_by = match session.front_end() {
+            hook @ staged_core::FrontEnd::Hook(_) => Some(hook.to_string()),
+            _ => None,
+        };
+        let action = Arc::new(action(workspace, label, plan, staged_by, session.needs_person()));
+        let id =
+            session.push_exclusive(action as Arc<dyn PendingAction>).map_err(|err| match err {
+                staged_core::StoreError::Refused(why) => why,
+                other => format!("Could not stage the preview: {other}"),
+            })?;
+        res.id = Some(id.to_string());
+    }
+    res.failures = move_in(workspace.root(), plan.ignored.iter());
+    Ok(res)
+}
+
+/// The preview (or the apply) of `plan`'s text changes.
+fn action(
+    workspace: &ConfinedRoot,
+    label: &str,
+    plan: &Plan,
+    staged_by: Option<String>,
+    needs_person: Option<String>,
+) -> ChangeAction {
+    let diff = staged_journal::check(workspace, &plan.ops.iter().collect::<Vec<_>>())
+        .map(|checked| checked.diff)
+        .unwrap_or_default();
+    let details = ChangeDetails {
+        label: label.to_owned(),
+        files: plan.files.clone(),
+        applied: false,
+        diff,
+        pending_id: None,
+        remainder: None,
+        staged_by,
+        needs_person,
+    };
+    ChangeAction::new(workspace.clone(), SHELL_SOURCE, label.to_owned(), plan.ops.clone(), details)
+}
+
+/// Keeps what the real tree holds at `other`'s path (a file's bytes by a hard link in
+/// `.staged/shell/kept/<sha256>`, a symlink's target in the entry), before the command's
+/// version replaces it; returns what the entry says of it.
+fn keep_before(root: &Path, state_dir: &Path, other: &Other) -> Result<Value, String> {
+    let real = root.join(&other.written.path);
+    let after = match &other.written.after {
+        After::File { .. } => std::fs::read(&other.written.upper).ok().map(|b| fingerprint(&b)),
+        _ => None,
+    };
+    let mut entry = json!({"path": other.written.path, "why": other.why, "after": after});
+    let Ok(meta) = std::fs::symlink_metadata(&real) else { return Ok(entry) };
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&real).map_err(|e| e.to_string())?;
+        entry["beforeLink"] = json!(target.to_string_lossy());
+    } else if meta.is_file() {
+        let bytes = std::fs::read(&real)
+            .map_err(|e| format!("{} cannot be read: {e}", other.written.path))?;
+        let sha = fingerprint(&bytes);
+        drop(bytes);
+        let kept = state_dir.join(RUNS_DIR).join("kept");
+        std::fs::create_dir_all(&kept).map_err(|e| e.to_string())?;
+        match std::fs::hard_link(&real, kept.join(&sha)) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(err) => {
+                return Err(format!(
+                    "the bytes of {} before the command could not be kept: {err}",
+                    other.written.path
+                ));
+            }
+        }
+        entry["before"] = json!(sha);
+    }
+    Ok(entry)
+}
+
+/// Moves `written` into the real tree at `root` as the upper layer holds it: folders made,
+/// files and symlinks renamed into place, then deleted paths removed (a folder of the
+/// workspace only once empty; an ignored one whole). Returns what failed.
+fn move_in<'a>(root: &Path, written: impl Iterator<Item = &'a Written>) -> Vec<String> {
+    let written: Vec<&Written> = written.collect();
+    let mut failures = Vec::new();
+    let mut fail = |w: &Written, err: &std::io::Error| failures.push(format!("{}: {err}", w.path));
+    for w in written.iter().filter(|w| w.after != After::Absent) {
+        let real = root.join(&w.path);
+        let res = match &w.after {
+            After::Dir => {
+                if std::fs::symlink_metadata(&real).is_ok_and(|m| !m.is_dir()) {
+                    let _ = std::fs::remove_file(&real);
+                }
+                std::fs::create_dir_all(&real)
+            }
+            _ => {
+                if let Some(parent) = real.parent() {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                if std::fs::symlink_metadata(&real).is_ok_and(|m| m.is_dir()) {
+                    let _ = std::fs::remove_dir_all(&real);
+                }
+                std::fs::rename(&w.upper, &real)
+            }
+        };
+        if let Err(err) = res {
+            fail(w, &err);
+        }
+    }
+    let mut gone: Vec<PathBuf> = Vec::new();
+    for w in written.iter().filter(|w| w.after == After::Absent) {
+        let real = root.join(&w.path);
+        let res = match std::fs::symlink_metadata(&real) {
+            Err(_) => Ok(()),
+            Ok(meta) if meta.is_dir() => {
+                gone.push(real);
+                Ok(())
+            }
+            Ok(_) => std::fs::remove_file(&real),
+        };
+        if let Err(err) = res {
+            fail(w, &err);
+        }
+    }
+    // Deepest first; a folder that still holds something (a file the command did not
+    // delete) stays.
+    gone.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    for dir in gone {
+        let _ = std::fs::remove_dir(&dir);
+    }
+    failures
+}

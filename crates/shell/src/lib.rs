@@ -1,0 +1,62 @@
+//! What a shell command wrote, exactly: staged runs a command a client's model sends to the
+//! shell (Claude Code's `Bash`, Codex's shell) in a private mount namespace, with an overlay
+//! filesystem over the workspace, so that every write of the command's processes lands in a
+//! folder staged owns (the *upper* layer) and the real tree is untouched while it runs. Once
+//! the command is done, the upper layer is exactly what it wrote: new and changed files (whole,
+//! with their modes), symlinks, new folders, and deletions (the overlay's whiteouts and opaque
+//! folders). Another program's writes to the real tree meanwhile are never in it.
+//!
+//! - [`Run`]: one command's folder in `.staged/shell/` (the upper layer, the overlay's work
+//!   folder, who ran it), locked while the wrapper lives, so a run whose wrapper died (the
+//!   command was killed) is found by the session's next hook call ([`Run::leftovers`]).
+//! - [`isolate::enter`]: the namespace and the mounts, entered by a fresh process just before
+//!   it runs the command (`.staged/` and `.git/` stay the real ones inside: pass-through).
+//! - [`upper::written`]: what the upper layer holds, as paths and what each now is.
+//! - [`plan::plan`]: those paths against the real tree: the text changes as the journal's
+//!   [`FileOp`](staged_journal::FileOp)s, the files that cannot be text changes (binary,
+//!   symlinks, over [`plan::MAX_TEXT_BYTES`]), the ignored files.
+//! - [`apply`]: record mode (the text changes written through the journal and logged as one
+//!   entry of the session, the rest moved in with their before-bytes kept) and gate mode (the
+//!   text changes staged as one preview of the session; nothing reaches the tree).
+//!
+//! The contract is `docs/contract/shell.md`: the choice of the overlay, its limits, and what
+//! stock Ubuntu and macOS allow.
+
+pub mod apply;
+pub mod isolate;
+pub mod plan;
+mod run;
+pub mod upper;
+
+pub use crate::run::{Run, RunInfo};
+
+/// The source tool name of a shell command's log entries and previews.
+pub const SHELL_SOURCE: &str = "shell";
+
+/// The folder of `.staged/` that holds the runs.
+pub const RUNS_DIR: &str = "shell";
+
+/// The longest command a label shows, in characters.
+pub const LABEL_CHARS: usize = 80;
+
+/// A command as a one-line label: `Shell: <command>`, its control characters escaped, cut at
+/// [`LABEL_CHARS`] characters.
+pub fn label(command: &str) -> String {
+    let one: String = command.trim().escape_debug().collect();
+    let one = one.replace("\\'", "'").replace("\\\"", "\"");
+    let cut: String = one.chars().take(LABEL_CHARS).collect();
+    if cut.len() < one.len() { format!("Shell: {cut}...") } else { format!("Shell: {cut}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_is_one_escaped_line_cut_at_its_length() {
+        assert_eq!(label("sed -i 's/a/b/' f\n"), "Shell: sed -i 's/a/b/' f");
+        assert_eq!(label("a\nb"), "Shell: a\\nb");
+        let long = "x".repeat(100);
+        assert_eq!(label(&long), format!("Shell: {}...", "x".repeat(80)));
+    }
+}

@@ -1,0 +1,237 @@
+//! One command's run folder, `.staged/shell/<id>/`: `run.json` (who ran what), `upper/` (the
+//! overlay's upper layer: what the command wrote), `work/` (the overlay's work folder), and
+//! `run.lock`, locked (an OS lock, `flock`) by the wrapper for as long as it lives. The folder
+//! is on the workspace's filesystem, so a file the command wrote moves into the tree by a
+//! rename. A run whose lock can be taken has lost its wrapper (the command was killed, or the
+//! wrapper was): [`Run::leftovers`] finds those of a session for its next hook call.
+
+use std::{
+    fs::File,
+    io,
+    path::{Path, PathBuf},
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use rustix::fs::{FlockOperation, flock};
+use serde::{Deserialize, Serialize};
+
+use crate::RUNS_DIR;
+
+/// Who ran a command, and how its writes are handled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInfo {
+    /// The client (`claude-code`, `codex`).
+    pub client: String,
+    /// The client's session id.
+    pub session: String,
+    /// The tool call, when the client named it.
+    #[serde(default)]
+    pub call: Option<String>,
+    /// `record` or `gate`.
+    pub mode: String,
+    /// The command, as the model sent it.
+    pub command: String,
+    /// The folder it ran in.
+    pub cwd: PathBuf,
+}
+
+/// One command's run folder, locked while this value lives.
+#[derive(Debug)]
+pub struct Run {
+    dir: PathBuf,
+    info: RunInfo,
+    _lock: File,
+}
+
+const INFO_FILE: &str = "run.json";
+const LOCK_FILE: &str = "run.lock";
+const DONE_FILE: &str = "done";
+const NEW_PREFIX: &str = "new-";
+
+/// How long a run folder being made may lack its lock before a sweep takes it for one whose
+/// wrapper died at once.
+const UNMADE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Deletes a run folder whose wrapper died while making it (its lock free, or never taken
+/// after a minute): its command never ran.
+fn forget_unmade(dir: &Path) {
+    let dead = match File::open(dir.join(LOCK_FILE)) {
+        Ok(lock) => flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok(),
+        Err(_) => std::fs::metadata(dir)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > UNMADE_AFTER)),
+    };
+    if dead {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+impl Run {
+    /// Makes a new run folder in `state_dir` (the workspace's `.staged/`) and locks it.
+    ///
+    /// # Errors
+    /// When the folder or its files cannot be made.
+    pub fn create(state_dir: &Path, info: RunInfo) -> io::Result<Run> {
+        let runs = state_dir.join(RUNS_DIR);
+        std::fs::create_dir_all(&runs)?;
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let mut n = 0u32;
+        // Made whole under a `new-` name, then renamed: a sweep never sees a run half made.
+        let (new, dir) = loop {
+            let name = format!("{nanos:x}-{}-{n}", std::process::id());
+            let (new, dir) = (runs.join(format!("{NEW_PREFIX}{name}")), runs.join(name));
+            match std::fs::create_dir(&new) {
+                Ok(()) => break (new, dir),
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+                Err(err) => return Err(err),
+            }
+        };
+        let lock = File::create(new.join(LOCK_FILE))?;
+        flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
+        std::fs::create_dir(new.join("upper"))?;
+        std::fs::create_dir(new.join("work"))?;
+        let json = serde_json::to_vec(&info).map_err(io::Error::other)?;
+        std::fs::write(new.join(INFO_FILE), json)?;
+        std::fs::rename(&new, &dir)?;
+        Ok(Run { dir, info, _lock: lock })
+    }
+
+    /// The runs in `state_dir` of `client`'s session `session` whose wrapper is gone, each
+    /// now locked by this process. A folder that is not a run (no readable `run.json`) is
+    /// left alone.
+    pub fn leftovers(state_dir: &Path, client: &str, session: &str) -> Vec<Run> {
+        let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return Vec::new() };
+        let mut res = Vec::new();
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            if entry.file_name().to_string_lossy().starts_with(NEW_PREFIX) {
+                forget_unmade(&dir);
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(dir.join(INFO_FILE)) else { continue };
+            let Ok(info) = serde_json::from_slice::<RunInfo>(&bytes) else { continue };
+            if info.client != client || info.session != session {
+                continue;
+            }
+            let Ok(lock) = File::open(dir.join(LOCK_FILE)) else { continue };
+            if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+                continue;
+            }
+            res.push(Run { dir, info, _lock: lock });
+        }
+        res.sort_by(|a, b| a.dir.cmp(&b.dir));
+        res
+    }
+
+    /// A descriptor of the run's lock that a child process inherits (no close-on-exec): the
+    /// command's processes hold the lock with it, so a run whose wrapper died is finished only
+    /// once every process of its command that kept it is gone too, never while one still
+    /// writes.
+    ///
+    /// # Errors
+    /// When the descriptor cannot be duplicated.
+    pub fn inheritable_lock(&self) -> io::Result<rustix::fd::OwnedFd> {
+        Ok(rustix::io::dup(&self._lock)?)
+    }
+
+    /// Marks the run finished (its writes recorded or staged), so that a sweep after a kill
+    /// between that and the folder's removal only removes it.
+    ///
+    /// # Errors
+    /// When the mark cannot be written.
+    pub fn mark_done(&self) -> io::Result<()> {
+        std::fs::write(self.dir.join(DONE_FILE), b"")
+    }
+
+    /// Whether the run was marked finished.
+    pub fn is_done(&self) -> bool {
+        self.dir.join(DONE_FILE).exists()
+    }
+
+    /// The run folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The upper layer: what the command wrote.
+    pub fn upper(&self) -> PathBuf {
+        self.dir.join("upper")
+    }
+
+    /// The overlay's work folder.
+    pub fn work(&self) -> PathBuf {
+        self.dir.join("work")
+    }
+
+    /// Who ran what.
+    pub fn info(&self) -> &RunInfo {
+        &self.info
+    }
+
+    /// Deletes the run folder (what is left of the upper layer with it).
+    ///
+    /// # Errors
+    /// When it cannot be deleted.
+    pub fn remove(self) -> io::Result<()> {
+        // The overlay leaves its work folder's own `work` with no permissions at all.
+        let inner = self.work().join("work");
+        if inner.exists() {
+            let _ = std::fs::set_permissions(
+                &inner,
+                std::os::unix::fs::PermissionsExt::from_mode(0o700),
+            );
+        }
+        std::fs::remove_dir_all(&self.dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(session: &str) -> RunInfo {
+        RunInfo {
+            client: "claude-code".to_owned(),
+            session: session.to_owned(),
+            call: None,
+            mode: "record".to_owned(),
+            command: "true".to_owned(),
+            cwd: PathBuf::from("/"),
+        }
+    }
+
+    #[test]
+    fn a_live_run_is_no_leftover_and_a_dead_ones_is_its_sessions_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = Run::create(dir.path(), info("s1")).unwrap();
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        let path = live.dir().to_path_buf();
+        drop(live);
+        assert!(Run::leftovers(dir.path(), "claude-code", "s2").is_empty());
+        let found = Run::leftovers(dir.path(), "claude-code", "s1");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].dir(), path);
+        // Taken by this sweep: another sees none until it is dropped.
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        let run = found.into_iter().next().unwrap();
+        run.remove().unwrap();
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_run_whose_wrapper_died_while_making_it_is_deleted_by_a_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let unmade = dir.path().join(RUNS_DIR).join("new-1-2-0");
+        std::fs::create_dir_all(&unmade).unwrap();
+        File::create(unmade.join(LOCK_FILE)).unwrap();
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        assert!(!unmade.exists());
+        // One still being made (its lock held) stays.
+        std::fs::create_dir_all(&unmade).unwrap();
+        let lock = File::create(unmade.join(LOCK_FILE)).unwrap();
+        flock(&lock, FlockOperation::NonBlockingLockExclusive).unwrap();
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        assert!(unmade.exists());
+    }
+}
