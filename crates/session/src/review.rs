@@ -339,6 +339,8 @@ impl staged_core::UndoHandler for SessionUndo {
         let cancel = cancel.clone();
         tokio::task::spawn_blocking(move || this.undo_now(&entry, &retirement, &cancel))
             .await
-            .map_err(|err| staged_core::ActionError::other(staged_core::worker_failure("undo", err)))?
+            .map_err(|err| {
+                staged_core::ActionError::other(staged_core::worker_failure("undo", err))
+            })?
     }
 }
