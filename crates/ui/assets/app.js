@@ -438,31 +438,47 @@ $('layout').addEventListener('click', () => {
   markStale(state.pending.find((p) => state.shown && p.id === state.shown.id));
 });
 
-// Keys as in `staged review`: `a` or `d` opens the reason for that action, and Enter on a
-// reason that is not blank applies or discards; Esc cancels.
+// Keys as in `staged review`: on a preview, `a` or `d` opens the reason for that action; on a
+// session, `K` keeps and `r` reverts (as its sessions view does; elsewhere `r` reloads). Enter
+// on the reason acts (apply and discard, and revert, need one that is not blank); Esc cancels.
 let chosen = null;
 
+function choose(ev, action) {
+  ev.preventDefault();
+  chosen = action;
+  $('reason').focus();
+  say(`Type a reason, then Enter to ${action} (Esc cancels).`);
+}
+
 document.addEventListener('keydown', (ev) => {
-  if (ev.target.id === 'reason' && chosen && state.shown && !state.shown.kind) {
+  if (ev.target.id === 'reason' && chosen && state.shown) {
     if (ev.key === 'Escape') { chosen = null; say('Cancelled.'); ev.target.blur(); return; }
-    if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); const action = chosen; chosen = null; resolve(action); return; }
+    if (ev.key === 'Enter' && !ev.shiftKey) {
+      ev.preventDefault();
+      const action = chosen;
+      chosen = null;
+      if (state.shown.kind === 'session') sessionAct(action); else if (!state.shown.kind) resolve(action);
+      return;
+    }
   }
-  if (ev.target.closest('textarea, input') || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  // Keys act unless the person is typing (a ticked box keeps the focus, and keys still act).
+  if (ev.target.closest('textarea, input:not([type=checkbox])') || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const at = state.pending.findIndex((p) => state.view && p.id === state.view.id);
   switch (ev.key) {
     case 'n': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.min(at + 1, state.pending.length - 1)].id }); break;
     case 'p': if (state.pending.length) show({ kind: 'preview', id: state.pending[Math.max(at - 1, 0)].id }); break;
     case 'a': case 'd':
-      if ($('reason') && state.shown && !state.shown.kind) {
-        ev.preventDefault();
-        chosen = ev.key === 'a' ? 'apply' : 'discard';
-        $('reason').focus();
-        say(`Type a reason, then Enter to ${chosen} (Esc cancels).`);
-      }
+      if ($('reason') && state.shown && !state.shown.kind) choose(ev, ev.key === 'a' ? 'apply' : 'discard');
+      break;
+    case 'K':
+      if ($('reason') && state.shown && state.shown.kind === 'session') choose(ev, 'keep');
       break;
     case 'l': if (state.log.length) show({ kind: 'log', entry: state.log[0].entry }); break;
     case 's': $('layout').click(); break;
-    case 'r': refresh(true); break;
+    case 'r':
+      if ($('reason') && state.shown && state.shown.kind === 'session') choose(ev, 'revert');
+      else refresh(true);
+      break;
     default: return;
   }
 });

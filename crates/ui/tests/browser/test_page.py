@@ -141,6 +141,12 @@ class Driver:
             time.sleep(0.1)
         self.ok(res, css)
 
+    def keys(self, text):
+        """Presses each key of `text` on whatever has the focus, as a person at the keyboard."""
+        steps = [step for key in text for step in ({"type": "keyDown", "value": key}, {"type": "keyUp", "value": key})]
+        self.ok(self.call("POST", "/actions", {"actions": [{"type": "key", "id": "keyboard", "actions": steps}]}), text)
+        self.call("DELETE", "/actions")
+
     def type(self, css, text):
         self.ok(self.call("POST", f"/element/{self.find(css)}/value", {"text": text}), css)
 
@@ -470,6 +476,18 @@ def test_the_page_reverts_a_session_hunk_as_the_cli_does_and_undoes_it():
             driver.wait_text("#main", f"({older})")
             driver.wait_text("#stale", "A newer preview is pending")
             assert driver.url() == base + "/", driver.url()
+
+            # Keys as in `staged review`'s sessions view: with a hunk ticked (the focus on its
+            # box), `K` opens the reason and Enter keeps it.
+            driver.click('#sessions button[data-session="S1"]')
+            driver.find('#main[data-lit="yes"]')
+            driver.click('input[aria-label="hunk 1 of 1 of b.txt"]')
+            driver.keys("K")
+            driver.wait_text("#message", "Type a reason, then Enter to keep")
+            driver.keys("\ue007")
+            driver.wait_text("#message", "Kept 1 hunk of S1")
+            shown = json.loads(staged(root, "--json", "session", "show", "S1").stdout)
+            assert [h["review"] for f in shown["files"] for h in f["hunks"]] == ["kept"], shown
         finally:
             if driver:
                 driver.quit()
