@@ -11,14 +11,17 @@ changing one line of one file. Then, timed in interleaved rounds:
   revert    staged session revert S1          the whole session written back, through the journal
   git-rev   git apply -R (of git diff's output)  the same, by git
 
-Before each revert round the session's bytes are put back (untimed: `staged undo` of the revert,
-checked); before each `git apply -R` round, the files are reset to the session's bytes. Prints
-each command's p50 and the ratios staged/git.
+Every round starts from the same state: the workspace as the session left it, files and
+`.staged/` both, copied back (untimed) before each command, so that no round reads the entries
+an earlier round's revert (and its undo) added. Round 1 also checks the revert gives back the
+commit's bytes and that `staged undo` of it restores the session's. Prints each command's p50
+and the ratios staged/git.
 
 Usage: bench/session.py [ROUNDS] [ENTRIES] [FILES]   (defaults 5, 1000, 300)
 Env:   STAGED (default target/release/staged; build it with cargo build --release -p staged-cli)
 """
 import json
+import shutil
 import os
 import statistics
 import subprocess
@@ -86,8 +89,16 @@ def main():
         print(f"session of {n_entries} entries over {n_files} files recorded in {time.time() - started:.0f} s",
               file=sys.stderr)
         session_bytes = {p: p.read_bytes() for p in (ws / "src").iterdir()}
+        saved = Path(tmp) / "saved"
+        shutil.copytree(ws, saved, symlinks=True)
+
+        def restore():
+            shutil.rmtree(ws)
+            shutil.copytree(saved, ws, symlinks=True)
+
         times = {"show": [], "git-diff": [], "revert": [], "git-rev": []}
         for r in range(rounds):
+            restore()
             wall, shown = timed([staged, "session", "show", "S1"], ws)
             times["show"].append(wall)
             wall, diff = timed(["git", "diff"], ws)
@@ -98,17 +109,17 @@ def main():
                 assert files_shown == files_git == n_files, (files_shown, files_git)
             wall, out = timed([staged, "--json", "session", "revert", "S1", "--reason", "bench"], ws)
             times["revert"].append(wall)
-            entry = json.loads(out)["entry"]
-            committed = lambda p: subprocess.run(["git", "show", f"HEAD:src/{p.name}"], cwd=ws,
-                                                 capture_output=True).stdout
-            assert all(p.read_bytes() == committed(p) for p in sorted((ws / "src").iterdir())[:20]), \
-                "the revert did not give back the commit's bytes"
-            timed([staged, "undo", str(entry), "--yes"], ws)
-            assert all(p.read_bytes() == b for p, b in session_bytes.items()), "undo did not restore the session"
+            if r == 0:
+                entry = json.loads(out)["entry"]
+                committed = lambda p: subprocess.run(["git", "show", f"HEAD:src/{p.name}"], cwd=ws,
+                                                     capture_output=True).stdout
+                assert all(p.read_bytes() == committed(p) for p in sorted((ws / "src").iterdir())), \
+                    "the revert did not give back the commit's bytes"
+                timed([staged, "undo", str(entry), "--yes"], ws)
+                assert all(p.read_bytes() == b for p, b in session_bytes.items()), "undo did not restore the session"
+            restore()
             wall, _ = timed(["git", "apply", "-R", "-"], ws, stdin=diff)
             times["git-rev"].append(wall)
-            for p, b in session_bytes.items():
-                p.write_bytes(b)
         p50 = {k: statistics.median(v) for k, v in times.items()}
         for k, v in p50.items():
             print(f"{k:<9} p50 {v * 1000:8.1f} ms")
