@@ -48,6 +48,11 @@ const INFO_FILE: &str = "run.json";
 const LOCK_FILE: &str = "run.lock";
 const DONE_FILE: &str = "done";
 const NEW_PREFIX: &str = "new-";
+/// A finished run's folder is renamed to this prefix before it is deleted: a wrapper killed
+/// while deleting it leaves a folder that says it is finished, which the next sweep deletes
+/// (deleted in place, a half-deleted folder without its `run.json` would be no run at all, and
+/// stay for ever).
+const GONE_PREFIX: &str = "gone-";
 
 /// How long a run folder being made may lack its lock before a sweep takes it for one whose
 /// wrapper died at once.
@@ -65,6 +70,17 @@ fn forget_unmade(dir: &Path) {
     if dead {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// Deletes a run folder that is going.
+fn delete(dir: &Path) -> io::Result<()> {
+    // The overlay leaves its work folder's own `work` with no permissions at all.
+    let inner = dir.join("work").join("work");
+    if inner.exists() {
+        let _ =
+            std::fs::set_permissions(&inner, std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    }
+    std::fs::remove_dir_all(dir)
 }
 
 impl Run {
@@ -107,6 +123,10 @@ impl Run {
             let dir = entry.path();
             if entry.file_name().to_string_lossy().starts_with(NEW_PREFIX) {
                 forget_unmade(&dir);
+                continue;
+            }
+            if entry.file_name().to_string_lossy().starts_with(GONE_PREFIX) {
+                let _ = delete(&dir);
                 continue;
             }
             let Ok(bytes) = std::fs::read(dir.join(INFO_FILE)) else { continue };
@@ -174,15 +194,10 @@ impl Run {
     /// # Errors
     /// When it cannot be deleted.
     pub fn remove(self) -> io::Result<()> {
-        // The overlay leaves its work folder's own `work` with no permissions at all.
-        let inner = self.work().join("work");
-        if inner.exists() {
-            let _ = std::fs::set_permissions(
-                &inner,
-                std::os::unix::fs::PermissionsExt::from_mode(0o700),
-            );
-        }
-        std::fs::remove_dir_all(&self.dir)
+        let name = self.dir.file_name().map(std::ffi::OsStr::to_string_lossy).unwrap_or_default();
+        let gone = self.dir.with_file_name(format!("{GONE_PREFIX}{name}"));
+        std::fs::rename(&self.dir, &gone)?;
+        delete(&gone)
     }
 }
 
@@ -199,6 +214,25 @@ mod tests {
             command: "true".to_owned(),
             cwd: PathBuf::from("/"),
         }
+    }
+
+    #[test]
+    fn a_run_whose_wrapper_died_while_deleting_it_is_deleted_by_a_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::create(dir.path(), info("s1")).unwrap();
+        let path = run.dir().to_path_buf();
+        drop(run);
+        // As `remove` leaves it when killed half-way through deleting: renamed, its
+        // `run.json` already gone, the rest still there.
+        let gone = path.with_file_name(format!(
+            "{GONE_PREFIX}{}",
+            path.file_name().unwrap().to_string_lossy()
+        ));
+        std::fs::rename(&path, &gone).unwrap();
+        std::fs::remove_file(gone.join(INFO_FILE)).unwrap();
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        assert!(!gone.exists(), "the half-deleted run is still there");
+        assert_eq!(std::fs::read_dir(dir.path().join(RUNS_DIR)).unwrap().count(), 0);
     }
 
     #[test]
