@@ -23,33 +23,29 @@ use staged_core::{
     ToolResult, preview_diff, remainder_text,
 };
 use staged_journal::{
-    Applied, ChangeAction, Choice, CommitStep, ConfinedRoot, DiffKind, Edit as ByteEdit, PartFile,
-    ReplacementFile, Selection, Step, UndoData, apply_in_worker, choose_parts, commit_applied,
-    cut_hunks, fingerprint, hunk_list, part_files,
+    Applied, CommitStep, ConfinedRoot, DiffKind, Edit as ByteEdit, PartFile, Selection, Step,
+    UndoData, apply_in_worker, choose_parts, commit_applied, fingerprint, part_files,
 };
 
 use crate::{
     details::{AppliedDetails, RemainderDetails, StaleDetails},
     edits::RawEdit,
-    engine::{
-        EditPreview, EngineOptions, FileEdits, LeftOut, Scan, compute_preview_with, replayed_file,
-    },
+    engine::{EditPreview, EngineOptions, LeftOut, Scan, compute_preview_with, replayed_file},
     error::AstEditError,
     lang::Lang,
     params::{AstEditParams, ValidatedEdit},
-    render::{
-        ArgNames, capped_label, count, file_replacements, left_out_details, plural, preview_details,
-    },
+    render::{ArgNames, capped_label, count, file_replacements, left_out_details, plural},
     scope::collect_for_lang,
 };
 
+mod partial;
+mod payload;
+
+use partial::{Divided, Rest, divide};
+use payload::{AstEditPayload, PAYLOAD_VERSION};
+
 /// The name of the tool that stages these actions.
 pub const AST_EDIT_TOOL_NAME: &str = "ast_edit";
-
-/// The payload format version: 2 adds the preview's edits and walk ([`Replay`]); 1 is still
-/// read (its apply searches again).
-const PAYLOAD_VERSION: u64 = 2;
-const OLDEST_PAYLOAD_VERSION: u64 = 1;
 
 /// What the preview saw in one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -308,63 +304,14 @@ impl AstEditAction {
         }
         let parts = self.part_files();
         let (choices, partial) = choose_parts(selection, &parts, retirement)?;
-        let validated = match self.params.validate() {
-            Ok(v) => v,
-            Err(err) => return Ok(self.stale(&err.to_string())),
+        let mut preview = match self.recompute(cancel, partial)? {
+            Ok(preview) => preview,
+            Err(stale) => return Ok(stale),
         };
-        // A partial apply records the diffs of the files it writes and keeps those of the
-        // rest; a whole apply's diff is the preview's own.
-        let options = if partial { EngineOptions::default() } else { EngineOptions::apply() };
-        let mut preview = match self.replay(&validated, options) {
-            Replayed::Made(preview) => preview,
-            Replayed::Stale(drifted) => {
-                return Ok(self.stale(&format!("{drifted} changed since the preview")));
-            }
-            Replayed::SearchAgain => {
-                if let Some(drifted) = self.first_drifted_file() {
-                    return Ok(self.stale(&format!("{drifted} changed since the preview")));
-                }
-                match compute_preview_with(&self.workspace, &validated, options, None, Some(cancel))
-                {
-                    Ok(p) => p,
-                    Err(AstEditError::Cancelled) => return Err(ActionError::Cancelled),
-                    Err(err) => return Ok(self.stale(&err.to_string())),
-                }
-            }
-        };
-        if Expected::of(&preview) != self.expected {
-            return Ok(self.stale("the recomputed edits differ from the preview"));
-        }
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
-        let mut rest = Vec::new();
-        let mut kept = Vec::new();
-        let mut pinned = Vec::new();
-        let mut hunk_notes = Vec::new();
-        for ((file, choice), part) in
-            std::mem::take(&mut preview.files).into_iter().zip(&choices).zip(&parts)
-        {
-            match choice {
-                Choice::Whole => kept.push(file),
-                Choice::Skip => rest.push(Rest::Whole(file)),
-                Choice::Hunks(hunks) => match split_file(file, hunks, part.hunks)? {
-                    Split::Whole(file) => kept.push(*file),
-                    Split::Cut { mine, left, of } => {
-                        hunk_notes.push(format!(
-                            "{}: hunk{} {} of {of}",
-                            mine.path,
-                            if hunks.len() == 1 { "" } else { "s" },
-                            hunk_list(&hunks.iter().map(|h| h + 1).collect::<Vec<_>>())
-                        ));
-                        kept.push(*mine);
-                        pinned.push(rest.len());
-                        rest.push(Rest::Pinned(left));
-                    }
-                },
-            }
-        }
-        preview.files = kept;
+        let Divided { rest, pinned, hunk_notes } = divide(&mut preview, &choices, &parts)?;
         let Some(writes) = preview.writes() else {
             return Err(ActionError::other("ast_edit apply lost the rewritten contents"));
         };
@@ -446,77 +393,48 @@ impl AstEditAction {
         Ok(ToolResult::text(text).with_details(details.to_value()))
     }
 
+    /// The preview's edits found again on the files as they are now, as an apply writes them
+    /// (`partial`: with each file's diff and contents, see [`EngineOptions`]); `Err` holds
+    /// the stale answer when they are not the previewed ones.
+    fn recompute(
+        &self,
+        cancel: &CancelToken,
+        partial: bool,
+    ) -> Result<Result<EditPreview, ToolResult>, ActionError> {
+        let validated = match self.params.validate() {
+            Ok(v) => v,
+            Err(err) => return Ok(Err(self.stale(&err.to_string()))),
+        };
+        // A partial apply records the diffs of the files it writes and keeps those of the
+        // rest; a whole apply's diff is the preview's own.
+        let options = if partial { EngineOptions::default() } else { EngineOptions::apply() };
+        let preview = match self.replay(&validated, options) {
+            Replayed::Made(preview) => preview,
+            Replayed::Stale(drifted) => {
+                return Ok(Err(self.stale(&format!("{drifted} changed since the preview"))));
+            }
+            Replayed::SearchAgain => {
+                if let Some(drifted) = self.first_drifted_file() {
+                    return Ok(Err(self.stale(&format!("{drifted} changed since the preview"))));
+                }
+                match compute_preview_with(&self.workspace, &validated, options, None, Some(cancel))
+                {
+                    Ok(p) => p,
+                    Err(AstEditError::Cancelled) => return Err(ActionError::Cancelled),
+                    Err(err) => return Ok(Err(self.stale(&err.to_string()))),
+                }
+            }
+        };
+        if Expected::of(&preview) != self.expected {
+            return Ok(Err(self.stale("the recomputed edits differ from the preview")));
+        }
+        Ok(Ok(preview))
+    }
+
     /// The preview's files as a selection sees them, with the hunk counts of its diff.
     pub fn part_files(&self) -> Vec<PartFile> {
         let files = self.expected.files.iter().map(|f| (f.path.as_str(), None, DiffKind::Modify));
         part_files(files, preview_diff(&self.details))
-    }
-
-    /// The rest of a preview some of whose files were split by hunk: the previewed edits
-    /// left, each file promising the bytes the partial apply leaves it with.
-    fn pinned_remainder(&self, rest: Vec<Rest>) -> Result<ChangeAction, ActionError> {
-        let files = rest
-            .into_iter()
-            .map(|rest| match rest {
-                Rest::Pinned(file) => Ok(file),
-                Rest::Whole(file) => {
-                    let diff = match file.diff {
-                        Some(diff) => diff,
-                        None => {
-                            let original =
-                                file.contents.as_ref().map(|c| c.original.as_str()).unwrap_or("");
-                            crate::preview_diff::file_diff(&file.path, original, &file.edits)
-                                .map_err(|err| ActionError::other(err.to_string()))?
-                        }
-                    };
-                    Ok(ReplacementFile {
-                        counts: file.edits.iter().map(|e| e.replacements).collect(),
-                        edits: file.edits.iter().map(byte_edit).collect(),
-                        path: file.path,
-                        fingerprint: file.fingerprint,
-                        diff,
-                    })
-                }
-            })
-            .collect::<Result<Vec<_>, ActionError>>()?;
-        Ok(ChangeAction::replacements(self.workspace.clone(), AST_EDIT_TOOL_NAME, files, None))
-    }
-
-    /// The preview of the files a partial apply leaves: the same rewrite over exactly those
-    /// files, in the language the preview used, promising their edits as previewed.
-    fn remainder(&self, applied: &EditPreview, rest: Vec<FileEdits>) -> AstEditAction {
-        let rest = EditPreview {
-            lang: applied.lang,
-            files: rest,
-            files_searched: applied.files_searched,
-            limit_reached: false,
-            left_out: None,
-            parse_errors: Vec::new(),
-            error_files_skipped: 0,
-            error_files: Vec::new(),
-            nested_left: Vec::new(),
-            lang_choice: None,
-            scan: None,
-        };
-        let mut params = self.params.clone();
-        params.paths = rest.files.iter().map(|f| glob_escape(&f.path)).collect();
-        params.lang = Some(rest.lang.name().to_owned());
-        if params.limit.is_some() {
-            // The same first edits of the files left, however many there were before them.
-            params.limit = Some(rest.total_replacements() as f64);
-        }
-        let details = preview_details(&rest).into_value();
-        let mut rest = rest;
-        // The files left are not written by this apply: as they are now, they prove what an
-        // apply of the rest would find.
-        if let Ok(validated) = params.validate()
-            && let Ok(candidates) =
-                collect_for_lang(&self.workspace, &validated.paths, validated.lang, None)
-        {
-            rest.scan = Scan::of(&candidates, std::time::SystemTime::now());
-            rest.files_searched = candidates.len();
-        }
-        AstEditAction::named(self.workspace.clone(), params, &rest, details, self.names)
     }
 
     /// The preview again without a search, when the walk finds every candidate as the
@@ -703,167 +621,4 @@ pub const FILES_EXTRA_KEY: &str = staged_journal::FILES_EXTRA_KEY;
 /// An edit as the journal makes it.
 fn byte_edit(edit: &crate::edits::Edit) -> ByteEdit {
     ByteEdit { start: edit.byte_start, before: edit.before.clone(), after: edit.after.clone() }
-}
-
-/// What a partial apply leaves of one file: all of it (the rewrite runs again over it), or
-/// the edits left once some of its hunks are written.
-enum Rest {
-    Whole(FileEdits),
-    Pinned(ReplacementFile),
-}
-
-impl Rest {
-    fn into_whole(self) -> Option<FileEdits> {
-        match self {
-            Rest::Whole(file) => Some(file),
-            Rest::Pinned(_) => None,
-        }
-    }
-}
-
-/// A file split by hunk: written whole (every hunk was named), or cut in the part written
-/// (with its text before and after) and the part left.
-enum Split {
-    Whole(Box<FileEdits>),
-    Cut { mine: Box<FileEdits>, left: ReplacementFile, of: usize },
-}
-
-/// Cuts `file`'s edits by the hunks `chosen` (0-based) of its diff, which the preview showed
-/// with `expected` hunks.
-fn split_file(
-    file: FileEdits,
-    chosen: &[usize],
-    expected: Option<usize>,
-) -> Result<Split, ActionError> {
-    let Some(contents) = file.contents.clone() else {
-        return Err(ActionError::other("ast_edit apply lost the rewritten contents"));
-    };
-    let edits: Vec<ByteEdit> = file.edits.iter().map(byte_edit).collect();
-    let Some(cut) = cut_hunks(&file.path, &contents.original, &edits, chosen, expected)? else {
-        return Ok(Split::Whole(Box::new(file)));
-    };
-    let mut mine_edits = Vec::new();
-    let mut left_counts = Vec::new();
-    for (edit, picked) in file.edits.iter().zip(&cut.picks) {
-        if *picked {
-            mine_edits.push(edit.clone());
-        } else {
-            left_counts.push(edit.replacements);
-        }
-    }
-    let index = staged_journal::LineIndex::new(&contents.original);
-    let mine_diff = crate::preview_diff::file_diff_indexed(&file.path, &index, &mine_edits)
-        .map_err(|err| ActionError::other(err.to_string()))?;
-    let left_diff = staged_journal::file_diff(&file.path, &cut.text, &cut.left)
-        .map_err(|err| ActionError::other(err.to_string()))?;
-    let left = ReplacementFile {
-        path: file.path.clone(),
-        fingerprint: fingerprint(cut.text.as_bytes()),
-        edits: cut.left,
-        counts: left_counts,
-        diff: left_diff,
-    };
-    let mine = FileEdits {
-        edits: mine_edits,
-        diff: Some(mine_diff),
-        contents: Some(crate::engine::FileContents {
-            original: contents.original,
-            updated: cut.text,
-        }),
-        ..file
-    };
-    Ok(Split::Cut { mine: Box::new(mine), left, of: cut.of })
-}
-
-/// A path as a scope entry that names exactly that file: glob characters are bracketed.
-fn glob_escape(path: &str) -> String {
-    let mut res = String::with_capacity(path.len());
-    for ch in path.chars() {
-        if matches!(ch, '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\') {
-            res.push('[');
-            res.push(ch);
-            res.push(']');
-        } else {
-            res.push(ch);
-        }
-    }
-    res
-}
-
-/// The replayable payload of an `ast_edit` preview, as the durable stack stores it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AstEditPayload {
-    /// Always [`AST_EDIT_TOOL_NAME`].
-    tool: String,
-    /// [`PAYLOAD_VERSION`].
-    version: u64,
-    /// The canonical workspace root it was staged in.
-    root: String,
-    /// The arguments the apply re-runs.
-    params: AstEditParams,
-    /// What the preview promised.
-    expected: Expected,
-    /// What a cap left out of the preview, for the label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    left_out: Option<LeftOut>,
-    /// How the label names the cap's argument.
-    #[serde(default)]
-    names: ArgNames,
-    /// The preview's details, for listings.
-    #[serde(default)]
-    details: Option<Value>,
-    /// The preview's edits and walk (version 2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    replay: Option<Replay>,
-}
-
-/// Keys earlier builds wrote (copies of `params`), ignored when read.
-const LEGACY_PAYLOAD_KEYS: [&str; 2] = ["scope", "options"];
-
-impl AstEditPayload {
-    fn parse(payload: &Value) -> Result<AstEditPayload, AstEditError> {
-        let bad = |msg: String| AstEditError::InvalidPayload(msg);
-        if payload.get("tool").and_then(Value::as_str) != Some(AST_EDIT_TOOL_NAME) {
-            return Err(bad("not an ast_edit payload".to_owned()));
-        }
-        let version = payload.get("version").and_then(Value::as_u64);
-        if !version.is_some_and(|v| (OLDEST_PAYLOAD_VERSION..=PAYLOAD_VERSION).contains(&v)) {
-            return Err(bad("unsupported payload version".to_owned()));
-        }
-        let mut payload = payload.clone();
-        if let Some(object) = payload.as_object_mut() {
-            for key in LEGACY_PAYLOAD_KEYS {
-                object.remove(key);
-            }
-        }
-        serde_json::from_value(payload).map_err(|err| bad(err.to_string()))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob_escape;
-    use crate::scope::compile_glob;
-
-    #[test]
-    fn an_escaped_path_is_a_glob_that_matches_exactly_that_path() {
-        let names = [
-            "{{cookiecutter.name}}/m.js",
-            "{b}.js",
-            "a,b}.js",
-            "[id]/page.js",
-            "x]y.js",
-            "back\\slash.js",
-            "!bang.js",
-            "star*q?.js",
-            "plain/dir/file.js",
-        ];
-        for name in names {
-            let glob = glob_escape(name);
-            let matcher = compile_glob(&glob).unwrap_or_else(|err| panic!("{name}: {err}"));
-            assert!(matcher.is_match(name), "{name} as {glob}");
-            assert!(!matcher.is_match(format!("{name}x")), "{name} as {glob} matched more");
-        }
-    }
 }

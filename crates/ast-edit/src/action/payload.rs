@@ -1,0 +1,66 @@
+//! What a pending `ast_edit` keeps in the store: its arguments and what the preview promised,
+//! versioned, so that a preview staged by an older staged still applies or is refused by name.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{engine::LeftOut, error::AstEditError, params::AstEditParams, render::ArgNames};
+
+use super::{AST_EDIT_TOOL_NAME, Expected, Replay};
+
+/// The payload format version: 2 adds the preview's edits and walk ([`Replay`]); 1 is still
+/// read (its apply searches again).
+pub(super) const PAYLOAD_VERSION: u64 = 2;
+
+const OLDEST_PAYLOAD_VERSION: u64 = 1;
+
+/// The replayable payload of an `ast_edit` preview, as the durable stack stores it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AstEditPayload {
+    /// Always [`AST_EDIT_TOOL_NAME`].
+    pub(super) tool: String,
+    /// [`PAYLOAD_VERSION`].
+    pub(super) version: u64,
+    /// The canonical workspace root it was staged in.
+    pub(super) root: String,
+    /// The arguments the apply re-runs.
+    pub(super) params: AstEditParams,
+    /// What the preview promised.
+    pub(super) expected: Expected,
+    /// What a cap left out of the preview, for the label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) left_out: Option<LeftOut>,
+    /// How the label names the cap's argument.
+    #[serde(default)]
+    pub(super) names: ArgNames,
+    /// The preview's details, for listings.
+    #[serde(default)]
+    pub(super) details: Option<Value>,
+    /// The preview's edits and walk (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) replay: Option<Replay>,
+}
+
+/// Keys earlier builds wrote (copies of `params`), ignored when read.
+const LEGACY_PAYLOAD_KEYS: [&str; 2] = ["scope", "options"];
+
+impl AstEditPayload {
+    pub(super) fn parse(payload: &Value) -> Result<AstEditPayload, AstEditError> {
+        let bad = |msg: String| AstEditError::InvalidPayload(msg);
+        if payload.get("tool").and_then(Value::as_str) != Some(AST_EDIT_TOOL_NAME) {
+            return Err(bad("not an ast_edit payload".to_owned()));
+        }
+        let version = payload.get("version").and_then(Value::as_u64);
+        if !version.is_some_and(|v| (OLDEST_PAYLOAD_VERSION..=PAYLOAD_VERSION).contains(&v)) {
+            return Err(bad("unsupported payload version".to_owned()));
+        }
+        let mut payload = payload.clone();
+        if let Some(object) = payload.as_object_mut() {
+            for key in LEGACY_PAYLOAD_KEYS {
+                object.remove(key);
+            }
+        }
+        serde_json::from_value(payload).map_err(|err| bad(err.to_string()))
+    }
+}
