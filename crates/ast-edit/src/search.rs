@@ -24,7 +24,7 @@ use crate::{
     grep_tool::AST_GREP_TOOL_NAME,
     lang::{Inferred, Lang},
     parallel::par_fold_in_order,
-    params::{AstGrepParams, validate_limit, validate_paths, validate_pattern_len},
+    params::{AstGrepParams, Strictness, validate_limit, validate_paths, validate_pattern_len},
     prefilter::ErrorTrees,
     scope::{Candidate, assign_languages, collect_for_lang},
     source::{dispose, error_node_under, read_text, root_of},
@@ -34,6 +34,10 @@ use crate::{
 /// What a file is searched as: byte ranges of it (`usize::MAX` ends the whole file), each in
 /// its language.
 type Segments = Vec<(Range<usize>, Lang)>;
+
+/// One file's matches and the issue that counts those left out in text the parser skipped;
+/// or the file's issue when it could not be searched.
+type FileMatches = Result<(Vec<SearchMatch>, Option<String>), String>;
 
 /// Lines of context shown before and after a match.
 const CONTEXT_LINES: usize = 1;
@@ -130,71 +134,13 @@ pub fn search(
     let collected = started.elapsed();
     let assigned: Vec<(Candidate, Lang)> = assign_languages(lang, candidates, AST_GREP_TOOL_NAME)?;
     let assigned_at = started.elapsed();
-    // What each file is searched as: its whole text in its language, and, for a component
-    // file, its code blocks in theirs.
-    let mut files: Vec<(Candidate, Segments)> = Vec::with_capacity(assigned.len());
-    for (candidate, assigned_lang) in assigned {
-        let own = match candidate.inferred() {
-            Inferred::Lang(own) => own,
-            _ => assigned_lang,
-        };
-        let whole = 0..usize::MAX;
-        let blocks = |want: Option<Lang>| -> Vec<(Range<usize>, Lang)> {
-            let Ok(text) = read_text(&candidate) else { return Vec::new() };
-            let mut blocks = script_blocks(&text, own);
-            blocks.retain(|(_, l)| want.is_none_or(|want| want == *l));
-            blocks
-        };
-        let segments = match lang {
-            None if is_component(own) => {
-                let mut segments = blocks(None);
-                segments.push((whole, own));
-                segments
-            }
-            Some(want) if is_component(own) && want != own && is_embeddable(want) => {
-                blocks(Some(want))
-            }
-            _ => vec![(whole, assigned_lang)],
-        };
-        files.push((candidate, segments));
-    }
+    let mut files = segments_of(assigned, lang);
     if lang.is_none() {
-        let mut found: Vec<Lang> =
-            files.iter().flat_map(|(_, s)| s.iter().map(|(_, l)| *l)).collect();
-        found.sort_by_key(|l| l.name());
-        found.dedup();
-        let asked: Vec<Lang> = files
-            .iter()
-            .filter(|(c, _)| c.explicit)
-            .flat_map(|(_, s)| s.iter().map(|(_, l)| *l))
-            .collect();
-        let meant =
-            meant_languages(&found, &asked, &[params.pattern.as_str()], params.selector.as_deref());
-        // A language the pattern is not meant for is not searched, and reports nothing.
-        for (_, segments) in &mut files {
-            segments.retain(|(_, l)| meant.contains(l));
-        }
-        files.retain(|(_, segments)| !segments.is_empty());
+        keep_meant(&mut files, params);
     }
     let mut result =
         SearchResult { files_searched: files.len() + pruned, ..SearchResult::default() };
-    let mut rules: HashMap<Lang, Vec<Rule>> = HashMap::new();
-    for lang in files.iter().flat_map(|(_, s)| s.iter().map(|(_, l)| *l)) {
-        rules.entry(lang).or_insert_with(|| {
-            compile_rules(
-                &[(params.pattern.clone(), None)],
-                lang,
-                params.selector.as_deref(),
-                strictness,
-                ERROR_TREES,
-                &mut result.parse_errors,
-            )
-        });
-    }
-    // A pattern that compiles for none of the files' languages would silently match nothing.
-    if !rules.is_empty() && rules.values().all(Vec::is_empty) {
-        return Err(AstEditError::InvalidPattern(result.parse_errors.join("; ")));
-    }
+    let rules = rules_per_lang(&files, params, strictness, &mut result.parse_errors)?;
     // Searched through its real name, shown with U+FFFD: say so, or the path would look like
     // one that can be read back.
     for (candidate, _) in files.iter().filter(|(c, _)| c.rel.to_str().is_none()) {
@@ -234,26 +180,7 @@ pub fn search(
             if let Some(progress) = progress {
                 progress.advance(1);
             }
-            match outcome {
-                None => return ControlFlow::Break(AstEditError::Cancelled),
-                Some(Ok((matches, left_out))) => {
-                    result.parse_errors.extend(left_out);
-                    let room = limit.map_or(usize::MAX, |l| l.saturating_sub(result.matches.len()));
-                    // Counted where its matches are shown (and marked).
-                    if room > 0 && matches.first().is_some_and(|m| m.file_has_parse_errors) {
-                        result.files_with_parse_errors += 1;
-                    }
-                    let beyond = matches.len().saturating_sub(room);
-                    if beyond > 0 || (result.left_out.is_some() && !matches.is_empty()) {
-                        let (count, files) = result.left_out.get_or_insert((0, 0));
-                        *count += beyond;
-                        *files += 1;
-                    }
-                    result.matches.extend(matches.into_iter().take(room));
-                }
-                Some(Err(issue)) => result.parse_errors.push(issue),
-            }
-            ControlFlow::Continue(())
+            fold_matches(&mut result, outcome, limit)
         },
     );
     if let Some(err) = stopped {
@@ -277,6 +204,117 @@ pub fn search(
     Ok(result)
 }
 
+/// What each file is searched as: its whole text in its language, and, for a component
+/// file, its code blocks in theirs (of `lang` only, when it is given).
+fn segments_of(assigned: Vec<(Candidate, Lang)>, lang: Option<Lang>) -> Vec<(Candidate, Segments)> {
+    let mut files: Vec<(Candidate, Segments)> = Vec::with_capacity(assigned.len());
+    for (candidate, assigned_lang) in assigned {
+        let own = match candidate.inferred() {
+            Inferred::Lang(own) => own,
+            _ => assigned_lang,
+        };
+        let whole = 0..usize::MAX;
+        let blocks = |want: Option<Lang>| -> Vec<(Range<usize>, Lang)> {
+            let Ok(text) = read_text(&candidate) else { return Vec::new() };
+            let mut blocks = script_blocks(&text, own);
+            blocks.retain(|(_, l)| want.is_none_or(|want| want == *l));
+            blocks
+        };
+        let segments = match lang {
+            None if is_component(own) => {
+                let mut segments = blocks(None);
+                segments.push((whole, own));
+                segments
+            }
+            Some(want) if is_component(own) && want != own && is_embeddable(want) => {
+                blocks(Some(want))
+            }
+            _ => vec![(whole, assigned_lang)],
+        };
+        files.push((candidate, segments));
+    }
+    files
+}
+
+/// With no language given, drops the segments (and then the files) of the languages the
+/// pattern is not meant for: they are not searched, and report nothing.
+fn keep_meant(files: &mut Vec<(Candidate, Segments)>, params: &AstGrepParams) {
+    let mut found: Vec<Lang> = files.iter().flat_map(|(_, s)| s.iter().map(|(_, l)| *l)).collect();
+    found.sort_by_key(|l| l.name());
+    found.dedup();
+    let asked: Vec<Lang> = files
+        .iter()
+        .filter(|(c, _)| c.explicit)
+        .flat_map(|(_, s)| s.iter().map(|(_, l)| *l))
+        .collect();
+    let meant =
+        meant_languages(&found, &asked, &[params.pattern.as_str()], params.selector.as_deref());
+    // A language the pattern is not meant for is not searched, and reports nothing.
+    for (_, segments) in files.iter_mut() {
+        segments.retain(|(_, l)| meant.contains(l));
+    }
+    files.retain(|(_, segments)| !segments.is_empty());
+}
+
+/// The pattern compiled for each language of `files`; the parse errors of each go to
+/// `parse_errors`.
+///
+/// # Errors
+/// [`AstEditError::InvalidPattern`] when it compiles for none of them.
+fn rules_per_lang(
+    files: &[(Candidate, Segments)],
+    params: &AstGrepParams,
+    strictness: Strictness,
+    parse_errors: &mut Vec<String>,
+) -> Result<HashMap<Lang, Vec<Rule>>, AstEditError> {
+    let mut rules: HashMap<Lang, Vec<Rule>> = HashMap::new();
+    for lang in files.iter().flat_map(|(_, s)| s.iter().map(|(_, l)| *l)) {
+        rules.entry(lang).or_insert_with(|| {
+            compile_rules(
+                &[(params.pattern.clone(), None)],
+                lang,
+                params.selector.as_deref(),
+                strictness,
+                ERROR_TREES,
+                parse_errors,
+            )
+        });
+    }
+    // A pattern that compiles for none of the files' languages would silently match nothing.
+    if !rules.is_empty() && rules.values().all(Vec::is_empty) {
+        return Err(AstEditError::InvalidPattern(parse_errors.join("; ")));
+    }
+    Ok(rules)
+}
+
+/// Folds one file's outcome into `result`: its matches up to `limit`, the rest counted.
+fn fold_matches(
+    result: &mut SearchResult,
+    outcome: Option<FileMatches>,
+    limit: Option<usize>,
+) -> ControlFlow<AstEditError> {
+    match outcome {
+        None => return ControlFlow::Break(AstEditError::Cancelled),
+        Some(Ok((matches, left_out))) => {
+            result.parse_errors.extend(left_out);
+            let room = limit.map_or(usize::MAX, |l| l.saturating_sub(result.matches.len()));
+            // Counted where its matches are shown (and marked).
+            if room > 0 && matches.first().is_some_and(|m| m.file_has_parse_errors) {
+                result.files_with_parse_errors += 1;
+            }
+            let beyond = matches.len().saturating_sub(room);
+            if beyond > 0 || (result.left_out.is_some() && !matches.is_empty()) {
+                let (count, files) = result.left_out.get_or_insert((0, 0));
+                *count += beyond;
+                *files += 1;
+            }
+            result.matches.extend(matches.into_iter().take(room));
+        }
+        Some(Err(issue)) => result.parse_errors.push(issue),
+    }
+    ControlFlow::Continue(())
+}
+
 /// What a search does with files whose syntax tree has errors.
 const ERROR_TREES: ErrorTrees = ErrorTrees::SearchedWithoutSkippedText;
 
@@ -291,7 +329,7 @@ fn search_file(
     cap: usize,
     trees: Option<Trees<'_>>,
     parsed: &std::sync::atomic::AtomicUsize,
-) -> Result<(Vec<SearchMatch>, Option<String>), String> {
+) -> FileMatches {
     let text = read_text(candidate)?;
     let index = LineIndex::new(&text);
     let mut res = Vec::new();
