@@ -208,33 +208,14 @@ pub(crate) fn plan(workspace: &ConfinedRoot, patch: &Patch) -> Result<Staging, E
                         if edits.is_empty() && chmod.is_none() {
                             continue;
                         }
-                        let (added, removed) = line_counts(&edits);
-                        let header = match chmod {
-                            Some((old, new)) => {
-                                DiffHeader::Chmod { from: &display, to: &display, old, new }
-                            }
-                            None => DiffHeader::Modify { path: &display },
-                        };
-                        staging.diff.push_str(&diff(header, &text, &edits)?);
-                        let mut summary = format!("+{added} -{removed}");
-                        if let Some(said) = mode_summary(chmod) {
-                            summary =
-                                if edits.is_empty() { said } else { format!("{summary}, {said}") };
-                        }
-                        staging.files.push(ChangedFile {
-                            path: display.clone(),
-                            from: None,
-                            change: ChangeKind::Updated,
-                            summary,
-                            lines_added: added,
-                            lines_removed: removed,
-                        });
-                        staging.ops.push(FileOp::Update {
-                            path: display,
-                            fingerprint,
+                        updated(
+                            &mut staging,
+                            display,
+                            (&text, fingerprint),
                             edits,
-                            executable: chmod.and(*executable),
-                        });
+                            chmod,
+                            *executable,
+                        )?;
                     }
                     Some(to) => {
                         claim(&to)?;
@@ -475,6 +456,43 @@ pub(crate) fn delete(
         lines_removed: lines,
     });
     staging.ops.push(FileOp::Delete { path, fingerprint });
+    Ok(())
+}
+
+/// Stages an update of the file `display` in place: its `edits` and, with `chmod` (its old and
+/// new mode), the executable bit the diff gives it.
+fn updated(
+    staging: &mut Staging,
+    display: String,
+    (text, fingerprint): (&str, String),
+    edits: Vec<Edit>,
+    chmod: Option<(u32, u32)>,
+    executable: Option<bool>,
+) -> Result<(), EditError> {
+    let (added, removed) = line_counts(&edits);
+    let header = match chmod {
+        Some((old, new)) => DiffHeader::Chmod { from: &display, to: &display, old, new },
+        None => DiffHeader::Modify { path: &display },
+    };
+    staging.diff.push_str(&diff(header, text, &edits)?);
+    let mut summary = format!("+{added} -{removed}");
+    if let Some(said) = mode_summary(chmod) {
+        summary = if edits.is_empty() { said } else { format!("{summary}, {said}") };
+    }
+    staging.files.push(ChangedFile {
+        path: display.clone(),
+        from: None,
+        change: ChangeKind::Updated,
+        summary,
+        lines_added: added,
+        lines_removed: removed,
+    });
+    staging.ops.push(FileOp::Update {
+        path: display,
+        fingerprint,
+        edits,
+        executable: chmod.and(executable),
+    });
     Ok(())
 }
 

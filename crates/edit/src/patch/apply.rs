@@ -277,9 +277,30 @@ fn place(
         ));
     }
     let lines = Lines::new(text, style == Style::Codex);
+    let replacements = locate(path, &lines, chunks, budget)?;
+    let mut edits = to_edits(path, text, &lines, replacements)?;
+    // A file a Codex patch updates ends with a line ending, as Codex writes it.
+    if style == Style::Codex && !text.is_empty() {
+        end_with_line_ending(&mut edits, text, &lines);
+    }
+    // Edits that change nothing are not edits.
+    edits.retain(|e| e.before != e.after);
+    Ok(edits)
+}
+
+/// A chunk's place: its first line, how many lines it replaces, and its new lines.
+type Replacement<'c> = (usize, usize, &'c [super::PatchLine]);
+
+/// Where each chunk goes: one replacement per chunk, found in order, each searched from where
+/// the previous one ended (see [`Seeker`]).
+fn locate<'c>(
+    path: &str,
+    lines: &Lines<'_>,
+    chunks: &'c [Chunk],
+    budget: u64,
+) -> Result<Vec<Replacement<'c>>, String> {
     let texts = &lines.texts;
-    // (first line, how many lines, the chunk's new lines)
-    let mut replacements: Vec<(usize, usize, &[super::PatchLine])> = Vec::new();
+    let mut replacements: Vec<Replacement<'c>> = Vec::new();
     let mut seeker = Seeker::new(texts);
     seeker.budget = budget;
     let too_long = |n: usize, chunk: &Chunk, _: OverBudget| {
@@ -343,6 +364,16 @@ fn place(
             }
         }
     }
+    Ok(replacements)
+}
+
+/// The edits of `text` that make the replacements, sorted.
+fn to_edits(
+    path: &str,
+    text: &str,
+    lines: &Lines<'_>,
+    mut replacements: Vec<Replacement<'_>>,
+) -> Result<Vec<Edit>, String> {
     replacements.sort_by_key(|(idx, _, _)| *idx);
     let mut edits: Vec<Edit> = Vec::with_capacity(replacements.len() + 1);
     let mut prev_end = 0;
@@ -378,30 +409,29 @@ fn place(
         edits.push(Edit { start, before: text[start..end].to_owned(), after });
         prev_end = end;
     }
-    // A file a Codex patch updates ends with a line ending, as Codex writes it.
-    if style == Style::Codex && !text.is_empty() {
-        match edits.last_mut() {
-            Some(last) if last.start + last.before.len() == text.len() => {
-                let ends = if last.after.is_empty() {
-                    last.start == 0 || lines.ends_line(&text[..last.start])
-                } else {
-                    lines.ends_line(&last.after)
-                };
-                if !ends {
-                    last.after.push_str(lines.preferred);
-                }
-            }
-            _ if !lines.ends_line(text) => edits.push(Edit {
-                start: text.len(),
-                before: String::new(),
-                after: lines.preferred.to_owned(),
-            }),
-            _ => {}
-        }
-    }
-    // Edits that change nothing are not edits.
-    edits.retain(|e| e.before != e.after);
     Ok(edits)
+}
+
+/// Makes the edits end the file with a line ending, as Codex writes a file it updates.
+fn end_with_line_ending(edits: &mut Vec<Edit>, text: &str, lines: &Lines<'_>) {
+    match edits.last_mut() {
+        Some(last) if last.start + last.before.len() == text.len() => {
+            let ends = if last.after.is_empty() {
+                last.start == 0 || lines.ends_line(&text[..last.start])
+            } else {
+                lines.ends_line(&last.after)
+            };
+            if !ends {
+                last.after.push_str(lines.preferred);
+            }
+        }
+        _ if !lines.ends_line(text) => edits.push(Edit {
+            start: text.len(),
+            before: String::new(),
+            after: lines.preferred.to_owned(),
+        }),
+        _ => {}
+    }
 }
 
 #[cfg(test)]

@@ -21,10 +21,13 @@
 //! carries a person's `-p N` and `-R`.
 
 mod apply;
+mod names;
 mod parse;
+mod unified;
 
 pub use apply::{OverBudget, SEEK_BUDGET, Seeker, apply_chunks};
-pub use parse::{parse, parse_codex, parse_unified, parse_unified_with, parse_with};
+pub use parse::{parse, parse_codex, parse_with};
+pub use unified::{parse_unified, parse_unified_with};
 
 /// A person's options for a patch (`staged patch -p N`); models give none.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
