@@ -169,7 +169,70 @@ fn draw_sessions(
     color: bool,
 ) {
     let bold = if color { Style::default().add_modifier(Modifier::BOLD) } else { Style::default() };
-    let title = match (review.mode(), review.session()) {
+    let title = sessions_title(review, bold);
+    frame.render_widget(
+        Paragraph::new(title).block(Block::default().borders(Borders::BOTTOM)),
+        header,
+    );
+
+    let (lines, cursor) = session_list(review);
+    let height = lines.len().min(usize::from(body.height / 2).max(1));
+    let [list_area, diff_area] = Layout::vertical([
+        Constraint::Length(u16::try_from(height + 1).unwrap_or(u16::MAX)),
+        Constraint::Min(1),
+    ])
+    .areas(body);
+    let top = review.list_top(cursor, height);
+    let shown: Vec<Line<'static>> = if lines.is_empty() {
+        vec![Line::from(match review.mode() {
+            Mode::Sessions { .. } => {
+                "No sessions: no agent session has staged or recorded anything here."
+            }
+            _ => "Nothing left of this session's change.",
+        })]
+    } else {
+        lines
+            .into_iter()
+            .enumerate()
+            .skip(top)
+            .take(height)
+            .map(|(idx, text)| {
+                let pointer = if idx == cursor { ">" } else { " " };
+                let style = if idx == cursor && color {
+                    Style::default().add_modifier(Modifier::REVERSED)
+                } else {
+                    Style::default()
+                };
+                Line::styled(format!("{pointer} {text}"), style)
+            })
+            .collect()
+    };
+    frame.render_widget(
+        Paragraph::new(Text::from(shown)).block(Block::default().borders(Borders::BOTTOM)),
+        list_area,
+    );
+
+    // The diff follows the cursor: the whole session's, a file's, or one hunk's.
+    let diff = session_diff(review, cursor);
+    frame.render_widget(
+        Paragraph::new(Text::from(
+            diff.lines().map(|l| diff_line(&escape_text(l), color)).collect::<Vec<_>>(),
+        ))
+        .scroll((review.scroll_offset(), 0))
+        .wrap(Wrap { trim: false }),
+        diff_area,
+    );
+
+    let prompt = sessions_prompt(review, color);
+    frame.render_widget(
+        Paragraph::new(prompt).block(Block::default().borders(Borders::TOP)),
+        footer,
+    );
+}
+
+/// The sessions view's title: the workspace's sessions, or the one opened.
+fn sessions_title(review: &Review, bold: Style) -> Line<'static> {
+    match (review.mode(), review.session()) {
         (Mode::Sessions { .. }, _) | (_, None) => Line::from(vec![
             Span::styled("Sessions", bold),
             Span::raw(format!(
@@ -190,13 +253,13 @@ fn draw_sessions(
                 .into_owned(),
             ),
         ]),
-    };
-    frame.render_widget(
-        Paragraph::new(title).block(Block::default().borders(Borders::BOTTOM)),
-        header,
-    );
+    }
+}
 
-    let (lines, cursor): (Vec<String>, usize) = match review.mode() {
+/// The sessions view's list: the sessions, or the opened session's files and hunks; and the
+/// cursor's row.
+fn session_list(review: &Review) -> (Vec<String>, usize) {
+    match review.mode() {
         Mode::Sessions { cursor } => (
             review
                 .sessions()
@@ -273,45 +336,12 @@ fn draw_sessions(
             (lines, *cursor)
         }
         _ => (Vec::new(), 0),
-    };
-    let height = lines.len().min(usize::from(body.height / 2).max(1));
-    let [list_area, diff_area] = Layout::vertical([
-        Constraint::Length(u16::try_from(height + 1).unwrap_or(u16::MAX)),
-        Constraint::Min(1),
-    ])
-    .areas(body);
-    let top = review.list_top(cursor, height);
-    let shown: Vec<Line<'static>> = if lines.is_empty() {
-        vec![Line::from(match review.mode() {
-            Mode::Sessions { .. } => {
-                "No sessions: no agent session has staged or recorded anything here."
-            }
-            _ => "Nothing left of this session's change.",
-        })]
-    } else {
-        lines
-            .into_iter()
-            .enumerate()
-            .skip(top)
-            .take(height)
-            .map(|(idx, text)| {
-                let pointer = if idx == cursor { ">" } else { " " };
-                let style = if idx == cursor && color {
-                    Style::default().add_modifier(Modifier::REVERSED)
-                } else {
-                    Style::default()
-                };
-                Line::styled(format!("{pointer} {text}"), style)
-            })
-            .collect()
-    };
-    frame.render_widget(
-        Paragraph::new(Text::from(shown)).block(Block::default().borders(Borders::BOTTOM)),
-        list_area,
-    );
+    }
+}
 
-    // The diff follows the cursor: the whole session's, a file's, or one hunk's.
-    let diff = match (review.mode(), review.session()) {
+/// The diff under the cursor: the whole session's, a file's, or one hunk's.
+fn session_diff(review: &Review, cursor: usize) -> String {
+    match (review.mode(), review.session()) {
         (_, None) => String::new(),
         (Mode::Sessions { .. }, Some(loaded)) => {
             loaded.files.iter().map(|f| numbered(f, &loaded.states)).collect()
@@ -335,17 +365,12 @@ fn draw_sessions(
             }
             None => String::new(),
         },
-    };
-    frame.render_widget(
-        Paragraph::new(Text::from(
-            diff.lines().map(|l| diff_line(&escape_text(l), color)).collect::<Vec<_>>(),
-        ))
-        .scroll((review.scroll_offset(), 0))
-        .wrap(Wrap { trim: false }),
-        diff_area,
-    );
+    }
+}
 
-    let prompt = match review.mode() {
+/// The sessions view's footer: the reason being typed, a status, or the keys.
+fn sessions_prompt(review: &Review, color: bool) -> Line<'static> {
+    match review.mode() {
         Mode::SessionReason { revert, input, cursor } => {
             let target = review.session_target(*cursor);
             let label = if *revert {
@@ -360,11 +385,7 @@ fn draw_sessions(
             Line::from("r revert · K keep · j/k move · PgUp/PgDn diff · Esc sessions · s previews")
         }
         _ => Line::from("Enter files · j/k move · PgUp/PgDn diff · s previews · q back"),
-    };
-    frame.render_widget(
-        Paragraph::new(prompt).block(Block::default().borders(Borders::TOP)),
-        footer,
-    );
+    }
 }
 
 /// A time in milliseconds since the Unix epoch.
