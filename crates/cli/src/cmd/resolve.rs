@@ -24,57 +24,10 @@ use crate::{
 
 pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyhow::Result<Exit> {
     // Validate the input before touching the workspace.
-    if args.reason.trim().is_empty() {
-        bail!("--reason must not be blank: say why the preview is applied or discarded");
-    }
-    let chars = args.reason.chars().count();
-    if chars > MAX_REASON_CHARS {
-        bail!(
-            "--reason is {chars} characters long; a reason is at most {MAX_REASON_CHARS} characters"
-        );
-    }
-    let mut extra = args.extra.as_deref().map(parse_extra).transpose()?;
-    let action = match args.action {
-        ActionArg::Apply => ResolveAction::Apply,
-        ActionArg::Discard => ResolveAction::Discard,
-    };
-    let picking = !args.only.is_empty() || !args.except.is_empty();
-    if picking {
-        let flag = if args.only.is_empty() { "--except" } else { "--only" };
-        // An empty path would be taken as the folder one stands in: everything, when a script's
-        // empty variable meant nothing.
-        for (name, paths) in [("--only", &args.only), ("--except", &args.except)] {
-            if paths.iter().any(|p| p.trim().is_empty()) {
-                bail!(
-                    "{name} got an empty path; name the files, folders, globs or FILE:N hunks to pick"
-                );
-            }
-        }
-        if action == ResolveAction::Discard {
-            bail!("{flag} applies part of a preview; a discard drops the whole preview");
-        }
-        if extra
-            .as_ref()
-            .is_some_and(|e| e.contains_key(FILES_EXTRA_KEY) || e.contains_key(HUNKS_EXTRA_KEY))
-        {
-            bail!(
-                "name the part to apply either with {flag} or in --extra's \"files\" and \"hunks\", not both"
-            );
-        }
-    }
+    let (action, mut extra, picking) = validate(args)?;
     let ws = context::open_existing(global)?;
     if let Some(typed) = &args.session {
-        let number =
-            typed.strip_prefix(['S', 's']).unwrap_or(typed).parse::<u64>().map_err(|_| {
-                anyhow::anyhow!(
-                    "`{typed}` is not a session id (S1, S2, ...; see `staged session list`)"
-                )
-            })?;
-        let store = ws.sqlite().context("no sessions: nothing was staged in this workspace")?;
-        if store.session(number).map_err(|err| anyhow::anyhow!("{err}"))?.is_none() {
-            bail!("there is no session S{number}; see `staged session list`");
-        }
-        store.set_scope(staged_store::SessionScope::model(number));
+        scope_to_session(&ws, typed)?;
     }
     // `--id` may be a short form (`3`, `ast_edit:3`, `newest`); the guard compares full ids.
     let mut expected = match &args.id {
@@ -84,54 +37,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
         },
         None => None,
     };
-    if picking {
-        // An action that cannot apply part of itself would apply everything: refuse, and
-        // resolve exactly the preview that was checked. With nothing pending, or another
-        // preview on top than --id names, resolving says so.
-        let head = ws.store().peek().map_err(|err| anyhow::anyhow!("{err}"))?;
-        // Without the newest preview to pick from, nothing is resolved: an unguarded resolve
-        // would apply whatever another process stages (or uncovers) meanwhile, whole.
-        let refusal = match (&head, &expected) {
-            (None, None) => Some((NO_PENDING_APPLY_TEXT.to_owned(), NOTHING_PENDING.to_owned())),
-            (None, Some(id)) => Some((
-                format!("{id} is no longer pending; nothing was applied or discarded."),
-                format!("{id} (not pending)"),
-            )),
-            (Some(h), Some(id)) if h.id != *id => Some((
-                format!(
-                    "The newest pending preview is `{}` ({}), not {id}; part of a preview is applied only while it is the newest. Nothing was applied or discarded.",
-                    h.label(),
-                    h.id
-                ),
-                format!("{id} (not the newest)"),
-            )),
-            _ => None,
-        };
-        if let Some((text, label)) = refusal {
-            return refuse(&ws, action, &args.reason, &text, &label, out);
-        }
-        if let Some(head) = head {
-            if !head.action.applies_in_part() {
-                bail!(
-                    "`{}` ({}) from `{}` cannot be applied in part; apply it whole (without --only or --except) or discard it",
-                    head.label(),
-                    head.id,
-                    head.source_tool_name()
-                );
-            }
-            // The preview names files relative to the workspace root; a person may type them
-            // relative to where they stand.
-            let root = ws.workspace().root();
-            let only = context::scope_paths(root, &args.only)?;
-            let except = context::scope_paths(root, &args.except)?;
-            let parts = pick::preview_parts(&head);
-            let picked =
-                pick::extra_of(&parts, &only, &args.only, &except, &args.except, head.id.as_str())?;
-            if let Some(picked) = picked {
-                extra.get_or_insert_with(JsonObject::new).extend(picked);
-            }
-            expected.get_or_insert(head.id);
-        }
+    if picking && let Some(refused) = pick_part(&ws, args, action, &mut expected, &mut extra, out)?
+    {
+        return Ok(refused);
     }
     // What the block names when the result's details do not: the preview resolved (the one
     // `--id` named, else the head now; a failed apply keeps it on top, which is checked after).
@@ -178,6 +86,124 @@ pub(crate) fn run(global: &GlobalArgs, args: &ResolveArgs, out: &Output) -> anyh
         out.line(&format!("To stage it again: {command}"))?;
     }
     Ok(if result.is_error { Exit::ToolError } else { Exit::Success })
+}
+
+/// The checked arguments: the action, `--extra` parsed, and whether `--only` or `--except`
+/// pick part of the preview.
+fn validate(args: &ResolveArgs) -> anyhow::Result<(ResolveAction, Option<JsonObject>, bool)> {
+    if args.reason.trim().is_empty() {
+        bail!("--reason must not be blank: say why the preview is applied or discarded");
+    }
+    let chars = args.reason.chars().count();
+    if chars > MAX_REASON_CHARS {
+        bail!(
+            "--reason is {chars} characters long; a reason is at most {MAX_REASON_CHARS} characters"
+        );
+    }
+    let extra = args.extra.as_deref().map(parse_extra).transpose()?;
+    let action = match args.action {
+        ActionArg::Apply => ResolveAction::Apply,
+        ActionArg::Discard => ResolveAction::Discard,
+    };
+    let picking = !args.only.is_empty() || !args.except.is_empty();
+    if picking {
+        let flag = if args.only.is_empty() { "--except" } else { "--only" };
+        // An empty path would be taken as the folder one stands in: everything, when a script's
+        // empty variable meant nothing.
+        for (name, paths) in [("--only", &args.only), ("--except", &args.except)] {
+            if paths.iter().any(|p| p.trim().is_empty()) {
+                bail!(
+                    "{name} got an empty path; name the files, folders, globs or FILE:N hunks to pick"
+                );
+            }
+        }
+        if action == ResolveAction::Discard {
+            bail!("{flag} applies part of a preview; a discard drops the whole preview");
+        }
+        if extra
+            .as_ref()
+            .is_some_and(|e| e.contains_key(FILES_EXTRA_KEY) || e.contains_key(HUNKS_EXTRA_KEY))
+        {
+            bail!(
+                "name the part to apply either with {flag} or in --extra's \"files\" and \"hunks\", not both"
+            );
+        }
+    }
+    Ok((action, extra, picking))
+}
+
+/// Resolves the previews of session `typed` (`S3`, `3`), which must exist.
+fn scope_to_session(ws: &WorkspaceSession, typed: &str) -> anyhow::Result<()> {
+    let number = typed.strip_prefix(['S', 's']).unwrap_or(typed).parse::<u64>().map_err(|_| {
+        anyhow::anyhow!("`{typed}` is not a session id (S1, S2, ...; see `staged session list`)")
+    })?;
+    let store = ws.sqlite().context("no sessions: nothing was staged in this workspace")?;
+    if store.session(number).map_err(|err| anyhow::anyhow!("{err}"))?.is_none() {
+        bail!("there is no session S{number}; see `staged session list`");
+    }
+    store.set_scope(staged_store::SessionScope::model(number));
+    Ok(())
+}
+
+/// With `--only` or `--except`: the part of the newest preview they pick, added to `extra`,
+/// and that preview as the one `expected`; `Some` with the exit of a refusal when there is no
+/// newest preview to pick from, or another than `--id` names.
+fn pick_part(
+    ws: &WorkspaceSession,
+    args: &ResolveArgs,
+    action: ResolveAction,
+    expected: &mut Option<staged_core::PendingId>,
+    extra: &mut Option<JsonObject>,
+    out: &Output,
+) -> anyhow::Result<Option<Exit>> {
+    // An action that cannot apply part of itself would apply everything: refuse, and
+    // resolve exactly the preview that was checked. With nothing pending, or another
+    // preview on top than --id names, resolving says so.
+    let head = ws.store().peek().map_err(|err| anyhow::anyhow!("{err}"))?;
+    // Without the newest preview to pick from, nothing is resolved: an unguarded resolve
+    // would apply whatever another process stages (or uncovers) meanwhile, whole.
+    let refusal = match (&head, &expected) {
+        (None, None) => Some((NO_PENDING_APPLY_TEXT.to_owned(), NOTHING_PENDING.to_owned())),
+        (None, Some(id)) => Some((
+            format!("{id} is no longer pending; nothing was applied or discarded."),
+            format!("{id} (not pending)"),
+        )),
+        (Some(h), Some(id)) if h.id != *id => Some((
+            format!(
+                "The newest pending preview is `{}` ({}), not {id}; part of a preview is applied only while it is the newest. Nothing was applied or discarded.",
+                h.label(),
+                h.id
+            ),
+            format!("{id} (not the newest)"),
+        )),
+        _ => None,
+    };
+    if let Some((text, label)) = refusal {
+        return refuse(ws, action, &args.reason, &text, &label, out).map(Some);
+    }
+    if let Some(head) = head {
+        if !head.action.applies_in_part() {
+            bail!(
+                "`{}` ({}) from `{}` cannot be applied in part; apply it whole (without --only or --except) or discard it",
+                head.label(),
+                head.id,
+                head.source_tool_name()
+            );
+        }
+        // The preview names files relative to the workspace root; a person may type them
+        // relative to where they stand.
+        let root = ws.workspace().root();
+        let only = context::scope_paths(root, &args.only)?;
+        let except = context::scope_paths(root, &args.except)?;
+        let parts = pick::preview_parts(&head);
+        let picked =
+            pick::extra_of(&parts, &only, &args.only, &except, &args.except, head.id.as_str())?;
+        if let Some(picked) = picked {
+            extra.get_or_insert_with(JsonObject::new).extend(picked);
+        }
+        expected.get_or_insert(head.id);
+    }
+    Ok(None)
 }
 
 /// What the block names when nothing was pending.
