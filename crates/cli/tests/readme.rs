@@ -1,7 +1,10 @@
 //! The quickstarts of `README.md` run as written: each line of their `sh` blocks is run by
 //! `sh -c` with the built `staged` first on `PATH`, in a workspace made for it (for the session
 //! review, a Claude Code session recorded from the hook events the client sends), and must
-//! succeed. A quickstart whose commands change fails here until the README follows.
+//! succeed, and the output the README shows is what they print. A quickstart whose commands
+//! or output change fails here until the README follows. Besides: every relative link of the
+//! README, ARCHITECTURE.md and `docs/` names a file that exists, and every crate has the
+//! README `docs/README.md` promises.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -74,6 +77,41 @@ fn the_command_line_quickstart_runs_as_written() {
     assert!(stdout(&outs[2]).contains("+  logger.info(\"f\");"), "{}", stdout(&outs[2]));
     assert!(stdout(&outs[4]).contains("route logging through the logger"), "{}", stdout(&outs[4]));
     assert_eq!(read(ws.path(), "src/util.ts"), "export function f() {\n  console.log(\"f\");\n}\n");
+}
+
+/// The `console` block after `heading`: each `$ command` with the stdout shown below it.
+fn console_block(heading: &str) -> Vec<(String, String)> {
+    let readme = readme();
+    let section = &readme[readme.find(&format!("\n{heading}\n")).expect(heading)..];
+    let start = section.find("```console\n").expect("a console block") + "```console\n".len();
+    let block = &section[start..start + section[start..].find("```").unwrap()];
+    let mut runs: Vec<(String, String)> = Vec::new();
+    for line in block.lines() {
+        match line.strip_prefix("$ ") {
+            Some(command) => runs.push((command.to_owned(), String::new())),
+            None => {
+                let (_, shown) = runs.last_mut().expect("a block starts with a command");
+                shown.push_str(line);
+                shown.push('\n');
+            }
+        }
+    }
+    runs
+}
+
+#[test]
+fn the_command_line_quickstart_prints_what_the_readme_shows() {
+    let api = "export function get(url: string) {\n  console.log(\"get\", url);\n  return fetchJson(url);\n}\n";
+    let ws = workspace(&[("src/api.ts", api)]);
+    let home = tempfile::tempdir().unwrap();
+    let runs = console_block("## Quickstart: the command line");
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for (command, shown) in runs {
+        let out = sh(ws.path(), home.path(), &command);
+        assert_eq!(code(&out), 0, "`{command}`: {}", stderr(&out));
+        pretty_assertions::assert_eq!(stdout(&out), shown, "`{command}`");
+    }
+    assert_eq!(read(ws.path(), "src/api.ts"), api.replace("console.log", "logger.info"));
 }
 
 #[test]
