@@ -246,28 +246,72 @@ fn relative_links_are_read_from_markdown() {
     assert_eq!(relative_links(text), ["guide/cli.md", "../crates/cli/README.md"]);
 }
 
+/// Each crate's `staged-*` dependencies as ARCHITECTURE.md's code map lists them (which
+/// `tests/tidy.rs` checks against the manifests), by crate folder.
+fn code_map() -> std::collections::BTreeMap<String, Vec<String>> {
+    let arch = std::fs::read_to_string(repo().join("ARCHITECTURE.md")).unwrap();
+    let begin = arch.find("<!-- code-map: begin -->").unwrap();
+    let end = arch.find("<!-- code-map: end -->").unwrap();
+    arch[begin..end]
+        .lines()
+        .filter_map(|line| line.strip_prefix("- "))
+        .map(|entry| {
+            let (name, deps) = entry.split_once(" → ").unwrap_or((entry, ""));
+            let deps = deps.split(',').map(str::trim).filter(|d| !d.is_empty());
+            (name.trim().to_owned(), deps.map(|d| format!("staged-{d}")).collect())
+        })
+        .collect()
+}
+
+/// The `staged-*` names a README's `Depends on` sentence gives, up to its first `;`.
+fn readme_dependencies(readme: &str) -> Option<Vec<String>> {
+    let line = readme.lines().find(|line| line.starts_with("Depends on "))?;
+    let sentence = line.split(';').next().unwrap_or_default();
+    let mut names: Vec<String> = sentence
+        .split('`')
+        .filter(|word| word.starts_with("staged-") && !word.contains(' '))
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    Some(names)
+}
+
 /// `docs/README.md` promises each crate a `README.md` (its purpose and what must not go in
-/// it): a crate added later fails here until it has one.
+/// it): a crate added later fails here until it has one, and its `Depends on` sentence names
+/// exactly the crates the code map gives it.
 #[test]
 fn every_crate_has_the_readme_the_docs_promise() {
     let repo = repo();
-    assert!(
-        std::fs::read_to_string(repo.join("docs/README.md"))
-            .unwrap()
-            .contains("Each crate's `README.md`")
-    );
-    let mut missing = Vec::new();
+    let docs = std::fs::read_to_string(repo.join("docs/README.md")).unwrap();
+    assert!(docs.contains("Each crate's `README.md`"));
+    let code_map = code_map();
+    assert!(code_map.len() > 15, "{code_map:?}");
+    let mut problems = Vec::new();
     for entry in std::fs::read_dir(repo.join("crates")).unwrap() {
         let dir = entry.unwrap().path();
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let title = format!("# staged-{name}\n");
-        match std::fs::read_to_string(dir.join("README.md")) {
-            Ok(text) if text.starts_with(&title) => {}
-            _ => missing.push(name),
+        let Ok(text) = std::fs::read_to_string(dir.join("README.md")) else {
+            problems.push(format!("{name}: no README.md"));
+            continue;
+        };
+        if !text.starts_with(&format!("# staged-{name}\n")) {
+            problems.push(format!("{name}: the README does not start `# staged-{name}`"));
+        }
+        let mut expected = code_map.get(&name).cloned().unwrap_or_default();
+        expected.sort();
+        match readme_dependencies(&text) {
+            Some(found) if found == expected => {}
+            found => problems
+                .push(format!("{name}: `Depends on` gives {found:?}, the code map {expected:?}")),
         }
     }
-    assert!(
-        missing.is_empty(),
-        "crates without a README.md that starts `# staged-<name>`: {missing:?}"
-    );
+    assert!(problems.is_empty(), "crate READMEs:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn a_readmes_dependencies_are_read_up_to_the_first_semicolon() {
+    let readme = "# staged-x\nWhat.\nDepends on `staged-core` and `staged-fs`, and rusqlite; `staged-cli` uses it.\n";
+    assert_eq!(readme_dependencies(readme), Some(vec!["staged-core".into(), "staged-fs".into()]));
+    assert_eq!(readme_dependencies("# staged-x\nDepends on no staged crate.\n"), Some(vec![]));
+    assert_eq!(readme_dependencies("# staged-x\n"), None);
 }
