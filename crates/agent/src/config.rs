@@ -455,13 +455,13 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_example_is_a_valid_configuration() {
-        let readme = include_str!("../../../README.md");
-        let section = &readme[readme.find("### Configuration: `staged.toml`").unwrap()..];
+    fn the_guide_example_is_a_valid_configuration() {
+        let guide = include_str!("../../../docs/guide/agent.md");
+        let section = &guide[guide.find("## Configuration: `staged.toml`").unwrap()..];
         let start = section.find("```toml\n").unwrap() + "```toml\n".len();
         let example = &section[start..start + section[start..].find("```").unwrap()];
         let mut config = ProvidersConfig::builtin();
-        config.apply_toml("README.md", example).unwrap();
+        config.apply_toml("docs/guide/agent.md", example).unwrap();
         let anthropic = config.resolve(&ProviderOverrides::default()).unwrap();
         assert_eq!(anthropic.name, "anthropic");
         assert_eq!(anthropic.stream_idle_timeout, Duration::from_secs(120));

@@ -1,9 +1,12 @@
 //! `staged mcp`: the Model Context Protocol server of a staged workspace.
 //!
-//! Any MCP client (Claude Code, Codex, Cursor, goose, …) gets four tools:
+//! Any MCP client (Claude Code, Codex, Cursor, goose, …) gets seven tools, and the tools of
+//! the workspace's plugins beside them:
 //!
 //! * `ast_grep`: structural search (read-only);
 //! * `ast_edit`: structural rewrite, staged as a preview;
+//! * `edit`, `write`, `apply_patch`: an exact-text replacement, a whole file, a patch, each
+//!   staged as a preview;
 //! * `resolve`: applies or discards the newest preview (destructive);
 //! * `pending`: lists the pending stack, newest first (read-only).
 //!

@@ -92,6 +92,7 @@ pub mod sessions;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 #[doc = include_str!("../../../docs/contract/plugins.md")]
+#[doc = include_str!("../../../docs/guide/library.md")]
 pub struct DocsCompiled;
 
 /// `staged-core`, the runtime every custom tool is written against.

@@ -47,7 +47,7 @@ fn every_markdown_rust_block_is_a_doctest() {
             missing.push(rel);
         }
     }
-    assert!(with_rust >= 2, "the README and docs/contract/plugins.md hold Rust blocks");
+    assert!(with_rust >= 2, "docs/guide/library.md and docs/contract/plugins.md hold Rust blocks");
     assert!(missing.is_empty(), "not compiled as doctests (add them to DocsCompiled): {missing:?}");
 }
 

@@ -967,8 +967,8 @@ def test_codex_record_mode_never_logs_a_failed_patch_or_a_persons_edit_as_codexs
 
 
 def test_codex_shell_has_no_apply_patch_on_path_and_a_wrapped_run_is_refused(codex_tmp):
-    """In Codex 0.171's shell `apply_patch` is not on PATH (the README says so); a command that
-    runs it after a wrapper (`timeout 10 apply_patch < f`) is refused whole by the gate."""
+    """In Codex 0.171's shell `apply_patch` is not on PATH (docs/guide/hooks/codex.md says so); a
+    command that runs it after a wrapper (`timeout 10 apply_patch < f`) is refused whole by the gate."""
     root = new_repo(codex_tmp)
     (root / "fix.patch").write_text(PATCH)
     script = [

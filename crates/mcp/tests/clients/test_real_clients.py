@@ -6,7 +6,7 @@ with `staged mcp` registered as its MCP server. The scripted model calls `ast_ed
 `pending`, then `resolve` with action "apply". The test then reads the requests the client
 sent the model, since their tool results are exactly what the model saw, and checks that the
 preview text, the resolve reminder (in the `pending` result) and the apply text all reached
-the model, and that the file changed. It also checks the two headless rules the README
+the model, and that the file changed. It also checks the two headless rules docs/guide/mcp.md
 states: without `--allowedTools mcp__staged` Claude Code denies the calls, and without
 `approval_mode = "approve"` for `resolve`, `codex exec` does not apply.
 
