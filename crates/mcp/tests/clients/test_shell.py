@@ -10,8 +10,10 @@ result.
 
 import json
 import tempfile
+from pathlib import Path
 
 from scripted_model import tool_results_anthropic, tool_results_responses
+from test_real_clients import staged_bin
 from test_hooks import ACCEPT_EDITS, EDITED, SOURCE, Watching, codex_tmp, install, log_entries, main_requests, \
     new_repo, pending, run_claude, run_codex, staged
 
@@ -127,3 +129,112 @@ def test_codex_gate_mode_holds_a_shell_commands_writes_until_resolve_applies_the
     assert (root / "src" / "a.ts").read_text() == EDITED
     assert (root / "src" / "b.ts").read_text() == B
     assert (entry["source"], entry["reason"]) == ("shell", "the command's rename and new file"), entry
+
+
+# --- the other clients: each one's session, and its shell tool --------------------------------
+
+
+def session_of(root, client):
+    """The one staged session of `client` in `root` (`staged session list`)."""
+    proc = staged(root, "--json", "session", "list")
+    assert proc.returncode == 0, proc.stderr
+    rows = [row for row in json.loads(proc.stdout) if row["client"] == client]
+    assert len(rows) == 1, proc.stdout
+    return rows[0]
+
+
+def check_recorded(root, client, label=LABEL):
+    """The command's change landed, is one entry of `client`'s session, shown by `staged session
+    show` of that session, and its `sed` hunk reverts to the exact bytes."""
+    assert (root / "src" / "a.ts").read_text() == EDITED
+    assert (root / "src" / "b.ts").read_text() == B
+    entry = log_entries(root)[0]
+    assert (entry["source"], entry["frontEnd"], entry["label"]) == ("shell", f"hook:{client}", label), entry
+    session = session_of(root, client)
+    shown = staged(root, "session", "show", session["id"])
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("diff --git ") == 2, shown.stdout
+    assert "-oldApi(1);\n+newApi(1);\n" in shown.stdout, shown.stdout
+    out = staged(root, "session", "revert", session["id"], "--only", "src/a.ts:1", "--reason",
+                 "keep the old call")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (root / "src" / "a.ts").read_bytes() == SOURCE.encode()
+    assert (root / "src" / "b.ts").read_text() == B
+    return session
+
+
+def unwrapped(content):
+    """The text in a tool result that a client may have put in JSON: the string in it that
+    says what to run, or the content itself."""
+    try:
+        value = json.loads(content) if isinstance(content, str) else content
+    except ValueError:
+        return content
+    strings = []
+
+    def walk(v):
+        if isinstance(v, str):
+            strings.append(v)
+        elif isinstance(v, dict):
+            for item in v.values():
+                walk(item)
+        elif isinstance(v, list):
+            for item in v:
+                walk(item)
+
+    walk(value)
+    return next((text for text in strings if RUN_AS in text or "staged" in text), json.dumps(value))
+
+
+def check_gated(root, model, told, resolved, client, label=LABEL):
+    """The files stayed as they were until resolve applied the command's preview, which the
+    model was told about."""
+    assert model.seen[1] == {"src/a.ts": SOURCE, "src/b.ts": None}, model.seen
+    entry = log_entries(root)[0]
+    held = (f"staged holds what this command wrote as a preview, and none of it was written to the workspace "
+            f"yet: {entry['id']} ({label}; src/a.ts, src/b.ts)")
+    assert held in told or json.dumps(held)[1:-1] in told, told
+    applied = f"Applied {label}."
+    assert applied in resolved or json.dumps(applied)[1:-1] in resolved, resolved
+    assert (root / "src" / "a.ts").read_text() == EDITED
+    assert (root / "src" / "b.ts").read_text() == B
+    assert (entry["source"], entry["reason"]) == ("shell", "the command's rename and new file"), entry
+    assert entry["frontEnd"] in (f"hook:{client}", "mcp"), entry
+    assert pending(root) == [], json.dumps(pending(root))
+    return session_of(root, client)
+
+
+APPLY = ("mcp", "resolve", {"action": "apply", "reason": "the command's rename and new file"})
+
+
+# --- Gemini CLI: `run_shell_command`, rewritten through `hookSpecificOutput.tool_input` ---------
+
+
+def gemini_shell_run(tmp, mode, script, approval="yolo"):
+    import test_hooks_gemini_cli as gemini
+    root = new_repo(tmp)
+    gemini.install(root, "--mode", mode)
+    model = gemini.Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        gemini.run_gemini(tmp, root, model, approval)
+    finally:
+        model.stop()
+    return root, model, gemini.results_of(model)
+
+
+GEMINI_SHELL = ("tool", "run_shell_command", {"command": COMMAND, "description": "Rename the call and add b.ts"})
+
+
+def test_gemini_cli_record_mode_records_a_shell_commands_writes_in_its_session():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, _, results = gemini_shell_run(tmp, "record", [GEMINI_SHELL, ("text", "Done.")])
+        assert [name for name, _, _ in results] == ["run_shell_command"], results
+        assert not results[0][2], results[0]
+        check_recorded(root, "gemini-cli")
+
+
+def test_gemini_cli_gate_mode_holds_a_shell_commands_writes_until_resolve_applies_them():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, model, results = gemini_shell_run(tmp, "gate", [GEMINI_SHELL, APPLY, ("text", "Done.")])
+        assert [name for name, _, _ in results] == ["run_shell_command", "mcp_staged_resolve"], results
+        check_gated(root, model, results[0][1], results[1][1], "gemini-cli")
