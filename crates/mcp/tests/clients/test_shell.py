@@ -238,3 +238,36 @@ def test_gemini_cli_gate_mode_holds_a_shell_commands_writes_until_resolve_applie
         root, model, results = gemini_shell_run(tmp, "gate", [GEMINI_SHELL, APPLY, ("text", "Done.")])
         assert [name for name, _, _ in results] == ["run_shell_command", "mcp_staged_resolve"], results
         check_gated(root, model, results[0][1], results[1][1], "gemini-cli")
+
+
+# --- opencode: `bash`, whose arguments the plugin changes in place -----------------------------
+
+
+def opencode_shell_run(tmp, mode, script):
+    import test_opencode as opencode
+    from scripted_model import tool_results_chat
+    root = new_repo(tmp)
+    opencode.install(root, "--mode", mode)
+    model = opencode.Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        _, session = opencode.run_opencode(tmp, root, model)
+    finally:
+        model.stop()
+    return root, model, tool_results_chat(opencode.main_requests(model)[-1]), session
+
+
+OPENCODE_SHELL = ("tool", "bash", {"command": COMMAND, "description": "Rename the call and add b.ts"})
+
+
+def test_opencode_record_mode_records_a_bash_commands_writes_in_its_session():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, _, results, session = opencode_shell_run(tmp, "record", [OPENCODE_SHELL, ("text", "Done.")])
+        assert [name for name, _, _ in results] == ["bash"], results
+        assert check_recorded(root, "opencode")["clientSessionId"] == session
+
+
+def test_opencode_gate_mode_holds_a_bash_commands_writes_until_resolve_applies_them():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, model, results, session = opencode_shell_run(tmp, "gate", [OPENCODE_SHELL, APPLY, ("text", "Done.")])
+        assert [name for name, _, _ in results] == ["bash", "staged_resolve"], results
+        assert check_gated(root, model, results[0][1], results[1][1], "opencode")["clientSessionId"] == session
