@@ -271,3 +271,40 @@ def test_opencode_gate_mode_holds_a_bash_commands_writes_until_resolve_applies_t
         root, model, results, session = opencode_shell_run(tmp, "gate", [OPENCODE_SHELL, APPLY, ("text", "Done.")])
         assert [name for name, _, _ in results] == ["bash", "staged_resolve"], results
         assert check_gated(root, model, results[0][1], results[1][1], "opencode")["clientSessionId"] == session
+
+
+# --- Copilot CLI: `bash`, rewritten through `modifiedArgs` -------------------------------------
+
+
+def copilot_shell_run(tmp, mode, script):
+    import test_copilot as copilot
+    from scripted_model import tool_results_chat
+    root = new_repo(tmp)
+    copilot.install(root, "--mode", mode)
+    model = copilot.Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+    # Copilot checks the paths a command names: the wrapped one names staged's binary, whose
+    # folder the person allows (without it, Copilot asks, and headless refuses the call).
+    allow = ("--allow-all-tools", "--add-dir", str(Path(staged_bin()).resolve().parent))
+    try:
+        copilot.run_copilot(tmp, root, model, allow=allow)
+    finally:
+        model.stop()
+    return root, model, tool_results_chat(copilot.main_requests(model)[-1])
+
+
+COPILOT_SHELL = ("tool", "bash", {"command": COMMAND, "description": "Rename the call and add b.ts",
+                                  "mode": "sync", "initial_wait": 30})
+
+
+def test_copilot_record_mode_records_a_bash_commands_writes_in_its_session():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, _, results = copilot_shell_run(tmp, "record", [COPILOT_SHELL, ("text", "Done.")])
+        assert [name for name, _, _ in results] == ["bash"], results
+        check_recorded(root, "copilot")
+
+
+def test_copilot_gate_mode_holds_a_bash_commands_writes_until_resolve_applies_them():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, model, results = copilot_shell_run(tmp, "gate", [COPILOT_SHELL, APPLY, ("text", "Done.")])
+        assert [name for name, _, _ in results] == ["bash", "staged-resolve"], results
+        check_gated(root, model, results[0][1], results[1][1], "copilot")
