@@ -308,3 +308,36 @@ def test_copilot_gate_mode_holds_a_bash_commands_writes_until_resolve_applies_th
         root, model, results = copilot_shell_run(tmp, "gate", [COPILOT_SHELL, APPLY, ("text", "Done.")])
         assert [name for name, _, _ in results] == ["bash", "staged-resolve"], results
         check_gated(root, model, results[0][1], results[1][1], "copilot")
+
+
+# --- Cline: `run_commands`, whose input the plugin's `beforeTool` returns ----------------------
+
+
+def cline_shell_run(tmp, mode, script):
+    import test_cline as cline
+    from scripted_model import tool_results_chat
+    root = new_repo(tmp)
+    cline.install(tmp, root, "--mode", mode)
+    model = cline.Watching(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        cline.run_cline(tmp, root, model)
+    finally:
+        model.stop()
+    return root, model, tool_results_chat(cline.main_requests(model)[-1])
+
+
+CLINE_SHELL = ("tool", "run_commands", {"commands": [COMMAND]})
+
+
+def test_cline_record_mode_records_a_run_commands_writes_in_its_session():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, _, results = cline_shell_run(tmp, "record", [CLINE_SHELL, ("text", "Done.")])
+        assert [name for name, _, _ in results] == ["run_commands"], results
+        check_recorded(root, "cline")
+
+
+def test_cline_gate_mode_holds_a_run_commands_writes_until_resolve_applies_them():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, model, results = cline_shell_run(tmp, "gate", [CLINE_SHELL, APPLY, ("text", "Done.")])
+        assert [name for name, _, _ in results] == ["run_commands", "staged__resolve"], results
+        check_gated(root, model, results[0][1], results[1][1], "cline")
