@@ -341,3 +341,68 @@ def test_cline_gate_mode_holds_a_run_commands_writes_until_resolve_applies_them(
         root, model, results = cline_shell_run(tmp, "gate", [CLINE_SHELL, APPLY, ("text", "Done.")])
         assert [name for name, _, _ in results] == ["run_commands", "staged__resolve"], results
         check_gated(root, model, results[0][1], results[1][1], "cline")
+
+
+# --- Qwen Code: its hooks cannot rewrite a command, so the model is told to run the wrapper -----
+
+RUN_AS = "Run the same command as exactly this command (the same text, the command quoted as one word after --): "
+
+
+def qwen_shell_run(tmp, mode, script):
+    import test_hooks_qwen_code as qwen
+
+    class Following(qwen.Watching):
+        """Runs, at a turn that is `RUN_AS`, the command the last tool result told the model to."""
+
+        def _chat(self, body):
+            messages = body.get("messages", [])
+            step = sum(1 for m in messages if m.get("role") == "assistant")
+            if body.get("tools") and step < len(self.script) and self.script[step] == RUN_AS:
+                told = unwrapped([m for m in messages if m.get("role") == "tool"][-1]["content"])
+                assert RUN_AS in told, told
+                wrapped = told.split(RUN_AS, 1)[1]
+                wrapped = wrapped[:wrapped.rindex("'") + 1]
+                self.script[step] = ("tool", "run_shell_command", {"command": wrapped, "is_background": False})
+            return super()._chat(body)
+
+    root = new_repo(tmp)
+    qwen.install(tmp, root, "--mode", mode)
+    model = Following(script, root, ["src/a.ts", "src/b.ts"]).start()
+    try:
+        qwen.run_qwen(tmp, root, model, "yolo")
+    finally:
+        model.stop()
+    return root, model, qwen.results_of(model)
+
+
+QWEN_SHELL = ("tool", "run_shell_command", {"command": COMMAND, "is_background": False})
+
+
+def check_qwen_refused(root, results):
+    """The first call was refused, naming the wrapper to run the command under, and ran nothing."""
+    told = unwrapped(results[0][1])
+    assert "staged runs Qwen Code's shell commands under its wrapper" in told, told
+    assert f"shell-run --client qwen-code --session " in told, told
+    assert told.rstrip().endswith(" -- " + "'" + COMMAND.replace("'", "'\\''") + "'"), told
+
+
+def test_qwen_code_record_mode_runs_the_shell_command_under_the_wrapper_and_records_it():
+    with tempfile.TemporaryDirectory() as tmp:
+        root, model, results = qwen_shell_run(tmp, "record", [QWEN_SHELL, RUN_AS, ("text", "Done.")])
+        assert [name for name, _, _ in results] == ["run_shell_command", "run_shell_command"], results
+        check_qwen_refused(root, results)
+        label = "Shell: " + COMMAND.replace("\n", "\\n")[:80] + "..."
+        check_recorded(root, "qwen-code", label)
+
+
+def test_qwen_code_gate_mode_holds_the_wrapped_shell_commands_writes_until_resolve_applies_them():
+    with tempfile.TemporaryDirectory() as tmp:
+        script = [QWEN_SHELL, RUN_AS, ("tool", "tool_search", {"query": "staged resolve"}), APPLY, ("text", "Done.")]
+        root, model, results = qwen_shell_run(tmp, "gate", script)
+        names = [name for name, _, _ in results]
+        assert names == ["run_shell_command", "run_shell_command", "tool_search", "mcp__staged__resolve"], results
+        check_qwen_refused(root, results)
+        # The first call ran nothing: the files were as they were at the next request too.
+        assert model.seen[1] == {"src/a.ts": SOURCE, "src/b.ts": None}, model.seen
+        model.seen = model.seen[1:]
+        check_gated(root, model, results[1][1], results[3][1], "qwen-code")
