@@ -521,6 +521,14 @@ fn gemini_opencode_and_copilot_shell_calls_run_under_the_wrapper_in_their_client
             } else {
                 assert_eq!(read(&root, "src/a.txt"), A, "{client}");
                 assert_eq!(pending_ids(&root).len(), 1, "{client}");
+                // The model is told the client's own name for resolve.
+                let tool = match client {
+                    "gemini-cli" => "mcp_staged_resolve",
+                    "opencode" => "staged_resolve",
+                    _ => "staged-resolve",
+                };
+                let told = stderr(&out);
+                assert!(told.contains(&format!(" To write it, call {tool} with action")), "{told}");
                 let out = staged(&root, &["resolve", "discard", "--reason", "next client"]);
                 assert_eq!(code(&out), 0, "{}", stderr(&out));
             }

@@ -262,7 +262,7 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
     if info.mode == "gate" {
         match apply::gate(ws.session(), ws.workspace(), &plan, &label) {
             Ok(gated) => {
-                res.message = Some(gated_text(&gated));
+                res.message = Some(gated_text(&gated, client_of(&info.client)));
                 if let Some(id) = &gated.id
                     && let Err(why) = crate::stop::remember(
                         ws,
@@ -331,12 +331,17 @@ fn kept_aside(run: Run, why: &str) -> Finished {
     Finished { message: Some(text.clone()), notes: vec![format!("staged: {text}")] }
 }
 
-/// What the model is told of a command whose writes were staged.
-fn gated_text(gated: &apply::Gated) -> String {
+/// What the model of `client` is told of a command whose writes were staged: to call
+/// `resolve` by the name the client gives it (Claude Code's and Codex's models: `resolve`).
+fn gated_text(gated: &apply::Gated, client: Client) -> String {
+    let resolve = match client {
+        Client::ClaudeCode | Client::Codex => "resolve",
+        other => other.resolve_tool(),
+    };
     let mut text = String::new();
     if let Some(id) = &gated.id {
         text.push_str(&format!(
-            "staged holds what this command wrote as a preview, and none of it was written to the workspace yet: {id} ({}; {}). To write it, call resolve with action \"apply\" and a one-line reason (or \"discard\" to drop it); {NEWEST_FIRST}",
+            "staged holds what this command wrote as a preview, and none of it was written to the workspace yet: {id} ({}; {}). To write it, call {resolve} with action \"apply\" and a one-line reason (or \"discard\" to drop it); {NEWEST_FIRST}",
             gated.label,
             gated.files.join(", ")
         ));
