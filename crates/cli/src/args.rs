@@ -192,8 +192,8 @@ pub(crate) struct HookInstallArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ShellRunArgs {
-    /// The client whose session the command belongs to: `claude-code` or `codex`.
-    #[arg(long, value_parser = ["claude-code", "codex"])]
+    /// The client whose session the command belongs to.
+    #[arg(long, value_parser = ["claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "copilot", "cline"])]
     pub(crate) client: String,
     /// The client's session id.
     #[arg(long)]

@@ -442,3 +442,190 @@ fn a_command_runs_in_the_folder_it_was_called_in() {
     let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
     assert_eq!(entry["files"][0]["path"], "src/here.txt");
 }
+
+/// `staged hook <client> --mode <mode>` in `dir` on `event`.
+fn client_hook(dir: &Path, client: &str, mode: &str, event: &Value) -> Output {
+    let mut child = Command::new(common::staged_bin())
+        .args(["hook", client, "--mode", mode])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), event.to_string().as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Each client's shell call, as its hook (or staged's plugin) sends it, and where its answer
+/// holds the wrapped command.
+fn client_shell_calls(root: &Path) -> Vec<(&'static str, &'static str, Value, &'static str)> {
+    vec![
+        (
+            "gemini-cli",
+            "gemini-session",
+            json!({"hook_event_name": "BeforeTool", "session_id": "gemini-session", "cwd": root,
+                   "tool_name": "run_shell_command",
+                   "tool_input": {"command": COMMAND, "description": "Edit two files"}}),
+            "/hookSpecificOutput/tool_input",
+        ),
+        (
+            "opencode",
+            "ses_1",
+            json!({"hook": "tool.execute.before", "tool": "bash", "sessionID": "ses_1",
+                   "callID": "call_1", "directory": root,
+                   "args": {"command": COMMAND, "description": "Edit two files"}}),
+            "/args",
+        ),
+        (
+            "copilot",
+            "copilot-session",
+            json!({"sessionId": "copilot-session", "timestamp": 1, "cwd": root, "toolName": "bash",
+                   "toolArgs": {"command": COMMAND, "description": "Edit two files"}}),
+            "/modifiedArgs",
+        ),
+    ]
+}
+
+#[test]
+fn gemini_opencode_and_copilot_shell_calls_run_under_the_wrapper_in_their_clients_session() {
+    for mode in ["record", "gate"] {
+        let dir = workspace(&[("src/a.txt", A)]);
+        let root = dir.path().canonicalize().unwrap();
+        for (client, session, event, at) in client_shell_calls(&root) {
+            let out = client_hook(&root, client, mode, &event);
+            assert_eq!(code(&out), 0, "{client}: {}", stderr(&out));
+            let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let input = reply.pointer(at).unwrap_or_else(|| panic!("{client}: {reply}"));
+            assert_eq!(input["description"], "Edit two files", "{client}: the rest is kept");
+            let wrapped = input["command"].as_str().unwrap();
+            assert!(
+                wrapped.contains(&format!(
+                    " shell-run --client {client} --session '{session}' --mode {mode}"
+                )),
+                "{wrapped}"
+            );
+            let out = sh(&root, wrapped);
+            assert_eq!(code(&out), 0, "{client}: {}", stderr(&out));
+            let sessions = json(&staged(&root, &["--json", "session", "list"]));
+            let row = sessions.as_array().unwrap().iter().find(|s| s["client"] == client);
+            assert_eq!(row.unwrap()["clientSessionId"], session, "{sessions}");
+            if mode == "record" {
+                let log = json(&staged(&root, &["--json", "log"]));
+                assert_eq!(log["entries"][0]["frontEnd"], format!("hook:{client}"), "{log}");
+                assert_eq!(read(&root, "src/a.txt"), "one\r\nTWO\nthree");
+                let out = staged(&root, &["undo", "--yes"]);
+                assert_eq!(code(&out), 0, "{}", stderr(&out));
+                std::fs::remove_file(root.join("src/new.txt")).ok();
+            } else {
+                assert_eq!(read(&root, "src/a.txt"), A, "{client}");
+                assert_eq!(pending_ids(&root).len(), 1, "{client}");
+                // The model is told the client's own name for resolve.
+                let tool = match client {
+                    "gemini-cli" => "mcp_staged_resolve",
+                    "opencode" => "staged_resolve",
+                    _ => "staged-resolve",
+                };
+                let told = stderr(&out);
+                assert!(told.contains(&format!(" To write it, call {tool} with action")), "{told}");
+                let out = staged(&root, &["resolve", "discard", "--reason", "next client"]);
+                assert_eq!(code(&out), 0, "{}", stderr(&out));
+            }
+            assert_eq!(read(&root, "src/a.txt"), A, "{client}");
+        }
+    }
+}
+
+#[test]
+fn cline_shell_calls_wrap_each_command_of_run_commands_on_its_own() {
+    let dir = workspace(&[("src/a.txt", A)]);
+    let root = dir.path().canonicalize().unwrap();
+    let event = json!({"hook_event_name": "PreToolUse", "session_id": "cline-session", "cwd": root,
+                       "tool_name": "run_commands", "tool_use_id": "call_1",
+                       "tool_input": {"commands": [COMMAND, {"command": "touch", "args": ["it's"]}]}});
+    let out = client_hook(&root, "cline", "record", &event);
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let commands = reply["input"]["commands"].as_array().unwrap();
+    assert_eq!(commands.len(), 2, "{reply}");
+    assert!(commands[0].as_str().unwrap().contains("--call 'call_1-1' -- 'sed -i "), "{reply}");
+    assert!(
+        commands[1]
+            .as_str()
+            .unwrap()
+            .ends_with("--call 'call_1-2' -- ''\\''touch'\\'' '\\''it'\\''\\'\\'''\\''s'\\'''"),
+        "{reply}"
+    );
+    for command in commands {
+        let out = sh(&root, command.as_str().unwrap());
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    assert_eq!(read(&root, "src/a.txt"), "one\r\nTWO\nthree");
+    assert_eq!(read(&root, "it's"), "");
+    let log = json(&staged(&root, &["--json", "log"]));
+    assert_eq!(log["entries"].as_array().unwrap().len(), 2, "{log}");
+}
+
+#[test]
+fn qwen_code_shell_call_is_refused_naming_the_wrapper_and_only_that_exact_command_passes() {
+    let dir = workspace(&[("src/a.txt", A)]);
+    let root = dir.path().canonicalize().unwrap();
+    let mut event = bash_event(&root, COMMAND);
+    event["tool_name"] = json!("run_shell_command");
+    let out = client_hook(&root, "qwen-code", "gate", &event);
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let output = &reply["hookSpecificOutput"];
+    assert_eq!(output["permissionDecision"], "deny", "{reply}");
+    let told = output["permissionDecisionReason"].as_str().unwrap();
+    let run_as = "Run the same command as exactly this command (the same text, the command quoted as one word after --): ";
+    assert!(
+        told.starts_with("staged runs Qwen Code's shell commands under its wrapper, which holds what it writes as a preview, and Qwen Code's hooks cannot change a command, so this call was refused and nothing was run. "),
+        "{told}"
+    );
+    let wrapped = told.split_once(run_as).unwrap().1;
+    assert!(
+        wrapped.contains(" shell-run --client qwen-code --session 'session-1' --mode gate -- "),
+        "{wrapped}"
+    );
+    assert_eq!(read(&root, "src/a.txt"), A);
+    // The exact command passes: Qwen Code runs it, under the wrapper.
+    event["tool_input"]["command"] = json!(wrapped);
+    let out = client_hook(&root, "qwen-code", "gate", &event);
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    // Anything else is refused: a command after the quoted one, the other mode, a word more.
+    for tampered in [
+        format!("{wrapped}; touch x"),
+        format!("{wrapped} x"),
+        wrapped.replace("--mode gate", "--mode record"),
+        wrapped.replace("'session-1'", "'session-2'"),
+    ] {
+        event["tool_input"]["command"] = json!(tampered);
+        let out = client_hook(&root, "qwen-code", "gate", &event);
+        let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny", "{tampered}");
+    }
+    let out = sh(&root, wrapped);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&root, "src/a.txt"), A);
+    assert_eq!(pending_ids(&root).len(), 1);
+}
+
+#[test]
+fn opencode_shell_calls_are_wrapped_only_where_its_permission_for_bash_is_allow() {
+    let dir = workspace(&[
+        ("src/a.txt", A),
+        ("opencode.json", r#"{"permission": {"bash": {"*": "ask", "rm *": "deny"}}}"#),
+    ]);
+    let root = dir.path().canonicalize().unwrap();
+    let (_, _, event, _) = client_shell_calls(&root).swap_remove(1);
+    let out = client_hook(&root, "opencode", "gate", &event);
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reply["decision"], "deny", "{reply}");
+    let reason = reply["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("staged runs opencode's shell commands under its wrapper only where opencode's permission for bash is \"allow\" (it is {\"*\":\"ask\",\"rm *\":\"deny\"} in "),
+        "{reason}"
+    );
+    let out = client_hook(&root, "opencode", "record", &event);
+    assert!(out.stdout.is_empty(), "record mode lets it run unwrapped: {}", stdout(&out));
+}

@@ -56,6 +56,22 @@ impl Client {
             Client::Cline => "cline",
         }
     }
+
+    /// The client [`Client::name`] names.
+    pub fn from_name(name: &str) -> Option<Client> {
+        [
+            Client::ClaudeCode,
+            Client::Codex,
+            Client::QwenCode,
+            Client::GeminiCli,
+            Client::OpenCode,
+            Client::Cursor,
+            Client::Copilot,
+            Client::Cline,
+        ]
+        .into_iter()
+        .find(|client| client.name() == name)
+    }
 }
 
 /// What a hook does with an edit.

@@ -27,8 +27,10 @@
 //!   its front end, so `staged log` and `staged undo` cover it.
 //!
 //! - **Shell calls** (Claude Code's `Bash`; Codex's shell where its approval policy is
-//!   `never`), in both modes: the call's command is rewritten (`updatedInput`) to run under
-//!   `staged shell-run`, which runs it in an overlay of the workspace (`staged-shell`) and then
+//!   `never`; Gemini CLI's and Qwen Code's `run_shell_command`, opencode's and Copilot CLI's
+//!   `bash`, Cline's `run_commands`), in both modes: the call's command is rewritten (each
+//!   client's form of `updatedInput`; Qwen Code has none, so the model is told to run the
+//!   wrapped command itself) to run under `staged shell-run`, which runs it in an overlay of the workspace (`staged-shell`) and then
 //!   records what it wrote as one entry of the session, or stages it as one preview of the
 //!   session and keeps it out of the tree (`shell_run.rs`, `docs/contract/shell.md`). A run
 //!   whose wrapper was killed is finished at the session's next hook call.

@@ -6,12 +6,18 @@
 //! finished (the command was killed) is finished by the session's next hook call
 //! ([`sweep`]).
 //!
-//! Handled: Claude Code's `Bash` (its `command`); Codex's shell (`Bash`, its `command`) where
-//! its approval policy is `never`.
+//! Handled (`docs/contract/shell.md`, per client): Claude Code's `Bash` (its `command`);
+//! Codex's shell (`Bash`, its `command`) where its approval policy is `never`; Gemini CLI's
+//! `run_shell_command` (`hookSpecificOutput.tool_input`); opencode's `bash` (the plugin
+//! assigns the new `args`) where opencode's permission for `bash` is `allow`; Copilot CLI's
+//! `bash` (`modifiedArgs`); Cline's `run_commands` (the plugin's `beforeTool` returns the new
+//! `input`), each of its commands under its own wrapper. Qwen Code's hooks cannot rewrite a
+//! tool's input: its `run_shell_command` is refused, telling the model the exact wrapped
+//! command to run instead, and that command, when the model runs it, passes.
 
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use staged_core::{FrontEnd, LogAction, LogOutcome, LogRecord, PendingId, RESOLVE_REMINDER};
 use staged_shell::{Run, apply, plan, upper};
 use staged_store::SessionScope;
@@ -26,20 +32,101 @@ use crate::{
 /// Whether `event` is a shell call this module wraps: Claude Code's `Bash`; Codex's shell
 /// (`Bash`, its `command` a string) where its approval policy is `never`
 /// (`bypassPermissions`: Codex takes a rewrite only with an allow, which must grant nothing it
-/// would not) and the command is no patch (those the gate stages as patches).
+/// would not) and the command is no patch (those the gate stages as patches); Gemini CLI's
+/// and Qwen Code's `run_shell_command`; opencode's and Copilot CLI's `bash`; Cline's
+/// `run_commands`.
 pub(crate) fn wraps(client: Client, event: &HookEvent) -> bool {
-    let codex_may = client == Client::Codex
-        && event.permission_mode.as_deref() == Some("bypassPermissions")
-        && client.edit(event).is_none();
-    (client == Client::ClaudeCode || codex_may)
-        && event.hook_event_name == "PreToolUse"
-        && event.tool_name.as_deref() == Some("Bash")
-        && event.input_str("command").is_some()
+    if event.hook_event_name != "PreToolUse" {
+        return false;
+    }
+    let tool = event.tool_name.as_deref();
+    let command = event.input_str("command").is_some();
+    match client {
+        Client::ClaudeCode => tool == Some("Bash") && command,
+        Client::Codex => {
+            event.permission_mode.as_deref() == Some("bypassPermissions")
+                && client.edit(event).is_none()
+                && tool == Some("Bash")
+                && command
+        }
+        Client::GeminiCli | Client::QwenCode => tool == Some("run_shell_command") && command,
+        Client::OpenCode | Client::Copilot => tool == Some("bash") && command,
+        Client::Cline => tool == Some("run_commands") && cline_commands(event).is_some(),
+        Client::Cursor => false,
+    }
 }
 
 /// `word` quoted for a POSIX shell.
 fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+/// The word [`quote`] made of `quoted`, when `quoted` is exactly one word quoted that way.
+fn unquote(quoted: &str) -> Option<String> {
+    let inner = quoted.strip_prefix('\'')?.strip_suffix('\'')?;
+    let word = inner.replace("'\\''", "'");
+    (quote(&word) == quoted).then_some(word)
+}
+
+/// Cline's `run_commands` input as shell command lines, in the shapes Cline reads it: a
+/// string, a list, `{commands}` (a string or a list), `{command, args}` or `{cmd}`; each
+/// command a string or `{command, args}` (run without a shell by Cline, here quoted word by
+/// word).
+fn cline_commands(event: &HookEvent) -> Option<Vec<String>> {
+    fn line(command: &Value) -> Option<String> {
+        if let Some(text) = command.as_str() {
+            return Some(text.to_owned());
+        }
+        let program = command.get("command")?.as_str()?;
+        let mut words = vec![quote(program)];
+        for arg in command.get("args").and_then(Value::as_array).into_iter().flatten() {
+            words.push(quote(arg.as_str()?));
+        }
+        Some(words.join(" "))
+    }
+    let input = event.tool_input.as_ref()?;
+    let list: Vec<Value> = match input {
+        Value::String(_) => vec![input.clone()],
+        Value::Array(items) => items.clone(),
+        Value::Object(object) => match (object.get("commands"), object.get("cmd")) {
+            (Some(Value::Array(items)), _) => items.clone(),
+            (Some(one), _) => vec![one.clone()],
+            (None, Some(cmd)) => vec![cmd.clone()],
+            (None, None) if object.contains_key("command") => vec![input.clone()],
+            (None, None) => return None,
+        },
+        _ => return None,
+    };
+    let lines: Option<Vec<String>> = list.iter().map(line).collect();
+    lines.filter(|lines| !lines.is_empty())
+}
+
+/// The wrapper's command line for `session` of `client` in `mode`, up to its `--call`.
+fn wrapper_prefix(
+    staged: &Path,
+    ws: &WorkspaceSession,
+    client: Client,
+    session: &str,
+    mode: Mode,
+) -> String {
+    format!(
+        "{} --workspace {} shell-run --client {} --session {} --mode {}",
+        quote(&staged.to_string_lossy()),
+        quote(&ws.workspace().root().to_string_lossy()),
+        client.name(),
+        quote(session),
+        mode.name()
+    )
+}
+
+/// `command` run under the wrapper (`prefix`), as call `call`.
+fn wrapped(prefix: &str, call: Option<&str>, command: &str) -> String {
+    let mut line = prefix.to_owned();
+    if let Some(call) = call {
+        line.push_str(&format!(" --call {}", quote(call)));
+    }
+    line.push_str(&format!(" -- {}", quote(command)));
+    line
 }
 
 /// `PreToolUse` of a shell call: the same call, its command run under `staged shell-run`.
@@ -50,9 +137,7 @@ pub(crate) fn pre_tool_use(
     ws: &WorkspaceSession,
     staged: Option<&Path>,
 ) -> Outcome {
-    let (Some(command), Some(session), Some(staged)) =
-        (event.input_str("command"), event.session_id.as_deref(), staged)
-    else {
+    let (Some(session), Some(staged)) = (event.session_id.as_deref(), staged) else {
         return match mode {
             Mode::Gate => Outcome::reply(Reply::Deny(
                 "staged cannot run this shell command under its wrapper (the event names no session, or staged's own path is unknown), so in gate mode it is refused; nothing was run.".to_owned(),
@@ -61,23 +146,69 @@ pub(crate) fn pre_tool_use(
                 .note("staged: this shell command is not wrapped, so its writes are not recorded"),
         };
     };
-    let mut wrapped = format!(
-        "{} --workspace {} shell-run --client {} --session {} --mode {}",
-        quote(&staged.to_string_lossy()),
-        quote(&ws.workspace().root().to_string_lossy()),
-        client.name(),
-        quote(session),
-        mode.name()
-    );
-    if let Some(call) = &event.tool_use_id {
-        wrapped.push_str(&format!(" --call {}", quote(call)));
+    let prefix = wrapper_prefix(staged, ws, client, session, mode);
+    let call = event.tool_use_id.as_deref();
+    match client {
+        Client::QwenCode => ask_model(client, mode, event, &prefix),
+        Client::Cline => {
+            let commands = cline_commands(event).unwrap_or_default();
+            let several = commands.len() > 1;
+            let lines: Vec<Value> = commands
+                .iter()
+                .enumerate()
+                .map(|(i, command)| {
+                    let call =
+                        call.map(|c| if several { format!("{c}-{}", i + 1) } else { c.to_owned() });
+                    Value::String(wrapped(&prefix, call.as_deref(), command))
+                })
+                .collect();
+            Outcome::reply(Reply::Rewrite(json!({"commands": lines})))
+        }
+        _ => {
+            if client == Client::OpenCode
+                && let Err(why) = crate::clients::opencode::bash_allowed(ws.workspace().root())
+            {
+                return match mode {
+                    Mode::Gate => Outcome::reply(Reply::Deny(format!(
+                        "staged runs opencode's shell commands under its wrapper only where opencode's permission for bash is \"allow\" ({why}): wrapped, the command would no longer match opencode's own rules. So in gate mode this shell call is refused, and nothing was run."
+                    ))),
+                    Mode::Record => Outcome::reply(Reply::Nothing).note(format!(
+                        "staged: this shell command is not wrapped ({why}), so its writes are not recorded"
+                    )),
+                };
+            }
+            let command = event.input_str("command").unwrap_or_default();
+            let mut input = event.tool_input.clone().unwrap_or(Value::Null);
+            if let Some(object) = input.as_object_mut() {
+                object.insert("command".to_owned(), Value::String(wrapped(&prefix, call, command)));
+            }
+            Outcome::reply(Reply::Rewrite(input))
+        }
     }
-    wrapped.push_str(&format!(" -- {}", quote(command)));
-    let mut input = event.tool_input.clone().unwrap_or(Value::Null);
-    if let Some(object) = input.as_object_mut() {
-        object.insert("command".to_owned(), Value::String(wrapped));
+}
+
+/// A client whose hooks cannot rewrite a tool's input (Qwen Code): a command already run
+/// under the wrapper of this session and mode passes; any other is refused, and the model is
+/// told the exact command to run instead. A gate never lets a command run unwrapped.
+fn ask_model(client: Client, mode: Mode, event: &HookEvent, prefix: &str) -> Outcome {
+    let command = event.input_str("command").unwrap_or_default();
+    if command
+        .strip_prefix(prefix)
+        .and_then(|rest| rest.strip_prefix(" -- "))
+        .and_then(unquote)
+        .is_some()
+    {
+        return Outcome::reply(Reply::Nothing);
     }
-    Outcome::reply(Reply::Rewrite(input))
+    let does = match mode {
+        Mode::Gate => "holds what it writes as a preview",
+        Mode::Record => "records what it writes in this session",
+    };
+    Outcome::reply(Reply::Deny(format!(
+        "staged runs {client}'s shell commands under its wrapper, which {does}, and {client}'s hooks cannot change a command, so this call was refused and nothing was run. Run the same command as exactly this command (the same text, the command quoted as one word after --): {}",
+        wrapped(prefix, None, command),
+        client = client.display(),
+    )))
 }
 
 /// What finishing a run tells the model (on the command's stderr, or as the next event's
@@ -131,7 +262,7 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
     if info.mode == "gate" {
         match apply::gate(ws.session(), ws.workspace(), &plan, &label) {
             Ok(gated) => {
-                res.message = Some(gated_text(&gated));
+                res.message = Some(gated_text(&gated, client_of(&info.client)));
                 if let Some(id) = &gated.id
                     && let Err(why) = crate::stop::remember(
                         ws,
@@ -200,12 +331,17 @@ fn kept_aside(run: Run, why: &str) -> Finished {
     Finished { message: Some(text.clone()), notes: vec![format!("staged: {text}")] }
 }
 
-/// What the model is told of a command whose writes were staged.
-fn gated_text(gated: &apply::Gated) -> String {
+/// What the model of `client` is told of a command whose writes were staged: to call
+/// `resolve` by the name the client gives it (Claude Code's and Codex's models: `resolve`).
+fn gated_text(gated: &apply::Gated, client: Client) -> String {
+    let resolve = match client {
+        Client::ClaudeCode | Client::Codex => "resolve",
+        other => other.resolve_tool(),
+    };
     let mut text = String::new();
     if let Some(id) = &gated.id {
         text.push_str(&format!(
-            "staged holds what this command wrote as a preview, and none of it was written to the workspace yet: {id} ({}; {}). To write it, call resolve with action \"apply\" and a one-line reason (or \"discard\" to drop it); {NEWEST_FIRST}",
+            "staged holds what this command wrote as a preview, and none of it was written to the workspace yet: {id} ({}; {}). To write it, call {resolve} with action \"apply\" and a one-line reason (or \"discard\" to drop it); {NEWEST_FIRST}",
             gated.label,
             gated.files.join(", ")
         ));
@@ -236,10 +372,7 @@ fn gated_text(gated: &apply::Gated) -> String {
 }
 
 fn client_of(name: &str) -> Client {
-    match name {
-        "codex" => Client::Codex,
-        _ => Client::ClaudeCode,
-    }
+    Client::from_name(name).unwrap_or(Client::ClaudeCode)
 }
 
 fn client_display(name: &str) -> &'static str {

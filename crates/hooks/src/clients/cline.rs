@@ -13,7 +13,10 @@
 //! when staged cannot be started, exits non-zero, is killed, outlives the plugin's timeout or
 //! prints anything but a reply, the call is skipped with a reason saying so. In record mode
 //! it also sends `PostToolUse` after the tool ran (`tool_response`: Cline's `{output,
-//! isError}`) and lets every call run.
+//! isError}`) and lets every call run. A `run_commands` call is sent too, in both modes: the
+//! answer `{"input": {"commands": [...]}}` (each command under `staged shell-run`) is what
+//! the plugin's `beforeTool` returns, and Cline runs the call with that input
+//! (`docs/contract/shell.md`); a gate whose plugin cannot ask staged skips it.
 //!
 //! The codec reads `editor` as Claude Code's tools: `{path, old_text, new_text}` is an Edit
 //! (one exact replacement), `{path, new_text}` without `old_text` creates a file, as Write
@@ -114,8 +117,10 @@ pub(crate) fn answer(reply: &Reply) -> Option<Value> {
     match reply {
         // Neither a model's context nor a message to the person reaches this client's
         // answer (notices wait for a deny or a block, which carry text in any client).
-        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) | Reply::Rewrite(_) => None,
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
         Reply::Deny(reason) | Reply::Block(reason) => Some(json!({"skip": true, "reason": reason})),
+        // `run_commands` under staged's wrapper: the plugin returns it as the call's input.
+        Reply::Rewrite(input) => Some(json!({"input": input})),
     }
 }
 
@@ -151,7 +156,8 @@ pub(crate) fn plugin(staged: &Path, mode: Mode) -> String {
     format!(
         r#"{PLUGIN_MARK} ({mode} mode).
 // It runs `staged hook cline` for each editor and apply_patch call and skips the call when
-// staged says so. Run the installer again rather than editing it; remove it with
+// staged says so; a run_commands call runs with the input staged gives (each command under
+// staged shell-run). Run the installer again rather than editing it; remove it with
 // `staged hook install cline --uninstall`.
 import {{ spawnSync }} from "node:child_process";
 
@@ -159,6 +165,7 @@ const STAGED = {staged};
 const ARGS = {args};
 const RECORD = {record};
 const TOOLS = new Set(["editor", "apply_patch"]);
+const SHELL = "run_commands";
 const TIMEOUT_MS = {PLUGIN_TIMEOUT_MS};
 let session;
 let root;
@@ -185,6 +192,9 @@ function ask(event) {{
   const text = (out.stdout || "").trim();
   if (!text) return undefined;
   const reply = JSON.parse(text);
+  if (reply && typeof reply === "object" && reply.input && typeof reply.input === "object") {{
+    return {{ input: reply.input }};
+  }}
   if (!reply || typeof reply !== "object" || reply.skip !== true || typeof reply.reason !== "string") {{
     throw new Error("its answer is not one staged gives");
   }}
@@ -211,8 +221,11 @@ export default {{
   hooks: {{
     beforeTool(ctx) {{
       try {{
-        if (!TOOLS.has(ctx?.tool?.name ?? ctx?.toolCall?.toolName)) return undefined;
+        const tool = ctx?.tool?.name ?? ctx?.toolCall?.toolName;
+        if (!TOOLS.has(tool) && tool !== SHELL) return undefined;
         const reply = ask(event("PreToolUse", ctx));
+        // A shell call runs under staged's wrapper in both modes: its new input.
+        if (reply?.input !== undefined) return tool === SHELL ? reply : undefined;
         return RECORD ? undefined : reply;
       }} catch (err) {{
         return RECORD ? undefined : refused(String(err?.message ?? err));

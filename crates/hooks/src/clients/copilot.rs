@@ -170,7 +170,9 @@ pub(crate) fn answer(reply: &Reply) -> Option<Value> {
     match reply {
         // Neither a model's context nor a message to the person reaches this client's
         // answer (notices wait for a deny or a block, which carry text in any client).
-        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) | Reply::Rewrite(_) => None,
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
+        // A `bash` call under staged's wrapper: Copilot runs the tool with `modifiedArgs`.
+        Reply::Rewrite(args) => Some(json!({"modifiedArgs": args})),
         Reply::Deny(reason) => Some(json!({
             "permissionDecision": "deny",
             "permissionDecisionReason": reason,

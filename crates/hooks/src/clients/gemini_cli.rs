@@ -13,6 +13,8 @@
 //!   (the same in both).
 //! - `AfterTool` carries the file as it was before the edit in `tool_response.returnDisplay`
 //!   (`filePath`, `originalContent`), read as Claude Code's `filePath` and `originalFile`.
+//! - `run_shell_command` (`command`) is run under staged's wrapper (`shell_run.rs`): the answer
+//!   `{"hookSpecificOutput": {"tool_input": ...}}` is assigned to the call's arguments.
 //! - A deny is `{"decision": "deny", "reason": ...}` (the model sees `Tool execution blocked:
 //!   <reason>`); an `AfterAgent` that holds the turn is `{"decision": "block", "reason": ...}`,
 //!   which Gemini CLI sends the model as a new prompt.
@@ -109,7 +111,12 @@ pub(crate) fn answer(reply: &Reply) -> Option<Value> {
     match reply {
         // Neither a model's context nor a message to the person reaches this client's
         // answer (notices wait for a deny or a block, which carry text in any client).
-        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) | Reply::Rewrite(_) => None,
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
+        // A `run_shell_command` under staged's wrapper: Gemini CLI 0.61 assigns
+        // `hookSpecificOutput.tool_input` to the call's arguments and builds the call again.
+        Reply::Rewrite(input) => Some(json!({
+            "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": input}
+        })),
         Reply::Deny(reason) => Some(json!({"decision": "deny", "reason": reason})),
         Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
     }

@@ -141,10 +141,13 @@ pub(crate) fn answer(reply: &Reply) -> Option<Value> {
     match reply {
         // Neither a model's context nor a message to the person reaches this client's
         // answer (notices wait for a deny or a block, which carry text in any client).
-        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) | Reply::Rewrite(_) => None,
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
         Reply::Deny(reason) | Reply::Block(reason) => {
             Some(json!({"decision": "deny", "reason": reason}))
         }
+        // A `bash` call run under staged's wrapper: the plugin assigns these arguments to
+        // the call's own (opencode runs the tool with the object the plugin was given).
+        Reply::Rewrite(args) => Some(json!({"args": args})),
     }
 }
 
@@ -171,8 +174,13 @@ pub(crate) fn tool_name(event: &HookEvent) -> &str {
 
 // --- what opencode would allow ------------------------------------------------------------
 
-/// What opencode would do with an edit in the workspace `root`, from its permission config.
-pub(crate) fn verdict(root: &Path) -> Verdict {
+/// opencode's rule for `key` (`edit`, `bash`) in the workspace `root`, and where it was
+/// read: the last of the global `opencode.json(c)`, the project's, `.opencode/`'s and
+/// `OPENCODE_PERMISSION` that has one (`permission.<key>`, or `permission` as one string).
+///
+/// # Errors
+/// The config that could not be read, and why.
+fn rule_for(root: &Path, key: &str) -> Result<Option<(Value, String)>, String> {
     let global = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -195,14 +203,12 @@ pub(crate) fn verdict(root: &Path) -> Verdict {
             .and_then(|text| parse_jsonc(&text));
         match config {
             Ok(config) => {
-                if let Some(rule) = edit_rule(&config) {
+                if let Some(rule) = rule_of(&config, key) {
                     found = Some((rule, where_));
                 }
             }
             Err(why) => {
-                return Verdict::PersonOnly(format!(
-                    "the person may have been asked before this edit (staged could not read opencode's config {where_}: {why})"
-                ));
+                return Err(format!("staged could not read opencode's config {where_}: {why}"));
             }
         }
     }
@@ -210,17 +216,37 @@ pub(crate) fn verdict(root: &Path) -> Verdict {
         let text = text.to_string_lossy();
         match serde_json::from_str::<Value>(&text) {
             Ok(permission) => {
-                if let Some(rule) = edit_rule(&json!({ "permission": permission })) {
+                if let Some(rule) = rule_of(&json!({ "permission": permission }), key) {
                     found = Some((rule, "OPENCODE_PERMISSION".to_owned()));
                 }
             }
-            Err(err) => {
-                return Verdict::PersonOnly(format!(
-                    "the person may have been asked before this edit (staged could not read OPENCODE_PERMISSION: {err})"
-                ));
-            }
+            Err(err) => return Err(format!("staged could not read OPENCODE_PERMISSION: {err}")),
         }
     }
+    Ok(found)
+}
+
+/// Whether opencode's permission for `bash` in the workspace `root` is `allow` (or unset,
+/// opencode's default): only then is a `bash` call wrapped, since the wrapped command would
+/// no longer match opencode's own rules for commands. `Err` says what the rule is instead.
+pub(crate) fn bash_allowed(root: &Path) -> Result<(), String> {
+    match rule_for(root, "bash")? {
+        None => Ok(()),
+        Some((rule, _)) if rule.as_str() == Some("allow") => Ok(()),
+        Some((rule, source)) => Err(format!("it is {rule} in {source}")),
+    }
+}
+
+/// What opencode would do with an edit in the workspace `root`, from its permission config.
+pub(crate) fn verdict(root: &Path) -> Verdict {
+    let found = match rule_for(root, "edit") {
+        Ok(found) => found,
+        Err(why) => {
+            return Verdict::PersonOnly(format!(
+                "the person may have been asked before this edit ({why})"
+            ));
+        }
+    };
     let Some((rule, source)) = found else { return Verdict::Stage };
     match rule.as_str() {
         Some("allow") => Verdict::Stage,
@@ -245,13 +271,13 @@ pub(crate) fn verdict(root: &Path) -> Verdict {
     }
 }
 
-/// A config's rule for edits: `permission.edit`, or `permission` when it is one string.
-fn edit_rule(config: &Value) -> Option<Value> {
+/// A config's rule for `key`: `permission.<key>`, or `permission` when it is one string.
+fn rule_of(config: &Value, key: &str) -> Option<Value> {
     let permission = config.get("permission")?;
     if permission.is_string() {
         return Some(permission.clone());
     }
-    permission.get("edit").cloned()
+    permission.get(key).cloned()
 }
 
 /// JSON with comments (`//`, `/* */`) and trailing commas, as opencode reads its config.

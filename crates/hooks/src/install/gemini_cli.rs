@@ -18,8 +18,9 @@ use super::{
 };
 use crate::event::Client;
 
-/// The Gemini CLI tools a hook gates: every tool of Gemini CLI 0.61.0 that edits a file.
-pub(super) const MATCHER: &str = "write_file|replace";
+/// The Gemini CLI tools a hook gates: every tool of Gemini CLI 0.61.0 that edits a file, and
+/// its shell (run under staged's wrapper).
+pub(super) const MATCHER: &str = "write_file|replace|run_shell_command";
 
 /// Gemini CLI's project settings, relative to the root.
 const SETTINGS: &str = ".gemini/settings.json";

@@ -4,12 +4,15 @@
 // why it is refused; the plugin throws that reason, which opencode gives the model as the tool's
 // error. When staged cannot run, fails, or answers anything else, the edit is refused too: the
 // gate never lets an edit through unseen. In record mode every edit goes through, and staged
-// records it after it ran. Remove it with: staged hook install opencode --uninstall
+// records it after it ran. A bash call, in both modes, runs under staged's wrapper (staged shell-run)
+// when staged answers with new arguments, which record or stage what the command writes.
+// Remove it with: staged hook install opencode --uninstall
 import { spawn } from "node:child_process";
 
 const STAGED = @STAGED@;
 const MODE = @MODE@;
 const TOOLS = new Set(["edit", "write", "apply_patch"]);
+const SHELL = "bash";
 const TIMEOUT_MS = 120000;
 
 function hook(event, directory) {
@@ -45,7 +48,8 @@ function hook(event, directory) {
   });
 }
 
-// `{deny: reason}`, `{}` to let the call run, or `{fail: why}` when staged did not answer.
+// `{deny: reason}`, `{args}` to run the call with these arguments, `{}` to let the call run, or
+// `{fail: why}` when staged did not answer.
 function answer(result) {
   if (result.error !== undefined) return { fail: result.error };
   if (result.code !== 0) {
@@ -62,6 +66,7 @@ function answer(result) {
     return { fail: "its answer is not JSON" };
   }
   if (reply && reply.decision === "deny" && typeof reply.reason === "string") return { deny: reply.reason };
+  if (reply && reply.args && typeof reply.args === "object" && !Array.isArray(reply.args)) return { args: reply.args };
   return { fail: "its answer is not one this plugin knows" };
 }
 
@@ -71,7 +76,7 @@ function refused(why) {
 
 export const StagedGate = async ({ directory }) => ({
   "tool.execute.before": async (input, output) => {
-    if (!TOOLS.has(input.tool)) return;
+    if (!TOOLS.has(input.tool) && input.tool !== SHELL) return;
     const event = {
       hook: "tool.execute.before",
       tool: input.tool,
@@ -82,6 +87,8 @@ export const StagedGate = async ({ directory }) => ({
     };
     const result = answer(await hook(event, directory));
     if (result.deny !== undefined) throw new Error(result.deny);
+    // opencode runs the tool with the very object it gave the plugin: change it in place.
+    if (result.args !== undefined && input.tool === SHELL) Object.assign(output.args, result.args);
     if (result.fail !== undefined && MODE !== "record") throw new Error(refused(result.fail));
   },
   "tool.execute.after": async (input) => {

@@ -23,8 +23,9 @@ use super::{
 };
 use crate::event::Client;
 
-/// The Qwen Code tools a hook gates: every tool of Qwen Code 0.24.4 that edits a file.
-pub(super) const MATCHER: &str = "write_file|edit|notebook_edit";
+/// The Qwen Code tools a hook gates: every tool of Qwen Code 0.24.4 that edits a file, and its
+/// shell (which must run under staged's wrapper).
+pub(super) const MATCHER: &str = "write_file|edit|notebook_edit|run_shell_command";
 
 /// Qwen Code's project settings, relative to the root.
 const SETTINGS: &str = ".qwen/settings.json";

@@ -27,10 +27,10 @@ from test_real_clients import HANG_SECONDS, REMINDER, base_env, client_bin, run_
 BLOCKED = "Tool execution blocked: "
 # The tools Gemini CLI 0.61.0 offers a headless model (`--approval-mode auto_edit`): the ones
 # that edit a file, which the installed matcher must name, and the rest.
-GEMINI_TOOLS_EDITING = {"replace", "write_file"}
+GEMINI_TOOLS_EDITING = {"replace", "write_file", "run_shell_command"}
 GEMINI_TOOLS_OTHER = {"enter_plan_mode", "exit_plan_mode", "glob", "google_web_search", "grep_search", "invoke_agent",
                       "list_directory", "read_file", "read_many_files", "update_topic", "web_fetch", "save_memory",
-                      "run_shell_command", "write_todos", "ask_user"}
+                      "write_todos", "ask_user"}
 
 
 class Watching(ScriptedTurns):

@@ -30,9 +30,9 @@ from test_real_clients import HANG_SECONDS
 
 # The tools Qwen Code 0.24.4 offers a headless model (`--approval-mode auto-edit`): the ones
 # that edit a file, which the installed matcher must name, and the rest.
-QWEN_TOOLS_EDITING = {"edit", "write_file", "notebook_edit"}
+QWEN_TOOLS_EDITING = {"edit", "write_file", "notebook_edit", "run_shell_command"}
 QWEN_TOOLS_OTHER = {"agent", "get_goal", "glob", "grep_search", "list_agents", "read_file", "skill", "tool_call",
-                    "tool_search", "update_goal", "run_shell_command", "todo_write", "web_fetch", "list_directory",
+                    "tool_search", "update_goal", "todo_write", "web_fetch", "list_directory",
                     "save_memory", "ask_user_question", "exit_plan_mode", "enter_plan_mode"}
 RESOLVE = "mcp__staged__resolve (load it with tool_search if it is not among your tools yet)"
 
