@@ -158,7 +158,8 @@ pub(crate) struct HookRunArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 45, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub(crate) timeout: u64,
     /// Internal: do a gate call's work in this process. The hook runs itself with it as a
-    /// child it supervises, so that a child that dies, or takes too long, is a deny.
+    /// child it supervises where it cannot fork itself, so that a child that dies, or takes
+    /// too long, is a deny.
     #[arg(long, hide = true)]
     pub(crate) work: bool,
 }

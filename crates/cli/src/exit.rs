@@ -15,6 +15,18 @@ pub(crate) enum Exit {
     Code(u8),
 }
 
+impl Exit {
+    /// The exit code, as a number.
+    pub(crate) fn code(self) -> i32 {
+        match self {
+            Exit::Success => 0,
+            Exit::ToolError => 1,
+            Exit::Usage => 2,
+            Exit::Code(code) => i32::from(code),
+        }
+    }
+}
+
 impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> Self {
         match exit {

@@ -1340,6 +1340,50 @@ fn a_gate_whose_worker_is_killed_blocks_the_call() {
     assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
 }
 
+/// A gate call's worker is this process forked, not the binary started a second time (most
+/// of a hook call's cost is a process start: bench/RESULTS.md, "Hook latency per client"):
+/// it runs with the hook's own command line, not `hook claude-code --work`.
+#[test]
+fn a_gates_worker_is_the_hook_forked_not_started_again() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mut hook = Command::new(staged_bin())
+        .args(["hook", "claude-code"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = hook.stdin.take().unwrap();
+    stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", hook.id());
+    let started = Instant::now();
+    // The worker, once it waits for the rest of the event (a started binary has run by then).
+    let worker = loop {
+        let text = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = text.split_whitespace().next() {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let waits =
+                stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('S'));
+            if waits {
+                break pid.to_owned();
+            }
+        }
+        assert!(started.elapsed() < HUNG, "the hook started no worker");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let cmdline = |pid: &str| std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&cmdline(&worker)),
+        String::from_utf8_lossy(&cmdline(&hook.id().to_string()))
+    );
+    stdin.write_all(b"\"tool_name\": \"Read\", \"tool_input\": {}}").unwrap();
+    drop(stdin);
+    let out = hook.wait_with_output().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
 #[test]
 fn a_gate_whose_work_takes_too_long_blocks_the_call() {
     let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);

@@ -2,8 +2,9 @@
 //! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
 //! `staged doctor`.
 //!
-//! A gate call does its work in a child (this binary again, `hook <client> --work`) that the
-//! hook supervises with almost no memory of its own: whatever ends the child (a signal, memory
+//! A gate call does its work in a child (this process forked before it read anything, or, where
+//! it cannot be forked safely, this binary again as `hook <client> --work`) that the hook
+//! supervises with almost no memory of its own: whatever ends the child (a signal, memory
 //! running out, a timeout) is a refusal, never a silent pass.
 
 use std::{
@@ -150,8 +151,9 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
 /// The most a child may print (its name line and one reply).
 const MAX_REPLY_BYTES: u64 = 16 << 20;
 
-/// A gate call: runs this binary again as `hook <client> --work` (stdin handed straight to it,
-/// so this process holds none of the event), with its memory bounded to `max_memory` MiB,
+/// A gate call: does the work in a child, a fork of this process ([`fork_worker`]) or this
+/// binary again as `hook <client> --work` (stdin handed straight to it, so this process holds
+/// none of the event), with its memory bounded to `max_memory` MiB,
 /// and passes on its reply. When the child dies (a
 /// signal, an abort when memory runs out, the kernel's OOM killer), exits without a whole
 /// reply, or takes longer than `timeout` (`--timeout`, 45 s by default: below both clients'
@@ -217,6 +219,12 @@ struct ChildFailure {
     why: String,
 }
 
+/// A gate call's worker: its process, and the pipe it prints its name line and reply on.
+struct Worker {
+    pid: rustix::process::Pid,
+    out: std::fs::File,
+}
+
 /// Runs the child and returns its reply (what it printed after its name line), or why there
 /// is none.
 fn run_child(
@@ -226,35 +234,17 @@ fn run_child(
     timeout: Duration,
 ) -> Result<Vec<u8>, ChildFailure> {
     let fail = |why: String| ChildFailure { event: None, why };
-    // `/proc/self/exe` still runs this binary when its file was replaced or deleted since.
-    let exe = if cfg!(target_os = "linux") && Path::new("/proc/self/exe").exists() {
-        PathBuf::from("/proc/self/exe")
-    } else {
-        std::env::current_exe()
-            .map_err(|err| fail(format!("staged could not find itself: {err}")))?
+    let worker = match fork_worker(root, client, max_memory) {
+        Some(forked) => forked.map_err(fail)?,
+        None => exec_worker(root, client, max_memory).map_err(fail)?,
     };
-    let mut command = Command::new(exe);
-    if let Some(root) = root {
-        command.arg("--workspace").arg(root);
-    }
-    command.args(["hook", client.name(), "--work", "--max-memory", &max_memory.to_string()]);
-    let mut child = command
-        .stdin(Stdio::inherit())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|err| fail(format!("its worker could not be started: {err}")))?;
-    let Some(stdout) = child.stdout.take() else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(fail("its worker's output could not be read".to_owned()));
-    };
+    let Worker { pid, out: stdout } = worker;
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
         let res = stdout.take(MAX_REPLY_BYTES + 1).read_to_end(&mut buf);
         (res, buf)
     });
-    let status = wait_within(&mut child, timeout);
+    let status = wait_within(pid, timeout);
     let (read, out) = reader.join().unwrap_or_else(|_| (Ok(0), Vec::new()));
     let (event, reply) = match out.iter().position(|b| *b == b'\n') {
         Some(end) => (Some(String::from_utf8_lossy(&out[..end]).into_owned()), &out[end + 1..]),
@@ -283,25 +273,159 @@ fn run_child(
     Ok(reply.to_vec())
 }
 
-/// Waits for `child` to end, at most `timeout`, then kills it. On Linux the kernel wakes the
-/// wait as the child ends (its pidfd, polled for the time left), so the reply is passed on at
-/// once; elsewhere, or on a kernel without pidfds, the child is looked at again after a pause
-/// that grows from 0.1 to 5 ms. Either way the status is only ever taken from `try_wait`.
+/// The worker as a copy of this process (`fork`, no `exec`): it starts with the binary already
+/// loaded and linked, which is most of a second start's cost (bench/RESULTS.md, "Hook latency
+/// per client"). It inherits stdin and stderr, its stdout is the pipe this process reads, and
+/// it does the work as `hook <client> --work` would, then exits. `None` where a fork is not
+/// safe, which [`exec_worker`] then starts instead: on a system other than Linux, or when
+/// this process has more than one thread (a copy of a process keeps only the thread that
+/// forked, so a lock another thread held would stay locked in it for good). The supervisor
+/// has started none when it gets here (no runtime, no reader yet), and `threads_of_this`
+/// checks that rather than trusting it.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn fork_worker(
+    root: Option<&Path>,
+    client: Client,
+    max_memory: u64,
+) -> Option<Result<Worker, String>> {
+    use std::os::fd::AsRawFd;
+    if threads_of_this() != Some(1) {
+        return None;
+    }
+    let (read, write) = match std::io::pipe() {
+        Ok(pipe) => pipe,
+        Err(err) => return Some(Err(format!("its worker could not be started: {err}"))),
+    };
+    // Nothing this process prints is buffered yet (it printed nothing), so the copy prints
+    // nothing of it twice.
+    // SAFETY: this process has one thread (checked just above), so the copy holds every lock
+    // in the state this thread left it (none is held across this call), and glibc's `fork`
+    // runs the allocator's own fork handlers. The copy only leaves this block through
+    // `std::process::exit`, never back into the supervisor's code.
+    let pid = unsafe {
+        let pid = libc::fork();
+        if pid == 0 {
+            drop(read);
+            let code = if libc::dup2(write.as_raw_fd(), libc::STDOUT_FILENO) == -1 {
+                2
+            } else {
+                drop(write);
+                forked_work(root, client, max_memory)
+            };
+            std::process::exit(code);
+        }
+        pid
+    };
+    let failed = std::io::Error::last_os_error();
+    drop(write);
+    match (pid > 0).then(|| rustix::process::Pid::from_raw(pid)).flatten() {
+        Some(pid) => {
+            Some(Ok(Worker { pid, out: std::fs::File::from(std::os::fd::OwnedFd::from(read)) }))
+        }
+        None => Some(Err(format!("its worker could not be started: {failed}"))),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn fork_worker(
+    _root: Option<&Path>,
+    _client: Client,
+    _max_memory: u64,
+) -> Option<Result<Worker, String>> {
+    None
+}
+
+/// What the forked worker does, as `hook <client> --work` would: its memory bounded, the work,
+/// and the exit code (a panic outside the work's own catch is exit 101, as a panicking
+/// process's).
+#[cfg(target_os = "linux")]
+fn forked_work(root: Option<&Path>, client: Client, max_memory: u64) -> i32 {
+    if let Err(err) = staged_hooks::limit_memory(max_memory.saturating_mul(1 << 20)) {
+        eprintln!("staged: the work's memory could not be bounded: {err}");
+    }
+    let served = std::panic::catch_unwind(|| serve(root, client, Mode::Gate, true));
+    match served {
+        Ok(Ok(exit)) => exit.code(),
+        Ok(Err(err)) => {
+            eprintln!("error: {}", staged_render::escape_line(&format!("{err:#}")));
+            2
+        }
+        Err(_) => 101,
+    }
+}
+
+/// How many threads this process has (`/proc/self/stat`), where that can be read.
+#[cfg(target_os = "linux")]
+fn threads_of_this() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's name (which may hold spaces and parentheses) start with
+    // the state (field 3); the thread count is field 20.
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(17)?.parse().ok()
+}
+
+/// The worker as a second start of this binary, `hook <client> --work` (stdin handed straight
+/// to it), where it cannot be forked.
+fn exec_worker(root: Option<&Path>, client: Client, max_memory: u64) -> Result<Worker, String> {
+    // `/proc/self/exe` still runs this binary when its file was replaced or deleted since.
+    let exe = if cfg!(target_os = "linux") && Path::new("/proc/self/exe").exists() {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe().map_err(|err| format!("staged could not find itself: {err}"))?
+    };
+    let mut command = Command::new(exe);
+    if let Some(root) = root {
+        command.arg("--workspace").arg(root);
+    }
+    command.args(["hook", client.name(), "--work", "--max-memory", &max_memory.to_string()]);
+    let mut child = command
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|err| format!("its worker could not be started: {err}"))?;
+    let pid = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw);
+    // (Dropping a `Child` neither waits for nor kills it: `wait_within` waits by its pid.)
+    match (child.stdout.take(), pid) {
+        (Some(stdout), Some(pid)) => {
+            Ok(Worker { pid, out: std::fs::File::from(std::os::fd::OwnedFd::from(stdout)) })
+        }
+        _ => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err("its worker's output could not be read".to_owned())
+        }
+    }
+}
+
+/// Waits for the worker `pid` to end, at most `timeout`, then kills it. On Linux the kernel
+/// wakes the wait as the worker ends (its pidfd, polled for the time left), so the reply is
+/// passed on at once; elsewhere, or on a kernel without pidfds, the worker is looked at again
+/// after a pause that grows from 0.1 to 5 ms. Either way the status is only ever taken from
+/// a `waitpid` that does not block.
 fn wait_within(
-    child: &mut std::process::Child,
+    pid: rustix::process::Pid,
     timeout: Duration,
 ) -> Result<std::process::ExitStatus, String> {
+    use rustix::process::{Signal, WaitOptions, kill_process, waitpid};
+    use std::os::unix::process::ExitStatusExt;
     let started = Instant::now();
-    let exit_fd = exit_fd(child);
+    let exit_fd = exit_fd(pid);
     let mut pause = Duration::from_micros(100);
+    let kill = || {
+        let _ = kill_process(pid, Signal::KILL);
+        let _ = waitpid(Some(pid), WaitOptions::empty());
+    };
     loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Ok(status),
+        match waitpid(Some(pid), WaitOptions::NOHANG) {
+            Ok(Some((_, status))) => {
+                return Ok(std::process::ExitStatus::from_raw(status.as_raw()));
+            }
             Ok(None) => {
                 let left = timeout.saturating_sub(started.elapsed());
                 if left.is_zero() {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                    kill();
                     return Err(format!("it took longer than {} s (--timeout)", timeout.as_secs()));
                 }
                 if !wait_for_exit(exit_fd.as_ref(), left) {
@@ -309,24 +433,23 @@ fn wait_within(
                     pause = (pause * 2).min(Duration::from_millis(5));
                 }
             }
+            Err(rustix::io::Errno::INTR) => {}
             Err(err) => {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill();
                 return Err(format!("its worker could not be waited for: {err}"));
             }
         }
     }
 }
 
-/// A descriptor that becomes readable when `child` ends (a pidfd), where the kernel has them.
+/// A descriptor that becomes readable when the process `pid` ends (a pidfd), where the kernel has them.
 #[cfg(target_os = "linux")]
-fn exit_fd(child: &std::process::Child) -> Option<std::os::fd::OwnedFd> {
-    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).ok()?)?;
+fn exit_fd(pid: rustix::process::Pid) -> Option<std::os::fd::OwnedFd> {
     rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
 #[cfg(not(target_os = "linux"))]
-fn exit_fd(_child: &std::process::Child) -> Option<std::os::fd::OwnedFd> {
+fn exit_fd(_pid: rustix::process::Pid) -> Option<std::os::fd::OwnedFd> {
     None
 }
 
