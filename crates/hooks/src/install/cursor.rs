@@ -14,8 +14,10 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{
-    Check, InstallError, SERVER, Target, WorkspaceFile, executable, hook_command, is_ours,
-    mcp_check, object_at, on_path, parse_ours, wrong_shape,
+    InstallError, SERVER, Target,
+    doctor::{Check, executable, mcp_check, on_path},
+    files::WorkspaceFile,
+    hook_command, is_ours, object_at, parse_ours, wrong_shape,
 };
 use crate::event::{Client, Mode};
 

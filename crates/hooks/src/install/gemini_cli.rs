@@ -12,9 +12,10 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{
-    Check, InstallError, Mode, SERVER, Target, WorkspaceFile, add_hook, binary_checks,
-    hook_command, hook_commands, mcp_check, object_at, older_install_checks, read_json,
-    remove_hooks,
+    InstallError, Mode, SERVER, Target, add_hook,
+    doctor::{Check, binary_checks, hook_commands, mcp_check, older_install_checks},
+    files::{WorkspaceFile, read_json},
+    hook_command, object_at, remove_hooks,
 };
 use crate::event::Client;
 

@@ -10,7 +10,10 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{
-    Check, InstallError, SERVER, Target, WorkspaceFile, executable, mcp_check, object_at, on_path,
+    InstallError, SERVER, Target,
+    doctor::{Check, executable, mcp_check, on_path},
+    files::WorkspaceFile,
+    object_at,
 };
 use crate::event::Mode;
 
