@@ -79,7 +79,7 @@ fn qwen_code_install_merges_and_uninstall_keeps_the_users_settings() {
         s["hooks"]["PreToolUse"],
         json!([
             {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh"}]},
-            {"matcher": "write_file|edit|notebook_edit", "hooks": [{"type": "command", "command": gate_command(&format!("{bin} hook qwen-code"), "qwen-code")}]},
+            {"matcher": "write_file|edit|notebook_edit|run_shell_command", "hooks": [{"type": "command", "command": gate_command(&format!("{bin} hook qwen-code"), "qwen-code")}]},
         ]),
         "installed twice, listed once"
     );
@@ -245,7 +245,7 @@ fn gemini_cli_install_merges_and_uninstall_keeps_the_users_settings() {
         s["hooks"]["BeforeTool"],
         json!([
             {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh"}]},
-            {"matcher": "write_file|replace", "hooks": [{"type": "command", "command": gate_command(&format!("{bin} hook gemini-cli"), "gemini-cli")}]},
+            {"matcher": "write_file|replace|run_shell_command", "hooks": [{"type": "command", "command": gate_command(&format!("{bin} hook gemini-cli"), "gemini-cli")}]},
         ]),
         "installed twice, listed once; a BeforeTool that cannot run blocks"
     );
