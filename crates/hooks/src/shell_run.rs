@@ -47,7 +47,7 @@ pub(crate) fn pre_tool_use(
     client: Client,
     mode: Mode,
     event: &HookEvent,
-    ws: &WorkspaceSession,
+    root: &Path,
     staged: Option<&Path>,
 ) -> Outcome {
     let (Some(command), Some(session), Some(staged)) =
@@ -64,7 +64,7 @@ pub(crate) fn pre_tool_use(
     let mut wrapped = format!(
         "{} --workspace {} shell-run --client {} --session {} --mode {}",
         quote(&staged.to_string_lossy()),
-        quote(&ws.workspace().root().to_string_lossy()),
+        quote(&root.to_string_lossy()),
         client.name(),
         quote(session),
         mode.name()
@@ -110,6 +110,12 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
     if run.is_done() {
         let _ = run.remove();
         return Finished::default();
+    }
+    if run.from_earlier_boot() {
+        return kept_aside(
+            run,
+            "the system restarted before they were recorded, and what a command writes is not synced until then, so they may be incomplete",
+        );
     }
     let info = run.info().clone();
     let client = client_display(&info.client);
@@ -179,6 +185,12 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
         }
         Err(why) => kept_aside(run, &why),
     }
+}
+
+/// A run that cannot be finished now (`why`: the workspace could not be opened): its folder is
+/// kept and named, as [`finish`] keeps one whose writes could not be recorded.
+pub fn unfinished(run: Run, why: &str) -> Finished {
+    kept_aside(run, why)
 }
 
 /// A run whose writes could not be recorded: its folder is kept (renamed `kept-<id>`), and
