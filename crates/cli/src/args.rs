@@ -205,9 +205,6 @@ pub(crate) struct ShellRunArgs {
     /// `gate`: the command's writes become a preview; `record`: they go through and are logged.
     #[arg(long, value_enum, default_value_t = HookModeArg::Gate)]
     pub(crate) mode: HookModeArg,
-    /// The run folder to enter and run in (the wrapper's own child).
-    #[arg(long, hide = true)]
-    pub(crate) inner: Option<PathBuf>,
     /// The command, run by the shell (`$SHELL -c`, else `/bin/sh -c`).
     #[arg(last = true, required = true)]
     pub(crate) command: Vec<String>,

@@ -629,3 +629,53 @@ fn opencode_shell_calls_are_wrapped_only_where_its_permission_for_bash_is_allow(
     let out = client_hook(&root, "opencode", "record", &event);
     assert!(out.stdout.is_empty(), "record mode lets it run unwrapped: {}", stdout(&out));
 }
+
+#[test]
+fn a_run_left_from_an_earlier_boot_is_kept_aside_never_recorded() {
+    let dir = workspace(&[("src/a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    // The shell kills the wrapper (its parent), then writes: the wrapper never finishes.
+    let wrapped = rewritten(&root, "record", "kill -9 $PPID; echo late > src/late.txt");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(&wrapped)
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success());
+    let runs = root.join(".staged/shell");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("run.json").exists())
+        .expect("the killed wrapper's run");
+    let start = std::time::Instant::now();
+    while !run.join("upper/src/late.txt").exists() && start.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // As if the system had restarted since: the overlay synced nothing of what it holds.
+    assert!(run.join("boot").exists(), "the run names its boot");
+    std::fs::write(run.join("boot"), "an earlier boot\n").unwrap();
+    let mut next = bash_event(&root, "true");
+    next["hook_event_name"] = json!("PostToolUse");
+    next["tool_name"] = json!("Read");
+    let out = loop {
+        let out = hook(&root, "record", &next);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if !out.stdout.is_empty() || start.elapsed().as_secs() > 30 {
+            break out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(!root.join("src/late.txt").exists(), "an earlier boot's run is never recorded");
+    assert!(json(&staged(&root, &["--json", "log"]))["entries"].as_array().unwrap().is_empty());
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let context = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(context.contains("the system restarted before they were recorded"), "{reply}");
+    let name = run.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(runs.join(format!("kept-{name}/upper/src/late.txt")).exists(), "{context}");
+}

@@ -66,7 +66,7 @@ pub use crate::{
         doctor_line as permission_doctor_line, doctor_line_for as permission_doctor_line_for,
     },
     shell::{ShellPatch, shell_patch, shell_patch_argv},
-    shell_run::{Finished, finish},
+    shell_run::{Finished, finish, unfinished},
 };
 
 /// What a hook call produced: the reply to print, and notes for stderr (the client shows them
@@ -149,8 +149,23 @@ pub fn handle_for(
     let is_tool_event = matches!(event.hook_event_name.as_str(), "PreToolUse" | "PostToolUse");
     let shell_call = shell_run::wraps(client, &event);
     let passing = is_tool_event && !gate::is_edit(client, &event) && !shell_call;
-    if passing && !shell_run::any_runs(&root) {
+    let runs = shell_run::any_runs(&root);
+    if passing && !runs {
         return Outcome::reply(Reply::Nothing);
+    }
+    // A shell call with no run to sweep only needs the root: the store is opened by the
+    // wrapper once the command is done (and a workspace it cannot open runs nothing).
+    if shell_call
+        && !runs
+        && let Ok(workspace) = staged_journal::ConfinedRoot::new(&root)
+    {
+        return shell_run::pre_tool_use(
+            client,
+            mode,
+            &event,
+            workspace.root(),
+            homes.staged.as_deref(),
+        );
     }
     let ws = match WorkspaceSession::open(&root) {
         Ok(ws) => ws,
@@ -172,9 +187,13 @@ pub fn handle_for(
     }
     let mut outcome = match (mode, event.hook_event_name.as_str()) {
         _ if passing => Outcome::reply(Reply::Nothing),
-        (_, "PreToolUse") if shell_call => {
-            shell_run::pre_tool_use(client, mode, &event, &ws, homes.staged.as_deref())
-        }
+        (_, "PreToolUse") if shell_call => shell_run::pre_tool_use(
+            client,
+            mode,
+            &event,
+            ws.workspace().root(),
+            homes.staged.as_deref(),
+        ),
         (Mode::Gate, "PreToolUse") => {
             gate::pre_tool_use(client, &event, &ws, &cwd, &session_dir, homes)
         }

@@ -102,17 +102,11 @@ fn cline_commands(event: &HookEvent) -> Option<Vec<String>> {
 }
 
 /// The wrapper's command line for `session` of `client` in `mode`, up to its `--call`.
-fn wrapper_prefix(
-    staged: &Path,
-    ws: &WorkspaceSession,
-    client: Client,
-    session: &str,
-    mode: Mode,
-) -> String {
+fn wrapper_prefix(staged: &Path, root: &Path, client: Client, session: &str, mode: Mode) -> String {
     format!(
         "{} --workspace {} shell-run --client {} --session {} --mode {}",
         quote(&staged.to_string_lossy()),
-        quote(&ws.workspace().root().to_string_lossy()),
+        quote(&root.to_string_lossy()),
         client.name(),
         quote(session),
         mode.name()
@@ -134,7 +128,7 @@ pub(crate) fn pre_tool_use(
     client: Client,
     mode: Mode,
     event: &HookEvent,
-    ws: &WorkspaceSession,
+    root: &Path,
     staged: Option<&Path>,
 ) -> Outcome {
     let (Some(session), Some(staged)) = (event.session_id.as_deref(), staged) else {
@@ -146,7 +140,7 @@ pub(crate) fn pre_tool_use(
                 .note("staged: this shell command is not wrapped, so its writes are not recorded"),
         };
     };
-    let prefix = wrapper_prefix(staged, ws, client, session, mode);
+    let prefix = wrapper_prefix(staged, root, client, session, mode);
     let call = event.tool_use_id.as_deref();
     match client {
         Client::QwenCode => ask_model(client, mode, event, &prefix),
@@ -166,7 +160,7 @@ pub(crate) fn pre_tool_use(
         }
         _ => {
             if client == Client::OpenCode
-                && let Err(why) = crate::clients::opencode::bash_allowed(ws.workspace().root())
+                && let Err(why) = crate::clients::opencode::bash_allowed(root)
             {
                 return match mode {
                     Mode::Gate => Outcome::reply(Reply::Deny(format!(
@@ -242,6 +236,12 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
         let _ = run.remove();
         return Finished::default();
     }
+    if run.from_earlier_boot() {
+        return kept_aside(
+            run,
+            "the system restarted before they were recorded, and what a command writes is not synced until then, so they may be incomplete",
+        );
+    }
     let info = run.info().clone();
     let client = client_display(&info.client);
     enter(ws, &info.client, &info.session);
@@ -310,6 +310,12 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
         }
         Err(why) => kept_aside(run, &why),
     }
+}
+
+/// A run that cannot be finished now (`why`: the workspace could not be opened): its folder is
+/// kept and named, as [`finish`] keeps one whose writes could not be recorded.
+pub fn unfinished(run: Run, why: &str) -> Finished {
+    kept_aside(run, why)
 }
 
 /// A run whose writes could not be recorded: its folder is kept (renamed `kept-<id>`), and

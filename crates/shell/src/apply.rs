@@ -113,7 +113,14 @@ pub fn record(
         res.logged = true;
     }
     let others: Vec<&Written> = plan.others.iter().map(|o| &o.written).collect();
-    res.failures = move_in(root, others.into_iter().chain(&plan.ignored).chain(&plan.dirs));
+    // The overlay syncs nothing (it is mounted `volatile`): a file moved in whole is made
+    // durable first, as the journal makes the text changes.
+    for w in others.iter().filter(|w| matches!(w.after, After::File { .. })) {
+        if let Err(err) = std::fs::File::open(&w.upper).and_then(|f| f.sync_all()) {
+            res.failures.push(format!("{}: {err}", w.path));
+        }
+    }
+    res.failures.extend(move_in(root, others.into_iter().chain(&plan.ignored).chain(&plan.dirs)));
     Ok(res)
 }
 

@@ -9,8 +9,8 @@
 //! - [`Run`]: one command's folder in `.staged/shell/` (the upper layer, the overlay's work
 //!   folder, who ran it), locked while the wrapper lives, so a run whose wrapper died (the
 //!   command was killed) is found by the session's next hook call ([`Run::leftovers`]).
-//! - [`isolate::enter`]: the namespace and the mounts, entered by a fresh process just before
-//!   it runs the command (`.staged/` and `.git/` stay the real ones inside: pass-through).
+//! - [`isolate::Isolation`]: the namespace and the mounts, entered by the wrapper's child
+//!   between `fork` and the `exec` of the command's shell (`.staged/` and `.git/` stay the real ones inside: pass-through).
 //! - [`upper::written`]: what the upper layer holds, as paths and what each now is.
 //! - [`plan::plan`]: those paths against the real tree: the text changes as the journal's
 //!   [`FileOp`](staged_journal::FileOp)s, the files that cannot be text changes (binary,

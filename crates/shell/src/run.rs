@@ -47,6 +47,9 @@ pub struct Run {
 const INFO_FILE: &str = "run.json";
 const LOCK_FILE: &str = "run.lock";
 const DONE_FILE: &str = "done";
+/// The boot the run was made in (`/proc/sys/kernel/random/boot_id`): the overlay is mounted
+/// `volatile`, so after a system crash what its upper layer holds is undefined.
+const BOOT_FILE: &str = "boot";
 const NEW_PREFIX: &str = "new-";
 /// A finished run's folder is renamed to this prefix before it is deleted: a wrapper killed
 /// while deleting it leaves a folder that says it is finished, which the next sweep deletes
@@ -72,6 +75,11 @@ fn forget_unmade(dir: &Path) {
     }
 }
 
+/// This boot's id, where the system has one (Linux).
+fn boot_id() -> Option<Vec<u8>> {
+    std::fs::read("/proc/sys/kernel/random/boot_id").ok()
+}
+
 /// Deletes a run folder that is going.
 fn delete(dir: &Path) -> io::Result<()> {
     // The overlay leaves its work folder's own `work` with no permissions at all.
@@ -80,7 +88,47 @@ fn delete(dir: &Path) -> io::Result<()> {
         let _ =
             std::fs::set_permissions(&inner, std::os::unix::fs::PermissionsExt::from_mode(0o700));
     }
+    unlink_files(dir);
     std::fs::remove_dir_all(dir)
+}
+
+/// Threads that unlink a run's files: each unlink waits on the filesystem's journal (1 to 4 ms
+/// on a busy ext4), and concurrent ones share its commits.
+const UNLINK_THREADS: usize = 16;
+
+/// Below this many files, one thread unlinks them.
+const UNLINK_SERIAL_BELOW: usize = 64;
+
+/// Unlinks the files below `dir` (not its folders) on several threads at once; what fails is
+/// left to the caller's `remove_dir_all`.
+fn unlink_files(dir: &Path) {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(here) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&here) else { continue };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => dirs.push(entry.path()),
+                Ok(_) => files.push(entry.path()),
+                Err(_) => {}
+            }
+        }
+    }
+    if files.len() < UNLINK_SERIAL_BELOW {
+        return;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..UNLINK_THREADS {
+            scope.spawn(|| {
+                while let Some(file) =
+                    files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    let _ = std::fs::remove_file(file);
+                }
+            });
+        }
+    });
 }
 
 impl Run {
@@ -109,6 +157,9 @@ impl Run {
         std::fs::create_dir(new.join("work"))?;
         let json = serde_json::to_vec(&info).map_err(io::Error::other)?;
         std::fs::write(new.join(INFO_FILE), json)?;
+        if let Some(boot) = boot_id() {
+            std::fs::write(new.join(BOOT_FILE), boot)?;
+        }
         std::fs::rename(&new, &dir)?;
         Ok(Run { dir, info, _lock: lock })
     }
@@ -162,6 +213,16 @@ impl Run {
     /// When the mark cannot be written.
     pub fn mark_done(&self) -> io::Result<()> {
         std::fs::write(self.dir.join(DONE_FILE), b"")
+    }
+
+    /// Whether the run was made before the system last started: its command's writes were
+    /// never synced (the overlay is `volatile`), so a crash may have left them incomplete,
+    /// and they must not be taken for what the command wrote.
+    pub fn from_earlier_boot(&self) -> bool {
+        match (std::fs::read(self.dir.join(BOOT_FILE)), boot_id()) {
+            (Ok(then), Some(now)) => then != now,
+            _ => false,
+        }
     }
 
     /// Whether the run was marked finished.
@@ -232,6 +293,34 @@ mod tests {
         std::fs::remove_file(gone.join(INFO_FILE)).unwrap();
         assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
         assert!(!gone.exists(), "the half-deleted run is still there");
+        assert_eq!(std::fs::read_dir(dir.path().join(RUNS_DIR)).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_run_of_an_earlier_boot_says_so_and_one_of_this_boot_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::create(dir.path(), info("s1")).unwrap();
+        assert!(!run.from_earlier_boot());
+        if boot_id().is_some() {
+            std::fs::write(run.dir().join(BOOT_FILE), "another boot\n").unwrap();
+            assert!(run.from_earlier_boot());
+        }
+    }
+
+    #[test]
+    fn a_run_of_many_files_is_deleted_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::create(dir.path(), info("s1")).unwrap();
+        for d in 0..10 {
+            let sub = run.upper().join(format!("d{d}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            for f in 0..20 {
+                std::fs::write(sub.join(format!("f{f}")), "x").unwrap();
+            }
+        }
+        let path = run.dir().to_path_buf();
+        run.remove().unwrap();
+        assert!(!path.exists());
         assert_eq!(std::fs::read_dir(dir.path().join(RUNS_DIR)).unwrap().count(), 0);
     }
 

@@ -1,12 +1,13 @@
 //! `staged shell-run --client C --session S [--call ID] --mode gate|record -- COMMAND`: the
 //! wrapper the hooks put in place of a client's shell call (`docs/contract/shell.md`).
 //!
-//! It makes the run's folder in `.staged/shell/`, runs itself again as `--inner`, which enters
-//! a private user and mount namespace with an overlay over the workspace
-//! (`staged_shell::isolate`) and then becomes `$SHELL -c COMMAND`, with this process's stdin,
-//! stdout and stderr; once that ends, it hands the run to `staged_hooks::finish` (record or
-//! stage what the command wrote), prints what the model must know on stderr, and exits with
-//! the command's own exit code (128 + the signal that ended it).
+//! It makes the run's folder in `.staged/shell/` (and opens nothing else: the workspace's store
+//! is opened once the command is done), starts `$SHELL -c COMMAND` with this process's stdin,
+//! stdout and stderr in a child that, between `fork` and `exec`, enters a private user and
+//! mount namespace with an overlay over the workspace (`staged_shell::isolate`); once that
+//! ends, it hands the run to `staged_hooks::finish` (record or stage what the command wrote),
+//! prints what the model must know on stderr, and exits with the command's own exit code
+//! (128 + the signal that ended it).
 //!
 //! Where the namespace is refused, nothing is isolated: in gate mode the command is not run
 //! at all (a gate never fails open), in record mode it runs as it would without staged, and
@@ -19,6 +20,7 @@ use std::{
 };
 
 use anyhow::Context;
+use staged_journal::ConfinedRoot;
 use staged_shell::{Run, RunInfo};
 use staged_workspace::WorkspaceSession;
 
@@ -28,26 +30,21 @@ use crate::{
     exit::Exit,
 };
 
-/// The exit code of an inner run that could not enter the namespace (it never ran the
-/// command), with `unisolated` in the run folder saying why.
-const UNISOLATED_EXIT: i32 = 125;
+/// The error a child that could not enter the namespace fails its start with (it never ran
+/// the command), with `unisolated` in the run folder saying why.
+const UNISOLATED_ERRNO: i32 = 1;
 const UNISOLATED_FILE: &str = "unisolated";
 
 pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Exit> {
     let root = context::workspace_root(global)?;
     let root = root.canonicalize().unwrap_or(root);
     let script = args.command.join(" ");
-    if let Some(dir) = &args.inner {
-        return inner(&root, dir, &script);
-    }
     let mode = match args.mode {
         HookModeArg::Gate => "gate",
         HookModeArg::Record => "record",
     };
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let cwd = cwd.canonicalize().unwrap_or(cwd);
-    let ws = WorkspaceSession::open(&root)
-        .with_context(|| format!("opening the workspace {}", root.display()))?;
     let info = RunInfo {
         client: args.client.clone(),
         session: args.session.clone(),
@@ -58,32 +55,39 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
         // there are not the workspace's, and are not isolated).
         cwd: cwd.clone(),
     };
-    let run = Run::create(&ws.workspace().state_dir(), info.clone())
+    // Only the run's folder before the command: the store is opened once it is done. Made
+    // through the confined root (`.staged` is never followed through a symlink).
+    let workspace = ConfinedRoot::new(&root)
+        .with_context(|| format!("opening the workspace {}", root.display()))?;
+    workspace
+        .state_subdir(staged_shell::RUNS_DIR, true)
         .context("making the command's run folder in .staged/shell")?;
-    let exe = std::env::current_exe().context("finding the staged binary")?;
+    let run = Run::create(&workspace.state_dir(), info.clone())
+        .context("making the command's run folder in .staged/shell")?;
     // The command's processes inherit the run's lock: a sweep after this wrapper is killed
     // waits for them.
     let lock = run.inheritable_lock().context("sharing the run's lock")?;
-    let status = Command::new(&exe)
-        .arg("--workspace")
-        .arg(&root)
-        .args(["shell-run", "--client", &args.client, "--session", &args.session])
-        .args(["--mode", mode, "--inner"])
-        .arg(run.dir())
-        .arg("--")
-        .arg(&script)
-        .current_dir(&info.cwd)
-        .status()
-        .context("running the command")?;
+    let status = match isolated(&root, &run, &script, &info.cwd) {
+        Ok(status) => status,
+        Err(Spawn::Unisolated(why)) => {
+            let _ = run.remove();
+            return Ok(unisolated(mode, &why, &script, &info.cwd));
+        }
+        Err(Spawn::Failed(err)) => {
+            let _ = run.remove();
+            eprintln!("staged: the shell could not be run: {err}");
+            return Ok(Exit::Code(127));
+        }
+    };
     drop(lock);
     let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    if code == UNISOLATED_EXIT
-        && let Ok(why) = std::fs::read_to_string(run.dir().join(UNISOLATED_FILE))
-    {
-        let _ = run.remove();
-        return Ok(unisolated(mode, &why, &script, &info.cwd));
-    }
-    let finished = staged_hooks::finish(&ws, run);
+    let finished = match WorkspaceSession::open(&root) {
+        Ok(ws) => staged_hooks::finish(&ws, run),
+        Err(err) => staged_hooks::unfinished(
+            run,
+            &format!("the workspace {} could not be opened: {err}", root.display()),
+        ),
+    };
     for note in &finished.notes {
         eprintln!("{}", staged_render::escape_line(note));
     }
@@ -93,18 +97,48 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     Ok(Exit::Code(u8::try_from(code).unwrap_or(1)))
 }
 
-/// The wrapper's child: enters the namespace, then becomes the shell running `script`.
-fn inner(root: &Path, dir: &Path, script: &str) -> anyhow::Result<Exit> {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| root.to_path_buf());
-    if let Err(why) =
-        staged_shell::isolate::enter(root, &dir.join("upper"), &dir.join("work"), &cwd)
-    {
-        let _ = std::fs::write(dir.join(UNISOLATED_FILE), why.to_string());
-        return Ok(Exit::Code(UNISOLATED_EXIT as u8));
+/// Why the command was not run isolated.
+enum Spawn {
+    /// The namespace or a mount was refused: why.
+    Unisolated(String),
+    /// The shell could not be started.
+    Failed(std::io::Error),
+}
+
+/// Runs `script` in a child that enters the run's namespace between `fork` and `exec` (no
+/// second start of this binary) and then is `$SHELL -c script`, with this process's stdin,
+/// stdout and stderr, and waits for it.
+fn isolated(
+    root: &Path,
+    run: &Run,
+    script: &str,
+    cwd: &Path,
+) -> Result<std::process::ExitStatus, Spawn> {
+    let isolation = staged_shell::isolate::Isolation::new(root, &run.upper(), &run.work(), cwd)
+        .map_err(|why| Spawn::Unisolated(why.to_string()))?;
+    let why_file = run.dir().join(UNISOLATED_FILE);
+    let mut command = Command::new(shell());
+    command.arg("-c").arg(script).current_dir(cwd);
+    // SAFETY: the closure runs in the child between `fork` and `exec`. This process starts no
+    // thread before it (the store is opened after the command), and `Isolation::enter` makes
+    // system calls only; the text of a refusal is written only on that failure path, after
+    // which the child exits without running anything.
+    #[allow(unsafe_code)]
+    unsafe {
+        command.pre_exec(move || {
+            isolation.enter().map_err(|why| {
+                let _ = std::fs::write(&why_file, why.to_string());
+                std::io::Error::from_raw_os_error(UNISOLATED_ERRNO)
+            })
+        });
     }
-    let err = Command::new(shell()).arg("-c").arg(script).exec();
-    eprintln!("staged: the shell could not be run: {err}");
-    Ok(Exit::Code(127))
+    match command.status() {
+        Ok(status) => Ok(status),
+        Err(err) => match std::fs::read_to_string(run.dir().join(UNISOLATED_FILE)) {
+            Ok(why) => Err(Spawn::Unisolated(why)),
+            Err(_) => Err(Spawn::Failed(err)),
+        },
+    }
 }
 
 /// The shell commands run in: `$SHELL`, else `/bin/sh`.
