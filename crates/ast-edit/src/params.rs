@@ -1,8 +1,8 @@
 //! `AstEditParams` and `AstGrepParams`: the wire arguments of the two tools, their validation
 //! (`docs/contract/ast-edit.md#validation`), and their JSON Schemas.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::{error::AstEditError, lang::Lang};
 
@@ -16,18 +16,22 @@ pub const DEFAULT_MAX_FILES: usize = 1000;
 pub(crate) const MAX_PATTERN_BYTES: usize = 16 * 1024;
 
 /// One rewrite: a pattern and its replacement template.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "")]
 pub struct Op {
     /// The ast-grep pattern, e.g. `oldApi($$$ARGS)`.
+    #[schemars(description = "ast pattern")]
     pub pat: String,
     /// The replacement template, e.g. `newApi($$$ARGS)`.
+    #[schemars(description = "replacement template")]
     pub out: String,
 }
 
 /// How strictly a pattern must match (ast-grep's `MatchStrictness`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(description = "")]
 pub enum Strictness {
     /// Every node, trivia included.
     Cst,
@@ -58,33 +62,55 @@ impl Strictness {
     }
 }
 
-/// The arguments of `ast_edit`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The arguments of `ast_edit`; the schema a model sees is derived from it (the
+/// `#[schemars]` descriptions are the model-facing ones).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AstEditParams {
     /// The rewrites, at least one.
+    #[schemars(description = "rewrite ops", length(min = 1))]
     pub ops: Vec<Op>,
     /// Files, directories or globs, at least one.
+    #[schemars(
+        description = "files, directories, or globs to rewrite",
+        length(min = 1),
+        extend("items" = {"type": "string", "description": "file, directory, or glob to rewrite"})
+    )]
     pub paths: Vec<String>,
     /// Language override (name or alias, case-insensitive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        with = "String",
+        description = "language override (inferred from file names when absent)"
+    )]
     pub lang: Option<String>,
     /// Selector for contextual patterns: the node kind the pattern stands for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        with = "String",
+        description = "node kind the pattern stands for (contextual pattern mode)"
+    )]
     pub selector: Option<String>,
     /// Match strictness; `smart` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Strictness", description = "match strictness (default smart)")]
     pub strictness: Option<Strictness>,
     /// Maximum total replacements (floored; below 1 is an error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", range(min = 1), description = "max total replacements")]
     pub limit: Option<f64>,
     /// Maximum files touched (floored; below 1 is an error); [`DEFAULT_MAX_FILES`] when
     /// absent, and no cap at all when `null` (`Some(None)`: what `staged ast-edit` sends without
     /// `--max-files`; the schema a model sees does not offer it).
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", range(min = 1), description = "max files touched (default 1000)")]
     pub max_files: Option<Option<f64>>,
     /// Also rewrite files whose syntax tree has error nodes, where the matched node holds none.
     #[serde(default, rename = "includeParseErrors", skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        with = "bool",
+        description = "also rewrite files whose syntax tree has errors, only where the matched code holds none (default false: such files are skipped)"
+    )]
     pub include_parse_errors: Option<bool>,
 }
 
@@ -170,65 +196,36 @@ impl AstEditParams {
 
     /// The JSON Schema of `ast_edit`'s arguments (strict: no additional properties).
     pub fn json_schema() -> serde_json::Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "ops": {
-                    "type": "array",
-                    "description": "rewrite ops",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "pat": { "type": "string", "description": "ast pattern" },
-                            "out": { "type": "string", "description": "replacement template" }
-                        },
-                        "required": ["pat", "out"],
-                        "additionalProperties": false
-                    }
-                },
-                "paths": {
-                    "type": "array",
-                    "description": "files, directories, or globs to rewrite",
-                    "minItems": 1,
-                    "items": { "type": "string", "description": "file, directory, or glob to rewrite" }
-                },
-                "lang": { "type": "string", "description": "language override (inferred from file names when absent)" },
-                "selector": { "type": "string", "description": "node kind the pattern stands for (contextual pattern mode)" },
-                "strictness": {
-                    "type": "string",
-                    "enum": ["cst", "smart", "ast", "relaxed", "signature", "template"],
-                    "description": "match strictness (default smart)"
-                },
-                "limit": { "type": "integer", "minimum": 1, "description": "max total replacements" },
-                "max_files": { "type": "integer", "minimum": 1, "description": "max files touched (default 1000)" },
-                "includeParseErrors": { "type": "boolean", "description": "also rewrite files whose syntax tree has errors, only where the matched code holds none (default false: such files are skipped)" }
-            },
-            "required": ["ops", "paths"],
-            "additionalProperties": false
-        })
+        staged_core::parameters_schema::<AstEditParams>()
     }
 }
 
-/// The arguments of `ast_grep`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The arguments of `ast_grep`; the schema a model sees is derived from it (the
+/// `#[schemars]` descriptions are the model-facing ones).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AstGrepParams {
     /// The ast-grep pattern.
+    #[schemars(description = "ast pattern")]
     pub pattern: String,
     /// Files, directories or globs, at least one.
+    #[schemars(description = "files, directories, or globs to search", length(min = 1))]
     pub paths: Vec<String>,
     /// Language override.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", description = "language override (inferred per file when absent)")]
     pub lang: Option<String>,
     /// Selector for contextual patterns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", description = "node kind the pattern stands for")]
     pub selector: Option<String>,
     /// Match strictness; `smart` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Strictness", description = "")]
     pub strictness: Option<Strictness>,
     /// Maximum matches reported (floored; below 1 is an error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64", range(min = 1), description = "max matches")]
     pub limit: Option<f64>,
 }
 
@@ -243,27 +240,7 @@ impl AstGrepParams {
 
     /// The JSON Schema of `ast_grep`'s arguments.
     pub fn json_schema() -> serde_json::Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": { "type": "string", "description": "ast pattern" },
-                "paths": {
-                    "type": "array",
-                    "minItems": 1,
-                    "description": "files, directories, or globs to search",
-                    "items": { "type": "string" }
-                },
-                "lang": { "type": "string", "description": "language override (inferred per file when absent)" },
-                "selector": { "type": "string", "description": "node kind the pattern stands for" },
-                "strictness": {
-                    "type": "string",
-                    "enum": ["cst", "smart", "ast", "relaxed", "signature", "template"]
-                },
-                "limit": { "type": "integer", "minimum": 1, "description": "max matches" }
-            },
-            "required": ["pattern", "paths"],
-            "additionalProperties": false
-        })
+        staged_core::parameters_schema::<AstGrepParams>()
     }
 }
 

@@ -39,6 +39,7 @@ mod pending;
 mod progress;
 mod resolve;
 mod retire;
+mod schema;
 mod session;
 mod store;
 mod tools;
@@ -66,6 +67,7 @@ pub use crate::{
         ResolveTool, run_resolve_invocation,
     },
     retire::Retirement,
+    schema::parameters_schema,
     session::{
         NOTHING_TO_REDO_TEXT, NOTHING_TO_UNDO_TEXT, ResolveOptions, Session, UndoOptions,
         needs_person_text,

@@ -188,16 +188,7 @@ impl ResolveTool {
     /// The JSON Schema of the parameters: strict, `action` an enum, `reason` required, `extra`
     /// an optional object.
     pub fn schema() -> serde_json::Value {
-        serde_json::json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["apply", "discard"]},
-                "reason": {"type": "string", "description": "reason for action"},
-                "extra": {"type": "object", "description": "free-form metadata"}
-            },
-            "required": ["action", "reason"],
-            "additionalProperties": false
-        })
+        crate::parameters_schema::<ResolveParams>()
     }
 }
 

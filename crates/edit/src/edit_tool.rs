@@ -135,7 +135,7 @@ impl EditTool {
 
     /// The JSON Schema of the arguments.
     pub fn json_schema() -> Value {
-        crate::schema_of::<EditParams>()
+        staged_core::parameters_schema::<EditParams>()
     }
 }
 

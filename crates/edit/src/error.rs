@@ -1,5 +1,7 @@
 //! `EditError`: every failure of the text tools, with the exact message the model sees.
 
+use staged_protocol::EditErrorDetails;
+
 /// Why an `edit`, `write` or `apply_patch` call staged nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
@@ -65,21 +67,23 @@ pub enum EditError {
 }
 
 impl EditError {
-    /// As the tool error a model sees, with `{"error": "editNotFound" | "editAmbiguous" |
-    /// "editNoChange", "path", ...}` as details, so that a front end can phrase the error in
+    /// As the tool error a model sees, with [`EditErrorDetails`] (`{"error": "editNotFound" |
+    /// "editAmbiguous" | "editNoChange", "path", ...}`) as details, so that a front end can phrase the error in
     /// its own terms (the CLI names `--old` and `--all`, not `old_string` and `replace_all`).
     pub fn to_tool_error(&self) -> staged_core::ToolError {
         let err = staged_core::ToolError::new(self.to_string());
         let details = match self {
-            EditError::NotFound { path, .. } => {
-                serde_json::json!({"error": "editNotFound", "path": path})
-            }
-            EditError::Ambiguous { path, count, lines } => {
-                serde_json::json!({"error": "editAmbiguous", "path": path, "count": count, "lines": lines})
-            }
-            EditError::NoChange(path) => serde_json::json!({"error": "editNoChange", "path": path}),
+            EditError::NotFound { path, .. } => EditErrorDetails::NotFound { path: path.clone() },
+            EditError::Ambiguous { path, count, lines } => EditErrorDetails::Ambiguous {
+                path: path.clone(),
+                count: *count,
+                lines: lines.clone(),
+            },
+            EditError::NoChange(path) => EditErrorDetails::NoChange { path: path.clone() },
             _ => return err,
         };
+        // Serializing strings and a count cannot fail.
+        let details = serde_json::to_value(details).unwrap_or_default();
         err.with_details(details)
     }
 

@@ -105,32 +105,3 @@ pub fn rehydrate(
         .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
         .map_err(|err| err.to_string())
 }
-
-/// The JSON Schema of `T`, inlined (no `$defs`), as tool parameters are declared.
-pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|settings| settings.inline_subschemas = true)
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-        object.remove("title");
-        object.remove("description");
-    }
-    drop_null_defaults(&mut schema);
-    schema
-}
-
-/// Removes `"default": null` (what an optional field's default says) everywhere in `schema`.
-fn drop_null_defaults(schema: &mut serde_json::Value) {
-    match schema {
-        serde_json::Value::Object(object) => {
-            if object.get("default").is_some_and(serde_json::Value::is_null) {
-                object.remove("default");
-            }
-            object.values_mut().for_each(drop_null_defaults);
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null_defaults),
-        _ => {}
-    }
-}

@@ -74,7 +74,7 @@ impl ApplyPatchTool {
 
     /// The JSON Schema of the arguments.
     pub fn json_schema() -> Value {
-        crate::schema_of::<ApplyPatchParams>()
+        staged_core::parameters_schema::<ApplyPatchParams>()
     }
 }
 

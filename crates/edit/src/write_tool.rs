@@ -54,7 +54,7 @@ impl WriteTool {
 
     /// The JSON Schema of the arguments.
     pub fn json_schema() -> Value {
-        crate::schema_of::<WriteParams>()
+        staged_core::parameters_schema::<WriteParams>()
     }
 }
 

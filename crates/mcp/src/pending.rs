@@ -19,9 +19,15 @@ pub const PENDING_DESCRIPTION: &str = "List the staged previews waiting for `res
 Read-only: it changes nothing. `resolve` always acts on the first (newest) entry. \
 The list is the workspace's shared stack, so it also shows previews staged from a terminal.";
 
+/// `pending`'s arguments: none.
+#[derive(schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("properties" = {}))]
+struct PendingParams {}
+
 /// The parameter schema: no parameters.
 pub fn pending_schema() -> Value {
-    json!({"type": "object", "properties": {}, "additionalProperties": false})
+    staged_core::parameters_schema::<PendingParams>()
 }
 
 /// Lists `store`: readable text, and `{count, pending: [{id, label, source, createdAt,

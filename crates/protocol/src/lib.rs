@@ -7,12 +7,14 @@
 #![deny(missing_docs)]
 
 mod details;
+mod edit_error;
 mod resolve;
 mod tool_choice;
 mod tool_result;
 
 pub use crate::{
     details::{PendingHead, StructuredResult, preview_diff},
+    edit_error::EditErrorDetails,
     resolve::{ResolveAction, ResolveDetails, ResolveParams},
     tool_choice::{ToolChoice, WireFormat},
     tool_result::{ContentPart, ToolResult},

@@ -6,6 +6,7 @@ use crate::JsonObject;
 
 /// What `resolve` should do with the pending action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ResolveAction {
     /// Persist or submit the pending action.
@@ -54,15 +55,23 @@ impl std::str::FromStr for ResolveAction {
 /// assert_eq!(params.action, ResolveAction::Apply);
 /// assert!(params.extra.is_none());
 /// ```
+/// With the `schema` feature, its `JsonSchema` is the one the `resolve` tool declares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ResolveParams {
     /// Apply or discard.
+    #[cfg_attr(feature = "schema", schemars(extend("description" = "")))]
     pub action: ResolveAction,
     /// Why; passed through to the pending action, never interpreted by `resolve`.
+    #[cfg_attr(feature = "schema", schemars(description = "reason for action"))]
     pub reason: String,
     /// Free-form metadata passed through to the handler.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "JsonObject", description = "free-form metadata")
+    )]
     pub extra: Option<JsonObject>,
 }
 

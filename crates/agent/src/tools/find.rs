@@ -38,15 +38,7 @@ impl Tool for FindTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "glob, e.g. **/*.rs"},
-                "path": {"type": "string", "description": "directory to search, relative to the workspace root"}
-            },
-            "required": ["pattern"],
-            "additionalProperties": false
-        })
+        staged_core::parameters_schema::<FindParams>()
     }
 
     fn read_only(&self) -> bool {
@@ -118,4 +110,20 @@ impl Tool for FindTool {
         }
         Ok(ToolResult::text(res).with_details(json!({"total": total})))
     }
+}
+
+/// `find`'s arguments, as its schema declares them (`execute` reads them by key, with its own
+/// error texts).
+#[derive(schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct FindParams {
+    #[schemars(description = "glob, e.g. **/*.rs")]
+    pattern: String,
+    #[serde(default)]
+    #[schemars(
+        with = "String",
+        description = "directory to search, relative to the workspace root"
+    )]
+    path: Option<String>,
 }

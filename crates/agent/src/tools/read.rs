@@ -49,16 +49,7 @@ impl Tool for ReadTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "file path, relative to the workspace root"},
-                "offset": {"type": "integer", "minimum": 1, "description": "first line to read (1-based)"},
-                "limit": {"type": "integer", "minimum": 1, "description": "number of lines to read"}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        staged_core::parameters_schema::<ReadParams>()
     }
 
     fn read_only(&self) -> bool {
@@ -193,4 +184,20 @@ fn read_text(file: std::fs::File, given: &str) -> Result<Text, ToolError> {
     let text = String::from_utf8(bytes)
         .map_err(|_| ToolError::new(format!("{given} is not UTF-8 text")))?;
     Ok(Text { text, truncated, size })
+}
+
+/// `read`'s arguments, as its schema declares them (`execute` reads them by key, with its own
+/// error texts).
+#[derive(schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ReadParams {
+    #[schemars(description = "file path, relative to the workspace root")]
+    path: String,
+    #[serde(default)]
+    #[schemars(with = "u64", range(min = 1), description = "first line to read (1-based)")]
+    offset: Option<u64>,
+    #[serde(default)]
+    #[schemars(with = "u64", range(min = 1), description = "number of lines to read")]
+    limit: Option<u64>,
 }

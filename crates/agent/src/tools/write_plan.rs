@@ -51,15 +51,7 @@ impl Tool for WritePlanTool {
     }
 
     fn parameters(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "plan file name, e.g. rename-api-plan.md"},
-                "content": {"type": "string", "description": "the whole plan, in Markdown"}
-            },
-            "required": ["path", "content"],
-            "additionalProperties": false
-        })
+        staged_core::parameters_schema::<WritePlanParams>()
     }
 
     async fn execute(&self, args: Value, cancel: &CancelToken) -> Result<ToolResult, ToolError> {
@@ -76,4 +68,16 @@ impl Tool for WritePlanTool {
         Ok(ToolResult::text(format!("Wrote {shown} ({} lines).", content.lines().count()))
             .with_details(json!({"path": shown})))
     }
+}
+
+/// Plan mode `write`'s arguments, as its schema declares them (`execute` reads them by key,
+/// with its own error texts).
+#[derive(schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct WritePlanParams {
+    #[schemars(description = "plan file name, e.g. rename-api-plan.md")]
+    path: String,
+    #[schemars(description = "the whole plan, in Markdown")]
+    content: String,
 }

@@ -22,9 +22,10 @@ use std::{
     time::{Duration, SystemTime},
 };
 
+use serde::Deserialize as _;
 use serde_json::Value;
 use staged_core::{PendingId, Tool, ToolError, ToolResult};
-use staged_protocol::{PendingHead, StructuredResult};
+use staged_protocol::{EditErrorDetails, PendingHead, StructuredResult};
 use staged_workspace::{AstEditParams, AstGrepParams, LangRequiredDetails, WorkspaceSession};
 
 use crate::{args::GlobalArgs, context, exit::Exit, output::Output, progress::Progress};
@@ -145,20 +146,16 @@ fn cli_message(err: &ToolError) -> Option<String> {
 
 /// An `edit` error in the command line's terms (`--old`, `--new`, `--all`).
 fn edit_message(details: &Value) -> Option<String> {
-    let path = details.get("path")?.as_str()?;
-    match details.get("error")?.as_str()? {
-        "editNotFound" => Some(format!(
+    match EditErrorDetails::deserialize(details).ok()? {
+        EditErrorDetails::NotFound { path } => Some(format!(
             "the --old text is not in {path}: it must match the file exactly, whitespace and indentation included"
         )),
-        "editAmbiguous" => Some(format!(
-            "the --old text occurs {} times in {path} (at lines {}): pass --all to replace every one, or make --old longer so that it occurs once",
-            details.get("count")?.as_u64()?,
-            details.get("lines")?.as_str()?
+        EditErrorDetails::Ambiguous { path, count, lines } => Some(format!(
+            "the --old text occurs {count} times in {path} (at lines {lines}): pass --all to replace every one, or make --old longer so that it occurs once"
         )),
-        "editNoChange" => {
+        EditErrorDetails::NoChange { path } => {
             Some(format!("--old and --new are the same: nothing would change in {path}"))
         }
-        _ => None,
     }
 }
 
