@@ -28,7 +28,7 @@ use crate::{
     fingerprint::fingerprint,
     hunks::{DiffKind, diff_line_counts, hunk_list},
     journal::CommitStep,
-    part_apply::{apply_in_worker, choose_parts, commit_applied},
+    part_apply::{apply_in_worker, choose_parts, commit_applied_with},
     select::{Choice, PartFile, Selection, bound_hunks, check_hunk, part_files},
 };
 
@@ -234,6 +234,18 @@ impl ChangeAction {
         retirement: &Retirement,
         observer: &mut dyn FnMut(CommitStep),
     ) -> Result<ToolResult, ActionError> {
+        self.apply_only_with(selection, cancel, retirement, Some(observer))
+    }
+
+    /// [`ChangeAction::apply_only_observed`], with an observer or none (the apply of a
+    /// preview, whose replacing renames then run at once).
+    fn apply_only_with(
+        &self,
+        selection: Option<&Selection>,
+        cancel: &CancelToken,
+        retirement: &Retirement,
+        observer: Option<&mut dyn FnMut(CommitStep)>,
+    ) -> Result<ToolResult, ActionError> {
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
@@ -291,8 +303,14 @@ impl ChangeAction {
             remainder: split.rest.map(|action| Arc::new(action) as Arc<dyn PendingAction>),
             texts: checked.texts.clone(),
         };
-        let committed =
-            commit_applied(&self.workspace, &checked.steps, &[], &change, retirement, observer);
+        let committed = commit_applied_with(
+            &self.workspace,
+            &checked.steps,
+            &[],
+            &change,
+            retirement,
+            observer,
+        );
         let report = match committed {
             Ok(report) => report,
             Err(JournalError::Drifted(path)) => {
@@ -569,7 +587,10 @@ impl PendingAction for ChangeAction {
         cancel: &CancelToken,
         retirement: &Retirement,
     ) -> Result<ToolResult, ActionError> {
-        let apply = ChangeAction::apply_only_observed;
+        // Nobody observes the steps of a preview's apply: its renames run at once.
+        let apply: crate::ApplyOnly<ChangeAction> = |action, selection, cancel, retirement, _| {
+            action.apply_only_with(selection, cancel, retirement, None)
+        };
         apply_in_worker(self, "apply", apply, extra, cancel, retirement).await
     }
 }

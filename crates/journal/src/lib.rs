@@ -54,7 +54,7 @@ pub use crate::{
         recover::{RecoverOptions, RecoveryHooks, recover},
     },
     lines::LineIndex,
-    part_apply::{ApplyOnly, apply_in_worker, choose_parts, commit_applied},
+    part_apply::{ApplyOnly, apply_in_worker, choose_parts, commit_applied, commit_applied_with},
     protected::{PROTECTED_PATHS, Protected, protected_path},
     root::{ConfinedRoot, STATE_DIR_NAME},
     select::{

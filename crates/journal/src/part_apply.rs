@@ -47,7 +47,9 @@ pub fn choose_parts(
 /// Commits `steps` for an apply that wrote `change`: the journal records the claimed entry's
 /// id, the resolve log prepares `change` under the journal's id before any file is written
 /// (and forgets it if the commit rolls back), and the entry is retired once every file is in
-/// place, before the journal is deleted; `prune` as [`CommitOptions::prune`].
+/// place, before the journal is deleted; `prune` as [`CommitOptions::prune`]. `observer` sees
+/// every durable step, one at a time (see [`commit_applied_with`] for a commit nobody
+/// observes, whose renames run at once).
 ///
 /// # Errors
 /// As [`commit`]; [`JournalError::Journal`] when the resolve log could not record the apply
@@ -59,6 +61,23 @@ pub fn commit_applied(
     change: &AppliedChange,
     retirement: &Retirement,
     observer: &mut dyn FnMut(CommitStep),
+) -> Result<CommitReport, JournalError> {
+    commit_applied_with(workspace, steps, prune, change, retirement, Some(observer))
+}
+
+/// [`commit_applied`] with an optional observer: without one, the replacing renames run on
+/// several threads at once, as the temp files are written (a test's observer sees them one
+/// at a time, in order).
+///
+/// # Errors
+/// As [`commit_applied`].
+pub fn commit_applied_with(
+    workspace: &ConfinedRoot,
+    steps: &[Step],
+    prune: &[RelPath],
+    change: &AppliedChange,
+    retirement: &Retirement,
+    observer: Option<&mut dyn FnMut(CommitStep)>,
 ) -> Result<CommitReport, JournalError> {
     // The origin lets start-up recovery retire this preview if a crash interrupts the apply
     // after its commit point; the record is prepared under the journal's id.
@@ -76,7 +95,11 @@ pub fn commit_applied(
         prepare: Some(&mut prepare),
         abandon: Some(&mut abandon),
         retire: Some(&mut retire),
-        observer: Some(observer),
+        // A shorter-lived borrow of the observer, as the options' other hooks are.
+        observer: match observer {
+            Some(observer) => Some(observer as &mut dyn FnMut(CommitStep)),
+            None => None,
+        },
     };
     commit(workspace, steps, options)
 }

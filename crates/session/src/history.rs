@@ -74,8 +74,8 @@ struct Track {
     path: String,
     existed_before: bool,
     exists: bool,
-    /// The text the last step left, and its hash.
-    known: Option<(String, String)>,
+    /// The text the last step left.
+    known: Option<String>,
     steps: Vec<(Author, Vec<Edit>)>,
     moved_from: Option<String>,
     mode: Option<u32>,
@@ -329,7 +329,7 @@ fn step(
             ))
         })?,
     };
-    if let Some((text, _)) = &track.known
+    if let Some(text) = &track.known
         && *text != before
     {
         track.steps.push((Author::Other(Origin::Outside), line_edits(text, &before)));
@@ -351,8 +351,7 @@ fn step(
     track.steps.push((author, edits));
     track.exists = !matches!(op, Applied::Delete { .. });
     track.path = to.to_owned();
-    let hash = fingerprint(after.as_bytes());
-    track.known = Some((after, hash));
+    track.known = Some(after);
     Ok(())
 }
 
@@ -368,7 +367,7 @@ fn finish(
     };
     let exists_now = now.is_some();
     let now = now.unwrap_or_default();
-    if let Some((known, _)) = &track.known
+    if let Some(known) = &track.known
         && *known != now
     {
         track.steps.push((Author::Other(Origin::Outside), line_edits(known, &now)));

@@ -8,16 +8,13 @@
 //! session's model a notice; [`keep_picked`] marks hunks reviewed. Nothing here prints.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 use staged_core::{
-    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, MAX_REASON_CHARS, PendingAction,
+    AppliedChange, CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, MAX_REASON_CHARS,
     PendingId, Retirement,
 };
-use staged_journal::{
-    ChangeAction, ChangeDetails, ChangeKind, ChangedFile, DiffKind, FileOp, PartFile, diff_files,
-};
+use staged_journal::{DiffKind, FileOp, JournalError, PartFile, commit_applied_with, diff_files};
 use staged_session::{FileKind, Hunk, Pick, REVERT_SOURCE, SessionFile, origin_text, revert_ops};
 use staged_store::{SessionRow, SqliteStore};
 
@@ -309,7 +306,9 @@ pub async fn revert_picked(
     let hunks = picked_hunks(loaded, picks);
     let described: Vec<String> = described_picks(loaded, picks);
     let label = format!("Revert of {short}: {}", described.join(", "));
-    let action = revert_action(ws, &label, ops)?;
+    // Every file read once more and checked byte for byte against the texts the change was
+    // computed on; the commit checks them again under its lock, and writes what this read.
+    let checked = check_revert(ws, &ops)?;
     let mut base = LogRecord::new(
         PendingId::from_string(format!("revert:{}", short.replace(' ', "-"))),
         label.clone(),
@@ -332,15 +331,8 @@ pub async fn revert_picked(
     );
     base.extra = Some(extra);
     let retirement = Retirement::for_undo(ws.store().clone(), base);
-    let result = match action.apply_retiring(reason, None, cancel, &retirement).await {
-        Ok(result) => result,
-        Err(err) => return Err(fail(format!("the revert failed: {err}"))),
-    };
-    if result.is_error {
-        return Ok(Reverted::Refused(format!(
-            "Cannot revert {short}'s change: {}",
-            result.text_content()
-        )));
+    if let Some(refused) = commit_revert(ws, &label, checked, retirement, cancel).await? {
+        return Ok(Reverted::Refused(format!("Cannot revert {short}'s change: {refused}")));
     }
     let seq = newest_entry(ws);
     // The session's model hears of it once, at its next chance.
@@ -502,64 +494,74 @@ fn hunk_lines(file: &SessionFile, number: usize) -> Option<String> {
     })
 }
 
-/// The preview that writes `ops`, as a person's: applied at once, never left pending.
-fn revert_action(
+/// The check of the files `ops` write: each read and compared byte for byte with the text the
+/// revert was computed on, and what the commit writes.
+fn check_revert(
     ws: &WorkspaceSession,
-    label: &str,
-    ops: Vec<FileOp>,
-) -> Result<Arc<ChangeAction>, SessionActionError> {
+    ops: &[FileOp],
+) -> Result<staged_journal::Checked, SessionActionError> {
     let refs: Vec<&FileOp> = ops.iter().collect();
-    let checked = match staged_journal::check(ws.workspace(), &refs) {
-        Ok(checked) => checked,
-        Err(staged_journal::CheckError::Stale(stale)) => {
-            return Err(fail(format!(
-                "{} {}; nothing was written (run the command again)",
-                stale.path, stale.why
-            )));
-        }
-        Err(staged_journal::CheckError::Failed(err)) => return Err(fail(err)),
-    };
-    let files: Vec<ChangedFile> = ops
-        .iter()
-        .map(|op| {
-            let (change, from) = match op {
-                FileOp::Update { .. } => (ChangeKind::Updated, None),
-                FileOp::Create { .. } => (ChangeKind::Added, None),
-                FileOp::Delete { .. } => (ChangeKind::Deleted, None),
-                FileOp::Move { from, .. } => (ChangeKind::Moved, Some(from.clone())),
-            };
-            ChangedFile {
-                path: op.path().to_owned(),
-                from,
-                change,
-                summary: "reverted".to_owned(),
-                lines_added: 0,
-                lines_removed: 0,
-            }
-        })
-        .collect();
-    let details = ChangeDetails {
-        label: label.to_owned(),
-        files,
-        applied: false,
-        diff: checked.diff,
-        pending_id: None,
-        remainder: None,
-        staged_by: None,
-        needs_person: None,
-    };
-    Ok(Arc::new(ChangeAction::new(
-        ws.workspace().clone(),
-        REVERT_SOURCE,
-        label.to_owned(),
-        ops,
-        details,
-    )))
+    match staged_journal::check(ws.workspace(), &refs) {
+        Ok(checked) => Ok(checked),
+        Err(staged_journal::CheckError::Stale(stale)) => Err(fail(format!(
+            "{} {}; nothing was written (run the command again)",
+            stale.path, stale.why
+        ))),
+        Err(staged_journal::CheckError::Failed(err)) => Err(fail(err)),
+    }
 }
 
-/// The newest log entry, which a revert just wrote.
+/// Writes `checked` through the journal, all or nothing, as a person's applied change
+/// labelled `label`, logged as `retirement`'s record (prepared before any file is written,
+/// final once every file is in place). Its steps expect the texts the check read: a file
+/// changed since is refused under the commit's lock (`Some(why)`, nothing written). No
+/// observer: the renames run at once.
+async fn commit_revert(
+    ws: &WorkspaceSession,
+    label: &str,
+    checked: staged_journal::Checked,
+    retirement: Retirement,
+    cancel: &CancelToken,
+) -> Result<Option<String>, SessionActionError> {
+    if cancel.is_cancelled() {
+        return Err(fail(format!("the revert failed: {}", staged_core::ActionError::Cancelled)));
+    }
+    let staged_journal::Checked { steps, diff, files, undo, texts } = checked;
+    let change = AppliedChange {
+        result: format!("Applied {label}."),
+        label: None,
+        diff: Some(diff),
+        files,
+        undo: Some(undo.to_value()),
+        remainder: None,
+        texts,
+    };
+    let root = ws.workspace().clone();
+    let committed = tokio::task::spawn_blocking(move || {
+        commit_applied_with(&root, &steps, &[], &change, &retirement, None)
+    })
+    .await
+    .map_err(|err| {
+        fail(format!("the revert failed: {}", staged_core::worker_failure("revert", err)))
+    })?;
+    match committed {
+        Ok(_) => Ok(None),
+        Err(JournalError::Drifted(path)) => {
+            Ok(Some(format!("{path} changed since it was read. Nothing was written.")))
+        }
+        Err(JournalError::Appeared(path)) => {
+            Ok(Some(format!("{path} was created since it was read. Nothing was written.")))
+        }
+        Err(err) => {
+            Err(fail(format!("the revert failed: {}", err.model_message(ws.workspace().root()))))
+        }
+    }
+}
+
+/// The newest applied log entry, which a revert just wrote (its number alone: the entry's
+/// diff and undo data are not read back).
 fn newest_entry(ws: &WorkspaceSession) -> Option<u64> {
-    ws.store().log()?.entries(1, false).ok()?.first().map(|e| e.seq)
+    ws.store().log()?.newest_applied().ok()?
 }
 
 /// `1 hunk`, `3 hunks`, `2 entries`.
