@@ -39,7 +39,7 @@
 //! both texts but not the pair.
 //!
 //! Names. In node kinds whose grammar always puts one name after a keyword (`function` in a
-//! TypeScript `function_signature`, `fn` in a Rust `function_item`; [`name_after_keyword`]),
+//! TypeScript `function_signature`, `fn` in a Rust `function_item`; [`name_after_keyword`](pattern::name_after_keyword)),
 //! a single metavariable right after the keyword binds that name, an identifier token. So
 //! the keyword, one word, and what the next pattern sibling starts with make a pair with the
 //! word between: `function $F($$$P): $R;` needs `function`, a name, then `(`, and skips
@@ -98,7 +98,7 @@ struct Pair {
     first: String,
     /// `first` is a keyword: only its occurrences no word character touches count.
     first_keyword: bool,
-    /// One name stands between the two texts: `first` is a keyword that [`name_after_keyword`]
+    /// One name stands between the two texts: `first` is a keyword that [`name_after_keyword`](pattern::name_after_keyword)
     /// lists for the pattern node, followed by a single metavariable.
     name_between: bool,
     second: String,

@@ -53,7 +53,7 @@ pub(super) struct Touched {
 
 /// Finds one file's edits and, as `options` ask, its diff and contents. With a `limit`, only
 /// the first `limit` edits (by position) are kept, checked for overlaps and diffed: no file
-/// contributes more to a preview. The rest are counted, for [`LeftOut`]. A component file
+/// contributes more to a preview. The rest are counted, for [`LeftOut`](super::LeftOut). A component file
 /// (`host`, see [`crate::embed`]) is searched in its code blocks of `lang` only.
 pub(super) fn process_file(
     candidate: &Candidate,

@@ -161,7 +161,7 @@ fn first_token<'p>(node: &'p PatternNode, ts_lang: &TSLanguage) -> Option<(&'p s
 /// child. (A metavariable there binds the name: it matches neither an unnamed leaf nor
 /// anything past the name.) Checked against the grammars of the pinned
 /// `ast-grep-language` by `bench/closed_kinds.py`.
-fn name_after_keyword(lang: Lang, kind: &str, keyword: &str) -> bool {
+pub(super) fn name_after_keyword(lang: Lang, kind: &str, keyword: &str) -> bool {
     let listed: &[(&str, &str)] = match lang {
         Lang::Rust => &[
             ("function_item", "fn"),
