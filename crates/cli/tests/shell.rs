@@ -567,6 +567,35 @@ fn cline_shell_calls_wrap_each_command_of_run_commands_on_its_own() {
 }
 
 #[test]
+fn a_shell_call_whose_command_staged_cannot_read_is_refused_in_gate_mode() {
+    let dir = workspace(&[("src/a.txt", A)]);
+    let root = dir.path().canonicalize().unwrap();
+    // A shape of Cline's input staged does not read, and a command that is not a string.
+    let cline = json!({"hook_event_name": "PreToolUse", "session_id": "cline-session", "cwd": root,
+                       "tool_name": "run_commands", "tool_use_id": "call_1",
+                       "tool_input": {"commands": [{"cmd": "touch x"}]}});
+    let mut claude = bash_event(&root, COMMAND);
+    claude["tool_input"]["command"] = json!(["touch", "x"]);
+    for (client, event) in [("cline", &cline), ("claude-code", &claude)] {
+        let out = client_hook(&root, client, "gate", event);
+        let reply = stdout(&out);
+        assert!(
+            reply.contains("staged cannot read this shell call's command (its input is not in a shape staged knows), so it cannot run it under its wrapper; in gate mode it is refused, and nothing was run."),
+            "{client}: {reply}"
+        );
+        // Record mode lets it run, saying it is not recorded.
+        let out = client_hook(&root, client, "record", event);
+        assert!(
+            out.stdout.is_empty() || !stdout(&out).contains("deny"),
+            "{client}: {}",
+            stdout(&out)
+        );
+        assert!(stderr(&out).contains("its writes are not recorded"), "{client}: {}", stderr(&out));
+    }
+    assert_eq!(read(&root, "src/a.txt"), A);
+}
+
+#[test]
 fn qwen_code_shell_call_is_refused_naming_the_wrapper_and_only_that_exact_command_passes() {
     let dir = workspace(&[("src/a.txt", A)]);
     let root = dir.path().canonicalize().unwrap();

@@ -148,6 +148,9 @@ pub fn handle_for(
     let cwd = event.cwd.clone().filter(|c| c.is_absolute()).unwrap_or_else(|| cwd.to_path_buf());
     let is_tool_event = matches!(event.hook_event_name.as_str(), "PreToolUse" | "PostToolUse");
     let shell_call = shell_run::wraps(client, &event);
+    if !shell_call && shell_run::is_shell_tool(client, &event) {
+        return shell_run::unreadable(mode);
+    }
     let passing = is_tool_event && !gate::is_edit(client, &event) && !shell_call;
     let runs = shell_run::any_runs(&root);
     if passing && !runs {

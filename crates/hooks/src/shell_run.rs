@@ -56,6 +56,42 @@ pub(crate) fn wraps(client: Client, event: &HookEvent) -> bool {
     }
 }
 
+/// Whether `event` calls a shell tool [`wraps`] would wrap, whether or not its input can be
+/// read: a gate refuses such a call when [`wraps`] cannot read it ([`unreadable`]), rather
+/// than let a command it cannot wrap run.
+pub(crate) fn is_shell_tool(client: Client, event: &HookEvent) -> bool {
+    if event.hook_event_name != "PreToolUse" {
+        return false;
+    }
+    let tool = event.tool_name.as_deref();
+    match client {
+        Client::ClaudeCode => tool == Some("Bash"),
+        Client::Codex => {
+            event.permission_mode.as_deref() == Some("bypassPermissions")
+                && client.edit(event).is_none()
+                && tool == Some("Bash")
+        }
+        Client::GeminiCli | Client::QwenCode => tool == Some("run_shell_command"),
+        Client::OpenCode | Client::Copilot => tool == Some("bash"),
+        Client::Cline => tool == Some("run_commands"),
+        Client::Cursor => false,
+    }
+}
+
+/// The answer to a shell call whose command staged cannot read (a shape of the input staged
+/// does not know): refused in gate mode, since it cannot run under the wrapper; let through
+/// with a note in record mode.
+pub(crate) fn unreadable(mode: Mode) -> Outcome {
+    match mode {
+        Mode::Gate => Outcome::reply(Reply::Deny(
+            "staged cannot read this shell call's command (its input is not in a shape staged knows), so it cannot run it under its wrapper; in gate mode it is refused, and nothing was run. Give the command as one string.".to_owned(),
+        )),
+        Mode::Record => Outcome::reply(Reply::Nothing).note(
+            "staged: this shell call's command could not be read, so it is not wrapped and its writes are not recorded",
+        ),
+    }
+}
+
 /// `word` quoted for a POSIX shell.
 fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))

@@ -131,10 +131,17 @@ fn the_after_hook_in_gate_mode_and_other_tools_answer_nothing() {
     assert_eq!(repo.run(Mode::Gate, "post-edit").reply, Reply::Nothing);
     let bash = String::from_utf8(repo.event("pre-edit"))
         .unwrap()
-        .replace(r#""tool": "edit""#, r#""tool": "bash""#);
+        .replace(r#""tool": "edit""#, r#""tool": "read""#);
     let outcome = handle(Client::OpenCode, Mode::Gate, bash.as_bytes(), None, &repo.root);
     assert_eq!(outcome.reply, Reply::Nothing);
     assert_eq!(outcome.reply.to_json_for(Client::OpenCode), None);
+    // A `bash` call whose command staged cannot read is no other tool: a gate refuses it.
+    let bash = bash.replace(r#""tool": "read""#, r#""tool": "bash""#);
+    let outcome = handle(Client::OpenCode, Mode::Gate, bash.as_bytes(), None, &repo.root);
+    assert!(
+        denied(&outcome.reply).contains("staged cannot read this shell call's command"),
+        "{outcome:?}"
+    );
     // An event that is not one is refused in gate mode.
     let odd = handle(Client::OpenCode, Mode::Gate, br#"{"hook":"x"}"#, None, &repo.root);
     assert!(denied(&odd.reply).contains("\"x\" is not an opencode hook"), "{odd:?}");
