@@ -217,11 +217,12 @@ impl Run {
 
     /// Whether the run was made before the system last started: its command's writes were
     /// never synced (the overlay is `volatile`), so a crash may have left them incomplete,
-    /// and they must not be taken for what the command wrote.
+    /// and they must not be taken for what the command wrote. A run whose boot cannot be
+    /// told (no boot file, or no boot id now) counts as made before: it is never recorded.
     pub fn from_earlier_boot(&self) -> bool {
         match (std::fs::read(self.dir.join(BOOT_FILE)), boot_id()) {
             (Ok(then), Some(now)) => then != now,
-            _ => false,
+            _ => true,
         }
     }
 
@@ -300,11 +301,20 @@ mod tests {
     fn a_run_of_an_earlier_boot_says_so_and_one_of_this_boot_does_not() {
         let dir = tempfile::tempdir().unwrap();
         let run = Run::create(dir.path(), info("s1")).unwrap();
-        assert!(!run.from_earlier_boot());
+        // Where the boot cannot be told, no run is taken for this boot's.
+        assert_eq!(run.from_earlier_boot(), boot_id().is_none());
         if boot_id().is_some() {
             std::fs::write(run.dir().join(BOOT_FILE), "another boot\n").unwrap();
             assert!(run.from_earlier_boot());
         }
+    }
+
+    #[test]
+    fn a_run_whose_boot_file_is_missing_counts_as_an_earlier_boots() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::create(dir.path(), info("s1")).unwrap();
+        let _ = std::fs::remove_file(run.dir().join(BOOT_FILE));
+        assert!(run.from_earlier_boot(), "a run of an unknown boot would be recorded");
     }
 
     #[test]
