@@ -311,7 +311,9 @@ fn fork_worker(
                 2
             } else {
                 drop(write);
-                forked_work(root, client, max_memory)
+                // Nothing unwinds out of the copy into the supervisor's code: a panic even
+                // in reporting one is exit 101.
+                std::panic::catch_unwind(|| forked_work(root, client, max_memory)).unwrap_or(101)
             };
             std::process::exit(code);
         }
