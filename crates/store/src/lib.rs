@@ -12,6 +12,8 @@ mod claim;
 mod codec;
 mod log;
 mod rehydrate;
+mod rows;
+mod schema;
 mod sessions;
 mod sqlite;
 

@@ -29,7 +29,8 @@ use staged_core::{
 use crate::{
     claim::{TryClaim, lock_name, try_claim},
     codec,
-    sqlite::{SqliteStore, insert_pending, lock, now_ms, pending_len},
+    rows::{insert_pending, now_ms, pending_len},
+    sqlite::{SqliteStore, lock},
 };
 
 /// The undo lock's file in the claims folder (claim locks are `<seq>.lock`).

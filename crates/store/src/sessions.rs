@@ -16,7 +16,10 @@
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use staged_core::StoreError;
 
-use crate::sqlite::{SqliteStore, lock, now_ms};
+use crate::{
+    rows::now_ms,
+    sqlite::{SqliteStore, lock},
+};
 
 /// Which agent session a store instance acts for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -8,48 +8,36 @@
 //! empty payload column: this store keeps the live action for as long as it is open, and
 //! every other process (or this one after a restart) reads the row back as unavailable, so it
 //! can be listed and discarded, and its apply says why it cannot run.
+//!
+//! The database's schema and connection settings are the schema module's; the `pending` rows'
+//! columns, reading and insertion, the rows module's.
 
 use std::{
     collections::HashMap,
     fmt,
     path::{Path, PathBuf},
     sync::{Arc, Mutex, MutexGuard},
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
-use rusqlite::{
-    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
-};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use staged_core::{
     Claim, LogRecord, PendingAction, PendingActionStore, PendingEntry, PendingId, PendingSummary,
     PushCheck, ResolveLog, StoreError, StoreEvent, StoreListener, StoreListeners, Subscription,
-    pending_id,
 };
 use staged_fs::{DirHandle, NewFileMode, Root};
 
 use crate::{
-    Rehydrators, SessionScope, StoredAction,
+    Rehydrators, SessionScope,
     claim::{ClaimLock, TryClaim, lock_name, try_claim},
     codec,
+    rows::{
+        ROW_COLUMNS, Row, SUMMARY_COLUMNS, insert_pending, pending_len, read_row, read_summary,
+    },
+    schema::{self, BUSY_TIMEOUT, SCHEMA_VERSION},
 };
 
 /// The database's file name inside the state folder.
 pub const DB_FILE_NAME: &str = "staged.db";
-
-/// The schema version this build reads and writes. Schema 2 stores details and payloads
-/// compressed (see the codec module); schema 3 adds the resolve log (see the log module);
-/// schema 4 adds agent sessions (see the sessions module). An older database is migrated on
-/// open.
-const SCHEMA_VERSION: i64 = 4;
-
-/// How many WAL pages trigger a checkpoint.
-const WAL_CHECKPOINT_PAGES: i64 = 256;
-
-/// What the WAL file is cut back to after a checkpoint.
-const WAL_SIZE_LIMIT_BYTES: i64 = 1 << 20;
-
-/// How long a write waits for another process's write transaction.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How often `claim_head` retries when the head changes under it.
 const CLAIM_ATTEMPTS: usize = 16;
@@ -71,21 +59,6 @@ pub struct SqliteStore {
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
-
-/// One row, before rehydration.
-struct Row {
-    seq: i64,
-    stored: StoredAction,
-    /// Why the row cannot be replayed, when its JSON columns are malformed.
-    malformed: Option<String>,
-    /// The action was staged without a replayable payload.
-    payloadless: bool,
-}
-
-const SUMMARY_COLUMNS: &str = "id, label, source_tool, created_at_ms, session";
-
-const ROW_COLUMNS: &str =
-    "seq, id, source_tool, label, created_at_ms, details, payload, details_in_payload";
 
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -174,7 +147,7 @@ impl SqliteStore {
                 db_path.display()
             )));
         }
-        init(&conn, version).map_err(|err| db_error(&db_path, err))?;
+        schema::init(&conn, version).map_err(|err| db_error(&db_path, err))?;
         Ok(Self {
             state_dir: state_dir.to_path_buf(),
             claims_path,
@@ -629,127 +602,6 @@ impl PendingActionStore for SqliteStore {
     }
 }
 
-/// Creates the schema in a new database. An up-to-date database is only read, so that
-/// opening a store (as every read-only command does) never takes the write lock.
-fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
-    switch_to_wal(conn)?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    // Closing does not checkpoint: the WAL (synced at every commit) stays for the next
-    // process, which reads it as this one did. Most of staged's processes are short (a hook
-    // call, a command), and a checkpoint on each close cost two more syncs, a rewrite of the
-    // pages into the database, and a new WAL (its header synced again) for the next one. The
-    // WAL is still checkpointed every `WAL_CHECKPOINT_PAGES` pages, by the commit that
-    // reaches them; nothing is less durable or less atomic.
-    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
-    // Checkpoint the WAL every 256 pages (1 MiB) and cut it back to 1 MiB afterwards, so that
-    // the database and its side files stay small however many resolves the log has seen
-    // (SQLite's defaults let the WAL file stay at 4 MiB for good).
-    conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)?;
-    let _: i64 = conn.query_row(
-        &format!("PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}"),
-        [],
-        |row| row.get(0),
-    )?;
-    if version == SCHEMA_VERSION {
-        return Ok(());
-    }
-    // The version is read again inside the write transaction, so that two processes opening
-    // a schema-1 database never both migrate it.
-    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    let version: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    tx.execute_batch(
-        "CREATE TABLE IF NOT EXISTS pending (
-             seq INTEGER PRIMARY KEY AUTOINCREMENT,
-             id TEXT NOT NULL UNIQUE,
-             source_tool TEXT NOT NULL,
-             label TEXT NOT NULL,
-             created_at_ms INTEGER NOT NULL,
-             details BLOB,
-             payload BLOB NOT NULL,
-             position INTEGER NOT NULL,
-             details_in_payload INTEGER NOT NULL DEFAULT 0
-         );
-         CREATE INDEX IF NOT EXISTS pending_position ON pending (position);",
-    )?;
-    if version == 1 {
-        codec::migrate_v1(&tx)?;
-    }
-    crate::log::create_tables(&tx)?;
-    crate::sessions::migrate(&tx)?;
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-    tx.commit()?;
-    if version == 1 {
-        // The rows shrank, but the file keeps its pages until vacuumed; best effort, since the
-        // store works either way (another process may hold the database).
-        let _ = conn.execute_batch("VACUUM");
-    }
-    Ok(())
-}
-
-/// Puts the database in WAL mode, which it keeps for good once one connection has switched.
-///
-/// The switch needs the database to itself, and SQLite answers `SQLITE_BUSY` at once, without
-/// calling the busy handler, when another connection holds it at that moment: for example
-/// when several processes open a workspace's new database together. So a busy switch is
-/// tried again, for as long as a write would wait, and usually finds the database already
-/// switched by the other connection.
-fn switch_to_wal(conn: &Connection) -> rusqlite::Result<()> {
-    let deadline = Instant::now() + BUSY_TIMEOUT;
-    let mut pause = Duration::from_millis(1);
-    loop {
-        let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
-        if mode.eq_ignore_ascii_case("wal") {
-            return Ok(());
-        }
-        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0)) {
-            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
-            Ok(mode) => {
-                return Err(rusqlite::Error::InvalidParameterName(format!(
-                    "could not switch to WAL mode (got `{mode}`)"
-                )));
-            }
-            Err(err)
-                if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
-                    && Instant::now() < deadline =>
-            {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            Err(err) => return Err(err),
-        }
-    }
-}
-
-/// Reads a row as stored. A row whose JSON columns do not parse still lists (and can be
-/// discarded), as an unavailable action that says what is wrong with it.
-fn read_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    let created_ms: i64 = row.get(4)?;
-    let (details, payload, malformed, payloadless) =
-        match codec::decode(row.get_ref(5)?, row.get_ref(6)?, row.get(7)?) {
-            Ok(codec::Decoded { details, payload: Some(payload) }) => {
-                (details, payload, None, false)
-            }
-            Ok(codec::Decoded { details, payload: None }) => {
-                (details, serde_json::Value::Null, None, true)
-            }
-            Err(why) => (None, serde_json::Value::Null, Some(why), false),
-        };
-    Ok(Row {
-        seq: row.get(0)?,
-        malformed,
-        payloadless,
-        stored: StoredAction {
-            id: PendingId::from_string(row.get(1)?),
-            source_tool_name: row.get(2)?,
-            label: row.get(3)?,
-            created_at: UNIX_EPOCH
-                + Duration::from_millis(u64::try_from(created_ms).unwrap_or_default()),
-            details,
-            payload,
-        },
-    })
-}
-
 fn refuse_dir(path: &Path, err: std::io::Error) -> StoreError {
     let why = match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => {
@@ -761,62 +613,6 @@ fn refuse_dir(path: &Path, err: std::io::Error) -> StoreError {
     StoreError::backend_caused(format!("refusing the state folder {}: {why}", path.display()), err)
 }
 
-fn read_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingSummary> {
-    let created_ms: i64 = row.get(3)?;
-    Ok(PendingSummary {
-        id: PendingId::from_string(row.get(0)?),
-        label: row.get(1)?,
-        source_tool_name: row.get(2)?,
-        created_at: UNIX_EPOCH
-            + Duration::from_millis(u64::try_from(created_ms).unwrap_or_default()),
-        session: row.get::<_, Option<i64>>(4)?.and_then(|s| u64::try_from(s).ok()),
-    })
-}
-
 fn db_error(path: &Path, err: rusqlite::Error) -> StoreError {
     StoreError::backend_caused(format!("{}: {err}", path.display()), err)
-}
-
-/// Inserts a pending row of `session` on top and returns its id
-/// (`pending-action:<source>:<seq - 1>`) and `seq`.
-pub(crate) fn insert_pending(
-    tx: &Transaction<'_>,
-    source: &str,
-    label: &str,
-    encoded: &codec::Encoded,
-    session: Option<u64>,
-) -> rusqlite::Result<(PendingId, i64)> {
-    let created_ms = now_ms();
-    tx.execute(
-        "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, details_in_payload, position, session)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT COALESCE(MAX(position), 0) + 1 FROM pending), ?8)",
-        params![
-            format!("staging:{created_ms}"),
-            source,
-            label,
-            created_ms,
-            encoded.details,
-            encoded.payload,
-            encoded.details_in_payload,
-            session.and_then(|s| i64::try_from(s).ok()),
-        ],
-    )?;
-    let seq = tx.last_insert_rowid();
-    // AUTOINCREMENT starts at 1; ids count from 0, like the in-memory store's.
-    let id = pending_id(source, u64::try_from(seq - 1).unwrap_or_default());
-    tx.execute("UPDATE pending SET id = ?1 WHERE seq = ?2", params![id.as_str(), seq])?;
-    Ok((id, seq))
-}
-
-/// The number of pending rows.
-pub(crate) fn pending_len(tx: &Transaction<'_>) -> rusqlite::Result<usize> {
-    let len: i64 = tx.query_row("SELECT COUNT(*) FROM pending", [], |row| row.get(0))?;
-    Ok(usize::try_from(len).unwrap_or_default())
-}
-
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
