@@ -288,23 +288,7 @@ fn growth(edit: &Edit) -> isize {
 /// `origin`, unless it is one edit over exactly one region that puts its original back (a
 /// revert), or puts the session's reverted text back (the undo of that revert).
 fn other(regions: Vec<Region>, edits: &[Edit], origin: &Origin) -> Option<Vec<Region>> {
-    // For each region, the edits that reach into it: a run of edit indexes (edits and regions
-    // are both sorted, so the runs move forward).
-    let mut runs: Vec<std::ops::Range<usize>> = Vec::with_capacity(regions.len());
-    let mut first = 0;
-    for region in &regions {
-        while first < edits.len()
-            && !reaches_into(&edits[first], region)
-            && wholly_before(&edits[first], region.start)
-        {
-            first += 1;
-        }
-        let mut last = first;
-        while last < edits.len() && reaches_into(&edits[last], region) {
-            last += 1;
-        }
-        runs.push(first..last.max(first));
-    }
+    let runs = reaching_runs(&regions, edits);
     let mut res = Vec::with_capacity(regions.len());
     let mut shift: isize = 0;
     let mut next_edit = 0;
@@ -348,33 +332,8 @@ fn other(regions: Vec<Region>, edits: &[Edit], origin: &Origin) -> Option<Vec<Re
             .chain(std::iter::once(last.start + last.before.len()))
             .max()
             .unwrap_or(lo);
-        // The text before the step over lo..hi, stitched from the regions and the edits.
-        let mut before = vec![None::<u8>; hi - lo];
-        let mut put = |start: usize, text: &str| -> Option<()> {
-            for (k, b) in text.bytes().enumerate() {
-                let slot = &mut before[start - lo + k];
-                match slot {
-                    Some(old) if *old != b => return None,
-                    _ => *slot = Some(b),
-                }
-            }
-            Some(())
-        };
-        for region in &group {
-            put(region.start, &region.current)?;
-        }
-        for edit in touching {
-            put(edit.start, &edit.before)?;
-        }
-        let before: Vec<u8> = before.into_iter().collect::<Option<Vec<u8>>>()?;
-        let mut after = Vec::with_capacity(before.len());
-        let mut cursor = lo;
-        for edit in touching {
-            after.extend_from_slice(&before[cursor - lo..edit.start - lo]);
-            after.extend_from_slice(edit.after.as_bytes());
-            cursor = edit.start + edit.before.len();
-        }
-        after.extend_from_slice(&before[cursor - lo..]);
+        let before = stitch_before(lo, hi, &group, touching)?;
+        let after = apply_edits(&before, lo, touching);
         let start = lo.checked_add_signed(shift)?;
         shift += touching.iter().map(growth).sum::<isize>();
         let after = String::from_utf8(after).ok()?;
@@ -383,27 +342,7 @@ fn other(regions: Vec<Region>, edits: &[Edit], origin: &Origin) -> Option<Vec<Re
             && lo == region.start
             && hi == region.end()
         {
-            let mut region = region.clone();
-            let state = match std::mem::replace(&mut region.state, RegionState::Live) {
-                // An exact revert: the original is back.
-                RegionState::Live if after == region.original => {
-                    Some(RegionState::Reverted { mine: region.current.clone() })
-                }
-                // An exact undo of that revert: the session's text is back.
-                RegionState::Reverted { mine } if after == mine => Some(RegionState::Live),
-                RegionState::Reverted { .. } => None,
-                RegionState::Live => Some(RegionState::ChangedSince {
-                    by: origin.clone(),
-                    mine: region.current.clone(),
-                }),
-                changed @ RegionState::ChangedSince { .. } => Some(changed),
-            };
-            if let Some(state) = state {
-                region.state = state;
-                region.start = start;
-                region.current = after;
-                res.push(region);
-            }
+            res.extend(one_edit_over_region(region, start, after, origin));
             continue;
         }
         // Regions reverted before are plain text now; the others are changed since, as one.
@@ -411,34 +350,135 @@ fn other(regions: Vec<Region>, edits: &[Edit], origin: &Origin) -> Option<Vec<Re
         if live.is_empty() {
             continue;
         }
-        let mut original = Vec::with_capacity(before.len());
-        let mut cursor = lo;
-        let mut entries = Vec::new();
-        let mut state = None;
-        for region in &live {
-            original.extend_from_slice(&before[cursor - lo..region.start - lo]);
-            original.extend_from_slice(region.original.as_bytes());
-            cursor = region.end();
-            for e in &region.entries {
-                if !entries.contains(e) {
-                    entries.push(*e);
-                }
-            }
-            if state.is_none() && matches!(region.state, RegionState::ChangedSince { .. }) {
-                state = Some(region.state.clone());
-            }
-        }
-        original.extend_from_slice(&before[cursor - lo..]);
-        let mine = String::from_utf8(before).ok()?;
-        res.push(Region {
-            start,
-            current: after,
-            original: String::from_utf8(original).ok()?,
-            entries,
-            state: state.unwrap_or(RegionState::ChangedSince { by: origin.clone(), mine }),
-        });
+        res.push(changed_since(&live, before, lo, start, after, origin)?);
     }
     Some(res)
+}
+
+/// For each region, the edits that reach into it: a run of edit indexes (edits and regions
+/// are both sorted, so the runs move forward).
+fn reaching_runs(regions: &[Region], edits: &[Edit]) -> Vec<std::ops::Range<usize>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::with_capacity(regions.len());
+    let mut first = 0;
+    for region in regions {
+        while first < edits.len()
+            && !reaches_into(&edits[first], region)
+            && wholly_before(&edits[first], region.start)
+        {
+            first += 1;
+        }
+        let mut last = first;
+        while last < edits.len() && reaches_into(&edits[last], region) {
+            last += 1;
+        }
+        runs.push(first..last.max(first));
+    }
+    runs
+}
+
+/// The text before the step over `lo..hi`, stitched from the regions of `group` and the
+/// edits `touching` them; `None` when they disagree about a byte, or leave one unknown.
+fn stitch_before(lo: usize, hi: usize, group: &[Region], touching: &[Edit]) -> Option<Vec<u8>> {
+    let mut before = vec![None::<u8>; hi - lo];
+    let mut put = |start: usize, text: &str| -> Option<()> {
+        for (k, b) in text.bytes().enumerate() {
+            let slot = &mut before[start - lo + k];
+            match slot {
+                Some(old) if *old != b => return None,
+                _ => *slot = Some(b),
+            }
+        }
+        Some(())
+    };
+    for region in group {
+        put(region.start, &region.current)?;
+    }
+    for edit in touching {
+        put(edit.start, &edit.before)?;
+    }
+    before.into_iter().collect::<Option<Vec<u8>>>()
+}
+
+/// What the edits `touching` (sorted, within it) make of `before`, the text from `lo`.
+fn apply_edits(before: &[u8], lo: usize, touching: &[Edit]) -> Vec<u8> {
+    let mut after = Vec::with_capacity(before.len());
+    let mut cursor = lo;
+    for edit in touching {
+        after.extend_from_slice(&before[cursor - lo..edit.start - lo]);
+        after.extend_from_slice(edit.after.as_bytes());
+        cursor = edit.start + edit.before.len();
+    }
+    after.extend_from_slice(&before[cursor - lo..]);
+    after
+}
+
+/// One edit of someone else's over exactly `region`, which now reads `after` from `start`:
+/// an exact revert, an exact undo of a revert, or a change since. `None` when the region
+/// leaves the session's history (a reverted region written over is plain text now).
+fn one_edit_over_region(
+    region: &Region,
+    start: usize,
+    after: String,
+    origin: &Origin,
+) -> Option<Region> {
+    let mut region = region.clone();
+    let state = match std::mem::replace(&mut region.state, RegionState::Live) {
+        // An exact revert: the original is back.
+        RegionState::Live if after == region.original => {
+            Some(RegionState::Reverted { mine: region.current.clone() })
+        }
+        // An exact undo of that revert: the session's text is back.
+        RegionState::Reverted { mine } if after == mine => Some(RegionState::Live),
+        RegionState::Reverted { .. } => None,
+        RegionState::Live => {
+            Some(RegionState::ChangedSince { by: origin.clone(), mine: region.current.clone() })
+        }
+        changed @ RegionState::ChangedSince { .. } => Some(changed),
+    };
+    let state = state?;
+    region.state = state;
+    region.start = start;
+    region.current = after;
+    Some(region)
+}
+
+/// The `live` regions of a group that other edits reached into, as one region changed since
+/// by `origin` (or by the writer that first changed one of them): `before` is the text from
+/// `lo` before the step, `after` what it is now, from `start`. `None` when a text is not UTF-8.
+fn changed_since(
+    live: &[&Region],
+    before: Vec<u8>,
+    lo: usize,
+    start: usize,
+    after: String,
+    origin: &Origin,
+) -> Option<Region> {
+    let mut original = Vec::with_capacity(before.len());
+    let mut cursor = lo;
+    let mut entries = Vec::new();
+    let mut state = None;
+    for region in live {
+        original.extend_from_slice(&before[cursor - lo..region.start - lo]);
+        original.extend_from_slice(region.original.as_bytes());
+        cursor = region.end();
+        for e in &region.entries {
+            if !entries.contains(e) {
+                entries.push(*e);
+            }
+        }
+        if state.is_none() && matches!(region.state, RegionState::ChangedSince { .. }) {
+            state = Some(region.state.clone());
+        }
+    }
+    original.extend_from_slice(&before[cursor - lo..]);
+    let mine = String::from_utf8(before).ok()?;
+    Some(Region {
+        start,
+        current: after,
+        original: String::from_utf8(original).ok()?,
+        entries,
+        state: state.unwrap_or(RegionState::ChangedSince { by: origin.clone(), mine }),
+    })
 }
 
 /// The session's net change to a file: the regions that count, and the edits that turn the
