@@ -9,7 +9,10 @@ use staged_core::{CustomToolApi, PendingAction, PendingId, ToolError, with_paylo
 use staged_journal::ConfinedRoot;
 use staged_store::{Rehydrator, StoredAction};
 
-use crate::{RehydratorIn, ToolContext, WorkspaceSessionBuilder};
+use crate::{
+    ToolContext, WorkspaceSessionBuilder,
+    builder::{CUSTOM_ORIGIN, RehydratorIn},
+};
 
 /// Makes the action of a payload: called when the tool stages it and when another process
 /// (or this one after a restart) rebuilds it from the stack.
@@ -113,7 +116,7 @@ impl WorkspaceSessionBuilder {
             }) as Rehydrator
         });
         self.tool_in(
-            crate::CUSTOM_ORIGIN,
+            CUSTOM_ORIGIN,
             name,
             Box::new(move |ctx: &ToolContext<'_>| {
                 let stager = Stager {
