@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::WireFormat;
+use staged_protocol::WireFormat;
 
 /// The problems of one request body on `wire`; empty when it is well-formed.
 pub fn check_request(wire: WireFormat, body: &Value) -> Vec<String> {

@@ -29,7 +29,7 @@ use serde_json::Value;
 
 pub use crate::invariants::check_request;
 
-pub use staged_protocol::WireFormat;
+use staged_protocol::WireFormat;
 
 /// What the mock knows of each wire format, written here from the providers' documentation
 /// rather than taken from the code under test.

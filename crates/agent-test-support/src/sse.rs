@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::{Turn, WireFormat};
+use staged_protocol::WireFormat;
+
+use crate::Turn;
 
 /// The whole SSE body of `turn`.
 pub(crate) fn render(wire: WireFormat, turn: &Turn) -> String {

@@ -16,8 +16,10 @@ use staged_agent::{
     Agent, Message, ModelRequest, ProviderOverrides, ProvidersConfig, RunOutcome, SYSTEM_PROMPT,
     ToolSpec, responses_body,
 };
-use staged_agent_test_support::{MockModel, Reply, Turn, WireFormat};
-use staged_core::{CancelToken, FnPendingAction, InMemoryStore, Session, ToolResult};
+use staged_agent_test_support::{MockModel, Reply, Turn};
+use staged_core::{CancelToken, FnPendingAction, InMemoryStore, Session};
+use staged_protocol::ToolResult;
+use staged_protocol::WireFormat;
 
 fn provider(mock: &MockModel) -> staged_agent::ProviderConfig {
     let mut config = ProvidersConfig::builtin();

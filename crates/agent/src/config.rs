@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::ConfigError;
 
-pub use staged_protocol::WireFormat;
+use staged_protocol::WireFormat;
 
 /// The role a hidden reminder takes on the OpenAI wire formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
@@ -220,7 +220,8 @@ impl ProvidersConfig {
     /// Applies one `staged.toml` on top of what is known; `origin` names it in errors.
     ///
     /// ```
-    /// use staged_agent::{ProviderOverrides, ProvidersConfig, WireFormat};
+    /// use staged_agent::{ProviderOverrides, ProvidersConfig};
+    /// use staged_protocol::WireFormat;
     /// let mut config = ProvidersConfig::builtin();
     /// config.apply_toml("staged.toml", r#"
     ///     [providers.local]

@@ -21,7 +21,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use staged_agent::{AssistantMessage, AssistantPart, Directives, Message, ModelClient, ModelError, ModelRequest, ResolveGate, StreamDelta, ToolCall, ToolCallRef, TurnOutcome};
-//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveOptions, ResolveParams, Session, ToolResult};
+//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveOptions, Session};
+//! use staged_protocol::{ResolveParams, ToolResult};
 //!
 //! /// A model that resolves whatever is pending.
 //! struct Resolver;
@@ -81,9 +82,7 @@ pub use staged_gate::{
 
 pub use crate::{
     client::{ModelClient, ModelRequest, StreamDelta, ToolSpec},
-    config::{
-        AgentDefaults, ProviderConfig, ProviderOverrides, ProvidersConfig, ReminderRole, WireFormat,
-    },
+    config::{AgentDefaults, ProviderConfig, ProviderOverrides, ProvidersConfig, ReminderRole},
     error::{ConfigError, ModelError},
     events::{AgentEvent, SkippedCall},
     message::{AssistantMessage, AssistantPart, Message, ToolCall, ToolResultMessage},

@@ -15,9 +15,10 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, ToolError, ToolResult};
+use staged_core::{ActionError, CancelToken, PendingAction, ToolError};
 use staged_fs::{DirHandle, NewFileMode};
 use staged_journal::ConfinedRoot;
+use staged_protocol::{JsonObject, ToolResult};
 
 use crate::{PlanDecision, PlanReview, Supervisor};
 

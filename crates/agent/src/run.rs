@@ -11,9 +11,8 @@
 use std::sync::Arc;
 
 use serde::Deserialize as _;
-use staged_core::{
-    CancelToken, PendingId, RESOLVE_TOOL_NAME, ResolveTool, Session, Tool, ToolResult,
-};
+use staged_core::{CancelToken, PendingId, RESOLVE_TOOL_NAME, ResolveTool, Session, Tool};
+use staged_protocol::ToolResult;
 use staged_protocol::{ContentPart, ResolveAction, ResolveDetails, ResolveParams};
 
 use staged_protocol::ToolChoice;

@@ -2,7 +2,8 @@
 //! `--approve human`, and plan mode asks them to approve or refine a plan. The CLI implements it
 //! at the terminal; tests script it.
 
-use staged_core::{CancelToken, PendingEntry, Session, ToolResult};
+use staged_core::{CancelToken, PendingEntry, Session};
+use staged_protocol::ToolResult;
 
 /// What the person decided about an apply.
 #[derive(Debug, Clone, PartialEq, Eq)]

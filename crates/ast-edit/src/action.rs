@@ -19,13 +19,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use staged_core::{
-    ActionError, AppliedChange, CancelToken, FileChange, JsonObject, PendingAction, Retirement,
-    ToolResult, preview_diff, remainder_text,
+    ActionError, AppliedChange, CancelToken, FileChange, PendingAction, Retirement, remainder_text,
 };
 use staged_journal::{
     Applied, CommitStep, ConfinedRoot, DiffKind, Edit as ByteEdit, PartFile, Selection, Step,
     UndoData, apply_in_worker, choose_parts, commit_applied, fingerprint, part_files,
 };
+use staged_protocol::{JsonObject, ToolResult, preview_diff};
 
 use crate::{
     details::{AppliedDetails, RemainderDetails, StaleDetails},

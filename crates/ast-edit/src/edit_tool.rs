@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use staged_core::{CancelToken, PendingAction, Session, StoreError, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, PendingAction, Session, StoreError, Tool, ToolError};
 use staged_journal::ConfinedRoot;
+use staged_protocol::ToolResult;
 
 use crate::{
     action::{AST_EDIT_TOOL_NAME, AstEditAction},

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, Session, Tool, ToolError};
 use staged_journal::ConfinedRoot;
+use staged_protocol::ToolResult;
 
 use crate::{
     params::AstGrepParams,

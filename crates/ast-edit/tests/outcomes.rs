@@ -185,7 +185,7 @@ async fn caps_cut_in_path_order_across_many_files() {
     files.push(("zz_big.ts".to_owned(), big));
     let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     let fx = Fixture::new(&refs);
-    let touched = |res: &staged_core::ToolResult| -> Vec<String> {
+    let touched = |res: &staged_protocol::ToolResult| -> Vec<String> {
         details(res)["fileReplacements"]
             .as_array()
             .unwrap()

@@ -115,7 +115,7 @@ async fn recorded_edits_that_do_not_fit_the_file_are_searched_for_again() {
     // preview, applied from its payload, is still pending: one pending preview per file.)
     fx.session
         .resolve(
-            staged_core::ResolveParams::discard("applied from its payload"),
+            staged_protocol::ResolveParams::discard("applied from its payload"),
             staged_core::ResolveOptions::default(),
             &CancelToken::new(),
         )

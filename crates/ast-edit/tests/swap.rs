@@ -78,7 +78,7 @@ async fn a_folder_swapped_for_a_symlink_mid_apply_never_redirects_a_write() {
         let res = fx
             .session
             .resolve(
-                staged_core::ResolveParams::apply("swap"),
+                staged_protocol::ResolveParams::apply("swap"),
                 staged_core::ResolveOptions::default(),
                 &staged_core::CancelToken::new(),
             )

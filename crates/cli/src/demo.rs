@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use staged_agent::{Directives, ResolveGate, ToolCallRef, TurnOutcome};
 use staged_core::{
-    CancelToken, CustomToolApi, FnPendingAction, InMemoryStore, ResolveAction, ResolveOptions,
-    ResolveParams, Session, ToolResult,
+    CancelToken, CustomToolApi, FnPendingAction, InMemoryStore, ResolveOptions, Session,
 };
+use staged_protocol::{ResolveAction, ResolveParams, ToolResult};
 use staged_render::{render_resolve_call, render_resolve_result};
 
 use crate::{args::DemoArgs, exit::Exit, output::Output};

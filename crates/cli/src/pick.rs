@@ -12,10 +12,11 @@ use std::collections::BTreeSet;
 
 use anyhow::bail;
 use serde_json::Value;
-use staged_core::{ActionError, JsonObject, PendingEntry};
+use staged_core::{ActionError, PendingEntry};
 use staged_journal::{
     Choice, DiffKind, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, PartFile, Selection, diff_files,
 };
+use staged_protocol::JsonObject;
 
 /// How many of the preview's files an error lists.
 const FILES_LISTED: usize = 10;

@@ -15,8 +15,9 @@ use std::{
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use staged_agent::SKIPPED_CALL_TEXT;
-use staged_agent_test_support::{MockModel, MockWire, Recorded, Reply, Turn, WireFormat};
+use staged_agent_test_support::{MockModel, MockWire, Recorded, Reply, Turn};
 use staged_core::RESOLVE_REMINDER;
+use staged_protocol::WireFormat;
 
 use common::{code, pending_ids, read, staged, stderr, stdout, workspace};
 

@@ -17,7 +17,8 @@ use std::{
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use staged_agent_test_support::{MockModel, MockWire, Reply, Turn, WireFormat};
+use staged_agent_test_support::{MockModel, MockWire, Reply, Turn};
+use staged_protocol::WireFormat;
 
 use common::{code, json, pending_ids, staged, stderr, stdout, workspace};
 

@@ -11,8 +11,9 @@ use std::{hint::black_box, sync::Arc};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use staged_core::{
     CancelToken, FnPendingAction, InMemoryStore, PendingAction, PendingActionStore, ResolveOptions,
-    ResolveParams, Session, ToolResult,
+    Session,
 };
+use staged_protocol::{ResolveParams, ToolResult};
 
 fn noop_action() -> Arc<dyn PendingAction> {
     Arc::new(FnPendingAction::new("noop", |_| async { Ok(ToolResult::text("ok")) }))

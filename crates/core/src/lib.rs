@@ -9,10 +9,8 @@
 //! # Example
 //! ```
 //! use std::sync::Arc;
-//! use staged_core::{
-//!     CancelToken, FnPendingAction, InMemoryStore, ResolveOptions, ResolveParams, Session,
-//! };
-//! use staged_protocol::ToolResult;
+//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveOptions, Session};
+//! use staged_protocol::{ResolveParams, ToolResult};
 //!
 //! # futures::executor::block_on(async {
 //! let session = Session::new(Arc::new(InMemoryStore::new()));
@@ -44,11 +42,6 @@ mod session;
 mod store;
 mod tools;
 mod worker;
-
-pub use staged_protocol::{
-    ContentPart, JsonObject, ResolveAction, ResolveDetails, ResolveParams, ToolChoice, ToolResult,
-    WireFormat, preview_diff,
-};
 
 pub use crate::{
     cancel::CancelToken,

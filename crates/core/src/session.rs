@@ -407,8 +407,10 @@ impl Session {
                             record.undo = change.undo;
                             record.texts = change.texts;
                         } else {
-                            record.diff =
-                                action.details().and_then(crate::preview_diff).map(str::to_owned);
+                            record.diff = action
+                                .details()
+                                .and_then(staged_protocol::preview_diff)
+                                .map(str::to_owned);
                         }
                     }
                     let done = match claim {

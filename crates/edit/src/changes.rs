@@ -8,9 +8,10 @@
 
 use std::collections::HashSet;
 
-use staged_core::{Session, ToolResult};
+use staged_core::Session;
 use staged_fs::RelPath;
 use staged_journal::{ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, FileOp};
+use staged_protocol::ToolResult;
 
 use crate::{
     EditError,

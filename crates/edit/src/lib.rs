@@ -49,7 +49,7 @@ pub fn stage_edit(
     session: &staged_core::Session,
     workspace: &ConfinedRoot,
     params: &EditParams,
-) -> Result<staged_core::ToolResult, EditError> {
+) -> Result<staged_protocol::ToolResult, EditError> {
     edit_tool::plan(workspace, params)?.stage(session, workspace)
 }
 
@@ -61,7 +61,7 @@ pub fn stage_write(
     session: &staged_core::Session,
     workspace: &ConfinedRoot,
     params: &WriteParams,
-) -> Result<staged_core::ToolResult, EditError> {
+) -> Result<staged_protocol::ToolResult, EditError> {
     write_tool::plan(workspace, params)?.stage(session, workspace)
 }
 
@@ -76,7 +76,7 @@ pub fn stage_patch(
     workspace: &ConfinedRoot,
     input: &str,
     base: Option<&staged_fs::RelPath>,
-) -> Result<staged_core::ToolResult, EditError> {
+) -> Result<staged_protocol::ToolResult, EditError> {
     let mut parsed = patch::parse(input).map_err(EditError::InvalidPatch)?;
     if let Some(base) = base {
         parsed.rebase(base);

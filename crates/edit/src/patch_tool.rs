@@ -6,12 +6,13 @@ use std::{collections::HashSet, sync::Arc};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, Session, Tool, ToolError};
 use staged_fs::RelPath;
 use staged_journal::{
     ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, EXECUTABLE_MODE, Edit, FileOp, LineIndex,
     NEW_FILE_MODE, deleted_file_diff, file_diff_indexed, new_file_diff, with_executable,
 };
+use staged_protocol::ToolResult;
 
 use crate::{
     EditError,

@@ -5,10 +5,9 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use staged_core::{
-    CancelToken, FrontEnd, PendingAction, Session, StoreError, ToolError, ToolResult,
-};
+use staged_core::{CancelToken, FrontEnd, PendingAction, Session, StoreError, ToolError};
 use staged_journal::{ChangeAction, ChangeDetails, ChangedFile, ConfinedRoot, FileOp, label_of};
+use staged_protocol::ToolResult;
 
 use crate::{EditError, text::size};
 

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-use staged_core::{CancelToken, Session, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, Session, Tool, ToolError};
 use staged_journal::{
     ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, FileOp, LineIndex, NEW_FILE_MODE,
     file_diff_indexed, new_file_diff,
 };
+use staged_protocol::ToolResult;
 
 use crate::{
     EditError,

@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex};
 
 use staged_core::{
     CancelToken, Claim, InMemoryStore, LogRecord, PendingAction, PendingActionStore, PendingEntry,
-    PendingId, ResolveOptions, ResolveParams, Session, StoreError, StoreListener, Subscription,
-    Tool, UndoOptions,
+    PendingId, ResolveOptions, Session, StoreError, StoreListener, Subscription, Tool, UndoOptions,
 };
 use staged_edit::WriteTool;
 use staged_journal::{ChangeUndo, ConfinedRoot};
+use staged_protocol::ResolveParams;
 
 /// Where [`PanickingStore`] panics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,10 +16,8 @@
 //! model, judge the reply.
 //! ```
 //! use std::sync::Arc;
-//! use staged_core::{
-//!     CancelToken, FnPendingAction, InMemoryStore, ResolveOptions, ResolveParams, Session,
-//!     ToolResult,
-//! };
+//! use staged_core::{CancelToken, FnPendingAction, InMemoryStore, ResolveOptions, Session};
+//! use staged_protocol::{ResolveParams, ToolResult};
 //! use staged_gate::{Directives, ResolveGate, ToolCallRef, TurnOutcome};
 //!
 //! # futures::executor::block_on(async {

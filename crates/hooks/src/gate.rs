@@ -10,9 +10,10 @@
 use std::path::Path;
 
 use serde_json::Value;
-use staged_core::{RESOLVE_REMINDER, ToolResult};
+use staged_core::RESOLVE_REMINDER;
 use staged_edit::{EditItem, EditParams, WriteParams};
 use staged_fs::RelPath;
+use staged_protocol::ToolResult;
 use staged_workspace::{ChangeDetails, WorkspaceSession};
 
 use crate::{

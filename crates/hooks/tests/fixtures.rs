@@ -330,7 +330,7 @@ fn in_default_mode_only_a_person_may_apply_the_preview() {
     let mcp = staged_core::FrontEnd::Mcp(Some("claude-code".to_owned()));
     let resolve = |front_end: &staged_core::FrontEnd| {
         runtime.block_on(ws.session().resolve(
-            staged_core::ResolveParams::apply("the model applies it"),
+            staged_protocol::ResolveParams::apply("the model applies it"),
             staged_core::ResolveOptions { front_end: Some(front_end), ..Default::default() },
             &staged_core::CancelToken::new(),
         ))
@@ -350,7 +350,7 @@ fn in_default_mode_only_a_person_may_apply_the_preview() {
     let person = repo.session();
     runtime
         .block_on(person.session().resolve(
-            staged_core::ResolveParams::apply("the person applies it"),
+            staged_protocol::ResolveParams::apply("the person applies it"),
             staged_core::ResolveOptions::default(),
             &staged_core::CancelToken::new(),
         ))

@@ -16,9 +16,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use staged_core::{
-    ActionError, ActionFile, AppliedChange, CancelToken, FrontEnd, JsonObject, PendingAction,
-    Retirement, ToolResult, remainder_text,
+    ActionError, ActionFile, AppliedChange, CancelToken, FrontEnd, PendingAction, Retirement,
+    remainder_text,
 };
+use staged_protocol::{JsonObject, ToolResult};
 
 use crate::{
     ConfinedRoot, Edit, JournalError, LineIndex,

@@ -5,10 +5,9 @@
 //! failure is told by [`staged_core::worker_failure`]. What is written, and the rest that stays
 //! pending, is each action's own.
 
-use staged_core::{
-    ActionError, AppliedChange, CancelToken, JsonObject, Retirement, ToolResult, worker_failure,
-};
+use staged_core::{ActionError, AppliedChange, CancelToken, Retirement, worker_failure};
 use staged_fs::RelPath;
+use staged_protocol::{JsonObject, ToolResult};
 
 use crate::{
     ConfinedRoot, JournalError,

@@ -9,7 +9,8 @@
 use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
-use staged_core::{ActionError, JsonObject, ToolError};
+use staged_core::{ActionError, ToolError};
+use staged_protocol::JsonObject;
 
 use crate::hunks::{DiffKind, hunk_list};
 
@@ -256,7 +257,7 @@ pub fn part_files<'a>(
 /// `staged resolve --only`, `staged review` and `staged ui` pick from these.
 pub fn preview_parts(entry: &staged_core::PendingEntry) -> Vec<PartFile> {
     let files = entry.action.files();
-    let diff = entry.action.details().and_then(staged_core::preview_diff);
+    let diff = entry.action.details().and_then(staged_protocol::preview_diff);
     let sections = diff.map(crate::hunks::diff_files).unwrap_or_default();
     let kinds: Vec<DiffKind> = if sections.len() == files.len() {
         sections.iter().map(|s| s.kind).collect()

@@ -20,9 +20,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use staged_core::{
     ActionError, AppliedChange, CancelToken, FileChange, LogEntry, LogOutcome, Retirement,
-    ToolResult, UndoHandler,
+    UndoHandler,
 };
 use staged_fs::RelPath;
+use staged_protocol::ToolResult;
 
 use crate::{
     ConfinedRoot, DiffHeader, JournalError, LineIndex,

@@ -21,7 +21,8 @@ use rmcp::{
     service::RequestContext,
 };
 use serde_json::{Value, json};
-use staged_core::{PendingEntry, ToolResult, preview_diff};
+use staged_core::PendingEntry;
+use staged_protocol::{ToolResult, preview_diff};
 
 /// The key of the approval question in an input-required result.
 pub(crate) const APPROVAL_INPUT_KEY: &str = "staged_approve_apply";

@@ -316,7 +316,7 @@ fn plural(n: usize, word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use staged_core::ToolResult;
+    use staged_protocol::ToolResult;
 
     use super::*;
     use crate::reply::to_call_result;

@@ -6,7 +6,8 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
-use staged_core::{PendingActionStore, PendingEntry, ToolResult};
+use staged_core::{PendingActionStore, PendingEntry};
+use staged_protocol::ToolResult;
 
 /// The tool's name.
 pub const PENDING_TOOL_NAME: &str = "pending";

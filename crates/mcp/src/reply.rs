@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
-use staged_core::{ContentPart, PendingEntry, RESOLVE_REMINDER, ToolResult};
+use staged_core::{PendingEntry, RESOLVE_REMINDER};
+use staged_protocol::{ContentPart, ToolResult};
 use staged_protocol::{PendingHead, StructuredResult};
 
 /// The MCP form of `result`: its text parts (and the reminder, when `remind`) as text blocks,

@@ -23,10 +23,8 @@ use rmcp::{
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
-use staged_core::{
-    CancelToken, FrontEnd, PendingEntry, RESOLVE_TOOL_NAME, ResolveAction, ResolveOptions,
-    ResolveParams, Tool, ToolResult,
-};
+use staged_core::{CancelToken, FrontEnd, PendingEntry, RESOLVE_TOOL_NAME, ResolveOptions, Tool};
+use staged_protocol::{ResolveAction, ResolveParams, ToolResult};
 use staged_workspace::WorkspaceSession;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -147,7 +145,7 @@ impl StagedServer {
         if let (Some(number), Some(store)) = (session, self.workspace.sqlite())
             && let Some(text) = crate::session::notices(store, number)
         {
-            result.content.push(staged_core::ContentPart::Text { text });
+            result.content.push(staged_protocol::ContentPart::Text { text });
         }
         let after = self.head();
         let remind = staged_gate::remind_after_call(

@@ -7,8 +7,9 @@ mod common;
 
 use common::{Fixture, RENAMED, SOURCE, ends_with_reminder, is_error, rename_args, text};
 use serde_json::json;
-use staged_core::{CancelToken, ResolveOptions, ResolveParams, Tool};
+use staged_core::{CancelToken, ResolveOptions, Tool};
 use staged_mcp::Approval;
+use staged_protocol::ResolveParams;
 
 #[tokio::test]
 async fn staged_over_mcp_resolved_by_another_session() {

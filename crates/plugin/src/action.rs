@@ -17,9 +17,10 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use staged_core::{
-    ActionError, AppliedChange, CancelToken, JsonObject, LogEntry, LogOutcome, PendingAction,
-    PendingId, Retirement, ToolError, ToolResult, UndoHandler, preview_diff,
+    ActionError, AppliedChange, CancelToken, LogEntry, LogOutcome, PendingAction, PendingId,
+    Retirement, ToolError, UndoHandler,
 };
+use staged_protocol::{JsonObject, ToolResult, preview_diff};
 use staged_workspace::StoredAction;
 
 use crate::{

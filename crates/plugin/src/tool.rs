@@ -5,7 +5,8 @@ use std::{collections::BTreeSet, sync::Arc};
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
-use staged_core::{CancelToken, ContentPart, CustomToolApi, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, CustomToolApi, Tool, ToolError};
+use staged_protocol::{ContentPart, ToolResult};
 
 use crate::{PluginHost, action::PluginAction, protocol::parse_pending_meta};
 

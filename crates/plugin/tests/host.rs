@@ -8,8 +8,9 @@
 use std::{path::Path, sync::Arc};
 
 use serde_json::{Value, json};
-use staged_core::{CancelToken, ResolveOptions, ResolveParams};
+use staged_core::{CancelToken, ResolveOptions};
 use staged_plugin::{ConfigOrigin, PluginHost, PluginsConfig};
+use staged_protocol::ResolveParams;
 use staged_workspace::WorkspaceSession;
 
 fn plugins(extra: &str) -> PluginsConfig {

@@ -249,7 +249,7 @@ impl SessionUndo {
         entry: &LogEntry,
         retirement: &staged_core::Retirement,
         cancel: &staged_core::CancelToken,
-    ) -> Result<staged_core::ToolResult, staged_core::ActionError> {
+    ) -> Result<staged_protocol::ToolResult, staged_core::ActionError> {
         match staged_journal::plan_or_changed(&self.workspace, entry) {
             // As it was written, or not undoable for another reason than later changes: the
             // plain undo does it, or says why not.
@@ -267,7 +267,7 @@ impl SessionUndo {
         let label = entry.record.label.as_str();
         let seq = entry.seq;
         let refuse = |why: String| {
-            Ok(staged_core::ToolResult::error(format!(
+            Ok(staged_protocol::ToolResult::error(format!(
                 "Cannot undo log entry {seq} ({label}): {why}. Nothing was written."
             )))
         };
@@ -332,7 +332,7 @@ impl staged_core::UndoHandler for SessionUndo {
         entry: &LogEntry,
         retirement: &staged_core::Retirement,
         cancel: &staged_core::CancelToken,
-    ) -> Result<staged_core::ToolResult, staged_core::ActionError> {
+    ) -> Result<staged_protocol::ToolResult, staged_core::ActionError> {
         let this = self.clone();
         let entry = entry.clone();
         let retirement = retirement.clone();

@@ -19,8 +19,9 @@ use std::{
 };
 
 use serde_json::{Value, json};
-use staged_core::{CancelToken, JsonObject, LogRecord, PendingAction, Retirement, Session};
+use staged_core::{CancelToken, LogRecord, PendingAction, Retirement, Session};
 use staged_journal::{ChangeAction, ChangeDetails, ConfinedRoot, fingerprint};
+use staged_protocol::JsonObject;
 
 use crate::{
     RUNS_DIR, SHELL_SOURCE,

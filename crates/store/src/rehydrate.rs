@@ -2,7 +2,8 @@
 
 use std::{collections::HashMap, fmt, sync::Arc, time::SystemTime};
 
-use staged_core::{ActionError, CancelToken, JsonObject, PendingAction, PendingId, ToolResult};
+use staged_core::{ActionError, CancelToken, PendingAction, PendingId};
+use staged_protocol::{JsonObject, ToolResult};
 
 /// An entry as read from the database, handed to its tool's rehydrator.
 #[derive(Debug, Clone)]

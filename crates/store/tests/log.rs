@@ -8,10 +8,10 @@
 use std::sync::Arc;
 
 use staged_core::{
-    ActionError, AppliedChange, CancelToken, FileChange, FrontEnd, JsonObject, LogAction,
-    LogOutcome, LogRecord, PendingAction, PendingActionStore, ResolveOptions, ResolveParams,
-    Retirement, Session, ToolResult,
+    ActionError, AppliedChange, CancelToken, FileChange, FrontEnd, LogAction, LogOutcome,
+    LogRecord, PendingAction, PendingActionStore, ResolveOptions, Retirement, Session,
 };
+use staged_protocol::{JsonObject, ResolveParams, ToolResult};
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
 /// A replayable action: its payload is its label.

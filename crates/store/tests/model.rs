@@ -25,9 +25,10 @@ use std::{
 use futures::executor::block_on;
 use proptest::{prelude::*, test_runner::TestCaseError};
 use staged_core::{
-    ActionError, CancelToken, Claim, InMemoryStore, JsonObject, PendingAction, PendingActionStore,
-    PendingId, ResolveOptions, ResolveParams, Session, StoreError, ToolResult, pending_id,
+    ActionError, CancelToken, Claim, InMemoryStore, PendingAction, PendingActionStore, PendingId,
+    ResolveOptions, Session, StoreError, pending_id,
 };
+use staged_protocol::{JsonObject, ResolveParams, ToolResult};
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
 const TOOL: &str = "scripted";

@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use futures::executor::block_on;
 use staged_core::{
-    ActionError, CancelToken, JsonObject, LogOutcome, PendingAction, PendingActionStore,
-    ResolveOptions, ResolveParams, Session, StoreError, ToolResult,
+    ActionError, CancelToken, LogOutcome, PendingAction, PendingActionStore, ResolveOptions,
+    Session, StoreError,
 };
+use staged_protocol::{JsonObject, ResolveParams, ToolResult};
 use staged_store::{Rehydrators, SessionScope, SqliteStore, StoredAction};
 
 struct Note(String);

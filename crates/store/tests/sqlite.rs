@@ -10,9 +10,10 @@ use std::sync::{
 
 use futures::executor::block_on;
 use staged_core::{
-    ActionError, CancelToken, JsonObject, PendingAction, PendingActionStore, ResolveOptions,
-    ResolveParams, Session, StoreError, ToolResult,
+    ActionError, CancelToken, PendingAction, PendingActionStore, ResolveOptions, Session,
+    StoreError,
 };
+use staged_protocol::{JsonObject, ResolveParams, ToolResult};
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
 
 /// A replayable test action: its payload is its text; applying counts, and waits for the

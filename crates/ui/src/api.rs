@@ -31,10 +31,10 @@ use axum::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use staged_core::{
-    CancelToken, FrontEnd, JsonObject, LogEntry, MAX_REASON_CHARS, PendingId, ResolveAction,
-    ResolveOptions, ResolveParams, ToolError, ToolResult, preview_diff,
+    CancelToken, FrontEnd, LogEntry, MAX_REASON_CHARS, PendingId, ResolveOptions, ToolError,
 };
 use staged_journal::{Choice, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, Selection, preview_parts};
+use staged_protocol::{JsonObject, ResolveAction, ResolveParams, ToolResult, preview_diff};
 
 use crate::{App, diff, sessions};
 

@@ -15,7 +15,8 @@
 use std::{path::Path, time::Instant};
 
 use serde_json::json;
-use staged_core::{CancelToken, ResolveOptions, ResolveParams, Tool};
+use staged_core::{CancelToken, ResolveOptions, Tool};
+use staged_protocol::ResolveParams;
 use staged_workspace::WorkspaceSession;
 
 /// The stated bound on the database and its side files after any number of cycles.

@@ -11,10 +11,8 @@ use std::{error::Error, fmt::Write as _, path::Path, sync::Arc};
 use serde_json::json;
 use staged_workspace::{
     ChangeStager, FileChanges, ToolContext, WorkspaceSession,
-    core::{
-        CancelToken, FrontEnd, ResolveOptions, ResolveParams, Tool, ToolError, ToolResult,
-        UndoOptions,
-    },
+    core::{CancelToken, FrontEnd, ResolveOptions, Tool, ToolError, UndoOptions},
+    protocol::{ResolveParams, ToolResult},
 };
 
 /// `move_file`: stages moving a file; applying writes it through the journal.

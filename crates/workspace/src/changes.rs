@@ -8,10 +8,11 @@ use std::{collections::HashSet, sync::Arc};
 use serde_json::Value;
 use staged_core::{
     ActionError, CancelToken, CustomToolApi, LogEntry, PendingAction, Retirement, ToolError,
-    ToolResult, UndoHandler,
+    UndoHandler,
 };
 use staged_edit::FileChanges;
 use staged_journal::{ChangeAction, ChangeUndo, ConfinedRoot};
+use staged_protocol::ToolResult;
 use staged_store::{Rehydrator, StoredAction};
 
 /// Stages a custom tool's file changes as one preview under its name (see

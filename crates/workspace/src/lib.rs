@@ -16,9 +16,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use serde::{Deserialize, Serialize};
-//! use staged_workspace::core::{
-//!     CancelToken, FnPendingAction, ResolveOptions, ResolveParams, Tool, ToolError, ToolResult,
-//! };
+//! use staged_workspace::core::{CancelToken, FnPendingAction, ResolveOptions, Tool, ToolError};
+//! use staged_workspace::protocol::{ResolveParams, ToolResult};
 //! use staged_workspace::{ConfinedRoot, Stager, WorkspaceSession};
 //!
 //! /// The payload: what the preview will do.
@@ -102,6 +101,10 @@ pub struct DocsCompiled;
 
 /// `staged-core`, the runtime every custom tool is written against.
 pub use staged_core as core;
+
+/// `staged-protocol`, the shapes a tool returns and `resolve` takes (`ToolResult`,
+/// `ResolveParams`).
+pub use staged_protocol as protocol;
 
 /// The attribute a [`staged_core::Tool`] implementation needs:
 /// `#[staged_workspace::async_trait]`.

@@ -318,7 +318,7 @@ pub async fn revert_picked(
         front_end,
     );
     base.reason = reason.trim().to_owned();
-    let mut extra = staged_core::JsonObject::new();
+    let mut extra = staged_protocol::JsonObject::new();
     extra.insert("session".to_owned(), Value::String(short.clone()));
     extra.insert(
         "hunks".to_owned(),

@@ -19,11 +19,12 @@ use std::path::Path;
 use serde_json::json;
 use staged_ast_edit::AstEditAction;
 use staged_core::{
-    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, ResolveParams,
-    Retirement, Tool, UndoOptions,
+    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, Retirement, Tool,
+    UndoOptions,
 };
 use staged_journal::CommitStep;
 use staged_journal::{Selection, undo_observed};
+use staged_protocol::ResolveParams;
 use staged_test_support::crash::{abort_at, child_spec, run_child};
 use staged_workspace::WorkspaceSession;
 

@@ -11,10 +11,11 @@ use std::{collections::BTreeMap, os::unix::fs::PermissionsExt, path::Path};
 
 use serde_json::json;
 use staged_core::{
-    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, ResolveParams,
-    Retirement, Tool, UndoOptions,
+    CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, Retirement, Tool,
+    UndoOptions,
 };
 use staged_journal::{ChangeAction, CommitStep, undo_observed};
+use staged_protocol::ResolveParams;
 use staged_test_support::crash::{abort_at, child_spec, run_child};
 use staged_workspace::WorkspaceSession;
 

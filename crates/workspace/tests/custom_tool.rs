@@ -10,9 +10,9 @@ use std::{path::Path, process::Command, sync::Arc};
 
 use serde_json::json;
 use staged_core::{
-    CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, ResolveParams,
-    Tool, ToolError, ToolResult,
+    CancelToken, CustomToolApi, FnPendingAction, PendingAction, ResolveOptions, Tool, ToolError,
 };
+use staged_protocol::{ResolveParams, ToolResult};
 use staged_workspace::{ConfinedRoot, LoadError, StoredAction, ToolContext, WorkspaceSession};
 
 const CHILD_ENV: &str = "STAGED_CUSTOM_TOOL_CHILD";

@@ -12,8 +12,9 @@ use staged_workspace::{
     WorkspaceSessionBuilder,
     core::{
         CancelToken, CustomToolApi, FnPendingAction, FrontEnd, LogOutcome, PendingAction,
-        ResolveOptions, ResolveParams, Tool, ToolError, ToolResult, UndoOptions,
+        ResolveOptions, Tool, ToolError, UndoOptions,
     },
+    protocol::{ResolveParams, ToolResult},
 };
 
 fn block_on<F: std::future::Future>(fut: F) -> F::Output {

@@ -4,7 +4,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::json;
-use staged_core::{CancelToken, ResolveOptions, ResolveParams, Tool};
+use staged_core::{CancelToken, ResolveOptions, Tool};
+use staged_protocol::ResolveParams;
 use staged_workspace::{WorkspaceSession, find_root};
 
 fn block_on<F: std::future::Future>(fut: F) -> F::Output {

@@ -7,11 +7,9 @@ use std::sync::Arc;
 use crate::StandingHandler;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use staged_core::{
-    CancelToken, FnPendingAction, ResolveHandler, ResolveOptions, ResolveParams, ToolChoice,
-    ToolError, ToolResult,
-};
+use staged_core::{CancelToken, FnPendingAction, ResolveHandler, ResolveOptions, ToolError};
 use staged_gate::DirectiveOptions;
+use staged_protocol::{ResolveParams, ToolChoice, ToolResult};
 
 use super::harness::{block_on, counting_action, session};
 

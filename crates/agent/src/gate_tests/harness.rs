@@ -9,9 +9,9 @@ use std::sync::{
 
 use crate::{Directives, ToolChoiceDirective};
 
-use staged_core::{FnPendingAction, InMemoryStore, PendingAction, Session, StoreError, ToolResult};
+use staged_core::{FnPendingAction, InMemoryStore, PendingAction, Session, StoreError};
 use staged_gate::ToolChoiceQueue;
-pub(crate) use staged_test_support::CountingStore;
+use staged_protocol::ToolResult;
 
 /// A session with the loop's directives attached: the session methods these tests used
 /// before the queue and the standing handler moved out of `staged-core`.

@@ -2,8 +2,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use staged_core::{CancelToken, ResolveHandler, ResolveParams, ToolChoice, ToolError, ToolResult};
+use staged_core::{CancelToken, ResolveHandler, ToolError};
 use staged_gate::{DirectiveOptions, OnRejected, RejectOutcome, RejectReason, ToolChoiceQueue};
+use staged_protocol::{ResolveParams, ToolChoice, ToolResult};
 
 use super::harness::block_on;
 

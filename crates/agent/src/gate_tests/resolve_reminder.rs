@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use crate::ToolChoiceDirective;
 use staged_core::{
-    CancelToken, PendingActionStore, RESOLVE_REMINDER, ResolveOptions, ResolveParams, ResolveTool,
-    Session, Tool,
+    CancelToken, PendingActionStore, RESOLVE_REMINDER, ResolveOptions, ResolveTool, Session, Tool,
 };
+use staged_protocol::ResolveParams;
 
-use super::harness::{CountingStore, LoopSession, block_on, counting_action, session};
+use staged_test_support::CountingStore;
+
+use super::harness::{LoopSession, block_on, counting_action, session};
 
 const ACTIVE: &[&str] = &["read", "ast_edit", "resolve"];
 
@@ -91,8 +93,8 @@ fn no_soft_requirement_when_resolve_is_not_active() {
 
 #[test]
 fn hard_choice_for_an_inactive_tool_is_rejected_as_unavailable_and_skipped() {
-    use staged_core::ToolChoice;
     use staged_gate::{DirectiveOptions, RejectOutcome, RejectReason};
+    use staged_protocol::ToolChoice;
     let session = session();
     let reasons = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = Arc::clone(&reasons);

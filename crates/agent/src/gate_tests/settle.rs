@@ -6,8 +6,10 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use staged_agent_test_support::{MockModel, MockWire, Reply, Turn, WireFormat};
-use staged_core::{CancelToken, FnPendingAction, InMemoryStore, Session, ToolResult};
+use staged_agent_test_support::{MockModel, MockWire, Reply, Turn};
+use staged_core::{CancelToken, FnPendingAction, InMemoryStore, Session};
+use staged_protocol::ToolResult;
+use staged_protocol::WireFormat;
 
 use crate::{Agent, AgentEvent, AgentOptions, ProviderOverrides, ProvidersConfig, RunOutcome};
 
@@ -51,8 +53,9 @@ fn agent(wire: WireFormat, mock: &MockModel, session: &Arc<Session>) -> Agent {
 /// and nothing is rejected as not invoked.
 #[tokio::test]
 async fn a_hard_directive_is_settled_after_its_turns_tools_run() {
-    use staged_core::{ResolveHandler, ResolveParams, ToolChoice, ToolError, ToolResult};
+    use staged_core::{ResolveHandler, ToolError};
     use staged_gate::{DirectiveOptions, OnRejected, RejectOutcome};
+    use staged_protocol::{ResolveParams, ToolChoice, ToolResult};
 
     #[derive(Debug, Default)]
     struct Invoker(AtomicUsize);

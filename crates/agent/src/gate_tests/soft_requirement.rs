@@ -11,11 +11,9 @@ use std::{
 
 use crate::{ResolveGate, SKIPPED_CALL_TEXT, ToolCallRef, TurnOutcome};
 
-use staged_core::{
-    CancelToken, FnPendingAction, RESOLVE_REMINDER, ResolveOptions, ResolveParams, ToolChoice,
-    ToolResult,
-};
+use staged_core::{CancelToken, FnPendingAction, RESOLVE_REMINDER, ResolveOptions};
 use staged_gate::DirectiveOptions;
+use staged_protocol::{ResolveParams, ToolChoice, ToolResult};
 
 use super::harness::{LoopSession, block_on, session};
 

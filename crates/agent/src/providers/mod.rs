@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use staged_protocol::ToolChoice;
 
-use crate::{ConfigError, ModelClient, ProviderConfig, WireFormat, http::Http};
+use staged_protocol::WireFormat;
+
+use crate::{ConfigError, ModelClient, ProviderConfig, http::Http};
 
 pub use self::openai_responses::responses_body;
 use self::{

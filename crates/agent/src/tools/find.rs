@@ -1,8 +1,9 @@
 //! `find`: the workspace's files whose paths match a glob, honouring `.gitignore`.
 
 use serde_json::{Value, json};
-use staged_core::{CancelToken, Tool, ToolError, ToolResult, worker_failure};
+use staged_core::{CancelToken, Tool, ToolError, worker_failure};
 use staged_journal::{ConfinedRoot, ModelAccess, STATE_DIR_NAME};
+use staged_protocol::ToolResult;
 use staged_workspace::compile_glob;
 
 use crate::tools::{refuse_unknown, required_str};

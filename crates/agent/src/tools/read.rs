@@ -8,8 +8,9 @@
 use std::io::Read as _;
 
 use serde_json::{Value, json};
-use staged_core::{CancelToken, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, Tool, ToolError};
 use staged_journal::{ConfinedRoot, ModelAccess};
+use staged_protocol::ToolResult;
 
 use crate::tools::{positive, refuse_unknown, required_str};
 

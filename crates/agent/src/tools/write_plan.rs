@@ -2,7 +2,8 @@
 //! nowhere else, so planning can never change the code.
 
 use serde_json::{Value, json};
-use staged_core::{CancelToken, Tool, ToolError, ToolResult};
+use staged_core::{CancelToken, Tool, ToolError};
+use staged_protocol::ToolResult;
 
 use crate::{PlanMode, tools::required_str};
 

@@ -8,7 +8,8 @@ use std::sync::{
 
 use pretty_assertions::assert_eq;
 use staged_agent::{AgentOptions, ApplyDecision, Approval, RunOutcome};
-use staged_agent_test_support::{Reply, Turn, WireFormat};
+use staged_agent_test_support::{Reply, Turn};
+use staged_protocol::WireFormat;
 
 use super::harness::{ScriptedPerson, mock, provider, run, staged_session};
 

@@ -10,10 +10,10 @@ use staged_agent::{
     Agent, AgentEvent, AgentOptions, ApplyDecision, PlanDecision, PlanReview, ProviderConfig,
     ProviderOverrides, ProvidersConfig, RunReport, Supervisor,
 };
-use staged_agent_test_support::{MockModel, MockWire, Reply, WireFormat};
-use staged_core::{
-    CancelToken, FnPendingAction, InMemoryStore, PendingEntry, Session, Tool, ToolResult,
-};
+use staged_agent_test_support::{MockModel, MockWire, Reply};
+use staged_core::{CancelToken, FnPendingAction, InMemoryStore, PendingEntry, Session, Tool};
+use staged_protocol::ToolResult;
+use staged_protocol::WireFormat;
 
 /// A provider named `mock` speaking `wire` at the mock's URL, with `extra` TOML lines.
 pub(crate) fn provider(wire: WireFormat, mock: &MockModel, extra: &str) -> ProviderConfig {

@@ -13,8 +13,9 @@ use std::{
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use staged_agent::{AgentEvent, ModelError, RunOutcome};
-use staged_agent_test_support::{MockWire, Reply, Turn, WireFormat};
+use staged_agent_test_support::{MockWire, Reply, Turn};
 use staged_core::{CancelToken, InMemoryStore, Session};
+use staged_protocol::WireFormat;
 
 use super::harness::{agent, mock, provider, run, run_with, staged_session};
 

@@ -7,8 +7,9 @@ use staged_agent::{
     Directives, FindTool, PLAN_DECISION_REMINDER, PLAN_PROMPT, PlanMode, ReadTool, ResolveGate,
     SKIPPED_CALL_TEXT, SYSTEM_PROMPT, ToolCallRef, TurnOutcome, WritePlanTool,
 };
-use staged_core::{FnPendingAction, InMemoryStore, Session, Tool, ToolResult};
+use staged_core::{FnPendingAction, InMemoryStore, Session, Tool};
 use staged_journal::ConfinedRoot;
+use staged_protocol::ToolResult;
 
 use super::harness::ScriptedPerson;
 

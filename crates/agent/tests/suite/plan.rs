@@ -9,10 +9,11 @@ use serde_json::{Value, json};
 use staged_agent::{
     AgentEvent, PLAN_DECISION_REMINDER, PlanDecision, PlanMode, ReadTool, RunOutcome,
 };
-use staged_agent_test_support::{Recorded, Reply, Turn, WireFormat};
+use staged_agent_test_support::{Recorded, Reply, Turn};
 use staged_ast_edit::AstEditTool;
 use staged_core::{InMemoryStore, Session, Tool};
 use staged_journal::ConfinedRoot;
+use staged_protocol::WireFormat;
 
 use super::harness::{ScriptedPerson, mock, provider, run};
 

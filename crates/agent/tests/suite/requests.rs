@@ -10,8 +10,9 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use staged_agent::SKIPPED_CALL_TEXT;
 use staged_agent::{AgentEvent, RunOutcome, SYSTEM_PROMPT};
-use staged_agent_test_support::{MockWire, Reply, Turn, WireFormat};
+use staged_agent_test_support::{MockWire, Reply, Turn};
 use staged_core::{RESOLVE_REMINDER, Tool};
+use staged_protocol::WireFormat;
 
 use super::harness::{Peek, agent, mock, provider, run, staged_session};
 

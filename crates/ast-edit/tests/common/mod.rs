@@ -5,10 +5,9 @@ use std::{path::Path, sync::Arc};
 
 use serde_json::Value;
 use staged_ast_edit::{AstEditTool, AstGrepTool};
-use staged_core::{
-    CancelToken, InMemoryStore, ResolveOptions, ResolveParams, Session, Tool, ToolResult,
-};
+use staged_core::{CancelToken, InMemoryStore, ResolveOptions, Session, Tool};
 use staged_journal::ConfinedRoot;
+use staged_protocol::{ResolveParams, ToolResult};
 
 /// A temp dir with files, its workspace, a session and the two tools.
 pub struct Fixture {

@@ -1,7 +1,7 @@
 //! `staged ast-edit`: preview a structural rewrite and stage it.
 
 use anyhow::Context;
-use staged_core::ToolResult;
+use staged_protocol::ToolResult;
 use staged_workspace::{ArgNames, AstEditParams, Op, PreviewDetails, WorkspaceSession};
 
 use crate::{

@@ -11,7 +11,8 @@
 use anyhow::{Context, bail};
 use serde::Serialize;
 use serde_json::{Value, json};
-use staged_core::{JsonObject, LogEntry, ResolveLog};
+use staged_core::{LogEntry, ResolveLog};
+use staged_protocol::JsonObject;
 use staged_render::escape_line;
 
 use crate::{

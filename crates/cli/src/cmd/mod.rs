@@ -24,7 +24,8 @@ use std::{
 
 use serde::Deserialize as _;
 use serde_json::Value;
-use staged_core::{PendingId, Tool, ToolError, ToolResult};
+use staged_core::{PendingId, Tool, ToolError};
+use staged_protocol::ToolResult;
 use staged_protocol::{EditErrorDetails, PendingHead, StructuredResult};
 use staged_workspace::{AstEditParams, AstGrepParams, LangRequiredDetails, WorkspaceSession};
 

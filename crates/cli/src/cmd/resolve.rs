@@ -5,11 +5,9 @@
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use staged_core::{
-    JsonObject, MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, ResolveAction, ResolveOptions,
-    ResolveParams, ToolResult,
-};
+use staged_core::{MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, ResolveOptions};
 use staged_journal::{FILES_EXTRA_KEY, HUNKS_EXTRA_KEY};
+use staged_protocol::{JsonObject, ResolveAction, ResolveParams, ToolResult};
 use staged_render::render_resolve_result;
 use staged_workspace::{StaleDetails, WorkspaceSession};
 

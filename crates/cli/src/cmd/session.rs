@@ -23,7 +23,7 @@ use staged_core::FrontEnd;
 use staged_journal::diff_files;
 use staged_session::{FileKind, Pick, SessionFile, origin_text};
 use staged_store::{SessionRow, SqliteStore};
-pub(crate) use staged_workspace::sessions::{
+use staged_workspace::sessions::{
     Listed, Loaded, Reverted, check_reason, keep_picked, listed, plural,
 };
 use staged_workspace::{

@@ -11,7 +11,7 @@
 use anyhow::bail;
 use serde::Serialize;
 use serde_json::Value;
-use staged_core::preview_diff;
+use staged_protocol::preview_diff;
 use staged_render::escape_line;
 
 use crate::{

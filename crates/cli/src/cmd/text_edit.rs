@@ -4,7 +4,7 @@ use std::{io::Read, path::Path};
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use staged_core::ToolResult;
+use staged_protocol::ToolResult;
 use staged_workspace::{ChangeDetails, WorkspaceSession};
 
 use crate::{

@@ -12,7 +12,8 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Context, bail};
-use staged_core::{FrontEnd, ResolveLog, StoreError, ToolResult, UndoOptions};
+use staged_core::{FrontEnd, ResolveLog, StoreError, UndoOptions};
+use staged_protocol::ToolResult;
 use staged_workspace::WorkspaceSession;
 
 use crate::{

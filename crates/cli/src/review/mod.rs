@@ -84,8 +84,8 @@ fn handle_key(review: &mut Review, key: KeyEvent) -> bool {
     match review.mode().clone() {
         Mode::Browse => match key.code {
             KeyCode::Char('q') | KeyCode::Esc => return false,
-            KeyCode::Char('a') => review.start_reason(staged_core::ResolveAction::Apply),
-            KeyCode::Char('d') => review.start_reason(staged_core::ResolveAction::Discard),
+            KeyCode::Char('a') => review.start_reason(staged_protocol::ResolveAction::Apply),
+            KeyCode::Char('d') => review.start_reason(staged_protocol::ResolveAction::Discard),
             KeyCode::Char('f') => review.start_files(),
             KeyCode::Char('l') => review.show_log(),
             KeyCode::Char('s') => review.toggle_sessions(),

@@ -11,16 +11,15 @@ use std::{
 };
 
 use serde_json::Value;
-use staged_core::{
-    FrontEnd, JsonObject, LogEntry, PendingEntry, ResolveAction, ResolveOptions, ResolveParams,
-};
+use staged_core::{FrontEnd, LogEntry, PendingEntry, ResolveOptions};
 use staged_journal::{DiffKind, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, diff_files, hunk_list};
-use staged_workspace::WorkspaceSession;
-
-use crate::{
-    cmd::session::{Listed, Loaded},
-    pick,
+use staged_protocol::{JsonObject, ResolveAction, ResolveParams};
+use staged_workspace::{
+    WorkspaceSession,
+    sessions::{Listed, Loaded},
 };
+
+use crate::pick;
 
 mod session_view;
 
@@ -596,7 +595,7 @@ fn head_files(entry: &PendingEntry) -> Vec<HeadFile> {
     let sections = entry
         .action
         .details()
-        .and_then(staged_core::preview_diff)
+        .and_then(staged_protocol::preview_diff)
         .map(diff_files)
         .unwrap_or_default();
     let aligned = sections.len() == files.len();

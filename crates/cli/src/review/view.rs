@@ -11,15 +11,17 @@ use ratatui::{
     text::{Line, Span, Text},
     widgets::{Block, Borders, Paragraph, Wrap},
 };
-use staged_core::{PendingEntry, ResolveAction, preview_diff};
+use staged_core::PendingEntry;
+use staged_protocol::{ResolveAction, preview_diff};
 
 use staged_render::{escape_line, escape_text};
 use staged_session::FileKind;
+use staged_workspace::sessions::plural;
 
 use crate::{
     cmd::{
         age,
-        session::{numbered, plural, progress},
+        session::{numbered, progress},
     },
     review::{Mode, Review},
 };

@@ -6,9 +6,8 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use staged_core::{
-    ActionError, FnPendingAction, InMemoryStore, PendingAction, Session, ToolResult,
-};
+use staged_core::{ActionError, FnPendingAction, InMemoryStore, PendingAction, Session};
+use staged_protocol::ToolResult;
 pub(crate) use staged_test_support::CountingStore;
 
 pub(crate) fn session() -> Arc<Session> {

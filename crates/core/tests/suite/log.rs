@@ -11,9 +11,10 @@ use std::sync::{
 use pretty_assertions::assert_eq;
 use staged_core::{
     ActionError, AppliedChange, CancelToken, FileChange, FnPendingAction, FrontEnd, InMemoryStore,
-    JsonObject, LogEntry, LogOutcome, PendingAction, ResolveOptions, ResolveParams, Retirement,
-    Session, ToolResult, UndoHandler, UndoOptions,
+    LogEntry, LogOutcome, PendingAction, ResolveOptions, Retirement, Session, UndoHandler,
+    UndoOptions,
 };
+use staged_protocol::{JsonObject, ResolveParams, ToolResult};
 
 use super::harness::{block_on, counting_action, failing_action};
 

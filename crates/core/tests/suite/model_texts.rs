@@ -1,8 +1,9 @@
 //! Snapshots of every model-facing text of the runtime, so a change to one is reviewed.
 
 use staged_core::{
-    CancelToken, RESOLVE_DESCRIPTION, RESOLVE_REMINDER, ResolveOptions, ResolveParams, ResolveTool,
+    CancelToken, RESOLVE_DESCRIPTION, RESOLVE_REMINDER, ResolveOptions, ResolveTool,
 };
+use staged_protocol::ResolveParams;
 
 use super::harness::{block_on, failing_action, session};
 

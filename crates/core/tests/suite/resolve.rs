@@ -12,9 +12,10 @@ use std::{
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use staged_core::{
-    ActionError, CancelToken, FnPendingAction, ResolveOptions, ResolveParams, ResolveTool, Session,
-    Tool, ToolError, ToolErrorKind, ToolResult,
+    ActionError, CancelToken, FnPendingAction, ResolveOptions, ResolveTool, Session, Tool,
+    ToolError, ToolErrorKind,
 };
+use staged_protocol::{ResolveParams, ToolResult};
 
 use super::harness::{CountingStore, block_on, counting_action, failing_action, session};
 

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use staged_core::{
-    CancelToken, CustomToolApi, FnPendingAction, ResolveOptions, ResolveParams, ResolveTool, Tool,
-    ToolError, ToolResult, assemble_tools,
+    CancelToken, CustomToolApi, FnPendingAction, ResolveOptions, ResolveTool, Tool, ToolError,
+    assemble_tools,
 };
+use staged_protocol::{ResolveParams, ToolResult};
 
 use super::harness::{block_on, session};
 

@@ -5,7 +5,8 @@
 use std::io::{BufRead, Write};
 
 use staged_agent::{ApplyDecision, PlanDecision, PlanReview, Supervisor};
-use staged_core::{PendingEntry, preview_diff};
+use staged_core::PendingEntry;
+use staged_protocol::preview_diff;
 
 use staged_render::{escape_line, escape_text};
 

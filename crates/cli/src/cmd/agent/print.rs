@@ -6,7 +6,7 @@ use std::io::Write;
 use serde::Deserialize as _;
 use serde_json::Value;
 use staged_agent::{AgentEvent, PlanDetails};
-use staged_core::{ResolveDetails, ResolveParams, preview_diff};
+use staged_protocol::{ResolveDetails, ResolveParams, preview_diff};
 use staged_render::{escape_text, render_resolve_call, render_resolve_result};
 
 use crate::output::Output;

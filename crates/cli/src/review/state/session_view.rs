@@ -5,7 +5,9 @@ use staged_core::FrontEnd;
 
 use staged_session::{FileKind, Pick};
 
-use crate::cmd::session::{self as sessions, Listed, Loaded, Reverted};
+use staged_workspace::sessions::{self as shared, Listed, Loaded, Reverted};
+
+use crate::cmd::session as sessions;
 
 use super::{Mode, Review, Row};
 
@@ -33,7 +35,7 @@ impl Review {
             self.session = None;
             return;
         };
-        match sessions::listed(&self.ws, &store) {
+        match shared::listed(&self.ws, &store) {
             Ok(listed) => self.sessions = listed,
             Err(err) => self.status = format!("Could not read the sessions: {err}"),
         }
@@ -166,7 +168,7 @@ impl Review {
             self.status = "Type a reason first: a revert says why (Esc cancels).".to_owned();
             return;
         }
-        if let Err(err) = sessions::check_reason(&reason, revert) {
+        if let Err(err) = shared::check_reason(&reason, revert) {
             self.status = err.to_string();
             return;
         }
@@ -198,7 +200,7 @@ impl Review {
                 Reverted::Refused(text) => (text, false),
             })
         } else {
-            sessions::keep_picked(&store, loaded, &picks, &reason)
+            shared::keep_picked(&store, loaded, &picks, &reason)
                 .map(|kept| (kept.text, true))
                 .map_err(anyhow::Error::from)
         };
