@@ -25,13 +25,14 @@ mod names;
 mod parse;
 mod unified;
 
-pub use apply::{OverBudget, SEEK_BUDGET, Seeker, apply_chunks};
-pub use parse::{parse, parse_codex, parse_with};
-pub use unified::{parse_unified, parse_unified_with};
+pub use apply::apply_chunks;
+pub use parse::parse;
+pub(crate) use parse::parse_with;
+pub use unified::parse_unified;
 
 /// A person's options for a patch (`staged patch -p N`); models give none.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Options {
+pub(crate) struct Options {
     /// How many leading folders to drop from a unified diff's paths (`-p N`), instead of
     /// the usual rule (a leading `a/` or `b/`, or the one folder in which the two names
     /// differ).
@@ -176,12 +177,12 @@ impl PatchLine {
     }
 
     /// A context line of a Codex patch, the `old`-th old line of its chunk.
-    pub fn codex_context(text: &str, old: usize) -> PatchLine {
+    pub(crate) fn codex_context(text: &str, old: usize) -> PatchLine {
         PatchLine { text: text.to_owned(), ending: None, context: Some(old) }
     }
 
     /// The line as a new file holds it (a Codex line with `\n`).
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let ending = match self.ending {
             Some(Ending::CrLf) => "\r\n",
             Some(Ending::None) => "",
