@@ -236,7 +236,7 @@ pub(crate) fn preview_notes(preview: &EditPreview, names: ArgNames) -> Vec<Strin
 }
 
 /// The preview text: the header line, the tree of changes, and the trailers (see
-/// [`preview_notes`] and [`last_line`]).
+/// `preview_notes` and [`last_line`]).
 pub fn preview_text(preview: &EditPreview) -> String {
     preview_text_named(preview, ArgNames::Tool)
 }

@@ -210,7 +210,7 @@ fn collect(
 pub(crate) const MAX_GLOB_BYTES: usize = 4096;
 
 /// Compiles `glob` as the walks and `find` use it (`*` does not cross `/`). A glob longer than
-/// [`MAX_GLOB_BYTES`], or one globset cannot compile (even by panicking), is an
+/// `MAX_GLOB_BYTES`, or one globset cannot compile (even by panicking), is an
 /// [`AstEditError::InvalidGlob`] with a short message.
 ///
 /// # Errors
