@@ -252,7 +252,7 @@ pub enum Applied {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UndoData {
-    /// [`UNDO_DATA_VERSION`].
+    /// The version of its shape (the crate's `UNDO_DATA_VERSION`).
     pub version: u64,
     /// What was written.
     pub ops: Vec<Applied>,

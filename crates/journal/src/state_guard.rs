@@ -3,8 +3,7 @@
 //! `.staged/` holds a running server's bearer token (`mcp-PORT.token`), the transcripts of
 //! earlier runs and the database; a model that could read them would send them to its provider.
 //! Every model-facing tool resolves the paths it is given with [`ConfinedRoot::resolve_for_model`]
-//! (an existing path to read, list or search) or [`ConfinedRoot::resolve_target_for_model`] (a
-//! file to create or change, which may not exist yet), or checks a [`RelPath`] it built itself
+//! (an existing path to read, list or search), or checks a [`RelPath`] it built itself
 //! with [`ConfinedRoot::check_model_path`]. Both look at the path after
 //! symlinks are resolved, so a symlink elsewhere in the tree that points into the state folder
 //! is refused too; a tool that then opens the path should open it with

@@ -5,7 +5,7 @@
 //! previous one ended, first exactly, then ignoring trailing whitespace, then ignoring
 //! surrounding whitespace, then with Unicode dashes, quotes and spaces taken as ASCII. A
 //! chunk's `@@ <context>` line is found first the same way. Each way numbers the file's lines
-//! once, and a chunk is a run of numbers to find ([`Seeker`]), in time linear in the file and
+//! once, and a chunk is a run of numbers to find (`Seeker`), in time linear in the file and
 //! the chunk. Lines are compared without their line endings, and a CRLF file keeps its CRLF:
 //! the lines a Codex patch adds get the line ending of the file's first line (as Codex does),
 //! and a file a Codex patch updates always ends with a line ending. A unified diff's lines
@@ -17,7 +17,7 @@
 //! epoch is a missing file; the first folder is dropped when it is all two names differ
 //! in). A hunk must hold the lines its header counts. Symlinks, submodules, binary files,
 //! and copies are refused by design, naming the file and why; a mode a git diff gives a file
-//! (`new file mode 100755`, `old mode`/`new mode` between 100644 and 100755) is set. [`Options`]
+//! (`new file mode 100755`, `old mode`/`new mode` between 100644 and 100755) is set. `Options`
 //! carries a person's `-p N` and `-R`.
 
 mod apply;
