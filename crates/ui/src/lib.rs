@@ -39,11 +39,11 @@ use staged_workspace::WorkspaceSession;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-pub use crate::guard::{CSRF_HEADER, cookie_name};
+pub(crate) use crate::guard::{CSRF_HEADER, cookie_name};
 
 /// What can keep the page from being served.
 #[derive(Debug, thiserror::Error)]
-pub enum UiError {
+pub(crate) enum UiError {
     /// The address is not a loopback address.
     #[error(
         "staged ui serves on loopback only (127.0.0.1 or [::1]), not {0}: the page can apply and undo changes"
