@@ -22,6 +22,8 @@
 //!
 //! The page's HTML, script and style are embedded (`assets/`); nothing is fetched from the
 //! network. This crate prints nothing and reads no environment: the `staged` CLI does.
+//!
+//! Library API: `UiServer`, whose `bind` and `serve` fail with a `UiError`.
 
 #![deny(missing_docs)]
 
@@ -39,11 +41,9 @@ use staged_workspace::WorkspaceSession;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-pub(crate) use crate::guard::{CSRF_HEADER, cookie_name};
-
 /// What can keep the page from being served.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum UiError {
+pub enum UiError {
     /// The address is not a loopback address.
     #[error(
         "staged ui serves on loopback only (127.0.0.1 or [::1]), not {0}: the page can apply and undo changes"
@@ -73,7 +73,7 @@ struct App {
     token: BearerToken,
     /// The cookie's value, given for the token.
     session: BearerToken,
-    /// What every write must carry in [`CSRF_HEADER`].
+    /// What every write must carry in [`guard::CSRF_HEADER`].
     csrf: BearerToken,
     hosts: HostPolicy,
     port: u16,
