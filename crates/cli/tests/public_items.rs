@@ -137,6 +137,7 @@ const LIBRARY_API: &[(&str, &[&str])] = &[
     ),
     ("plugin", &["PluginConfig", "PluginError"]),
     ("render", &["resolve_intent"]),
+    ("shell", &["After", "Written"]),
     ("ui", &["UiError"]),
     ("fs", &["InvalidRelPath"]),
     (
