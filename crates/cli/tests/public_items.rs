@@ -13,7 +13,8 @@
 //!   `examples/` and `benches/` are not outside users: they are the crate checking itself. An
 //!   item they need and nothing else uses is library API, or its test moves into the crate.
 //!   The match is by name, so an item whose name another crate uses for something else passes:
-//!   the check catches what nothing could call, not every narrowing left to do.
+//!   the check catches what nothing could call, not every narrowing left to do. An item
+//!   re-exported under another name (`pub use a::NAME as ALIAS`) is used by either name.
 //! - Library API is [`LIBRARY_API`]: per crate, the names a Rust user is meant to call, each of
 //!   which the crate's docs (`src/lib.rs`'s `//!` comment or its `README.md`) name as library
 //!   API (written as `` `NAME` ``, or `` `Type::NAME` `` for a method, in those docs).
@@ -32,12 +33,14 @@ const CHECKED: &[&str] = &[
     "edit",
     "fs",
     "gate",
+    "hooks",
     "journal",
     "mcp",
     "plugin",
     "protocol",
     "render",
     "shell",
+    "cli",
     "test-support",
     "ui",
 ];
@@ -142,6 +145,7 @@ const LIBRARY_API: &[(&str, &[&str])] = &[
     ("shell", &["After", "Written"]),
     ("ui", &["UiError"]),
     ("fs", &["InvalidRelPath"]),
+    ("hooks", &["Check", "HookEvent", "InstallError", "parse_from"]),
     (
         "journal",
         &[
@@ -360,6 +364,17 @@ fn public_items(text: &str) -> Vec<String> {
     res
 }
 
+/// The renames of `text`'s imports and re-exports (`NAME as ALIAS`), as (NAME, ALIAS).
+fn renames(text: &str) -> Vec<(String, String)> {
+    let toks = tokens(text);
+    toks.windows(3)
+        .filter_map(|w| match (ident(w.first()), ident(w.get(1)), ident(w.get(2))) {
+            (Some(name), Some("as"), Some(alias)) => Some((name.to_owned(), alias.to_owned())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The identifiers of `text`, comments and literals left out.
 fn identifiers(text: &str, into: &mut BTreeSet<String>) {
     for token in tokens(text) {
@@ -386,20 +401,22 @@ fn unused_public_items(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
         let mut files = Vec::new();
         rust_files(dir, &mut files);
         let mut items = BTreeSet::new();
+        let mut aliases = Vec::new();
         let mut words = BTreeSet::new();
         for file in files {
             let text = std::fs::read_to_string(&file).unwrap();
             let rel = file.strip_prefix(dir).unwrap();
             if rel.starts_with("src") && !rel.ends_with("src/main.rs") {
                 items.extend(public_items(&text));
+                aliases.extend(renames(&text));
             }
             identifiers(&text, &mut words);
         }
-        declared.insert(name.clone(), items);
+        declared.insert(name.clone(), (items, aliases));
         shown.insert(name.clone(), words);
     }
     let mut res = BTreeMap::new();
-    for (name, items) in declared {
+    for (name, (items, aliases)) in declared {
         if !CHECKED.contains(&name.as_str()) {
             continue;
         }
@@ -418,8 +435,14 @@ fn unused_public_items(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
                     identifiers(&text, &mut words);
                     words.contains(item)
                 });
-                let elsewhere =
-                    shown.iter().any(|(other, words)| *other != name && words.contains(item));
+                // An item re-exported under another name (`use a::NAME as ALIAS`) is used by
+                // that name too.
+                let names: Vec<&String> = std::iter::once(item)
+                    .chain(aliases.iter().filter(|(orig, _)| orig == item).map(|(_, alias)| alias))
+                    .collect();
+                let elsewhere = shown.iter().any(|(other, words)| {
+                    *other != name && names.iter().any(|n| words.contains(*n))
+                });
                 !in_main && !elsewhere
             })
             .collect();
@@ -501,7 +524,7 @@ impl Point<'_> {
     pub unsafe fn risky() {}
 }
 pub mod inner {}
-pub use other::Reexport;
+pub use other::{Reexport, inner as renamed};
 /* pub fn commented() {} /* nested */ pub fn still_commented() {} */
 const RAW: &str = r#"pub fn raw() "quoted" {}"#;
 pub enum Kind { A, B }
@@ -535,6 +558,7 @@ pub fn after_escape() {}
             "after_escape"
         ]
     );
+    assert_eq!(renames(text), [("inner".to_owned(), "renamed".to_owned())]);
     let mut words = BTreeSet::new();
     identifiers(text, &mut words);
     for word in ["shown", "Point", "Reexport", "match", "a", "str"] {
