@@ -34,7 +34,7 @@ use crate::{
 };
 
 /// The database's file name inside the state folder.
-pub const DB_FILE_NAME: &str = "staged.db";
+pub(crate) const DB_FILE_NAME: &str = "staged.db";
 
 /// The schema version this build reads and writes. Schema 2 stores details and payloads
 /// compressed (see the codec module); schema 3 adds the resolve log (see the log module);
