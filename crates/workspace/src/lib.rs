@@ -144,12 +144,12 @@ const CUSTOM_ORIGIN: &str = "custom tool";
 /// `apply_patch` and `resolve` here; `pending` in `staged mcp`; `read` and `find` in `staged
 /// agent`): a custom tool may take none of them, nor a name equal to one once case, `-` and
 /// `_` are ignored ([`fold_tool_name`]). This list is the one place the check looks.
-pub const BUILTIN_TOOL_NAMES: &[&str] =
+pub(crate) const BUILTIN_TOOL_NAMES: &[&str] =
     &["ast_grep", "ast_edit", "edit", "write", "apply_patch", "resolve", "pending", "read", "find"];
 
 /// A tool name as compared with the others: lowercase, without `-` and `_`. `Resolve`,
 /// `AST_EDIT` and `ast-edit` fold to a built-in's name, and are refused.
-pub fn fold_tool_name(name: &str) -> String {
+pub(crate) fn fold_tool_name(name: &str) -> String {
     name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
 }
 
@@ -171,13 +171,13 @@ impl LoadError {
     }
 
     /// `Tool name "<name>" conflicts with existing tool`.
-    pub fn conflict(origin: impl Into<String>, name: &str) -> Self {
+    pub(crate) fn conflict(origin: impl Into<String>, name: &str) -> Self {
         Self::new(origin, format!("Tool name \"{name}\" conflicts with existing tool"))
     }
 
     /// `Tool name "<name>" conflicts with existing tool "<other>" (...)`, for a name that is
     /// another's once case, `-` and `_` are ignored.
-    pub fn look_alike(origin: impl Into<String>, name: &str, other: &str) -> Self {
+    pub(crate) fn look_alike(origin: impl Into<String>, name: &str, other: &str) -> Self {
         Self::new(
             origin,
             format!(
@@ -219,7 +219,7 @@ impl ToolContext<'_> {
 }
 
 /// Builds a custom tool once the session exists.
-pub type ToolFactory = Box<dyn FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send>;
+pub(crate) type ToolFactory = Box<dyn FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send>;
 
 /// A custom tool's rehydrator, given the workspace it rebuilds actions in.
 type RehydratorIn = Arc<dyn Fn(&ConfinedRoot) -> Rehydrator + Send + Sync>;
