@@ -10,7 +10,7 @@ use serde_json::Value;
 use staged_protocol::WireFormat;
 
 /// The problems of one request body on `wire`; empty when it is well-formed.
-pub fn check_request(wire: WireFormat, body: &Value) -> Vec<String> {
+pub(crate) fn check_request(wire: WireFormat, body: &Value) -> Vec<String> {
     match wire {
         WireFormat::OpenaiResponses => responses(body),
         WireFormat::OpenaiChat => chat(body),

@@ -27,7 +27,7 @@ use axum::{
 };
 use serde_json::Value;
 
-pub use crate::invariants::check_request;
+pub(crate) use crate::invariants::check_request;
 
 use staged_protocol::WireFormat;
 

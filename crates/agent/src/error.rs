@@ -86,7 +86,7 @@ pub enum ModelError {
 impl ModelError {
     /// Whether sending the same request again may succeed. The HTTP layer retries these
     /// before the stream starts.
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         match self {
             ModelError::Status { status, .. } => *status == 429 || *status >= 500,
             ModelError::Unreachable { .. }
@@ -101,7 +101,7 @@ impl ModelError {
     }
 
     /// Whether this is HTTP 400, the answer of a provider that rejects a forced `tool_choice`.
-    pub fn is_bad_request(&self) -> bool {
+    pub(crate) fn is_bad_request(&self) -> bool {
         matches!(self, ModelError::BadRequest { .. })
     }
 }

@@ -15,6 +15,16 @@
 //! non-compliant one with the exact synthetic result. Plan mode ([`PlanMode`]) and human approval
 //! ([`Supervisor`]) plug into the same loop.
 //!
+//! # Library API
+//!
+//! An agent builder brings its own model through `ModelClient` (`ModelRequest` in, with the
+//! `ToolSpec`s offered; `StreamDelta`s streamed; an `AssistantMessage` of `AssistantPart`s out,
+//! or a `ModelError`), or configures a provider (`ProviderConfig`, `ProviderConfig::endpoint_url`,
+//! its `ReminderRole`; `AgentDefaults`; `ConfigError`) and reads what a run did (`RunReport`,
+//! `SkippedCall`, `ToolResultMessage`, `PlanMode::is_active`). The prompts are the contract's:
+//! `SYSTEM_PROMPT`, `PLAN_PROMPT`, `PLAN_DECISION_REMINDER`; `responses_body` is the OpenAI
+//! Responses request a `ModelRequest` becomes.
+//!
 //! # A loop driven by hand
 //! The gate is pure, so a loop is a few lines: ask for the directive, plan the turn, call the
 //! model, judge the reply.
@@ -86,7 +96,7 @@ pub use crate::{
     error::{ConfigError, ModelError},
     events::{AgentEvent, SkippedCall},
     message::{AssistantMessage, AssistantPart, Message, ToolCall, ToolResultMessage},
-    plan::{PlanDetails, PlanMode, PlanTitleError, normalize_plan_title},
+    plan::{PlanDetails, PlanMode},
     providers::{connect, responses_body},
     run::{
         Agent, AgentOptions, Approval, DEFAULT_MAX_TURNS, PLAN_DECISION_REMINDER, PLAN_PROMPT,

@@ -57,7 +57,7 @@ pub struct AssistantMessage {
 
 impl AssistantMessage {
     /// The tool calls, in order.
-    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+    pub(crate) fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.parts.iter().filter_map(|part| match part {
             AssistantPart::ToolCall(call) => Some(call),
             _ => None,
@@ -122,7 +122,7 @@ pub struct ToolCall {
 impl ToolCall {
     /// The arguments as JSON: an empty object when the model sent nothing, an error naming the
     /// problem when it sent something that is not a JSON object.
-    pub fn parsed_arguments(&self) -> Result<serde_json::Value, String> {
+    pub(crate) fn parsed_arguments(&self) -> Result<serde_json::Value, String> {
         if self.arguments.trim().is_empty() {
             return Ok(serde_json::json!({}));
         }

@@ -246,34 +246,15 @@ impl AstEditAction {
         &self.expected
     }
 
-    /// Applies synchronously (the async `apply` runs this on a blocking thread).
+    /// Applies synchronously (the async `apply` runs this on a blocking thread), calling
+    /// `observer` after each durable step of the commit (for progress reports, and for tests
+    /// that crash at every step). For a claimed entry, the journal records the entry's id, and
+    /// `retirement` retires the entry once every file is replaced and before the journal is
+    /// deleted, so a crash at any point leaves a stack that agrees with the files.
     ///
     /// # Errors
     /// [`ActionError::Cancelled`] when `cancel` fired before anything was written;
     /// [`ActionError::Other`] when a write failed.
-    pub fn apply_blocking(&self, cancel: &CancelToken) -> Result<ToolResult, ActionError> {
-        self.apply_retiring_blocking(cancel, &Retirement::detached())
-    }
-
-    /// [`AstEditAction::apply_blocking`] for a claimed entry: the journal records the entry's
-    /// id, and the entry is retired once every file is replaced and before the journal is
-    /// deleted, so a crash at any point leaves a stack that agrees with the files.
-    ///
-    /// # Errors
-    /// As [`AstEditAction::apply_blocking`].
-    pub fn apply_retiring_blocking(
-        &self,
-        cancel: &CancelToken,
-        retirement: &Retirement,
-    ) -> Result<ToolResult, ActionError> {
-        self.apply_observed(cancel, retirement, &mut |_| {})
-    }
-
-    /// [`AstEditAction::apply_retiring_blocking`], calling `observer` after each durable step
-    /// of the commit (for progress reports, and for tests that crash at every step).
-    ///
-    /// # Errors
-    /// As [`AstEditAction::apply_blocking`].
     pub fn apply_observed(
         &self,
         cancel: &CancelToken,
@@ -290,7 +271,7 @@ impl AstEditAction {
     /// nothing.
     ///
     /// # Errors
-    /// As [`AstEditAction::apply_blocking`]; [`ActionError::Tool`] when `selection` names a
+    /// As [`AstEditAction::apply_observed`]; [`ActionError::Tool`] when `selection` names a
     /// file that is not in the preview, or a hunk its file does not have.
     pub fn apply_only_observed(
         &self,

@@ -89,7 +89,7 @@ impl PreviewDetails {
 
     /// Sets [`PreviewDetails::pending_id`] in details already written as JSON (the preview
     /// is staged after its details are written, and they may be big).
-    pub fn set_pending_id(details: &mut Value, id: &str) {
+    pub(crate) fn set_pending_id(details: &mut Value, id: &str) {
         if let Some(details) = details.as_object_mut() {
             details.insert("pendingId".to_owned(), Value::String(id.to_owned()));
         }
@@ -275,7 +275,7 @@ pub struct LangCount {
 }
 
 /// The value of [`LangRequiredDetails::error`].
-pub const LANG_REQUIRED: &str = "langRequired";
+pub(crate) const LANG_REQUIRED: &str = "langRequired";
 
 impl LangRequiredDetails {
     /// Reads an error's details: `None` when they are not a "`lang` is required" error's.

@@ -115,7 +115,7 @@ impl RawEdit {
 ///
 /// Two edits overlap when one starts before the other ends, or when two different edits
 /// start at the same place (their order would be ambiguous).
-pub fn normalize(edits: &mut Vec<RawEdit>) -> Option<usize> {
+pub(crate) fn normalize(edits: &mut Vec<RawEdit>) -> Option<usize> {
     edits.sort();
     edits.dedup();
     edits.windows(2).position(|w| w[1].start < w[0].end || w[1].start == w[0].start).map(|i| i + 1)

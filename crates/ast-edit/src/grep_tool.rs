@@ -15,7 +15,7 @@ use crate::{
 };
 
 /// The tool's name.
-pub const AST_GREP_TOOL_NAME: &str = "ast_grep";
+pub(crate) const AST_GREP_TOOL_NAME: &str = "ast_grep";
 
 const DESCRIPTION: &str = "Search code structurally with an ast-grep pattern (metavariables: `$A` one node, `$$$ARGS` many).\n\
 Returns each match as path:line:col with the matched text, captured metavariables and context lines. Read-only.";
@@ -61,10 +61,10 @@ pub fn search_text(result: &SearchResult) -> String {
 }
 
 /// The mark after the location of a match in a file whose syntax tree has error nodes.
-pub const PARSE_ERRORS_MARK: &str = " (file has parse errors)";
+pub(crate) const PARSE_ERRORS_MARK: &str = " (file has parse errors)";
 
 /// [`search_text`], naming `limit` as `names` says.
-pub fn search_text_named(result: &SearchResult, names: ArgNames) -> String {
+pub(crate) fn search_text_named(result: &SearchResult, names: ArgNames) -> String {
     let last = search_last_line(result, names);
     if result.matches.is_empty() {
         let mut res = "No matches found".to_owned();

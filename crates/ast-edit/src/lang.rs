@@ -525,7 +525,7 @@ fn lowercase(text: &str) -> Cow<'_, str> {
 }
 
 /// Every accepted name and alias, sorted: the list in `Unsupported language` errors.
-pub fn supported_aliases() -> Vec<&'static str> {
+pub(crate) fn supported_aliases() -> Vec<&'static str> {
     let mut res: Vec<&'static str> = LANGS
         .iter()
         .flat_map(|info| std::iter::once(info.name).chain(info.aliases.iter().copied()))

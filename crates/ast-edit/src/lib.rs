@@ -17,6 +17,25 @@
 //!
 //! The root, the fingerprints and the journal are `staged-journal`'s, below this crate, and
 //! are imported from there: this crate re-exports none of them.
+//!
+//! # Library API
+//!
+//! Besides the tools, a Rust user (a host, or an agent builder) calls the engine directly:
+//! - previews: `compute_preview`, `compute_preview_with` with `EngineOptions`, from a
+//!   `ValidatedEdit` (`AstEditParams::from_json`, then `validate`) to an `EditPreview`
+//!   (`EditPreview::writes`, `EditPreview::edits_digest`; its `FileEdits`, `FileContents`,
+//!   `Cap`, `LeftOut`, `ErrorFile`, `NestedLeft` and `LangChoice`), its text and details
+//!   (`preview_details`, `PreviewDetails::into_value`, with `FileCount`, `LeftOutDetails`,
+//!   `ErrorFileDetails`, `NestedLeftDetails`, `LangInferred`, `LangCount`, `Position`), the
+//!   applied details (`AppliedDetails`, `RemainderDetails`) and the diff (`unified_diff`);
+//! - the action's promise: `AstEditAction::expected` (`Expected`, `ExpectedFile`);
+//! - edits without a preview: `RawEdit`, `apply_edits`;
+//! - search: `search` (`SearchResult`, `SearchMatch`), `search_text`, `search_details`,
+//!   `AstGrepParams::from_json`;
+//! - the walker and the languages: `collect_candidates` (`Candidate`), `Lang`, `Lang::infer`
+//!   (`Inferred`);
+//! - the warm index: `WarmIndex::stats` (`IndexStats`), `WarmIndex::wait_indexed`;
+//! - errors: `AstEditError`.
 
 #![deny(missing_docs)]
 
@@ -47,29 +66,23 @@ mod warm;
 pub use crate::{
     action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile, FILES_EXTRA_KEY},
     details::{
-        AppliedDetails, DetailsError, ErrorFileDetails, FileCount, LANG_REQUIRED, LangCount,
-        LangInferred, LangRequiredDetails, LeftOutDetails, NestedLeftDetails, Position,
-        PreviewDetails, RemainderDetails, StaleDetails,
+        AppliedDetails, DetailsError, ErrorFileDetails, FileCount, LangCount, LangInferred,
+        LangRequiredDetails, LeftOutDetails, NestedLeftDetails, Position, PreviewDetails,
+        RemainderDetails, StaleDetails,
     },
     edit_tool::AstEditTool,
-    edits::{Edit, RawEdit, apply_edits, normalize},
+    edits::{Edit, RawEdit, apply_edits},
     engine::{
         Cap, EditPreview, EngineOptions, ErrorFile, FileContents, FileEdits, LangChoice, LeftOut,
         NestedLeft, compute_preview, compute_preview_with,
     },
     error::AstEditError,
-    grep_tool::{
-        AST_GREP_TOOL_NAME, AstGrepTool, PARSE_ERRORS_MARK, search_details, search_text,
-        search_text_named,
-    },
-    lang::{Inferred, Lang, supported_aliases},
+    grep_tool::{AstGrepTool, search_details, search_text},
+    lang::{Inferred, Lang},
     params::{AstEditParams, AstGrepParams, DEFAULT_MAX_FILES, Op, Strictness, ValidatedEdit},
     preview_diff::{file_diff, unified_diff},
-    render::{
-        ArgNames, PARSE_ERRORS_LIMIT, PREVIEW_HEADER, action_label, capped_label, last_line,
-        parse_issues_block, preview_details, preview_notes, preview_text, preview_text_named,
-    },
-    scope::{Candidate, MAX_GLOB_BYTES, collect_candidates, compile_glob},
+    render::{ArgNames, PREVIEW_HEADER, last_line, preview_details, preview_text},
+    scope::{Candidate, collect_candidates, compile_glob},
     search::{SearchMatch, SearchResult, search},
-    warm::{COOKIE_WAIT, IndexStats, WarmIndex},
+    warm::{IndexStats, WarmIndex},
 };

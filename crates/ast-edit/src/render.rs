@@ -71,7 +71,7 @@ impl ArgNames {
 }
 
 /// At most this many parse issues are listed.
-pub const PARSE_ERRORS_LIMIT: usize = 20;
+pub(crate) const PARSE_ERRORS_LIMIT: usize = 20;
 
 /// Each `-`/`+` line shows at most this many characters.
 const LINE_PREVIEW_CHARS: usize = 120;
@@ -85,13 +85,13 @@ pub(crate) fn plural(n: usize, word: &str) -> String {
 }
 
 /// The pending action's label: `AST Edit: N replacement(s) in M file(s)`.
-pub fn action_label(total: usize, files: usize) -> String {
+pub(crate) fn action_label(total: usize, files: usize) -> String {
     format!("AST Edit: {} in {}", plural(total, "replacement"), plural(files, "file"))
 }
 
 /// [`action_label`], followed, when a cap cut the preview, by what it left out:
 /// `AST Edit: 3 replacements in 2 files (capped by `max_files`: 4 more files left out)`.
-pub fn capped_label(
+pub(crate) fn capped_label(
     total: usize,
     files: usize,
     left_out: Option<&LeftOut>,
@@ -165,7 +165,7 @@ pub fn last_line(preview: &EditPreview, names: ArgNames) -> Option<String> {
 /// The blocks a preview's text shows after its tree of changes, each a paragraph: nested
 /// matches left as they were, parse issues, the language inferred, and the files with parse
 /// errors that were rewritten.
-pub fn preview_notes(preview: &EditPreview, names: ArgNames) -> Vec<String> {
+pub(crate) fn preview_notes(preview: &EditPreview, names: ArgNames) -> Vec<String> {
     let mut notes = Vec::new();
     if !preview.nested_left.is_empty() {
         let mut block = "Nested matches left as they were:".to_owned();
@@ -236,13 +236,13 @@ pub fn preview_notes(preview: &EditPreview, names: ArgNames) -> Vec<String> {
 }
 
 /// The preview text: the header line, the tree of changes, and the trailers (see
-/// [`preview_notes`] and [`last_line`]).
+/// `preview_notes` and [`last_line`]).
 pub fn preview_text(preview: &EditPreview) -> String {
     preview_text_named(preview, ArgNames::Tool)
 }
 
 /// [`preview_text`], naming arguments as `names` says.
-pub fn preview_text_named(preview: &EditPreview, names: ArgNames) -> String {
+pub(crate) fn preview_text_named(preview: &EditPreview, names: ArgNames) -> String {
     let notes = preview_notes(preview, names);
     let last = last_line(preview, names);
     if preview.files.is_empty() {
@@ -276,7 +276,7 @@ pub fn preview_text_named(preview: &EditPreview, names: ArgNames) -> String {
 }
 
 /// `Parse issues:` (or `Parse issues (20 / N):`) and one `- <issue>` line each, capped.
-pub fn parse_issues_block(errors: &[String]) -> String {
+pub(crate) fn parse_issues_block(errors: &[String]) -> String {
     let mut res = if errors.len() > PARSE_ERRORS_LIMIT {
         format!("Parse issues ({PARSE_ERRORS_LIMIT} / {}):", errors.len())
     } else {

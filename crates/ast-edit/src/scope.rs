@@ -207,10 +207,10 @@ fn collect(
 /// The longest glob accepted, in bytes. globset turns a glob into a regex, and a glob of
 /// 100,000 `*` made it panic ("error building NFA"); globs written for real trees are far
 /// shorter.
-pub const MAX_GLOB_BYTES: usize = 4096;
+pub(crate) const MAX_GLOB_BYTES: usize = 4096;
 
 /// Compiles `glob` as the walks and `find` use it (`*` does not cross `/`). A glob longer than
-/// [`MAX_GLOB_BYTES`], or one globset cannot compile (even by panicking), is an
+/// `MAX_GLOB_BYTES`, or one globset cannot compile (even by panicking), is an
 /// [`AstEditError::InvalidGlob`] with a short message.
 ///
 /// # Errors

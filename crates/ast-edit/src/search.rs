@@ -88,7 +88,7 @@ pub struct SearchResult {
 
 impl SearchResult {
     /// Number of files with a match.
-    pub fn files_matched(&self) -> usize {
+    pub(crate) fn files_matched(&self) -> usize {
         let mut paths: Vec<&str> = self.matches.iter().map(|m| m.path.as_str()).collect();
         paths.dedup();
         paths.len()

@@ -115,7 +115,7 @@ use crate::{
 };
 
 /// How long a query waits for its cookie before it walks the cold way.
-pub const COOKIE_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const COOKIE_WAIT: Duration = Duration::from_secs(2);
 
 /// How many files the indexer reads before it stores what it found.
 const BATCH: usize = 256;

@@ -6,6 +6,14 @@
 //! directive queue and the standing handler) lives in `staged-agent`, and reaches `resolve`
 //! through [`ResolveRoutes`].
 //!
+//! # Library API
+//!
+//! A custom tool is written against `PendingAction`, `Tool` and `Session`; a closure's action
+//! is a `FnPendingAction`, whose callbacks take an `ApplyInput` (and, with
+//! `FnPendingAction::with_reject`, a `RejectInput`). A tool's error says what kind it is
+//! (`ToolErrorKind`), and a host that tells `resolve`'s outcomes apart compares its texts
+//! (`BLANK_REASON_TEXT`, `NOTHING_TO_UNDO_TEXT`, `NOTHING_TO_REDO_TEXT`, the contract's).
+//!
 //! # Example
 //! ```
 //! use std::sync::Arc;

@@ -238,7 +238,7 @@ impl LogRecord {
     }
 
     /// This record with `change` (what a writing action reports at its commit point) filled in.
-    pub fn with_change(mut self, change: &AppliedChange) -> Self {
+    pub(crate) fn with_change(mut self, change: &AppliedChange) -> Self {
         self.result.clone_from(&change.result);
         if let Some(label) = &change.label {
             self.label.clone_from(label);

@@ -212,7 +212,7 @@ impl Retirement {
 
     /// The label of what the prepared commit writes, when it is not the entry's own (a
     /// partial apply): the result block shows it.
-    pub fn applied_label(&self) -> Option<String> {
+    pub(crate) fn applied_label(&self) -> Option<String> {
         lock_label(&self.inner.applied_label).clone()
     }
 

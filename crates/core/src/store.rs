@@ -246,7 +246,7 @@ impl Claim {
     }
 
     /// A weak handle on the token, which dies when the claim is handed back or dropped.
-    pub fn token_weak(&self) -> Weak<dyn Any + Send + Sync> {
+    pub(crate) fn token_weak(&self) -> Weak<dyn Any + Send + Sync> {
         Arc::downgrade(&self.token)
     }
 }

@@ -30,7 +30,7 @@ use crate::{
 };
 
 /// The tool's name.
-pub const EDIT_TOOL_NAME: &str = "edit";
+pub(crate) const EDIT_TOOL_NAME: &str = "edit";
 
 const DESCRIPTION: &str = "Replace exact text in one file, as a preview: the file is not modified until you call `resolve` with action \"apply\" (or \"discard\").\n\
 `old_string` must occur exactly once in the file (include surrounding lines to make it unique), unless `replace_all` is true. \

@@ -14,6 +14,13 @@
 //!   ([`patch`]), adding, deleting, updating and moving files.
 //! - [`FileChanges`]: a custom tool's files created, updated, deleted and moved, staged as the
 //!   same [`ChangeAction`] under the tool's name.
+//!
+//! # Library API
+//!
+//! A Rust user also stages without a tool (`stage_edit`, `stage_write`, `stage_patch`, whose
+//! errors are an `EditError`), and reads patches itself: `patch::parse`,
+//! `patch::parse_unified` and `patch::apply_chunks`, on a patch's `Chunk`s of `PatchLine`s
+//! (with their `Ending`).
 
 #![deny(missing_docs)]
 
@@ -33,11 +40,14 @@ use staged_journal::{ChangeAction, ConfinedRoot};
 
 pub use crate::{
     changes::FileChanges,
-    edit_tool::{EDIT_TOOL_NAME, EditItem, EditParams, EditTool},
+    edit_tool::{EditItem, EditParams, EditTool},
     error::EditError,
-    patch_tool::{APPLY_PATCH_TOOL_NAME, ApplyPatchParams, ApplyPatchTool},
+    patch_tool::ApplyPatchTool,
     stage::PREVIEW_HEADER,
-    write_tool::{WRITE_TOOL_NAME, WriteParams, WriteTool},
+    write_tool::{WriteParams, WriteTool},
+};
+pub(crate) use crate::{
+    edit_tool::EDIT_TOOL_NAME, patch_tool::APPLY_PATCH_TOOL_NAME, write_tool::WRITE_TOOL_NAME,
 };
 
 /// Stages `params` as the `edit` tool does, on this thread: the model-facing result, or the

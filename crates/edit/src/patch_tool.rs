@@ -24,7 +24,7 @@ use crate::{
 };
 
 /// The tool's name.
-pub const APPLY_PATCH_TOOL_NAME: &str = "apply_patch";
+pub(crate) const APPLY_PATCH_TOOL_NAME: &str = "apply_patch";
 
 const DESCRIPTION: &str = "Apply a patch as a preview: nothing is written until you call `resolve` with action \"apply\" (or \"discard\"), and then every file changes or none.\n\
 `input` is a patch in this format (or a unified diff, as `git diff` prints it):\n\
@@ -45,7 +45,7 @@ A file that already has a pending preview cannot be patched until that preview i
 /// `apply_patch`'s arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ApplyPatchParams {
+pub(crate) struct ApplyPatchParams {
     /// The patch: Codex's `*** Begin Patch` format, or a unified diff.
     #[serde(alias = "patch", alias = "command")]
     pub input: String,

@@ -23,7 +23,7 @@ use crate::{
 };
 
 /// The tool's name.
-pub const WRITE_TOOL_NAME: &str = "write";
+pub(crate) const WRITE_TOOL_NAME: &str = "write";
 
 const DESCRIPTION: &str = "Create a file, or replace a whole file, as a preview: nothing is written until you call `resolve` with action \"apply\" (or \"discard\"). \
 Missing folders are created with the file. To change part of a file, prefer `edit`. \

@@ -19,7 +19,8 @@
 //!   the moment it is opened, whatever another process does to the names meanwhile.
 //!
 //! Paths are [`RelPath`]s: relative, with normal components only. A `..`, an absolute path, or
-//! an empty path cannot be expressed, so it cannot be opened.
+//! an empty path cannot be expressed, so it cannot be opened: `RelPath::new` refuses it with an
+//! `InvalidRelPath` (library API, for a caller that reports why).
 
 #![deny(missing_docs)]
 

@@ -58,7 +58,7 @@ impl Client {
     }
 
     /// The client [`Client::name`] names.
-    pub fn from_name(name: &str) -> Option<Client> {
+    pub(crate) fn from_name(name: &str) -> Option<Client> {
         [
             Client::ClaudeCode,
             Client::Codex,
@@ -180,11 +180,6 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// The JSON to print on stdout, if any, in Claude Code's shape (which Codex reads too).
-    pub fn to_json(&self) -> Option<Value> {
-        crate::clients::claude_code::answer(self)
-    }
-
     /// The JSON to print on stdout for `client`, if any.
     pub fn to_json_for(&self, client: Client) -> Option<Value> {
         client.answer(self)

@@ -55,9 +55,10 @@ mod opencode;
 mod qwen_code;
 
 use claude_code::install_claude;
+pub use codex::codex_hook_hash;
 use codex::install_codex;
-pub use codex::{check_codex_trust, codex_hook_hash};
-pub use doctor::{Check, ClientHomes, doctor};
+pub(crate) use doctor::Check;
+pub use doctor::{ClientHomes, doctor};
 pub(crate) use doctor::{binary_checks, mcp_check, older_install_checks};
 pub(crate) use files::{WorkspaceFile, parse_json, read_json, write_json};
 
@@ -95,14 +96,14 @@ pub struct Target {
     pub cline_mcp_settings: Option<PathBuf>,
     /// `--approve human`: the MCP server runs `staged mcp --approve human`, so a model's
     /// `resolve apply` waits for a person (MCP elicitation), and for Codex the server's tool
-    /// timeout leaves the person [`HUMAN_TOOL_TIMEOUT_SECS`] to decide.
+    /// timeout leaves the person `HUMAN_TOOL_TIMEOUT_SECS` to decide.
     pub approve_human: bool,
 }
 
 /// Codex's `tool_timeout_sec` for the staged MCP server under `--approve human`: how long a
 /// person has to answer the approval question (Codex's default, 60 seconds, would end the
 /// call while the person reads the diff; the call's error keeps the preview pending).
-pub const HUMAN_TOOL_TIMEOUT_SECS: i64 = 3600;
+pub(crate) const HUMAN_TOOL_TIMEOUT_SECS: i64 = 3600;
 
 /// The MCP server's arguments.
 fn server_args(approve_human: bool) -> Vec<&'static str> {
@@ -181,7 +182,7 @@ pub fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, InstallE
 /// for when the command fails (the binary is gone, exit 127): the shell prints why and, for
 /// `PreToolUse`, exits 2, which both clients take as a block; for `Stop`, exits 1, which lets
 /// the turn end (a Stop that exits 2 would hold the turn for ever).
-pub fn hook_command(
+pub(crate) fn hook_command(
     staged: &Path,
     client: Client,
     mode: Mode,

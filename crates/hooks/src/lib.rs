@@ -41,6 +41,10 @@
 //! Every reply is built here; the CLI reads stdin, prints, and in gate mode runs the work in a
 //! child it supervises (a child that dies or times out is answered with a [`Reply::Deny`],
 //! or exit 2 when it died before it named the event).
+//!
+//! Library API besides what the CLI calls: a client's event read into the neutral shape
+//! (`HookEvent::parse_from`, a `HookEvent`), the error of an install (`InstallError`) and the
+//! checks `staged doctor` reports (`Check`).
 
 #![deny(missing_docs)]
 
@@ -62,10 +66,7 @@ use staged_workspace::WorkspaceSession;
 
 pub use crate::{
     event::{Client, HookEvent, Mode, Reply},
-    permission::{
-        doctor_line as permission_doctor_line, doctor_line_for as permission_doctor_line_for,
-    },
-    shell::{ShellPatch, shell_patch, shell_patch_argv},
+    permission::doctor_line_for as permission_doctor_line_for,
     shell_run::{Finished, finish, unfinished},
 };
 
@@ -108,7 +109,7 @@ pub fn handle(
 /// [`handle`], with Codex's home (`CODEX_HOME`, else `~/.codex`), whose `config.toml` says
 /// the sandbox and approval policy the gate reads for Codex (`permission.rs`); without it,
 /// only the project's `.codex/config.toml` is read.
-pub fn handle_in(
+pub(crate) fn handle_in(
     client: Client,
     mode: Mode,
     input: &[u8],

@@ -365,19 +365,8 @@ fn codex(mode: Option<&str>, config: &CodexConfig) -> Verdict {
     }
 }
 
-/// What `staged doctor` says about how the gate reads `client`'s permissions in `root`.
-pub fn doctor_line(client: Client, root: &Path, codex_home: Option<&Path>) -> String {
-    doctor_line_for(
-        client,
-        root,
-        &crate::install::ClientHomes {
-            codex_home: codex_home.map(Path::to_path_buf),
-            ..Default::default()
-        },
-    )
-}
-
-/// [`doctor_line`], with every client's home.
+/// What `staged doctor` says about how the gate reads `client`'s permissions in `root`, with
+/// every client's home.
 pub fn doctor_line_for(client: Client, root: &Path, homes: &crate::install::ClientHomes) -> String {
     let codex_home = homes.codex_home.as_deref();
     match client {

@@ -21,7 +21,7 @@
 
 /// What a shell command is to a gate.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ShellPatch {
+pub(crate) enum ShellPatch {
     /// Exactly one `apply_patch` (or `applypatch`) with a heredoc, or with the patch as its one
     /// quoted argument, optionally after `cd <dir> &&`: the patch, and that folder.
     Alone {
@@ -39,7 +39,7 @@ pub enum ShellPatch {
 
 /// What `script` is: a patch staged can stage, a command that runs one some other way, or
 /// neither.
-pub fn shell_patch(script: &str) -> ShellPatch {
+pub(crate) fn shell_patch(script: &str) -> ShellPatch {
     if let Some((patch, dir)) = alone(script) {
         return ShellPatch::Alone { patch, dir };
     }
@@ -52,7 +52,7 @@ pub fn shell_patch(script: &str) -> ShellPatch {
 
 /// What a command given as words is: `["apply_patch", patch]`, `["bash", "-lc", script]`,
 /// or anything else (joined, it can only be entangled or nothing).
-pub fn shell_patch_argv(argv: &[&str]) -> ShellPatch {
+pub(crate) fn shell_patch_argv(argv: &[&str]) -> ShellPatch {
     match argv {
         [command, patch] if is_apply_patch(command) => {
             ShellPatch::Alone { patch: (*patch).to_owned(), dir: None }

@@ -711,7 +711,7 @@ fn replaced_file(path: &str, diff: &str, replacements: usize) -> ChangedFile {
 }
 
 /// `ast_edit`'s label: `AST Edit: <N> replacement<s> in <M> file<s>`.
-pub fn replacements_label(replacements: usize, files: usize) -> String {
+pub(crate) fn replacements_label(replacements: usize, files: usize) -> String {
     format!("AST Edit: {} in {}", plural(replacements, "replacement"), plural(files, "file"))
 }
 

@@ -78,7 +78,7 @@ pub fn invert(edits: &[Edit]) -> Option<Vec<Edit>> {
 /// the others moved into the text the picked ones leave (offsets shifted by what each picked
 /// edit before them added or removed). `None` when `picks` does not have one entry per edit or
 /// an offset overflows.
-pub fn split_edits(edits: &[Edit], picks: &[bool]) -> Option<(Vec<Edit>, Vec<Edit>)> {
+pub(crate) fn split_edits(edits: &[Edit], picks: &[bool]) -> Option<(Vec<Edit>, Vec<Edit>)> {
     if edits.len() != picks.len() {
         return None;
     }
@@ -252,7 +252,7 @@ pub enum Applied {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UndoData {
-    /// [`UNDO_DATA_VERSION`].
+    /// The version of its shape (the crate's `UNDO_DATA_VERSION`).
     pub version: u64,
     /// What was written.
     pub ops: Vec<Applied>,
@@ -267,7 +267,7 @@ pub struct UndoData {
 
 /// The undo data format this build writes. Format 1 (`{"version": 1, "files": [{"path",
 /// "edits"}]}`, what `ast_edit` wrote before) is still read.
-pub const UNDO_DATA_VERSION: u64 = 2;
+pub(crate) const UNDO_DATA_VERSION: u64 = 2;
 
 impl UndoData {
     /// The undo data of `ops`, with no folders created.

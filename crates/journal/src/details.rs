@@ -100,11 +100,6 @@ impl ChangeDetails {
         }
         serde_json::from_value(value)
     }
-
-    /// Each file's part of the diff, by the path it ends at.
-    pub fn file_diffs(&self) -> impl Iterator<Item = (&str, &str)> {
-        split_diff(&self.diff).zip(self.files.iter()).map(|(diff, file)| (file.path.as_str(), diff))
-    }
 }
 
 /// The diff of each file, in order: a file's diff starts at its `diff --git` line (no other
@@ -188,9 +183,9 @@ mod tests {
             staged_by: None,
             needs_person: None,
         };
-        let parts: Vec<_> = details.file_diffs().collect();
+        let parts: Vec<_> = split_diff(&details.diff).collect();
         assert_eq!(parts.len(), 2);
-        assert!(parts[0].1.ends_with("+diff --git y\n"));
-        assert_eq!(parts[1], ("b", "diff --git a/b b/b\nnew file mode 100644\n"));
+        assert!(parts[0].ends_with("+diff --git y\n"));
+        assert_eq!(parts[1], "diff --git a/b b/b\nnew file mode 100644\n");
     }
 }

@@ -16,6 +16,14 @@
 //!   (`ast_edit` included) alike.
 //! - [`PROTECTED_PATHS`]: the paths no tool stages an edit of (git's folder, the coding
 //!   agents' control files).
+//!
+//! # Library API
+//!
+//! Besides what other crates build on, a Rust user reads a commit's outcome (`CommitReport`,
+//! with each `StepChange` and `StepMode`), what `PROTECTED_PATHS` holds (`Protected`), the
+//! parts of a diff (`DiffFile`, `EditHunks`), an undo's plan (`UndoPlan`), the mode changes
+//! an undo restores (`ModeChange`), the remainder a partial apply leaves (`Remainder`) and the
+//! hunks `cut_hunks` cuts (`HunkCut`).
 
 #![deny(missing_docs)]
 
@@ -36,12 +44,13 @@ mod select;
 mod state_guard;
 mod undo;
 
+pub(crate) use crate::part_apply::ApplyOnly;
 pub use crate::{
-    action::{ChangeAction, HunkCut, ReplacementFile, cut_hunks, replacements_label},
+    action::{ChangeAction, HunkCut, ReplacementFile, cut_hunks},
     change::{
         Applied, CheckError, Checked, EXECUTABLE_MODE, Edit, FileOp, ModeChange, NEW_FILE_MODE,
-        Stale, UNDO_DATA_VERSION, UndoData, check, deleted_file_diff, describe_applied, invert,
-        new_file_diff, replay, split_edits, with_executable,
+        Stale, UndoData, check, deleted_file_diff, describe_applied, invert, new_file_diff, replay,
+        with_executable,
     },
     details::{ChangeDetails, ChangeKind, ChangedFile, Remainder, label_of},
     diff::{DiffHeader, EditHunks, Splice, edit_hunks, file_diff, file_diff_indexed, quote},
@@ -50,16 +59,15 @@ pub use crate::{
     hunks::{DiffFile, DiffKind, diff_files, diff_line_counts, hunk_list},
     journal::{
         CommitReport, CommitStep, Expect, FileWrite, RecoveryReport, Step, StepChange, StepMode,
-        commit::{CommitOptions, PrepareHook, commit},
+        commit::{CommitOptions, commit},
         recover::{RecoverOptions, RecoveryHooks, recover},
     },
     lines::LineIndex,
-    part_apply::{ApplyOnly, apply_in_worker, choose_parts, commit_applied, commit_applied_with},
-    protected::{PROTECTED_PATHS, Protected, protected_path},
+    part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_with},
+    protected::{PROTECTED_PATHS, Protected},
     root::{ConfinedRoot, STATE_DIR_NAME},
     select::{
-        Choice, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, NOTHING_APPLIED, PartFile, Selection,
-        bound_hunks, check_hunk, part_files, preview_parts,
+        Choice, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, PartFile, Selection, part_files, preview_parts,
     },
     state_guard::ModelAccess,
     undo::{

@@ -69,7 +69,7 @@ impl<'a> LineIndex<'a> {
     }
 
     /// 0-based line `idx` with its line ending, if it has one.
-    pub fn full_line(&self, idx: usize) -> &'a str {
+    pub(crate) fn full_line(&self, idx: usize) -> &'a str {
         self.text.get(self.start_of(idx)..self.start_of(idx + 1)).unwrap_or("")
     }
 }

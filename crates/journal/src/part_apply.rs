@@ -105,7 +105,7 @@ pub fn commit_applied_with(
 
 /// How an action applies the parts a selection names: `apply(action, selection, cancel,
 /// retirement, observer)`.
-pub type ApplyOnly<A> = fn(
+pub(crate) type ApplyOnly<A> = fn(
     &A,
     Option<&Selection>,
     &CancelToken,

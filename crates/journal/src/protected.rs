@@ -48,7 +48,7 @@ pub const PROTECTED_PATHS: &[Protected] = &[
 ];
 
 /// The row of [`PROTECTED_PATHS`] that `path` (relative to the workspace root) falls under.
-pub fn protected_path(path: &Path) -> Option<&'static Protected> {
+pub(crate) fn protected_path(path: &Path) -> Option<&'static Protected> {
     let names: Vec<&str> = path
         .components()
         .filter_map(|c| match c {

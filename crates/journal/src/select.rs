@@ -22,7 +22,7 @@ pub const FILES_EXTRA_KEY: &str = "files";
 pub const HUNKS_EXTRA_KEY: &str = "hunks";
 
 /// How every refusal of a selection ends.
-pub const NOTHING_APPLIED: &str = "Nothing was applied; the preview is still pending.";
+pub(crate) const NOTHING_APPLIED: &str = "Nothing was applied; the preview is still pending.";
 
 /// What an apply's `extra` asks it to write, as given.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,16 +47,11 @@ impl Selection {
         }
     }
 
-    /// Whether it names hunks.
-    pub fn has_hunks(&self) -> bool {
-        self.hunks.is_some()
-    }
-
     /// `extra.files` and `extra.hunks`, if `extra` names either.
     ///
     /// # Errors
     /// [`ActionError::Tool`] when either is not of its shape.
-    pub fn of_extra(extra: Option<&JsonObject>) -> Result<Option<Selection>, ActionError> {
+    pub(crate) fn of_extra(extra: Option<&JsonObject>) -> Result<Option<Selection>, ActionError> {
         let Some(extra) = extra else { return Ok(None) };
         let files = match extra.get(FILES_EXTRA_KEY) {
             None => None,
@@ -205,7 +200,7 @@ pub enum Choice {
 ///
 /// # Errors
 /// [`ActionError::Tool`] naming the file's hunk count.
-pub fn check_hunk(path: &str, n: u64, count: usize) -> Result<(), ActionError> {
+pub(crate) fn check_hunk(path: &str, n: u64, count: usize) -> Result<(), ActionError> {
     if n >= 1 && usize::try_from(n).is_ok_and(|n| n <= count) {
         return Ok(());
     }
@@ -217,7 +212,7 @@ pub fn check_hunk(path: &str, n: u64, count: usize) -> Result<(), ActionError> {
 
 /// The refusal of a selection that names some, not all, of hunks that one edit binds
 /// (`group`, 0-based) in `path`.
-pub fn bound_hunks(path: &str, group: std::ops::RangeInclusive<usize>) -> ActionError {
+pub(crate) fn bound_hunks(path: &str, group: std::ops::RangeInclusive<usize>) -> ActionError {
     let numbers: Vec<usize> = group.map(|h| h + 1).collect();
     refuse(&format!(
         "Hunks {} of `{path}` are one edit, which is written whole: name all of them, or none.",

@@ -3,8 +3,7 @@
 //! `.staged/` holds a running server's bearer token (`mcp-PORT.token`), the transcripts of
 //! earlier runs and the database; a model that could read them would send them to its provider.
 //! Every model-facing tool resolves the paths it is given with [`ConfinedRoot::resolve_for_model`]
-//! (an existing path to read, list or search) or [`ConfinedRoot::resolve_target_for_model`] (a
-//! file to create or change, which may not exist yet), or checks a [`RelPath`] it built itself
+//! (an existing path to read, list or search), or checks a [`RelPath`] it built itself
 //! with [`ConfinedRoot::check_model_path`]. Both look at the path after
 //! symlinks are resolved, so a symlink elsewhere in the tree that points into the state folder
 //! is refused too; a tool that then opens the path should open it with
@@ -33,7 +32,7 @@ pub enum ModelAccess {
 impl ConfinedRoot {
     /// Whether `rel` is the state folder or lies inside it. The name is compared ignoring ASCII
     /// case, so that on a case-insensitive filesystem `.STAGED/` is refused as well.
-    pub fn is_state_path(&self, rel: &RelPath) -> bool {
+    pub(crate) fn is_state_path(&self, rel: &RelPath) -> bool {
         rel.components().next().is_some_and(|first| {
             first.to_str().is_some_and(|name| name.eq_ignore_ascii_case(STATE_DIR_NAME))
         })
@@ -80,43 +79,6 @@ impl ConfinedRoot {
         }
         Ok(rel)
     }
-
-    /// The path a model gave for a file a tool may create or change, which need not exist
-    /// yet: relative to the root, with the symlinks of its existing part resolved (so a
-    /// symlink into `.staged` is seen), never the root itself and never in the state folder.
-    /// The tool then writes it through handles that follow no symlink ([`staged_fs::Root::dir`]).
-    ///
-    /// # Errors
-    /// [`JournalError::OutsideWorkspace`] when it lies (or an existing part points) outside
-    /// the root or names the root, [`JournalError::StatePath`] in the state folder.
-    pub fn resolve_target_for_model(&self, given: &str) -> Result<RelPath, JournalError> {
-        let lexical = self.lexical(given)?;
-        // The nearest part that exists decides where the path really goes.
-        let mut existing = lexical.as_path();
-        let mut rest = Vec::new();
-        while std::fs::symlink_metadata(existing).is_err() {
-            let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else {
-                break;
-            };
-            rest.push(name.to_owned());
-            existing = parent;
-        }
-        let mut target = existing.canonicalize().map_err(|_| JournalError::OutsideWorkspace {
-            path: given.to_owned(),
-            root: self.root().to_path_buf(),
-        })?;
-        for name in rest.iter().rev() {
-            target.push(name);
-        }
-        let outside = || JournalError::OutsideWorkspace {
-            path: given.to_owned(),
-            root: self.root().to_path_buf(),
-        };
-        let rel = target.strip_prefix(self.root()).map_err(|_| outside())?;
-        let rel = RelPath::new(rel).map_err(|_| outside())?;
-        self.check_model_path(&rel, given, ModelAccess::Any)?;
-        Ok(rel)
-    }
 }
 
 #[cfg(test)]
@@ -153,18 +115,6 @@ mod tests {
         assert!(ws.resolve_for_model("src/a.ts", ModelAccess::Any).unwrap().is_some());
         assert!(ws.resolve_for_model(".", ModelAccess::Any).unwrap().is_none());
         assert!(ws.is_state_path(&RelPath::new(".STAGED/x").unwrap()));
-        // A file to create: through a symlinked folder into the state folder, or in it.
-        for given in [".staged/new.txt", "src/state/new.txt", "src/state/deep/new.txt"] {
-            let err = ws.resolve_target_for_model(given).unwrap_err();
-            assert!(matches!(err, JournalError::StatePath(_)), "{given}: {err}");
-        }
-        assert_eq!(ws.resolve_target_for_model("src/new/x.ts").unwrap().display(), "src/new/x.ts");
-        assert_eq!(ws.resolve_target_for_model("src/a.ts").unwrap().display(), "src/a.ts");
-        assert!(matches!(
-            ws.resolve_target_for_model("../x.ts"),
-            Err(JournalError::OutsideWorkspace { .. })
-        ));
-        assert!(ws.resolve_target_for_model(".").is_err(), "the root is no file");
         assert!(!ws.is_state_path(&RelPath::new("src/.staged/x").unwrap()));
     }
 }

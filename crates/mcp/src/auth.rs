@@ -25,11 +25,11 @@ use crate::McpError;
 pub struct BearerToken(String);
 
 /// Tokens shorter than this are refused: they could be guessed.
-pub const MIN_TOKEN_CHARS: usize = 16;
+pub(crate) const MIN_TOKEN_CHARS: usize = 16;
 
 impl BearerToken {
     /// A token from user input (a token file's contents, an environment variable).
-    /// Surrounding whitespace is ignored; the rest must be at least [`MIN_TOKEN_CHARS`]
+    /// Surrounding whitespace is ignored; the rest must be at least `MIN_TOKEN_CHARS` (16)
     /// visible ASCII characters, as an HTTP header value can carry them.
     pub fn parse(text: &str) -> Result<BearerToken, McpError> {
         let token = text.trim();
@@ -105,9 +105,9 @@ pub struct HostPolicy {
 }
 
 /// The refusal of a `Host` that does not name the server.
-pub const FOREIGN_HOST_TEXT: &str = "Forbidden: the Host header does not name this server";
+pub(crate) const FOREIGN_HOST_TEXT: &str = "Forbidden: the Host header does not name this server";
 /// The refusal of an `Origin` that is not the server's.
-pub const FOREIGN_ORIGIN_TEXT: &str = "Forbidden: the Origin is not this server's";
+pub(crate) const FOREIGN_ORIGIN_TEXT: &str = "Forbidden: the Origin is not this server's";
 
 impl HostPolicy {
     /// The policy of a server on loopback only, listening on `port`.
@@ -133,13 +133,13 @@ impl HostPolicy {
     }
 
     /// Whether a `Host` header value names this server (any port: proxies may rewrite it).
-    pub fn allows_host(&self, host: &str) -> bool {
+    pub(crate) fn allows_host(&self, host: &str) -> bool {
         split_authority(host).is_some_and(|(name, _)| self.allows_name(&name))
     }
 
     /// Whether an `Origin` header value is this server's origin: `http` or `https`, an
     /// allowed host, and the server's port (explicit, or the scheme's default).
-    pub fn allows_origin(&self, origin: &str) -> bool {
+    pub(crate) fn allows_origin(&self, origin: &str) -> bool {
         let Some((scheme, authority)) = origin.split_once("://") else { return false };
         let default_port = match scheme.to_ascii_lowercase().as_str() {
             "http" => 80,

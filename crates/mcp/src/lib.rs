@@ -29,6 +29,14 @@
 //! `Host`/`Origin` that name this server. This crate prints nothing, reads no environment
 //! and installs no signal handler or logger: the `staged` CLI does.
 //!
+//! # Library API
+//!
+//! Besides the example's: the HTTP endpoint's path (`HTTP_PATH`), the size above which a
+//! result's text is served as a resource instead (`MAX_INLINE_RESULT_BYTES`), where a running
+//! review page names its port (`PAGE_FILE`, in the state folder) and a preview's address on
+//! it (`preview_link`), and the error of an approval mode that is neither `none` nor `human`
+//! (`UnknownApproval`).
+//!
 //! # Example
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -61,7 +69,7 @@ mod transport;
 mod watch;
 
 pub use crate::{
-    auth::{BearerToken, FOREIGN_HOST_TEXT, FOREIGN_ORIGIN_TEXT, HostPolicy, MIN_TOKEN_CHARS},
+    auth::{BearerToken, HostPolicy},
     big::MAX_INLINE_RESULT_BYTES,
     error::McpError,
     framing::MAX_FRAME_BYTES,
@@ -70,5 +78,5 @@ pub use crate::{
     page::{PAGE_FILE, PAGE_NO_SESSION_TEXT, PageRecord, preview_link, running_page},
     pending::{PENDING_DESCRIPTION, PENDING_TOOL_LABEL, PENDING_TOOL_NAME, pending_schema},
     server::StagedServer,
-    transport::{serve_lines, serve_stdio},
+    transport::serve_stdio,
 };

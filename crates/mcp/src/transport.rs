@@ -16,7 +16,11 @@ pub async fn serve_stdio(server: StagedServer) -> Result<(), McpError> {
 
 /// Serves `server` on any byte streams the way [`serve_stdio`] serves stdin and stdout: one
 /// JSON-RPC message per line, each bad frame answered with a JSON-RPC error.
-pub async fn serve_lines<R, W>(server: StagedServer, reader: R, writer: W) -> Result<(), McpError>
+pub(crate) async fn serve_lines<R, W>(
+    server: StagedServer,
+    reader: R,
+    writer: W,
+) -> Result<(), McpError>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,

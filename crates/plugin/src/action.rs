@@ -64,7 +64,7 @@ struct UndoRecord {
 
 /// A plugin's staged preview.
 #[derive(Clone)]
-pub struct PluginAction {
+pub(crate) struct PluginAction {
     inner: Arc<Inner>,
 }
 
@@ -251,7 +251,7 @@ impl PendingAction for PluginAction {
 /// id, and `extra: {"staged/undo": {"redo", "applied", "entry"}}`. The callback checks that
 /// what it wrote is still there before it reverts anything (staged cannot see a plugin's
 /// files); an error result writes nothing and is not recorded.
-pub struct PluginUndo {
+pub(crate) struct PluginUndo {
     host: Arc<PluginHost>,
 }
 

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use crate::PluginError;
 
 /// How long staged waits for a plugin's answer (start-up included) unless `timeout_ms` says.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where a plugin was declared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -45,7 +45,7 @@ const STDERR_LINE_BYTES: usize = 4096;
 
 /// The environment variable naming the folder where a plugin keeps what it must remember
 /// across restarts: the helpers record there each callback run by its idempotency key.
-pub const STATE_ENV: &str = "STAGED_PLUGIN_STATE";
+pub(crate) const STATE_ENV: &str = "STAGED_PLUGIN_STATE";
 
 /// The folder of the plugins' own state inside the state folder.
 pub(crate) const PLUGINS_STATE_DIR: &str = "plugins";

@@ -72,7 +72,7 @@ impl PluginHost {
     }
 
     /// Whether `plugin` is configured here.
-    pub fn has_plugin(&self, plugin: &str) -> bool {
+    pub(crate) fn has_plugin(&self, plugin: &str) -> bool {
         self.slots.contains_key(plugin)
     }
 
@@ -168,7 +168,7 @@ impl PluginHost {
     }
 
     /// Creates `.staged/plugins/<plugin>` (never through a symlink) before a callback runs,
-    /// where the helpers keep their idempotency records ([`crate::STATE_ENV`]). A callback
+    /// where the helpers keep their idempotency records (`STAGED_PLUGIN_STATE`). A callback
     /// runs only for a preview in the workspace's database, so the state folder exists then;
     /// if the folder cannot be made, the helpers run the callback without a record.
     fn prepare_state_dir(&self, plugin: &str) {

@@ -5,12 +5,16 @@
 //! config directory's is always used; the workspace root's only once the user trusted that
 //! exact file ([`TrustStore`]), since a cloned repository must not run programs on its own.
 //!
-//! A plugin tool stages a preview by returning `_meta["staged/pending"]` (see
-//! [`parse_pending_meta`] and `PROTOCOL.md`): staged pushes a [`PluginAction`] on the
+//! A plugin tool stages a preview by returning `_meta["staged/pending"]` (see `PROTOCOL.md`):
+//! staged pushes a plugin's action on the
 //! workspace's durable stack, and `resolve` later calls the plugin's `apply` or `reject`
 //! callback with the payload, the reason, `extra` and the pending id, starting the plugin
 //! again if needed. Tools whose name begins with `_` are callbacks: staged never offers them
 //! to a model or a client.
+//!
+//! The library API besides the example's: a plugin's declaration (`PluginConfig`, from
+//! `PluginsConfig::get` and `PluginsConfig::iter`) and the error of a configuration or a trust
+//! store (`PluginError`).
 //!
 //! # Example
 //! ```no_run
@@ -45,14 +49,8 @@ mod tool;
 pub mod trust;
 
 pub use crate::{
-    action::{PluginAction, PluginUndo},
-    config::{ConfigOrigin, DEFAULT_TIMEOUT, PluginConfig, PluginsConfig},
-    connection::STATE_ENV,
+    config::{ConfigOrigin, PluginConfig, PluginsConfig},
     error::PluginError,
     host::{Loaded, PluginHost},
-    protocol::{
-        CALLBACK_PREFIX, PENDING_META_KEY, PROTOCOL_VERSION, PendingMeta, UNDO_EXTRA_KEY,
-        callback_arguments, is_callback, parse_pending_meta,
-    },
     trust::{CONFIG_FILE, TrustStatus, TrustStore, WorkspaceConfig},
 };

@@ -17,23 +17,23 @@ use serde_json::{Map, Value, json};
 use staged_core::MAX_LABEL_CHARS;
 
 /// The `_meta` key of a staged preview.
-pub const PENDING_META_KEY: &str = "staged/pending";
+pub(crate) const PENDING_META_KEY: &str = "staged/pending";
 
 /// The version of the convention this build speaks.
-pub const PROTOCOL_VERSION: u64 = 1;
+pub(crate) const PROTOCOL_VERSION: u64 = 1;
 
 /// Tools whose name begins with this are callbacks: staged calls them, but never offers them
 /// to a model or an MCP client.
-pub const CALLBACK_PREFIX: &str = "_";
+pub(crate) const CALLBACK_PREFIX: &str = "_";
 
 /// Whether `tool_name` is a callback (hidden from models and clients).
-pub fn is_callback(tool_name: &str) -> bool {
+pub(crate) fn is_callback(tool_name: &str) -> bool {
     tool_name.starts_with(CALLBACK_PREFIX)
 }
 
 /// A preview as a plugin tool described it in `_meta["staged/pending"]`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PendingMeta {
+pub(crate) struct PendingMeta {
     /// The human summary, e.g. `Rename: 2 files`.
     pub label: String,
     /// Optional details for listings and renderers.
@@ -59,7 +59,7 @@ pub struct PendingMeta {
 /// assert_eq!((pending.label.as_str(), pending.apply.as_str()), ("Rename: 2 files", "_apply"));
 /// assert_eq!(pending.reject, None);
 /// ```
-pub fn parse_pending_meta(
+pub(crate) fn parse_pending_meta(
     meta: Option<&Map<String, Value>>,
 ) -> Result<Option<PendingMeta>, String> {
     let Some(value) = meta.and_then(|meta| meta.get(PENDING_META_KEY)) else { return Ok(None) };
@@ -114,10 +114,10 @@ fn optional_tool(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, 
 }
 
 /// The `extra` key under which an `undo` callback learns what to revert.
-pub const UNDO_EXTRA_KEY: &str = "staged/undo";
+pub(crate) const UNDO_EXTRA_KEY: &str = "staged/undo";
 
 /// The arguments of an `apply` or `reject` callback.
-pub fn callback_arguments(
+pub(crate) fn callback_arguments(
     payload: &Value,
     reason: &str,
     extra: Option<&Map<String, Value>>,

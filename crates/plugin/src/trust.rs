@@ -25,7 +25,7 @@ use crate::PluginError;
 pub const CONFIG_FILE: &str = "staged.toml";
 
 /// The trust record's file name in the user config directory.
-pub const TRUST_FILE: &str = "trusted-workspaces.json";
+pub(crate) const TRUST_FILE: &str = "trusted-workspaces.json";
 
 /// The largest `staged.toml` staged reads.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -64,8 +64,9 @@ impl WorkspaceConfig {
         Ok(WorkspaceConfig { root, text: Some(text), sha256: Some(sha256) })
     }
 
-    /// A configuration from text (tests, and callers that read it themselves).
-    pub fn from_text(root: &Path, text: Option<&str>) -> WorkspaceConfig {
+    /// A configuration from text, for the tests.
+    #[cfg(test)]
+    fn from_text(root: &Path, text: Option<&str>) -> WorkspaceConfig {
         WorkspaceConfig {
             root: root.to_path_buf(),
             sha256: text.map(|t| hex(&Sha256::digest(t.as_bytes()))),

@@ -65,11 +65,6 @@ impl ToolChoice {
         ToolChoice::Tool { name: name.into() }
     }
 
-    /// The forced choice the gate emits when it escalates: `resolve`.
-    pub fn force_resolve() -> Self {
-        Self::tool("resolve")
-    }
-
     /// Whether this choice forces tool use (a named tool, or any tool).
     ///
     /// Anthropic refuses forced tool use while extended thinking is on: a request that forces
@@ -85,7 +80,7 @@ impl ToolChoice {
     ///
     /// ```
     /// use staged_protocol::{ToolChoice, WireFormat};
-    /// let forced = ToolChoice::force_resolve();
+    /// let forced = ToolChoice::tool("resolve");
     /// assert_eq!(
     ///     forced.to_wire(WireFormat::AnthropicMessages),
     ///     serde_json::json!({"type": "tool", "name": "resolve"})
@@ -143,7 +138,7 @@ mod tests {
         for (choice, provider, expected) in cases {
             assert_eq!(choice.to_wire(provider), expected, "{choice:?} for {provider:?}");
         }
-        assert!(ToolChoice::force_resolve().forces_tool_use());
+        assert!(ToolChoice::tool("resolve").forces_tool_use());
         assert!(ToolChoice::Required.forces_tool_use());
         assert!(!ToolChoice::Auto.forces_tool_use());
     }

@@ -4,6 +4,9 @@
 //!
 //! Every function returns a `String`; nothing here prints or inspects the terminal. The
 //! caller picks the width, whether to colour (see [`color_enabled`]) and the symbol preset.
+//!
+//! Library API besides what the CLI calls: `resolve_intent`, the status text while a `resolve`
+//! call runs (the contract's), for a host that shows one.
 
 #![deny(missing_docs)]
 

@@ -132,7 +132,7 @@ pub fn file_histories(
 
 /// The text each file had before entry `seq` wrote it (by path), as far as the entries and
 /// the kept texts tell: what checks that an entry's recorded diff is its undo data.
-pub fn texts_before(
+pub(crate) fn texts_before(
     seq: u64,
     entries: &[LoggedChange<'_>],
     texts: &dyn Texts,

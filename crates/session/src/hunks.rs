@@ -60,7 +60,7 @@ pub fn file_diff(path: &str, net: &NetChange) -> Result<FileDiff, Misfit> {
 ///
 /// # Errors
 /// [`Misfit`] when the net change does not fit its own text.
-pub fn file_diff_as(
+pub(crate) fn file_diff_as(
     header: &DiffHeader<'_>,
     path: &str,
     net: &NetChange,

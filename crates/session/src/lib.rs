@@ -5,6 +5,15 @@
 //! current text that the session wrote, and what was there before it: the session's net change,
 //! never another writer's. [`hunks`] draws it as a diff with numbered hunks, each with an
 //! identity that a review state belongs to, and works out the edits that revert chosen hunks.
+//!
+//! # Library API
+//!
+//! Besides what the CLI and the hooks call, a Rust user reads a file's history
+//! (`file_histories`: a `FileHistory` of `LoggedChange`s, each with its `Texts`, its `Author`
+//! and its `Origin`; a `HistoryError`), the net change of a session in it (`net_change`, a
+//! `NetChange`; `regions`, its `Region`s; a `NetError`, or a `Misfit` of `FileDiff`), the
+//! review state of a hunk (`RegionState`; a `ReviewError`), the session's files (a
+//! `SessionError`) and reverts hunks (`revert_edits`; a `RevertError`).
 
 #![deny(missing_docs)]
 
@@ -18,7 +27,7 @@ pub mod review;
 pub use crate::{
     files::{FileKind, SessionError, SessionFile, session_files},
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
-    hunks::{FileDiff, Hunk, RevertError, file_diff, file_diff_as, origin_text, revert_edits},
+    hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
     net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
     review::{Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, revert_ops},
 };

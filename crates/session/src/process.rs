@@ -37,7 +37,7 @@ impl ProcessInfo {
 
 /// Reads a `/proc/<pid>/stat` line: the name is between the first `(` and the last `)` (it may
 /// hold spaces and parentheses), then the state, the parent, and (field 22) the start time.
-pub fn parse_stat(pid: u32, stat: &str) -> Option<ProcessInfo> {
+pub(crate) fn parse_stat(pid: u32, stat: &str) -> Option<ProcessInfo> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let name = stat.get(open + 1..close)?.to_owned();
@@ -54,13 +54,14 @@ pub fn process(pid: u32) -> Option<ProcessInfo> {
     parse_stat(pid, &stat)
 }
 
-/// The client above the process `pid`: its nearest ancestor that is not a shell or a command
-/// that only passes a command on.
-pub fn client_above(pid: u32) -> Option<ProcessInfo> {
+/// The client above the process `pid` (for the tests, which pass over nothing else).
+#[cfg(test)]
+fn client_above(pid: u32) -> Option<ProcessInfo> {
     client_above_skipping(pid, None)
 }
 
-/// [`client_above`], also passing over ancestors that run the program `skip`.
+/// The client above the process `pid`: its nearest ancestor that is not a shell or a command
+/// that only passes a command on, also passing over ancestors that run the program `skip`.
 fn client_above_skipping(pid: u32, skip: Option<std::path::PathBuf>) -> Option<ProcessInfo> {
     let ours = skip;
     let mut at = process(process(pid)?.parent)?;

@@ -14,13 +14,16 @@
 //! - [`upper::written`]: what the upper layer holds, as paths and what each now is.
 //! - [`plan::plan`]: those paths against the real tree: the text changes as the journal's
 //!   [`FileOp`](staged_journal::FileOp)s, the files that cannot be text changes (binary,
-//!   symlinks, over [`plan::MAX_TEXT_BYTES`]), the ignored files.
+//!   symlinks, over `MAX_TEXT_BYTES`, 64 MiB), the ignored files.
 //! - [`apply`]: record mode (the text changes written through the journal and logged as one
 //!   entry of the session, the rest moved in with their before-bytes kept) and gate mode (the
 //!   text changes staged as one preview of the session; nothing reaches the tree).
 //!
 //! The contract is `docs/contract/shell.md`: the choice of the overlay, its limits, and what
 //! stock Ubuntu and macOS allow.
+//!
+//! Library API besides what the hooks call: what a run wrote to its upper layer (`Written`,
+//! and `After`, what each path is after the run).
 
 pub mod apply;
 pub mod isolate;
@@ -37,10 +40,10 @@ pub const SHELL_SOURCE: &str = "shell";
 pub const RUNS_DIR: &str = "shell";
 
 /// The longest command a label shows, in characters.
-pub const LABEL_CHARS: usize = 80;
+pub(crate) const LABEL_CHARS: usize = 80;
 
 /// A command as a one-line label: `Shell: <command>`, its control characters escaped, cut at
-/// [`LABEL_CHARS`] characters.
+/// `LABEL_CHARS` (80) characters.
 pub fn label(command: &str) -> String {
     let one: String = command.trim().escape_debug().collect();
     let one = one.replace("\\'", "'").replace("\\\"", "\"");

@@ -1,7 +1,7 @@
 //! What a command's writes are to the workspace: each path of the upper layer
 //! ([`crate::upper::written`]) against the real tree as it is.
 //!
-//! - A text file (UTF-8, no NUL byte, at most [`MAX_TEXT_BYTES`] before and after) created,
+//! - A text file (UTF-8, no NUL byte, at most `MAX_TEXT_BYTES` (64 MiB) before and after) created,
 //!   changed (its text or its executable bit) or deleted is a [`FileOp`] of the journal, so it
 //!   is written all or nothing, diffed, hashed and undone like any edit.
 //! - Any other file the command wrote (binary, a symlink, over the cap, a FIFO, a name that is
@@ -25,7 +25,7 @@ use crate::upper::{After, Written};
 
 /// The largest file, before or after, whose change is kept as text (diff and undo data); a
 /// larger one is an [`Other`], its bytes before kept whole by a hard link.
-pub const MAX_TEXT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_TEXT_BYTES: u64 = 64 << 20;
 
 /// A file the command wrote that is not a text change.
 #[derive(Debug, Clone, PartialEq, Eq)]

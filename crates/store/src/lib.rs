@@ -5,6 +5,10 @@
 //! stores its tool's replayable payload; the tool's [`Rehydrator`] turns it back into a live
 //! action. Claims are OS file locks, so a process that dies mid-resolve never leaves its claim
 //! behind.
+//!
+//! Library API besides what the workspace calls: `SqliteStore::retire_finished` (a host's
+//! start-up recovery retires an entry whose apply it finished) and `SqliteStore::keep_texts`
+//! (texts kept by their SHA-256, as the session history reads them).
 
 #![deny(missing_docs)]
 
@@ -18,7 +22,7 @@ mod sessions;
 mod sqlite;
 
 pub use crate::{
-    rehydrate::{FallbackRehydrator, Rehydrator, Rehydrators, StoredAction, UnavailableAction},
+    rehydrate::{FallbackRehydrator, Rehydrator, Rehydrators, StoredAction},
     sessions::{SessionRow, SessionScope},
-    sqlite::{DB_FILE_NAME, SqliteStore},
+    sqlite::SqliteStore,
 };

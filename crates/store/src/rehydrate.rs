@@ -52,7 +52,7 @@ impl fmt::Debug for Rehydrators {
 }
 
 impl Rehydrators {
-    /// No rehydrators: every entry reads back as an [`UnavailableAction`].
+    /// No rehydrators: every entry reads back as an `UnavailableAction`.
     pub fn new() -> Self {
         Self::default()
     }
@@ -91,7 +91,7 @@ impl Rehydrators {
     }
 
     /// The action for an entry that cannot be replayed, for the reason `why`.
-    pub fn unavailable(stored: &StoredAction, why: String) -> Arc<dyn PendingAction> {
+    pub(crate) fn unavailable(stored: &StoredAction, why: String) -> Arc<dyn PendingAction> {
         Arc::new(UnavailableAction { stored: stored.clone(), why })
     }
 }
@@ -99,7 +99,7 @@ impl Rehydrators {
 /// A stored entry that this process cannot replay. It lists and discards normally; its apply
 /// fails with an error naming the reason, and changes nothing.
 #[derive(Debug, Clone)]
-pub struct UnavailableAction {
+pub(crate) struct UnavailableAction {
     stored: StoredAction,
     why: String,
 }

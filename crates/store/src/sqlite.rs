@@ -37,7 +37,7 @@ use crate::{
 };
 
 /// The database's file name inside the state folder.
-pub const DB_FILE_NAME: &str = "staged.db";
+pub(crate) const DB_FILE_NAME: &str = "staged.db";
 
 /// How often `claim_head` retries when the head changes under it.
 const CLAIM_ATTEMPTS: usize = 16;

@@ -68,7 +68,7 @@ pub enum KillAt {
 }
 
 /// The text of the journal in `<root>/.staged/journal`, if there is one.
-pub fn journal_state(root: &Path) -> Option<String> {
+pub(crate) fn journal_state(root: &Path) -> Option<String> {
     let entries = std::fs::read_dir(root.join(".staged/journal")).ok()?;
     for entry in entries.flatten() {
         let path = entry.path();

@@ -28,10 +28,10 @@ use axum::{
 use crate::App;
 
 /// The header every write carries the page's CSRF token in.
-pub const CSRF_HEADER: &str = "x-staged-csrf";
+pub(crate) const CSRF_HEADER: &str = "x-staged-csrf";
 
 /// The session cookie's name for a page on `port`.
-pub fn cookie_name(port: u16) -> String {
+pub(crate) fn cookie_name(port: u16) -> String {
     format!("staged_ui_{port}")
 }
 

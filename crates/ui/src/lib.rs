@@ -22,6 +22,8 @@
 //!
 //! The page's HTML, script and style are embedded (`assets/`); nothing is fetched from the
 //! network. This crate prints nothing and reads no environment: the `staged` CLI does.
+//!
+//! Library API: `UiServer`, whose `bind` and `serve` fail with a `UiError`.
 
 #![deny(missing_docs)]
 
@@ -38,8 +40,6 @@ use staged_mcp::{BearerToken, HostPolicy};
 use staged_workspace::WorkspaceSession;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-
-pub use crate::guard::{CSRF_HEADER, cookie_name};
 
 /// What can keep the page from being served.
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +73,7 @@ struct App {
     token: BearerToken,
     /// The cookie's value, given for the token.
     session: BearerToken,
-    /// What every write must carry in [`CSRF_HEADER`].
+    /// What every write must carry in [`guard::CSRF_HEADER`].
     csrf: BearerToken,
     hosts: HostPolicy,
     port: u16,

@@ -53,7 +53,7 @@ impl ToolContext<'_> {
 }
 
 /// Builds a custom tool once the session exists.
-pub type ToolFactory = Box<dyn FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send>;
+pub(crate) type ToolFactory = Box<dyn FnOnce(&ToolContext<'_>) -> Arc<dyn Tool> + Send>;
 
 /// A custom tool's rehydrator, given the workspace it rebuilds actions in.
 pub(crate) type RehydratorIn = Arc<dyn Fn(&ConfinedRoot) -> Rehydrator + Send + Sync>;

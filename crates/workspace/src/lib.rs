@@ -123,11 +123,12 @@ pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
 pub use staged_edit::FileChanges;
 
 pub use crate::{
-    builder::{ToolContext, ToolFactory, WorkspaceSessionBuilder},
+    builder::{ToolContext, WorkspaceSessionBuilder},
     changes::ChangeStager,
     durable::Stager,
     error::{Error, OpenError, Result},
-    loading::{BUILTIN_TOOL_NAMES, LoadError, fold_tool_name},
+    loading::LoadError,
     open::{find_root, locate_root},
     workspace_session::WorkspaceSession,
 };
+pub(crate) use crate::loading::{BUILTIN_TOOL_NAMES, fold_tool_name};

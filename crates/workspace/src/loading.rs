@@ -5,12 +5,12 @@
 /// `apply_patch` and `resolve` here; `pending` in `staged mcp`; `read` and `find` in `staged
 /// agent`): a custom tool may take none of them, nor a name equal to one once case, `-` and
 /// `_` are ignored ([`fold_tool_name`]). This list is the one place the check looks.
-pub const BUILTIN_TOOL_NAMES: &[&str] =
+pub(crate) const BUILTIN_TOOL_NAMES: &[&str] =
     &["ast_grep", "ast_edit", "edit", "write", "apply_patch", "resolve", "pending", "read", "find"];
 
 /// A tool name as compared with the others: lowercase, without `-` and `_`. `Resolve`,
 /// `AST_EDIT` and `ast-edit` fold to a built-in's name, and are refused.
-pub fn fold_tool_name(name: &str) -> String {
+pub(crate) fn fold_tool_name(name: &str) -> String {
     name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
 }
 
@@ -32,13 +32,13 @@ impl LoadError {
     }
 
     /// `Tool name "<name>" conflicts with existing tool`.
-    pub fn conflict(origin: impl Into<String>, name: &str) -> Self {
+    pub(crate) fn conflict(origin: impl Into<String>, name: &str) -> Self {
         Self::new(origin, format!("Tool name \"{name}\" conflicts with existing tool"))
     }
 
     /// `Tool name "<name>" conflicts with existing tool "<other>" (...)`, for a name that is
     /// another's once case, `-` and `_` are ignored.
-    pub fn look_alike(origin: impl Into<String>, name: &str, other: &str) -> Self {
+    pub(crate) fn look_alike(origin: impl Into<String>, name: &str, other: &str) -> Self {
         Self::new(
             origin,
             format!(

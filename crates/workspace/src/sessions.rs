@@ -21,7 +21,7 @@ use staged_store::{SessionRow, SqliteStore};
 use crate::WorkspaceSession;
 
 /// The review state of a kept hunk.
-pub const KEPT: &str = "kept";
+pub(crate) const KEPT: &str = "kept";
 
 /// Why a session's change could not be read, kept or reverted; nothing was written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -125,7 +125,7 @@ impl Loaded {
 }
 
 /// The diff kind of a session file's change.
-pub fn diff_kind(kind: &FileKind) -> DiffKind {
+pub(crate) fn diff_kind(kind: &FileKind) -> DiffKind {
     match kind {
         FileKind::Changed => DiffKind::Modify,
         FileKind::Created => DiffKind::Create,
@@ -220,7 +220,7 @@ pub fn listed(
 }
 
 /// The hunks `picks` names, file by file, as `(file, hunk)`.
-pub fn picked_hunks<'a>(
+pub(crate) fn picked_hunks<'a>(
     loaded: &'a Loaded,
     picks: &[Option<Pick>],
 ) -> Vec<(&'a SessionFile, &'a Hunk)> {

@@ -69,7 +69,7 @@ impl<'a> Lines<'a> {
 /// patch of thousands of chunks that each match only loosely, on a file of hundreds of
 /// thousands of lines, would otherwise take minutes (each loose match searches the rest of
 /// the file once per way of comparing).
-pub const SEEK_BUDGET: u64 = 1 << 28;
+pub(crate) const SEEK_BUDGET: u64 = 1 << 28;
 
 /// The ways of comparing a file's line with a patch's, in the order they are tried: exact,
 /// trailing whitespace ignored, surrounding whitespace ignored, Unicode dashes, quotes and
@@ -99,7 +99,7 @@ struct Numbered<'a> {
 /// Pratt), so one search steps over each line once, whatever the chunk's length: a chunk
 /// of K lines that almost matches at each of N lines costs N + K, not N × K.
 #[derive(Debug)]
-pub struct Seeker<'a> {
+pub(crate) struct Seeker<'a> {
     lines: &'a [&'a str],
     numbered: [Option<Numbered<'a>>; PASSES],
     steps: u64,
@@ -108,14 +108,14 @@ pub struct Seeker<'a> {
 
 /// The search stepped over more than [`SEEK_BUDGET`] lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OverBudget {
+pub(crate) struct OverBudget {
     /// How many lines it stepped over.
     pub steps: u64,
 }
 
 impl<'a> Seeker<'a> {
     /// A seeker over `lines` (without their line endings).
-    pub fn new(lines: &'a [&'a str]) -> Seeker<'a> {
+    pub(crate) fn new(lines: &'a [&'a str]) -> Seeker<'a> {
         Seeker { lines, numbered: [None, None, None, None], steps: 0, budget: SEEK_BUDGET }
     }
 
@@ -142,7 +142,7 @@ impl<'a> Seeker<'a> {
     /// # Errors
     /// [`OverBudget`] once this seeker's searches, together, stepped over more than
     /// [`SEEK_BUDGET`] lines.
-    pub fn seek(
+    pub(crate) fn seek(
         &mut self,
         pattern: &[String],
         start: usize,

@@ -5,7 +5,7 @@
 //! previous one ended, first exactly, then ignoring trailing whitespace, then ignoring
 //! surrounding whitespace, then with Unicode dashes, quotes and spaces taken as ASCII. A
 //! chunk's `@@ <context>` line is found first the same way. Each way numbers the file's lines
-//! once, and a chunk is a run of numbers to find ([`Seeker`]), in time linear in the file and
+//! once, and a chunk is a run of numbers to find (`Seeker`), in time linear in the file and
 //! the chunk. Lines are compared without their line endings, and a CRLF file keeps its CRLF:
 //! the lines a Codex patch adds get the line ending of the file's first line (as Codex does),
 //! and a file a Codex patch updates always ends with a line ending. A unified diff's lines
@@ -17,7 +17,7 @@
 //! epoch is a missing file; the first folder is dropped when it is all two names differ
 //! in). A hunk must hold the lines its header counts. Symlinks, submodules, binary files,
 //! and copies are refused by design, naming the file and why; a mode a git diff gives a file
-//! (`new file mode 100755`, `old mode`/`new mode` between 100644 and 100755) is set. [`Options`]
+//! (`new file mode 100755`, `old mode`/`new mode` between 100644 and 100755) is set. `Options`
 //! carries a person's `-p N` and `-R`.
 
 mod apply;
@@ -25,13 +25,14 @@ mod names;
 mod parse;
 mod unified;
 
-pub use apply::{OverBudget, SEEK_BUDGET, Seeker, apply_chunks};
-pub use parse::{parse, parse_codex, parse_with};
-pub use unified::{parse_unified, parse_unified_with};
+pub use apply::apply_chunks;
+pub use parse::parse;
+pub(crate) use parse::parse_with;
+pub use unified::parse_unified;
 
 /// A person's options for a patch (`staged patch -p N`); models give none.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Options {
+pub(crate) struct Options {
     /// How many leading folders to drop from a unified diff's paths (`-p N`), instead of
     /// the usual rule (a leading `a/` or `b/`, or the one folder in which the two names
     /// differ).
@@ -176,12 +177,12 @@ impl PatchLine {
     }
 
     /// A context line of a Codex patch, the `old`-th old line of its chunk.
-    pub fn codex_context(text: &str, old: usize) -> PatchLine {
+    pub(crate) fn codex_context(text: &str, old: usize) -> PatchLine {
         PatchLine { text: text.to_owned(), ending: None, context: Some(old) }
     }
 
     /// The line as a new file holds it (a Codex line with `\n`).
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let ending = match self.ending {
             Some(Ending::CrLf) => "\r\n",
             Some(Ending::None) => "",

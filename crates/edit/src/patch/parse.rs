@@ -44,7 +44,7 @@ pub fn parse(input: &str) -> Result<Patch, String> {
 ///
 /// # Errors
 /// As [`parse`]; and an option given for a Codex patch.
-pub fn parse_with(input: &str, options: &Options) -> Result<Patch, String> {
+pub(crate) fn parse_with(input: &str, options: &Options) -> Result<Patch, String> {
     let first = input.trim_start().lines().next().unwrap_or("").trim();
     let heredoc = matches!(first, "<<EOF" | "<<'EOF'" | "<<\"EOF\"");
     if first == BEGIN_PATCH || heredoc || !looks_unified(input) {
@@ -81,7 +81,7 @@ fn looks_unified(input: &str) -> bool {
 ///
 /// # Errors
 /// `invalid patch: ...` for bad markers, `invalid hunk at line N, ...` for a bad hunk.
-pub fn parse_codex(input: &str) -> Result<Patch, String> {
+pub(crate) fn parse_codex(input: &str) -> Result<Patch, String> {
     let lines: Vec<&str> = input.trim().lines().collect();
     let body = match boundaries(&lines) {
         Ok(body) => body,

@@ -23,7 +23,7 @@ pub fn parse_unified(input: &str) -> Result<Patch, String> {
 ///
 /// # Errors
 /// As [`parse_unified`]; and a path with fewer folders than `-p` drops.
-pub fn parse_unified_with(input: &str, options: &Options) -> Result<Patch, String> {
+pub(crate) fn parse_unified_with(input: &str, options: &Options) -> Result<Patch, String> {
     let lines: Vec<&str> = input.split_inclusive('\n').collect();
     let mut files = Vec::new();
     let mut i = 0;

@@ -220,7 +220,7 @@ pub(super) fn our_handlers(
 ///
 /// # Errors
 /// [`InstallError::Missing`] naming the first hook that is not.
-pub fn check_codex_trust(home: &Path) -> Result<usize, InstallError> {
+pub(crate) fn check_codex_trust(home: &Path) -> Result<usize, InstallError> {
     let hooks_path = home.join("hooks.json");
     let hooks = read_json(&hooks_path)?;
     let config = read_toml(&home.join("config.toml"))?;

@@ -31,7 +31,7 @@ use crate::{
 };
 
 /// [`CommitOptions::prepare`]: called with the journal's id; an error message stops the commit.
-pub type PrepareHook<'a> = dyn FnMut(&str) -> Result<(), String> + 'a;
+pub(crate) type PrepareHook<'a> = dyn FnMut(&str) -> Result<(), String> + 'a;
 
 /// How a commit runs, beyond its writes.
 #[derive(Default)]

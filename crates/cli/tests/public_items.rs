@@ -1,0 +1,586 @@
+//! Small surfaces (issue 38): every public item of a crate has a user outside the crate, or is
+//! library API that the crate's docs name as meant for a Rust user; the rest is `pub(crate)`.
+//!
+//! The rule, as [`unused_public_items`] applies it:
+//! - A crate's public items are its declarations with a bare `pub` (`pub fn`, `pub struct`,
+//!   `pub enum`, `pub trait`, `pub type`, `pub const`, `pub static`, `pub mod`, `pub union`),
+//!   methods and associated items included, in `src/` outside `#[cfg(test)]` and
+//!   `#[cfg(doctest)]` items. Fields, variants and `pub use` re-exports are left out: a field or
+//!   a variant goes with its type, and a re-export is the facade's, its item is checked where
+//!   it is declared.
+//! - An item has a user outside its crate when its name is an identifier (outside comments
+//!   and string literals) in another crate's sources, tests, examples or benches, or in the
+//!   crate's own `src/main.rs` (the binary is a crate of its own). The crate's own `tests/`,
+//!   `examples/` and `benches/` are not outside users: they are the crate checking itself. An
+//!   item they need and nothing else uses is library API, or its test moves into the crate.
+//!   The match is by name, so an item whose name another crate uses for something else passes:
+//!   the check catches what nothing could call, not every narrowing left to do. An item
+//!   re-exported under another name (`pub use a::NAME as ALIAS`) is used by either name.
+//! - Library API is [`LIBRARY_API`]: per crate, the names a Rust user is meant to call, each of
+//!   which the crate's docs (`src/lib.rs`'s `//!` comment or its `README.md`) name as library
+//!   API (written as `` `NAME` ``, or `` `Type::NAME` `` for a method, in those docs).
+//! - Every crate under `crates/` is checked.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Per crate (the folder under `crates/`), the public items whose only users are the crate's own
+/// tests, examples and benches, or a Rust user of the library: what the crate's docs promise.
+const LIBRARY_API: &[(&str, &[&str])] = &[
+    (
+        "agent",
+        &[
+            "AgentDefaults",
+            "AssistantMessage",
+            "AssistantPart",
+            "ConfigError",
+            "ModelClient",
+            "ModelError",
+            "ModelRequest",
+            "PLAN_DECISION_REMINDER",
+            "PLAN_PROMPT",
+            "ProviderConfig",
+            "ReminderRole",
+            "RunReport",
+            "SYSTEM_PROMPT",
+            "SkippedCall",
+            "StreamDelta",
+            "ToolResultMessage",
+            "ToolSpec",
+            "endpoint_url",
+            "is_active",
+            "responses_body",
+        ],
+    ),
+    (
+        "ast-edit",
+        &[
+            "AppliedDetails",
+            "AstEditError",
+            "Candidate",
+            "Cap",
+            "EditPreview",
+            "EngineOptions",
+            "ErrorFile",
+            "ErrorFileDetails",
+            "Expected",
+            "ExpectedFile",
+            "FileContents",
+            "FileCount",
+            "FileEdits",
+            "IndexStats",
+            "Inferred",
+            "Lang",
+            "LangChoice",
+            "LangCount",
+            "LangInferred",
+            "LeftOut",
+            "LeftOutDetails",
+            "NestedLeft",
+            "NestedLeftDetails",
+            "Position",
+            "RawEdit",
+            "RemainderDetails",
+            "SearchMatch",
+            "SearchResult",
+            "ValidatedEdit",
+            "apply_edits",
+            "collect_candidates",
+            "compute_preview",
+            "compute_preview_with",
+            "edits_digest",
+            "from_json",
+            "infer",
+            "into_value",
+            "preview_details",
+            "search",
+            "search_details",
+            "search_text",
+            "stats",
+            "unified_diff",
+            "wait_indexed",
+            "writes",
+        ],
+    ),
+    (
+        "core",
+        &[
+            "ApplyInput",
+            "BLANK_REASON_TEXT",
+            "NOTHING_TO_REDO_TEXT",
+            "NOTHING_TO_UNDO_TEXT",
+            "RejectInput",
+            "ToolErrorKind",
+            "with_reject",
+        ],
+    ),
+    ("edit", &["Chunk", "EditError", "Ending", "PatchLine", "parse_unified"]),
+    (
+        "mcp",
+        &["HTTP_PATH", "MAX_INLINE_RESULT_BYTES", "PAGE_FILE", "UnknownApproval", "preview_link"],
+    ),
+    ("plugin", &["PluginConfig", "PluginError"]),
+    ("render", &["resolve_intent"]),
+    (
+        "session",
+        &[
+            "Author",
+            "FileDiff",
+            "FileHistory",
+            "HistoryError",
+            "LoggedChange",
+            "Misfit",
+            "NetChange",
+            "NetError",
+            "Origin",
+            "Region",
+            "RegionState",
+            "RevertError",
+            "ReviewError",
+            "SessionError",
+            "Texts",
+            "file_histories",
+            "net_change",
+            "regions",
+            "revert_edits",
+        ],
+    ),
+    ("shell", &["After", "Written"]),
+    ("store", &["keep_texts", "retire_finished"]),
+    ("ui", &["UiError"]),
+    (
+        "workspace",
+        &[
+            "ChangeStager",
+            "OpenError",
+            "SessionActionError",
+            "Stager",
+            "ToolContext",
+            "durable_tool",
+            "warm_index",
+        ],
+    ),
+    ("fs", &["InvalidRelPath"]),
+    ("hooks", &["Check", "HookEvent", "InstallError", "parse_from"]),
+    (
+        "journal",
+        &[
+            "CommitReport",
+            "DiffFile",
+            "EditHunks",
+            "HunkCut",
+            "ModeChange",
+            "PROTECTED_PATHS",
+            "Protected",
+            "Remainder",
+            "StepChange",
+            "StepMode",
+            "UndoPlan",
+        ],
+    ),
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if name == "target" || name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// A token of Rust source, comments and literals left out.
+#[derive(Debug, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    Punct(char),
+}
+
+/// The identifiers and punctuation of `text`, without comments, string, byte-string and
+/// character literals, and lifetimes.
+fn tokens(text: &str) -> Vec<Token> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut res = Vec::new();
+    let mut idx = 0;
+    while idx < chars.len() {
+        let ch = chars[idx];
+        let next = chars.get(idx + 1).copied();
+        if ch == '/' && next == Some('/') {
+            while idx < chars.len() && chars[idx] != '\n' {
+                idx += 1;
+            }
+        } else if ch == '/' && next == Some('*') {
+            let mut depth = 0;
+            while idx < chars.len() {
+                if chars[idx] == '/' && chars.get(idx + 1) == Some(&'*') {
+                    depth += 1;
+                    idx += 2;
+                } else if chars[idx] == '*' && chars.get(idx + 1) == Some(&'/') {
+                    depth -= 1;
+                    idx += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    idx += 1;
+                }
+            }
+        } else if ch == '"' {
+            idx = skip_string(&chars, idx, 0);
+        } else if ch == '\'' {
+            if next == Some('\\') {
+                idx += 2;
+                while idx < chars.len() && chars[idx] != '\'' {
+                    idx += 1;
+                }
+                idx += 1;
+            } else if chars.get(idx + 2) == Some(&'\'') {
+                idx += 3;
+            } else {
+                // A lifetime or a label: the quote goes, the name is an identifier.
+                idx += 1;
+            }
+        } else if ch.is_alphabetic() || ch == '_' {
+            let start = idx;
+            while idx < chars.len() && (chars[idx].is_alphanumeric() || chars[idx] == '_') {
+                idx += 1;
+            }
+            let word: String = chars[start..idx].iter().collect();
+            let prefix = matches!(word.as_str(), "r" | "b" | "br" | "c" | "cr");
+            let hashes = chars[idx..].iter().take_while(|c| **c == '#').count();
+            if prefix && chars.get(idx + hashes) == Some(&'"') {
+                idx =
+                    skip_string(&chars, idx + hashes, if word.contains('r') { hashes } else { 0 });
+            } else if word == "r" && hashes == 1 {
+                // A raw identifier, `r#type`: the identifier is what follows.
+                idx += 1;
+            } else {
+                res.push(Token::Ident(word));
+            }
+        } else if ch.is_ascii_digit() {
+            while idx < chars.len() && (chars[idx].is_alphanumeric() || chars[idx] == '_') {
+                idx += 1;
+            }
+        } else {
+            if !ch.is_whitespace() {
+                res.push(Token::Punct(ch));
+            }
+            idx += 1;
+        }
+    }
+    res
+}
+
+/// The index after the string literal whose opening `"` is at `open`; `hashes` is the number of
+/// `#` of a raw string (whose backslashes escape nothing), 0 for others.
+fn skip_string(chars: &[char], open: usize, hashes: usize) -> usize {
+    let raw = hashes > 0 || (open > 0 && chars[open - 1] == 'r');
+    let mut idx = open + 1;
+    while idx < chars.len() {
+        if chars[idx] == '\\' && !raw {
+            idx += 2;
+            continue;
+        }
+        if chars[idx] == '"'
+            && chars[idx + 1..].iter().take(hashes).filter(|c| **c == '#').count() == hashes
+        {
+            return idx + 1 + hashes;
+        }
+        idx += 1;
+    }
+    idx
+}
+
+fn ident(token: Option<&Token>) -> Option<&str> {
+    match token {
+        Some(Token::Ident(word)) => Some(word),
+        _ => None,
+    }
+}
+
+/// The index after the item that starts at `start`: its `;` or its `{ ... }` block, whichever
+/// comes first outside brackets.
+fn skip_item(toks: &[Token], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut idx = start;
+    while idx < toks.len() {
+        match toks[idx] {
+            Token::Punct('(' | '[') => depth += 1,
+            Token::Punct(')' | ']') => depth = depth.saturating_sub(1),
+            Token::Punct(';') if depth == 0 => return idx + 1,
+            Token::Punct('{') if depth == 0 => {
+                let mut braces = 0usize;
+                while idx < toks.len() {
+                    match toks[idx] {
+                        Token::Punct('{') => braces += 1,
+                        Token::Punct('}') => {
+                            braces -= 1;
+                            if braces == 0 {
+                                return idx + 1;
+                            }
+                        }
+                        _ => {}
+                    }
+                    idx += 1;
+                }
+            }
+            _ => {}
+        }
+        idx += 1;
+    }
+    idx
+}
+
+/// The names `text` declares with a bare `pub`, outside items under `#[cfg(test)]` or
+/// `#[cfg(doctest)]`.
+fn public_items(text: &str) -> Vec<String> {
+    let toks = tokens(text);
+    let kinds = ["fn", "struct", "enum", "trait", "type", "const", "static", "mod", "union"];
+    let qualifiers = ["const", "async", "unsafe", "extern", "safe"];
+    let mut res = Vec::new();
+    let mut idx = 0;
+    while idx < toks.len() {
+        let is_cfg_test = toks[idx] == Token::Punct('#')
+            && toks.get(idx + 1) == Some(&Token::Punct('['))
+            && ident(toks.get(idx + 2)) == Some("cfg")
+            && toks.get(idx + 3) == Some(&Token::Punct('('))
+            && matches!(ident(toks.get(idx + 4)), Some("test" | "doctest"))
+            && toks.get(idx + 5) == Some(&Token::Punct(')'));
+        if is_cfg_test {
+            idx = skip_item(&toks, idx + 7);
+            continue;
+        }
+        if ident(toks.get(idx)) == Some("pub") && toks.get(idx + 1) != Some(&Token::Punct('(')) {
+            let mut at = idx + 1;
+            while let Some(word) = ident(toks.get(at)) {
+                if kinds.contains(&word) {
+                    // `pub const fn` is a function, `pub const NAME` a constant.
+                    let name = ident(toks.get(at + 1));
+                    match name {
+                        Some(name) if !kinds.contains(&name) && !qualifiers.contains(&name) => {
+                            res.push(name.to_owned());
+                            break;
+                        }
+                        _ => {}
+                    }
+                } else if !qualifiers.contains(&word) {
+                    break;
+                }
+                at += 1;
+            }
+        }
+        idx += 1;
+    }
+    res
+}
+
+/// The renames of `text`'s imports and re-exports (`NAME as ALIAS`), as (NAME, ALIAS).
+fn renames(text: &str) -> Vec<(String, String)> {
+    let toks = tokens(text);
+    toks.windows(3)
+        .filter_map(|w| match (ident(w.first()), ident(w.get(1)), ident(w.get(2))) {
+            (Some(name), Some("as"), Some(alias)) => Some((name.to_owned(), alias.to_owned())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The identifiers of `text`, comments and literals left out.
+fn identifiers(text: &str, into: &mut BTreeSet<String>) {
+    for token in tokens(text) {
+        if let Token::Ident(word) = token {
+            into.insert(word);
+        }
+    }
+}
+
+/// Per crate, the public items of its `src/` that no other crate names, sorted, without its
+/// [`LIBRARY_API`].
+fn unused_public_items(root: &Path) -> std::io::Result<BTreeMap<String, BTreeSet<String>>> {
+    let mut crates = BTreeMap::new();
+    for entry in std::fs::read_dir(root.join("crates"))?.flatten() {
+        if entry.path().join("Cargo.toml").is_file() {
+            crates.insert(entry.file_name().to_string_lossy().into_owned(), entry.path());
+        }
+    }
+    // Per crate: (the names its library declares public, the identifiers the crate shows to
+    // the others: its tests, examples, benches, its binary and its library).
+    let mut declared = BTreeMap::new();
+    let mut shown = BTreeMap::new();
+    for (name, dir) in &crates {
+        let mut files = Vec::new();
+        rust_files(dir, &mut files);
+        let mut items = BTreeSet::new();
+        let mut aliases = Vec::new();
+        let mut words = BTreeSet::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file)?;
+            let rel = file.strip_prefix(dir).unwrap_or(&file);
+            if rel.starts_with("src") && !rel.ends_with("src/main.rs") {
+                items.extend(public_items(&text));
+                aliases.extend(renames(&text));
+            }
+            identifiers(&text, &mut words);
+        }
+        declared.insert(name.clone(), (items, aliases));
+        shown.insert(name.clone(), words);
+    }
+    let mut res = BTreeMap::new();
+    for (name, (items, aliases)) in declared {
+        let api: BTreeSet<&str> = LIBRARY_API
+            .iter()
+            .filter(|(krate, _)| *krate == name)
+            .flat_map(|(_, names)| names.iter().copied())
+            .collect();
+        let unused: BTreeSet<String> = items
+            .into_iter()
+            .filter(|item| !api.contains(item.as_str()))
+            .filter(|item| {
+                let main = crates[&name].join("src/main.rs");
+                let in_main = std::fs::read_to_string(main).is_ok_and(|text| {
+                    let mut words = BTreeSet::new();
+                    identifiers(&text, &mut words);
+                    words.contains(item)
+                });
+                // An item re-exported under another name (`use a::NAME as ALIAS`) is used by
+                // that name too.
+                let names: Vec<&String> = std::iter::once(item)
+                    .chain(aliases.iter().filter(|(orig, _)| orig == item).map(|(_, alias)| alias))
+                    .collect();
+                let elsewhere = shown.iter().any(|(other, words)| {
+                    *other != name && names.iter().any(|n| words.contains(*n))
+                });
+                !in_main && !elsewhere
+            })
+            .collect();
+        if !unused.is_empty() {
+            res.insert(name, unused);
+        }
+    }
+    Ok(res)
+}
+
+#[test]
+fn public_items_have_users_outside_their_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let unused = unused_public_items(&root).unwrap();
+    let total: usize = unused.values().map(BTreeSet::len).sum();
+    let listed: Vec<String> = unused
+        .iter()
+        .map(|(krate, items)| {
+            format!("{krate}: {}", items.iter().cloned().collect::<Vec<_>>().join(", "))
+        })
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "{total} public items have no user outside their crate: make them `pub(crate)` (or \
+         private, or delete them if dead), or, if a Rust user of the library is meant to call \
+         one, name it in the crate's docs and in LIBRARY_API:\n{}",
+        listed.join("\n")
+    );
+}
+
+#[test]
+fn library_api_is_documented_as_such() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut problems = Vec::new();
+    for (krate, names) in LIBRARY_API {
+        let dir = root.join("crates").join(krate);
+        let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap_or_default();
+        let docs: String = lib
+            .lines()
+            .filter_map(|line| line.strip_prefix("//!"))
+            .chain(std::fs::read_to_string(dir.join("README.md")).unwrap_or_default().lines())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        let declared: BTreeSet<String> = files
+            .iter()
+            .flat_map(|file| public_items(&std::fs::read_to_string(file).unwrap()))
+            .collect();
+        for name in *names {
+            if !declared.contains(*name) {
+                problems.push(format!(
+                    "{krate}: `{name}` is in LIBRARY_API but is no public item of crates/{krate}/src"
+                ));
+            }
+            let plain = format!("`{name}`");
+            let method = format!("::{name}`");
+            if !docs.contains(&plain) && !docs.contains(&method) {
+                problems.push(format!(
+                    "{krate}: `{name}` is in LIBRARY_API but neither src/lib.rs's `//!` docs nor README.md name it"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_scanner_sees_items_and_users() {
+    let text = r##"//! A file naming `Hidden` in a comment.
+pub fn shown() {}
+pub(crate) fn narrow() {}
+pub const fn constant_fn() {}
+pub const LIMIT: usize = 3;
+pub async fn later() {}
+pub struct Point<'a> { pub x: &'a str }
+impl Point<'_> {
+    pub fn method(&self) -> char { let _ = "pub fn in_string() {}"; 'x' }
+    pub unsafe fn risky() {}
+}
+pub mod inner {}
+pub use other::{Reexport, inner as renamed};
+/* pub fn commented() {} /* nested */ pub fn still_commented() {} */
+const RAW: &str = r#"pub fn raw() "quoted" {}"#;
+pub enum Kind { A, B }
+#[cfg(test)]
+pub fn test_only() {}
+#[cfg(doctest)]
+pub struct DocsOnly;
+#[cfg(test)]
+mod tests {
+    pub fn in_tests() {}
+}
+pub trait Named { fn name(&self); }
+pub type Alias = u8;
+pub static STATE: u8 = 0;
+fn r#match() -> char { '\'' }
+pub fn after_escape() {}
+"##;
+    assert_eq!(
+        public_items(text),
+        [
+            "shown",
+            "constant_fn",
+            "LIMIT",
+            "later",
+            "Point",
+            "method",
+            "risky",
+            "inner",
+            "Kind",
+            "Named",
+            "Alias",
+            "STATE",
+            "after_escape"
+        ]
+    );
+    assert_eq!(renames(text), [("inner".to_owned(), "renamed".to_owned())]);
+    let mut words = BTreeSet::new();
+    identifiers(text, &mut words);
+    for word in ["shown", "Point", "Reexport", "match", "a", "str"] {
+        assert!(words.contains(word), "{word} missing from {words:?}");
+    }
+    for word in ["Hidden", "in_string", "commented", "still_commented", "raw", "quoted"] {
+        assert!(!words.contains(word), "{word} is in a comment or a literal");
+    }
+}
