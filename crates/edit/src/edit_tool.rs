@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use staged_core::{CancelToken, Session, Tool, ToolError};
 use staged_journal::{
@@ -55,34 +55,34 @@ const MAX_REPLACEMENTS: usize = 1_000_000;
 /// doubles a text each time).
 const MAX_EDITED_LEN: usize = 1 << 30;
 
-/// `edit`'s arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// `edit`'s arguments (serialized as `staged edit` passes them: an absent option left out).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditParams {
     /// The file to change: relative to the workspace root, or absolute inside it.
     #[serde(alias = "file_path")]
     pub path: String,
     /// The exact text to replace (empty to create a new file).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub old_string: Option<String>,
     /// The text to put in its place.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub new_string: Option<String>,
     /// Replace every occurrence of `old_string` (default false).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "bool")]
     pub replace_all: Option<bool>,
     /// Several replacements instead of `old_string`/`new_string`, made in order, each on the
     /// text the previous ones left.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<EditItem>")]
     pub edits: Option<Vec<EditItem>>,
 }
 
 /// One replacement of `edits`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditItem {
     /// The exact text to replace.
@@ -90,7 +90,7 @@ pub struct EditItem {
     /// The text to put in its place.
     pub new_string: String,
     /// Replace every occurrence (default false).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "bool")]
     pub replace_all: Option<bool>,
 }

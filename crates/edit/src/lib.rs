@@ -42,7 +42,7 @@ pub use crate::{
     changes::FileChanges,
     edit_tool::{EditItem, EditParams, EditTool},
     error::EditError,
-    patch_tool::ApplyPatchTool,
+    patch_tool::{ApplyPatchParams, ApplyPatchTool},
     stage::PREVIEW_HEADER,
     write_tool::{WriteParams, WriteTool},
 };

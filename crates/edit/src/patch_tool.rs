@@ -4,7 +4,7 @@
 use std::{collections::HashSet, sync::Arc};
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use staged_core::{CancelToken, Session, Tool, ToolError};
 use staged_fs::RelPath;
@@ -42,20 +42,21 @@ const DESCRIPTION: &str = "Apply a patch as a preview: nothing is written until 
 Paths are relative to the workspace root. Give about 3 lines of context around each change. \
 A file that already has a pending preview cannot be patched until that preview is resolved.";
 
-/// `apply_patch`'s arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// `apply_patch`'s arguments (serialized as `staged patch` passes them: an absent option left
+/// out).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ApplyPatchParams {
+pub struct ApplyPatchParams {
     /// The patch: Codex's `*** Begin Patch` format, or a unified diff.
     #[serde(alias = "patch", alias = "command")]
     pub input: String,
     /// A person's `staged patch -p N`: how many leading folders to drop from a unified
     /// diff's paths. Not offered to models (left out of the schema).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub strip: Option<usize>,
     /// A person's `staged patch -R`: reverse a unified diff. Not offered to models.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[schemars(skip)]
     pub reverse: bool,
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use staged_core::{CancelToken, Session, Tool, ToolError};
 use staged_journal::{
@@ -30,7 +30,7 @@ Missing folders are created with the file. To change part of a file, prefer `edi
 A file that already has a pending preview cannot be written again until that preview is resolved.";
 
 /// `write`'s arguments.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteParams {
     /// The file: relative to the workspace root, or absolute inside it.

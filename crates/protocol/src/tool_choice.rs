@@ -2,7 +2,7 @@
 //! (`docs/contract/agent-loop.md#forced-tool-choice`).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// What the model may or must call on its next turn.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -91,31 +91,66 @@ impl ToolChoice {
     /// );
     /// ```
     pub fn to_wire(&self, provider: WireFormat) -> Value {
-        match (self, provider) {
+        let anthropic = provider == WireFormat::AnthropicMessages;
+        let wire = match self {
             // Anthropic takes every choice as an object.
-            (ToolChoice::Auto, WireFormat::AnthropicMessages) => json!({"type": "auto"}),
-            (ToolChoice::None, WireFormat::AnthropicMessages) => json!({"type": "none"}),
-            (ToolChoice::Auto, _) => json!("auto"),
-            (ToolChoice::None, _) => json!("none"),
-            (ToolChoice::Required, WireFormat::AnthropicMessages) => json!({"type": "any"}),
-            (ToolChoice::Required, WireFormat::OpenaiChat | WireFormat::OpenaiResponses) => {
-                json!("required")
-            }
-            (ToolChoice::Tool { name }, WireFormat::AnthropicMessages) => {
-                json!({"type": "tool", "name": name})
-            }
-            (ToolChoice::Tool { name }, WireFormat::OpenaiResponses) => {
-                json!({"type": "function", "name": name})
-            }
-            (ToolChoice::Tool { name }, WireFormat::OpenaiChat) => {
-                json!({"type": "function", "function": {"name": name}})
-            }
-        }
+            ToolChoice::Auto if anthropic => Wire::Object(Tagged::Auto),
+            ToolChoice::None if anthropic => Wire::Object(Tagged::None),
+            ToolChoice::Required if anthropic => Wire::Object(Tagged::Any),
+            ToolChoice::Auto => Wire::Mode("auto"),
+            ToolChoice::None => Wire::Mode("none"),
+            ToolChoice::Required => Wire::Mode("required"),
+            ToolChoice::Tool { name } => Wire::Object(match provider {
+                WireFormat::AnthropicMessages => Tagged::Tool { name },
+                WireFormat::OpenaiResponses => {
+                    Tagged::Function { name: Some(name), function: None }
+                }
+                WireFormat::OpenaiChat => {
+                    Tagged::Function { name: None, function: Some(Named { name }) }
+                }
+            }),
+        };
+        // A string or an object of strings under field names: serializing it cannot fail.
+        serde_json::to_value(wire).unwrap_or_default()
     }
+}
+
+/// A `tool_choice` on the wire: a bare mode (OpenAI's `"auto"`, `"none"`, `"required"`) or an
+/// object tagged by `type`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Wire<'a> {
+    Mode(&'static str),
+    Object(Tagged<'a>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Tagged<'a> {
+    Auto,
+    None,
+    Any,
+    Tool {
+        name: &'a str,
+    },
+    /// OpenAI's forced function: Responses names it flat, Chat Completions in `function`.
+    Function {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        function: Option<Named<'a>>,
+    },
+}
+
+#[derive(Serialize)]
+struct Named<'a> {
+    name: &'a str,
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]

@@ -29,7 +29,7 @@ use axum::{
     routing::{get, post},
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use staged_core::{
     CancelToken, FrontEnd, LogEntry, MAX_REASON_CHARS, PendingId, ResolveOptions, ToolError,
 };
@@ -79,13 +79,73 @@ pub(crate) struct ApiError(pub(crate) StatusCode, pub(crate) String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.0, Json(json!({"error": self.1}))).into_response()
+        (self.0, Json::of(ErrorBody { error: self.1 })).into_response()
     }
 }
 
 /// A JSON response.
 #[derive(Debug)]
 pub(crate) struct Json(pub(crate) Value);
+
+impl Json {
+    /// `shape` as the response's JSON (`null`, as a response that cannot be written, should it
+    /// not serialize).
+    pub(crate) fn of(shape: impl Serialize) -> Self {
+        Json(serde_json::to_value(shape).unwrap_or(Value::Null))
+    }
+}
+
+/// A refused request's body.
+#[derive(Serialize)]
+struct ErrorBody {
+    error: String,
+}
+
+/// The answer to a resolve, an undo, a redo, a keep or a revert: its text, whether it is an
+/// error, and the log entry a revert wrote.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Answer<'a> {
+    pub(crate) is_error: bool,
+    pub(crate) text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) entry: Option<Option<u64>>,
+}
+
+/// `/api/state`: what the page polls.
+#[derive(Serialize)]
+struct StateJson<'a> {
+    root: std::borrow::Cow<'a, str>,
+    revision: String,
+    pending: Vec<PendingRow>,
+    sessions: Vec<sessions::SessionRowJson>,
+    log: Vec<LogRow>,
+    redo: Option<u64>,
+}
+
+/// `/api/preview`: a pending preview, its diff drawn (or its details when it has no diff).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PreviewJson<'a> {
+    id: &'a str,
+    label: &'a str,
+    source: &'a str,
+    created_at: u64,
+    newest: bool,
+    partial: bool,
+    files: Option<Vec<diff::FileView>>,
+    details: Option<&'a Value>,
+}
+
+/// `/api/log`: a log entry.
+#[derive(Serialize)]
+struct LogJson<'a> {
+    row: LogRow,
+    action: &'a str,
+    result: &'a str,
+    extra: Option<&'a JsonObject>,
+    files: Option<Vec<diff::FileView>>,
+}
 
 impl IntoResponse for Json {
     fn into_response(self) -> Response {
@@ -239,14 +299,14 @@ async fn state(State(app): State<Arc<App>>) -> Result<Json, ApiError> {
         log.iter().filter(|e| e.reverted_by.is_some()).count(),
         serde_json::to_string(&sessions).unwrap_or_default()
     );
-    Ok(Json(json!({
-        "root": app.ws.workspace().root().to_string_lossy(),
-        "revision": revision,
-        "pending": pending,
-        "sessions": sessions,
-        "log": log,
-        "redo": redo,
-    })))
+    Ok(Json::of(StateJson {
+        root: app.ws.workspace().root().to_string_lossy(),
+        revision,
+        pending,
+        sessions,
+        log,
+        redo,
+    }))
 }
 
 async fn preview(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Result<Json, ApiError> {
@@ -265,16 +325,17 @@ async fn preview(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resu
     // highlighting of a big diff.
     let highlight = query_param(query.as_deref(), "plain").is_none_or(|v| v != "1");
     let files = details.and_then(preview_diff).map(|d| diff::files(d, &names, partial, highlight));
-    Ok(Json(json!({
-        "id": entry.id.as_str(),
-        "label": entry.label(),
-        "source": entry.source_tool_name(),
-        "createdAt": seconds(entry.created_at),
-        "newest": idx == 0,
-        "partial": partial,
-        "files": files,
-        "details": if files.is_none() { details.cloned() } else { None },
-    })))
+    let details = if files.is_none() { details } else { None };
+    Ok(Json::of(PreviewJson {
+        id: entry.id.as_str(),
+        label: entry.label(),
+        source: entry.source_tool_name(),
+        created_at: seconds(entry.created_at),
+        newest: idx == 0,
+        partial,
+        files,
+        details,
+    }))
 }
 
 async fn log_entry(
@@ -294,13 +355,13 @@ async fn log_entry(
     let r = &entry.record;
     let names: Vec<(String, Option<String>)> = Vec::new();
     let files = r.diff.as_deref().map(|d| diff::files(d, &names, false, true));
-    Ok(Json(json!({
-        "row": LogRow::of(&entry),
-        "action": r.action.as_str(),
-        "result": r.result,
-        "extra": r.extra,
-        "files": files,
-    })))
+    Ok(Json::of(LogJson {
+        row: LogRow::of(&entry),
+        action: r.action.as_str(),
+        result: &r.result,
+        extra: r.extra.as_ref(),
+        files,
+    }))
 }
 
 /// A resolve from the page.
@@ -338,8 +399,12 @@ pub(crate) fn reason_of(reason: &str, required: bool) -> Result<String, ApiError
 
 fn outcome(res: Result<ToolResult, ToolError>) -> Json {
     match res {
-        Ok(result) => Json(json!({"isError": result.is_error, "text": result.text_content()})),
-        Err(err) => Json(json!({"isError": true, "text": err.message()})),
+        Ok(result) => Json::of(Answer {
+            is_error: result.is_error,
+            text: &result.text_content(),
+            entry: None,
+        }),
+        Err(err) => Json::of(Answer { is_error: true, text: err.message(), entry: None }),
     }
 }
 

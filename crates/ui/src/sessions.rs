@@ -20,7 +20,7 @@ use axum::{
     extract::{RawQuery, State},
     http::{HeaderMap, StatusCode},
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use staged_core::{CancelToken, FrontEnd};
 use staged_journal::DiffKind;
@@ -31,7 +31,7 @@ use staged_workspace::sessions::{
 
 use crate::{
     App,
-    api::{ApiError, Json, bad, body, internal, query_param, reason_of},
+    api::{Answer, ApiError, Json, bad, body, internal, query_param, reason_of},
     diff,
 };
 
@@ -41,13 +41,13 @@ const SESSIONS_MAX_AGE: Duration = Duration::from_secs(10);
 
 /// The sessions list as last read, and what it was read for.
 #[derive(Debug, Default)]
-pub(crate) struct SessionsCache(Mutex<Option<(String, Instant, Vec<Value>)>>);
+pub(crate) struct SessionsCache(Mutex<Option<(String, Instant, Vec<SessionRowJson>)>>);
 
 /// The sessions as the list shows them, the one active last first; empty when the workspace
 /// keeps no durable store yet. Reading them composes every session's net change, so the page's
 /// poll reads them afresh only when the log (`newest` entry), the pending previews (`pending`),
 /// a session or its review states changed, or the list is older than [`SESSIONS_MAX_AGE`].
-pub(crate) fn rows(app: &App, newest: u64, pending: &str) -> Result<Vec<Value>, ApiError> {
+pub(crate) fn rows(app: &App, newest: u64, pending: &str) -> Result<Vec<SessionRowJson>, ApiError> {
     let Some(store) = app.ws.sqlite() else { return Ok(Vec::new()) };
     let mut key = format!("{newest}|{pending}");
     for row in store.sessions().map_err(internal)? {
@@ -62,25 +62,51 @@ pub(crate) fn rows(app: &App, newest: u64, pending: &str) -> Result<Vec<Value>, 
         return Ok(rows.clone());
     }
     let listed = listed(&app.ws, store).map_err(internal)?;
-    let rows: Vec<Value> = listed
+    let rows: Vec<SessionRowJson> = listed
         .iter()
-        .map(|l| {
-            json!({
-                "id": l.row.short_id(),
-                "client": l.row.client,
-                "title": l.row.title,
-                "activeMs": l.row.active_ms,
-                "files": l.files,
-                "entries": l.entries,
-                "pending": l.pending,
-                "hunks": l.hunks,
-                "reviewed": l.reviewed,
-                "error": l.error,
-            })
+        .map(|l| SessionRowJson {
+            active_ms: l.row.active_ms,
+            client: l.row.client.clone(),
+            entries: l.entries,
+            error: l.error.clone(),
+            files: l.files,
+            hunks: l.hunks,
+            id: l.row.short_id(),
+            pending: l.pending,
+            reviewed: l.reviewed,
+            title: l.row.title.clone(),
         })
         .collect();
     *cache = Some((key, Instant::now(), rows.clone()));
     Ok(rows)
+}
+
+/// A session of the list. Its fields are in the order of their names, as the JSON the page
+/// reads (and the state's revision, which holds the list) has them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SessionRowJson {
+    active_ms: i64,
+    client: String,
+    entries: usize,
+    error: Option<String>,
+    files: usize,
+    hunks: usize,
+    id: String,
+    pending: usize,
+    reviewed: usize,
+    title: Option<String>,
+}
+
+/// A session's change as the page draws it.
+#[derive(Serialize)]
+struct SessionView<'a> {
+    id: &'a str,
+    client: &'a str,
+    title: Option<&'a str>,
+    hunks: usize,
+    reviewed: usize,
+    files: Vec<Value>,
 }
 
 /// Session `typed` (`S3` or `3`), read afresh.
@@ -109,11 +135,11 @@ pub(crate) async fn show(
     };
     let highlight = query_param(query.as_deref(), "plain").is_none_or(|v| v != "1");
     let loaded = load(&app, &id)?;
-    Ok(Json(view(&loaded, highlight)))
+    Ok(Json::of(view(&loaded, highlight)))
 }
 
 /// A session's change as the page draws it.
-fn view(loaded: &Loaded, highlight: bool) -> Value {
+fn view(loaded: &Loaded, highlight: bool) -> SessionView<'_> {
     let mut files = Vec::with_capacity(loaded.files.len());
     for file in &loaded.files {
         let from = match &file.kind {
@@ -149,14 +175,14 @@ fn view(loaded: &Loaded, highlight: bool) -> Value {
         }
         files.push(value);
     }
-    json!({
-        "id": loaded.name,
-        "client": loaded.row.client,
-        "title": loaded.row.title,
-        "hunks": loaded.hunk_count(),
-        "reviewed": loaded.reviewed_count(),
-        "files": files,
-    })
+    SessionView {
+        id: &loaded.name,
+        client: &loaded.row.client,
+        title: loaded.row.title.as_deref(),
+        hunks: loaded.hunk_count(),
+        reviewed: loaded.reviewed_count(),
+        files,
+    }
 }
 
 /// A keep or a revert from the page.
@@ -207,15 +233,15 @@ pub(crate) async fn act(
         let done = revert_picked(&app.ws, store, &loaded, &picks, &reason, &FrontEnd::Ui, &cancel)
             .await
             .map_err(|err| bad(err.0))?;
-        Ok(Json(match done {
+        Ok(Json::of(match &done {
             Reverted::Done { text, entry, .. } => {
-                json!({"isError": false, "text": text, "entry": entry})
+                Answer { is_error: false, text, entry: Some(*entry) }
             }
-            Reverted::Refused(text) => json!({"isError": true, "text": text}),
+            Reverted::Refused(text) => Answer { is_error: true, text, entry: None },
         }))
     } else {
         let kept = keep_picked(store, &loaded, &picks, &reason).map_err(|err| bad(err.0))?;
-        Ok(Json(json!({"isError": false, "text": kept.text})))
+        Ok(Json::of(Answer { is_error: false, text: &kept.text, entry: None }))
     }
 }
 

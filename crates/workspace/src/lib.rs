@@ -120,7 +120,7 @@ pub use staged_journal::{
 };
 pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
 
-pub use staged_edit::FileChanges;
+pub use staged_edit::{ApplyPatchParams, EditItem, EditParams, FileChanges, WriteParams};
 
 pub use crate::{
     builder::{ToolContext, WorkspaceSessionBuilder},

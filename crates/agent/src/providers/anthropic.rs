@@ -2,7 +2,8 @@
 //! results and reminders as user-turn blocks, and a forced `tool_choice` that strips
 //! `thinking`, `context_management` and `output_config.effort`), and the event stream.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use staged_core::CancelToken;
 use staged_protocol::WireFormat;
 
@@ -10,7 +11,7 @@ use crate::{
     AssistantMessage, AssistantPart, Message, ModelClient, ModelError, ModelRequest,
     ProviderConfig, StreamDelta, ToolCall,
     http::Http,
-    providers::{effective_choice, event_json, str_field},
+    providers::{effective_choice, event_json, str_field, wire},
 };
 
 /// A client for the Anthropic Messages API.
@@ -34,21 +35,19 @@ pub(crate) fn anthropic_body(
     request: ModelRequest<'_>,
 ) -> Value {
     let mut body: Map<String, Value> = config.body.clone();
-    body.insert("model".into(), json!(model));
-    body.entry("max_tokens").or_insert_with(|| json!(config.max_tokens));
-    body.insert("stream".into(), json!(true));
+    body.insert("model".into(), model.into());
+    body.entry("max_tokens").or_insert_with(|| config.max_tokens.into());
+    body.insert("stream".into(), true.into());
     if !request.system.is_empty() {
-        body.insert("system".into(), json!(request.system));
+        body.insert("system".into(), request.system.into());
     }
-    body.insert("messages".into(), Value::Array(messages(request.messages)));
-    let tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(
-            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
-        )
-        .collect();
-    body.insert("tools".into(), Value::Array(tools));
+    body.insert("messages".into(), wire(messages(request.messages)));
+    let tools = request.tools.iter().map(|t| Tool {
+        name: &t.name,
+        description: &t.description,
+        input_schema: &t.parameters,
+    });
+    body.insert("tools".into(), wire(tools.collect::<Vec<_>>()));
     if let Some(choice) = effective_choice(config, request.tool_choice) {
         body.insert("tool_choice".into(), choice.to_wire(WireFormat::AnthropicMessages));
         if choice.forces_tool_use() {
@@ -66,16 +65,59 @@ pub(crate) fn anthropic_body(
     Value::Object(body)
 }
 
-fn messages(history: &[Message]) -> Vec<Value> {
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    let mut push = |role: &'static str, block: Value| match turns.last_mut() {
-        Some((last, blocks)) if *last == role => blocks.push(block),
-        _ => turns.push((role, vec![block])),
+/// A tool as the Messages API declares it.
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+/// A turn of the conversation: its role and its content blocks.
+#[derive(Serialize)]
+struct Turn<'a> {
+    role: &'static str,
+    content: Vec<Content<'a>>,
+}
+
+/// A content block of a turn.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Content<'a> {
+    Text {
+        text: &'a str,
+    },
+    Thinking {
+        thinking: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signature: Option<&'a str>,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+fn messages(history: &[Message]) -> Vec<Turn<'_>> {
+    let mut turns: Vec<Turn<'_>> = Vec::new();
+    let mut push = |role: &'static str, block| match turns.last_mut() {
+        Some(last) if last.role == role => last.content.push(block),
+        _ => turns.push(Turn { role, content: vec![block] }),
     };
     for message in history {
         match message {
             Message::User { text } | Message::Reminder { text } => {
-                push("user", json!({"type": "text", "text": text}));
+                push("user", Content::Text { text });
             }
             Message::Assistant(reply) => {
                 for part in &reply.parts {
@@ -84,49 +126,36 @@ fn messages(history: &[Message]) -> Vec<Value> {
                     }
                 }
             }
-            Message::Tool(tool) => {
-                let mut block = json!({
-                    "type": "tool_result",
-                    "tool_use_id": tool.call_id,
-                    "content": tool.result.text_content(),
-                });
-                if tool.result.is_error {
-                    block["is_error"] = json!(true);
-                }
-                push("user", block);
-            }
+            Message::Tool(tool) => push(
+                "user",
+                Content::ToolResult {
+                    tool_use_id: &tool.call_id,
+                    content: tool.result.text_content(),
+                    is_error: tool.result.is_error,
+                },
+            ),
         }
     }
+    for turn in &mut turns {
+        // Tool results must open the user turn that answers the calls.
+        turn.content.sort_by_key(|b| !matches!(b, Content::ToolResult { .. }));
+    }
     turns
-        .into_iter()
-        .map(|(role, mut blocks)| {
-            // Tool results must open the user turn that answers the calls.
-            blocks.sort_by_key(|b| b["type"] != "tool_result");
-            json!({"role": role, "content": blocks})
-        })
-        .collect()
 }
 
-fn assistant_block(part: &AssistantPart) -> Option<Value> {
+fn assistant_block(part: &AssistantPart) -> Option<Content<'_>> {
     Some(match part {
         AssistantPart::Text { text } if text.is_empty() => return None,
-        AssistantPart::Text { text } => json!({"type": "text", "text": text}),
+        AssistantPart::Text { text } => Content::Text { text },
         AssistantPart::Thinking { thinking, signature } => {
-            let mut block = json!({"type": "thinking", "thinking": thinking});
-            if let Some(signature) = signature {
-                block["signature"] = json!(signature);
-            }
-            block
+            Content::Thinking { thinking, signature: signature.as_deref() }
         }
-        AssistantPart::RedactedThinking { data } => {
-            json!({"type": "redacted_thinking", "data": data})
-        }
-        AssistantPart::ToolCall(call) => json!({
-            "type": "tool_use",
-            "id": call.id,
-            "name": call.name,
-            "input": call.parsed_arguments().unwrap_or_else(|_| json!({})),
-        }),
+        AssistantPart::RedactedThinking { data } => Content::RedactedThinking { data },
+        AssistantPart::ToolCall(call) => Content::ToolUse {
+            id: &call.id,
+            name: &call.name,
+            input: call.parsed_arguments().unwrap_or_else(|_| Value::Object(Map::new())),
+        },
         AssistantPart::Opaque { .. } => return None,
     })
 }

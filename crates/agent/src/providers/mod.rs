@@ -80,6 +80,14 @@ pub(crate) fn effective_choice(
     Some(choice.clone())
 }
 
+/// A request's typed part (a turn, a tool) as JSON, to sit in the body beside the
+/// configuration's own keys. These shapes hold strings, numbers and JSON values under field
+/// names, which always serialize; should one ever fail, the part is `null` and the provider's
+/// reply names the field it rejects.
+pub(crate) fn wire(shape: impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(shape).unwrap_or_default()
+}
+
 /// Parses an event's JSON data, naming the event on failure.
 pub(crate) fn event_json(
     stream: &crate::http::SseStream,

@@ -1,7 +1,8 @@
 //! OpenAI Chat Completions, which Ollama, LM Studio, vLLM and llama.cpp's server also speak:
 //! the request body and the streamed chunks (tool calls assembled by index).
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use staged_core::CancelToken;
 use staged_protocol::WireFormat;
 
@@ -9,7 +10,7 @@ use crate::{
     AssistantMessage, AssistantPart, Message, ModelClient, ModelError, ModelRequest,
     ProviderConfig, ReminderRole, StreamDelta, ToolCall,
     http::Http,
-    providers::{effective_choice, event_json, str_field},
+    providers::{effective_choice, event_json, str_field, wire},
 };
 
 /// A client for Chat Completions.
@@ -29,58 +30,103 @@ impl ChatClient {
 /// The request body for `request`.
 pub(crate) fn chat_body(config: &ProviderConfig, model: &str, request: ModelRequest<'_>) -> Value {
     let mut body: Map<String, Value> = config.body.clone();
-    body.insert("model".into(), json!(model));
-    body.insert("stream".into(), json!(true));
+    body.insert("model".into(), model.into());
+    body.insert("stream".into(), true.into());
     let reminder_role = match config.reminder_role {
         ReminderRole::Developer => "developer",
         ReminderRole::System => "system",
     };
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system}));
+        messages.push(ChatMessage::text("system", request.system));
     }
     for message in request.messages {
-        match message {
-            Message::User { text } => messages.push(json!({"role": "user", "content": text})),
-            Message::Reminder { text } => {
-                messages.push(json!({"role": reminder_role, "content": text}));
-            }
+        messages.push(match message {
+            Message::User { text } => ChatMessage::text("user", text),
+            Message::Reminder { text } => ChatMessage::text(reminder_role, text),
             Message::Assistant(reply) => {
                 let text = reply.text();
-                let calls: Vec<Value> = reply
+                let calls: Vec<CallOut<'_>> = reply
                     .tool_calls()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": call.arguments},
-                        })
+                    .map(|call| CallOut {
+                        id: &call.id,
+                        kind: "function",
+                        function: Function { name: &call.name, arguments: &call.arguments },
                     })
                     .collect();
-                let mut item = json!({"role": "assistant", "content": if text.is_empty() && !calls.is_empty() { Value::Null } else { json!(text) }});
-                if !calls.is_empty() {
-                    item["tool_calls"] = Value::Array(calls);
-                }
-                messages.push(item);
+                // Only the calls, no text: `content` is null.
+                let content = (!text.is_empty() || calls.is_empty()).then_some(text);
+                ChatMessage { role: "assistant", content, tool_calls: calls, tool_call_id: None }
             }
-            Message::Tool(tool) => messages.push(json!({
-                "role": "tool",
-                "tool_call_id": tool.call_id,
-                "content": tool.result.text_content(),
-            })),
-        }
+            Message::Tool(tool) => ChatMessage {
+                role: "tool",
+                content: Some(tool.result.text_content()),
+                tool_calls: Vec::new(),
+                tool_call_id: Some(&tool.call_id),
+            },
+        });
     }
-    body.insert("messages".into(), Value::Array(messages));
-    let tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-        .collect();
-    body.insert("tools".into(), Value::Array(tools));
+    body.insert("messages".into(), wire(messages));
+    let tools = request.tools.iter().map(|t| ToolOut {
+        kind: "function",
+        function: ToolFunction {
+            name: &t.name,
+            description: &t.description,
+            parameters: &t.parameters,
+        },
+    });
+    body.insert("tools".into(), wire(tools.collect::<Vec<_>>()));
     if let Some(choice) = effective_choice(config, request.tool_choice) {
         body.insert("tool_choice".into(), choice.to_wire(WireFormat::OpenaiChat));
     }
     Value::Object(body)
+}
+
+/// A message of the Chat Completions conversation.
+#[derive(Serialize)]
+struct ChatMessage<'a> {
+    role: &'a str,
+    content: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<CallOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+impl<'a> ChatMessage<'a> {
+    fn text(role: &'a str, text: &str) -> Self {
+        Self { role, content: Some(text.to_owned()), tool_calls: Vec::new(), tool_call_id: None }
+    }
+}
+
+/// A tool call of an assistant message, echoed back.
+#[derive(Serialize)]
+struct CallOut<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'a>,
+}
+
+#[derive(Serialize)]
+struct Function<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+/// A tool as Chat Completions declares it.
+#[derive(Serialize)]
+struct ToolOut<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct ToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
 }
 
 #[derive(Default)]

@@ -1,7 +1,8 @@
 //! OpenAI Responses: the request body (stateless, `store: false`, reasoning items echoed as
 //! they arrived) and the event stream, read from the `output_item.done` events.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use staged_core::CancelToken;
 use staged_protocol::WireFormat;
 
@@ -9,7 +10,7 @@ use crate::{
     AssistantMessage, AssistantPart, Message, ModelClient, ModelError, ModelRequest,
     ProviderConfig, ReminderRole, StreamDelta, ToolCall,
     http::Http,
-    providers::{effective_choice, event_json, str_field},
+    providers::{effective_choice, event_json, str_field, wire},
 };
 
 /// A client for the Responses API.
@@ -29,15 +30,15 @@ impl ResponsesClient {
 /// The request body for `request`.
 pub fn responses_body(config: &ProviderConfig, model: &str, request: ModelRequest<'_>) -> Value {
     let mut body: Map<String, Value> = config.body.clone();
-    body.insert("model".into(), json!(model));
-    body.insert("stream".into(), json!(true));
-    body.insert("store".into(), json!(false));
+    body.insert("model".into(), model.into());
+    body.insert("stream".into(), true.into());
+    body.insert("store".into(), false.into());
     if body.contains_key("reasoning") {
         // Without the store, reasoning can only be carried over encrypted.
-        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        body.insert("include".into(), vec!["reasoning.encrypted_content"].into());
     }
     if !request.system.is_empty() {
-        body.insert("instructions".into(), json!(request.system));
+        body.insert("instructions".into(), request.system.into());
     }
     let reminder_role = match config.reminder_role {
         ReminderRole::Developer => "developer",
@@ -54,41 +55,78 @@ pub fn responses_body(config: &ProviderConfig, model: &str, request: ModelReques
                         AssistantPart::Text { text } if !text.is_empty() => {
                             input.push(text_item("assistant", "output_text", text));
                         }
-                        AssistantPart::ToolCall(call) => input.push(json!({
-                            "type": "function_call",
-                            "call_id": call.id,
-                            "name": call.name,
-                            "arguments": call.arguments,
-                        })),
-                        AssistantPart::Opaque { item } => input.push(item.clone()),
+                        AssistantPart::ToolCall(call) => {
+                            input.push(Input::Item(Item::FunctionCall {
+                                call_id: &call.id,
+                                name: &call.name,
+                                arguments: &call.arguments,
+                            }));
+                        }
+                        AssistantPart::Opaque { item } => input.push(Input::Opaque(item)),
                         AssistantPart::Text { .. }
                         | AssistantPart::Thinking { .. }
                         | AssistantPart::RedactedThinking { .. } => {}
                     }
                 }
             }
-            Message::Tool(tool) => input.push(json!({
-                "type": "function_call_output",
-                "call_id": tool.call_id,
-                "output": tool.result.text_content(),
+            Message::Tool(tool) => input.push(Input::Item(Item::FunctionCallOutput {
+                call_id: &tool.call_id,
+                output: tool.result.text_content(),
             })),
         }
     }
-    body.insert("input".into(), Value::Array(input));
-    let tools: Vec<Value> = request
-        .tools
-        .iter()
-        .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": false}))
-        .collect();
-    body.insert("tools".into(), Value::Array(tools));
+    body.insert("input".into(), wire(input));
+    let tools = request.tools.iter().map(|t| Tool {
+        kind: "function",
+        name: &t.name,
+        description: &t.description,
+        parameters: &t.parameters,
+        strict: false,
+    });
+    body.insert("tools".into(), wire(tools.collect::<Vec<_>>()));
     if let Some(choice) = effective_choice(config, request.tool_choice) {
         body.insert("tool_choice".into(), choice.to_wire(WireFormat::OpenaiResponses));
     }
     Value::Object(body)
 }
 
-fn text_item(role: &str, kind: &str, text: &str) -> Value {
-    json!({"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+fn text_item<'a>(role: &'a str, kind: &'static str, text: &'a str) -> Input<'a> {
+    Input::Item(Item::Message { role, content: [TextPart { kind, text }] })
+}
+
+/// An item of the request's `input`: one staged writes, or one the provider sent that is
+/// echoed back as it came.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Input<'a> {
+    Item(Item<'a>),
+    Opaque(&'a Value),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Item<'a> {
+    Message { role: &'a str, content: [TextPart<'a>; 1] },
+    FunctionCall { call_id: &'a str, name: &'a str, arguments: &'a str },
+    FunctionCallOutput { call_id: &'a str, output: String },
+}
+
+#[derive(Serialize)]
+struct TextPart<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+/// A tool as the Responses API declares it.
+#[derive(Serialize)]
+struct Tool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
 }
 
 #[async_trait::async_trait]

@@ -10,7 +10,7 @@
 
 use anyhow::{Context, bail};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use staged_core::{LogEntry, ResolveLog};
 use staged_protocol::JsonObject;
 use staged_render::escape_line;
@@ -39,7 +39,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &LogArgs, out: &Output) -> anyhow::
     let entries = log.entries(limit, out.json).map_err(|err| anyhow::anyhow!("{err}"))?;
     if out.json {
         let entries = entries.iter().map(entry_json).collect::<Result<Vec<_>, _>>()?;
-        out.json_line(&json!({"entries": entries}))?;
+        out.json_line(&Entries { entries })?;
         return Ok(Exit::Success);
     }
     if entries.is_empty() {
@@ -83,7 +83,7 @@ fn set_keep(global: &GlobalArgs, keep: usize, out: &Output) -> anyhow::Result<Ex
     let Some(log) = ws.store().log() else { bail!("this workspace's pending stack keeps no log") };
     log.set_keep(keep).map_err(|err| anyhow::anyhow!("{err}"))?;
     if out.json {
-        out.json_line(&json!({"keep": keep}))?;
+        out.json_line(&Keep { keep })?;
     } else {
         out.line(&format!("The log now keeps the newest {keep} entries."))?;
     }
@@ -189,6 +189,18 @@ pub(crate) fn find_entry(
 
 /// An entry as `--json` prints it: a JSON value of [`EntryJson`], whose members are in the order
 /// a JSON value keeps them.
+/// `log --json`.
+#[derive(Serialize)]
+struct Entries {
+    entries: Vec<Value>,
+}
+
+/// `log --keep N --json`.
+#[derive(Serialize)]
+struct Keep {
+    keep: usize,
+}
+
 fn entry_json(entry: &LogEntry) -> serde_json::Result<Value> {
     serde_json::to_value(EntryJson::of(entry))
 }

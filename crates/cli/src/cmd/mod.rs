@@ -27,7 +27,10 @@ use serde_json::Value;
 use staged_core::{PendingId, Tool, ToolError};
 use staged_protocol::ToolResult;
 use staged_protocol::{EditErrorDetails, PendingHead, StructuredResult};
-use staged_workspace::{AstEditParams, AstGrepParams, LangRequiredDetails, WorkspaceSession};
+use staged_workspace::{
+    ApplyPatchParams, AstEditParams, AstGrepParams, EditParams, LangRequiredDetails,
+    WorkspaceSession, WriteParams,
+};
 
 use crate::{args::GlobalArgs, context, exit::Exit, output::Output, progress::Progress};
 
@@ -52,12 +55,17 @@ pub(crate) trait ToolArgs {
     fn into_args(self, root: &Path) -> anyhow::Result<Value>;
 }
 
-/// Arguments built as JSON (`edit`, `write`, `patch`): they name no scope paths.
-impl ToolArgs for Value {
-    fn into_args(self, _root: &Path) -> anyhow::Result<Value> {
-        Ok(self)
-    }
+/// The text tools' arguments (`edit`, `write`, `patch`): they name no scope paths.
+macro_rules! text_tool_args {
+    ($($params:ty),*) => {$(
+        impl ToolArgs for $params {
+            fn into_args(self, _root: &Path) -> anyhow::Result<Value> {
+                Ok(serde_json::to_value(self)?)
+            }
+        }
+    )*};
 }
+text_tool_args!(EditParams, WriteParams, ApplyPatchParams);
 
 impl ToolArgs for AstEditParams {
     fn into_args(mut self, root: &Path) -> anyhow::Result<Value> {

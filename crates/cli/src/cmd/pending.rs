@@ -5,7 +5,7 @@
 //! staged it (`S3`; `null` for a person's). The table has a SESSION column when any preview is
 //! an agent session's.
 
-use serde_json::json;
+use serde::Serialize;
 use staged_render::escape_line;
 
 use crate::{
@@ -21,20 +21,18 @@ pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
     // Summaries: a listing needs no entry's details or payload (a big preview's diff).
     let entries = ws.store().summaries().map_err(|err| anyhow::anyhow!("{err}"))?;
     if out.json {
-        let pending: Vec<_> = entries
+        let pending = entries
             .iter()
-            .map(|e| {
-                json!({
-                    "id": e.id.as_str(),
-                    "label": e.label,
-                    "source": e.source_tool_name,
-                    "createdAt": timestamp(e.created_at),
-                    "ageSeconds": age_seconds(e.created_at),
-                    "session": e.session.map(|s| format!("S{s}")),
-                })
+            .map(|e| PendingJson {
+                age_seconds: age_seconds(e.created_at),
+                created_at: timestamp(e.created_at),
+                id: e.id.as_str(),
+                label: &e.label,
+                session: e.session.map(|s| format!("S{s}")),
+                source: &e.source_tool_name,
             })
             .collect();
-        out.json_line(&json!({"pending": pending}))?;
+        out.json_line(&PendingList { pending })?;
         return Ok(Exit::Success);
     }
     if entries.is_empty() {
@@ -70,4 +68,22 @@ pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
         out.line(line.join("  ").trim_end())?;
     }
     Ok(Exit::Success)
+}
+
+/// `pending --json`.
+#[derive(Serialize)]
+struct PendingList<'a> {
+    pending: Vec<PendingJson<'a>>,
+}
+
+/// A preview of `pending --json`, its fields in the order they are printed (by name).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PendingJson<'a> {
+    age_seconds: u64,
+    created_at: String,
+    id: &'a str,
+    label: &'a str,
+    session: Option<String>,
+    source: &'a str,
 }

@@ -4,10 +4,10 @@
 //! print the resolve block.
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use staged_core::{MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, ResolveOptions};
 use staged_journal::{FILES_EXTRA_KEY, HUNKS_EXTRA_KEY};
-use staged_protocol::{JsonObject, ResolveAction, ResolveParams, ToolResult};
+use staged_protocol::{JsonObject, ResolveAction, ResolveDetails, ResolveParams, ToolResult};
 use staged_render::render_resolve_result;
 use staged_workspace::{StaleDetails, WorkspaceSession};
 
@@ -232,18 +232,18 @@ pub(crate) fn shown_details(
     reason: &str,
     label: Option<&str>,
 ) -> Value {
-    let mut shown = details.filter(|d| d.is_object()).cloned().unwrap_or_else(|| json!({}));
+    let mut shown = details.filter(|d| d.is_object()).cloned().unwrap_or(Value::Object(Map::new()));
     let has = |shown: &Value, key: &str| {
         shown.get(key).and_then(Value::as_str).is_some_and(|v| !v.trim().is_empty())
     };
     if !has(&shown, "action") {
-        shown["action"] = json!(action.as_str());
+        shown["action"] = action.as_str().into();
     }
     if !has(&shown, "reason") {
-        shown["reason"] = json!(reason);
+        shown["reason"] = reason.into();
     }
     if let Some(label) = label.filter(|_| !has(&shown, "label")) {
-        shown["label"] = json!(label);
+        shown["label"] = label.into();
     }
     shown
 }
@@ -274,14 +274,25 @@ fn refuse(
     label: &str,
     out: &Output,
 ) -> anyhow::Result<Exit> {
-    let result = ToolResult::error(text.to_owned())
-        .with_details(json!({"action": action.as_str(), "reason": reason}));
+    let result = ToolResult::error(text.to_owned()).with_details(refused_details(action, reason)?);
     if out.json {
         print_tool_json(out, &result, head(ws).as_ref())?;
     } else {
         print_outcome(out, &result, action, reason, Some(label))?;
     }
     Ok(Exit::ToolError)
+}
+
+/// The details of a resolve refused before anything was claimed: the action and the reason.
+fn refused_details(action: ResolveAction, reason: &str) -> serde_json::Result<Value> {
+    serde_json::to_value(ResolveDetails {
+        action,
+        reason: reason.to_owned(),
+        extra: None,
+        source_tool_name: None,
+        label: None,
+        source_result_details: None,
+    })
 }
 
 fn no_such_preview(
@@ -295,8 +306,7 @@ fn no_such_preview(
         "No pending preview has id `{}`; nothing was applied or discarded. `staged pending` lists them.",
         typed.trim()
     );
-    let result =
-        ToolResult::error(text).with_details(json!({"action": action.as_str(), "reason": reason}));
+    let result = ToolResult::error(text).with_details(refused_details(action, reason)?);
     if out.json {
         print_tool_json(out, &result, head(ws).as_ref())?;
     } else {

@@ -18,7 +18,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
+use serde::Serialize;
 use staged_core::FrontEnd;
 use staged_journal::diff_files;
 use staged_session::{FileKind, Pick, SessionFile, origin_text};
@@ -102,25 +102,7 @@ pub(crate) fn progress(reviewed: usize, hunks: usize) -> String {
 fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Result<Exit> {
     let listed = listed(ws, store)?;
     if out.json {
-        let value: Vec<Value> = listed
-            .iter()
-            .map(|Listed { row, entries, pending: n_pending, files, hunks, reviewed, error }| {
-                json!({
-                    "id": row.short_id(),
-                    "client": row.client,
-                    "clientSessionId": row.external_id,
-                    "title": row.title,
-                    "startedMs": row.started_ms,
-                    "activeMs": row.active_ms,
-                    "files": files,
-                    "entries": entries,
-                    "pending": n_pending,
-                    "hunks": hunks,
-                    "reviewed": reviewed,
-                    "error": error,
-                })
-            })
-            .collect();
+        let value: Vec<ListedJson<'_>> = listed.iter().map(ListedJson::of).collect();
         out.line(&serde_json::to_string_pretty(&value)?)?;
         return Ok(Exit::Success);
     }
@@ -164,41 +146,7 @@ fn show(
         None => load(ws, store, typed)?,
     };
     if out.json {
-        let files: Vec<Value> = loaded
-            .files
-            .iter()
-            .map(|f| {
-                let hunks: Vec<Value> = f
-                    .diff
-                    .hunks
-                    .iter()
-                    .map(|h| {
-                        json!({
-                            "number": h.number,
-                            "key": h.key,
-                            "entries": h.entries,
-                            "changedSince": h.changed_since.as_ref().map(origin_text),
-                            "review": loaded.states.get(&h.key),
-                        })
-                    })
-                    .collect();
-                json!({
-                    "path": f.path,
-                    "change": kind_name(&f.kind),
-                    "from": match &f.kind { FileKind::Moved { from } => Some(from), _ => None },
-                    "diff": f.diff.diff,
-                    "hunks": hunks,
-                })
-            })
-            .collect();
-        let value = json!({
-            "session": loaded.name,
-            "client": loaded.row.client,
-            "title": loaded.row.title,
-            "hunks": loaded.hunk_count(),
-            "reviewed": loaded.reviewed_count(),
-            "files": files,
-        });
+        let value = ShowJson::of(&loaded);
         out.line(&serde_json::to_string_pretty(&value)?)?;
         return Ok(Exit::Success);
     }
@@ -329,13 +277,10 @@ fn revert_loaded(
             Reverted::Refused(text) => return refused(out, &text),
         };
     if out.json {
-        out.line(&serde_json::to_string_pretty(&json!({
-            "text": text,
-            "isError": false,
-            "entry": entry,
-            "session": loaded.name,
-            "hunks": hunks.iter().map(|(path, hunk)| json!({"path": path, "hunk": hunk})).collect::<Vec<_>>(),
-        }))?)?;
+        let hunks = hunks.iter().map(|(path, hunk)| RevertedHunk { hunk: *hunk, path }).collect();
+        let value =
+            RevertJson { entry, hunks, is_error: false, session: &loaded.name, text: &text };
+        out.line(&serde_json::to_string_pretty(&value)?)?;
     } else {
         out.line(&text)?;
     }
@@ -371,13 +316,14 @@ fn keep(
     let picks = picks(ws, &loaded, args)?;
     let kept = keep_picked(store, &loaded, &picks, &reason)?;
     if out.json {
-        out.line(&serde_json::to_string_pretty(&json!({
-            "text": kept.text,
-            "session": loaded.name,
-            "kept": kept.kept,
-            "reviewed": kept.reviewed,
-            "hunks": loaded.hunk_count(),
-        }))?)?;
+        let value = KeepJson {
+            hunks: loaded.hunk_count(),
+            kept: kept.kept,
+            reviewed: kept.reviewed,
+            session: &loaded.name,
+            text: &kept.text,
+        };
+        out.line(&serde_json::to_string_pretty(&value)?)?;
     } else {
         out.line(&kept.text)?;
     }
@@ -386,7 +332,7 @@ fn keep(
 
 fn refused(out: &Output, text: &str) -> anyhow::Result<Exit> {
     if out.json {
-        out.line(&serde_json::to_string_pretty(&json!({"text": text, "isError": true}))?)?;
+        out.line(&serde_json::to_string_pretty(&RefusedJson { is_error: true, text })?)?;
     } else {
         out.line(text)?;
     }
@@ -398,4 +344,143 @@ fn time(ms: i64) -> String {
     let at = std::time::UNIX_EPOCH
         + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or_default());
     crate::cmd::timestamp(at)
+}
+
+// The `--json` shapes of the subcommands. Their fields are in the order they are printed:
+// by name, as scripts have read them since the first release.
+
+/// A session of `session list --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedJson<'a> {
+    active_ms: i64,
+    client: &'a str,
+    client_session_id: &'a str,
+    entries: usize,
+    error: Option<&'a str>,
+    files: usize,
+    hunks: usize,
+    id: String,
+    pending: usize,
+    reviewed: usize,
+    started_ms: i64,
+    title: Option<&'a str>,
+}
+
+impl<'a> ListedJson<'a> {
+    fn of(listed: &'a Listed) -> Self {
+        let Listed { row, entries, pending, files, hunks, reviewed, error } = listed;
+        Self {
+            active_ms: row.active_ms,
+            client: &row.client,
+            client_session_id: &row.external_id,
+            entries: *entries,
+            error: error.as_deref(),
+            files: *files,
+            hunks: *hunks,
+            id: row.short_id(),
+            pending: *pending,
+            reviewed: *reviewed,
+            started_ms: row.started_ms,
+            title: row.title.as_deref(),
+        }
+    }
+}
+
+/// `session show --json`.
+#[derive(Serialize)]
+struct ShowJson<'a> {
+    client: &'a str,
+    files: Vec<FileJson<'a>>,
+    hunks: usize,
+    reviewed: usize,
+    session: &'a str,
+    title: Option<&'a str>,
+}
+
+/// A file of `session show --json`.
+#[derive(Serialize)]
+struct FileJson<'a> {
+    change: &'static str,
+    diff: &'a str,
+    from: Option<&'a str>,
+    hunks: Vec<HunkJson<'a>>,
+    path: &'a str,
+}
+
+/// A hunk of a file of `session show --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HunkJson<'a> {
+    changed_since: Option<String>,
+    entries: &'a [u64],
+    key: &'a str,
+    number: usize,
+    review: Option<&'a str>,
+}
+
+impl<'a> ShowJson<'a> {
+    fn of(loaded: &'a Loaded) -> Self {
+        let hunk = |h: &'a staged_session::Hunk| HunkJson {
+            changed_since: h.changed_since.as_ref().map(origin_text),
+            entries: &h.entries,
+            key: &h.key,
+            number: h.number,
+            review: loaded.states.get(&h.key).map(String::as_str),
+        };
+        let file = |f: &'a SessionFile| FileJson {
+            change: kind_name(&f.kind),
+            diff: &f.diff.diff,
+            from: match &f.kind {
+                FileKind::Moved { from } => Some(from.as_str()),
+                _ => None,
+            },
+            hunks: f.diff.hunks.iter().map(hunk).collect(),
+            path: &f.path,
+        };
+        Self {
+            client: &loaded.row.client,
+            files: loaded.files.iter().map(file).collect(),
+            hunks: loaded.hunk_count(),
+            reviewed: loaded.reviewed_count(),
+            session: &loaded.name,
+            title: loaded.row.title.as_deref(),
+        }
+    }
+}
+
+/// `session revert --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RevertJson<'a> {
+    entry: Option<u64>,
+    hunks: Vec<RevertedHunk<'a>>,
+    is_error: bool,
+    session: &'a str,
+    text: &'a str,
+}
+
+/// A hunk `session revert` reverted.
+#[derive(Serialize)]
+struct RevertedHunk<'a> {
+    hunk: usize,
+    path: &'a str,
+}
+
+/// `session keep --json`.
+#[derive(Serialize)]
+struct KeepJson<'a> {
+    hunks: usize,
+    kept: usize,
+    reviewed: usize,
+    session: &'a str,
+    text: &'a str,
+}
+
+/// A revert refused, with `--json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RefusedJson<'a> {
+    is_error: bool,
+    text: &'a str,
 }

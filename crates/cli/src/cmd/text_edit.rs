@@ -3,9 +3,10 @@
 use std::{io::Read, path::Path};
 
 use anyhow::{Context, bail};
-use serde_json::{Value, json};
 use staged_protocol::ToolResult;
-use staged_workspace::{ChangeDetails, WorkspaceSession};
+use staged_workspace::{
+    ApplyPatchParams, ChangeDetails, EditItem, EditParams, WorkspaceSession, WriteParams,
+};
 
 use crate::{
     args::{EditArgs, GlobalArgs, PatchArgs, WriteArgs},
@@ -24,17 +25,22 @@ pub(crate) fn edit(global: &GlobalArgs, args: &EditArgs, out: &Output) -> anyhow
         );
     }
     let path = workspace_path(global, &args.path)?;
+    let only = |old: Option<&String>, new: Option<&String>| EditParams {
+        path: path.clone(),
+        old_string: old.cloned(),
+        new_string: new.cloned(),
+        replace_all: old.map(|_| args.all),
+        edits: None,
+    };
     let params = match (args.old.as_slice(), args.new.as_slice()) {
-        ([old], [new]) => {
-            json!({"path": path, "old_string": old, "new_string": new, "replace_all": args.all})
-        }
+        ([old], [new]) => only(Some(old), Some(new)),
         (olds, news) => {
-            let edits: Vec<Value> = olds
-                .iter()
-                .zip(news)
-                .map(|(old, new)| json!({"old_string": old, "new_string": new, "replace_all": args.all}))
-                .collect();
-            json!({"path": path, "edits": edits})
+            let edits = olds.iter().zip(news).map(|(old, new)| EditItem {
+                old_string: old.clone(),
+                new_string: new.clone(),
+                replace_all: Some(args.all),
+            });
+            EditParams { edits: Some(edits.collect()), ..only(None, None) }
         }
     };
     cmd::run_tool(global, out, Effect::Stages, WorkspaceSession::edit_tool, params, print_preview)
@@ -43,19 +49,13 @@ pub(crate) fn edit(global: &GlobalArgs, args: &EditArgs, out: &Output) -> anyhow
 pub(crate) fn write(global: &GlobalArgs, args: &WriteArgs, out: &Output) -> anyhow::Result<Exit> {
     let path = workspace_path(global, &args.path)?;
     let content = read_input(args.file.as_deref(), "the new file's text")?;
-    let params = json!({"path": path, "content": content});
+    let params = WriteParams { path, content };
     cmd::run_tool(global, out, Effect::Stages, WorkspaceSession::write_tool, params, print_preview)
 }
 
 pub(crate) fn patch(global: &GlobalArgs, args: &PatchArgs, out: &Output) -> anyhow::Result<Exit> {
     let input = read_input(args.file.as_deref(), "the patch")?;
-    let mut params = json!({"input": input});
-    if let Some(strip) = args.strip {
-        params["strip"] = json!(strip);
-    }
-    if args.reverse {
-        params["reverse"] = json!(true);
-    }
+    let params = ApplyPatchParams { input, strip: args.strip, reverse: args.reverse };
     cmd::run_tool(
         global,
         out,

@@ -7,7 +7,8 @@
 //! "readOnly", "hidden", "parameters"}], "loadErrors": [...]}`, where `source` is `built-in`,
 //! `mcp` or `plugin`, and `plugin` the plugin's name (null for the others).
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use staged_mcp::{PENDING_DESCRIPTION, PENDING_TOOL_LABEL, PENDING_TOOL_NAME, pending_schema};
 use staged_render::escape_line;
 
@@ -71,23 +72,21 @@ pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
         },
     );
     if out.json {
-        let tools: Vec<Value> = rows
+        let tools = rows
             .iter()
-            .map(|r| {
-                json!({
-                    "name": r.name,
-                    "label": r.label,
-                    "description": r.description,
-                    "source": r.source,
-                    "plugin": r.plugin,
-                    "readOnly": r.read_only,
-                    "hidden": r.hidden,
-                    "parameters": r.parameters,
-                })
+            .map(|r| ToolJson {
+                description: &r.description,
+                hidden: r.hidden,
+                label: &r.label,
+                name: &r.name,
+                parameters: &r.parameters,
+                plugin: r.plugin.as_deref(),
+                read_only: r.read_only,
+                source: r.source,
             })
             .collect();
-        let errors: Vec<String> = ws.load_errors().iter().map(ToString::to_string).collect();
-        out.json_line(&json!({"tools": tools, "loadErrors": errors}))?;
+        let load_errors = ws.load_errors().iter().map(ToString::to_string).collect();
+        out.json_line(&ToolsJson { load_errors, tools })?;
         return Ok(Exit::Success);
     }
     let kind = |r: &Row| match (&r.plugin, r.hidden) {
@@ -102,4 +101,26 @@ pub(crate) fn run(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
         out.line(&format!("{:<width$}  {:<kind_width$}  {summary}", row.name, kind(row)))?;
     }
     Ok(Exit::Success)
+}
+
+/// `tools --json`, its fields (and its tools') in the order they are printed (by name).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsJson<'a> {
+    load_errors: Vec<String>,
+    tools: Vec<ToolJson<'a>>,
+}
+
+/// A tool of `tools --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolJson<'a> {
+    description: &'a str,
+    hidden: bool,
+    label: &'a str,
+    name: &'a str,
+    parameters: &'a Value,
+    plugin: Option<&'a str>,
+    read_only: bool,
+    source: &'a str,
 }

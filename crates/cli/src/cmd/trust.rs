@@ -2,7 +2,7 @@
 //! start and its provider endpoint settings apply. The trust is the file's SHA-256 and the
 //! canonical root, recorded in the user config directory: any change to the file untrusts it.
 
-use serde_json::json;
+use serde::Serialize;
 use staged_plugin::{ConfigOrigin, PluginsConfig, TrustStatus};
 
 use crate::{
@@ -22,7 +22,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &TrustArgs, out: &Output) -> anyhow
     if args.revoke {
         let was = store.revoke(config.root()).map_err(|err| anyhow::anyhow!("{err}"))?;
         if out.json {
-            out.json_line(&json!({"root": config.root().to_string_lossy(), "revoked": was}))?;
+            out.json_line(&Revoked { revoked: was, root: &config.root().to_string_lossy() })?;
         } else if was {
             out.line(&format!(
                 "No longer trusting {path}: its plugins and provider endpoint settings are ignored."
@@ -40,12 +40,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &TrustArgs, out: &Output) -> anyhow
             TrustStatus::Changed => "changed",
         };
         if out.json {
-            out.json_line(&json!({
-                "root": config.root().to_string_lossy(),
-                "config": path,
-                "status": status,
-                "sha256": config.sha256(),
-            }))?;
+            out.json_line(&Shown {
+                config: &path,
+                root: &config.root().to_string_lossy(),
+                sha256: config.sha256(),
+                status,
+            })?;
         } else {
             let text = match files.trust() {
                 TrustStatus::NoConfig => {
@@ -74,7 +74,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &TrustArgs, out: &Output) -> anyhow
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     store.trust(config).map_err(|err| anyhow::anyhow!("{err}"))?;
     if out.json {
-        out.json_line(&json!({"root": config.root().to_string_lossy(), "config": path, "sha256": config.sha256()}))?;
+        out.json_line(&Trusted {
+            config: &path,
+            root: &config.root().to_string_lossy(),
+            sha256: config.sha256(),
+        })?;
         return Ok(Exit::Success);
     }
     out.line(&format!(
@@ -85,4 +89,30 @@ pub(crate) fn run(global: &GlobalArgs, args: &TrustArgs, out: &Output) -> anyhow
         out.line(&format!("  plugin \"{}\" runs: {}", plugin.name, plugin.command_line()))?;
     }
     Ok(Exit::Success)
+}
+
+// The `--json` shapes, their fields in the order they are printed (by name).
+
+/// `trust --revoke --json`.
+#[derive(Serialize)]
+struct Revoked<'a> {
+    revoked: bool,
+    root: &'a str,
+}
+
+/// `trust --show --json`.
+#[derive(Serialize)]
+struct Shown<'a> {
+    config: &'a str,
+    root: &'a str,
+    sha256: Option<&'a str>,
+    status: &'static str,
+}
+
+/// `trust --json`.
+#[derive(Serialize)]
+struct Trusted<'a> {
+    config: &'a str,
+    root: &'a str,
+    sha256: Option<&'a str>,
 }
