@@ -182,13 +182,22 @@ fn show(
                         })
                     })
                     .collect();
-                json!({
+                let mut file = json!({
                     "path": f.path,
                     "change": kind_name(&f.kind),
                     "from": match &f.kind { FileKind::Moved { from } => Some(from), _ => None },
                     "diff": f.diff.diff,
                     "hunks": hunks,
-                })
+                });
+                // A file replaced whole: why, and the SHA-256 of its bytes before and after.
+                if let Some(kept) = &f.kept {
+                    file["notText"] = json!({
+                        "why": kept.why,
+                        "before": kept.before.as_ref().map(|b| &b.sha),
+                        "after": kept.after.as_ref().map(|a| &a.sha),
+                    });
+                }
+                file
             })
             .collect();
         let value = json!({
@@ -228,6 +237,12 @@ fn show(
 /// `file`'s diff with each hunk header numbered and marked; still a diff `git apply` takes.
 pub(crate) fn numbered(file: &SessionFile, states: &HashMap<String, String>) -> String {
     let diff = &file.diff.diff;
+    // A file replaced whole: git's `Binary files ... differ` line, which `git apply` passes
+    // over, with its note.
+    if file.kept.is_some() {
+        let note = hunk_note(file, 0, 1, states).unwrap_or_default();
+        return format!("{} {note}\n", diff.trim_end());
+    }
     let Some(section) = diff_files(diff).into_iter().next() else { return diff.clone() };
     let n = section.hunks.len();
     let mut res = String::with_capacity(diff.len() + 48 * n);
