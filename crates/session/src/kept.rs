@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 use staged_core::LogEntry;
-use staged_journal::{KeptBytes, KeptChange, fingerprint, undo_ops};
+use staged_journal::{Applied, KeptBytes, KeptChange, fingerprint};
 
 use crate::{
     files::{FileKind, SessionFile},
@@ -90,17 +90,18 @@ pub struct KeptEntry {
 }
 
 impl KeptEntry {
-    /// `entry` as the chains read it (`session`: the session it counts for).
-    pub fn of(entry: &LogEntry, session: Option<u64>) -> KeptEntry {
+    /// `entry` as the chains read it (`session`: the session it counts for; `ops`: its undo
+    /// data's ops, when read).
+    pub fn of(entry: &LogEntry, session: Option<u64>, ops: Option<&[Applied]>) -> KeptEntry {
         let kept = entry_kept(entry);
         let mut paths: Vec<String> = entry.record.files.iter().map(|f| f.path.clone()).collect();
-        if let Some(ops) = entry.record.undo.as_ref().and_then(|u| undo_ops(u).ok()) {
-            for op in &ops {
+        if let Some(ops) = ops {
+            for op in ops {
                 let (from, to) = match op {
-                    staged_journal::Applied::Move { from, to, .. } => (from.clone(), to.clone()),
-                    staged_journal::Applied::Update { path, .. }
-                    | staged_journal::Applied::Create { path, .. }
-                    | staged_journal::Applied::Delete { path, .. } => (path.clone(), path.clone()),
+                    Applied::Move { from, to, .. } => (from.clone(), to.clone()),
+                    Applied::Update { path, .. }
+                    | Applied::Create { path, .. }
+                    | Applied::Delete { path, .. } => (path.clone(), path.clone()),
                 };
                 paths.push(from);
                 paths.push(to);

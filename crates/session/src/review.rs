@@ -123,16 +123,19 @@ impl<'a> Review<'a> {
         // Entries that wrote nothing (discarded, stale, failed) or whose undo data is not the
         // built-in tools' (a plugin's) are not steps of any file's history; a file they wrote
         // shows as changed outside staged between the steps around them.
-        let kept: Vec<crate::kept::KeptEntry> = entries
-            .iter()
-            .filter(|entry| entry.record.outcome.is_undoable())
-            .map(|entry| crate::kept::KeptEntry::of(entry, session_of(entry)))
-            .collect();
         let ops: Vec<Option<Vec<Applied>>> = entries
             .iter()
             .map(|entry| {
                 entry.record.outcome.is_undoable().then_some(())?;
                 entry.record.undo.as_ref().and_then(|data| undo_ops(data).ok())
+            })
+            .collect();
+        let kept: Vec<crate::kept::KeptEntry> = entries
+            .iter()
+            .zip(&ops)
+            .filter(|(entry, _)| entry.record.outcome.is_undoable())
+            .map(|(entry, ops)| {
+                crate::kept::KeptEntry::of(entry, session_of(entry), ops.as_deref())
             })
             .collect();
         let logged: Vec<LoggedChange<'_>> = entries
