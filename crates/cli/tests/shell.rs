@@ -708,3 +708,136 @@ fn a_run_left_from_an_earlier_boot_is_kept_aside_never_recorded() {
     let name = run.file_name().unwrap().to_string_lossy().into_owned();
     assert!(runs.join(format!("kept-{name}/upper/src/late.txt")).exists(), "{context}");
 }
+
+/// A workspace where a recorded command changed `blob.bin` (binary), created `new.bin`,
+/// deleted the executable `gone.bin` and appended to `a.txt`; its log entry's number.
+fn binary_run() -> (tempfile::TempDir, std::path::PathBuf, String) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("blob.bin"), b"\0old").unwrap();
+    std::fs::write(root.join("gone.bin"), b"\0gone").unwrap();
+    std::fs::set_permissions(root.join("gone.bin"), std::fs::Permissions::from_mode(0o750))
+        .unwrap();
+    let command =
+        "printf '\\0new' > blob.bin; printf '\\0made' > new.bin; rm gone.bin; echo b >> a.txt";
+    let out = shell_run(&root, "record", command);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let seq = entry["entry"].as_u64().unwrap().to_string();
+    (dir, root, seq)
+}
+
+fn mode_of(root: &Path, path: &str) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(root.join(path)).unwrap().permissions().mode() & 0o777
+}
+
+/// The bytes before the command, each file as it was.
+fn assert_before(root: &Path) {
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0old");
+    assert!(!root.join("new.bin").exists(), "the file the command created is deleted");
+    assert_eq!(std::fs::read(root.join("gone.bin")).unwrap(), b"\0gone");
+    assert_eq!(mode_of(root, "gone.bin"), 0o750, "the deleted file comes back with its mode");
+    assert_eq!(read(root, "a.txt"), "a\n");
+}
+
+/// The bytes the command left.
+fn assert_after(root: &Path) {
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new");
+    assert_eq!(std::fs::read(root.join("new.bin")).unwrap(), b"\0made");
+    assert!(!root.join("gone.bin").exists());
+    assert_eq!(read(root, "a.txt"), "a\nb\n");
+}
+
+#[test]
+fn a_session_revert_restores_the_binary_files_a_command_replaced_and_its_undo_puts_them_back() {
+    let (_dir, root, _) = binary_run();
+    let shown = staged(&root, &["session", "show"]);
+    assert_eq!(code(&shown), 0, "{}", stderr(&shown));
+    let diff = stdout(&shown);
+    for line in [
+        "Binary files a/blob.bin and b/blob.bin differ [not a text diff: binary; reverted whole]\n",
+        "Binary files /dev/null and b/new.bin differ [not a text diff: binary; reverted whole]\n",
+        "Binary files a/gone.bin and /dev/null differ [not a text diff: a binary file, deleted; reverted whole]\n",
+    ] {
+        assert!(diff.contains(line), "{line}\n{diff}");
+    }
+    let shown = json(&staged(&root, &["--json", "session", "show"]));
+    let blob = shown["files"].as_array().unwrap().iter().find(|f| f["path"] == "blob.bin").unwrap();
+    assert_eq!(blob["change"], "changed", "{blob}");
+    assert_eq!(blob["hunks"].as_array().unwrap().len(), 1, "one unit: {blob}");
+    assert_eq!(blob["notText"]["why"], "binary", "{blob}");
+    assert_eq!(shown["hunks"], 4, "{shown}");
+
+    let out = staged(&root, &["--json", "session", "revert", "--reason", "not these"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_before(&root);
+    let revert = json(&out);
+    let seq = revert["entry"].as_u64().unwrap().to_string();
+    // Nothing of the session is left to revert.
+    let shown = json(&staged(&root, &["--json", "session", "show"]));
+    assert_eq!(shown["files"], json!([]), "{shown}");
+
+    // Undo of the revert restores the command's bytes.
+    let out = staged(&root, &["undo", &seq, "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_after(&root);
+    let shown = json(&staged(&root, &["--json", "session", "show"]));
+    let mut paths: Vec<&str> =
+        shown["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    paths.sort_unstable();
+    assert!(paths.ends_with(&["blob.bin", "gone.bin", "new.bin"]), "back in the session: {shown}");
+}
+
+#[test]
+fn a_binary_file_reverts_alone_by_name_or_as_its_one_hunk() {
+    let (_dir, root, _) = binary_run();
+    let out = staged(&root, &["session", "revert", "--only", "blob.bin:1", "--reason", "old one"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0old");
+    assert_eq!(std::fs::read(root.join("new.bin")).unwrap(), b"\0made");
+    assert_eq!(read(&root, "a.txt"), "a\nb\n");
+    let out = staged(&root, &["session", "revert", "--only", "gone.bin", "--reason", "keep it"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read(root.join("gone.bin")).unwrap(), b"\0gone");
+    assert_eq!(mode_of(&root, "gone.bin"), 0o750);
+    assert_eq!(std::fs::read(root.join("new.bin")).unwrap(), b"\0made");
+}
+
+#[test]
+fn a_binary_file_changed_since_the_command_is_refused_and_nothing_is_written() {
+    let (_dir, root, seq) = binary_run();
+    std::fs::write(root.join("blob.bin"), b"\0someone else").unwrap();
+    let out = staged(&root, &["session", "revert", "--reason", "not these"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "Cannot revert S1's change: hunk 1 of blob.bin was changed since the session wrote it, by a change made outside staged. Nothing was written."
+    );
+    let out = staged(&root, &["undo", &seq, "--yes"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("blob.bin"), "{text}");
+    assert!(text.contains("a change made outside staged"), "{text}");
+    assert!(text.contains("Nothing was written."), "{text}");
+    // All or nothing: the other files are as the command left them.
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0someone else");
+    assert_eq!(std::fs::read(root.join("new.bin")).unwrap(), b"\0made");
+    assert!(!root.join("gone.bin").exists());
+    assert_eq!(read(&root, "a.txt"), "a\nb\n");
+}
+
+#[test]
+fn undo_of_a_commands_entry_restores_its_binary_files_and_a_redo_writes_them_again() {
+    let (_dir, root, seq) = binary_run();
+    let out = staged(&root, &["undo", &seq, "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_before(&root);
+    let undo = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let undo_seq = undo["entry"].as_u64().unwrap().to_string();
+    let out = staged(&root, &["undo", &undo_seq, "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_after(&root);
+}

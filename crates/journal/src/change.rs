@@ -263,6 +263,10 @@ pub struct UndoData {
     /// The modes the apply changed (of files it updated or moved): an undo sets the old ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modes: Vec<ModeChange>,
+    /// The files it replaced whole, not as text (binary, over the text cap), their bytes kept
+    /// by hash: an undo writes the bytes before back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<crate::kept::KeptChange>,
 }
 
 /// The undo data format this build writes. Format 1 (`{"version": 1, "files": [{"path",
@@ -272,7 +276,13 @@ pub(crate) const UNDO_DATA_VERSION: u64 = 2;
 impl UndoData {
     /// The undo data of `ops`, with no folders created.
     pub fn of(ops: Vec<Applied>) -> UndoData {
-        UndoData { version: UNDO_DATA_VERSION, ops, dirs: Vec::new(), modes: Vec::new() }
+        UndoData {
+            version: UNDO_DATA_VERSION,
+            ops,
+            dirs: Vec::new(),
+            modes: Vec::new(),
+            kept: Vec::new(),
+        }
     }
 
     /// As the log stores it.
@@ -449,7 +459,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
         steps,
         diff,
         files,
-        undo: UndoData { version: UNDO_DATA_VERSION, ops: applied, dirs, modes },
+        undo: UndoData { version: UNDO_DATA_VERSION, ops: applied, dirs, modes, kept: Vec::new() },
         texts,
     })
 }

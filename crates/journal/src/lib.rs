@@ -35,6 +35,7 @@ mod error;
 mod fingerprint;
 mod hunks;
 mod journal;
+mod kept;
 mod lines;
 mod par;
 mod part_apply;
@@ -61,6 +62,10 @@ pub use crate::{
         CommitReport, CommitStep, Expect, FileWrite, RecoveryReport, Step, StepChange, StepMode,
         commit::{CommitOptions, commit},
         recover::{RecoverOptions, RecoveryHooks, recover},
+    },
+    kept::{
+        KEPT_DIR, KeptBytes, KeptChange, KeptError, KeptUndo, keep_bytes, kept_path, read_kept,
+        undo_kept,
     },
     lines::LineIndex,
     part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_with},

@@ -109,7 +109,7 @@ fn plan_noting(
 ) -> Result<UndoPlan, String> {
     let record = &entry.record;
     let data = record.undo.as_ref().ok_or("it keeps no undo data")?;
-    let UndoData { ops, dirs: created, modes, .. } = parse(data)?;
+    let UndoData { ops, dirs: created, modes, kept, .. } = parse(data)?;
     // The modes the apply changed, by the path each file ends at.
     let mut mode_of: HashMap<&str, &ModeChange> = HashMap::new();
     for change in &modes {
@@ -129,6 +129,16 @@ fn plan_noting(
     };
     let mut changed = Vec::new();
     let read = read_written(workspace, &ops, &hash_of, &mut changed)?;
+    // The files it replaced whole: their bytes before written back, onto exactly the bytes
+    // after.
+    let kept = match crate::kept::undo_kept(workspace, &kept) {
+        Ok(kept) => kept,
+        Err(crate::kept::KeptError::Changed(paths)) => {
+            changed.extend(paths);
+            crate::kept::KeptUndo::default()
+        }
+        Err(crate::kept::KeptError::Failed(why)) => return Err(why),
+    };
     if !changed.is_empty() {
         *changed_since = true;
         return Err(format!(
@@ -179,23 +189,30 @@ fn plan_noting(
     if modes_used != modes.len() {
         return Err("its undo data changes the mode of a file it did not update or move".to_owned());
     }
-    if record.diff.as_deref() != Some(inversion.shown.as_str()) {
+    // An entry that replaced files only whole may record no diff.
+    let shown = record.diff.as_deref().or_else(|| ops.is_empty().then_some(""));
+    if shown != Some(inversion.shown.as_str()) {
         return Err(
             "its recorded diff is not what its undo data would write back (the log entry was changed outside staged); `staged log show` would not show what an undo writes"
                 .to_owned(),
         );
     }
-    let written = ops.len();
+    let written = ops.len() + kept.done.len();
+    let mut steps = inversion.steps;
+    steps.extend(kept.steps);
+    let mut files = inversion.files;
+    files.extend(kept.files);
     Ok(UndoPlan {
         seq: entry.seq,
         diff: inversion.diff,
-        steps: inversion.steps,
-        files: inversion.files,
+        steps,
+        files,
         undo: UndoData {
             version: crate::change::UNDO_DATA_VERSION,
             ops: inversion.inverse_ops,
             dirs: inversion.dirs,
             modes: inversion.inverse_modes,
+            kept: kept.done,
         },
         prune,
         written,
@@ -475,7 +492,7 @@ pub fn undo_checked(
             "Cannot undo log entry {seq} ({label}): {why}. Nothing was written."
         ))
     };
-    let n_files = plural(checked.undo.ops.len(), "file");
+    let n_files = plural(checked.undo.ops.len() + checked.undo.kept.len(), "file");
     let text = format!(
         "Undid log entry {seq} ({label}): its own lines in {n_files} restored; later changes to other lines kept."
     );

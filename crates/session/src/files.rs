@@ -38,6 +38,9 @@ pub struct SessionFile {
     pub net: NetChange,
     /// Its diff and hunks.
     pub diff: FileDiff,
+    /// For a file the session replaced whole (binary, over the text cap): its bytes before and
+    /// after, by hash. Its diff is git's `Binary files ... differ` line and it has one hunk.
+    pub kept: Option<staged_journal::KeptChange>,
 }
 
 /// Why a session's change cannot be shown.
@@ -93,7 +96,7 @@ pub fn session_files(
             FileKind::Moved { from } => DiffHeader::Rename { from, to: path },
         };
         let diff = file_diff_as(&header, path, &net).map_err(|err| misfit(err.to_string()))?;
-        res.push(SessionFile { path: history.path.clone(), kind, net, diff, history });
+        res.push(SessionFile { path: history.path.clone(), kind, net, diff, history, kept: None });
     }
     Ok(res)
 }

@@ -20,6 +20,7 @@
 pub mod files;
 pub mod history;
 pub mod hunks;
+pub mod kept;
 pub mod net;
 pub mod process;
 pub mod review;
@@ -28,6 +29,7 @@ pub use crate::{
     files::{FileKind, SessionError, SessionFile, session_files},
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
     hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
+    kept::{KeptEntry, entry_kept, kept_files},
     net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
-    review::{Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, revert_ops},
+    review::{Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, kept_reverts, revert_ops},
 };

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use staged_core::LogEntry;
 use staged_journal::{Applied, ConfinedRoot, FileOp, fingerprint, undo_ops};
+
 use staged_store::SqliteStore;
 
 use crate::{
@@ -82,6 +83,10 @@ impl<'a> Review<'a> {
     pub fn entry_is_consistent(&self, seq: u64) -> Result<bool, ReviewError> {
         let entries = self.store.entries_from(seq)?;
         let Some(first) = entries.first().filter(|e| e.seq == seq) else { return Ok(false) };
+        // An entry that replaced files only whole has no text diff to check.
+        if first.record.undo.is_none() && !crate::kept::entry_kept(first).is_empty() {
+            return Ok(true);
+        }
         let Some(ops) = first.record.undo.as_ref().and_then(|data| undo_ops(data).ok()) else {
             return Ok(false);
         };
@@ -125,6 +130,14 @@ impl<'a> Review<'a> {
                 entry.record.undo.as_ref().and_then(|data| undo_ops(data).ok())
             })
             .collect();
+        let kept: Vec<crate::kept::KeptEntry> = entries
+            .iter()
+            .zip(&ops)
+            .filter(|(entry, _)| entry.record.outcome.is_undoable())
+            .map(|(entry, ops)| {
+                crate::kept::KeptEntry::of(entry, session_of(entry), ops.as_deref())
+            })
+            .collect();
         let logged: Vec<LoggedChange<'_>> = entries
             .iter()
             .zip(&ops)
@@ -138,7 +151,9 @@ impl<'a> Review<'a> {
             })
             .collect();
         let texts = StoreTexts { store: self.store, workspace: self.workspace };
-        Ok(session_files(number, &logged, &texts)?)
+        let mut files = session_files(number, &logged, &texts)?;
+        files.extend(crate::kept::kept_files(number, &kept, &|path| texts.sha_now(path)));
+        Ok(files)
     }
 
     /// The review states of session `number`'s hunks, by hunk key.
@@ -168,6 +183,20 @@ impl Texts for StoreTexts<'_> {
     }
 }
 
+impl StoreTexts<'_> {
+    /// The SHA-256 of the file at `path` now, `None` when there is none (something that is
+    /// not a file reads as a hash no file has).
+    fn sha_now(&self, path: &str) -> Option<String> {
+        let rel = staged_fs::RelPath::new(path).ok()?;
+        let (dir, name) = self.workspace.fs().parent(&rel).ok()?;
+        let meta = dir.entry_metadata(&name).ok()??;
+        if !meta.is_file() {
+            return Some("not a file".to_owned());
+        }
+        Some(dir.read(&name).map_or_else(|_| "unreadable".to_owned(), |b| fingerprint(&b)))
+    }
+}
+
 /// Which hunks of one file to revert: all of them (the file as the session left it: a created
 /// file is deleted, a deleted one comes back, a moved one moves back), or these (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -190,6 +219,10 @@ pub fn revert_ops(
     let mut ops = Vec::new();
     for (file, pick) in files.iter().zip(picks) {
         let Some(pick) = pick else { continue };
+        // A file replaced whole is reverted by [`kept_reverts`].
+        if file.kept.is_some() {
+            continue;
+        }
         let all: Vec<usize> = (1..=file.diff.hunks.len()).collect();
         let numbers = match pick {
             Pick::Whole => all.clone(),
@@ -229,6 +262,56 @@ pub fn revert_ops(
     Ok(ops)
 }
 
+/// The files replaced whole (binary, over the text cap) that `picks` names of `files`, as the
+/// changes to undo ([`staged_journal::undo_kept`]): each is one unit, with one hunk.
+///
+/// # Errors
+/// [`RevertError`] for a hunk other than 1, or a file someone else changed since.
+pub fn kept_reverts(
+    files: &[SessionFile],
+    picks: &[Option<Pick>],
+) -> Result<Vec<staged_journal::KeptChange>, RevertError> {
+    let mut res = Vec::new();
+    for (file, pick) in files.iter().zip(picks) {
+        let (Some(pick), Some(kept)) = (pick, &file.kept) else { continue };
+        if let Pick::Hunks(numbers) = pick
+            && let Some(&number) = numbers.iter().find(|n| **n != 1)
+        {
+            return Err(RevertError::NoSuchHunk { path: file.path.clone(), number, count: 1 });
+        }
+        if let Some(by) = file.diff.hunks.first().and_then(|h| h.changed_since.as_ref()) {
+            return Err(RevertError::ChangedSince {
+                path: file.path.clone(),
+                number: 1,
+                by: crate::hunks::origin_text(by),
+            });
+        }
+        res.push(kept.clone());
+    }
+    Ok(res)
+}
+
+/// `entry` with the files its shell record replaced whole in its undo data, so that the
+/// journal's undo writes their bytes before back with its text changes.
+fn with_kept(entry: &LogEntry) -> LogEntry {
+    let has = entry.record.undo.as_ref().and_then(|undo| undo.get("kept")).is_some();
+    let kept = crate::kept::entry_kept(entry);
+    if has || kept.is_empty() {
+        return entry.clone();
+    }
+    let mut entry = entry.clone();
+    let mut undo = entry
+        .record
+        .undo
+        .take()
+        .unwrap_or_else(|| staged_journal::UndoData::of(Vec::new()).to_value());
+    if let Some(object) = undo.as_object_mut() {
+        object.insert("kept".to_owned(), serde_json::to_value(&kept).unwrap_or_default());
+    }
+    entry.record.undo = Some(undo);
+    entry
+}
+
 /// The undo of the built-in tools' log entries that also reverts an entry out of order: when
 /// later changes (other entries, other writers) touched its files, it reverts exactly the
 /// entry's own lines if they are intact, and refuses naming what changed them otherwise.
@@ -250,6 +333,7 @@ impl SessionUndo {
         retirement: &staged_core::Retirement,
         cancel: &staged_core::CancelToken,
     ) -> Result<staged_protocol::ToolResult, staged_core::ActionError> {
+        let entry = &with_kept(entry);
         match staged_journal::plan_or_changed(&self.workspace, entry) {
             // As it was written, or not undoable for another reason than later changes: the
             // plain undo does it, or says why not.
@@ -311,8 +395,17 @@ impl SessionUndo {
             }
             Err(err) => return refuse(err.to_string()),
         };
+        let kept = match kept_reverts(&files, &picks) {
+            Ok(kept) => kept,
+            Err(RevertError::ChangedSince { path, by, .. }) => {
+                return refuse(format!(
+                    "{path} (a file it replaced whole) was changed since by {by}; `staged undo {seq} --only FILE:HUNKS` reverts the rest"
+                ));
+            }
+            Err(err) => return refuse(err.to_string()),
+        };
         let op_refs: Vec<&FileOp> = ops.iter().collect();
-        let checked = match staged_journal::check(&self.workspace, &op_refs) {
+        let mut checked = match staged_journal::check(&self.workspace, &op_refs) {
             Ok(checked) => checked,
             Err(staged_journal::CheckError::Stale(stale)) => {
                 return refuse(format!("{} {}", stale.path, stale.why));
@@ -321,6 +414,17 @@ impl SessionUndo {
                 return Err(staged_core::ActionError::other(err));
             }
         };
+        match staged_journal::undo_kept(&self.workspace, &kept) {
+            Ok(undo) => {
+                checked.steps.extend(undo.steps);
+                checked.files.extend(undo.files);
+                checked.undo.kept = undo.done;
+            }
+            Err(staged_journal::KeptError::Changed(paths)) => {
+                return refuse(format!("{} changed since it was read", paths.join(", ")));
+            }
+            Err(staged_journal::KeptError::Failed(why)) => return refuse(why),
+        }
         staged_journal::undo_checked(&self.workspace, seq, label, checked, retirement, cancel)
     }
 }

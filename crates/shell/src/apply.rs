@@ -196,6 +196,10 @@ fn keep_before(root: &Path, state_dir: &Path, other: &Other) -> Result<Value, St
         _ => None,
     };
     let mut entry = json!({"path": other.written.path, "why": other.why, "after": after});
+    if let After::File { mode } = &other.written.after {
+        entry["afterMode"] = json!(mode & 0o7777);
+    }
+    entry["existed"] = json!(other.existed);
     let Ok(meta) = std::fs::symlink_metadata(&real) else { return Ok(entry) };
     if meta.file_type().is_symlink() {
         let target = std::fs::read_link(&real).map_err(|e| e.to_string())?;
@@ -218,6 +222,7 @@ fn keep_before(root: &Path, state_dir: &Path, other: &Other) -> Result<Value, St
             }
         }
         entry["before"] = json!(sha);
+        entry["beforeMode"] = json!(std::os::unix::fs::MetadataExt::mode(&meta) & 0o7777);
     }
     Ok(entry)
 }

@@ -14,8 +14,13 @@ use staged_core::{
     AppliedChange, CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, MAX_REASON_CHARS,
     PendingId, Retirement,
 };
-use staged_journal::{DiffKind, FileOp, JournalError, PartFile, commit_applied_with, diff_files};
-use staged_session::{FileKind, Hunk, Pick, REVERT_SOURCE, SessionFile, origin_text, revert_ops};
+use staged_journal::{
+    DiffKind, FileOp, JournalError, KeptChange, KeptError, PartFile, commit_applied_with,
+    diff_files,
+};
+use staged_session::{
+    FileKind, Hunk, Pick, REVERT_SOURCE, SessionFile, kept_reverts, origin_text, revert_ops,
+};
 use staged_store::{SessionRow, SqliteStore};
 
 use crate::WorkspaceSession;
@@ -154,6 +159,10 @@ pub fn hunk_note(
     states: &HashMap<String, String>,
 ) -> Option<String> {
     let mut note = match file.kind {
+        _ if file.kept.is_some() => format!(
+            "[not a text diff: {}; reverted whole]",
+            file.kept.as_ref().map_or("", |k| k.why.as_str())
+        ),
         FileKind::Changed => format!("[hunk {} of {n}]", idx + 1),
         _ if idx > 0 => return None,
         FileKind::Created => "[new file, reverted whole]".to_owned(),
@@ -300,7 +309,16 @@ pub async fn revert_picked(
             )));
         }
     };
-    if ops.is_empty() {
+    // The files the session replaced whole (binary, over the text cap): each one unit.
+    let kept = match kept_reverts(&loaded.files, picks) {
+        Ok(kept) => kept,
+        Err(err) => {
+            return Ok(Reverted::Refused(format!(
+                "Cannot revert {short}'s change: {err}. Nothing was written."
+            )));
+        }
+    };
+    if ops.is_empty() && kept.is_empty() {
         return Err(fail("the hunks picked change nothing; nothing was written"));
     }
     let hunks = picked_hunks(loaded, picks);
@@ -308,7 +326,7 @@ pub async fn revert_picked(
     let label = format!("Revert of {short}: {}", described.join(", "));
     // Every file read once more and checked byte for byte against the texts the change was
     // computed on; the commit checks them again under its lock, and writes what this read.
-    let checked = check_revert(ws, &ops)?;
+    let checked = check_revert(ws, &ops, &kept)?;
     let mut base = LogRecord::new(
         PendingId::from_string(format!("revert:{}", short.replace(' ', "-"))),
         label.clone(),
@@ -496,18 +514,36 @@ fn hunk_lines(file: &SessionFile, number: usize) -> Option<String> {
 
 /// The check of the files `ops` write: each read and compared byte for byte with the text the
 /// revert was computed on, and what the commit writes.
+/// The files replaced whole (`kept`) are checked byte for byte against the bytes the session
+/// left, their bytes before read from the kept copies, and written with the text files.
 fn check_revert(
     ws: &WorkspaceSession,
     ops: &[FileOp],
+    kept: &[KeptChange],
 ) -> Result<staged_journal::Checked, SessionActionError> {
     let refs: Vec<&FileOp> = ops.iter().collect();
-    match staged_journal::check(ws.workspace(), &refs) {
-        Ok(checked) => Ok(checked),
-        Err(staged_journal::CheckError::Stale(stale)) => Err(fail(format!(
-            "{} {}; nothing was written (run the command again)",
-            stale.path, stale.why
+    let mut checked = match staged_journal::check(ws.workspace(), &refs) {
+        Ok(checked) => checked,
+        Err(staged_journal::CheckError::Stale(stale)) => {
+            return Err(fail(format!(
+                "{} {}; nothing was written (run the command again)",
+                stale.path, stale.why
+            )));
+        }
+        Err(staged_journal::CheckError::Failed(err)) => return Err(fail(err)),
+    };
+    match staged_journal::undo_kept(ws.workspace(), kept) {
+        Ok(undo) => {
+            checked.steps.extend(undo.steps);
+            checked.files.extend(undo.files);
+            checked.undo.kept = undo.done;
+            Ok(checked)
+        }
+        Err(KeptError::Changed(paths)) => Err(fail(format!(
+            "{} changed since it was read; nothing was written (run the command again)",
+            paths.join(", ")
         ))),
-        Err(staged_journal::CheckError::Failed(err)) => Err(fail(err)),
+        Err(KeptError::Failed(why)) => Err(fail(format!("{why}; nothing was written"))),
     }
 }
 

@@ -176,6 +176,12 @@ fn show(
 /// `file`'s diff with each hunk header numbered and marked; still a diff `git apply` takes.
 pub(crate) fn numbered(file: &SessionFile, states: &HashMap<String, String>) -> String {
     let diff = &file.diff.diff;
+    // A file replaced whole: git's `Binary files ... differ` line, which `git apply` passes
+    // over, with its note.
+    if file.kept.is_some() {
+        let note = hunk_note(file, 0, 1, states).unwrap_or_default();
+        return format!("{} {note}\n", diff.trim_end());
+    }
     let Some(section) = diff_files(diff).into_iter().next() else { return diff.clone() };
     let n = section.hunks.len();
     let mut res = String::with_capacity(diff.len() + 48 * n);
@@ -405,7 +411,19 @@ struct FileJson<'a> {
     diff: &'a str,
     from: Option<&'a str>,
     hunks: Vec<HunkJson<'a>>,
+    /// A file replaced whole: why, and the SHA-256 of its bytes before and after.
+    #[serde(rename = "notText", skip_serializing_if = "Option::is_none")]
+    not_text: Option<NotTextJson<'a>>,
     path: &'a str,
+}
+
+/// Why a file of `session show --json` has no text diff, and its bytes' SHA-256 before and
+/// after (`null`: no file).
+#[derive(Serialize)]
+struct NotTextJson<'a> {
+    after: Option<&'a str>,
+    before: Option<&'a str>,
+    why: &'a str,
 }
 
 /// A hunk of a file of `session show --json`.
@@ -436,6 +454,11 @@ impl<'a> ShowJson<'a> {
                 _ => None,
             },
             hunks: f.diff.hunks.iter().map(hunk).collect(),
+            not_text: f.kept.as_ref().map(|kept| NotTextJson {
+                after: kept.after.as_ref().map(|a| a.sha.as_str()),
+                before: kept.before.as_ref().map(|b| b.sha.as_str()),
+                why: &kept.why,
+            }),
             path: &f.path,
         };
         Self {

@@ -1,0 +1,236 @@
+//! Files whose bytes a change replaced whole rather than as text (a binary file, one over the
+//! text cap), as a shell command's record keeps them: each side's bytes are kept by their
+//! SHA-256 in the state folder's `shell/kept/` (the shell wrapper keeps the bytes before by a
+//! hard link of the file's old inode; an undo keeps the bytes it replaces by a copy), and the
+//! undo data names them ([`KeptChange`]).
+//!
+//! Undoing one writes the bytes before back (or deletes a file the change created), through
+//! the journal with the other files of the same undo, and only onto a file that still holds
+//! exactly the bytes after (or, for a file the change deleted, onto nothing). A binary file
+//! has no hunks: it is one unit. A kept file is read back only if it hashes to its name,
+//! because the state folder is in reach of anyone who writes the workspace.
+
+use std::{io::Write, path::PathBuf};
+
+use serde::{Deserialize, Serialize};
+use staged_core::FileChange;
+use staged_fs::RelPath;
+
+use crate::{
+    ConfinedRoot,
+    fingerprint::fingerprint,
+    journal::{Expect, Step, StepChange, StepMode},
+};
+
+/// Where the kept bytes live, in the state folder.
+pub const KEPT_DIR: &str = "shell/kept";
+
+/// One side of a [`KeptChange`]: a regular file's bytes, by their SHA-256, and its mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeptBytes {
+    /// The SHA-256 (hex) of its bytes: their name in [`KEPT_DIR`].
+    pub sha: String,
+    /// Its mode bits, when known (else those of the kept file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
+}
+
+/// A file a change replaced whole: what was there before and after (`None`: no file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KeptChange {
+    /// The file.
+    pub path: String,
+    /// Why it is not a text change (`binary`, `over 64 MiB`, ...).
+    pub why: String,
+    /// The file before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<KeptBytes>,
+    /// The file after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<KeptBytes>,
+}
+
+/// What undoing some [`KeptChange`]s writes.
+#[derive(Debug, Default)]
+pub struct KeptUndo {
+    /// The commit's steps: each file's bytes before written back (or the file deleted).
+    pub steps: Vec<Step>,
+    /// What the undo does, as its own undo data keeps it (so that undoing the undo is the
+    /// same operation).
+    pub done: Vec<KeptChange>,
+    /// Each file's hashes before and after the undo.
+    pub files: Vec<FileChange>,
+}
+
+/// Why [`undo_kept`] cannot undo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeptError {
+    /// These files are not what the change left (by path).
+    Changed(Vec<String>),
+    /// Anything else, as the rest of a sentence.
+    Failed(String),
+}
+
+/// The path of the kept bytes `sha` in `workspace`'s state folder.
+pub fn kept_path(workspace: &ConfinedRoot, sha: &str) -> PathBuf {
+    workspace.state_dir().join(KEPT_DIR).join(sha)
+}
+
+fn is_sha(sha: &str) -> bool {
+    sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The kept bytes `sha` and the kept file's mode bits, checked to hash to `sha`.
+///
+/// # Errors
+/// Why they cannot be had, as the rest of a sentence.
+pub fn read_kept(
+    workspace: &ConfinedRoot,
+    sha: &str,
+    path: &str,
+) -> Result<(Vec<u8>, u32), String> {
+    use std::os::unix::fs::MetadataExt;
+    let missing = || format!("staged kept no copy of the bytes of `{path}` ({sha})");
+    if !is_sha(sha) {
+        return Err(missing());
+    }
+    let file = kept_path(workspace, sha);
+    let meta = std::fs::symlink_metadata(&file).map_err(|_| missing())?;
+    if !meta.is_file() {
+        return Err(missing());
+    }
+    let bytes = std::fs::read(&file).map_err(|_| missing())?;
+    if fingerprint(&bytes) != sha {
+        return Err(format!("the kept copy of the bytes of `{path}` ({sha}) was changed"));
+    }
+    Ok((bytes, meta.mode() & 0o7777))
+}
+
+/// Keeps `bytes` (whose SHA-256 is `sha`) in the state folder, durably, unless a copy that
+/// hashes to it is there already.
+///
+/// # Errors
+/// Why they could not be kept.
+pub fn keep_bytes(workspace: &ConfinedRoot, sha: &str, bytes: &[u8]) -> Result<(), String> {
+    if read_kept(workspace, sha, "").is_ok() {
+        return Ok(());
+    }
+    let dir = workspace.state_dir().join(KEPT_DIR);
+    let fail = |err: std::io::Error| format!("{}: {err}", dir.display());
+    std::fs::create_dir_all(&dir).map_err(fail)?;
+    // The folder must be a folder of the state folder, not a symlink to elsewhere.
+    if !std::fs::symlink_metadata(&dir).map_err(fail)?.is_dir() {
+        return Err(format!("{} is not a folder", dir.display()));
+    }
+    let temp = dir.join(format!(".{sha}.{}.tmp", std::process::id()));
+    let res = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, dir.join(sha))?;
+        std::fs::File::open(&dir)?.sync_all()
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    res.map_err(fail)
+}
+
+/// The file at `path` now: its bytes and mode bits, `None` when nothing is there (a folder
+/// counts as something).
+fn current(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Vec<u8>, u32)>, String> {
+    let (dir, name) = match workspace.fs().parent(rel) {
+        Ok(found) => found,
+        Err(err)
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(err) => return Err(format!("{}: {err}", rel.display())),
+    };
+    match dir.entry_metadata(&name) {
+        Ok(None) => Ok(None),
+        Ok(Some(meta)) if meta.is_file() => {
+            let bytes = dir.read(&name).map_err(|err| format!("{}: {err}", rel.display()))?;
+            let mode = dir.file_mode(&name).map_err(|err| format!("{}: {err}", rel.display()))?;
+            Ok(Some((bytes, mode & 0o7777)))
+        }
+        // A folder, a symlink: not the file the change left.
+        Ok(Some(_)) => Ok(Some((Vec::new(), u32::MAX))),
+        Err(err) => Err(format!("{}: {err}", rel.display())),
+    }
+}
+
+/// What undoes `changes` (what a change did to files it replaced whole), on the files as they
+/// are now: each must still hold exactly the bytes after (or nothing, for a file the change
+/// deleted). The bytes each undo replaces are kept first, so that the undo can be undone.
+///
+/// # Errors
+/// [`KeptError::Changed`] naming the files that are not what the change left;
+/// [`KeptError::Failed`] when a path is not one inside the workspace, or bytes before are not
+/// kept.
+pub fn undo_kept(workspace: &ConfinedRoot, changes: &[KeptChange]) -> Result<KeptUndo, KeptError> {
+    let mut changed = Vec::new();
+    let mut found = Vec::with_capacity(changes.len());
+    for change in changes {
+        let rel = RelPath::new(&change.path).map_err(|_| {
+            KeptError::Failed(format!("`{}` is not a path inside the workspace", change.path))
+        })?;
+        let now = current(workspace, &rel).map_err(KeptError::Failed)?;
+        let intact = match (&change.after, &now) {
+            (None, None) => true,
+            (Some(after), Some((bytes, mode))) => {
+                *mode != u32::MAX && fingerprint(bytes) == after.sha
+            }
+            _ => false,
+        };
+        if !intact {
+            changed.push(change.path.clone());
+        }
+        found.push((rel, now));
+    }
+    if !changed.is_empty() {
+        return Err(KeptError::Changed(changed));
+    }
+    let mut res = KeptUndo::default();
+    for (change, (rel, now)) in changes.iter().zip(found) {
+        let after = match (&change.after, now) {
+            (Some(after), Some((bytes, mode))) => {
+                keep_bytes(workspace, &after.sha, &bytes).map_err(KeptError::Failed)?;
+                Some(KeptBytes { sha: after.sha.clone(), mode: Some(mode) })
+            }
+            _ => None,
+        };
+        let expect = after.as_ref().map_or(Expect::Absent, |a| Expect::Fingerprint(a.sha.clone()));
+        let (step, before) = match &change.before {
+            Some(before) => {
+                let (bytes, kept_mode) =
+                    read_kept(workspace, &before.sha, &change.path).map_err(KeptError::Failed)?;
+                let mode = before.mode.unwrap_or(kept_mode);
+                (
+                    StepChange::Write { bytes, mode: StepMode::Bits(mode) },
+                    Some(KeptBytes { sha: before.sha.clone(), mode: Some(mode) }),
+                )
+            }
+            None => (StepChange::Delete, None),
+        };
+        res.steps.push(Step { target: rel, expect, change: step });
+        res.files.push(FileChange {
+            path: change.path.clone(),
+            before: after.as_ref().map(|a| a.sha.clone()),
+            after: before.as_ref().map(|b| b.sha.clone()),
+        });
+        res.done.push(KeptChange {
+            path: change.path.clone(),
+            why: change.why.clone(),
+            before: after,
+            after: before,
+        });
+    }
+    Ok(res)
+}

@@ -1,0 +1,237 @@
+//! The files a session replaced whole rather than as text (a shell command's binary files, or
+//! files over the text cap), whose bytes before and after are kept by hash
+//! ([`staged_journal::KeptChange`]): each is one unit of the session's change, with one hunk
+//! and no lines, reverted whole (its bytes before written back, a created file deleted, a
+//! deleted one recreated, with its mode).
+//!
+//! A log entry names such files in its undo data (`kept`: a revert or an undo of one) or, for
+//! a shell command's record, in `extra.shell.notInDiff` ([`entry_kept`]). A file's chain runs
+//! from the session's first entry that replaced it to its last one; any other entry that wrote
+//! the path after that, or bytes on disk that are not the session's last, mark it changed
+//! since by that writer, and a revert of it is refused.
+
+use serde_json::Value;
+use staged_core::LogEntry;
+use staged_journal::{Applied, KeptBytes, KeptChange, fingerprint};
+
+use crate::{
+    files::{FileKind, SessionFile},
+    history::FileHistory,
+    hunks::{FileDiff, Hunk},
+    net::{NetChange, Origin},
+};
+
+/// The files `entry` replaced whole, as its undo data names them, or else as its shell
+/// record does (`extra.shell.notInDiff`: those with the bytes on both sides a regular file's
+/// or nothing; a symlink, a FIFO or a folder is not restorable and not listed).
+pub fn entry_kept(entry: &LogEntry) -> Vec<KeptChange> {
+    if let Some(kept) = entry
+        .record
+        .undo
+        .as_ref()
+        .and_then(|undo| undo.get("kept"))
+        .and_then(|kept| serde_json::from_value::<Vec<KeptChange>>(kept.clone()).ok())
+        && !kept.is_empty()
+    {
+        return kept;
+    }
+    let Some(named) = entry
+        .record
+        .extra
+        .as_ref()
+        .and_then(|extra| extra.get("shell"))
+        .and_then(|shell| shell.get("notInDiff"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    named.iter().filter_map(shell_kept).collect()
+}
+
+/// One item of a shell record's `notInDiff`, when both sides are a regular file or nothing.
+fn shell_kept(item: &Value) -> Option<KeptChange> {
+    let text = |key: &str| item.get(key).and_then(Value::as_str);
+    let mode =
+        |key: &str| item.get(key).and_then(Value::as_u64).and_then(|m| u32::try_from(m).ok());
+    let path = text("path")?.to_owned();
+    let why = text("why")?.to_owned();
+    if item.get("beforeLink").is_some() {
+        return None;
+    }
+    let before =
+        text("before").map(|sha| KeptBytes { sha: sha.to_owned(), mode: mode("beforeMode") });
+    let after = text("after").map(|sha| KeptBytes { sha: sha.to_owned(), mode: mode("afterMode") });
+    // Something that was there but is not kept (a FIFO, a folder): not restorable.
+    if before.is_none() && item.get("existed").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    // With no bytes after, only a file the command deleted is restorable (not one it made a
+    // symlink, a FIFO or a folder).
+    if after.is_none() && !why.ends_with(", deleted") {
+        return None;
+    }
+    if before.is_none() && after.is_none() {
+        return None;
+    }
+    Some(KeptChange { path, why, before, after })
+}
+
+/// One log entry, as the chains of the files it replaced whole read it.
+#[derive(Debug, Clone)]
+pub struct KeptEntry {
+    /// The entry's number.
+    pub seq: u64,
+    /// The session whose change it is.
+    pub session: Option<u64>,
+    /// The files it replaced whole.
+    pub kept: Vec<KeptChange>,
+    /// Every path it wrote (its text changes' too).
+    pub paths: Vec<String>,
+}
+
+impl KeptEntry {
+    /// `entry` as the chains read it (`session`: the session it counts for; `ops`: its undo
+    /// data's ops, when read).
+    pub fn of(entry: &LogEntry, session: Option<u64>, ops: Option<&[Applied]>) -> KeptEntry {
+        let kept = entry_kept(entry);
+        let mut paths: Vec<String> = entry.record.files.iter().map(|f| f.path.clone()).collect();
+        if let Some(ops) = ops {
+            for op in ops {
+                let (from, to) = match op {
+                    Applied::Move { from, to, .. } => (from.clone(), to.clone()),
+                    Applied::Update { path, .. }
+                    | Applied::Create { path, .. }
+                    | Applied::Delete { path, .. } => (path.clone(), path.clone()),
+                };
+                paths.push(from);
+                paths.push(to);
+            }
+        }
+        paths.extend(kept.iter().map(|k| k.path.clone()));
+        paths.sort_unstable();
+        paths.dedup();
+        KeptEntry { seq: entry.seq, session, kept, paths }
+    }
+}
+
+struct Chain {
+    path: String,
+    why: String,
+    before: Option<KeptBytes>,
+    after: Option<KeptBytes>,
+    entries: Vec<u64>,
+    changed_since: Option<Origin>,
+    reverted: bool,
+}
+
+/// The files session `session` replaced whole, net, in the order it first replaced them:
+/// `sha_now` gives the SHA-256 of a file's bytes now (`None`: no file there). A file whose
+/// bytes are the same before the session's first change and after its last is left out.
+pub fn kept_files(
+    session: u64,
+    entries: &[KeptEntry],
+    sha_now: &dyn Fn(&str) -> Option<String>,
+) -> Vec<SessionFile> {
+    let mut chains: Vec<Chain> = Vec::new();
+    for entry in entries {
+        let mine = entry.session == Some(session);
+        for chain in &mut chains {
+            let touched = entry.paths.contains(&chain.path);
+            let own = mine && entry.kept.iter().any(|k| k.path == chain.path);
+            if touched && !own && chain.changed_since.is_none() {
+                // Another writer's exact revert of it takes it out of the net change, and the
+                // exact undo of that revert brings it back.
+                let change = entry.kept.iter().find(|k| k.path == chain.path);
+                let sha = |b: &Option<KeptBytes>| b.as_ref().map(|b| b.sha.clone());
+                if let Some(change) = change {
+                    let (from, to) = (sha(&change.before), sha(&change.after));
+                    if !chain.reverted && from == sha(&chain.after) && to == sha(&chain.before) {
+                        chain.reverted = true;
+                        continue;
+                    }
+                    if chain.reverted && from == sha(&chain.before) && to == sha(&chain.after) {
+                        chain.reverted = false;
+                        continue;
+                    }
+                }
+                chain.changed_since = Some(Origin::Entry {
+                    seq: entry.seq,
+                    session: entry.session.map(|s| format!("S{s}")),
+                });
+            }
+        }
+        if !mine {
+            continue;
+        }
+        for change in &entry.kept {
+            match chains.iter_mut().find(|c| c.path == change.path) {
+                Some(chain) => {
+                    let continues = chain.after.as_ref().map(|a| &a.sha)
+                        == change.before.as_ref().map(|b| &b.sha);
+                    if !continues && chain.changed_since.is_none() {
+                        chain.changed_since = Some(Origin::Outside);
+                    }
+                    chain.after.clone_from(&change.after);
+                    chain.entries.push(entry.seq);
+                    chain.why.clone_from(&change.why);
+                }
+                None => chains.push(Chain {
+                    path: change.path.clone(),
+                    why: change.why.clone(),
+                    before: change.before.clone(),
+                    after: change.after.clone(),
+                    entries: vec![entry.seq],
+                    changed_since: None,
+                    reverted: false,
+                }),
+            }
+        }
+    }
+    let mut res = Vec::new();
+    for mut chain in chains {
+        let same = chain.before.as_ref().map(|b| &b.sha) == chain.after.as_ref().map(|a| &a.sha);
+        if same || chain.reverted {
+            continue;
+        }
+        if chain.changed_since.is_none()
+            && sha_now(&chain.path) != chain.after.as_ref().map(|a| a.sha.clone())
+        {
+            chain.changed_since = Some(Origin::Outside);
+        }
+        res.push(session_file(chain));
+    }
+    res
+}
+
+/// A chain as a file of the session's change: one hunk, no lines.
+fn session_file(chain: Chain) -> SessionFile {
+    let Chain { path, why, before, after, entries, changed_since, .. } = chain;
+    let (kind, from, to) = match (&before, &after) {
+        (None, _) => (FileKind::Created, "/dev/null".to_owned(), format!("b/{path}")),
+        (_, None) => (FileKind::Deleted, format!("a/{path}"), "/dev/null".to_owned()),
+        _ => (FileKind::Changed, format!("a/{path}"), format!("b/{path}")),
+    };
+    let side = |b: &Option<KeptBytes>| b.as_ref().map_or("", |b| b.sha.as_str()).to_owned();
+    let key = fingerprint(format!("{path}\0kept\0{}\0{}", side(&before), side(&after)).as_bytes());
+    let hunk = Hunk { number: 1, regions: Vec::new(), key, entries, changed_since };
+    SessionFile {
+        path: path.clone(),
+        kind,
+        history: FileHistory {
+            path: path.clone(),
+            first_path: path.clone(),
+            existed_before: before.is_some(),
+            exists_now: after.is_some(),
+            moved_from: None,
+            mode: before.as_ref().and_then(|b| b.mode),
+            steps: Vec::new(),
+            now: String::new(),
+        },
+        net: NetChange { regions: Vec::new(), without: String::new(), edits: Vec::new() },
+        diff: FileDiff {
+            diff: format!("Binary files {from} and {to} differ\n"),
+            hunks: vec![hunk],
+        },
+        kept: Some(KeptChange { path, why, before, after }),
+    }
+}
