@@ -42,11 +42,8 @@ pub const DB_FILE_NAME: &str = "staged.db";
 /// client session (see the sessions module). An older database is migrated on open.
 const SCHEMA_VERSION: i64 = 5;
 
-/// How many WAL pages trigger a checkpoint. Small, because every short process (a hook call)
-/// that is the only one with the database open reads the whole WAL back at its open, to
-/// rebuild SQLite's index of it: 64 pages (256 KiB) cost a checkpoint (two syncs) every ten
-/// or so gate calls, and bound what each open reads to a quarter of SQLite's default.
-const WAL_CHECKPOINT_PAGES: i64 = 64;
+/// How many WAL pages trigger a checkpoint.
+const WAL_CHECKPOINT_PAGES: i64 = 256;
 
 /// What the WAL file is cut back to after a checkpoint.
 const WAL_SIZE_LIMIT_BYTES: i64 = 1 << 20;
@@ -644,8 +641,7 @@ fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
     // WAL is still checkpointed every `WAL_CHECKPOINT_PAGES` pages, by the commit that
     // reaches them; nothing is less durable or less atomic.
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
-    // Checkpoint the WAL every 64 pages and cut it back to 1 MiB afterwards (a commit bigger
-    // than that leaves it bigger until the next checkpoint), so that
+    // Checkpoint the WAL every 256 pages (1 MiB) and cut it back to 1 MiB afterwards, so that
     // the database and its side files stay small however many resolves the log has seen
     // (SQLite's defaults let the WAL file stay at 4 MiB for good).
     conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)?;
