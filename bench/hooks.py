@@ -22,13 +22,16 @@ Each round runs, in turn:
 
 The workspace has a git root and a 200-line file; between rounds (untimed) the previews are
 discarded, so every gate call stages against the same state. Prints p50 and p95 of each, and
-the ratio of each p50 to noop's.
+the ratio of each p50 to noop's; and the p50 of each call's CPU time (user + system of the
+hook and of the processes it reaped, its forked worker), with its ratio to noop's: on a
+loaded machine the wall times are mostly run-queue and fsync waits, the CPU time much less so.
 
 Usage: bench/hooks.py [ROUNDS]   (default 200)
 Env:   STAGED (default target/release/staged; build it with cargo build --release -p staged-cli)
 """
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -39,11 +42,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_once(argv, stdin, cwd):
+    """The wall time of one call, and its CPU time: user + system of the process and of every
+    process it reaped (a gate's forked worker), from the rusage of the reaped children."""
+    cpu_before = children_cpu()
     started = time.perf_counter()
     proc = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
     wall = time.perf_counter() - started
-    return wall, proc
+    return wall, children_cpu() - cpu_before, proc
 
 
 def pct(values, p):
@@ -120,6 +131,7 @@ def main():
         denies = {name: b'"deny"' for name in ("gate", "codex", "qwen", "gemini", "opencode", "cursor", "copilot")}
         denies["cline"] = b'"skip":true'
         samples = {name: [] for name in cases}
+        cpu_samples = {name: [] for name in cases}
         for i in range(rounds + 2):
             for name, (argv, stdin) in cases.items():
                 if name == "record":
@@ -127,7 +139,7 @@ def main():
                     target.write_text(edited)
                     stdin = event(hook_event_name="PostToolUse", tool_name="Edit", tool_input=edit_input,
                                   tool_use_id=f"t{i}", tool_response={"filePath": str(target), "originalFile": source})
-                wall, proc = run_once(argv, stdin, ws)
+                wall, cpu, proc = run_once(argv, stdin, ws)
                 if name == "record":
                     target.write_text(source)
                 if proc.returncode != 0:
@@ -136,15 +148,19 @@ def main():
                     sys.exit(f"{name} did not deny: {proc.stdout.decode()} {proc.stderr.decode()}")
                 if i >= 2:  # two warm-up rounds
                     samples[name].append(wall)
+                    cpu_samples[name].append(cpu)
             for _ in denies:  # each gate's preview
                 subprocess.run([staged, "--workspace", str(ws), "resolve", "discard", "--reason", "bench"],
                                capture_output=True, check=False)
         noop = statistics.median(samples["noop"])
+        noop_cpu = statistics.median(cpu_samples["noop"])
         out = {}
         for name, values in samples.items():
             p50 = statistics.median(values)
+            cpu = statistics.median(cpu_samples[name])
             out[name] = {"p50_ms": round(p50 * 1000, 2), "p95_ms": round(pct(values, 0.95) * 1000, 2),
-                         "p50_over_noop": round(p50 / noop, 1), "runs": len(values)}
+                         "p50_over_noop": round(p50 / noop, 1), "cpu_p50_ms": round(cpu * 1000, 2),
+                         "cpu_over_noop": round(cpu / noop_cpu, 1) if noop_cpu else None, "runs": len(values)}
         print(json.dumps(out, indent=2))
 
 

@@ -1990,6 +1990,46 @@ fn the_stop_hook_holds_the_rest_of_a_partial_apply() {
 }
 
 #[test]
+fn a_session_state_file_from_before_the_upgrade_is_honoured_then_moved_into_the_database() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let id = pending_ids(&dir)[0].clone();
+    // The workspace as a staged before schema 5 left it, mid-session: the session's state in
+    // its own file, none in the database (which the next staged migrates).
+    let db = dir.join(".staged/staged.db");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("DROP TABLE hook_state; PRAGMA user_version = 4;").unwrap();
+    }
+    let file = dir.join(".staged/hooks/claude-code-s-1.json");
+    std::fs::write(&file, json!({"staged": [id], "stopBlocks": 1}).to_string()).unwrap();
+    let (reply, _) = claude_stop(&dir, true);
+    let reason = blocked(&reply);
+    assert!(
+        reason.starts_with(&format!("A change staged in this session is still pending: {id} (")),
+        "{reason}"
+    );
+    // Saved into the database; the file is gone, and what it said goes on counting there.
+    assert!(!file.exists());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, 5);
+    let (reply, _) = claude_stop(&dir, true);
+    blocked(&reply);
+    let (reply, notes) = claude_stop(&dir, true);
+    assert!(notes.contains("let the turn end after holding it 3 times"), "{notes}");
+    assert!(reply.get("decision").is_none(), "{reply}");
+    // A file that turns up again is never read over the database's row (which still has the
+    // preview, and the count back at 0).
+    std::fs::write(&file, json!({"staged": [], "stopBlocks": 3}).to_string()).unwrap();
+    let (reply, _) = claude_stop(&dir, true);
+    blocked(&reply);
+}
+
+#[test]
 fn the_stop_hook_names_a_refused_edit_until_it_is_made_again() {
     let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("src/b.ts", "b(1);\n")]);
     let dir = ws.path().canonicalize().unwrap();

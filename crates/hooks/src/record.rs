@@ -57,7 +57,7 @@ pub(crate) fn pre_tool_use(
         return Outcome::reply(Reply::Nothing)
             .note("staged: the event names no session or call; not recorded");
     };
-    let file = match SessionFile::open(ws.workspace(), client, session) {
+    let file = match SessionFile::open(ws, client, session) {
         Ok(file) => file,
         Err(why) => {
             return Outcome::reply(Reply::Nothing).note(format!("staged: not recorded: {why}"));
@@ -100,7 +100,7 @@ pub(crate) fn post_tool_use(
         return Outcome::reply(Reply::Nothing)
             .note("staged: the event names no session or call; not recorded");
     };
-    let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
+    let res = SessionFile::open(ws, client, session).and_then(|file| {
         let mut state = file.load();
         let notes = match client {
             Client::Codex | Client::OpenCode | Client::Cursor => {
@@ -129,7 +129,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
     let (Client::Codex, Some(session)) = (client, &event.session_id) else {
         return Outcome::reply(Reply::Nothing);
     };
-    let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
+    let res = SessionFile::open(ws, client, session).and_then(|file| {
         let mut state = file.load();
         let notes = finish(ws, client, &mut state.snapshots, None);
         file.save(&state)?;

@@ -1,14 +1,23 @@
-//! What a hook remembers of a client session between its calls, in
-//! `.staged/hooks/<client>-<session>.json`: the previews it staged and the edits it refused
-//! because a preview held their file (for the Stop hook), how many Stops it blocked in a row, and, in record mode, the files an edit names as they were
-//! before it ran (and, for a Codex patch, as the patch leaves them). A session's calls take the file's lock in turn (a client may run
-//! hooks for parallel tool calls at once).
+//! What a hook remembers of a client session between its calls: the previews it staged and
+//! the edits it refused because a preview held their file (for the Stop hook), how many Stops
+//! it blocked in a row, and, in record mode, the files an edit names as they were before it
+//! ran (and, for a Codex patch, as the patch leaves them). A session's calls take the lock
+//! `.staged/hooks/<client>-<session>.lock` in turn (a client may run hooks for parallel tool
+//! calls at once).
+//!
+//! The state is a row of the workspace's database ([`staged_store::SqliteStore::hook_state`]):
+//! saving it is one synced commit, where a file of its own, written atomically, cost two syncs
+//! and a rename on every gate call. A state file `.staged/hooks/<client>-<session>.json` (where
+//! staged kept it before, and still keeps it in a workspace without a database) is read while
+//! the database has no row for the session, so a session running across an upgrade keeps its
+//! state; the first save moves it into the database and removes the file.
 
 use std::{collections::BTreeMap, ffi::OsString, fs::File};
 
 use serde::{Deserialize, Serialize};
 use staged_fs::{DirHandle, NewFileMode};
-use staged_journal::ConfinedRoot;
+use staged_store::SqliteStore;
+use staged_workspace::WorkspaceSession;
 
 use crate::event::Client;
 
@@ -132,21 +141,26 @@ fn lock_within(lock: &File, wait: std::time::Duration) -> Result<(), String> {
     }
 }
 
-/// A session's state file, locked while this value lives.
-pub(crate) struct SessionFile {
+/// A session's state, locked while this value lives.
+pub(crate) struct SessionFile<'a> {
     dir: DirHandle,
+    /// The state file: where the state is kept without a database, and where it was kept
+    /// before the database kept it.
     name: OsString,
+    /// The database that keeps the state, and the state's key in it (client, session).
+    store: Option<(&'a SqliteStore, &'static str, &'a str)>,
     _lock: File,
 }
 
-impl SessionFile {
-    /// Opens (and locks) the state of `session` of `client` in `workspace`.
+impl<'a> SessionFile<'a> {
+    /// Opens (and locks) the state of `session` of `client` in `ws`.
     pub(crate) fn open(
-        workspace: &ConfinedRoot,
+        ws: &'a WorkspaceSession,
         client: Client,
-        session: &str,
-    ) -> Result<SessionFile, String> {
-        let dir = workspace
+        session: &'a str,
+    ) -> Result<SessionFile<'a>, String> {
+        let dir = ws
+            .workspace()
             .state_subdir(HOOKS_DIR, true)
             .map_err(|err| err.to_string())?
             .ok_or_else(|| "the hooks' state folder could not be created".to_owned())?;
@@ -155,11 +169,24 @@ impl SessionFile {
             .open_lock_file(format!("{stem}.lock"))
             .map_err(|err| format!("cannot open the hook's lock: {err}"))?;
         lock_within(&lock, LOCK_WAIT)?;
-        Ok(SessionFile { dir, name: OsString::from(format!("{stem}.json")), _lock: lock })
+        Ok(SessionFile {
+            dir,
+            name: OsString::from(format!("{stem}.json")),
+            store: ws.sqlite().map(|store| (&**store, client.name(), session)),
+            _lock: lock,
+        })
     }
 
-    /// The state; a new session's (or an unreadable file's) is empty.
+    /// The state; a new session's (or an unreadable one's) is empty. The database's row, or,
+    /// while it has none, the state file.
     pub(crate) fn load(&self) -> SessionState {
+        if let Some((store, client, session)) = self.store {
+            match store.hook_state(client, session) {
+                Ok(Some(text)) => return serde_json::from_str(&text).unwrap_or_default(),
+                Ok(None) => {}
+                Err(_) => return SessionState::default(),
+            }
+        }
         self.dir
             .read_limited(&self.name, MAX_STATE_BYTES)
             .ok()
@@ -167,12 +194,24 @@ impl SessionFile {
             .unwrap_or_default()
     }
 
-    /// Writes `state` (atomically).
+    /// Writes `state`: as the database's row (then the state file, read until now, goes), or
+    /// atomically as the state file without a database.
     pub(crate) fn save(&self, state: &SessionState) -> Result<(), String> {
-        let text = serde_json::to_vec(state).map_err(|err| err.to_string())?;
-        self.dir
-            .write_replace(&self.name, &text, &NewFileMode::Private)
-            .map_err(|err| format!("cannot save the hook's state: {err}"))
+        let cannot = |err: &dyn std::fmt::Display| format!("cannot save the hook's state: {err}");
+        let text = serde_json::to_string(state).map_err(|err| err.to_string())?;
+        let Some((store, client, session)) = self.store else {
+            return self
+                .dir
+                .write_replace(&self.name, text.as_bytes(), &NewFileMode::Private)
+                .map_err(|err| cannot(&err));
+        };
+        store.set_hook_state(client, session, &text).map_err(|err| cannot(&err))?;
+        // The row is read first from now on, so a file left by a failed removal is never
+        // read again: no sync needed.
+        if let Ok(Some(_)) = self.dir.entry_metadata(&self.name) {
+            let _ = self.dir.remove_file(&self.name);
+        }
+        Ok(())
     }
 }
 

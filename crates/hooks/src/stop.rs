@@ -43,7 +43,7 @@ pub(crate) fn remember(
     id: &str,
     files: &[String],
 ) -> Result<(), String> {
-    let file = SessionFile::open(ws.workspace(), client, session)?;
+    let file = SessionFile::open(ws, client, session)?;
     let mut state = file.load();
     if !state.staged.iter().any(|known| known == id) {
         state.staged.push(id.to_owned());
@@ -71,7 +71,7 @@ pub(crate) fn refused(
         let (path, _) = why.split_once(&marker)?;
         Some((path.to_owned(), p))
     })?;
-    let res = SessionFile::open(ws.workspace(), client, session).and_then(|file| {
+    let res = SessionFile::open(ws, client, session).and_then(|file| {
         let mut state = file.load();
         // What the Stop then knows better (the rest of a partial apply, a staging saved
         // after this) it corrects.
@@ -132,7 +132,7 @@ fn remainder_of(result: &str) -> Option<&str> {
 /// An edit refused for another session's preview is named once, and never holds it.
 pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> Outcome {
     let Some(session) = &event.session_id else { return Outcome::reply(Reply::Nothing) };
-    let file = match SessionFile::open(ws.workspace(), client, session) {
+    let file = match SessionFile::open(ws, client, session) {
         Ok(file) => file,
         Err(why) => return Outcome::reply(Reply::Nothing).note(format!("staged: {why}")),
     };

@@ -11,9 +11,9 @@ use crate::codec;
 
 /// The schema version this build reads and writes. Schema 2 stores details and payloads
 /// compressed (see the codec module); schema 3 adds the resolve log (see the log module);
-/// schema 4 adds agent sessions (see the sessions module). An older database is migrated on
-/// open.
-pub(crate) const SCHEMA_VERSION: i64 = 4;
+/// schema 4 adds agent sessions (see the sessions module); schema 5 the hooks' state of each
+/// client session (see the sessions module). An older database is migrated on open.
+pub(crate) const SCHEMA_VERSION: i64 = 5;
 
 /// How many WAL pages trigger a checkpoint.
 const WAL_CHECKPOINT_PAGES: i64 = 256;

@@ -12,6 +12,10 @@
 //! SHA-256, compressed, once each: [`SqliteStore::keep_texts`] and [`SqliteStore::text`]. A
 //! text read back is checked against its hash, since the database is as open to tampering as
 //! any file of the workspace.
+//!
+//! What a client's hook remembers of one of its sessions between calls (schema 5:
+//! [`SqliteStore::hook_state`], [`SqliteStore::set_hook_state`]) is a row here too, so that
+//! saving it is one synced commit where its own file cost two syncs and a rename.
 
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use staged_core::StoreError;
@@ -95,7 +99,9 @@ impl SessionRow {
 /// The longest title kept, in characters.
 const MAX_TITLE_CHARS: usize = 120;
 
-/// Adds schema 4 to a schema-3 (or new) database inside the migration's transaction.
+/// Adds schema 4 (sessions) and 5 (the hooks' state of each client session, which schema 4
+/// kept in `.staged/hooks/<client>-<session>.json`) to an older (or new) database inside the
+/// migration's transaction.
 pub(crate) fn migrate(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(
         "CREATE TABLE IF NOT EXISTS sessions (
@@ -132,6 +138,13 @@ pub(crate) fn migrate(tx: &Transaction<'_>) -> rusqlite::Result<()> {
          CREATE TABLE IF NOT EXISTS heads (
              path TEXT PRIMARY KEY,
              hash TEXT
+         );
+         CREATE TABLE IF NOT EXISTS hook_state (
+             client TEXT NOT NULL,
+             session TEXT NOT NULL,
+             state BLOB NOT NULL,
+             at_ms INTEGER NOT NULL,
+             PRIMARY KEY (client, session)
          );",
     )?;
     for (table, column) in [("pending", "session"), ("log", "session"), ("remainder", "session")] {
@@ -151,6 +164,59 @@ fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Resu
         }
     }
     Ok(false)
+}
+
+/// [`SqliteStore::open_session`] on `conn`, whose commit of a session it already knows (the
+/// activity time and the process of every later event) is not synced on its own: the WAL is
+/// synced by the next commit that must be durable (a preview's, a log entry's), which makes
+/// this one durable with it, and losing it to a power cut loses only an activity time. A new
+/// session's row is synced before its number is handed out. Leaves `synchronous` at `NORMAL`
+/// when it lowered it: the caller restores it.
+fn open_session_in(
+    conn: &mut rusqlite::Connection,
+    client: &str,
+    external_id: &str,
+    process: Option<&str>,
+) -> rusqlite::Result<SessionRow> {
+    let exists = |conn: &rusqlite::Connection| -> rusqlite::Result<bool> {
+        conn.query_row(
+            "SELECT 1 FROM sessions WHERE client = ?1 AND external_id = ?2",
+            params![client, external_id],
+            |_| Ok(()),
+        )
+        .optional()
+        .map(|found| found.is_some())
+    };
+    // SQLite changes the safety level only outside a transaction: the row is looked for
+    // first, and again inside it (a prune may have taken it in between, and then the row is
+    // a new one, whose commit must be synced).
+    let mut known = exists(conn)?;
+    loop {
+        conn.pragma_update(None, "synchronous", if known { "NORMAL" } else { "FULL" })?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if known && !exists(&tx)? {
+            drop(tx);
+            known = false;
+            continue;
+        }
+        let now = now_ms();
+        tx.execute(
+            "INSERT INTO sessions (client, external_id, process, started_ms, active_ms)
+             VALUES (?1, ?2, ?3, ?4, ?4)
+             ON CONFLICT (client, external_id) DO UPDATE SET
+                 active_ms = ?4, process = COALESCE(?3, process)",
+            params![client, external_id, process, now],
+        )?;
+        let row = tx.query_row(
+            &format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions WHERE client = ?1 AND external_id = ?2"
+            ),
+            params![client, external_id],
+            read_session,
+        )?;
+        tx.commit()?;
+        return Ok(row);
+    }
 }
 
 fn read_session(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
@@ -180,28 +246,11 @@ impl SqliteStore {
         process: Option<&str>,
     ) -> Result<SessionRow, StoreError> {
         let mut conn = lock(&self.conn);
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.err(err))?;
-        let now = now_ms();
-        tx.execute(
-            "INSERT INTO sessions (client, external_id, process, started_ms, active_ms)
-             VALUES (?1, ?2, ?3, ?4, ?4)
-             ON CONFLICT (client, external_id) DO UPDATE SET
-                 active_ms = ?4, process = COALESCE(?3, process)",
-            params![client, external_id, process, now],
-        )
-        .map_err(|err| self.err(err))?;
-        let row = tx
-            .query_row(
-                &format!(
-                    "SELECT {SESSION_COLUMNS} FROM sessions WHERE client = ?1 AND external_id = ?2"
-                ),
-                params![client, external_id],
-                read_session,
-            )
-            .map_err(|err| self.err(err))?;
-        tx.commit().map_err(|err| self.err(err))?;
+        let res = open_session_in(&mut conn, client, external_id, process);
+        // Whatever happened, every later commit of this connection is synced again.
+        let restored = conn.pragma_update(None, "synchronous", "FULL");
+        let row = res.map_err(|err| self.err(err))?;
+        restored.map_err(|err| self.err(err))?;
         Ok(row)
     }
 
@@ -388,6 +437,56 @@ impl SqliteStore {
         Ok(())
     }
 
+    /// The state a client's hook keeps for one of its sessions (`client`, and the session's id
+    /// as the client gives it), as [`SqliteStore::set_hook_state`] stored it; `None` when it
+    /// stored none.
+    ///
+    /// # Errors
+    /// A database error, or a stored state that cannot be read back (not text).
+    pub fn hook_state(&self, client: &str, session: &str) -> Result<Option<String>, StoreError> {
+        let conn = lock(&self.conn);
+        let state = conn
+            .prepare_cached("SELECT state FROM hook_state WHERE client = ?1 AND session = ?2")
+            .and_then(|mut stmt| {
+                stmt.query_row(params![client, session], |row| {
+                    Ok(crate::codec::text(row.get_ref(0)?))
+                })
+                .optional()
+            })
+            .map_err(|err| self.err(err))?;
+        match state {
+            None => Ok(None),
+            Some(Ok(text)) => Ok(text),
+            Some(Err(why)) => Err(StoreError::backend(format!(
+                "the hook state of {client} session {session} cannot be read: {why}"
+            ))),
+        }
+    }
+
+    /// Stores `state` as the state of `client`'s hook for `session`, in place of what was
+    /// there: one synced commit, as durable as a preview.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn set_hook_state(
+        &self,
+        client: &str,
+        session: &str,
+        state: &str,
+    ) -> Result<(), StoreError> {
+        let column = crate::codec::log_text(state).map_err(|err| {
+            StoreError::backend_caused("the hook's state could not be compressed", err)
+        })?;
+        let conn = lock(&self.conn);
+        conn.prepare_cached(
+            "INSERT INTO hook_state (client, session, state, at_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (client, session) DO UPDATE SET state = ?3, at_ms = ?4",
+        )
+        .and_then(|mut stmt| stmt.execute(params![client, session, column, now_ms()]))
+        .map_err(|err| self.err(err))?;
+        Ok(())
+    }
+
     /// Takes the notices waiting for session `number`, oldest first: each is handed out once,
     /// however many processes ask at once.
     ///
@@ -542,4 +641,34 @@ pub(crate) fn keep_before_texts(
 fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::Rehydrators;
+
+    fn synchronous(store: &SqliteStore) -> i64 {
+        lock(&store.conn).pragma_query_value(None, "synchronous", |row| row.get(0)).unwrap()
+    }
+
+    #[test]
+    fn a_known_sessions_unsynced_update_leaves_every_later_commit_synced() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join(".staged"), Rehydrators::new()).unwrap();
+        const FULL: i64 = 2;
+        let new = store.open_session("claude-code", "a", Some("1:2")).unwrap();
+        assert_eq!(synchronous(&store), FULL);
+        // The update of a known session is committed with `NORMAL`, then `FULL` again for
+        // the preview its hook pushes next.
+        let again = store.open_session("claude-code", "a", None).unwrap();
+        assert_eq!((again.number, again.process.as_deref()), (new.number, Some("1:2")));
+        assert!(again.active_ms >= new.active_ms);
+        assert_eq!(synchronous(&store), FULL);
+        // And read back by another connection: the update is committed, only not synced.
+        let other = SqliteStore::open(&dir.path().join(".staged"), Rehydrators::new()).unwrap();
+        assert_eq!(other.session(new.number).unwrap().unwrap().active_ms, again.active_ms);
+    }
 }

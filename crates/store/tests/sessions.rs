@@ -192,7 +192,7 @@ fn a_schema_3_database_gets_sessions_and_keeps_its_stack_and_log() {
     let store = open(dir.path());
     let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     assert_eq!(store.peek().unwrap().unwrap().label(), "old");
     assert_eq!(store.summaries().unwrap()[0].session, None);
     assert_eq!(apply(&store, "after it"), "noted old: after it");
@@ -205,6 +205,48 @@ fn a_schema_3_database_gets_sessions_and_keeps_its_stack_and_log() {
         ]
     );
     assert!(store.sessions().unwrap().is_empty());
+}
+
+#[test]
+fn a_schema_4_database_gets_the_hooks_state_and_keeps_its_sessions_and_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let session = store.open_session("qwen-code", "q-1", None).unwrap();
+    store.push(Arc::new(Note("kept".into()))).unwrap();
+    drop(store);
+    {
+        // Back to schema 4: the hooks kept their state in files of their own.
+        let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+        conn.execute_batch("DROP TABLE hook_state; PRAGMA user_version = 4;").unwrap();
+    }
+    let store = open(dir.path());
+    let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, 5);
+    assert_eq!(store.peek().unwrap().unwrap().label(), "kept");
+    assert_eq!(store.open_session("qwen-code", "q-1", None).unwrap().number, session.number);
+    assert_eq!(store.hook_state("qwen-code", "q-1").unwrap(), None);
+    store.set_hook_state("qwen-code", "q-1", "{}").unwrap();
+    assert_eq!(store.hook_state("qwen-code", "q-1").unwrap().as_deref(), Some("{}"));
+}
+
+#[test]
+fn a_hooks_state_is_kept_per_client_and_session_and_replaced_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    assert_eq!(store.hook_state("cursor", "s").unwrap(), None);
+    store.set_hook_state("cursor", "s", r#"{"staged":["p-1"]}"#).unwrap();
+    store.set_hook_state("cline", "s", r#"{"staged":["p-2"]}"#).unwrap();
+    // A big state (record mode's snapshots) is stored compressed and read back whole.
+    let big = format!(r#"{{"snapshots":"{}"}}"#, "x".repeat(100_000));
+    store.set_hook_state("cursor", "t", &big).unwrap();
+    store.set_hook_state("cursor", "s", r#"{"staged":[]}"#).unwrap();
+    // Another process (a later hook call) reads what this one stored.
+    let other = open(dir.path());
+    assert_eq!(other.hook_state("cursor", "s").unwrap().as_deref(), Some(r#"{"staged":[]}"#));
+    assert_eq!(other.hook_state("cline", "s").unwrap().as_deref(), Some(r#"{"staged":["p-2"]}"#));
+    assert_eq!(other.hook_state("cursor", "t").unwrap(), Some(big));
+    assert_eq!(other.hook_state("cline", "t").unwrap(), None);
 }
 
 #[test]

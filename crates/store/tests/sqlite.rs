@@ -370,7 +370,7 @@ fn a_database_from_a_newer_staged_is_refused() {
     conn.pragma_update(None, "user_version", 7).unwrap();
     drop(conn);
     let err = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap_err().to_string();
-    assert!(err.contains("written by a newer staged (schema 7, this build reads 4)"), "{err}");
+    assert!(err.contains("written by a newer staged (schema 7, this build reads 5)"), "{err}");
 }
 
 #[test]
@@ -649,8 +649,9 @@ fn a_schema_1_database_is_migrated_in_place_and_keeps_its_ids() {
     let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
     let conn = rusqlite::Connection::open(&db).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    // Through schema 2 (compressed rows) and 3 (the resolve log) to 4 (sessions).
-    assert_eq!(version, 4);
+    // Through schema 2 (compressed rows), 3 (the resolve log) and 4 (sessions) to 5 (the
+    // hooks' state).
+    assert_eq!(version, 5);
     let columns = raw_columns(dir.path());
     assert_eq!(columns[0].0, "blob");
     assert_eq!(columns[0].4, 1);
