@@ -567,6 +567,47 @@ fn cline_shell_calls_wrap_each_command_of_run_commands_on_its_own() {
 }
 
 #[test]
+fn clines_rewritten_run_commands_keeps_every_other_field_it_was_sent() {
+    let dir = workspace(&[("src/a.txt", A)]);
+    let root = dir.path().canonicalize().unwrap();
+    let call = |input: Value| {
+        let event = json!({"hook_event_name": "PreToolUse", "session_id": "cline-session",
+                           "cwd": root, "tool_name": "run_commands", "tool_use_id": "call_1",
+                           "tool_input": input});
+        let out = client_hook(&root, "cline", "record", &event);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+        reply["input"].clone()
+    };
+    // A list of commands with fields beside it: only the commands are wrapped.
+    let input = call(json!({"commands": ["touch a", "touch b"], "timeout": 30,
+                            "description": "two files", "extra": {"nested": [1, 2]}}));
+    assert_eq!(input["timeout"], 30, "{input}");
+    assert_eq!(input["description"], "two files", "{input}");
+    assert_eq!(input["extra"], json!({"nested": [1, 2]}), "{input}");
+    let commands = input["commands"].as_array().unwrap();
+    assert_eq!(commands.len(), 2, "{input}");
+    assert!(commands[1].as_str().unwrap().ends_with("--call 'call_1-2' -- 'touch b'"), "{input}");
+    // One command given as `{command, args}`: the wrapped line (run by a shell) replaces it.
+    let input = call(json!({"command": "touch", "args": ["c"], "description": "one file"}));
+    assert_eq!(input["description"], "one file", "{input}");
+    assert!(input.get("args").is_none(), "{input}");
+    assert!(input.get("commands").is_none(), "{input}");
+    let line = input["command"].as_str().unwrap();
+    assert!(line.ends_with("--call 'call_1' -- ''\\''touch'\\'' '\\''c'\\'''"), "{line}");
+    // Cline reads `command` before `cmd`, and so does staged: the one Cline runs is wrapped.
+    let input = call(json!({"command": "touch d", "cmd": "touch e", "note": "n"}));
+    assert!(input["command"].as_str().unwrap().ends_with(" -- 'touch d'"), "{input}");
+    assert_eq!(input["cmd"], "touch e", "{input}");
+    assert_eq!(input["note"], "n", "{input}");
+    let out = sh(&root, input["command"].as_str().unwrap());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(root.join("d").exists() && !root.join("e").exists());
+    let log = json(&staged(&root, &["--json", "log"]));
+    assert_eq!(log["entries"][0]["label"], "Shell: touch d", "{log}");
+}
+
+#[test]
 fn a_shell_call_whose_command_staged_cannot_read_is_refused_in_gate_mode() {
     let dir = workspace(&[("src/a.txt", A)]);
     let root = dir.path().canonicalize().unwrap();
@@ -657,6 +698,63 @@ fn opencode_shell_calls_are_wrapped_only_where_its_permission_for_bash_is_allow(
     );
     let out = client_hook(&root, "opencode", "record", &event);
     assert!(out.stdout.is_empty(), "record mode lets it run unwrapped: {}", stdout(&out));
+}
+
+#[test]
+fn opencode_shell_calls_read_the_agents_permission_for_bash_and_opencode_config() {
+    let dir = workspace(&[
+        ("src/a.txt", A),
+        ("opencode.json", r#"{"agent": {"careful": {"permission": {"bash": {"rm *": "deny"}}}}}"#),
+    ]);
+    let root = dir.path().canonicalize().unwrap();
+    let (_, _, mut event, _) = client_shell_calls(&root).swap_remove(1);
+    let ask = |event: &Value, env: &[(&str, &Path)]| {
+        let mut child = Command::new(common::staged_bin());
+        child.args(["hook", "opencode", "--mode", "gate"]).current_dir(&root);
+        // No person's own opencode config is read.
+        child.env("XDG_CONFIG_HOME", root.join("xdg")).env_remove("OPENCODE_CONFIG");
+        for (key, value) in env {
+            child.env(key, value);
+        }
+        let mut child = child
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), event.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    // The agent the plugin saw: its own rules for bash count.
+    event["agent"] = json!("careful");
+    let reply = ask(&event, &[]);
+    assert_eq!(reply["decision"], "deny", "{reply}");
+    let reason = reply["reason"].as_str().unwrap();
+    assert!(reason.contains("(it is {\"rm *\":\"deny\"} in "), "{reason}");
+    assert!(reason.contains("(agent careful)"), "{reason}");
+    // Another agent, with no rules of its own: wrapped.
+    event["agent"] = json!("build");
+    assert!(ask(&event, &[])["args"]["command"].as_str().unwrap().contains(" shell-run "));
+    // No agent named (a plugin installed before): every agent the config names counts.
+    event.as_object_mut().unwrap().remove("agent");
+    assert_eq!(ask(&event, &[])["decision"], "deny");
+    // The config OPENCODE_CONFIG names.
+    std::fs::write(root.join("opencode.json"), "{}").unwrap();
+    let custom = root.join("custom.json");
+    std::fs::write(&custom, r#"{"permission": {"bash": "ask"}}"#).unwrap();
+    assert!(ask(&event, &[])["args"].is_object());
+    let reply = ask(&event, &[("OPENCODE_CONFIG", &custom)]);
+    assert_eq!(reply["decision"], "deny", "{reply}");
+    assert!(
+        reply["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("(it is \"ask\" in {})", custom.display())),
+        "{reply}"
+    );
+    assert_eq!(read(&root, "src/a.txt"), A);
 }
 
 #[test]

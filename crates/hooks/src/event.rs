@@ -128,6 +128,10 @@ pub struct HookEvent {
     /// `UserPromptSubmit`: the person's prompt (its first line titles the session).
     #[serde(default)]
     pub prompt: Option<String>,
+    /// opencode: the agent the call is made for, as its plugin saw it (never read from an
+    /// event in the neutral format).
+    #[serde(skip)]
+    pub agent: Option<String>,
 }
 
 impl HookEvent {

@@ -433,6 +433,7 @@ fn finish(
             permission_mode: None,
             stop_hook_active: None,
             prompt: None,
+            agent: None,
         };
         match record_snapshot(ws, client, &event, &snapshot) {
             Ok(mut more) => notes.append(&mut more),

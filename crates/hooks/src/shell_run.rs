@@ -104,11 +104,23 @@ fn unquote(quoted: &str) -> Option<String> {
     (quote(&word) == quoted).then_some(word)
 }
 
+/// Where Cline reads a `run_commands` call's commands from, as Cline 3.0.65's own reading
+/// (its input schema's union, then `aZ`) picks it: the whole input (a string, a list), or the
+/// field `commands` (a list or one command), else `command` (with `args`: one command run
+/// without a shell), else `cmd`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClineField {
+    Whole,
+    Commands,
+    Command,
+    Cmd,
+}
+
 /// Cline's `run_commands` input as shell command lines, in the shapes Cline reads it: a
 /// string, a list, `{commands}` (a string or a list), `{command, args}` or `{cmd}`; each
 /// command a string or `{command, args}` (run without a shell by Cline, here quoted word by
-/// word).
-fn cline_commands(event: &HookEvent) -> Option<Vec<String>> {
+/// word). With the field they were read from.
+fn cline_commands_in(input: &Value) -> Option<(ClineField, Vec<String>)> {
     fn line(command: &Value) -> Option<String> {
         if let Some(text) = command.as_str() {
             return Some(text.to_owned());
@@ -120,21 +132,55 @@ fn cline_commands(event: &HookEvent) -> Option<Vec<String>> {
         }
         Some(words.join(" "))
     }
-    let input = event.tool_input.as_ref()?;
-    let list: Vec<Value> = match input {
-        Value::String(_) => vec![input.clone()],
-        Value::Array(items) => items.clone(),
-        Value::Object(object) => match (object.get("commands"), object.get("cmd")) {
-            (Some(Value::Array(items)), _) => items.clone(),
-            (Some(one), _) => vec![one.clone()],
-            (None, Some(cmd)) => vec![cmd.clone()],
-            (None, None) if object.contains_key("command") => vec![input.clone()],
-            (None, None) => return None,
-        },
+    let (field, list): (ClineField, Vec<Value>) = match input {
+        Value::String(_) => (ClineField::Whole, vec![input.clone()]),
+        Value::Array(items) => (ClineField::Whole, items.clone()),
+        Value::Object(object) => {
+            match (object.get("commands"), object.get("command"), object.get("cmd")) {
+                (Some(Value::Array(items)), _, _) => (ClineField::Commands, items.clone()),
+                (Some(one), _, _) => (ClineField::Commands, vec![one.clone()]),
+                // Without `args`, Cline runs `command` as a line of its shell.
+                (None, Some(command), _) if !object.contains_key("args") => {
+                    (ClineField::Command, vec![command.clone()])
+                }
+                (None, Some(_), _) => (ClineField::Command, vec![input.clone()]),
+                (None, None, Some(cmd)) => (ClineField::Cmd, vec![cmd.clone()]),
+                (None, None, None) => return None,
+            }
+        }
         _ => return None,
     };
     let lines: Option<Vec<String>> = list.iter().map(line).collect();
-    lines.filter(|lines| !lines.is_empty())
+    lines.filter(|lines| !lines.is_empty()).map(|lines| (field, lines))
+}
+
+/// [`cline_commands_in`] of the event's input.
+fn cline_commands(event: &HookEvent) -> Option<Vec<String>> {
+    cline_commands_in(event.tool_input.as_ref()?).map(|(_, lines)| lines)
+}
+
+/// Cline's `run_commands` input with its commands replaced by `wrapped` (as many as it
+/// held): every other field the client sent is kept; the commands' field holds the wrapped
+/// lines (`{command, args}` becomes `{command: <wrapped>}`, a line run by the shell).
+fn cline_rewritten(input: &Value, wrapped: Vec<String>) -> Value {
+    let field = cline_commands_in(input).map(|(field, _)| field);
+    let mut res = input.clone();
+    match (field, res.as_object_mut()) {
+        (Some(ClineField::Command), Some(object)) if wrapped.len() == 1 => {
+            object.remove("args");
+            object.insert("command".to_owned(), json!(wrapped[0]));
+        }
+        (Some(ClineField::Cmd), Some(object)) if wrapped.len() == 1 => {
+            object.insert("cmd".to_owned(), json!(wrapped[0]));
+        }
+        (Some(ClineField::Commands), Some(object)) => {
+            object.insert("commands".to_owned(), json!(wrapped));
+        }
+        // A string or a list: Cline's plugin answer must be an object or a list.
+        _ if input.is_array() => res = json!(wrapped),
+        _ => res = json!({"commands": wrapped}),
+    }
+    res
 }
 
 /// The wrapper's command line for `session` of `client` in `mode`, up to its `--call`.
@@ -183,20 +229,22 @@ pub(crate) fn pre_tool_use(
         Client::Cline => {
             let commands = cline_commands(event).unwrap_or_default();
             let several = commands.len() > 1;
-            let lines: Vec<Value> = commands
+            let lines: Vec<String> = commands
                 .iter()
                 .enumerate()
                 .map(|(i, command)| {
                     let call =
                         call.map(|c| if several { format!("{c}-{}", i + 1) } else { c.to_owned() });
-                    Value::String(wrapped(&prefix, call.as_deref(), command))
+                    wrapped(&prefix, call.as_deref(), command)
                 })
                 .collect();
-            Outcome::reply(Reply::Rewrite(json!({"commands": lines})))
+            let input = event.tool_input.clone().unwrap_or(Value::Null);
+            Outcome::reply(Reply::Rewrite(cline_rewritten(&input, lines)))
         }
         _ => {
             if client == Client::OpenCode
-                && let Err(why) = crate::clients::opencode::bash_allowed(root)
+                && let Err(why) =
+                    crate::clients::opencode::bash_allowed(root, event.agent.as_deref())
             {
                 return match mode {
                     Mode::Gate => Outcome::reply(Reply::Deny(format!(

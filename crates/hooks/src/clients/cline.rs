@@ -14,8 +14,8 @@
 //! prints anything but a reply, the call is skipped with a reason saying so. In record mode
 //! it also sends `PostToolUse` after the tool ran (`tool_response`: Cline's `{output,
 //! isError}`) and lets every call run. A `run_commands` call is sent too, in both modes: the
-//! answer `{"input": {"commands": [...]}}` (each command under `staged shell-run`) is what
-//! the plugin's `beforeTool` returns, and Cline runs the call with that input
+//! answer `{"input": ...}` (the call's input, each of its commands under `staged shell-run`,
+//! every other field kept) is what the plugin's `beforeTool` returns, and Cline runs the call with that input
 //! (`docs/contract/shell.md`); a gate whose plugin cannot ask staged skips it.
 //!
 //! The codec reads `editor` as Claude Code's tools: `{path, old_text, new_text}` is an Edit

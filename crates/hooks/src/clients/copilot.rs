@@ -102,6 +102,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         permission_mode: None,
         stop_hook_active: event.stop_hook_active,
         prompt: None,
+        agent: None,
     })
 }
 

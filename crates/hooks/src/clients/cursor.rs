@@ -130,6 +130,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         permission_mode: None,
         stop_hook_active: event.loop_count.map(|n| n > 0),
         prompt: None,
+        agent: None,
     })
 }
 

@@ -23,7 +23,9 @@
 //! `opencode.json(c)` and `.opencode/opencode.json(c)`, and `OPENCODE_PERMISSION`, the later
 //! over the earlier. `deny` denies without staging; `ask`, or per-path rules (which staged does
 //! not match), stage a preview only a person may apply; `allow`, or none (opencode's default),
-//! stage one the model may apply. An agent's own permissions are not read.
+//! stage one the model may apply. An agent's own permissions are not read for edits; for `bash`
+//! (a shell call is wrapped only where every command is allowed) they are, with
+//! `OPENCODE_CONFIG`'s file ([`bash_allowed`]).
 //!
 //! Record mode: at `PreToolUse` the file is read and what the edit makes of it is kept (an
 //! `edit`'s `oldString` replaced exactly; opencode also matches text loosely, which staged does
@@ -57,6 +59,10 @@ struct Event {
     args: Option<Value>,
     #[serde(default)]
     directory: Option<PathBuf>,
+    /// The agent the session's last model request was made for (the plugin's
+    /// `chat.params`), when the plugin saw one.
+    #[serde(default)]
+    agent: Option<String>,
 }
 
 /// The client's name for people.
@@ -133,6 +139,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         permission_mode: None,
         stop_hook_active: None,
         prompt: None,
+        agent: event.agent,
     })
 }
 
@@ -226,15 +233,302 @@ fn rule_for(root: &Path, key: &str) -> Result<Option<(Value, String)>, String> {
     Ok(found)
 }
 
-/// Whether opencode's permission for `bash` in the workspace `root` is `allow` (or unset,
-/// opencode's default): only then is a `bash` call wrapped, since the wrapped command would
-/// no longer match opencode's own rules for commands. `Err` says what the rule is instead.
-pub(crate) fn bash_allowed(root: &Path) -> Result<(), String> {
-    match rule_for(root, "bash")? {
-        None => Ok(()),
-        Some((rule, _)) if rule.as_str() == Some("allow") => Ok(()),
-        Some((rule, source)) => Err(format!("it is {rule} in {source}")),
+/// Whether opencode runs every `bash` command of the agent `agent` (the one the plugin saw
+/// the session's last model request made for; `None`: every agent the config names) without
+/// asking: only then is a `bash` call wrapped, since the wrapped command would no longer
+/// match opencode's own rules for commands. Read as opencode 1.18 builds an agent's rules:
+/// its defaults allow `bash`; then the merged config's `permission` (the configs of
+/// [`config_sources`], `tools.bash` before it, `OPENCODE_PERMISSION` over it), then the
+/// agent's own `agent.<name>` (or `mode.<name>`) `permission` (`tools.bash` before it); the
+/// last rule whose permission matches `bash` decides, so every rule after the last `*`
+/// pattern must allow too. An agent defined in a Markdown file with a `permission` or
+/// `tools` of its own is not read (YAML): it is taken as not allowing. `Err` says what the
+/// rule is instead, and where.
+pub(crate) fn bash_allowed(root: &Path, agent: Option<&str>) -> Result<(), String> {
+    let sources = config_sources(root)?;
+    let mut merged = Value::Object(Map::new());
+    for (config, _) in &sources {
+        merge_into(&mut merged, config.clone());
     }
+    let mut rules = Vec::new();
+    let mut permission = merged.get("permission").cloned().unwrap_or(Value::Null);
+    if let Some(text) = std::env::var_os("OPENCODE_PERMISSION") {
+        let env = serde_json::from_str::<Value>(&text.to_string_lossy())
+            .map_err(|err| format!("staged could not read OPENCODE_PERMISSION: {err}"))?;
+        merge_into(&mut permission, env);
+    }
+    let env = std::env::var_os("OPENCODE_PERMISSION")
+        .and_then(|text| serde_json::from_str::<Value>(&text.to_string_lossy()).ok());
+    let global = with_tools(merged.get("tools"), permission);
+    push_rules(&mut rules, &global, &|key| match &env {
+        Some(Value::Object(keys)) if keys.contains_key(key) => {
+            Some("OPENCODE_PERMISSION".to_owned())
+        }
+        Some(Value::String(_)) => Some("OPENCODE_PERMISSION".to_owned()),
+        _ => where_set(&sources, &["permission", key], None),
+    });
+    let mut agents: Vec<String> = match agent {
+        Some(name) => vec![name.to_owned()],
+        None => ["agent", "mode"]
+            .iter()
+            .filter_map(|kind| merged.get(*kind).and_then(Value::as_object))
+            .flat_map(|agents| agents.keys().cloned())
+            .collect(),
+    };
+    agents.dedup();
+    if agents.is_empty() {
+        return bash_decided(&rules);
+    }
+    for name in &agents {
+        if let Some(file) = agent_file_with_permission(root, name) {
+            return Err(format!(
+                "the agent {name}'s permission is set in {}, which staged does not read",
+                file.display()
+            ));
+        }
+        let mut own = Value::Null;
+        for kind in ["agent", "mode"] {
+            if let Some(def) = merged.get(kind).and_then(|a| a.get(name.as_str())) {
+                merge_into(&mut own, def.clone());
+            }
+        }
+        let permission = own.get("permission").cloned().unwrap_or(Value::Null);
+        let own_rules = with_tools(own.get("tools"), permission);
+        let mut all = rules.clone();
+        push_rules(&mut all, &own_rules, &|key| {
+            where_set(&sources, &["permission", key], Some(name))
+                .map(|at| format!("{at} (agent {name})"))
+        });
+        bash_decided(&all)?;
+    }
+    Ok(())
+}
+
+/// One rule of opencode's: the permission it names (a glob: `bash`, `*`), the pattern of
+/// the command it matches, what it does, and how a person is told of it.
+#[derive(Debug, Clone)]
+struct Rule {
+    permission: String,
+    pattern: String,
+    action: Value,
+    told: String,
+}
+
+/// `tools` (opencode's older form: `{"bash": false}`) as rules before `permission`.
+fn with_tools(tools: Option<&Value>, permission: Value) -> Value {
+    let Some(bash) = tools.and_then(|t| t.get("bash")).and_then(Value::as_bool) else {
+        return permission;
+    };
+    let mut res = json!({"bash": if bash { "allow" } else { "deny" }});
+    merge_into(&mut res, permission);
+    res
+}
+
+/// The rules of a `permission` value, in order (as opencode's `fromConfig`; one string is
+/// the rule of every permission).
+fn push_rules(rules: &mut Vec<Rule>, permission: &Value, at: &dyn Fn(&str) -> Option<String>) {
+    let place = |key: &str| at(key).unwrap_or_else(|| "OPENCODE_PERMISSION".to_owned());
+    match permission {
+        Value::String(_) => rules.push(Rule {
+            permission: "*".to_owned(),
+            pattern: "*".to_owned(),
+            action: permission.clone(),
+            told: format!("it is {permission} in {}", place("")),
+        }),
+        Value::Object(keys) => {
+            for (key, value) in keys {
+                let told = format!("it is {value} in {}", place(key));
+                match value {
+                    Value::Object(patterns) => {
+                        for (pattern, action) in patterns {
+                            rules.push(Rule {
+                                permission: key.clone(),
+                                pattern: pattern.clone(),
+                                action: action.clone(),
+                                told: told.clone(),
+                            });
+                        }
+                    }
+                    _ => rules.push(Rule {
+                        permission: key.clone(),
+                        pattern: "*".to_owned(),
+                        action: value.clone(),
+                        told,
+                    }),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `rules` allow every `bash` command: from the last rule whose permission matches
+/// `bash` back to the last one for every command (`*`), each must allow. None: opencode's
+/// default, which allows.
+fn bash_decided(rules: &[Rule]) -> Result<(), String> {
+    for rule in rules.iter().rev().filter(|r| glob(&r.permission, "bash")) {
+        if rule.action.as_str() != Some("allow") {
+            return Err(rule.told.clone());
+        }
+        if rule.pattern == "*" {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Whether `text` matches the glob `pattern` (`*` any run of characters, `?` one), as
+/// opencode matches a rule's permission.
+fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some(pi);
+                mark = ti;
+                pi += 1;
+            }
+            Some(c) if *c == '?' || Some(c) == t.get(ti) => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some(s) => {
+                    pi = s + 1;
+                    mark += 1;
+                    ti = mark;
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..).is_some_and(|rest| rest.iter().all(|c| *c == '*'))
+}
+
+/// `over` merged into `into` as opencode merges its configs (objects key by key, a key
+/// already there keeping its place; anything else replaced).
+fn merge_into(into: &mut Value, over: Value) {
+    match (into, over) {
+        (Value::Object(into), Value::Object(over)) => {
+            for (key, value) in over {
+                match into.get_mut(&key) {
+                    Some(slot) => merge_into(slot, value),
+                    None => {
+                        into.insert(key, value);
+                    }
+                }
+            }
+        }
+        (into, over) => *into = over,
+    }
+}
+
+/// Where the last config that sets `permission.<key>` (for `agent`: `agent.<agent>.` or
+/// `mode.<agent>.permission.<key>`) was read; the empty key is `permission` itself.
+fn where_set(sources: &[(Value, String)], path: &[&str], agent: Option<&str>) -> Option<String> {
+    let key = path.get(1).copied().unwrap_or_default();
+    sources.iter().rev().find_map(|(config, at)| {
+        let scopes: Vec<&Value> = match agent {
+            None => vec![config],
+            Some(name) => ["agent", "mode"]
+                .iter()
+                .filter_map(|kind| config.get(*kind).and_then(|a| a.get(name)))
+                .collect(),
+        };
+        scopes
+            .iter()
+            .any(|scope| {
+                let permission = scope.get("permission");
+                let tools = scope.get("tools").and_then(|t| t.get("bash")).is_some();
+                match permission {
+                    Some(Value::Object(keys)) => key.is_empty() || keys.contains_key(key) || tools,
+                    Some(_) => true,
+                    None => tools,
+                }
+            })
+            .then(|| at.clone())
+    })
+}
+
+/// opencode's config folders for agents and its own files: the global one
+/// (`$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`), the project's `.opencode`, and
+/// `OPENCODE_CONFIG_DIR`.
+fn config_dirs(root: &Path) -> Vec<PathBuf> {
+    let global = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .map(|dir| dir.join("opencode"));
+    let custom = std::env::var_os("OPENCODE_CONFIG_DIR").map(PathBuf::from);
+    global.into_iter().chain([root.join(".opencode")]).chain(custom).collect()
+}
+
+/// opencode's configs, in the order it merges them (each with where it was read): the global
+/// `config.json`, `opencode.json`, `opencode.jsonc`; the file `OPENCODE_CONFIG` names; the
+/// project's `opencode.json(c)`; `.opencode/`'s and `OPENCODE_CONFIG_DIR`'s; then
+/// `OPENCODE_CONFIG_CONTENT`.
+///
+/// # Errors
+/// A config that is there and cannot be read, and why.
+fn config_sources(root: &Path) -> Result<Vec<(Value, String)>, String> {
+    let dirs = config_dirs(root);
+    let mut files: Vec<PathBuf> = Vec::new();
+    let custom_dir = std::env::var_os("OPENCODE_CONFIG_DIR").map(PathBuf::from);
+    let global = dirs.first().filter(|d| **d != root.join(".opencode")).cloned();
+    if let Some(global) = &global {
+        files.extend(["config.json", "opencode.json", "opencode.jsonc"].map(|f| global.join(f)));
+    }
+    if let Some(custom) = std::env::var_os("OPENCODE_CONFIG") {
+        files.push(PathBuf::from(custom));
+    }
+    for dir in
+        [Some(root.to_path_buf()), Some(root.join(".opencode")), custom_dir].into_iter().flatten()
+    {
+        files.extend(["opencode.json", "opencode.jsonc"].map(|f| dir.join(f)));
+    }
+    let mut res = Vec::new();
+    for file in files {
+        let Ok(meta) = std::fs::metadata(&file) else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let at = file.display().to_string();
+        let config = std::fs::read_to_string(&file)
+            .map_err(|err| err.to_string())
+            .and_then(|text| parse_jsonc(&text))
+            .map_err(|why| format!("staged could not read opencode's config {at}: {why}"))?;
+        res.push((config, at));
+    }
+    if let Some(text) = std::env::var_os("OPENCODE_CONFIG_CONTENT") {
+        let config = parse_jsonc(&text.to_string_lossy())
+            .map_err(|why| format!("staged could not read OPENCODE_CONFIG_CONTENT: {why}"))?;
+        res.push((config, "OPENCODE_CONFIG_CONTENT".to_owned()));
+    }
+    Ok(res)
+}
+
+/// A Markdown file defining the agent `name` (`{agent,agents}/<name>.md`,
+/// `{mode,modes}/<name>.md` of a config folder) whose front matter sets a `permission` or
+/// `tools` of its own, which staged does not read.
+fn agent_file_with_permission(root: &Path, name: &str) -> Option<PathBuf> {
+    for dir in config_dirs(root) {
+        for kind in ["agent", "agents", "mode", "modes"] {
+            let file = dir.join(kind).join(format!("{name}.md"));
+            let Ok(text) = std::fs::read_to_string(&file) else { continue };
+            let mut lines = text.lines();
+            if lines.next().map(str::trim_end) != Some("---") {
+                continue;
+            }
+            let sets = lines
+                .take_while(|line| line.trim_end() != "---")
+                .any(|line| line.starts_with("permission:") || line.starts_with("tools:"));
+            if sets {
+                return Some(file);
+            }
+        }
+    }
+    None
 }
 
 /// What opencode would do with an edit in the workspace `root`, from its permission config.

@@ -74,7 +74,14 @@ function refused(why) {
   return `staged's hook could not run (${why}), so this tool call is refused and nothing was written. Install staged, or remove its plugin: staged hook install opencode --uninstall`;
 }
 
+// The agent each session's last model request was made for: staged reads that agent's
+// permission for bash before it wraps a command.
+const agents = new Map();
+
 export const StagedGate = async ({ directory }) => ({
+  "chat.params": async (input) => {
+    if (input && typeof input.agent === "string") agents.set(input.sessionID, input.agent);
+  },
   "tool.execute.before": async (input, output) => {
     if (!TOOLS.has(input.tool) && input.tool !== SHELL) return;
     const event = {
@@ -84,6 +91,7 @@ export const StagedGate = async ({ directory }) => ({
       callID: input.callID,
       args: output.args,
       directory,
+      agent: agents.get(input.sessionID),
     };
     const result = answer(await hook(event, directory));
     if (result.deny !== undefined) throw new Error(result.deny);
