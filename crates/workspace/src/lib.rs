@@ -122,6 +122,7 @@ pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction};
 
 pub use staged_edit::{ApplyPatchParams, EditItem, EditParams, FileChanges, WriteParams};
 
+pub(crate) use crate::loading::{BUILTIN_TOOL_NAMES, fold_tool_name};
 pub use crate::{
     builder::{ToolContext, WorkspaceSessionBuilder},
     changes::ChangeStager,
@@ -131,4 +132,3 @@ pub use crate::{
     open::{find_root, locate_root},
     workspace_session::WorkspaceSession,
 };
-pub(crate) use crate::loading::{BUILTIN_TOOL_NAMES, fold_tool_name};
