@@ -169,6 +169,7 @@ const LIBRARY_API: &[(&str, &[&str])] = &[
             "DiffFile",
             "EditHunks",
             "HunkCut",
+            "KeptUndo",
             "ModeChange",
             "PROTECTED_PATHS",
             "Protected",

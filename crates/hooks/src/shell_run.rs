@@ -168,16 +168,16 @@ fn cline_rewritten(input: &Value, wrapped: Vec<String>) -> Value {
     match (field, res.as_object_mut()) {
         (Some(ClineField::Command), Some(object)) if wrapped.len() == 1 => {
             object.remove("args");
-            object.insert("command".to_owned(), json!(wrapped[0]));
+            object.insert("command".to_owned(), Value::from(wrapped[0].clone()));
         }
         (Some(ClineField::Cmd), Some(object)) if wrapped.len() == 1 => {
-            object.insert("cmd".to_owned(), json!(wrapped[0]));
+            object.insert("cmd".to_owned(), Value::from(wrapped[0].clone()));
         }
         (Some(ClineField::Commands), Some(object)) => {
-            object.insert("commands".to_owned(), json!(wrapped));
+            object.insert("commands".to_owned(), Value::from(wrapped));
         }
         // A string or a list: Cline's plugin answer must be an object or a list.
-        _ if input.is_array() => res = json!(wrapped),
+        _ if input.is_array() => res = Value::from(wrapped),
         _ => res = json!({"commands": wrapped}),
     }
     res

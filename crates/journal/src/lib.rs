@@ -22,8 +22,9 @@
 //! Besides what other crates build on, a Rust user reads a commit's outcome (`CommitReport`,
 //! with each `StepChange` and `StepMode`), what `PROTECTED_PATHS` holds (`Protected`), the
 //! parts of a diff (`DiffFile`, `EditHunks`), an undo's plan (`UndoPlan`), the mode changes
-//! an undo restores (`ModeChange`), the remainder a partial apply leaves (`Remainder`) and the
-//! hunks `cut_hunks` cuts (`HunkCut`).
+//! an undo restores (`ModeChange`), the remainder a partial apply leaves (`Remainder`), the
+//! hunks `cut_hunks` cuts (`HunkCut`) and the steps that put back files replaced whole
+//! (`KeptUndo`, from `undo_kept`).
 
 #![deny(missing_docs)]
 
@@ -63,10 +64,7 @@ pub use crate::{
         commit::{CommitOptions, commit},
         recover::{RecoverOptions, RecoveryHooks, recover},
     },
-    kept::{
-        KEPT_DIR, KeptBytes, KeptChange, KeptError, KeptUndo, keep_bytes, kept_path, read_kept,
-        undo_kept,
-    },
+    kept::{KeptBytes, KeptChange, KeptError, KeptUndo, undo_kept},
     lines::LineIndex,
     part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_with},
     protected::{PROTECTED_PATHS, Protected},

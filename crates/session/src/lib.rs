@@ -29,7 +29,6 @@ pub use crate::{
     files::{FileKind, SessionError, SessionFile, session_files},
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
     hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
-    kept::{KeptEntry, entry_kept, kept_files},
     net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
     review::{Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, kept_reverts, revert_ops},
 };

@@ -197,13 +197,13 @@ fn keep_before(root: &Path, state_dir: &Path, other: &Other) -> Result<Value, St
     };
     let mut entry = json!({"path": other.written.path, "why": other.why, "after": after});
     if let After::File { mode } = &other.written.after {
-        entry["afterMode"] = json!(mode & 0o7777);
+        entry["afterMode"] = Value::from(mode & 0o7777);
     }
-    entry["existed"] = json!(other.existed);
+    entry["existed"] = Value::from(other.existed);
     let Ok(meta) = std::fs::symlink_metadata(&real) else { return Ok(entry) };
     if meta.file_type().is_symlink() {
         let target = std::fs::read_link(&real).map_err(|e| e.to_string())?;
-        entry["beforeLink"] = json!(target.to_string_lossy());
+        entry["beforeLink"] = Value::from(target.to_string_lossy().into_owned());
     } else if meta.is_file() {
         let bytes = std::fs::read(&real)
             .map_err(|e| format!("{} cannot be read: {e}", other.written.path))?;
@@ -221,8 +221,8 @@ fn keep_before(root: &Path, state_dir: &Path, other: &Other) -> Result<Value, St
                 ));
             }
         }
-        entry["before"] = json!(sha);
-        entry["beforeMode"] = json!(std::os::unix::fs::MetadataExt::mode(&meta) & 0o7777);
+        entry["before"] = Value::from(sha);
+        entry["beforeMode"] = Value::from(std::os::unix::fs::MetadataExt::mode(&meta) & 0o7777);
     }
     Ok(entry)
 }
