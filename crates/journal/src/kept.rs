@@ -23,7 +23,7 @@ use crate::{
 };
 
 /// Where the kept bytes live, in the state folder.
-pub const KEPT_DIR: &str = "shell/kept";
+pub(crate) const KEPT_DIR: &str = "shell/kept";
 
 /// One side of a [`KeptChange`]: a regular file's bytes, by their SHA-256, and its mode.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,7 +74,7 @@ pub enum KeptError {
 }
 
 /// The path of the kept bytes `sha` in `workspace`'s state folder.
-pub fn kept_path(workspace: &ConfinedRoot, sha: &str) -> PathBuf {
+pub(crate) fn kept_path(workspace: &ConfinedRoot, sha: &str) -> PathBuf {
     workspace.state_dir().join(KEPT_DIR).join(sha)
 }
 
@@ -86,7 +86,7 @@ fn is_sha(sha: &str) -> bool {
 ///
 /// # Errors
 /// Why they cannot be had, as the rest of a sentence.
-pub fn read_kept(
+pub(crate) fn read_kept(
     workspace: &ConfinedRoot,
     sha: &str,
     path: &str,
@@ -113,7 +113,7 @@ pub fn read_kept(
 ///
 /// # Errors
 /// Why they could not be kept.
-pub fn keep_bytes(workspace: &ConfinedRoot, sha: &str, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn keep_bytes(workspace: &ConfinedRoot, sha: &str, bytes: &[u8]) -> Result<(), String> {
     if read_kept(workspace, sha, "").is_ok() {
         return Ok(());
     }
@@ -181,6 +181,14 @@ pub fn undo_kept(workspace: &ConfinedRoot, changes: &[KeptChange]) -> Result<Kep
         let rel = RelPath::new(&change.path).map_err(|_| {
             KeptError::Failed(format!("`{}` is not a path inside the workspace", change.path))
         })?;
+        // Kept bytes show in no diff: never written back where a file runs commands or
+        // holds staged's own state, whatever a log entry names.
+        if let Some(protected) = crate::protected::protected_path(rel.as_path()) {
+            return Err(KeptError::Failed(format!(
+                "`{}` is in {} ({}): staged does not write it back from kept bytes, which no diff shows",
+                change.path, protected.pattern, protected.what
+            )));
+        }
         let now = current(workspace, &rel).map_err(KeptError::Failed)?;
         let intact = match (&change.after, &now) {
             (None, None) => true,
@@ -233,4 +241,29 @@ pub fn undo_kept(workspace: &ConfinedRoot, changes: &[KeptChange]) -> Result<Kep
         });
     }
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_bytes_are_never_written_back_into_a_protected_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = ConfinedRoot::new(dir.path()).unwrap();
+        for path in [".claude/settings.json", ".staged/staged.db", "sub/.git/config"] {
+            let change = KeptChange {
+                path: path.to_owned(),
+                why: "binary".to_owned(),
+                before: Some(KeptBytes { sha: "0".repeat(64), mode: None }),
+                after: None,
+            };
+            match undo_kept(&ws, &[change]) {
+                Err(KeptError::Failed(why)) => {
+                    assert!(why.contains("does not write it back"), "{why}")
+                }
+                other => panic!("{path}: {other:?}"),
+            }
+        }
+    }
 }

@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 use staged_core::LogEntry;
-use staged_journal::{Applied, KeptBytes, KeptChange, fingerprint};
+use staged_journal::{Applied, KeptBytes, KeptChange, fingerprint, quote};
 
 use crate::{
     files::{FileKind, SessionFile},
@@ -24,7 +24,7 @@ use crate::{
 /// The files `entry` replaced whole, as its undo data names them, or else as its shell
 /// record does (`extra.shell.notInDiff`: those with the bytes on both sides a regular file's
 /// or nothing; a symlink, a FIFO or a folder is not restorable and not listed).
-pub fn entry_kept(entry: &LogEntry) -> Vec<KeptChange> {
+pub(crate) fn entry_kept(entry: &LogEntry) -> Vec<KeptChange> {
     if let Some(kept) = entry
         .record
         .undo
@@ -78,7 +78,7 @@ fn shell_kept(item: &Value) -> Option<KeptChange> {
 
 /// One log entry, as the chains of the files it replaced whole read it.
 #[derive(Debug, Clone)]
-pub struct KeptEntry {
+pub(crate) struct KeptEntry {
     /// The entry's number.
     pub seq: u64,
     /// The session whose change it is.
@@ -92,7 +92,7 @@ pub struct KeptEntry {
 impl KeptEntry {
     /// `entry` as the chains read it (`session`: the session it counts for; `ops`: its undo
     /// data's ops, when read).
-    pub fn of(entry: &LogEntry, session: Option<u64>, ops: Option<&[Applied]>) -> KeptEntry {
+    pub(crate) fn of(entry: &LogEntry, session: Option<u64>, ops: Option<&[Applied]>) -> KeptEntry {
         let kept = entry_kept(entry);
         let mut paths: Vec<String> = entry.record.files.iter().map(|f| f.path.clone()).collect();
         if let Some(ops) = ops {
@@ -127,7 +127,7 @@ struct Chain {
 /// The files session `session` replaced whole, net, in the order it first replaced them:
 /// `sha_now` gives the SHA-256 of a file's bytes now (`None`: no file there). A file whose
 /// bytes are the same before the session's first change and after its last is left out.
-pub fn kept_files(
+pub(crate) fn kept_files(
     session: u64,
     entries: &[KeptEntry],
     sha_now: &dyn Fn(&str) -> Option<String>,
@@ -207,9 +207,10 @@ pub fn kept_files(
 fn session_file(chain: Chain) -> SessionFile {
     let Chain { path, why, before, after, entries, changed_since, .. } = chain;
     let (kind, from, to) = match (&before, &after) {
-        (None, _) => (FileKind::Created, "/dev/null".to_owned(), format!("b/{path}")),
-        (_, None) => (FileKind::Deleted, format!("a/{path}"), "/dev/null".to_owned()),
-        _ => (FileKind::Changed, format!("a/{path}"), format!("b/{path}")),
+        // Quoted as git quotes a path, so a path with a newline cannot add lines to the diff.
+        (None, _) => (FileKind::Created, "/dev/null".to_owned(), quote("b/", &path)),
+        (_, None) => (FileKind::Deleted, quote("a/", &path), "/dev/null".to_owned()),
+        _ => (FileKind::Changed, quote("a/", &path), quote("b/", &path)),
     };
     let side = |b: &Option<KeptBytes>| b.as_ref().map_or("", |b| b.sha.as_str()).to_owned();
     let key = fingerprint(format!("{path}\0kept\0{}\0{}", side(&before), side(&after)).as_bytes());
@@ -233,5 +234,27 @@ fn session_file(chain: Chain) -> SessionFile {
             hunks: vec![hunk],
         },
         kept: Some(KeptChange { path, why, before, after }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binary_files_line_quotes_a_path_with_a_newline() {
+        let bytes = |sha: &str| Some(KeptBytes { sha: sha.to_owned(), mode: None });
+        let chain = Chain {
+            path: "x\n+++ b/README".to_owned(),
+            why: "binary".to_owned(),
+            before: bytes("a"),
+            after: bytes("b"),
+            entries: vec![1],
+            changed_since: None,
+            reverted: false,
+        };
+        let diff = session_file(chain).diff.diff;
+        assert_eq!(diff, "Binary files \"a/x\\n+++ b/README\" and \"b/x\\n+++ b/README\" differ\n");
+        assert_eq!(diff.lines().count(), 1);
     }
 }

@@ -241,7 +241,10 @@ fn rule_for(root: &Path, key: &str) -> Result<Option<(Value, String)>, String> {
 /// [`config_sources`], `tools.bash` before it, `OPENCODE_PERMISSION` over it), then the
 /// agent's own `agent.<name>` (or `mode.<name>`) `permission` (`tools.bash` before it); the
 /// last rule whose permission matches `bash` decides, so every rule after the last `*`
-/// pattern must allow too. An agent defined in a Markdown file with a `permission` or
+/// pattern must allow too. The order of the rules inside one level (the merged config's, or
+/// the agent's) is not known here (a JSON object is read as a sorted map), so a level's rules
+/// count as a set: each of them must allow, and a level decides every command when one of
+/// them is a `*` pattern; unsure, staged refuses rather than wrap. An agent defined in a Markdown file with a `permission` or
 /// `tools` of its own is not read (YAML): it is taken as not allowing. `Err` says what the
 /// rule is instead, and where.
 pub(crate) fn bash_allowed(root: &Path, agent: Option<&str>) -> Result<(), String> {
@@ -260,7 +263,7 @@ pub(crate) fn bash_allowed(root: &Path, agent: Option<&str>) -> Result<(), Strin
     let env = std::env::var_os("OPENCODE_PERMISSION")
         .and_then(|text| serde_json::from_str::<Value>(&text.to_string_lossy()).ok());
     let global = with_tools(merged.get("tools"), permission);
-    push_rules(&mut rules, &global, &|key| match &env {
+    push_rules(&mut rules, 0, &global, &|key| match &env {
         Some(Value::Object(keys)) if keys.contains_key(key) => {
             Some("OPENCODE_PERMISSION".to_owned())
         }
@@ -295,7 +298,7 @@ pub(crate) fn bash_allowed(root: &Path, agent: Option<&str>) -> Result<(), Strin
         let permission = own.get("permission").cloned().unwrap_or(Value::Null);
         let own_rules = with_tools(own.get("tools"), permission);
         let mut all = rules.clone();
-        push_rules(&mut all, &own_rules, &|key| {
+        push_rules(&mut all, 1, &own_rules, &|key| {
             where_set(&sources, &["permission", key], Some(name))
                 .map(|at| format!("{at} (agent {name})"))
         });
@@ -308,6 +311,8 @@ pub(crate) fn bash_allowed(root: &Path, agent: Option<&str>) -> Result<(), Strin
 /// the command it matches, what it does, and how a person is told of it.
 #[derive(Debug, Clone)]
 struct Rule {
+    /// Its level: 0 the merged config's, 1 the agent's own (a later level's rules come after).
+    level: usize,
     permission: String,
     pattern: String,
     action: Value,
@@ -326,10 +331,16 @@ fn with_tools(tools: Option<&Value>, permission: Value) -> Value {
 
 /// The rules of a `permission` value, in order (as opencode's `fromConfig`; one string is
 /// the rule of every permission).
-fn push_rules(rules: &mut Vec<Rule>, permission: &Value, at: &dyn Fn(&str) -> Option<String>) {
+fn push_rules(
+    rules: &mut Vec<Rule>,
+    level: usize,
+    permission: &Value,
+    at: &dyn Fn(&str) -> Option<String>,
+) {
     let place = |key: &str| at(key).unwrap_or_else(|| "OPENCODE_PERMISSION".to_owned());
     match permission {
         Value::String(_) => rules.push(Rule {
+            level,
             permission: "*".to_owned(),
             pattern: "*".to_owned(),
             action: permission.clone(),
@@ -342,6 +353,7 @@ fn push_rules(rules: &mut Vec<Rule>, permission: &Value, at: &dyn Fn(&str) -> Op
                     Value::Object(patterns) => {
                         for (pattern, action) in patterns {
                             rules.push(Rule {
+                                level,
                                 permission: key.clone(),
                                 pattern: pattern.clone(),
                                 action: action.clone(),
@@ -350,6 +362,7 @@ fn push_rules(rules: &mut Vec<Rule>, permission: &Value, at: &dyn Fn(&str) -> Op
                         }
                     }
                     _ => rules.push(Rule {
+                        level,
                         permission: key.clone(),
                         pattern: "*".to_owned(),
                         action: value.clone(),
@@ -362,16 +375,21 @@ fn push_rules(rules: &mut Vec<Rule>, permission: &Value, at: &dyn Fn(&str) -> Op
     }
 }
 
-/// Whether `rules` allow every `bash` command: from the last rule whose permission matches
-/// `bash` back to the last one for every command (`*`), each must allow. None: opencode's
-/// default, which allows.
+/// Whether `rules` allow every `bash` command: from the last level that has a rule for every
+/// command (a `*` pattern) whose permission matches `bash`, every rule matching `bash` must
+/// allow (a level's rules in any order, since their order inside the level is not known).
+/// None: opencode's default, which allows.
 fn bash_decided(rules: &[Rule]) -> Result<(), String> {
+    let mut decided_at = None;
     for rule in rules.iter().rev().filter(|r| glob(&r.permission, "bash")) {
+        if decided_at.is_some_and(|level| level != rule.level) {
+            return Ok(());
+        }
         if rule.action.as_str() != Some("allow") {
             return Err(rule.told.clone());
         }
         if rule.pattern == "*" {
-            return Ok(());
+            decided_at = Some(rule.level);
         }
     }
     Ok(())
@@ -696,6 +714,26 @@ fn exact_edit(input: &Value, text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_levels_bash_rules_count_in_any_order() {
+        let decided = |levels: &[Value]| {
+            let mut rules = Vec::new();
+            for (level, permission) in levels.iter().enumerate() {
+                push_rules(&mut rules, level, permission, &|_| None);
+            }
+            bash_decided(&rules)
+        };
+        // opencode reads a config's keys in their order: `rm *` denied after `bash` allows; a
+        // sorted map puts `*` first, so an ordered walk would see `bash: allow` last.
+        assert!(decided(&[json!({"bash": "allow", "*": {"rm *": "deny"}})]).is_err());
+        assert!(decided(&[json!({"bash": {"rm *": "ask", "*": "allow"}})]).is_err());
+        assert!(decided(&[json!({"bash": "allow", "edit": "ask"})]).is_ok());
+        // The agent's level after the config's: its `*` allow decides every command.
+        assert!(decided(&[json!({"bash": "ask"}), json!({"bash": "allow"})]).is_ok());
+        assert!(decided(&[json!({"bash": "allow"}), json!({"bash": {"git *": "ask"}})]).is_err());
+        assert!(decided(&[]).is_ok());
+    }
+
     use super::*;
 
     #[test]
