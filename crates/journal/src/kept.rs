@@ -29,7 +29,7 @@ pub(crate) const KEPT_DIR: &str = "shell/kept";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeptBytes {
-    /// The SHA-256 (hex) of its bytes: their name in [`KEPT_DIR`].
+    /// The SHA-256 (hex) of its bytes: their name in `.staged/shell/kept/`.
     pub sha: String,
     /// Its mode bits, when known (else those of the kept file).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -20,7 +20,7 @@
 pub mod files;
 pub mod history;
 pub mod hunks;
-pub mod kept;
+mod kept;
 pub mod net;
 pub mod process;
 pub mod review;
