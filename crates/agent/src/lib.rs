@@ -21,7 +21,9 @@
 //! `ToolSpec`s offered; `StreamDelta`s streamed; an `AssistantMessage` of `AssistantPart`s out,
 //! or a `ModelError`), or configures a provider (`ProviderConfig`, `ProviderConfig::endpoint_url`,
 //! its `ReminderRole`; `AgentDefaults`; `ConfigError`) and reads what a run did (`RunReport`,
-//! `SkippedCall`, `ToolResultMessage`, `PlanMode::is_active`). The prompts are the contract's:
+//! `SkippedCall`, `ToolResultMessage`, `PlanMode::is_active`; a reply's calls through
+//! `AssistantMessage::tool_calls`). A plan's file name comes from `normalize_plan_title` (or a
+//! `PlanTitleError`). The prompts are the contract's:
 //! `SYSTEM_PROMPT`, `PLAN_PROMPT`, `PLAN_DECISION_REMINDER`; `responses_body` is the OpenAI
 //! Responses request a `ModelRequest` becomes.
 //!
@@ -96,7 +98,7 @@ pub use crate::{
     error::{ConfigError, ModelError},
     events::{AgentEvent, SkippedCall},
     message::{AssistantMessage, AssistantPart, Message, ToolCall, ToolResultMessage},
-    plan::{PlanDetails, PlanMode},
+    plan::{PlanDetails, PlanMode, PlanTitleError, normalize_plan_title},
     providers::{connect, responses_body},
     run::{
         Agent, AgentOptions, Approval, DEFAULT_MAX_TURNS, PLAN_DECISION_REMINDER, PLAN_PROMPT,

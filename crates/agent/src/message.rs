@@ -57,7 +57,7 @@ pub struct AssistantMessage {
 
 impl AssistantMessage {
     /// The tool calls, in order.
-    pub(crate) fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.parts.iter().filter_map(|part| match part {
             AssistantPart::ToolCall(call) => Some(call),
             _ => None,

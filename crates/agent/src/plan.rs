@@ -34,7 +34,7 @@ pub(crate) const PLAN_LABEL: &str = "Plan ready for approval";
 
 /// Why a title cannot name a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum PlanTitleError {
+pub enum PlanTitleError {
     /// Empty or blank.
     #[error("Plan title is required and must not be empty.")]
     Empty,
@@ -56,7 +56,7 @@ pub(crate) enum PlanTitleError {
 /// assert_eq!(normalize_plan_title("plan: v1.0 (draft)").unwrap(), "plan-v10-draft");
 /// assert_eq!(normalize_plan_title("My  Improvement Plan.md").unwrap(), "My-Improvement-Plan");
 /// ```
-pub(crate) fn normalize_plan_title(title: &str) -> Result<String, PlanTitleError> {
+pub fn normalize_plan_title(title: &str) -> Result<String, PlanTitleError> {
     let title = title.trim();
     if title.is_empty() {
         return Err(PlanTitleError::Empty);

@@ -39,6 +39,7 @@ const LIBRARY_API: &[(&str, &[&str])] = &[
             "ModelRequest",
             "PLAN_DECISION_REMINDER",
             "PLAN_PROMPT",
+            "PlanTitleError",
             "ProviderConfig",
             "ReminderRole",
             "RunReport",
@@ -49,7 +50,9 @@ const LIBRARY_API: &[(&str, &[&str])] = &[
             "ToolSpec",
             "endpoint_url",
             "is_active",
+            "normalize_plan_title",
             "responses_body",
+            "tool_calls",
         ],
     ),
     (
@@ -119,7 +122,7 @@ const LIBRARY_API: &[(&str, &[&str])] = &[
         "mcp",
         &["HTTP_PATH", "MAX_INLINE_RESULT_BYTES", "PAGE_FILE", "UnknownApproval", "preview_link"],
     ),
-    ("plugin", &["PluginConfig", "PluginError"]),
+    ("plugin", &["PendingMeta", "PluginConfig", "PluginError", "parse_pending_meta"]),
     ("render", &["resolve_intent"]),
     (
         "session",

@@ -14,7 +14,8 @@
 //!
 //! The library API besides the example's: a plugin's declaration (`PluginConfig`, from
 //! `PluginsConfig::get` and `PluginsConfig::iter`) and the error of a configuration or a trust
-//! store (`PluginError`).
+//! store (`PluginError`), and how a plugin tool's result is read (`parse_pending_meta`, giving a
+//! `PendingMeta`).
 //!
 //! # Example
 //! ```no_run
@@ -52,5 +53,6 @@ pub use crate::{
     config::{ConfigOrigin, PluginConfig, PluginsConfig},
     error::PluginError,
     host::{Loaded, PluginHost},
+    protocol::{PendingMeta, parse_pending_meta},
     trust::{CONFIG_FILE, TrustStatus, TrustStore, WorkspaceConfig},
 };

@@ -33,7 +33,7 @@ pub(crate) fn is_callback(tool_name: &str) -> bool {
 
 /// A preview as a plugin tool described it in `_meta["staged/pending"]`.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct PendingMeta {
+pub struct PendingMeta {
     /// The human summary, e.g. `Rename: 2 files`.
     pub label: String,
     /// Optional details for listings and renderers.
@@ -59,7 +59,7 @@ pub(crate) struct PendingMeta {
 /// assert_eq!((pending.label.as_str(), pending.apply.as_str()), ("Rename: 2 files", "_apply"));
 /// assert_eq!(pending.reject, None);
 /// ```
-pub(crate) fn parse_pending_meta(
+pub fn parse_pending_meta(
     meta: Option<&Map<String, Value>>,
 ) -> Result<Option<PendingMeta>, String> {
     let Some(value) = meta.and_then(|meta| meta.get(PENDING_META_KEY)) else { return Ok(None) };
