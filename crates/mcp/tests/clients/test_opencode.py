@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 from pathlib import Path
@@ -164,10 +165,19 @@ def expected_deny(entry_id, label):
 
 
 def remembered(root, session):
-    """The previews the hook remembers staging in opencode's `session`."""
-    path = root / ".staged" / "hooks" / f"opencode-{session}.json"
-    assert path.is_file(), sorted(p.name for p in (root / ".staged" / "hooks").iterdir())
-    return json.loads(path.read_text())["staged"]
+    """The previews the hook remembers staging in opencode's `session`: its state is a row of
+    the workspace's database (`hook_state`, schema 5), plain text while it is under 1 KB."""
+    db = sqlite3.connect(f"file:{root / '.staged' / 'staged.db'}?mode=ro", uri=True)
+    try:
+        rows = db.execute(
+            "SELECT state FROM hook_state WHERE client = 'opencode' AND session = ?", (session,)
+        ).fetchall()
+    finally:
+        db.close()
+    assert len(rows) == 1, rows
+    state = rows[0][0]
+    assert isinstance(state, str), f"the state is stored compressed: {state[:8]!r}"
+    return json.loads(state)["staged"]
 
 
 def test_opencode_gate_stages_an_edit_and_resolve_writes_it():
