@@ -124,7 +124,7 @@ impl ToolCall {
     /// problem when it sent something that is not a JSON object.
     pub(crate) fn parsed_arguments(&self) -> Result<serde_json::Value, String> {
         if self.arguments.trim().is_empty() {
-            return Ok(serde_json::json!({}));
+            return Ok(serde_json::Value::Object(serde_json::Map::new()));
         }
         match serde_json::from_str::<serde_json::Value>(&self.arguments) {
             Ok(value @ serde_json::Value::Object(_)) => Ok(value),

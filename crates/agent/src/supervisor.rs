@@ -2,8 +2,9 @@
 //! `--approve human`, and plan mode asks them to approve or refine a plan. The CLI implements it
 //! at the terminal; tests script it.
 
+use serde::Serialize;
 use staged_core::{CancelToken, PendingEntry, Session};
-use staged_protocol::ToolResult;
+use staged_protocol::{ResolveAction, ToolResult};
 
 /// What the person decided about an apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,14 +81,14 @@ pub(crate) async fn ask_to_apply(
                 head.label(),
                 declined.trim()
             ))
-            .with_details(serde_json::json!({
-                "action": "apply",
-                "reason": reason,
-                "label": head.label(),
-                "sourceToolName": head.source_tool_name(),
-                "approved": false,
-                "pendingId": head.id.as_str(),
-            })));
+            .with_details_of(&Declined {
+                action: ResolveAction::Apply,
+                reason,
+                label: head.label(),
+                source_tool_name: head.source_tool_name(),
+                approved: false,
+                pending_id: head.id.as_str(),
+            }));
         }
     };
     if session.store().peek().ok().flatten().map(|h| h.id) != Some(head.id.clone()) {
@@ -96,4 +97,17 @@ pub(crate) async fn ask_to_apply(
         ));
     }
     Ok(person_reason)
+}
+
+/// The details of an apply the person declined: `resolve`'s own (the action, the model's
+/// reason, the preview), with `approved: false` and the preview's id.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Declined<'a> {
+    action: ResolveAction,
+    reason: &'a str,
+    label: &'a str,
+    source_tool_name: &'a str,
+    approved: bool,
+    pending_id: &'a str,
 }

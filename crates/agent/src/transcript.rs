@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use staged_fs::NewFileMode;
 use staged_journal::ConfinedRoot;
 
-use serde_json::json;
+use serde::Serialize;
 
-use crate::RunReport;
+use crate::{AgentEvent, Message, RunReport};
 
 /// The folder, under the workspace's state folder, that holds transcripts.
 pub(crate) const TRANSCRIPTS_DIR: &str = "transcripts";
@@ -31,16 +31,32 @@ pub fn save_transcript(
     let now = std::time::SystemTime::now();
     let stamp = humantime::format_rfc3339_millis(now).to_string().replace(':', "-");
     let name = format!("{stamp}-{}.json", std::process::id());
-    let value = json!({
-        "task": task,
-        "model": model,
-        "outcome": report.outcome.name(),
-        "message": report.outcome.message(),
-        "turns": report.turns,
-        "events": report.events,
-        "messages": report.messages,
-    });
-    let text = serde_json::to_string_pretty(&value).map_err(std::io::Error::other)?;
+    let transcript = Transcript {
+        events: &report.events,
+        message: report.outcome.message(),
+        messages: &report.messages,
+        model,
+        outcome: report.outcome.name(),
+        task,
+        turns: report.turns,
+    };
+    // Through a `Value`, whose maps are sorted: the events' and messages' keys print sorted at
+    // every depth, as they always have.
+    let text = serde_json::to_value(&transcript)
+        .and_then(|value| serde_json::to_string_pretty(&value))
+        .map_err(std::io::Error::other)?;
     dir.write_replace(&name, text.as_bytes(), &NewFileMode::Private)?;
     Ok(workspace.state_dir().join(TRANSCRIPTS_DIR).join(name))
+}
+
+/// A transcript file.
+#[derive(Serialize)]
+struct Transcript<'a> {
+    events: &'a [AgentEvent],
+    message: Option<String>,
+    messages: &'a [Message],
+    model: &'a str,
+    outcome: &'a str,
+    task: &'a str,
+    turns: u32,
 }

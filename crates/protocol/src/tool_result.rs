@@ -69,6 +69,14 @@ impl ToolResult {
         self
     }
 
+    /// The same result with `details` set to a typed shape of ours, as JSON. Our details are
+    /// structs of strings, numbers and JSON values under field names, which always serialize;
+    /// should one ever fail, the details are `null` rather than the call failing.
+    #[must_use]
+    pub fn with_details_of(self, details: &impl Serialize) -> Self {
+        self.with_details(serde_json::to_value(details).unwrap_or_default())
+    }
+
     /// The text parts joined with newlines; other parts are skipped.
     pub fn text_content(&self) -> String {
         let mut res = String::new();
@@ -102,6 +110,16 @@ mod tests {
         );
         let back: ToolResult = serde_json::from_value(json).unwrap();
         assert_eq!(back, res);
+    }
+
+    #[test]
+    fn typed_details_are_their_json() {
+        #[derive(Serialize)]
+        struct Shown {
+            total: usize,
+        }
+        let res = ToolResult::text("x").with_details_of(&Shown { total: 2 });
+        assert_eq!(res.details, Some(serde_json::json!({"total": 2})));
     }
 
     #[test]

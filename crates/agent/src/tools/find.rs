@@ -1,6 +1,7 @@
 //! `find`: the workspace's files whose paths match a glob, honouring `.gitignore`.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use staged_core::{CancelToken, Tool, ToolError, worker_failure};
 use staged_journal::{ConfinedRoot, ModelAccess, STATE_DIR_NAME};
 use staged_protocol::ToolResult;
@@ -101,7 +102,7 @@ impl Tool for FindTool {
         };
         let total = found.len();
         if total == 0 {
-            return Ok(ToolResult::text("No files found").with_details(json!({"total": 0})));
+            return Ok(ToolResult::text("No files found").with_details_of(&FindDetails { total }));
         }
         let mut res = found.iter().take(MAX_RESULTS).cloned().collect::<Vec<_>>().join("\n");
         if total > MAX_RESULTS {
@@ -109,8 +110,14 @@ impl Tool for FindTool {
                 "\n\nLimit reached ({MAX_RESULTS} of {total}); narrow the pattern."
             ));
         }
-        Ok(ToolResult::text(res).with_details(json!({"total": total})))
+        Ok(ToolResult::text(res).with_details_of(&FindDetails { total }))
     }
+}
+
+/// `find`'s details: how many paths matched (the text shows at most [`MAX_RESULTS`]).
+#[derive(Serialize)]
+struct FindDetails {
+    total: usize,
 }
 
 /// `find`'s arguments, as its schema declares them (`execute` reads them by key, with its own

@@ -7,7 +7,8 @@
 
 use std::io::Read as _;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use staged_core::{CancelToken, Tool, ToolError};
 use staged_journal::{ConfinedRoot, ModelAccess};
 use staged_protocol::ToolResult;
@@ -157,13 +158,30 @@ fn read(
     if truncated {
         res.push_str(&stopped(total));
     }
-    let mut details =
-        json!({"path": path.display(), "startLine": offset, "endLine": last, "totalLines": total});
-    if truncated {
-        details["truncated"] = json!(true);
-        details["size"] = json!(size);
-    }
-    Ok(ToolResult::text(res.trim_end().to_owned()).with_details(details))
+    let details = ReadDetails {
+        path: path.display().to_string(),
+        start_line: offset,
+        end_line: last,
+        total_lines: total,
+        truncated: truncated.then_some(true),
+        size: truncated.then_some(size),
+    };
+    Ok(ToolResult::text(res.trim_end().to_owned()).with_details_of(&details))
+}
+
+/// `read`'s details: the file, the lines shown and how many it has; when `read` stopped at
+/// [`MAX_READ_BYTES`], `truncated` and the file's size.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReadDetails {
+    path: String,
+    start_line: usize,
+    end_line: usize,
+    total_lines: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
 }
 
 /// Reads at most [`MAX_READ_BYTES`] of `file`, cut after its last whole line when there is

@@ -1,7 +1,8 @@
 //! `write`, plan mode's only writing tool: it writes plan files under `.staged/plans/` and
 //! nowhere else, so planning can never change the code.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use staged_core::{CancelToken, Tool, ToolError};
 use staged_protocol::ToolResult;
 
@@ -67,8 +68,14 @@ impl Tool for WritePlanTool {
         let shown = self.plan.display(&target);
         self.plan.record_written(target);
         Ok(ToolResult::text(format!("Wrote {shown} ({} lines).", content.lines().count()))
-            .with_details(json!({"path": shown})))
+            .with_details_of(&WrittenPlan { path: shown }))
     }
+}
+
+/// Plan mode `write`'s details: the plan file written, relative to the workspace.
+#[derive(Serialize)]
+struct WrittenPlan {
+    path: String,
 }
 
 /// Plan mode `write`'s arguments, as its schema declares them (`execute` reads them by key,
