@@ -32,6 +32,23 @@ use crate::{
 /// The key of a plugin preview's durable payload.
 pub(crate) const PLUGIN_PAYLOAD_KEY: &str = "staged/plugin";
 
+/// How a plugin's record sits in the durable stack's payload and in the log's undo data: under
+/// [`PLUGIN_PAYLOAD_KEY`], by which the host knows the entry for its own.
+#[derive(Serialize)]
+struct Envelope<T> {
+    #[serde(rename = "staged/plugin")]
+    plugin: T,
+}
+
+/// What an `undo` callback learns under [`UNDO_EXTRA_KEY`]: what the apply returned, the log
+/// entry, and whether the entry was undone before (then the callback redoes it).
+#[derive(Serialize)]
+struct UndoExtra<'a> {
+    applied: &'a Value,
+    entry: u64,
+    redo: bool,
+}
+
 /// What the durable stack keeps of a plugin preview (besides its id, label, source tool name
 /// and details, which every entry has).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,8 +180,7 @@ impl PendingAction for PluginAction {
     }
 
     fn payload(&self) -> Option<Value> {
-        let record = serde_json::to_value(&self.inner.record).ok()?;
-        Some(serde_json::json!({ PLUGIN_PAYLOAD_KEY: record }))
+        serde_json::to_value(Envelope { plugin: &self.inner.record }).ok()
     }
 
     /// Calls the plugin's apply callback. The cancel signal is honoured only before the call
@@ -216,7 +232,7 @@ impl PendingAction for PluginAction {
             label: None,
             diff,
             files: Vec::new(),
-            undo: Some(serde_json::json!({ PLUGIN_PAYLOAD_KEY: serde_json::to_value(data).ok()? })),
+            undo: Some(serde_json::to_value(Envelope { plugin: data }).ok()?),
             remainder: None,
             texts: Vec::new(),
         })
@@ -310,11 +326,12 @@ impl UndoHandler for PluginUndo {
         let mut extra = JsonObject::new();
         extra.insert(
             UNDO_EXTRA_KEY.to_owned(),
-            serde_json::json!({
-                "redo": entry.record.outcome == LogOutcome::Undone,
-                "applied": record.applied,
-                "entry": entry.seq,
-            }),
+            serde_json::to_value(UndoExtra {
+                applied: &record.applied,
+                entry: entry.seq,
+                redo: entry.record.outcome == LogOutcome::Undone,
+            })
+            .unwrap_or_default(),
         );
         let args = callback_arguments(
             &record.payload,

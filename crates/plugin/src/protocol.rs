@@ -13,7 +13,8 @@
 //! `{"payload", "reason", "extra", "pendingId"}`; `staged undo` calls `undo` with the same
 //! arguments, `extra` being `{"staged/undo": {"redo", "applied", "entry"}}`.
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use staged_core::MAX_LABEL_CHARS;
 
 /// The `_meta` key of a staged preview.
@@ -123,16 +124,22 @@ pub(crate) fn callback_arguments(
     extra: Option<&Map<String, Value>>,
     pending_id: Option<&str>,
 ) -> Map<String, Value> {
-    let args = json!({
-        "payload": payload,
-        "reason": reason,
-        "extra": extra,
-        "pendingId": pending_id,
-    });
-    match args {
-        Value::Object(map) => map,
+    let args = CallbackArguments { extra, payload, pending_id, reason };
+    match serde_json::to_value(args) {
+        Ok(Value::Object(map)) => map,
         _ => Map::new(),
     }
+}
+
+/// The arguments of a callback, as the plugin protocol names them; `extra` and `pendingId`
+/// are `null` when there are none.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CallbackArguments<'a> {
+    extra: Option<&'a Map<String, Value>>,
+    payload: &'a Value,
+    pending_id: Option<&'a str>,
+    reason: &'a str,
 }
 
 fn kind(value: &Value) -> &'static str {
@@ -149,6 +156,8 @@ fn kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
 
     use super::*;
 

@@ -4,7 +4,8 @@
 use std::{collections::BTreeSet, sync::Arc};
 
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use staged_core::{CancelToken, CustomToolApi, Tool, ToolError};
 use staged_protocol::{ContentPart, ToolResult};
 
@@ -107,16 +108,28 @@ impl Tool for PluginTool {
         if let Some(id) = pending_id {
             let details = match res.details.take() {
                 Some(Value::Object(mut map)) => {
-                    map.insert("pendingId".to_owned(), json!(id));
+                    map.insert("pendingId".to_owned(), Value::from(id));
                     Value::Object(map)
                 }
-                Some(other) => json!({"structuredContent": other, "pendingId": id}),
-                None => json!({"pendingId": id}),
+                other => {
+                    serde_json::to_value(Staged { pending_id: &id, structured_content: other })
+                        .unwrap_or_default()
+                }
             };
             res.details = Some(details);
         }
         Ok(res)
     }
+}
+
+/// The details of a plugin result that staged a preview, when the plugin's
+/// `structuredContent` is not an object to add the preview's id to.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Staged<'a> {
+    pending_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<Value>,
 }
 
 /// A plugin's result as a staged one: text and image blocks as they are, anything else as
