@@ -16,11 +16,12 @@ use rmcp::{
     RoleServer,
     model::{
         CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-        ElicitationSchema, InputRequest, InputRequiredResult, JsonObject, ProtocolVersion,
+        ElicitationSchema, InputRequest, InputRequiredResult, ProtocolVersion,
     },
     service::RequestContext,
 };
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use staged_core::PendingEntry;
 use staged_protocol::{ToolResult, preview_diff};
 
@@ -170,12 +171,22 @@ fn no_elicitation_result(head: &PendingEntry) -> ToolResult {
 }
 
 fn stop_result(head: &PendingEntry, text: String) -> ToolResult {
-    ToolResult::error(text).with_details(json!({
-        "applied": false,
-        "approved": false,
-        "pendingId": head.id.as_str(),
-        "label": head.label(),
-    }))
+    ToolResult::error(text).with_details_of(&Stopped {
+        applied: false,
+        approved: false,
+        label: head.label(),
+        pending_id: head.id.as_str(),
+    })
+}
+
+/// The details of an approval that stopped before anything was applied.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Stopped<'a> {
+    applied: bool,
+    approved: bool,
+    label: &'a str,
+    pending_id: &'a str,
 }
 
 /// The form's decision field: `true` applies.
@@ -187,33 +198,29 @@ fn question(
     head: &PendingEntry,
     reason: &str,
     page: Option<u16>,
-) -> Result<ElicitRequestParams, serde_json::Error> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            APPROVE_FIELD: {
-                "type": "boolean",
-                "title": "Apply this change",
-                "description": "Write the staged change to the files.",
-                "default": true
-            },
-            REASON_FIELD: {
-                "type": "string",
-                "title": "Reason",
-                "description": "Why not (or what to change): the agent is told. To refuse with a reason, untick the box and submit."
-            }
-        },
-        "required": [APPROVE_FIELD]
-    });
-    let schema: JsonObject = match schema {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    };
+) -> Result<ElicitRequestParams, &'static str> {
     Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: approval_message(head, reason, page),
-        requested_schema: ElicitationSchema::from_json_schema(schema)?,
+        requested_schema: approval_form()?,
     })
+}
+
+/// The form: a box to tick to apply (ticked at first), and a reason for the agent.
+fn approval_form() -> Result<ElicitationSchema, &'static str> {
+    ElicitationSchema::builder()
+        .required_bool_property(APPROVE_FIELD, |field| {
+            field
+                .title("Apply this change")
+                .description("Write the staged change to the files.")
+                .with_default(true)
+        })
+        .optional_string_with(REASON_FIELD, |field| {
+            field.title("Reason").description(
+                "Why not (or what to change): the agent is told. To refuse with a reason, untick the box and submit.",
+            )
+        })
+        .build()
 }
 
 /// The question shown to the person: label, reason, touched files, the (truncated) diff, and
@@ -251,4 +258,37 @@ pub(crate) fn approval_message(head: &PendingEntry, reason: &str, page: Option<u
         ),
     }
     res
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The form is the JSON Schema it was written as before it was typed, byte for byte.
+    #[test]
+    fn the_form_is_the_schema_it_always_was() {
+        let before = serde_json::json!({
+            "type": "object",
+            "properties": {
+                APPROVE_FIELD: {
+                    "type": "boolean",
+                    "title": "Apply this change",
+                    "description": "Write the staged change to the files.",
+                    "default": true
+                },
+                REASON_FIELD: {
+                    "type": "string",
+                    "title": "Reason",
+                    "description": "Why not (or what to change): the agent is told. To refuse with a reason, untick the box and submit."
+                }
+            },
+            "required": [APPROVE_FIELD]
+        });
+        let Value::Object(before) = before else { unreachable!() };
+        let before = ElicitationSchema::from_json_schema(before).unwrap();
+        let form = approval_form().unwrap();
+        assert_eq!(serde_json::to_string(&form).unwrap(), serde_json::to_string(&before).unwrap());
+    }
 }

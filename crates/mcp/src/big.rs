@@ -19,7 +19,8 @@
 use std::fmt::Write as _;
 
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use staged_core::{PendingEntry, PendingId};
 use staged_journal::{DiffKind, diff_files, diff_line_counts};
 
@@ -125,7 +126,7 @@ fn summarize(
         .map(|text| text.text.as_str())
         .collect::<Vec<_>>()
         .join("\n");
-    let mut structured = res.structured_content.unwrap_or_else(|| json!({}));
+    let mut structured = res.structured_content.unwrap_or_else(|| Value::Object(Map::new()));
     if let Some(object) = structured.as_object_mut() {
         object.insert("text".to_owned(), Value::String(joined));
         object.insert("details".to_owned(), summary_details(details, &uri, diff, &counts));
@@ -227,6 +228,19 @@ fn summary_text(
     text
 }
 
+/// Where a summary's whole diff is, and its size and counts.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DiffResource<'a> {
+    uri: &'a str,
+    bytes: usize,
+    lines: usize,
+    files: usize,
+    hunks: usize,
+    lines_added: usize,
+    lines_removed: usize,
+}
+
 /// A summary's details: the tool's small fields, `diffResource`, and `omitted` naming the
 /// fields left out.
 fn summary_details(details: &Value, uri: &str, diff: &str, counts: &Counts) -> Value {
@@ -244,15 +258,16 @@ fn summary_details(details: &Value, uri: &str, diff: &str, counts: &Counts) -> V
     }
     kept.insert(
         "diffResource".to_owned(),
-        json!({
-            "uri": uri,
-            "bytes": diff.len(),
-            "lines": counts.lines,
-            "files": counts.files,
-            "hunks": counts.hunks,
-            "linesAdded": counts.added,
-            "linesRemoved": counts.removed,
-        }),
+        serde_json::to_value(DiffResource {
+            uri,
+            bytes: diff.len(),
+            lines: counts.lines,
+            files: counts.files,
+            hunks: counts.hunks,
+            lines_added: counts.added,
+            lines_removed: counts.removed,
+        })
+        .unwrap_or_default(),
     );
     kept.insert("omitted".to_owned(), Value::Array(omitted));
     Value::Object(kept)
@@ -316,6 +331,7 @@ fn plural(n: usize, word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
     use staged_protocol::ToolResult;
 
     use super::*;

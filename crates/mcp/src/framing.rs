@@ -20,7 +20,8 @@ use rmcp::{
     service::{RxJsonRpcMessage, TxJsonRpcMessage},
     transport::Transport,
 };
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tokio::{
     io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader},
     sync::mpsc,
@@ -290,12 +291,26 @@ fn decode(frame: &[u8]) -> Decoded {
     Decoded::Reply(error_reply(scan.reply_id(), PARSE_ERROR, &message))
 }
 
+/// A JSON-RPC error response, its fields in sorted order (as the frame has always been
+/// written).
+#[derive(Serialize)]
+struct ErrorReply<'a> {
+    error: ErrorObject<'a>,
+    id: Value,
+    jsonrpc: &'static str,
+}
+
+/// A JSON-RPC error object.
+#[derive(Serialize)]
+struct ErrorObject<'a> {
+    code: i64,
+    message: &'a str,
+}
+
 /// A JSON-RPC error response frame, newline included.
 fn error_reply(id: Value, code: i64, message: &str) -> Vec<u8> {
-    let mut frame =
-        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-            .to_string()
-            .into_bytes();
+    let reply = ErrorReply { error: ErrorObject { code, message }, id, jsonrpc: "2.0" };
+    let mut frame = serde_json::to_vec(&reply).unwrap_or_default();
     frame.push(b'\n');
     frame
 }
@@ -469,7 +484,19 @@ impl IdScanner {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    /// The typed error frame is the bytes `json!` printed (its keys sorted).
+    #[test]
+    fn an_error_frame_is_the_bytes_it_always_was() {
+        for id in [json!(7), json!("abc"), Value::Null] {
+            let frame = error_reply(id.clone(), PARSE_ERROR, "Parse error: \"x\"");
+            let before = json!({"jsonrpc": "2.0", "id": id, "error": {"code": PARSE_ERROR, "message": "Parse error: \"x\""}});
+            assert_eq!(String::from_utf8(frame).unwrap(), format!("{before}\n"));
+        }
+    }
 
     fn reply_of(frame: &[u8]) -> Value {
         match decode(frame) {

@@ -12,6 +12,7 @@ use std::{
     time::Duration,
 };
 
+use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The file, in the workspace's state folder, that names the running page's port.
@@ -23,6 +24,15 @@ pub const PAGE_NO_SESSION_TEXT: &str = "Unauthorized: open the address `staged u
 
 /// How long the probe of a recorded page may take.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// What [`PAGE_FILE`] holds: the page's process and port (its fields in sorted order, as the
+/// file has always been written).
+#[derive(Serialize, Deserialize)]
+struct PageFile {
+    #[serde(default)]
+    pid: u32,
+    port: u16,
+}
 
 /// The record of a serving page; dropping it removes the record if it is still this page's.
 #[derive(Debug)]
@@ -39,7 +49,8 @@ impl PageRecord {
     /// When the file cannot be written.
     pub fn write(state_dir: &Path, port: u16) -> std::io::Result<PageRecord> {
         let path = state_dir.join(PAGE_FILE);
-        let text = serde_json::json!({"port": port, "pid": std::process::id()}).to_string();
+        let record = PageFile { pid: std::process::id(), port };
+        let text = serde_json::to_string(&record).map_err(std::io::Error::other)?;
         let tmp = state_dir.join(format!("{PAGE_FILE}.{}.tmp", std::process::id()));
         std::fs::write(&tmp, &text)?;
         std::fs::rename(&tmp, &path)?;
@@ -60,8 +71,7 @@ impl Drop for PageRecord {
 /// one is running there now.
 pub async fn running_page(state_dir: &Path) -> Option<u16> {
     let text = tokio::fs::read_to_string(state_dir.join(PAGE_FILE)).await.ok()?;
-    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let port = u16::try_from(value.get("port")?.as_u64()?).ok()?;
+    let PageFile { port, .. } = serde_json::from_str(&text).ok()?;
     let probe = async {
         let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
         let request =

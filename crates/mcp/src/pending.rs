@@ -5,7 +5,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use staged_core::{PendingActionStore, PendingEntry};
 use staged_protocol::ToolResult;
 
@@ -38,7 +39,8 @@ pub(crate) fn list_pending(store: &dyn PendingActionStore, now: SystemTime) -> T
         Ok(entries) => entries,
         Err(err) => return ToolResult::error(format!("Could not read the pending stack: {err}")),
     };
-    let rows: Vec<Value> = entries.iter().map(|entry| entry_json(entry, now)).collect();
+    let rows: Vec<PendingRow<'_>> =
+        entries.iter().map(|entry| PendingRow::of(entry, now)).collect();
     let text = if entries.is_empty() {
         "No pending actions.".to_owned()
     } else {
@@ -59,17 +61,37 @@ pub(crate) fn list_pending(store: &dyn PendingActionStore, now: SystemTime) -> T
         }
         text
     };
-    ToolResult::text(text).with_details(json!({"count": entries.len(), "pending": rows}))
+    ToolResult::text(text).with_details_of(&PendingList { count: entries.len(), pending: rows })
 }
 
-fn entry_json(entry: &PendingEntry, now: SystemTime) -> Value {
-    json!({
-        "id": entry.id.as_str(),
-        "label": entry.label(),
-        "source": entry.source_tool_name(),
-        "createdAt": rfc3339_utc(entry.created_at),
-        "ageSeconds": age_seconds(entry.created_at, now),
-    })
+/// `pending`'s details: how many previews wait, and each, newest first.
+#[derive(Serialize)]
+struct PendingList<'a> {
+    count: usize,
+    pending: Vec<PendingRow<'a>>,
+}
+
+/// A preview in `pending`'s details.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PendingRow<'a> {
+    age_seconds: u64,
+    created_at: String,
+    id: &'a str,
+    label: &'a str,
+    source: &'a str,
+}
+
+impl<'a> PendingRow<'a> {
+    fn of(entry: &'a PendingEntry, now: SystemTime) -> Self {
+        PendingRow {
+            age_seconds: age_seconds(entry.created_at, now),
+            created_at: rfc3339_utc(entry.created_at),
+            id: entry.id.as_str(),
+            label: entry.label(),
+            source: entry.source_tool_name(),
+        }
+    }
 }
 
 fn age_seconds(created_at: SystemTime, now: SystemTime) -> u64 {
@@ -116,6 +138,8 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
 #[cfg(test)]
 mod tests {
     use std::{sync::Arc, time::Duration};
+
+    use serde_json::json;
 
     use staged_core::{FnPendingAction, InMemoryStore};
 
