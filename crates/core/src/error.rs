@@ -59,8 +59,11 @@ impl ToolError {
     /// The error result the model sees: the message as text, `isError: true`, and the details
     /// (an empty object when there are none).
     pub fn to_result(&self) -> ToolResult {
-        ToolResult::error(self.message.clone())
-            .with_details(self.details.clone().unwrap_or_else(|| serde_json::json!({})))
+        ToolResult::error(self.message.clone()).with_details(
+            self.details
+                .clone()
+                .unwrap_or_else(|| serde_json::Value::Object(serde_json::Map::new())),
+        )
     }
 }
 

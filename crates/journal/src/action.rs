@@ -510,14 +510,24 @@ impl ChangeAction {
             self.details.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", "),
             self.source
         );
-        let details = serde_json::json!({
-            "applied": false,
-            "stale": true,
-            "cause": cause,
-            "files": self.details.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
-        });
-        ToolResult::error(text).with_details(details)
+        let details = Stale {
+            applied: false,
+            stale: true,
+            cause,
+            files: self.details.files.iter().map(|f| f.path.as_str()).collect(),
+        };
+        ToolResult::error(text).with_details_of(&details)
     }
+}
+
+/// The details of a stale preview's apply: nothing applied, why, and the files it expected to
+/// change.
+#[derive(serde::Serialize)]
+struct Stale<'a> {
+    applied: bool,
+    stale: bool,
+    cause: &'a str,
+    files: Vec<&'a str>,
 }
 
 #[async_trait::async_trait]
