@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use serde_json::json;
+use serde::Serialize;
 use staged_ast_edit::{AstEditParams, EngineOptions, Op, compute_preview_with};
 use staged_journal::{CommitOptions, ConfinedRoot, Step, commit};
 
@@ -76,7 +76,7 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-fn run() -> Result<serde_json::Value, String> {
+fn run() -> Result<Summary, String> {
     let args = parse_args()?;
     let started = Instant::now();
     let workspace = ConfinedRoot::new(&args.root).map_err(|e| e.to_string())?;
@@ -103,28 +103,89 @@ fn run() -> Result<serde_json::Value, String> {
         let steps: Vec<Step> = writes.into_iter().map(Step::from).collect();
         commit(&workspace, &steps, CommitOptions::default()).map_err(|e| e.to_string())?;
     }
-    Ok(json!({
-        "totalReplacements": preview.total_replacements(),
-        "editsDigest": preview.edits_digest(),
-        "filesTouched": preview.files_touched(),
-        "filesSearched": preview.files_searched,
-        "parseErrorsTotal": preview.parse_errors.len(),
-        "diffBytes": preview.files.iter().filter_map(|f| f.diff.as_ref()).map(String::len).sum::<usize>(),
-        "limitReached": preview.limit_reached,
-        "applied": args.apply,
-        "parseIssues": if args.apply { json!(preview.parse_errors) } else { json!(null) },
-        "errorFilesSkipped": preview.error_files_skipped,
-        "errorFiles": preview.error_files.iter().map(|f| json!({"path": f.path, "count": f.replacements, "matchesSkipped": f.matches_skipped})).collect::<Vec<_>>(),
-        "nestedLeft": preview.nested_left.iter().map(|n| json!({"path": n.path, "line": n.outer.0, "inner": n.inner.len()})).collect::<Vec<_>>(),
-        "elapsedMs": started.elapsed().as_millis(),
-    }))
+    Ok(Summary {
+        total_replacements: preview.total_replacements(),
+        edits_digest: preview.edits_digest(),
+        files_touched: preview.files_touched(),
+        files_searched: preview.files_searched,
+        parse_errors_total: preview.parse_errors.len(),
+        diff_bytes: preview.files.iter().filter_map(|f| f.diff.as_ref()).map(String::len).sum(),
+        limit_reached: preview.limit_reached,
+        applied: args.apply,
+        parse_issues: args.apply.then(|| preview.parse_errors.clone()),
+        error_files_skipped: preview.error_files_skipped,
+        error_files: preview
+            .error_files
+            .iter()
+            .map(|f| ErrorFile {
+                path: f.path.clone(),
+                count: f.replacements,
+                matches_skipped: f.matches_skipped,
+            })
+            .collect(),
+        nested_left: preview
+            .nested_left
+            .iter()
+            .map(|n| NestedLeft { path: n.path.clone(), line: n.outer.0, inner: n.inner.len() })
+            .collect(),
+        elapsed_ms: started.elapsed().as_millis(),
+    })
+}
+
+/// The summary printed: what the preview found, and how long it took.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Summary {
+    total_replacements: usize,
+    edits_digest: String,
+    files_touched: usize,
+    files_searched: usize,
+    parse_errors_total: usize,
+    diff_bytes: usize,
+    limit_reached: bool,
+    applied: bool,
+    /// The parse errors, with `--apply` (`null` without).
+    parse_issues: Option<Vec<String>>,
+    error_files_skipped: usize,
+    error_files: Vec<ErrorFile>,
+    nested_left: Vec<NestedLeft>,
+    elapsed_ms: u128,
+}
+
+/// A file with parse errors that the rewrite skipped.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ErrorFile {
+    path: String,
+    count: usize,
+    matches_skipped: usize,
+}
+
+/// A match left unrewritten because another match holds it.
+#[derive(Serialize)]
+struct NestedLeft {
+    path: String,
+    line: usize,
+    inner: usize,
+}
+
+/// What a run that failed prints.
+#[derive(Serialize)]
+struct Failed {
+    error: String,
+}
+
+/// Prints `shape` as one line of JSON, its keys sorted (through a `Value`), as the benchmark
+/// has always read it. Its fields are numbers, strings and lists, which always serialize.
+fn print_json(shape: &impl Serialize) {
+    println!("{}", serde_json::to_value(shape).unwrap_or_default());
 }
 
 fn main() {
     match run() {
-        Ok(summary) => println!("{summary}"),
-        Err(err) => {
-            println!("{}", json!({ "error": err }));
+        Ok(summary) => print_json(&summary),
+        Err(error) => {
+            print_json(&Failed { error });
             std::process::exit(1);
         }
     }

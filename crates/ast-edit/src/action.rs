@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use staged_core::{
     ActionError, AppliedChange, CancelToken, FileChange, PendingAction, Retirement, remainder_text,
 };
@@ -226,7 +226,7 @@ impl AstEditAction {
             left_out: payload.left_out,
             names: payload.names,
             label,
-            details: payload.details.unwrap_or_else(|| json!({})),
+            details: payload.details.unwrap_or_else(|| Value::Object(JsonObject::new())),
             replay: payload.replay.map(Arc::new),
         })
     }

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use staged_core::{CancelToken, Session, Tool, ToolError};
 use staged_journal::ConfinedRoot;
 use staged_protocol::ToolResult;
@@ -144,20 +145,51 @@ fn search_last_line(result: &SearchResult, names: ArgNames) -> Option<String> {
 
 /// The details JSON of a search result.
 pub fn search_details(result: &SearchResult) -> Value {
-    let mut details = json!({
-        "totalMatches": result.matches.len(),
-        "filesMatched": result.files_matched(),
-        "filesSearched": result.files_searched,
-        "limitReached": result.limit_reached,
-        "parseErrors": result.parse_errors.iter().take(crate::render::PARSE_ERRORS_LIMIT).collect::<Vec<_>>(),
-        "parseErrorsTotal": result.parse_errors.len(),
-        "filesWithParseErrors": result.files_with_parse_errors,
-        "matches": result.matches,
-    });
-    if let Some((matches, files)) = result.left_out {
-        details["leftOut"] = json!({"cap": "limit", "value": result.matches.len(), "matches": matches, "files": files});
-    }
-    details
+    let errors = result.parse_errors.len().min(crate::render::PARSE_ERRORS_LIMIT);
+    let details = SearchDetails {
+        total_matches: result.matches.len(),
+        files_matched: result.files_matched(),
+        files_searched: result.files_searched,
+        limit_reached: result.limit_reached,
+        parse_errors: &result.parse_errors[..errors],
+        parse_errors_total: result.parse_errors.len(),
+        files_with_parse_errors: result.files_with_parse_errors,
+        matches: &result.matches,
+        left_out: result.left_out.map(|(matches, files)| LeftOut {
+            cap: "limit",
+            value: result.matches.len(),
+            matches,
+            files,
+        }),
+    };
+    // A struct of numbers, strings and matches under field names always serializes.
+    serde_json::to_value(details).unwrap_or_default()
+}
+
+/// `ast_grep`'s details.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SearchDetails<'a> {
+    total_matches: usize,
+    files_matched: usize,
+    files_searched: usize,
+    limit_reached: bool,
+    /// The first [`crate::render::PARSE_ERRORS_LIMIT`].
+    parse_errors: &'a [String],
+    parse_errors_total: usize,
+    files_with_parse_errors: usize,
+    matches: &'a [crate::SearchMatch],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    left_out: Option<LeftOut>,
+}
+
+/// What a search's `limit` left out: the matches and files past it.
+#[derive(Serialize)]
+struct LeftOut {
+    cap: &'static str,
+    value: usize,
+    matches: usize,
+    files: usize,
 }
 
 #[async_trait::async_trait]
