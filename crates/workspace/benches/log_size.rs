@@ -14,10 +14,9 @@
 
 use std::{path::Path, time::Instant};
 
-use serde_json::json;
 use staged_core::{CancelToken, ResolveOptions, Tool};
 use staged_protocol::ResolveParams;
-use staged_workspace::WorkspaceSession;
+use staged_workspace::{AstEditParams, Op, WorkspaceSession};
 
 /// The stated bound on the database and its side files after any number of cycles.
 const BOUND_BYTES: u64 = 3 << 20;
@@ -48,11 +47,28 @@ fn main() {
     println!("cycles  db_bytes  wal_and_shm_bytes  total_bytes  log_entries  seconds");
     for i in 0..cycles {
         runtime.block_on(async {
-            let args = json!({"ops": [{"pat": format!("v{i}($A)"), "out": format!("v{}($A)", i + 1)}],
-                              "paths": ["counter.ts"]});
+            let params = AstEditParams {
+                ops: vec![Op { pat: format!("v{i}($A)"), out: format!("v{}($A)", i + 1) }],
+                paths: vec!["counter.ts".to_owned()],
+                lang: None,
+                selector: None,
+                strictness: None,
+                limit: None,
+                max_files: None,
+                include_parse_errors: None,
+            };
+            let args = serde_json::to_value(params).unwrap();
             let res = tool.execute(args, &cancel).await.unwrap();
             assert!(!res.is_error, "{}", res.text_content());
-            let res = ws.session().resolve(ResolveParams::apply(format!("cycle {i}")), ResolveOptions::default(), &cancel).await.unwrap();
+            let res = ws
+                .session()
+                .resolve(
+                    ResolveParams::apply(format!("cycle {i}")),
+                    ResolveOptions::default(),
+                    &cancel,
+                )
+                .await
+                .unwrap();
             assert_eq!(res.text_content(), "Applied 1 replacement in 1 file.");
         });
         if (i + 1) % 1000 == 0 || i + 1 == cycles {

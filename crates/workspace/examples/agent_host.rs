@@ -8,15 +8,24 @@
 
 use std::{error::Error, fmt::Write as _, path::Path, sync::Arc};
 
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use staged_workspace::{
-    ChangeStager, FileChanges, ToolContext, WorkspaceSession,
-    core::{CancelToken, FrontEnd, ResolveOptions, Tool, ToolError, UndoOptions},
+    AstEditParams, ChangeStager, FileChanges, Op, ToolContext, WorkspaceSession,
+    core::{
+        CancelToken, FrontEnd, ResolveOptions, Tool, ToolError, UndoOptions, parameters_schema,
+    },
     protocol::{ResolveParams, ToolResult},
 };
 
 /// `move_file`: stages moving a file; applying writes it through the journal.
 struct MoveFile(ChangeStager);
+
+/// `move_file`'s arguments: its schema is derived from them, and a call is read into them.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
+struct MoveArgs {
+    from: String,
+    to: String,
+}
 
 #[staged_workspace::async_trait]
 impl Tool for MoveFile {
@@ -30,24 +39,15 @@ impl Tool for MoveFile {
         "Stages moving a file; nothing moves until resolve applies it."
     }
     fn parameters(&self) -> serde_json::Value {
-        json!({
-            "type": "object",
-            "properties": {"from": {"type": "string"}, "to": {"type": "string"}},
-            "required": ["from", "to"],
-        })
+        parameters_schema::<MoveArgs>()
     }
     async fn execute(
         &self,
         args: serde_json::Value,
         _: &CancelToken,
     ) -> Result<ToolResult, ToolError> {
-        let arg = |key: &str| {
-            args[key]
-                .as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| ToolError::new(format!("`{key}` is required")))
-        };
-        let (from, to) = (arg("from")?, arg("to")?);
+        let MoveArgs { from, to } = serde_json::from_value(args)
+            .map_err(|err| ToolError::new(format!("Invalid arguments for move_file: {err}")))?;
         let label = format!("Move {from} to {to}");
         self.0.stage(&FileChanges::new().rename(from, to).label(label))
     }
@@ -66,14 +66,15 @@ fn open(root: &Path) -> staged_workspace::Result<WorkspaceSession> {
     Ok(ws)
 }
 
-/// Calls the tool `name` of `ws` with `args`, as a model's tool call.
+/// Calls the tool `name` of `ws` with `args` as JSON, as a model's tool call.
 async fn call(
     ws: &WorkspaceSession,
     name: &str,
-    args: serde_json::Value,
+    args: &impl Serialize,
 ) -> Result<ToolResult, ToolError> {
     let tool = ws.tools().into_iter().find(|tool| tool.name() == name);
     let tool = tool.ok_or_else(|| ToolError::new(format!("no tool {name}")))?;
+    let args = serde_json::to_value(args).map_err(|err| ToolError::new(err.to_string()))?;
     tool.execute(args, &CancelToken::new()).await
 }
 
@@ -102,9 +103,19 @@ pub(crate) async fn run(root: &Path) -> Result<String, Box<dyn Error>> {
     writeln!(out, "tools: {}", names.join(", "))?;
 
     // The model rewrites a call structurally, and moves a file: two previews.
-    let ops = json!({"ops": [{"pat": "old_call($A)", "out": "new_call($A)"}], "paths": ["src"], "lang": "rust"});
-    call(&ws, "ast_edit", ops).await?;
-    call(&ws, "move_file", json!({"from": "notes.txt", "to": "docs/notes.txt"})).await?;
+    let rewrite = AstEditParams {
+        ops: vec![Op { pat: "old_call($A)".to_owned(), out: "new_call($A)".to_owned() }],
+        paths: vec!["src".to_owned()],
+        lang: Some("rust".to_owned()),
+        selector: None,
+        strictness: None,
+        limit: None,
+        max_files: None,
+        include_parse_errors: None,
+    };
+    call(&ws, "ast_edit", &rewrite).await?;
+    let move_notes = MoveArgs { from: "notes.txt".to_owned(), to: "docs/notes.txt".to_owned() };
+    call(&ws, "move_file", &move_notes).await?;
     pending(&ws, &mut out)?;
 
     // The newest first: the move is discarded, the rewrite applied.
@@ -115,7 +126,7 @@ pub(crate) async fn run(root: &Path) -> Result<String, Box<dyn Error>> {
     writeln!(out, "src/lib.rs: {:?}", std::fs::read_to_string(root.join("src/lib.rs"))?)?;
 
     // A preview staged before a restart applies after it.
-    call(&ws, "move_file", json!({"from": "notes.txt", "to": "docs/notes.txt"})).await?;
+    call(&ws, "move_file", &move_notes).await?;
     drop(ws);
     let ws = open(root)?;
     pending(&ws, &mut out)?;

@@ -9,7 +9,8 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use staged_core::{
     AppliedChange, CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, MAX_REASON_CHARS,
     PendingId, Retirement,
@@ -283,6 +284,14 @@ pub enum Reverted {
     Refused(String),
 }
 
+/// A hunk a revert took back, as its log entry's `extra.hunks` lists it.
+#[derive(Serialize)]
+struct RevertedHunk<'a> {
+    hunk: usize,
+    key: &'a str,
+    path: &'a str,
+}
+
 /// Reverts the hunks `picks` names of `loaded`'s change, all or nothing, as one log entry of
 /// `front_end` with `reason`, and leaves the session's model a notice. Prints nothing.
 ///
@@ -338,15 +347,11 @@ pub async fn revert_picked(
     base.reason = reason.trim().to_owned();
     let mut extra = staged_protocol::JsonObject::new();
     extra.insert("session".to_owned(), Value::String(short.clone()));
-    extra.insert(
-        "hunks".to_owned(),
-        Value::Array(
-            hunks
-                .iter()
-                .map(|(f, h)| json!({"path": f.path, "hunk": h.number, "key": h.key}))
-                .collect(),
-        ),
-    );
+    let reverted: Vec<RevertedHunk<'_>> = hunks
+        .iter()
+        .map(|(f, h)| RevertedHunk { path: &f.path, hunk: h.number, key: &h.key })
+        .collect();
+    extra.insert("hunks".to_owned(), serde_json::to_value(reverted).unwrap_or_default());
     base.extra = Some(extra);
     let retirement = Retirement::for_undo(ws.store().clone(), base);
     if let Some(refused) = commit_revert(ws, &label, checked, retirement, cancel).await? {
