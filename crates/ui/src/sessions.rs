@@ -21,7 +21,6 @@ use axum::{
     http::{HeaderMap, StatusCode},
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use staged_core::{CancelToken, FrontEnd};
 use staged_journal::DiffKind;
 use staged_session::{FileKind, Pick, origin_text};
@@ -32,7 +31,7 @@ use staged_workspace::sessions::{
 use crate::{
     App,
     api::{Answer, ApiError, Json, bad, body, internal, query_param, reason_of},
-    diff,
+    diff::{self, FileView, HunkView},
 };
 
 /// How long the sessions list is kept when nothing staged knows of changed: a change made
@@ -106,7 +105,48 @@ struct SessionView<'a> {
     title: Option<&'a str>,
     hunks: usize,
     reviewed: usize,
-    files: Vec<Value>,
+    files: Vec<SessionFileView<'a>>,
+}
+
+/// A file of a session's change as the page draws it: the diff's file, what the session did
+/// to it, whether it is reverted hunk by hunk, and its hunks with their keys and review states.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionFileView<'a> {
+    path: String,
+    /// Absent when the diff draws no file.
+    #[serde(flatten)]
+    head: Option<DrawnHead>,
+    change: &'static str,
+    by_hunk: bool,
+    keys: Vec<&'a str>,
+    hunks: Vec<SessionHunkView<'a>>,
+}
+
+/// What the diff says of a file besides its path and hunks.
+#[derive(Serialize)]
+struct DrawnHead {
+    from: Option<String>,
+    kind: &'static str,
+    header: Vec<String>,
+}
+
+/// A drawn hunk, with the session's state of it when the session has that hunk.
+#[derive(Serialize)]
+struct SessionHunkView<'a> {
+    #[serde(flatten)]
+    drawn: HunkView,
+    #[serde(flatten)]
+    state: Option<HunkState<'a>>,
+}
+
+/// A session hunk's key, the change made to its lines since, and the person's review.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HunkState<'a> {
+    key: &'a str,
+    changed_since: Option<String>,
+    review: Option<&'a str>,
 }
 
 /// Session `typed` (`S3` or `3`), read afresh.
@@ -150,30 +190,32 @@ fn view(loaded: &Loaded, highlight: bool) -> SessionView<'_> {
         let note =
             |_: usize, _: DiffKind, idx: usize, n: usize| hunk_note(file, idx, n, &loaded.states);
         let drawn = diff::files_noted(&file.diff.diff, &names, true, highlight, &note);
-        let mut value = drawn
-            .into_iter()
-            .next()
-            .and_then(|f| serde_json::to_value(f).ok())
-            .unwrap_or_else(|| json!({"path": file.path, "hunks": []}));
-        if let Value::Object(map) = &mut value {
-            map.insert("change".to_owned(), kind_name(&file.kind).into());
-            map.insert("byHunk".to_owned(), (file.kind == FileKind::Changed).into());
-            let keys: Vec<&str> = file.diff.hunks.iter().map(|h| h.key.as_str()).collect();
-            map.insert("keys".to_owned(), keys.into());
-            if let Some(Value::Array(hunks)) = map.get_mut("hunks") {
-                for (hunk, own) in hunks.iter_mut().zip(&file.diff.hunks) {
-                    if let Value::Object(h) = hunk {
-                        h.insert("key".to_owned(), own.key.clone().into());
-                        h.insert(
-                            "changedSince".to_owned(),
-                            own.changed_since.as_ref().map(origin_text).into(),
-                        );
-                        h.insert("review".to_owned(), loaded.states.get(&own.key).cloned().into());
-                    }
-                }
+        let (path, head, hunks) = match drawn.into_iter().next() {
+            Some(FileView { path, from, kind, by_hunk: _, header, hunks }) => {
+                (path, Some(DrawnHead { from, kind, header }), hunks)
             }
-        }
-        files.push(value);
+            None => (file.path.clone(), None, Vec::new()),
+        };
+        let hunks = hunks
+            .into_iter()
+            .enumerate()
+            .map(|(idx, drawn)| SessionHunkView {
+                drawn,
+                state: file.diff.hunks.get(idx).map(|own| HunkState {
+                    key: &own.key,
+                    changed_since: own.changed_since.as_ref().map(origin_text),
+                    review: loaded.states.get(&own.key).map(String::as_str),
+                }),
+            })
+            .collect();
+        files.push(SessionFileView {
+            path,
+            head,
+            change: kind_name(&file.kind),
+            by_hunk: file.kind == FileKind::Changed,
+            keys: file.diff.hunks.iter().map(|h| h.key.as_str()).collect(),
+            hunks,
+        });
     }
     SessionView {
         id: &loaded.name,
