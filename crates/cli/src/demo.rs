@@ -8,7 +8,7 @@ use staged_agent::{Directives, ResolveGate, ToolCallRef, TurnOutcome};
 use staged_core::{
     CancelToken, CustomToolApi, FnPendingAction, InMemoryStore, ResolveOptions, Session,
 };
-use staged_protocol::{ResolveAction, ResolveParams, ToolResult};
+use staged_protocol::{ResolveAction, ResolveParams, ToolChoice, ToolResult};
 use staged_render::{render_resolve_call, render_resolve_result};
 
 use crate::{args::DemoArgs, exit::Exit, output::Output};
@@ -57,13 +57,17 @@ pub(crate) fn run(args: &DemoArgs, out: &Output) -> anyhow::Result<Exit> {
     };
     let forced =
         gate.begin_turn(directives.next_tool_choice_directive(&session, &active)?).tool_choice;
-    events.push(serde_json::json!({
-        "step": "gate",
-        "pending": session.store().list()?.iter().map(|e| serde_json::json!({"id": e.id.as_str(), "label": e.label()})).collect::<Vec<_>>(),
-        "reminder": reminder,
-        "skipped": skipped,
-        "forcedToolChoice": forced,
-    }));
+    let first_skipped: Option<String> = skipped.first().cloned();
+    let pending = session.store().list()?;
+    events.push(DemoEvent::Gate {
+        forced_tool_choice: forced,
+        pending: pending
+            .iter()
+            .map(|e| DemoPending { id: e.id.as_str().to_owned(), label: e.label().to_owned() })
+            .collect(),
+        reminder: reminder.clone(),
+        skipped,
+    });
 
     // Turn 2: apply the newest preview; turn 3: discard the older; turn 4: nothing left.
     let cancel = CancelToken::new();
@@ -83,16 +87,17 @@ pub(crate) fn run(args: &DemoArgs, out: &Output) -> anyhow::Result<Exit> {
         ))
         .unwrap_or_else(|err| err.to_result());
         blocks.push((action, reason, result.clone()));
-        events.push(serde_json::json!({"step": "resolve", "action": action, "result": result}));
+        events.push(DemoEvent::Resolve { action, result });
     }
     let written = written.lock().map_err(|_| anyhow::anyhow!("log poisoned"))?.clone();
-    events.push(
-        serde_json::json!({"step": "done", "applied": written, "pending": session.store().len()?}),
-    );
+    events.push(DemoEvent::Done { applied: written.clone(), pending: session.store().len()? });
 
     if out.json {
         for event in &events {
-            out.json_line(event).context("writing JSON")?;
+            // Through a `Value`, whose maps are sorted: the keys print in the order they
+            // always have, at every depth.
+            let event = serde_json::to_value(event).context("writing JSON")?;
+            out.json_line(&event).context("writing JSON")?;
         }
         return Ok(Exit::Success);
     }
@@ -100,7 +105,7 @@ pub(crate) fn run(args: &DemoArgs, out: &Output) -> anyhow::Result<Exit> {
     out.line(&format!(
         "The model calls `read` instead of resolving. The gate injects:\n{reminder}"
     ))?;
-    if let Some(text) = events[0]["skipped"][0].as_str() {
+    if let Some(text) = first_skipped {
         out.line(&format!("...skips the call:\n  {text}"))?;
     }
     out.line("...and forces `resolve` on the next turn.\n")?;
@@ -118,4 +123,65 @@ pub(crate) fn run(args: &DemoArgs, out: &Output) -> anyhow::Result<Exit> {
     }
     out.line(&format!("Applied: {written:?}. Still pending: {}.", session.store().len()?))?;
     Ok(Exit::Success)
+}
+
+/// A step of the demo, as `--json` prints it (one line each).
+#[derive(serde::Serialize)]
+#[serde(tag = "step", rename_all = "camelCase")]
+enum DemoEvent {
+    /// The gate's turn: what is pending, the reminder, the call it skipped, the forced choice.
+    #[serde(rename_all = "camelCase")]
+    Gate {
+        forced_tool_choice: Option<ToolChoice>,
+        pending: Vec<DemoPending>,
+        reminder: String,
+        skipped: Vec<String>,
+    },
+    /// A `resolve` call and its result.
+    Resolve { action: ResolveAction, result: ToolResult },
+    /// The end: what was written, and how many previews are left.
+    Done { applied: Vec<String>, pending: usize },
+}
+
+/// A pending preview in the gate's step.
+#[derive(serde::Serialize)]
+struct DemoPending {
+    id: String,
+    label: String,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Each typed step is the JSON the demo printed before it was typed.
+    #[test]
+    fn the_steps_are_the_json_they_always_were() {
+        let choice = ToolChoice::Tool { name: "resolve".to_owned() };
+        let gate = DemoEvent::Gate {
+            forced_tool_choice: Some(choice.clone()),
+            pending: vec![DemoPending { id: "p:1".to_owned(), label: "Rename".to_owned() }],
+            reminder: "r".to_owned(),
+            skipped: vec!["s".to_owned()],
+        };
+        let before = json!({
+            "step": "gate",
+            "pending": [{"id": "p:1", "label": "Rename"}],
+            "reminder": "r",
+            "skipped": ["s"],
+            "forcedToolChoice": choice,
+        });
+        assert_eq!(serde_json::to_value(&gate).unwrap(), before);
+        let result = ToolResult::text("Applied.");
+        let resolve = DemoEvent::Resolve { action: ResolveAction::Apply, result: result.clone() };
+        let before = json!({"step": "resolve", "action": ResolveAction::Apply, "result": result});
+        assert_eq!(serde_json::to_value(&resolve).unwrap(), before);
+        let done = DemoEvent::Done { applied: vec!["a".to_owned()], pending: 1 };
+        let before = json!({"step": "done", "applied": ["a"], "pending": 1});
+        assert_eq!(serde_json::to_value(&done).unwrap(), before);
+    }
 }

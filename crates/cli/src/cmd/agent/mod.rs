@@ -98,7 +98,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
             let shown =
                 path.strip_prefix(ws.workspace().root()).unwrap_or(&path).display().to_string();
             if out.json {
-                out.json_line(&serde_json::json!({"type": "transcript", "path": shown}))?;
+                out.json_line(&TranscriptLine { path: &shown, kind: "transcript" })?;
             } else {
                 eprintln!("staged: transcript saved to {shown}");
             }
@@ -146,5 +146,30 @@ fn exit_code(outcome: &RunOutcome) -> Exit {
         | RunOutcome::MaxTurns(_)
         | RunOutcome::Cancelled => Exit::ToolError,
         RunOutcome::Model(_) | RunOutcome::Store(_) => Exit::Usage,
+    }
+}
+
+/// The line `--json` ends with when the transcript is saved: where it is. Its fields in sorted
+/// order, as the line has always been printed.
+#[derive(serde::Serialize)]
+struct TranscriptLine<'a> {
+    path: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The typed line prints the bytes `json!` printed (keys sorted).
+    #[test]
+    fn the_transcript_line_is_the_bytes_it_always_was() {
+        let line = TranscriptLine { path: ".staged/transcripts/t.json", kind: "transcript" };
+        let before =
+            serde_json::json!({"type": "transcript", "path": ".staged/transcripts/t.json"});
+        assert_eq!(serde_json::to_string(&line).unwrap(), before.to_string());
     }
 }
