@@ -16,6 +16,9 @@ mod style;
 
 pub use crate::{
     escape::{escape_line, escape_text},
-    resolve::{render_resolve_call, render_resolve_result, resolve_intent},
+    resolve::{
+        ResolveShown, render_resolve_block, render_resolve_call, render_resolve_result,
+        resolve_intent,
+    },
     style::{ColorChoice, RenderOptions, Symbols, color_enabled},
 };

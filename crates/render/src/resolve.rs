@@ -1,5 +1,7 @@
 //! The `resolve` call line, result block and in-flight intent (`docs/contract/rendering.md`).
 
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 use staged_protocol::ResolveAction;
 
 use crate::style::{Color, RenderOptions, Span, block_line, cut, paint, sanitize, truncate_spans};
@@ -63,13 +65,60 @@ pub fn render_resolve_result(
     is_error: bool,
     opts: &RenderOptions,
 ) -> String {
-    let field = |name: &str| details.and_then(|d| d.get(name)).and_then(|v| v.as_str());
-    let label = sanitize(field("label").unwrap_or("pending action"));
-    let reason = match sanitize(field("reason").unwrap_or_default().trim()) {
+    render_resolve_block(&ResolveShown::of(details), is_error, opts)
+}
+
+/// What the result block shows: the preview's label, the reason and the action, each as text
+/// when the result's details give it as text.
+///
+/// ```
+/// use staged_render::ResolveShown;
+/// let details = serde_json::json!({"action": "discard", "reason": "r", "label": 3});
+/// let shown = ResolveShown::of(Some(&details));
+/// assert_eq!(shown.action.as_deref(), Some("discard"));
+/// assert_eq!(shown.label, None);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ResolveShown {
+    /// `apply` or `discard` (anything but `discard` reads as an apply).
+    #[serde(default, deserialize_with = "text")]
+    pub action: Option<String>,
+    /// The reason given.
+    #[serde(default, deserialize_with = "text")]
+    pub reason: Option<String>,
+    /// The preview's label.
+    #[serde(default, deserialize_with = "text")]
+    pub label: Option<String>,
+}
+
+impl ResolveShown {
+    /// Read from a result's details: `resolve`'s own (`ResolveDetails`), or a passed-through
+    /// tool error's; a field that is absent or not text is `None`, and details that are not
+    /// an object give none.
+    pub fn of(details: Option<&Value>) -> Self {
+        details
+            .filter(|d| d.is_object())
+            .and_then(|d| ResolveShown::deserialize(d).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// A field's text, or `None` for any other JSON value.
+fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::String(text) => Ok(Some(text)),
+        _ => Ok(None),
+    }
+}
+
+/// The five-line result block of [`render_resolve_result`], drawn from what it shows.
+pub fn render_resolve_block(shown: &ResolveShown, is_error: bool, opts: &RenderOptions) -> String {
+    let label = sanitize(shown.label.as_deref().unwrap_or("pending action"));
+    let reason = match sanitize(shown.reason.as_deref().unwrap_or_default().trim()) {
         r if r.is_empty() => "No reason provided".to_owned(),
         r => r,
     };
-    let is_apply = field("action") != Some("discard");
+    let is_apply = shown.action.as_deref() != Some("discard");
     let verb = match (is_apply, is_error) {
         (true, false) => "Accept",
         (true, true) => "Failed",

@@ -4,11 +4,12 @@
 //! print the resolve block.
 
 use anyhow::{Context, bail};
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde_json::Value;
 use staged_core::{MAX_REASON_CHARS, NO_PENDING_APPLY_TEXT, ResolveOptions};
 use staged_journal::{FILES_EXTRA_KEY, HUNKS_EXTRA_KEY};
 use staged_protocol::{JsonObject, ResolveAction, ResolveDetails, ResolveParams, ToolResult};
-use staged_render::render_resolve_result;
+use staged_render::{ResolveShown, render_resolve_block};
 use staged_workspace::{StaleDetails, WorkspaceSession};
 
 use crate::{
@@ -217,8 +218,8 @@ fn print_outcome(
     reason: &str,
     label: Option<&str>,
 ) -> anyhow::Result<()> {
-    let details = shown_details(result.details.as_ref(), action, reason, label);
-    out.styled_line(&render_resolve_result(Some(&details), result.is_error, &out.render))?;
+    let shown = shown_details(result.details.as_ref(), action, reason, label);
+    out.styled_line(&render_resolve_block(&shown, result.is_error, &out.render))?;
     out.line(&without_reason(&result.text_content(), reason))?;
     Ok(())
 }
@@ -231,19 +232,17 @@ pub(crate) fn shown_details(
     action: ResolveAction,
     reason: &str,
     label: Option<&str>,
-) -> Value {
-    let mut shown = details.filter(|d| d.is_object()).cloned().unwrap_or(Value::Object(Map::new()));
-    let has = |shown: &Value, key: &str| {
-        shown.get(key).and_then(Value::as_str).is_some_and(|v| !v.trim().is_empty())
-    };
-    if !has(&shown, "action") {
-        shown["action"] = action.as_str().into();
+) -> ResolveShown {
+    let mut shown = ResolveShown::of(details);
+    let blank = |field: &Option<String>| field.as_deref().is_none_or(|v| v.trim().is_empty());
+    if blank(&shown.action) {
+        shown.action = Some(action.as_str().to_owned());
     }
-    if !has(&shown, "reason") {
-        shown["reason"] = reason.into();
+    if blank(&shown.reason) {
+        shown.reason = Some(reason.to_owned());
     }
-    if let Some(label) = label.filter(|_| !has(&shown, "label")) {
-        shown["label"] = label.into();
+    if let Some(label) = label.filter(|_| blank(&shown.label)) {
+        shown.label = Some(label.to_owned());
     }
     shown
 }
@@ -319,7 +318,8 @@ fn no_such_preview(
 /// The shell command that stages a dropped (stale) `ast_edit` preview again, from the
 /// arguments its result carries.
 fn restage_command(details: Option<&serde_json::Value>, root: &std::path::Path) -> Option<String> {
-    let stale = StaleDetails::parse(details?.get("sourceResultDetails")?).ok()?;
+    let source = ResolveDetails::deserialize(details?).ok()?.source_result_details?;
+    let stale = StaleDetails::parse(&source).ok()?;
     let args = stale.restage;
     let mut words = vec!["staged".to_owned(), "ast-edit".to_owned()];
     for op in &args.ops {

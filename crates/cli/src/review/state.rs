@@ -14,6 +14,7 @@ use serde_json::Value;
 use staged_core::{FrontEnd, LogEntry, PendingEntry, ResolveOptions};
 use staged_journal::{DiffKind, FILES_EXTRA_KEY, HUNKS_EXTRA_KEY, diff_files, hunk_list};
 use staged_protocol::{JsonObject, ResolveAction, ResolveParams};
+use staged_render::ResolveShown;
 use staged_workspace::{
     WorkspaceSession,
     sessions::{Listed, Loaded},
@@ -554,13 +555,8 @@ impl Review {
         match res {
             Ok(result) if !result.is_error => {
                 // A partial apply is named by what it wrote.
-                let label = result
-                    .details
-                    .as_ref()
-                    .and_then(|d| d.get("label"))
-                    .and_then(Value::as_str)
-                    .unwrap_or(entry.label())
-                    .to_owned();
+                let shown = ResolveShown::of(result.details.as_ref());
+                let label = shown.label.unwrap_or_else(|| entry.label().to_owned());
                 self.status = format!("{label}: {}", result.text_content());
                 self.log.push(format!("{verb} {} ({label}): {reason}", entry.id));
             }
