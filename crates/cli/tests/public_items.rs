@@ -16,6 +16,12 @@
 //!   The match is by name, so an item whose name another crate uses for something else passes:
 //!   the check catches what nothing could call, not every narrowing left to do. An item
 //!   re-exported under another name (`pub use a::NAME as ALIAS`) is used by either name.
+//! - A crate's doc examples (the ``` blocks of its `///` and `//!` comments that rustdoc runs
+//!   as doctests) are users outside the crate too: a doctest is a crate of its own, which
+//!   calls the library as a user does. So an item that only a doc example calls needs no entry
+//!   in [`LIBRARY_API`]; and a name a doc example calls that the crate declares narrower than
+//!   `pub` (`pub(crate)`, private) fails [`doc_examples_call_only_public_items`] here, rather
+//!   than the doctest failing in CI.
 //! - Library API is [`LIBRARY_API`]: per crate, the names a Rust user is meant to call, each of
 //!   which the crate's docs (`src/lib.rs`'s `//!` comment or its `README.md`) name as library
 //!   API (written as `` `NAME` ``, or `` `Type::NAME` `` for a method, in those docs).
@@ -351,13 +357,7 @@ fn public_items(text: &str) -> Vec<String> {
     let mut res = Vec::new();
     let mut idx = 0;
     while idx < toks.len() {
-        let is_cfg_test = toks[idx] == Token::Punct('#')
-            && toks.get(idx + 1) == Some(&Token::Punct('['))
-            && ident(toks.get(idx + 2)) == Some("cfg")
-            && toks.get(idx + 3) == Some(&Token::Punct('('))
-            && matches!(ident(toks.get(idx + 4)), Some("test" | "doctest"))
-            && toks.get(idx + 5) == Some(&Token::Punct(')'));
-        if is_cfg_test {
+        if is_cfg_test(&toks, idx) {
             idx = skip_item(&toks, idx + 7);
             continue;
         }
@@ -405,8 +405,148 @@ fn identifiers(text: &str, into: &mut BTreeSet<String>) {
     }
 }
 
-/// Per crate, the public items of its `src/` that no other crate names, sorted, without its
-/// [`LIBRARY_API`].
+/// Rustdoc runs a ``` block as a doctest when its info string is empty or names only these
+/// (`ignore` and `compile_fail` blocks are not run as calls of the library).
+const DOCTEST_INFO: &[&str] =
+    &["rust", "no_run", "should_panic", "edition2015", "edition2018", "edition2021", "edition2024"];
+
+/// The code of the doc examples in `text`: the lines of the ``` blocks of its `///` and `//!`
+/// comments that rustdoc runs as doctests, hidden lines (`# `) included.
+fn doc_examples(text: &str) -> String {
+    let mut res = String::new();
+    // Inside a fence, and whether its block is a doctest.
+    let mut fence: Option<bool> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let doc = trimmed.strip_prefix("///").filter(|rest| !rest.starts_with('/'));
+        let Some(doc) = doc.or_else(|| trimmed.strip_prefix("//!")) else {
+            fence = None;
+            continue;
+        };
+        let doc = doc.strip_prefix(' ').unwrap_or(doc);
+        if let Some(info) = doc.trim_start().strip_prefix("```") {
+            fence = match fence {
+                Some(_) => None,
+                None => Some(
+                    info.split(',')
+                        .map(str::trim)
+                        .all(|word| word.is_empty() || DOCTEST_INFO.contains(&word)),
+                ),
+            };
+            continue;
+        }
+        if fence == Some(true) {
+            let code = if doc.trim() == "#" { "" } else { doc.strip_prefix("# ").unwrap_or(doc) };
+            res.push_str(code);
+            res.push('\n');
+        }
+    }
+    res
+}
+
+/// The names `text` declares narrower than a bare `pub` (`pub(crate)`, `pub(super)`,
+/// `pub(in ...)` or private items, methods and associated items included), outside items under
+/// `#[cfg(test)]` or `#[cfg(doctest)]`.
+fn narrowed_items(text: &str) -> Vec<String> {
+    let toks = tokens(text);
+    let kinds = ["fn", "struct", "enum", "trait", "type", "const", "static", "mod", "union"];
+    let qualifiers = ["const", "async", "unsafe", "extern", "safe"];
+    let mut res = Vec::new();
+    let mut idx = 0;
+    while idx < toks.len() {
+        if is_cfg_test(&toks, idx) {
+            idx = skip_item(&toks, idx + 7);
+            continue;
+        }
+        // A trait's items, and those of a trait's impl, are as public as the trait.
+        if ident(toks.get(idx)) == Some("impl") {
+            let body = toks[idx..].iter().position(|t| *t == Token::Punct('{'));
+            let for_trait = body.is_some_and(|end| {
+                toks[idx..idx + end].iter().any(|t| *t == Token::Ident("for".to_owned()))
+            });
+            if for_trait {
+                idx = skip_item(&toks, idx);
+                continue;
+            }
+        }
+        let Some(kind) = ident(toks.get(idx)).filter(|word| kinds.contains(word)) else {
+            idx += 1;
+            continue;
+        };
+        let name =
+            ident(toks.get(idx + 1)).filter(|n| !kinds.contains(n) && !qualifiers.contains(n));
+        // Where the declaration starts: back over its qualifiers (`pub(crate) const async fn`).
+        let mut start = idx;
+        while start > 0 && ident(toks.get(start - 1)).is_some_and(|w| qualifiers.contains(&w)) {
+            start -= 1;
+        }
+        let before = start.checked_sub(1).map(|at| &toks[at]);
+        let bare_pub = ident(before) == Some("pub");
+        // An item starts a statement: after `;`, a brace, an attribute's `]`, a visibility's
+        // `)`, or at the start of the file (not `*const T`, `&'static`, `<const N: usize>`).
+        let at_item = matches!(before, None | Some(Token::Punct(';' | '{' | '}' | ']' | ')')));
+        if let Some(name) = name.filter(|_| at_item && !bare_pub && kind != "mod") {
+            res.push(name.to_owned());
+        }
+        if kind == "trait" {
+            idx = skip_item(&toks, idx);
+            continue;
+        }
+        idx += 1;
+    }
+    res
+}
+
+/// The names `text` declares with a bare `pub` that are not items: its fields.
+fn public_fields(text: &str) -> Vec<String> {
+    let toks = tokens(text);
+    toks.windows(3)
+        .filter_map(|w| match (ident(w.first()), ident(w.get(1)), w.get(2)) {
+            (Some("pub"), Some(name), Some(Token::Punct(':'))) => Some(name.to_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The files `text` (the file at `file`) declares as test modules of its own
+/// (`#[cfg(test)]`, other attributes, then `mod NAME;`): `NAME.rs` and the folder `NAME/`
+/// beside it, or under the folder named after `file` when `file` is not a `lib.rs`, `main.rs`
+/// or `mod.rs` (as tidy.rs reads them).
+fn test_module_paths(file: &Path, text: &str) -> Vec<PathBuf> {
+    let dir = file.parent().unwrap_or(Path::new(""));
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let dir = match stem {
+        "lib" | "main" | "mod" => dir.to_owned(),
+        _ => dir.join(stem),
+    };
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let mut res = Vec::new();
+    for (idx, line) in lines.iter().enumerate() {
+        if *line != "#[cfg(test)]" {
+            continue;
+        }
+        let next = lines[idx + 1..].iter().find(|l| !l.starts_with("#["));
+        let name = next.and_then(|l| l.strip_prefix("mod ")).and_then(|l| l.strip_suffix(';'));
+        if let Some(name) = name {
+            res.push(dir.join(format!("{name}.rs")));
+            res.push(dir.join(name));
+        }
+    }
+    res
+}
+
+/// Whether an attribute `#[cfg(test)]` or `#[cfg(doctest)]` starts at `idx`.
+fn is_cfg_test(toks: &[Token], idx: usize) -> bool {
+    toks[idx] == Token::Punct('#')
+        && toks.get(idx + 1) == Some(&Token::Punct('['))
+        && ident(toks.get(idx + 2)) == Some("cfg")
+        && toks.get(idx + 3) == Some(&Token::Punct('('))
+        && matches!(ident(toks.get(idx + 4)), Some("test" | "doctest"))
+        && toks.get(idx + 5) == Some(&Token::Punct(')'))
+}
+
+/// Per crate, the public items of its `src/` that no other crate names and no doc example of
+/// its own calls, sorted, without its [`LIBRARY_API`].
 fn unused_public_items(root: &Path) -> std::io::Result<BTreeMap<String, BTreeSet<String>>> {
     let mut crates = BTreeMap::new();
     for entry in std::fs::read_dir(root.join("crates"))?.flatten() {
@@ -418,23 +558,27 @@ fn unused_public_items(root: &Path) -> std::io::Result<BTreeMap<String, BTreeSet
     // the others: its tests, examples, benches, its binary and its library).
     let mut declared = BTreeMap::new();
     let mut shown = BTreeMap::new();
+    let mut examples = BTreeMap::new();
     for (name, dir) in &crates {
         let mut files = Vec::new();
         rust_files(dir, &mut files);
         let mut items = BTreeSet::new();
         let mut aliases = Vec::new();
         let mut words = BTreeSet::new();
+        let mut called = BTreeSet::new();
         for file in files {
             let text = std::fs::read_to_string(&file)?;
             let rel = file.strip_prefix(dir).unwrap_or(&file);
             if rel.starts_with("src") && !rel.ends_with("src/main.rs") {
                 items.extend(public_items(&text));
                 aliases.extend(renames(&text));
+                identifiers(&doc_examples(&text), &mut called);
             }
             identifiers(&text, &mut words);
         }
         declared.insert(name.clone(), (items, aliases));
         shown.insert(name.clone(), words);
+        examples.insert(name.clone(), called);
     }
     let mut res = BTreeMap::new();
     for (name, (items, aliases)) in declared {
@@ -461,7 +605,9 @@ fn unused_public_items(root: &Path) -> std::io::Result<BTreeMap<String, BTreeSet
                 let elsewhere = shown.iter().any(|(other, words)| {
                     *other != name && names.iter().any(|n| words.contains(*n))
                 });
-                !in_main && !elsewhere
+                // A doc example is a crate of its own that calls the library.
+                let in_examples = names.iter().any(|n| examples[&name].contains(*n));
+                !in_main && !elsewhere && !in_examples
             })
             .collect();
         if !unused.is_empty() {
@@ -489,6 +635,119 @@ fn public_items_have_users_outside_their_crate() {
          one, name it in the crate's docs and in LIBRARY_API:\n{}",
         listed.join("\n")
     );
+}
+
+/// Per crate, the names its doc examples call that its `src/` declares only narrower than
+/// `pub`: a doctest, a crate of its own, cannot call them, so CI's doctests would fail.
+fn doc_examples_call_only_public_items(
+    root: &Path,
+) -> std::io::Result<BTreeMap<String, BTreeSet<String>>> {
+    let mut res = BTreeMap::new();
+    let mut public = BTreeSet::new();
+    let mut per_crate = Vec::new();
+    for entry in std::fs::read_dir(root.join("crates"))?.flatten() {
+        let mut files = Vec::new();
+        rust_files(&entry.path().join("src"), &mut files);
+        let texts = files
+            .into_iter()
+            .filter(|f| !f.ends_with("src/main.rs"))
+            .map(|f| std::fs::read_to_string(&f).map(|text| (f, text)))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        let tests: Vec<PathBuf> =
+            texts.iter().flat_map(|(file, text)| test_module_paths(file, text)).collect();
+        let (mut narrowed, mut called) = (BTreeSet::new(), BTreeSet::new());
+        for (file, text) in &texts {
+            public.extend(public_items(text));
+            public.extend(public_fields(text));
+            if !tests.iter().any(|t| file.starts_with(t)) {
+                narrowed.extend(narrowed_items(text));
+            }
+            identifiers(&doc_examples(text), &mut called);
+        }
+        per_crate.push((entry.file_name().to_string_lossy().into_owned(), narrowed, called));
+    }
+    for (krate, narrowed, called) in per_crate {
+        // A name some crate declares `pub` may be what the example calls (a public method of
+        // the same name, another crate's item): the check holds what nothing could call.
+        let unreachable: BTreeSet<String> = called
+            .into_iter()
+            .filter(|word| narrowed.contains(word) && !public.contains(word))
+            .collect();
+        if !unreachable.is_empty() {
+            res.insert(krate, unreachable);
+        }
+    }
+    Ok(res)
+}
+
+#[test]
+fn doc_examples_call_public_items() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let found = doc_examples_call_only_public_items(&root).unwrap();
+    let listed: Vec<String> = found
+        .iter()
+        .map(|(krate, items)| {
+            format!("{krate}: {}", items.iter().cloned().collect::<Vec<_>>().join(", "))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "doc examples call items their crate declares narrower than `pub` (the doctests would \
+         fail): make them `pub` again (library API, named in the crate's docs), or change the \
+         example:\n{}",
+        listed.join("\n")
+    );
+}
+
+/// A planted workspace: crate `lib` has an item only its doc example calls (a user: the check
+/// passes it), and an item narrowed to `pub(crate)` that a doc example still calls (the check
+/// fails it), beside an `ignore`d and a `text` block that are not doctests.
+#[test]
+fn a_planted_doc_example_is_a_user_and_a_narrowed_call_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("crates/lib");
+    let other = dir.path().join("crates/other");
+    std::fs::create_dir_all(lib.join("src")).unwrap();
+    std::fs::create_dir_all(other.join("src")).unwrap();
+    std::fs::write(lib.join("Cargo.toml"), "[package]\nname = \"lib\"\n").unwrap();
+    std::fs::write(other.join("Cargo.toml"), "[package]\nname = \"other\"\n").unwrap();
+    let text = r#"//! A library.
+//!
+//! ```
+//! # use lib::only_in_docs;
+//! assert_eq!(only_in_docs(), 1);
+//! ```
+
+/// Called by the example above only.
+pub fn only_in_docs() -> u8 { 1 }
+
+/// Called by nothing.
+pub fn unused() {}
+
+/// Narrowed, yet its example calls it.
+///
+/// ```no_run
+/// lib::narrowed();
+/// ```
+pub(crate) fn narrowed() {}
+
+/// ```ignore
+/// lib::ignored_private();
+/// ```
+///
+/// ```text
+/// lib::texted_private()
+/// ```
+fn ignored_private() {}
+fn texted_private() {}
+"#;
+    std::fs::write(lib.join("src/lib.rs"), text).unwrap();
+    std::fs::write(other.join("src/lib.rs"), "//! Nothing.\n").unwrap();
+    let unused = unused_public_items(dir.path()).unwrap();
+    assert_eq!(unused["lib"], BTreeSet::from(["unused".to_owned()]), "{unused:?}");
+    let found = doc_examples_call_only_public_items(dir.path()).unwrap();
+    assert_eq!(found["lib"], BTreeSet::from(["narrowed".to_owned()]), "{found:?}");
+    assert_eq!(found.len(), 1, "{found:?}");
 }
 
 #[test]
@@ -579,6 +838,10 @@ pub fn after_escape() {}
         ]
     );
     assert_eq!(renames(text), [("inner".to_owned(), "renamed".to_owned())]);
+    assert_eq!(narrowed_items(text), ["narrow", "RAW", "match"]);
+    assert_eq!(doc_examples(text), "");
+    let docs = "/// ```\n/// # use a::b;\n/// call();\n/// #\n/// ```\n/// ```text\n/// shown()\n/// ```\n//// ```\nfn f() {}\n";
+    assert_eq!(doc_examples(docs), "use a::b;\ncall();\n\n");
     let mut words = BTreeSet::new();
     identifiers(text, &mut words);
     for word in ["shown", "Point", "Reexport", "match", "a", "str"] {
