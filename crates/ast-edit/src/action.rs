@@ -467,19 +467,7 @@ impl AstEditAction {
             };
             files.push(file);
         }
-        Replayed::Made(EditPreview {
-            lang,
-            files,
-            files_searched: replay.files_searched,
-            limit_reached: self.left_out.is_some(),
-            left_out: self.left_out,
-            parse_errors: Vec::new(),
-            error_files_skipped: 0,
-            error_files: Vec::new(),
-            nested_left: Vec::new(),
-            lang_choice: None,
-            scan: None,
-        })
+        Replayed::Made(EditPreview::of_files(lang, files, replay.files_searched, self.left_out))
     }
 
     fn first_drifted_file(&self) -> Option<String> {

@@ -231,12 +231,13 @@ impl Needles {
             for pair in &self.pairs {
                 let firsts = starts_of(&pair.first, pair.first_keyword);
                 let seconds = starts_of(&pair.second, pair.second_keyword);
-                let occurs = match pair.name_between {
-                    false => gap.pair_occurs(haystack, &firsts, pair.first.len(), &seconds),
-                    true => {
-                        gap.pair_occurs_past_name(haystack, &firsts, pair.first.len(), &seconds)
-                    }
-                };
+                let occurs = gap.pair_occurs(
+                    haystack,
+                    &firsts,
+                    pair.first.len(),
+                    &seconds,
+                    pair.name_between,
+                );
                 if !occurs {
                     return Located::Missing;
                 }

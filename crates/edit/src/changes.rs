@@ -10,15 +10,15 @@ use std::collections::HashSet;
 
 use staged_core::Session;
 use staged_fs::RelPath;
-use staged_journal::{ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, FileOp};
+use staged_journal::ConfinedRoot;
 use staged_protocol::ToolResult;
 
 use crate::{
     EditError,
     patch::Style,
-    patch_tool::{add, check_kind_changes, delete, diff, moved, refuse_symlink},
+    patch_tool::{add, check_kind_changes, delete, moved, refuse_symlink},
     stage::Staging,
-    text::{Found, check_new_text, line_counts, line_edits, read_text, resolve_path},
+    text::{Found, check_new_text, line_edits, read_text, resolve_path},
 };
 
 /// One file's change.
@@ -166,23 +166,7 @@ fn plan(workspace: &ConfinedRoot, changes: &FileChanges) -> Result<Staging, Edit
                 if edits.is_empty() {
                     continue;
                 }
-                let display = rel.display();
-                let (added, removed) = line_counts(&edits);
-                staging.diff.push_str(&diff(DiffHeader::Modify { path: &display }, &old, &edits)?);
-                staging.files.push(ChangedFile {
-                    path: display.clone(),
-                    from: None,
-                    change: ChangeKind::Updated,
-                    summary: format!("+{added} -{removed}"),
-                    lines_added: added,
-                    lines_removed: removed,
-                });
-                staging.ops.push(FileOp::Update {
-                    path: display,
-                    fingerprint,
-                    edits,
-                    executable: None,
-                });
+                staging.push_update(rel.display(), &old, fingerprint, edits, None)?;
             }
             Change::Delete { path } => {
                 refuse_symlink(workspace, path, "delete")?;

@@ -399,17 +399,7 @@ pub(crate) fn add(
             if edits.is_empty() {
                 return Ok(());
             }
-            let (added, removed) = line_counts(&edits);
-            staging.diff.push_str(&diff(DiffHeader::Modify { path: &path }, &text, &edits)?);
-            staging.files.push(ChangedFile {
-                path: path.clone(),
-                from: None,
-                change: ChangeKind::Updated,
-                summary: format!("replaced whole, +{added} -{removed}"),
-                lines_added: added,
-                lines_removed: removed,
-            });
-            staging.ops.push(FileOp::Update { path, fingerprint, edits, executable: None });
+            staging.push_update(path, &text, fingerprint, edits, Some("replaced whole"))?;
         }
     }
     Ok(())
@@ -554,22 +544,8 @@ pub(crate) fn moved(
             })?;
             check_new_text(&to_path, &target, &new)?;
             let over = line_edits(&target, &new);
-            let (added, removed) = line_counts(&over);
-            staging.diff.push_str(&diff(DiffHeader::Modify { path: &to_path }, &target, &over)?);
-            staging.files.push(ChangedFile {
-                path: to_path.clone(),
-                from: None,
-                change: ChangeKind::Updated,
-                summary: format!("replaced by {from_path}, +{added} -{removed}"),
-                lines_added: added,
-                lines_removed: removed,
-            });
-            staging.ops.push(FileOp::Update {
-                path: to_path,
-                fingerprint: target_fingerprint,
-                edits: over,
-                executable: None,
-            });
+            let note = format!("replaced by {from_path}");
+            staging.push_update(to_path, &target, target_fingerprint, over, Some(&note))?;
             let mode = mode_of(workspace, from);
             let lines = line_count(text);
             staging.diff.push_str(

@@ -6,10 +6,17 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use staged_core::{CancelToken, FrontEnd, PendingAction, Session, StoreError, ToolError};
-use staged_journal::{ChangeAction, ChangeDetails, ChangedFile, ConfinedRoot, FileOp, label_of};
+use staged_journal::{
+    ChangeAction, ChangeDetails, ChangeKind, ChangedFile, ConfinedRoot, DiffHeader, Edit, FileOp,
+    label_of,
+};
 use staged_protocol::ToolResult;
 
-use crate::{EditError, text::size};
+use crate::{
+    EditError,
+    patch_tool::diff,
+    text::{line_counts, size},
+};
 
 /// The first line of every text preview, as `ast_edit`'s.
 pub const PREVIEW_HEADER: &str = "Preview only: files are NOT modified yet. Call `resolve` with action \"apply\" to write these changes, or action \"discard\" to drop them.";
@@ -116,6 +123,32 @@ impl Staging {
 }
 
 impl Staging {
+    /// Stages an update of the file `path` (as the diff names it) from its text `old`, read
+    /// with `fingerprint`, by `edits`, its mode kept: the diff, the file's line in the details
+    /// (`+A -R`, after `note` when there is one: `replaced whole, +1 -1`) and the operation.
+    pub(crate) fn push_update(
+        &mut self,
+        path: String,
+        old: &str,
+        fingerprint: String,
+        edits: Vec<Edit>,
+        note: Option<&str>,
+    ) -> Result<(), EditError> {
+        let (added, removed) = line_counts(&edits);
+        self.diff.push_str(&diff(DiffHeader::Modify { path: &path }, old, &edits)?);
+        let counts = format!("+{added} -{removed}");
+        self.files.push(ChangedFile {
+            path: path.clone(),
+            from: None,
+            change: ChangeKind::Updated,
+            summary: note.map_or_else(|| counts.clone(), |note| format!("{note}, {counts}")),
+            lines_added: added,
+            lines_removed: removed,
+        });
+        self.ops.push(FileOp::Update { path, fingerprint, edits, executable: None });
+        Ok(())
+    }
+
     /// Refuses a preview larger than [`MAX_PREVIEW_BYTES`], before it is copied into the
     /// stack, the details and the answer.
     fn check_size(&self) -> Result<(), EditError> {

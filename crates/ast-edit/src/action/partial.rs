@@ -181,19 +181,7 @@ impl AstEditAction {
     /// The preview of the files a partial apply leaves: the same rewrite over exactly those
     /// files, in the language the preview used, promising their edits as previewed.
     pub(super) fn remainder(&self, applied: &EditPreview, rest: Vec<FileEdits>) -> AstEditAction {
-        let rest = EditPreview {
-            lang: applied.lang,
-            files: rest,
-            files_searched: applied.files_searched,
-            limit_reached: false,
-            left_out: None,
-            parse_errors: Vec::new(),
-            error_files_skipped: 0,
-            error_files: Vec::new(),
-            nested_left: Vec::new(),
-            lang_choice: None,
-            scan: None,
-        };
+        let rest = EditPreview::of_files(applied.lang, rest, applied.files_searched, None);
         let mut params = self.params.clone();
         params.paths = rest.files.iter().map(|f| glob_escape(&f.path)).collect();
         params.lang = Some(rest.lang.name().to_owned());

@@ -213,6 +213,31 @@ impl FileEdits {
 }
 
 impl EditPreview {
+    /// A preview of `files` in `lang`, made without a search of its own (a replayed preview,
+    /// a partial apply's remainder): `files_searched` as the preview it comes from counted,
+    /// cut by the cap when `left_out` says so, and nothing else to report (no parse issues,
+    /// skipped or nested matches, language choice or walk).
+    pub(crate) fn of_files(
+        lang: Lang,
+        files: Vec<FileEdits>,
+        files_searched: usize,
+        left_out: Option<LeftOut>,
+    ) -> EditPreview {
+        EditPreview {
+            lang,
+            files,
+            files_searched,
+            limit_reached: left_out.is_some(),
+            left_out,
+            parse_errors: Vec::new(),
+            error_files_skipped: 0,
+            error_files: Vec::new(),
+            nested_left: Vec::new(),
+            lang_choice: None,
+            scan: None,
+        }
+    }
+
     /// The writes that make this preview real, one per touched file; `None` when the
     /// rewritten contents were not kept (see [`EngineOptions`]).
     pub fn writes(&self) -> Option<Vec<FileWrite>> {

@@ -87,16 +87,25 @@ impl Gap {
     }
 
     /// Whether one of `seconds` follows one of `firsts` (occurrences of a pair's texts, the
-    /// first `first_len` bytes long) with only whitespace, comments and unnamed tokens between.
+    /// first `first_len` bytes long) with only whitespace, comments and unnamed tokens between;
+    /// with `name_between`, also with one name between them, the scan then stepping over one
+    /// word of any kind too. The name may be missing (a zero-width node that error recovery
+    /// inserts), and a word the scan could step over anyway (`get` in `function get(`) may be
+    /// the name: both are tried.
     pub(super) fn pair_occurs(
         &self,
         haystack: &[u8],
         firsts: &[usize],
         first_len: usize,
         seconds: &[usize],
+        name_between: bool,
     ) -> bool {
         !seconds.is_empty()
-            && firsts.iter().any(|&start| self.reaches(haystack, start + first_len, seconds))
+            && firsts.iter().any(|&start| {
+                let at = start + first_len;
+                self.reaches(haystack, at, seconds)
+                    || (name_between && self.reaches_past_name(haystack, at, seconds))
+            })
     }
 
     /// Whether one of `seconds` follows the gap scan from `at`.
@@ -113,40 +122,23 @@ impl Gap {
         }
     }
 
-    /// Whether one of `seconds` follows one of `firsts` with one name between them, and
-    /// otherwise only whitespace, comments and unnamed tokens: as [`Gap::pair_occurs`], where
-    /// the scan may also step over one word of any kind. The name may be missing (a zero-width
-    /// node that error recovery inserts), and a word the scan could step over anyway (`get`
-    /// in `function get(`) may be the name: both are tried.
-    pub(super) fn pair_occurs_past_name(
-        &self,
-        haystack: &[u8],
-        firsts: &[usize],
-        first_len: usize,
-        seconds: &[usize],
-    ) -> bool {
-        !seconds.is_empty()
-            && firsts.iter().any(|&start| {
-                let mut at = start + first_len;
-                if self.reaches(haystack, at, seconds) {
-                    return true;
-                }
-                // The words the scan would step over before the name are unnamed tokens':
-                // a few at most. Past this many, give up and assume the pair occurs.
-                for _ in 0..PAST_NAME_TRIES {
-                    match self.name_end(haystack, at) {
-                        Some(Some(end)) if self.reaches(haystack, end, seconds) => return true,
-                        Some(None) => return true,
-                        _ => {}
-                    }
-                    match self.step(haystack, at) {
-                        Step::To(next) => at = next,
-                        Step::Maybe => return true,
-                        Step::Stop => return false,
-                    }
-                }
-                true
-            })
+    /// Whether one of `seconds` follows the gap scan from `at` past one name.
+    fn reaches_past_name(&self, haystack: &[u8], mut at: usize, seconds: &[usize]) -> bool {
+        // The words the scan would step over before the name are unnamed tokens': a few at
+        // most. Past this many, give up and assume the pair occurs.
+        for _ in 0..PAST_NAME_TRIES {
+            match self.name_end(haystack, at) {
+                Some(Some(end)) if self.reaches(haystack, end, seconds) => return true,
+                Some(None) => return true,
+                _ => {}
+            }
+            match self.step(haystack, at) {
+                Step::To(next) => at = next,
+                Step::Maybe => return true,
+                Step::Stop => return false,
+            }
+        }
+        true
     }
 
     /// If a name (an identifier) may start at `at`: `Some(Some(end))` with where it ends, or
@@ -245,7 +237,7 @@ impl Gap {
     }
 }
 
-/// How many places before the name [`Gap::pair_occurs_past_name`] tries the name at, from
+/// How many places before the name [`Gap::reaches_past_name`] tries the name at, from
 /// one occurrence of the keyword, before it assumes the pair occurs.
 const PAST_NAME_TRIES: usize = 64;
 
