@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use staged_core::{FrontEnd, LogAction, LogOutcome, LogRecord, PendingId, RESOLVE_REMINDER};
 use staged_shell::{Run, apply, plan, upper};
 use staged_store::SessionScope;
@@ -178,7 +178,7 @@ fn cline_rewritten(input: &Value, wrapped: Vec<String>) -> Value {
         }
         // A string or a list: Cline's plugin answer must be an object or a list.
         _ if input.is_array() => res = Value::from(wrapped),
-        _ => res = json!({"commands": wrapped}),
+        _ => res = Value::Object(Map::from_iter([("commands".to_owned(), Value::from(wrapped))])),
     }
     res
 }

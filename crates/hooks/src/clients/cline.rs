@@ -32,14 +32,15 @@
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::{
     clients::{EditInput, PatchInput, ToolEdit, WriteInput, input_json, wire::to_json},
     event::{Client, EventName, HookEvent, Mode, Reply},
     install::{
-        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks, hook_command, mcp_check,
-        object_at, read_json, write_json,
+        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks,
+        entries::{McpServer, entry_json},
+        hook_command, mcp_check, object_at, read_json, write_json,
     },
 };
 
@@ -322,10 +323,8 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         lines.push(format!("removed staged's plugin {}", plugin_file.path().display()));
         lines.push(format!("removed the staged MCP server from {}", settings_path.display()));
     } else {
-        let server = json!({
-            "command": target.staged.to_string_lossy(),
-            "args": ["mcp"],
-        });
+        let staged = target.staged.to_string_lossy();
+        let server = entry_json(McpServer::new(&staged, &["mcp"]))?;
         object_at(&mut settings, &["mcpServers"], &settings_path)?
             .insert(SERVER.to_owned(), server);
         plugin_file.write_text(&plugin(&target.staged, target.mode))?;
@@ -387,6 +386,8 @@ pub(crate) fn doctor(root: &Path, settings_path: Option<&Path>) -> Option<Vec<Ch
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
 
     use super::*;
 

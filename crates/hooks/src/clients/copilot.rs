@@ -30,7 +30,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::{
@@ -40,8 +40,9 @@ use crate::{
     },
     event::{Client, EventName, HookEvent, Mode, Reply},
     install::{
-        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks, hook_command, is_ours,
-        mcp_check, object_at, older_install_checks, parse_json, wrong_shape,
+        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks,
+        entries::{CopilotHook, McpServer, entry_json},
+        hook_command, is_ours, mcp_check, object_at, older_install_checks, parse_json, wrong_shape,
     },
 };
 
@@ -257,14 +258,14 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
             Mode::Record => &["PreToolUse", "PostToolUse"],
         };
         if let Some(object) = hooks.as_object_mut() {
-            object.entry("version").or_insert(json!(1));
+            object.entry("version").or_insert(Value::from(1));
         }
         for ours in events {
             let command = hook_command(&target.staged, client, target.mode, &[], ours);
             let theirs = EVENTS.iter().find(|(_, o)| o == ours).map_or(*ours, |(t, _)| *t);
             let list = object_at(&mut hooks, &["hooks"], &hooks_path)?
                 .entry(theirs.to_owned())
-                .or_insert_with(|| json!([]));
+                .or_insert_with(|| Value::Array(Vec::new()));
             let Some(list) = list.as_array_mut() else {
                 return Err(wrong_shape(
                     &hooks_path,
@@ -273,14 +274,16 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
                     "a list of hooks",
                 ));
             };
-            list.push(json!({"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_SECS}));
+            let hook =
+                CopilotHook { bash: &command, timeout_sec: HOOK_TIMEOUT_SECS, kind: "command" };
+            list.push(entry_json(hook)?);
         }
-        let server = json!({
-            "type": "local",
-            "command": target.staged.to_string_lossy(),
-            "args": ["mcp"],
-            "tools": ["*"],
-        });
+        let staged = target.staged.to_string_lossy();
+        let server = entry_json(McpServer {
+            tools: Some(&["*"]),
+            kind: Some("local"),
+            ..McpServer::new(&staged, &["mcp"])
+        })?;
         object_at(&mut mcp, &["mcpServers"], &mcp_path)?.insert(SERVER.to_owned(), server);
         lines.push(format!(
             "{} mode: hooks for edit and create{} in {}",
@@ -428,6 +431,8 @@ fn trusts(home: Option<&Path>, root: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
 
     use super::*;
 
