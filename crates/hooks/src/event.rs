@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The client a hook runs in.
@@ -93,12 +93,69 @@ impl Mode {
     }
 }
 
+/// The neutral name of a hook event: Claude Code's, which each client's codec maps its own
+/// names to (Gemini CLI's `BeforeTool`, Cursor's `preToolUse`, opencode's
+/// `tool.execute.before` are a [`EventName::PreToolUse`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventName {
+    /// Before a tool runs: the gate stages an edit and denies the call.
+    PreToolUse,
+    /// After a tool ran: record mode records the edit.
+    PostToolUse,
+    /// The end of the agent's turn: a gate may hold it while a preview is pending.
+    Stop,
+    /// A prompt of the person: its first line titles the session.
+    UserPromptSubmit,
+    /// Any other event (`SessionStart`, a client's own), which the hooks answer with nothing.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl EventName {
+    /// The name as Claude Code spells it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            EventName::PreToolUse => "PreToolUse",
+            EventName::PostToolUse => "PostToolUse",
+            EventName::Stop => "Stop",
+            EventName::UserPromptSubmit => "UserPromptSubmit",
+            EventName::Other(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for EventName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::ops::Deref for EventName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<&str> for EventName {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<str> for EventName {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
 /// One hook event, client-neutral: as Claude Code sends it, or as a client's codec reads its
 /// own event into this shape (`clients/`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct HookEvent {
     /// `PreToolUse`, `PostToolUse`, `Stop`, ...
-    pub hook_event_name: String,
+    pub hook_event_name: EventName,
     /// The client's session.
     #[serde(default)]
     pub session_id: Option<String>,
@@ -169,7 +226,7 @@ pub enum Reply {
     /// `UserPromptSubmit`, `PostToolUse`: the model gets this text with its next request.
     Context {
         /// The event answered.
-        event: String,
+        event: EventName,
         /// The text.
         text: String,
     },
@@ -184,8 +241,18 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// The JSON to print on stdout for `client`, if any.
+    /// The JSON to print on stdout for `client`, if any; `None` too when it could not be
+    /// written, which [`Reply::answer_for`] tells apart.
     pub fn to_json_for(&self, client: Client) -> Option<Value> {
+        client.answer(self).ok().flatten()
+    }
+
+    /// The JSON to print on stdout for `client`, if any: what a gate prints.
+    ///
+    /// # Errors
+    /// Why the answer could not be written (never, for the clients' shapes): a gate then
+    /// exits 2, which every client takes as a block, so that no call goes through unanswered.
+    pub fn answer_for(&self, client: Client) -> Result<Option<Value>, String> {
         client.answer(self)
     }
 }

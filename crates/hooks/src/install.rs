@@ -2,7 +2,8 @@
 //! gate|record] [--uninstall]`: writes what each client needs, merged into what is there (a
 //! user's other hooks and settings are kept), and the checks of `staged doctor`. Each client's
 //! installer is in its own file (`install/`), with `staged doctor`'s shared checks
-//! (`install/doctor.rs`) and the reading and writing of the files (`install/files.rs`).
+//! (`install/doctor.rs`), the reading and writing of the files (`install/files.rs`) and the
+//! entries staged writes into them, typed (`install/entries.rs`).
 //!
 //! - **Claude Code** (`install/claude_code.rs`, the workspace's own files): the hooks in `.claude/settings.json`
 //!   (`PreToolUse` for Edit, MultiEdit and Write; `Stop` in gate mode, `PostToolUse` in record
@@ -41,7 +42,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::event::{Client, Mode};
 
@@ -49,6 +50,7 @@ mod claude_code;
 mod codex;
 mod cursor;
 mod doctor;
+pub(crate) mod entries;
 mod files;
 mod gemini_cli;
 mod opencode;
@@ -395,16 +397,12 @@ fn add_hook(
     file: &Path,
 ) -> Result<(), InstallError> {
     let hooks = object_at(settings, &["hooks"], file)?;
-    let groups = hooks.entry(event.to_owned()).or_insert_with(|| json!([]));
+    let groups = hooks.entry(event.to_owned()).or_insert_with(|| Value::Array(Vec::new()));
     let Some(groups) = groups.as_array_mut() else {
         return Err(wrong_shape(file, &format!("hooks.{event}"), groups, "a list of hook groups"));
     };
-    let mut group = Map::new();
-    if let Some(matcher) = matcher {
-        group.insert("matcher".to_owned(), json!(matcher));
-    }
-    group.insert("hooks".to_owned(), json!([{"type": "command", "command": command}]));
-    groups.push(Value::Object(group));
+    let hooks = [entries::CommandHook { command, kind: "command" }];
+    groups.push(entries::entry_json(entries::HookGroup { hooks, matcher })?);
     Ok(())
 }
 
@@ -420,7 +418,7 @@ pub(crate) fn object_at<'a>(
         why: "it is not a JSON object".to_owned(),
     })?;
     for (i, name) in path.iter().enumerate() {
-        let next = at.entry((*name).to_owned()).or_insert_with(|| json!({}));
+        let next = at.entry((*name).to_owned()).or_insert_with(|| Value::Object(Map::new()));
         if !next.is_object() {
             return Err(wrong_shape(file, &path[..=i].join("."), next, "an object"));
         }
@@ -442,12 +440,12 @@ fn add_to_array(
 ) -> Result<(), InstallError> {
     let Some((last, parents)) = path.split_last() else { return Ok(()) };
     let parent = object_at(settings, parents, file)?;
-    let array = parent.entry((*last).to_owned()).or_insert_with(|| json!([]));
+    let array = parent.entry((*last).to_owned()).or_insert_with(|| Value::Array(Vec::new()));
     let Some(items) = array.as_array_mut() else {
         return Err(wrong_shape(file, &path.join("."), array, "a list"));
     };
     if !items.iter().any(|v| v.as_str() == Some(item)) {
-        items.push(json!(item));
+        items.push(Value::from(item));
     }
     Ok(())
 }
@@ -469,6 +467,8 @@ pub(crate) fn remove_from_array(settings: &mut Value, path: &[&str], item: &str)
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use super::{claude_code::CLAUDE_MATCHER, codex::event_label};
     use sha2::{Digest, Sha256};

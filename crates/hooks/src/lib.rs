@@ -65,7 +65,7 @@ use std::path::{Path, PathBuf};
 use staged_workspace::WorkspaceSession;
 
 pub use crate::{
-    event::{Client, HookEvent, Mode, Reply},
+    event::{Client, EventName, HookEvent, Mode, Reply},
     permission::doctor_line_for as permission_doctor_line_for,
     shell_run::{Finished, finish, unfinished},
 };
@@ -217,7 +217,7 @@ pub fn handle_for(
 /// call reports before it does the work, so that its supervisor knows how to refuse if the
 /// work dies. `None` when it is not readable.
 pub fn event_name(client: Client, input: &[u8]) -> Option<String> {
-    client.event_name(input)
+    client.event_name(input).map(|name| name.as_str().to_owned())
 }
 
 /// Lowers this process's address-space limit (`RLIMIT_AS`) to `bytes`, or leaves it where it

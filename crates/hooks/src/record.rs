@@ -423,7 +423,7 @@ fn finish(
     for (_, call) in calls {
         let Some(snapshot) = snapshots.remove(&call) else { continue };
         let event = HookEvent {
-            hook_event_name: "PostToolUse".to_owned(),
+            hook_event_name: crate::event::EventName::PostToolUse,
             session_id: None,
             cwd: None,
             tool_name: Some(snapshot.tool.clone().unwrap_or_else(|| "apply_patch".to_owned())),

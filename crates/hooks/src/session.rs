@@ -4,11 +4,10 @@
 //! previews are its model's), and the notices a person left for it (a revert's reason) ride
 //! on the next event that can carry text to the model.
 
-use serde_json::{Value, json};
 use staged_store::SessionScope;
 use staged_workspace::WorkspaceSession;
 
-use crate::event::{Client, HookEvent, Reply};
+use crate::event::{Client, EventName, HookEvent, Reply};
 
 /// Enters the event's session: the store acts for it from now on. `None` when the event
 /// names none, or the workspace keeps no durable store.
@@ -17,7 +16,7 @@ pub(crate) fn enter(client: Client, event: &HookEvent, ws: &WorkspaceSession) ->
     let store = ws.sqlite()?;
     let process = staged_session::process::client_of_this_process().map(|p| p.key());
     let row = store.open_session(client.name(), id, process.as_deref()).ok()?;
-    if event.hook_event_name == "UserPromptSubmit"
+    if event.hook_event_name == EventName::UserPromptSubmit
         && row.title.is_none()
         && let Some(prompt) = &event.prompt
         && let Some(first) = prompt.lines().map(str::trim).find(|l| !l.is_empty())
@@ -56,9 +55,11 @@ pub(crate) fn with_notices(
     number: Option<u64>,
     reply: Reply,
 ) -> Reply {
-    let carries = match (&reply, event.hook_event_name.as_str()) {
+    let carries = match (&reply, &event.hook_event_name) {
         (Reply::Deny(_) | Reply::Block(_), _) => true,
-        (Reply::Nothing, "UserPromptSubmit" | "PostToolUse") => client.carries_context(),
+        (Reply::Nothing, EventName::UserPromptSubmit | EventName::PostToolUse) => {
+            client.carries_context()
+        }
         _ => false,
     };
     if !carries {
@@ -70,14 +71,4 @@ pub(crate) fn with_notices(
         Reply::Block(text) => Reply::Block(format!("{text}\n\n{notices}")),
         _ => Reply::Context { event: event.hook_event_name.clone(), text: notices },
     }
-}
-
-/// The JSON of a [`Reply::Context`].
-pub(crate) fn context_json(event: &str, text: &str) -> Value {
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": event,
-            "additionalContext": text,
-        }
-    })
 }

@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use staged_core::{FrontEnd, LogAction, LogOutcome, LogRecord, PendingId, RESOLVE_REMINDER};
 use staged_shell::{Run, apply, plan, upper};
 use staged_store::SessionScope;
@@ -25,7 +25,7 @@ use staged_workspace::WorkspaceSession;
 
 use crate::{
     Outcome,
-    event::{Client, HookEvent, Mode, Reply},
+    event::{Client, EventName, HookEvent, Mode, Reply},
     gate::NEWEST_FIRST,
 };
 
@@ -36,7 +36,7 @@ use crate::{
 /// and Qwen Code's `run_shell_command`; opencode's and Copilot CLI's `bash`; Cline's
 /// `run_commands`.
 pub(crate) fn wraps(client: Client, event: &HookEvent) -> bool {
-    if event.hook_event_name != "PreToolUse" {
+    if event.hook_event_name != EventName::PreToolUse {
         return false;
     }
     let tool = event.tool_name.as_deref();
@@ -60,7 +60,7 @@ pub(crate) fn wraps(client: Client, event: &HookEvent) -> bool {
 /// read: a gate refuses such a call when [`wraps`] cannot read it ([`unreadable`]), rather
 /// than let a command it cannot wrap run.
 pub(crate) fn is_shell_tool(client: Client, event: &HookEvent) -> bool {
-    if event.hook_event_name != "PreToolUse" {
+    if event.hook_event_name != EventName::PreToolUse {
         return false;
     }
     let tool = event.tool_name.as_deref();
@@ -178,7 +178,7 @@ fn cline_rewritten(input: &Value, wrapped: Vec<String>) -> Value {
         }
         // A string or a list: Cline's plugin answer must be an object or a list.
         _ if input.is_array() => res = Value::from(wrapped),
-        _ => res = json!({"commands": wrapped}),
+        _ => res = Value::Object(Map::from_iter([("commands".to_owned(), Value::from(wrapped))])),
     }
     res
 }

@@ -136,7 +136,14 @@ fn serve(root: Option<&Path>, client: Client, mode: Mode, report: bool) -> anyho
     for note in &outcome.notes {
         eprintln!("{note}");
     }
-    let Some(reply) = outcome.reply.to_json_for(client) else { return Ok(Exit::Success) };
+    let reply = match outcome.reply.answer_for(client) {
+        Ok(Some(reply)) => reply,
+        Ok(None) => return Ok(Exit::Success),
+        Err(why) => {
+            eprintln!("staged: {why}; the tool call is blocked");
+            return Ok(Exit::Usage);
+        }
+    };
     match writeln!(stdout, "{reply}").and_then(|()| stdout.flush()) {
         Ok(()) => Ok(Exit::Success),
         Err(err) => {
@@ -185,9 +192,14 @@ fn supervise(root: Option<&Path>, client: Client, max_memory: u64, timeout: Dura
             ));
             eprintln!("staged: the hook's work failed: {}", failure.why);
             let mut stdout = std::io::stdout().lock();
-            let printed = reply
-                .to_json_for(client)
-                .map(|json| writeln!(stdout, "{json}").and_then(|()| stdout.flush()));
+            let json = match reply.answer_for(client) {
+                Ok(json) => json,
+                Err(why) => {
+                    eprintln!("staged: {why}; the tool call is blocked");
+                    return Exit::Usage;
+                }
+            };
+            let printed = json.map(|json| writeln!(stdout, "{json}").and_then(|()| stdout.flush()));
             if let Some(Err(err)) = printed {
                 eprintln!(
                     "staged: the hook's reply could not be written ({err}); the tool call is blocked"

@@ -4,11 +4,14 @@
 //! NotebookEdit; a deny is `hookSpecificOutput.permissionDecision: "deny"` with the reason,
 //! and a Stop that holds the turn is `{"decision": "block", "reason": ...}`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::{
-    clients::ToolEdit,
-    event::{HookEvent, Reply},
+    clients::{
+        ToolEdit,
+        wire::{ClaudeOutput, Decided, Decision, Specific, SystemMessage, to_json},
+    },
+    event::{EventName, HookEvent, Reply},
 };
 
 /// The client's name for people.
@@ -24,10 +27,10 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
 
 /// The `hook_event_name` of an event, read without building the rest of it (the other fields
 /// are skipped, not kept).
-pub(crate) fn event_name(input: &[u8]) -> Option<String> {
+pub(crate) fn event_name(input: &[u8]) -> Option<EventName> {
     #[derive(serde::Deserialize)]
     struct Name {
-        hook_event_name: Option<String>,
+        hook_event_name: Option<EventName>,
     }
     serde_json::from_slice::<Name>(input).ok()?.hook_event_name
 }
@@ -42,25 +45,38 @@ pub(crate) fn edit(event: &HookEvent) -> Option<ToolEdit> {
     }
 }
 
-/// Claude Code's answer (Codex and Qwen Code read the same shape).
-pub(crate) fn answer(reply: &Reply) -> Option<Value> {
-    match reply {
-        Reply::Nothing => None,
-        Reply::Deny(reason) => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": reason,
-            }
-        })),
-        Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
-        Reply::Context { event, text } => Some(crate::session::context_json(event, text)),
-        Reply::Notice(text) => Some(json!({"systemMessage": text})),
-        Reply::Rewrite(input) => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "updatedInput": input,
-            }
-        })),
-    }
+/// Claude Code's answer (Codex and Qwen Code read the same shape): a deny is
+/// `hookSpecificOutput.permissionDecision: "deny"` with its reason, a held Stop `{"decision":
+/// "block", "reason": ...}`, context `hookSpecificOutput.additionalContext`, a message to the
+/// person `systemMessage`, a rewrite `hookSpecificOutput.updatedInput`.
+///
+/// # Errors
+/// Why the answer could not be written.
+pub(crate) fn answer(reply: &Reply) -> Result<Option<Value>, String> {
+    let pre = EventName::PreToolUse;
+    let answer = match reply {
+        Reply::Nothing => return Ok(None),
+        Reply::Deny(reason) => to_json(Specific {
+            hook_specific_output: ClaudeOutput {
+                permission_decision: Some(Decision::Deny),
+                permission_decision_reason: Some(reason),
+                ..ClaudeOutput::of(&pre)
+            },
+        }),
+        Reply::Block(reason) => to_json(Decided { decision: Decision::Block, reason }),
+        Reply::Context { event, text } => to_json(Specific {
+            hook_specific_output: ClaudeOutput {
+                additional_context: Some(text),
+                ..ClaudeOutput::of(event)
+            },
+        }),
+        Reply::Notice(text) => to_json(SystemMessage { system_message: text }),
+        Reply::Rewrite(input) => to_json(Specific {
+            hook_specific_output: ClaudeOutput {
+                updated_input: Some(input),
+                ..ClaudeOutput::of(&pre)
+            },
+        }),
+    };
+    answer.map(Some)
 }

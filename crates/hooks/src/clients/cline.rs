@@ -31,14 +31,16 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::{
-    clients::ToolEdit,
-    event::{Client, HookEvent, Mode, Reply},
+    clients::{EditInput, PatchInput, ToolEdit, WriteInput, input_json, wire::to_json},
+    event::{Client, EventName, HookEvent, Mode, Reply},
     install::{
-        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks, hook_command, mcp_check,
-        object_at, read_json, write_json,
+        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks,
+        entries::{McpServer, entry_json},
+        hook_command, mcp_check, object_at, read_json, write_json,
     },
 };
 
@@ -66,16 +68,25 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         }
         (Some("editor"), Some(args)) => {
             let path = args.get("path").cloned().unwrap_or(Value::Null);
-            let new = args.get("new_text").cloned().unwrap_or_else(|| json!(""));
+            let new = args.get("new_text").cloned().unwrap_or_else(|| Value::from(""));
             match args.get("old_text").filter(|v| !v.is_null()) {
                 Some(old) => {
-                    ("Edit", Some(json!({"file_path": path, "old_string": old, "new_string": new})))
+                    let input = EditInput {
+                        file_path: Some(path),
+                        old_string: Some(old.clone()),
+                        new_string: Some(new),
+                        replace_all: None,
+                    };
+                    ("Edit", Some(input_json(input)?))
                 }
-                None => ("Write", Some(json!({"file_path": path, "content": new}))),
+                None => {
+                    let input = WriteInput { file_path: Some(path), content: Some(new) };
+                    ("Write", Some(input_json(input)?))
+                }
             }
         }
         (Some("apply_patch"), Some(Value::String(patch))) => {
-            ("apply_patch", Some(json!({"input": patch})))
+            ("apply_patch", Some(input_json(PatchInput { input: Value::String(patch) })?))
         }
         (_, args) => {
             event.tool_input = args;
@@ -97,7 +108,7 @@ pub(crate) const WHAT: &str = "edit";
 pub(crate) const RESOLVE_TOOL: &str = "staged__resolve";
 
 /// The client-neutral name of the event in `input` (the name of the event [`parse`] makes of it).
-pub(crate) fn event_name(input: &[u8]) -> Option<String> {
+pub(crate) fn event_name(input: &[u8]) -> Option<EventName> {
     parse(input).ok().map(|event| event.hook_event_name)
 }
 
@@ -112,16 +123,33 @@ pub(crate) fn edit(event: &HookEvent) -> Option<ToolEdit> {
     }
 }
 
+/// The plugin's answer that skips a call: `{"skip": true, "reason": R}`.
+#[derive(Debug, Serialize)]
+struct Skip<'a> {
+    reason: &'a str,
+    skip: bool,
+}
+
+/// The plugin's answer that runs a call with another input.
+#[derive(Debug, Serialize)]
+struct Rewritten<'a> {
+    input: &'a Value,
+}
+
 /// What the plugin reads back: `{"skip": true, "reason": R}` skips the tool call.
-pub(crate) fn answer(reply: &Reply) -> Option<Value> {
-    match reply {
+///
+/// # Errors
+/// Why the answer could not be written.
+pub(crate) fn answer(reply: &Reply) -> Result<Option<Value>, String> {
+    let answer = match reply {
         // Neither a model's context nor a message to the person reaches this client's
         // answer (notices wait for a deny or a block, which carry text in any client).
-        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
-        Reply::Deny(reason) | Reply::Block(reason) => Some(json!({"skip": true, "reason": reason})),
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => return Ok(None),
+        Reply::Deny(reason) | Reply::Block(reason) => to_json(Skip { reason, skip: true }),
         // `run_commands` under staged's wrapper: the plugin returns it as the call's input.
-        Reply::Rewrite(input) => Some(json!({"input": input})),
-    }
+        Reply::Rewrite(input) => to_json(Rewritten { input }),
+    };
+    answer.map(Some)
 }
 
 /// Why the gate refuses an `editor` call without staging it.
@@ -295,10 +323,8 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         lines.push(format!("removed staged's plugin {}", plugin_file.path().display()));
         lines.push(format!("removed the staged MCP server from {}", settings_path.display()));
     } else {
-        let server = json!({
-            "command": target.staged.to_string_lossy(),
-            "args": ["mcp"],
-        });
+        let staged = target.staged.to_string_lossy();
+        let server = entry_json(McpServer::new(&staged, &["mcp"]))?;
         object_at(&mut settings, &["mcpServers"], &settings_path)?
             .insert(SERVER.to_owned(), server);
         plugin_file.write_text(&plugin(&target.staged, target.mode))?;
@@ -361,7 +387,14 @@ pub(crate) fn doctor(root: &Path, settings_path: Option<&Path>) -> Option<Vec<Ch
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use serde_json::json;
+
     use super::*;
+
+    /// The answer, which these shapes always write.
+    fn answer(reply: &Reply) -> Option<Value> {
+        super::answer(reply).unwrap()
+    }
 
     fn pre(input: Value) -> HookEvent {
         let event = json!({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/r",

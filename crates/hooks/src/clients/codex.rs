@@ -4,11 +4,14 @@
 //! `shell`, `exec_command`, `local_shell`) whose command runs a patch; it reads Claude Code's
 //! answers.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::{
-    clients::{ToolEdit, claude_code},
-    event::{HookEvent, Reply},
+    clients::{
+        ToolEdit, claude_code,
+        wire::{ClaudeOutput, Decision, Specific, to_json},
+    },
+    event::{EventName, HookEvent, Reply},
     gate::shell_patch_of,
     shell::ShellPatch,
 };
@@ -29,19 +32,27 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
 /// updatedInput without permissionDecision:allow"), and only with a string `command`. staged
 /// rewrites a Codex shell call only where its approval policy is `never`
 /// (`bypassPermissions`), so that allow grants nothing Codex would not.
-pub(crate) fn answer(reply: &Reply) -> Option<Value> {
+///
+/// # Errors
+/// Why the answer could not be written.
+pub(crate) fn answer(reply: &Reply) -> Result<Option<Value>, String> {
     match reply {
-        Reply::Rewrite(input) => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "allow",
-                "permissionDecisionReason": "staged runs this command under staged shell-run, which records or stages what it writes",
-                "updatedInput": input,
-            }
-        })),
+        Reply::Rewrite(input) => to_json(Specific {
+            hook_specific_output: ClaudeOutput {
+                permission_decision: Some(Decision::Allow),
+                permission_decision_reason: Some(REWRITE_REASON),
+                updated_input: Some(input),
+                ..ClaudeOutput::of(&EventName::PreToolUse)
+            },
+        })
+        .map(Some),
         other => claude_code::answer(other),
     }
 }
+
+/// Why a rewritten shell call is allowed.
+const REWRITE_REASON: &str =
+    "staged runs this command under staged shell-run, which records or stages what it writes";
 
 /// `apply_patch` is a patch; a shell call is one when its command runs a patch.
 pub(crate) fn edit(event: &HookEvent) -> Option<ToolEdit> {

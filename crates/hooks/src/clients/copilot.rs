@@ -29,16 +29,20 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::{
-    clients::ToolEdit,
-    event::{Client, HookEvent, Mode, Reply},
+    clients::{
+        EditInput, ToolEdit, WriteInput, input_json,
+        wire::{Decided, Decision, to_json},
+    },
+    event::{Client, EventName, HookEvent, Mode, Reply},
     install::{
-        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks, hook_command, is_ours,
-        mcp_check, object_at, older_install_checks, parse_json, wrong_shape,
+        Check, InstallError, SERVER, Target, WorkspaceFile, binary_checks,
+        entries::{CopilotHook, McpServer, entry_json},
+        hook_command, is_ours, mcp_check, object_at, older_install_checks, parse_json, wrong_shape,
     },
 };
 
@@ -80,19 +84,19 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         other => other,
     };
     let name = match (&event.tool_name, &event.tool_result) {
-        (Some(_), Some(_)) => "PostToolUse",
-        (Some(_), None) => "PreToolUse",
-        _ if event.stop_reason.is_some() || event.stop_hook_active.is_some() => "Stop",
-        _ => "Other",
+        (Some(_), Some(_)) => EventName::PostToolUse,
+        (Some(_), None) => EventName::PreToolUse,
+        _ if event.stop_reason.is_some() || event.stop_hook_active.is_some() => EventName::Stop,
+        _ => EventName::Other("Other".to_owned()),
     };
     let call = event.tool_name.as_deref().map(|tool| call_id(tool, args.as_ref()));
     let (tool_name, tool_input) = match (event.tool_name.as_deref(), args) {
-        (Some("edit"), Some(args)) => (Some("Edit".to_owned()), Some(edit_input(&args))),
-        (Some("create"), Some(args)) => (Some("Write".to_owned()), Some(create_input(&args))),
+        (Some("edit"), Some(args)) => (Some("Edit".to_owned()), Some(edit_input(&args)?)),
+        (Some("create"), Some(args)) => (Some("Write".to_owned()), Some(create_input(&args)?)),
         (tool, args) => (tool.map(str::to_owned), args),
     };
     Ok(HookEvent {
-        hook_event_name: name.to_owned(),
+        hook_event_name: name,
         session_id: event.session_id,
         cwd: event.cwd,
         tool_name,
@@ -107,28 +111,21 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
 }
 
 /// `edit`'s `{path, old_str, new_str}` as Claude Code's Edit (`new_str` left out deletes).
-fn edit_input(args: &Value) -> Value {
-    let mut input = json!({});
-    if let Some(path) = args.get("path") {
-        input["file_path"] = path.clone();
-    }
-    if let Some(old) = args.get("old_str") {
-        input["old_string"] = old.clone();
-    }
-    input["new_string"] = args.get("new_str").cloned().unwrap_or_else(|| json!(""));
-    input
+fn edit_input(args: &Value) -> Result<Value, String> {
+    input_json(EditInput {
+        file_path: args.get("path").cloned(),
+        old_string: args.get("old_str").cloned(),
+        new_string: Some(args.get("new_str").cloned().unwrap_or_else(|| Value::from(""))),
+        replace_all: None,
+    })
 }
 
 /// `create`'s `{path, file_text}` as Claude Code's Write.
-fn create_input(args: &Value) -> Value {
-    let mut input = json!({});
-    if let Some(path) = args.get("path") {
-        input["file_path"] = path.clone();
-    }
-    if let Some(text) = args.get("file_text") {
-        input["content"] = text.clone();
-    }
-    input
+fn create_input(args: &Value) -> Result<Value, String> {
+    input_json(WriteInput {
+        file_path: args.get("path").cloned(),
+        content: args.get("file_text").cloned(),
+    })
 }
 
 /// The call's name: its tool and a hash of its arguments, equal in its `preToolUse` and
@@ -153,7 +150,7 @@ pub(crate) const WHAT: &str = "edit";
 pub(crate) const RESOLVE_TOOL: &str = "staged-resolve";
 
 /// The client-neutral name of the event in `input` (the name of the event [`parse`] makes of it).
-pub(crate) fn event_name(input: &[u8]) -> Option<String> {
+pub(crate) fn event_name(input: &[u8]) -> Option<EventName> {
     parse(input).ok().map(|event| event.hook_event_name)
 }
 
@@ -166,20 +163,42 @@ pub(crate) fn edit(event: &HookEvent) -> Option<ToolEdit> {
     }
 }
 
+/// Copilot CLI's answer to a `preToolUse`: a deny with its reason, or the arguments to run the
+/// tool with.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PreToolAnswer<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    modified_args: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permission_decision: Option<Decision>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    permission_decision_reason: Option<&'a str>,
+}
+
 /// What Copilot CLI reads back for `reply`.
-pub(crate) fn answer(reply: &Reply) -> Option<Value> {
-    match reply {
+///
+/// # Errors
+/// Why the answer could not be written.
+pub(crate) fn answer(reply: &Reply) -> Result<Option<Value>, String> {
+    let answer = match reply {
         // Neither a model's context nor a message to the person reaches this client's
         // answer (notices wait for a deny or a block, which carry text in any client).
-        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => return Ok(None),
         // A `bash` call under staged's wrapper: Copilot runs the tool with `modifiedArgs`.
-        Reply::Rewrite(args) => Some(json!({"modifiedArgs": args})),
-        Reply::Deny(reason) => Some(json!({
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        })),
-        Reply::Block(reason) => Some(json!({"decision": "block", "reason": reason})),
-    }
+        Reply::Rewrite(args) => to_json(PreToolAnswer {
+            modified_args: Some(args),
+            permission_decision: None,
+            permission_decision_reason: None,
+        }),
+        Reply::Deny(reason) => to_json(PreToolAnswer {
+            modified_args: None,
+            permission_decision: Some(Decision::Deny),
+            permission_decision_reason: Some(reason),
+        }),
+        Reply::Block(reason) => to_json(Decided { decision: Decision::Block, reason }),
+    };
+    answer.map(Some)
 }
 
 /// Why the gate refuses a Copilot edit without staging it: `create` of a file that exists
@@ -239,14 +258,14 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
             Mode::Record => &["PreToolUse", "PostToolUse"],
         };
         if let Some(object) = hooks.as_object_mut() {
-            object.entry("version").or_insert(json!(1));
+            object.entry("version").or_insert(Value::from(1));
         }
         for ours in events {
             let command = hook_command(&target.staged, client, target.mode, &[], ours);
             let theirs = EVENTS.iter().find(|(_, o)| o == ours).map_or(*ours, |(t, _)| *t);
             let list = object_at(&mut hooks, &["hooks"], &hooks_path)?
                 .entry(theirs.to_owned())
-                .or_insert_with(|| json!([]));
+                .or_insert_with(|| Value::Array(Vec::new()));
             let Some(list) = list.as_array_mut() else {
                 return Err(wrong_shape(
                     &hooks_path,
@@ -255,14 +274,16 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
                     "a list of hooks",
                 ));
             };
-            list.push(json!({"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_SECS}));
+            let hook =
+                CopilotHook { bash: &command, timeout_sec: HOOK_TIMEOUT_SECS, kind: "command" };
+            list.push(entry_json(hook)?);
         }
-        let server = json!({
-            "type": "local",
-            "command": target.staged.to_string_lossy(),
-            "args": ["mcp"],
-            "tools": ["*"],
-        });
+        let staged = target.staged.to_string_lossy();
+        let server = entry_json(McpServer {
+            tools: Some(&["*"]),
+            kind: Some("local"),
+            ..McpServer::new(&staged, &["mcp"])
+        })?;
         object_at(&mut mcp, &["mcpServers"], &mcp_path)?.insert(SERVER.to_owned(), server);
         lines.push(format!(
             "{} mode: hooks for edit and create{} in {}",
@@ -411,7 +432,14 @@ fn trusts(home: Option<&Path>, root: &Path) -> Result<(), String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use serde_json::json;
+
     use super::*;
+
+    /// The answer, which these shapes always write.
+    fn answer(reply: &Reply) -> Option<Value> {
+        super::answer(reply).unwrap()
+    }
 
     #[test]
     fn an_edit_becomes_claude_codes_edit_with_a_call_id_its_post_tool_use_shares() {

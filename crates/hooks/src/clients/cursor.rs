@@ -26,12 +26,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::{
-    clients::ToolEdit,
-    event::{HookEvent, Reply},
+    clients::{EditInput, ToolEdit, WriteInput, input_json, wire::to_json},
+    event::{EventName, HookEvent, Reply},
 };
 
 /// Cursor's event, as the hooks reference gives it.
@@ -62,24 +62,36 @@ pub(crate) const DISPLAY: &str = "Cursor";
 /// What its edit is called in a deny text.
 pub(crate) const WHAT: &str = "edit";
 
+/// Cursor's own names of the hooks staged handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum CursorEvent {
+    /// Before a tool runs: a `PreToolUse`.
+    PreToolUse,
+    /// After a tool ran: a `PostToolUse`.
+    PostToolUse,
+    /// The end of the agent's turn: a `Stop`.
+    Stop,
+}
+
 /// The client-neutral name of a Cursor hook.
-fn neutral(name: &str) -> Option<&'static str> {
-    match name {
-        "preToolUse" => Some("PreToolUse"),
-        "postToolUse" => Some("PostToolUse"),
-        "stop" => Some("Stop"),
-        _ => None,
-    }
+fn neutral(name: &str) -> Option<EventName> {
+    let event = serde_json::from_value::<CursorEvent>(Value::String(name.to_owned())).ok()?;
+    Some(match event {
+        CursorEvent::PreToolUse => EventName::PreToolUse,
+        CursorEvent::PostToolUse => EventName::PostToolUse,
+        CursorEvent::Stop => EventName::Stop,
+    })
 }
 
 /// The client-neutral name of the event in `input`.
-pub(crate) fn event_name(input: &[u8]) -> Option<String> {
+pub(crate) fn event_name(input: &[u8]) -> Option<EventName> {
     #[derive(Deserialize)]
     struct Name {
         hook_event_name: Option<String>,
     }
     let name = serde_json::from_slice::<Name>(input).ok()?.hook_event_name?;
-    neutral(&name).map(str::to_owned)
+    neutral(&name)
 }
 
 /// Cursor's event as a [`HookEvent`].
@@ -100,27 +112,26 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         _ => p.to_owned(),
     });
     let (tool, input) = match event.tool_name.as_deref() {
-        Some("Write") => (
-            Some("Write".to_owned()),
-            json!({"file_path": path, "content": text(&["contents", "content"])}),
-        ),
+        Some("Write") => {
+            let input = WriteInput {
+                file_path: Some(path.into()),
+                content: Some(text(&["contents", "content"]).into()),
+            };
+            (Some("Write".to_owned()), input_json(input)?)
+        }
         Some("StrReplace" | "Edit") => {
-            let mut input = Map::new();
-            input.insert("file_path".to_owned(), json!(path));
-            for key in ["old_string", "new_string"] {
-                if let Some(value) = text(&[key]) {
-                    input.insert(key.to_owned(), json!(value));
-                }
-            }
-            if let Some(all) = args.get("replace_all").and_then(Value::as_bool) {
-                input.insert("replace_all".to_owned(), json!(all));
-            }
-            (Some("Edit".to_owned()), Value::Object(input))
+            let input = EditInput {
+                file_path: Some(path.into()),
+                old_string: text(&["old_string"]).map(Value::from),
+                new_string: text(&["new_string"]).map(Value::from),
+                replace_all: args.get("replace_all").and_then(Value::as_bool),
+            };
+            (Some("Edit".to_owned()), input_json(input)?)
         }
         other => (other.map(|t| format!("cursor:{t}")), args.clone()),
     };
     Ok(HookEvent {
-        hook_event_name: name.to_owned(),
+        hook_event_name: name,
         session_id: event.conversation_id,
         cwd,
         tool_name: tool,
@@ -134,19 +145,42 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
     })
 }
 
+/// Cursor's answer to a `preToolUse` that denies the call.
+#[derive(Debug, Serialize)]
+struct Denied<'a> {
+    agent_message: &'a str,
+    permission: crate::clients::wire::Decision,
+    user_message: &'static str,
+}
+
+/// Cursor's answer to a `stop` that gives the agent another turn.
+#[derive(Debug, Serialize)]
+struct FollowUp<'a> {
+    followup_message: &'a str,
+}
+
+/// What a person sees in Cursor when the gate denies an edit.
+const USER_MESSAGE: &str = "staged holds this edit as a preview (or refused it); see the agent's message, or run `staged review`.";
+
 /// `reply` as Cursor reads it.
-pub(crate) fn answer(reply: &Reply) -> Option<Value> {
-    match reply {
+///
+/// # Errors
+/// Why the answer could not be written.
+pub(crate) fn answer(reply: &Reply) -> Result<Option<Value>, String> {
+    let answer = match reply {
         // Neither a model's context nor a message to the person reaches this client's
         // answer (notices wait for a deny or a block, which carry text in any client).
-        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) | Reply::Rewrite(_) => None,
-        Reply::Deny(reason) => Some(json!({
-            "permission": "deny",
-            "agent_message": reason,
-            "user_message": "staged holds this edit as a preview (or refused it); see the agent's message, or run `staged review`.",
-        })),
-        Reply::Block(reason) => Some(json!({"followup_message": reason})),
-    }
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) | Reply::Rewrite(_) => {
+            return Ok(None);
+        }
+        Reply::Deny(reason) => to_json(Denied {
+            agent_message: reason,
+            permission: crate::clients::wire::Decision::Deny,
+            user_message: USER_MESSAGE,
+        }),
+        Reply::Block(reason) => to_json(FollowUp { followup_message: reason }),
+    };
+    answer.map(Some)
 }
 
 /// The edit a read event's tool makes: `StrReplace` and `Edit` (read as `Edit`) replace,
@@ -177,7 +211,16 @@ pub(crate) fn claude_hook_defers(input: &[u8], root: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
     use super::*;
+
+    /// The answer, which these shapes always write.
+    fn answer(reply: &Reply) -> Option<Value> {
+        super::answer(reply).unwrap()
+    }
 
     #[test]
     fn replies_are_in_cursors_shape() {

@@ -34,16 +34,40 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use staged_workspace::WorkspaceSession;
 
 use crate::{
-    clients::ToolEdit,
-    event::{HookEvent, Reply},
+    clients::{
+        EditInput, PatchInput, ToolEdit, WriteInput, input_json,
+        wire::{Decided, Decision, to_json},
+    },
+    event::{EventName, HookEvent, Reply},
     permission::Verdict,
     state::{FileBefore, Snapshot},
 };
+
+/// The opencode hooks the plugin sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+enum Hook {
+    /// Before a tool runs: a `PreToolUse`.
+    #[serde(rename = "tool.execute.before")]
+    Before,
+    /// After a tool ran: a `PostToolUse`.
+    #[serde(rename = "tool.execute.after")]
+    After,
+}
+
+impl Hook {
+    /// The neutral event.
+    fn neutral(self) -> EventName {
+        match self {
+            Hook::Before => EventName::PreToolUse,
+            Hook::After => EventName::PostToolUse,
+        }
+    }
+}
 
 /// The plugin's event.
 #[derive(Debug, Deserialize)]
@@ -75,22 +99,18 @@ pub(crate) const WHAT: &str = "edit";
 pub(crate) const RESOLVE_TOOL: &str = "staged_resolve";
 
 /// The client-neutral name of an opencode hook.
-fn neutral(hook: &str) -> Option<&'static str> {
-    match hook {
-        "tool.execute.before" => Some("PreToolUse"),
-        "tool.execute.after" => Some("PostToolUse"),
-        _ => None,
-    }
+fn neutral(hook: &str) -> Option<EventName> {
+    serde_json::from_value::<Hook>(Value::String(hook.to_owned())).ok().map(Hook::neutral)
 }
 
 /// The client-neutral name of the event in `input` (`PreToolUse`, `PostToolUse`).
-pub(crate) fn event_name(input: &[u8]) -> Option<String> {
+pub(crate) fn event_name(input: &[u8]) -> Option<EventName> {
     #[derive(Deserialize)]
-    struct Hook {
+    struct Named {
         hook: Option<String>,
     }
-    let hook = serde_json::from_slice::<Hook>(input).ok()?.hook?;
-    neutral(&hook).map(str::to_owned)
+    let hook = serde_json::from_slice::<Named>(input).ok()?.hook?;
+    neutral(&hook)
 }
 
 /// The plugin's event as a [`HookEvent`].
@@ -110,26 +130,29 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
     };
     let (tool, input) = match event.tool.as_deref() {
         Some("edit") => {
-            let mut input = Map::new();
-            input.insert("file_path".to_owned(), json!(path("filePath")));
-            input.insert("old_string".to_owned(), json!(text("oldString")));
-            input.insert("new_string".to_owned(), json!(text("newString")));
-            if let Some(all) = args.get("replaceAll").and_then(Value::as_bool) {
-                input.insert("replace_all".to_owned(), json!(all));
-            }
-            (Some("Edit".to_owned()), Value::Object(input))
+            let input = EditInput {
+                file_path: Some(path("filePath").into()),
+                old_string: Some(text("oldString").into()),
+                new_string: Some(text("newString").into()),
+                replace_all: args.get("replaceAll").and_then(Value::as_bool),
+            };
+            (Some("Edit".to_owned()), input_json(input)?)
         }
-        Some("write") => (
-            Some("Write".to_owned()),
-            json!({"file_path": path("filePath"), "content": text("content")}),
-        ),
+        Some("write") => {
+            let input = WriteInput {
+                file_path: Some(path("filePath").into()),
+                content: Some(text("content").into()),
+            };
+            (Some("Write".to_owned()), input_json(input)?)
+        }
         Some("apply_patch") => {
-            (Some("apply_patch".to_owned()), json!({"input": text("patchText")}))
+            let input = PatchInput { input: text("patchText").into() };
+            (Some("apply_patch".to_owned()), input_json(input)?)
         }
         other => (other.map(str::to_owned), args.clone()),
     };
     Ok(HookEvent {
-        hook_event_name: name.to_owned(),
+        hook_event_name: name,
         session_id: event.session_id,
         cwd: dir,
         tool_name: tool,
@@ -143,19 +166,29 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
     })
 }
 
+/// The plugin's answer that rewrites a call: the arguments to run it with.
+#[derive(Debug, Serialize)]
+struct Rewritten<'a> {
+    args: &'a Value,
+}
+
 /// `reply` as the plugin reads it.
-pub(crate) fn answer(reply: &Reply) -> Option<Value> {
-    match reply {
+///
+/// # Errors
+/// Why the answer could not be written.
+pub(crate) fn answer(reply: &Reply) -> Result<Option<Value>, String> {
+    let answer = match reply {
         // Neither a model's context nor a message to the person reaches this client's
         // answer (notices wait for a deny or a block, which carry text in any client).
-        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => None,
+        Reply::Nothing | Reply::Context { .. } | Reply::Notice(_) => return Ok(None),
         Reply::Deny(reason) | Reply::Block(reason) => {
-            Some(json!({"decision": "deny", "reason": reason}))
+            to_json(Decided { decision: Decision::Deny, reason })
         }
         // A `bash` call run under staged's wrapper: the plugin assigns these arguments to
         // the call's own (opencode runs the tool with the object the plugin was given).
-        Reply::Rewrite(args) => Some(json!({"args": args})),
-    }
+        Reply::Rewrite(args) => to_json(Rewritten { args }),
+    };
+    answer.map(Some)
 }
 
 /// The edit a read event's tool makes: `edit` (read as `Edit`) replaces, `write` (`Write`)
@@ -223,7 +256,7 @@ fn rule_for(root: &Path, key: &str) -> Result<Option<(Value, String)>, String> {
         let text = text.to_string_lossy();
         match serde_json::from_str::<Value>(&text) {
             Ok(permission) => {
-                if let Some(rule) = rule_of(&json!({ "permission": permission }), key) {
+                if let Some(rule) = permission_rule(&permission, key) {
                     found = Some((rule, "OPENCODE_PERMISSION".to_owned()));
                 }
             }
@@ -324,7 +357,8 @@ fn with_tools(tools: Option<&Value>, permission: Value) -> Value {
     let Some(bash) = tools.and_then(|t| t.get("bash")).and_then(Value::as_bool) else {
         return permission;
     };
-    let mut res = json!({"bash": if bash { "allow" } else { "deny" }});
+    let action = if bash { "allow" } else { "deny" };
+    let mut res = Value::Object(Map::from_iter([("bash".to_owned(), Value::from(action))]));
     merge_into(&mut res, permission);
     res
 }
@@ -585,7 +619,11 @@ pub(crate) fn verdict(root: &Path) -> Verdict {
 
 /// A config's rule for `key`: `permission.<key>`, or `permission` when it is one string.
 fn rule_of(config: &Value, key: &str) -> Option<Value> {
-    let permission = config.get("permission")?;
+    permission_rule(config.get("permission")?, key)
+}
+
+/// A `permission` value's rule for `key`: its `<key>`, or itself when it is one string.
+fn permission_rule(permission: &Value, key: &str) -> Option<Value> {
     if permission.is_string() {
         return Some(permission.clone());
     }
@@ -714,6 +752,15 @@ fn exact_edit(input: &Value, text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    /// The answer, which these shapes always write.
+    fn answer(reply: &Reply) -> Option<Value> {
+        super::answer(reply).unwrap()
+    }
+
     #[test]
     fn a_levels_bash_rules_count_in_any_order() {
         let decided = |levels: &[Value]| {

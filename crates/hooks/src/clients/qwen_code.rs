@@ -12,10 +12,10 @@
 //! Measured with Qwen Code 0.24.4: a hook that exits 1, or a command that is not there, lets
 //! the edit through (exit 2 blocks); MCP tools are hidden until the model calls `tool_search`.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::{
-    clients::{ToolEdit, claude_code},
+    clients::{EditResponse, ToolEdit, claude_code, wire::to_json},
     event::HookEvent,
 };
 
@@ -37,7 +37,8 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         && let Some(path) = display.get("filePath").and_then(Value::as_str)
     {
         let original = display.get("originalContent").and_then(Value::as_str).unwrap_or_default();
-        event.tool_response = Some(json!({"filePath": path, "originalFile": original}));
+        event.tool_response =
+            Some(to_json(EditResponse { file_path: path, original_file: original })?);
     }
     Ok(event)
 }

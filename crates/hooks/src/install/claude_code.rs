@@ -3,13 +3,14 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::event::{Client, Mode};
 
 use super::{
     HUMAN_GATE_LINE, InstallError, SERVER, Target, add_hook, add_to_array,
     doctor::{Check, binary_checks, hook_commands, mcp_check, older_install_checks},
+    entries::{McpServer, entry_json},
     files::{WorkspaceFile, read_json, write_json},
     hook_command, is_ours, object_at, remove_from_array, remove_hooks, server_args,
 };
@@ -145,19 +146,18 @@ pub(super) fn install_claude(
         }
         let allow = format!("mcp__{SERVER}");
         add_to_array(&mut settings, &["permissions", "allow"], &allow, &settings_path)?;
-        let server = json!({
-            "command": target.staged.to_string_lossy(),
-            "args": server_args(target.approve_human),
-        });
+        let staged = target.staged.to_string_lossy();
+        let args = server_args(target.approve_human);
+        let server = McpServer::new(&staged, &args);
         match (&mut config, &config_path) {
             (Some(config), Some(path)) => {
-                let mut server = server;
-                server["type"] = json!("stdio");
+                let server = entry_json(McpServer { kind: Some("stdio"), ..server })?;
                 object_at(config, &["projects", &root_key, "mcpServers"], path)?
                     .insert(SERVER.to_owned(), server);
             }
             _ => {
                 add_to_array(&mut settings, &["enabledMcpjsonServers"], SERVER, &settings_path)?;
+                let server = entry_json(server)?;
                 object_at(&mut mcp, &["mcpServers"], &mcp_path)?.insert(SERVER.to_owned(), server);
             }
         }

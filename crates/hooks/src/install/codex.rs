@@ -3,14 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::event::{Client, Mode};
 
 use super::{
     HUMAN_GATE_LINE, HUMAN_TOOL_TIMEOUT_SECS, InstallError, SERVER, Target, add_hook,
-    doctor::{Check, binary_checks, hook_commands, mcp_check, older_install_checks},
+    doctor::{Check, binary_checks, hook_commands, mcp_command_check, older_install_checks},
     files::{read_json, regular_or_absent, write_json, write_text},
     hook_command, is_ours, parse_ours, remove_hooks, server_args, with_article,
 };
@@ -140,23 +140,22 @@ pub(super) fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<Stri
 pub fn codex_hook_hash(event: &str, matcher: Option<&str>, handler: &Value) -> String {
     let label = event_label(event);
     let mut normalized = Map::new();
-    normalized.insert("type".to_owned(), json!("command"));
-    normalized.insert("command".to_owned(), handler.get("command").cloned().unwrap_or(json!("")));
+    normalized.insert("type".to_owned(), Value::from("command"));
+    let command = handler.get("command").cloned().unwrap_or_else(|| Value::from(""));
+    normalized.insert("command".to_owned(), command);
     let timeout = handler.get("timeout").and_then(Value::as_u64).unwrap_or(600).max(1);
-    normalized.insert("timeout".to_owned(), json!(timeout));
-    normalized.insert(
-        "async".to_owned(),
-        json!(handler.get("async").and_then(Value::as_bool).unwrap_or(false)),
-    );
+    normalized.insert("timeout".to_owned(), Value::from(timeout));
+    let run_async = handler.get("async").and_then(Value::as_bool).unwrap_or(false);
+    normalized.insert("async".to_owned(), Value::from(run_async));
     if let Some(message) = handler.get("statusMessage").filter(|m| !m.is_null()) {
         normalized.insert("statusMessage".to_owned(), message.clone());
     }
     let mut identity = Map::new();
-    identity.insert("event_name".to_owned(), json!(label));
+    identity.insert("event_name".to_owned(), Value::from(label));
     if !matches!(event, "Stop" | "UserPromptSubmit")
         && let Some(matcher) = matcher
     {
-        identity.insert("matcher".to_owned(), json!(matcher));
+        identity.insert("matcher".to_owned(), Value::from(matcher));
     }
     identity.insert("hooks".to_owned(), Value::Array(vec![Value::Object(normalized)]));
     // serde_json's maps are sorted by key, and `to_string` is compact.
@@ -403,7 +402,7 @@ pub(super) fn doctor_codex(home: &Path, root: &Path) -> Option<Vec<Check>> {
                 .and_then(|a| a.as_array())
                 .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
                 .unwrap_or_default();
-            checks.push(mcp_check("Codex", &json!({"command": command, "args": args}), home));
+            checks.push(mcp_command_check("Codex", &command, &args, home));
         }
     }
     Some(checks)

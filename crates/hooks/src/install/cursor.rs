@@ -11,11 +11,12 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{
     InstallError, SERVER, Target,
     doctor::{Check, executable, mcp_check, on_path},
+    entries::{CursorHook, McpServer, entry_json},
     files::WorkspaceFile,
     hook_command, is_ours, object_at, parse_ours, wrong_shape,
 };
@@ -51,7 +52,7 @@ fn remove_ours(hooks: &mut Value, file: &Path) -> Result<(), InstallError> {
 
 fn add(hooks: &mut Value, event: &str, handler: Value, file: &Path) -> Result<(), InstallError> {
     let events = object_at(hooks, &["hooks"], file)?;
-    let list = events.entry(event.to_owned()).or_insert_with(|| json!([]));
+    let list = events.entry(event.to_owned()).or_insert_with(|| Value::Array(Vec::new()));
     let Some(list) = list.as_array_mut() else {
         return Err(wrong_shape(file, &format!("hooks.{event}"), list, "a list of hooks"));
     };
@@ -77,23 +78,21 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         lines.push(format!("removed the staged MCP server from {}", mcp_path.display()));
     } else {
         if let Some(object) = hooks.as_object_mut() {
-            object.entry("version").or_insert(json!(1));
+            object.entry("version").or_insert(Value::from(1));
         }
         let command = |event| hook_command(&target.staged, Client::Cursor, target.mode, &[], event);
-        let pre = json!({"command": command("PreToolUse"), "matcher": MATCHER});
+        let hook = |command: &str, matcher| entry_json(CursorHook { command, matcher });
+        let pre = hook(&command("PreToolUse"), Some(MATCHER))?;
         add(&mut hooks, "preToolUse", pre, &hooks_path)?;
         match target.mode {
-            Mode::Gate => {
-                add(&mut hooks, "stop", json!({"command": command("Stop")}), &hooks_path)?
+            Mode::Gate => add(&mut hooks, "stop", hook(&command("Stop"), None)?, &hooks_path)?,
+            Mode::Record => {
+                let post = hook(&command("PostToolUse"), Some(MATCHER))?;
+                add(&mut hooks, "postToolUse", post, &hooks_path)?
             }
-            Mode::Record => add(
-                &mut hooks,
-                "postToolUse",
-                json!({"command": command("PostToolUse"), "matcher": MATCHER}),
-                &hooks_path,
-            )?,
         }
-        let server = json!({"command": target.staged.to_string_lossy(), "args": ["mcp"]});
+        let staged = target.staged.to_string_lossy();
+        let server = entry_json(McpServer::new(&staged, &["mcp"]))?;
         object_at(&mut mcp, &["mcpServers"], &mcp_path)?.insert(SERVER.to_owned(), server);
         lines.push(format!(
             "{} mode: hooks for Write, StrReplace and Edit{} in {}",

@@ -6,7 +6,7 @@ use std::{
     time::Duration,
 };
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::event::{Client, Mode};
 
@@ -193,10 +193,59 @@ pub(crate) fn mcp_check(who: &str, server: &Value, cwd: &Path) -> Check {
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
         .unwrap_or_default();
+    mcp_command_check(who, command, &args, cwd)
+}
+
+/// Whether the MCP server `command` `args` a client's config names (`who`'s) starts in `cwd`
+/// and lists staged's `resolve`.
+pub(crate) fn mcp_command_check(who: &str, command: &str, args: &[String], cwd: &Path) -> Check {
     Check::new(
         format!("{who}: the staged MCP server answers ({command} {})", args.join(" ")),
-        probe_mcp(command, &args, cwd),
+        probe_mcp(command, args, cwd),
     )
+}
+
+/// A JSON-RPC message the doctor sends an MCP server.
+#[derive(Debug, serde::Serialize)]
+struct Message {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    jsonrpc: &'static str,
+    method: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<Initialize>,
+}
+
+impl Message {
+    /// The request `id` of `method`.
+    fn request(id: u64, method: &'static str, params: Option<Initialize>) -> Message {
+        Message { id: Some(id), jsonrpc: "2.0", method, params }
+    }
+
+    /// The notification `method`.
+    fn notification(method: &'static str) -> Message {
+        Message { id: None, jsonrpc: "2.0", method, params: None }
+    }
+}
+
+/// MCP's `initialize` parameters.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Initialize {
+    capabilities: Capabilities,
+    client_info: ClientInfo,
+    protocol_version: &'static str,
+}
+
+/// The doctor's capabilities: none.
+#[derive(Debug, serde::Serialize)]
+struct Capabilities {}
+
+/// Who asks.
+#[derive(Debug, serde::Serialize)]
+struct ClientInfo {
+    name: &'static str,
+    version: &'static str,
 }
 
 /// `initialize`, `notifications/initialized`, `tools/list` over stdio.
@@ -220,7 +269,9 @@ pub(super) fn probe_mcp(command: &str, args: &[String], cwd: &Path) -> Result<()
             }
         }
     });
-    let send = |stdin: &mut std::process::ChildStdin, value: Value| {
+    let send = |stdin: &mut std::process::ChildStdin, message: Message| {
+        let value = serde_json::to_value(message)
+            .map_err(|err| format!("its request could not be written: {err}"))?;
         writeln!(stdin, "{value}")
             .and_then(|()| stdin.flush())
             .map_err(|err| format!("it does not read its input: {err}"))
@@ -239,14 +290,15 @@ pub(super) fn probe_mcp(command: &str, args: &[String], cwd: &Path) -> Result<()
         }
     };
     let res = (|| {
-        send(
-            &mut stdin,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "staged-doctor", "version": "1"}}}),
-        )?;
+        let params = Initialize {
+            capabilities: Capabilities {},
+            client_info: ClientInfo { name: "staged-doctor", version: "1" },
+            protocol_version: "2025-06-18",
+        };
+        send(&mut stdin, Message::request(1, "initialize", Some(params)))?;
         wait_for(1)?;
-        send(&mut stdin, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        send(&mut stdin, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))?;
+        send(&mut stdin, Message::notification("notifications/initialized"))?;
+        send(&mut stdin, Message::request(2, "tools/list", None))?;
         let listed = wait_for(2)?;
         let names: Vec<&str> = listed
             .get("result")

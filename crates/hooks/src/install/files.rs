@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use staged_fs::{NewFileMode, RelPath, Root};
 
 use super::InstallError;
@@ -165,8 +165,8 @@ pub(crate) fn read_json(path: &Path) -> Result<Value, InstallError> {
 /// The JSON object in `bytes` (read from `path`); `{}` for no file or blank space.
 pub(crate) fn parse_json(path: &Path, bytes: Option<Vec<u8>>) -> Result<Value, InstallError> {
     match bytes {
-        None => Ok(json!({})),
-        Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(json!({})),
+        None => Ok(Value::Object(Map::new())),
+        Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(Value::Object(Map::new())),
         Some(bytes) => {
             let value: Value =
                 serde_json::from_slice(&bytes).map_err(|err| InstallError::Unreadable {

@@ -9,11 +9,12 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{
     InstallError, Mode, SERVER, Target, add_hook,
     doctor::{Check, binary_checks, hook_commands, mcp_check, older_install_checks},
+    entries::{McpServer, entry_json},
     files::{WorkspaceFile, read_json},
     hook_command, object_at, remove_hooks,
 };
@@ -54,11 +55,9 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
                 add_hook(&mut settings, "AfterTool", Some(MATCHER), &command("PostToolUse"), &path)?
             }
         }
-        let server = json!({
-            "command": target.staged.to_string_lossy(),
-            "args": ["mcp"],
-            "trust": true,
-        });
+        let staged = target.staged.to_string_lossy();
+        let server =
+            entry_json(McpServer { trust: Some(true), ..McpServer::new(&staged, &["mcp"]) })?;
         object_at(&mut settings, &["mcpServers"], &path)?.insert(SERVER.to_owned(), server);
         lines.push(format!(
             "{} mode: hooks for write_file and replace{} in {}",

@@ -7,11 +7,12 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{
     InstallError, SERVER, Target,
-    doctor::{Check, executable, mcp_check, on_path},
+    doctor::{Check, executable, mcp_command_check, on_path},
+    entries::{OpencodeServer, entry_json},
     files::WorkspaceFile,
     object_at,
 };
@@ -83,11 +84,9 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         lines.push(format!("removed the staged MCP server from {}", config_path.display()));
         return Ok(lines);
     }
-    let server = json!({
-        "type": "local",
-        "command": [target.staged.to_string_lossy(), "mcp"],
-        "enabled": true,
-    });
+    let staged = target.staged.to_string_lossy();
+    let server =
+        entry_json(OpencodeServer { command: [&staged, "mcp"], enabled: true, kind: "local" })?;
     object_at(&mut config, &["mcp"], &config_path)?.insert(SERVER.to_owned(), server);
     config_file.write_json(&config)?;
     plugin.write_text(&plugin_text(&target.staged, target.mode))?;
@@ -139,13 +138,13 @@ pub(super) fn doctor(root: &Path) -> Option<Vec<Check>> {
         },
     ));
     if let Some(server) = server {
-        let command: Vec<&str> = server
+        let command: Vec<String> = server
             .get("command")
             .and_then(Value::as_array)
-            .map(|c| c.iter().filter_map(Value::as_str).collect())
+            .map(|c| c.iter().filter_map(Value::as_str).map(str::to_owned).collect())
             .unwrap_or_default();
         if let Some((first, rest)) = command.split_first() {
-            checks.push(mcp_check("opencode", &json!({"command": first, "args": rest}), root));
+            checks.push(mcp_command_check("opencode", first, rest, root));
         }
     }
     Some(checks)

@@ -13,12 +13,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::{
     InstallError, Mode, SERVER, Target, add_hook,
     doctor::{Check, binary_checks, hook_commands, mcp_check, older_install_checks},
+    entries::{Approval, McpServer, entry_json},
     files::{WorkspaceFile, read_json, write_json},
     hook_command, object_at, remove_hooks,
 };
@@ -129,16 +130,15 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
                 &settings_path,
             )?,
         }
-        let server = json!({
-            "command": target.staged.to_string_lossy(),
-            "args": ["mcp"],
-            "trust": true,
-        });
+        let staged = target.staged.to_string_lossy();
+        let server =
+            entry_json(McpServer { trust: Some(true), ..McpServer::new(&staged, &["mcp"]) })?;
         let hash = approval_hash(&server);
         object_at(&mut settings, &["mcpServers"], &settings_path)?
             .insert(SERVER.to_owned(), server);
+        let approval = entry_json(Approval { hash: &hash, status: "approved" })?;
         object_at(&mut approvals, &[&root_key], &approvals_path)?
-            .insert(SERVER.to_owned(), json!({"hash": hash, "status": "approved"}));
+            .insert(SERVER.to_owned(), approval);
         lines.push(format!(
             "{} mode: hooks for write_file, edit and notebook_edit{} in {}",
             target.mode.name(),
@@ -269,6 +269,8 @@ fn matcher_covers(settings: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
