@@ -29,7 +29,9 @@ the same tree (each in its own session), and the table has a row for each.
 COMMAND changes 1 file (an appended line) or 1,000 files (a line appended to each); with
 `--bytes`, also one file of that many MB, committed in the tree, rewritten whole (every line
 changes, so the changed bytes are that size removed and that size added). Peak memory is the
-highest RSS of any staged process (`wait4`'s `ru_maxrss`). The first call of a session (the
+highest RSS of any staged process of one more call of each build, each process run under
+`/usr/bin/time` (the wrapper waits for the command, so its figure is the larger of its own
+and the command's). The first call of a session (the
 workspace's state folder already made, its first run) is reported on its own. Trees are made
 under target/bench-shell/ (the workspace's filesystem) and deleted after.
 """
@@ -164,15 +166,28 @@ def events(root, command, session):
     return pre, post
 
 
-def hooked(staged, root, command, session):
-    """One hooked call: wall, CPU and peak RSS of the three staged processes (the wrapper's
-    figures include the command's)."""
+def hooked(staged, root, command, session, peak=False):
+    """One hooked call: wall and CPU time of the three staged processes (the wrapper's
+    figures include the command's); with `peak`, each process runs under `/usr/bin/time`
+    and the third figure is the highest RSS (MiB) of any of them. (A child's `ru_maxrss`
+    from `wait4` counts this Python process's own pages between `fork` and `exec`, so it is
+    not used.)"""
     pre_ev, post_ev = events(root, command, session)
-    pre, pre_cpu, m1, out = timed([staged, "hook", "claude-code", "--mode", "record"], root, pre_ev)
+    peaks = []
+
+    def run(argv, stdin=None):
+        if not peak:
+            return timed(argv, root, stdin)
+        out_file = root.parent / "peak.txt"
+        res = timed(["/usr/bin/time", "-f", "%M", "-o", str(out_file), *argv], root, stdin)
+        peaks.append(int(out_file.read_text().split()[-1]) / 1024)
+        return res
+
+    pre, pre_cpu, _, out = run([staged, "hook", "claude-code", "--mode", "record"], pre_ev)
     wrapped = json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"]
-    w, w_cpu, m2, _ = timed(["sh", "-c", wrapped], root)
-    p, p_cpu, m3, _ = timed([staged, "hook", "claude-code", "--mode", "record"], root, post_ev)
-    return pre + w + p, pre_cpu + w_cpu + p_cpu, max(m1, m2, m3)
+    w, w_cpu, _, _ = run(["sh", "-c", wrapped])
+    p, p_cpu, _, _ = run([staged, "hook", "claude-code", "--mode", "record"], post_ev)
+    return pre + w + p, pre_cpu + w_cpu + p_cpu, max(peaks) if peaks else 0.0
 
 
 def bench_case(builds, root, runs, label, n, case, command):
@@ -187,20 +202,22 @@ def bench_case(builds, root, runs, label, n, case, command):
         alone_s.append(a)
         alone_cpu.append(ac)
         for name, staged in builds:
-            wall, cpu, peak = hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}")
+            wall, cpu, _ = hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}")
             s = stats[name]
             s["add"].append(wall - a)
             s["cpu"].append(cpu - ac)
-            s["peak"].append(peak)
             if run == 0:
                 s["first"] = wall - a
+    # Peak memory: one more call of each build, each process under /usr/bin/time.
+    for name, staged in builds:
+        stats[name]["peak"].append(hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}", peak=True)[2])
     rows = []
     for name, _ in builds:
         s = stats[name]
         g50, add50 = statistics.median(git_s), statistics.median(s["add"])
         rows.append((name, label, n, case, g50, statistics.median(git_cpu), statistics.median(alone_s), add50,
                      add50 / g50, statistics.median(s["cpu"]), statistics.median(s["cpu"]) / statistics.median(git_cpu),
-                     s["first"], max(s["peak"]) / 1024))
+                     s["first"], max(s["peak"])))
     return rows
 
 
