@@ -2,24 +2,38 @@
 """What staged adds to one shell call, against one `git status --porcelain` on the same tree
 (issue 35; docs/contract/shell.md).
 
-Usage: python3 bench/shell.py [--staged target/release/staged] [--runs 9] [--sizes 10000,100000]
-                              [--real]
+Usage: python3 bench/shell.py [--staged target/release/staged] [--base OLD_STAGED] [--runs 9]
+                              [--sizes 10000,100000] [--real] [--bytes 1,10,50]
 
 For each tree size, a generated tree (files of 40 lines in folders of 100) is committed to git;
-with `--real`, a tree of the same number of files copied from the cargo registry's sources on
-this machine (`~/.cargo/registry/src`) too. Then, `--runs` times each (interleaved, medians):
+with `--real`, a real tree of the same number of files too, copied from package sources on
+this machine, in this order until it holds that many: the cargo registry's crate sources
+(`~/.cargo/registry/src`, 28,884 files here), `/usr/share`, `/usr/include`,
+`/usr/lib/python3`, `/work/venv` (a Python virtualenv), `/tmp/cm` (the real clients' npm
+packages), then `/usr/lib`; symlinks and files over 1 MiB are left out (so no shared
+library of `/usr/lib` dominates the bytes). Then, `--runs` times each (interleaved, medians):
 
 - `git status --porcelain` (the peer);
 - the command alone, `sh -c COMMAND`;
 - the command as a hooked Claude Code Bash call in record mode costs: the PreToolUse hook
   (`staged hook claude-code --mode record`, the Bash event on stdin), the rewritten command
   (`staged shell-run ... -- COMMAND`: the namespace, the overlay, the command, and recording
-  what it wrote), and the PostToolUse hook. staged's cost is that sum minus the command alone.
+  what it wrote), and the PostToolUse hook. staged's cost is that sum minus the command alone,
+  in wall time and in CPU time (user + system, from `wait4`, the command's own CPU time
+  subtracted the same way); git's CPU time is given beside it. On a loaded shared machine
+  the CPU figures are the steadier ones.
 
-COMMAND changes 1 file (an appended line) or 1,000 files (a line appended to each). Peak
-memory is the highest RSS of any staged process (`wait4`'s `ru_maxrss`). The first call of a
-session (the workspace's state folder already made, its first run) is reported on its own.
-Trees are made under target/bench-shell/ (the workspace's filesystem) and deleted after.
+With `--base OLD_STAGED`, every run times the old binary's call right after the new one's, on
+the same tree (each in its own session), and the table has a row for each.
+
+COMMAND changes 1 file (an appended line) or 1,000 files (a line appended to each); with
+`--bytes`, also one file of that many MB, committed in the tree, rewritten whole (every line
+changes, so the changed bytes are that size removed and that size added). Peak memory is the
+highest RSS of any staged process of one more call of each build, each process run under
+`/usr/bin/time` (the wrapper waits for the command, so its figure is the larger of its own
+and the command's). The first call of a session (the
+workspace's state folder already made, its first run) is reported on its own. Trees are made
+under target/bench-shell/ (the workspace's filesystem) and deleted after.
 """
 
 import argparse
@@ -33,9 +47,21 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
+REAL_SOURCES = [
+    Path.home() / ".cargo/registry/src",
+    Path("/usr/share"),
+    Path("/usr/include"),
+    Path("/usr/lib/python3"),
+    Path("/work/venv"),
+    Path("/tmp/cm"),
+    Path("/usr/lib"),
+]
+REAL_MAX_BYTES = 1 << 20
+
 
 def timed(argv, cwd, stdin=None):
-    """Wall seconds and peak RSS (KiB) of one process."""
+    """Wall seconds, CPU seconds (user + system, the process and its waited-for children) and
+    peak RSS (KiB) of one process, and its stdout."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -43,13 +69,13 @@ def timed(argv, cwd, stdin=None):
         proc.stdin.write(stdin)
         proc.stdin.close()
     out = proc.stdout.read()
-    proc.stderr.read()
+    err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"{argv[:3]} exited {proc.returncode}")
-    return wall, usage.ru_maxrss, out
+        raise SystemExit(f"{argv[:3]} exited {proc.returncode}: {err[-2000:]!r}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out
 
 
 def generated(root: Path, n: int):
@@ -61,21 +87,34 @@ def generated(root: Path, n: int):
 
 
 def real(root: Path, n: int):
-    src = Path.home() / ".cargo/registry/src"
-    count = 0
-    for dirpath, _, names in os.walk(src):
-        for name in sorted(names):
+    """`n` files copied from REAL_SOURCES; prints what the tree holds."""
+    count, size, taken = 0, 0, {}
+    for src in REAL_SOURCES:
+        if count >= n:
+            break
+        for dirpath, dirs, names in os.walk(src):
+            dirs[:] = sorted(d for d in dirs if d not in (".git", ".staged"))
+            for name in sorted(names):
+                if count >= n:
+                    break
+                path = Path(dirpath) / name
+                try:
+                    if path.is_symlink() or not path.is_file() or path.stat().st_size > REAL_MAX_BYTES:
+                        continue
+                    rel = Path(src.as_posix().lstrip("/").replace("/", "_")) / path.relative_to(src)
+                    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, root / rel)
+                except OSError:
+                    continue
+                count += 1
+                size += (root / rel).stat().st_size
+                taken[str(src)] = taken.get(str(src), 0) + 1
             if count >= n:
-                return
-            path = Path(dirpath) / name
-            if path.is_symlink() or not path.is_file():
-                continue
-            rel = path.relative_to(src)
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, root / rel)
-            count += 1
+                break
     if count < n:
-        raise SystemExit(f"the cargo registry holds only {count} files")
+        raise SystemExit(f"the sources hold only {count} files")
+    print(f"real tree of {count} files, {size / (1 << 20):.0f} MiB: "
+          + ", ".join(f"{k} {v}" for k, v in taken.items()), flush=True)
 
 
 def git(root, *args):
@@ -87,7 +126,7 @@ def targets(root: Path, k: int):
     files = []
     for dirpath, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if d not in (".git", ".staged")]
-        files += [(Path(dirpath) / n).relative_to(root) for n in names]
+        files += [(Path(dirpath) / n).relative_to(root) for n in names if not n.startswith("big-")]
     files.sort()
     step = max(1, len(files) // k)
     return [str(f) for f in files[::step][:k]]
@@ -98,65 +137,144 @@ def command_for(paths):
     return f"for f in {listed}; do echo bench >> \"$f\"; done"
 
 
-def bench_tree(staged, root: Path, runs: int, label: str, n: int):
+def big_name(mb):
+    return f"big-{mb}mb.txt"
+
+
+def big_text(mb, tag):
+    """`mb` MB of 64-byte lines that all differ from another tag's."""
+    line = f"{tag:>8} bench line of a big text file, rewritten whole each run\n"
+    line = line[:63] + "\n"
+    return line * ((mb << 20) // 64)
+
+
+def big_command(mb):
+    """Rewrites the big file whole, every line different from the last run's (the tag is the
+    run's own nanosecond clock)."""
+    return (f"t=$(date +%N); python3 -c \"import sys; l=('%8s bench line of a big text file, "
+            f"rewritten whole each run' % sys.argv[1])[:63]+chr(10); "
+            f"open('{big_name(mb)}','w').write(l*(({mb}<<20)//64))\" $t")
+
+
+def events(root, command, session):
+    pre = json.dumps({"hook_event_name": "PreToolUse", "session_id": session, "cwd": str(root),
+                      "permission_mode": "acceptEdits", "tool_name": "Bash",
+                      "tool_input": {"command": command}, "tool_use_id": "call"}).encode()
+    post = json.dumps({"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(root),
+                       "tool_name": "Bash", "tool_input": {"command": command},
+                       "tool_response": {"stdout": ""}, "tool_use_id": "call"}).encode()
+    return pre, post
+
+
+def hooked(staged, root, command, session, peak=False):
+    """One hooked call: wall and CPU time of the three staged processes (the wrapper's
+    figures include the command's); with `peak`, each process runs under `/usr/bin/time`
+    and the third figure is the highest RSS (MiB) of any of them. (A child's `ru_maxrss`
+    from `wait4` counts this Python process's own pages between `fork` and `exec`, so it is
+    not used.)"""
+    pre_ev, post_ev = events(root, command, session)
+    peaks = []
+
+    def run(argv, stdin=None):
+        if not peak:
+            return timed(argv, root, stdin)
+        out_file = root.parent / "peak.txt"
+        res = timed(["/usr/bin/time", "-f", "%M", "-o", str(out_file), *argv], root, stdin)
+        peaks.append(int(out_file.read_text().split()[-1]) / 1024)
+        return res
+
+    pre, pre_cpu, _, out = run([staged, "hook", "claude-code", "--mode", "record"], pre_ev)
+    wrapped = json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"]
+    w, w_cpu, _, _ = run(["sh", "-c", wrapped])
+    p, p_cpu, _, _ = run([staged, "hook", "claude-code", "--mode", "record"], post_ev)
+    return pre + w + p, pre_cpu + w_cpu + p_cpu, max(peaks) if peaks else 0.0
+
+
+def bench_case(builds, root, runs, label, n, case, command):
+    """Rows of one case (`case`: files changed, or MB rewritten) for each build."""
+    stats = {name: {"add": [], "cpu": [], "peak": [], "first": None} for name, _ in builds}
+    git_s, git_cpu, alone_s, alone_cpu = [], [], [], []
+    for run in range(runs):
+        g, gc, _, _ = timed(["git", "status", "--porcelain"], root)
+        a, ac, _, _ = timed(["sh", "-c", command], root)
+        git_s.append(g)
+        git_cpu.append(gc)
+        alone_s.append(a)
+        alone_cpu.append(ac)
+        for name, staged in builds:
+            wall, cpu, _ = hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}")
+            s = stats[name]
+            s["add"].append(wall - a)
+            s["cpu"].append(cpu - ac)
+            if run == 0:
+                s["first"] = wall - a
+    # Peak memory: one more call of each build, each process under /usr/bin/time.
+    for name, staged in builds:
+        stats[name]["peak"].append(hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}", peak=True)[2])
+    rows = []
+    for name, _ in builds:
+        s = stats[name]
+        g50, add50 = statistics.median(git_s), statistics.median(s["add"])
+        rows.append((name, label, n, case, g50, statistics.median(git_cpu), statistics.median(alone_s), add50,
+                     add50 / g50, statistics.median(s["cpu"]), statistics.median(s["cpu"]) / statistics.median(git_cpu),
+                     s["first"], max(s["peak"])))
+    return rows
+
+
+def bench_tree(builds, root: Path, runs: int, label: str, n: int, sizes_mb):
+    for mb in sizes_mb:
+        (root / big_name(mb)).write_text(big_text(mb, "initial"))
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "tree")
+    # Warm the page cache and git's index the same for every case.
+    timed(["git", "status", "--porcelain"], root)
     rows = []
     for k in (1, 1000):
-        command = command_for(targets(root, k))
-        session = f"bench-{label}-{n}-{k}"
-        event = json.dumps({"hook_event_name": "PreToolUse", "session_id": session, "cwd": str(root),
-                            "permission_mode": "acceptEdits", "tool_name": "Bash",
-                            "tool_input": {"command": command}, "tool_use_id": "call"}).encode()
-        post = json.dumps({"hook_event_name": "PostToolUse", "session_id": session, "cwd": str(root),
-                           "tool_name": "Bash", "tool_input": {"command": command},
-                           "tool_response": {"stdout": ""}, "tool_use_id": "call"}).encode()
-        git_s, alone_s, added_s, peaks = [], [], [], []
-        first = None
-        for run in range(runs):
-            g, _, _ = timed(["git", "status", "--porcelain"], root)
-            a, _, _ = timed(["sh", "-c", command], root)
-            pre, m1, out = timed([staged, "hook", "claude-code", "--mode", "record"], root, event)
-            wrapped = json.loads(out)["hookSpecificOutput"]["updatedInput"]["command"]
-            w, m2, _ = timed(["sh", "-c", wrapped], root)
-            p, m3, _ = timed([staged, "hook", "claude-code", "--mode", "record"], root, post)
-            added = pre + w + p - a
-            if run == 0:
-                first = added
-            git_s.append(g)
-            alone_s.append(a)
-            added_s.append(added)
-            peaks.append(max(m1, m2, m3))
-        g50, add50 = statistics.median(git_s), statistics.median(added_s)
-        rows.append((label, n, k, g50, statistics.median(alone_s), add50, add50 / g50, first, max(peaks) / 1024))
+        rows += bench_case(builds, root, runs, label, n, f"{k} files", command_for(targets(root, k)))
+        print(rows[-1], flush=True)
+    for mb in sizes_mb:
+        rows += bench_case(builds, root, runs, label, n, f"1 file of {mb} MB", big_command(mb))
+        print(rows[-1], flush=True)
     return rows
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--staged", default=str(REPO / "target/release/staged"))
+    parser.add_argument("--base", help="an older staged binary, timed interleaved with --staged")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--real", action="store_true")
+    parser.add_argument("--only-real", action="store_true", help="the real trees only")
+    parser.add_argument("--bytes", default="", help="MB sizes of the whole-file rewrites, e.g. 1,10,50")
     args = parser.parse_args()
-    staged = os.path.abspath(args.staged)
+    builds = [("new", os.path.abspath(args.staged))]
+    if args.base:
+        builds.append(("base", os.path.abspath(args.base)))
+    sizes_mb = [int(s) for s in args.bytes.split(",") if s]
     base = REPO / "target" / "bench-shell"
+    kinds = [("generated", generated)] if not args.only_real else []
+    if args.real or args.only_real:
+        kinds.append(("real", real))
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
-        for label, make in [("generated", generated)] + ([("real", real)] if args.real else []):
+        for label, make in kinds:
             shutil.rmtree(base, ignore_errors=True)
             root = base / f"{label}-{n}"
             root.mkdir(parents=True)
             make(root, n)
-            subprocess.run([staged, "--workspace", str(root), "pending"], stdout=subprocess.DEVNULL, check=True)
-            rows.extend(bench_tree(staged, root, args.runs, label, n))
+            for _, staged in builds:
+                subprocess.run([staged, "--workspace", str(root), "pending"], stdout=subprocess.DEVNULL, check=True)
+            rows.extend(bench_tree(builds, root, args.runs, label, n, sizes_mb))
             shutil.rmtree(base, ignore_errors=True)
-    print("| tree | files | files changed | git status p50 s | command alone p50 s | staged adds p50 s "
-          "| ratio to git status | first call adds s | staged peak MiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, n, k, g, a, add, ratio, first, peak in rows:
-        print(f"| {label} | {n} | {k} | {g:.4f} | {a:.4f} | {add:.4f} | {ratio:.2f}x | {first:.4f} | {peak:.1f} |")
+    print("| build | tree | files | change | git status p50 s | git CPU s | command alone p50 s "
+          "| staged adds p50 s | ratio to git status | staged adds CPU s | CPU ratio to git "
+          "| first call adds s | staged peak MiB |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, label, n, case, g, gc, a, add, ratio, cpu, cratio, first, peak in rows:
+        print(f"| {name} | {label} | {n} | {case} | {g:.4f} | {gc:.4f} | {a:.4f} | {add:.4f} | {ratio:.2f}x "
+              f"| {cpu:.4f} | {cratio:.2f}x | {first:.4f} | {peak:.1f} |")
 
 
 if __name__ == "__main__":

@@ -238,6 +238,21 @@ impl ChangeAction {
         self.apply_only_with(selection, cancel, retirement, Some(observer))
     }
 
+    /// [`ChangeAction::apply_only_observed`] with nobody observing: the replacing renames run
+    /// on several threads at once, as a preview's apply does (a shell command's recorded
+    /// writes).
+    ///
+    /// # Errors
+    /// As [`ChangeAction::apply_only_observed`].
+    pub fn apply_only(
+        &self,
+        selection: Option<&Selection>,
+        cancel: &CancelToken,
+        retirement: &Retirement,
+    ) -> Result<ToolResult, ActionError> {
+        self.apply_only_with(selection, cancel, retirement, None)
+    }
+
     /// [`ChangeAction::apply_only_observed`], with an observer or none (the apply of a
     /// preview, whose replacing renames then run at once).
     fn apply_only_with(

@@ -3,7 +3,9 @@
 //! `run.lock`, locked (an OS lock, `flock`) by the wrapper for as long as it lives. The folder
 //! is on the workspace's filesystem, so a file the command wrote moves into the tree by a
 //! rename. A run whose lock can be taken has lost its wrapper (the command was killed, or the
-//! wrapper was): [`Run::leftovers`] finds those of a session for its next hook call.
+//! wrapper was): [`Run::leftovers`] finds those of a session for its next hook call. A
+//! finished run's folder is renamed as going (`gone-<id>`) and deleted, at once or, for the
+//! wrapper, after it answered ([`Run::remove_later`], [`delete_gone`]).
 
 use std::{
     fs::File,
@@ -42,6 +44,9 @@ pub struct Run {
     dir: PathBuf,
     info: RunInfo,
     _lock: File,
+    /// Whether [`Run::remove`] leaves the deleting to [`delete_gone`] (the wrapper's, after
+    /// it answered).
+    later: bool,
 }
 
 const INFO_FILE: &str = "run.json";
@@ -72,6 +77,18 @@ fn forget_unmade(dir: &Path) {
     };
     if dead {
         let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Deletes the folders of finished runs in `state_dir` (the workspace's `.staged/`): those
+/// renamed as going (`gone-<id>`), left by [`Run::remove`] after [`Run::remove_later`], or by
+/// a wrapper killed while deleting one. The others are left alone.
+pub fn delete_gone(state_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(GONE_PREFIX) {
+            let _ = delete(&entry.path());
+        }
     }
 }
 
@@ -161,7 +178,7 @@ impl Run {
             std::fs::write(new.join(BOOT_FILE), boot)?;
         }
         std::fs::rename(&new, &dir)?;
-        Ok(Run { dir, info, _lock: lock })
+        Ok(Run { dir, info, _lock: lock, later: false })
     }
 
     /// The runs in `state_dir` of `client`'s session `session` whose wrapper is gone, each
@@ -189,7 +206,7 @@ impl Run {
             if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
                 continue;
             }
-            res.push(Run { dir, info, _lock: lock });
+            res.push(Run { dir, info, _lock: lock, later: false });
         }
         res.sort_by(|a, b| a.dir.cmp(&b.dir));
         res
@@ -251,14 +268,28 @@ impl Run {
         &self.info
     }
 
-    /// Deletes the run folder (what is left of the upper layer with it).
+    /// Makes [`Run::remove`] only rename the folder as going (`gone-<id>`, which no sweep
+    /// takes for a run), leaving the deleting to [`delete_gone`]: the wrapper deletes it after
+    /// it answered, off the shell call's time. Deleting a run's folders waits on the
+    /// filesystem (each `rmdir` 1 to 4 ms on a busy ext4), which no promise needs before the
+    /// call returns: the run's writes are recorded or staged by then, and the folder is
+    /// marked finished.
+    pub fn remove_later(&mut self) {
+        self.later = true;
+    }
+
+    /// Deletes the run folder (what is left of the upper layer with it); after
+    /// [`Run::remove_later`], only renames it as going.
     ///
     /// # Errors
-    /// When it cannot be deleted.
+    /// When it cannot be renamed or deleted.
     pub fn remove(self) -> io::Result<()> {
         let name = self.dir.file_name().map(std::ffi::OsStr::to_string_lossy).unwrap_or_default();
         let gone = self.dir.with_file_name(format!("{GONE_PREFIX}{name}"));
         std::fs::rename(&self.dir, &gone)?;
+        if self.later {
+            return Ok(());
+        }
         delete(&gone)
     }
 }
@@ -295,6 +326,33 @@ mod tests {
         assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
         assert!(!gone.exists(), "the half-deleted run is still there");
         assert_eq!(std::fs::read_dir(dir.path().join(RUNS_DIR)).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_run_removed_later_is_only_renamed_going_until_the_gone_are_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = Run::create(dir.path(), info("s1")).unwrap();
+        std::fs::create_dir_all(run.upper().join("d")).unwrap();
+        std::fs::write(run.upper().join("d/f"), "x").unwrap();
+        let other = Run::create(dir.path(), info("s2")).unwrap();
+        let path = run.dir().to_path_buf();
+        run.remove_later();
+        run.remove().unwrap();
+        assert!(!path.exists());
+        let runs = dir.path().join(RUNS_DIR);
+        let names = || -> Vec<String> {
+            let mut names: Vec<String> = std::fs::read_dir(&runs)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        let gone = format!("{GONE_PREFIX}{}", path.file_name().unwrap().to_string_lossy());
+        assert!(names().contains(&gone), "{:?}", names());
+        // Deleted whole; a live run stays.
+        delete_gone(dir.path());
+        assert_eq!(names(), [other.dir().file_name().unwrap().to_string_lossy().into_owned()]);
     }
 
     #[test]
