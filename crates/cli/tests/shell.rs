@@ -939,3 +939,77 @@ fn undo_of_a_commands_entry_restores_its_binary_files_and_a_redo_writes_them_aga
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_after(&root);
 }
+
+/// `staged undo ENTRY` at a terminal: what it printed until it asked, and its exit code once
+/// it was answered `answer`.
+fn undo_at_a_terminal(root: &Path, seq: &str, answer: &str) -> (String, u32) {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::{Read, Write};
+    let pair = native_pty_system()
+        .openpty(PtySize { rows: 40, cols: 200, pixel_width: 0, pixel_height: 0 })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(common::staged_bin());
+    cmd.args(["undo", seq, "--reason", "at a terminal"]);
+    cmd.cwd(root);
+    cmd.env("NO_COLOR", "1");
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = seen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let start = std::time::Instant::now();
+    while !seen.lock().unwrap().contains("[y/N]") {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("undo did not ask ({status:?}): {}", seen.lock().unwrap());
+        }
+        assert!(start.elapsed().as_secs() < 60, "no prompt: {}", seen.lock().unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let asked = seen.lock().unwrap().clone();
+    let mut keys = pair.master.take_writer().unwrap();
+    keys.write_all(format!("{answer}\r").as_bytes()).unwrap();
+    keys.flush().unwrap();
+    let status = child.wait().unwrap();
+    (asked, status.exit_code())
+}
+
+#[test]
+fn undo_at_a_terminal_asks_before_restoring_binary_files_and_names_them() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("blob.bin"), b"\0old").unwrap();
+    std::fs::write(root.join("gone.bin"), b"\0gone").unwrap();
+    // Only files that are not text: the entry has no text diff at all.
+    let out = shell_run(&root, "record", "printf '\\0new' > blob.bin; rm gone.bin");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    assert_eq!(entry["files"], json!([]), "{entry}");
+    let seq = entry["entry"].as_u64().unwrap().to_string();
+    let (asked, exit) = undo_at_a_terminal(&root, &seq, "n");
+    assert!(
+        asked.contains("Binary files a/blob.bin and b/blob.bin differ [not a text diff: binary; restored whole]"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("Binary files /dev/null and b/gone.bin differ [not a text diff: a binary file, deleted; restored whole]"),
+        "{asked}"
+    );
+    assert!(asked.contains(&format!("Undo log entry {seq} (Shell: ")), "{asked}");
+    assert_eq!(exit, 1, "{asked}");
+    // Answered no: nothing was written.
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new");
+    assert!(!root.join("gone.bin").exists());
+    let (_, exit) = undo_at_a_terminal(&root, &seq, "y");
+    assert_eq!(exit, 0);
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0old");
+    assert_eq!(std::fs::read(root.join("gone.bin")).unwrap(), b"\0gone");
+}
