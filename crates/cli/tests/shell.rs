@@ -946,3 +946,204 @@ fn undo_of_a_commands_entry_restores_its_binary_files_and_a_redo_writes_them_aga
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_after(&root);
 }
+
+/// `staged undo ENTRY` at a terminal: what it printed until it asked, and its exit code once
+/// it was answered `answer`.
+fn undo_at_a_terminal(root: &Path, seq: &str, answer: &str) -> (String, u32) {
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+    use std::io::{Read, Write};
+    let pair = native_pty_system()
+        .openpty(PtySize { rows: 40, cols: 200, pixel_width: 0, pixel_height: 0 })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(common::staged_bin());
+    cmd.args(["undo", seq, "--reason", "at a terminal"]);
+    cmd.cwd(root);
+    cmd.env("NO_COLOR", "1");
+    let mut child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = seen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let start = std::time::Instant::now();
+    while !seen.lock().unwrap().contains("[y/N]") {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("undo did not ask ({status:?}): {}", seen.lock().unwrap());
+        }
+        assert!(start.elapsed().as_secs() < 60, "no prompt: {}", seen.lock().unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let asked = seen.lock().unwrap().clone();
+    let mut keys = pair.master.take_writer().unwrap();
+    keys.write_all(format!("{answer}\r").as_bytes()).unwrap();
+    keys.flush().unwrap();
+    let status = child.wait().unwrap();
+    (asked, status.exit_code())
+}
+
+#[test]
+fn undo_at_a_terminal_asks_before_restoring_binary_files_and_names_them() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("blob.bin"), b"\0old").unwrap();
+    std::fs::write(root.join("gone.bin"), b"\0gone").unwrap();
+    // Only files that are not text: the entry has no text diff at all.
+    let out = shell_run(&root, "record", "printf '\\0new' > blob.bin; rm gone.bin");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    assert_eq!(entry["files"], json!([]), "{entry}");
+    let seq = entry["entry"].as_u64().unwrap().to_string();
+    let (asked, exit) = undo_at_a_terminal(&root, &seq, "n");
+    assert!(
+        asked.contains("Binary files a/blob.bin and b/blob.bin differ [not a text diff: binary; restored whole]"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("Binary files /dev/null and b/gone.bin differ [not a text diff: a binary file, deleted; restored whole]"),
+        "{asked}"
+    );
+    assert!(asked.contains(&format!("Undo log entry {seq} (Shell: ")), "{asked}");
+    assert_eq!(exit, 1, "{asked}");
+    // Answered no: nothing was written.
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new");
+    assert!(!root.join("gone.bin").exists());
+    let (_, exit) = undo_at_a_terminal(&root, &seq, "y");
+    assert_eq!(exit, 0);
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0old");
+    assert_eq!(std::fs::read(root.join("gone.bin")).unwrap(), b"\0gone");
+}
+
+fn sha256(path: &Path) -> String {
+    let out = Command::new("sha256sum").arg(path).output().unwrap();
+    String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_owned()
+}
+
+fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+/// `staged ARGS` in `dir`, failing the test rather than hanging past a minute.
+fn staged_within_a_minute(dir: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(common::staged_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed().as_secs() > 60 {
+            let _ = child.kill();
+            panic!("staged {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_symlink_planted_for_kept_bytes_never_sends_them_out_of_the_workspace() {
+    let outside = tempfile::tempdir().unwrap();
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("blob.bin"), b"\0old").unwrap();
+    // The kept folder, a symlink to a folder outside the workspace.
+    std::fs::create_dir_all(root.join(".staged/shell")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join(".staged/shell/kept")).unwrap();
+    let out = shell_run(&root, "record", "printf '\\0new' > blob.bin");
+    let told = stderr(&out);
+    assert!(
+        told.contains(&format!(
+            "staged's folder of kept bytes {} cannot be used: it is a symlink, and staged never follows one out of its own folder",
+            root.join(".staged/shell/kept").display()
+        )),
+        "{told}"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "written outside");
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0old", "nothing recorded");
+
+    // A kept file swapped for a symlink to the same bytes elsewhere is not read.
+    std::fs::remove_file(root.join(".staged/shell/kept")).unwrap();
+    let out = shell_run(&root, "record", "printf '\\0new' > blob.bin");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let kept = root.join(".staged/shell/kept").join(sha256_of(b"\0old"));
+    std::fs::rename(&kept, outside.path().join("copy")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("copy"), &kept).unwrap();
+    let out = staged_within_a_minute(&root, &["session", "revert", "--reason", "old one"]);
+    assert_ne!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        text.contains(&format!(
+            "the kept copy of the bytes of `blob.bin` ({}) is not a regular file staged made",
+            kept.display()
+        )),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new", "nothing written");
+}
+
+/// The SHA-256 of `bytes` (hex), by `sha256sum`.
+fn sha256_of(bytes: &[u8]) -> String {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), bytes).unwrap();
+    sha256(file.path())
+}
+
+#[test]
+fn a_fifo_planted_for_kept_bytes_is_replaced_when_keeping_and_refused_when_reading() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("blob.bin"), b"\0old").unwrap();
+    let kept = root.join(".staged/shell/kept").join(sha256_of(b"\0old"));
+    std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+    // Where the bytes before will be kept, a FIFO: taken for them, they would be lost.
+    mkfifo(&kept);
+    let out = staged_within_a_minute(
+        &root,
+        &[
+            "shell-run",
+            "--client",
+            "claude-code",
+            "--session",
+            "session-1",
+            "--mode",
+            "record",
+            "--",
+            "printf '\\0new' > blob.bin",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new");
+    assert_eq!(std::fs::read(&kept).unwrap(), b"\0old", "the FIFO is replaced by the bytes");
+    // Swapped for a FIFO once kept: a revert refuses at once, naming it, and writes nothing.
+    std::fs::remove_file(&kept).unwrap();
+    mkfifo(&kept);
+    let out = staged_within_a_minute(&root, &["session", "revert", "--reason", "old one"]);
+    assert_ne!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        text.contains(&format!(
+            "the kept copy of the bytes of `blob.bin` ({}) is not a regular file staged made",
+            kept.display()
+        )),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new", "nothing written");
+    // Put back, the revert goes through.
+    std::fs::remove_file(&kept).unwrap();
+    std::fs::write(&kept, b"\0old").unwrap();
+    let out = staged_within_a_minute(&root, &["session", "revert", "--reason", "old one"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0old");
+}

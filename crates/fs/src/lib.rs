@@ -581,6 +581,22 @@ impl DirHandle {
         rename_noreplace(&self.dir, from, &into.dir, to)
     }
 
+    /// Makes `to` in the directory `into` a hard link of the entry `from` of this directory
+    /// (on the same file system). A symlink at `from` is linked itself, never followed; a
+    /// `to` that exists is an error.
+    ///
+    /// # Errors
+    /// `AlreadyExists` when something (even a symlink) is at `to`, or the I/O error.
+    pub fn hard_link(
+        &self,
+        from: impl AsRef<OsStr>,
+        into: &DirHandle,
+        to: impl AsRef<OsStr>,
+    ) -> io::Result<()> {
+        let (from, to) = (single(from.as_ref())?, single(to.as_ref())?);
+        self.dir.hard_link(from, &into.dir, to)
+    }
+
     /// Removes the empty subdirectory `name` (never through a symlink).
     ///
     /// # Errors

@@ -8,13 +8,15 @@
 //! the journal with the other files of the same undo, and only onto a file that still holds
 //! exactly the bytes after (or, for a file the change deleted, onto nothing). A binary file
 //! has no hunks: it is one unit. A kept file is read back only if it hashes to its name,
-//! because the state folder is in reach of anyone who writes the workspace.
+//! because the state folder is in reach of anyone who writes the workspace; for the same
+//! reason the kept folder and its files are opened through handles that never follow a
+//! symlink, and read without waiting (a FIFO planted there is refused at once, naming it).
 
-use std::{io::Write, path::PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use staged_core::FileChange;
-use staged_fs::RelPath;
+use staged_fs::{DirHandle, NewFileMode, RelPath};
 
 use crate::{
     ConfinedRoot,
@@ -73,35 +75,75 @@ pub enum KeptError {
     Failed(String),
 }
 
-/// The path of the kept bytes `sha` in `workspace`'s state folder.
-pub(crate) fn kept_path(workspace: &ConfinedRoot, sha: &str) -> PathBuf {
+/// `.staged/shell/kept`, as a path (for messages only: it is opened by [`kept_dir`]).
+fn kept_path(workspace: &ConfinedRoot, sha: &str) -> PathBuf {
     workspace.state_dir().join(KEPT_DIR).join(sha)
+}
+
+/// Opens `.staged/shell/kept` without following a symlink in any of its components (the
+/// state folder is in reach of anyone who writes the workspace: a symlink planted there must
+/// not send a kept file elsewhere), creating it when `create` is set; `Ok(None)` when it is
+/// not there and `create` is not set.
+///
+/// # Errors
+/// Why it cannot be opened, naming the folder, as the rest of a sentence.
+fn kept_dir(workspace: &ConfinedRoot, create: bool) -> Result<Option<DirHandle>, String> {
+    let (runs, kept) = KEPT_DIR.split_once('/').unwrap_or((KEPT_DIR, ""));
+    let shell = workspace.state_subdir(runs, create).map_err(|err| err.to_string())?;
+    let Some(shell) = shell else { return Ok(None) };
+    let res = if create { shell.create_dir(kept) } else { shell.open_dir(kept) };
+    match res {
+        Ok(dir) => Ok(Some(dir)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !create => Ok(None),
+        Err(err) => {
+            let path = workspace.state_dir().join(KEPT_DIR);
+            let why = match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    "it is a symlink, and staged never follows one out of its own folder".to_owned()
+                }
+                Ok(meta) if !meta.is_dir() => "it is not a folder".to_owned(),
+                _ => err.to_string(),
+            };
+            Err(format!("staged's folder of kept bytes {} cannot be used: {why}", path.display()))
+        }
+    }
 }
 
 fn is_sha(sha: &str) -> bool {
     sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// The kept bytes `sha` and the kept file's mode bits, checked to hash to `sha`.
+/// The kept bytes `sha` and the kept file's mode bits, checked to hash to `sha`. The kept
+/// file is opened without following a symlink and without waiting (a FIFO planted there is
+/// refused at once, never read), and must be a regular file.
 ///
 /// # Errors
-/// Why they cannot be had, as the rest of a sentence.
+/// Why they cannot be had, naming the kept file, as the rest of a sentence.
 pub(crate) fn read_kept(
     workspace: &ConfinedRoot,
     sha: &str,
     path: &str,
 ) -> Result<(Vec<u8>, u32), String> {
-    use std::os::unix::fs::MetadataExt;
+    use std::{io::Read, os::unix::fs::MetadataExt};
     let missing = || format!("staged kept no copy of the bytes of `{path}` ({sha})");
     if !is_sha(sha) {
         return Err(missing());
     }
-    let file = kept_path(workspace, sha);
-    let meta = std::fs::symlink_metadata(&file).map_err(|_| missing())?;
-    if !meta.is_file() {
-        return Err(missing());
-    }
-    let bytes = std::fs::read(&file).map_err(|_| missing())?;
+    let Some(dir) = kept_dir(workspace, false)? else { return Err(missing()) };
+    let refused = |err: std::io::Error| {
+        format!(
+            "the kept copy of the bytes of `{path}` ({}) is not a regular file staged made ({err}), so staged does not read it",
+            kept_path(workspace, sha).display()
+        )
+    };
+    let mut file = match dir.open_file(sha) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+        Err(err) => return Err(refused(err)),
+    };
+    let meta = file.metadata().map_err(refused)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(refused)?;
     if fingerprint(&bytes) != sha {
         return Err(format!("the kept copy of the bytes of `{path}` ({sha}) was changed"));
     }
@@ -109,7 +151,8 @@ pub(crate) fn read_kept(
 }
 
 /// Keeps `bytes` (whose SHA-256 is `sha`) in the state folder, durably, unless a copy that
-/// hashes to it is there already.
+/// hashes to it is there already. Whatever else is at its name (a symlink, a FIFO, other
+/// bytes) is replaced, never followed.
 ///
 /// # Errors
 /// Why they could not be kept.
@@ -117,25 +160,72 @@ pub(crate) fn keep_bytes(workspace: &ConfinedRoot, sha: &str, bytes: &[u8]) -> R
     if read_kept(workspace, sha, "").is_ok() {
         return Ok(());
     }
-    let dir = workspace.state_dir().join(KEPT_DIR);
-    let fail = |err: std::io::Error| format!("{}: {err}", dir.display());
-    std::fs::create_dir_all(&dir).map_err(fail)?;
-    // The folder must be a folder of the state folder, not a symlink to elsewhere.
-    if !std::fs::symlink_metadata(&dir).map_err(fail)?.is_dir() {
-        return Err(format!("{} is not a folder", dir.display()));
+    let dir = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
+    dir.write_replace(sha, bytes, &NewFileMode::Default)
+        .map_err(|err| format!("{}: {err}", kept_path(workspace, sha).display()))
+}
+
+/// Keeps the bytes of the regular file `rel` of the workspace as they are now, before a
+/// change replaces them: by a hard link of its inode into `.staged/shell/kept/<sha256>` (no
+/// copy), or, when the name no longer holds the file that was read (it was swapped
+/// meanwhile), by a copy of the bytes read. The file is opened without following a symlink
+/// and without waiting; the kept folder is never followed through a symlink, and whatever is
+/// at the kept file's name is replaced, never followed. Returns the bytes' SHA-256 and the
+/// file's mode bits; `None` when no regular file is at `rel`.
+///
+/// # Errors
+/// Why the bytes could not be kept, naming the file, as the rest of a sentence.
+pub fn keep_file(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(String, u32)>, String> {
+    use std::{io::Read, os::unix::fs::MetadataExt};
+    let name = rel.display();
+    let fail = |err: std::io::Error| format!("the bytes of {name} could not be kept: {err}");
+    let (dir, file_name) = match workspace.fs().parent(rel) {
+        Ok(found) => found,
+        Err(err)
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(err) => return Err(fail(err)),
+    };
+    match dir.entry_metadata(&file_name) {
+        Ok(Some(meta)) if meta.is_file() => {}
+        Ok(_) => return Ok(None),
+        Err(err) => return Err(fail(err)),
     }
-    let temp = dir.join(format!(".{sha}.{}.tmp", std::process::id()));
-    let res = (|| {
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, dir.join(sha))?;
-        std::fs::File::open(&dir)?.sync_all()
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    let mut file =
+        dir.open_file(&file_name).map_err(|err| format!("{name} cannot be read: {err}"))?;
+    let meta = file.metadata().map_err(fail)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes).map_err(|err| format!("{name} cannot be read: {err}"))?;
+    let sha = fingerprint(&bytes);
+    let mode = meta.mode() & 0o7777;
+    if read_kept(workspace, &sha, &name).is_ok() {
+        return Ok(Some((sha, mode)));
     }
-    res.map_err(fail)
+    let kept = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
+    let temp = format!(".{sha}.{}.link", std::process::id());
+    let _ = kept.remove_file(&temp);
+    let linked = dir.hard_link(&file_name, &kept, &temp).and_then(|()| {
+        // The very inode that was read, or the name was swapped meanwhile.
+        let same = kept.entry_metadata(&temp)?.is_some_and(|m| {
+            let id = staged_fs::FileIdentity::of_cap(&m);
+            id.dev == meta.dev() && id.ino == meta.ino()
+        });
+        if same {
+            kept.rename(&temp, &sha).and_then(|()| kept.sync())
+        } else {
+            Err(std::io::ErrorKind::Other.into())
+        }
+    });
+    if linked.is_err() {
+        let _ = kept.remove_file(&temp);
+        keep_bytes(workspace, &sha, &bytes)?;
+    }
+    Ok(Some((sha, mode)))
 }
 
 /// The file at `path` now: its bytes and mode bits, `None` when nothing is there (a folder

@@ -64,7 +64,7 @@ pub use crate::{
         commit::{CommitOptions, commit},
         recover::{RecoverOptions, RecoveryHooks, recover},
     },
-    kept::{KeptBytes, KeptChange, KeptError, KeptUndo, undo_kept},
+    kept::{KeptBytes, KeptChange, KeptError, KeptUndo, keep_file, undo_kept},
     lines::LineIndex,
     part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_with},
     protected::{PROTECTED_PATHS, Protected},

@@ -30,5 +30,7 @@ pub use crate::{
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
     hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
     net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
-    review::{Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, kept_reverts, revert_ops},
+    review::{
+        Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, kept_reverts, revert_ops, with_kept,
+    },
 };

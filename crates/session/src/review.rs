@@ -292,8 +292,9 @@ pub fn kept_reverts(
 }
 
 /// `entry` with the files its shell record replaced whole in its undo data, so that the
-/// journal's undo writes their bytes before back with its text changes.
-fn with_kept(entry: &LogEntry) -> LogEntry {
+/// journal's undo writes their bytes before back with its text changes (and an undo's
+/// confirmation shows them, as `staged undo` asks).
+pub fn with_kept(entry: &LogEntry) -> LogEntry {
     let has = entry.record.undo.as_ref().and_then(|undo| undo.get("kept")).is_some();
     let kept = crate::kept::entry_kept(entry);
     if has || kept.is_empty() {

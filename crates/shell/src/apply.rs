@@ -24,7 +24,7 @@ use staged_journal::{ChangeAction, ChangeDetails, ConfinedRoot, fingerprint};
 use staged_protocol::JsonObject;
 
 use crate::{
-    RUNS_DIR, SHELL_SOURCE,
+    SHELL_SOURCE,
     plan::{Other, Plan},
     upper::{After, Written},
 };
@@ -90,7 +90,7 @@ pub fn record(
     let root = workspace.root();
     let mut kept = Vec::new();
     for other in &plan.others {
-        kept.push(keep_before(root, &workspace.state_dir(), other)?);
+        kept.push(keep_before(workspace, other)?);
     }
     base.extra = Some(extra(command, "exact", &kept, plan.ignored.len()));
     let mut res = Recorded {
@@ -119,7 +119,7 @@ pub fn record(
     // The overlay syncs nothing (it is mounted `volatile`): a file moved in whole is made
     // durable first, as the journal makes the text changes.
     for w in others.iter().filter(|w| matches!(w.after, After::File { .. })) {
-        if let Err(err) = std::fs::File::open(&w.upper).and_then(|f| f.sync_all()) {
+        if let Err(err) = open_regular(&w.upper).and_then(|f| f.sync_all()) {
             res.failures.push(format!("{}: {err}", w.path));
         }
     }
@@ -189,12 +189,14 @@ fn action(
 }
 
 /// Keeps what the real tree holds at `other`'s path (a file's bytes by a hard link in
-/// `.staged/shell/kept/<sha256>`, a symlink's target in the entry), before the command's
+/// `.staged/shell/kept/<sha256>`, through [`staged_journal::keep_file`], which follows no
+/// symlink and never waits on a FIFO; a symlink's target in the entry), before the command's
 /// version replaces it; returns what the entry says of it.
-fn keep_before(root: &Path, state_dir: &Path, other: &Other) -> Result<Value, String> {
+fn keep_before(workspace: &ConfinedRoot, other: &Other) -> Result<Value, String> {
+    let root = workspace.root();
     let real = root.join(&other.written.path);
     let after = match &other.written.after {
-        After::File { .. } => std::fs::read(&other.written.upper).ok().map(|b| fingerprint(&b)),
+        After::File { .. } => read_regular(&other.written.upper).ok().map(|b| fingerprint(&b)),
         _ => None,
     };
     let mut entry = json!({"path": other.written.path, "why": other.why, "after": after});
@@ -207,26 +209,36 @@ fn keep_before(root: &Path, state_dir: &Path, other: &Other) -> Result<Value, St
         let target = std::fs::read_link(&real).map_err(|e| e.to_string())?;
         entry["beforeLink"] = Value::from(target.to_string_lossy().into_owned());
     } else if meta.is_file() {
-        let bytes = std::fs::read(&real)
-            .map_err(|e| format!("{} cannot be read: {e}", other.written.path))?;
-        let sha = fingerprint(&bytes);
-        drop(bytes);
-        let kept = state_dir.join(RUNS_DIR).join("kept");
-        std::fs::create_dir_all(&kept).map_err(|e| e.to_string())?;
-        match std::fs::hard_link(&real, kept.join(&sha)) {
-            Ok(()) => {}
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(err) => {
-                return Err(format!(
-                    "the bytes of {} before the command could not be kept: {err}",
-                    other.written.path
-                ));
-            }
+        let rel = staged_fs::RelPath::new(&other.written.path).map_err(|e| e.to_string())?;
+        if let Some((sha, mode)) = staged_journal::keep_file(workspace, &rel)? {
+            entry["before"] = Value::from(sha);
+            entry["beforeMode"] = Value::from(mode);
         }
-        entry["before"] = Value::from(sha);
-        entry["beforeMode"] = Value::from(std::os::unix::fs::MetadataExt::mode(&meta) & 0o7777);
     }
     Ok(entry)
+}
+
+/// Opens the regular file `path` (of a run's upper layer, which the command's processes can
+/// write) without following a symlink in its last component and without waiting: a FIFO put
+/// there is refused at once, never opened for good.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = std::fs::File::from(rustix::fs::open(path, flags, Mode::empty())?);
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok(file)
+}
+
+/// The bytes of the regular file `path` ([`open_regular`]).
+fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_regular(path)?, &mut bytes)?;
+    Ok(bytes)
 }
 
 /// Moves `written` into the real tree at `root` as the upper layer holds it: folders made,

@@ -153,10 +153,15 @@ fn confirm(
     let Some(entry) = log.entry(seq).map_err(|err| anyhow::anyhow!("{err}"))? else {
         return Ok(Some(seq));
     };
+    // With the files a shell command replaced whole, as the undo writes them back: an entry
+    // that replaced only such files is asked about like any other.
+    let entry = staged_session::with_kept(&entry);
     let Ok(plan) = staged_journal::undo_plan(ws.workspace(), &entry) else {
         // Not a built-in tool's entry, or one that cannot be undone: the undo says why.
         return Ok(Some(seq));
     };
+    let mut diff = plan.diff.clone();
+    diff.push_str(&kept_lines(&entry));
     let verb = match (way, entry.record.outcome) {
         (_, staged_core::LogOutcome::Undone) => "Redo the change that log entry",
         _ => "Undo log entry",
@@ -166,7 +171,7 @@ fn confirm(
         _ => "",
     };
     let mut err = std::io::stderr().lock();
-    err.write_all(colorize(&escape_diff(&plan.diff), out.render.color).as_bytes())?;
+    err.write_all(colorize(&escape_diff(&diff), out.render.color).as_bytes())?;
     write!(
         err,
         "\n{verb} {seq}{what} ({})? This writes the diff above. [y/N] ",
@@ -176,4 +181,34 @@ fn confirm(
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer).context("reading the answer")?;
     Ok(matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes").then_some(seq))
+}
+
+/// One line for each file `entry` replaced whole (its undo data's `kept`), as its undo writes
+/// it back: `Binary files a/<path> and b/<path> differ [not a text diff: <why>; restored
+/// whole]` (`/dev/null` for the side where no file is).
+fn kept_lines(entry: &staged_core::LogEntry) -> String {
+    let kept: Vec<staged_journal::KeptChange> = entry
+        .record
+        .undo
+        .as_ref()
+        .and_then(|undo| undo.get("kept"))
+        .and_then(|kept| serde_json::from_value(kept.clone()).ok())
+        .unwrap_or_default();
+    let mut lines = String::new();
+    for change in kept {
+        // The undo goes from the bytes after back to the bytes before.
+        let from = match change.after {
+            Some(_) => staged_journal::quote("a/", &change.path),
+            None => "/dev/null".to_owned(),
+        };
+        let to = match change.before {
+            Some(_) => staged_journal::quote("b/", &change.path),
+            None => "/dev/null".to_owned(),
+        };
+        lines.push_str(&format!(
+            "Binary files {from} and {to} differ [not a text diff: {}; restored whole]\n",
+            change.why
+        ));
+    }
+    lines
 }
