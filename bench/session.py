@@ -17,8 +17,14 @@ an earlier round's revert (and its undo) added. Round 1 also checks the revert g
 commit's bytes and that `staged undo` of it restores the session's. Prints each command's p50
 and the ratios staged/git.
 
+With STAGED_BASE set to another build, each round also runs its `show` and `revert` on the
+same copied workspace, interleaved with this build's, and the ratios between the two builds are
+printed too (the machine's load then weighs on both alike).
+
 Usage: bench/session.py [ROUNDS] [ENTRIES] [FILES]   (defaults 5, 1000, 300)
 Env:   STAGED (default target/release/staged; build it with cargo build --release -p staged-cli)
+       STAGED_BASE (another build to compare with, interleaved)
+       STAGED_BENCH_KEEP (a folder to copy the recorded workspace to, for profiling one command)
 """
 import json
 import shutil
@@ -59,6 +65,8 @@ def main():
     n_entries = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
     n_files = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     staged = os.environ.get("STAGED", str(ROOT / "target/release/staged"))
+    other = os.environ.get("STAGED_BASE")
+    keep = os.environ.get("STAGED_BENCH_KEEP")
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         (ws / "src").mkdir(parents=True)
@@ -91,13 +99,22 @@ def main():
         session_bytes = {p: p.read_bytes() for p in (ws / "src").iterdir()}
         saved = Path(tmp) / "saved"
         shutil.copytree(ws, saved, symlinks=True)
+        if keep:
+            shutil.copytree(ws, keep, symlinks=True)
 
         def restore():
             shutil.rmtree(ws)
             shutil.copytree(saved, ws, symlinks=True)
 
         times = {"show": [], "git-diff": [], "revert": [], "git-rev": []}
+        if other:
+            times.update({"show-base": [], "revert-base": []})
         for r in range(rounds):
+            if other:
+                restore()
+                times["show-base"].append(timed([other, "session", "show", "S1"], ws)[0])
+                wall, _ = timed([other, "--json", "session", "revert", "S1", "--reason", "bench"], ws)
+                times["revert-base"].append(wall)
             restore()
             wall, shown = timed([staged, "session", "show", "S1"], ws)
             times["show"].append(wall)
@@ -125,6 +142,11 @@ def main():
             print(f"{k:<9} p50 {v * 1000:8.1f} ms")
         print(f"show / git diff        {p50['show'] / p50['git-diff']:.2f}x")
         print(f"revert / git apply -R  {p50['revert'] / p50['git-rev']:.2f}x")
+        if other:
+            print(f"base: show / git diff  {p50['show-base'] / p50['git-diff']:.2f}x, "
+                  f"revert / git apply -R  {p50['revert-base'] / p50['git-rev']:.2f}x")
+            print(f"this build / base: show {p50['show'] / p50['show-base']:.2f}x, "
+                  f"revert {p50['revert'] / p50['revert-base']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ pub struct CommitOptions<'a> {
     /// of new files removes the folders their apply created).
     pub prune: &'a [RelPath],
     /// Called with the journal's id once the journal exists (state `preparing`) and before
-    /// any temp file is written: the resolve log records the commit under that id, so that
+    /// the commit point (with no observer, while the temp files are written; with one, before
+    /// any is): the resolve log records the commit under that id, so that
     /// recovery can finish or forget the record with the journal. An error rolls the commit
     /// back.
     pub prepare: Option<&'a mut PrepareHook<'a>>,
@@ -83,11 +84,18 @@ pub fn commit(
     let held = Held::default();
     // 1. Every target is still what the preview read.
     let plan = check_targets(workspace, steps, &held)?;
-    // 2. The journal, `preparing`, and the prepare hook.
-    let mut run = Run::prepare(workspace, &journal_dir, plan, &mut options)?;
-    // 3. The folders and the temp files, durable.
-    run.make_folders(&held, &mut options)?;
-    run.write_temps(steps, &mut options)?;
+    // 2. The journal, `preparing`, and the prepare hook; 3. the folders and the temp files,
+    // durable. Both only have to be done before the commit point: unobserved, the prepare
+    // hook (the resolve log's record) runs while other threads write the temps.
+    let mut run = Run::start(workspace, &journal_dir, plan, &options)?;
+    if options.observer.is_some() {
+        run.call_prepare(&mut options)?;
+        run.make_folders(&held, &mut options)?;
+        run.write_temps(steps, &mut options)?;
+    } else {
+        run.make_folders(&held, &mut options)?;
+        run.prepare_writing_temps(steps, &mut options)?;
+    }
     // 4. The commit point.
     run.switch_to_committed(&mut options)?;
     // 5. Every file in place.
@@ -124,13 +132,12 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// Step 2: writes the journal in state `preparing` and calls the prepare hook with its id;
-    /// a hook's error deletes the journal and stops the commit.
-    fn prepare(
+    /// Step 2: writes the journal in state `preparing`.
+    fn start(
         workspace: &'a ConfinedRoot,
         journal_dir: &'a DirHandle,
         plan: Plan,
-        options: &mut CommitOptions<'_>,
+        options: &CommitOptions<'_>,
     ) -> Result<Run<'a>, JournalError> {
         let id = unique_id();
         let journal = Journal {
@@ -156,7 +163,7 @@ impl<'a> Run<'a> {
         };
         let name = journal_name(&id);
         store_journal(journal_dir, &name, &journal).map_err(|err| journal_err(workspace, &err))?;
-        let run = Run {
+        Ok(Run {
             workspace,
             journal_dir,
             id,
@@ -168,15 +175,60 @@ impl<'a> Run<'a> {
             emptied: plan.emptied,
             late_dirs: plan.late_dirs,
             folders: Vec::new(),
-        };
+        })
+    }
+
+    /// Step 2, the prepare hook, called with the journal's id; a hook's error rolls back
+    /// what is written so far (the journal, and any folders and temps) and stops the commit.
+    fn call_prepare(&mut self, options: &mut CommitOptions<'_>) -> Result<(), JournalError> {
         if let Some(prepare) = options.prepare.as_mut()
-            && let Err(why) = prepare(&run.id)
+            && let Err(why) = prepare(&self.id)
         {
-            run.undo().roll_back(&run.targets, &[], &[]);
+            self.undo().roll_back(&self.targets, &self.written, &self.folders);
             return Err(JournalError::Journal(why));
         }
         observe(options, CommitStep::Prepared);
-        Ok(run)
+        Ok(())
+    }
+
+    /// Steps 2 and 3 at once, for a commit nobody observes: the temps are written on other
+    /// threads while this one calls the prepare hook. A failure of either rolls back both
+    /// (the abandon hook is told only of a prepared record).
+    fn prepare_writing_temps(
+        &mut self,
+        steps: &[Step],
+        options: &mut CommitOptions<'_>,
+    ) -> Result<(), JournalError> {
+        let (temps, prepared) = std::thread::scope(|scope| {
+            let writer = scope.spawn(|| self.temps_now(steps));
+            let prepared = match options.prepare.as_mut() {
+                Some(prepare) => prepare(&self.id),
+                None => Ok(()),
+            };
+            let temps = writer.join().unwrap_or_else(|_| {
+                Err(par::Failed {
+                    index: 0,
+                    error: io::Error::other("a worker thread panicked"),
+                    done: (0..self.targets.len()).map(|_| None).collect(),
+                })
+            });
+            (temps, prepared)
+        });
+        match (temps, prepared) {
+            (Ok(temps), Ok(())) => {
+                self.took_temps(temps, options);
+                self.sync_temps(options)
+            }
+            (temps, Err(why)) => {
+                self.written = match temps {
+                    Ok(temps) => temps.iter().map(Option::is_some).collect(),
+                    Err(failed) => failed.done.iter().map(|d| matches!(d, Some(Some(_)))).collect(),
+                };
+                self.undo().roll_back(&self.targets, &self.written, &self.folders);
+                Err(JournalError::Journal(why))
+            }
+            (Err(failed), Ok(())) => Err(self.temps_failed(failed, options)),
+        }
     }
 
     /// How this commit is taken back.
@@ -243,12 +295,27 @@ impl<'a> Run<'a> {
         steps: &[Step],
         options: &mut CommitOptions<'_>,
     ) -> Result<(), JournalError> {
+        match self.temps_now(steps) {
+            Ok(temps) => {
+                self.took_temps(temps, options);
+                self.sync_temps(options)
+            }
+            Err(failed) => Err(self.temps_failed(failed, options)),
+        }
+    }
+
+    /// The temp files written and fsynced, on several threads.
+    fn temps_now(
+        &self,
+        steps: &[Step],
+    ) -> Result<Vec<Option<staged_fs::FileIdentity>>, par::Failed<Option<staged_fs::FileIdentity>>>
+    {
         let (workspace, id, targets) = (self.workspace, &self.id, &self.targets);
         let progress = workspace.progress();
         if let Some(progress) = progress {
             progress.begin(staged_core::Phase::Writing, targets.len() as u64);
         }
-        let temps = par::try_map(targets.len(), par::IO_THREADS, |i| {
+        par::try_map(targets.len(), par::IO_THREADS, |i| {
             let (StepChange::Write { bytes, .. }, Some(dir)) = (&steps[i].change, &targets[i].dir)
             else {
                 if let Some(progress) = progress {
@@ -265,20 +332,27 @@ impl<'a> Run<'a> {
                 progress.advance(1);
             }
             written
-        });
-        let temps = match temps {
-            Ok(temps) => temps,
-            Err(failed) => {
-                // A temp that failed removed itself; only those written are deleted.
-                self.written = failed.done.iter().map(|d| matches!(d, Some(Some(_)))).collect();
-                self.abandon(options);
-                return Err(write_err(
-                    self.workspace,
-                    &self.targets[failed.index].rel,
-                    failed.error,
-                ));
-            }
-        };
+        })
+    }
+
+    /// Rolls back after a temp failed (a temp that failed removed itself; only those written
+    /// are deleted); the error to return.
+    fn temps_failed(
+        &mut self,
+        failed: par::Failed<Option<staged_fs::FileIdentity>>,
+        options: &mut CommitOptions<'_>,
+    ) -> JournalError {
+        self.written = failed.done.iter().map(|d| matches!(d, Some(Some(_)))).collect();
+        self.abandon(options);
+        write_err(self.workspace, &self.targets[failed.index].rel, failed.error)
+    }
+
+    /// Records the temps written, for the journal and a roll back.
+    fn took_temps(
+        &mut self,
+        temps: Vec<Option<staged_fs::FileIdentity>>,
+        options: &mut CommitOptions<'_>,
+    ) {
         for (i, identity) in temps.into_iter().enumerate() {
             if let Some(identity) = identity {
                 self.journal.entries[i].temp = Some(identity.into());
@@ -286,6 +360,10 @@ impl<'a> Run<'a> {
                 observe(options, CommitStep::TempWritten(i));
             }
         }
+    }
+
+    /// The temps' folders synced, so that their names are durable too.
+    fn sync_temps(&self, options: &mut CommitOptions<'_>) -> Result<(), JournalError> {
         if let Err(err) = sync_dirs(self.workspace, &self.targets, &self.folders) {
             self.abandon(options);
             return Err(journal_err(self.workspace, &err));
