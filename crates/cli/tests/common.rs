@@ -4,12 +4,30 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::{
+    io::Write,
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::{Command, Output, Stdio},
 };
 
 pub(crate) fn staged_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_staged"))
+}
+
+/// Runs `staged` in `dir` with `args` (`hook claude-code --mode record`, ...) and `event` on
+/// stdin, as an agent runs a hook: without a terminal, without colour, and with no Codex home.
+pub(crate) fn hook(dir: &Path, args: &[&str], event: &serde_json::Value) -> Output {
+    let mut child = Command::new(staged_bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("CODEX_HOME", dir.join(".no-codex-home"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&serde_json::to_vec(event).unwrap()).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// A temporary workspace (a git root) with the given files.

@@ -10,7 +10,6 @@
 mod common;
 
 use std::{
-    io::Write,
     path::Path,
     process::{Command, Output, Stdio},
 };
@@ -134,18 +133,7 @@ fn the_hooks_quickstart_runs_as_written() {
 
 /// Runs `staged hook claude-code --mode record` in `dir` with `event` on stdin.
 fn hook(dir: &Path, event: &Value) {
-    let mut child = Command::new(staged_bin())
-        .args(["hook", "claude-code", "--mode", "record"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("CODEX_HOME", dir.join(".no-codex-home"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::hook(dir, &["hook", "claude-code", "--mode", "record"], event);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
 

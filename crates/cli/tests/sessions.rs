@@ -7,30 +7,10 @@
 
 mod common;
 
-use std::{
-    io::Write,
-    path::Path,
-    process::{Command, Output, Stdio},
-};
+use std::{path::Path, process::Output};
 
-use common::{code, json, read, staged, staged_bin, stderr, stdout, workspace};
+use common::{code, hook, json, read, staged, stderr, stdout, workspace};
 use serde_json::{Value, json};
-
-/// Runs `staged hook claude-code --mode record` (or `args`) in `dir` with `event` on stdin.
-fn hook(dir: &Path, args: &[&str], event: &Value) -> Output {
-    let mut child = Command::new(staged_bin())
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("CODEX_HOME", dir.join(".no-codex-home"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&serde_json::to_vec(event).unwrap()).unwrap();
-    child.wait_with_output().unwrap()
-}
 
 const RECORD: &[&str] = &["hook", "claude-code", "--mode", "record"];
 
