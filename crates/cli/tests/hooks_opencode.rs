@@ -181,3 +181,66 @@ fn the_cursor_hook_answers_in_cursors_shape_and_doctor_checks_its_install() {
         assert!(stdout(&out).contains(line), "{line}\n{}", stdout(&out));
     }
 }
+
+fn bash_event(dir: &Path, command: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "hook": "tool.execute.before",
+        "tool": "bash",
+        "sessionID": "ses_1",
+        "callID": "call_1",
+        "args": {"command": command, "description": "d"},
+        "directory": dir,
+    }))
+    .unwrap()
+}
+
+/// opencode asks its permission `external_directory` before a command touches a path outside
+/// its project folder, and asks by default; wrapped, the command is an argument of staged's and
+/// opencode no longer sees the path. So a command naming such a path is wrapped only where that
+/// permission allows, and otherwise refused in gate mode (run unwrapped in record mode).
+#[test]
+fn an_opencode_shell_call_naming_a_path_outside_the_project_follows_external_directory() {
+    let dir = workspace(&[("a.ts", "old\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let hook = |mode: &str, command: &str| {
+        let out =
+            staged_with(&root, &["hook", "opencode", "--mode", mode], &bash_event(&root, command));
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        out
+    };
+    let reply =
+        |command: &str| -> Value { serde_json::from_slice(&hook("gate", command).stdout).unwrap() };
+    let wrapped = |reply: &Value| {
+        reply["args"]["command"].as_str().is_some_and(|c| c.contains(" shell-run "))
+    };
+    for command in ["cp a.ts ../elsewhere.ts", "cat /etc/hostname", "cd ~ && ls", "ls \"../x\""] {
+        let answer = reply(command);
+        assert_eq!(answer["decision"], "deny", "{command}: {answer}");
+        let reason = answer["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("staged runs an opencode shell command that names a path outside the project under its wrapper only where opencode's permission for external_directory is \"allow\" (it names "),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("opencode's default for external_directory is \"ask\""),
+            "{reason}"
+        );
+        assert!(hook("record", command).stdout.is_empty(), "record mode runs it unwrapped");
+    }
+    // Paths inside the project, and words that only look like paths, are wrapped.
+    let inside = format!("cp a.ts {}/b.ts && sed -i 's/old/new/' a.ts", root.display());
+    assert!(wrapped(&reply(&inside)), "{}", reply(&inside));
+    // Allowed, every path is wrapped; a per-path rule staged does not match is not.
+    std::fs::write(
+        root.join("opencode.json"),
+        r#"{"permission": {"external_directory": "allow"}}"#,
+    )
+    .unwrap();
+    assert!(wrapped(&reply("cp a.ts ../elsewhere.ts")));
+    let rules = r#"{"permission": {"external_directory": {"*": "allow", "/etc/*": "deny"}}}"#;
+    std::fs::write(root.join("opencode.json"), rules).unwrap();
+    let answer = reply("cat /etc/hostname");
+    assert_eq!(answer["decision"], "deny", "{answer}");
+    assert!(answer["reason"].as_str().unwrap().contains("\"/etc/*\":\"deny\""), "{answer}");
+    assert_eq!(read(&root, "a.ts"), "old\n");
+}

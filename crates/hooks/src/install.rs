@@ -389,6 +389,44 @@ fn remove_hooks(settings: &mut Value, client: Client, file: &Path) -> Result<(),
     Ok(())
 }
 
+/// Adds staged's hooks of `client` to `settings` in Claude Code's format (Qwen Code's too):
+/// `PreToolUse` for the tools of `matcher`, then `Stop` in gate mode, or `PostToolUse` for the
+/// same tools in record mode.
+fn add_mode_hooks(
+    settings: &mut Value,
+    target: &Target,
+    client: Client,
+    matcher: &str,
+    file: &Path,
+) -> Result<(), InstallError> {
+    let command = |event| hook_command(&target.staged, client, target.mode, &[], event);
+    add_hook(settings, "PreToolUse", Some(matcher), &command("PreToolUse"), file)?;
+    match target.mode {
+        Mode::Gate => add_hook(settings, "Stop", None, &command("Stop"), file),
+        Mode::Record => {
+            add_hook(settings, "PostToolUse", Some(matcher), &command("PostToolUse"), file)
+        }
+    }
+}
+
+/// What an install of the hooks [`add_mode_hooks`] adds says first: the hooks for `tools` in
+/// `settings_path`, and in gate mode what each runs.
+fn mode_hook_lines(target: &Target, tools: &str, settings_path: &Path) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{} mode: hooks for {tools}{} in {}",
+        target.mode.name(),
+        if target.mode == Mode::Gate { ", and Stop," } else { ", after and before," },
+        settings_path.display()
+    )];
+    if target.mode == Mode::Gate {
+        lines.push(format!(
+            "each hook runs {}; when it cannot run, the hook blocks the edit and says why",
+            target.staged.display()
+        ));
+    }
+    lines
+}
+
 fn add_hook(
     settings: &mut Value,
     event: &str,

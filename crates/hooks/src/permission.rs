@@ -86,7 +86,7 @@ pub(crate) fn verdict(
         Client::Codex => codex(mode, &CodexConfig::read(root, codex_home)),
         Client::QwenCode => qwen(mode),
         Client::GeminiCli => gemini(&GeminiApproval::read(root, homes.gemini_home.as_deref())),
-        Client::OpenCode => crate::clients::opencode::verdict(root),
+        Client::OpenCode => crate::clients::opencode::edit_verdict(root, event),
         // Cursor's agent writes its edits without asking (the person reviews them after).
         Client::Cursor => Verdict::Stage,
         // Its events carry no mode; its own permissions decide whether `staged-resolve` runs.

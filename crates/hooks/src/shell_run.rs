@@ -243,13 +243,10 @@ pub(crate) fn pre_tool_use(
         }
         _ => {
             if client == Client::OpenCode
-                && let Err(why) =
-                    crate::clients::opencode::bash_allowed(root, event.agent.as_deref())
+                && let Some((why, refusal)) = opencode_refusal(event, root)
             {
                 return match mode {
-                    Mode::Gate => Outcome::reply(Reply::Deny(format!(
-                        "staged runs opencode's shell commands under its wrapper only where opencode's permission for bash is \"allow\" ({why}): wrapped, the command would no longer match opencode's own rules. So in gate mode this shell call is refused, and nothing was run."
-                    ))),
+                    Mode::Gate => Outcome::reply(Reply::Deny(refusal)),
                     Mode::Record => Outcome::reply(Reply::Nothing).note(format!(
                         "staged: this shell command is not wrapped ({why}), so its writes are not recorded"
                     )),
@@ -263,6 +260,34 @@ pub(crate) fn pre_tool_use(
             Outcome::reply(Reply::Rewrite(input))
         }
     }
+}
+
+/// Why staged does not wrap opencode's `bash` call `event`, and the gate's deny text, when
+/// opencode would ask about it or refuse it and the wrapped command would not: its permission
+/// for `bash` is not `allow` (a wrapped command no longer matches its rules for commands), or
+/// the command names a path outside opencode's project folder (the event's `directory`) and
+/// its permission for `external_directory` is not `allow` (a wrapped command's paths are no
+/// longer seen).
+fn opencode_refusal(event: &HookEvent, root: &Path) -> Option<(String, String)> {
+    use crate::clients::opencode;
+    let agent = event.agent.as_deref();
+    if let Err(why) = opencode::bash_allowed(root, agent) {
+        return Some((
+            why.clone(),
+            format!(
+                "staged runs opencode's shell commands under its wrapper only where opencode's permission for bash is \"allow\" ({why}): wrapped, the command would no longer match opencode's own rules. So in gate mode this shell call is refused, and nothing was run."
+            ),
+        ));
+    }
+    let dir = event.cwd.as_deref().unwrap_or(root);
+    let path = opencode::outside_path(event.input_str("command").unwrap_or_default(), dir)?;
+    let why = opencode::external_allowed(root, agent).err()?;
+    let why =
+        format!("it names {path}, outside {}, and for external_directory {why}", dir.display());
+    let refusal = format!(
+        "staged runs an opencode shell command that names a path outside the project under its wrapper only where opencode's permission for external_directory is \"allow\" ({why}): wrapped, opencode would no longer see the path and ask. So in gate mode this shell call is refused, and nothing was run."
+    );
+    Some((why, refusal))
 }
 
 /// A client whose hooks cannot rewrite a tool's input (Qwen Code): a command already run

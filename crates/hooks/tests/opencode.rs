@@ -221,3 +221,54 @@ fn opencodes_permission_for_edits_is_honoured() {
     assert!(reason.contains("The person would have been asked before this edit (opencode's permission for edits is \"ask\" in "), "{reason}");
     assert_eq!(repo.pending().len(), 1);
 }
+
+/// opencode asks its permission `external_directory` before an edit of a file outside its
+/// project folder (the event's `directory`), and asks by default: such an edit in the
+/// workspace is staged as a preview only a person may apply, refused where opencode's rule
+/// denies, and staged as any other where it allows.
+#[test]
+fn an_edit_outside_opencodes_project_folder_follows_its_external_directory_permission() {
+    let outside_event = |repo: &Repo, name: &str| {
+        std::fs::create_dir_all(repo.root.join("sub")).unwrap();
+        let text = String::from_utf8(repo.event(name)).unwrap();
+        let root = repo.root.to_str().unwrap();
+        let text = text.replace(
+            &format!("\"directory\": \"{root}\""),
+            &format!("\"directory\": \"{root}/sub\""),
+        );
+        assert!(text.contains("/sub\""), "{text}");
+        // A patch's paths are relative to the project folder.
+        let text = text.replace("File: src/", "File: ../src/");
+        handle(Client::OpenCode, Mode::Gate, text.as_bytes(), Some(&repo.root), &repo.root)
+    };
+    // Unset: opencode would ask.
+    let repo = Repo::new();
+    let reason = denied(&outside_event(&repo, "pre-edit").reply).to_owned();
+    assert!(reason.contains("so only a person may apply it"), "{reason}");
+    assert!(reason.contains("outside opencode's project folder"), "{reason}");
+    assert_eq!(repo.pending().len(), 1);
+    let repo = Repo::new();
+    let reason = denied(&outside_event(&repo, "pre-apply-patch").reply).to_owned();
+    assert!(reason.contains("so only a person may apply it"), "{reason}");
+    // Denied: refused without staging.
+    let repo = Repo::new();
+    let config = r#"{"permission": {"external_directory": "deny"}}"#;
+    std::fs::write(repo.root.join("opencode.json"), config).unwrap();
+    let reason = denied(&outside_event(&repo, "pre-edit").reply).to_owned();
+    assert!(
+        reason.starts_with("opencode's permission for external_directory is \"deny\" ("),
+        "{reason}"
+    );
+    assert!(repo.pending().is_empty());
+    // Allowed: the model may apply it.
+    let repo = Repo::new();
+    let config = r#"{"permission": {"external_directory": "allow"}}"#;
+    std::fs::write(repo.root.join("opencode.json"), config).unwrap();
+    let reason = denied(&outside_event(&repo, "pre-edit").reply).to_owned();
+    assert!(!reason.contains("only a person"), "{reason}");
+    assert_eq!(repo.pending().len(), 1);
+    // Inside the project folder, its permission is not asked.
+    let repo = Repo::new();
+    let reason = denied(&repo.run(Mode::Gate, "pre-edit").reply).to_owned();
+    assert!(!reason.contains("only a person"), "{reason}");
+}

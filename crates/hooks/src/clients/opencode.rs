@@ -25,7 +25,10 @@
 //! not match), stage a preview only a person may apply; `allow`, or none (opencode's default),
 //! stage one the model may apply. An agent's own permissions are not read for edits; for `bash`
 //! (a shell call is wrapped only where every command is allowed) they are, with
-//! `OPENCODE_CONFIG`'s file ([`bash_allowed`]).
+//! `OPENCODE_CONFIG`'s file ([`bash_allowed`]). A path outside opencode's project folder (the
+//! event's `directory`), in an edit or named by a shell command, needs its permission
+//! `external_directory` too (unset, it asks; [`edit_verdict`], [`external_allowed`],
+//! [`outside_path`]).
 //!
 //! Record mode: at `PreToolUse` the file is read and what the edit makes of it is kept (an
 //! `edit`'s `oldString` replaced exactly; opencode also matches text loosely, which staged does
@@ -281,6 +284,64 @@ fn rule_for(root: &Path, key: &str) -> Result<Option<(Value, String)>, String> {
 /// `tools` of its own is not read (YAML): it is taken as not allowing. `Err` says what the
 /// rule is instead, and where.
 pub(crate) fn bash_allowed(root: &Path, agent: Option<&str>) -> Result<(), String> {
+    allowed(root, agent, Guarded::Bash)
+}
+
+/// Whether opencode lets the agent `agent` reach every folder outside the project without
+/// asking (its permission `external_directory`), read as [`bash_allowed`] reads `bash`;
+/// unset, opencode 1.18's default asks (`{"*": "ask"}`, with its own temporary folders
+/// allowed). `Err` says what the rule is instead, and where.
+pub(crate) fn external_allowed(root: &Path, agent: Option<&str>) -> Result<(), String> {
+    allowed(root, agent, Guarded::ExternalDirectory)
+}
+
+/// A path `command` names outside the folder `dir` (opencode's project folder): an absolute
+/// path elsewhere, a path from the home folder (`~`), or one that climbs (`..`). opencode asks
+/// its permission `external_directory` before a command of its own list (`cd`, `rm`, `cp`,
+/// ...) touches such a path; wrapped, the command is an argument of staged's and opencode no
+/// longer sees the path, so the gate reads every word of every command this way (more than
+/// opencode does, never less): a quoted word, a heredoc's text, the part after a `=`.
+pub(crate) fn outside_path(command: &str, dir: &Path) -> Option<String> {
+    let separators = |c: char| c.is_whitespace() || ";&|()<>`=".contains(c);
+    command.split(separators).map(|word| word.replace(['\'', '"'], "")).find(|word| {
+        let climbs = Path::new(word).components().any(|c| c == std::path::Component::ParentDir);
+        climbs
+            || word.starts_with('~')
+            || (word.starts_with('/') && !Path::new(word).starts_with(dir))
+    })
+}
+
+/// An opencode permission the gate reads to never grant more than opencode would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Guarded {
+    /// `bash`: a shell command (allowed by default).
+    Bash,
+    /// `external_directory`: a path outside the project (asked by default).
+    ExternalDirectory,
+}
+
+impl Guarded {
+    /// The permission's key in opencode's config.
+    fn key(self) -> &'static str {
+        match self {
+            Guarded::Bash => "bash",
+            Guarded::ExternalDirectory => "external_directory",
+        }
+    }
+
+    /// What opencode does without a rule: `None` allows, else why it does not.
+    fn default_refusal(self) -> Option<&'static str> {
+        match self {
+            Guarded::Bash => None,
+            Guarded::ExternalDirectory => {
+                Some("it is not set, and opencode's default for external_directory is \"ask\"")
+            }
+        }
+    }
+}
+
+/// Whether opencode allows every use of `guarded` by the agent `agent` ([`bash_allowed`]).
+fn allowed(root: &Path, agent: Option<&str>, guarded: Guarded) -> Result<(), String> {
     let sources = config_sources(root)?;
     let mut merged = Value::Object(Map::new());
     for (config, _) in &sources {
@@ -313,7 +374,7 @@ pub(crate) fn bash_allowed(root: &Path, agent: Option<&str>) -> Result<(), Strin
     };
     agents.dedup();
     if agents.is_empty() {
-        return bash_decided(&rules);
+        return decided(&rules, guarded);
     }
     for name in &agents {
         if let Some(file) = agent_file_with_permission(root, name) {
@@ -335,7 +396,7 @@ pub(crate) fn bash_allowed(root: &Path, agent: Option<&str>) -> Result<(), Strin
             where_set(&sources, &["permission", key], Some(name))
                 .map(|at| format!("{at} (agent {name})"))
         });
-        bash_decided(&all)?;
+        decided(&all, guarded)?;
     }
     Ok(())
 }
@@ -413,9 +474,16 @@ fn push_rules(
 /// command (a `*` pattern) whose permission matches `bash`, every rule matching `bash` must
 /// allow (a level's rules in any order, since their order inside the level is not known).
 /// None: opencode's default, which allows.
+#[cfg(test)]
 fn bash_decided(rules: &[Rule]) -> Result<(), String> {
+    decided(rules, Guarded::Bash)
+}
+
+/// Whether `rules` allow every use of `guarded`, as [`bash_decided`] reads `bash`; with no
+/// level deciding every use, opencode's default decides.
+fn decided(rules: &[Rule], guarded: Guarded) -> Result<(), String> {
     let mut decided_at = None;
-    for rule in rules.iter().rev().filter(|r| glob(&r.permission, "bash")) {
+    for rule in rules.iter().rev().filter(|r| glob(&r.permission, guarded.key())) {
         if decided_at.is_some_and(|level| level != rule.level) {
             return Ok(());
         }
@@ -426,7 +494,10 @@ fn bash_decided(rules: &[Rule]) -> Result<(), String> {
             decided_at = Some(rule.level);
         }
     }
-    Ok(())
+    match (decided_at, guarded.default_refusal()) {
+        (None, Some(why)) => Err(why.to_owned()),
+        _ => Ok(()),
+    }
 }
 
 /// Whether `text` matches the glob `pattern` (`*` any run of characters, `?` one), as
@@ -581,6 +652,51 @@ fn agent_file_with_permission(root: &Path, name: &str) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// What opencode would do with the edit `event` in the workspace `root`: its permission for
+/// edits ([`verdict`]), and for a file outside its project folder (the event's `directory`)
+/// its permission for `external_directory` too, which opencode asks before such an edit
+/// (unset, it asks): not `allow`, the preview is one only a person may apply; `deny` (or a
+/// config staged cannot read as allowing) and opencode would refuse it.
+pub(crate) fn edit_verdict(root: &Path, event: &HookEvent) -> Verdict {
+    let verdict = verdict(root);
+    if matches!(verdict, Verdict::Deny(_)) {
+        return verdict;
+    }
+    let dir = event.cwd.as_deref().unwrap_or(root);
+    let Some(path) = edit_outside(event, dir) else { return verdict };
+    let Err(why) = external_allowed(root, event.agent.as_deref()) else { return verdict };
+    let outside = format!("{path}, outside opencode's project folder {}", dir.display());
+    if why.contains("\"deny\"") {
+        return Verdict::Deny(format!(
+            "opencode's permission for external_directory is \"deny\" ({why}), and this edit is of {outside}, so staged refused it without staging it, and nothing was written."
+        ));
+    }
+    Verdict::PersonOnly(format!(
+        "the person would have been asked before this edit of {outside} (opencode's permission for external_directory: {why})"
+    ))
+}
+
+/// A file the edit `event` makes outside `dir`: an `edit`'s or `write`'s `file_path`, or a
+/// file an `apply_patch` names (`*** Add File:`, `Update File:`, `Delete File:`, `Move to:`,
+/// relative to `dir`).
+fn edit_outside(event: &HookEvent, dir: &Path) -> Option<String> {
+    let outside = |path: &str| {
+        let path = dir.join(path);
+        let climbs = path.components().any(|c| c == std::path::Component::ParentDir);
+        (climbs || !path.starts_with(dir)).then(|| path.display().to_string())
+    };
+    if event.tool_name.as_deref() == Some("apply_patch") {
+        let patch = event.input_str("input").unwrap_or_default();
+        return patch.lines().find_map(|line| {
+            let path = ["*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"]
+                .iter()
+                .find_map(|mark| line.strip_prefix(mark))?;
+            outside(path.trim())
+        });
+    }
+    outside(event.input_str("file_path")?)
 }
 
 /// What opencode would do with an edit in the workspace `root`, from its permission config.

@@ -5,14 +5,15 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::event::{Client, Mode};
+use crate::event::Client;
 
 use super::{
-    HUMAN_GATE_LINE, InstallError, SERVER, Target, add_hook, add_to_array,
+    HUMAN_GATE_LINE, InstallError, SERVER, Target, add_hook, add_mode_hooks, add_to_array,
     doctor::{Check, binary_checks, hook_commands, mcp_check, older_install_checks},
     entries::{McpServer, entry_json},
     files::{WorkspaceFile, read_json, write_json},
-    hook_command, is_ours, object_at, remove_from_array, remove_hooks, server_args,
+    hook_command, is_ours, mode_hook_lines, object_at, remove_from_array, remove_hooks,
+    server_args,
 };
 
 /// The Claude Code tools a hook gates: every tool of Claude Code 2.1.197 that edits a file
@@ -26,19 +27,7 @@ fn installed_lines(
     mcp_path: &Path,
     config_path: Option<&Path>,
 ) -> Vec<String> {
-    let mut lines = Vec::new();
-    lines.push(format!(
-        "{} mode: hooks for Edit, MultiEdit and Write{} in {}",
-        target.mode.name(),
-        if target.mode == Mode::Gate { ", and Stop," } else { ", after and before," },
-        settings_path.display()
-    ));
-    if target.mode == Mode::Gate {
-        lines.push(format!(
-            "each hook runs {}; when it cannot run, the hook blocks the edit and says why",
-            target.staged.display()
-        ));
-    }
+    let mut lines = mode_hook_lines(target, "Edit, MultiEdit and Write", settings_path);
     match config_path {
         Some(path) => lines.push(format!(
             "the staged MCP server in {} (Claude Code's local scope for {}), approved in {} (permissions.allow mcp__staged)",
@@ -128,22 +117,10 @@ pub(super) fn install_claude(
             config_path.as_deref().unwrap_or(&mcp_path).display()
         ));
     } else {
-        let command = |event| hook_command(&target.staged, client, target.mode, &[], event);
-        let pre = command("PreToolUse");
-        add_hook(&mut settings, "PreToolUse", Some(CLAUDE_MATCHER), &pre, &settings_path)?;
+        add_mode_hooks(&mut settings, target, client, CLAUDE_MATCHER, &settings_path)?;
         // A prompt titles the session and carries a person's notices to the model.
-        let prompt = command("UserPromptSubmit");
+        let prompt = hook_command(&target.staged, client, target.mode, &[], "UserPromptSubmit");
         add_hook(&mut settings, "UserPromptSubmit", None, &prompt, &settings_path)?;
-        match target.mode {
-            Mode::Gate => add_hook(&mut settings, "Stop", None, &command("Stop"), &settings_path)?,
-            Mode::Record => add_hook(
-                &mut settings,
-                "PostToolUse",
-                Some(CLAUDE_MATCHER),
-                &command("PostToolUse"),
-                &settings_path,
-            )?,
-        }
         let allow = format!("mcp__{SERVER}");
         add_to_array(&mut settings, &["permissions", "allow"], &allow, &settings_path)?;
         let staged = target.staged.to_string_lossy();

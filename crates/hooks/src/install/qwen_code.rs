@@ -17,11 +17,11 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::{
-    InstallError, Mode, SERVER, Target, add_hook,
+    InstallError, SERVER, Target, add_mode_hooks,
     doctor::{Check, binary_checks, hook_commands, mcp_check, older_install_checks},
     entries::{Approval, McpServer, entry_json},
     files::{WorkspaceFile, read_json, write_json},
-    hook_command, object_at, remove_hooks,
+    mode_hook_lines, object_at, remove_hooks,
 };
 use crate::event::Client;
 
@@ -112,24 +112,7 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         ));
         lines.push(format!("removed its approval from {}", approvals_path.display()));
     } else {
-        let command = |event| hook_command(&target.staged, client, target.mode, &[], event);
-        add_hook(
-            &mut settings,
-            "PreToolUse",
-            Some(MATCHER),
-            &command("PreToolUse"),
-            &settings_path,
-        )?;
-        match target.mode {
-            Mode::Gate => add_hook(&mut settings, "Stop", None, &command("Stop"), &settings_path)?,
-            Mode::Record => add_hook(
-                &mut settings,
-                "PostToolUse",
-                Some(MATCHER),
-                &command("PostToolUse"),
-                &settings_path,
-            )?,
-        }
+        add_mode_hooks(&mut settings, target, client, MATCHER, &settings_path)?;
         let staged = target.staged.to_string_lossy();
         let server =
             entry_json(McpServer { trust: Some(true), ..McpServer::new(&staged, &["mcp"]) })?;
@@ -139,18 +122,7 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         let approval = entry_json(Approval { hash: &hash, status: "approved" })?;
         object_at(&mut approvals, &[&root_key], &approvals_path)?
             .insert(SERVER.to_owned(), approval);
-        lines.push(format!(
-            "{} mode: hooks for write_file, edit and notebook_edit{} in {}",
-            target.mode.name(),
-            if target.mode == Mode::Gate { ", and Stop," } else { ", after and before," },
-            settings_path.display()
-        ));
-        if target.mode == Mode::Gate {
-            lines.push(format!(
-                "each hook runs {}; when it cannot run, the hook blocks the edit and says why",
-                target.staged.display()
-            ));
-        }
+        lines.extend(mode_hook_lines(target, "write_file, edit and notebook_edit", &settings_path));
         lines.push(format!(
             "the staged MCP server, trusted (its tools run without asking), in {}, approved for {} in {}",
             settings_path.display(),
