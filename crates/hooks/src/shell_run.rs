@@ -495,7 +495,9 @@ fn client_display(name: &str) -> &'static str {
 }
 
 /// Whether the workspace at `root` holds a run folder (a command running, or one whose
-/// wrapper died): only then does a hook call that is no edit open the workspace, to sweep.
+/// wrapper died): only then does a hook call that is no edit open the workspace, to sweep. A
+/// finished run's folder being deleted (`gone-`, by the child its wrapper left to delete it,
+/// or by the next one's) is no run.
 pub(crate) fn any_runs(root: &Path) -> bool {
     let dir = root.join(staged_journal::STATE_DIR_NAME).join(staged_shell::RUNS_DIR);
     std::fs::read_dir(dir).is_ok_and(|mut entries| {
@@ -503,7 +505,9 @@ pub(crate) fn any_runs(root: &Path) -> bool {
             e.is_ok_and(|e| {
                 let name = e.file_name();
                 let name = name.to_string_lossy();
-                !name.starts_with("kept") && e.path().is_dir()
+                !name.starts_with("kept")
+                    && !name.starts_with(staged_shell::GONE_PREFIX)
+                    && e.path().is_dir()
             })
         })
     })

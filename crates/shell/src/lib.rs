@@ -31,7 +31,7 @@ pub mod plan;
 mod run;
 pub mod upper;
 
-pub use crate::run::{Run, RunInfo, delete_gone};
+pub use crate::run::{GONE_PREFIX, Run, RunInfo, delete_gone};
 
 /// The source tool name of a shell command's log entries and previews.
 pub const SHELL_SOURCE: &str = "shell";

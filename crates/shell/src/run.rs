@@ -57,10 +57,11 @@ const DONE_FILE: &str = "done";
 const BOOT_FILE: &str = "boot";
 const NEW_PREFIX: &str = "new-";
 /// A finished run's folder is renamed to this prefix before it is deleted: a wrapper killed
-/// while deleting it leaves a folder that says it is finished, which the next sweep deletes
+/// while deleting it (or the child a wrapper leaves to delete it, killed) leaves a folder that
+/// says it is finished, which the next wrapper's [`delete_gone`] or the next sweep deletes
 /// (deleted in place, a half-deleted folder without its `run.json` would be no run at all, and
 /// stay for ever).
-const GONE_PREFIX: &str = "gone-";
+pub const GONE_PREFIX: &str = "gone-";
 
 /// How long a run folder being made may lack its lock before a sweep takes it for one whose
 /// wrapper died at once.

@@ -105,16 +105,35 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
 /// Deletes the finished run's folder (renamed `gone-<id>` by now, so any sweep deletes it
 /// if this does not) in a child of its own that outlives this process, so the shell call
 /// returns without waiting for the filesystem: each `rmdir` of a run's folders waits 1 to 4
-/// ms on a busy ext4, a fifth of what the wrapper added to a one-file command. The child
-/// closes every descriptor first (the client waits for the command's output to end) and
-/// leaves the process group. Forked only while this process has one thread (so the child
+/// ms on a busy ext4, a fifth of what the wrapper added to a one-file command. This process's
+/// standard descriptors are `/dev/null` before the child is made (the client waits for the
+/// command's output to end), and the child closes every descriptor and leaves the process
+/// group. Forked only while this process has one thread (so the child
 /// may allocate); otherwise, or when `fork` fails, the folder is deleted here.
 fn delete_after_answering(state_dir: &Path) {
     let one_thread =
         std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.flatten().count() == 1);
-    if !one_thread {
+    // The client reads the command's output until every copy of its pipes is closed: this
+    // process lets go of them before the child is made, so a child that waits for a CPU on a
+    // busy machine does not hold the call open.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let null = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null");
+    let (true, Ok(null)) = (one_thread, null) else {
         staged_shell::delete_gone(state_dir);
         return;
+    };
+    for fd in 0..=2 {
+        // SAFETY: `dup2` of a descriptor this process owns onto its standard ones.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd);
+        }
+    }
+    if std::os::fd::AsRawFd::as_raw_fd(&null) <= 2 {
+        // It took the place of a standard descriptor that was closed: it is that one now.
+        std::mem::forget(null);
+    } else {
+        drop(null);
     }
     // SAFETY: this process has one thread (checked just above: no thread can hold a lock the
     // child would wait on), and the child only closes descriptors, deletes files and exits
