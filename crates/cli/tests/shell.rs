@@ -1140,3 +1140,51 @@ fn a_fifo_planted_for_kept_bytes_is_replaced_when_keeping_and_refused_when_readi
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0old");
 }
+
+/// Plants in `root` a commit of the journal interrupted after its commit point: `a.txt`'s
+/// new text (`text`) in its temp file, the journal saying committed, nothing renamed yet.
+fn plant_interrupted_commit(root: &Path, text: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let temp = root.join(".a.txt.staged-1-2-3-0.tmp");
+    std::fs::write(&temp, text).unwrap();
+    let meta = std::fs::metadata(&temp).unwrap();
+    let journal = json!({
+        "version": 4,
+        "state": "committed",
+        "entries": [{
+            "target": "a.txt",
+            "temp": {"dev": meta.dev(), "ino": meta.ino(), "ctime": meta.ctime(), "ctimeNsec": meta.ctime_nsec()},
+        }],
+    });
+    std::fs::create_dir_all(root.join(".staged/journal")).unwrap();
+    std::fs::write(root.join(".staged/journal/1-2-3.json"), journal.to_string()).unwrap();
+}
+
+#[test]
+fn an_interrupted_commit_is_recovered_before_a_shell_command_reads_the_tree() {
+    for mode in ["record", "gate"] {
+        let dir = workspace(&[("a.txt", "old\n")]);
+        let root = dir.path().canonicalize().unwrap();
+        // The shortcut's check sees no journal: no state is opened, and the command runs.
+        let out = shell_run(&root, mode, "cat a.txt");
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, "old\n"), "{}", stderr(&out));
+        plant_interrupted_commit(&root, "new\n");
+        // The command reads the tree as the commit left it once finished, never half of it.
+        let out = shell_run(&root, mode, "cat a.txt; cat a.txt > copy.txt");
+        assert_eq!(code(&out), 0, "{mode}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "new\n", "{mode}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("recovered interrupted applies: 1 finished"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(read(&root, "a.txt"), "new\n");
+        assert!(!root.join(".staged/journal/1-2-3.json").exists());
+        assert!(!root.join(".a.txt.staged-1-2-3-0.tmp").exists());
+        if mode == "record" {
+            assert_eq!(read(&root, "copy.txt"), "new\n");
+        } else {
+            assert_eq!(pending_ids(&root).len(), 1, "the copy is staged");
+        }
+    }
+}

@@ -62,7 +62,7 @@ pub use crate::{
     journal::{
         CommitReport, CommitStep, Expect, FileWrite, RecoveryReport, Step, StepChange, StepMode,
         commit::{CommitOptions, commit},
-        recover::{RecoverOptions, RecoveryHooks, recover},
+        recover::{RecoverOptions, RecoveryHooks, needs_recovery, recover},
     },
     kept::{KeptBytes, KeptChange, KeptError, KeptUndo, keep_file, undo_kept},
     lines::LineIndex,

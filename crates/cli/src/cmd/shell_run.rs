@@ -59,6 +59,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     // through the confined root (`.staged` is never followed through a symlink).
     let workspace = ConfinedRoot::new(&root)
         .with_context(|| format!("opening the workspace {}", root.display()))?;
+    recover_first(&workspace)?;
     workspace
         .state_subdir(staged_shell::RUNS_DIR, true)
         .context("making the command's run folder in .staged/shell")?;
@@ -95,6 +96,30 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
         eprintln!("{message}");
     }
     Ok(Exit::Code(u8::try_from(code).unwrap_or(1)))
+}
+
+/// Finishes or rolls back an interrupted commit of the journal before the command reads or
+/// writes the tree (the command's lower layer is the tree as it is: a half-renamed commit
+/// would be what it reads, and what its writes are compared with). Only when the journal
+/// folder holds a journal (one listing): otherwise nothing is opened, and the command starts
+/// at once. Opening the workspace recovers; its store is closed again before the command
+/// (no thread of it outlives this, so the fork below stays safe).
+///
+/// # Errors
+/// When the workspace cannot be opened to recover: then the command is not run (in either
+/// mode: its writes would be compared with a half-written tree).
+fn recover_first(workspace: &ConfinedRoot) -> anyhow::Result<()> {
+    if !staged_journal::needs_recovery(workspace) {
+        return Ok(());
+    }
+    let ws = WorkspaceSession::open(workspace.root()).map_err(|err| {
+        anyhow::anyhow!(
+            "staged could not recover an interrupted apply in {} before running the command, so nothing was run: {err}",
+            workspace.root().display()
+        )
+    })?;
+    context::report_recovery(ws.recovery());
+    Ok(())
 }
 
 /// Why the command was not run isolated.
