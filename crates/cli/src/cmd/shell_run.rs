@@ -83,7 +83,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     drop(lock);
     let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
     let finished = match WorkspaceSession::open(&root) {
-        Ok(ws) => staged_hooks::finish(&ws, run),
+        Ok(ws) => {
+            let finished = staged_hooks::finish(&ws, run);
+            prune_kept(&ws, false);
+            finished
+        }
         Err(err) => staged_hooks::unfinished(
             run,
             &format!("the workspace {} could not be opened: {err}", root.display()),
@@ -120,6 +124,22 @@ fn recover_first(workspace: &ConfinedRoot) -> anyhow::Result<()> {
     })?;
     context::report_recovery(ws.recovery());
     Ok(())
+}
+
+/// Deletes the kept bytes of `.staged/shell/kept/` that no log entry left and no pending
+/// preview names any more (`staged_session::prune_kept`), kept at least an hour ago, or
+/// `STAGED_KEPT_GRACE_SECONDS` ago when that is set. Unless `always`, only when the kept
+/// folder was not pruned within that time (two `stat`s otherwise). What fails is left for
+/// the next time: pruning never blocks a command.
+pub(crate) fn prune_kept(ws: &WorkspaceSession, always: bool) {
+    let grace = std::env::var("STAGED_KEPT_GRACE_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(staged_journal::KEPT_GRACE, std::time::Duration::from_secs);
+    if !always && !staged_journal::kept_due(ws.workspace(), grace) {
+        return;
+    }
+    let _ = staged_session::prune_kept(ws.workspace(), ws.store().as_ref(), grace);
 }
 
 /// Why the command was not run isolated.
