@@ -160,20 +160,23 @@ pub(crate) fn keep_bytes(workspace: &ConfinedRoot, sha: &str, bytes: &[u8]) -> R
     let dir = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
     let _lock = lock_kept(&dir, false)?;
     if read_kept(workspace, sha, "").is_ok() {
-        return refresh(&dir, sha);
+        refresh(&dir, sha);
+        return Ok(());
     }
     dir.write_replace(sha, bytes, &NewFileMode::Default)
         .map_err(|err| format!("{}: {err}", kept_path(workspace, sha).display()))
 }
 
 /// Marks the kept file `sha`, kept already, as kept again now (its change time), so that a
-/// [`prune_kept`] before the entry that names it again is logged leaves it.
-fn refresh(dir: &DirHandle, sha: &str) -> Result<(), String> {
+/// [`prune_kept`] before the entry that names it again is logged leaves it. Best effort: a
+/// kept file this user cannot change (another's) is still kept; it is only pruned sooner.
+fn refresh(dir: &DirHandle, sha: &str) {
     use std::os::unix::fs::PermissionsExt;
-    let file = dir.open_file(sha).map_err(|err| format!("the kept file {sha}: {err}"))?;
-    let mode = file.metadata().map_err(|err| err.to_string())?.permissions().mode();
-    file.set_permissions(std::fs::Permissions::from_mode(mode))
-        .map_err(|err| format!("the kept file {sha}: {err}"))
+    if let Ok(file) = dir.open_file(sha)
+        && let Ok(meta) = file.metadata()
+    {
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode()));
+    }
 }
 
 /// Keeps the bytes of the regular file `rel` of the workspace as they are now, before a
@@ -217,7 +220,7 @@ pub fn keep_file(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Stri
     let kept = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
     let lock = lock_kept(&kept, false)?;
     if read_kept(workspace, &sha, &name).is_ok() {
-        refresh(&kept, &sha)?;
+        refresh(&kept, &sha);
         return Ok(Some((sha, mode)));
     }
     let temp = format!(".{sha}.{}.link", std::process::id());
