@@ -1147,3 +1147,101 @@ fn a_fifo_planted_for_kept_bytes_is_replaced_when_keeping_and_refused_when_readi
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0old");
 }
+
+/// Plants in `root` a commit of the journal interrupted after its commit point: `a.txt`'s
+/// new text (`text`) in its temp file, the journal saying committed, nothing renamed yet.
+fn plant_interrupted_commit(root: &Path, text: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let temp = root.join(".a.txt.staged-1-2-3-0.tmp");
+    std::fs::write(&temp, text).unwrap();
+    let meta = std::fs::metadata(&temp).unwrap();
+    let journal = json!({
+        "version": 4,
+        "state": "committed",
+        "entries": [{
+            "target": "a.txt",
+            "temp": {"dev": meta.dev(), "ino": meta.ino(), "ctime": meta.ctime(), "ctimeNsec": meta.ctime_nsec()},
+        }],
+    });
+    std::fs::create_dir_all(root.join(".staged/journal")).unwrap();
+    std::fs::write(root.join(".staged/journal/1-2-3.json"), journal.to_string()).unwrap();
+}
+
+#[test]
+fn an_interrupted_commit_is_recovered_before_a_shell_command_reads_the_tree() {
+    for mode in ["record", "gate"] {
+        let dir = workspace(&[("a.txt", "old\n")]);
+        let root = dir.path().canonicalize().unwrap();
+        // The shortcut's check sees no journal: no state is opened, and the command runs.
+        let out = shell_run(&root, mode, "cat a.txt");
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, "old\n"), "{}", stderr(&out));
+        plant_interrupted_commit(&root, "new\n");
+        // The command reads the tree as the commit left it once finished, never half of it.
+        let out = shell_run(&root, mode, "cat a.txt; cat a.txt > copy.txt");
+        assert_eq!(code(&out), 0, "{mode}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "new\n", "{mode}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("recovered interrupted applies: 1 finished"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(read(&root, "a.txt"), "new\n");
+        assert!(!root.join(".staged/journal/1-2-3.json").exists());
+        assert!(!root.join(".a.txt.staged-1-2-3-0.tmp").exists());
+        if mode == "record" {
+            assert_eq!(read(&root, "copy.txt"), "new\n");
+        } else {
+            assert_eq!(pending_ids(&root).len(), 1, "the copy is staged");
+        }
+    }
+}
+
+#[test]
+fn kept_bytes_go_with_the_log_entries_retention_drops_and_never_before() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(root.join("blob.bin"), b"\0one").unwrap();
+    let kept = |bytes: &[u8]| root.join(".staged/shell/kept").join(sha256_of(bytes));
+    let grace0 = |args: &[&str]| {
+        let out = Command::new(common::staged_bin())
+            .args(args)
+            .current_dir(&root)
+            .env("STAGED_KEPT_GRACE_SECONDS", "0")
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+    };
+    let run = |session: &str, command: &str| {
+        grace0(&[
+            "shell-run",
+            "--client",
+            "claude-code",
+            "--session",
+            session,
+            "--mode",
+            "record",
+            "--",
+            command,
+        ]);
+    };
+    run("session-1", "printf '\\0two' > blob.bin");
+    run("session-2", "printf '\\0three' > blob.bin");
+    // Every entry still in the log: its bytes stay, even with no grace at all.
+    run("session-2", "echo b >> a.txt");
+    assert!(kept(b"\0one").exists() && kept(b"\0two").exists());
+    // Retention drops session 1's entry; its bytes are left for the grace (an hour).
+    let out = staged(&root, &["log", "--keep", "2"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let log = json(&staged(&root, &["--json", "log"]));
+    assert_eq!(log["entries"].as_array().unwrap().len(), 2, "{log}");
+    assert!(kept(b"\0one").exists(), "deleted within the grace");
+    // Past it, they go; the bytes an entry left in the log names stay.
+    grace0(&["log", "--keep", "2"]);
+    assert!(!kept(b"\0one").exists(), "the bytes of a pruned entry stay");
+    assert!(kept(b"\0two").exists(), "the bytes of an entry in the log went");
+    // And session 2's entry still undoes to its exact bytes.
+    let seq = log["entries"][1]["entry"].as_u64().unwrap().to_string();
+    let out = staged(&root, &["undo", &seq, "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0two");
+}

@@ -157,12 +157,26 @@ pub(crate) fn read_kept(
 /// # Errors
 /// Why they could not be kept.
 pub(crate) fn keep_bytes(workspace: &ConfinedRoot, sha: &str, bytes: &[u8]) -> Result<(), String> {
+    let dir = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
+    let _lock = lock_kept(&dir, false)?;
     if read_kept(workspace, sha, "").is_ok() {
+        refresh(&dir, sha);
         return Ok(());
     }
-    let dir = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
     dir.write_replace(sha, bytes, &NewFileMode::Default)
         .map_err(|err| format!("{}: {err}", kept_path(workspace, sha).display()))
+}
+
+/// Marks the kept file `sha`, kept already, as kept again now (its change time), so that a
+/// [`prune_kept`] before the entry that names it again is logged leaves it. Best effort: a
+/// kept file this user cannot change (another's) is still kept; it is only pruned sooner.
+fn refresh(dir: &DirHandle, sha: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(file) = dir.open_file(sha)
+        && let Ok(meta) = file.metadata()
+    {
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode()));
+    }
 }
 
 /// Keeps the bytes of the regular file `rel` of the workspace as they are now, before a
@@ -203,10 +217,12 @@ pub fn keep_file(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Stri
     file.read_to_end(&mut bytes).map_err(|err| format!("{name} cannot be read: {err}"))?;
     let sha = fingerprint(&bytes);
     let mode = meta.mode() & 0o7777;
+    let kept = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
+    let lock = lock_kept(&kept, false)?;
     if read_kept(workspace, &sha, &name).is_ok() {
+        refresh(&kept, &sha);
         return Ok(Some((sha, mode)));
     }
-    let kept = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
     let temp = format!(".{sha}.{}.link", std::process::id());
     let _ = kept.remove_file(&temp);
     let linked = dir.hard_link(&file_name, &kept, &temp).and_then(|()| {
@@ -223,9 +239,87 @@ pub fn keep_file(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Stri
     });
     if linked.is_err() {
         let _ = kept.remove_file(&temp);
+        drop(lock);
         keep_bytes(workspace, &sha, &bytes)?;
     }
     Ok(Some((sha, mode)))
+}
+
+/// The lock file of the kept folder: held shared while bytes are kept (so a kept file that
+/// is reused has its change time refreshed before a prune can look at it) and exclusive by
+/// [`prune_kept`].
+const KEPT_LOCK: &str = ".lock";
+
+/// How long a kept file no log entry or preview names is left before [`prune_kept`] deletes
+/// it: its entry is logged seconds after the bytes are kept (a record, an undo, a revert),
+/// and this leaves those a wide margin.
+pub const KEPT_GRACE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The file whose change time says when [`prune_kept`] last ran.
+const PRUNED_MARK: &str = ".pruned";
+
+/// Whether `.staged/shell/kept` exists and was not pruned in the last `every` (a cheap
+/// look: two `stat`s), so a front end prunes it at most that often.
+pub fn kept_due(workspace: &ConfinedRoot, every: std::time::Duration) -> bool {
+    let Ok(Some(dir)) = kept_dir(workspace, false) else { return false };
+    match dir.entry_metadata(PRUNED_MARK) {
+        Ok(Some(meta)) => meta
+            .modified()
+            .ok()
+            .and_then(|t| t.into_std().elapsed().ok())
+            .is_none_or(|age| age >= every),
+        _ => true,
+    }
+}
+
+/// Takes the kept folder's lock, shared or exclusive.
+fn lock_kept(dir: &DirHandle, exclusive: bool) -> Result<std::fs::File, String> {
+    let file =
+        dir.open_lock_file(KEPT_LOCK).map_err(|err| format!("the kept folder's lock: {err}"))?;
+    let res = if exclusive { file.lock() } else { file.lock_shared() };
+    res.map_err(|err| format!("the kept folder's lock: {err}"))?;
+    Ok(file)
+}
+
+/// Deletes the kept files of `workspace` that `in_use` does not name (by their SHA-256) and
+/// whose inode changed last at least `grace` ago ([`KEPT_GRACE`] unless a person says
+/// otherwise: a file kept, or kept again, since is left, as its log entry may not be written
+/// yet), and leftover temp files past the same age.
+/// Returns how many files were deleted.
+///
+/// # Errors
+/// When the kept folder cannot be opened or listed.
+pub fn prune_kept(
+    workspace: &ConfinedRoot,
+    grace: std::time::Duration,
+    in_use: &dyn Fn(&str) -> bool,
+) -> Result<usize, String> {
+    let Some(dir) = kept_dir(workspace, false)? else { return Ok(0) };
+    let _lock = lock_kept(&dir, true)?;
+    let names = dir.names().map_err(|err| format!("the kept folder: {err}"))?;
+    let now = std::time::SystemTime::now();
+    let mut deleted = 0;
+    for name in names {
+        let Some(text) = name.to_str() else { continue };
+        let temp = text.starts_with('.') && text != KEPT_LOCK && text != PRUNED_MARK;
+        let unused = is_sha(text) && !in_use(text);
+        if !unused && !temp {
+            continue;
+        }
+        let Ok(Some(meta)) = dir.entry_metadata(&name) else { continue };
+        let id = staged_fs::FileIdentity::of_cap(&meta);
+        let changed = std::time::UNIX_EPOCH
+            + std::time::Duration::new(
+                u64::try_from(id.ctime).unwrap_or(0),
+                u32::try_from(id.ctime_nsec).unwrap_or(0),
+            );
+        let old = now.duration_since(changed).is_ok_and(|age| age >= grace);
+        if old && !meta.is_dir() && dir.remove_file(&name).is_ok() {
+            deleted += 1;
+        }
+    }
+    let _ = dir.write_replace(PRUNED_MARK, b"", &NewFileMode::Private);
+    Ok(deleted)
 }
 
 /// The file at `path` now: its bytes and mode bits, `None` when nothing is there (a folder

@@ -62,9 +62,12 @@ pub use crate::{
     journal::{
         CommitReport, CommitStep, Expect, FileWrite, RecoveryReport, Step, StepChange, StepMode,
         commit::{CommitOptions, commit},
-        recover::{RecoverOptions, RecoveryHooks, recover},
+        recover::{RecoverOptions, RecoveryHooks, needs_recovery, recover},
     },
-    kept::{KeptBytes, KeptChange, KeptError, KeptUndo, keep_file, undo_kept},
+    kept::{
+        KEPT_GRACE, KeptBytes, KeptChange, KeptError, KeptUndo, keep_file, kept_due, prune_kept,
+        undo_kept,
+    },
     lines::LineIndex,
     part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_with},
     protected::{PROTECTED_PATHS, Protected},

@@ -237,6 +237,52 @@ fn session_file(chain: Chain) -> SessionFile {
     }
 }
 
+/// Deletes the kept bytes (`.staged/shell/kept/`) that nothing can read any more: those no
+/// log entry left after the log's retention names (its undo data's `kept`, its shell record's
+/// `notInDiff`) and no pending preview names (a session revert's), kept at least `grace` ago
+/// (see [`staged_journal::prune_kept`]). A live session's revert and undo chain is read from
+/// its log entries, so what it needs is named by them. Returns how many files were deleted.
+///
+/// # Errors
+/// When the log, the stack or the kept folder cannot be read: then nothing is deleted.
+pub fn prune_kept(
+    workspace: &staged_journal::ConfinedRoot,
+    store: &dyn staged_core::PendingActionStore,
+    grace: std::time::Duration,
+) -> Result<usize, String> {
+    let mut named = std::collections::HashSet::new();
+    if let Some(log) = store.log() {
+        for entry in log.entries(usize::MAX >> 1, false).map_err(|err| err.to_string())? {
+            let extra = entry.record.extra.clone().map(Value::Object);
+            for value in [&entry.record.undo, &extra].into_iter().flatten() {
+                shas_in(value, &mut named);
+            }
+        }
+    }
+    for pending in store.list().map_err(|err| err.to_string())? {
+        if let Some(payload) = pending.action.payload() {
+            shas_in(&payload, &mut named);
+        }
+        if let Some(details) = pending.action.details() {
+            shas_in(details, &mut named);
+        }
+    }
+    staged_journal::prune_kept(workspace, grace, &|sha| named.contains(sha))
+}
+
+/// Every string in `value` that is a SHA-256 (64 hex digits), added to `into`: more than the
+/// kept files' names (a text's hash too), never fewer, which only keeps more.
+fn shas_in(value: &Value, into: &mut std::collections::HashSet<String>) {
+    match value {
+        Value::String(text) if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            into.insert(text.clone());
+        }
+        Value::Array(items) => items.iter().for_each(|item| shas_in(item, into)),
+        Value::Object(map) => map.values().for_each(|item| shas_in(item, into)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,7 @@ pub use crate::{
     files::{FileKind, SessionError, SessionFile, session_files},
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
     hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
+    kept::prune_kept,
     net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
     review::{
         Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, kept_reverts, revert_ops, with_kept,

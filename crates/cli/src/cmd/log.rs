@@ -82,6 +82,8 @@ fn set_keep(global: &GlobalArgs, keep: usize, out: &Output) -> anyhow::Result<Ex
     let ws = context::open(global)?;
     let Some(log) = ws.store().log() else { bail!("this workspace's pending stack keeps no log") };
     log.set_keep(keep).map_err(|err| anyhow::anyhow!("{err}"))?;
+    // The kept bytes of the entries retention dropped go with them.
+    crate::cmd::shell_run::prune_kept(&ws, true);
     if out.json {
         out.json_line(&Keep { keep })?;
     } else {

@@ -60,6 +60,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     // through the confined root (`.staged` is never followed through a symlink).
     let workspace = ConfinedRoot::new(&root)
         .with_context(|| format!("opening the workspace {}", root.display()))?;
+    recover_first(&workspace)?;
     workspace
         .state_subdir(staged_shell::RUNS_DIR, true)
         .context("making the command's run folder in .staged/shell")?;
@@ -86,7 +87,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     let mut run = run;
     run.remove_later();
     let finished = match WorkspaceSession::open(&root) {
-        Ok(ws) => staged_hooks::finish(&ws, run),
+        Ok(ws) => {
+            let finished = staged_hooks::finish(&ws, run);
+            prune_kept(&ws, false);
+            finished
+        }
         Err(err) => staged_hooks::unfinished(
             run,
             &format!("the workspace {} could not be opened: {err}", root.display()),
@@ -159,6 +164,46 @@ fn delete_after_answering(state_dir: &Path) {
             _ => {}
         }
     }
+}
+
+/// Finishes or rolls back an interrupted commit of the journal before the command reads or
+/// writes the tree (the command's lower layer is the tree as it is: a half-renamed commit
+/// would be what it reads, and what its writes are compared with). Only when the journal
+/// folder holds a journal (one listing): otherwise nothing is opened, and the command starts
+/// at once. Opening the workspace recovers; its store is closed again before the command
+/// (no thread of it outlives this, so the fork below stays safe).
+///
+/// # Errors
+/// When the workspace cannot be opened to recover: then the command is not run (in either
+/// mode: its writes would be compared with a half-written tree).
+fn recover_first(workspace: &ConfinedRoot) -> anyhow::Result<()> {
+    if !staged_journal::needs_recovery(workspace) {
+        return Ok(());
+    }
+    let ws = WorkspaceSession::open(workspace.root()).map_err(|err| {
+        anyhow::anyhow!(
+            "staged could not recover an interrupted apply in {} before running the command, so nothing was run: {err}",
+            workspace.root().display()
+        )
+    })?;
+    context::report_recovery(ws.recovery());
+    Ok(())
+}
+
+/// Deletes the kept bytes of `.staged/shell/kept/` that no log entry left and no pending
+/// preview names any more (`staged_session::prune_kept`), kept at least an hour ago, or
+/// `STAGED_KEPT_GRACE_SECONDS` ago when that is set. Unless `always`, only when the kept
+/// folder was not pruned within that time (two `stat`s otherwise). What fails is left for
+/// the next time: pruning never blocks a command.
+pub(crate) fn prune_kept(ws: &WorkspaceSession, always: bool) {
+    let grace = std::env::var("STAGED_KEPT_GRACE_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(staged_journal::KEPT_GRACE, std::time::Duration::from_secs);
+    if !always && !staged_journal::kept_due(ws.workspace(), grace) {
+        return;
+    }
+    let _ = staged_session::prune_kept(ws.workspace(), ws.store().as_ref(), grace);
 }
 
 /// Why the command was not run isolated.

@@ -416,3 +416,23 @@ pub(super) fn refusal(workspace: &ConfinedRoot, id: &str, why: &str) -> String {
         workspace.journal_dir().join(journal_name(id)).display()
     )
 }
+
+/// Whether the workspace's journal folder holds a journal (`<id>.json`, or one being written):
+/// a commit interrupted (or running now) that [`recover`] would settle. A cheap look (one
+/// listing of `.staged/journal`, nothing read), for a front end that skips opening the
+/// workspace when there is nothing to recover, such as the shell wrapper before it runs a
+/// command. Anything it cannot tell (the folder cannot be listed) counts as a journal, so the
+/// caller recovers, and [`recover`] says why it cannot.
+pub fn needs_recovery(workspace: &ConfinedRoot) -> bool {
+    let dir = match workspace.journal(false) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => return false,
+        Err(_) => return true,
+    };
+    let Ok(names) = dir.names() else { return true };
+    names.iter().any(|name| {
+        name.to_str()
+            .and_then(|n| n.strip_suffix(".json.tmp").or_else(|| n.strip_suffix(".json")))
+            .is_some_and(is_journal_id)
+    })
+}
