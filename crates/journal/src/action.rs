@@ -23,7 +23,7 @@ use staged_protocol::{JsonObject, ToolResult};
 
 use crate::{
     ConfinedRoot, Edit, JournalError, LineIndex,
-    change::{CheckError, FileOp, check, read_checked, replay},
+    change::{CheckError, FileOp, LastFolder, check, read_checked, replay},
     details::{ChangeDetails, ChangeKind, ChangedFile},
     diff::{edit_hunks, file_diff},
     fingerprint::fingerprint,
@@ -408,13 +408,16 @@ impl ChangeAction {
             let FileOp::Update { path, fingerprint: read_as, edits, executable } = op else {
                 return Err(ActionError::other(format!("{} does not split into hunks", part.path)));
             };
-            let text = match read_checked(&self.workspace, path, read_as) {
-                Ok((text, _)) => text,
-                Err(CheckError::Stale(stale)) => return Ok(Err(self.stale(&stale.to_string()))),
-                Err(CheckError::Failed(err)) => {
-                    return Err(ActionError::other(err.model_message(self.workspace.root())));
-                }
-            };
+            let text =
+                match read_checked(&self.workspace, path, read_as, &mut LastFolder::default()) {
+                    Ok((text, _)) => text,
+                    Err(CheckError::Stale(stale)) => {
+                        return Ok(Err(self.stale(&stale.to_string())));
+                    }
+                    Err(CheckError::Failed(err)) => {
+                        return Err(ActionError::other(err.model_message(self.workspace.root())));
+                    }
+                };
             let cut = cut_hunks(path, &text, edits, chosen_hunks, part.hunks)?;
             let Some(cut) = cut else {
                 // Every hunk: the whole file.

@@ -352,9 +352,12 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
     let mut dirs = Vec::new();
     let mut texts = Vec::new();
     let mut modes = Vec::new();
+    let mut folders = LastFolder::default();
     for op in ops {
         let text = match op.source() {
-            Some(path) => Some(read_checked(workspace, path, expected_fingerprint(op))?),
+            Some(path) => {
+                Some(read_checked(workspace, path, expected_fingerprint(op), &mut folders)?)
+            }
             None => None,
         };
         if let Some((text, _)) = &text {
@@ -379,7 +382,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                 files.push(change(path, Some(&text), Some(&new)));
                 steps.push(Step {
                     target: rel(workspace, path)?,
-                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+                    expect: Expect::Fingerprint(expected_fingerprint(op).to_owned()),
                     change: StepChange::Write {
                         bytes: new.into_bytes(),
                         mode: chmod.as_ref().map_or(StepMode::Keep, |c| StepMode::Bits(c.new)),
@@ -412,7 +415,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                 files.push(change(path, Some(&text), None));
                 steps.push(Step {
                     target: rel(workspace, path)?,
-                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+                    expect: Expect::Fingerprint(expected_fingerprint(op).to_owned()),
                     change: StepChange::Delete,
                 });
                 applied.push(Applied::Delete { path: path.clone(), content: text, mode });
@@ -443,7 +446,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                 });
                 steps.push(Step {
                     target: source,
-                    expect: Expect::Fingerprint(fingerprint(text.as_bytes())),
+                    expect: Expect::Fingerprint(expected_fingerprint(op).to_owned()),
                     change: StepChange::Delete,
                 });
                 modes.extend(chmod);
@@ -626,20 +629,50 @@ fn missing_dirs(workspace: &ConfinedRoot, rel: &RelPath) -> Vec<RelPath> {
     res
 }
 
-/// The text and mode bits of the file at `path`, which must hash to `expected`.
+/// The folder of the file read last, kept for the next file of the same check: a check reads
+/// the files of a change one after another, most of them in a folder shared with the file
+/// before, and opening a folder from the root (one component at a time, without following a
+/// symlink) costs more system calls than reading a small file. One handle at most, dropped
+/// with the check.
+#[derive(Default)]
+pub(crate) struct LastFolder {
+    last: Option<(Option<RelPath>, staged_fs::DirHandle)>,
+}
+
+impl LastFolder {
+    /// The folder `rel` (the root for `None`): the one opened last if it is that, else opened
+    /// from the root as [`staged_fs::Root::dir`] opens it.
+    fn open(
+        &mut self,
+        workspace: &ConfinedRoot,
+        rel: Option<RelPath>,
+    ) -> std::io::Result<&staged_fs::DirHandle> {
+        let (_, dir) = match self.last.take() {
+            Some(last) if last.0 == rel => self.last.insert(last),
+            _ => {
+                let dir = workspace.fs().dir(rel.as_ref())?;
+                self.last.insert((rel, dir))
+            }
+        };
+        Ok(dir)
+    }
+}
+
+/// The text and mode bits of the file at `path`, which must hash to `expected` (its folder
+/// opened through `folders`).
 pub(crate) fn read_checked(
     workspace: &ConfinedRoot,
     path: &str,
     expected: &str,
+    folders: &mut LastFolder,
 ) -> Result<(String, u32), CheckError> {
     let rel = rel(workspace, path)?;
     let stale = |why: &str| CheckError::Stale(Stale { path: path.to_owned(), why: why.to_owned() });
-    let (dir, name) = match workspace.fs().parent(&rel) {
-        Ok(found) => found,
-        Err(_) => return Err(stale("was deleted since the preview")),
+    let Ok(dir) = folders.open(workspace, rel.parent()) else {
+        return Err(stale("was deleted since the preview"));
     };
-    let bytes = match dir.read(&name) {
-        Ok(bytes) => bytes,
+    let (bytes, meta) = match dir.read_with_metadata(rel.file_name()) {
+        Ok(read) => read,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             return Err(stale("was deleted since the preview"));
         }
@@ -654,11 +687,7 @@ pub(crate) fn read_checked(
     if fingerprint(&bytes) != expected {
         return Err(stale("changed since the preview"));
     }
-    let mode = dir.file_mode(&name).map_err(|err| JournalError::Read {
-        path: workspace.root().join(rel.as_path()),
-        message: err.to_string(),
-        source: err,
-    })?;
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
     let text = String::from_utf8(bytes).map_err(|_| stale("is not UTF-8 text"))?;
     Ok((text, mode))
 }

@@ -3,11 +3,12 @@
 //! ([`Review::entry_files`]), and the preview that reverts chosen hunks of either
 //! ([`revert_ops`]), which the front ends apply through the journal like any preview.
 
-use std::collections::HashMap;
+use std::{cell::RefCell, collections::HashMap};
 
 use staged_core::LogEntry;
 use staged_journal::{Applied, ConfinedRoot, FileOp, fingerprint, undo_ops};
 
+use staged_fs::{DirHandle, RelPath};
 use staged_store::SqliteStore;
 
 use crate::{
@@ -94,7 +95,8 @@ impl<'a> Review<'a> {
             return Ok(false);
         };
         let logged = [LoggedChange { seq, session: None, ops: &ops, files: &first.record.files }];
-        let texts = StoreTexts { store: self.store, workspace: self.workspace };
+        let texts =
+            StoreTexts { store: self.store, workspace: self.workspace, folder: RefCell::default() };
         // The texts before it come from the kept texts, or from the entries after it.
         let after: Vec<Option<Vec<Applied>>> = entries
             .iter()
@@ -150,7 +152,8 @@ impl<'a> Review<'a> {
                 })
             })
             .collect();
-        let texts = StoreTexts { store: self.store, workspace: self.workspace };
+        let texts =
+            StoreTexts { store: self.store, workspace: self.workspace, folder: RefCell::default() };
         let mut files = session_files(number, &logged, &texts)?;
         files.extend(crate::kept::kept_files(number, &kept, &|path| texts.sha_now(path)));
         Ok(files)
@@ -169,6 +172,11 @@ impl<'a> Review<'a> {
 struct StoreTexts<'a> {
     store: &'a SqliteStore,
     workspace: &'a ConfinedRoot,
+    /// The folder of the file read last, for the next file in the same folder (most of a
+    /// session's files share theirs with the file before): one handle at most, for this one
+    /// read of the session, where opening each file's folder from the root again costs more
+    /// system calls than reading the file.
+    folder: RefCell<Option<(Option<RelPath>, DirHandle)>>,
 }
 
 impl Texts for StoreTexts<'_> {
@@ -177,9 +185,17 @@ impl Texts for StoreTexts<'_> {
     }
 
     fn now(&self, path: &str) -> Option<String> {
-        let rel = staged_fs::RelPath::new(path).ok()?;
-        let (dir, name) = self.workspace.fs().parent(&rel).ok()?;
-        String::from_utf8(dir.read(&name).ok()?).ok()
+        let rel = RelPath::new(path).ok()?;
+        let parent = rel.parent();
+        let mut folder = self.folder.borrow_mut();
+        let (_, dir) = match folder.take() {
+            Some(last) if last.0 == parent => folder.insert(last),
+            _ => {
+                let dir = self.workspace.fs().dir(parent.as_ref()).ok()?;
+                folder.insert((parent, dir))
+            }
+        };
+        String::from_utf8(dir.read(rel.file_name()).ok()?).ok()
     }
 }
 

@@ -6,9 +6,7 @@
 use std::{
     collections::{BTreeSet, HashMap, HashSet},
     ffi::{OsStr, OsString},
-    fs::File,
     io,
-    io::Read,
     os::unix::fs::PermissionsExt,
 };
 
@@ -238,13 +236,29 @@ pub(super) fn read_target(
     rel: &RelPath,
     held: &Held,
 ) -> Result<ReadTarget, JournalError> {
-    let (dir, name) = workspace.fs().parent(rel).map_err(|err| write_err(workspace, rel, err))?;
-    let (current, mode, identity) = read_with_mode(&dir, &name).map_err(|err| {
+    let read_err = |err: io::Error| {
         let path = workspace.root().join(rel.as_path());
         JournalError::Read { path, message: err.to_string(), source: err }
-    })?;
-    let folder = FolderRef::of(rel.parent(), dir, Some(held))
-        .map_err(|err| write_err(workspace, rel, err))?;
+    };
+    let parent = rel.parent();
+    // Through the folder's handle held already (an earlier target in it, read through it as
+    // its temp will be written through it), else the folder opened from the root, held while
+    // there is room.
+    let (folder, (current, mode, identity)) = match held.folder(&parent) {
+        Some(folder) => {
+            let dir = folder.open(workspace).map_err(|err| write_err(workspace, rel, err))?;
+            let read = read_with_mode(&dir, rel.file_name()).map_err(read_err)?;
+            (folder, read)
+        }
+        None => {
+            let dir =
+                workspace.fs().dir(parent.as_ref()).map_err(|e| write_err(workspace, rel, e))?;
+            let read = read_with_mode(&dir, rel.file_name()).map_err(read_err)?;
+            let folder = FolderRef::of(parent, dir, Some(held))
+                .map_err(|err| write_err(workspace, rel, err))?;
+            (folder, read)
+        }
+    };
     Ok(ReadTarget { dir: folder, fingerprint: fingerprint(&current), mode, identity })
 }
 
@@ -368,16 +382,6 @@ pub(super) fn read_with_mode(
     dir: &DirHandle,
     name: &OsStr,
 ) -> io::Result<(Vec<u8>, u32, FileIdentity)> {
-    use std::os::unix::fs::MetadataExt;
-    let mut file: File = dir.open_file(name)?;
-    let meta = file.metadata()?;
-    let identity = FileIdentity {
-        dev: meta.dev(),
-        ino: meta.ino(),
-        ctime: meta.ctime(),
-        ctime_nsec: meta.ctime_nsec(),
-    };
-    let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut buf)?;
-    Ok((buf, meta.permissions().mode(), identity))
+    let (buf, meta) = dir.read_with_metadata(name)?;
+    Ok((buf, meta.permissions().mode(), FileIdentity::of(&meta)))
 }

@@ -218,6 +218,20 @@ impl Held {
     }
 }
 
+impl Held {
+    /// The folder held at `rel`, if any: the check reads a target through the handle of its
+    /// folder that an earlier target of the same commit opened, as its temp is written
+    /// through it, instead of opening the folder again for each file.
+    pub(super) fn folder(&self, rel: &Option<RelPath>) -> Option<FolderRef> {
+        let handles = self.handles.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        handles.iter().find(|((held, _), _)| held == rel).map(|((_, id), handle)| FolderRef {
+            rel: rel.clone(),
+            id: *id,
+            held: Some(Arc::clone(handle)),
+        })
+    }
+}
+
 /// The folders opened last (at most [`OPEN_FOLDERS`]), for the steps taken one after another.
 pub(super) struct OpenFolders<'a> {
     pub(super) workspace: &'a ConfinedRoot,
