@@ -15,7 +15,8 @@
 //!
 //! What a client's hook remembers of one of its sessions between calls (schema 5:
 //! [`SqliteStore::hook_state`], [`SqliteStore::set_hook_state`]) is a row here too, so that
-//! saving it is one synced commit where its own file cost two syncs and a rename.
+//! saving it is one commit (synced with the hook call's others: [`SqliteStore::defer_syncs`])
+//! where its own file cost two syncs and a rename.
 
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use staged_core::StoreError;
@@ -177,6 +178,7 @@ fn open_session_in(
     client: &str,
     external_id: &str,
     process: Option<&str>,
+    deferred: bool,
 ) -> rusqlite::Result<SessionRow> {
     let exists = |conn: &rusqlite::Connection| -> rusqlite::Result<bool> {
         conn.query_row(
@@ -192,7 +194,10 @@ fn open_session_in(
     // a new one, whose commit must be synced).
     let mut known = exists(conn)?;
     loop {
-        conn.pragma_update(None, "synchronous", if known { "NORMAL" } else { "FULL" })?;
+        // (While syncs are deferred, the deferred sync makes a new row durable before the
+        // caller tells anyone its number.)
+        let synced = !known && !deferred;
+        conn.pragma_update(None, "synchronous", if synced { "FULL" } else { "NORMAL" })?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         if known && !exists(&tx)? {
             drop(tx);
@@ -246,9 +251,12 @@ impl SqliteStore {
         process: Option<&str>,
     ) -> Result<SessionRow, StoreError> {
         let mut conn = lock(&self.conn);
-        let res = open_session_in(&mut conn, client, external_id, process);
-        // Whatever happened, every later commit of this connection is synced again.
-        let restored = conn.pragma_update(None, "synchronous", "FULL");
+        let deferred = self.deferred.load(std::sync::atomic::Ordering::SeqCst);
+        let res = open_session_in(&mut conn, client, external_id, process, deferred);
+        // Whatever happened, every later commit of this connection is synced again (or, while
+        // syncs are deferred, by `sync_deferred`).
+        let level = if deferred { "NORMAL" } else { "FULL" };
+        let restored = conn.pragma_update(None, "synchronous", level);
         let row = res.map_err(|err| self.err(err))?;
         restored.map_err(|err| self.err(err))?;
         Ok(row)
