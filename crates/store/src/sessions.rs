@@ -590,10 +590,17 @@ impl SqliteStore {
     }
 }
 
+/// A client session whose hook saved nothing for this long is no longer live: its hooks'
+/// state may go with the log's retention.
+pub(crate) const HOOK_STATE_IDLE_MS: i64 = 24 * 60 * 60 * 1000;
+
 /// With the log's retention (`staged log --keep`): a session goes when none of its log entries
 /// and none of its previews are left (with its review states and notices), and a kept text
 /// goes when it is older than every log entry left, since only an entry at least as old
-/// reads it.
+/// reads it. A client session's hooks' state goes when its session is gone and the session
+/// is no longer live (its hook saved nothing for [`HOOK_STATE_IDLE_MS`]): a live session's
+/// row may be pruned between two of its events (the next one makes it again), its state
+/// never is.
 pub(crate) fn prune_sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(
         "DELETE FROM sessions WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.session = sessions.seq)
@@ -601,7 +608,13 @@ pub(crate) fn prune_sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
          DELETE FROM reviews WHERE session NOT IN (SELECT seq FROM sessions);
          DELETE FROM notices WHERE session NOT IN (SELECT seq FROM sessions);
          DELETE FROM texts WHERE at_ms < (SELECT MIN(at_ms) FROM log);",
-    )
+    )?;
+    tx.execute(
+        "DELETE FROM hook_state WHERE at_ms < ?1 AND NOT EXISTS (SELECT 1 FROM sessions
+             WHERE sessions.client = hook_state.client AND sessions.external_id = hook_state.session)",
+        [now_ms() - HOOK_STATE_IDLE_MS],
+    )?;
+    Ok(())
 }
 
 /// Keeps, in `tx`, the texts of `record` its log cannot rebuild: a file's text before the entry
