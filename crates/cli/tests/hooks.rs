@@ -2030,6 +2030,57 @@ fn a_session_state_file_from_before_the_upgrade_is_honoured_then_moved_into_the_
 }
 
 #[test]
+fn an_unreadable_session_state_is_rebuilt_from_the_stack_and_said_so_never_dropped() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    let id = pending_ids(&dir)[0].clone();
+    let db = dir.join(".staged/staged.db");
+    let state = |conn: &rusqlite::Connection| -> Vec<u8> {
+        conn.query_row(
+            "SELECT CAST(state AS BLOB) FROM hook_state WHERE client = 'claude-code' AND session = 's-1'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    for bad in ["{\"staged\": \"not a list\"}", "\u{0}not json"] {
+        {
+            let conn = rusqlite::Connection::open(&db).unwrap();
+            conn.execute("UPDATE hook_state SET state = ?1", [bad]).unwrap();
+        }
+        // The Stop still holds the turn for the session's pending preview, read from the
+        // stack, and says that the state it could not read is replaced.
+        let (reply, notes) = claude_stop(&dir, false);
+        let reason = blocked(&reply);
+        assert!(
+            reason
+                .starts_with(&format!("A change staged in this session is still pending: {id} (")),
+            "{reason}"
+        );
+        assert!(
+            notes.contains(&format!("staged: this session's hook state could not be read (its row is not a state staged wrote: ")),
+            "{notes}"
+        );
+        assert!(
+            notes.contains(&format!("it is replaced by one rebuilt from the session's pending previews ({id}), and the refused edits, Stop count and record-mode snapshots it held are lost")),
+            "{notes}"
+        );
+        // Replaced by a state that reads back, which goes on counting.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let text = String::from_utf8(state(&conn)).unwrap();
+        let saved: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(saved["staged"], json!([id]), "{saved}");
+        assert_eq!(saved["stopBlocks"], 1, "{saved}");
+        let (reply, notes) = claude_stop(&dir, true);
+        blocked(&reply);
+        assert!(!notes.contains("could not be read"), "{notes}");
+    }
+}
+
+#[test]
 fn the_stop_hook_names_a_refused_edit_until_it_is_made_again() {
     let ws = workspace(&[("src/a.ts", "oldApi(1);\n"), ("src/b.ts", "b(1);\n")]);
     let dir = ws.path().canonicalize().unwrap();

@@ -111,10 +111,12 @@ pub(crate) fn pre_tool_use(
             // person may apply is not the model's to finish.
             if person.is_none()
                 && let Some(session) = &event.session_id
-                && let Err(why) =
-                    crate::stop::remember(ws, client, session, &staged.id, &staged.files)
             {
-                outcome = outcome.note(format!("staged: {why}"));
+                match crate::stop::remember(ws, client, session, &staged.id, &staged.files) {
+                    Ok(None) => {}
+                    Ok(Some(note)) => outcome = outcome.note(note),
+                    Err(why) => outcome = outcome.note(format!("staged: {why}")),
+                }
             }
             outcome
         }

@@ -189,6 +189,10 @@ pub fn handle_for(
     if let (Some(text), Some(number), Some(store)) = (&swept.message, number, ws.sqlite()) {
         let _ = store.notify_session(number, text);
     }
+    // The event's own commits (a preview, a log entry, the session's state, the notices
+    // taken) are synced once, together, before the reply tells anyone of them. (The sweep
+    // above may write the tree after its commits, so its own are synced each.)
+    let deferred = !passing && !shell_call && ws.sqlite().is_some_and(|s| s.defer_syncs().is_ok());
     let mut outcome = match (mode, event.hook_event_name.as_str()) {
         _ if passing => Outcome::reply(Reply::Nothing),
         (_, "PreToolUse") if shell_call => shell_run::pre_tool_use(
@@ -208,8 +212,31 @@ pub fn handle_for(
         _ => Outcome::reply(Reply::Nothing),
     };
     outcome.reply = session::with_notices(client, &event, &ws, number, outcome.reply);
+    if deferred
+        && let Some(store) = ws.sqlite()
+        && let Err(err) = store.sync_deferred()
+    {
+        outcome = durability_failed(mode, outcome, &err.to_string());
+    }
     outcome.notes.extend(swept.notes);
     outcome
+}
+
+/// `outcome` when what the event's work committed could not be synced (`why`): a gate
+/// denies, saying that the preview it names may not survive a crash; record mode says so in a
+/// note.
+fn durability_failed(mode: Mode, outcome: Outcome, why: &str) -> Outcome {
+    let note = format!("staged: its database could not be synced ({why})");
+    match (mode, outcome.reply) {
+        (Mode::Gate, Reply::Deny(text)) => Outcome {
+            reply: Reply::Deny(format!(
+                "{text}\n\nstaged could not sync its database ({why}): if the system stops now, what this call staged may be lost."
+            )),
+            notes: outcome.notes,
+        }
+        .note(note),
+        (_, reply) => Outcome { reply, notes: outcome.notes }.note(note),
+    }
 }
 
 /// The neutral name of an event of `client` (`PreToolUse`, `Stop`, ...), read without

@@ -63,12 +63,12 @@ pub(crate) fn pre_tool_use(
             return Outcome::reply(Reply::Nothing).note(format!("staged: not recorded: {why}"));
         }
     };
-    let mut state = file.load();
-    let mut notes = Vec::new();
+    let (mut state, unreadable) = file.load_or_rebuild(ws);
+    let mut notes: Vec<String> = unreadable.into_iter().collect();
     if client == Client::Codex {
         // The patches before this one have run (or never will): what they left is on disk
         // now, before this one changes it.
-        notes = finish(ws, client, &mut state.snapshots, None);
+        notes.extend(finish(ws, client, &mut state.snapshots, None));
     }
     let snapshot = match client {
         Client::OpenCode | Client::Cursor => crate::clients::opencode::snapshot(event, ws, cwd),
@@ -101,8 +101,9 @@ pub(crate) fn post_tool_use(
             .note("staged: the event names no session or call; not recorded");
     };
     let res = SessionFile::open(ws, client, session).and_then(|file| {
-        let mut state = file.load();
-        let notes = match client {
+        let (mut state, unreadable) = file.load_or_rebuild(ws);
+        let mut notes: Vec<String> = unreadable.into_iter().collect();
+        notes.extend(match client {
             Client::Codex | Client::OpenCode | Client::Cursor => {
                 finish(ws, client, &mut state.snapshots, Some(call))
             }
@@ -113,7 +114,7 @@ pub(crate) fn post_tool_use(
                     Err(why) => vec![format!("staged: not recorded: {why}")],
                 }
             }
-        };
+        });
         file.save(&state)?;
         Ok(notes)
     });
@@ -130,8 +131,9 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
         return Outcome::reply(Reply::Nothing);
     };
     let res = SessionFile::open(ws, client, session).and_then(|file| {
-        let mut state = file.load();
-        let notes = finish(ws, client, &mut state.snapshots, None);
+        let (mut state, unreadable) = file.load_or_rebuild(ws);
+        let mut notes: Vec<String> = unreadable.into_iter().collect();
+        notes.extend(finish(ws, client, &mut state.snapshots, None));
         file.save(&state)?;
         Ok(notes)
     });

@@ -6,8 +6,10 @@
 //! calls at once).
 //!
 //! The state is a row of the workspace's database ([`staged_store::SqliteStore::hook_state`]):
-//! saving it is one synced commit, where a file of its own, written atomically, cost two syncs
-//! and a rename on every gate call. A state file `.staged/hooks/<client>-<session>.json` (where
+//! saving it is one commit, synced with the call's other commits before its reply (a file of
+//! its own, written atomically, cost two syncs and a rename on every gate call). A state that
+//! cannot be read is rebuilt from the stack, and said so, never dropped silently
+//! ([`SessionFile::load_or_rebuild`]). A state file `.staged/hooks/<client>-<session>.json` (where
 //! staged kept it before, and still keeps it in a workspace without a database) is read while
 //! the database has no row for the session, so a session running across an upgrade keeps its
 //! state; the first save moves it into the database and removes the file.
@@ -177,21 +179,43 @@ impl<'a> SessionFile<'a> {
         })
     }
 
-    /// The state; a new session's (or an unreadable one's) is empty. The database's row, or,
-    /// while it has none, the state file.
-    pub(crate) fn load(&self) -> SessionState {
+    /// The state; a new session's is empty. The database's row, or, while it has none, the
+    /// state file. `Err` says why a state that is there cannot be read (the database's error,
+    /// a row or file that is not a state staged wrote).
+    pub(crate) fn load(&self) -> Result<SessionState, String> {
         if let Some((store, client, session)) = self.store {
             match store.hook_state(client, session) {
-                Ok(Some(text)) => return serde_json::from_str(&text).unwrap_or_default(),
+                Ok(Some(text)) => {
+                    return serde_json::from_str(&text)
+                        .map_err(|err| format!("its row is not a state staged wrote: {err}"));
+                }
                 Ok(None) => {}
-                Err(_) => return SessionState::default(),
+                Err(err) => return Err(err.to_string()),
             }
         }
-        self.dir
-            .read_limited(&self.name, MAX_STATE_BYTES)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default()
+        match self.dir.read_limited(&self.name, MAX_STATE_BYTES) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|err| {
+                format!("{} is not a state staged wrote: {err}", self.name.to_string_lossy())
+            }),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(SessionState::default()),
+            Err(err) => Err(format!("{}: {err}", self.name.to_string_lossy())),
+        }
+    }
+
+    /// The state, as [`SessionFile::load`] reads it; one that cannot be read is rebuilt from
+    /// what the stack still says (the session's pending previews, `staged`), with a note that
+    /// says so: the next save replaces the unreadable one with it, never silently.
+    pub(crate) fn load_or_rebuild(&self, ws: &WorkspaceSession) -> (SessionState, Option<String>) {
+        let why = match self.load() {
+            Ok(state) => return (state, None),
+            Err(why) => why,
+        };
+        let staged = session_pending(ws);
+        let listed = if staged.is_empty() { "none".to_owned() } else { staged.join(", ") };
+        let note = format!(
+            "staged: this session's hook state could not be read ({why}); it is replaced by one rebuilt from the session's pending previews ({listed}), and the refused edits, Stop count and record-mode snapshots it held are lost"
+        );
+        (SessionState { staged, ..SessionState::default() }, Some(note))
     }
 
     /// Writes `state`: as the database's row (then the state file, read until now, goes), or
@@ -213,6 +237,25 @@ impl<'a> SessionFile<'a> {
         }
         Ok(())
     }
+}
+
+/// The ids of the pending previews of the session the store acts for (the hook entered it),
+/// oldest first; none when it acts for no session of its own.
+fn session_pending(ws: &WorkspaceSession) -> Vec<String> {
+    let own = ws.sqlite().is_some_and(|store| {
+        let scope = store.scope();
+        scope.own_stack && scope.acting.is_some()
+    });
+    if !own {
+        return Vec::new();
+    }
+    let mut ids: Vec<String> = ws
+        .store()
+        .summaries()
+        .map(|pending| pending.into_iter().map(|p| p.id.to_string()).collect())
+        .unwrap_or_default();
+    ids.reverse();
+    ids
 }
 
 /// `session` as a file name: itself when it is plain, else a digest of it.

@@ -42,15 +42,16 @@ pub(crate) fn remember(
     session: &str,
     id: &str,
     files: &[String],
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
     let file = SessionFile::open(ws, client, session)?;
-    let mut state = file.load();
+    let (mut state, note) = file.load_or_rebuild(ws);
     if !state.staged.iter().any(|known| known == id) {
         state.staged.push(id.to_owned());
     }
     // (A refusal this very preview caused, by a parallel call, stands.)
     state.refused.retain(|r| r.pending == id || !files.contains(&r.path));
-    file.save(&state)
+    file.save(&state)?;
+    Ok(note)
 }
 
 /// Remembers that the gate refused an edit in `event`'s session with `why`, when that is
@@ -71,8 +72,10 @@ pub(crate) fn refused(
         let (path, _) = why.split_once(&marker)?;
         Some((path.to_owned(), p))
     })?;
+    let mut note = None;
     let res = SessionFile::open(ws, client, session).and_then(|file| {
-        let mut state = file.load();
+        let mut state;
+        (state, note) = file.load_or_rebuild(ws);
         // What the Stop then knows better (the rest of a partial apply, a staging saved
         // after this) it corrects.
         let ours = state.staged.iter().any(|id| id == by.id.as_str());
@@ -85,7 +88,12 @@ pub(crate) fn refused(
         });
         file.save(&state)
     });
-    res.err().map(|why| format!("staged: {why}"))
+    match res {
+        Ok(()) => note,
+        Err(why) => Some(
+            note.map_or_else(|| format!("staged: {why}"), |note| format!("{note}; staged: {why}")),
+        ),
+    }
 }
 
 /// The pending previews that are the session's: those it staged, and what partial applies of
@@ -136,7 +144,24 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
         Ok(file) => file,
         Err(why) => return Outcome::reply(Reply::Nothing).note(format!("staged: {why}")),
     };
-    let mut state = file.load();
+    // A state that cannot be read is rebuilt from the session's pending previews, so the
+    // turn is still held for them: the gate fails closed.
+    let (mut state, unreadable) = file.load_or_rebuild(ws);
+    let outcome = stop_with(client, event, ws, &file, &mut state);
+    match unreadable {
+        Some(note) => outcome.note(note),
+        None => outcome,
+    }
+}
+
+/// [`stop`] on the session's `state`, read or rebuilt.
+fn stop_with(
+    client: Client,
+    event: &HookEvent,
+    ws: &WorkspaceSession,
+    file: &SessionFile,
+    state: &mut SessionState,
+) -> Outcome {
     // Every session's previews: the session's own are told apart by its state, and the
     // person is told of all that wait.
     let pending = match crate::session::all_pending(ws) {
@@ -144,7 +169,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
         Err(err) => return Outcome::reply(Reply::Nothing).note(format!("staged: {err}")),
     };
     let mut known = state.staged.clone();
-    let ours = ours(ws, &mut state, &pending);
+    let ours = ours(ws, state, &pending);
     known.extend(ours.iter().map(|p| p.id.to_string()));
     // A refusal by a preview whose staging this session had not saved yet (parallel tool
     // calls) is the session's after all.
@@ -163,7 +188,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
     });
     if ours.is_empty() && state.refused.is_empty() {
         state.stop_blocks = 0;
-        let outcome = saved(&file, &state, notice(&pending));
+        let outcome = saved(file, state, notice(&pending));
         return match theirs_text {
             Some(text) => outcome.note(format!("staged: {text}")),
             None => outcome,
@@ -184,7 +209,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
             state.refused.clear();
         }
         note.push_str(". Resolve with `staged review` or `staged resolve`.");
-        let mut outcome = saved(&file, &state, notice(&pending)).note(note);
+        let mut outcome = saved(file, state, notice(&pending)).note(note);
         if let Some(text) = theirs_text {
             outcome = outcome.note(format!("staged: {text}"));
         }
@@ -207,7 +232,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
     }
     parts.extend(theirs_text);
     let reason = format!("{}\n\n{RESOLVE_REMINDER}", parts.join("\n\n"));
-    saved(&file, &state, Reply::Block(reason))
+    saved(file, state, Reply::Block(reason))
 }
 
 /// How many previews a notice names.

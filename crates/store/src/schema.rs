@@ -18,8 +18,12 @@ pub(crate) const SCHEMA_VERSION: i64 = 5;
 /// How many WAL pages trigger a checkpoint.
 const WAL_CHECKPOINT_PAGES: i64 = 256;
 
-/// What the WAL file is cut back to after a checkpoint.
-const WAL_SIZE_LIMIT_BYTES: i64 = 1 << 20;
+/// What the WAL file is cut back to after a checkpoint; a WAL this long is checkpointed and
+/// truncated when a store closes (`SqliteStore::reset_long_wal`).
+pub(crate) const WAL_SIZE_LIMIT_BYTES: u64 = 1 << 20;
+
+/// How long a store that closes waits for other processes' readers to truncate a long WAL.
+pub(crate) const RESET_WAIT: Duration = Duration::from_millis(20);
 
 /// How long a write waits for another process's write transaction.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -34,7 +38,8 @@ pub(crate) fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
     // call, a command), and a checkpoint on each close cost two more syncs, a rewrite of the
     // pages into the database, and a new WAL (its header synced again) for the next one. The
     // WAL is still checkpointed every `WAL_CHECKPOINT_PAGES` pages, by the commit that
-    // reaches them; nothing is less durable or less atomic.
+    // reaches them, and truncated by the store that closes with it that long
+    // (`SqliteStore::reset_long_wal`); nothing is less durable or less atomic.
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
     // Checkpoint the WAL every 256 pages (1 MiB) and cut it back to 1 MiB afterwards, so that
     // the database and its side files stay small however many resolves the log has seen

@@ -15,7 +15,8 @@
 //!
 //! What a client's hook remembers of one of its sessions between calls (schema 5:
 //! [`SqliteStore::hook_state`], [`SqliteStore::set_hook_state`]) is a row here too, so that
-//! saving it is one synced commit where its own file cost two syncs and a rename.
+//! saving it is one commit (synced with the hook call's others: [`SqliteStore::defer_syncs`])
+//! where its own file cost two syncs and a rename.
 
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use staged_core::StoreError;
@@ -177,6 +178,7 @@ fn open_session_in(
     client: &str,
     external_id: &str,
     process: Option<&str>,
+    deferred: bool,
 ) -> rusqlite::Result<SessionRow> {
     let exists = |conn: &rusqlite::Connection| -> rusqlite::Result<bool> {
         conn.query_row(
@@ -192,7 +194,10 @@ fn open_session_in(
     // a new one, whose commit must be synced).
     let mut known = exists(conn)?;
     loop {
-        conn.pragma_update(None, "synchronous", if known { "NORMAL" } else { "FULL" })?;
+        // (While syncs are deferred, the deferred sync makes a new row durable before the
+        // caller tells anyone its number.)
+        let synced = !known && !deferred;
+        conn.pragma_update(None, "synchronous", if synced { "FULL" } else { "NORMAL" })?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         if known && !exists(&tx)? {
             drop(tx);
@@ -246,9 +251,12 @@ impl SqliteStore {
         process: Option<&str>,
     ) -> Result<SessionRow, StoreError> {
         let mut conn = lock(&self.conn);
-        let res = open_session_in(&mut conn, client, external_id, process);
-        // Whatever happened, every later commit of this connection is synced again.
-        let restored = conn.pragma_update(None, "synchronous", "FULL");
+        let deferred = self.deferred.load(std::sync::atomic::Ordering::SeqCst);
+        let res = open_session_in(&mut conn, client, external_id, process, deferred);
+        // Whatever happened, every later commit of this connection is synced again (or, while
+        // syncs are deferred, by `sync_deferred`).
+        let level = if deferred { "NORMAL" } else { "FULL" };
+        let restored = conn.pragma_update(None, "synchronous", level);
         let row = res.map_err(|err| self.err(err))?;
         restored.map_err(|err| self.err(err))?;
         Ok(row)
@@ -582,10 +590,17 @@ impl SqliteStore {
     }
 }
 
+/// A client session whose hook saved nothing for this long is no longer live: its hooks'
+/// state may go with the log's retention.
+pub(crate) const HOOK_STATE_IDLE_MS: i64 = 24 * 60 * 60 * 1000;
+
 /// With the log's retention (`staged log --keep`): a session goes when none of its log entries
 /// and none of its previews are left (with its review states and notices), and a kept text
 /// goes when it is older than every log entry left, since only an entry at least as old
-/// reads it.
+/// reads it. A client session's hooks' state goes when its session is gone and the session
+/// is no longer live (its hook saved nothing for [`HOOK_STATE_IDLE_MS`]): a live session's
+/// row may be pruned between two of its events (the next one makes it again), its state
+/// never is.
 pub(crate) fn prune_sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(
         "DELETE FROM sessions WHERE NOT EXISTS (SELECT 1 FROM log WHERE log.session = sessions.seq)
@@ -593,7 +608,13 @@ pub(crate) fn prune_sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
          DELETE FROM reviews WHERE session NOT IN (SELECT seq FROM sessions);
          DELETE FROM notices WHERE session NOT IN (SELECT seq FROM sessions);
          DELETE FROM texts WHERE at_ms < (SELECT MIN(at_ms) FROM log);",
-    )
+    )?;
+    tx.execute(
+        "DELETE FROM hook_state WHERE at_ms < ?1 AND NOT EXISTS (SELECT 1 FROM sessions
+             WHERE sessions.client = hook_state.client AND sessions.external_id = hook_state.session)",
+        [now_ms() - HOOK_STATE_IDLE_MS],
+    )?;
+    Ok(())
 }
 
 /// Keeps, in `tx`, the texts of `record` its log cannot rebuild: a file's text before the entry

@@ -16,7 +16,10 @@ use std::{
     collections::HashMap,
     fmt,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex, MutexGuard},
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
@@ -47,7 +50,12 @@ pub struct SqliteStore {
     pub(crate) state_dir: PathBuf,
     pub(crate) claims_path: PathBuf,
     pub(crate) claims_dir: DirHandle,
+    /// The state folder, where the database and its WAL are.
+    state: DirHandle,
     pub(crate) conn: Mutex<Connection>,
+    /// Whether commits are deferred: made without a sync of their own, until
+    /// [`SqliteStore::sync_deferred`] syncs them all at once ([`SqliteStore::defer_syncs`]).
+    pub(crate) deferred: AtomicBool,
     rehydrators: Rehydrators,
     listeners: StoreListeners,
     /// The payload-less actions this store pushed, by `seq`: only this process can run them.
@@ -152,7 +160,9 @@ impl SqliteStore {
             state_dir: state_dir.to_path_buf(),
             claims_path,
             claims_dir,
+            state,
             conn: Mutex::new(conn),
+            deferred: AtomicBool::new(false),
             rehydrators,
             listeners: StoreListeners::new(),
             live: Mutex::new(HashMap::new()),
@@ -163,6 +173,52 @@ impl SqliteStore {
     /// The state folder this store lives in.
     pub fn state_dir(&self) -> &Path {
         &self.state_dir
+    }
+
+    /// Defers the sync of every commit of this store until [`SqliteStore::sync_deferred`]:
+    /// a process that commits several times before it tells anyone what it did (a hook call
+    /// stages a preview, saves its session's state, takes its notices, then replies) syncs the
+    /// database once instead of once per commit. Each commit stays atomic, and the WAL is
+    /// written in order, so a power cut before the sync loses the deferred commits (the last
+    /// ones), never a part of one. The caller must not act on a deferred commit outside the
+    /// database (write a file, answer a client) before `sync_deferred` returned.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn defer_syncs(&self) -> Result<(), StoreError> {
+        let conn = lock(&self.conn);
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|err| self.err(err))?;
+        self.deferred.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Makes every commit deferred since [`SqliteStore::defer_syncs`] durable (the WAL they
+    /// are in, and the folder that holds it, synced), and syncs every later commit on its own
+    /// again. Nothing to do when nothing is deferred.
+    ///
+    /// # Errors
+    /// The sync's error (then the deferred commits may be lost in a power cut).
+    pub fn sync_deferred(&self) -> Result<(), StoreError> {
+        if !self.deferred.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let conn = lock(&self.conn);
+        let wal_path = self.state_dir.join(format!("{DB_FILE_NAME}-wal"));
+        let cannot = |err: std::io::Error| {
+            StoreError::backend_caused(format!("cannot sync {}: {err}", wal_path.display()), err)
+        };
+        // Any descriptor of the file syncs it. No WAL: nothing was committed through one (a
+        // checkpoint that truncated it synced the database first).
+        match self.state.open_file(format!("{DB_FILE_NAME}-wal")) {
+            Ok(wal) => wal.sync_all().map_err(cannot)?,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(cannot(err)),
+        }
+        // The WAL's name in its folder, which SQLite syncs at a process's first synced commit.
+        self.state.sync().map_err(cannot)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(|err| self.err(err))?;
+        self.deferred.store(false, Ordering::SeqCst);
+        Ok(())
     }
 
     /// The entry with `id`, if it is pending.
@@ -417,6 +473,35 @@ impl SqliteStore {
             .map_err(|err| self.err(err))?;
         tx.commit().map_err(|err| self.err(err))?;
         Ok(Some(usize::try_from(len).unwrap_or_default()))
+    }
+}
+
+impl Drop for SqliteStore {
+    /// Syncs what is still deferred, and resets a long WAL ([`SqliteStore::reset_long_wal`]).
+    fn drop(&mut self) {
+        let _ = self.sync_deferred();
+        self.reset_long_wal();
+    }
+}
+
+impl SqliteStore {
+    /// Checkpoints the WAL and truncates it when it is long (a checkpoint's worth of pages),
+    /// as this store closes. The WAL outlives its connections (`schema::init`), and a process
+    /// that opens the database while no other has it open reads every frame of it again and
+    /// counts none as checkpointed: a long WAL left behind costs each later process its reading,
+    /// and the checkpoint of it all over again at its first commit, until a process that
+    /// commits twice starts the WAL over. Truncated, it costs them nothing. Waits for other
+    /// processes' readers only briefly: when they hold it, the next store to close tries again.
+    fn reset_long_wal(&self) {
+        let long = std::fs::symlink_metadata(self.state_dir.join(format!("{DB_FILE_NAME}-wal")))
+            .is_ok_and(|meta| meta.is_file() && meta.len() >= schema::WAL_SIZE_LIMIT_BYTES);
+        if !long {
+            return;
+        }
+        let conn = lock(&self.conn);
+        if conn.busy_timeout(schema::RESET_WAIT).is_ok() {
+            let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
     }
 }
 

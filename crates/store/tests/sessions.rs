@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use futures::executor::block_on;
 use staged_core::{
-    ActionError, CancelToken, LogOutcome, PendingAction, PendingActionStore, ResolveOptions,
-    Session, StoreError,
+    ActionError, CancelToken, LogOutcome, PendingAction, PendingActionStore, ResolveLog,
+    ResolveOptions, Session, StoreError,
 };
 use staged_protocol::{JsonObject, ResolveParams, ToolResult};
 use staged_store::{Rehydrators, SessionScope, SqliteStore, StoredAction};
@@ -316,4 +316,46 @@ fn a_notice_reaches_its_session_once_whoever_asks() {
     let mut expected: Vec<String> = (0..20).map(|i| format!("n{i}")).collect();
     expected.sort();
     assert_eq!(all, expected);
+}
+
+#[test]
+fn a_hooks_state_goes_with_its_session_by_the_logs_retention_but_never_while_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    store.set_keep(1).unwrap();
+    // A session that still has a pending preview, one that is gone (nothing of it left in the
+    // log or the stack), and one whose row is gone too but whose hook saved its state now.
+    let kept = store.open_session("claude-code", "kept", None).unwrap();
+    store.set_scope(SessionScope::model(kept.number));
+    store.push(Arc::new(Note("kept's".into()))).unwrap();
+    store.set_scope(SessionScope::person());
+    let gone = store.open_session("claude-code", "gone", None).unwrap();
+    store.set_scope(SessionScope::model(gone.number));
+    store.push(Arc::new(Note("gone's".into()))).unwrap();
+    assert_eq!(apply(&store, "gone's change"), "noted gone's: gone's change");
+    store.set_scope(SessionScope::person());
+    for session in ["kept", "gone", "live"] {
+        store.set_hook_state("claude-code", session, "{\"stopBlocks\": 1}").unwrap();
+    }
+    let day = 24 * 60 * 60 * 1000;
+    let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    conn.execute(
+        "UPDATE hook_state SET at_ms = at_ms - ?1 WHERE session IN ('kept', 'gone')",
+        [day + 1000],
+    )
+    .unwrap();
+    // A person's entry pushes the gone session's only entry out of the log.
+    store.push(Arc::new(Note("a person's".into()))).unwrap();
+    store.push(Arc::new(Note("another".into()))).unwrap();
+    apply(&store, "a person's change");
+    assert!(store.session(gone.number).unwrap().is_none());
+    assert_eq!(store.hook_state("claude-code", "gone").unwrap(), None);
+    assert!(store.hook_state("claude-code", "kept").unwrap().is_some());
+    assert!(store.hook_state("claude-code", "live").unwrap().is_some());
+    // Once it is idle too, the live one goes at the next prune.
+    conn.execute("UPDATE hook_state SET at_ms = at_ms - ?1 WHERE session = 'live'", [day + 1000])
+        .unwrap();
+    apply(&store, "another change");
+    assert_eq!(store.hook_state("claude-code", "live").unwrap(), None);
+    assert!(store.hook_state("claude-code", "kept").unwrap().is_some());
 }
