@@ -300,15 +300,36 @@ pub(crate) fn external_allowed(root: &Path, agent: Option<&str>) -> Result<(), S
 /// its permission `external_directory` before a command of its own list (`cd`, `rm`, `cp`,
 /// ...) touches such a path; wrapped, the command is an argument of staged's and opencode no
 /// longer sees the path, so the gate reads every word of every command this way (more than
-/// opencode does, never less): a quoted word, a heredoc's text, the part after a `=`.
+/// opencode does, never less): a heredoc's text, the part after a `=`; a quoted word is one
+/// word, as opencode reads it.
 pub(crate) fn outside_path(command: &str, dir: &Path) -> Option<String> {
-    let separators = |c: char| c.is_whitespace() || ";&|()<>`=".contains(c);
-    command.split(separators).map(|word| word.replace(['\'', '"'], "")).find(|word| {
+    shell_words(command).into_iter().find(|word| {
         let climbs = Path::new(word).components().any(|c| c == std::path::Component::ParentDir);
         climbs
             || word.starts_with('~')
             || (word.starts_with('/') && !Path::new(word).starts_with(dir))
     })
+}
+
+/// The words of `command`, split at blanks and at `;&|()<>\`=` outside quotes, each without
+/// its quotes.
+fn shell_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote = None;
+    for c in command.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => word.push(c),
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c.is_whitespace() || ";&|()<>`=".contains(c) => {
+                words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+            }
+            None => word.push(c),
+        }
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    words
 }
 
 /// An opencode permission the gate reads to never grant more than opencode would.
@@ -875,6 +896,20 @@ mod tests {
     /// The answer, which these shapes always write.
     fn answer(reply: &Reply) -> Option<Value> {
         super::answer(reply).unwrap()
+    }
+
+    #[test]
+    fn a_command_names_a_path_outside_the_project_as_opencode_reads_its_words() {
+        let dir = Path::new("/w/p");
+        let outside = |command: &str| outside_path(command, dir);
+        let sed = "sed -i 's/oldApi(1)/newApi(1)/' src/a.ts && cat > src/b.ts <<'EOF'\nx\nEOF";
+        assert_eq!(outside(sed), None);
+        assert_eq!(outside("cp a /w/p/b"), None);
+        assert_eq!(outside("cp a ../b").as_deref(), Some("../b"));
+        assert_eq!(outside("cat '/etc/x'").as_deref(), Some("/etc/x"));
+        assert_eq!(outside("cd ~ && ls").as_deref(), Some("~"));
+        assert_eq!(outside("make --out=/tmp/o").as_deref(), Some("/tmp/o"));
+        assert_eq!(outside("ls /w/pq").as_deref(), Some("/w/pq"));
     }
 
     #[test]
