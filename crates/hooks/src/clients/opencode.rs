@@ -44,6 +44,7 @@ use staged_workspace::WorkspaceSession;
 use crate::{
     clients::{
         EditInput, PatchInput, ToolEdit, WriteInput, input_json,
+        opencode_text::{glob, shell_words},
         wire::{Decided, Decision, to_json},
     },
     event::{EventName, HookEvent, Reply},
@@ -97,6 +98,8 @@ pub(crate) const DISPLAY: &str = "opencode";
 
 /// What its edit is called in a deny text.
 pub(crate) const WHAT: &str = "edit";
+
+pub(crate) use super::opencode_text::parse_jsonc;
 
 /// How its model calls `resolve` (opencode names an MCP tool `<server>_<tool>`).
 pub(crate) const RESOLVE_TOOL: &str = "staged_resolve";
@@ -311,27 +314,6 @@ pub(crate) fn outside_path(command: &str, dir: &Path) -> Option<String> {
     })
 }
 
-/// The words of `command`, split at blanks and at `;&|()<>\`=` outside quotes, each without
-/// its quotes.
-fn shell_words(command: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut quote = None;
-    for c in command.chars() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => word.push(c),
-            None if c == '\'' || c == '"' => quote = Some(c),
-            None if c.is_whitespace() || ";&|()<>`=".contains(c) => {
-                words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
-            }
-            None => word.push(c),
-        }
-    }
-    words.extend((!word.is_empty()).then_some(word));
-    words
-}
-
 /// An opencode permission the gate reads to never grant more than opencode would.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Guarded {
@@ -519,35 +501,6 @@ fn decided(rules: &[Rule], guarded: Guarded) -> Result<(), String> {
         (None, Some(why)) => Err(why.to_owned()),
         _ => Ok(()),
     }
-}
-
-/// Whether `text` matches the glob `pattern` (`*` any run of characters, `?` one), as
-/// opencode matches a rule's permission.
-fn glob(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some(pi);
-                mark = ti;
-                pi += 1;
-            }
-            Some(c) if *c == '?' || Some(c) == t.get(ti) => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                Some(s) => {
-                    pi = s + 1;
-                    mark += 1;
-                    ti = mark;
-                }
-                None => return false,
-            },
-        }
-    }
-    p.get(pi..).is_some_and(|rest| rest.iter().all(|c| *c == '*'))
 }
 
 /// `over` merged into `into` as opencode merges its configs (objects key by key, a key
@@ -765,65 +718,6 @@ fn permission_rule(permission: &Value, key: &str) -> Option<Value> {
         return Some(permission.clone());
     }
     permission.get(key).cloned()
-}
-
-/// JSON with comments (`//`, `/* */`) and trailing commas, as opencode reads its config.
-pub(crate) fn parse_jsonc(text: &str) -> Result<Value, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            match c {
-                '\\' => {
-                    if let Some(next) = chars.next() {
-                        out.push(next);
-                    }
-                }
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut last = ' ';
-                for c in chars.by_ref() {
-                    if last == '*' && c == '/' {
-                        break;
-                    }
-                    last = c;
-                }
-                out.push(' ');
-            }
-            (',', _) => {
-                // A comma before a closing bracket is dropped.
-                let rest: String = chars.clone().collect();
-                let next = rest.trim_start().chars().next();
-                if !matches!(next, Some('}' | ']')) {
-                    out.push(c);
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    let value: Value =
-        serde_json::from_str(&out).map_err(|err| format!("not valid JSON: {err}"))?;
-    if value.is_object() { Ok(value) } else { Err("not a JSON object".to_owned()) }
 }
 
 // --- record mode --------------------------------------------------------------------------
