@@ -23,6 +23,7 @@ pub(crate) mod copilot;
 pub(crate) mod cursor;
 pub(crate) mod gemini_cli;
 pub(crate) mod opencode;
+pub(crate) mod opencode_text;
 pub(crate) mod qwen_code;
 pub(crate) mod wire;
 

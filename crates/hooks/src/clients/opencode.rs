@@ -44,6 +44,7 @@ use staged_workspace::WorkspaceSession;
 use crate::{
     clients::{
         EditInput, PatchInput, ToolEdit, WriteInput, input_json,
+        opencode_text::{glob, shell_words},
         wire::{Decided, Decision, to_json},
     },
     event::{EventName, HookEvent, Reply},
@@ -97,6 +98,8 @@ pub(crate) const DISPLAY: &str = "opencode";
 
 /// What its edit is called in a deny text.
 pub(crate) const WHAT: &str = "edit";
+
+pub(crate) use super::opencode_text::parse_jsonc;
 
 /// How its model calls `resolve` (opencode names an MCP tool `<server>_<tool>`).
 pub(crate) const RESOLVE_TOOL: &str = "staged_resolve";
@@ -300,10 +303,10 @@ pub(crate) fn external_allowed(root: &Path, agent: Option<&str>) -> Result<(), S
 /// its permission `external_directory` before a command of its own list (`cd`, `rm`, `cp`,
 /// ...) touches such a path; wrapped, the command is an argument of staged's and opencode no
 /// longer sees the path, so the gate reads every word of every command this way (more than
-/// opencode does, never less): a quoted word, a heredoc's text, the part after a `=`.
+/// opencode does, never less): a heredoc's text, the part after a `=`; a quoted word is one
+/// word, as opencode reads it.
 pub(crate) fn outside_path(command: &str, dir: &Path) -> Option<String> {
-    let separators = |c: char| c.is_whitespace() || ";&|()<>`=".contains(c);
-    command.split(separators).map(|word| word.replace(['\'', '"'], "")).find(|word| {
+    shell_words(command).into_iter().find(|word| {
         let climbs = Path::new(word).components().any(|c| c == std::path::Component::ParentDir);
         climbs
             || word.starts_with('~')
@@ -498,35 +501,6 @@ fn decided(rules: &[Rule], guarded: Guarded) -> Result<(), String> {
         (None, Some(why)) => Err(why.to_owned()),
         _ => Ok(()),
     }
-}
-
-/// Whether `text` matches the glob `pattern` (`*` any run of characters, `?` one), as
-/// opencode matches a rule's permission.
-fn glob(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some(pi);
-                mark = ti;
-                pi += 1;
-            }
-            Some(c) if *c == '?' || Some(c) == t.get(ti) => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                Some(s) => {
-                    pi = s + 1;
-                    mark += 1;
-                    ti = mark;
-                }
-                None => return false,
-            },
-        }
-    }
-    p.get(pi..).is_some_and(|rest| rest.iter().all(|c| *c == '*'))
 }
 
 /// `over` merged into `into` as opencode merges its configs (objects key by key, a key
@@ -746,65 +720,6 @@ fn permission_rule(permission: &Value, key: &str) -> Option<Value> {
     permission.get(key).cloned()
 }
 
-/// JSON with comments (`//`, `/* */`) and trailing commas, as opencode reads its config.
-pub(crate) fn parse_jsonc(text: &str) -> Result<Value, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            match c {
-                '\\' => {
-                    if let Some(next) = chars.next() {
-                        out.push(next);
-                    }
-                }
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut last = ' ';
-                for c in chars.by_ref() {
-                    if last == '*' && c == '/' {
-                        break;
-                    }
-                    last = c;
-                }
-                out.push(' ');
-            }
-            (',', _) => {
-                // A comma before a closing bracket is dropped.
-                let rest: String = chars.clone().collect();
-                let next = rest.trim_start().chars().next();
-                if !matches!(next, Some('}' | ']')) {
-                    out.push(c);
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    let value: Value =
-        serde_json::from_str(&out).map_err(|err| format!("not valid JSON: {err}"))?;
-    if value.is_object() { Ok(value) } else { Err("not a JSON object".to_owned()) }
-}
-
 // --- record mode --------------------------------------------------------------------------
 
 /// The file an `edit` or `write` names as it is now, and what the call makes of it; an
@@ -875,6 +790,20 @@ mod tests {
     /// The answer, which these shapes always write.
     fn answer(reply: &Reply) -> Option<Value> {
         super::answer(reply).unwrap()
+    }
+
+    #[test]
+    fn a_command_names_a_path_outside_the_project_as_opencode_reads_its_words() {
+        let dir = Path::new("/w/p");
+        let outside = |command: &str| outside_path(command, dir);
+        let sed = "sed -i 's/oldApi(1)/newApi(1)/' src/a.ts && cat > src/b.ts <<'EOF'\nx\nEOF";
+        assert_eq!(outside(sed), None);
+        assert_eq!(outside("cp a /w/p/b"), None);
+        assert_eq!(outside("cp a ../b").as_deref(), Some("../b"));
+        assert_eq!(outside("cat '/etc/x'").as_deref(), Some("/etc/x"));
+        assert_eq!(outside("cd ~ && ls").as_deref(), Some("~"));
+        assert_eq!(outside("make --out=/tmp/o").as_deref(), Some("/tmp/o"));
+        assert_eq!(outside("ls /w/pq").as_deref(), Some("/w/pq"));
     }
 
     #[test]
