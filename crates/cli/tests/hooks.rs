@@ -2061,7 +2061,7 @@ fn an_unreadable_session_state_is_rebuilt_from_the_stack_and_said_so_never_dropp
             "{reason}"
         );
         assert!(
-            notes.contains(&format!("staged: this session's hook state could not be read (its row is not a state staged wrote: ")),
+            notes.contains("staged: this session's hook state could not be read (its row is not a state staged wrote: "),
             "{notes}"
         );
         assert!(

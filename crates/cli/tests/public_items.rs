@@ -170,7 +170,7 @@ const LIBRARY_API: &[(&str, &[&str])] = &[
         ],
     ),
     ("fs", &["InvalidRelPath"]),
-    ("hooks", &["Check", "HookEvent", "InstallError", "parse_from"]),
+    ("hooks", &["Check", "EventName", "HookEvent", "InstallError", "parse_from"]),
     (
         "journal",
         &[

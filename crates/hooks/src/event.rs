@@ -10,7 +10,7 @@
 //! not read (`transcript_path`, `prompt_id`, `turn_id`, `model`, ...) are ignored.
 //! `tests/fixtures/` holds events recorded from the pinned clients. Other clients' events are
 //! read into this shape by their codec in `clients/` ([`HookEvent::parse_from`]), and a
-//! [`Reply`] written as their answer ([`Reply::to_json_for`]).
+//! [`Reply`] written as their answer ([`Reply::answer_for`]).
 
 use std::path::PathBuf;
 
@@ -241,12 +241,6 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// The JSON to print on stdout for `client`, if any; `None` too when it could not be
-    /// written, which [`Reply::answer_for`] tells apart.
-    pub fn to_json_for(&self, client: Client) -> Option<Value> {
-        client.answer(self).ok().flatten()
-    }
-
     /// The JSON to print on stdout for `client`, if any: what a gate prints.
     ///
     /// # Errors

@@ -43,7 +43,7 @@
 //! or exit 2 when it died before it named the event).
 //!
 //! Library API besides what the CLI calls: a client's event read into the neutral shape
-//! (`HookEvent::parse_from`, a `HookEvent`), the error of an install (`InstallError`) and the
+//! (`HookEvent::parse_from`, a `HookEvent` with its `EventName`), the error of an install (`InstallError`) and the
 //! checks `staged doctor` reports (`Check`).
 
 #![deny(missing_docs)]

@@ -88,7 +88,7 @@ fn an_edit_is_staged_and_denied_naming_the_preview_for_staged_resolve() {
     assert_eq!(repo.read("src/a.ts").unwrap(), "oldApi(1);\n");
     // Copilot's answer to a deny.
     assert_eq!(
-        Reply::Deny(reason.clone()).to_json_for(Client::Copilot).unwrap(),
+        Reply::Deny(reason.clone()).answer_for(Client::Copilot).unwrap().unwrap(),
         json!({"permissionDecision": "deny", "permissionDecisionReason": reason})
     );
     // The turn is held while the session's preview is pending.
@@ -96,7 +96,7 @@ fn an_edit_is_staged_and_denied_naming_the_preview_for_staged_resolve() {
     assert!(held.contains(&format!("still pending: {id} ({label})")), "{held}");
     assert!(held.contains("call staged-resolve with action \"apply\""), "{held}");
     assert_eq!(
-        Reply::Block(held.clone()).to_json_for(Client::Copilot).unwrap(),
+        Reply::Block(held.clone()).answer_for(Client::Copilot).unwrap().unwrap(),
         json!({"decision": "block", "reason": held})
     );
     // A gate has no postToolUse, and answers nothing to one.

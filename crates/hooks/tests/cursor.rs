@@ -108,7 +108,7 @@ fn a_str_replace_is_staged_and_denied_in_cursors_shape() {
         reason.contains("call the `resolve` tool of the `staged` MCP server with action \"apply\""),
         "{reason}"
     );
-    let reply = outcome.reply.to_json_for(Client::Cursor).unwrap();
+    let reply = outcome.reply.answer_for(Client::Cursor).unwrap().unwrap();
     assert_eq!(reply["permission"], "deny");
     assert_eq!(reply["agent_message"], reason.as_str());
     assert!(reply["user_message"].is_string());
@@ -131,7 +131,7 @@ fn the_stop_asks_for_a_followup_while_the_preview_is_pending() {
     assert_eq!(repo.run(Client::Cursor, Mode::Gate, "stop").reply, Reply::Nothing);
     denied(&repo.run(Client::Cursor, Mode::Gate, "pre-str-replace").reply);
     let stop = repo.run(Client::Cursor, Mode::Gate, "stop");
-    let reply = stop.reply.to_json_for(Client::Cursor).unwrap();
+    let reply = stop.reply.answer_for(Client::Cursor).unwrap().unwrap();
     let followup = reply["followup_message"].as_str().unwrap();
     assert!(
         followup.starts_with("A change staged in this session is still pending: "),

@@ -121,7 +121,7 @@ fn gemini_cli_replace_is_staged_and_denied_in_its_format() {
     );
     assert!(!reason.contains("Read src/a.ts again"), "{reason}");
     assert_eq!(
-        outcome.reply.to_json_for(Client::GeminiCli),
+        outcome.reply.answer_for(Client::GeminiCli).unwrap(),
         Some(json!({"decision": "deny", "reason": reason}))
     );
     // `allow_multiple` is `replace_all`.
@@ -168,7 +168,7 @@ fn gemini_cli_after_agent_is_held_while_the_sessions_preview_is_pending() {
     assert!(reason.starts_with("A change staged in this session is still pending: "), "{reason}");
     assert!(reason.contains("call mcp_staged_resolve with action \"apply\""), "{reason}");
     assert_eq!(
-        stop.reply.to_json_for(Client::GeminiCli),
+        stop.reply.answer_for(Client::GeminiCli).unwrap(),
         Some(json!({"decision": "block", "reason": reason}))
     );
 }

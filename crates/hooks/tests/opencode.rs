@@ -108,7 +108,7 @@ fn an_edit_is_staged_and_denied_naming_the_preview_and_staged_resolve() {
     assert!(reason.ends_with(staged_core::RESOLVE_REMINDER), "{reason}");
     // What the plugin reads: a deny it throws.
     assert_eq!(
-        outcome.reply.to_json_for(Client::OpenCode),
+        outcome.reply.answer_for(Client::OpenCode).unwrap(),
         Some(json!({"decision": "deny", "reason": reason}))
     );
 }
@@ -134,7 +134,7 @@ fn the_after_hook_in_gate_mode_and_other_tools_answer_nothing() {
         .replace(r#""tool": "edit""#, r#""tool": "read""#);
     let outcome = handle(Client::OpenCode, Mode::Gate, bash.as_bytes(), None, &repo.root);
     assert_eq!(outcome.reply, Reply::Nothing);
-    assert_eq!(outcome.reply.to_json_for(Client::OpenCode), None);
+    assert_eq!(outcome.reply.answer_for(Client::OpenCode).unwrap(), None);
     // A `bash` call whose command staged cannot read is no other tool: a gate refuses it.
     let bash = bash.replace(r#""tool": "read""#, r#""tool": "bash""#);
     let outcome = handle(Client::OpenCode, Mode::Gate, bash.as_bytes(), None, &repo.root);

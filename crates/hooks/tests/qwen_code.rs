@@ -108,7 +108,7 @@ fn qwen_code_edit_is_staged_and_denied_in_its_own_words() {
     );
     assert!(reason.contains("Read src/a.ts again"), "{reason}");
     assert_eq!(
-        outcome.reply.to_json_for(Client::QwenCode),
+        outcome.reply.answer_for(Client::QwenCode).unwrap(),
         Some(json!({"hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
@@ -154,7 +154,7 @@ fn qwen_code_stop_is_held_while_the_sessions_preview_is_pending() {
     let Reply::Block(reason) = &stop.reply else { panic!("{:?}", stop.reply) };
     assert!(reason.starts_with("A change staged in this session is still pending: "), "{reason}");
     assert_eq!(
-        stop.reply.to_json_for(Client::QwenCode),
+        stop.reply.answer_for(Client::QwenCode).unwrap(),
         Some(json!({"decision": "block", "reason": reason}))
     );
 }

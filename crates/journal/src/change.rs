@@ -354,12 +354,10 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
     let mut modes = Vec::new();
     let mut folders = LastFolder::default();
     for op in ops {
-        let text = match op.source() {
-            Some(path) => {
-                Some(read_checked(workspace, path, expected_fingerprint(op), &mut folders)?)
-            }
-            None => None,
-        };
+        let text = op
+            .source()
+            .map(|path| read_checked(workspace, path, expected_fingerprint(op), &mut folders))
+            .transpose()?;
         if let Some((text, _)) = &text {
             texts.push(text.clone());
         }
