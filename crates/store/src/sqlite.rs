@@ -477,7 +477,7 @@ impl SqliteStore {
 }
 
 impl Drop for SqliteStore {
-    /// Syncs what is still deferred, and resets a long WAL ([`SqliteStore::reset_long_wal`]).
+    /// Syncs what is still deferred, and resets a long WAL (`SqliteStore::reset_long_wal`).
     fn drop(&mut self) {
         let _ = self.sync_deferred();
         self.reset_long_wal();

@@ -482,8 +482,8 @@ fn bash_decided(rules: &[Rule]) -> Result<(), String> {
     decided(rules, Guarded::Bash)
 }
 
-/// Whether `rules` allow every use of `guarded`, as [`bash_decided`] reads `bash`; with no
-/// level deciding every use, opencode's default decides.
+/// Whether `rules` allow every use of `guarded`, by the rule `bash_decided` describes for
+/// `bash`; with no level deciding every use, opencode's default decides.
 fn decided(rules: &[Rule], guarded: Guarded) -> Result<(), String> {
     let mut decided_at = None;
     for rule in rules.iter().rev().filter(|r| glob(&r.permission, guarded.key())) {
