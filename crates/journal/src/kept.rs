@@ -193,17 +193,8 @@ pub fn keep_file(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Stri
     use std::{io::Read, os::unix::fs::MetadataExt};
     let name = rel.display();
     let fail = |err: std::io::Error| format!("the bytes of {name} could not be kept: {err}");
-    let (dir, file_name) = match workspace.fs().parent(rel) {
-        Ok(found) => found,
-        Err(err)
-            if matches!(
-                err.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
-        }
-        Err(err) => return Err(fail(err)),
+    let Some((dir, file_name)) = parent_if_there(workspace, rel).map_err(fail)? else {
+        return Ok(None);
     };
     match dir.entry_metadata(&file_name) {
         Ok(Some(meta)) if meta.is_file() => {}
@@ -322,20 +313,33 @@ pub fn prune_kept(
     Ok(deleted)
 }
 
-/// The file at `path` now: its bytes and mode bits, `None` when nothing is there (a folder
-/// counts as something).
-fn current(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Vec<u8>, u32)>, String> {
-    let (dir, name) = match workspace.fs().parent(rel) {
-        Ok(found) => found,
+/// The folder holding `rel` and `rel`'s name in it, `None` when a folder on the way is missing
+/// or is not a folder (then nothing is at `rel`).
+fn parent_if_there(
+    workspace: &ConfinedRoot,
+    rel: &RelPath,
+) -> std::io::Result<Option<(DirHandle, std::ffi::OsString)>> {
+    match workspace.fs().parent(rel) {
+        Ok(found) => Ok(Some(found)),
         Err(err)
             if matches!(
                 err.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
             ) =>
         {
-            return Ok(None);
+            Ok(None)
         }
-        Err(err) => return Err(format!("{}: {err}", rel.display())),
+        Err(err) => Err(err),
+    }
+}
+
+/// The file at `path` now: its bytes and mode bits, `None` when nothing is there (a folder
+/// counts as something).
+fn current(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Vec<u8>, u32)>, String> {
+    let Some((dir, name)) =
+        parent_if_there(workspace, rel).map_err(|err| format!("{}: {err}", rel.display()))?
+    else {
+        return Ok(None);
     };
     match dir.entry_metadata(&name) {
         Ok(None) => Ok(None),
