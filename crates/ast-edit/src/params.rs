@@ -49,6 +49,18 @@ pub enum Strictness {
 }
 
 impl Strictness {
+    /// Its name on the wire and on the command line (`--strictness`): `cst`, `smart`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Strictness::Cst => "cst",
+            Strictness::Smart => "smart",
+            Strictness::Ast => "ast",
+            Strictness::Relaxed => "relaxed",
+            Strictness::Signature => "signature",
+            Strictness::Template => "template",
+        }
+    }
+
     pub(crate) fn to_ast_grep(self) -> ast_grep_core::MatchStrictness {
         use ast_grep_core::MatchStrictness as M;
         match self {
@@ -281,4 +293,20 @@ fn positive(n: f64) -> Option<usize> {
     // Saturates for huge values; the cast is the intended conversion.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     Some(n.floor().min(usize::MAX as f64) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Strictness;
+
+    /// A strictness's name is the one serde writes and reads.
+    #[test]
+    fn a_strictness_name_is_its_serde_name() {
+        use Strictness::*;
+        for strictness in [Cst, Smart, Ast, Relaxed, Signature, Template] {
+            let name = serde_json::Value::from(strictness.name());
+            assert_eq!(serde_json::to_value(strictness).unwrap(), name);
+            assert_eq!(serde_json::from_value::<Strictness>(name).unwrap(), strictness);
+        }
+    }
 }

@@ -590,7 +590,7 @@ pub fn undo_ops(data: &serde_json::Value) -> Result<Vec<Applied>, String> {
 
 /// Undo data in format 1 or 2, as format 2.
 fn parse(data: &serde_json::Value) -> Result<UndoData, String> {
-    match data.get("version").and_then(serde_json::Value::as_u64) {
+    match staged_protocol::lenient::Header::of(data).version.number {
         Some(1) => {
             let v1: UndoDataV1 = serde_json::from_value(data.clone())
                 .map_err(|err| format!("its undo data is malformed ({err})"))?;

@@ -23,6 +23,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use staged_core::{PendingEntry, PendingId};
 use staged_journal::{DiffKind, diff_files, diff_line_counts};
+use staged_protocol::PreviewView;
 
 use crate::resources::{diff_resource, diff_uri};
 
@@ -61,17 +62,16 @@ pub(crate) fn fit(
         return res;
     }
     let Some(details) = details else { return res };
-    let (Some(id), Some(diff)) =
-        (details.get("pendingId").and_then(Value::as_str), staged_protocol::preview_diff(details))
-    else {
+    let preview = PreviewView::of(details);
+    let (Some(id), Some(diff)) = (preview.pending_id.0, preview.diff.0) else {
         return res;
     };
     let id = PendingId::from_string(id.to_owned());
     let label = match head {
         Some(entry) if entry.id == id => Some(entry.label().to_owned()),
-        _ => details.get("label").and_then(Value::as_str).map(str::to_owned),
+        _ => preview.label.0.map(str::to_owned),
     };
-    summarize(res, details, &id, label.as_deref(), diff)
+    summarize(res, details, &preview, &id, label.as_deref(), diff)
 }
 
 /// What a diff holds, counted.
@@ -86,6 +86,7 @@ struct Counts {
 fn summarize(
     res: CallToolResult,
     details: &Value,
+    preview: &PreviewView<'_>,
     id: &PendingId,
     label: Option<&str>,
     diff: &str,
@@ -108,7 +109,7 @@ fn summarize(
         .and_then(|text| text.text.lines().next())
         .unwrap_or_default()
         .to_owned();
-    let text = summary_text(&first_line, id, label, diff, &counts, &uri, details);
+    let text = summary_text(&first_line, id, label, diff, &counts, &uri, preview);
     let link = ContentBlock::resource_link(diff_resource(id, label.unwrap_or(id.as_str()), diff));
     match first {
         Some(at) => {
@@ -144,7 +145,7 @@ fn summary_text(
     diff: &str,
     counts: &Counts,
     uri: &str,
-    details: &Value,
+    preview: &PreviewView<'_>,
 ) -> String {
     let mut text = String::new();
     if !first_line.is_empty() {
@@ -191,14 +192,9 @@ fn summary_text(
     if counts.files > MAX_FILES_LISTED {
         let _ = write!(text, "\n- and {}", plural(counts.files - MAX_FILES_LISTED, "more file"));
     }
-    let notes: Vec<&str> = details
-        .get("notes")
-        .and_then(Value::as_array)
-        .map(|notes| notes.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
     let mut budget = MAX_NOTES_BYTES;
     let mut left_out = 0usize;
-    for note in notes {
+    for note in &preview.notes.0 {
         let mut block = String::new();
         for line in note.lines() {
             if left_out == 0 && line.len() < budget {
@@ -221,7 +217,7 @@ fn summary_text(
             plural(left_out, "more line")
         );
     }
-    if let Some(last) = details.get("lastLine").and_then(Value::as_str) {
+    if let Some(last) = preview.last_line.0 {
         text.push_str("\n\n");
         text.push_str(&cut(last, 1_000));
     }

@@ -29,15 +29,20 @@ use crate::{
     tool::{ToolDef, to_tool_result},
 };
 
-/// The key of a plugin preview's durable payload.
-pub(crate) const PLUGIN_PAYLOAD_KEY: &str = "staged/plugin";
-
 /// How a plugin's record sits in the durable stack's payload and in the log's undo data: under
-/// [`PLUGIN_PAYLOAD_KEY`], by which the host knows the entry for its own.
-#[derive(Serialize)]
-struct Envelope<T> {
+/// `staged/plugin`, by which the host knows the entry for its own.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Envelope<T> {
     #[serde(rename = "staged/plugin")]
     plugin: T,
+}
+
+impl Envelope<Value> {
+    /// The record a payload or undo data carries (`null` included), or `None` when it carries
+    /// none: it is not a plugin's.
+    pub(crate) fn read(stored: &Value) -> Option<Value> {
+        staged_protocol::lenient::view::<Self>(stored).map(|envelope| envelope.plugin)
+    }
 }
 
 /// What an `undo` callback learns under [`UNDO_EXTRA_KEY`]: what the apply returned, the log
@@ -132,7 +137,7 @@ impl PluginAction {
         host: &Arc<PluginHost>,
         stored: &StoredAction,
     ) -> Result<Arc<dyn PendingAction>, String> {
-        let raw = stored.payload.get(PLUGIN_PAYLOAD_KEY).cloned().unwrap_or(Value::Null);
+        let raw = Envelope::read(&stored.payload).unwrap_or(Value::Null);
         let record: Record = serde_json::from_value(raw)
             .map_err(|err| format!("its stored plugin record is malformed ({err})"))?;
         if record.version != PROTOCOL_VERSION {
@@ -284,9 +289,9 @@ impl PluginUndo {
 }
 
 fn undo_record(entry: &LogEntry) -> Option<Result<UndoRecord, String>> {
-    let raw = entry.record.undo.as_ref()?.get(PLUGIN_PAYLOAD_KEY)?;
+    let raw = Envelope::read(entry.record.undo.as_ref()?)?;
     Some(
-        serde_json::from_value::<UndoRecord>(raw.clone())
+        serde_json::from_value::<UndoRecord>(raw)
             .map_err(|err| format!("its stored undo record is malformed ({err})")),
     )
 }
@@ -342,5 +347,26 @@ impl UndoHandler for PluginUndo {
         let result =
             self.host.call(&record.plugin, &record.undo, args).await.map_err(ActionError::other)?;
         Ok(to_tool_result(result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::Envelope;
+
+    /// What the host writes under `staged/plugin` it reads back, `null` included; anything
+    /// without the member is not a plugin's.
+    #[test]
+    fn an_envelope_reads_back_what_was_written() {
+        let record = json!({"version": 1, "plugin": "p", "apply": "a"});
+        let written = serde_json::to_value(Envelope { plugin: &record }).unwrap();
+        assert_eq!(written, json!({"staged/plugin": record}));
+        assert_eq!(Envelope::read(&written), Some(record));
+        assert_eq!(Envelope::read(&json!({"staged/plugin": null})), Some(Value::Null));
+        for other in [json!({"tool": "ast_edit"}), json!(null), json!(["staged/plugin"])] {
+            assert_eq!(Envelope::read(&other), None, "{other}");
+        }
     }
 }

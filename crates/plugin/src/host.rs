@@ -17,7 +17,7 @@ use staged_workspace::{FallbackRehydrator, LoadError, StoredAction, WorkspaceSes
 
 use crate::{
     PluginConfig, PluginError, PluginsConfig,
-    action::{PLUGIN_PAYLOAD_KEY, PluginAction, PluginUndo},
+    action::{Envelope, PluginAction, PluginUndo},
     config::is_plain_name,
     connection::{Connection, PLUGINS_STATE_DIR},
     protocol::is_callback,
@@ -141,7 +141,7 @@ impl PluginHost {
     pub fn rehydrator(self: &Arc<Self>) -> FallbackRehydrator {
         let host = Arc::clone(self);
         Arc::new(move |stored: &StoredAction| {
-            stored.payload.get(PLUGIN_PAYLOAD_KEY)?;
+            Envelope::read(&stored.payload)?;
             Some(PluginAction::rehydrate(&host, stored))
         })
     }

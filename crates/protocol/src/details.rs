@@ -1,10 +1,52 @@
 //! Shapes every front end reads the same way: a preview's diff in its details, and the object
 //! a tool call prints (`staged --json`) or hands an MCP client (`structuredContent`).
 
-use serde::{Serialize, ser::SerializeMap as _};
+use serde::{Deserialize, Serialize, ser::SerializeMap as _};
 use serde_json::Value;
 
-use crate::ToolResult;
+use crate::{
+    ToolResult,
+    lenient::{Text, Texts, view},
+};
+
+/// The members of a preview's details that a front end reads whichever tool staged it
+/// (`ast_edit`, the text tools, a plugin that gave them): each as its type, or absent when it is
+/// missing or of another type (see [`crate::lenient`]).
+///
+/// # Example
+/// ```
+/// use staged_protocol::PreviewView;
+/// let details = serde_json::json!({"pendingId": "pending-action:edit:1", "notes": ["a", 2]});
+/// let preview = PreviewView::of(&details);
+/// assert_eq!(preview.pending_id.0, Some("pending-action:edit:1"));
+/// assert_eq!((preview.diff.0, preview.notes.0), (None, vec!["a"]));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PreviewView<'a> {
+    /// The staged preview's id.
+    #[serde(borrow)]
+    pub pending_id: Text<'a>,
+    /// The preview's label.
+    #[serde(borrow)]
+    pub label: Text<'a>,
+    /// The unified diff.
+    #[serde(borrow)]
+    pub diff: Text<'a>,
+    /// The blocks a text shows after its tree (`ast_edit`'s notes).
+    #[serde(borrow)]
+    pub notes: Texts<'a>,
+    /// The text's last line: what a cap left out and how to lift it.
+    #[serde(borrow)]
+    pub last_line: Text<'a>,
+}
+
+impl<'a> PreviewView<'a> {
+    /// The view of `details`; every member absent when they are not an object.
+    pub fn of(details: &'a Value) -> Self {
+        view(details).unwrap_or_default()
+    }
+}
 
 /// The unified diff a preview's details hold under `diff` (an `ast_edit` or `edit` preview, a
 /// plugin's that gave one), if they hold one.
@@ -17,7 +59,7 @@ use crate::ToolResult;
 /// assert_eq!(preview_diff(&serde_json::json!({"diff": 1})), None);
 /// ```
 pub fn preview_diff(details: &Value) -> Option<&str> {
-    details.get("diff").and_then(Value::as_str)
+    PreviewView::of(details).diff.0
 }
 
 /// The object of a tool call's result as `staged --json` prints it and as MCP's

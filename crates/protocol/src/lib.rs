@@ -8,12 +8,13 @@
 
 mod details;
 mod edit_error;
+pub mod lenient;
 mod resolve;
 mod tool_choice;
 mod tool_result;
 
 pub use crate::{
-    details::{PendingHead, StructuredResult, preview_diff},
+    details::{PendingHead, PreviewView, StructuredResult, preview_diff},
     edit_error::EditErrorDetails,
     resolve::{ResolveAction, ResolveDetails, ResolveParams},
     tool_choice::{ToolChoice, WireFormat},

@@ -12,7 +12,7 @@ use staged_core::{
 };
 use staged_edit::FileChanges;
 use staged_journal::{ChangeAction, ChangeUndo, ConfinedRoot};
-use staged_protocol::ToolResult;
+use staged_protocol::{ToolResult, lenient::Header};
 use staged_store::{Rehydrator, StoredAction};
 
 /// Stages a custom tool's file changes as one preview under its name (see
@@ -48,7 +48,8 @@ const CUSTOM_SOURCE: &str = "custom_tool";
 
 /// Whether `payload` is a [`ChangeAction`]'s staged by `tool`.
 fn is_change_payload(payload: &Value, tool: &str) -> bool {
-    payload.get("ops").is_some() && payload.get("tool").and_then(Value::as_str) == Some(tool)
+    let header = Header::of(payload);
+    header.ops.0 && header.tool.0 == Some(tool)
 }
 
 /// The rehydrator of the Rust custom tool `name`: its [`ChangeStager`] previews are rebuilt as
@@ -83,7 +84,7 @@ pub(crate) struct CustomChangeUndo {
 impl UndoHandler for CustomChangeUndo {
     fn accepts(&self, entry: &LogEntry) -> bool {
         self.names.contains(&entry.record.source_tool_name)
-            && entry.record.undo.as_ref().is_some_and(|undo| undo.get("version").is_some())
+            && entry.record.undo.as_ref().is_some_and(|undo| Header::of(undo).version.present)
     }
 
     async fn undo(

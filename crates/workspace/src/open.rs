@@ -14,6 +14,7 @@ use staged_journal::{
     ChangeAction, ChangeUndo, ConfinedRoot, RecoverOptions, RecoveryHooks, RecoveryReport,
     STATE_DIR_NAME, recover,
 };
+use staged_protocol::lenient::Header;
 use staged_session::REVERT_SOURCE;
 use staged_shell::SHELL_SOURCE;
 use staged_store::{Rehydrators, SqliteStore, StoredAction};
@@ -79,7 +80,7 @@ pub(crate) fn builtin_rehydrators(workspace: &ConfinedRoot) -> Rehydrators {
         AST_EDIT_TOOL_NAME,
         Arc::new(move |stored: &StoredAction| {
             // The rest of a preview applied hunk by hunk is a preview of fixed replacements.
-            if stored.payload.get("ops").is_some() {
+            if Header::of(&stored.payload).ops.0 {
                 return ChangeAction::from_payload(
                     ast.clone(),
                     AST_EDIT_TOOL_NAME,

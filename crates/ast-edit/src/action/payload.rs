@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use staged_protocol::lenient::Header;
 
 use crate::{engine::LeftOut, error::AstEditError, params::AstEditParams, render::ArgNames};
 
@@ -48,10 +49,11 @@ const LEGACY_PAYLOAD_KEYS: [&str; 2] = ["scope", "options"];
 impl AstEditPayload {
     pub(super) fn parse(payload: &Value) -> Result<AstEditPayload, AstEditError> {
         let bad = |msg: String| AstEditError::InvalidPayload(msg);
-        if payload.get("tool").and_then(Value::as_str) != Some(AST_EDIT_TOOL_NAME) {
+        let header = Header::of(payload);
+        if header.tool.0 != Some(AST_EDIT_TOOL_NAME) {
             return Err(bad("not an ast_edit payload".to_owned()));
         }
-        let version = payload.get("version").and_then(Value::as_u64);
+        let version = header.version.number;
         if !version.is_some_and(|v| (OLDEST_PAYLOAD_VERSION..=PAYLOAD_VERSION).contains(&v)) {
             return Err(bad("unsupported payload version".to_owned()));
         }

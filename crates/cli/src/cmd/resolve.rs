@@ -327,8 +327,7 @@ fn restage_command(details: Option<&serde_json::Value>, root: &std::path::Path) 
         words.push(shell_quote(&op.pat));
         words.push(shell_quote(&op.out));
     }
-    let strictness =
-        args.strictness.and_then(|s| serde_json::to_value(s).ok()?.as_str().map(str::to_owned));
+    let strictness = args.strictness.map(|strictness| strictness.name().to_owned());
     for (value, flag) in
         [(args.lang, "--lang"), (args.selector, "--selector"), (strictness, "--strictness")]
     {
