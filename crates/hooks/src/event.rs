@@ -208,9 +208,9 @@ impl HookEvent {
         client.parse(input)
     }
 
-    /// A string field of `tool_input`.
-    pub(crate) fn input_str(&self, key: &str) -> Option<&str> {
-        self.tool_input.as_ref()?.get(key)?.as_str()
+    /// What staged reads of `tool_input`.
+    pub(crate) fn input(&self) -> crate::clients::wire::ToolInput<'_> {
+        crate::clients::wire::ToolInput::of(self.tool_input.as_ref())
     }
 }
 

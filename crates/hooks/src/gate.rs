@@ -141,9 +141,7 @@ fn patch_paths(
     cwd: &Path,
 ) -> Option<Vec<std::path::PathBuf>> {
     let (patch, dir) = match client.edit(event)? {
-        ToolEdit::Patch => {
-            (event.input_str("command").or_else(|| event.input_str("input"))?.to_owned(), None)
-        }
+        ToolEdit::Patch => (event.input().patch()?.to_owned(), None),
         _ => match shell_patch_of(event) {
             ShellPatch::Alone { patch, dir } => (patch, dir),
             _ => return None,
@@ -185,10 +183,7 @@ fn stage(
             staged_edit::stage_write(session, workspace, &params)
         }
         Some(ToolEdit::Patch) => {
-            let patch = event
-                .input_str("command")
-                .or_else(|| event.input_str("input"))
-                .ok_or("the apply_patch call carries no patch")?;
+            let patch = event.input().patch().ok_or("the apply_patch call carries no patch")?;
             staged_edit::stage_patch(session, workspace, patch, base(ws, cwd, None)?.as_ref())
         }
         Some(ToolEdit::ShellPatch) => {

@@ -34,11 +34,15 @@ use staged_journal::{
     Applied, ChangeKind, ChangedFile, NEW_FILE_MODE, STATE_DIR_NAME, UndoData, describe_applied,
     label_of,
 };
+use staged_protocol::lenient::view;
 use staged_workspace::WorkspaceSession;
 
 use crate::{
     Outcome,
-    clients::ToolEdit,
+    clients::{
+        ToolEdit,
+        wire::{ClaudeEdit, ClaudeEdits, FileToolResponse},
+    },
     event::{Client, HookEvent, Reply},
     gate::{base, shell_patch_of},
     shell::ShellPatch,
@@ -145,7 +149,7 @@ pub(crate) fn stop(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> 
 
 /// The file a Claude Code Edit, MultiEdit or Write names, as it is now.
 fn claude_snapshot(event: &HookEvent, ws: &WorkspaceSession) -> Result<Snapshot, String> {
-    let path = event.input_str("file_path").ok_or("the edit names no file")?;
+    let path = event.input().file_path.0.ok_or("the edit names no file")?;
     let rel = claude_file(ws, path)?;
     let (text, mode) = match read(ws, &rel)? {
         Some((text, mode)) => (Some(text), mode),
@@ -188,15 +192,13 @@ fn lf(text: &str) -> String {
 /// when one is not in the text as given (Claude Code then matches it some other way, which
 /// staged does not guess at).
 fn claude_edited(input: &Value, text: &str) -> Option<String> {
-    let edits: Vec<&Value> = match input.get("edits").and_then(Value::as_array) {
-        Some(edits) => edits.iter().collect(),
-        None => vec![input],
-    };
+    let many = view::<ClaudeEdits>(input).and_then(|multi| multi.edits.0);
+    let edits = many.as_deref().unwrap_or(std::slice::from_ref(input));
     let mut text = text.to_owned();
     for edit in edits {
-        let old = edit.get("old_string")?.as_str()?;
-        let new = edit.get("new_string")?.as_str()?;
-        let all = edit.get("replace_all").and_then(Value::as_bool).unwrap_or(false);
+        let edit: ClaudeEdit = view(edit)?;
+        let (old, new) = (edit.old_string.0?, edit.new_string.0?);
+        let all = edit.replace_all.0.unwrap_or(false);
         if old.is_empty() {
             // An Edit of an empty (or new) file writes `new_string` as the file.
             if !text.is_empty() {
@@ -233,18 +235,19 @@ fn record_claude(
     snapshot: Option<&Snapshot>,
 ) -> Result<Vec<String>, String> {
     let response = event.tool_response.as_ref().ok_or("the event carries no tool_response")?;
+    let response = FileToolResponse::of(response);
     let failed = match client {
-        Client::Copilot => response.get("resultType").and_then(Value::as_str) != Some("success"),
-        Client::Cline => response.get("isError").and_then(Value::as_bool) == Some(true),
+        Client::Copilot => response.result_type.0 != Some("success"),
+        Client::Cline => response.is_error.0 == Some(true),
         _ => false,
     };
     if failed {
         return Ok(Vec::new());
     }
     let path = response
-        .get("filePath")
-        .and_then(Value::as_str)
-        .or_else(|| event.input_str("file_path"))
+        .file_path
+        .0
+        .or_else(|| event.input().file_path.0)
         .ok_or("the event names no file")?;
     let rel = claude_file(ws, path)?;
     let path = rel.display();
@@ -255,7 +258,7 @@ fn record_claude(
     let snapshot_text = before.text.as_deref().map(lf);
     let original = match client {
         Client::Copilot | Client::Cline => snapshot_text.as_deref().or(Some("")),
-        _ => response.get("originalFile").and_then(Value::as_str),
+        _ => response.original_file.0,
     };
     // An Edit that creates a file reports it as empty.
     let created = before.text.is_none() && original == Some("");
@@ -268,7 +271,7 @@ fn record_claude(
     let now = read(ws, &rel)?.map(|(text, _)| text);
     let input = event.tool_input.clone().unwrap_or(Value::Null);
     let explained = match client.edit(event) {
-        Some(ToolEdit::Write) => input.get("content").and_then(Value::as_str) == now.as_deref(),
+        Some(ToolEdit::Write) => event.input().content.0 == now.as_deref(),
         _ => match (claude_edited(&input, original.unwrap_or_default()), &now) {
             (Some(edited), Some(now)) => *now == edited || *now == edited.replace('\n', "\r\n"),
             _ => false,
@@ -314,9 +317,7 @@ pub(crate) fn codex_snapshot(
 ) -> Result<Snapshot, String> {
     let (patch, dir) = match Client::Codex.edit(event) {
         Some(ToolEdit::Patch) => (
-            event
-                .input_str("command")
-                .or_else(|| event.input_str("input"))
+            event.input().patch()
                 .ok_or("the apply_patch call carries no patch")?
                 .to_owned(),
             None,

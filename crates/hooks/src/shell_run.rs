@@ -40,7 +40,7 @@ pub(crate) fn wraps(client: Client, event: &HookEvent) -> bool {
         return false;
     }
     let tool = event.tool_name.as_deref();
-    let command = event.input_str("command").is_some();
+    let command = event.input().command.0.is_some();
     match client {
         Client::ClaudeCode => tool == Some("Bash") && command,
         Client::Codex => {
@@ -252,7 +252,7 @@ pub(crate) fn pre_tool_use(
                     )),
                 };
             }
-            let command = event.input_str("command").unwrap_or_default();
+            let command = event.input().command.0.unwrap_or_default();
             let mut input = event.tool_input.clone().unwrap_or(Value::Null);
             if let Some(object) = input.as_object_mut() {
                 object.insert("command".to_owned(), Value::String(wrapped(&prefix, call, command)));
@@ -280,7 +280,7 @@ fn opencode_refusal(event: &HookEvent, root: &Path) -> Option<(String, String)> 
         ));
     }
     let dir = event.cwd.as_deref().unwrap_or(root);
-    let path = opencode::outside_path(event.input_str("command").unwrap_or_default(), dir)?;
+    let path = opencode::outside_path(event.input().command.0.unwrap_or_default(), dir)?;
     let why = opencode::external_allowed(root, agent).err()?;
     let why =
         format!("it names {path}, outside {}, and for external_directory {why}", dir.display());
@@ -294,7 +294,7 @@ fn opencode_refusal(event: &HookEvent, root: &Path) -> Option<(String, String)> 
 /// under the wrapper of this session and mode passes; any other is refused, and the model is
 /// told the exact command to run instead. A gate never lets a command run unwrapped.
 fn ask_model(client: Client, mode: Mode, event: &HookEvent, prefix: &str) -> Outcome {
-    let command = event.input_str("command").unwrap_or_default();
+    let command = event.input().command.0.unwrap_or_default();
     if command
         .strip_prefix(prefix)
         .and_then(|rest| rest.strip_prefix(" -- "))

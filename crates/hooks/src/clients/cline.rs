@@ -157,7 +157,7 @@ pub(crate) fn refusal(event: &HookEvent) -> Option<String> {
     match event.tool_name.as_deref() {
         Some("editor") => Some(INSERT_LINE.to_owned()),
         Some("Write") => {
-            let path = event.input_str("file_path")?;
+            let path = event.input().file_path.0?;
             std::fs::symlink_metadata(Path::new(path)).is_ok().then(|| CREATE_EXISTS.to_owned())
         }
         _ => None,

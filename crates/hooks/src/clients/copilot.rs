@@ -207,7 +207,7 @@ pub(crate) fn refusal(event: &HookEvent) -> Option<String> {
     if event.tool_name.as_deref() != Some("Write") {
         return None;
     }
-    let path = event.input_str("file_path")?;
+    let path = event.input().file_path.0?;
     std::fs::symlink_metadata(Path::new(path)).is_ok().then(|| CREATE_EXISTS.to_owned())
 }
 

@@ -662,7 +662,7 @@ fn edit_outside(event: &HookEvent, dir: &Path) -> Option<String> {
         (climbs || !path.starts_with(dir)).then(|| path.display().to_string())
     };
     if event.tool_name.as_deref() == Some("apply_patch") {
-        let patch = event.input_str("input").unwrap_or_default();
+        let patch = event.input().input.0.unwrap_or_default();
         return patch.lines().find_map(|line| {
             let path = ["*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"]
                 .iter()
@@ -670,7 +670,7 @@ fn edit_outside(event: &HookEvent, dir: &Path) -> Option<String> {
             outside(path.trim())
         });
     }
-    outside(event.input_str("file_path")?)
+    outside(event.input().file_path.0?)
 }
 
 /// What opencode would do with an edit in the workspace `root`, from its permission config.
@@ -735,7 +735,7 @@ pub(crate) fn snapshot(
         snapshot.tool = Some(tool);
         return Ok(snapshot);
     }
-    let path = event.input_str("file_path").ok_or("the edit names no file")?;
+    let path = event.input().file_path.0.ok_or("the edit names no file")?;
     let rel = crate::record::claude_file(ws, path)?;
     let (text, mode) = match crate::record::read(ws, &rel)? {
         Some((text, mode)) => (Some(text), mode),
