@@ -337,12 +337,11 @@ fn json_macros(lines: &[&str]) -> usize {
 
 /// Non-test code: each crate's `src`, `examples` and `benches` (the examples and benchmarks are
 /// documentation and measurement, not tests), without its test modules, inline or in their own
-/// files, and without the crates that are test code only.
-#[test]
-fn json_macros_stay_rare_in_non_test_code() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+/// files, and without the crates that are test code only; each file as its path from the
+/// workspace root and its lines.
+fn non_test_sources(root: &Path) -> std::io::Result<Vec<(String, Vec<String>)>> {
     let mut files = Vec::new();
-    for entry in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+    for entry in std::fs::read_dir(root.join("crates"))?.flatten() {
         if TEST_CRATES.iter().any(|name| entry.file_name() == *name) {
             continue;
         }
@@ -351,20 +350,31 @@ fn json_macros_stay_rare_in_non_test_code() {
         }
     }
     assert!(files.len() > 100, "found only {} files under {}", files.len(), root.display());
-    let mut tests = Vec::new();
-    let texts: Vec<(PathBuf, String)> =
-        files.into_iter().map(|f| (f.clone(), std::fs::read_to_string(&f).unwrap())).collect();
-    for (file, text) in &texts {
-        tests.extend(test_module_paths(file, text));
-    }
+    let texts = files
+        .into_iter()
+        .map(|f| std::fs::read_to_string(&f).map(|text| (f, text)))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    let tests: Vec<PathBuf> =
+        texts.iter().flat_map(|(file, text)| test_module_paths(file, text)).collect();
+    Ok(texts
+        .iter()
+        .filter(|(file, _)| !tests.iter().any(|t| file.starts_with(t)))
+        .map(|(file, text)| {
+            let shown = file.strip_prefix(root).unwrap_or(file).display().to_string();
+            let lines = without_test_modules(text).into_iter().map(str::to_owned).collect();
+            (shown, lines)
+        })
+        .collect())
+}
+
+#[test]
+fn json_macros_stay_rare_in_non_test_code() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut counts = Vec::new();
-    for (file, text) in &texts {
-        if tests.iter().any(|t| file.starts_with(t)) {
-            continue;
-        }
-        let count = json_macros(&without_test_modules(text));
+    for (shown, lines) in non_test_sources(&root).unwrap() {
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let count = json_macros(&lines);
         if count > 0 {
-            let shown = file.strip_prefix(&root).unwrap_or(file).display().to_string();
             counts.push((count, shown));
         }
     }
@@ -376,6 +386,101 @@ fn json_macros_stay_rare_in_non_test_code() {
         "{total} `json!` calls in non-test code, over {MAX_JSON_MACROS}: type the shape (a serde struct) instead\n{}",
         listed.join("\n")
     );
+}
+
+/// The files whose non-test code may read JSON by key (`.get("..")`, `.get_mut("..")`,
+/// `.pointer("..")`, `value["..."]`), each with why: JSON whose shape is not ours (a client's
+/// settings or tool call, a provider's stream, a JSON Schema, a model's or plugin's free-form
+/// arguments), or ours written in place. Every other file reads JSON that staged wrote through
+/// a typed view (its serde type, or `staged_protocol::lenient`), issue 38.
+const KEY_READS: &[(&str, &str)] = &[
+    ("crates/agent/src/plan.rs", "a model's free-form `extra`"),
+    ("crates/agent/src/providers/anthropic.rs", "Anthropic's stream events"),
+    ("crates/agent/src/providers/openai_chat.rs", "OpenAI's chat stream chunks"),
+    ("crates/agent/src/providers/openai_responses.rs", "OpenAI's responses stream events"),
+    ("crates/agent/src/tools/find.rs", "a model's arguments, defaults filled in"),
+    ("crates/ast-edit/src/details.rs", "the diff moved into details just written, in place"),
+    ("crates/cli/src/cmd/undo.rs", "the journal's undo data `kept`: left for session's (below)"),
+    ("crates/core/src/schema.rs", "a JSON Schema schemars generated, trimmed"),
+    ("crates/hooks/src/clients/cline.rs", "Cline's tool arguments and MCP settings"),
+    ("crates/hooks/src/clients/copilot.rs", "Copilot CLI's tool arguments and settings"),
+    ("crates/hooks/src/clients/cursor.rs", "Cursor's tool arguments"),
+    ("crates/hooks/src/clients/gemini_cli.rs", "Gemini CLI's events"),
+    ("crates/hooks/src/clients/opencode.rs", "opencode's configuration and arguments"),
+    ("crates/hooks/src/clients/qwen_code.rs", "Qwen Code's tool response"),
+    ("crates/hooks/src/gate.rs", "Claude Code's Edit and shell tool input"),
+    ("crates/hooks/src/install.rs", "a client's settings, merged key by key"),
+    ("crates/hooks/src/install/claude_code.rs", "Claude Code's settings"),
+    ("crates/hooks/src/install/codex.rs", "Codex's hooks.json and config.toml"),
+    ("crates/hooks/src/install/cursor.rs", "Cursor's hooks.json and mcp.json"),
+    ("crates/hooks/src/install/doctor.rs", "a client's settings, an MCP server's replies"),
+    ("crates/hooks/src/install/gemini_cli.rs", "Gemini CLI's settings"),
+    ("crates/hooks/src/install/opencode.rs", "opencode's configuration"),
+    ("crates/hooks/src/install/qwen_code.rs", "Qwen Code's settings"),
+    ("crates/hooks/src/permission.rs", "the clients' permission settings"),
+    ("crates/hooks/src/shell_run.rs", "the clients' shell tool input"),
+    ("crates/mcp/src/reply.rs", "a JSON Schema schemars generated, amended"),
+    ("crates/plugin/src/host.rs", "a plugin's input schema"),
+    ("crates/plugin/src/protocol.rs", "a plugin's reply, checked member by member"),
+    ("crates/session/src/kept.rs", "undo data `kept`, a shell record's items: not yet typed"),
+    ("crates/session/src/review.rs", "undo data `kept`: not yet typed"),
+    ("crates/shell/src/apply.rs", "a shell record's item, written member by member"),
+    ("crates/store/src/codec.rs", "a payload's `details`, left out of the stored bytes"),
+];
+
+/// The key reads in `line` outside a comment: `.get("`, `.get_mut("`, `.pointer("`, and `["`
+/// right after a name or a closing bracket (an index, not an array literal).
+fn key_reads(line: &str) -> usize {
+    if line.trim_start().starts_with("//") {
+        return 0;
+    }
+    let calls = [".get(\"", ".get_mut(\"", ".pointer(\""];
+    let called: usize = calls.iter().map(|call| line.matches(call).count()).sum();
+    let indexed = line
+        .match_indices("[\"")
+        .filter(|(at, _)| {
+            line[..*at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || "_)]".contains(c))
+        })
+        .count();
+    called + indexed
+}
+
+#[test]
+fn json_of_our_own_is_read_through_types_not_keys() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut problems = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (shown, lines) in non_test_sources(&root).unwrap() {
+        let count: usize = lines.iter().map(|line| key_reads(line)).sum();
+        let listed = KEY_READS.iter().any(|(file, _)| *file == shown);
+        if count > 0 && !listed {
+            problems.push(format!(
+                "{shown}: {count} reads of JSON by key: read staged's own shapes through their serde type (or a `staged_protocol::lenient` view); a foreign shape goes in KEY_READS, saying whose"
+            ));
+        }
+        if count > 0 {
+            seen.insert(shown);
+        }
+    }
+    for (file, _) in KEY_READS {
+        if !seen.contains(*file) {
+            problems
+                .push(format!("{file}: reads no JSON by key any more: take it out of KEY_READS"));
+        }
+    }
+    assert!(problems.is_empty(), "key reads:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn the_key_read_count_sees_what_it_counts() {
+    assert_eq!(key_reads(r#"let a = v.get("k").and_then(|x| x.get_mut("j"));"#), 2);
+    assert_eq!(key_reads(r#"v.pointer("/a/b"); w["k"]["j"]; f(x)["k"];"#), 4);
+    assert_eq!(key_reads(r#"object_at(&mut s, &["hooks"], f); let a = ["x", "y"];"#), 0);
+    assert_eq!(key_reads(r#"// v.get("k") in a comment"#), 0);
+    assert_eq!(key_reads("v.get(key); m.get(&name);"), 0);
 }
 
 #[test]
