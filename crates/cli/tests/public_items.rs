@@ -30,6 +30,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod sources;
+use sources::{rust_files, test_module_paths};
+
 /// Per crate (the folder under `crates/`), the public items whose only users are the crate's own
 /// tests, examples and benches, or a Rust user of the library: what the crate's docs promise.
 const LIBRARY_API: &[(&str, &[&str])] = &[
@@ -190,22 +193,6 @@ const LIBRARY_API: &[(&str, &[&str])] = &[
     ),
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        if name == "target" || name.to_string_lossy().starts_with('.') {
-            continue;
-        }
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// A token of Rust source, comments and literals left out.
 #[derive(Debug, PartialEq, Eq)]
 enum Token {
@@ -348,40 +335,48 @@ fn skip_item(toks: &[Token], start: usize) -> usize {
     idx
 }
 
+/// The keywords that declare an item.
+const KINDS: [&str; 9] =
+    ["fn", "struct", "enum", "trait", "type", "const", "static", "mod", "union"];
+
+/// The words that may stand between a visibility and an item's kind.
+const QUALIFIERS: [&str; 5] = ["const", "async", "unsafe", "extern", "safe"];
+
+/// Calls `at` with each index of `toks` outside items under `#[cfg(test)]` or
+/// `#[cfg(doctest)]`; `at` says where to go on from there.
+fn outside_tests(toks: &[Token], mut at: impl FnMut(usize) -> usize) {
+    let mut idx = 0;
+    while idx < toks.len() {
+        idx = if is_cfg_test(toks, idx) { skip_item(toks, idx + 7) } else { at(idx) };
+    }
+}
+
 /// The names `text` declares with a bare `pub`, outside items under `#[cfg(test)]` or
 /// `#[cfg(doctest)]`.
 fn public_items(text: &str) -> Vec<String> {
     let toks = tokens(text);
-    let kinds = ["fn", "struct", "enum", "trait", "type", "const", "static", "mod", "union"];
-    let qualifiers = ["const", "async", "unsafe", "extern", "safe"];
     let mut res = Vec::new();
-    let mut idx = 0;
-    while idx < toks.len() {
-        if is_cfg_test(&toks, idx) {
-            idx = skip_item(&toks, idx + 7);
-            continue;
-        }
+    outside_tests(&toks, |idx| {
         if ident(toks.get(idx)) == Some("pub") && toks.get(idx + 1) != Some(&Token::Punct('(')) {
             let mut at = idx + 1;
             while let Some(word) = ident(toks.get(at)) {
-                if kinds.contains(&word) {
+                if KINDS.contains(&word) {
                     // `pub const fn` is a function, `pub const NAME` a constant.
-                    let name = ident(toks.get(at + 1));
-                    match name {
-                        Some(name) if !kinds.contains(&name) && !qualifiers.contains(&name) => {
+                    match ident(toks.get(at + 1)) {
+                        Some(name) if !KINDS.contains(&name) && !QUALIFIERS.contains(&name) => {
                             res.push(name.to_owned());
                             break;
                         }
                         _ => {}
                     }
-                } else if !qualifiers.contains(&word) {
+                } else if !QUALIFIERS.contains(&word) {
                     break;
                 }
                 at += 1;
             }
         }
-        idx += 1;
-    }
+        idx + 1
+    });
     res
 }
 
@@ -449,15 +444,8 @@ fn doc_examples(text: &str) -> String {
 /// `#[cfg(test)]` or `#[cfg(doctest)]`.
 fn narrowed_items(text: &str) -> Vec<String> {
     let toks = tokens(text);
-    let kinds = ["fn", "struct", "enum", "trait", "type", "const", "static", "mod", "union"];
-    let qualifiers = ["const", "async", "unsafe", "extern", "safe"];
     let mut res = Vec::new();
-    let mut idx = 0;
-    while idx < toks.len() {
-        if is_cfg_test(&toks, idx) {
-            idx = skip_item(&toks, idx + 7);
-            continue;
-        }
+    outside_tests(&toks, |idx| {
         // A trait's items, and those of a trait's impl, are as public as the trait.
         if ident(toks.get(idx)) == Some("impl") {
             let body = toks[idx..].iter().position(|t| *t == Token::Punct('{'));
@@ -465,19 +453,17 @@ fn narrowed_items(text: &str) -> Vec<String> {
                 toks[idx..idx + end].iter().any(|t| *t == Token::Ident("for".to_owned()))
             });
             if for_trait {
-                idx = skip_item(&toks, idx);
-                continue;
+                return skip_item(&toks, idx);
             }
         }
-        let Some(kind) = ident(toks.get(idx)).filter(|word| kinds.contains(word)) else {
-            idx += 1;
-            continue;
+        let Some(kind) = ident(toks.get(idx)).filter(|word| KINDS.contains(word)) else {
+            return idx + 1;
         };
         let name =
-            ident(toks.get(idx + 1)).filter(|n| !kinds.contains(n) && !qualifiers.contains(n));
+            ident(toks.get(idx + 1)).filter(|n| !KINDS.contains(n) && !QUALIFIERS.contains(n));
         // Where the declaration starts: back over its qualifiers (`pub(crate) const async fn`).
         let mut start = idx;
-        while start > 0 && ident(toks.get(start - 1)).is_some_and(|w| qualifiers.contains(&w)) {
+        while start > 0 && ident(toks.get(start - 1)).is_some_and(|w| QUALIFIERS.contains(&w)) {
             start -= 1;
         }
         let before = start.checked_sub(1).map(|at| &toks[at]);
@@ -488,12 +474,8 @@ fn narrowed_items(text: &str) -> Vec<String> {
         if let Some(name) = name.filter(|_| at_item && !bare_pub && kind != "mod") {
             res.push(name.to_owned());
         }
-        if kind == "trait" {
-            idx = skip_item(&toks, idx);
-            continue;
-        }
-        idx += 1;
-    }
+        if kind == "trait" { skip_item(&toks, idx) } else { idx + 1 }
+    });
     res
 }
 
@@ -506,33 +488,6 @@ fn public_fields(text: &str) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-/// The files `text` (the file at `file`) declares as test modules of its own
-/// (`#[cfg(test)]`, other attributes, then `mod NAME;`): `NAME.rs` and the folder `NAME/`
-/// beside it, or under the folder named after `file` when `file` is not a `lib.rs`, `main.rs`
-/// or `mod.rs` (as tidy.rs reads them).
-fn test_module_paths(file: &Path, text: &str) -> Vec<PathBuf> {
-    let dir = file.parent().unwrap_or(Path::new(""));
-    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    let dir = match stem {
-        "lib" | "main" | "mod" => dir.to_owned(),
-        _ => dir.join(stem),
-    };
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    let mut res = Vec::new();
-    for (idx, line) in lines.iter().enumerate() {
-        if *line != "#[cfg(test)]" {
-            continue;
-        }
-        let next = lines[idx + 1..].iter().find(|l| !l.starts_with("#["));
-        let name = next.and_then(|l| l.strip_prefix("mod ")).and_then(|l| l.strip_suffix(';'));
-        if let Some(name) = name {
-            res.push(dir.join(format!("{name}.rs")));
-            res.push(dir.join(name));
-        }
-    }
-    res
 }
 
 /// Whether an attribute `#[cfg(test)]` or `#[cfg(doctest)]` starts at `idx`.

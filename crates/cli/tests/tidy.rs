@@ -8,21 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        if name == "target" || name == "snapshots" || name.to_string_lossy().starts_with('.') {
-            continue;
-        }
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+mod sources;
+use sources::{rust_files, test_module_paths};
 
 #[test]
 fn sources_are_tidy() {
@@ -297,33 +284,6 @@ const MAX_JSON_MACROS: usize = 2;
 /// The crates that are test code only (ARCHITECTURE.md: "Test scaffolding, dev-dependencies
 /// only"); their `json!` calls are not counted.
 const TEST_CRATES: &[&str] = &["test-support", "agent-test-support"];
-
-/// The files `text` (the file at `file`) declares as test modules of its own
-/// (`#[cfg(test)]`, other attributes, then `mod NAME;`): `NAME.rs` and the folder `NAME/`
-/// beside it, or under the folder named after `file` when `file` is not a `lib.rs`, `main.rs`
-/// or `mod.rs`.
-fn test_module_paths(file: &Path, text: &str) -> Vec<PathBuf> {
-    let dir = file.parent().unwrap_or(Path::new(""));
-    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    let dir = match stem {
-        "lib" | "main" | "mod" => dir.to_owned(),
-        _ => dir.join(stem),
-    };
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    let mut res = Vec::new();
-    for (idx, line) in lines.iter().enumerate() {
-        if *line != "#[cfg(test)]" {
-            continue;
-        }
-        let next = lines[idx + 1..].iter().find(|l| !l.starts_with("#["));
-        let name = next.and_then(|l| l.strip_prefix("mod ")).and_then(|l| l.strip_suffix(';'));
-        if let Some(name) = name {
-            res.push(dir.join(format!("{name}.rs")));
-            res.push(dir.join(name));
-        }
-    }
-    res
-}
 
 /// The `json!` calls in `lines` outside comments (a doc example is documentation).
 fn json_macros(lines: &[&str]) -> usize {
