@@ -249,20 +249,22 @@ fn codex_shell_calls_are_wrapped_with_an_allow_only_where_its_approval_policy_is
 
 /// Runs `command` under `staged shell-run` for session `session-1` in `mode`.
 fn shell_run(dir: &Path, mode: &str, command: &str) -> Output {
-    staged(
-        dir,
-        &[
-            "shell-run",
-            "--client",
-            "claude-code",
-            "--session",
-            "session-1",
-            "--mode",
-            mode,
-            "--",
-            command,
-        ],
-    )
+    staged(dir, &shell_run_args(mode, command))
+}
+
+/// The arguments of `staged shell-run` running `command` for session `session-1` in `mode`.
+fn shell_run_args<'a>(mode: &'a str, command: &'a str) -> [&'a str; 9] {
+    [
+        "shell-run",
+        "--client",
+        "claude-code",
+        "--session",
+        "session-1",
+        "--mode",
+        mode,
+        "--",
+        command,
+    ]
 }
 
 #[test]
@@ -1080,7 +1082,13 @@ fn a_symlink_planted_for_kept_bytes_never_sends_them_out_of_the_workspace() {
     let kept = root.join(".staged/shell/kept").join(sha256_of(b"\0old"));
     std::fs::rename(&kept, outside.path().join("copy")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("copy"), &kept).unwrap();
-    let out = staged_within_a_minute(&root, &["session", "revert", "--reason", "old one"]);
+    revert_refuses_the_kept_copy(&root, &kept);
+}
+
+/// `staged session revert` in `root` refuses, naming `kept` (the kept copy of `blob.bin`'s bytes
+/// before) as not a regular file staged made, and writes nothing.
+fn revert_refuses_the_kept_copy(root: &Path, kept: &Path) {
+    let out = staged_within_a_minute(root, &["session", "revert", "--reason", "old one"]);
     assert_ne!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let text = format!("{}{}", stdout(&out), stderr(&out));
     assert!(
@@ -1109,37 +1117,15 @@ fn a_fifo_planted_for_kept_bytes_is_replaced_when_keeping_and_refused_when_readi
     std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
     // Where the bytes before will be kept, a FIFO: taken for them, they would be lost.
     mkfifo(&kept);
-    let out = staged_within_a_minute(
-        &root,
-        &[
-            "shell-run",
-            "--client",
-            "claude-code",
-            "--session",
-            "session-1",
-            "--mode",
-            "record",
-            "--",
-            "printf '\\0new' > blob.bin",
-        ],
-    );
+    let out =
+        staged_within_a_minute(&root, &shell_run_args("record", "printf '\\0new' > blob.bin"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new");
     assert_eq!(std::fs::read(&kept).unwrap(), b"\0old", "the FIFO is replaced by the bytes");
     // Swapped for a FIFO once kept: a revert refuses at once, naming it, and writes nothing.
     std::fs::remove_file(&kept).unwrap();
     mkfifo(&kept);
-    let out = staged_within_a_minute(&root, &["session", "revert", "--reason", "old one"]);
-    assert_ne!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let text = format!("{}{}", stdout(&out), stderr(&out));
-    assert!(
-        text.contains(&format!(
-            "the kept copy of the bytes of `blob.bin` ({}) is not a regular file staged made",
-            kept.display()
-        )),
-        "{text}"
-    );
-    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new", "nothing written");
+    revert_refuses_the_kept_copy(&root, &kept);
     // Put back, the revert goes through.
     std::fs::remove_file(&kept).unwrap();
     std::fs::write(&kept, b"\0old").unwrap();
