@@ -867,9 +867,7 @@ fn a_fifo_where_a_file_should_be_never_hangs_a_hook() {
     std::fs::create_dir_all(dir.join(".staged/hooks")).unwrap();
     std::fs::remove_file(dir.join(".staged/hooks/claude-code-s-1.json")).ok();
     mkfifo(&dir.join(".staged/hooks/claude-code-s-1.json"));
-    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
-    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
-    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    hold_edit_of_a_ts(&dir);
     assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
 }
 
@@ -929,11 +927,17 @@ fn a_tampered_session_state_never_reaches_outside_the_workspace_or_into_staged()
         dir.join(".staged/hooks/claude-code-s-1.json"),
     )
     .unwrap();
-    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
-    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
-    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    hold_edit_of_a_ts(&dir);
     assert_eq!(std::fs::read_to_string(outside.join("victim.txt")).unwrap(), "keep\n");
     assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+/// Claude Code's Edit of `src/a.ts` (`oldApi(1);` to `newApi(1);`) in `dir`, held by the hook
+/// as a preview.
+fn hold_edit_of_a_ts(dir: &Path) {
+    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
+    let out = staged_in(dir, &["hook", "claude-code"], &claude_pre(dir, "Edit", input), &[]);
+    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
 }
 
 /// `path` relative to `base` (both absolute), with as many `..` as it takes.
@@ -1993,9 +1997,7 @@ fn the_stop_hook_holds_the_rest_of_a_partial_apply() {
 fn a_session_state_file_from_before_the_upgrade_is_honoured_then_moved_into_the_database() {
     let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
     let dir = ws.path().canonicalize().unwrap();
-    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
-    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
-    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    hold_edit_of_a_ts(&dir);
     let id = pending_ids(&dir)[0].clone();
     // The workspace as a staged before schema 5 left it, mid-session: the session's state in
     // its own file, none in the database (which the next staged migrates).
@@ -2033,9 +2035,7 @@ fn a_session_state_file_from_before_the_upgrade_is_honoured_then_moved_into_the_
 fn an_unreadable_session_state_is_rebuilt_from_the_stack_and_said_so_never_dropped() {
     let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
     let dir = ws.path().canonicalize().unwrap();
-    let input = json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false});
-    let out = staged_in(&dir, &["hook", "claude-code"], &claude_pre(&dir, "Edit", input), &[]);
-    assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
+    hold_edit_of_a_ts(&dir);
     let id = pending_ids(&dir)[0].clone();
     let db = dir.join(".staged/staged.db");
     let state = |conn: &rusqlite::Connection| -> Vec<u8> {
