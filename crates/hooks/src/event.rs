@@ -57,20 +57,21 @@ impl Client {
         }
     }
 
+    /// Every client, in the order of the enum.
+    pub(crate) const ALL: [Client; 8] = [
+        Client::ClaudeCode,
+        Client::Codex,
+        Client::QwenCode,
+        Client::GeminiCli,
+        Client::OpenCode,
+        Client::Cursor,
+        Client::Copilot,
+        Client::Cline,
+    ];
+
     /// The client [`Client::name`] names.
     pub(crate) fn from_name(name: &str) -> Option<Client> {
-        [
-            Client::ClaudeCode,
-            Client::Codex,
-            Client::QwenCode,
-            Client::GeminiCli,
-            Client::OpenCode,
-            Client::Cursor,
-            Client::Copilot,
-            Client::Cline,
-        ]
-        .into_iter()
-        .find(|client| client.name() == name)
+        Client::ALL.into_iter().find(|client| client.name() == name)
     }
 }
 

@@ -233,16 +233,7 @@ mod tests {
 
     use super::*;
 
-    const CLIENTS: [Client; 8] = [
-        Client::ClaudeCode,
-        Client::Codex,
-        Client::QwenCode,
-        Client::GeminiCli,
-        Client::OpenCode,
-        Client::Cursor,
-        Client::Copilot,
-        Client::Cline,
-    ];
+    const CLIENTS: [Client; 8] = Client::ALL;
 
     /// Each client's answers, as the bytes the hook prints (the typed shapes print what the
     /// `json!` objects they replaced printed: keys sorted).
