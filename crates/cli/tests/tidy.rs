@@ -360,7 +360,6 @@ const KEY_READS: &[(&str, &str)] = &[
     ("crates/agent/src/providers/openai_responses.rs", "OpenAI's responses stream events"),
     ("crates/agent/src/tools/find.rs", "a model's arguments, defaults filled in"),
     ("crates/ast-edit/src/details.rs", "the diff moved into details just written, in place"),
-    ("crates/cli/src/cmd/undo.rs", "the journal's undo data `kept`: left for session's (below)"),
     ("crates/core/src/schema.rs", "a JSON Schema schemars generated, trimmed"),
     ("crates/hooks/src/clients/cline.rs", "Cline's tool arguments and MCP settings"),
     ("crates/hooks/src/clients/copilot.rs", "Copilot CLI's tool arguments and settings"),
@@ -382,8 +381,6 @@ const KEY_READS: &[(&str, &str)] = &[
     ("crates/mcp/src/reply.rs", "a JSON Schema schemars generated, amended"),
     ("crates/plugin/src/host.rs", "a plugin's input schema"),
     ("crates/plugin/src/protocol.rs", "a plugin's reply, checked member by member"),
-    ("crates/session/src/kept.rs", "undo data `kept`, a shell record's items: not yet typed"),
-    ("crates/session/src/review.rs", "undo data `kept`: not yet typed"),
     ("crates/shell/src/apply.rs", "a shell record's item, written member by member"),
     ("crates/store/src/codec.rs", "a payload's `details`, left out of the stored bytes"),
 ];

@@ -54,6 +54,32 @@ pub struct KeptChange {
     pub after: Option<KeptBytes>,
 }
 
+/// What a log entry's undo data says of the files it replaced whole ([`crate::UndoData`]'s
+/// `kept`), read from undo data of any format.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct KeptInUndo {
+    /// Whether the undo data has a `kept` member at all.
+    #[serde(skip)]
+    pub named: bool,
+    /// Its files, when `kept` reads as a list of them.
+    pub kept: staged_protocol::lenient::Shaped<Vec<KeptChange>>,
+}
+
+impl KeptInUndo {
+    /// What `undo` (a log entry's undo data) says in `kept`.
+    pub fn of(undo: &serde_json::Value) -> Self {
+        #[derive(Default, Deserialize)]
+        #[serde(default)]
+        struct Named {
+            kept: staged_protocol::lenient::Present,
+        }
+        let named = staged_protocol::lenient::view::<Named>(undo).is_some_and(|n| n.kept.0);
+        let read: Self = staged_protocol::lenient::view(undo).unwrap_or_default();
+        Self { named, ..read }
+    }
+}
+
 /// What undoing some [`KeptChange`]s writes.
 #[derive(Debug, Default)]
 pub struct KeptUndo {

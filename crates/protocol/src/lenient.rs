@@ -89,6 +89,28 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Shaped<T> {
     }
 }
 
+/// An object member read as `T` in place (borrowing from the JSON), or `None` when the member
+/// is not an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object<T>(pub Option<T>);
+
+impl<T> Default for Object<T> {
+    fn default() -> Self {
+        Self(None)
+    }
+}
+
+/// An array member, each item read as `T` (a lenient type, such as [`Object`]), or `None` when
+/// the member is not an array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Many<T>(pub Option<Vec<T>>);
+
+impl<T> Default for Many<T> {
+    fn default() -> Self {
+        Self(None)
+    }
+}
+
 /// A `version` member: whether it is there at all (`null` included), and its number when it
 /// is a non-negative whole one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -223,6 +245,68 @@ impl<'de> Deserialize<'de> for Present {
     }
 }
 
+/// The visitor of [`Object`] and [`Many`]: reads a map (`OBJECT`) or a sequence (not
+/// `OBJECT`) as `T`, anything else as `None`.
+struct Either<T, const OBJECT: bool>(std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>, const OBJECT: bool> Visitor<'de> for Either<T, OBJECT> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        if OBJECT {
+            return T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Some);
+        }
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        if !OBJECT {
+            return T::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Some);
+        }
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Either::<T, true>(std::marker::PhantomData)).map(Self)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Many<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(Either::<Vec<T>, false>(std::marker::PhantomData)).map(Self)
+    }
+}
+
 struct TextsVisitor;
 
 impl<'de> Visitor<'de> for TextsVisitor {
@@ -293,6 +377,17 @@ mod tests {
         #[serde(borrow)]
         texts: Texts<'a>,
         shaped: Shaped<Vec<Value>>,
+        #[serde(borrow)]
+        object: Object<Inner<'a>>,
+        #[serde(borrow)]
+        many: Many<Object<Inner<'a>>>,
+    }
+
+    #[derive(Debug, Default, PartialEq, Deserialize)]
+    #[serde(default)]
+    struct Inner<'a> {
+        #[serde(borrow)]
+        text: Text<'a>,
     }
 
     /// Each member reads as `Value::get` and `as_*` read it, for every JSON type.
@@ -307,11 +402,13 @@ mod tests {
             json!("s"),
             json!(["a", 1, "b", null]),
             json!({"a": 1}),
+            json!({"text": "t", "a": [1]}),
+            json!([{"text": "t"}, {"text": 1}, "s", {}]),
         ];
         for value in values {
             let object = json!({
                 "text": value, "whole": value, "flag": value, "present": value, "texts": value,
-                "shaped": value
+                "shaped": value, "object": value, "many": value
             });
             let all: All = view(&object).expect("an object reads");
             assert_eq!(all.text.0, object.get("text").and_then(Value::as_str), "{value}");
@@ -325,6 +422,16 @@ mod tests {
                 .unwrap_or_default();
             assert_eq!(all.texts.0, texts, "{value}");
             assert_eq!(all.shaped.0.as_ref(), object.get("shaped").and_then(Value::as_array));
+            fn inner(v: &Value) -> Option<Option<&str>> {
+                v.as_object().map(|o| o.get("text").and_then(Value::as_str))
+            }
+            fn read<'a>(o: &Object<Inner<'a>>) -> Option<Option<&'a str>> {
+                o.0.as_ref().map(|inner| inner.text.0)
+            }
+            assert_eq!(read(&all.object), inner(&value), "{value}");
+            let many = all.many.0.map(|items| items.iter().map(read).collect::<Vec<_>>());
+            let items = value.as_array().map(|items| items.iter().map(inner).collect::<Vec<_>>());
+            assert_eq!(many, items, "{value}");
         }
         let empty = json!({});
         let none: All = view(&empty).expect("an object reads");

@@ -10,9 +10,11 @@
 //! the path after that, or bytes on disk that are not the session's last, mark it changed
 //! since by that writer, and a revert of it is refused.
 
+use serde::Deserialize;
 use serde_json::Value;
 use staged_core::LogEntry;
-use staged_journal::{Applied, KeptBytes, KeptChange, fingerprint, quote};
+use staged_journal::{Applied, KeptBytes, KeptChange, KeptInUndo, fingerprint, quote};
+use staged_protocol::lenient::{Flag, Many, Object, Present, Text, Whole};
 
 use crate::{
     files::{FileKind, SessionFile},
@@ -25,44 +27,74 @@ use crate::{
 /// record does (`extra.shell.notInDiff`: those with the bytes on both sides a regular file's
 /// or nothing; a symlink, a FIFO or a folder is not restorable and not listed).
 pub(crate) fn entry_kept(entry: &LogEntry) -> Vec<KeptChange> {
-    if let Some(kept) = entry
-        .record
-        .undo
-        .as_ref()
-        .and_then(|undo| undo.get("kept"))
-        .and_then(|kept| serde_json::from_value::<Vec<KeptChange>>(kept.clone()).ok())
+    if let Some(kept) = entry.record.undo.as_ref().and_then(|undo| KeptInUndo::of(undo).kept.0)
         && !kept.is_empty()
     {
         return kept;
     }
-    let Some(named) = entry
-        .record
-        .extra
-        .as_ref()
-        .and_then(|extra| extra.get("shell"))
-        .and_then(|shell| shell.get("notInDiff"))
-        .and_then(Value::as_array)
+    entry.record.extra.as_ref().map(shell_record_kept).unwrap_or_default()
+}
+
+/// The restorable files a shell record in `extra` names in `notInDiff`.
+fn shell_record_kept(extra: &staged_protocol::JsonObject) -> Vec<KeptChange> {
+    let Some(named) = ShellExtra::deserialize(extra)
+        .ok()
+        .and_then(|extra| extra.shell.0)
+        .and_then(|shell| shell.not_in_diff.0)
     else {
         return Vec::new();
     };
-    named.iter().filter_map(shell_kept).collect()
+    named.into_iter().filter_map(|item| item.0).filter_map(shell_kept).collect()
+}
+
+/// What a shell command's log record keeps in `extra`: its `shell` record.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ShellExtra<'a> {
+    #[serde(borrow)]
+    shell: Object<ShellRecord<'a>>,
+}
+
+/// What a shell record says of the files it did not show as text (`notInDiff`).
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct ShellRecord<'a> {
+    #[serde(borrow)]
+    not_in_diff: Many<Object<NotInDiff<'a>>>,
+}
+
+/// One item of a shell record's `notInDiff`.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct NotInDiff<'a> {
+    #[serde(borrow)]
+    path: Text<'a>,
+    #[serde(borrow)]
+    why: Text<'a>,
+    #[serde(borrow)]
+    before: Text<'a>,
+    #[serde(borrow)]
+    after: Text<'a>,
+    before_mode: Whole,
+    after_mode: Whole,
+    before_link: Present,
+    existed: Flag,
 }
 
 /// One item of a shell record's `notInDiff`, when both sides are a regular file or nothing.
-fn shell_kept(item: &Value) -> Option<KeptChange> {
-    let text = |key: &str| item.get(key).and_then(Value::as_str);
-    let mode =
-        |key: &str| item.get(key).and_then(Value::as_u64).and_then(|m| u32::try_from(m).ok());
-    let path = text("path")?.to_owned();
-    let why = text("why")?.to_owned();
-    if item.get("beforeLink").is_some() {
+fn shell_kept(item: NotInDiff<'_>) -> Option<KeptChange> {
+    let mode = |mode: Whole| mode.0.and_then(|m| u32::try_from(m).ok());
+    let path = item.path.0?.to_owned();
+    let why = item.why.0?.to_owned();
+    if item.before_link.0 {
         return None;
     }
     let before =
-        text("before").map(|sha| KeptBytes { sha: sha.to_owned(), mode: mode("beforeMode") });
-    let after = text("after").map(|sha| KeptBytes { sha: sha.to_owned(), mode: mode("afterMode") });
+        item.before.0.map(|sha| KeptBytes { sha: sha.to_owned(), mode: mode(item.before_mode) });
+    let after =
+        item.after.0.map(|sha| KeptBytes { sha: sha.to_owned(), mode: mode(item.after_mode) });
     // Something that was there but is not kept (a FIFO, a folder): not restorable.
-    if before.is_none() && item.get("existed").and_then(Value::as_bool) == Some(true) {
+    if before.is_none() && item.existed.0 == Some(true) {
         return None;
     }
     // With no bytes after, only a file the command deleted is restorable (not one it made a
@@ -286,6 +318,41 @@ fn shas_in(value: &Value, into: &mut std::collections::HashSet<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A shell record's `notInDiff` items read as their members said when read by key: a
+    /// symlink before, a FIFO that was there, or a member of another type is not restorable.
+    #[test]
+    fn a_shell_records_items_read_through_their_view() {
+        let extra = serde_json::json!({"shell": {"notInDiff": [
+            {"path": "a.bin", "why": "binary", "before": "b1", "beforeMode": 33188, "after": "a1", "afterMode": 420, "existed": true},
+            {"path": "gone.bin", "why": "binary, deleted", "before": "b2", "existed": true},
+            {"path": "new.bin", "why": "binary", "after": "a3", "afterMode": -1},
+            {"path": "link", "why": "binary", "after": "a4", "beforeLink": "x", "existed": true},
+            {"path": "fifo", "why": "binary", "after": "a5", "existed": true},
+            {"path": 1, "why": "binary", "after": "a6"},
+            "not an item"
+        ]}});
+        let bytes = |sha: &str, mode| Some(KeptBytes { sha: sha.to_owned(), mode });
+        let kept = |path: &str, why: &str, before, after| KeptChange {
+            path: path.to_owned(),
+            why: why.to_owned(),
+            before,
+            after,
+        };
+        assert_eq!(
+            shell_record_kept(extra.as_object().unwrap()),
+            vec![
+                kept("a.bin", "binary", bytes("b1", Some(33188)), bytes("a1", Some(420))),
+                kept("gone.bin", "binary, deleted", bytes("b2", None), None),
+                kept("new.bin", "binary", None, bytes("a3", None)),
+            ]
+        );
+        for odd in
+            [serde_json::json!({"shell": []}), serde_json::json!({"shell": {"notInDiff": {}}})]
+        {
+            assert_eq!(shell_record_kept(odd.as_object().unwrap()), vec![]);
+        }
+    }
 
     #[test]
     fn a_binary_files_line_quotes_a_path_with_a_newline() {

@@ -311,7 +311,8 @@ pub fn kept_reverts(
 /// journal's undo writes their bytes before back with its text changes (and an undo's
 /// confirmation shows them, as `staged undo` asks).
 pub fn with_kept(entry: &LogEntry) -> LogEntry {
-    let has = entry.record.undo.as_ref().and_then(|undo| undo.get("kept")).is_some();
+    let has =
+        entry.record.undo.as_ref().is_some_and(|undo| staged_journal::KeptInUndo::of(undo).named);
     let kept = crate::kept::entry_kept(entry);
     if has || kept.is_empty() {
         return entry.clone();

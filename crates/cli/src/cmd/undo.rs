@@ -191,8 +191,7 @@ fn kept_lines(entry: &staged_core::LogEntry) -> String {
         .record
         .undo
         .as_ref()
-        .and_then(|undo| undo.get("kept"))
-        .and_then(|kept| serde_json::from_value(kept.clone()).ok())
+        .and_then(|undo| staged_journal::KeptInUndo::of(undo).kept.0)
         .unwrap_or_default();
     let mut lines = String::new();
     for change in kept {
