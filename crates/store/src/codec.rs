@@ -11,7 +11,7 @@
 //! Schema 1 stored both columns as JSON text; [`migrate_v1`] rewrites such rows, and [`decode`]
 //! still reads a text column as plain JSON.
 
-use std::io::{BufWriter, Write as _};
+use std::io::BufWriter;
 
 use rusqlite::{Connection, params, types::ValueRef};
 use serde_json::Value;
@@ -139,14 +139,22 @@ pub(crate) fn json_column(column: ValueRef<'_>) -> Result<Option<Value>, String>
     json(column)
 }
 
-/// zstd-compressed JSON of `value`, written as it is serialized (the JSON text is never held
-/// whole).
+/// zstd-compressed JSON of `value`. A JSON text below [`WHOLE_BELOW`] bytes is compressed
+/// whole, in one call that knows its size, so zstd sizes its tables to it: a stream (whose
+/// size is unknown) sets up the tables of a large input, which for a hook call's small edit
+/// cost more than the compression itself. A longer one is compressed as it is serialized
+/// (the JSON text is never held whole). Both are one zstd frame, read back the same way.
 pub(crate) fn compress<T: serde::Serialize + ?Sized>(value: &T) -> std::io::Result<Vec<u8>> {
-    let mut out = BufWriter::with_capacity(1 << 16, zstd::Encoder::new(Vec::new(), LEVEL)?);
+    let mut out = Spill { plain: Vec::new(), compressed: None, below: WHOLE_BELOW };
     serde_json::to_writer(&mut out, value)?;
-    out.flush()?;
-    out.into_inner().map_err(|err| err.into_error())?.finish()
+    match out.compressed {
+        Some(encoder) => encoder.into_inner().map_err(|err| err.into_error())?.finish(),
+        None => zstd::bulk::compress(&out.plain, LEVEL),
+    }
 }
+
+/// Below this many bytes of JSON, [`compress`] compresses a value whole.
+const WHOLE_BELOW: usize = 1 << 16;
 
 /// Below this many bytes, a log entry's JSON or diff is stored as plain text: a small value
 /// compresses little, and reading it back plain skips a zstd frame's table setup, which was
@@ -177,10 +185,12 @@ impl rusqlite::ToSql for Column {
 /// The JSON of `value` as a log column: plain below [`PLAIN_BELOW`] bytes, compressed as it
 /// is serialized otherwise (a big value's JSON text is never held whole).
 pub(crate) fn log_json<T: serde::Serialize + ?Sized>(value: &T) -> std::io::Result<Column> {
-    let mut out = Spill { plain: Vec::new(), compressed: None };
+    let mut out = Spill { plain: Vec::new(), compressed: None, below: PLAIN_BELOW };
     serde_json::to_writer(&mut out, value)?;
     match out.compressed {
-        Some(encoder) => Ok(Column::Compressed(encoder.finish()?)),
+        Some(encoder) => {
+            Ok(Column::Compressed(encoder.into_inner().map_err(|err| err.into_error())?.finish()?))
+        }
         None => String::from_utf8(out.plain).map(Column::Plain).map_err(std::io::Error::other),
     }
 }
@@ -194,22 +204,25 @@ pub(crate) fn log_text(text: &str) -> std::io::Result<Column> {
     }
 }
 
-/// A writer that keeps what it is given until [`PLAIN_BELOW`] bytes, then compresses it all.
+/// A writer that keeps what it is given until `below` bytes, then compresses it all as a
+/// stream (serde_json's many small writes buffered in front of the encoder).
 struct Spill {
     plain: Vec<u8>,
-    compressed: Option<zstd::Encoder<'static, Vec<u8>>>,
+    compressed: Option<BufWriter<zstd::Encoder<'static, Vec<u8>>>>,
+    below: usize,
 }
 
 impl std::io::Write for Spill {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.compressed.is_none() && self.plain.len() + buf.len() < PLAIN_BELOW {
+        if self.compressed.is_none() && self.plain.len() + buf.len() < self.below {
             self.plain.extend_from_slice(buf);
             return Ok(buf.len());
         }
         let encoder = match &mut self.compressed {
             Some(encoder) => encoder,
             None => {
-                let mut encoder = zstd::Encoder::new(Vec::new(), LEVEL)?;
+                let mut encoder =
+                    BufWriter::with_capacity(1 << 16, zstd::Encoder::new(Vec::new(), LEVEL)?);
                 encoder.write_all(&std::mem::take(&mut self.plain))?;
                 self.compressed.insert(encoder)
             }
@@ -269,4 +282,40 @@ fn decompress(bytes: &[u8]) -> Result<Vec<u8>, String> {
         }
         Ok(res)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_back(bytes: &[u8]) -> Value {
+        json(ValueRef::Blob(bytes)).expect("decodes").expect("not null")
+    }
+
+    #[test]
+    fn a_small_value_is_compressed_whole_and_a_large_one_as_a_stream_both_read_back() {
+        let small = serde_json::json!({"diff": "-a\n+b\n", "files": ["src/a.ts"]});
+        let bytes = compress(&small).expect("compresses");
+        assert_eq!(read_back(&bytes), small);
+        // Compressed whole, the frame says its size (a stream's cannot).
+        let text_len = serde_json::to_vec(&small).expect("serializes").len() as u64;
+        assert_eq!(zstd::zstd_safe::get_frame_content_size(&bytes).ok(), Some(Some(text_len)));
+
+        let line = "export const v = compute(1);\n";
+        let large = serde_json::json!({"diff": line.repeat(WHOLE_BELOW / line.len() + 10)});
+        let bytes = compress(&large).expect("compresses");
+        assert_eq!(read_back(&bytes), large);
+        assert_eq!(zstd::zstd_safe::get_frame_content_size(&bytes).ok(), Some(None));
+    }
+
+    #[test]
+    fn a_log_column_is_plain_when_small_and_compressed_when_not() {
+        let small = serde_json::json!({"reason": "tidy"});
+        assert!(matches!(log_json(&small).expect("encodes"), Column::Plain(_)));
+        let large = serde_json::json!({"diff": "x".repeat(PLAIN_BELOW * 4)});
+        match log_json(&large).expect("encodes") {
+            Column::Compressed(bytes) => assert_eq!(read_back(&bytes), large),
+            Column::Plain(_) => panic!("a large value is compressed"),
+        }
+    }
 }

@@ -172,7 +172,9 @@ fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Resu
 /// synced by the next commit that must be durable (a preview's, a log entry's), which makes
 /// this one durable with it, and losing it to a power cut loses only an activity time. A new
 /// session's row is synced before its number is handed out. Leaves `synchronous` at `NORMAL`
-/// when it lowered it: the caller restores it.
+/// when it lowered it: the caller restores it. While syncs are deferred (a hook call), every
+/// commit is made unsynced anyway and the deferred sync makes a new row durable before its
+/// number is handed out, so the row is written at once, in one statement.
 fn open_session_in(
     conn: &mut rusqlite::Connection,
     client: &str,
@@ -180,6 +182,12 @@ fn open_session_in(
     process: Option<&str>,
     deferred: bool,
 ) -> rusqlite::Result<SessionRow> {
+    if deferred {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let row = upsert_session(&tx, client, external_id, process)?;
+        tx.commit()?;
+        return Ok(row);
+    }
     let exists = |conn: &rusqlite::Connection| -> rusqlite::Result<bool> {
         conn.query_row(
             "SELECT 1 FROM sessions WHERE client = ?1 AND external_id = ?2",
@@ -204,24 +212,31 @@ fn open_session_in(
             known = false;
             continue;
         }
-        let now = now_ms();
-        tx.execute(
-            "INSERT INTO sessions (client, external_id, process, started_ms, active_ms)
-             VALUES (?1, ?2, ?3, ?4, ?4)
-             ON CONFLICT (client, external_id) DO UPDATE SET
-                 active_ms = ?4, process = COALESCE(?3, process)",
-            params![client, external_id, process, now],
-        )?;
-        let row = tx.query_row(
-            &format!(
-                "SELECT {SESSION_COLUMNS} FROM sessions WHERE client = ?1 AND external_id = ?2"
-            ),
-            params![client, external_id],
-            read_session,
-        )?;
+        let row = upsert_session(&tx, client, external_id, process)?;
         tx.commit()?;
         return Ok(row);
     }
+}
+
+/// Makes or updates the row of session `external_id` of `client` (its activity time now, its
+/// process when given), inside the caller's transaction, and returns it.
+fn upsert_session(
+    tx: &Transaction<'_>,
+    client: &str,
+    external_id: &str,
+    process: Option<&str>,
+) -> rusqlite::Result<SessionRow> {
+    tx.query_row(
+        &format!(
+            "INSERT INTO sessions (client, external_id, process, started_ms, active_ms)
+             VALUES (?1, ?2, ?3, ?4, ?4)
+             ON CONFLICT (client, external_id) DO UPDATE SET
+                 active_ms = ?4, process = COALESCE(?3, process)
+             RETURNING {SESSION_COLUMNS}"
+        ),
+        params![client, external_id, process, now_ms()],
+        read_session,
+    )
 }
 
 fn read_session(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
@@ -255,8 +270,9 @@ impl SqliteStore {
         let res = open_session_in(&mut conn, client, external_id, process, deferred);
         // Whatever happened, every later commit of this connection is synced again (or, while
         // syncs are deferred, by `sync_deferred`).
-        let level = if deferred { "NORMAL" } else { "FULL" };
-        let restored = conn.pragma_update(None, "synchronous", level);
+        // (A deferred call leaves it at `NORMAL`, where `defer_syncs` put it.)
+        let restored =
+            if deferred { Ok(()) } else { conn.pragma_update(None, "synchronous", "FULL") };
         let row = res.map_err(|err| self.err(err))?;
         restored.map_err(|err| self.err(err))?;
         Ok(row)

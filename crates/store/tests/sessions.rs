@@ -74,6 +74,24 @@ fn entries(store: &SqliteStore) -> Vec<(String, String, Option<u64>)> {
 }
 
 #[test]
+fn sessions_are_found_again_while_syncs_are_deferred_as_a_hook_call_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    store.defer_syncs().unwrap();
+    let a = store.open_session("claude-code", "d1", Some("41:100")).unwrap();
+    let again = store.open_session("claude-code", "d1", None).unwrap();
+    assert_eq!((again.number, again.process.as_deref()), (a.number, Some("41:100")));
+    assert!(again.active_ms >= a.active_ms);
+    let moved = store.open_session("claude-code", "d1", Some("42:7")).unwrap();
+    assert_eq!((moved.number, moved.process.as_deref()), (a.number, Some("42:7")));
+    assert_ne!(store.open_session("codex", "d1", None).unwrap().number, a.number);
+    store.sync_deferred().unwrap();
+    let other = open(dir.path());
+    assert_eq!(other.session(a.number).unwrap().unwrap().process.as_deref(), Some("42:7"));
+    assert_eq!(other.sessions().unwrap().len(), 2);
+}
+
+#[test]
 fn sessions_are_found_again_by_client_and_id() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());

@@ -251,13 +251,21 @@ fn run_child(
         None => exec_worker(root, client, max_memory).map_err(fail)?,
     };
     let Worker { pid, out: stdout } = worker;
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let res = stdout.take(MAX_REPLY_BYTES + 1).read_to_end(&mut buf);
-        (res, buf)
-    });
-    let status = wait_within(pid, timeout);
-    let (read, out) = reader.join().unwrap_or_else(|_| (Ok(0), Vec::new()));
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let read = read_within(stdout, &mut out, timeout);
+    let status = match read {
+        Err(ReadFailure::TimedOut) => {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+            Err(format!("it took longer than {} s (--timeout)", timeout.as_secs()))
+        }
+        _ => wait_within(pid, timeout.saturating_sub(started.elapsed()), timeout),
+    };
+    let read = match read {
+        Err(ReadFailure::Io(err)) => Err(err),
+        _ => Ok(()),
+    };
     let (event, reply) = match out.iter().position(|b| *b == b'\n') {
         Some(end) => (Some(String::from_utf8_lossy(&out[..end]).into_owned()), &out[end + 1..]),
         None => (None, &out[..0]),
@@ -283,6 +291,55 @@ fn run_child(
         return Err(failed("its worker's reply was cut short".to_owned()));
     }
     Ok(reply.to_vec())
+}
+
+/// Why the worker's output was not read to its end.
+enum ReadFailure {
+    /// The worker's pipe stayed open past the call's timeout.
+    TimedOut,
+    Io(std::io::Error),
+}
+
+/// Reads the worker's pipe `from` into `out` until its end (the worker exited, or closed its
+/// output), at most `MAX_REPLY_BYTES + 1` bytes of it, and for at most `timeout`. It reads in
+/// this thread, waiting on the pipe with `poll` for the time left: the supervisor starts no
+/// thread of its own (a thread's start, and the allocator's arena for it, was a tenth of a
+/// millisecond of every gate call).
+fn read_within(
+    mut from: std::fs::File,
+    out: &mut Vec<u8>,
+    timeout: Duration,
+) -> Result<(), ReadFailure> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let started = Instant::now();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let left = timeout.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(ReadFailure::TimedOut);
+        }
+        let limit = Timespec::try_from(left).ok();
+        let mut fds = [PollFd::new(&from, PollFlags::IN)];
+        match poll(&mut fds, limit.as_ref()) {
+            Ok(0) => continue,
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(err) => return Err(ReadFailure::Io(err.into())),
+        }
+        if fds[0].revents().is_empty() {
+            continue;
+        }
+        match from.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                out.extend_from_slice(&chunk[..n]);
+                if out.len() as u64 > MAX_REPLY_BYTES {
+                    return Ok(());
+                }
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(ReadFailure::Io(err)),
+        }
+    }
 }
 
 /// The worker as a copy of this process (`fork`, no `exec`): it starts with the binary already
@@ -413,7 +470,8 @@ fn exec_worker(root: Option<&Path>, client: Client, max_memory: u64) -> Result<W
     }
 }
 
-/// Waits for the worker `pid` to end, at most `timeout`, then kills it. On Linux the kernel
+/// Waits for the worker `pid` to end, at most `timeout` (what is left of the call's `whole`
+/// `--timeout` once its output was read), then kills it. On Linux the kernel
 /// wakes the wait as the worker ends (its pidfd, polled for the time left), so the reply is
 /// passed on at once; elsewhere, or on a kernel without pidfds, the worker is looked at again
 /// after a pause that grows from 0.1 to 5 ms. Either way the status is only ever taken from
@@ -421,6 +479,7 @@ fn exec_worker(root: Option<&Path>, client: Client, max_memory: u64) -> Result<W
 fn wait_within(
     pid: rustix::process::Pid,
     timeout: Duration,
+    whole: Duration,
 ) -> Result<std::process::ExitStatus, String> {
     use rustix::process::{Signal, WaitOptions, kill_process, waitpid};
     use std::os::unix::process::ExitStatusExt;
@@ -440,7 +499,7 @@ fn wait_within(
                 let left = timeout.saturating_sub(started.elapsed());
                 if left.is_zero() {
                     kill();
-                    return Err(format!("it took longer than {} s (--timeout)", timeout.as_secs()));
+                    return Err(format!("it took longer than {} s (--timeout)", whole.as_secs()));
                 }
                 if !wait_for_exit(exit_fd.as_ref(), left) {
                     std::thread::sleep(pause.min(left));
