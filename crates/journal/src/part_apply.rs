@@ -78,6 +78,22 @@ pub fn commit_applied_with(
     retirement: &Retirement,
     observer: Option<&mut dyn FnMut(CommitStep)>,
 ) -> Result<CommitReport, JournalError> {
+    commit_applied_folders(workspace, steps, (&[], prune), change, retirement, observer)
+}
+
+/// [`commit_applied_with`], also making the folders `make` (parents first; folders no new
+/// file needs: [`CommitOptions::make`]).
+///
+/// # Errors
+/// As [`commit_applied_with`].
+pub fn commit_applied_folders(
+    workspace: &ConfinedRoot,
+    steps: &[Step],
+    (make, prune): (&[RelPath], &[RelPath]),
+    change: &AppliedChange,
+    retirement: &Retirement,
+    observer: Option<&mut dyn FnMut(CommitStep)>,
+) -> Result<CommitReport, JournalError> {
     // The origin lets start-up recovery retire this preview if a crash interrupts the apply
     // after its commit point; the record is prepared under the journal's id.
     let origin = retirement.id().map(ToString::to_string);
@@ -91,6 +107,7 @@ pub fn commit_applied_with(
     let options = CommitOptions {
         origin: origin.as_deref(),
         prune,
+        make,
         prepare: Some(&mut prepare),
         abandon: Some(&mut abandon),
         retire: Some(&mut retire),
