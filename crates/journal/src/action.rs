@@ -344,7 +344,7 @@ impl ChangeAction {
             self.label.clone()
         };
         let text = self.applied_text(&split, partial);
-        let change = AppliedChange {
+        let mut change = AppliedChange {
             result: text.clone(),
             label: partial.then(|| label.clone()),
             diff: Some(self.logged_diff(&mut checked.diff, partial)),
@@ -357,7 +357,7 @@ impl ChangeAction {
             &self.workspace,
             &checked.steps,
             (&folders.make, &folders.remove),
-            &change,
+            &mut change,
             retirement,
             observer,
         );

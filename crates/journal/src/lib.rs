@@ -77,9 +77,7 @@ pub use crate::{
         undo_kept,
     },
     lines::LineIndex,
-    part_apply::{
-        apply_in_worker, choose_parts, commit_applied, commit_applied_folders, commit_applied_with,
-    },
+    part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_folders},
     protected::{PROTECTED_PATHS, Protected},
     root::{ConfinedRoot, STATE_DIR_NAME},
     select::{

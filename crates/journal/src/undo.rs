@@ -496,12 +496,12 @@ pub fn undo_observed(
         }
         _ => format!("Undid log entry {seq} ({}): {n_files} restored.", record.label),
     };
-    let change = AppliedChange {
+    let mut change = AppliedChange {
         result: text.clone(),
         label: None,
         diff: Some(plan.diff),
         files: plan.files,
-        undo: Some(plan.undo.to_value()),
+        undo: Some(plan.undo.into_value()),
         remainder: None,
         texts: plan.texts,
     };
@@ -509,7 +509,7 @@ pub fn undo_observed(
         workspace,
         &plan.steps,
         (&plan.make, &plan.prune),
-        &change,
+        &mut change,
         retirement,
         cancel,
         observer,
@@ -528,7 +528,7 @@ pub fn undo_checked(
     workspace: &ConfinedRoot,
     seq: u64,
     label: &str,
-    checked: crate::change::Checked,
+    mut checked: crate::change::Checked,
     retirement: &Retirement,
     cancel: &CancelToken,
 ) -> Result<ToolResult, ActionError> {
@@ -538,24 +538,25 @@ pub fn undo_checked(
         ))
     };
     let n_files = plural(checked.undo.ops.len() + checked.undo.kept.len(), "file");
+    let steps = std::mem::take(&mut checked.steps);
     let text = format!(
         "Undid log entry {seq} ({label}): its own lines in {n_files} restored; later changes to other lines kept."
     );
-    let change = AppliedChange {
+    let mut change = AppliedChange {
         result: text,
         label: None,
-        diff: Some(checked.diff.clone()),
-        files: checked.files.clone(),
-        undo: Some(checked.undo.to_value()),
+        diff: Some(checked.diff),
+        files: checked.files,
+        undo: Some(checked.undo.into_value()),
         remainder: None,
-        texts: checked.texts.clone(),
+        texts: checked.texts,
     };
     let no_folders: (&[RelPath], &[RelPath]) = (&[], &[]);
     commit_logged(
         workspace,
-        &checked.steps,
+        &steps,
         no_folders,
-        &change,
+        &mut change,
         retirement,
         cancel,
         &mut |_| {},
@@ -569,7 +570,7 @@ fn commit_logged(
     workspace: &ConfinedRoot,
     steps: &[Step],
     (make, prune): (&[RelPath], &[RelPath]),
-    change: &AppliedChange,
+    change: &mut AppliedChange,
     retirement: &Retirement,
     cancel: &CancelToken,
     observer: &mut dyn FnMut(CommitStep),
@@ -579,7 +580,7 @@ fn commit_logged(
         return Err(ActionError::Cancelled);
     }
     let mut prepare = |key: &str| {
-        retirement.prepare(key, change).map_err(|err| {
+        retirement.prepare_taking(key, change).map_err(|err| {
             format!("the resolve log could not record the undo, so nothing was written: {err}")
         })
     };

@@ -599,7 +599,7 @@ async fn commit_revert(
         return Err(fail(format!("the revert failed: {}", staged_core::ActionError::Cancelled)));
     }
     let staged_journal::Checked { steps, diff, files, undo, texts } = checked;
-    let change = AppliedChange {
+    let mut change = AppliedChange {
         result: format!("Applied {label}."),
         label: None,
         diff: Some(diff),
@@ -611,7 +611,7 @@ async fn commit_revert(
     let root = ws.workspace().clone();
     let committed = tokio::task::spawn_blocking(move || {
         let folders = (folders.make.as_slice(), folders.remove.as_slice());
-        commit_applied_folders(&root, &steps, folders, &change, &retirement, None)
+        commit_applied_folders(&root, &steps, folders, &mut change, &retirement, None)
     })
     .await
     .map_err(|err| {
