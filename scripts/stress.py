@@ -45,12 +45,14 @@ Twenty-five experiments, each repeated N times (default 200) against the real `s
   file and resolves, in a random interleaving with both clients running at once, sometimes
   resolving again with nothing of its own left. Each file must be applied once, with its own
   session's reason: 0 cross-applies.
-* revert-kill: a record-mode session rewrote 12 files (Claude Code's Write through the hooks);
-  `staged session revert S1` gets SIGKILL as in kill. After recovery every file is the
-  session's or every file is reverted, the log holds the revert exactly when they are reverted,
-  and `staged session show` agrees (12 files, or none).
+* revert-kill: a record-mode session rewrote 12 files (Claude Code's Write through the hooks)
+  and, by a shell command, made `made/deep/` and removed the empty `gone/sub/` and `gone/`;
+  `staged session revert S1` gets SIGKILL as in kill. After recovery every file and folder is
+  the session's or every one is reverted, the log holds the revert exactly when they are
+  reverted, and `staged session show` agrees (12 files and 4 folders, or none).
 * shell-gate-kill: `staged shell-run` in gate mode (a command that appends to 20 files, deletes
-  10 and makes 10) gets SIGKILL at a random moment of its run (issue 35); then the session's
+  10 and makes 10, deletes a folder of 5 files and an empty folder, makes a folder with a file
+  in a new folder and an empty folder; the tree's folders are compared too) gets SIGKILL at a random moment of its run (issue 35); then the session's
   next hook calls finish the run. The tree is all old (gate mode never writes it), with one
   pending preview of exactly the command's changes (none when the kill came before the command
   ran), which applies all new.
@@ -1391,12 +1393,25 @@ def recorded_write(staged, ws: Path, session: str, call: str, rel: str, text: st
 
 
 def session_workspace(staged, root: Path):
-    """A workspace whose record-mode session S1 rewrote SESSION_FILES files; returns (ws, files)."""
+    """A workspace whose record-mode session S1 rewrote SESSION_FILES files, and, by a shell
+    command, made the folders `made/deep/` and removed the empty `gone/sub/` and `gone/`;
+    returns (ws, files)."""
     ws, files = fresh_workspace(root, SESSION_FILES)
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     for i, p in files:
         recorded_write(staged, ws, "claude-s", f"t{i}", str(p.relative_to(ws)), new(i))
+    (ws / "gone" / "sub").mkdir(parents=True)
+    subprocess.run([staged, "--workspace", str(ws), "shell-run", "--client", "claude-code", "--session",
+                    "claude-s", "--mode", "record", "--", "mkdir -p made/deep && rmdir gone/sub gone"],
+                   cwd=ws, capture_output=True, check=True)
     return ws, files
+
+
+def session_folders(ws: Path):
+    """`new` (the session's folders made and removed), `old` (as before it) or `torn`."""
+    made, gone = (ws / "made" / "deep").is_dir(), (ws / "gone" / "sub").is_dir()
+    kept = (ws / "made").is_dir() == made and (ws / "gone").is_dir() == gone
+    return "new" if made and not gone and kept else "old" if gone and not made and kept else "torn"
 
 
 def revert_seconds(staged):
@@ -1423,9 +1438,14 @@ def revert_kill_once(staged, root: Path, rng: random.Random, window: float, n_ru
     seen = states(files)
     reverts = [e for e in entries if e["source"] == "session_revert"]
     shown = json.loads(run(staged, ws, "--json", "session", "show", "S1", check=True).stdout)
+    folders = session_folders(ws)
     problems = []
     if seen["torn"] or (seen["new"] and seen["old"]):
         problems.append(f"mixed files: {dict(seen)}")
+    elif folders != ("old" if seen["old"] else "new"):
+        problems.append(f"files {dict(seen)} but folders {folders}")
+    elif len(shown.get("folders", [])) != (0 if seen["old"] else 4):
+        problems.append(f"files {dict(seen)} but the diff has {len(shown.get('folders', []))} folders")
     elif seen["old"] == SESSION_FILES and (len(reverts) != 1 or shown["files"]):
         problems.append(f"all reverted but the log holds {len(reverts)} reverts and the diff {len(shown['files'])} files")
     elif seen["new"] == SESSION_FILES and (reverts or len(shown["files"]) != SESSION_FILES):
@@ -1551,26 +1571,40 @@ SHELL_FILES = 40
 
 
 def shell_workspace(root: Path):
-    """40 files: the command appends to the first 20, deletes the next 10, and makes 10 new."""
+    """40 files: the command appends to the first 20, deletes the next 10, and makes 10 new;
+    and folders: it deletes `src/gone/` (5 files and an empty folder), makes `src/made/deep/`
+    with a file in it, and makes the empty `src/emptynew/`."""
     ws = root / "ws"
     (ws / "src").mkdir(parents=True)
     (ws / ".git").mkdir()
     for i in range(SHELL_FILES):
         (ws / "src" / f"f{i:02}.txt").write_text(old(i))
+    (ws / "src" / "gone" / "empty").mkdir(parents=True)
+    for i in range(5):
+        (ws / "src" / "gone" / f"g{i}.txt").write_text(old(i))
     command = ("for i in $(seq -w 0 19); do echo appended >> src/f$i.txt; done; "
                "for i in $(seq 20 29); do rm src/f$i.txt; done; "
-               "for i in $(seq 40 49); do echo new > src/n$i.txt; done")
+               "for i in $(seq 40 49); do echo new > src/n$i.txt; done; "
+               "rm -rf src/gone; mkdir -p src/made/deep src/emptynew; echo x > src/made/deep/x.txt")
     return ws, command
 
 
+def src_tree(src: Path):
+    """Every path under `src`, relative: a folder as `/`, a file as its text."""
+    return {str(p.relative_to(src)): "/" if p.is_dir() else p.read_text() for p in src.rglob("*")}
+
+
 def shell_tree(ws: Path):
-    """`old` (every file as before, nothing new), `new` (every change made) or `torn`."""
-    src = ws / "src"
-    now = {p.name: p.read_text() for p in src.iterdir()}
+    """`old` (every file and folder as before, nothing new), `new` (every change made, folders
+    included) or `torn`."""
+    now = src_tree(ws / "src")
     before = {f"f{i:02}.txt": old(i) for i in range(SHELL_FILES)}
+    before.update({"gone": "/", "gone/empty": "/"})
+    before.update({f"gone/g{i}.txt": old(i) for i in range(5)})
     after = {f"f{i:02}.txt": old(i) + "appended\n" for i in range(20)}
     after.update({f"f{i:02}.txt": old(i) for i in range(30, SHELL_FILES)})
     after.update({f"n{i}.txt": "new\n" for i in range(40, 50)})
+    after.update({"made": "/", "made/deep": "/", "made/deep/x.txt": "x\n", "emptynew": "/"})
     return "old" if now == before else "new" if now == after else "torn"
 
 

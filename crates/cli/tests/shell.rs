@@ -267,6 +267,34 @@ fn shell_run_args<'a>(mode: &'a str, command: &'a str) -> [&'a str; 9] {
     ]
 }
 
+/// Every path of the tree at `root` but `.git` and `.staged`, a folder with a `/` after it,
+/// a file with its text: what a revert must give back exactly.
+fn tree(root: &Path) -> Vec<String> {
+    fn walk(root: &Path, rel: &str, res: &mut Vec<String>) {
+        let dir = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        for name in names {
+            let path = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+            if rel.is_empty() && (name == ".git" || name == ".staged") {
+                continue;
+            }
+            if root.join(&path).is_dir() {
+                res.push(format!("{path}/"));
+                walk(root, &path, res);
+            } else {
+                res.push(format!("{path}: {}", read(root, &path)));
+            }
+        }
+    }
+    let mut res = Vec::new();
+    walk(root, "", &mut res);
+    res
+}
+
 #[test]
 fn a_deleted_folder_of_a_thousand_files_is_recorded_and_reverted_or_staged_and_put_back() {
     let files: Vec<(String, String)> =
@@ -275,26 +303,124 @@ fn a_deleted_folder_of_a_thousand_files_is_recorded_and_reverted_or_staged_and_p
     for mode in ["record", "gate"] {
         let dir = workspace(&refs);
         let root = dir.path().canonicalize().unwrap();
+        // A folder that was empty before comes back too.
+        std::fs::create_dir_all(root.join("gen/empty/deeper")).unwrap();
+        let before = tree(&root);
         let out = shell_run(&root, mode, "rm -rf gen");
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         if mode == "record" {
             assert!(!root.join("gen").exists(), "the folder is gone, empty folders too");
             let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
             assert_eq!(entry["files"].as_array().unwrap().len(), 1000, "{}", entry["label"]);
+            let diff = entry["diff"].as_str().unwrap();
+            assert!(
+                diff.starts_with("deleted folder gen/d0/\n")
+                    && diff.contains(
+                        "\ndeleted folder gen/empty/deeper/\ndeleted folder gen/empty/\n"
+                    ),
+                "{}",
+                &diff[..400]
+            );
             let out = staged(&root, &["session", "revert", "--reason", "keep them"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert!(
+                stdout(&out).contains("gen/empty/ (folder deleted by the session)"),
+                "{}",
+                stdout(&out)
+            );
+            assert_eq!(tree(&root), before, "the tree exactly, folders included");
+            // The revert is an entry like any other: its undo deletes them all again, folders
+            // included, and the undo of that gives them back.
+            let seq = json(&staged(&root, &["--json", "log"]))["entries"][0]["entry"].to_string();
+            let out = staged(&root, &["undo", &seq, "--yes"]);
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert!(!root.join("gen").exists(), "{:?}", tree(&root));
+            let seq = json(&staged(&root, &["--json", "log"]))["entries"][0]["entry"].to_string();
+            let out = staged(&root, &["undo", &seq, "--yes"]);
             assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
         } else {
             assert_eq!(pending_ids(&root).len(), 1);
         }
-        for (path, text) in &files {
-            assert_eq!(read(&root, path), *text, "{mode}: {path}");
-        }
+        assert_eq!(tree(&root), before, "{mode}");
         if mode == "gate" {
             let out = staged(&root, &["resolve", "apply", "--reason", "as the command did"]);
             assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-            assert!(!root.join("gen/d0/f0.txt").exists());
+            assert!(!root.join("gen").exists(), "{:?}", tree(&root));
         }
     }
+}
+
+#[test]
+fn folders_a_command_made_are_recorded_and_reverted_once_empty_never_with_a_persons_file() {
+    let dir = workspace(&[("src/a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let before = tree(&root);
+    let out =
+        shell_run(&root, "record", "mkdir empty && mkdir -p a/b/c && echo new > a/b/c/new.txt");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let diff = entry["diff"].as_str().unwrap();
+    assert!(
+        diff.starts_with("new folder a/\nnew folder a/b/\nnew folder a/b/c/\nnew folder empty/\ndiff --git a/a/b/c/new.txt b/a/b/c/new.txt\n"),
+        "{diff}"
+    );
+    let shown = staged(&root, &["session", "show"]);
+    assert_eq!(code(&shown), 0, "{}", stderr(&shown));
+    assert!(
+        stdout(&shown).starts_with(
+            "new folder a/\nnew folder a/b/\nnew folder a/b/c/\nnew folder empty/\ndiff --git"
+        ),
+        "{}",
+        stdout(&shown)
+    );
+    assert!(stderr(&shown).contains("1 file and 4 folders"), "{}", stderr(&shown));
+    // A person's file in `a` since: `a` holds something the command did not make, so it is
+    // left in place; its empty folders go.
+    std::fs::write(root.join("a/mine.txt"), "mine\n").unwrap();
+    let out = staged(&root, &["session", "revert", "--reason", "not these"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let mut expected = vec!["a/".to_owned(), "a/mine.txt: mine\n".to_owned()];
+    expected.extend(before);
+    assert_eq!(tree(&root), expected);
+    // Only the folders it did remove are in the revert's entry.
+    let revert = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    assert!(
+        revert["diff"].as_str().unwrap().starts_with(
+            "deleted folder empty/\ndeleted folder a/b/c/\ndeleted folder a/b/\ndiff --git"
+        ),
+        "{}",
+        revert["diff"]
+    );
+}
+
+#[test]
+fn an_empty_folder_a_command_made_is_staged_in_gate_mode_and_applied_by_resolve() {
+    let dir = workspace(&[("src/a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let out = shell_run(&root, "gate", "mkdir empty");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!root.join("empty").exists(), "nothing reaches the tree before resolve");
+    let ids = pending_ids(&root);
+    assert_eq!(ids.len(), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("{} (Shell: mkdir empty; empty/)", ids[0])),
+        "{}",
+        stderr(&out)
+    );
+    let shown = staged(&root, &["show"]);
+    assert!(stdout(&shown).contains("new folder empty/\n"), "{}{}", stdout(&shown), stderr(&shown));
+    let out = staged(&root, &["resolve", "apply", "--reason", "as the command did"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(root.join("empty").is_dir());
+    // Recorded as made: its undo removes it, and the undo of that makes it again.
+    let seq = json(&staged(&root, &["--json", "log"]))["entries"][0]["entry"].to_string();
+    let out = staged(&root, &["undo", &seq, "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        format!("Undid log entry {seq} (Shell: mkdir empty): 1 folder restored.")
+    );
+    assert!(!root.join("empty").exists());
 }
 
 fn git(dir: &Path, args: &[&str]) {

@@ -249,6 +249,20 @@ impl LogRecord {
         self.texts.clone_from(&change.texts);
         self
     }
+
+    /// [`LogRecord::with_change`], moving the change's diff, undo data and texts into the
+    /// record rather than copying them (a 50 MB rewrite's are hundreds of MB).
+    pub(crate) fn taking_change(mut self, change: &mut AppliedChange) -> Self {
+        self.result.clone_from(&change.result);
+        if let Some(label) = &change.label {
+            self.label.clone_from(label);
+        }
+        self.diff = change.diff.take();
+        self.files.clone_from(&change.files);
+        self.undo = change.undo.take();
+        self.texts = std::mem::take(&mut change.texts);
+        self
+    }
 }
 
 /// A record as the log keeps it: numbered and timed.

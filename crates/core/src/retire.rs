@@ -18,7 +18,8 @@ use std::{
 };
 
 use crate::{
-    AppliedChange, Claim, LogOutcome, LogRecord, PendingActionStore, PendingId, StoreError,
+    AppliedChange, Claim, LogOutcome, LogRecord, PendingAction, PendingActionStore, PendingId,
+    StoreError,
 };
 
 /// The entry an apply runs for, and the means to retire it early. Cloning shares the state.
@@ -141,12 +142,35 @@ impl Retirement {
     /// # Errors
     /// The store's error; nothing was recorded, and the caller must not commit.
     pub fn prepare(&self, key: &str, change: &AppliedChange) -> Result<(), StoreError> {
-        *lock_label(&self.inner.applied_label) = change.label.clone();
+        let (label, remainder) = (change.label.clone(), change.remainder.clone());
+        self.prepare_record(key, label, remainder, |base| base.with_change(change))
+    }
+
+    /// [`Retirement::prepare`], moving `change`'s diff, undo data and texts into the record
+    /// rather than copying them: the caller needs no more than its result, label, files and
+    /// remainder afterwards (an apply of a 50 MB rewrite holds each once, not twice).
+    ///
+    /// # Errors
+    /// As [`Retirement::prepare`].
+    pub fn prepare_taking(&self, key: &str, change: &mut AppliedChange) -> Result<(), StoreError> {
+        let (label, remainder) = (change.label.clone(), change.remainder.clone());
+        self.prepare_record(key, label, remainder, |base| base.taking_change(change))
+    }
+
+    /// Stores the record `record_of` makes of the base, and `remainder`.
+    fn prepare_record(
+        &self,
+        key: &str,
+        label: Option<String>,
+        remainder: Option<Arc<dyn PendingAction>>,
+        record_of: impl FnOnce(LogRecord) -> LogRecord,
+    ) -> Result<(), StoreError> {
+        *lock_label(&self.inner.applied_label) = label;
         let mut state = lock(&self.inner.state);
         let State::Held { prepared, .. } = &mut *state else { return Ok(()) };
         let Some(store) = &self.inner.store else { return Ok(()) };
-        let record = self.inner.base.clone().map(|base| base.with_change(change));
-        store.prepare_logged(key, record, change.remainder.clone())?;
+        let record = self.inner.base.clone().map(record_of);
+        store.prepare_logged(key, record, remainder)?;
         *prepared = Some(key.to_owned());
         Ok(())
     }

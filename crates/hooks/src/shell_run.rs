@@ -369,7 +369,7 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
         return res;
     }
     if info.mode == "gate" {
-        match apply::gate(ws.session(), ws.workspace(), &plan, &label) {
+        match apply::gate(ws.session(), ws.workspace(), plan, &label) {
             Ok(gated) => {
                 res.message = Some(gated_text(&gated, client_of(&info.client)));
                 if let Some(id) = &gated.id
@@ -406,7 +406,7 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
         &FrontEnd::Hook(info.client.clone()),
     );
     base.reason = format!("{client}'s shell command, recorded by staged's wrapper");
-    match apply::record(ws.session(), ws.workspace(), &plan, &info.command, base) {
+    match apply::record(ws.session(), ws.workspace(), plan, &info.command, base) {
         Ok(recorded) => {
             let _ = run.mark_done();
             res.notes

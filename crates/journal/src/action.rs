@@ -27,9 +27,10 @@ use crate::{
     details::{ChangeDetails, ChangeKind, ChangedFile},
     diff::{edit_hunks, file_diff},
     fingerprint::fingerprint,
+    folder_ops::{FolderChange, add_folders},
     hunks::{DiffKind, diff_line_counts, hunk_list},
     journal::CommitStep,
-    part_apply::{apply_in_worker, choose_parts, commit_applied_with},
+    part_apply::{apply_in_worker, choose_parts, commit_applied_folders},
     select::{Choice, PartFile, Selection, bound_hunks, check_hunk, part_files},
 };
 
@@ -49,6 +50,8 @@ pub struct ChangeAction {
     /// For the rest of an `ast_edit` preview: how many replacements each edit of each op
     /// stands for (a nested rewrite counts more than one), which its labels count.
     counts: Option<Vec<Vec<usize>>>,
+    /// The folders it makes or removes as changes of their own (a shell command's).
+    folders: Vec<FolderChange>,
 }
 
 /// One file of a preview of fixed replacements (see [`ChangeAction::replacements`]).
@@ -85,6 +88,9 @@ struct ChangePayload {
     /// Replacements per edit of each op (the rest of an `ast_edit` preview).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     counts: Option<Vec<Vec<usize>>>,
+    /// The folders it makes or removes (a shell command's preview).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    folders: Vec<FolderChange>,
 }
 
 impl ChangeAction {
@@ -106,7 +112,22 @@ impl ChangeAction {
             details,
             details_json,
             counts: None,
+            folders: Vec::new(),
         }
+    }
+
+    /// The same action, also making or removing `folders` (parents first), each as a change of
+    /// its own: shown before the files' diffs, checked against the disk and written by the
+    /// same commit (see [`add_folders`]).
+    #[must_use]
+    pub fn with_folders(mut self, folders: Vec<FolderChange>) -> ChangeAction {
+        self.folders = folders;
+        self
+    }
+
+    /// The folders it makes or removes.
+    pub fn folders(&self) -> &[FolderChange] {
+        &self.folders
     }
 
     /// A preview by `source` of fixed replacements in `files` (the rest of an `ast_edit`
@@ -191,9 +212,13 @@ impl ChangeAction {
                 return Err(bad("its replacement counts do not match its edits".to_owned()));
             }
         }
+        for folder in &payload.folders {
+            workspace.rel(&folder.path).map_err(|err| bad(err.to_string()))?;
+        }
         let mut action =
             ChangeAction::new(workspace, source, payload.label, payload.ops, payload.details);
         action.counts = payload.counts;
+        action.folders = payload.folders;
         Ok(action)
     }
 
@@ -281,15 +306,17 @@ impl ChangeAction {
                 Err(stale) => return Ok(stale),
             }
         } else {
+            // A whole apply writes `whole`'s steps: the ops are not needed again (a copy of a
+            // 50 MB rewrite's edits would be 100 MB more).
             Split {
-                ops: self.ops.clone(),
+                ops: Vec::new(),
                 files: self.details.files.clone(),
                 counts: self.counts.clone(),
                 hunks: Vec::new(),
                 rest: None,
             }
         };
-        let checked = if partial {
+        let mut checked = if partial {
             let chosen: Vec<&FileOp> = split.ops.iter().collect();
             match check(&self.workspace, &chosen) {
                 Ok(checked) => checked,
@@ -301,6 +328,13 @@ impl ChangeAction {
         } else {
             whole
         };
+        let folders = match add_folders(&self.workspace, &mut checked, &self.folders) {
+            Ok(folders) => folders,
+            Err(CheckError::Stale(stale)) => return Ok(self.stale(&stale.to_string())),
+            Err(CheckError::Failed(err)) => {
+                return Err(ActionError::other(err.model_message(self.workspace.root())));
+            }
+        };
         if cancel.is_cancelled() {
             return Err(ActionError::Cancelled);
         }
@@ -310,20 +344,20 @@ impl ChangeAction {
             self.label.clone()
         };
         let text = self.applied_text(&split, partial);
-        let change = AppliedChange {
+        let mut change = AppliedChange {
             result: text.clone(),
             label: partial.then(|| label.clone()),
-            diff: Some(if partial { checked.diff.clone() } else { self.details.diff.clone() }),
-            files: checked.files.clone(),
-            undo: Some(checked.undo.to_value()),
+            diff: Some(self.logged_diff(&mut checked.diff, partial)),
+            files: std::mem::take(&mut checked.files),
+            undo: Some(checked.undo.take().into_value()),
             remainder: split.rest.map(|action| Arc::new(action) as Arc<dyn PendingAction>),
-            texts: checked.texts.clone(),
+            texts: std::mem::take(&mut checked.texts),
         };
-        let committed = commit_applied_with(
+        let committed = commit_applied_folders(
             &self.workspace,
             &checked.steps,
-            &[],
-            &change,
+            (&folders.make, &folders.remove),
+            &mut change,
             retirement,
             observer,
         );
@@ -365,6 +399,18 @@ impl ChangeAction {
             });
         }
         Ok(ToolResult::text(text).with_details(details.to_value()))
+    }
+
+    /// The diff an apply logs: the one its check wrote (`checked`, moved), when it is the
+    /// preview's, or the preview has none (a shell command's record, whose diff only the apply
+    /// computes) or has folders (which the check may have found made or removed already).
+    fn logged_diff(&self, checked: &mut String, partial: bool) -> String {
+        let own = partial || self.details.diff.is_empty() || !self.folders.is_empty();
+        if own || *checked == self.details.diff {
+            std::mem::take(checked)
+        } else {
+            self.details.diff.clone()
+        }
     }
 
     /// What a partial apply writes and what it leaves, file by file; `Err` with the stale
@@ -596,6 +642,7 @@ impl PendingAction for ChangeAction {
             ops: self.ops.clone(),
             details: self.details.clone(),
             counts: self.counts.clone(),
+            folders: self.folders.clone(),
         };
         serde_json::to_value(payload).ok()
     }

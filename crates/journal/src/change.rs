@@ -267,11 +267,19 @@ pub struct UndoData {
     /// by hash: an undo writes the bytes before back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kept: Vec<crate::kept::KeptChange>,
+    /// The folders it made or removed as changes of their own (format 3; see
+    /// `folder_ops.rs`): an undo removes those it made (once empty) and makes those it removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folders: Vec<crate::folder_ops::FolderChange>,
 }
 
-/// The undo data format this build writes. Format 1 (`{"version": 1, "files": [{"path",
-/// "edits"}]}`, what `ast_edit` wrote before) is still read.
+/// The undo data format this build writes when no folder changed. Format 1 (`{"version": 1,
+/// "files": [{"path", "edits"}]}`, what `ast_edit` wrote before) is still read.
 pub(crate) const UNDO_DATA_VERSION: u64 = 2;
+
+/// The format of undo data that has [`UndoData::folders`]: format 2 and the folders, so a
+/// build that does not know them refuses to undo such an entry rather than leave its folders.
+pub(crate) const UNDO_DATA_FOLDERS_VERSION: u64 = 3;
 
 impl UndoData {
     /// The undo data of `ops`, with no folders created.
@@ -282,12 +290,81 @@ impl UndoData {
             dirs: Vec::new(),
             modes: Vec::new(),
             kept: Vec::new(),
+            folders: Vec::new(),
         }
+    }
+
+    /// With `folders` (and the format that has them, when there are any).
+    pub fn with_folders(mut self, folders: Vec<crate::folder_ops::FolderChange>) -> UndoData {
+        self.version =
+            if folders.is_empty() { UNDO_DATA_VERSION } else { UNDO_DATA_FOLDERS_VERSION };
+        self.folders = folders;
+        self
+    }
+
+    /// This undo data, leaving one with no ops in its place.
+    pub fn take(&mut self) -> UndoData {
+        std::mem::replace(self, UndoData::of(Vec::new()))
     }
 
     /// As the log stores it.
     pub fn to_value(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// [`UndoData::to_value`], its texts moved into the value rather than copied (a 50 MB
+    /// rewrite's edits are 100 MB of text).
+    pub fn into_value(mut self) -> serde_json::Value {
+        use serde_json::{Map, Value};
+        fn edits_value(edits: Vec<Edit>) -> Value {
+            let one = |edit: Edit| {
+                let mut map = Map::new();
+                map.insert("start".to_owned(), Value::from(edit.start));
+                map.insert("before".to_owned(), Value::String(edit.before));
+                map.insert("after".to_owned(), Value::String(edit.after));
+                Value::Object(map)
+            };
+            Value::Array(edits.into_iter().map(one).collect())
+        }
+        let op_value = |op: Applied| {
+            let mut map = Map::new();
+            let mut put = |key: &str, value: Value| map.insert(key.to_owned(), value);
+            match op {
+                Applied::Update { path, edits } => {
+                    put("op", Value::from("update"));
+                    put("path", Value::String(path));
+                    put("edits", edits_value(edits));
+                }
+                Applied::Create { path, content, mode } => {
+                    put("op", Value::from("create"));
+                    put("path", Value::String(path));
+                    put("content", Value::String(content));
+                    if let Some(mode) = mode {
+                        put("mode", Value::from(mode));
+                    }
+                }
+                Applied::Delete { path, content, mode } => {
+                    put("op", Value::from("delete"));
+                    put("path", Value::String(path));
+                    put("content", Value::String(content));
+                    put("mode", Value::from(mode));
+                }
+                Applied::Move { from, to, edits } => {
+                    put("op", Value::from("move"));
+                    put("from", Value::String(from));
+                    put("to", Value::String(to));
+                    put("edits", edits_value(edits));
+                }
+            }
+            Value::Object(map)
+        };
+        let ops: Vec<Value> = std::mem::take(&mut self.ops).into_iter().map(op_value).collect();
+        // The rest is small: serde writes it, and the ops go in its place.
+        let mut value = self.to_value();
+        if let Some(object) = value.as_object_mut() {
+            object.insert("ops".to_owned(), Value::Array(ops));
+        }
+        value
     }
 }
 
@@ -338,7 +415,8 @@ impl From<JournalError> for CheckError {
 }
 
 /// Reads every file `ops` touch and checks each is what the preview read (a file to create:
-/// still absent), then computes what the commit writes.
+/// still absent), then computes what the commit writes. Each text read is moved into the
+/// result's `texts` once used, not copied (a 50 MB file is held once, not twice).
 ///
 /// # Errors
 /// [`CheckError::Stale`] when a file changed, appeared or went away since the preview;
@@ -358,9 +436,6 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
             .source()
             .map(|path| read_checked(workspace, path, expected_fingerprint(op), &mut folders))
             .transpose()?;
-        if let Some((text, _)) = &text {
-            texts.push(text.clone());
-        }
         check_new_paths(workspace, op, &mut dirs)?;
         match op {
             FileOp::Update { path, edits, executable, .. } => {
@@ -388,6 +463,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                 });
                 modes.extend(chmod);
                 applied.push(Applied::Update { path: path.clone(), edits: edits.clone() });
+                texts.push(text);
             }
             FileOp::Create { path, content, executable } => {
                 let shown = if *executable { EXECUTABLE_MODE } else { NEW_FILE_MODE };
@@ -416,6 +492,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                     expect: Expect::Fingerprint(expected_fingerprint(op).to_owned()),
                     change: StepChange::Delete,
                 });
+                texts.push(text.clone());
                 applied.push(Applied::Delete { path: path.clone(), content: text, mode });
             }
             FileOp::Move { from, to, edits, executable, .. } => {
@@ -453,6 +530,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                     to: to.clone(),
                     edits: edits.clone(),
                 });
+                texts.push(text);
             }
         }
     }
@@ -460,7 +538,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
         steps,
         diff,
         files,
-        undo: UndoData { version: UNDO_DATA_VERSION, ops: applied, dirs, modes, kept: Vec::new() },
+        undo: UndoData { dirs, modes, ..UndoData::of(applied) },
         texts,
     })
 }
@@ -693,6 +771,23 @@ pub(crate) fn read_checked(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn undo_data_moved_into_a_value_is_what_serde_writes() {
+        let mut data = UndoData::of(vec![
+            Applied::Update { path: "a".into(), edits: vec![edit(1, "x", "y")] },
+            Applied::Create { path: "b".into(), content: "new\n".into(), mode: Some(0o755) },
+            Applied::Create { path: "c".into(), content: String::new(), mode: None },
+            Applied::Delete { path: "d".into(), content: "old\n".into(), mode: 0o644 },
+            Applied::Move { from: "e".into(), to: "f/e".into(), edits: vec![] },
+        ]);
+        data.dirs.push("f".into());
+        data.modes.push(ModeChange { path: "a".into(), old: 0o644, new: 0o755 });
+        assert_eq!(data.clone().into_value(), data.to_value());
+        let taken = data.take();
+        assert_eq!(taken.ops.len(), 5);
+        assert!(data.ops.is_empty() && data.dirs.is_empty());
+    }
 
     fn edit(start: usize, before: &str, after: &str) -> Edit {
         Edit { start, before: before.to_owned(), after: after.to_owned() }

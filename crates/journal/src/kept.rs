@@ -20,7 +20,7 @@ use staged_fs::{DirHandle, NewFileMode, RelPath};
 
 use crate::{
     ConfinedRoot,
-    fingerprint::fingerprint,
+    fingerprint::{fingerprint, fingerprint_reader},
     journal::{Expect, Step, StepChange, StepMode},
 };
 
@@ -230,9 +230,9 @@ pub fn keep_file(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Stri
     let mut file =
         dir.open_file(&file_name).map_err(|err| format!("{name} cannot be read: {err}"))?;
     let meta = file.metadata().map_err(fail)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes).map_err(|err| format!("{name} cannot be read: {err}"))?;
-    let sha = fingerprint(&bytes);
+    // Hashed as it is read: a file of any size is never held in memory here.
+    let sha =
+        fingerprint_reader(&mut file).map_err(|err| format!("{name} cannot be read: {err}"))?;
     let mode = meta.mode() & 0o7777;
     let kept = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
     let lock = lock_kept(&kept, false)?;
@@ -255,8 +255,17 @@ pub fn keep_file(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Stri
         }
     });
     if linked.is_err() {
+        // The name was swapped meanwhile: the bytes read are copied from the file still open
+        // (read again, checked to hash as they did).
         let _ = kept.remove_file(&temp);
         drop(lock);
+        let mut bytes = Vec::new();
+        std::io::Seek::rewind(&mut file)
+            .and_then(|()| file.read_to_end(&mut bytes))
+            .map_err(|err| format!("{name} cannot be read: {err}"))?;
+        if fingerprint(&bytes) != sha {
+            return Err(format!("the bytes of {name} could not be kept: it changed while read"));
+        }
         keep_bytes(workspace, &sha, &bytes)?;
     }
     Ok(Some((sha, mode)))
@@ -359,9 +368,9 @@ fn parent_if_there(
     }
 }
 
-/// The file at `path` now: its bytes and mode bits, `None` when nothing is there (a folder
-/// counts as something).
-fn current(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Vec<u8>, u32)>, String> {
+/// The file at `path` now: its bytes' SHA-256 (hashed as they are read, never held whole)
+/// and mode bits, `None` when nothing is there (a folder counts as something).
+fn current(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(String, u32)>, String> {
     let Some((dir, name)) =
         parent_if_there(workspace, rel).map_err(|err| format!("{}: {err}", rel.display()))?
     else {
@@ -370,12 +379,15 @@ fn current(workspace: &ConfinedRoot, rel: &RelPath) -> Result<Option<(Vec<u8>, u
     match dir.entry_metadata(&name) {
         Ok(None) => Ok(None),
         Ok(Some(meta)) if meta.is_file() => {
-            let bytes = dir.read(&name).map_err(|err| format!("{}: {err}", rel.display()))?;
+            let sha = dir
+                .open_file(&name)
+                .and_then(fingerprint_reader)
+                .map_err(|err| format!("{}: {err}", rel.display()))?;
             let mode = dir.file_mode(&name).map_err(|err| format!("{}: {err}", rel.display()))?;
-            Ok(Some((bytes, mode & 0o7777)))
+            Ok(Some((sha, mode & 0o7777)))
         }
         // A folder, a symlink: not the file the change left.
-        Ok(Some(_)) => Ok(Some((Vec::new(), u32::MAX))),
+        Ok(Some(_)) => Ok(Some((String::new(), u32::MAX))),
         Err(err) => Err(format!("{}: {err}", rel.display())),
     }
 }
@@ -406,9 +418,7 @@ pub fn undo_kept(workspace: &ConfinedRoot, changes: &[KeptChange]) -> Result<Kep
         let now = current(workspace, &rel).map_err(KeptError::Failed)?;
         let intact = match (&change.after, &now) {
             (None, None) => true,
-            (Some(after), Some((bytes, mode))) => {
-                *mode != u32::MAX && fingerprint(bytes) == after.sha
-            }
+            (Some(after), Some((sha, mode))) => *mode != u32::MAX && *sha == after.sha,
             _ => false,
         };
         if !intact {
@@ -422,8 +432,13 @@ pub fn undo_kept(workspace: &ConfinedRoot, changes: &[KeptChange]) -> Result<Kep
     let mut res = KeptUndo::default();
     for (change, (rel, now)) in changes.iter().zip(found) {
         let after = match (&change.after, now) {
-            (Some(after), Some((bytes, mode))) => {
-                keep_bytes(workspace, &after.sha, &bytes).map_err(KeptError::Failed)?;
+            (Some(after), Some((_, mode))) => {
+                // Kept by a hard link of the file, as a record keeps its bytes before: never
+                // read into memory.
+                match keep_file(workspace, &rel).map_err(KeptError::Failed)? {
+                    Some((sha, _)) if sha == after.sha => {}
+                    _ => return Err(KeptError::Changed(vec![change.path.clone()])),
+                }
                 Some(KeptBytes { sha: after.sha.clone(), mode: Some(mode) })
             }
             _ => None,

@@ -14,6 +14,10 @@
 //!   one driver both actions share ([`choose_parts`], [`commit_applied`], [`apply_in_worker`]);
 //!   [`ChangeUndo`]: undo and redo of any change recorded in the resolve log, built-in tools'
 //!   (`ast_edit` included) alike.
+//! - [`FolderChange`]: a folder a change made or removed as a change of its own (a shell
+//!   command's), shown as a line before the files' diffs, kept in the undo data (format 3),
+//!   made and removed by the same commit as the files, never removed while it holds anything
+//!   else ([`add_folders`], `ChangeAction::with_folders`).
 //! - [`PROTECTED_PATHS`]: the paths no tool stages an edit of (git's folder, the coding
 //!   agents' control files).
 //!
@@ -34,6 +38,7 @@ mod details;
 mod diff;
 mod error;
 mod fingerprint;
+mod folder_ops;
 mod hunks;
 mod journal;
 mod kept;
@@ -57,7 +62,10 @@ pub use crate::{
     details::{ChangeDetails, ChangeKind, ChangedFile, Remainder, label_of},
     diff::{DiffHeader, EditHunks, Splice, edit_hunks, file_diff, file_diff_indexed, quote},
     error::JournalError,
-    fingerprint::{Hasher, fingerprint, tag},
+    fingerprint::{Hasher, fingerprint, fingerprint_reader, tag},
+    folder_ops::{
+        FolderChange, FolderOp, FolderSteps, add_folders, folder_lines, without_folder_lines,
+    },
     hunks::{DiffFile, DiffKind, diff_files, diff_line_counts, hunk_list},
     journal::{
         CommitReport, CommitStep, Expect, FileWrite, RecoveryReport, Step, StepChange, StepMode,
@@ -69,7 +77,7 @@ pub use crate::{
         prune_kept, undo_kept,
     },
     lines::LineIndex,
-    part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_with},
+    part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_folders},
     protected::{PROTECTED_PATHS, Protected},
     root::{ConfinedRoot, STATE_DIR_NAME},
     select::{

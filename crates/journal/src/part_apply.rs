@@ -70,7 +70,7 @@ pub fn commit_applied(
 ///
 /// # Errors
 /// As [`commit_applied`].
-pub fn commit_applied_with(
+pub(crate) fn commit_applied_with(
     workspace: &ConfinedRoot,
     steps: &[Step],
     prune: &[RelPath],
@@ -78,11 +78,51 @@ pub fn commit_applied_with(
     retirement: &Retirement,
     observer: Option<&mut dyn FnMut(CommitStep)>,
 ) -> Result<CommitReport, JournalError> {
+    let change = Prepared::Shared(change);
+    commit_prepared(workspace, steps, (&[], prune), change, retirement, observer)
+}
+
+/// [`commit_applied_with`], also making the folders `make` (parents first; folders no new
+/// file needs: [`CommitOptions::make`]), and moving `change`'s diff, undo data and texts into
+/// the log's record rather than copying them ([`Retirement::prepare_taking`]: afterwards
+/// `change` keeps its result, label, files and remainder).
+///
+/// # Errors
+/// As [`commit_applied_with`].
+pub fn commit_applied_folders(
+    workspace: &ConfinedRoot,
+    steps: &[Step],
+    folders: (&[RelPath], &[RelPath]),
+    change: &mut AppliedChange,
+    retirement: &Retirement,
+    observer: Option<&mut dyn FnMut(CommitStep)>,
+) -> Result<CommitReport, JournalError> {
+    commit_prepared(workspace, steps, folders, Prepared::Taken(change), retirement, observer)
+}
+
+/// How the log's record is made of a change: copied, or its big parts moved.
+enum Prepared<'a> {
+    Shared(&'a AppliedChange),
+    Taken(&'a mut AppliedChange),
+}
+
+fn commit_prepared(
+    workspace: &ConfinedRoot,
+    steps: &[Step],
+    (make, prune): (&[RelPath], &[RelPath]),
+    mut change: Prepared<'_>,
+    retirement: &Retirement,
+    observer: Option<&mut dyn FnMut(CommitStep)>,
+) -> Result<CommitReport, JournalError> {
     // The origin lets start-up recovery retire this preview if a crash interrupts the apply
     // after its commit point; the record is prepared under the journal's id.
     let origin = retirement.id().map(ToString::to_string);
     let mut prepare = |key: &str| {
-        retirement.prepare(key, change).map_err(|err| {
+        let prepared = match &mut change {
+            Prepared::Shared(change) => retirement.prepare(key, change),
+            Prepared::Taken(change) => retirement.prepare_taking(key, change),
+        };
+        prepared.map_err(|err| {
             format!("the resolve log could not record the apply, so nothing was written: {err}")
         })
     };
@@ -91,6 +131,7 @@ pub fn commit_applied_with(
     let options = CommitOptions {
         origin: origin.as_deref(),
         prune,
+        make,
         prepare: Some(&mut prepare),
         abandon: Some(&mut abandon),
         retire: Some(&mut retire),

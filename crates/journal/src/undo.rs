@@ -28,11 +28,12 @@ use staged_protocol::ToolResult;
 use crate::{
     ConfinedRoot, DiffHeader, JournalError, LineIndex,
     change::{
-        Applied, Edit, ModeChange, NEW_FILE_MODE, UndoData, deleted_file_diff, invert,
+        Applied, CheckError, Edit, ModeChange, NEW_FILE_MODE, UndoData, deleted_file_diff, invert,
         new_file_diff, replay,
     },
     diff::file_diff_indexed,
     fingerprint::fingerprint,
+    folder_ops::{CheckedFolders, FolderChange, check_folders, folder_lines},
     journal::{
         CommitStep, Expect, Step, StepChange, StepMode,
         commit::{CommitOptions, commit},
@@ -50,7 +51,10 @@ pub struct UndoPlan {
     files: Vec<FileChange>,
     undo: UndoData,
     prune: Vec<RelPath>,
-    written: usize,
+    /// Folders to make (those the entry removed).
+    make: Vec<RelPath>,
+    /// How many files and folders it writes.
+    written: (usize, usize),
     /// The text of each file read, before the undo writes it.
     texts: Vec<String>,
 }
@@ -109,7 +113,7 @@ fn plan_noting(
 ) -> Result<UndoPlan, String> {
     let record = &entry.record;
     let data = record.undo.as_ref().ok_or("it keeps no undo data")?;
-    let UndoData { ops, dirs: created, modes, kept, .. } = parse(data)?;
+    let UndoData { ops, dirs: created, modes, kept, folders, .. } = parse(data)?;
     // The modes the apply changed, by the path each file ends at.
     let mut mode_of: HashMap<&str, &ModeChange> = HashMap::new();
     for change in &modes {
@@ -149,13 +153,10 @@ fn plan_noting(
     }
     let mut inversion = Inversion::default();
     let mut modes_used = 0;
-    let mut prune = Vec::with_capacity(created.len());
-    for dir in &created {
-        prune.push(
-            RelPath::new(dir)
-                .map_err(|_| format!("`{dir}` is not a folder inside the workspace"))?,
-        );
-    }
+    let folder = |dir: &String| {
+        RelPath::new(dir).map_err(|_| format!("`{dir}` is not a folder inside the workspace"))
+    };
+    let mut prune = created.iter().map(folder).collect::<Result<Vec<_>, _>>()?;
     let before_of = |path: &str| hash_of(path).map(|h| h.before.clone());
     let mut texts = Vec::new();
     for (op, current) in ops.iter().zip(read) {
@@ -189,15 +190,19 @@ fn plan_noting(
     if modes_used != modes.len() {
         return Err("its undo data changes the mode of a file it did not update or move".to_owned());
     }
+    let folders_done =
+        invert_folders(workspace, &folders, (&mut inversion, changed_since), &kept.done)?;
+    prune.extend(folders_done.remove);
     // An entry that replaced files only whole may record no diff.
-    let shown = record.diff.as_deref().or_else(|| ops.is_empty().then_some(""));
+    let shown =
+        record.diff.as_deref().or_else(|| (ops.is_empty() && folders.is_empty()).then_some(""));
     if shown != Some(inversion.shown.as_str()) {
         return Err(
             "its recorded diff is not what its undo data would write back (the log entry was changed outside staged); `staged log show` would not show what an undo writes"
                 .to_owned(),
         );
     }
-    let written = ops.len() + kept.done.len();
+    let written = (ops.len() + kept.done.len(), folders_done.done.len());
     let mut steps = inversion.steps;
     steps.extend(kept.steps);
     let mut files = inversion.files;
@@ -208,16 +213,52 @@ fn plan_noting(
         steps,
         files,
         undo: UndoData {
-            version: crate::change::UNDO_DATA_VERSION,
-            ops: inversion.inverse_ops,
             dirs: inversion.dirs,
             modes: inversion.inverse_modes,
             kept: kept.done,
-        },
+            ..UndoData::of(inversion.inverse_ops)
+        }
+        .with_folders(folders_done.done),
         prune,
+        make: folders_done.make,
         written,
         texts,
     })
+}
+
+/// The undo of an entry's `folders` (the other way round, the last first: a folder it made is
+/// removed once empty, and one that holds anything the undo does not delete is left; a folder
+/// it removed is made again), checked against the disk and the files the undo deletes; their
+/// lines put before the diffs the entry showed and the undo writes. A folder that is not what
+/// the entry left refuses, setting `changed_since`.
+fn invert_folders(
+    workspace: &ConfinedRoot,
+    folders: &[FolderChange],
+    (inversion, changed_since): (&mut Inversion, &mut bool),
+    kept: &[crate::kept::KeptChange],
+) -> Result<CheckedFolders, String> {
+    let inverse: Vec<FolderChange> = folders.iter().rev().map(FolderChange::inverse).collect();
+    let deleted: Vec<&str> = inversion
+        .inverse_ops
+        .iter()
+        .filter_map(|op| match op {
+            Applied::Delete { path, .. } => Some(path.as_str()),
+            Applied::Move { from, .. } => Some(from.as_str()),
+            _ => None,
+        })
+        .chain(kept.iter().filter(|k| k.after.is_none()).map(|k| k.path.as_str()))
+        .collect();
+    let done = match check_folders(workspace, &inverse, &deleted) {
+        Ok(done) => done,
+        Err(CheckError::Stale(stale)) => {
+            *changed_since = true;
+            return Err(format!("1 folder changed since it was written: {stale}"));
+        }
+        Err(CheckError::Failed(err)) => return Err(err.to_string()),
+    };
+    inversion.shown.insert_str(0, &folder_lines(folders));
+    inversion.diff.insert_str(0, &folder_lines(&done.done));
+    Ok(done)
 }
 
 /// What each op of an entry's undo data left on disk: the text (and mode) of the file it wrote,
@@ -444,27 +485,31 @@ pub fn undo_observed(
         Ok(plan) => plan,
         Err(why) => return Ok(refuse(&why)),
     };
-    let n_files = plural(plan.written, "file");
+    let n_files = match plan.written {
+        (files, 0) => plural(files, "file"),
+        (0, folders) => plural(folders, "folder"),
+        (files, folders) => format!("{} and {}", plural(files, "file"), plural(folders, "folder")),
+    };
     let text = match retirement.base().map(|base| base.outcome) {
         Some(LogOutcome::Redone) => {
             format!("Redid log entry {seq}'s change ({}): {n_files} written again.", record.label)
         }
         _ => format!("Undid log entry {seq} ({}): {n_files} restored.", record.label),
     };
-    let change = AppliedChange {
+    let mut change = AppliedChange {
         result: text.clone(),
         label: None,
         diff: Some(plan.diff),
         files: plan.files,
-        undo: Some(plan.undo.to_value()),
+        undo: Some(plan.undo.into_value()),
         remainder: None,
         texts: plan.texts,
     };
     commit_logged(
         workspace,
         &plan.steps,
-        &plan.prune,
-        &change,
+        (&plan.make, &plan.prune),
+        &mut change,
         retirement,
         cancel,
         observer,
@@ -483,7 +528,7 @@ pub fn undo_checked(
     workspace: &ConfinedRoot,
     seq: u64,
     label: &str,
-    checked: crate::change::Checked,
+    mut checked: crate::change::Checked,
     retirement: &Retirement,
     cancel: &CancelToken,
 ) -> Result<ToolResult, ActionError> {
@@ -493,19 +538,30 @@ pub fn undo_checked(
         ))
     };
     let n_files = plural(checked.undo.ops.len() + checked.undo.kept.len(), "file");
+    let steps = std::mem::take(&mut checked.steps);
     let text = format!(
         "Undid log entry {seq} ({label}): its own lines in {n_files} restored; later changes to other lines kept."
     );
-    let change = AppliedChange {
+    let mut change = AppliedChange {
         result: text,
         label: None,
-        diff: Some(checked.diff.clone()),
-        files: checked.files.clone(),
-        undo: Some(checked.undo.to_value()),
+        diff: Some(checked.diff),
+        files: checked.files,
+        undo: Some(checked.undo.into_value()),
         remainder: None,
-        texts: checked.texts.clone(),
+        texts: checked.texts,
     };
-    commit_logged(workspace, &checked.steps, &[], &change, retirement, cancel, &mut |_| {}, &refuse)
+    let no_folders: (&[RelPath], &[RelPath]) = (&[], &[]);
+    commit_logged(
+        workspace,
+        &steps,
+        no_folders,
+        &mut change,
+        retirement,
+        cancel,
+        &mut |_| {},
+        &refuse,
+    )
 }
 
 /// Commits `steps` through the journal, preparing `change` as `retirement`'s record first.
@@ -513,8 +569,8 @@ pub fn undo_checked(
 fn commit_logged(
     workspace: &ConfinedRoot,
     steps: &[Step],
-    prune: &[RelPath],
-    change: &AppliedChange,
+    (make, prune): (&[RelPath], &[RelPath]),
+    change: &mut AppliedChange,
     retirement: &Retirement,
     cancel: &CancelToken,
     observer: &mut dyn FnMut(CommitStep),
@@ -524,7 +580,7 @@ fn commit_logged(
         return Err(ActionError::Cancelled);
     }
     let mut prepare = |key: &str| {
-        retirement.prepare(key, change).map_err(|err| {
+        retirement.prepare_taking(key, change).map_err(|err| {
             format!("the resolve log could not record the undo, so nothing was written: {err}")
         })
     };
@@ -533,6 +589,7 @@ fn commit_logged(
     let options = CommitOptions {
         origin: None,
         prune,
+        make,
         prepare: Some(&mut prepare),
         abandon: Some(&mut abandon),
         retire: Some(&mut retire),
@@ -601,8 +658,10 @@ fn parse(data: &serde_json::Value) -> Result<UndoData, String> {
                     .collect(),
             ))
         }
-        Some(crate::change::UNDO_DATA_VERSION) => serde_json::from_value::<UndoData>(data.clone())
-            .map_err(|err| format!("its undo data is malformed ({err})")),
+        Some(crate::change::UNDO_DATA_VERSION | crate::change::UNDO_DATA_FOLDERS_VERSION) => {
+            serde_json::from_value::<UndoData>(data.clone())
+                .map_err(|err| format!("its undo data is malformed ({err})"))
+        }
         Some(other) => Err(format!("its undo data is of format {other}")),
         None => Err("its undo data is malformed (no version)".to_owned()),
     }

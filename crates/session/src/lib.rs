@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod files;
+mod folders;
 pub mod history;
 pub mod hunks;
 mod kept;

@@ -64,6 +64,20 @@ impl<'a> Review<'a> {
         self.files_of(number, &entries, |entry| entry.session)
     }
 
+    /// The folders session `number` made or removed, net, as the disk still shows them (see
+    /// `folders.rs`): a whole revert of the session takes them back.
+    ///
+    /// # Errors
+    /// A store error.
+    pub fn session_folders(
+        &self,
+        number: u64,
+    ) -> Result<Vec<staged_journal::FolderChange>, ReviewError> {
+        let Some(first) = self.store.first_entry_of(number)? else { return Ok(Vec::new()) };
+        let entries = self.store.entries_from(first)?;
+        Ok(crate::folders::net_folders(self.workspace, &entries, number))
+    }
+
     /// Log entry `seq`'s own change on the files as they are now, as if it were a session of
     /// its own: what an out-of-order undo reverts.
     ///
@@ -112,8 +126,11 @@ impl<'a> Review<'a> {
             })
         }));
         let before = crate::history::texts_before(seq, &all, &texts);
-        Ok(staged_journal::describe_applied(&ops, &before)
-            .is_ok_and(|(diff, _)| entry.record.diff.as_deref() == Some(diff.as_str())))
+        Ok(staged_journal::describe_applied(&ops, &before).is_ok_and(|(diff, _)| {
+            // The folders' lines come before the files' diffs (`staged_journal::folder_lines`).
+            entry.record.diff.as_deref().map(staged_journal::without_folder_lines)
+                == Some(diff.as_str())
+        }))
     }
 
     fn files_of(

@@ -20,7 +20,10 @@ use std::{
 
 use serde_json::{Value, json};
 use staged_core::{CancelToken, LogRecord, PendingAction, Retirement, Session};
-use staged_journal::{ChangeAction, ChangeDetails, ConfinedRoot, fingerprint};
+use staged_journal::{
+    ChangeAction, ChangeDetails, ChangedFile, ConfinedRoot, FileOp, FolderChange,
+    fingerprint_reader, folder_lines,
+};
 use staged_protocol::JsonObject;
 
 use crate::{
@@ -83,7 +86,7 @@ fn extra(command: &str, attribution: &str, kept: &[Value], ignored: usize) -> Js
 pub fn record(
     session: &Session,
     workspace: &ConfinedRoot,
-    plan: &Plan,
+    mut plan: Plan,
     command: &str,
     mut base: LogRecord,
 ) -> Result<Recorded, String> {
@@ -98,8 +101,12 @@ pub fn record(
         ignored: plan.ignored.len(),
         ..Recorded::default()
     };
-    if !plan.ops.is_empty() {
-        let action = action(workspace, &base.label, plan, None, None);
+    if !plan.ops.is_empty() || !plan.folders.is_empty() {
+        // No diff beforehand: the apply's own check writes the one the log keeps.
+        let ops = std::mem::take(&mut plan.ops);
+        let files = std::mem::take(&mut plan.files);
+        let action = action(workspace, &base.label, (ops, files), None, None, None)
+            .with_folders(std::mem::take(&mut plan.folders));
         let retirement = Retirement::for_undo(session.store().clone(), base);
         // Nobody observes the steps: the replacing renames run at once (1,000 files renamed
         // one after the other waited ~1 ms each on the filesystem).
@@ -136,23 +143,30 @@ pub fn record(
 pub fn gate(
     session: &Session,
     workspace: &ConfinedRoot,
-    plan: &Plan,
+    mut plan: Plan,
     label: &str,
 ) -> Result<Gated, String> {
+    let mut files: Vec<String> = plan.ops.iter().map(|op| op.path().to_owned()).collect();
+    files.extend(plan.folders.iter().map(|f| format!("{}/", f.path)));
     let mut res = Gated {
         id: None,
         label: label.to_owned(),
-        files: plan.ops.iter().map(|op| op.path().to_owned()).collect(),
+        files,
         others: plan.others.iter().map(|o| (o.written.path.clone(), o.why.clone())).collect(),
         ignored: plan.ignored.len(),
         failures: Vec::new(),
     };
-    if !plan.ops.is_empty() {
+    if !plan.ops.is_empty() || !plan.folders.is_empty() {
         let staged_by = match session.front_end() {
             hook @ staged_core::FrontEnd::Hook(_) => Some(hook.to_string()),
             _ => None,
         };
-        let action = Arc::new(action(workspace, label, plan, staged_by, session.needs_person()));
+        let changes = (std::mem::take(&mut plan.ops), std::mem::take(&mut plan.files));
+        let needs_person = session.needs_person();
+        let folders = std::mem::take(&mut plan.folders);
+        let action = action(workspace, label, changes, staged_by, needs_person, Some(&folders))
+            .with_folders(folders);
+        let action = Arc::new(action);
         let id =
             session.push_exclusive(action as Arc<dyn PendingAction>).map_err(|err| match err {
                 staged_core::StoreError::Refused(why) => why,
@@ -164,20 +178,32 @@ pub fn gate(
     Ok(res)
 }
 
-/// The preview (or the apply) of `plan`'s text changes.
+/// The preview (or the apply) of a plan's text changes (its ops and their files), with its
+/// diff when `diff_with` holds the folders it makes and removes (a preview shows it: the
+/// folders' lines, then the files'; a record's apply writes its own).
 fn action(
     workspace: &ConfinedRoot,
     label: &str,
-    plan: &Plan,
+    (ops, files): (Vec<FileOp>, Vec<ChangedFile>),
     staged_by: Option<String>,
     needs_person: Option<String>,
+    diff_with: Option<&[FolderChange]>,
 ) -> ChangeAction {
-    let diff = staged_journal::check(workspace, &plan.ops.iter().collect::<Vec<_>>())
-        .map(|checked| checked.diff)
-        .unwrap_or_default();
+    let diff = match diff_with {
+        Some(folders) => {
+            let mut diff = staged_journal::check(workspace, &ops.iter().collect::<Vec<_>>())
+                .map(|checked| checked.diff)
+                .unwrap_or_default();
+            if !folders.is_empty() {
+                diff.insert_str(0, &folder_lines(folders));
+            }
+            diff
+        }
+        None => String::new(),
+    };
     let details = ChangeDetails {
         label: label.to_owned(),
-        files: plan.files.clone(),
+        files,
         applied: false,
         diff,
         pending_id: None,
@@ -185,7 +211,7 @@ fn action(
         staged_by,
         needs_person,
     };
-    ChangeAction::new(workspace.clone(), SHELL_SOURCE, label.to_owned(), plan.ops.clone(), details)
+    ChangeAction::new(workspace.clone(), SHELL_SOURCE, label.to_owned(), ops, details)
 }
 
 /// Keeps what the real tree holds at `other`'s path (a file's bytes by a hard link in
@@ -196,7 +222,8 @@ fn keep_before(workspace: &ConfinedRoot, other: &Other) -> Result<Value, String>
     let root = workspace.root();
     let real = root.join(&other.written.path);
     let after = match &other.written.after {
-        After::File { .. } => read_regular(&other.written.upper).ok().map(|b| fingerprint(&b)),
+        // Hashed as it is read: a file over the text cap is never held in memory.
+        After::File { .. } => open_regular(&other.written.upper).and_then(fingerprint_reader).ok(),
         _ => None,
     };
     let mut entry = json!({"path": other.written.path, "why": other.why, "after": after});
@@ -232,13 +259,6 @@ fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
         ));
     }
     Ok(file)
-}
-
-/// The bytes of the regular file `path` ([`open_regular`]).
-fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut open_regular(path)?, &mut bytes)?;
-    Ok(bytes)
 }
 
 /// Moves `written` into the real tree at `root` as the upper layer holds it: folders made,

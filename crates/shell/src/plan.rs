@@ -9,8 +9,10 @@
 //! - A path `.gitignore` (the workspace's, those of its folders, and `.git/info/exclude`)
 //!   ignores, and anything the command made at `.git` or `.staged`, is [`Plan::ignored`]:
 //!   never recorded, never staged.
-//! - New empty folders and deleted folders are kept apart, for the files' ops make and remove
-//!   the others.
+//! - A folder the command made where nothing was, and a folder it deleted, is a
+//!   [`FolderChange`] of the journal ([`Plan::folders`]): recorded, shown, staged and undone
+//!   with the text changes, all or nothing (`docs/contract/shell.md`, "Folders"). Every new or
+//!   deleted folder is also in [`Plan::dirs`], for what is moved in as the command left it.
 
 use std::{
     collections::HashMap,
@@ -19,7 +21,9 @@ use std::{
 };
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use staged_journal::{ChangeKind, ChangedFile, Edit, FileOp, STATE_DIR_NAME, fingerprint};
+use staged_journal::{
+    ChangeKind, ChangedFile, Edit, FileOp, FolderChange, FolderOp, STATE_DIR_NAME, fingerprint,
+};
 
 use crate::upper::{After, Written};
 
@@ -51,6 +55,9 @@ pub struct Plan {
     pub ignored: Vec<Written>,
     /// New folders the command made, and folders it deleted (each after what it held).
     pub dirs: Vec<Written>,
+    /// Those of `dirs` that are changes of their own, for the journal: each folder made where
+    /// nothing was, each folder deleted (a folder's files and folders before it).
+    pub folders: Vec<FolderChange>,
 }
 
 impl Plan {
@@ -62,10 +69,12 @@ impl Plan {
             && self.dirs.is_empty()
     }
 
-    /// Every path the plan names, for a person (the ops' and the others').
+    /// Every path the plan names, for a person (the ops', the others' and the folders', these
+    /// with a `/` after them).
     pub fn paths(&self) -> Vec<String> {
         let mut res: Vec<String> = self.ops.iter().map(|op| op.path().to_owned()).collect();
         res.extend(self.others.iter().map(|o| o.written.path.clone()));
+        res.extend(self.folders.iter().map(|f| format!("{}/", f.path)));
         res
     }
 }
@@ -107,10 +116,21 @@ pub fn plan(root: &Path, written: Vec<Written>) -> Result<Plan, String> {
                 } else if before.as_ref().is_some_and(|m| !m.is_dir()) {
                     res.others.push(other("replaced by a folder", w.clone()));
                 }
+                // A folder where a file was is made once the file is gone (moved in), not by
+                // the journal, which makes folders before it deletes files.
+                if before.is_none() && w.utf8 {
+                    res.folders.push(FolderChange { path: w.path.clone(), op: FolderOp::Made });
+                }
                 res.dirs.push(w);
             }
             After::Absent => match (&before, &before_text) {
-                (Some(meta), _) if meta.is_dir() => res.dirs.push(w),
+                (Some(meta), _) if meta.is_dir() => {
+                    if w.utf8 {
+                        let path = w.path.clone();
+                        res.folders.push(FolderChange { path, op: FolderOp::Removed });
+                    }
+                    res.dirs.push(w);
+                }
                 (Some(_), Some((text, _))) => res.push_delete(&w.path, text),
                 (Some(meta), None) => {
                     let why = kind_of(meta, "deleted");

@@ -16,8 +16,8 @@ use staged_core::{
     PendingId, Retirement,
 };
 use staged_journal::{
-    DiffKind, FileOp, JournalError, KeptChange, KeptError, PartFile, commit_applied_with,
-    diff_files,
+    DiffKind, FileOp, FolderChange, FolderOp, FolderSteps, JournalError, KeptChange, KeptError,
+    PartFile, commit_applied_folders, diff_files,
 };
 use staged_session::{
     FileKind, Hunk, Pick, REVERT_SOURCE, SessionFile, kept_reverts, origin_text, revert_ops,
@@ -49,6 +49,9 @@ pub struct Loaded {
     pub notify: Option<u64>,
     /// Its files, net.
     pub files: Vec<SessionFile>,
+    /// The folders it made or removed, net (a session's; none for one log entry's part): a
+    /// whole revert takes them back.
+    pub folders: Vec<FolderChange>,
     /// The review states of its hunks, by hunk key.
     pub states: HashMap<String, String>,
 }
@@ -62,7 +65,8 @@ impl Loaded {
         let review = ws.review().ok_or_else(|| fail("this workspace keeps no durable store"))?;
         let files = review.session_files(row.number).map_err(fail)?;
         let states = review.review_states(row.number).map_err(fail)?;
-        Ok(Loaded { name: row.short_id(), notify: Some(row.number), row, files, states })
+        let folders = review.session_folders(row.number).map_err(fail)?;
+        Ok(Loaded { name: row.short_id(), notify: Some(row.number), row, files, folders, states })
     }
 
     /// Log entry `seq`'s own change on the files as they are now, read as a session.
@@ -95,6 +99,7 @@ impl Loaded {
             name: format!("log entry {seq}"),
             notify: entry.session,
             files,
+            folders: Vec::new(),
             states: HashMap::new(),
         })
     }
@@ -307,9 +312,17 @@ pub async fn revert_picked(
     cancel: &CancelToken,
 ) -> Result<Reverted, SessionActionError> {
     let short = loaded.name.clone();
-    if loaded.files.is_empty() {
+    if loaded.files.is_empty() && loaded.folders.is_empty() {
         return Err(fail(format!("{short} has no change left to revert; nothing was written")));
     }
+    // Its folders go back with a whole revert (every file picked whole): the other way round,
+    // the last first.
+    let whole = picks.iter().all(|pick| matches!(pick, Some(Pick::Whole)));
+    let folders: Vec<FolderChange> = if whole {
+        loaded.folders.iter().rev().map(FolderChange::inverse).collect()
+    } else {
+        Vec::new()
+    };
     let ops = match revert_ops(&loaded.files, picks) {
         Ok(ops) => ops,
         Err(err) => {
@@ -327,15 +340,19 @@ pub async fn revert_picked(
             )));
         }
     };
-    if ops.is_empty() && kept.is_empty() {
+    if ops.is_empty() && kept.is_empty() && folders.is_empty() {
         return Err(fail("the hunks picked change nothing; nothing was written"));
     }
     let hunks = picked_hunks(loaded, picks);
-    let described: Vec<String> = described_picks(loaded, picks);
+    let mut described: Vec<String> = described_picks(loaded, picks);
+    described.extend(folders.iter().map(|f| match f.op {
+        FolderOp::Made => format!("{}/ (folder deleted by the session)", f.path),
+        FolderOp::Removed => format!("{}/ (folder made by the session)", f.path),
+    }));
     let label = format!("Revert of {short}: {}", described.join(", "));
     // Every file read once more and checked byte for byte against the texts the change was
     // computed on; the commit checks them again under its lock, and writes what this read.
-    let checked = check_revert(ws, &ops, &kept)?;
+    let (checked, folder_steps) = check_revert(ws, &ops, &kept, &folders)?;
     let mut base = LogRecord::new(
         PendingId::from_string(format!("revert:{}", short.replace(' ', "-"))),
         label.clone(),
@@ -354,7 +371,9 @@ pub async fn revert_picked(
     extra.insert("hunks".to_owned(), serde_json::to_value(reverted).unwrap_or_default());
     base.extra = Some(extra);
     let retirement = Retirement::for_undo(ws.store().clone(), base);
-    if let Some(refused) = commit_revert(ws, &label, checked, retirement, cancel).await? {
+    if let Some(refused) =
+        commit_revert(ws, &label, (checked, folder_steps), retirement, cancel).await?
+    {
         return Ok(Reverted::Refused(format!("Cannot revert {short}'s change: {refused}")));
     }
     let seq = newest_entry(ws);
@@ -363,9 +382,13 @@ pub async fn revert_picked(
     if let Some(number) = loaded.notify {
         let _ = store.notify_session(number, &notice);
     }
+    let what = match (hunks.len(), folders.len()) {
+        (n, 0) => plural(n, "hunk"),
+        (0, f) => plural(f, "folder"),
+        (n, f) => format!("{} and {}", plural(n, "hunk"), plural(f, "folder")),
+    };
     let text = format!(
-        "Reverted {} of {short} ({}): {}.{}",
-        plural(hunks.len(), "hunk"),
+        "Reverted {what} of {short} ({}): {}.{}",
         described.join(", "),
         reason.trim(),
         seq.map(|s| format!(" Logged as entry {s}; `staged undo {s}` restores what it reverted."))
@@ -525,7 +548,8 @@ fn check_revert(
     ws: &WorkspaceSession,
     ops: &[FileOp],
     kept: &[KeptChange],
-) -> Result<staged_journal::Checked, SessionActionError> {
+    folders: &[FolderChange],
+) -> Result<(staged_journal::Checked, FolderSteps), SessionActionError> {
     let refs: Vec<&FileOp> = ops.iter().collect();
     let mut checked = match staged_journal::check(ws.workspace(), &refs) {
         Ok(checked) => checked,
@@ -542,7 +566,14 @@ fn check_revert(
             checked.steps.extend(undo.steps);
             checked.files.extend(undo.files);
             checked.undo.kept = undo.done;
-            Ok(checked)
+            match staged_journal::add_folders(ws.workspace(), &mut checked, folders) {
+                Ok(steps) => Ok((checked, steps)),
+                Err(staged_journal::CheckError::Stale(stale)) => Err(fail(format!(
+                    "{} {}; nothing was written (run the command again)",
+                    stale.path, stale.why
+                ))),
+                Err(staged_journal::CheckError::Failed(err)) => Err(fail(err)),
+            }
         }
         Err(KeptError::Changed(paths)) => Err(fail(format!(
             "{} changed since it was read; nothing was written (run the command again)",
@@ -560,7 +591,7 @@ fn check_revert(
 async fn commit_revert(
     ws: &WorkspaceSession,
     label: &str,
-    checked: staged_journal::Checked,
+    (checked, folders): (staged_journal::Checked, FolderSteps),
     retirement: Retirement,
     cancel: &CancelToken,
 ) -> Result<Option<String>, SessionActionError> {
@@ -568,18 +599,19 @@ async fn commit_revert(
         return Err(fail(format!("the revert failed: {}", staged_core::ActionError::Cancelled)));
     }
     let staged_journal::Checked { steps, diff, files, undo, texts } = checked;
-    let change = AppliedChange {
+    let mut change = AppliedChange {
         result: format!("Applied {label}."),
         label: None,
         diff: Some(diff),
         files,
-        undo: Some(undo.to_value()),
+        undo: Some(undo.into_value()),
         remainder: None,
         texts,
     };
     let root = ws.workspace().clone();
     let committed = tokio::task::spawn_blocking(move || {
-        commit_applied_with(&root, &steps, &[], &change, &retirement, None)
+        let folders = (folders.make.as_slice(), folders.remove.as_slice());
+        commit_applied_folders(&root, &steps, folders, &mut change, &retirement, None)
     })
     .await
     .map_err(|err| {

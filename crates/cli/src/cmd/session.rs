@@ -150,22 +150,27 @@ fn show(
         out.line(&serde_json::to_string_pretty(&value)?)?;
         return Ok(Exit::Success);
     }
-    if loaded.files.is_empty() {
+    if loaded.files.is_empty() && loaded.folders.is_empty() {
         out.line(&format!(
             "{} changed nothing that is still in the files (or everything it changed was reverted).",
             loaded.name
         ))?;
         return Ok(Exit::Success);
     }
+    let folders = match loaded.folders.len() {
+        0 => String::new(),
+        n => format!(" and {}", plural(n, "folder")),
+    };
     eprintln!(
-        "{} {}: {}, {} of {} reviewed",
+        "{} {}: {}{folders}, {} of {} reviewed",
         loaded.name,
         loaded.row.client,
         plural(loaded.files.len(), "file"),
         loaded.reviewed_count(),
         plural(loaded.hunk_count(), "hunk")
     );
-    let mut diff = String::new();
+    // The folders it made or removed, one line each, before the files' diffs.
+    let mut diff = staged_journal::folder_lines(&loaded.folders);
     for file in &loaded.files {
         diff.push_str(&numbered(file, &loaded.states));
     }
@@ -234,7 +239,9 @@ fn picks(
             }
         });
     }
-    if res.iter().all(Option::is_none) {
+    // A session that only made or removed folders has no file to pick.
+    let only_folders = res.is_empty() && !loaded.folders.is_empty();
+    if !only_folders && res.iter().all(Option::is_none) {
         bail!("--except leaves nothing of the session's change to pick");
     }
     Ok(res)
@@ -273,7 +280,7 @@ fn revert_loaded(
     reason: &str,
     out: &Output,
 ) -> anyhow::Result<Exit> {
-    if loaded.files.is_empty() {
+    if loaded.files.is_empty() && loaded.folders.is_empty() {
         bail!("{} has no change left to revert; nothing was written", loaded.name);
     }
     let picks = picks(ws, loaded, args)?;
@@ -398,6 +405,9 @@ impl<'a> ListedJson<'a> {
 struct ShowJson<'a> {
     client: &'a str,
     files: Vec<FileJson<'a>>,
+    /// The folders it made or removed: `{"path", "op": "made" | "removed"}`.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    folders: &'a [staged_journal::FolderChange],
     hunks: usize,
     reviewed: usize,
     session: &'a str,
@@ -464,6 +474,7 @@ impl<'a> ShowJson<'a> {
         Self {
             client: &loaded.row.client,
             files: loaded.files.iter().map(file).collect(),
+            folders: &loaded.folders,
             hunks: loaded.hunk_count(),
             reviewed: loaded.reviewed_count(),
             session: &loaded.name,

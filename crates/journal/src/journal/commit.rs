@@ -43,6 +43,9 @@ pub struct CommitOptions<'a> {
     /// Folders to remove once the commit's deletes are done, if they are empty then (an undo
     /// of new files removes the folders their apply created).
     pub prune: &'a [RelPath],
+    /// Folders to make (parents first) that no new file needs (a change's new empty
+    /// folders): made before the commit point with those, and removed again by a roll back.
+    pub make: &'a [RelPath],
     /// Called with the journal's id once the journal exists (state `preparing`) and before
     /// the commit point (with no observer, while the temp files are written; with one, before
     /// any is): the resolve log records the commit under that id, so that
@@ -83,7 +86,12 @@ pub fn commit(
     let _write_lock = WriteLock::exclusive(&journal_dir, workspace)?;
     let held = Held::default();
     // 1. Every target is still what the preview read.
-    let plan = check_targets(workspace, steps, &held)?;
+    let mut plan = check_targets(workspace, steps, &held)?;
+    for dir in options.make {
+        if !plan.dirs.contains(dir) {
+            plan.dirs.push(dir.clone());
+        }
+    }
     // 2. The journal, `preparing`, and the prepare hook; 3. the folders and the temp files,
     // durable. Both only have to be done before the commit point: unobserved, the prepare
     // hook (the resolve log's record) runs while other threads write the temps.
