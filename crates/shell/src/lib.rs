@@ -26,9 +26,11 @@
 //! and `After`, what each path is after the run).
 
 pub mod apply;
+mod gitindex;
 pub mod isolate;
 pub mod plan;
 mod run;
+pub mod snapshot;
 pub mod upper;
 
 pub use crate::run::{GONE_PREFIX, Run, RunInfo, delete_gone};

@@ -69,11 +69,32 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     // The command's processes inherit the run's lock: a sweep after this wrapper is killed
     // waits for them.
     let lock = run.inheritable_lock().context("sharing the run's lock")?;
-    let status = match isolated(&root, &run, &script, &info.cwd) {
+    let attempt = match isolation_wanted() {
+        Ok(true) => isolated(&root, &run, &script, &info.cwd),
+        Ok(false) => Err(Spawn::Unisolated(format!(
+            "isolation is turned off: {}=off",
+            staged_shell::snapshot::ISOLATION_ENV
+        ))),
+        Err(why) => {
+            let _ = run.remove();
+            eprintln!("staged: {why}; nothing was run.");
+            return Ok(Exit::Code(2));
+        }
+    };
+    let status = match attempt {
         Ok(status) => status,
-        Err(Spawn::Unisolated(why)) => {
+        Err(Spawn::Unisolated(why)) if mode == "gate" => {
             let _ = run.remove();
             return Ok(unisolated(mode, &why, &script, &info.cwd));
+        }
+        Err(Spawn::Unisolated(why)) => {
+            match snapshotted(&workspace, &run, &why, &script, &info.cwd) {
+                Some(status) => status,
+                None => {
+                    let _ = run.remove();
+                    return Ok(unisolated(mode, &why, &script, &info.cwd));
+                }
+            }
         }
         Err(Spawn::Failed(err)) => {
             let _ = run.remove();
@@ -247,6 +268,55 @@ fn isolated(
             Ok(why) => Err(Spawn::Unisolated(why)),
             Err(_) => Err(Spawn::Failed(err)),
         },
+    }
+}
+
+/// Whether to isolate commands, as `STAGED_SHELL_ISOLATION` says: `auto` (or unset) where
+/// the system allows, `off` never (record mode compares snapshots, gate mode refuses).
+///
+/// # Errors
+/// Any other value, named.
+fn isolation_wanted() -> Result<bool, String> {
+    let name = staged_shell::snapshot::ISOLATION_ENV;
+    match std::env::var(name) {
+        Err(std::env::VarError::NotPresent) => Ok(true),
+        Ok(value) if value == "auto" || value.is_empty() => Ok(true),
+        Ok(value) if value == "off" => Ok(false),
+        Ok(value) => Err(format!(
+            "{name} is {value:?}, but staged knows only \"auto\" (isolate where the system allows) and \"off\" (never isolate)"
+        )),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(format!("{name} is not UTF-8, but staged knows only \"auto\" and \"off\""))
+        }
+    }
+}
+
+/// Record mode without isolation (`why`): a snapshot of the workspace is taken and kept in
+/// the run folder, then the command runs as it would without staged (holding the run's lock,
+/// as an isolated one does); `None`, having run nothing, when the snapshot could not be taken
+/// (the command then runs unrecorded).
+fn snapshotted(
+    workspace: &ConfinedRoot,
+    run: &Run,
+    why: &str,
+    script: &str,
+    cwd: &Path,
+) -> Option<std::process::ExitStatus> {
+    let taken = staged_shell::snapshot::Snapshot::take(workspace)
+        .and_then(|snapshot| snapshot.save(run.dir()).map_err(|err| err.to_string()));
+    if let Err(err) = taken {
+        eprintln!("staged: the workspace's snapshot could not be taken: {err}");
+        return None;
+    }
+    eprintln!(
+        "staged: cannot isolate shell commands here ({why}); this command's writes are recorded by comparing the tree before and after it."
+    );
+    match Command::new(shell()).arg("-c").arg(script).current_dir(cwd).status() {
+        Ok(status) => Some(status),
+        Err(err) => {
+            eprintln!("staged: the shell could not be run: {err}");
+            Some(std::process::ExitStatus::from_raw(127 << 8))
+        }
     }
 }
 
