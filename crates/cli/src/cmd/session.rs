@@ -145,8 +145,24 @@ fn show(
         Some(seq) => Loaded::entry(ws, seq)?,
         None => load(ws, store, typed)?,
     };
+    let caveats = snapshot_caveats(store, &loaded);
     if out.json {
-        let value = ShowJson::of(&loaded);
+        let mut value = serde_json::to_value(ShowJson::of(&loaded))?;
+        if !caveats.is_empty()
+            && let Some(object) = value.as_object_mut()
+        {
+            let listed: Vec<serde_json::Value> = caveats
+                .iter()
+                .map(|(entry, label)| {
+                    serde_json::json!({
+                        "entry": entry,
+                        "label": label,
+                        "caveat": staged_shell::snapshot::CAVEAT,
+                    })
+                })
+                .collect();
+            object.insert("caveats".to_owned(), listed.into());
+        }
         out.line(&serde_json::to_string_pretty(&value)?)?;
         return Ok(Exit::Success);
     }
@@ -165,12 +181,44 @@ fn show(
         loaded.reviewed_count(),
         plural(loaded.hunk_count(), "hunk")
     );
+    for (entry, label) in &caveats {
+        eprintln!(
+            "{}",
+            staged_render::escape_line(&format!(
+                "log entry {entry} ({label}) was recorded by comparing the tree before and after its command: {}.",
+                staged_shell::snapshot::CAVEAT
+            ))
+        );
+    }
     let mut diff = String::new();
     for file in &loaded.files {
         diff.push_str(&numbered(file, &loaded.states));
     }
     out.diff(&diff)?;
     Ok(Exit::Success)
+}
+
+/// The log entries behind `loaded`'s hunks that a shell command's snapshot fallback recorded
+/// (`extra.shell.attribution` = `"snapshot"`: they may hold other programs' writes), with
+/// their labels.
+fn snapshot_caveats(store: &SqliteStore, loaded: &Loaded) -> Vec<(u64, String)> {
+    let seqs: BTreeSet<u64> = loaded
+        .files
+        .iter()
+        .flat_map(|f| f.diff.hunks.iter().flat_map(|h| h.entries.iter().copied()))
+        .collect();
+    let Some(&first) = seqs.first() else { return Vec::new() };
+    let Ok(entries) = store.entries_from(first) else { return Vec::new() };
+    entries
+        .into_iter()
+        .filter(|e| seqs.contains(&e.seq))
+        .filter(|e| {
+            let shell = e.record.extra.as_ref().and_then(|x| x.get("shell"));
+            shell.and_then(|s| s.get("attribution")).and_then(serde_json::Value::as_str)
+                == Some("snapshot")
+        })
+        .map(|e| (e.seq, e.record.label))
+        .collect()
 }
 
 /// `file`'s diff with each hunk header numbered and marked; still a diff `git apply` takes.
