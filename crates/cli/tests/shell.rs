@@ -1468,3 +1468,48 @@ fn an_unknown_isolation_setting_runs_nothing_and_says_so() {
     );
     assert_eq!(read(&root, "a.txt"), "a\n");
 }
+
+#[test]
+fn unisolated_a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call() {
+    let (_dir, root) = committed(&[("src/a.txt", "a\n")]);
+    let wrapped = rewritten(
+        &root,
+        "record",
+        "kill -9 $PPID; sleep 1; echo late > src/late.txt; echo b >> src/a.txt",
+    );
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(&wrapped)
+        .current_dir(&root)
+        .env("STAGED_SHELL_ISOLATION", "off")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success());
+    let mut next = bash_event(&root, "true");
+    next["hook_event_name"] = json!("PostToolUse");
+    next["tool_name"] = json!("Read");
+    let start = std::time::Instant::now();
+    let out = loop {
+        let out = hook(&root, "record", &next);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if !out.stdout.is_empty() || start.elapsed().as_secs() > 30 {
+            break out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let context = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(context.contains("what it wrote was recorded."), "{reply}");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    assert_eq!(entry["extra"]["shell"]["attribution"], "snapshot", "{entry}");
+    let files: Vec<&str> =
+        entry["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, ["src/a.txt", "src/late.txt"]);
+    let out = staged(&root, &["session", "revert", "--reason", "put back"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&root, "src/a.txt"), "a\n");
+    assert!(!root.join("src/late.txt").exists());
+}

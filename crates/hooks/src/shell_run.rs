@@ -2,7 +2,9 @@
 //! (the client's `updatedInput`) to run under `staged shell-run`, which runs it in a private
 //! overlay of the workspace (`staged-shell`), so staged knows exactly what it wrote; once it
 //! is done, [`finish`] records those writes in the session (record mode) or stages them as
-//! one preview of it and keeps them out of the tree (gate mode). A run whose wrapper never
+//! one preview of it and keeps them out of the tree (gate mode); a run of record mode's
+//! snapshot fallback (no overlay) is recorded from its snapshot, with its caveat
+//! (`staged_shell::snapshot`). A run whose wrapper never
 //! finished (the command was killed) is finished by the session's next hook call
 //! ([`sweep`]).
 //!
@@ -448,13 +450,8 @@ fn finish_snapshot(
         return res;
     }
     enter(ws, &info.client, &info.session);
-    let recorded = snapshot.changes(ws.workspace()).and_then(|changes| {
-        if changes.is_empty() {
-            return Ok(false);
-        }
-        let base = record_base(&info, &staged_shell::label(&info.command));
-        staged_shell::snapshot::record(ws.session(), changes, &info.command, base).map(|()| true)
-    });
+    let base = record_base(&info, &staged_shell::label(&info.command));
+    let recorded = snapshot.record(ws.session(), ws.workspace(), &info.command, base);
     let _ = run.mark_done();
     let _ = run.remove();
     match recorded {

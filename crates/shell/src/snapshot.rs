@@ -34,7 +34,7 @@ use std::{
 };
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use staged_core::{FileChange, LogRecord, Session};
 use staged_journal::{
     Applied, ConfinedRoot, DiffHeader, LineIndex, ModeChange, STATE_DIR_NAME, UndoData,
@@ -53,10 +53,10 @@ pub const CAVEAT: &str = "changes made while the command ran; other programs' wr
 
 /// The largest file a snapshot copies (its bytes before are not kept past it, unless git has
 /// them).
-pub const COPY_FILE_CAP: u64 = 16 << 20;
+pub(crate) const COPY_FILE_CAP: u64 = 16 << 20;
 
 /// The most bytes one snapshot copies anew (copies reused from the last snapshot cost nothing).
-pub const COPY_TOTAL_CAP: u64 = 256 << 20;
+pub(crate) const COPY_TOTAL_CAP: u64 = 256 << 20;
 
 /// A run's snapshot, in its folder.
 const SNAPSHOT_FILE: &str = "snapshot.json";
@@ -265,6 +265,28 @@ impl Snapshot {
         Ok(res)
     }
 
+    /// Logs what changed in the workspace of `workspace` since the snapshot (the writes of
+    /// `command`, and any other program's meanwhile) as one entry of the session `session`
+    /// acts for, completing `base` (its id, label, front end and reason); `false` when nothing
+    /// changed (nothing is logged then). Nothing is written to the tree.
+    ///
+    /// # Errors
+    /// When the tree cannot be walked, bytes kept cannot be read back, or the entry cannot be
+    /// logged.
+    pub fn record(
+        &self,
+        session: &Session,
+        workspace: &ConfinedRoot,
+        command: &str,
+        base: LogRecord,
+    ) -> Result<bool, String> {
+        let changes = self.changes(workspace)?;
+        if changes.is_empty() {
+            return Ok(false);
+        }
+        record(session, changes, command, base).map(|()| true)
+    }
+
     /// Writes the snapshot into the run folder `dir`.
     ///
     /// # Errors
@@ -298,23 +320,58 @@ enum Side {
     Other,
 }
 
+/// A file not in the diff, as `extra.shell.notInDiff` names it (the overlay's shape).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NotInDiff {
+    path: String,
+    why: String,
+    /// The SHA-256 of its bytes after (`null`: no regular file).
+    after: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    after_mode: Option<u32>,
+    existed: bool,
+    /// The SHA-256 of its bytes before, kept in `.staged/shell/kept/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before_mode: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before_link: Option<String>,
+}
+
+impl NotInDiff {
+    fn named(path: &str, why: &str, existed: bool) -> NotInDiff {
+        NotInDiff {
+            path: path.to_owned(),
+            why: why.to_owned(),
+            after: None,
+            after_mode: None,
+            existed,
+            before: None,
+            before_mode: None,
+            before_link: None,
+        }
+    }
+}
+
 /// What a command changed, sorted: the text changes as the journal's undo data, the rest
 /// named (`extra.shell.notInDiff`).
 #[derive(Debug, Default)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// The text changes, as an apply's undo data keeps them.
     ops: Vec<Applied>,
     /// The text each updated or deleted file had before, by path.
     texts: BTreeMap<String, String>,
     /// The modes changed (of files updated).
     modes: Vec<ModeChange>,
-    /// The files not in the diff, each as `notInDiff` names it.
-    others: Vec<Value>,
+    /// The files not in the diff.
+    others: Vec<NotInDiff>,
 }
 
 impl Changes {
     /// Whether the command changed nothing staged sees.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.ops.is_empty() && self.others.is_empty()
     }
 }
@@ -332,7 +389,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// When the tree cannot be walked, or bytes kept cannot be read back for a text change.
-    pub fn changes(&self, workspace: &ConfinedRoot) -> Result<Changes, String> {
+    pub(crate) fn changes(&self, workspace: &ConfinedRoot) -> Result<Changes, String> {
         let root = workspace.root();
         let mut now: BTreeMap<String, (Stat, Kind)> = BTreeMap::new();
         let mut odd = Vec::new();
@@ -393,16 +450,11 @@ impl Snapshot {
             res.add(workspace, path, before, after)?;
         }
         for path in odd.iter().filter(|p| !self.odd.contains(p)) {
-            res.others.push(
-                json!({"path": path, "why": "a file whose name is not UTF-8", "existed": false}),
-            );
+            res.others.push(NotInDiff::named(path, "a file whose name is not UTF-8", false));
         }
         for path in self.odd.iter().filter(|p| !odd.contains(p)) {
-            res.others.push(json!({
-                "path": path,
-                "why": "a file whose name is not UTF-8, deleted; before bytes not kept",
-                "existed": true,
-            }));
+            let why = "before bytes not kept (a file whose name is not UTF-8, deleted)";
+            res.others.push(NotInDiff::named(path, why, true));
         }
         Ok(res)
     }
@@ -488,22 +540,19 @@ impl Changes {
             return Ok(());
         }
         let why = why_not_text(&before, &after);
-        let mut item = json!({"path": path, "why": why, "existed": existed});
-        match &after {
-            Side::File(Ok(bytes), mode) => {
-                item["after"] = Value::from(fingerprint(bytes));
-                item["afterMode"] = Value::from(mode & 0o7777);
-            }
-            _ => item["after"] = Value::Null,
+        let mut item = NotInDiff::named(path, &why, existed);
+        if let Side::File(Ok(bytes), mode) = &after {
+            item.after = Some(fingerprint(bytes));
+            item.after_mode = Some(mode & 0o7777);
         }
         match &before {
             Side::File(Ok(bytes), mode) => {
                 let sha = fingerprint(bytes);
                 staged_journal::keep_bytes(workspace, &sha, bytes)?;
-                item["before"] = Value::from(sha);
-                item["beforeMode"] = Value::from(mode & 0o7777);
+                item.before = Some(sha);
+                item.before_mode = Some(mode & 0o7777);
             }
-            Side::Link(target) => item["beforeLink"] = Value::from(target.clone()),
+            Side::Link(target) => item.before_link = Some(target.clone()),
             _ => {}
         }
         self.others.push(item);
@@ -561,7 +610,7 @@ fn why_not_text(before: &Side, after: &Side) -> String {
 ///
 /// # Errors
 /// When the entry cannot be logged or its diff made.
-pub fn record(
+fn record(
     session: &Session,
     changes: Changes,
     command: &str,
@@ -598,7 +647,9 @@ pub fn record(
         };
         diff.push_str(&piece.map_err(|err| err.to_string())?);
     }
-    let mut extra = extra(command, "snapshot", &changes.others, 0);
+    let others: Vec<Value> =
+        changes.others.iter().filter_map(|o| serde_json::to_value(o).ok()).collect();
+    let mut extra = extra(command, "snapshot", &others, 0);
     if let Some(shell) = extra.get_mut("shell").and_then(Value::as_object_mut) {
         shell.remove("ignoredChanged");
         shell.insert("caveat".to_owned(), Value::from(CAVEAT));

@@ -147,22 +147,15 @@ fn show(
     };
     let caveats = snapshot_caveats(store, &loaded);
     if out.json {
-        let mut value = serde_json::to_value(ShowJson::of(&loaded))?;
-        if !caveats.is_empty()
-            && let Some(object) = value.as_object_mut()
-        {
-            let listed: Vec<serde_json::Value> = caveats
-                .iter()
-                .map(|(entry, label)| {
-                    serde_json::json!({
-                        "entry": entry,
-                        "label": label,
-                        "caveat": staged_shell::snapshot::CAVEAT,
-                    })
-                })
-                .collect();
-            object.insert("caveats".to_owned(), listed.into());
-        }
+        let mut value = ShowJson::of(&loaded);
+        value.caveats = caveats
+            .iter()
+            .map(|(entry, label)| CaveatJson {
+                caveat: staged_shell::snapshot::CAVEAT,
+                entry: *entry,
+                label,
+            })
+            .collect();
         out.line(&serde_json::to_string_pretty(&value)?)?;
         return Ok(Exit::Success);
     }
@@ -444,12 +437,23 @@ impl<'a> ListedJson<'a> {
 /// `session show --json`.
 #[derive(Serialize)]
 struct ShowJson<'a> {
+    /// The log entries behind its hunks recorded from a shell command's snapshots.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    caveats: Vec<CaveatJson<'a>>,
     client: &'a str,
     files: Vec<FileJson<'a>>,
     hunks: usize,
     reviewed: usize,
     session: &'a str,
     title: Option<&'a str>,
+}
+
+/// A log entry of `session show --json` that a shell command's snapshot fallback recorded.
+#[derive(Serialize)]
+struct CaveatJson<'a> {
+    caveat: &'static str,
+    entry: u64,
+    label: &'a str,
 }
 
 /// A file of `session show --json`.
@@ -510,6 +514,7 @@ impl<'a> ShowJson<'a> {
             path: &f.path,
         };
         Self {
+            caveats: Vec::new(),
             client: &loaded.row.client,
             files: loaded.files.iter().map(file).collect(),
             hunks: loaded.hunk_count(),

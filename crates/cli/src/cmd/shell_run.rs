@@ -10,9 +10,12 @@
 //! (128 + the signal that ended it). The finished run's folder, renamed as going by then, is
 //! deleted by a child that outlives it, off the call's time.
 //!
-//! Where the namespace is refused, nothing is isolated: in gate mode the command is not run
-//! at all (a gate never fails open), in record mode it runs as it would without staged, and
-//! stderr says its writes were not recorded.
+//! Where the namespace is refused, or `STAGED_SHELL_ISOLATION=off`, nothing is isolated: in
+//! gate mode the command is not run at all (a gate never fails open); in record mode a
+//! snapshot of the workspace is kept in the run folder (`staged_shell::snapshot`), the command
+//! runs as it would without staged, and `staged_hooks::finish` records what changed since, with
+//! the entry's caveat (only when no snapshot can be taken does it run unrecorded, and stderr
+//! says so).
 
 use std::{
     os::unix::process::{CommandExt, ExitStatusExt},
