@@ -2,7 +2,7 @@
 """What staged adds to one shell call, against one `git status --porcelain` on the same tree
 (issue 35; docs/contract/shell.md).
 
-Usage: python3 bench/shell.py [--staged target/release/staged] [--base OLD_STAGED] [--runs 9]
+Usage: python3 bench/shell.py [--staged target/release/staged] [--base OLD_STAGED] [--fallback] [--runs 9]
                               [--sizes 10000,100000] [--real] [--bytes 1,10,50]
 
 For each tree size, a generated tree (files of 40 lines in folders of 100) is committed to git;
@@ -24,7 +24,11 @@ library of `/usr/lib` dominates the bytes). Then, `--runs` times each (interleav
   the CPU figures are the steadier ones.
 
 With `--base OLD_STAGED`, every run times the old binary's call right after the new one's, on
-the same tree (each in its own session), and the table has a row for each.
+the same tree (each in its own session), and the table has a row for each. With `--fallback`,
+likewise the same binary's call with `STAGED_SHELL_ISOLATION=off` (row `fallback`): record
+mode's snapshot fallback, a stat snapshot of the tree before the command and one after, the
+bytes before of tracked files left to git's blobs and of the others copied (once: a copy of
+an unchanged file is reused); `--no-overlay` leaves the overlay's row out.
 
 COMMAND changes 1 file (an appended line) or 1,000 files (a line appended to each); with
 `--bytes`, also one file of that many MB, committed in the tree, rewritten whole (every line
@@ -59,12 +63,13 @@ REAL_SOURCES = [
 REAL_MAX_BYTES = 1 << 20
 
 
-def timed(argv, cwd, stdin=None):
+def timed(argv, cwd, stdin=None, env=None):
     """Wall seconds, CPU seconds (user + system, the process and its waited-for children) and
-    peak RSS (KiB) of one process, and its stdout."""
+    peak RSS (KiB) of one process, and its stdout. `env`: variables to set for it."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, **env} if env else None)
     if stdin is not None:
         proc.stdin.write(stdin)
         proc.stdin.close()
@@ -166,7 +171,7 @@ def events(root, command, session):
     return pre, post
 
 
-def hooked(staged, root, command, session, peak=False):
+def hooked(staged, root, command, session, peak=False, env=None):
     """One hooked call: wall and CPU time of the three staged processes (the wrapper's
     figures include the command's); with `peak`, each process runs under `/usr/bin/time`
     and the third figure is the highest RSS (MiB) of any of them. (A child's `ru_maxrss`
@@ -177,9 +182,9 @@ def hooked(staged, root, command, session, peak=False):
 
     def run(argv, stdin=None):
         if not peak:
-            return timed(argv, root, stdin)
+            return timed(argv, root, stdin, env)
         out_file = root.parent / "peak.txt"
-        res = timed(["/usr/bin/time", "-f", "%M", "-o", str(out_file), *argv], root, stdin)
+        res = timed(["/usr/bin/time", "-f", "%M", "-o", str(out_file), *argv], root, stdin, env)
         peaks.append(int(out_file.read_text().split()[-1]) / 1024)
         return res
 
@@ -192,7 +197,7 @@ def hooked(staged, root, command, session, peak=False):
 
 def bench_case(builds, root, runs, label, n, case, command):
     """Rows of one case (`case`: files changed, or MB rewritten) for each build."""
-    stats = {name: {"add": [], "cpu": [], "peak": [], "first": None} for name, _ in builds}
+    stats = {name: {"add": [], "cpu": [], "peak": [], "first": None} for name, _, _ in builds}
     git_s, git_cpu, alone_s, alone_cpu = [], [], [], []
     for run in range(runs):
         g, gc, _, _ = timed(["git", "status", "--porcelain"], root)
@@ -201,18 +206,19 @@ def bench_case(builds, root, runs, label, n, case, command):
         git_cpu.append(gc)
         alone_s.append(a)
         alone_cpu.append(ac)
-        for name, staged in builds:
-            wall, cpu, _ = hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}")
+        for name, staged, env in builds:
+            wall, cpu, _ = hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}", env=env)
             s = stats[name]
             s["add"].append(wall - a)
             s["cpu"].append(cpu - ac)
             if run == 0:
                 s["first"] = wall - a
     # Peak memory: one more call of each build, each process under /usr/bin/time.
-    for name, staged in builds:
-        stats[name]["peak"].append(hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}", peak=True)[2])
+    for name, staged, env in builds:
+        stats[name]["peak"].append(
+            hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}", peak=True, env=env)[2])
     rows = []
-    for name, _ in builds:
+    for name, _, _ in builds:
         s = stats[name]
         g50, add50 = statistics.median(git_s), statistics.median(s["add"])
         rows.append((name, label, n, case, g50, statistics.median(git_cpu), statistics.median(alone_s), add50,
@@ -248,10 +254,15 @@ def main():
     parser.add_argument("--real", action="store_true")
     parser.add_argument("--only-real", action="store_true", help="the real trees only")
     parser.add_argument("--bytes", default="", help="MB sizes of the whole-file rewrites, e.g. 1,10,50")
+    parser.add_argument("--fallback", action="store_true",
+                        help="also time the record-mode snapshot fallback (STAGED_SHELL_ISOLATION=off) of --staged")
+    parser.add_argument("--no-overlay", action="store_true", help="with --fallback: the fallback only")
     args = parser.parse_args()
-    builds = [("new", os.path.abspath(args.staged))]
+    builds = [] if args.no_overlay else [("new", os.path.abspath(args.staged), None)]
+    if args.fallback:
+        builds.append(("fallback", os.path.abspath(args.staged), {"STAGED_SHELL_ISOLATION": "off"}))
     if args.base:
-        builds.append(("base", os.path.abspath(args.base)))
+        builds.append(("base", os.path.abspath(args.base), None))
     sizes_mb = [int(s) for s in args.bytes.split(",") if s]
     base = REPO / "target" / "bench-shell"
     kinds = [("generated", generated)] if not args.only_real else []
@@ -264,7 +275,7 @@ def main():
             root = base / f"{label}-{n}"
             root.mkdir(parents=True)
             make(root, n)
-            for _, staged in builds:
+            for _, staged, _ in builds:
                 subprocess.run([staged, "--workspace", str(root), "pending"], stdout=subprocess.DEVNULL, check=True)
             rows.extend(bench_tree(builds, root, args.runs, label, n, sizes_mb))
             shutil.rmtree(base, ignore_errors=True)

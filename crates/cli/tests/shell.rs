@@ -1357,3 +1357,271 @@ fn kept_bytes_go_with_the_log_entries_retention_drops_and_never_before() {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0two");
 }
+
+/// The caveat an entry recorded by comparing snapshots carries (`docs/contract/shell.md`).
+const CAVEAT: &str = "changes made while the command ran; other programs' writes in that window cannot be told apart";
+
+/// Runs `command` with `sh -c` in `dir` as Claude Code's Bash tool does, with the isolation
+/// forced off (`STAGED_SHELL_ISOLATION=off`): the wrapper takes the snapshot fallback.
+fn sh_unisolated(dir: &Path, command: &str) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .env("STAGED_SHELL_ISOLATION", "off")
+        .output()
+        .unwrap()
+}
+
+/// `shell-run` with the isolation forced off.
+fn shell_run_unisolated(dir: &Path, mode: &str, command: &str) -> Output {
+    Command::new(common::staged_bin())
+        .args(["shell-run", "--client", "claude-code", "--session", "session-1", "--mode", mode])
+        .args(["--", command])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("STAGED_SHELL_ISOLATION", "off")
+        .output()
+        .unwrap()
+}
+
+/// A repository holding `files`, committed, its index written after them (so git's stat
+/// data of each is trusted, not racily clean).
+fn committed(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    git(&root, &["init", "-q"]);
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "files"]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    git(&root, &["update-index", "--really-refresh"]);
+    (dir, root)
+}
+
+fn kept_files(root: &Path) -> Vec<String> {
+    std::fs::read_dir(root.join(".staged/shell/kept"))
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn unisolated_record_mode_records_a_sed_and_a_heredoc_by_snapshots_with_the_caveat() {
+    let (_dir, root) = committed(&[("src/a.txt", A), ("src/other.txt", "other\n")]);
+    let wrapped = rewritten(&root, "record", COMMAND);
+    let out = sh_unisolated(&root, &wrapped);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let told = stderr(&out);
+    assert!(
+        told.contains("cannot isolate shell commands here (isolation is turned off: STAGED_SHELL_ISOLATION=off); this command's writes are recorded by comparing the tree before and after it."),
+        "{told}"
+    );
+    assert!(told.contains(CAVEAT), "{told}");
+    assert_eq!(read(&root, "src/a.txt"), "one\r\nTWO\nthree");
+    assert_eq!(read(&root, "src/new.txt"), "hello\n");
+    let log = json(&staged(&root, &["--json", "log"]));
+    assert_eq!(log["entries"].as_array().unwrap().len(), 1, "{log}");
+    let entry = &log["entries"][0];
+    assert_eq!(entry["source"], "shell", "{entry}");
+    assert_eq!(entry["frontEnd"], "hook:claude-code");
+    assert_eq!(entry["reason"], "Claude Code's shell command, recorded by staged's wrapper");
+    assert_eq!(
+        entry["label"],
+        "Shell: sed -i 's/two/TWO/' src/a.txt && cat > src/new.txt <<'EOF'\\nhello\\nEOF"
+    );
+    let shell = &entry["extra"]["shell"];
+    assert_eq!(shell["attribution"], "snapshot", "{entry}");
+    assert_eq!(shell["caveat"], CAVEAT);
+    assert_eq!(shell["command"], COMMAND);
+    let files: Vec<&str> =
+        entry["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, ["src/a.txt", "src/new.txt"]);
+    // The tracked file's bytes before are git's blob: nothing of it was copied.
+    assert!(kept_files(&root).iter().all(|f| !f.starts_with(&sha256_of(A.as_bytes())[..12])));
+    let shown = staged(&root, &["session", "show"]);
+    assert_eq!(code(&shown), 0, "{}", stderr(&shown));
+    let diff = stdout(&shown);
+    assert!(diff.contains("-two\n+TWO\n"), "{diff}");
+    assert!(diff.contains("diff --git a/src/new.txt b/src/new.txt"), "{diff}");
+    assert!(!diff.contains("other.txt"), "{diff}");
+    assert!(
+        stderr(&shown).contains(&format!(
+            "log entry 1 (Shell: sed -i 's/two/TWO/' src/a.txt && cat > src/new.txt <<'EOF'\\nhello\\nEOF) was recorded by comparing the tree before and after its command: {CAVEAT}."
+        )),
+        "{}",
+        stderr(&shown)
+    );
+    let shown = json(&staged(&root, &["--json", "session", "show"]));
+    assert_eq!(shown["caveats"][0]["entry"], 1, "{shown}");
+    assert_eq!(shown["caveats"][0]["caveat"], CAVEAT);
+    let out =
+        staged(&root, &["session", "revert", "--only", "src/a.txt:1", "--reason", "keep two"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read(root.join("src/a.txt")).unwrap(), A.as_bytes());
+    assert_eq!(read(&root, "src/new.txt"), "hello\n");
+    // The run's folder goes, as an isolated one's does.
+    let runs = || -> Vec<_> {
+        std::fs::read_dir(root.join(".staged/shell"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().is_dir() && e.file_name() != "kept")
+            .map(|e| e.path())
+            .collect()
+    };
+    let start = std::time::Instant::now();
+    while !runs().is_empty() && start.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(runs().is_empty(), "{:?}", runs());
+}
+
+#[test]
+fn unisolated_an_untracked_file_truncated_by_a_redirect_reverts_to_its_exact_bytes() {
+    let (_dir, root) = committed(&[("tracked.txt", "t\n")]);
+    let before = "line one\nline two\r\nno newline";
+    std::fs::write(root.join("notes.txt"), before).unwrap();
+    std::fs::write(root.join("dirty.txt"), "dirty before\n").unwrap();
+    // A tracked file changed since the index: its bytes are not git's, so they are copied.
+    std::fs::write(root.join("tracked.txt"), "t changed\n").unwrap();
+    let out = shell_run_unisolated(
+        &root,
+        "record",
+        "echo replaced > notes.txt; rm dirty.txt; echo again > tracked.txt",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&root, "notes.txt"), "replaced\n");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    assert_eq!(entry["extra"]["shell"]["attribution"], "snapshot", "{entry}");
+    assert_eq!(entry["extra"]["shell"]["notInDiff"], json!([]), "{entry}");
+    let out = staged(&root, &["session", "revert", "--reason", "put them back"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read(root.join("notes.txt")).unwrap(), before.as_bytes());
+    assert_eq!(read(&root, "dirty.txt"), "dirty before\n");
+    assert_eq!(read(&root, "tracked.txt"), "t changed\n");
+}
+
+#[test]
+fn unisolated_a_binary_file_reverts_to_its_bytes_from_git_and_one_past_the_cap_is_named() {
+    let (_dir, root) = committed(&[("a.txt", "a\n")]);
+    std::fs::write(root.join("blob.bin"), b"\0old").unwrap();
+    git(&root, &["add", "blob.bin"]);
+    git(&root, &["commit", "-qm", "blob"]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    git(&root, &["update-index", "--really-refresh"]);
+    // 17 MiB of text, untracked: past the 16 MiB staged copies of one file.
+    let big = "0123456789abcdef\n".repeat(17 << 16);
+    std::fs::write(root.join("big.txt"), &big).unwrap();
+    let out = shell_run_unisolated(
+        &root,
+        "record",
+        "printf '\\0new' > blob.bin; echo tail >> big.txt; echo b >> a.txt",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    let named = entry["extra"]["shell"]["notInDiff"].as_array().unwrap().clone();
+    let whys: Vec<(&str, &str)> =
+        named.iter().map(|n| (n["path"].as_str().unwrap(), n["why"].as_str().unwrap())).collect();
+    assert_eq!(
+        whys,
+        [
+            ("big.txt", "before bytes not kept (over 16 MiB, the most staged copies of one file)"),
+            ("blob.bin", "binary"),
+        ],
+        "{entry}"
+    );
+    assert!(named[0].get("before").is_none(), "{entry}");
+    assert_eq!(named[1]["before"], sha256_of(b"\0old"));
+    let files: Vec<&str> =
+        entry["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, ["a.txt"]);
+    let out = staged(&root, &["session", "revert", "--reason", "put them back"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0old");
+    assert_eq!(read(&root, "a.txt"), "a\n");
+    // Named, never restored: staged has no bytes of it before.
+    assert_eq!(read(&root, "big.txt"), format!("{big}tail\n"));
+}
+
+#[test]
+fn unisolated_gate_mode_still_refuses_to_run_the_command() {
+    let (_dir, root) = committed(&[("src/a.txt", A)]);
+    let wrapped = rewritten(&root, "gate", COMMAND);
+    let out = sh_unisolated(&root, &wrapped);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "staged cannot isolate shell commands here (isolation is turned off: STAGED_SHELL_ISOLATION=off), so in gate mode it did not run this one: nothing was run and nothing was written. A person can run it, or staged's hooks can be installed in record mode."
+    );
+    assert_eq!(read(&root, "src/a.txt"), A);
+    assert!(!root.join("src/new.txt").exists());
+    assert!(pending_ids(&root).is_empty());
+    assert_eq!(json(&staged(&root, &["--json", "log"]))["entries"], json!([]));
+}
+
+#[test]
+fn an_unknown_isolation_setting_runs_nothing_and_says_so() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let out = Command::new(common::staged_bin())
+        .args(["shell-run", "--client", "claude-code", "--session", "s", "--mode", "record"])
+        .args(["--", "echo b > a.txt"])
+        .current_dir(&root)
+        .env("STAGED_SHELL_ISOLATION", "of")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "staged: STAGED_SHELL_ISOLATION is \"of\", but staged knows only \"auto\" (isolate where the system allows) and \"off\" (never isolate); nothing was run."
+    );
+    assert_eq!(read(&root, "a.txt"), "a\n");
+}
+
+#[test]
+fn unisolated_a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call() {
+    let (_dir, root) = committed(&[("src/a.txt", "a\n")]);
+    let wrapped = rewritten(
+        &root,
+        "record",
+        "kill -9 $PPID; sleep 1; echo late > src/late.txt; echo b >> src/a.txt",
+    );
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(&wrapped)
+        .current_dir(&root)
+        .env("STAGED_SHELL_ISOLATION", "off")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success());
+    let mut next = bash_event(&root, "true");
+    next["hook_event_name"] = json!("PostToolUse");
+    next["tool_name"] = json!("Read");
+    let start = std::time::Instant::now();
+    let out = loop {
+        let out = hook(&root, "record", &next);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        if !out.stdout.is_empty() || start.elapsed().as_secs() > 30 {
+            break out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let context = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(context.contains("what it wrote was recorded."), "{reply}");
+    let entry = &json(&staged(&root, &["--json", "log"]))["entries"][0];
+    assert_eq!(entry["extra"]["shell"]["attribution"], "snapshot", "{entry}");
+    let files: Vec<&str> =
+        entry["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, ["src/a.txt", "src/late.txt"]);
+    let out = staged(&root, &["session", "revert", "--reason", "put back"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&root, "src/a.txt"), "a\n");
+    assert!(!root.join("src/late.txt").exists());
+}

@@ -2,7 +2,9 @@
 //! (the client's `updatedInput`) to run under `staged shell-run`, which runs it in a private
 //! overlay of the workspace (`staged-shell`), so staged knows exactly what it wrote; once it
 //! is done, [`finish`] records those writes in the session (record mode) or stages them as
-//! one preview of it and keeps them out of the tree (gate mode). A run whose wrapper never
+//! one preview of it and keeps them out of the tree (gate mode); a run of record mode's
+//! snapshot fallback (no overlay) is recorded from its snapshot, with its caveat
+//! (`staged_shell::snapshot`). A run whose wrapper never
 //! finished (the command was killed) is finished by the session's next hook call
 //! ([`sweep`]).
 //!
@@ -345,6 +347,11 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
         let _ = run.remove();
         return Finished::default();
     }
+    match staged_shell::snapshot::Snapshot::of_run(run.dir()) {
+        Ok(Some(snapshot)) => return finish_snapshot(ws, run, &snapshot),
+        Ok(None) => {}
+        Err(why) => return kept_aside(run, &why),
+    }
     if run.from_earlier_boot() {
         return kept_aside(
             run,
@@ -352,7 +359,6 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
         );
     }
     let info = run.info().clone();
-    let client = client_display(&info.client);
     enter(ws, &info.client, &info.session);
     let root = ws.workspace().root().to_path_buf();
     let planned = upper::written(&root, &run.upper())
@@ -396,16 +402,7 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
         let _ = run.remove();
         return res;
     }
-    let call = info.call.clone().unwrap_or_default();
-    let mut base = LogRecord::new(
-        PendingId::from_string(format!("hook:{}:{call}", info.client)),
-        label.clone(),
-        staged_shell::SHELL_SOURCE,
-        LogOutcome::Applied,
-        LogAction::Apply,
-        &FrontEnd::Hook(info.client.clone()),
-    );
-    base.reason = format!("{client}'s shell command, recorded by staged's wrapper");
+    let base = record_base(&info, &label);
     match apply::record(ws.session(), ws.workspace(), plan, &info.command, base) {
         Ok(recorded) => {
             let _ = run.mark_done();
@@ -419,6 +416,59 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
         }
         Err(why) => kept_aside(run, &why),
     }
+}
+
+/// The log record of a recorded run, to complete: its id (`hook:<client>:<call>`), label,
+/// front end and reason.
+fn record_base(info: &staged_shell::RunInfo, label: &str) -> LogRecord {
+    let call = info.call.clone().unwrap_or_default();
+    let mut base = LogRecord::new(
+        PendingId::from_string(format!("hook:{}:{call}", info.client)),
+        label.to_owned(),
+        staged_shell::SHELL_SOURCE,
+        LogOutcome::Applied,
+        LogAction::Apply,
+        &FrontEnd::Hook(info.client.clone()),
+    );
+    base.reason =
+        format!("{}'s shell command, recorded by staged's wrapper", client_display(&info.client));
+    base
+}
+
+/// Finishes a run of the snapshot fallback (the command ran unisolated, in record mode): what
+/// changed in the tree since its snapshot is logged as one entry, which says it may hold other
+/// programs' writes. Nothing is written or put back: a gate never runs a command this way.
+fn finish_snapshot(
+    ws: &WorkspaceSession,
+    run: Run,
+    snapshot: &staged_shell::snapshot::Snapshot,
+) -> Finished {
+    let info = run.info().clone();
+    let mut res = Finished::default();
+    if info.mode != "record" {
+        let _ = run.remove();
+        return res;
+    }
+    enter(ws, &info.client, &info.session);
+    let base = record_base(&info, &staged_shell::label(&info.command));
+    let recorded = snapshot.record(ws.session(), ws.workspace(), &info.command, base);
+    let _ = run.mark_done();
+    let _ = run.remove();
+    match recorded {
+        Ok(true) => res.notes.push(format!(
+            "staged: this command's writes were recorded by comparing the tree before and after it: {}.",
+            staged_shell::snapshot::CAVEAT
+        )),
+        Ok(false) => {}
+        Err(why) => {
+            let text = format!(
+                "staged could not record what this command wrote ({why}); its writes are in the workspace, unrecorded"
+            );
+            res.notes.push(format!("staged: {text}"));
+            res.message = Some(text);
+        }
+    }
+    res
 }
 
 /// A run that cannot be finished now (`why`: the workspace could not be opened): its folder is

@@ -145,7 +145,7 @@ fn is_sha(sha: &str) -> bool {
 ///
 /// # Errors
 /// Why they cannot be had, naming the kept file, as the rest of a sentence.
-pub(crate) fn read_kept(
+pub fn read_kept(
     workspace: &ConfinedRoot,
     sha: &str,
     path: &str,
@@ -182,7 +182,7 @@ pub(crate) fn read_kept(
 ///
 /// # Errors
 /// Why they could not be kept.
-pub(crate) fn keep_bytes(workspace: &ConfinedRoot, sha: &str, bytes: &[u8]) -> Result<(), String> {
+pub fn keep_bytes(workspace: &ConfinedRoot, sha: &str, bytes: &[u8]) -> Result<(), String> {
     let dir = kept_dir(workspace, true)?.ok_or_else(|| "no folder of kept bytes".to_owned())?;
     let _lock = lock_kept(&dir, false)?;
     if read_kept(workspace, sha, "").is_ok() {
@@ -191,6 +191,23 @@ pub(crate) fn keep_bytes(workspace: &ConfinedRoot, sha: &str, bytes: &[u8]) -> R
     }
     dir.write_replace(sha, bytes, &NewFileMode::Default)
         .map_err(|err| format!("{}: {err}", kept_path(workspace, sha).display()))
+}
+
+/// Whether the kept bytes `sha` are still there (a regular file at their name: a look, not a
+/// read), marked kept again now as [`keep_bytes`] marks bytes it finds kept already, so that a
+/// [`prune_kept`] within the grace leaves them (a shell command's snapshot reuses the copy its
+/// last snapshot made of an unchanged file).
+pub fn kept_again(workspace: &ConfinedRoot, sha: &str) -> bool {
+    if !is_sha(sha) {
+        return false;
+    }
+    let Ok(Some(dir)) = kept_dir(workspace, false) else { return false };
+    let Ok(_lock) = lock_kept(&dir, false) else { return false };
+    if !matches!(dir.entry_metadata(sha), Ok(Some(meta)) if meta.is_file()) {
+        return false;
+    }
+    refresh(&dir, sha);
+    true
 }
 
 /// Marks the kept file `sha`, kept already, as kept again now (its change time), so that a

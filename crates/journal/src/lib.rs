@@ -73,8 +73,8 @@ pub use crate::{
         recover::{RecoverOptions, RecoveryHooks, needs_recovery, recover},
     },
     kept::{
-        KEPT_GRACE, KeptBytes, KeptChange, KeptError, KeptInUndo, KeptUndo, keep_file, kept_due,
-        prune_kept, undo_kept,
+        KEPT_GRACE, KeptBytes, KeptChange, KeptError, KeptInUndo, KeptUndo, keep_bytes, keep_file,
+        kept_again, kept_due, prune_kept, read_kept, undo_kept,
     },
     lines::LineIndex,
     part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_folders},

@@ -63,7 +63,12 @@ pub struct Gated {
 }
 
 /// The `extra.shell` of an entry: the command, how it was attributed, what is not in the diff.
-fn extra(command: &str, attribution: &str, kept: &[Value], ignored: usize) -> JsonObject {
+pub(crate) fn extra(
+    command: &str,
+    attribution: &str,
+    kept: &[Value],
+    ignored: usize,
+) -> JsonObject {
     let mut extra = JsonObject::new();
     extra.insert(
         "shell".to_owned(),

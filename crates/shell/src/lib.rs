@@ -19,6 +19,11 @@
 //!   entry of the session, the rest moved in with their before-bytes kept) and gate mode (the
 //!   text changes staged as one preview of the session; nothing reaches the tree).
 //!
+//! - [`snapshot`]: where the overlay is refused (or `STAGED_SHELL_ISOLATION=off`), record
+//!   mode's fallback: the tree's stat data before the command (each file's bytes before in git's
+//!   index blob or a kept copy, `gitindex`), compared after it and logged as one entry that
+//!   says it may hold other programs' writes. A gate never runs a command this way.
+//!
 //! The contract is `docs/contract/shell.md`: the choice of the overlay, its limits, and what
 //! stock Ubuntu and macOS allow.
 //!
@@ -26,9 +31,11 @@
 //! and `After`, what each path is after the run).
 
 pub mod apply;
+mod gitindex;
 pub mod isolate;
 pub mod plan;
 mod run;
+pub mod snapshot;
 pub mod upper;
 
 pub use crate::run::{GONE_PREFIX, Run, RunInfo, delete_gone};

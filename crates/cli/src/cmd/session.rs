@@ -145,8 +145,17 @@ fn show(
         Some(seq) => Loaded::entry(ws, seq)?,
         None => load(ws, store, typed)?,
     };
+    let caveats = snapshot_caveats(store, &loaded);
     if out.json {
-        let value = ShowJson::of(&loaded);
+        let mut value = ShowJson::of(&loaded);
+        value.caveats = caveats
+            .iter()
+            .map(|(entry, label)| CaveatJson {
+                caveat: staged_shell::snapshot::CAVEAT,
+                entry: *entry,
+                label,
+            })
+            .collect();
         out.line(&serde_json::to_string_pretty(&value)?)?;
         return Ok(Exit::Success);
     }
@@ -169,6 +178,15 @@ fn show(
         loaded.reviewed_count(),
         plural(loaded.hunk_count(), "hunk")
     );
+    for (entry, label) in &caveats {
+        eprintln!(
+            "{}",
+            staged_render::escape_line(&format!(
+                "log entry {entry} ({label}) was recorded by comparing the tree before and after its command: {}.",
+                staged_shell::snapshot::CAVEAT
+            ))
+        );
+    }
     // The folders it made or removed, one line each, before the files' diffs.
     let mut diff = staged_journal::folder_lines(&loaded.folders);
     for file in &loaded.files {
@@ -176,6 +194,29 @@ fn show(
     }
     out.diff(&diff)?;
     Ok(Exit::Success)
+}
+
+/// The log entries behind `loaded`'s hunks that a shell command's snapshot fallback recorded
+/// (`extra.shell.attribution` = `"snapshot"`: they may hold other programs' writes), with
+/// their labels.
+fn snapshot_caveats(store: &SqliteStore, loaded: &Loaded) -> Vec<(u64, String)> {
+    let seqs: BTreeSet<u64> = loaded
+        .files
+        .iter()
+        .flat_map(|f| f.diff.hunks.iter().flat_map(|h| h.entries.iter().copied()))
+        .collect();
+    let Some(&first) = seqs.first() else { return Vec::new() };
+    let Ok(entries) = store.entries_from(first) else { return Vec::new() };
+    entries
+        .into_iter()
+        .filter(|e| seqs.contains(&e.seq))
+        .filter(|e| {
+            let shell = e.record.extra.as_ref().and_then(|x| x.get("shell"));
+            shell.and_then(|s| s.get("attribution")).and_then(serde_json::Value::as_str)
+                == Some("snapshot")
+        })
+        .map(|e| (e.seq, e.record.label))
+        .collect()
 }
 
 /// `file`'s diff with each hunk header numbered and marked; still a diff `git apply` takes.
@@ -403,6 +444,9 @@ impl<'a> ListedJson<'a> {
 /// `session show --json`.
 #[derive(Serialize)]
 struct ShowJson<'a> {
+    /// The log entries behind its hunks recorded from a shell command's snapshots.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    caveats: Vec<CaveatJson<'a>>,
     client: &'a str,
     files: Vec<FileJson<'a>>,
     /// The folders it made or removed: `{"path", "op": "made" | "removed"}`.
@@ -412,6 +456,14 @@ struct ShowJson<'a> {
     reviewed: usize,
     session: &'a str,
     title: Option<&'a str>,
+}
+
+/// A log entry of `session show --json` that a shell command's snapshot fallback recorded.
+#[derive(Serialize)]
+struct CaveatJson<'a> {
+    caveat: &'static str,
+    entry: u64,
+    label: &'a str,
 }
 
 /// A file of `session show --json`.
@@ -472,6 +524,7 @@ impl<'a> ShowJson<'a> {
             path: &f.path,
         };
         Self {
+            caveats: Vec::new(),
             client: &loaded.row.client,
             files: loaded.files.iter().map(file).collect(),
             folders: &loaded.folders,

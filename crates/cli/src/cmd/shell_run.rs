@@ -10,9 +10,12 @@
 //! (128 + the signal that ended it). The finished run's folder, renamed as going by then, is
 //! deleted by a child that outlives it, off the call's time.
 //!
-//! Where the namespace is refused, nothing is isolated: in gate mode the command is not run
-//! at all (a gate never fails open), in record mode it runs as it would without staged, and
-//! stderr says its writes were not recorded.
+//! Where the namespace is refused, or `STAGED_SHELL_ISOLATION=off`, nothing is isolated: in
+//! gate mode the command is not run at all (a gate never fails open); in record mode a
+//! snapshot of the workspace is kept in the run folder (`staged_shell::snapshot`), the command
+//! runs as it would without staged, and `staged_hooks::finish` records what changed since, with
+//! the entry's caveat (only when no snapshot can be taken does it run unrecorded, and stderr
+//! says so).
 
 use std::{
     os::unix::process::{CommandExt, ExitStatusExt},
@@ -69,11 +72,32 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     // The command's processes inherit the run's lock: a sweep after this wrapper is killed
     // waits for them.
     let lock = run.inheritable_lock().context("sharing the run's lock")?;
-    let status = match isolated(&root, &run, &script, &info.cwd) {
+    let attempt = match isolation_wanted() {
+        Ok(true) => isolated(&root, &run, &script, &info.cwd),
+        Ok(false) => Err(Spawn::Unisolated(format!(
+            "isolation is turned off: {}=off",
+            staged_shell::snapshot::ISOLATION_ENV
+        ))),
+        Err(why) => {
+            let _ = run.remove();
+            eprintln!("staged: {why}; nothing was run.");
+            return Ok(Exit::Code(2));
+        }
+    };
+    let status = match attempt {
         Ok(status) => status,
-        Err(Spawn::Unisolated(why)) => {
+        Err(Spawn::Unisolated(why)) if mode == "gate" => {
             let _ = run.remove();
             return Ok(unisolated(mode, &why, &script, &info.cwd));
+        }
+        Err(Spawn::Unisolated(why)) => {
+            match snapshotted(&workspace, &run, &why, &script, &info.cwd) {
+                Some(status) => status,
+                None => {
+                    let _ = run.remove();
+                    return Ok(unisolated(mode, &why, &script, &info.cwd));
+                }
+            }
         }
         Err(Spawn::Failed(err)) => {
             let _ = run.remove();
@@ -247,6 +271,55 @@ fn isolated(
             Ok(why) => Err(Spawn::Unisolated(why)),
             Err(_) => Err(Spawn::Failed(err)),
         },
+    }
+}
+
+/// Whether to isolate commands, as `STAGED_SHELL_ISOLATION` says: `auto` (or unset) where
+/// the system allows, `off` never (record mode compares snapshots, gate mode refuses).
+///
+/// # Errors
+/// Any other value, named.
+fn isolation_wanted() -> Result<bool, String> {
+    let name = staged_shell::snapshot::ISOLATION_ENV;
+    match std::env::var(name) {
+        Err(std::env::VarError::NotPresent) => Ok(true),
+        Ok(value) if value == "auto" || value.is_empty() => Ok(true),
+        Ok(value) if value == "off" => Ok(false),
+        Ok(value) => Err(format!(
+            "{name} is {value:?}, but staged knows only \"auto\" (isolate where the system allows) and \"off\" (never isolate)"
+        )),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(format!("{name} is not UTF-8, but staged knows only \"auto\" and \"off\""))
+        }
+    }
+}
+
+/// Record mode without isolation (`why`): a snapshot of the workspace is taken and kept in
+/// the run folder, then the command runs as it would without staged (holding the run's lock,
+/// as an isolated one does); `None`, having run nothing, when the snapshot could not be taken
+/// (the command then runs unrecorded).
+fn snapshotted(
+    workspace: &ConfinedRoot,
+    run: &Run,
+    why: &str,
+    script: &str,
+    cwd: &Path,
+) -> Option<std::process::ExitStatus> {
+    let taken = staged_shell::snapshot::Snapshot::take(workspace)
+        .and_then(|snapshot| snapshot.save(run.dir()).map_err(|err| err.to_string()));
+    if let Err(err) = taken {
+        eprintln!("staged: the workspace's snapshot could not be taken: {err}");
+        return None;
+    }
+    eprintln!(
+        "staged: cannot isolate shell commands here ({why}); this command's writes are recorded by comparing the tree before and after it."
+    );
+    match Command::new(shell()).arg("-c").arg(script).current_dir(cwd).status() {
+        Ok(status) => Some(status),
+        Err(err) => {
+            eprintln!("staged: the shell could not be run: {err}");
+            Some(std::process::ExitStatus::from_raw(127 << 8))
+        }
     }
 }
 
