@@ -1475,3 +1475,84 @@ fn first_label(root: &Path) -> String {
 fn code_of(out: &Output) -> i32 {
     code(out)
 }
+
+#[test]
+fn a_codex_exec_command_that_runs_on_after_its_call_returned_is_harvested_from_that_calls_post_tool_use()
+ {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let signals = tempfile::tempdir().unwrap();
+    let sig = |i: usize| signals.path().join(i.to_string()).display().to_string();
+    // The command itself runs on (no `&`): Codex's `exec_command` returns after its yield time
+    // while the wrapper still waits for it.
+    let command = format!(
+        "w() {{ for i in $(seq 1500); do [ -e \"$1\" ] && return; sleep 0.02; done; }}; echo now > now.txt; w '{}'; echo late > late.txt; w '{}'",
+        sig(0),
+        sig(1)
+    );
+    let mut event = bash_event(&root, &command);
+    event["permission_mode"] = json!("bypassPermissions");
+    let codex = |event: &Value| common::hook(&root, &["hook", "codex", "--mode", "record"], event);
+    let out = codex(&event);
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let wrapped =
+        reply["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().to_owned();
+    let err = tempfile::NamedTempFile::new().unwrap();
+    let mut wrapper = Command::new("sh")
+        .arg("-c")
+        .arg(&wrapped)
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(err.reopen().unwrap()))
+        .spawn()
+        .unwrap();
+    let upper_has = |name: &str| {
+        std::fs::read_dir(root.join(".staged/shell")).is_ok_and(|runs| {
+            runs.flatten().any(|run| run.path().join("upper").join(name).exists())
+        })
+    };
+    let start = std::time::Instant::now();
+    while !upper_has("now.txt") {
+        assert!(start.elapsed().as_secs() < 30);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Another event of the session leaves the live wrapper's run alone.
+    let mut other = event.clone();
+    other["hook_event_name"] = json!("PostToolUse");
+    other["tool_use_id"] = json!("toolu_other");
+    other["tool_input"] = json!({"command": "ls"});
+    assert_eq!(code(&codex(&other)), 0);
+    assert!(shell_entries(&root).is_empty());
+    // The call's own PostToolUse: it returned while the command runs on.
+    let mut returned = other.clone();
+    returned["tool_use_id"] = json!("toolu_1");
+    assert_eq!(code(&codex(&returned)), 0);
+    assert_eq!(read(&root, "now.txt"), "now\n");
+    let entries = shell_entries(&root);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let label = entries[0]["label"].as_str().unwrap().to_owned();
+    assert!(label.starts_with("Shell: w() {"), "{label}");
+    assert_eq!(entries[0]["frontEnd"], "hook:codex");
+    // What it writes after that: an entry of its own at the session's next event.
+    signal(signals.path(), 0);
+    while !upper_has("late.txt") {
+        assert!(start.elapsed().as_secs() < 30);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = codex(&other);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&root, "late.txt"), "late\n");
+    let entries = shell_entries(&root);
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(entries[0]["label"], label.replacen("Shell: ", "Shell (background): ", 1));
+    // The command ends: its wrapper takes the rest (nothing) and the run goes.
+    signal(signals.path(), 1);
+    assert!(wrapper.wait().unwrap().success());
+    assert_eq!(shell_entries(&root).len(), 2);
+    let start = std::time::Instant::now();
+    while !runs_left(&root).is_empty() {
+        assert!(start.elapsed().as_secs() < 10, "{:?}", runs_left(&root));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

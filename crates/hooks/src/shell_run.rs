@@ -560,6 +560,15 @@ fn harvest(ws: &WorkspaceSession, run: &Run, last: bool) -> Result<Harvested, St
                 res.message =
                     Some(format!("{intro}{}", gated_text(&gated, client_of(&info.client))));
                 if let Some(id) = &gated.id {
+                    // Saved at once: a kill from here on leaves the preview known as the run's.
+                    manifest
+                        .previews
+                        .push(harvest::Preview { id: id.clone(), files: gated.files.clone() });
+                    let mut now = manifest.clone();
+                    now.harvests += 1;
+                    now.merge(refreshed.clone());
+                    now.merge(split.seen.clone());
+                    save(&now)?;
                     if let Err(why) = crate::stop::remember(
                         ws,
                         client_of(&info.client),
@@ -569,9 +578,6 @@ fn harvest(ws: &WorkspaceSession, run: &Run, last: bool) -> Result<Harvested, St
                     ) {
                         res.notes.push(format!("staged: {why}"));
                     }
-                    manifest
-                        .previews
-                        .push(harvest::Preview { id: id.clone(), files: gated.files.clone() });
                 }
                 failures = gated.failures;
             }
