@@ -570,6 +570,38 @@ mod tests {
     }
 
     #[test]
+    fn an_outliving_run_is_harvested_by_one_process_at_a_time_until_its_last_process_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = Run::create(dir.path(), info("s1")).unwrap();
+        // A process of the command, still holding the run's lock.
+        let process = run.inheritable_lock().unwrap();
+        assert!(!run.settle().unwrap(), "a process still holds the lock");
+        run.save_manifest(&crate::harvest::Manifest::default()).unwrap();
+        assert!(run.is_outliving());
+        drop(run);
+        let first = Run::leftovers(dir.path(), "claude-code", "s1");
+        assert_eq!(first.len(), 1);
+        assert!(!first[0].ended());
+        // Another hook call of the session meanwhile: the run is being harvested.
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        drop(first);
+        drop(process);
+        let last = Run::leftovers(dir.path(), "claude-code", "s1");
+        assert_eq!(last.len(), 1);
+        assert!(last[0].ended(), "no process holds the lock any more");
+    }
+
+    #[test]
+    fn a_wrapper_whose_command_left_nothing_running_settles_the_run_as_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = Run::create(dir.path(), info("s1")).unwrap();
+        drop(run.inheritable_lock().unwrap());
+        assert!(run.settle().unwrap());
+        assert!(run.ended());
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+    }
+
+    #[test]
     fn a_run_whose_wrapper_died_while_making_it_is_deleted_by_a_sweep() {
         let dir = tempfile::tempdir().unwrap();
         let unmade = dir.path().join(RUNS_DIR).join("new-1-2-0");
