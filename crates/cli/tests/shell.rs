@@ -1477,8 +1477,7 @@ fn code_of(out: &Output) -> i32 {
 }
 
 #[test]
-fn a_codex_exec_command_that_runs_on_after_its_call_returned_is_harvested_from_that_calls_post_tool_use()
- {
+fn a_codex_exec_command_that_runs_on_after_its_call_returned_is_harvested_from_the_turns_stop() {
     let dir = workspace(&[("a.txt", "a\n")]);
     let root = dir.path().canonicalize().unwrap();
     let signals = tempfile::tempdir().unwrap();
@@ -1524,9 +1523,15 @@ fn a_codex_exec_command_that_runs_on_after_its_call_returned_is_harvested_from_t
     other["tool_input"] = json!({"command": "ls"});
     assert_eq!(code(&codex(&other)), 0);
     assert!(shell_entries(&root).is_empty());
-    // The call's own PostToolUse: it returned while the command runs on.
-    let mut returned = other.clone();
-    returned["tool_use_id"] = json!("toolu_1");
+    // The end of the turn (Codex sends no `PostToolUse` for an `exec_command` that yielded):
+    // no call is in flight, so the command runs on after its call returned.
+    let returned = json!({
+        "hook_event_name": "Stop",
+        "session_id": "session-1",
+        "cwd": root,
+        "permission_mode": "bypassPermissions",
+        "stop_hook_active": false,
+    });
     assert_eq!(code(&codex(&returned)), 0);
     assert_eq!(read(&root, "now.txt"), "now\n");
     let entries = shell_entries(&root);

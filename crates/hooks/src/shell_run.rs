@@ -758,13 +758,19 @@ pub(crate) fn sweep(client: Client, event: &HookEvent, ws: &WorkspaceSession) ->
     }
     let mut res = Finished::default();
     let mut messages = Vec::new();
-    // A call that returned while its wrapper still runs (Codex's `exec_command` yields a
-    // command that runs on; Claude Code's `run_in_background`): from now on its run is
-    // harvested as one that outlives its call.
-    if event.hook_event_name == EventName::PostToolUse
-        && let Some(call) = event.tool_use_id.as_deref()
-    {
-        Run::mark_returned(&state, client.name(), session, call);
+    // A call that returned while its wrapper still runs: from now on its run is harvested as
+    // one that outlives its call. Its own `PostToolUse` says so (Claude Code's
+    // `run_in_background`); Codex 0.171 sends none for an `exec_command` that yielded (the
+    // command runs on in its session), so the end of the turn (`Stop`) or the next prompt
+    // says it of every run of the session still running: no tool call is in flight then.
+    match (&event.hook_event_name, event.tool_use_id.as_deref()) {
+        (EventName::PostToolUse, Some(call)) => {
+            Run::mark_returned(&state, client.name(), session, Some(call));
+        }
+        (EventName::Stop | EventName::UserPromptSubmit, _) => {
+            Run::mark_returned(&state, client.name(), session, None);
+        }
+        _ => {}
     }
     for run in Run::leftovers(&state, client.name(), session) {
         let command = run.info().command.clone();

@@ -283,12 +283,12 @@ impl Run {
         File::open(&self.dir)?.sync_all()
     }
 
-    /// Marks the run of `client`'s session `session` made for the tool call `call` as one whose
-    /// call returned while its wrapper still runs (Codex's `exec_command` yields a command
-    /// that runs on): it is saved an empty manifest, so that [`Run::leftovers`] returns it
-    /// from now on. A run already outliving, finished, harvested now, or whose processes are
-    /// all gone is left as it is.
-    pub fn mark_returned(state_dir: &Path, client: &str, session: &str, call: &str) {
+    /// Marks the run of `client`'s session `session` made for the tool call `call` (every run
+    /// of the session, for `None`) as one whose call returned while its wrapper still runs
+    /// (Codex's `exec_command` yields a command that runs on): it is saved an empty manifest,
+    /// so that [`Run::leftovers`] returns it from now on. A run already outliving, finished,
+    /// harvested now, or whose processes are all gone is left as it is.
+    pub fn mark_returned(state_dir: &Path, client: &str, session: &str, call: Option<&str>) {
         let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return };
         for entry in entries.flatten() {
             let name = entry.file_name();
@@ -304,7 +304,7 @@ impl Run {
             let Ok(info) = serde_json::from_slice::<RunInfo>(&bytes) else { continue };
             if info.client != client
                 || info.session != session
-                || info.call.as_deref() != Some(call)
+                || call.is_some_and(|call| info.call.as_deref() != Some(call))
             {
                 continue;
             }
