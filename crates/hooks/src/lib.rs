@@ -58,6 +58,7 @@ mod permission;
 mod record;
 mod session;
 mod shell;
+mod shell_harvest;
 mod shell_run;
 mod state;
 mod stop;

@@ -22,15 +22,17 @@
 use std::path::Path;
 
 use serde_json::{Map, Value};
-use staged_core::{FrontEnd, LogAction, LogOutcome, LogRecord, PendingId, RESOLVE_REMINDER};
-use staged_shell::{Run, apply, plan, upper};
+use staged_core::{FrontEnd, RESOLVE_REMINDER};
+use staged_shell::{Run, apply};
 use staged_store::SessionScope;
 use staged_workspace::WorkspaceSession;
 
+pub use crate::shell_harvest::{outlive, tell_session};
 use crate::{
     Outcome,
     event::{Client, EventName, HookEvent, Mode, Reply},
     gate::NEWEST_FIRST,
+    shell_harvest::{Harvested, harvest},
 };
 
 /// Whether `event` is a shell call this module wraps: Claude Code's `Bash`; Codex's shell
@@ -331,7 +333,7 @@ pub struct Finished {
 
 /// Enters the client session `session` of `client` in `ws`: what is recorded or staged from
 /// now on is that session's.
-fn enter(ws: &WorkspaceSession, client: &str, session: &str) {
+pub(crate) fn enter(ws: &WorkspaceSession, client: &str, session: &str) {
     if let Some(store) = ws.sqlite() {
         let process = staged_session::process::client_of_this_process().map(|p| p.key());
         if let Ok(row) = store.open_session(client, session, process.as_deref()) {
@@ -381,280 +383,6 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
     }
 }
 
-/// Harvests `run` while a process of its command still runs (it outlives its wrapper): what
-/// it wrote since its last harvest (all of it, for the wrapper's own harvest) is recorded or
-/// staged as its mode says, copied into the tree (the upper layer stays as that process sees
-/// it), and the run is kept, with the manifest of what was taken, for the session's next hook
-/// call. The wrapper's harvest tells the model that what the process writes from now on is
-/// taken at the session's next hook call.
-pub fn outlive(ws: &WorkspaceSession, run: Run) -> Finished {
-    if run.from_earlier_boot() {
-        return kept_aside(
-            run,
-            "the system restarted before they were recorded, and what a command writes is not synced until then, so they may be incomplete",
-        );
-    }
-    let first = !run.is_outliving();
-    let mut finished = match harvest(ws, &run, false) {
-        Err(why) if first => {
-            // Nothing was taken: the run stays, and the next harvest tries it again.
-            Finished {
-                message: Some(format!(
-                    "staged could not record what this command wrote yet ({why}); it tries again at this session's next tool call or prompt."
-                )),
-                notes: vec![format!("staged: {why}")],
-            }
-        }
-        Err(why) => Finished {
-            message: Some(format!(
-                "{}staged could not take it yet ({why}); it tries again at this session's next tool call or prompt.",
-                background_intro(run.info(), false)
-            )),
-            notes: vec![format!("staged: {why}")],
-        },
-        Ok(Harvested::Deferred) => Finished::default(),
-        Ok(Harvested::Done { mut finished, failures }) => {
-            finished.notes.extend(failures.iter().map(|f| format!("staged: not moved in: {f}")));
-            finished
-        }
-        Ok(Harvested::Refused(finished)) => finished,
-    };
-    if first {
-        // Saved even when nothing was taken: the run outlives its wrapper from now on.
-        if !run.is_outliving()
-            && let Err(err) = run.manifest().and_then(|m| run.save_manifest(&m))
-        {
-            finished.notes.push(format!("staged: the run's manifest could not be saved: {err}"));
-        }
-        let info = run.info();
-        let does = if info.mode == "gate" {
-            "staged as a preview of its own"
-        } else {
-            "recorded in this session"
-        };
-        let note = format!(
-            "staged: a process this command started is still running; what it writes from now on is {does} at this session's next tool call or prompt, as `{}`.",
-            staged_shell::background_label(&info.command)
-        );
-        finished.message = Some(match finished.message.take() {
-            Some(text) => format!("{text}\n{note}"),
-            None => note,
-        });
-    }
-    finished
-}
-
-/// What a harvest did.
-enum Harvested {
-    /// Nothing taken now: a file it wrote again is in the run's own preview, still pending
-    /// (gate mode).
-    Deferred,
-    /// Recorded or staged (or nothing to take), with what failed to be moved in.
-    Done { finished: Finished, failures: Vec<String> },
-    /// Staging was refused (a file pending in another preview): what the model is told.
-    Refused(Finished),
-}
-
-/// How a message of a harvest after the wrapper's begins: which command's process wrote it,
-/// and whether it is still running (`ended`: it has ended since).
-fn background_intro(info: &staged_shell::RunInfo, ended: bool) -> String {
-    let still = if ended { "that has ended since" } else { "that is still running" };
-    format!(
-        "A process that the shell command `{}` started, {still}, wrote files after its call returned: ",
-        staged_shell::label(&info.command)
-    )
-}
-
-/// Takes what `run` wrote since its last harvest (against its manifest): records it or stages
-/// it as one entry or preview, labelled `Shell: <command>` for the wrapper's (or a killed
-/// wrapper's) harvest and `Shell (background): <command>` for a later one. With `last`, no
-/// process of the command runs any more: files are renamed out of the upper layer and no
-/// manifest is saved (the run is deleted after); otherwise they are copied and the manifest
-/// saved. All or nothing: the manifest is saved after the entry or the preview is committed,
-/// and a path the tree already holds as the upper layer does is not taken again.
-fn harvest(ws: &WorkspaceSession, run: &Run, last: bool) -> Result<Harvested, String> {
-    use staged_shell::harvest;
-    let info = run.info().clone();
-    let client = client_display(&info.client);
-    enter(ws, &info.client, &info.session);
-    let root = ws.workspace().root().to_path_buf();
-    let mut manifest =
-        run.manifest().map_err(|err| format!("the run's manifest could not be read: {err}"))?;
-    // The first harvest takes what the command wrote before its call returned; every later
-    // one what a process it left running wrote since.
-    let later = manifest.harvests > 0;
-    let gate = info.mode == "gate";
-    let written = upper::written(&root, &run.upper())
-        .map_err(|err| format!("what the command wrote could not be read: {err}"))?;
-    let (delta, refreshed) = harvest::delta(&manifest, written)
-        .map_err(|err| format!("what the command wrote could not be read: {err}"))?;
-    let split = harvest::split(&root, &manifest, delta, !gate)
-        .map_err(|err| format!("the workspace could not be read: {err}"))?;
-    let plan = plan::plan(&root, split.fresh)?;
-    let how = if last { apply::MoveIn::Rename } else { apply::MoveIn::Copy };
-    let label = if later {
-        staged_shell::background_label(&info.command)
-    } else {
-        staged_shell::label(&info.command)
-    };
-    let save = |manifest: &harvest::Manifest| -> Result<(), String> {
-        if last {
-            return Ok(());
-        }
-        run.save_manifest(manifest)
-            .map_err(|err| format!("the run's manifest could not be saved: {err}"))
-    };
-    let intro = if later { background_intro(&info, last) } else { String::new() };
-    let stale = (!split.stale.is_empty()).then(|| {
-        format!(
-            "staged did not record its writes to {}: each was changed in the workspace since staged recorded this command's earlier write of it, and staged never overwrites such a change.",
-            split.stale.join(", ")
-        )
-    });
-    if plan.is_empty() {
-        let changed = !refreshed.is_empty() || !split.seen.is_empty() || manifest.harvests == 0;
-        manifest.harvests = manifest.harvests.max(1);
-        manifest.merge(refreshed);
-        manifest.merge(split.seen);
-        if changed || !run.is_outliving() {
-            save(&manifest)?;
-        }
-        let message = stale.map(|text| format!("{intro}{text}"));
-        return Ok(Harvested::Done {
-            finished: Finished {
-                notes: message.iter().map(|m| format!("staged: {m}")).collect(),
-                message,
-            },
-            failures: Vec::new(),
-        });
-    }
-    let mut res = Finished::default();
-    let failures;
-    if gate {
-        // A file the run's own preview still holds: taken once that preview is resolved
-        // (applied, its bytes are the tree's; discarded, the new write is proposed again).
-        let pending = crate::session::all_pending(ws).map_err(|err| err.to_string())?;
-        let mut adopted = false;
-        for summary in &pending {
-            let id = summary.id.as_str();
-            if later && summary.label == label && !manifest.previews.iter().any(|p| p.id == id) {
-                // Staged by a harvest killed before its manifest was saved.
-                manifest.previews.push(harvest::Preview { id: id.to_owned(), files: plan.paths() });
-                adopted = true;
-            }
-        }
-        let busy: std::collections::HashSet<&str> = manifest
-            .previews
-            .iter()
-            .filter(|p| pending.iter().any(|s| s.id.as_str() == p.id))
-            .flat_map(|p| p.files.iter().map(String::as_str))
-            .collect();
-        if adopted || plan.paths().iter().any(|p| busy.contains(p.as_str())) {
-            if adopted {
-                save(&manifest)?;
-            }
-            return Ok(Harvested::Deferred);
-        }
-        match apply::gate(ws.session(), ws.workspace(), &plan, &label, how) {
-            Ok(gated) => {
-                res.message =
-                    Some(format!("{intro}{}", gated_text(&gated, client_of(&info.client))));
-                if let Some(id) = &gated.id {
-                    // Saved at once: a kill from here on leaves the preview known as the run's.
-                    manifest
-                        .previews
-                        .push(harvest::Preview { id: id.clone(), files: gated.files.clone() });
-                    let mut now = manifest.clone();
-                    now.harvests += 1;
-                    now.merge(refreshed.clone());
-                    now.merge(split.seen.clone());
-                    save(&now)?;
-                    if let Err(why) = crate::stop::remember(
-                        ws,
-                        client_of(&info.client),
-                        &info.session,
-                        id,
-                        &gated.files,
-                    ) {
-                        res.notes.push(format!("staged: {why}"));
-                    }
-                }
-                failures = gated.failures;
-            }
-            Err(why) => {
-                let text = if later {
-                    format!(
-                        "{intro}staged refused these writes, and none of them reached the workspace: {why}. The files are as they were before them."
-                    )
-                } else {
-                    format!(
-                        "staged refused this command's writes, and none of them reached the workspace: {why}. The files are as they were before the command."
-                    )
-                };
-                manifest.harvests += 1;
-                manifest.merge(refreshed);
-                manifest.merge(split.seen);
-                save(&manifest)?;
-                return Ok(Harvested::Refused(Finished { message: Some(text), notes: Vec::new() }));
-            }
-        }
-    } else {
-        let call = info.call.clone().unwrap_or_default();
-        let id = if later {
-            format!("hook:{}:{call}:background-{}", info.client, manifest.harvests)
-        } else {
-            format!("hook:{}:{call}", info.client)
-        };
-        let mut base = LogRecord::new(
-            PendingId::from_string(id),
-            label.clone(),
-            staged_shell::SHELL_SOURCE,
-            LogOutcome::Applied,
-            LogAction::Apply,
-            &FrontEnd::Hook(info.client.clone()),
-        );
-        base.reason = if later {
-            format!(
-                "{client}'s shell command, recorded by staged's wrapper: what a process it started wrote after its call returned"
-            )
-        } else {
-            format!("{client}'s shell command, recorded by staged's wrapper")
-        };
-        let recorded =
-            apply::record(ws.session(), ws.workspace(), &plan, &info.command, base, how)?;
-        if later {
-            res.message = Some(format!(
-                "{intro}staged recorded them as `{label}` ({}).",
-                plan.paths().join(", ")
-            ));
-        }
-        failures = recorded.failures;
-    }
-    if let Some(text) = stale {
-        res.message = Some(match res.message.take() {
-            Some(m) => format!("{m} {text}"),
-            None => format!("{intro}{text}"),
-        });
-    }
-    manifest.harvests += 1;
-    manifest.merge(refreshed);
-    manifest.merge(split.seen);
-    save(&manifest)?;
-    Ok(Harvested::Done { finished: res, failures })
-}
-
-/// Tells the model of `client`'s session `session` `text` at its next chance (a notice of the
-/// session): what the wrapper of a run whose call already returned says, which no one may
-/// read where it prints it.
-pub fn tell_session(ws: &WorkspaceSession, client: &str, session: &str, text: &str) {
-    if let Some(store) = ws.sqlite() {
-        let process = staged_session::process::client_of_this_process().map(|p| p.key());
-        if let Ok(row) = store.open_session(client, session, process.as_deref()) {
-            let _ = store.notify_session(row.number, text);
-        }
-    }
-}
-
 /// A run that cannot be finished now (`why`: the workspace could not be opened): its folder is
 /// kept and named, as [`finish`] keeps one whose writes could not be recorded.
 pub fn unfinished(run: Run, why: &str) -> Finished {
@@ -663,7 +391,7 @@ pub fn unfinished(run: Run, why: &str) -> Finished {
 
 /// A run whose writes could not be recorded: its folder is kept (renamed `kept-<id>`), and
 /// the model and the person are told where.
-fn kept_aside(run: Run, why: &str) -> Finished {
+pub(crate) fn kept_aside(run: Run, why: &str) -> Finished {
     let dir = run.dir().to_path_buf();
     let aside = dir.with_file_name(format!(
         "kept-{}",
@@ -682,7 +410,7 @@ fn kept_aside(run: Run, why: &str) -> Finished {
 
 /// What the model of `client` is told of a command whose writes were staged: to call
 /// `resolve` by the name the client gives it (Claude Code's and Codex's models: `resolve`).
-fn gated_text(gated: &apply::Gated, client: Client) -> String {
+pub(crate) fn gated_text(gated: &apply::Gated, client: Client) -> String {
     let resolve = match client {
         Client::ClaudeCode | Client::Codex => "resolve",
         other => other.resolve_tool(),
@@ -720,11 +448,11 @@ fn gated_text(gated: &apply::Gated, client: Client) -> String {
     text
 }
 
-fn client_of(name: &str) -> Client {
+pub(crate) fn client_of(name: &str) -> Client {
     Client::from_name(name).unwrap_or(Client::ClaudeCode)
 }
 
-fn client_display(name: &str) -> &'static str {
+pub(crate) fn client_display(name: &str) -> &'static str {
     client_of(name).display()
 }
 

@@ -49,7 +49,7 @@ pub enum State {
 /// A file's stat data: when they are unchanged, so are its bytes (what the overlay writes
 /// changes the modification and change times).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stat {
+pub(crate) struct Stat {
     len: u64,
     ino: u64,
     mtime: (i64, i64),
@@ -76,7 +76,7 @@ pub struct Seen {
     pub state: State,
     /// The upper file's stat data, for a regular file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stat: Option<Stat>,
+    pub(crate) stat: Option<Stat>,
 }
 
 /// A preview a harvest of the run staged (gate mode), and its files.
@@ -126,9 +126,8 @@ fn file_state(path: &Path) -> std::io::Result<State> {
 /// What the path `path` holds (of the tree, or of an upper layer), [`State::Absent`] when
 /// nothing is there.
 ///
-/// # Errors
-/// When it cannot be read.
-pub fn state_at(path: &Path) -> std::io::Result<State> {
+/// Errors when it cannot be read.
+fn state_at(path: &Path) -> std::io::Result<State> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(State::Absent),
@@ -169,7 +168,7 @@ fn seen_of(w: &Written, known: Option<&Seen>) -> std::io::Result<Seen> {
 }
 
 /// The paths of a delta, each with what it is now; and paths whose stat data alone changed.
-pub type Delta = (Vec<(Written, Seen)>, Vec<(String, Seen)>);
+pub(crate) type Delta = (Vec<(Written, Seen)>, Vec<(String, Seen)>);
 
 /// What the upper layer holds that `manifest` did not take (all of `written` when it is
 /// empty), with what each path is now; and the paths whose state is unchanged but whose
