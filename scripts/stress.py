@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Stress the promises that only concurrency and attack can break (not run in CI).
 
-Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill,shell-gate-kill,shell-record-kill]
+Usage: python3 scripts/stress.py [--runs N] [--staged PATH] [--only readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill,shell-gate-kill,shell-record-kill,shell-outlive-kill]
 
-Twenty-five experiments, each repeated N times (default 200) against the real `staged` binary
+Twenty-six experiments, each repeated N times (default 200) against the real `staged` binary
 (default: target/release/staged), each on a fresh workspace:
 
 * readers: a 100-file preview is applied while 12 threads run `staged pending` in a loop. Every
@@ -58,6 +58,14 @@ Twenty-five experiments, each repeated N times (default 200) against the real `s
   ran), which applies all new.
 * shell-record-kill: the same in record mode: afterwards the tree is all new with one `shell`
   log entry, or all old with none.
+* shell-outlive-kill: a command leaves a process running (issue 35): its wrapper records or
+  stages what the command wrote (now.txt), then the process appends to 20 files and makes one;
+  the session's next hook call, which harvests that write, gets SIGKILL (its process group) at
+  a random moment of it, in record and gate mode in turn. After the kill the 20 files are all
+  old or all new (gate mode: all old), with one `Shell (background)` entry or preview exactly
+  when they are new (gate mode: at most one preview); once the process ended, the session's
+  next hook calls leave exactly one (gate mode: two previews, which apply all new), no run
+  folder and no copy's temp file.
 * patch-swap: the same patch is applied while `src/sub` (which holds files it updates, deletes
   and moves, and the folder it creates files in) is swapped with a symlink to an outside twin
   in a tight loop. Nothing outside may change, no temp file may be left, and the tree inside is
@@ -1680,11 +1688,175 @@ def shell_kill_once(staged, root: Path, rng: random.Random, window: float, mode:
     return kind, problems
 
 
+OUTLIVE_FILES = 20
+
+
+def outlive_workspace(root: Path, signals: Path):
+    """20 files the background process appends to, and the command that leaves it running: it
+    waits for `signals/0`, writes, says so in `signals/written`, and waits for `signals/1`."""
+    ws = root / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / ".git").mkdir()
+    for i in range(OUTLIVE_FILES):
+        (ws / "src" / f"f{i:02}.txt").write_text(old(i))
+    wait = "w() { for i in $(seq 3000); do [ -e \"$1\" ] && return; sleep 0.01; done; }"
+    command = (f"({wait}; w '{signals}/0'; "
+               f"for i in $(seq -w 0 {OUTLIVE_FILES - 1}); do echo late >> src/f$i.txt; done; "
+               f"echo late > src/late.txt; touch '{signals}/written'; w '{signals}/1') & echo now > now.txt")
+    return ws, command
+
+
+def outlive_tree(ws: Path):
+    """`old` (the background write not there), `new` (all of it there) or `torn`."""
+    src = ws / "src"
+    now = {p.name: p.read_text() for p in src.iterdir()}
+    before = {f"f{i:02}.txt": old(i) for i in range(OUTLIVE_FILES)}
+    after = {f"f{i:02}.txt": old(i) + "late\n" for i in range(OUTLIVE_FILES)}
+    after["late.txt"] = "late\n"
+    return "old" if now == before else "new" if now == after else "torn"
+
+
+def outlive_event(ws: Path):
+    return json.dumps({"hook_event_name": "PostToolUse", "session_id": "s", "cwd": str(ws),
+                       "tool_name": "Read", "tool_input": {}, "tool_use_id": "next"}).encode()
+
+
+def outlive_start(staged, root: Path, mode: str):
+    """The workspace after the wrapper returned and the process wrote; returns (ws, signals)."""
+    signals = root / "signals"
+    signals.mkdir()
+    ws, command = outlive_workspace(root, signals)
+    # Its output to a file: the process it leaves running keeps the descriptor open.
+    with open(root / "wrapper.err", "w+b") as err:
+        out = subprocess.run([staged, "--workspace", str(ws), "shell-run", "--client", "claude-code", "--session",
+                              "s", "--call", "c1", "--mode", mode, "--", command],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, cwd=ws)
+        err.seek(0)
+        told = err.read()
+    if out.returncode != 0 or b"still running" not in told:
+        raise RuntimeError(f"shell-run: exit {out.returncode}: {told!r}")
+    (signals / "0").touch()
+    deadline = time.time() + 30
+    while not (signals / "written").exists():
+        if time.time() > deadline:
+            raise RuntimeError("the background process never wrote")
+        time.sleep(0.01)
+    return ws, signals
+
+
+def outlive_harvest_seconds(staged):
+    """How long the unkilled hook call that harvests the background write takes (median of 3)."""
+    times = []
+    for mode in ("record", "gate", "record"):
+        with tempfile.TemporaryDirectory() as tmp:
+            ws, signals = outlive_start(staged, Path(tmp), mode)
+            start = time.time()
+            subprocess.run([staged, "hook", "claude-code", "--mode", mode], input=outlive_event(ws), cwd=ws,
+                           capture_output=True, check=True)
+            times.append(time.time() - start)
+            (signals / "1").touch()
+    return sorted(times)[1]
+
+
+def background_entries(staged, ws: Path):
+    entries = json.loads(run(staged, ws, "--json", "log", check=True).stdout)["entries"]
+    return [e for e in entries if e["label"].startswith("Shell (background): ")]
+
+
+def background_previews(staged, ws: Path):
+    pending = json.loads(run(staged, ws, "--json", "pending", check=True).stdout)["pending"]
+    return [p for p in pending if p["label"].startswith("Shell (background): ")], pending
+
+
+def outlive_kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
+    """SIGKILLs the hook call that harvests a background process's write (record and gate mode
+    in turn); see the experiment's description above."""
+    mode = "record" if n_run % 2 == 0 else "gate"
+    ws, signals = outlive_start(staged, root, mode)
+    child = subprocess.Popen([staged, "hook", "claude-code", "--mode", mode], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ws, start_new_session=True)
+    child.stdin.write(outlive_event(ws))
+    child.stdin.close()
+    # Past the measured time too: a killed call is often slower than the unkilled ones were.
+    time.sleep(rng.uniform(0, 1.5 * window))
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    child.wait()
+    problems = []
+    # Opening the workspace finishes or rolls back a commit the kill interrupted.
+    run(staged, ws, "pending", check=True)
+    tree = outlive_tree(ws)
+    if mode == "record":
+        entries = background_entries(staged, ws)
+        if tree == "torn":
+            problems.append("torn tree after the kill")
+        elif tree == "new" and len(entries) != 1:
+            problems.append(f"all new with {len(entries)} background entries")
+        elif tree == "old" and entries:
+            problems.append(f"all old with {len(entries)} background entries")
+        kind = "taken before the kill" if tree == "new" else "taken after the kill"
+    else:
+        previews, _ = background_previews(staged, ws)
+        if tree != "old" or (ws / "now.txt").exists():
+            problems.append(f"gate mode wrote the tree: {tree}")
+        if len(previews) > 1:
+            problems.append(f"{len(previews)} background previews after the kill")
+        kind = "staged before the kill" if previews else "staged after the kill"
+    # The process ends; the session's next hook calls take the rest and delete the run (gate
+    # mode: once the previews are resolved, when the killed call staged one and could not say
+    # so in the run's manifest).
+    (signals / "1").touch()
+    event = outlive_event(ws)
+    runs = ws / ".staged" / "shell"
+
+    def sweep_until_gone(seconds):
+        deadline = time.time() + seconds
+        while True:
+            subprocess.run([staged, "hook", "claude-code", "--mode", mode], input=event, cwd=ws, capture_output=True)
+            left = [p for p in runs.iterdir() if not p.name.startswith("kept") and not p.name.startswith("gone-")] \
+                if runs.is_dir() else []
+            if not left or time.time() > deadline:
+                return left
+            time.sleep(0.05)
+
+    left = sweep_until_gone(3 if mode == "gate" else 30)
+    if left and mode == "record":
+        problems.append(f"runs left: {left}")
+    temps = [p for p in ws.rglob("*staged-copy-*")]
+    if temps:
+        problems.append(f"copies' temp files left: {temps}")
+    if mode == "record":
+        entries = background_entries(staged, ws)
+        if outlive_tree(ws) != "new" or len(entries) != 1:
+            problems.append(f"after the process ended: {outlive_tree(ws)} with {len(entries)} background entries")
+        if (ws / "now.txt").read_text() != "now\n":
+            problems.append("now.txt is not the command's")
+    else:
+        previews, pending = background_previews(staged, ws)
+        if outlive_tree(ws) != "old" or len(previews) != 1 or len(pending) != 2:
+            problems.append(f"after the process ended: {outlive_tree(ws)} with {len(previews)} background previews "
+                            f"of {len(pending)} pending")
+        for _ in range(len(pending)):
+            out = run(staged, ws, "resolve", "apply", "--reason", "stress")
+            if out.returncode != 0:
+                problems.append(f"apply: {out.returncode} {out.stderr}")
+        left = sweep_until_gone(30)
+        if left:
+            problems.append(f"runs left: {left}")
+        if background_previews(staged, ws)[1]:
+            problems.append("a preview was staged again after they were applied")
+        if outlive_tree(ws) != "new" or not (ws / "now.txt").exists():
+            problems.append(f"the previews did not apply all new: {outlive_tree(ws)}")
+    return kind, problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--staged", default=str(Path(__file__).resolve().parent.parent / "target/release/staged"))
-    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill,shell-gate-kill,shell-record-kill")
+    parser.add_argument("--only", default="readers,swap,kill,undo-race,undo-kill,partial-kill,http,first-open,patch-kill,patch-swap,hook-race,only-race,plugin-timeout,stderr-flood,long-answer,warm-hardlink,warm-parent-ignore,hook-ulimit,line-edits,nofile,kinds-kill,session-race,revert-kill,shell-gate-kill,shell-record-kill,shell-outlive-kill")
     args = parser.parse_args()
     staged = os.path.abspath(shutil.which(args.staged) or args.staged)  # some runs start it in the workspace
     rng = random.Random(1)
@@ -1694,6 +1866,7 @@ def main():
     line_edits_bin = line_edits_binary() if "line-edits" in args.only.split(",") else None
     line_edits_cases = -(-LINE_EDITS_CASES // args.runs)
     revert_window = revert_seconds(staged) if "revert-kill" in args.only.split(",") else 0.0
+    outlive_window = outlive_harvest_seconds(staged) if "shell-outlive-kill" in args.only.split(",") else 0.0
     shell_window = shell_run_seconds(staged) if any(k in args.only.split(",") for k in ("shell-gate-kill", "shell-record-kill")) else 0.0
     experiments = {
         "readers": lambda root, n: readers_once(staged, root),
@@ -1721,6 +1894,7 @@ def main():
         "revert-kill": lambda root, n: revert_kill_once(staged, root, rng, revert_window, n),
         "shell-gate-kill": lambda root, n: shell_kill_once(staged, root, rng, shell_window, "gate"),
         "shell-record-kill": lambda root, n: shell_kill_once(staged, root, rng, shell_window, "record"),
+        "shell-outlive-kill": lambda root, n: outlive_kill_once(staged, root, rng, outlive_window, n),
     }
     rows = []
     for name in args.only.split(","):

@@ -169,6 +169,7 @@ fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call_onc
     let mut next = bash_event(&root, "true");
     next["hook_event_name"] = json!("PostToolUse");
     next["tool_name"] = json!("Read");
+    next["tool_use_id"] = json!("toolu_2");
     // While the command still runs, the session's next call leaves its run alone.
     let out = hook(&root, "record", &next);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -1624,4 +1625,319 @@ fn unisolated_a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_ho
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(read(&root, "src/a.txt"), "a\n");
     assert!(!root.join("src/late.txt").exists());
+}
+
+/// A command that leaves a process running after its shell ends: `sh -c '(...) & echo now >
+/// now.txt'`, whose background part waits for each of `steps`' signal files (made by the test,
+/// outside the workspace, each waited for 30 s at most) and then runs that step's command. The
+/// signals make the order certain on a busy machine, where a `sleep 0.3` may end before the
+/// wrapper has harvested.
+fn background_command(signals: &Path, steps: &[&str]) -> String {
+    let mut script = String::from(
+        "w() { for i in $(seq 1500); do [ -e \"$1\" ] && return; sleep 0.02; done; }; ",
+    );
+    for (i, step) in steps.iter().enumerate() {
+        script.push_str(&format!("w '{}/{i}'; {step}; ", signals.display()));
+    }
+    format!("({script}) & echo now > now.txt")
+}
+
+/// Runs the wrapped command with `sh -c` in `dir`, its output in files (the process it leaves
+/// running keeps its descriptors): its exit code and stderr.
+fn run_detached(dir: &Path, wrapped: &str) -> (i32, String) {
+    let err = tempfile::NamedTempFile::new().unwrap();
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(wrapped)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(err.reopen().unwrap()))
+        .status()
+        .unwrap();
+    (status.code().unwrap_or(-1), std::fs::read_to_string(err.path()).unwrap())
+}
+
+/// The session's next hook events (a `Read`'s `PostToolUse`), until `done` holds of the last
+/// reply's context (30 s at most); that context.
+fn next_events_until(root: &Path, mode: &str, done: impl Fn(&str) -> bool) -> String {
+    let mut next = bash_event(root, "true");
+    next["hook_event_name"] = json!("PostToolUse");
+    next["tool_name"] = json!("Read");
+    next["tool_use_id"] = json!("toolu_next");
+    let start = std::time::Instant::now();
+    loop {
+        let out = hook(root, mode, &next);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let context = if out.stdout.is_empty() {
+            String::new()
+        } else {
+            let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+            reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_owned()
+        };
+        if done(&context) {
+            return context;
+        }
+        assert!(start.elapsed().as_secs() < 30, "never done; last context: {context}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+fn runs_left(root: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(root.join(".staged/shell"))
+        .map(|d| d.flatten().map(|e| e.path()).filter(|p| !p.ends_with("kept")).collect())
+        .unwrap_or_default()
+}
+
+fn shell_entries(root: &Path) -> Vec<Value> {
+    let log = json(&staged(root, &["--json", "log"]));
+    log["entries"].as_array().unwrap().iter().filter(|e| e["source"] == "shell").cloned().collect()
+}
+
+fn signal(signals: &Path, step: usize) {
+    std::fs::write(signals.join(step.to_string()), "").unwrap();
+}
+
+#[test]
+fn a_background_processs_later_write_is_recorded_at_the_sessions_next_hook_event_as_its_own_entry()
+{
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let signals = tempfile::tempdir().unwrap();
+    let command = background_command(signals.path(), &["echo late > late.txt", "true"]);
+    let wrapped = rewritten(&root, "record", &command);
+    let (code, told) = run_detached(&root, &wrapped);
+    assert_eq!(code, 0, "{told}");
+    let label = first_label(&root);
+    let background = label.replacen("Shell: ", "Shell (background): ", 1);
+    assert_eq!(
+        told.trim_end(),
+        format!(
+            "staged: a process this command started is still running; what it writes from now on is recorded in this session at this session's next tool call or prompt, as `{background}`."
+        )
+    );
+    // What the command wrote before its call returned: the first entry.
+    assert_eq!(read(&root, "now.txt"), "now\n");
+    assert!(!root.join("late.txt").exists());
+    let entries = shell_entries(&root);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0]["label"], label.as_str());
+    // While the process writes nothing, the session's next events take nothing.
+    assert_eq!(next_events_until(&root, "record", |_| true), "");
+    assert_eq!(shell_entries(&root).len(), 1);
+    assert!(!runs_left(&root).is_empty(), "the run outlives its wrapper");
+    // It writes: the session's next event records it as an entry of its own, and tells.
+    signal(signals.path(), 0);
+    let context = next_events_until(&root, "record", |c| !c.is_empty());
+    assert_eq!(
+        context,
+        format!(
+            "A process that the shell command `{label}` started, that is still running, wrote files after its call returned: staged recorded them as `{background}` (late.txt)."
+        )
+    );
+    assert_eq!(read(&root, "late.txt"), "late\n");
+    let entries = shell_entries(&root);
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(entries[0]["label"], background.as_str());
+    assert_eq!(entries[0]["frontEnd"], "hook:claude-code");
+    let shown = stdout(&staged(&root, &["session", "show"]));
+    assert!(shown.contains("diff --git a/late.txt b/late.txt"), "{shown}");
+    // Revertable as any entry; what was harvested is never taken again.
+    let out = staged(&root, &["session", "revert", "--only", "late.txt", "--reason", "not this"]);
+    assert_eq!(code_of(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(!root.join("late.txt").exists());
+    // The process ends: the last harvest takes nothing more, and the run folder goes.
+    signal(signals.path(), 1);
+    next_events_until(&root, "record", |_| runs_left(&root).is_empty());
+    assert!(!root.join("late.txt").exists(), "a reverted write came back");
+    assert_eq!(read(&root, "now.txt"), "now\n");
+}
+
+#[test]
+fn a_background_processs_later_write_in_gate_mode_is_its_own_preview_and_neither_reaches_the_tree()
+{
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let signals = tempfile::tempdir().unwrap();
+    let command = background_command(signals.path(), &["echo late > late.txt", "true"]);
+    let wrapped = rewritten(&root, "gate", &command);
+    let (code, told) = run_detached(&root, &wrapped);
+    assert_eq!(code, 0, "{told}");
+    let label = first_label(&root);
+    let background = label.replacen("Shell: ", "Shell (background): ", 1);
+    let first = pending_ids(&root);
+    assert_eq!(first.len(), 1);
+    assert!(
+        told.starts_with(&format!("staged holds what this command wrote as a preview, and none of it was written to the workspace yet: {} ({label}; now.txt).", first[0])),
+        "{told}"
+    );
+    assert!(
+        told.trim_end().ends_with(&format!(
+            "staged: a process this command started is still running; what it writes from now on is staged as a preview of its own at this session's next tool call or prompt, as `{background}`."
+        )),
+        "{told}"
+    );
+    assert!(!root.join("now.txt").exists());
+    signal(signals.path(), 0);
+    let context = next_events_until(&root, "gate", |c| !c.is_empty());
+    let ids = pending_ids(&root);
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    let second = ids.iter().find(|id| **id != first[0]).unwrap();
+    assert!(
+        context.starts_with(&format!(
+            "A process that the shell command `{label}` started, that is still running, wrote files after its call returned: staged holds what this command wrote as a preview, and none of it was written to the workspace yet: {second} ({background}; late.txt)."
+        )),
+        "{context}"
+    );
+    assert!(!root.join("now.txt").exists());
+    assert!(!root.join("late.txt").exists());
+    signal(signals.path(), 1);
+    next_events_until(&root, "gate", |_| runs_left(&root).is_empty());
+    assert_eq!(pending_ids(&root).len(), 2);
+    for _ in 0..2 {
+        let out = staged(&root, &["resolve", "apply", "--reason", "as the command did"]);
+        assert_eq!(code_of(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    }
+    assert_eq!(read(&root, "now.txt"), "now\n");
+    assert_eq!(read(&root, "late.txt"), "late\n");
+}
+
+#[test]
+fn a_background_write_over_a_file_a_person_changed_since_is_never_recorded_and_is_named() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let signals = tempfile::tempdir().unwrap();
+    let command = background_command(
+        signals.path(),
+        &["echo late > late.txt", "echo later > late.txt", "true"],
+    );
+    let wrapped = rewritten(&root, "record", &command);
+    assert_eq!(run_detached(&root, &wrapped).0, 0);
+    let label = first_label(&root);
+    signal(signals.path(), 0);
+    next_events_until(&root, "record", |c| !c.is_empty());
+    assert_eq!(read(&root, "late.txt"), "late\n");
+    // A person's change, then the process writes the file again.
+    std::fs::write(root.join("late.txt"), "mine\n").unwrap();
+    signal(signals.path(), 1);
+    let context = next_events_until(&root, "record", |c| !c.is_empty());
+    assert_eq!(
+        context,
+        format!(
+            "A process that the shell command `{label}` started, that is still running, wrote files after its call returned: staged did not record its writes to late.txt: each was changed in the workspace since staged recorded this command's earlier write of it, and staged never overwrites such a change."
+        )
+    );
+    assert_eq!(read(&root, "late.txt"), "mine\n");
+    assert_eq!(shell_entries(&root).len(), 2);
+    signal(signals.path(), 2);
+    next_events_until(&root, "record", |_| runs_left(&root).is_empty());
+    assert_eq!(read(&root, "late.txt"), "mine\n");
+    assert_eq!(shell_entries(&root).len(), 2);
+}
+
+/// The label of the session's first shell entry or preview: `Shell: ` and the command, cut.
+fn first_label(root: &Path) -> String {
+    let mut labels: Vec<String> =
+        shell_entries(root).iter().map(|e| e["label"].as_str().unwrap().to_owned()).collect();
+    let pending = json(&staged(root, &["--json", "pending"]));
+    labels.extend(
+        pending["pending"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["label"].as_str().unwrap().to_owned()),
+    );
+    let label = labels.into_iter().find(|l| l.starts_with("Shell: ")).unwrap();
+    assert!(label.starts_with("Shell: (w() { for i in $(seq 1500)"), "{label}");
+    label
+}
+
+fn code_of(out: &Output) -> i32 {
+    code(out)
+}
+
+#[test]
+fn a_codex_exec_command_that_runs_on_after_its_call_returned_is_harvested_from_the_turns_stop() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let signals = tempfile::tempdir().unwrap();
+    let sig = |i: usize| signals.path().join(i.to_string()).display().to_string();
+    // The command itself runs on (no `&`): Codex's `exec_command` returns after its yield time
+    // while the wrapper still waits for it.
+    let command = format!(
+        "w() {{ for i in $(seq 1500); do [ -e \"$1\" ] && return; sleep 0.02; done; }}; echo now > now.txt; w '{}'; echo late > late.txt; w '{}'",
+        sig(0),
+        sig(1)
+    );
+    let mut event = bash_event(&root, &command);
+    event["permission_mode"] = json!("bypassPermissions");
+    let codex = |event: &Value| common::hook(&root, &["hook", "codex", "--mode", "record"], event);
+    let out = codex(&event);
+    let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let wrapped =
+        reply["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().to_owned();
+    let err = tempfile::NamedTempFile::new().unwrap();
+    let mut wrapper = Command::new("sh")
+        .arg("-c")
+        .arg(&wrapped)
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(err.reopen().unwrap()))
+        .spawn()
+        .unwrap();
+    let upper_has = |name: &str| {
+        std::fs::read_dir(root.join(".staged/shell")).is_ok_and(|runs| {
+            runs.flatten().any(|run| run.path().join("upper").join(name).exists())
+        })
+    };
+    let start = std::time::Instant::now();
+    while !upper_has("now.txt") {
+        assert!(start.elapsed().as_secs() < 30);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Another event of the session leaves the live wrapper's run alone.
+    let mut other = event.clone();
+    other["hook_event_name"] = json!("PostToolUse");
+    other["tool_use_id"] = json!("toolu_other");
+    other["tool_input"] = json!({"command": "ls"});
+    assert_eq!(code(&codex(&other)), 0);
+    assert!(shell_entries(&root).is_empty());
+    // The end of the turn (Codex sends no `PostToolUse` for an `exec_command` that yielded):
+    // no call is in flight, so the command runs on after its call returned.
+    let returned = json!({
+        "hook_event_name": "Stop",
+        "session_id": "session-1",
+        "cwd": root,
+        "permission_mode": "bypassPermissions",
+        "stop_hook_active": false,
+    });
+    assert_eq!(code(&codex(&returned)), 0);
+    assert_eq!(read(&root, "now.txt"), "now\n");
+    let entries = shell_entries(&root);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let label = entries[0]["label"].as_str().unwrap().to_owned();
+    assert!(label.starts_with("Shell: w() {"), "{label}");
+    assert_eq!(entries[0]["frontEnd"], "hook:codex");
+    // What it writes after that: an entry of its own at the session's next event.
+    signal(signals.path(), 0);
+    while !upper_has("late.txt") {
+        assert!(start.elapsed().as_secs() < 30);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = codex(&other);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(read(&root, "late.txt"), "late\n");
+    let entries = shell_entries(&root);
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(entries[0]["label"], label.replacen("Shell: ", "Shell (background): ", 1));
+    // The command ends: its wrapper takes the rest (nothing) and the run goes.
+    signal(signals.path(), 1);
+    assert!(wrapper.wait().unwrap().success());
+    assert_eq!(shell_entries(&root).len(), 2);
+    let start = std::time::Instant::now();
+    while !runs_left(&root).is_empty() {
+        assert!(start.elapsed().as_secs() < 10, "{:?}", runs_left(&root));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

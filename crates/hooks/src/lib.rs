@@ -33,7 +33,9 @@
 //!   wrapped command itself) to run under `staged shell-run`, which runs it in an overlay of the workspace (`staged-shell`) and then
 //!   records what it wrote as one entry of the session, or stages it as one preview of the
 //!   session and keeps it out of the tree (`shell_run.rs`, `docs/contract/shell.md`). A run
-//!   whose wrapper was killed is finished at the session's next hook call.
+//!   whose wrapper was killed is finished at the session's next hook call; what a process a
+//!   command left running writes after its call returned is taken at each of the session's
+//!   next hook calls, as an entry or a preview of its own.
 //!
 //! Each client is a codec (`clients/`): its events are read into the client-neutral
 //! [`HookEvent`], and the neutral [`Reply`] is written back in its format.
@@ -56,6 +58,7 @@ mod permission;
 mod record;
 mod session;
 mod shell;
+mod shell_harvest;
 mod shell_run;
 mod state;
 mod stop;
@@ -67,7 +70,7 @@ use staged_workspace::WorkspaceSession;
 pub use crate::{
     event::{Client, EventName, HookEvent, Mode, Reply},
     permission::doctor_line_for as permission_doctor_line_for,
-    shell_run::{Finished, finish, unfinished},
+    shell_run::{Finished, finish, outlive, tell_session, unfinished},
 };
 
 /// What a hook call produced: the reply to print, and notes for stderr (the client shows them

@@ -6,7 +6,11 @@
 //! snapshot fallback (no overlay) is recorded from its snapshot, with its caveat
 //! (`staged_shell::snapshot`). A run whose wrapper never
 //! finished (the command was killed) is finished by the session's next hook call
-//! ([`sweep`]).
+//! ([`sweep`]). A run that outlives its wrapper or its call (a process the command left
+//! running, a Codex `exec_command` that yielded) is harvested by the wrapper ([`outlive`])
+//! and then at each hook call of the session, each time for what was written since, as an
+//! entry or a preview of its own (`Shell (background): <command>`), until its last process
+//! ended.
 //!
 //! Handled (`docs/contract/shell.md`, per client): Claude Code's `Bash` (its `command`);
 //! Codex's shell (`Bash`, its `command`) where its approval policy is `never`; Gemini CLI's
@@ -20,15 +24,17 @@
 use std::path::Path;
 
 use serde_json::{Map, Value};
-use staged_core::{FrontEnd, LogAction, LogOutcome, LogRecord, PendingId, RESOLVE_REMINDER};
-use staged_shell::{Run, apply, plan, upper};
+use staged_core::{FrontEnd, RESOLVE_REMINDER};
+use staged_shell::{Run, apply};
 use staged_store::SessionScope;
 use staged_workspace::WorkspaceSession;
 
+pub use crate::shell_harvest::{outlive, tell_session};
 use crate::{
     Outcome,
     event::{Client, EventName, HookEvent, Mode, Reply},
     gate::NEWEST_FIRST,
+    shell_harvest::{Harvested, harvest, record_base},
 };
 
 /// Whether `event` is a shell call this module wraps: Claude Code's `Bash`; Codex's shell
@@ -329,7 +335,7 @@ pub struct Finished {
 
 /// Enters the client session `session` of `client` in `ws`: what is recorded or staged from
 /// now on is that session's.
-fn enter(ws: &WorkspaceSession, client: &str, session: &str) {
+pub(crate) fn enter(ws: &WorkspaceSession, client: &str, session: &str) {
     if let Some(store) = ws.sqlite() {
         let process = staged_session::process::client_of_this_process().map(|p| p.key());
         if let Ok(row) = store.open_session(client, session, process.as_deref()) {
@@ -339,9 +345,11 @@ fn enter(ws: &WorkspaceSession, client: &str, session: &str) {
     ws.session().set_front_end(FrontEnd::Hook(client.to_owned()));
 }
 
-/// Finishes `run` (its command is done, or dead): reads what it wrote, records it or stages
-/// it as its mode says, and deletes the run folder (kept, and named, when the writes could
-/// not be recorded).
+/// Finishes `run` (every process of its command is done, or dead): reads what it wrote (since
+/// its last harvest, for a run that outlived its wrapper), records it or stages it as its mode
+/// says, and deletes the run folder (kept, and named, when the writes could not be recorded).
+/// A gate-mode run whose earlier preview of a file it wrote again is still pending stays
+/// until that preview is resolved: the session's next hook call finishes it then.
 pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
     if run.is_done() {
         let _ = run.remove();
@@ -358,81 +366,28 @@ pub fn finish(ws: &WorkspaceSession, run: Run) -> Finished {
             "the system restarted before they were recorded, and what a command writes is not synced until then, so they may be incomplete",
         );
     }
-    let info = run.info().clone();
-    enter(ws, &info.client, &info.session);
-    let root = ws.workspace().root().to_path_buf();
-    let planned = upper::written(&root, &run.upper())
-        .map_err(|err| format!("what the command wrote could not be read: {err}"))
-        .and_then(|written| plan::plan(&root, written));
-    let plan = match planned {
-        Ok(plan) => plan,
-        Err(why) => return kept_aside(run, &why),
-    };
-    let label = staged_shell::label(&info.command);
-    let mut res = Finished::default();
-    if plan.is_empty() {
-        let _ = run.remove();
-        return res;
-    }
-    if info.mode == "gate" {
-        match apply::gate(ws.session(), ws.workspace(), plan, &label) {
-            Ok(gated) => {
-                res.message = Some(gated_text(&gated, client_of(&info.client)));
-                if let Some(id) = &gated.id
-                    && let Err(why) = crate::stop::remember(
-                        ws,
-                        client_of(&info.client),
-                        &info.session,
-                        id,
-                        &gated.files,
-                    )
-                {
-                    res.notes.push(format!("staged: {why}"));
-                }
-                res.notes
-                    .extend(gated.failures.iter().map(|f| format!("staged: not moved in: {f}")));
-                let _ = run.mark_done();
-            }
-            Err(why) => {
-                res.message = Some(format!(
-                    "staged refused this command's writes, and none of them reached the workspace: {why}. The files are as they were before the command."
-                ));
-            }
-        }
-        let _ = run.remove();
-        return res;
-    }
-    let base = record_base(&info, &label);
-    match apply::record(ws.session(), ws.workspace(), plan, &info.command, base) {
-        Ok(recorded) => {
+    match harvest(ws, &run, true) {
+        Err(why) => kept_aside(run, &why),
+        Ok(Harvested::Deferred) => Finished::default(),
+        Ok(Harvested::Done { mut finished, failures }) => {
             let _ = run.mark_done();
-            res.notes
-                .extend(recorded.failures.iter().map(|f| format!("staged: not moved in: {f}")));
-            if !recorded.failures.is_empty() {
-                return kept_aside(run, &recorded.failures.join("; "));
+            if run.info().mode == "gate" {
+                finished
+                    .notes
+                    .extend(failures.iter().map(|f| format!("staged: not moved in: {f}")));
+            } else if !failures.is_empty() {
+                let mut kept = kept_aside(run, &failures.join("; "));
+                kept.notes.splice(0..0, finished.notes);
+                return kept;
             }
             let _ = run.remove();
-            res
+            finished
         }
-        Err(why) => kept_aside(run, &why),
+        Ok(Harvested::Refused(finished)) => {
+            let _ = run.remove();
+            finished
+        }
     }
-}
-
-/// The log record of a recorded run, to complete: its id (`hook:<client>:<call>`), label,
-/// front end and reason.
-fn record_base(info: &staged_shell::RunInfo, label: &str) -> LogRecord {
-    let call = info.call.clone().unwrap_or_default();
-    let mut base = LogRecord::new(
-        PendingId::from_string(format!("hook:{}:{call}", info.client)),
-        label.to_owned(),
-        staged_shell::SHELL_SOURCE,
-        LogOutcome::Applied,
-        LogAction::Apply,
-        &FrontEnd::Hook(info.client.clone()),
-    );
-    base.reason =
-        format!("{}'s shell command, recorded by staged's wrapper", client_display(&info.client));
-    base
 }
 
 /// Finishes a run of the snapshot fallback (the command ran unisolated, in record mode): what
@@ -450,7 +405,7 @@ fn finish_snapshot(
         return res;
     }
     enter(ws, &info.client, &info.session);
-    let base = record_base(&info, &staged_shell::label(&info.command));
+    let base = record_base(&info, &staged_shell::label(&info.command), false, 0);
     let recorded = snapshot.record(ws.session(), ws.workspace(), &info.command, base);
     let _ = run.mark_done();
     let _ = run.remove();
@@ -479,7 +434,7 @@ pub fn unfinished(run: Run, why: &str) -> Finished {
 
 /// A run whose writes could not be recorded: its folder is kept (renamed `kept-<id>`), and
 /// the model and the person are told where.
-fn kept_aside(run: Run, why: &str) -> Finished {
+pub(crate) fn kept_aside(run: Run, why: &str) -> Finished {
     let dir = run.dir().to_path_buf();
     let aside = dir.with_file_name(format!(
         "kept-{}",
@@ -498,7 +453,7 @@ fn kept_aside(run: Run, why: &str) -> Finished {
 
 /// What the model of `client` is told of a command whose writes were staged: to call
 /// `resolve` by the name the client gives it (Claude Code's and Codex's models: `resolve`).
-fn gated_text(gated: &apply::Gated, client: Client) -> String {
+pub(crate) fn gated_text(gated: &apply::Gated, client: Client) -> String {
     let resolve = match client {
         Client::ClaudeCode | Client::Codex => "resolve",
         other => other.resolve_tool(),
@@ -536,11 +491,11 @@ fn gated_text(gated: &apply::Gated, client: Client) -> String {
     text
 }
 
-fn client_of(name: &str) -> Client {
+pub(crate) fn client_of(name: &str) -> Client {
     Client::from_name(name).unwrap_or(Client::ClaudeCode)
 }
 
-fn client_display(name: &str) -> &'static str {
+pub(crate) fn client_display(name: &str) -> &'static str {
     client_of(name).display()
 }
 
@@ -563,8 +518,9 @@ pub(crate) fn any_runs(root: &Path) -> bool {
     })
 }
 
-/// At any hook call of a session: finishes the session's runs whose wrapper died, and says
-/// what became of their writes (`None` when there were none).
+/// At any hook call of a session: finishes the session's runs whose wrapper died, harvests
+/// those that outlive their wrapper (what a process their command left running wrote since
+/// their last harvest), and says what became of their writes (`None` when there were none).
 pub(crate) fn sweep(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> Finished {
     let Some(session) = event.session_id.as_deref() else { return Finished::default() };
     let state = ws.workspace().state_dir();
@@ -573,8 +529,28 @@ pub(crate) fn sweep(client: Client, event: &HookEvent, ws: &WorkspaceSession) ->
     }
     let mut res = Finished::default();
     let mut messages = Vec::new();
+    // A call that returned while its wrapper still runs: from now on its run is harvested as
+    // one that outlives its call. Its own `PostToolUse` says so (Claude Code's
+    // `run_in_background`); Codex 0.171 sends none for an `exec_command` that yielded (the
+    // command runs on in its session), so the end of the turn (`Stop`) or the next prompt
+    // says it of every run of the session still running: no tool call is in flight then.
+    match (&event.hook_event_name, event.tool_use_id.as_deref()) {
+        (EventName::PostToolUse, Some(call)) => {
+            Run::mark_returned(&state, client.name(), session, Some(call));
+        }
+        (EventName::Stop | EventName::UserPromptSubmit, _) => {
+            Run::mark_returned(&state, client.name(), session, None);
+        }
+        _ => {}
+    }
     for run in Run::leftovers(&state, client.name(), session) {
         let command = run.info().command.clone();
+        if run.is_outliving() {
+            let done = if run.ended() { finish(ws, run) } else { outlive(ws, run) };
+            res.notes.extend(done.notes);
+            messages.extend(done.message);
+            continue;
+        }
         let done = finish(ws, run);
         res.notes.extend(done.notes);
         messages.push(match done.message {

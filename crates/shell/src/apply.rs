@@ -12,6 +12,10 @@
 //!
 //! In both modes ignored files are moved in as the command left them, unrecorded, and
 //! counted (`extra.shell.ignoredChanged`).
+//!
+//! While a process of the command still runs (the run outlives its wrapper), files are copied
+//! in ([`MoveIn::Copy`]) rather than renamed: the upper layer is what that process reads its
+//! own writes back from, and must stay as it is.
 
 use std::{
     path::{Path, PathBuf},
@@ -31,6 +35,16 @@ use crate::{
     plan::{Other, Plan},
     upper::{After, Written},
 };
+
+/// How files are taken out of the upper layer into the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoveIn {
+    /// Renamed (no copy): the command's processes are gone, the run is deleted after.
+    Rename,
+    /// Copied (a new file synced, renamed into place): a process of the command still runs
+    /// over the upper layer.
+    Copy,
+}
 
 /// What [`record`] did.
 #[derive(Debug, Default)]
@@ -94,6 +108,7 @@ pub fn record(
     mut plan: Plan,
     command: &str,
     mut base: LogRecord,
+    how: MoveIn,
 ) -> Result<Recorded, String> {
     let root = workspace.root();
     let mut kept = Vec::new();
@@ -129,13 +144,19 @@ pub fn record(
     }
     let others: Vec<&Written> = plan.others.iter().map(|o| &o.written).collect();
     // The overlay syncs nothing (it is mounted `volatile`): a file moved in whole is made
-    // durable first, as the journal makes the text changes.
-    for w in others.iter().filter(|w| matches!(w.after, After::File { .. })) {
-        if let Err(err) = open_regular(&w.upper).and_then(|f| f.sync_all()) {
-            res.failures.push(format!("{}: {err}", w.path));
+    // durable first, as the journal makes the text changes (a copy is synced as it is made).
+    if how == MoveIn::Rename {
+        for w in others.iter().filter(|w| matches!(w.after, After::File { .. })) {
+            if let Err(err) = open_regular(&w.upper).and_then(|f| f.sync_all()) {
+                res.failures.push(format!("{}: {err}", w.path));
+            }
         }
     }
-    res.failures.extend(move_in(root, others.into_iter().chain(&plan.ignored).chain(&plan.dirs)));
+    res.failures.extend(move_in(
+        root,
+        others.into_iter().chain(&plan.ignored).chain(&plan.dirs),
+        how,
+    ));
     Ok(res)
 }
 
@@ -150,6 +171,7 @@ pub fn gate(
     workspace: &ConfinedRoot,
     mut plan: Plan,
     label: &str,
+    how: MoveIn,
 ) -> Result<Gated, String> {
     let mut files: Vec<String> = plan.ops.iter().map(|op| op.path().to_owned()).collect();
     files.extend(plan.folders.iter().map(|f| format!("{}/", f.path)));
@@ -179,7 +201,7 @@ pub fn gate(
             })?;
         res.id = Some(id.to_string());
     }
-    res.failures = move_in(workspace.root(), plan.ignored.iter());
+    res.failures = move_in(workspace.root(), plan.ignored.iter(), how);
     Ok(res)
 }
 
@@ -266,10 +288,43 @@ fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
+/// Puts a copy of `w` (a file or a symlink of the upper layer) at `real`: made beside it,
+/// synced, then renamed into place. A FIFO, socket or device is not copied.
+fn copy_in(w: &Written, real: &Path) -> std::io::Result<()> {
+    let name = real.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = real.with_file_name(format!(".{name}.staged-copy-{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    match &w.after {
+        After::File { mode } => {
+            let mut from = open_regular(&w.upper)?;
+            let made = (|| {
+                let mut to = std::fs::File::create(&tmp)?;
+                std::io::copy(&mut from, &mut to)?;
+                to.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(*mode & 0o7777))?;
+                to.sync_all()
+            })();
+            if let Err(err) = made {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(err);
+            }
+        }
+        After::Symlink(target) => std::os::unix::fs::symlink(target, &tmp)?,
+        _ => return Ok(()),
+    }
+    std::fs::rename(&tmp, real).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
 /// Moves `written` into the real tree at `root` as the upper layer holds it: folders made,
-/// files and symlinks renamed into place, then deleted paths removed (a folder of the
-/// workspace only once empty; an ignored one whole). Returns what failed.
-fn move_in<'a>(root: &Path, written: impl Iterator<Item = &'a Written>) -> Vec<String> {
+/// files and symlinks renamed (or, [`MoveIn::Copy`], copied) into place, then deleted paths
+/// removed (a folder of the workspace only once empty; an ignored one whole). Returns what
+/// failed.
+fn move_in<'a>(
+    root: &Path,
+    written: impl Iterator<Item = &'a Written>,
+    how: MoveIn,
+) -> Vec<String> {
     let written: Vec<&Written> = written.collect();
     let mut failures = Vec::new();
     let mut fail = |w: &Written, err: &std::io::Error| failures.push(format!("{}: {err}", w.path));
@@ -289,7 +344,10 @@ fn move_in<'a>(root: &Path, written: impl Iterator<Item = &'a Written>) -> Vec<S
                 if std::fs::symlink_metadata(&real).is_ok_and(|m| m.is_dir()) {
                     let _ = std::fs::remove_dir_all(&real);
                 }
-                std::fs::rename(&w.upper, &real)
+                match how {
+                    MoveIn::Rename => std::fs::rename(&w.upper, &real),
+                    MoveIn::Copy => copy_in(w, &real),
+                }
             }
         };
         if let Err(err) = res {

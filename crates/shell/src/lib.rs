@@ -15,6 +15,9 @@
 //! - [`plan::plan`]: those paths against the real tree: the text changes as the journal's
 //!   [`FileOp`](staged_journal::FileOp)s, the files that cannot be text changes (binary,
 //!   symlinks, over `MAX_TEXT_BYTES`, 64 MiB), the ignored files.
+//! - [`harvest`]: what a run that outlives its wrapper (a process its command left running)
+//!   wrote since it was last harvested, against the [`Manifest`](harvest::Manifest) of what
+//!   was taken.
 //! - [`apply`]: record mode (the text changes written through the journal and logged as one
 //!   entry of the session, the rest moved in with their before-bytes kept) and gate mode (the
 //!   text changes staged as one preview of the session; nothing reaches the tree).
@@ -32,6 +35,7 @@
 
 pub mod apply;
 mod gitindex;
+pub mod harvest;
 pub mod isolate;
 pub mod plan;
 mod run;
@@ -58,9 +62,21 @@ pub fn label(command: &str) -> String {
     if cut.len() < one.len() { format!("Shell: {cut}...") } else { format!("Shell: {cut}") }
 }
 
+/// What a process a command left running wrote after its wrapper finished, as a one-line
+/// label: `Shell (background): <command>`, escaped and cut as [`label`].
+pub fn background_label(command: &str) -> String {
+    label(command).replacen("Shell: ", "Shell (background): ", 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_background_label_names_the_command_as_its_label_does() {
+        assert_eq!(background_label("dev-server &\n"), "Shell (background): dev-server &");
+        assert_eq!(background_label("a\nb"), "Shell (background): a\\nb");
+    }
 
     #[test]
     fn a_label_is_one_escaped_line_cut_at_its_length() {

@@ -6,6 +6,15 @@
 //! wrapper was): [`Run::leftovers`] finds those of a session for its next hook call. A
 //! finished run's folder is renamed as going (`gone-<id>`) and deleted, at once or, for the
 //! wrapper, after it answered ([`Run::remove_later`], [`delete_gone`]).
+//!
+//! A command can outlive its wrapper: a process it left running in the background (`cmd &`,
+//! a dev server) keeps the lock (it inherited it) and keeps writing into the upper layer. The
+//! wrapper then finds the lock still held once its shell ended ([`Run::settle`]), harvests
+//! what was written so far and leaves the run *outliving*: its `harvested.json` (the
+//! [`Manifest`](crate::harvest::Manifest) of what was recorded or staged) says so, and each
+//! hook call of the session harvests what was written since ([`Run::leftovers`] returns it),
+//! until no process holds the lock any more. Whoever harvests holds `harvest.lock` (never
+//! inherited), so one process harvests a run at a time.
 
 use std::{
     fs::File,
@@ -47,11 +56,20 @@ pub struct Run {
     /// Whether [`Run::remove`] leaves the deleting to [`delete_gone`] (the wrapper's, after
     /// it answered).
     later: bool,
+    /// `harvest.lock`, held while this process harvests the run.
+    harvest: Option<File>,
+    /// Whether no process of the command holds the run's lock any more.
+    ended: bool,
 }
 
 const INFO_FILE: &str = "run.json";
 const LOCK_FILE: &str = "run.lock";
 const DONE_FILE: &str = "done";
+/// Held (an OS lock, never inherited) by the one process that harvests the run.
+const HARVEST_LOCK_FILE: &str = "harvest.lock";
+/// What was harvested so far ([`crate::harvest::Manifest`]); there only while the run
+/// outlives its wrapper.
+const MANIFEST_FILE: &str = "harvested.json";
 /// The boot the run was made in (`/proc/sys/kernel/random/boot_id`): the overlay is mounted
 /// `volatile`, so after a system crash what its upper layer holds is undefined.
 const BOOT_FILE: &str = "boot";
@@ -91,6 +109,15 @@ pub fn delete_gone(state_dir: &Path) {
             let _ = delete(&entry.path());
         }
     }
+}
+
+/// Opens (making it when missing) a run's harvest lock file.
+fn open_harvest_lock(dir: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(HARVEST_LOCK_FILE))
 }
 
 /// This boot's id, where the system has one (Linux).
@@ -179,12 +206,134 @@ impl Run {
             std::fs::write(new.join(BOOT_FILE), boot)?;
         }
         std::fs::rename(&new, &dir)?;
-        Ok(Run { dir, info, _lock: lock, later: false })
+        Ok(Run { dir, info, _lock: lock, later: false, harvest: None, ended: false })
     }
 
-    /// The runs in `state_dir` of `client`'s session `session` whose wrapper is gone, each
-    /// now locked by this process. A folder that is not a run (no readable `run.json`) is
-    /// left alone.
+    /// For the wrapper, once the command's shell ended: takes the run's harvest lock (waiting
+    /// for a hook call that harvests it now), lets go of the wrapper's own hold of the run's
+    /// lock and tells whether another process still holds it: `true` when every process of
+    /// the command ended (the run is this process's alone, and finished as always), `false`
+    /// when one the command left running holds it (the run outlives its wrapper).
+    ///
+    /// The caller must have closed every other copy of the lock's descriptor
+    /// ([`Run::inheritable_lock`]'s) first.
+    ///
+    /// # Errors
+    /// When the locks cannot be opened or taken.
+    pub fn settle(&mut self) -> io::Result<bool> {
+        let harvest = open_harvest_lock(&self.dir)?;
+        flock(&harvest, FlockOperation::LockExclusive)?;
+        self.harvest = Some(harvest);
+        // A new open file description: the old one (which the command's processes share)
+        // is closed here, so the lock is free exactly when none of them is left. A hook
+        // call that takes it for a moment to look (and lets go, the harvest lock being
+        // held) is waited out.
+        self._lock = File::open(self.dir.join(LOCK_FILE))?;
+        for _ in 0..5 {
+            if flock(&self._lock, FlockOperation::NonBlockingLockExclusive).is_ok() {
+                self.ended = true;
+                return Ok(true);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        Ok(false)
+    }
+
+    /// Whether no process of the command holds the run's lock any more (known after
+    /// [`Run::settle`] or for a run [`Run::leftovers`] returned).
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Whether the run outlived its wrapper (it was harvested while a process of its command
+    /// still ran): what was harvested is in its manifest.
+    pub fn is_outliving(&self) -> bool {
+        self.dir.join(MANIFEST_FILE).exists()
+    }
+
+    /// What was harvested of the run so far (empty before the first harvest).
+    ///
+    /// # Errors
+    /// When the manifest is there but cannot be read.
+    pub fn manifest(&self) -> io::Result<crate::harvest::Manifest> {
+        match std::fs::read(self.dir.join(MANIFEST_FILE)) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(io::Error::other),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                Ok(crate::harvest::Manifest::default())
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Saves what was harvested, durably and whole (a new file synced, then renamed over the
+    /// old one): a kill leaves the old manifest or the new one. From then on the run is
+    /// outliving ([`Run::is_outliving`]).
+    ///
+    /// # Errors
+    /// When it cannot be written.
+    pub fn save_manifest(&self, manifest: &crate::harvest::Manifest) -> io::Result<()> {
+        let json = serde_json::to_vec(manifest).map_err(io::Error::other)?;
+        let tmp = self.dir.join(format!("{MANIFEST_FILE}.{}", std::process::id()));
+        {
+            let mut file = File::create(&tmp)?;
+            io::Write::write_all(&mut file, &json)?;
+            file.sync_all()?;
+        }
+        std::fs::rename(&tmp, self.dir.join(MANIFEST_FILE))?;
+        File::open(&self.dir)?.sync_all()
+    }
+
+    /// Marks the run of `client`'s session `session` made for the tool call `call` (every run
+    /// of the session, for `None`) as one whose call returned while its wrapper still runs
+    /// (Codex's `exec_command` yields a command that runs on): it is saved an empty manifest,
+    /// so that [`Run::leftovers`] returns it from now on. A run already outliving, finished,
+    /// harvested now, or whose processes are all gone is left as it is.
+    pub fn mark_returned(state_dir: &Path, client: &str, session: &str, call: Option<&str>) {
+        let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(NEW_PREFIX)
+                || name.starts_with(GONE_PREFIX)
+                || name.starts_with("kept")
+            {
+                continue;
+            }
+            let dir = entry.path();
+            let Ok(bytes) = std::fs::read(dir.join(INFO_FILE)) else { continue };
+            let Ok(info) = serde_json::from_slice::<RunInfo>(&bytes) else { continue };
+            if info.client != client
+                || info.session != session
+                || call.is_some_and(|call| info.call.as_deref() != Some(call))
+            {
+                continue;
+            }
+            if dir.join(MANIFEST_FILE).exists() || dir.join(DONE_FILE).exists() {
+                continue;
+            }
+            let Ok(harvest) = open_harvest_lock(&dir) else { continue };
+            if flock(&harvest, FlockOperation::NonBlockingLockExclusive).is_err() {
+                continue;
+            }
+            let Ok(lock) = File::open(dir.join(LOCK_FILE)) else { continue };
+            // No process of it is left: a run whose wrapper died, finished as such.
+            if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok()
+                || !dir.join(INFO_FILE).exists()
+            {
+                continue;
+            }
+            let run =
+                Run { dir, info, _lock: lock, later: false, harvest: Some(harvest), ended: false };
+            let _ = run.save_manifest(&crate::harvest::Manifest::default());
+        }
+    }
+
+    /// The runs in `state_dir` of `client`'s session `session` that a hook call harvests now,
+    /// each with its harvest lock taken by this process: those whose wrapper and command are
+    /// gone (the run's lock now held by this process; [`Run::ended`]) and those that outlive
+    /// their wrapper ([`Run::is_outliving`]) while a process of the command still runs. A
+    /// run that another process harvests now is skipped, and a folder that is not a run (no
+    /// readable `run.json`) is left alone.
     pub fn leftovers(state_dir: &Path, client: &str, session: &str) -> Vec<Run> {
         let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return Vec::new() };
         let mut res = Vec::new();
@@ -204,10 +353,19 @@ impl Run {
                 continue;
             }
             let Ok(lock) = File::open(dir.join(LOCK_FILE)) else { continue };
-            if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+            let ended = flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok();
+            if !ended && !dir.join(MANIFEST_FILE).exists() {
                 continue;
             }
-            res.push(Run { dir, info, _lock: lock, later: false });
+            let Ok(harvest) = open_harvest_lock(&dir) else { continue };
+            if flock(&harvest, FlockOperation::NonBlockingLockExclusive).is_err() {
+                continue;
+            }
+            // Finished (and renamed away) by another process before the lock was taken.
+            if !dir.join(INFO_FILE).exists() {
+                continue;
+            }
+            res.push(Run { dir, info, _lock: lock, later: false, harvest: Some(harvest), ended });
         }
         res.sort_by(|a, b| a.dir.cmp(&b.dir));
         res
@@ -409,6 +567,38 @@ mod tests {
         let run = found.into_iter().next().unwrap();
         run.remove().unwrap();
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn an_outliving_run_is_harvested_by_one_process_at_a_time_until_its_last_process_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = Run::create(dir.path(), info("s1")).unwrap();
+        // A process of the command, still holding the run's lock.
+        let process = run.inheritable_lock().unwrap();
+        assert!(!run.settle().unwrap(), "a process still holds the lock");
+        run.save_manifest(&crate::harvest::Manifest::default()).unwrap();
+        assert!(run.is_outliving());
+        drop(run);
+        let first = Run::leftovers(dir.path(), "claude-code", "s1");
+        assert_eq!(first.len(), 1);
+        assert!(!first[0].ended());
+        // Another hook call of the session meanwhile: the run is being harvested.
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        drop(first);
+        drop(process);
+        let last = Run::leftovers(dir.path(), "claude-code", "s1");
+        assert_eq!(last.len(), 1);
+        assert!(last[0].ended(), "no process holds the lock any more");
+    }
+
+    #[test]
+    fn a_wrapper_whose_command_left_nothing_running_settles_the_run_as_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = Run::create(dir.path(), info("s1")).unwrap();
+        drop(run.inheritable_lock().unwrap());
+        assert!(run.settle().unwrap());
+        assert!(run.ended());
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
     }
 
     #[test]

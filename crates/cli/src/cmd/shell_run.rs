@@ -8,7 +8,10 @@
 //! ends, it hands the run to `staged_hooks::finish` (record or stage what the command wrote),
 //! prints what the model must know on stderr, and exits with the command's own exit code
 //! (128 + the signal that ended it). The finished run's folder, renamed as going by then, is
-//! deleted by a child that outlives it, off the call's time.
+//! deleted by a child that outlives it, off the call's time. When a process the command left
+//! running still holds the run's lock (`Run::settle`), the run outlives the wrapper: what was
+//! written so far is harvested (`staged_hooks::outlive`) and the run is kept for the session's
+//! next hook calls.
 //!
 //! Where the namespace is refused, or `STAGED_SHELL_ISOLATION=off`, nothing is isolated: in
 //! gate mode the command is not run at all (a gate never fails open); in record mode a
@@ -107,12 +110,34 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     };
     drop(lock);
     let code = status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-    // The finished run's folder is deleted after this process answered (see the end).
     let mut run = run;
+    // A process the command left running (`cmd &`) still holds the run's lock: the run
+    // outlives this wrapper, harvested now and at the session's next hook calls.
+    if !run.settle().unwrap_or(true) {
+        let finished = match WorkspaceSession::open(&root) {
+            Ok(ws) => staged_hooks::outlive(&ws, run),
+            Err(err) => staged_hooks::Finished {
+                message: Some(format!(
+                    "staged could not record what this command wrote yet (the workspace {} could not be opened: {err}); it tries again at this session's next tool call or prompt.",
+                    root.display()
+                )),
+                notes: Vec::new(),
+            },
+        };
+        tell(&finished);
+        return Ok(Exit::Code(u8::try_from(code).unwrap_or(1)));
+    }
+    // The finished run's folder is deleted after this process answered (see the end).
     run.remove_later();
+    // Its call returned before it ended (a Codex `exec_command` that yielded): the model is
+    // told at its next chance too, since no one may read this process's output any more.
+    let returned = run.is_outliving();
     let finished = match WorkspaceSession::open(&root) {
         Ok(ws) => {
             let finished = staged_hooks::finish(&ws, run);
+            if returned && let Some(text) = &finished.message {
+                staged_hooks::tell_session(&ws, &info.client, &info.session, text);
+            }
             prune_kept(&ws, false);
             finished
         }
@@ -121,14 +146,19 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
             &format!("the workspace {} could not be opened: {err}", root.display()),
         ),
     };
+    tell(&finished);
+    delete_after_answering(&workspace.state_dir());
+    Ok(Exit::Code(u8::try_from(code).unwrap_or(1)))
+}
+
+/// Prints what finishing a run says: its notes, then its message for the model.
+fn tell(finished: &staged_hooks::Finished) {
     for note in &finished.notes {
         eprintln!("{}", staged_render::escape_line(note));
     }
-    if let Some(message) = finished.message {
+    if let Some(message) = &finished.message {
         eprintln!("{message}");
     }
-    delete_after_answering(&workspace.state_dir());
-    Ok(Exit::Code(u8::try_from(code).unwrap_or(1)))
 }
 
 /// Deletes the finished run's folder (renamed `gone-<id>` by now, so any sweep deletes it

@@ -406,3 +406,24 @@ def test_qwen_code_gate_mode_holds_the_wrapped_shell_commands_writes_until_resol
         assert model.seen[1] == {"src/a.ts": SOURCE, "src/b.ts": None}, model.seen
         model.seen = model.seen[1:]
         check_gated(root, model, results[1][1], results[3][1], "qwen-code")
+
+
+def test_codex_exec_command_that_runs_on_after_its_call_returned_is_recorded_at_the_turns_stop(codex_tmp):
+    """An `exec_command` that outlives its yield time: Codex returns the call while the command
+    (and its wrapper) runs on, and sends no `PostToolUse` for it. The turn's `Stop` takes the run
+    for one that outlived its call and records what it wrote so far (`Shell: ...`), though its
+    wrapper has not finished: without that, its writes would wait in the run until the command
+    ended (`codex exec` ends it when it exits, so until the session's next hook call)."""
+    command = "echo now > src/now.ts; sleep 5; echo late > src/late.ts"
+    root, _, results = codex_shell_run(codex_tmp, "record", [
+        ("tool", "exec_command", {"cmd": command, "yield_time_ms": 250}),
+        ("text", "Done."),
+    ])
+    assert [name for name, _, _ in results] == ["exec_command"], results
+    assert "Process running with session ID" in results[0][1], results[0]
+    entries = [e for e in log_entries(root) if e["source"] == "shell"]
+    assert [(e["label"], e["frontEnd"]) for e in entries] == [("Shell: " + command, "hook:codex")], entries
+    assert (root / "src" / "now.ts").read_text() == "now\n"
+    assert not (root / "src" / "late.ts").exists()
+    shown = staged(root, "session", "show")
+    assert "+++ b/src/now.ts\n" in shown.stdout, shown.stdout
