@@ -87,6 +87,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
             return Ok(Exit::Code(2));
         }
     };
+    // A run of the snapshot fallback has no upper layer to harvest from: it is compared with
+    // its snapshot once, when its shell ends, whatever it left running.
+    let by_snapshot = matches!(attempt, Err(Spawn::Unisolated(_)));
     let status = match attempt {
         Ok(status) => status,
         Err(Spawn::Unisolated(why)) if mode == "gate" => {
@@ -113,7 +116,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     let mut run = run;
     // A process the command left running (`cmd &`) still holds the run's lock: the run
     // outlives this wrapper, harvested now and at the session's next hook calls.
-    if !run.settle().unwrap_or(true) {
+    let alone = run.settle().unwrap_or(true);
+    if !alone && !by_snapshot {
         let finished = match WorkspaceSession::open(&root) {
             Ok(ws) => staged_hooks::outlive(&ws, run),
             Err(err) => staged_hooks::Finished {
