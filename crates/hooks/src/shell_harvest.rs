@@ -280,8 +280,7 @@ pub(crate) fn harvest(ws: &WorkspaceSession, run: &Run, last: bool) -> Result<Ha
     } else {
         let base = record_base(&info, &label, later, manifest.harvests);
         let paths = plan.paths().join(", ");
-        let recorded =
-            apply::record(ws.session(), ws.workspace(), plan, &info.command, base, how)?;
+        let recorded = apply::record(ws.session(), ws.workspace(), plan, &info.command, base, how)?;
         if later {
             res.message = Some(format!("{intro}staged recorded them as `{label}` ({paths})."));
         }
