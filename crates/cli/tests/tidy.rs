@@ -279,7 +279,7 @@ fn the_shape_checks_see_what_they_check() {
 /// providers' fixed wire shapes are typed serde structs; `json!` is left for JSON that has no
 /// fixed shape, such as a person's settings merged key by key). Issue 38 asks for 70; this is
 /// where the count stands, and it only goes down.
-const MAX_JSON_MACROS: usize = 2;
+const MAX_JSON_MACROS: usize = 1;
 
 /// The crates that are test code only (ARCHITECTURE.md: "Test scaffolding, dev-dependencies
 /// only"); their `json!` calls are not counted.

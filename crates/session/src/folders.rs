@@ -8,6 +8,13 @@ use std::collections::HashMap;
 use staged_core::LogEntry;
 use staged_journal::{ConfinedRoot, FolderChange, FolderOp};
 
+/// What undo data says in `folders` (format 3 on): the folders a change made or removed.
+#[derive(Default, serde::Deserialize)]
+#[serde(default)]
+struct FoldersInUndo {
+    folders: staged_protocol::lenient::Shaped<Vec<FolderChange>>,
+}
+
 /// The folders of `entries` (the log from the session's first entry on) that session `number`
 /// made or removed, net, in the order each first changed, and only where the disk still holds
 /// what the session left (a folder it made is a folder, one it removed is not there).
@@ -24,10 +31,13 @@ pub(crate) fn net_folders(
             && entry.reverted_by.is_none()
     });
     for entry in ours {
-        let Some(folders) = entry.record.undo.as_ref().and_then(|undo| undo.get("folders")) else {
-            continue;
-        };
-        let Ok(folders) = serde_json::from_value::<Vec<FolderChange>>(folders.clone()) else {
+        let Some(folders) = entry
+            .record
+            .undo
+            .as_ref()
+            .and_then(staged_protocol::lenient::view::<FoldersInUndo>)
+            .and_then(|undo| undo.folders.0)
+        else {
             continue;
         };
         for folder in folders {

@@ -22,6 +22,7 @@ use std::{
     sync::Arc,
 };
 
+use serde::Serialize;
 use serde_json::{Value, json};
 use staged_core::{CancelToken, LogRecord, PendingAction, Retirement, Session};
 use staged_journal::{
@@ -81,18 +82,25 @@ pub(crate) fn extra(
     command: &str,
     attribution: &str,
     kept: &[Value],
-    ignored: usize,
+    ignored: Option<usize>,
+    caveat: Option<&str>,
 ) -> JsonObject {
+    /// A shell entry's `extra.shell` (`docs/contract/shell.md`).
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ShellExtra<'a> {
+        command: &'a str,
+        attribution: &'a str,
+        not_in_diff: &'a [Value],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ignored_changed: Option<usize>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        caveat: Option<&'a str>,
+    }
+    let shell =
+        ShellExtra { command, attribution, not_in_diff: kept, ignored_changed: ignored, caveat };
     let mut extra = JsonObject::new();
-    extra.insert(
-        "shell".to_owned(),
-        json!({
-            "command": command,
-            "attribution": attribution,
-            "notInDiff": kept,
-            "ignoredChanged": ignored,
-        }),
-    );
+    extra.insert("shell".to_owned(), serde_json::to_value(shell).unwrap_or(Value::Null));
     extra
 }
 
@@ -115,7 +123,7 @@ pub fn record(
     for other in &plan.others {
         kept.push(keep_before(workspace, other)?);
     }
-    base.extra = Some(extra(command, "exact", &kept, plan.ignored.len()));
+    base.extra = Some(extra(command, "exact", &kept, Some(plan.ignored.len()), None));
     let mut res = Recorded {
         others: plan.others.iter().map(|o| (o.written.path.clone(), o.why.clone())).collect(),
         ignored: plan.ignored.len(),

@@ -364,6 +364,12 @@ impl Snapshot {
             Err(err) => Err(format!("the command's snapshot could not be read: {err}")),
         }
     }
+
+    /// Whether the run folder `dir` is a snapshot fallback's (it holds a snapshot), without
+    /// reading it.
+    pub fn in_run(dir: &Path) -> bool {
+        std::fs::symlink_metadata(dir.join(SNAPSHOT_FILE)).is_ok()
+    }
 }
 
 /// One side of a changed path.
@@ -704,12 +710,7 @@ fn record(
     }
     let others: Vec<Value> =
         changes.others.iter().filter_map(|o| serde_json::to_value(o).ok()).collect();
-    let mut extra = extra(command, "snapshot", &others, 0);
-    if let Some(shell) = extra.get_mut("shell").and_then(Value::as_object_mut) {
-        shell.remove("ignoredChanged");
-        shell.insert("caveat".to_owned(), Value::from(CAVEAT));
-    }
-    base.extra = Some(extra);
+    base.extra = Some(extra(command, "snapshot", &others, None, Some(CAVEAT)));
     base.result = format!("Recorded {}.", base.label);
     if !changes.ops.is_empty() {
         let mut undo = UndoData::of(changes.ops);

@@ -18,9 +18,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use staged_core::FrontEnd;
 use staged_journal::diff_files;
+use staged_protocol::lenient;
 use staged_session::{FileKind, Pick, SessionFile, origin_text};
 use staged_store::{SessionRow, SqliteStore};
 use staged_workspace::sessions::{
@@ -211,9 +212,21 @@ fn snapshot_caveats(store: &SqliteStore, loaded: &Loaded) -> Vec<(u64, String)> 
         .into_iter()
         .filter(|e| seqs.contains(&e.seq))
         .filter(|e| {
-            let shell = e.record.extra.as_ref().and_then(|x| x.get("shell"));
-            shell.and_then(|s| s.get("attribution")).and_then(serde_json::Value::as_str)
-                == Some("snapshot")
+            /// A shell entry's `extra`, as far as its attribution.
+            #[derive(Default, serde::Deserialize)]
+            #[serde(default)]
+            struct Extra<'a> {
+                #[serde(borrow)]
+                shell: lenient::Object<Shell<'a>>,
+            }
+            #[derive(Default, serde::Deserialize)]
+            #[serde(default)]
+            struct Shell<'a> {
+                #[serde(borrow)]
+                attribution: lenient::Text<'a>,
+            }
+            let extra = e.record.extra.as_ref().and_then(|x| Extra::deserialize(x).ok());
+            extra.and_then(|x| x.shell.0).and_then(|s| s.attribution.0) == Some("snapshot")
         })
         .map(|e| (e.seq, e.record.label))
         .collect()
