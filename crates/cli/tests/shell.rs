@@ -1604,6 +1604,7 @@ fn unisolated_a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_ho
     let mut next = bash_event(&root, "true");
     next["hook_event_name"] = json!("PostToolUse");
     next["tool_name"] = json!("Read");
+    next["tool_use_id"] = json!("read-after-the-kill");
     let start = std::time::Instant::now();
     let out = loop {
         let out = hook(&root, "record", &next);

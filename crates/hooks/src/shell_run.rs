@@ -502,20 +502,26 @@ pub(crate) fn client_display(name: &str) -> &'static str {
 /// Whether the workspace at `root` holds a run folder (a command running, or one whose
 /// wrapper died): only then does a hook call that is no edit open the workspace, to sweep. A
 /// finished run's folder being deleted (`gone-`, by the child its wrapper left to delete it,
-/// or by the next one's) is no run.
+/// or by the next one's) is no run; when that is all there is, the folders are deleted here
+/// unless a deleter is at work ([`staged_shell::delete_gone`] does not wait for one), so a
+/// deleter killed halfway leaves nothing for good.
 pub(crate) fn any_runs(root: &Path) -> bool {
-    let dir = root.join(staged_journal::STATE_DIR_NAME).join(staged_shell::RUNS_DIR);
-    std::fs::read_dir(dir).is_ok_and(|mut entries| {
-        entries.any(|e| {
-            e.is_ok_and(|e| {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                !name.starts_with("kept")
-                    && !name.starts_with(staged_shell::GONE_PREFIX)
-                    && e.path().is_dir()
-            })
-        })
-    })
+    let state = root.join(staged_journal::STATE_DIR_NAME);
+    let Ok(entries) = std::fs::read_dir(state.join(staged_shell::RUNS_DIR)) else { return false };
+    let mut gone = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(staged_shell::GONE_PREFIX) {
+            gone = true;
+        } else if !name.starts_with("kept") && entry.path().is_dir() {
+            return true;
+        }
+    }
+    if gone {
+        staged_shell::delete_gone(&state);
+    }
+    false
 }
 
 /// At any hook call of a session: finishes the session's runs whose wrapper died, harvests
@@ -546,7 +552,15 @@ pub(crate) fn sweep(client: Client, event: &HookEvent, ws: &WorkspaceSession) ->
     for run in Run::leftovers(&state, client.name(), session) {
         let command = run.info().command.clone();
         if run.is_outliving() {
-            let done = if run.ended() { finish(ws, run) } else { outlive(ws, run) };
+            let done = if run.ended() {
+                finish(ws, run)
+            } else if staged_shell::snapshot::Snapshot::in_run(run.dir()) {
+                // A snapshot fallback's run has no upper layer to harvest from: it is compared
+                // with its snapshot once, when its last process has ended.
+                continue;
+            } else {
+                outlive(ws, run)
+            };
             res.notes.extend(done.notes);
             messages.extend(done.message);
             continue;

@@ -23,6 +23,8 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
+use std::os::unix::fs::OpenOptionsExt;
+
 use rustix::fs::{FlockOperation, flock};
 use serde::{Deserialize, Serialize};
 
@@ -99,15 +101,42 @@ fn forget_unmade(dir: &Path) {
     }
 }
 
+/// The file of the workspace's `.staged/` (beside the runs' folder, so that it is never taken
+/// for a run or a run's leftover) whose lock a deleter of finished runs' folders holds while
+/// it deletes them: one deleter at a time, and one killed lets go of it.
+const GONE_LOCK_FILE: &str = "shell-gone.lock";
+
 /// Deletes the folders of finished runs in `state_dir` (the workspace's `.staged/`): those
 /// renamed as going (`gone-<id>`), left by [`Run::remove`] after [`Run::remove_later`], or by
-/// a wrapper killed while deleting one. The others are left alone.
+/// a deleter (or a wrapper) killed while deleting one. The others are left alone. Only one
+/// process deletes at a time (the lock on `gone.lock`, taken without waiting): one that finds
+/// another at work leaves the folders to it and returns at once, so a hook call never waits on
+/// a wrapper's deleting child; a deleter that was killed has let go of the lock, and the next
+/// call deletes what it left.
 pub fn delete_gone(state_dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return };
-    for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with(GONE_PREFIX) {
-            let _ = delete(&entry.path());
-        }
+    let runs = state_dir.join(RUNS_DIR);
+    let Ok(entries) = std::fs::read_dir(&runs) else { return };
+    let gone: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(GONE_PREFIX))
+        .map(|e| e.path())
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    // Never through a symlink put in its place: nothing outside the workspace is written.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(state_dir.join(GONE_LOCK_FILE));
+    let Ok(lock) = lock else { return };
+    if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+        return;
+    }
+    for dir in gone {
+        let _ = delete(&dir);
     }
 }
 
@@ -335,6 +364,7 @@ impl Run {
     /// run that another process harvests now is skipped, and a folder that is not a run (no
     /// readable `run.json`) is left alone.
     pub fn leftovers(state_dir: &Path, client: &str, session: &str) -> Vec<Run> {
+        delete_gone(state_dir);
         let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return Vec::new() };
         let mut res = Vec::new();
         for entry in entries.flatten() {
@@ -344,7 +374,6 @@ impl Run {
                 continue;
             }
             if entry.file_name().to_string_lossy().starts_with(GONE_PREFIX) {
-                let _ = delete(&dir);
                 continue;
             }
             let Ok(bytes) = std::fs::read(dir.join(INFO_FILE)) else { continue };
@@ -615,5 +644,42 @@ mod tests {
         flock(&lock, FlockOperation::NonBlockingLockExclusive).unwrap();
         assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
         assert!(unmade.exists());
+    }
+
+    #[test]
+    fn gone_folders_wait_for_a_live_deleter_and_are_deleted_once_it_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = Run::create(dir.path(), info("s1")).unwrap();
+        std::fs::write(run.upper().join("f"), "x").unwrap();
+        let path = run.dir().to_path_buf();
+        run.remove_later();
+        run.remove().unwrap();
+        let gone = path.with_file_name(format!(
+            "{GONE_PREFIX}{}",
+            path.file_name().unwrap().to_string_lossy()
+        ));
+        assert!(gone.exists());
+        // Another deleter at work: this call does not wait for it, nor delete beside it.
+        let held = File::create(dir.path().join(GONE_LOCK_FILE)).unwrap();
+        flock(&held, FlockOperation::NonBlockingLockExclusive).unwrap();
+        delete_gone(dir.path());
+        assert!(gone.exists());
+        // That deleter killed: its lock is let go, and the next call deletes what it left.
+        drop(held);
+        delete_gone(dir.path());
+        assert!(!gone.exists());
+    }
+
+    #[test]
+    fn the_gone_lock_is_never_opened_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let mut run = Run::create(dir.path(), info("s1")).unwrap();
+        run.remove_later();
+        run.remove().unwrap();
+        let target = outside.path().join("made");
+        std::os::unix::fs::symlink(&target, dir.path().join(GONE_LOCK_FILE)).unwrap();
+        delete_gone(dir.path());
+        assert!(!target.exists(), "a file was made outside through the symlink");
     }
 }
