@@ -9,21 +9,21 @@
 //! `.git/info/exclude`; never `.git/` or `.staged/`) and keeps each path's stat data (size,
 //! times, inode, mode), a symlink's target, and where each regular file's bytes before can be
 //! had back, so that a revert loses nothing:
-//! - a tracked file that holds exactly its blob in git's index ([`crate::gitindex`]): git's
-//!   object store keeps it, nothing is copied;
+//! - a tracked file that holds exactly its blob in git's index (the crate's `gitindex`, read
+//!   with gitoxide): git's object store keeps it, nothing is copied;
 //! - any other file (untracked, or changed since the index): a copy of its bytes in
 //!   `.staged/shell/kept/<sha256>` (never a hard link: a `>` truncates the very inode), at most
-//!   [`COPY_FILE_CAP`] per file and [`COPY_TOTAL_CAP`] of new copies per snapshot; a copy an
-//!   earlier snapshot made of a file whose stat data did not change since is reused (the warm
-//!   list, `.staged/shell/snapshot-cache.json`), so a tree's untracked files are copied once,
-//!   not per command;
+//!   16 MiB per file and 256 MiB of new copies per snapshot (`COPY_FILE_CAP`,
+//!   `COPY_TOTAL_CAP`); a copy an earlier snapshot made of a file whose stat data did not
+//!   change since is reused (the warm list, `.staged/shell/snapshot-cache.json`), so a tree's
+//!   untracked files are copied once, not per command;
 //! - a file past the caps (or whose name is not UTF-8) is not kept, and the entry names it
 //!   ("before bytes not kept").
 //!
 //! After the command, a path whose stat data changed is read again and compared byte for byte
-//! with its bytes before: [`Snapshot::changes`] sorts them as [`crate::plan`] sorts an overlay's
+//! with its bytes before: `Snapshot::changes` sorts them as [`crate::plan`] sorts an overlay's
 //! (text changes as the journal's undo data, the rest named with their bytes before kept), and
-//! [`record`] logs them as one entry of the session. The tree already holds what the command
+//! `record` logs them as one entry of the session. The tree already holds what the command
 //! wrote: nothing is written.
 
 use std::{
