@@ -1695,6 +1695,30 @@ fn shell_entries(root: &Path) -> Vec<Value> {
     log["entries"].as_array().unwrap().iter().filter(|e| e["source"] == "shell").cloned().collect()
 }
 
+/// A command run in `mode` whose background part writes `late.txt` once signalled (step 0)
+/// and ends at step 1, its wrapper done; with the first entry's label and the background one.
+struct Background {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    signals: tempfile::TempDir,
+    told: String,
+    label: String,
+    background: String,
+}
+
+fn start_background(mode: &str) -> Background {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let signals = tempfile::tempdir().unwrap();
+    let command = background_command(signals.path(), &["echo late > late.txt", "true"]);
+    let wrapped = rewritten(&root, mode, &command);
+    let (code, told) = run_detached(&root, &wrapped);
+    assert_eq!(code, 0, "{told}");
+    let label = first_label(&root);
+    let background = label.replacen("Shell: ", "Shell (background): ", 1);
+    Background { _dir: dir, root, signals, told, label, background }
+}
+
 fn signal(signals: &Path, step: usize) {
     std::fs::write(signals.join(step.to_string()), "").unwrap();
 }
@@ -1702,15 +1726,7 @@ fn signal(signals: &Path, step: usize) {
 #[test]
 fn a_background_processs_later_write_is_recorded_at_the_sessions_next_hook_event_as_its_own_entry()
 {
-    let dir = workspace(&[("a.txt", "a\n")]);
-    let root = dir.path().canonicalize().unwrap();
-    let signals = tempfile::tempdir().unwrap();
-    let command = background_command(signals.path(), &["echo late > late.txt", "true"]);
-    let wrapped = rewritten(&root, "record", &command);
-    let (code, told) = run_detached(&root, &wrapped);
-    assert_eq!(code, 0, "{told}");
-    let label = first_label(&root);
-    let background = label.replacen("Shell: ", "Shell (background): ", 1);
+    let Background { _dir, root, signals, told, label, background } = start_background("record");
     assert_eq!(
         told.trim_end(),
         format!(
@@ -1757,15 +1773,7 @@ fn a_background_processs_later_write_is_recorded_at_the_sessions_next_hook_event
 #[test]
 fn a_background_processs_later_write_in_gate_mode_is_its_own_preview_and_neither_reaches_the_tree()
 {
-    let dir = workspace(&[("a.txt", "a\n")]);
-    let root = dir.path().canonicalize().unwrap();
-    let signals = tempfile::tempdir().unwrap();
-    let command = background_command(signals.path(), &["echo late > late.txt", "true"]);
-    let wrapped = rewritten(&root, "gate", &command);
-    let (code, told) = run_detached(&root, &wrapped);
-    assert_eq!(code, 0, "{told}");
-    let label = first_label(&root);
-    let background = label.replacen("Shell: ", "Shell (background): ", 1);
+    let Background { _dir, root, signals, told, label, background } = start_background("gate");
     let first = pending_ids(&root);
     assert_eq!(first.len(), 1);
     assert!(
