@@ -61,6 +61,17 @@ struct ShellExtra<'a> {
 struct ShellRecord<'a> {
     #[serde(borrow)]
     not_in_diff: Many<Object<NotInDiff<'a>>>,
+    /// `exact` (the overlay) or `snapshot` (the fallback, which may hold others' writes).
+    #[serde(borrow)]
+    attribution: Text<'a>,
+}
+
+/// Whether `entry` is a shell command's record made by comparing snapshots
+/// (`extra.shell.attribution` = `"snapshot"`): it may hold other programs' writes.
+pub fn by_snapshot(entry: &LogEntry) -> bool {
+    let Some(extra) = entry.record.extra.as_ref() else { return false };
+    let shell = ShellExtra::deserialize(extra).ok().and_then(|extra| extra.shell.0);
+    shell.and_then(|shell| shell.attribution.0) == Some("snapshot")
 }
 
 /// One item of a shell record's `notInDiff`.

@@ -30,9 +30,10 @@ pub use crate::{
     files::{FileKind, SessionError, SessionFile, session_files},
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
     hunks::{FileDiff, Hunk, RevertError, file_diff, origin_text, revert_edits},
-    kept::prune_kept,
+    kept::{by_snapshot, prune_kept},
     net::{Author, NetChange, NetError, Origin, Region, RegionState, Step, net_change},
     review::{
-        Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, kept_reverts, revert_ops, with_kept,
+        Pick, REVERT_SOURCE, Review, ReviewError, SessionUndo, SessionWhole, kept_reverts,
+        revert_ops, with_kept,
     },
 };

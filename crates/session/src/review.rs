@@ -40,6 +40,17 @@ pub enum ReviewError {
     Unreadable(String),
 }
 
+/// A session whole ([`Review::session_whole`]).
+#[derive(Debug, Default)]
+pub struct SessionWhole {
+    /// Its files, net.
+    pub files: Vec<SessionFile>,
+    /// The folders it made or removed, net.
+    pub folders: Vec<staged_journal::FolderChange>,
+    /// Its log entries recorded by comparing snapshots: number and label.
+    pub by_snapshot: Vec<(u64, String)>,
+}
+
 /// A workspace's sessions, read from its store.
 #[derive(Debug)]
 pub struct Review<'a> {
@@ -64,18 +75,27 @@ impl<'a> Review<'a> {
         self.files_of(number, &entries, |entry| entry.session)
     }
 
-    /// The folders session `number` made or removed, net, as the disk still shows them (see
-    /// `folders.rs`): a whole revert of the session takes them back.
+    /// Session `number` whole, from one read of the log: its files as
+    /// [`Review::session_files`] gives them, the folders it made or removed, net, as the disk
+    /// still shows them (see `folders.rs`: a whole revert of the session takes them back), and
+    /// its log entries recorded by comparing snapshots (their numbers and labels), whose
+    /// changes may hold other programs' writes.
     ///
     /// # Errors
-    /// A store error.
-    pub fn session_folders(
-        &self,
-        number: u64,
-    ) -> Result<Vec<staged_journal::FolderChange>, ReviewError> {
-        let Some(first) = self.store.first_entry_of(number)? else { return Ok(Vec::new()) };
+    /// [`ReviewError`] when the log or a file's history cannot be read.
+    pub fn session_whole(&self, number: u64) -> Result<SessionWhole, ReviewError> {
+        let Some(first) = self.store.first_entry_of(number)? else {
+            return Ok(SessionWhole::default());
+        };
         let entries = self.store.entries_from(first)?;
-        Ok(crate::folders::net_folders(self.workspace, &entries, number))
+        let files = self.files_of(number, &entries, |entry| entry.session)?;
+        let folders = crate::folders::net_folders(self.workspace, &entries, number);
+        let by_snapshot = entries
+            .iter()
+            .filter(|e| e.session == Some(number) && crate::kept::by_snapshot(e))
+            .map(|e| (e.seq, e.record.label.clone()))
+            .collect();
+        Ok(SessionWhole { files, folders, by_snapshot })
     }
 
     /// Log entry `seq`'s own change on the files as they are now, as if it were a session of

@@ -54,6 +54,9 @@ pub struct Loaded {
     pub folders: Vec<FolderChange>,
     /// The review states of its hunks, by hunk key.
     pub states: HashMap<String, String>,
+    /// Its log entries recorded by comparing a shell command's snapshots (number and label):
+    /// their changes may hold other programs' writes.
+    pub by_snapshot: Vec<(u64, String)>,
 }
 
 impl Loaded {
@@ -63,10 +66,17 @@ impl Loaded {
     /// When the workspace keeps no durable store or the session's history cannot be read.
     pub fn of(ws: &WorkspaceSession, row: SessionRow) -> Result<Loaded, SessionActionError> {
         let review = ws.review().ok_or_else(|| fail("this workspace keeps no durable store"))?;
-        let files = review.session_files(row.number).map_err(fail)?;
+        let whole: staged_session::SessionWhole = review.session_whole(row.number).map_err(fail)?;
         let states = review.review_states(row.number).map_err(fail)?;
-        let folders = review.session_folders(row.number).map_err(fail)?;
-        Ok(Loaded { name: row.short_id(), notify: Some(row.number), row, files, folders, states })
+        Ok(Loaded {
+            name: row.short_id(),
+            notify: Some(row.number),
+            row,
+            files: whole.files,
+            folders: whole.folders,
+            by_snapshot: whole.by_snapshot,
+            states,
+        })
     }
 
     /// Log entry `seq`'s own change on the files as they are now, read as a session.
@@ -101,6 +111,11 @@ impl Loaded {
             files,
             folders: Vec::new(),
             states: HashMap::new(),
+            by_snapshot: if staged_session::by_snapshot(&entry) {
+                vec![(seq, entry.record.label.clone())]
+            } else {
+                Vec::new()
+            },
         })
     }
 

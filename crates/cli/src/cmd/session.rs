@@ -18,10 +18,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use staged_core::FrontEnd;
 use staged_journal::diff_files;
-use staged_protocol::lenient;
 use staged_session::{FileKind, Pick, SessionFile, origin_text};
 use staged_store::{SessionRow, SqliteStore};
 use staged_workspace::sessions::{
@@ -146,7 +145,7 @@ fn show(
         Some(seq) => Loaded::entry(ws, seq)?,
         None => load(ws, store, typed)?,
     };
-    let caveats = snapshot_caveats(store, &loaded);
+    let caveats = snapshot_caveats(&loaded);
     if out.json {
         let mut value = ShowJson::of(&loaded);
         value.caveats = caveats
@@ -200,36 +199,13 @@ fn show(
 /// The log entries behind `loaded`'s hunks that a shell command's snapshot fallback recorded
 /// (`extra.shell.attribution` = `"snapshot"`: they may hold other programs' writes), with
 /// their labels.
-fn snapshot_caveats(store: &SqliteStore, loaded: &Loaded) -> Vec<(u64, String)> {
+fn snapshot_caveats(loaded: &Loaded) -> Vec<(u64, String)> {
     let seqs: BTreeSet<u64> = loaded
         .files
         .iter()
         .flat_map(|f| f.diff.hunks.iter().flat_map(|h| h.entries.iter().copied()))
         .collect();
-    let Some(&first) = seqs.first() else { return Vec::new() };
-    let Ok(entries) = store.entries_from(first) else { return Vec::new() };
-    entries
-        .into_iter()
-        .filter(|e| seqs.contains(&e.seq))
-        .filter(|e| {
-            /// A shell entry's `extra`, as far as its attribution.
-            #[derive(Default, serde::Deserialize)]
-            #[serde(default)]
-            struct Extra<'a> {
-                #[serde(borrow)]
-                shell: lenient::Object<Shell<'a>>,
-            }
-            #[derive(Default, serde::Deserialize)]
-            #[serde(default)]
-            struct Shell<'a> {
-                #[serde(borrow)]
-                attribution: lenient::Text<'a>,
-            }
-            let extra = e.record.extra.as_ref().and_then(|x| Extra::deserialize(x).ok());
-            extra.and_then(|x| x.shell.0).and_then(|s| s.attribution.0) == Some("snapshot")
-        })
-        .map(|e| (e.seq, e.record.label))
-        .collect()
+    loaded.by_snapshot.iter().filter(|(seq, _)| seqs.contains(seq)).cloned().collect()
 }
 
 /// `file`'s diff with each hunk header numbered and marked; still a diff `git apply` takes.
