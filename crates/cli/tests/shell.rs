@@ -156,20 +156,8 @@ fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call_onc
     let root = dir.path().canonicalize().unwrap();
     // The shell kills the wrapper (its parent), then writes: the wrapper never finishes.
     let wrapped = rewritten(&root, "record", "kill -9 $PPID; sleep 2; echo late > src/late.txt");
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(&wrapped)
-        .current_dir(&root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success());
-    let mut next = bash_event(&root, "true");
-    next["hook_event_name"] = json!("PostToolUse");
-    next["tool_name"] = json!("Read");
-    next["tool_use_id"] = json!("toolu_2");
+    run_killing_its_wrapper(&root, &wrapped, &[]);
+    let mut next = read_event(&root, Some("toolu_2"));
     // While the command still runs, the session's next call leaves its run alone.
     let out = hook(&root, "record", &next);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -899,16 +887,7 @@ fn a_run_left_from_an_earlier_boot_is_kept_aside_never_recorded() {
     let root = dir.path().canonicalize().unwrap();
     // The shell kills the wrapper (its parent), then writes: the wrapper never finishes.
     let wrapped = rewritten(&root, "record", "kill -9 $PPID; echo late > src/late.txt");
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(&wrapped)
-        .current_dir(&root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success());
+    run_killing_its_wrapper(&root, &wrapped, &[]);
     let runs = root.join(".staged/shell");
     let run = std::fs::read_dir(&runs)
         .unwrap()
@@ -923,9 +902,7 @@ fn a_run_left_from_an_earlier_boot_is_kept_aside_never_recorded() {
     // As if the system had restarted since: the overlay synced nothing of what it holds.
     assert!(run.join("boot").exists(), "the run names its boot");
     std::fs::write(run.join("boot"), "an earlier boot\n").unwrap();
-    let mut next = bash_event(&root, "true");
-    next["hook_event_name"] = json!("PostToolUse");
-    next["tool_name"] = json!("Read");
+    let next = read_event(&root, None);
     let out = loop {
         let out = hook(&root, "record", &next);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -1590,21 +1567,8 @@ fn unisolated_a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_ho
         "record",
         "kill -9 $PPID; sleep 1; echo late > src/late.txt; echo b >> src/a.txt",
     );
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(&wrapped)
-        .current_dir(&root)
-        .env("STAGED_SHELL_ISOLATION", "off")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success());
-    let mut next = bash_event(&root, "true");
-    next["hook_event_name"] = json!("PostToolUse");
-    next["tool_name"] = json!("Read");
-    next["tool_use_id"] = json!("read-after-the-kill");
+    run_killing_its_wrapper(&root, &wrapped, &[("STAGED_SHELL_ISOLATION", "off")]);
+    let next = read_event(&root, Some("read-after-the-kill"));
     let start = std::time::Instant::now();
     let out = loop {
         let out = hook(&root, "record", &next);
@@ -1643,6 +1607,34 @@ fn background_command(signals: &Path, steps: &[&str]) -> String {
     format!("({script}) & echo now > now.txt")
 }
 
+/// Runs `wrapped` with `sh -c` in `dir` (with `env` set), its output discarded: its command
+/// kills its wrapper (`kill -9 $PPID`), so the shell fails.
+fn run_killing_its_wrapper(dir: &Path, wrapped: &str, env: &[(&str, &str)]) {
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(wrapped)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success());
+}
+
+/// The session's next hook event: a `Read`'s `PostToolUse`, of the tool call `call` (of the
+/// Bash call's, for `None`).
+fn read_event(root: &Path, call: Option<&str>) -> Value {
+    let mut next = bash_event(root, "true");
+    next["hook_event_name"] = json!("PostToolUse");
+    next["tool_name"] = json!("Read");
+    if let Some(call) = call {
+        next["tool_use_id"] = json!(call);
+    }
+    next
+}
+
 /// Runs the wrapped command with `sh -c` in `dir`, its output in files (the process it leaves
 /// running keeps its descriptors): its exit code and stderr.
 fn run_detached(dir: &Path, wrapped: &str) -> (i32, String) {
@@ -1662,10 +1654,7 @@ fn run_detached(dir: &Path, wrapped: &str) -> (i32, String) {
 /// The session's next hook events (a `Read`'s `PostToolUse`), until `done` holds of the last
 /// reply's context (30 s at most); that context.
 fn next_events_until(root: &Path, mode: &str, done: impl Fn(&str) -> bool) -> String {
-    let mut next = bash_event(root, "true");
-    next["hook_event_name"] = json!("PostToolUse");
-    next["tool_name"] = json!("Read");
-    next["tool_use_id"] = json!("toolu_next");
+    let next = read_event(root, Some("toolu_next"));
     let start = std::time::Instant::now();
     loop {
         let out = hook(root, mode, &next);
