@@ -102,10 +102,7 @@ fn record_mode_logs_a_shell_commands_writes_and_a_hunk_reverts_to_the_exact_byte
     let left = || -> Vec<_> {
         std::fs::read_dir(root.join(".staged/shell")).unwrap().flatten().map(|e| e.path()).collect()
     };
-    let start = std::time::Instant::now();
-    while !left().is_empty() && start.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until(10, || left().is_empty());
     assert!(left().is_empty(), "{:?}", left());
 }
 
@@ -170,10 +167,7 @@ fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call_onc
             .flatten()
             .any(|run| run.path().join("upper/src/late.txt").exists())
     };
-    let start = std::time::Instant::now();
-    while !landed() && start.elapsed().as_secs() < 30 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until(30, landed);
     assert!(landed());
     assert!(!root.join("src/late.txt").exists(), "the write stays in the run until it is finished");
     // Another session's hook call leaves it alone.
@@ -182,6 +176,7 @@ fn a_run_whose_wrapper_was_killed_is_recorded_at_the_sessions_next_hook_call_onc
     assert!(!root.join("src/late.txt").exists());
     // The session's next call once the command is gone records it, and its model is told.
     next["session_id"] = json!("session-1");
+    let start = std::time::Instant::now();
     let out = loop {
         let out = hook(&root, "record", &next);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -895,14 +890,12 @@ fn a_run_left_from_an_earlier_boot_is_kept_aside_never_recorded() {
         .map(|e| e.path())
         .find(|p| p.join("run.json").exists())
         .expect("the killed wrapper's run");
-    let start = std::time::Instant::now();
-    while !run.join("upper/src/late.txt").exists() && start.elapsed().as_secs() < 30 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until(30, || run.join("upper/src/late.txt").exists());
     // As if the system had restarted since: the overlay synced nothing of what it holds.
     assert!(run.join("boot").exists(), "the run names its boot");
     std::fs::write(run.join("boot"), "an earlier boot\n").unwrap();
     let next = read_event(&root, None);
+    let start = std::time::Instant::now();
     let out = loop {
         let out = hook(&root, "record", &next);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -1450,10 +1443,7 @@ fn unisolated_record_mode_records_a_sed_and_a_heredoc_by_snapshots_with_the_cave
             .map(|e| e.path())
             .collect()
     };
-    let start = std::time::Instant::now();
-    while !runs().is_empty() && start.elapsed().as_secs() < 10 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until(10, || runs().is_empty());
     assert!(runs().is_empty(), "{:?}", runs());
 }
 
@@ -1671,6 +1661,18 @@ fn next_events_until(root: &Path, mode: &str, done: impl Fn(&str) -> bool) -> St
         assert!(start.elapsed().as_secs() < 30, "never done; last context: {context}");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// Polls `done` every 20 ms until it holds, for `secs` seconds at most; whether it held.
+fn wait_until(secs: u64, done: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while !done() {
+        if start.elapsed().as_secs() >= secs {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    true
 }
 
 fn runs_left(root: &Path) -> Vec<std::path::PathBuf> {
