@@ -105,7 +105,7 @@ pub struct FolderSteps {
 /// in the undo data; returns what the commit makes and removes.
 ///
 /// # Errors
-/// As [`check_folders`].
+/// As `check_folders`.
 pub fn add_folders(
     workspace: &ConfinedRoot,
     checked: &mut crate::Checked,

@@ -47,7 +47,7 @@ pub fn choose_parts(
 /// id, the resolve log prepares `change` under the journal's id before any file is written
 /// (and forgets it if the commit rolls back), and the entry is retired once every file is in
 /// place, before the journal is deleted; `prune` as [`CommitOptions::prune`]. `observer` sees
-/// every durable step, one at a time (see [`commit_applied_with`] for a commit nobody
+/// every durable step, one at a time (see `commit_applied_with` for a commit nobody
 /// observes, whose renames run at once).
 ///
 /// # Errors
@@ -82,13 +82,13 @@ pub(crate) fn commit_applied_with(
     commit_prepared(workspace, steps, (&[], prune), change, retirement, observer)
 }
 
-/// [`commit_applied_with`], also making the folders `make` (parents first; folders no new
+/// `commit_applied_with`, also making the folders `make` (parents first; folders no new
 /// file needs: [`CommitOptions::make`]), and moving `change`'s diff, undo data and texts into
 /// the log's record rather than copying them ([`Retirement::prepare_taking`]: afterwards
 /// `change` keeps its result, label, files and remainder).
 ///
 /// # Errors
-/// As [`commit_applied_with`].
+/// As `commit_applied_with`.
 pub fn commit_applied_folders(
     workspace: &ConfinedRoot,
     steps: &[Step],
