@@ -892,8 +892,11 @@ fn a_run_left_from_an_earlier_boot_is_kept_aside_never_recorded() {
         .expect("the killed wrapper's run");
     wait_until(30, || run.join("upper/src/late.txt").exists());
     // As if the system had restarted since: the overlay synced nothing of what it holds.
-    assert!(run.join("boot").exists(), "the run names its boot");
-    std::fs::write(run.join("boot"), "an earlier boot\n").unwrap();
+    let mut info: Value =
+        serde_json::from_slice(&std::fs::read(run.join("run.json")).unwrap()).unwrap();
+    assert!(info["boot"].is_string(), "the run names its boot: {info}");
+    info["boot"] = "an earlier boot\n".into();
+    std::fs::write(run.join("run.json"), serde_json::to_vec(&info).unwrap()).unwrap();
     let next = read_event(&root, None);
     let start = std::time::Instant::now();
     let out = loop {

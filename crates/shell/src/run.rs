@@ -1,6 +1,9 @@
-//! One command's run folder, `.staged/shell/<id>/`: `run.json` (who ran what), `upper/` (the
-//! overlay's upper layer: what the command wrote), `work/` (the overlay's work folder), and
-//! `run.lock`, locked (an OS lock, `flock`) by the wrapper for as long as it lives. The folder
+//! One command's run folder, `.staged/shell/<id>/`: `run.json` (who ran what, and in which
+//! boot), `upper/` (the overlay's upper layer: what the command wrote), `work/` (the overlay's
+//! work folder), and `run.lock`, locked (an OS lock, `flock`) by the wrapper for as long as it
+//! lives. Nothing else is made before the command: each file made on the call's path is an
+//! inode allocated (and later freed), which on an ext4 without a journal scans past every inode
+//! freed in the last minutes (see `bench/RESULTS.md`). The folder
 //! is on the workspace's filesystem, so a file the command wrote moves into the tree by a
 //! rename. A run whose lock can be taken has lost its wrapper (the command was killed, or the
 //! wrapper was): [`Run::leftovers`] finds those of a session for its next hook call. A
@@ -13,8 +16,9 @@
 //! what was written so far and leaves the run *outliving*: its `harvested.json` (the
 //! [`Manifest`](crate::harvest::Manifest) of what was recorded or staged) says so, and each
 //! hook call of the session harvests what was written since ([`Run::leftovers`] returns it),
-//! until no process holds the lock any more. Whoever harvests holds `harvest.lock` (never
-//! inherited), so one process harvests a run at a time.
+//! until no process holds the lock any more. Whoever harvests holds the run's harvest lock (an
+//! OS lock on the run folder itself, through a descriptor never inherited), so one process
+//! harvests a run at a time.
 
 use std::{
     fs::File,
@@ -58,7 +62,7 @@ pub struct Run {
     /// Whether [`Run::remove`] leaves the deleting to [`delete_gone`] (the wrapper's, after
     /// it answered).
     later: bool,
-    /// `harvest.lock`, held while this process harvests the run.
+    /// The run folder's harvest lock, held while this process harvests the run.
     harvest: Option<File>,
     /// Whether no process of the command holds the run's lock any more.
     ended: bool,
@@ -67,13 +71,11 @@ pub struct Run {
 const INFO_FILE: &str = "run.json";
 const LOCK_FILE: &str = "run.lock";
 const DONE_FILE: &str = "done";
-/// Held (an OS lock, never inherited) by the one process that harvests the run.
-const HARVEST_LOCK_FILE: &str = "harvest.lock";
 /// What was harvested so far ([`crate::harvest::Manifest`]); there only while the run
 /// outlives its wrapper.
 const MANIFEST_FILE: &str = "harvested.json";
-/// The boot the run was made in (`/proc/sys/kernel/random/boot_id`): the overlay is mounted
-/// `volatile`, so after a system crash what its upper layer holds is undefined.
+/// The boot a run made by an earlier staged was made in (one now names it in `run.json`'s
+/// `boot`): read when `run.json` names none.
 const BOOT_FILE: &str = "boot";
 const NEW_PREFIX: &str = "new-";
 /// A finished run's folder is renamed to this prefix before it is deleted: a wrapper killed
@@ -140,18 +142,33 @@ pub fn delete_gone(state_dir: &Path) {
     }
 }
 
-/// Opens (making it when missing) a run's harvest lock file.
+/// Opens what a run's harvest lock is taken on: the run folder itself (a descriptor closed on
+/// `exec`, so never inherited by a command), which makes no file.
 fn open_harvest_lock(dir: &Path) -> io::Result<File> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(HARVEST_LOCK_FILE))
+    File::open(dir)
 }
 
 /// This boot's id, where the system has one (Linux).
-fn boot_id() -> Option<Vec<u8>> {
-    std::fs::read("/proc/sys/kernel/random/boot_id").ok()
+fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()
+}
+
+/// What `run.json` holds: the run's [`RunInfo`] and the boot it was made in
+/// (`/proc/sys/kernel/random/boot_id`; the overlay is mounted `volatile`, so after a system
+/// crash what its upper layer holds is undefined).
+#[derive(Serialize)]
+struct Stored<'a> {
+    #[serde(flatten)]
+    info: &'a RunInfo,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    boot: Option<String>,
+}
+
+/// The boot `run.json` names.
+#[derive(Deserialize)]
+struct StoredBoot {
+    #[serde(default)]
+    boot: Option<String>,
 }
 
 /// Deletes a run folder that is going.
@@ -229,11 +246,9 @@ impl Run {
         flock(&lock, FlockOperation::NonBlockingLockExclusive)?;
         std::fs::create_dir(new.join("upper"))?;
         std::fs::create_dir(new.join("work"))?;
-        let json = serde_json::to_vec(&info).map_err(io::Error::other)?;
+        let stored = Stored { info: &info, boot: boot_id() };
+        let json = serde_json::to_vec(&stored).map_err(io::Error::other)?;
         std::fs::write(new.join(INFO_FILE), json)?;
-        if let Some(boot) = boot_id() {
-            std::fs::write(new.join(BOOT_FILE), boot)?;
-        }
         std::fs::rename(&new, &dir)?;
         Ok(Run { dir, info, _lock: lock, later: false, harvest: None, ended: false })
     }
@@ -425,8 +440,17 @@ impl Run {
     /// and they must not be taken for what the command wrote. A run whose boot cannot be
     /// told (no boot file, or no boot id now) counts as made before: it is never recorded.
     pub fn from_earlier_boot(&self) -> bool {
-        match (std::fs::read(self.dir.join(BOOT_FILE)), boot_id()) {
-            (Ok(then), Some(now)) => then != now,
+        let named = std::fs::read(self.dir.join(INFO_FILE))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<StoredBoot>(&bytes).ok())
+            .and_then(|stored| stored.boot);
+        let then = match named {
+            Some(boot) => Some(boot),
+            // A run made by an earlier staged, which kept its boot in a file of its own.
+            None => std::fs::read_to_string(self.dir.join(BOOT_FILE)).ok(),
+        };
+        match (then, boot_id()) {
+            (Some(then), Some(now)) => then != now,
             _ => true,
         }
     }
@@ -543,6 +567,20 @@ mod tests {
         assert_eq!(names(), [other.dir().file_name().unwrap().to_string_lossy().into_owned()]);
     }
 
+    /// Rewrites `run.json`'s boot (`None`: names none).
+    fn set_boot(run: &Run, boot: Option<&str>) {
+        let path = run.dir().join(INFO_FILE);
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        match boot {
+            Some(boot) => json["boot"] = boot.into(),
+            None => {
+                json.as_object_mut().unwrap().remove("boot");
+            }
+        }
+        std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+    }
+
     #[test]
     fn a_run_of_an_earlier_boot_says_so_and_one_of_this_boot_does_not() {
         let dir = tempfile::tempdir().unwrap();
@@ -550,17 +588,51 @@ mod tests {
         // Where the boot cannot be told, no run is taken for this boot's.
         assert_eq!(run.from_earlier_boot(), boot_id().is_none());
         if boot_id().is_some() {
-            std::fs::write(run.dir().join(BOOT_FILE), "another boot\n").unwrap();
+            set_boot(&run, Some("another boot\n"));
             assert!(run.from_earlier_boot());
         }
     }
 
     #[test]
-    fn a_run_whose_boot_file_is_missing_counts_as_an_earlier_boots() {
+    fn a_run_whose_boot_is_not_named_counts_as_an_earlier_boots() {
         let dir = tempfile::tempdir().unwrap();
         let run = Run::create(dir.path(), info("s1")).unwrap();
-        let _ = std::fs::remove_file(run.dir().join(BOOT_FILE));
+        set_boot(&run, None);
         assert!(run.from_earlier_boot(), "a run of an unknown boot would be recorded");
+    }
+
+    #[test]
+    fn a_run_made_by_an_earlier_staged_is_told_its_boot_by_its_boot_file() {
+        let Some(now) = boot_id() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let run = Run::create(dir.path(), info("s1")).unwrap();
+        set_boot(&run, None);
+        std::fs::write(run.dir().join(BOOT_FILE), &now).unwrap();
+        assert!(!run.from_earlier_boot());
+        std::fs::write(run.dir().join(BOOT_FILE), "another boot\n").unwrap();
+        assert!(run.from_earlier_boot());
+    }
+
+    #[test]
+    fn a_run_folder_holds_only_its_info_lock_and_layers_before_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = Run::create(dir.path(), info("s1")).unwrap();
+        let names = |run: &Run| {
+            let mut names: Vec<String> = std::fs::read_dir(run.dir())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names(&run), [INFO_FILE, LOCK_FILE, "upper", "work"]);
+        let info: RunInfo =
+            serde_json::from_slice(&std::fs::read(run.dir().join(INFO_FILE)).unwrap()).unwrap();
+        assert_eq!(&info, run.info());
+        // Settling (the harvest lock taken) makes no file either.
+        drop(run.inheritable_lock().unwrap());
+        assert!(run.settle().unwrap());
+        assert_eq!(names(&run), [INFO_FILE, LOCK_FILE, "upper", "work"]);
     }
 
     #[test]
