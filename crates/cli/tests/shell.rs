@@ -106,6 +106,25 @@ fn record_mode_logs_a_shell_commands_writes_and_a_hunk_reverts_to_the_exact_byte
     assert!(left().is_empty(), "{:?}", left());
 }
 
+/// The wrapper opens the workspace while the command runs: a command that deletes the
+/// workspace's database meanwhile has its writes logged in the one there once it is done,
+/// never in the deleted one.
+#[test]
+fn a_command_that_deletes_the_database_while_it_runs_is_logged_in_the_new_one() {
+    let dir = workspace(&[("src/a.txt", A)]);
+    let root = dir.path().canonicalize().unwrap();
+    // Made before the command, so the wrapper opens it while the command sleeps.
+    assert_eq!(code(&staged(&root, &["pending"])), 0);
+    let command = "sleep 1; rm -f .staged/staged.db .staged/staged.db-wal .staged/staged.db-shm; echo four >> src/a.txt";
+    let out = sh(&root, &rewritten(&root, "record", command));
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(read(&root, "src/a.txt").ends_with("four\n"));
+    let log = json(&staged(&root, &["--json", "log"]));
+    let entries = log["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{log}");
+    assert_eq!(entries[0]["source"], "shell", "{log}");
+}
+
 #[test]
 fn gate_mode_keeps_a_shell_commands_writes_out_of_the_tree_until_the_preview_is_applied() {
     let dir = workspace(&[("src/a.txt", A)]);

@@ -1,11 +1,12 @@
 //! `staged shell-run --client C --session S [--call ID] --mode gate|record -- COMMAND`: the
 //! wrapper the hooks put in place of a client's shell call (`docs/contract/shell.md`).
 //!
-//! It makes the run's folder in `.staged/shell/` (and opens nothing else: the workspace's store
-//! is opened once the command is done), starts `$SHELL -c COMMAND` with this process's stdin,
-//! stdout and stderr in a child that, between `fork` and `exec`, enters a private user and
-//! mount namespace with an overlay over the workspace (`staged_shell::isolate`); once that
-//! ends, it hands the run to `staged_hooks::finish` (record or stage what the command wrote),
+//! It makes the run's folder in `.staged/shell/` (and opens nothing else before the command:
+//! the workspace's store is opened while the command runs, once its shell has started),
+//! starts `$SHELL -c COMMAND` with this process's stdin, stdout and stderr in a child that,
+//! between `fork` and `exec`, enters a private user and mount namespace with an overlay over
+//! the workspace (`staged_shell::isolate`); once that ends, it hands the run to
+//! `staged_hooks::finish` (record or stage what the command wrote),
 //! prints what the model must know on stderr, and exits with the command's own exit code
 //! (128 + the signal that ended it). The finished run's folder, renamed as going by then, is
 //! deleted by a child that outlives it, off the call's time. When a process the command left
@@ -75,8 +76,10 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     // The command's processes inherit the run's lock: a sweep after this wrapper is killed
     // waits for them.
     let lock = run.inheritable_lock().context("sharing the run's lock")?;
+    // The workspace opened while an isolated command runs (`isolated`).
+    let mut early = None;
     let attempt = match isolation_wanted() {
-        Ok(true) => isolated(&root, &run, &script, &info.cwd),
+        Ok(true) => isolated(&root, &run, &script, &info.cwd, &mut early),
         Ok(false) => Err(Spawn::Unisolated(format!(
             "isolation is turned off: {}=off",
             staged_shell::snapshot::ISOLATION_ENV
@@ -118,7 +121,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     // outlives this wrapper, harvested now and at the session's next hook calls.
     let alone = run.settle().unwrap_or(true);
     if !alone && !by_snapshot {
-        let finished = match WorkspaceSession::open(&root) {
+        let finished = match Early::take(early, &root) {
             Ok(ws) => staged_hooks::outlive(&ws, run),
             Err(err) => staged_hooks::Finished {
                 message: Some(format!(
@@ -136,7 +139,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     // Its call returned before it ended (a Codex `exec_command` that yielded): the model is
     // told at its next chance too, since no one may read this process's output any more.
     let returned = run.is_outliving();
-    let finished = match WorkspaceSession::open(&root) {
+    let finished = match Early::take(early, &root) {
         Ok(ws) => {
             let finished = staged_hooks::finish(&ws, run);
             if returned && let Some(text) = &finished.message {
@@ -272,14 +275,55 @@ enum Spawn {
     Failed(std::io::Error),
 }
 
+/// The workspace, opened while the command runs (its store's open is then off the call's
+/// time: this process would otherwise only wait for the command), with what its state folder
+/// and database were once it was open.
+struct Early {
+    ws: WorkspaceSession,
+    ids: Option<[(u64, u64); 2]>,
+}
+
+impl Early {
+    /// Opens the workspace at `root`; `None` when it cannot be (it is tried again once the
+    /// command is done, as it was before the command ran).
+    fn open(root: &Path) -> Option<Early> {
+        let ws = WorkspaceSession::open(root).ok()?;
+        Some(Early { ws, ids: state_ids(root) })
+    }
+
+    /// The workspace to finish the run in: the one opened while the command ran when the
+    /// command left its state folder and database as they were, else opened now. (A command
+    /// that deleted or replaced `.staged/staged.db` must not have its writes logged in a
+    /// database no longer there.)
+    fn take(
+        early: Option<Early>,
+        root: &Path,
+    ) -> Result<WorkspaceSession, staged_workspace::OpenError> {
+        match early {
+            Some(early) if early.ids.is_some() && early.ids == state_ids(root) => Ok(early.ws),
+            _ => WorkspaceSession::open(root),
+        }
+    }
+}
+
+/// The device and inode of the workspace's `.staged/` and of its database (`staged.db`, the
+/// store's file), without following a symlink put in their place.
+fn state_ids(root: &Path) -> Option<[(u64, u64); 2]> {
+    use std::os::unix::fs::MetadataExt;
+    let state = root.join(".staged");
+    let id = |path: &Path| std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    Some([id(&state)?, id(&state.join("staged.db"))?])
+}
+
 /// Runs `script` in a child that enters the run's namespace between `fork` and `exec` (no
 /// second start of this binary) and then is `$SHELL -c script`, with this process's stdin,
-/// stdout and stderr, and waits for it.
+/// stdout and stderr, and waits for it; while it runs, opens the workspace into `early`.
 fn isolated(
     root: &Path,
     run: &Run,
     script: &str,
     cwd: &Path,
+    early: &mut Option<Early>,
 ) -> Result<std::process::ExitStatus, Spawn> {
     let isolation = staged_shell::isolate::Isolation::new(root, &run.upper(), &run.work(), cwd)
         .map_err(|why| Spawn::Unisolated(why.to_string()))?;
@@ -287,9 +331,9 @@ fn isolated(
     let mut command = Command::new(shell());
     command.arg("-c").arg(script).current_dir(cwd);
     // SAFETY: the closure runs in the child between `fork` and `exec`. This process starts no
-    // thread before it (the store is opened after the command), and `Isolation::enter` makes
-    // system calls only; the text of a refusal is written only on that failure path, after
-    // which the child exits without running anything.
+    // thread before it (the store is opened once the child has started its shell), and
+    // `Isolation::enter` makes system calls only; the text of a refusal is written only on
+    // that failure path, after which the child exits without running anything.
     #[allow(unsafe_code)]
     unsafe {
         command.pre_exec(move || {
@@ -299,7 +343,11 @@ fn isolated(
             })
         });
     }
-    match command.status() {
+    // `spawn` returns once the child has started the shell (or failed to).
+    match command.spawn().and_then(|mut child| {
+        *early = Early::open(root);
+        child.wait()
+    }) {
         Ok(status) => Ok(status),
         Err(err) => match std::fs::read_to_string(run.dir().join(UNISOLATED_FILE)) {
             Ok(why) => Err(Spawn::Unisolated(why)),
