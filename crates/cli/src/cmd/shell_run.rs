@@ -29,7 +29,7 @@ use std::{
 use anyhow::Context;
 use staged_journal::ConfinedRoot;
 use staged_shell::{Run, RunInfo};
-use staged_workspace::WorkspaceSession;
+use staged_workspace::{WorkspaceSession, WorkspaceSessionBuilder};
 
 use crate::{
     args::{GlobalArgs, HookModeArg, ShellRunArgs},
@@ -118,7 +118,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     // outlives this wrapper, harvested now and at the session's next hook calls.
     let alone = run.settle().unwrap_or(true);
     if !alone && !by_snapshot {
-        let finished = match WorkspaceSession::open(&root) {
+        let finished = match WorkspaceSessionBuilder::lean().open(&root) {
             Ok(ws) => staged_hooks::outlive(&ws, run),
             Err(err) => staged_hooks::Finished {
                 message: Some(format!(
@@ -136,7 +136,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
     // Its call returned before it ended (a Codex `exec_command` that yielded): the model is
     // told at its next chance too, since no one may read this process's output any more.
     let returned = run.is_outliving();
-    let finished = match WorkspaceSession::open(&root) {
+    let finished = match WorkspaceSessionBuilder::lean().open(&root) {
         Ok(ws) => {
             let finished = staged_hooks::finish(&ws, run);
             if returned && let Some(text) = &finished.message {
@@ -238,7 +238,7 @@ fn recover_first(workspace: &ConfinedRoot) -> anyhow::Result<()> {
     if !staged_journal::needs_recovery(workspace) {
         return Ok(());
     }
-    let ws = WorkspaceSession::open(workspace.root()).map_err(|err| {
+    let ws = WorkspaceSessionBuilder::lean().open(workspace.root()).map_err(|err| {
         anyhow::anyhow!(
             "staged could not recover an interrupted apply in {} before running the command, so nothing was run: {err}",
             workspace.root().display()
