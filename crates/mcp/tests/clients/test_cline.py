@@ -185,7 +185,7 @@ def test_cline_gate_blocks_the_edit_when_staged_is_missing():
     with tempfile.TemporaryDirectory() as tmp:
         root = new_repo(tmp)
         hook_that_cannot_run(tmp, root, None)
-        check_blocked(tmp, root, f"spawnSync {Path(tmp) / 'bin' / 'staged'} ENOENT")
+        check_blocked(tmp, root, f"spawnSync {Path(tmp) / 'bin' / 'staged-hook'} ENOENT")
 
 
 def test_cline_gate_blocks_the_edit_when_staged_crashes_or_answers_nonsense():
