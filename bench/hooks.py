@@ -28,6 +28,8 @@ loaded machine the wall times are mostly run-queue and fsync waits, the CPU time
 
 Usage: bench/hooks.py [ROUNDS]   (default 200)
 Env:   STAGED (default target/release/staged; build it with cargo build --release -p staged-cli)
+       STAGED_HOOK, the binary the hooks run (default: `staged-hook` beside STAGED when it is
+       there, as `staged hook install` writes it into the clients' hooks; else STAGED)
 """
 import json
 import os
@@ -69,6 +71,9 @@ def main():
     staged = os.environ.get("STAGED", str(ROOT / "target" / "release" / "staged"))
     if not Path(staged).is_file():
         sys.exit(f"{staged} is missing: cargo build --release -p staged-cli, or set STAGED")
+    beside = Path(staged).with_name("staged-hook")
+    hook = os.environ.get("STAGED_HOOK", str(beside) if os.access(beside, os.X_OK) else staged)
+    print(f"hooks run {hook}", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp).resolve()
         (ws / ".git").mkdir()
@@ -88,27 +93,27 @@ def main():
         cases = {
             "noop": (["sh", "-c", "cat >/dev/null"], event(hook_event_name="PreToolUse", tool_name="Edit",
                                                           tool_input=edit_input, tool_use_id="t")),
-            "pass": ([staged, "hook", "claude-code"], event(hook_event_name="PreToolUse", tool_name="Read",
+            "pass": ([hook, "hook", "claude-code"], event(hook_event_name="PreToolUse", tool_name="Read",
                                                            tool_input={"file_path": str(target)}, tool_use_id="t")),
-            "gate": ([staged, "hook", "claude-code"], event(hook_event_name="PreToolUse", tool_name="Edit",
+            "gate": ([hook, "hook", "claude-code"], event(hook_event_name="PreToolUse", tool_name="Edit",
                                                            tool_input=edit_input, tool_use_id="t")),
-            "record": ([staged, "hook", "claude-code", "--mode", "record"], None),
-            "codex": ([staged, "hook", "codex"], event(
+            "record": ([hook, "hook", "claude-code", "--mode", "record"], None),
+            "codex": ([hook, "hook", "codex"], event(
                 hook_event_name="PreToolUse", tool_name="apply_patch", tool_use_id="c",
                 tool_input={"command": "*** Begin Patch\n*** Update File: src/b.ts\n@@\n-export const v100 = compute(100);\n"
                                        "+export const v100 = compute(101);\n*** End Patch\n"})),
-            "qwen": ([staged, "hook", "qwen-code"], event(
+            "qwen": ([hook, "hook", "qwen-code"], event(
                 hook_event_name="PreToolUse", tool_name="edit", tool_use_id="q", permission_mode="auto-edit",
                 tool_input={**edit_input, "file_path": str(ws / "src" / "c.ts")})),
-            "gemini": ([staged, "hook", "gemini-cli"], json.dumps({
+            "gemini": ([hook, "hook", "gemini-cli"], json.dumps({
                 "session_id": "bench", "cwd": str(ws), "transcript_path": "/dev/null", "hook_event_name": "BeforeTool",
                 "tool_name": "replace", "tool_input": {**edit_input, "file_path": "src/d.ts", "instruction": "bench"},
             }).encode()),
-            "opencode": ([staged, "hook", "opencode"], json.dumps({
+            "opencode": ([hook, "hook", "opencode"], json.dumps({
                 "hook": "tool.execute.before", "tool": "edit", "sessionID": "ses_bench", "callID": "call_bench",
                 "directory": str(ws), "args": {"filePath": str(ws / "src" / "e.ts"), "oldString": "compute(100);",
                                                "newString": "compute(101);"}}).encode()),
-            "cursor": ([staged, "hook", "cursor"], json.dumps({
+            "cursor": ([hook, "hook", "cursor"], json.dumps({
                 "conversation_id": "bench", "generation_id": "g", "hook_event_name": "preToolUse",
                 "cursor_version": "2.0.77", "workspace_roots": [str(ws)], "cwd": str(ws), "tool_name": "StrReplace",
                 "tool_use_id": "t", "tool_input": {"file_path": str(ws / "src" / "f.ts"), "old_string": "compute(100);",
@@ -121,11 +126,11 @@ def main():
         (gemini_home / ".gemini").mkdir(parents=True)
         (gemini_home / ".gemini" / "settings.json").write_text('{"general": {"defaultApprovalMode": "auto_edit"}}')
         os.environ["GEMINI_CLI_HOME"] = str(gemini_home)
-        cases["copilot"] = ([staged, "hook", "copilot"], json.dumps({
+        cases["copilot"] = ([hook, "hook", "copilot"], json.dumps({
             "sessionId": "bench", "timestamp": 1, "cwd": str(ws), "toolName": "edit",
             "toolArgs": {"path": str(ws / "src" / "g.ts"), "old_str": "compute(100);", "new_str": "compute(101);"},
         }).encode())
-        cases["cline"] = ([staged, "hook", "cline"], event(
+        cases["cline"] = ([hook, "hook", "cline"], event(
             hook_event_name="PreToolUse", tool_name="editor", tool_use_id="call_0",
             tool_input={"path": str(ws / "src" / "h.ts"), "old_text": "compute(100);", "new_text": "compute(101);"}))
         denies = {name: b'"deny"' for name in ("gate", "codex", "qwen", "gemini", "opencode", "cursor", "copilot")}

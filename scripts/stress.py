@@ -1013,6 +1013,12 @@ def only_race_once(staged, root: Path, rng):
     return ("FAILED" if problems else kind), problems
 
 
+def hook_bin(staged):
+    """The binary the installed hooks run: `staged-hook` beside `staged` when it is there."""
+    beside = Path(staged).with_name("staged-hook")
+    return str(beside) if os.access(beside, os.X_OK) else staged
+
+
 def hook_race_once(staged, root: Path):
     ws = root / "ws"
     (ws / ".git").mkdir(parents=True)
@@ -1034,7 +1040,7 @@ def hook_race_once(staged, root: Path):
         ev = event("PreToolUse", tool_name="Edit", tool_use_id=secrets.token_hex(4), tool_input={
             "file_path": str(ws / path.name), "old_string": text, "new_string": text.replace("old", "new"),
             "replace_all": False})
-        proc = subprocess.Popen([staged, "hook", "claude-code"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        proc = subprocess.Popen([hook_bin(staged), "hook", "claude-code"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, cwd=ws)
         procs.append((proc, ev))
     for proc, ev in procs:
@@ -1060,7 +1066,7 @@ def hook_race_once(staged, root: Path):
         problems.append(f"{len(pending)} previews pending, not 4")
     if any(p.read_text() != f"oldApi({i});\n" for i, p in enumerate(files)):
         problems.append("a file changed")
-    stop = subprocess.run([staged, "hook", "claude-code"], input=event("Stop", stop_hook_active=False),
+    stop = subprocess.run([hook_bin(staged), "hook", "claude-code"], input=event("Stop", stop_hook_active=False),
                           capture_output=True, cwd=ws)
     try:
         reason = json.loads(stop.stdout)["reason"]

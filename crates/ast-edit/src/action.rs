@@ -38,8 +38,11 @@ use crate::{
     scope::collect_for_lang,
 };
 
+mod listed;
 mod partial;
 mod payload;
+
+pub use listed::ListedAstEdit;
 
 use partial::{Divided, Rest, divide};
 use payload::{AstEditPayload, PAYLOAD_VERSION};

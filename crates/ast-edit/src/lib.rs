@@ -64,7 +64,9 @@ mod trees;
 mod warm;
 
 pub use crate::{
-    action::{AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile, FILES_EXTRA_KEY},
+    action::{
+        AST_EDIT_TOOL_NAME, AstEditAction, Expected, ExpectedFile, FILES_EXTRA_KEY, ListedAstEdit,
+    },
     details::{
         AppliedDetails, DetailsError, ErrorFileDetails, FileCount, LangCount, LangInferred,
         LangRequiredDetails, LeftOutDetails, NestedLeftDetails, Position, PreviewDetails,

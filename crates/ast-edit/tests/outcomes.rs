@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{Fixture, details};
 use serde_json::json;
-use staged_ast_edit::{AppliedDetails, AstEditAction, PreviewDetails, StaleDetails};
+use staged_ast_edit::{AppliedDetails, AstEditAction, ListedAstEdit, PreviewDetails, StaleDetails};
 use staged_core::{ActionError, CancelToken, PendingAction};
 use staged_journal::ConfinedRoot;
 
@@ -341,6 +341,38 @@ async fn payload_rehydrates_in_another_process() {
     let other = tempfile::tempdir().unwrap();
     assert!(
         AstEditAction::from_payload(ConfinedRoot::new(other.path()).unwrap(), &payload).is_err()
+    );
+}
+
+/// A process without the engine (`staged-hook`) reads the same preview from its payload: the
+/// same label, details and files (so it refuses a new preview of them), and an apply that
+/// writes nothing and says where it runs.
+#[tokio::test]
+async fn a_listed_payload_lists_as_the_action_and_never_applies() {
+    let fx = Fixture::new(&[("a.ts", "foo(1);\n"), ("b.ts", "foo(2);\n")]);
+    fx.edit(rename(&["."])).await.unwrap();
+    let entry = fx.session.store().peek().unwrap().unwrap();
+    let payload: serde_json::Value =
+        serde_json::from_str(&entry.action.payload().unwrap().to_string()).unwrap();
+    let workspace = ConfinedRoot::new(fx.root()).unwrap();
+    let full = AstEditAction::from_payload(workspace.clone(), &payload).unwrap();
+    let listed = ListedAstEdit::from_payload(&workspace, &payload).unwrap();
+    assert_eq!(listed.label(), full.label());
+    assert_eq!(listed.source_tool_name(), "ast_edit");
+    assert_eq!(listed.details(), full.details());
+    assert_eq!(listed.files(), full.files());
+    assert_eq!(listed.files().len(), 2);
+    assert_eq!(listed.payload(), Some(payload.clone()));
+    let err = listed.apply("ok", None, &CancelToken::new()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot apply `AST Edit: 2 replacements in 2 files` here: this process reads ast_edit previews but has no ast tools to apply them; nothing was written: resolve it with `staged resolve` or staged's MCP server"
+    );
+    assert_eq!(fx.read("a.ts"), "foo(1);\n");
+    // Another root is refused, as the full action refuses it.
+    let other = tempfile::tempdir().unwrap();
+    assert!(
+        ListedAstEdit::from_payload(&ConfinedRoot::new(other.path()).unwrap(), &payload).is_err()
     );
 }
 

@@ -16,6 +16,30 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// `staged-hook`: the hook entry points alone (`hook <client>` and `shell-run`), the same
+/// command line as `staged`'s, in a binary without the ast tools, the agent and the UI, which
+/// starts faster; `staged hook install` writes it into the clients' hooks when it is installed
+/// beside `staged`.
+#[derive(Debug, Parser)]
+#[command(name = "staged-hook", version, propagate_version = true)]
+pub(crate) struct HookCli {
+    #[command(flatten)]
+    pub(crate) global: GlobalArgs,
+    #[command(subcommand)]
+    pub(crate) command: HookOnlyCommand,
+}
+
+/// The commands of `staged-hook`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum HookOnlyCommand {
+    /// A client's hook: reads one event on stdin, answers on stdout.
+    Hook(HookArgs),
+    /// Run a shell command under staged (the command the hooks put in place of a client's
+    /// shell call).
+    #[command(name = "shell-run")]
+    ShellRun(ShellRunArgs),
+}
+
 /// Options every command takes.
 #[derive(Debug, Args)]
 pub(crate) struct GlobalArgs {

@@ -23,7 +23,10 @@ use std::{ffi::OsString, process::ExitCode};
 
 use clap::Parser;
 
-use crate::{args::Command, exit::Exit};
+use crate::{
+    args::{Command, HookOnlyCommand},
+    exit::Exit,
+};
 
 /// Parses `args`, runs the command, prints, and maps the outcome to an exit code:
 /// 0 success (no matches included), 1 a tool result that is an error (a stale preview,
@@ -68,6 +71,34 @@ where
         Command::ShellRun(args) => cmd::shell_run::run(&cli.global, args),
         Command::Doctor => cmd::hook::doctor(&cli.global, &out),
     };
+    finish(res)
+}
+
+/// `staged-hook`'s entry point: [`main_with_args`] for its two commands, `hook <client>` and
+/// `shell-run`, whose code is all this binary links (no ast tools, agent or UI).
+pub fn hook_main_with_args<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    raise_open_file_limit();
+    let cli = match args::HookCli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() { Exit::Usage } else { Exit::Success };
+            let _ = err.print();
+            return code.into();
+        }
+    };
+    let res = match &cli.command {
+        HookOnlyCommand::Hook(args) => cmd::hook::run_client(&cli.global, args),
+        HookOnlyCommand::ShellRun(args) => cmd::shell_run::run(&cli.global, args),
+    };
+    finish(res)
+}
+
+/// The exit code of a command's outcome, its error printed on one line.
+fn finish(res: anyhow::Result<Exit>) -> ExitCode {
     match res {
         Ok(code) => code.into(),
         Err(err) if exit::is_broken_pipe(&err) => Exit::Success.into(),

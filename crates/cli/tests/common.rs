@@ -13,6 +13,17 @@ pub(crate) fn staged_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_staged"))
 }
 
+/// `staged-hook`, the hooks alone, built beside `staged`: what `staged hook install` writes
+/// into the clients' hooks.
+pub(crate) fn hook_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_staged-hook"))
+}
+
+/// [`hook_bin`]'s canonical path, as an install names it.
+pub(crate) fn installed_hook() -> String {
+    hook_bin().canonicalize().unwrap().display().to_string()
+}
+
 /// Runs `staged` in `dir` with `args` (`hook claude-code --mode record`, ...) and `event` on
 /// stdin, as an agent runs a hook: without a terminal, without colour, and with no Codex home.
 pub(crate) fn hook(dir: &Path, args: &[&str], event: &serde_json::Value) -> Output {

@@ -13,7 +13,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{code, pending_ids, read, staged, staged_bin, stderr, stdout, workspace};
+use common::{
+    code, hook_bin, installed_hook, pending_ids, read, staged, staged_bin, stderr, stdout,
+    workspace,
+};
 use serde_json::{Value, json};
 
 /// How long a hook or `staged doctor` may take before the test calls it hung (a hung hook is
@@ -497,8 +500,8 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     }
     let s = settings();
-    let bin = staged_bin().canonicalize().unwrap().display().to_string();
-    let command = gate_command(&format!("{bin} hook claude-code"), "claude-code");
+    let hook = installed_hook();
+    let command = gate_command(&format!("{hook} hook claude-code"), "claude-code");
     assert_eq!(s["model"], "opus");
     assert_eq!(s["permissions"]["allow"], json!(["Bash(ls:*)", "mcp__staged"]));
     assert_eq!(s["permissions"]["deny"], json!(["Read(.env)"]));
@@ -512,7 +515,7 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
         "installed twice, listed once"
     );
     let stop = format!(
-        "{bin} hook claude-code || {{ echo \"staged's Stop hook could not run (exit $?), so pending previews were not checked. Install staged, or remove its hooks: staged hook install claude-code --uninstall\" >&2; exit 1; }}"
+        "{hook} hook claude-code || {{ echo \"staged's Stop hook could not run (exit $?), so pending previews were not checked. Install staged, or remove its hooks: staged hook install claude-code --uninstall\" >&2; exit 1; }}"
     );
     assert_eq!(s["hooks"]["Stop"], json!([{"hooks": [{"type": "command", "command": stop}]}]));
     assert_eq!(mcp()["mcpServers"]["other"]["command"], "other-server");
@@ -524,7 +527,7 @@ fn claude_code_install_merges_and_uninstall_keeps_the_users_settings() {
     assert!(s["hooks"].get("Stop").is_none(), "{s}");
     assert_eq!(
         s["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
-        format!("{bin} hook claude-code --mode record")
+        format!("{hook} hook claude-code --mode record")
     );
     assert_eq!(s["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
     let out = staged(&dir, &["hook", "install", "claude-code", "--uninstall"]);
@@ -689,7 +692,7 @@ fn doctor_says_what_is_missing_and_fails() {
     let out = staged_in(&dir, &["doctor"], b"", &env);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     assert!(
-        stdout(&out).contains("FAIL Claude Code: the hook runs /nonexistent/staged: "),
+        stdout(&out).contains("FAIL Claude Code: the hook runs /nonexistent/staged-hook: "),
         "{}",
         stdout(&out)
     );
@@ -1515,10 +1518,11 @@ fn claude_code_installs_by_path_or_into_the_local_settings() {
     let out = staged_in(&dir, &["hook", "install", "claude-code", "--local"], b"", &env);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let hook = installed_hook();
     let local = read_json(&dir.join(".claude/settings.local.json"));
     assert_eq!(
         installed_command(&dir.join(".claude/settings.local.json")),
-        gate_command(&format!("{bin} hook claude-code"), "claude-code")
+        gate_command(&format!("{hook} hook claude-code"), "claude-code")
     );
     assert_eq!(local["permissions"]["allow"], json!(["mcp__staged"]));
     let project = read_json(&dir.join(".claude/settings.json"));
@@ -1572,12 +1576,12 @@ fn codex_hooks_act_only_in_the_workspaces_they_were_installed_in() {
         assert!(stdout(&out).contains("Codex runs these hooks in every folder; they act only in "));
     }
     let (one, two, elsewhere) = (&roots[0], &roots[1], &roots[2]);
-    let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let hook = installed_hook();
     let command = installed_command(&home.join("hooks.json"));
     assert_eq!(
         command,
         gate_command(
-            &format!("{bin} hook codex --in {} --in {}", one.display(), two.display()),
+            &format!("{hook} hook codex --in {} --in {}", one.display(), two.display()),
             "codex"
         )
     );
@@ -1627,7 +1631,10 @@ fn codex_hooks_act_only_in_the_workspaces_they_were_installed_in() {
         stdout(&out)
     );
     let command = installed_command(&home.join("hooks.json"));
-    assert_eq!(command, gate_command(&format!("{bin} hook codex --in {}", two.display()), "codex"));
+    assert_eq!(
+        command,
+        gate_command(&format!("{hook} hook codex --in {}", two.display()), "codex")
+    );
     let out = staged_in(two, &["hook", "install", "codex", "--uninstall"], b"", &env);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let hooks = std::fs::read_to_string(home.join("hooks.json")).unwrap();
@@ -1724,6 +1731,7 @@ fn doctor_recognises_an_older_install_and_installing_again_migrates_it() {
     let home = tempfile::tempdir().unwrap();
     let home = home.path().canonicalize().unwrap();
     let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let hook = installed_hook();
     let fixture = |name: &str| {
         std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hooks_old_install").join(name),
@@ -1780,11 +1788,11 @@ fn doctor_recognises_an_older_install_and_installing_again_migrates_it() {
     assert_eq!(settings["hooks"]["PreToolUse"].as_array().unwrap().len(), 1, "{settings}");
     assert_eq!(
         installed_command(&dir.join(".claude/settings.json")),
-        gate_command(&format!("{bin} hook claude-code"), "claude-code")
+        gate_command(&format!("{hook} hook claude-code"), "claude-code")
     );
     assert_eq!(
         installed_command(&home.join("hooks.json")),
-        gate_command(&format!("{bin} hook codex --in {}", dir.display()), "codex")
+        gate_command(&format!("{hook} hook codex --in {}", dir.display()), "codex")
     );
     let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
     assert_eq!(config.matches("trusted_hash").count(), 3, "{config}");
@@ -2283,4 +2291,77 @@ fn install_with_approve_human_makes_resolve_wait_for_a_person() {
     let parsed: toml::Value =
         toml::from_str(&std::fs::read_to_string(home_path.join("config.toml")).unwrap()).unwrap();
     assert!(parsed["mcp_servers"]["staged"].get("tool_timeout_sec").is_none());
+}
+
+/// Issue 36: the clients' hooks run `staged-hook`, which links no ast engine and no grammar
+/// (so it starts faster). An `ast_edit` preview staged beside the hook's own is still the
+/// stack's: the hook refuses an edit of its file naming it, stages other edits over it, and
+/// leaves it whole for `staged resolve`, which applies it.
+#[test]
+fn staged_hook_keeps_an_ast_edit_preview_it_cannot_apply() {
+    let ws = workspace(&[
+        ("src/conf.json", "{\"permission\": \"ask\"}\n"),
+        ("src/a.ts", "oldApi(1);\n"),
+    ]);
+    let dir = ws.path().canonicalize().unwrap();
+    let out = staged(&dir, &["ast-edit", "--op", "\"ask\"", "\"allow\"", "--lang", "json", "src"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let ast = pending_ids(&dir);
+    assert_eq!(ast.len(), 1);
+    let gate = |tool_input: Value| {
+        let event = claude_pre(&dir, "Edit", tool_input);
+        staged_in_program(&hook_bin(), &dir, &["hook", "claude-code"], &event, &[])
+    };
+    let out = gate(
+        json!({"file_path": dir.join("src/conf.json"), "old_string": "ask", "new_string": "deny", "replace_all": false}),
+    );
+    let reason = deny_reason(&out);
+    assert!(
+        reason.contains(&format!("src/conf.json already has a pending preview: {} (", ast[0])),
+        "{reason}"
+    );
+    let out = gate(
+        json!({"file_path": dir.join("src/a.ts"), "old_string": "oldApi(1);", "new_string": "newApi(1);", "replace_all": false}),
+    );
+    assert!(
+        deny_reason(&out).starts_with("staged holds this edit as a preview"),
+        "{}",
+        stdout(&out)
+    );
+    let ids = pending_ids(&dir);
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids.contains(&ast[0]));
+    let out = staged(&dir, &["resolve", "discard", "--reason", "not this one"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = staged(&dir, &["resolve", "apply", "--id", &ast[0], "--reason", "allow it"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&dir, "src/conf.json"), "{\"permission\": \"allow\"}\n");
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
+}
+
+/// Issue 36: `staged-hook` has the hooks' commands and nothing of the ast engine: a grammar's
+/// entry point is in `staged` and not in it (a reference to the ast tools from the hooks'
+/// path would link all 57 grammars back in), and it installs nothing itself.
+#[test]
+fn staged_hook_links_no_grammar_and_runs_only_hooks() {
+    let grammar: &[u8] = b"tree_sitter_typescript";
+    let links = |bin: &Path| {
+        let bytes = std::fs::read(bin).unwrap();
+        bytes.windows(grammar.len()).any(|window| window == grammar)
+    };
+    assert!(links(&staged_bin()), "staged links the TypeScript grammar");
+    assert!(!links(&hook_bin()), "staged-hook links no grammar");
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        staged_in_program(&hook_bin(), dir.path(), &["hook", "install", "claude-code"], b"", &[]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stderr(&out)
+            .contains("staged-hook only runs hooks: install them with `staged hook install`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join(".claude").exists());
+    let out = staged_in_program(&hook_bin(), dir.path(), &["ast-edit", "--help"], b"", &[]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
 }

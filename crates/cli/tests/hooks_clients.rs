@@ -12,7 +12,7 @@ use std::{
     process::{Command, Output, Stdio},
 };
 
-use common::{code, read, staged_bin, stderr, stdout, workspace};
+use common::{code, installed_hook, read, staged_bin, stderr, stdout, workspace};
 use serde_json::{Value, json};
 
 /// `staged` in `dir` with `args`, `input` on stdin and `env`.
@@ -73,13 +73,14 @@ fn qwen_code_install_merges_and_uninstall_keeps_the_users_settings() {
         );
     }
     let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let hook = installed_hook();
     let s: Value = serde_json::from_str(&read(&dir, ".qwen/settings.json")).unwrap();
     assert_eq!(s["model"], project["model"]);
     assert_eq!(
         s["hooks"]["PreToolUse"],
         json!([
             {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh"}]},
-            {"matcher": "write_file|edit|notebook_edit|run_shell_command", "hooks": [{"type": "command", "command": gate_command(&format!("{bin} hook qwen-code"), "qwen-code")}]},
+            {"matcher": "write_file|edit|notebook_edit|run_shell_command", "hooks": [{"type": "command", "command": gate_command(&format!("{hook} hook qwen-code"), "qwen-code")}]},
         ]),
         "installed twice, listed once"
     );
@@ -97,7 +98,7 @@ fn qwen_code_install_merges_and_uninstall_keeps_the_users_settings() {
     assert!(s["hooks"].get("Stop").is_none(), "{s}");
     assert_eq!(
         s["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
-        format!("{bin} hook qwen-code --mode record")
+        format!("{hook} hook qwen-code --mode record")
     );
     let out = run(&dir, &["hook", "install", "qwen-code", "--uninstall"], b"", &env);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -239,18 +240,19 @@ fn gemini_cli_install_merges_and_uninstall_keeps_the_users_settings() {
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     }
     let bin = staged_bin().canonicalize().unwrap().display().to_string();
+    let hook = installed_hook();
     let s: Value = serde_json::from_str(&read(&dir, ".gemini/settings.json")).unwrap();
     assert_eq!(s["general"], project["general"]);
     assert_eq!(
         s["hooks"]["BeforeTool"],
         json!([
             {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh"}]},
-            {"matcher": "write_file|replace|run_shell_command", "hooks": [{"type": "command", "command": gate_command(&format!("{bin} hook gemini-cli"), "gemini-cli")}]},
+            {"matcher": "write_file|replace|run_shell_command", "hooks": [{"type": "command", "command": gate_command(&format!("{hook} hook gemini-cli"), "gemini-cli")}]},
         ]),
         "installed twice, listed once; a BeforeTool that cannot run blocks"
     );
     let after_agent = format!(
-        "{bin} hook gemini-cli || {{ echo \"staged's Stop hook could not run (exit $?), so pending previews were not checked. Install staged, or remove its hooks: staged hook install gemini-cli --uninstall\" >&2; exit 1; }}"
+        "{hook} hook gemini-cli || {{ echo \"staged's Stop hook could not run (exit $?), so pending previews were not checked. Install staged, or remove its hooks: staged hook install gemini-cli --uninstall\" >&2; exit 1; }}"
     );
     assert_eq!(
         s["hooks"]["AfterAgent"],
@@ -264,7 +266,7 @@ fn gemini_cli_install_merges_and_uninstall_keeps_the_users_settings() {
     assert!(s["hooks"].get("AfterAgent").is_none(), "{s}");
     assert_eq!(
         s["hooks"]["AfterTool"][0]["hooks"][0]["command"],
-        format!("{bin} hook gemini-cli --mode record")
+        format!("{hook} hook gemini-cli --mode record")
     );
     let out = run(&dir, &["hook", "install", "gemini-cli", "--uninstall"], b"", &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));

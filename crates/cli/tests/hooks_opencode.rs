@@ -12,7 +12,7 @@ use std::{
     process::{Command, Stdio},
 };
 
-use common::{code, read, staged, staged_bin, stderr, stdout, workspace};
+use common::{code, installed_hook, read, staged, staged_bin, stderr, stdout, workspace};
 use serde_json::{Value, json};
 
 /// Runs `staged args` in `dir` with `input` on stdin.
@@ -91,13 +91,13 @@ fn opencode_install_merges_into_opencode_json_and_uninstall_keeps_the_users_sett
     assert!(plugin.starts_with(
         "// staged's plugin for opencode, written by `staged hook install opencode`."
     ));
-    assert!(plugin.contains(&format!("const STAGED = {};", json!(bin))), "{plugin}");
+    assert!(plugin.contains(&format!("const STAGED = {};", json!(installed_hook()))), "{plugin}");
     assert!(plugin.contains("const MODE = \"gate\";"), "{plugin}");
     let out = staged(&dir, &["doctor"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     for line in [
         "ok   opencode: staged's plugin in ",
-        &format!("ok   opencode: the plugin runs {bin}"),
+        &format!("ok   opencode: the plugin runs {}", installed_hook()),
         "ok   opencode: the staged MCP server in ",
         "ok   opencode: the staged MCP server answers (",
         "note opencode's permission for edits, as staged reads it: allow",

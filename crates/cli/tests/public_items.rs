@@ -10,8 +10,8 @@
 //!   it is declared.
 //! - An item has a user outside its crate when its name is an identifier (outside comments
 //!   and string literals) in another crate's sources, tests, examples or benches, or in the
-//!   crate's own `src/main.rs` (the binary is a crate of its own). The crate's own `tests/`,
-//!   `examples/` and `benches/` are not outside users: they are the crate checking itself. An
+//!   crate's own binaries' roots (`src/main.rs`, `src/hook_main.rs`: each binary is a crate
+//!   of its own). The crate's own `tests/`, `examples/` and `benches/` are not outside users: they are the crate checking itself. An
 //!   item they need and nothing else uses is library API, or its test moves into the crate.
 //!   The match is by name, so an item whose name another crate uses for something else passes:
 //!   the check catches what nothing could call, not every narrowing left to do. An item
@@ -503,7 +503,7 @@ fn unused_public_items(root: &Path) -> std::io::Result<BTreeMap<String, BTreeSet
         for file in files {
             let text = std::fs::read_to_string(&file)?;
             let rel = file.strip_prefix(dir).unwrap_or(&file);
-            if rel.starts_with("src") && !rel.ends_with("src/main.rs") {
+            if rel.starts_with("src") && !is_binary_root(rel) {
                 items.extend(public_items(&text));
                 aliases.extend(renames(&text));
                 identifiers(&doc_examples(&text), &mut called);
@@ -525,11 +525,12 @@ fn unused_public_items(root: &Path) -> std::io::Result<BTreeMap<String, BTreeSet
             .into_iter()
             .filter(|item| !api.contains(item.as_str()))
             .filter(|item| {
-                let main = crates[&name].join("src/main.rs");
-                let in_main = std::fs::read_to_string(main).is_ok_and(|text| {
-                    let mut words = BTreeSet::new();
-                    identifiers(&text, &mut words);
-                    words.contains(item)
+                let in_main = BINARY_ROOTS.iter().any(|main| {
+                    std::fs::read_to_string(crates[&name].join(main)).is_ok_and(|text| {
+                        let mut words = BTreeSet::new();
+                        identifiers(&text, &mut words);
+                        words.contains(item)
+                    })
                 });
                 // An item re-exported under another name (`use a::NAME as ALIAS`) is used by
                 // that name too.
@@ -584,7 +585,7 @@ fn doc_examples_call_only_public_items(
         rust_files(&entry.path().join("src"), &mut files);
         let texts = files
             .into_iter()
-            .filter(|f| !f.ends_with("src/main.rs"))
+            .filter(|f| !is_binary_root(f))
             .map(|f| std::fs::read_to_string(&f).map(|text| (f, text)))
             .collect::<std::io::Result<Vec<_>>>()?;
         let tests: Vec<PathBuf> =
@@ -784,4 +785,12 @@ pub fn after_escape() {}
     for word in ["Hidden", "in_string", "commented", "still_commented", "raw", "quoted"] {
         assert!(!words.contains(word), "{word} is in a comment or a literal");
     }
+}
+
+/// The roots of the crates' binaries (`staged`'s and `staged-hook`'s, in `crates/cli`): each a
+/// crate of its own, a user of its library.
+const BINARY_ROOTS: [&str; 2] = ["src/main.rs", "src/hook_main.rs"];
+
+fn is_binary_root(path: &Path) -> bool {
+    BINARY_ROOTS.iter().any(|root| path.ends_with(root))
 }

@@ -24,8 +24,11 @@
 //!   `.opencode/plugins/` and the server in `opencode.json`; `.cursor/hooks.json` and
 //!   `.cursor/mcp.json`).
 //!
-//! The hook commands name `staged` by its absolute path, or by the name `staged` (found on
-//! `PATH`) for files that are committed. A gate's commands end with a shell fail-safe: when
+//! The hook commands name `staged-hook` (the hooks alone: no grammars, agent or UI, so it
+//! starts faster) when it is installed beside `staged`, else `staged`; both take
+//! `hook <client>` and `shell-run`, and `staged doctor` reads back either. They name it by its
+//! absolute path, or by its name (found on `PATH`) for files that are committed. A gate's
+//! commands end with a shell fail-safe: when
 //! `staged` cannot run, `PreToolUse` exits 2 with a reason (a block in both clients, where exit
 //! 127 would let the edit through) and `Stop` exits 1 (the turn ends). Codex's commands carry
 //! `--in <root>`, one per workspace installed, since Codex runs its hooks in every folder.
@@ -60,7 +63,7 @@ use claude_code::install_claude;
 pub use codex::codex_hook_hash;
 use codex::install_codex;
 pub(crate) use doctor::Check;
-pub use doctor::{ClientHomes, doctor};
+pub use doctor::{ClientHomes, doctor, executable};
 pub(crate) use doctor::{binary_checks, mcp_check, older_install_checks};
 pub(crate) use files::{WorkspaceFile, parse_json, read_json, write_json};
 
@@ -76,8 +79,11 @@ pub struct Target {
     pub client: Client,
     /// Gate or record.
     pub mode: Mode,
-    /// The `staged` binary the hooks and the MCP server run (absolute).
+    /// The `staged` binary the MCP server runs (absolute, or the name `staged`).
     pub staged: PathBuf,
+    /// The binary the hooks run: `staged-hook` (the hooks alone, which start faster) when it
+    /// is installed beside `staged`, else `staged` itself; both take `hook <client>`.
+    pub hook: PathBuf,
     /// The workspace root (Claude Code's files go there).
     pub root: PathBuf,
     /// Codex's home (`CODEX_HOME`, else `~/.codex`).
@@ -399,7 +405,7 @@ fn add_mode_hooks(
     matcher: &str,
     file: &Path,
 ) -> Result<(), InstallError> {
-    let command = |event| hook_command(&target.staged, client, target.mode, &[], event);
+    let command = |event| hook_command(&target.hook, client, target.mode, &[], event);
     add_hook(settings, "PreToolUse", Some(matcher), &command("PreToolUse"), file)?;
     match target.mode {
         Mode::Gate => add_hook(settings, "Stop", None, &command("Stop"), file),
@@ -421,7 +427,7 @@ fn mode_hook_lines(target: &Target, tools: &str, settings_path: &Path) -> Vec<St
     if target.mode == Mode::Gate {
         lines.push(format!(
             "each hook runs {}; when it cannot run, the hook blocks the edit and says why",
-            target.staged.display()
+            target.hook.display()
         ));
     }
     lines

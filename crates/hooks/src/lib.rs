@@ -65,7 +65,7 @@ mod stop;
 
 use std::path::{Path, PathBuf};
 
-use staged_workspace::WorkspaceSession;
+use staged_workspace::WorkspaceSessionBuilder;
 
 pub use crate::{
     event::{Client, EventName, HookEvent, Mode, Reply},
@@ -174,7 +174,7 @@ pub fn handle_for(
             homes.staged.as_deref(),
         );
     }
-    let ws = match WorkspaceSession::open(&root) {
+    let ws = match WorkspaceSessionBuilder::lean().open(&root) {
         Ok(ws) => ws,
         Err(err) => {
             let why = format!("staged could not open the workspace {}: {err}", root.display());

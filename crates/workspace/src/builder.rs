@@ -19,7 +19,10 @@ use crate::{
     BUILTIN_TOOL_NAMES, ChangeStager, LoadError, OpenError, WorkspaceSession, changes,
     deferred::DeferredStore,
     fold_tool_name,
-    open::{builtin_rehydrators, new_session, open_sqlite},
+    open::{
+        AstRehydrator, builtin_rehydrators, list_ast_edit, new_session, open_sqlite,
+        replay_ast_edit,
+    },
 };
 
 /// The origin of a tool registered in Rust ([`WorkspaceSessionBuilder::tool`]), as its load
@@ -60,8 +63,10 @@ pub(crate) type RehydratorIn = Arc<dyn Fn(&ConfinedRoot) -> Rehydrator + Send + 
 
 /// Registers custom tools (each with the rehydrator for its source tool name) before a
 /// [`WorkspaceSession`] opens; see [`WorkspaceSession::builder`].
-#[derive(Default)]
 pub struct WorkspaceSessionBuilder {
+    /// How a stored `ast_edit` preview is rebuilt: replayable, or only listed
+    /// ([`WorkspaceSessionBuilder::lean`]).
+    ast: AstRehydrator,
     tools: Vec<(String, String, ToolFactory)>,
     rehydrators: Vec<(String, RehydratorIn)>,
     fallbacks: Vec<FallbackRehydrator>,
@@ -80,7 +85,36 @@ impl std::fmt::Debug for WorkspaceSessionBuilder {
     }
 }
 
+impl Default for WorkspaceSessionBuilder {
+    fn default() -> Self {
+        Self::with_ast(replay_ast_edit)
+    }
+}
+
 impl WorkspaceSessionBuilder {
+    /// A builder whose session rebuilds a stored `ast_edit` preview without the ast engine:
+    /// the preview is listed (its label, details and files, as the full session lists them),
+    /// discarded, and refuses a new preview over one of its files, but its apply writes
+    /// nothing and names `staged resolve` and the MCP server, where it runs. For a process
+    /// that stages text edits and never applies an `ast_edit` preview (a client's hook): a
+    /// binary that opens sessions only through this one links none of the grammars, and
+    /// starts faster (bench/RESULTS.md, issue 36).
+    pub fn lean() -> Self {
+        Self::with_ast(list_ast_edit)
+    }
+
+    fn with_ast(ast: AstRehydrator) -> Self {
+        WorkspaceSessionBuilder {
+            ast,
+            tools: Vec::new(),
+            rehydrators: Vec::new(),
+            fallbacks: Vec::new(),
+            undo_fallbacks: Vec::new(),
+            errors: Vec::new(),
+            progress: None,
+        }
+    }
+
     /// Counts the progress of the searches and writes done through the session (its tools'
     /// and the actions it rehydrates) on `progress`, for a front end that shows it.
     #[must_use]
@@ -234,7 +268,7 @@ impl WorkspaceSessionBuilder {
     }
 
     fn all_rehydrators(&self, workspace: &ConfinedRoot) -> Rehydrators {
-        let mut res = builtin_rehydrators(workspace);
+        let mut res = builtin_rehydrators(workspace, self.ast);
         for (name, origin, _) in &self.tools {
             let own = self
                 .rehydrators

@@ -7,7 +7,7 @@ use std::{
     sync::Arc,
 };
 
-use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction};
+use staged_ast_edit::{AST_EDIT_TOOL_NAME, AstEditAction, ListedAstEdit};
 use staged_core::{PendingAction, PendingActionStore, Session};
 use staged_edit::TEXT_TOOL_NAMES;
 use staged_journal::{
@@ -72,26 +72,48 @@ pub(crate) fn new_session(
     session
 }
 
-/// The rehydrators of every built-in tool that stages previews.
-pub(crate) fn builtin_rehydrators(workspace: &ConfinedRoot) -> Rehydrators {
+/// How a process rebuilds a stored `ast_edit` preview that is not yet split by hunk: one of
+/// [`replay_ast_edit`] and [`list_ast_edit`], chosen where the builder is made, so that a
+/// binary whose builders are all [`WorkspaceSessionBuilder::lean`](crate::WorkspaceSessionBuilder::lean)
+/// never references the ast engine and links none of its grammars.
+pub(crate) type AstRehydrator =
+    fn(ConfinedRoot, &serde_json::Value) -> Result<Arc<dyn PendingAction>, String>;
+
+/// The full `ast_edit` action: it lists, and applies by running the rewrite again.
+pub(crate) fn replay_ast_edit(
+    workspace: ConfinedRoot,
+    payload: &serde_json::Value,
+) -> Result<Arc<dyn PendingAction>, String> {
+    AstEditAction::from_payload(workspace, payload)
+        .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
+        .map_err(|err| err.to_string())
+}
+
+/// The `ast_edit` preview as its payload lists it, without the engine: listed, discarded and
+/// refusing new previews over its files as the full action does; its apply writes nothing.
+pub(crate) fn list_ast_edit(
+    workspace: ConfinedRoot,
+    payload: &serde_json::Value,
+) -> Result<Arc<dyn PendingAction>, String> {
+    ListedAstEdit::from_payload(&workspace, payload)
+        .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
+        .map_err(|err| err.to_string())
+}
+
+/// The rehydrators of every built-in tool that stages previews, `ast_edit`'s by `ast`.
+pub(crate) fn builtin_rehydrators(workspace: &ConfinedRoot, ast: AstRehydrator) -> Rehydrators {
     let mut res = Rehydrators::new();
-    let ast = workspace.clone();
+    let at = workspace.clone();
     res.register(
         AST_EDIT_TOOL_NAME,
         Arc::new(move |stored: &StoredAction| {
             // The rest of a preview applied hunk by hunk is a preview of fixed replacements.
             if Header::of(&stored.payload).ops.0 {
-                return ChangeAction::from_payload(
-                    ast.clone(),
-                    AST_EDIT_TOOL_NAME,
-                    &stored.payload,
-                )
-                .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
-                .map_err(|err| err.to_string());
+                return ChangeAction::from_payload(at.clone(), AST_EDIT_TOOL_NAME, &stored.payload)
+                    .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
+                    .map_err(|err| err.to_string());
             }
-            AstEditAction::from_payload(ast.clone(), &stored.payload)
-                .map(|action| Arc::new(action) as Arc<dyn PendingAction>)
-                .map_err(|err| err.to_string())
+            ast(at.clone(), &stored.payload)
         }),
     );
     for name in TEXT_TOOL_NAMES.into_iter().chain([REVERT_SOURCE, SHELL_SOURCE]) {

@@ -26,19 +26,13 @@ use crate::{
 
 pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow::Result<Exit> {
     match &args.command {
-        HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
-        HookCommand::Codex(run) => hook(global, Client::Codex, run),
-        HookCommand::QwenCode(run) => hook(global, Client::QwenCode, run),
-        HookCommand::GeminiCli(run) => hook(global, Client::GeminiCli, run),
-        HookCommand::Opencode(run) => hook(global, Client::OpenCode, run),
-        HookCommand::Cursor(run) => hook(global, Client::Cursor, run),
-        HookCommand::Copilot(run) => hook(global, Client::Copilot, run),
-        HookCommand::Cline(run) => hook(global, Client::Cline, run),
         HookCommand::Install(install) => {
+            let staged = if install.on_path { PathBuf::from("staged") } else { staged_binary()? };
             let target = install::Target {
                 client: client(install.client),
                 mode: mode(install.mode),
-                staged: if install.on_path { PathBuf::from("staged") } else { staged_binary()? },
+                hook: hook_binary(&staged),
+                staged,
                 root: context::workspace_root(global)?,
                 codex_home: codex_home(),
                 local: install.local,
@@ -53,6 +47,24 @@ pub(crate) fn run(global: &GlobalArgs, args: &HookArgs, out: &Output) -> anyhow:
                 out.line(&line)?;
             }
             Ok(Exit::Success)
+        }
+        _ => run_client(global, args),
+    }
+}
+
+/// `hook <client>`: one hook call (`staged-hook`'s `hook`, which has no `install`).
+pub(crate) fn run_client(global: &GlobalArgs, args: &HookArgs) -> anyhow::Result<Exit> {
+    match &args.command {
+        HookCommand::ClaudeCode(run) => hook(global, Client::ClaudeCode, run),
+        HookCommand::Codex(run) => hook(global, Client::Codex, run),
+        HookCommand::QwenCode(run) => hook(global, Client::QwenCode, run),
+        HookCommand::GeminiCli(run) => hook(global, Client::GeminiCli, run),
+        HookCommand::Opencode(run) => hook(global, Client::OpenCode, run),
+        HookCommand::Cursor(run) => hook(global, Client::Cursor, run),
+        HookCommand::Copilot(run) => hook(global, Client::Copilot, run),
+        HookCommand::Cline(run) => hook(global, Client::Cline, run),
+        HookCommand::Install(_) => {
+            anyhow::bail!("staged-hook only runs hooks: install them with `staged hook install`")
         }
     }
 }
@@ -633,6 +645,22 @@ fn staged_binary() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("finding the staged binary")?;
     Ok(exe.canonicalize().unwrap_or(exe))
 }
+
+/// The binary the installed hooks run: `staged-hook` beside `staged` (absolute) when it is an
+/// executable file there, else `staged` itself. A `staged` named by its name alone (`--on-path`:
+/// settings committed for other machines, which may have `staged` without `staged-hook`) keeps
+/// its name. Either way a hook that cannot run blocks the edit (the commands' fail-safe).
+fn hook_binary(staged: &Path) -> PathBuf {
+    let beside = staged.with_file_name(HOOK_BINARY);
+    if staged.is_absolute() && install::executable(&beside).is_ok() {
+        beside
+    } else {
+        staged.to_path_buf()
+    }
+}
+
+/// The file name of the hooks-only binary built beside `staged` (`src/hook_main.rs`).
+const HOOK_BINARY: &str = if cfg!(windows) { "staged-hook.exe" } else { "staged-hook" };
 
 /// `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`.
 fn claude_config() -> Option<PathBuf> {

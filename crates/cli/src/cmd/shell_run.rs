@@ -30,7 +30,7 @@ use std::{
 use anyhow::Context;
 use staged_journal::ConfinedRoot;
 use staged_shell::{Run, RunInfo};
-use staged_workspace::WorkspaceSession;
+use staged_workspace::{WorkspaceSession, WorkspaceSessionBuilder};
 
 use crate::{
     args::{GlobalArgs, HookModeArg, ShellRunArgs},
@@ -241,7 +241,7 @@ fn recover_first(workspace: &ConfinedRoot) -> anyhow::Result<()> {
     if !staged_journal::needs_recovery(workspace) {
         return Ok(());
     }
-    let ws = WorkspaceSession::open(workspace.root()).map_err(|err| {
+    let ws = WorkspaceSessionBuilder::lean().open(workspace.root()).map_err(|err| {
         anyhow::anyhow!(
             "staged could not recover an interrupted apply in {} before running the command, so nothing was run: {err}",
             workspace.root().display()
@@ -287,7 +287,7 @@ impl Early {
     /// Opens the workspace at `root`; `None` when it cannot be (it is tried again once the
     /// command is done, as it was before the command ran).
     fn open(root: &Path) -> Option<Early> {
-        let ws = WorkspaceSession::open(root).ok()?;
+        let ws = WorkspaceSessionBuilder::lean().open(root).ok()?;
         Some(Early { ws, ids: state_ids(root) })
     }
 
@@ -301,7 +301,7 @@ impl Early {
     ) -> Result<WorkspaceSession, staged_workspace::OpenError> {
         match early {
             Some(early) if early.ids.is_some() && early.ids == state_ids(root) => Ok(early.ws),
-            _ => WorkspaceSession::open(root),
+            _ => WorkspaceSessionBuilder::lean().open(root),
         }
     }
 }

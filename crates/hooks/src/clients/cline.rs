@@ -327,7 +327,7 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         let server = entry_json(McpServer::new(&staged, &["mcp"]))?;
         object_at(&mut settings, &["mcpServers"], &settings_path)?
             .insert(SERVER.to_owned(), server);
-        plugin_file.write_text(&plugin(&target.staged, target.mode))?;
+        plugin_file.write_text(&plugin(&target.hook, target.mode))?;
         lines.push(format!(
             "{} mode: a plugin for editor and apply_patch in {}",
             target.mode.name(),
@@ -336,7 +336,7 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         if target.mode == Mode::Gate {
             lines.push(format!(
                 "the plugin runs {}; when it cannot run, the plugin refuses the edit and says why",
-                target.staged.display()
+                target.hook.display()
             ));
         }
         lines.push(format!(

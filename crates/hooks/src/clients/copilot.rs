@@ -261,7 +261,7 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
             object.entry("version").or_insert(Value::from(1));
         }
         for ours in events {
-            let command = hook_command(&target.staged, client, target.mode, &[], ours);
+            let command = hook_command(&target.hook, client, target.mode, &[], ours);
             let theirs = EVENTS.iter().find(|(_, o)| o == ours).map_or(*ours, |(t, _)| *t);
             let list = object_at(&mut hooks, &["hooks"], &hooks_path)?
                 .entry(theirs.to_owned())
@@ -294,7 +294,7 @@ pub(crate) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         if target.mode == Mode::Gate {
             lines.push(format!(
                 "each hook runs {}; when it cannot run, the hook blocks the edit and says why",
-                target.staged.display()
+                target.hook.display()
             ));
         }
         lines.push(format!(

@@ -119,7 +119,7 @@ pub(super) fn install_claude(
     } else {
         add_mode_hooks(&mut settings, target, client, CLAUDE_MATCHER, &settings_path)?;
         // A prompt titles the session and carries a person's notices to the model.
-        let prompt = hook_command(&target.staged, client, target.mode, &[], "UserPromptSubmit");
+        let prompt = hook_command(&target.hook, client, target.mode, &[], "UserPromptSubmit");
         add_hook(&mut settings, "UserPromptSubmit", None, &prompt, &settings_path)?;
         let allow = format!("mcp__{SERVER}");
         add_to_array(&mut settings, &["permissions", "allow"], &allow, &settings_path)?;

@@ -68,7 +68,7 @@ pub(super) fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<Stri
         ));
     } else {
         let roots_paths: Vec<PathBuf> = roots.iter().map(PathBuf::from).collect();
-        let command = |event| hook_command(&target.staged, client, mode, &roots_paths, event);
+        let command = |event| hook_command(&target.hook, client, mode, &roots_paths, event);
         let pre = command("PreToolUse");
         add_hook(&mut hooks, "PreToolUse", Some(CODEX_MATCHER), &pre, &hooks_path)?;
         if mode == Mode::Record {
@@ -115,7 +115,7 @@ pub(super) fn install_codex(target: &Target, uninstall: bool) -> Result<Vec<Stri
         if mode == Mode::Gate && !uninstall {
             lines.push(format!(
                 "each hook runs {}; when it cannot run, the hook blocks the edit and says why",
-                target.staged.display()
+                target.hook.display()
             ));
         }
     }

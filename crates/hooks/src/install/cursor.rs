@@ -80,7 +80,7 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         if let Some(object) = hooks.as_object_mut() {
             object.entry("version").or_insert(Value::from(1));
         }
-        let command = |event| hook_command(&target.staged, Client::Cursor, target.mode, &[], event);
+        let command = |event| hook_command(&target.hook, Client::Cursor, target.mode, &[], event);
         let hook = |command: &str, matcher| entry_json(CursorHook { command, matcher });
         let pre = hook(&command("PreToolUse"), Some(MATCHER))?;
         add(&mut hooks, "preToolUse", pre, &hooks_path)?;

@@ -175,7 +175,9 @@ pub(super) fn on_path(name: &str) -> Result<(), String> {
     }
 }
 
-pub(super) fn executable(path: &Path) -> Result<(), String> {
+/// `Ok` when `path` is a regular file someone may execute; else why not (`it cannot be found
+/// (...)`, `it is not an executable file`).
+pub fn executable(path: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() && meta.permissions().mode() & 0o111 != 0 => Ok(()),

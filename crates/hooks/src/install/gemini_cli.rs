@@ -47,7 +47,7 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         lines.push(format!("removed staged's hooks and MCP server from {}", path.display()));
     } else {
         // The fail-safe follows the neutral event: `BeforeTool` blocks, `AfterAgent` passes.
-        let command = |event| hook_command(&target.staged, client, target.mode, &[], event);
+        let command = |event| hook_command(&target.hook, client, target.mode, &[], event);
         add_hook(&mut settings, "BeforeTool", Some(MATCHER), &command("PreToolUse"), &path)?;
         match target.mode {
             Mode::Gate => add_hook(&mut settings, "AfterAgent", None, &command("Stop"), &path)?,
@@ -68,7 +68,7 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         if target.mode == Mode::Gate {
             lines.push(format!(
                 "each hook runs {}; when it cannot run, the hook blocks the edit and says why",
-                target.staged.display()
+                target.hook.display()
             ));
         }
         lines.push(format!(

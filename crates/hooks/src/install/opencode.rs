@@ -89,7 +89,7 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
         entry_json(OpencodeServer { command: [&staged, "mcp"], enabled: true, kind: "local" })?;
     object_at(&mut config, &["mcp"], &config_path)?.insert(SERVER.to_owned(), server);
     config_file.write_json(&config)?;
-    plugin.write_text(&plugin_text(&target.staged, target.mode))?;
+    plugin.write_text(&plugin_text(&target.hook, target.mode))?;
     lines.push(format!(
         "{} mode: a plugin for edit, write and apply_patch in {}",
         target.mode.name(),
@@ -98,7 +98,7 @@ pub(super) fn install(target: &Target, uninstall: bool) -> Result<Vec<String>, I
     if target.mode == Mode::Gate {
         lines.push(format!(
             "it runs {}; when that cannot run, the plugin blocks the edit and says why",
-            target.staged.display()
+            target.hook.display()
         ));
     }
     lines.push(format!(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from scripted_model import CHAT_MODEL, ScriptedTurns, tool_results_chat
 from test_hooks import EDITED, NEWEST_FIRST, SOURCE, log_entries, new_repo, pending, staged
-from test_real_clients import HANG_SECONDS, REMINDER, base_env, client_bin, run_client, staged_bin
+from test_real_clients import HANG_SECONDS, REMINDER, base_env, client_bin, hook_bin, run_client, staged_bin
 
 PLUGIN_FAILED = ("staged's hook could not run ({why}), so this tool call is refused and nothing was written. "
                  "Install staged, or remove its plugin: staged hook install cline --uninstall")
@@ -147,22 +147,26 @@ def test_cline_record_mode_lets_the_edit_through_and_undo_restores_it():
 
 
 def hook_that_cannot_run(tmp, root, replacement):
-    """Installs with a copy of staged, then replaces the copy with `replacement` (None: deletes
+    """Installs with a copy of staged, then replaces the copy of staged-hook with `replacement` (None: deletes
     it); the MCP server runs the real staged, so the model is offered its tools."""
     copy = Path(tmp) / "bin" / "staged"
     copy.parent.mkdir()
     copy.write_bytes(Path(staged_bin()).read_bytes())
     copy.chmod(0o755)
+    # The hooks run the copy of staged-hook beside it, which is what goes.
+    hooked = copy.with_name("staged-hook")
+    hooked.write_bytes(Path(hook_bin()).read_bytes())
+    hooked.chmod(0o755)
     install(tmp, root, binary=str(copy))
     settings = Path(tmp) / "home" / ".cline" / "data" / "settings" / "cline_mcp_settings.json"
     mcp = json.loads(settings.read_text())
     assert mcp["mcpServers"]["staged"]["command"] == str(copy), mcp
     mcp["mcpServers"]["staged"]["command"] = staged_bin()
     settings.write_text(json.dumps(mcp))
-    copy.unlink()
+    hooked.unlink()
     if replacement is not None:
-        copy.write_text(replacement)
-        copy.chmod(0o755)
+        hooked.write_text(replacement)
+        hooked.chmod(0o755)
 
 
 def check_blocked(tmp, root, why):
@@ -181,7 +185,7 @@ def test_cline_gate_blocks_the_edit_when_staged_is_missing():
     with tempfile.TemporaryDirectory() as tmp:
         root = new_repo(tmp)
         hook_that_cannot_run(tmp, root, None)
-        check_blocked(tmp, root, f"spawnSync {Path(tmp) / 'bin' / 'staged'} ENOENT")
+        check_blocked(tmp, root, f"spawnSync {Path(tmp) / 'bin' / 'staged-hook'} ENOENT")
 
 
 def test_cline_gate_blocks_the_edit_when_staged_crashes_or_answers_nonsense():

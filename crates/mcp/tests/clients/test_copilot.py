@@ -20,7 +20,7 @@ from pathlib import Path
 
 from scripted_model import CHAT_MODEL, ScriptedTurns, tool_results_chat
 from test_hooks import EDITED, NEWEST_FIRST, SOURCE, log_entries, new_repo, pending, staged
-from test_real_clients import HANG_SECONDS, REMINDER, REPO, base_env, client_bin, run_client, staged_bin
+from test_real_clients import HANG_SECONDS, REMINDER, REPO, base_env, client_bin, hook_bin, run_client, staged_bin
 
 PKG_CACHE = REPO / "target" / "copilot-pkg-cache"
 DENIED = "Denied by preToolUse hook: "
@@ -186,21 +186,25 @@ def test_copilot_record_mode_lets_the_edit_through_and_undo_restores_it():
 
 
 def hook_that_cannot_run(tmp, root, replacement):
-    """Installs with a copy of staged, then replaces the copy with `replacement` (None: deletes
+    """Installs with a copy of staged, then replaces the copy of staged-hook with `replacement` (None: deletes
     it); the MCP server runs the real staged, so the model is offered its tools."""
     copy = Path(tmp) / "bin" / "staged"
     copy.parent.mkdir()
     copy.write_bytes(Path(staged_bin()).read_bytes())
     copy.chmod(0o755)
+    # The hooks run the copy of staged-hook beside it, which is what goes.
+    hooked = copy.with_name("staged-hook")
+    hooked.write_bytes(Path(hook_bin()).read_bytes())
+    hooked.chmod(0o755)
     install(root, binary=str(copy))
     mcp = json.loads((root / ".github" / "mcp.json").read_text())
     assert mcp["mcpServers"]["staged"]["command"] == str(copy), mcp
     mcp["mcpServers"]["staged"]["command"] = staged_bin()
     (root / ".github" / "mcp.json").write_text(json.dumps(mcp))
-    copy.unlink()
+    hooked.unlink()
     if replacement is not None:
-        copy.write_text(replacement)
-        copy.chmod(0o755)
+        hooked.write_text(replacement)
+        hooked.chmod(0o755)
 
 
 def check_blocked(tmp, root):

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from scripted_model import ScriptedTurns, tool_results_anthropic, tool_results_responses
-from test_real_clients import HANG_SECONDS, REMINDER, REPO, base_env, client_bin, run_client, staged_bin
+from test_real_clients import HANG_SECONDS, REMINDER, REPO, base_env, client_bin, hook_bin, run_client, staged_bin
 
 SOURCE = "oldApi(1);\nconst x = oldApi(2, 3);\n"
 EDITED = "newApi(1);\nconst x = oldApi(2, 3);\n"
@@ -773,11 +773,18 @@ MISSING = "staged's hook could not run (exit 127), so this tool call is refused 
 
 
 def installed_by_a_copy(tmp):
-    """A copy of staged for the installer to name; the test deletes it (`cargo clean`)."""
+    """A copy of staged and of staged-hook beside it, for the installer to name (the hooks run
+    the copy of staged-hook, which the test deletes); returns the copy of staged."""
     copy = Path(tmp) / "bin" / "staged"
     copy.parent.mkdir()
     shutil.copy2(staged_bin(), copy)
+    shutil.copy2(hook_bin(), hooked(copy))
     return copy
+
+
+def hooked(copy):
+    """The binary an install by `copy` (a copy of staged) names in the hooks: staged-hook beside it."""
+    return copy.with_name("staged-hook")
 
 
 def test_claude_code_blocks_the_edit_when_the_hooked_staged_is_missing():
@@ -790,7 +797,7 @@ def test_claude_code_blocks_the_edit_when_the_hooked_staged_is_missing():
         mcp = json.loads((root / ".mcp.json").read_text())
         mcp["mcpServers"]["staged"]["command"] = str(staged_bin())
         (root / ".mcp.json").write_text(json.dumps(mcp))
-        copy.unlink()
+        hooked(copy).unlink()
         path = str(root / "src" / "a.ts")
         script = [
             ("tool", "Read", {"file_path": path}),
@@ -817,7 +824,7 @@ def test_codex_blocks_the_patch_when_the_hooked_staged_is_missing(codex_tmp):
     def remove_the_binary(codex_home):
         config = codex_home / "config.toml"
         config.write_text(config.read_text().replace(f'command = "{copy}"', f'command = "{staged_bin()}"'))
-        copy.unlink()
+        hooked(copy).unlink()
 
     script = [("custom", "apply_patch", PATCH), ("text", "Done.")]
     model = Watching(script, root, ["src/a.ts"]).start()

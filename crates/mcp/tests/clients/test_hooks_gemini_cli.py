@@ -22,7 +22,7 @@ from pathlib import Path
 
 from scripted_model import ScriptedTurns, gemini_function_names, tool_results_gemini
 from test_hooks import EDITED, MISSING, NEWEST_FIRST, SOURCE, installed_by_a_copy, log_entries, new_repo, pending, staged
-from test_real_clients import HANG_SECONDS, REMINDER, base_env, client_bin, run_client, staged_bin
+from test_real_clients import HANG_SECONDS, REMINDER, base_env, client_bin, hook_bin, run_client, staged_bin
 
 BLOCKED = "Tool execution blocked: "
 # The tools Gemini CLI 0.61.0 offers a headless model (`--approval-mode auto_edit`): the ones
@@ -244,8 +244,8 @@ def hooked_to(root, binary):
     for groups in value["hooks"].values():
         for group in groups:
             for hook in group["hooks"]:
-                assert hook["command"].startswith(staged_bin() + " "), hook
-                hook["command"] = str(binary) + hook["command"][len(staged_bin()):]
+                assert hook["command"].startswith(hook_bin() + " "), hook
+                hook["command"] = str(binary) + hook["command"][len(hook_bin()):]
     settings.write_text(json.dumps(value))
 
 

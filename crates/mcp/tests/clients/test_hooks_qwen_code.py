@@ -20,9 +20,10 @@ from pathlib import Path
 
 from scripted_model import ScriptedTurns, chat_function_names, tool_results_chat
 from test_hooks import (
-    EDITED, MISSING, NEWEST_FIRST, NOTEBOOK, SOURCE, installed_by_a_copy, log_entries, new_repo, pending, staged,
+    EDITED, MISSING, NEWEST_FIRST, NOTEBOOK, SOURCE, hooked, installed_by_a_copy, log_entries, new_repo, pending,
+    staged,
 )
-from test_real_clients import REMINDER, base_env, client_bin, run_client, staged_bin
+from test_real_clients import REMINDER, base_env, client_bin, hook_bin, run_client, staged_bin
 
 import subprocess
 
@@ -277,8 +278,8 @@ def test_qwen_code_blocks_the_edit_when_the_hooked_staged_is_missing():
         root = new_repo(tmp)
         copy = installed_by_a_copy(tmp)
         install(tmp, root, binary=copy)
-        # The binary the hooks (and the server) name is gone.
-        copy.unlink()
+        # The binary the hooks name (the copy of staged-hook) is gone.
+        hooked(copy).unlink()
         path = str(root / "src" / "a.ts")
         model = Watching(edit_script(path) + [("text", "Done.")], root, ["src/a.ts"]).start()
         try:
@@ -307,8 +308,8 @@ def test_qwen_code_blocks_the_edit_when_the_hook_crashes():
         for groups in value["hooks"].values():
             for group in groups:
                 for hook in group["hooks"]:
-                    assert hook["command"].startswith(staged_bin() + " "), hook
-                    hook["command"] = str(crash) + hook["command"][len(staged_bin()):]
+                    assert hook["command"].startswith(hook_bin() + " "), hook
+                    hook["command"] = str(crash) + hook["command"][len(hook_bin()):]
         settings.write_text(json.dumps(value))
         path = str(root / "src" / "a.ts")
         model = Watching(edit_script(path) + [("text", "Done.")], root, ["src/a.ts"]).start()

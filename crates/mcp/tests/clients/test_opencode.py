@@ -30,7 +30,7 @@ import pytest
 
 from scripted_chat import ScriptedChat, tool_results_chat
 from test_hooks import NEWEST_FIRST, SOURCE, EDITED, log_entries, new_repo, pending, staged
-from test_real_clients import REMINDER, REPO, base_env, run_client, staged_bin
+from test_real_clients import REMINDER, REPO, base_env, hook_bin, run_client, staged_bin
 
 # What the plugin throws when `staged` cannot run; opencode gives the model the message.
 CANNOT_RUN = "staged's hook could not run ("
@@ -86,10 +86,11 @@ def installed_by_a_link(tmp):
     disk), that the test then deletes or replaces."""
     link = Path(tmp) / "bin" / "staged"
     link.parent.mkdir()
-    try:
-        os.link(staged_bin(), link)
-    except OSError:
-        shutil.copy2(staged_bin(), link)
+    for source, name in ((staged_bin(), link), (hook_bin(), link.with_name("staged-hook"))):
+        try:
+            os.link(source, name)
+        except OSError:
+            shutil.copy2(source, name)
     return link
 
 
@@ -301,10 +302,12 @@ def test_opencode_blocks_the_edit_when_the_hooked_staged_cannot_run(how):
         config = json.loads((root / "opencode.json").read_text())
         config["mcp"]["staged"]["command"][0] = str(staged_bin())
         (root / "opencode.json").write_text(json.dumps(config))
-        copy.unlink()
+        # The plugin runs the staged-hook beside the copy.
+        hooked = copy.with_name("staged-hook")
+        hooked.unlink()
         if how == "crash":
-            copy.write_text("#!/bin/sh\nkill -SEGV $$\n")
-            copy.chmod(0o755)
+            hooked.write_text("#!/bin/sh\nkill -SEGV $$\n")
+            hooked.chmod(0o755)
         path = str(root / "src" / "a.ts")
         script = [
             ("tool", "edit", {"filePath": path, "oldString": "oldApi(1);", "newString": "newApi(1);"}),

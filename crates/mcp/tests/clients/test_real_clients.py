@@ -56,6 +56,15 @@ def staged_bin():
     return str(path)
 
 
+def hook_bin():
+    """`staged-hook`, the hooks alone, built beside staged: the binary `staged hook install`
+    names in the hooks (and opencode's and Cline's plugins)."""
+    path = Path(staged_bin()).with_name("staged-hook")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"staged-hook is not beside staged at {path}; build both (cargo build -p staged-cli)")
+    return str(path)
+
+
 def client_bin(name):
     bin_dir = Path(os.environ.get("STAGED_CLIENTS_BIN", REPO / "target" / "mcp-clients" / "node_modules" / ".bin"))
     path = bin_dir / name
