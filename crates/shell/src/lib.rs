@@ -34,6 +34,7 @@
 //! and `After`, what each path is after the run).
 
 pub mod apply;
+mod confined;
 mod gitindex;
 pub mod harvest;
 pub mod isolate;
