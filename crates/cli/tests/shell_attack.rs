@@ -206,3 +206,67 @@ fn a_forged_run_whose_upper_layer_or_folder_is_a_symlink_outside_moves_nothing_i
         assert_eq!(std::fs::read_to_string(secret.join("upper/secret.txt")).unwrap(), "secret\n");
     }
 }
+
+/// `staged shell-run` of `command` in record mode with isolation off (the snapshot
+/// fallback), failing the test rather than hanging past a minute.
+fn snapshot_run_within_a_minute(dir: &Path, command: &str) -> Output {
+    let mut child = Command::new(common::staged_bin())
+        .args(["shell-run", "--client", "claude-code", "--session", "session-1"])
+        .args(["--mode", "record", "--", command])
+        .env("STAGED_SHELL_ISOLATION", "off")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed().as_secs() > 60 {
+            let _ = child.kill();
+            panic!("the shell run hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_fifo_for_gits_index_or_an_ignore_file_never_hangs_the_snapshot_fallback() {
+    for (fifo, recorded) in [(".git/index", true), (".gitignore", false), ("sub/.gitignore", false)]
+    {
+        let dir = workspace(&[("a.txt", "a\n"), ("sub/b.txt", "b\n")]);
+        let root = dir.path().canonicalize().unwrap();
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(&root)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        };
+        std::fs::remove_dir(root.join(".git")).unwrap();
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "a"]);
+        let _ = std::fs::remove_file(root.join(fifo));
+        mkfifo(&root.join(fifo));
+        let out = snapshot_run_within_a_minute(&root, "echo more >> a.txt");
+        assert_eq!(code(&out), 0, "{fifo}: {}", stderr(&out));
+        assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "a\nmore\n");
+        let err = stderr(&out);
+        if recorded {
+            assert!(err.contains("recorded by comparing the tree before and after it"), "{err}");
+        } else {
+            assert!(
+                err.contains(&format!(
+                    "staged: the workspace's snapshot could not be taken: {} is not a regular file (a symlink, a FIFO or a device), and staged does not read it",
+                    root.join(fifo).display()
+                )),
+                "{fifo}: {err}"
+            );
+            assert!(err.contains("this command runs unrecorded."), "{err}");
+        }
+    }
+}

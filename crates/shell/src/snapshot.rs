@@ -133,6 +133,12 @@ struct Found {
 /// `.git/info/exclude` (not the person's global excludes, not `.ignore` files), hidden files
 /// included, `.git/` and `.staged/` left out, symlinks not followed.
 fn walk(root: &Path) -> Result<Vec<Found>, String> {
+    // The walk reads each folder's `.gitignore` by name, following a symlink and waiting on a
+    // FIFO: one that is not a regular file stops it before it is read, named.
+    plain_ignore_file(&root.join(".gitignore"))?;
+    plain_ignore_file(&root.join(".git/info/exclude"))?;
+    let refused: std::sync::Arc<std::sync::Mutex<Option<String>>> = std::sync::Arc::default();
+    let refusing = std::sync::Arc::clone(&refused);
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .parents(false)
@@ -142,8 +148,20 @@ fn walk(root: &Path) -> Result<Vec<Found>, String> {
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| {
-            e.depth() != 1 || (e.file_name() != ".git" && e.file_name() != STATE_DIR_NAME)
+        .filter_entry(move |e| {
+            if e.depth() == 1 && (e.file_name() == ".git" || e.file_name() == STATE_DIR_NAME) {
+                return false;
+            }
+            if e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && let Err(err) = plain_ignore_file(&e.path().join(".gitignore"))
+            {
+                if let Ok(mut refused) = refusing.lock() {
+                    refused.get_or_insert(err);
+                }
+                return false;
+            }
+            true
         })
         .build();
     let mut res = Vec::new();
@@ -157,7 +175,22 @@ fn walk(root: &Path) -> Result<Vec<Found>, String> {
         let utf8 = rel.to_str().is_some();
         res.push(Found { path: rel.to_string_lossy().into_owned(), utf8, meta });
     }
+    if let Some(err) = refused.lock().ok().and_then(|mut refused| refused.take()) {
+        return Err(err);
+    }
     Ok(res)
+}
+
+/// Whether the ignore file `path` is a regular file or missing: a symlink (which could name a
+/// file outside the workspace), a FIFO (whose reading waits for ever) or a device is refused.
+fn plain_ignore_file(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(format!(
+            "{} is not a regular file (a symlink, a FIFO or a device), and staged does not read it",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Opens the regular file `path` without following a symlink and without waiting (a FIFO
