@@ -149,7 +149,7 @@ fn forged_run(root: &Path, name: &str) -> std::path::PathBuf {
 
 #[test]
 fn fifos_planted_in_a_run_folder_never_hang_a_hook_call() {
-    for planted in ["run.lock", "run.json", "harvest.lock"] {
+    for planted in ["run.lock", "run.json", "harvest.lock", "snapshot.json", "boot"] {
         let dir = workspace(&[("a.txt", "a\n")]);
         let root = dir.path().canonicalize().unwrap();
         let run = forged_run(&root, "1-2-0");
@@ -268,5 +268,30 @@ fn a_fifo_for_gits_index_or_an_ignore_file_never_hangs_the_snapshot_fallback() {
             );
             assert!(err.contains("this command runs unrecorded."), "{err}");
         }
+    }
+}
+
+#[test]
+fn a_forged_snapshot_naming_paths_outside_the_workspace_logs_nothing_and_is_kept_aside() {
+    for path in ["../../escaped.txt", "/tmp/escaped.txt", ".git/config", "a/../b.txt", ".staged/x"]
+    {
+        let dir = workspace(&[("a.txt", "a\n")]);
+        let root = dir.path().canonicalize().unwrap();
+        let run = forged_run(&root, "1-2-0");
+        let item = json!({
+            "stat": {"size": 7, "mtime": [1, 0], "ctime": [1, 0], "ino": 1, "mode": 0o100644},
+            "kind": {"link": "target"},
+        });
+        let snapshot = json!({"items": {path: item}, "odd": []});
+        std::fs::write(run.join("snapshot.json"), snapshot.to_string()).unwrap();
+        let out = hook_within_a_minute(&root, &read_event(&root, "session-1"));
+        assert_eq!(code(&out), 0, "{path}: {}", stderr(&out));
+        let log = common::staged(&root, &["--json", "log"]);
+        assert!(!common::stdout(&log).contains("escaped"), "{path}: {}", common::stdout(&log));
+        assert_eq!(common::json(&log)["entries"].as_array().map(Vec::len), Some(0), "{path}");
+        let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let told = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+        assert!(told.contains("the command's snapshot could not be read:"), "{path}: {reply}");
+        assert!(runs(&root).join("kept-1-2-0").is_dir(), "{path}: the run is kept aside");
     }
 }

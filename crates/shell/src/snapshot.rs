@@ -61,6 +61,9 @@ pub(crate) const COPY_TOTAL_CAP: u64 = 256 << 20;
 /// A run's snapshot, in its folder.
 const SNAPSHOT_FILE: &str = "snapshot.json";
 
+/// The largest `snapshot.json` read back.
+const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
+
 /// The warm list of copies, in `.staged/shell/`: path, stat data and the copy's SHA-256.
 const CACHE_FILE: &str = "snapshot-cache.json";
 
@@ -381,7 +384,7 @@ impl Snapshot {
     /// When it cannot be written.
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let bytes = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-        std::fs::write(dir.join(SNAPSHOT_FILE), bytes)
+        crate::confined::write_regular(&dir.join(SNAPSHOT_FILE), &bytes)
     }
 
     /// The snapshot the run folder `dir` holds, if it holds one (a run of the fallback).
@@ -389,13 +392,32 @@ impl Snapshot {
     /// # Errors
     /// When one is there but cannot be read.
     pub fn of_run(dir: &Path) -> Result<Option<Snapshot>, String> {
-        match std::fs::read(dir.join(SNAPSHOT_FILE)) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|err| format!("the command's snapshot could not be read: {err}")),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(err) => Err(format!("the command's snapshot could not be read: {err}")),
+        let unread = |err: &dyn std::fmt::Display| {
+            format!("the command's snapshot could not be read: {err}")
+        };
+        // Never through a symlink, never waiting on a FIFO: the run folder is in reach of
+        // anyone who writes the workspace.
+        let bytes =
+            match crate::confined::read_regular(&dir.join(SNAPSHOT_FILE), MAX_SNAPSHOT_BYTES) {
+                Ok(bytes) => bytes,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(err) => return Err(unread(&err)),
+            };
+        let snapshot: Snapshot = serde_json::from_slice(&bytes).map_err(|err| unread(&err))?;
+        // Each path one the walk could have found: relative, without `.` or `..`, never in
+        // `.git/` or `.staged/` (a planted one would log a change outside the workspace).
+        for path in snapshot.items.keys().chain(&snapshot.odd) {
+            let plain = staged_fs::RelPath::new(path).map_err(|err| unread(&err)).and_then(|rel| {
+                let first = rel.components().next().unwrap_or_default();
+                if first == ".git" || first == STATE_DIR_NAME {
+                    Err(unread(&format!("`{path}` is in `{}`", first.to_string_lossy())))
+                } else {
+                    Ok(())
+                }
+            });
+            plain?;
         }
+        Ok(Some(snapshot))
     }
 
     /// Whether the run folder `dir` is a snapshot fallback's (it holds a snapshot), without
