@@ -91,8 +91,14 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
     };
     let call = event.tool_name.as_deref().map(|tool| call_id(tool, args.as_ref()));
     let (tool_name, tool_input) = match (event.tool_name.as_deref(), args) {
-        (Some("edit"), Some(args)) => (Some("Edit".to_owned()), Some(edit_input(&args)?)),
-        (Some("create"), Some(args)) => (Some("Write".to_owned()), Some(create_input(&args)?)),
+        // An edit tool's call without arguments is still an edit (refused, naming no file),
+        // never a tool the gate lets pass.
+        (Some("edit"), args) => {
+            (Some("Edit".to_owned()), Some(edit_input(&args.unwrap_or_default())?))
+        }
+        (Some("create"), args) => {
+            (Some("Write".to_owned()), Some(create_input(&args.unwrap_or_default())?))
+        }
         (tool, args) => (tool.map(str::to_owned), args),
     };
     Ok(HookEvent {
