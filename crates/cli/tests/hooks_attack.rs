@@ -82,6 +82,13 @@ fn a_tool_call_that_names_no_tool_is_refused_in_each_clients_format() {
                             "args": input, "directory": dir}),
             "/reason",
         ),
+        (
+            "copilot",
+            json!({"sessionId": "c-1", "timestamp": 1, "cwd": dir,
+                   "toolArgs": {"path": dir.join("src/a.ts"), "old_str": "oldApi",
+                                "new_str": "newApi"}}),
+            "/permissionDecisionReason",
+        ),
     ];
     for (client, event, at) in cases {
         let out = hook(&dir, client, &event);
