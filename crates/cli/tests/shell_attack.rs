@@ -295,3 +295,25 @@ fn a_forged_snapshot_naming_paths_outside_the_workspace_logs_nothing_and_is_kept
         assert!(runs(&root).join("kept-1-2-0").is_dir(), "{path}: the run is kept aside");
     }
 }
+
+#[test]
+fn a_runs_folder_that_is_a_symlink_outside_is_never_swept() {
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    // A folder outside holding what looks like a run of the session, its upper layer holding
+    // a file; `.staged/shell` a symlink naming it.
+    let outside = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let run = forged_run(elsewhere.path(), "1-2-0");
+    std::fs::create_dir_all(run.join("upper")).unwrap();
+    std::fs::create_dir_all(run.join("work")).unwrap();
+    std::fs::write(run.join("upper/secret.txt"), "secret\n").unwrap();
+    std::fs::rename(elsewhere.path().join(".staged/shell"), outside.path().join("shell")).unwrap();
+    std::fs::create_dir_all(root.join(".staged")).unwrap();
+    symlink(outside.path().join("shell"), root.join(".staged/shell")).unwrap();
+    let out = hook_within_a_minute(&root, &read_event(&root, "session-1"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!root.join("secret.txt").exists(), "a file outside was moved in");
+    let secret = outside.path().join("shell/1-2-0/upper/secret.txt");
+    assert_eq!(std::fs::read_to_string(secret).unwrap(), "secret\n");
+}

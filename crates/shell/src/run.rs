@@ -301,7 +301,12 @@ impl Run {
     /// so that [`Run::leftovers`] returns it from now on. A run already outliving, finished,
     /// harvested now, or whose processes are all gone is left as it is.
     pub fn mark_returned(state_dir: &Path, client: &str, session: &str, call: Option<&str>) {
-        let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return };
+        let runs = state_dir.join(RUNS_DIR);
+        // Never a runs' folder a symlink names (outside the workspace, maybe).
+        if !confined::is_real_dir(&runs) {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(&runs) else { return };
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
@@ -347,7 +352,12 @@ impl Run {
     /// readable `run.json`) is left alone.
     pub fn leftovers(state_dir: &Path, client: &str, session: &str) -> Vec<Run> {
         delete_gone(state_dir);
-        let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return Vec::new() };
+        let runs = state_dir.join(RUNS_DIR);
+        // Never a runs' folder a symlink names (outside the workspace, maybe).
+        if !confined::is_real_dir(&runs) {
+            return Vec::new();
+        }
+        let Ok(entries) = std::fs::read_dir(&runs) else { return Vec::new() };
         let mut res = Vec::new();
         for entry in entries.flatten() {
             let dir = entry.path();
