@@ -132,6 +132,9 @@ pub(crate) fn names(dir: BorrowedFd<'_>) -> io::Result<Vec<(OsString, FileType)>
 /// descriptor).
 const MAX_DEPTH: usize = 256;
 
+/// How many folders' files [`remove_tree`] gathers before it unlinks them.
+const MAX_HELD: usize = 128;
+
 /// Threads that unlink a run's files: each unlink waits on the filesystem's journal (1 to 4 ms
 /// on a busy ext4), and concurrent ones share its commits.
 const UNLINK_THREADS: usize = 16;
@@ -158,20 +161,23 @@ pub(crate) fn remove_tree(parent: BorrowedFd<'_>, name: &OsStr) -> io::Result<()
     };
     open_up_work(dir.as_fd());
     let dir = Arc::new(dir);
+    // Folders are opened as they are walked (depth first), and the files found are unlinked
+    // each time `MAX_HELD` folders hold some: the descriptors open at once stay bounded (the
+    // folders on the way down, and those of the files waiting), however many folders a run
+    // holds.
     let mut files: Vec<(Arc<OwnedFd>, OsString)> = Vec::new();
-    let mut stack = vec![(Arc::clone(&dir), 0usize)];
-    while let Some((here, depth)) = stack.pop() {
-        let Ok(entries) = names(here.as_fd()) else { continue };
-        for (entry, kind) in entries {
-            if kind == FileType::Directory {
-                if depth < MAX_DEPTH
-                    && let Ok(sub) = open_dir(Some(here.as_fd()), &entry)
-                {
-                    stack.push((Arc::new(sub), depth + 1));
-                }
-            } else {
-                files.push((Arc::clone(&here), entry));
-            }
+    let mut todo: Vec<(Arc<OwnedFd>, OsString, usize)> = Vec::new();
+    list(&dir, 0, &mut todo, &mut files);
+    let mut held = 1;
+    while let Some((parent, name, depth)) = todo.pop() {
+        let Ok(sub) = open_dir(Some(parent.as_fd()), &name) else { continue };
+        drop(parent);
+        list(&Arc::new(sub), depth, &mut todo, &mut files);
+        held += 1;
+        if held >= MAX_HELD {
+            unlink_all(&files);
+            files.clear();
+            held = 0;
         }
     }
     unlink_all(&files);
@@ -179,6 +185,26 @@ pub(crate) fn remove_tree(parent: BorrowedFd<'_>, name: &OsStr) -> io::Result<()
     remove_below(dir.as_fd(), 0);
     drop(dir);
     Ok(rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR)?)
+}
+
+/// Adds what the open folder `dir` (at `depth` below the one deleted) holds: its folders to
+/// `todo` (to open, unless too deep), the rest to `files`.
+fn list(
+    dir: &Arc<OwnedFd>,
+    depth: usize,
+    todo: &mut Vec<(Arc<OwnedFd>, OsString, usize)>,
+    files: &mut Vec<(Arc<OwnedFd>, OsString)>,
+) {
+    let Ok(entries) = names(dir.as_fd()) else { return };
+    for (entry, kind) in entries {
+        if kind == FileType::Directory {
+            if depth < MAX_DEPTH {
+                todo.push((Arc::clone(dir), entry, depth + 1));
+            }
+        } else {
+            files.push((Arc::clone(dir), entry));
+        }
+    }
 }
 
 /// Unlinks each file (a name in an open folder), on several threads when there are many.
@@ -263,6 +289,18 @@ mod tests {
         std::fs::write(run.join("upper/a/b/c"), "x").unwrap();
         std::fs::set_permissions(run.join("work/work"), std::fs::Permissions::from_mode(0o000))
             .unwrap();
+        remove(dir.path(), "gone-1").unwrap();
+        assert!(!run.exists());
+    }
+
+    #[test]
+    fn a_tree_of_more_folders_than_descriptors_is_deleted_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("gone-1");
+        for i in 0..1500 {
+            std::fs::create_dir_all(run.join(format!("upper/d{i}/e"))).unwrap();
+            std::fs::write(run.join(format!("upper/d{i}/e/f")), "x").unwrap();
+        }
         remove(dir.path(), "gone-1").unwrap();
         assert!(!run.exists());
     }
