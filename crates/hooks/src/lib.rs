@@ -141,6 +141,13 @@ pub fn handle_for(
         Ok(event) => event,
         Err(why) => return refuse_unreadable(mode, &why),
     };
+    // A tool call that names no tool cannot be told from an edit: a gate refuses it.
+    if mode == Mode::Gate
+        && event.hook_event_name.as_str() == "PreToolUse"
+        && event.tool_name.as_deref().is_none_or(|tool| tool.trim().is_empty())
+    {
+        return refuse_unreadable(mode, "the tool call names no tool");
+    }
     let root: PathBuf = root.map_or_else(|| staged_workspace::find_root(cwd), Path::to_path_buf);
     if client == Client::ClaudeCode && clients::cursor::claude_hook_defers(input, &root) {
         return Outcome::reply(Reply::Nothing).note(

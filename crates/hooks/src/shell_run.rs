@@ -507,7 +507,12 @@ pub(crate) fn client_display(name: &str) -> &'static str {
 /// deleter killed halfway leaves nothing for good.
 pub(crate) fn any_runs(root: &Path) -> bool {
     let state = root.join(staged_journal::STATE_DIR_NAME);
-    let Ok(entries) = std::fs::read_dir(state.join(staged_shell::RUNS_DIR)) else { return false };
+    let runs = state.join(staged_shell::RUNS_DIR);
+    // A symlink in its place (to a folder outside the workspace, maybe) is never read.
+    if !std::fs::symlink_metadata(&runs).is_ok_and(|m| m.is_dir()) {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(&runs) else { return false };
     let mut gone = false;
     for entry in entries.flatten() {
         let name = entry.file_name();

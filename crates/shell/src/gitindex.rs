@@ -11,9 +11,11 @@
 //! only: no environment, no global or system files, nothing run). Only a repository wholly
 //! inside the workspace is a source: `.git` a folder of the workspace (not a `.git` file or a
 //! symlink naming one elsewhere, as a linked worktree's or a submodule's does), no
-//! `commondir`, its objects' folder inside the workspace and no alternates; and only SHA-1
-//! objects. Anything else, or an index that does not parse, is no source at all (the snapshot
-//! then copies), because nothing outside the workspace is ever read.
+//! `commondir`, its objects' folder inside the workspace and no alternates, its `HEAD`,
+//! `config`, `index`, packs and loose objects regular files (never a symlink, which could name
+//! a file outside, nor a FIFO, whose reading waits for ever); and only SHA-1 objects.
+//! Anything else, or an index that does not parse, is no source at all (the snapshot then
+//! copies), because nothing outside the workspace is ever read and no run waits for ever.
 
 use std::{collections::HashMap, os::unix::fs::MetadataExt, path::Path};
 
@@ -39,13 +41,57 @@ pub(crate) struct GitIndex {
     written: (i64, i64),
 }
 
+/// Whether `path` is a regular file itself (`Some(true)`), missing (`Some(false)`), or
+/// anything else (`None`: a symlink, a FIFO, a device, a folder): gitoxide opens the files it
+/// reads by name, following a symlink and waiting on a FIFO.
+fn regular_or_missing(path: &Path) -> Option<bool> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta.is_file().then_some(true),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Some(false),
+        Err(_) => None,
+    }
+}
+
+/// Whether every file the repository's `.git` folder `dot` is opened with is a regular file
+/// (or missing, where git allows it), and its pack folder holds only regular files.
+fn plain_files(dot: &Path) -> Option<()> {
+    regular_or_missing(&dot.join("HEAD")).filter(|there| *there)?;
+    for name in ["config", "index", "packed-refs", "shallow"] {
+        regular_or_missing(&dot.join(name))?;
+    }
+    let packs = dot.join("objects/pack");
+    match std::fs::symlink_metadata(&packs) {
+        Ok(meta) if meta.is_dir() => {
+            for entry in std::fs::read_dir(&packs).ok()? {
+                entry.ok()?.file_type().ok()?.is_file().then_some(())?;
+            }
+        }
+        Ok(_) => return None,
+        Err(_) => {}
+    }
+    Some(())
+}
+
+/// Whether the loose object `oid` of the repository at `root` is a regular file or missing
+/// (then read from a pack), in a real fan-out folder.
+fn plain_loose(root: &Path, hex: &str) -> bool {
+    let (Some(fan), Some(rest)) = (hex.get(..2), hex.get(2..)) else { return false };
+    let folder = root.join(".git/objects").join(fan);
+    match std::fs::symlink_metadata(&folder) {
+        Ok(meta) if meta.is_dir() => regular_or_missing(&folder.join(rest)).is_some(),
+        Ok(_) => false,
+        Err(_) => true,
+    }
+}
+
 /// The repository whose working tree is `root`, when it lies wholly inside `root` (see the
-/// module's docs) and its objects are SHA-1.
+/// module's docs), its files are plain files, and its objects are SHA-1.
 fn open(root: &Path) -> Option<gix::Repository> {
     let dot = root.join(".git");
     if !std::fs::symlink_metadata(&dot).ok()?.is_dir() || dot.join("commondir").exists() {
         return None;
     }
+    plain_files(&dot)?;
     let top = root.canonicalize().ok()?;
     let objects = dot.join("objects");
     if !objects.canonicalize().ok()?.starts_with(&top)
@@ -123,6 +169,9 @@ pub(crate) fn blobs(root: &Path, oids: &[String]) -> HashMap<String, Vec<u8>> {
     let Some(repo) = open(root) else { return res };
     for hex in oids {
         let Ok(id) = gix::ObjectId::from_hex(hex.as_bytes()) else { continue };
+        if !plain_loose(root, hex) {
+            continue;
+        }
         let Ok(object) = repo.find_object(id) else { continue };
         if object.kind != gix::object::Kind::Blob {
             continue;
@@ -207,5 +256,54 @@ mod tests {
         std::fs::write(main.join(".git/objects/info/alternates"), "/elsewhere/objects\n").unwrap();
         assert_eq!(GitIndex::read(&main).clean_blob("a.txt", &meta), None);
         assert!(blobs(&main, &[oid]).is_empty());
+    }
+
+    #[test]
+    fn an_index_or_object_that_is_a_symlink_or_a_fifo_is_no_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        git(root, &["add", "-A"]);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        git(root, &["update-index", "--really-refresh"]);
+        let meta = std::fs::symlink_metadata(root.join("a.txt")).unwrap();
+        let oid = GitIndex::read(root).clean_blob("a.txt", &meta).unwrap();
+        // The index moved outside the workspace, a symlink naming it.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::rename(root.join(".git/index"), outside.path().join("index")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("index"), root.join(".git/index")).unwrap();
+        assert_eq!(GitIndex::read(root).clean_blob("a.txt", &meta), None);
+        std::fs::remove_file(root.join(".git/index")).unwrap();
+        std::fs::rename(outside.path().join("index"), root.join(".git/index")).unwrap();
+        // The loose object moved outside, a symlink naming it; then a FIFO in its place.
+        let loose = root.join(".git/objects").join(&oid[..2]).join(&oid[2..]);
+        std::fs::rename(&loose, outside.path().join("object")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("object"), &loose).unwrap();
+        assert!(blobs(root, std::slice::from_ref(&oid)).is_empty());
+        std::fs::remove_file(&loose).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &loose,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(blobs(root, std::slice::from_ref(&oid)).is_empty());
+        // A FIFO for `HEAD`: no source, at once.
+        std::fs::remove_file(&loose).unwrap();
+        std::fs::rename(outside.path().join("object"), &loose).unwrap();
+        assert_eq!(blobs(root, std::slice::from_ref(&oid))[&oid], b"a\n");
+        std::fs::remove_file(root.join(".git/HEAD")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            root.join(".git/HEAD"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(GitIndex::read(root).clean_blob("a.txt", &meta), None);
     }
 }

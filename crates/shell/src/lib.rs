@@ -9,6 +9,8 @@
 //! - [`Run`]: one command's folder in `.staged/shell/` (the upper layer, the overlay's work
 //!   folder, who ran it), locked while the wrapper lives, so a run whose wrapper died (the
 //!   command was killed) is found by the session's next hook call ([`Run::leftovers`]).
+//!   `.staged/` is in reach of anyone who writes the workspace, so its run files are read,
+//!   locked and deleted through `confined` (never through a symlink, never waiting on a FIFO).
 //! - [`isolate::Isolation`]: the namespace and the mounts, entered by the wrapper's child
 //!   between `fork` and the `exec` of the command's shell (`.staged/` and `.git/` stay the real ones inside: pass-through).
 //! - [`upper::written`]: what the upper layer holds, as paths and what each now is.
@@ -34,6 +36,7 @@
 //! and `After`, what each path is after the run).
 
 pub mod apply;
+mod confined;
 mod gitindex;
 pub mod harvest;
 pub mod isolate;

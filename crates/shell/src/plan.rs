@@ -315,12 +315,14 @@ impl Ignores {
             let mut builder = GitignoreBuilder::new(&base);
             let mut any = false;
             let file = base.join(".gitignore");
-            if file.is_file() {
+            // Never a symlink (git does not follow one in the tree either), never a FIFO.
+            let regular = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+            if regular(&file) {
                 any |= builder.add(&file).is_none();
             }
             if dir.is_empty() {
                 let exclude = base.join(".git/info/exclude");
-                if exclude.is_file() {
+                if regular(&exclude) {
                     any |= builder.add(&exclude).is_none();
                 }
             }

@@ -27,12 +27,13 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use std::os::unix::fs::OpenOptionsExt;
-
-use rustix::fs::{FlockOperation, flock};
+use rustix::{
+    fd::AsFd,
+    fs::{FlockOperation, flock},
+};
 use serde::{Deserialize, Serialize};
 
-use crate::RUNS_DIR;
+use crate::{RUNS_DIR, confined};
 
 /// Who ran a command, and how its writes are handled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,14 +93,14 @@ const UNMADE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
 /// Deletes a run folder whose wrapper died while making it (its lock free, or never taken
 /// after a minute): its command never ran.
 fn forget_unmade(dir: &Path) {
-    let dead = match File::open(dir.join(LOCK_FILE)) {
+    let dead = match confined::open_lock(&dir.join(LOCK_FILE), false) {
         Ok(lock) => flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok(),
         Err(_) => std::fs::metadata(dir)
             .and_then(|m| m.modified())
             .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > UNMADE_AFTER)),
     };
     if dead {
-        let _ = std::fs::remove_dir_all(dir);
+        let _ = delete(dir);
     }
 }
 
@@ -116,36 +117,35 @@ const GONE_LOCK_FILE: &str = "shell-gone.lock";
 /// a wrapper's deleting child; a deleter that was killed has let go of the lock, and the next
 /// call deletes what it left.
 pub fn delete_gone(state_dir: &Path) {
-    let runs = state_dir.join(RUNS_DIR);
-    let Ok(entries) = std::fs::read_dir(&runs) else { return };
-    let gone: Vec<PathBuf> = entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(GONE_PREFIX))
-        .map(|e| e.path())
+    // The runs' folder itself, never a symlink put in its place.
+    let Ok(runs) = confined::open_dir(None, state_dir.join(RUNS_DIR).as_os_str()) else {
+        return;
+    };
+    let Ok(entries) = confined::names(runs.as_fd()) else { return };
+    let gone: Vec<_> = entries
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| name.to_string_lossy().starts_with(GONE_PREFIX))
         .collect();
     if gone.is_empty() {
         return;
     }
-    // Never through a symlink put in its place: nothing outside the workspace is written.
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(state_dir.join(GONE_LOCK_FILE));
-    let Ok(lock) = lock else { return };
+    // Never through a symlink put in its place (nothing outside the workspace is written),
+    // never waiting on a FIFO.
+    let Ok(lock) = confined::open_lock(&state_dir.join(GONE_LOCK_FILE), true) else { return };
     if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
         return;
     }
-    for dir in gone {
-        let _ = delete(&dir);
+    for name in gone {
+        let _ = confined::remove_tree(runs.as_fd(), &name);
     }
 }
 
 /// Opens what a run's harvest lock is taken on: the run folder itself (a descriptor closed on
 /// `exec`, so never inherited by a command), which makes no file.
 fn open_harvest_lock(dir: &Path) -> io::Result<File> {
-    File::open(dir)
+    // Never through a symlink put in the folder's place.
+    Ok(File::from(confined::open_dir(None, dir.as_os_str())?))
 }
 
 /// This boot's id, where the system has one (Linux).
@@ -171,55 +171,35 @@ struct StoredBoot {
     boot: Option<String>,
 }
 
-/// Deletes a run folder that is going.
+/// Deletes a run folder that is going (through descriptors: [`confined::remove_tree`]).
 fn delete(dir: &Path) -> io::Result<()> {
-    // The overlay leaves its work folder's own `work` with no permissions at all.
-    let inner = dir.join("work").join("work");
-    if inner.exists() {
-        let _ =
-            std::fs::set_permissions(&inner, std::os::unix::fs::PermissionsExt::from_mode(0o700));
-    }
-    unlink_files(dir);
-    std::fs::remove_dir_all(dir)
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "no run folder"));
+    };
+    let parent = confined::open_dir(None, parent.as_os_str())?;
+    confined::remove_tree(parent.as_fd(), name)
 }
 
-/// Threads that unlink a run's files: each unlink waits on the filesystem's journal (1 to 4 ms
-/// on a busy ext4), and concurrent ones share its commits.
-const UNLINK_THREADS: usize = 16;
+/// The longest `run.json` read (a command is at most the system's argument size).
+const MAX_INFO_BYTES: u64 = 16 << 20;
 
-/// Below this many files, one thread unlinks them.
-const UNLINK_SERIAL_BELOW: usize = 64;
+/// The longest manifest read.
+const MAX_MANIFEST_BYTES: u64 = 1 << 30;
 
-/// Unlinks the files below `dir` (not its folders) on several threads at once; what fails is
-/// left to the caller's `remove_dir_all`.
-fn unlink_files(dir: &Path) {
-    let mut files = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(here) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&here) else { continue };
-        for entry in entries.flatten() {
-            match entry.file_type() {
-                Ok(kind) if kind.is_dir() => dirs.push(entry.path()),
-                Ok(_) => files.push(entry.path()),
-                Err(_) => {}
-            }
+/// The run folder `dir`'s `run.json`, when `dir` is a run folder staged could have made: a
+/// real folder (never a symlink to one), whose upper layer and work folder, where there, are
+/// real folders too, and whose `run.json` is a regular file that parses.
+fn read_info(dir: &Path) -> Option<RunInfo> {
+    if !confined::is_real_dir(dir) {
+        return None;
+    }
+    for layer in ["upper", "work"] {
+        if std::fs::symlink_metadata(dir.join(layer)).is_ok_and(|m| !m.is_dir()) {
+            return None;
         }
     }
-    if files.len() < UNLINK_SERIAL_BELOW {
-        return;
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..UNLINK_THREADS {
-            scope.spawn(|| {
-                while let Some(file) =
-                    files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                {
-                    let _ = std::fs::remove_file(file);
-                }
-            });
-        }
-    });
+    let bytes = confined::read_regular(&dir.join(INFO_FILE), MAX_INFO_BYTES).ok()?;
+    serde_json::from_slice::<RunInfo>(&bytes).ok()
 }
 
 impl Run {
@@ -230,6 +210,12 @@ impl Run {
     pub fn create(state_dir: &Path, info: RunInfo) -> io::Result<Run> {
         let runs = state_dir.join(RUNS_DIR);
         std::fs::create_dir_all(&runs)?;
+        if !confined::is_real_dir(&runs) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a folder (a symlink?)", runs.display()),
+            ));
+        }
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let mut n = 0u32;
         // Made whole under a `new-` name, then renamed: a sweep never sees a run half made.
@@ -272,7 +258,7 @@ impl Run {
         // is closed here, so the lock is free exactly when none of them is left. A hook
         // call that takes it for a moment to look (and lets go, the harvest lock being
         // held) is waited out.
-        self._lock = File::open(self.dir.join(LOCK_FILE))?;
+        self._lock = confined::open_lock(&self.dir.join(LOCK_FILE), false)?;
         for _ in 0..5 {
             if flock(&self._lock, FlockOperation::NonBlockingLockExclusive).is_ok() {
                 self.ended = true;
@@ -300,7 +286,7 @@ impl Run {
     /// # Errors
     /// When the manifest is there but cannot be read.
     pub fn manifest(&self) -> io::Result<crate::harvest::Manifest> {
-        match std::fs::read(self.dir.join(MANIFEST_FILE)) {
+        match confined::read_regular(&self.dir.join(MANIFEST_FILE), MAX_MANIFEST_BYTES) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(io::Error::other),
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 Ok(crate::harvest::Manifest::default())
@@ -319,7 +305,9 @@ impl Run {
         let json = serde_json::to_vec(manifest).map_err(io::Error::other)?;
         let tmp = self.dir.join(format!("{MANIFEST_FILE}.{}", std::process::id()));
         {
-            let mut file = File::create(&tmp)?;
+            // Made anew (`O_EXCL`): never a file a symlink planted there names.
+            let _ = std::fs::remove_file(&tmp);
+            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
             io::Write::write_all(&mut file, &json)?;
             file.sync_all()?;
         }
@@ -333,7 +321,12 @@ impl Run {
     /// so that [`Run::leftovers`] returns it from now on. A run already outliving, finished,
     /// harvested now, or whose processes are all gone is left as it is.
     pub fn mark_returned(state_dir: &Path, client: &str, session: &str, call: Option<&str>) {
-        let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return };
+        let runs = state_dir.join(RUNS_DIR);
+        // Never a runs' folder a symlink names (outside the workspace, maybe).
+        if !confined::is_real_dir(&runs) {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(&runs) else { return };
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
@@ -344,8 +337,7 @@ impl Run {
                 continue;
             }
             let dir = entry.path();
-            let Ok(bytes) = std::fs::read(dir.join(INFO_FILE)) else { continue };
-            let Ok(info) = serde_json::from_slice::<RunInfo>(&bytes) else { continue };
+            let Some(info) = read_info(&dir) else { continue };
             if info.client != client
                 || info.session != session
                 || call.is_some_and(|call| info.call.as_deref() != Some(call))
@@ -359,7 +351,7 @@ impl Run {
             if flock(&harvest, FlockOperation::NonBlockingLockExclusive).is_err() {
                 continue;
             }
-            let Ok(lock) = File::open(dir.join(LOCK_FILE)) else { continue };
+            let Ok(lock) = confined::open_lock(&dir.join(LOCK_FILE), false) else { continue };
             // No process of it is left: a run whose wrapper died, finished as such.
             if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok()
                 || !dir.join(INFO_FILE).exists()
@@ -380,23 +372,29 @@ impl Run {
     /// readable `run.json`) is left alone.
     pub fn leftovers(state_dir: &Path, client: &str, session: &str) -> Vec<Run> {
         delete_gone(state_dir);
-        let Ok(entries) = std::fs::read_dir(state_dir.join(RUNS_DIR)) else { return Vec::new() };
+        let runs = state_dir.join(RUNS_DIR);
+        // Never a runs' folder a symlink names (outside the workspace, maybe).
+        if !confined::is_real_dir(&runs) {
+            return Vec::new();
+        }
+        let Ok(entries) = std::fs::read_dir(&runs) else { return Vec::new() };
         let mut res = Vec::new();
         for entry in entries.flatten() {
             let dir = entry.path();
             if entry.file_name().to_string_lossy().starts_with(NEW_PREFIX) {
-                forget_unmade(&dir);
+                if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                    forget_unmade(&dir);
+                }
                 continue;
             }
             if entry.file_name().to_string_lossy().starts_with(GONE_PREFIX) {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(dir.join(INFO_FILE)) else { continue };
-            let Ok(info) = serde_json::from_slice::<RunInfo>(&bytes) else { continue };
+            let Some(info) = read_info(&dir) else { continue };
             if info.client != client || info.session != session {
                 continue;
             }
-            let Ok(lock) = File::open(dir.join(LOCK_FILE)) else { continue };
+            let Ok(lock) = confined::open_lock(&dir.join(LOCK_FILE), false) else { continue };
             let ended = flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok();
             if !ended && !dir.join(MANIFEST_FILE).exists() {
                 continue;
@@ -432,7 +430,7 @@ impl Run {
     /// # Errors
     /// When the mark cannot be written.
     pub fn mark_done(&self) -> io::Result<()> {
-        std::fs::write(self.dir.join(DONE_FILE), b"")
+        confined::write_regular(&self.dir.join(DONE_FILE), b"")
     }
 
     /// Whether the run was made before the system last started: its command's writes were
@@ -440,14 +438,16 @@ impl Run {
     /// and they must not be taken for what the command wrote. A run whose boot cannot be
     /// told (no boot file, or no boot id now) counts as made before: it is never recorded.
     pub fn from_earlier_boot(&self) -> bool {
-        let named = std::fs::read(self.dir.join(INFO_FILE))
+        let named = confined::read_regular(&self.dir.join(INFO_FILE), MAX_INFO_BYTES)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<StoredBoot>(&bytes).ok())
             .and_then(|stored| stored.boot);
         let then = match named {
             Some(boot) => Some(boot),
             // A run made by an earlier staged, which kept its boot in a file of its own.
-            None => std::fs::read_to_string(self.dir.join(BOOT_FILE)).ok(),
+            None => confined::read_regular(&self.dir.join(BOOT_FILE), 4096)
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok()),
         };
         match (then, boot_id()) {
             (Some(then), Some(now)) => then != now,

@@ -61,6 +61,9 @@ pub(crate) const COPY_TOTAL_CAP: u64 = 256 << 20;
 /// A run's snapshot, in its folder.
 const SNAPSHOT_FILE: &str = "snapshot.json";
 
+/// The largest `snapshot.json` read back.
+const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
+
 /// The warm list of copies, in `.staged/shell/`: path, stat data and the copy's SHA-256.
 const CACHE_FILE: &str = "snapshot-cache.json";
 
@@ -133,6 +136,12 @@ struct Found {
 /// `.git/info/exclude` (not the person's global excludes, not `.ignore` files), hidden files
 /// included, `.git/` and `.staged/` left out, symlinks not followed.
 fn walk(root: &Path) -> Result<Vec<Found>, String> {
+    // The walk reads each folder's `.gitignore` by name, following a symlink and waiting on a
+    // FIFO: one that is not a regular file stops it before it is read, named.
+    plain_ignore_file(&root.join(".gitignore"))?;
+    plain_ignore_file(&root.join(".git/info/exclude"))?;
+    let refused: std::sync::Arc<std::sync::Mutex<Option<String>>> = std::sync::Arc::default();
+    let refusing = std::sync::Arc::clone(&refused);
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .parents(false)
@@ -142,8 +151,20 @@ fn walk(root: &Path) -> Result<Vec<Found>, String> {
         .git_exclude(true)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| {
-            e.depth() != 1 || (e.file_name() != ".git" && e.file_name() != STATE_DIR_NAME)
+        .filter_entry(move |e| {
+            if e.depth() == 1 && (e.file_name() == ".git" || e.file_name() == STATE_DIR_NAME) {
+                return false;
+            }
+            if e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && let Err(err) = plain_ignore_file(&e.path().join(".gitignore"))
+            {
+                if let Ok(mut refused) = refusing.lock() {
+                    refused.get_or_insert(err);
+                }
+                return false;
+            }
+            true
         })
         .build();
     let mut res = Vec::new();
@@ -157,7 +178,22 @@ fn walk(root: &Path) -> Result<Vec<Found>, String> {
         let utf8 = rel.to_str().is_some();
         res.push(Found { path: rel.to_string_lossy().into_owned(), utf8, meta });
     }
+    if let Some(err) = refused.lock().ok().and_then(|mut refused| refused.take()) {
+        return Err(err);
+    }
     Ok(res)
+}
+
+/// Whether the ignore file `path` is a regular file or missing: a symlink (which could name a
+/// file outside the workspace), a FIFO (whose reading waits for ever) or a device is refused.
+fn plain_ignore_file(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(format!(
+            "{} is not a regular file (a symlink, a FIFO or a device), and staged does not read it",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Opens the regular file `path` without following a symlink and without waiting (a FIFO
@@ -348,7 +384,7 @@ impl Snapshot {
     /// When it cannot be written.
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let bytes = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-        std::fs::write(dir.join(SNAPSHOT_FILE), bytes)
+        crate::confined::write_regular(&dir.join(SNAPSHOT_FILE), &bytes)
     }
 
     /// The snapshot the run folder `dir` holds, if it holds one (a run of the fallback).
@@ -356,13 +392,32 @@ impl Snapshot {
     /// # Errors
     /// When one is there but cannot be read.
     pub fn of_run(dir: &Path) -> Result<Option<Snapshot>, String> {
-        match std::fs::read(dir.join(SNAPSHOT_FILE)) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|err| format!("the command's snapshot could not be read: {err}")),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(err) => Err(format!("the command's snapshot could not be read: {err}")),
+        let unread = |err: &dyn std::fmt::Display| {
+            format!("the command's snapshot could not be read: {err}")
+        };
+        // Never through a symlink, never waiting on a FIFO: the run folder is in reach of
+        // anyone who writes the workspace.
+        let bytes =
+            match crate::confined::read_regular(&dir.join(SNAPSHOT_FILE), MAX_SNAPSHOT_BYTES) {
+                Ok(bytes) => bytes,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(err) => return Err(unread(&err)),
+            };
+        let snapshot: Snapshot = serde_json::from_slice(&bytes).map_err(|err| unread(&err))?;
+        // Each path one the walk could have found: relative, without `.` or `..`, never in
+        // `.git/` or `.staged/` (a planted one would log a change outside the workspace).
+        for path in snapshot.items.keys().chain(&snapshot.odd) {
+            let plain = staged_fs::RelPath::new(path).map_err(|err| unread(&err)).and_then(|rel| {
+                let first = rel.components().next().unwrap_or_default();
+                if first == ".git" || first == STATE_DIR_NAME {
+                    Err(unread(&format!("`{path}` is in `{}`", first.to_string_lossy())))
+                } else {
+                    Ok(())
+                }
+            });
+            plain?;
         }
+        Ok(Some(snapshot))
     }
 
     /// Whether the run folder `dir` is a snapshot fallback's (it holds a snapshot), without

@@ -11,10 +11,10 @@
 //! - `postToolUse`: the same and `toolResult: {resultType, textResultForLlm}`;
 //! - `agentStop`: `{sessionId, timestamp, cwd, transcriptPath, stopReason, stop_hook_active}`.
 //!
-//! The event is told by its fields: a tool with a result is `PostToolUse`, a tool without one
-//! `PreToolUse`, a `stopReason` or `stop_hook_active` a `Stop`. The edit tools are `edit`
-//! (`{path, old_str, new_str}`, one exact replacement; `path` absolute) and `create` (`{path,
-//! file_text}`, a new file only); they become Claude Code's `Edit` and `Write`, so the gate
+//! The event is told by its fields: a tool (its name or its arguments) with a result is
+//! `PostToolUse`, one without `PreToolUse`, a `stopReason` or `stop_hook_active` a `Stop`.
+//! The edit tools are `edit` (`{path, old_str, new_str}`, one exact replacement; `path`
+//! absolute) and `create` (`{path, file_text}`, a new file only); they become Claude Code's `Edit` and `Write`, so the gate
 //! and record mode treat them as Claude Code's. The events carry no tool call id: the call is
 //! named by a hash of its tool and arguments, the same in its `preToolUse` and `postToolUse`.
 //!
@@ -83,16 +83,24 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         }
         other => other,
     };
-    let name = match (&event.tool_name, &event.tool_result) {
-        (Some(_), Some(_)) => EventName::PostToolUse,
-        (Some(_), None) => EventName::PreToolUse,
+    // A tool's arguments without its name are still a tool call (which a gate refuses).
+    let tool_call = event.tool_name.is_some() || args.is_some();
+    let name = match (tool_call, &event.tool_result) {
+        (true, Some(_)) => EventName::PostToolUse,
+        (true, None) => EventName::PreToolUse,
         _ if event.stop_reason.is_some() || event.stop_hook_active.is_some() => EventName::Stop,
         _ => EventName::Other("Other".to_owned()),
     };
     let call = event.tool_name.as_deref().map(|tool| call_id(tool, args.as_ref()));
     let (tool_name, tool_input) = match (event.tool_name.as_deref(), args) {
-        (Some("edit"), Some(args)) => (Some("Edit".to_owned()), Some(edit_input(&args)?)),
-        (Some("create"), Some(args)) => (Some("Write".to_owned()), Some(create_input(&args)?)),
+        // An edit tool's call without arguments is still an edit (refused, naming no file),
+        // never a tool the gate lets pass.
+        (Some("edit"), args) => {
+            (Some("Edit".to_owned()), Some(edit_input(&args.unwrap_or_default())?))
+        }
+        (Some("create"), args) => {
+            (Some("Write".to_owned()), Some(create_input(&args.unwrap_or_default())?))
+        }
         (tool, args) => (tool.map(str::to_owned), args),
     };
     Ok(HookEvent {
