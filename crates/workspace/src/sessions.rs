@@ -556,8 +556,11 @@ fn hunk_lines(file: &SessionFile, number: usize) -> Option<String> {
     })
 }
 
-/// The check of the files `ops` write: each read and compared byte for byte with the text the
-/// revert was computed on, and what the commit writes.
+/// The check of the files `ops` write, and what the commit writes: computed on each file's
+/// text as `loaded`'s history read it from the disk (the text the revert was computed on, its
+/// SHA-256 the op's fingerprint), not read again; a file `loaded` has no text of, or one
+/// whose mode the op needs, is read and compared byte for byte. The commit's check under its
+/// lock reads every file once more and refuses, writing nothing, one changed since.
 /// The files replaced whole (`kept`) are checked byte for byte against the bytes the session
 /// left, their bytes before read from the kept copies, and written with the text files.
 fn check_revert(
