@@ -15,7 +15,8 @@ Every round starts from the same state: the workspace as the session left it, fi
 `.staged/` both, copied back (untimed) before each command, so that no round reads the entries
 an earlier round's revert (and its undo) added. Round 1 also checks the revert gives back the
 commit's bytes and that `staged undo` of it restores the session's. Prints each command's p50
-and the ratios staged/git.
+and the ratios staged/git, and the same of each command's CPU time (user + system, from the
+rusage of the reaped child: on a loaded machine the wall times measure the load).
 
 With STAGED_BASE set to another build, each round also runs its `show` and `revert` on the
 same copied workspace, interleaved with this build's, and the ratios between the two builds are
@@ -29,6 +30,7 @@ Env:   STAGED (default target/release/staged; build it with cargo build --releas
 import json
 import shutil
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -51,10 +53,24 @@ def hook(staged, ws, event):
         raise SystemExit(f"hook failed: {out.stderr.decode()}")
 
 
-def timed(argv, cwd, stdin=None):
+CPU = {}
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv, cwd, stdin=None, key=None):
+    """Runs argv; its wall time and stdout. With `key`, its CPU time (user + system of the
+    process and its threads, from the rusage of the reaped child) is kept under that key: the
+    figure the machine's load moves least."""
+    cpu = children_cpu()
     started = time.perf_counter()
     out = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True)
     wall = time.perf_counter() - started
+    if key:
+        CPU.setdefault(key, []).append(children_cpu() - cpu)
     if out.returncode != 0:
         raise SystemExit(f"{argv} failed: {out.stdout.decode()[-500:]} {out.stderr.decode()[-500:]}")
     return wall, out.stdout
@@ -112,19 +128,19 @@ def main():
         for r in range(rounds):
             if other:
                 restore()
-                times["show-base"].append(timed([other, "session", "show", "S1"], ws)[0])
-                wall, _ = timed([other, "--json", "session", "revert", "S1", "--reason", "bench"], ws)
+                times["show-base"].append(timed([other, "session", "show", "S1"], ws, key="show-base")[0])
+                wall, _ = timed([other, "--json", "session", "revert", "S1", "--reason", "bench"], ws, key="revert-base")
                 times["revert-base"].append(wall)
             restore()
-            wall, shown = timed([staged, "session", "show", "S1"], ws)
+            wall, shown = timed([staged, "session", "show", "S1"], ws, key="show")
             times["show"].append(wall)
-            wall, diff = timed(["git", "diff"], ws)
+            wall, diff = timed(["git", "diff"], ws, key="git-diff")
             times["git-diff"].append(wall)
             if r == 0:
                 files_shown = shown.count(b"diff --git ")
                 files_git = diff.count(b"diff --git ")
                 assert files_shown == files_git == n_files, (files_shown, files_git)
-            wall, out = timed([staged, "--json", "session", "revert", "S1", "--reason", "bench"], ws)
+            wall, out = timed([staged, "--json", "session", "revert", "S1", "--reason", "bench"], ws, key="revert")
             times["revert"].append(wall)
             if r == 0:
                 entry = json.loads(out)["entry"]
@@ -135,13 +151,18 @@ def main():
                 timed([staged, "undo", str(entry), "--yes"], ws)
                 assert all(p.read_bytes() == b for p, b in session_bytes.items()), "undo did not restore the session"
             restore()
-            wall, _ = timed(["git", "apply", "-R", "-"], ws, stdin=diff)
+            wall, _ = timed(["git", "apply", "-R", "-"], ws, stdin=diff, key="git-rev")
             times["git-rev"].append(wall)
         p50 = {k: statistics.median(v) for k, v in times.items()}
         for k, v in p50.items():
             print(f"{k:<9} p50 {v * 1000:8.1f} ms")
         print(f"show / git diff        {p50['show'] / p50['git-diff']:.2f}x")
         print(f"revert / git apply -R  {p50['revert'] / p50['git-rev']:.2f}x")
+        cpu = {k: statistics.median(v) for k, v in CPU.items()}
+        print("CPU (user + system), p50: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in cpu.items()))
+        print(f"CPU: show / git diff {cpu['show'] / cpu['git-diff']:.2f}x, "
+              f"revert / git apply -R {cpu['revert'] / cpu['git-rev']:.2f}x"
+              + (f"; base: revert / git apply -R {cpu['revert-base'] / cpu['git-rev']:.2f}x" if other else ""))
         if other:
             print(f"base: show / git diff  {p50['show-base'] / p50['git-diff']:.2f}x, "
                   f"revert / git apply -R  {p50['revert-base'] / p50['git-rev']:.2f}x")

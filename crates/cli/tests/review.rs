@@ -630,6 +630,55 @@ fn the_sessions_view_reverts_and_keeps_hunks_with_reasons() {
 }
 
 #[test]
+fn a_file_changed_after_the_sessions_view_read_it_is_refused_and_nothing_is_written() {
+    // See: issue 34. A revert's steps are computed on the texts the session's history read
+    // when the view opened the session; a file changed since (here a line no hunk touches)
+    // is refused by the commit's check under its lock, never overwritten.
+    let ws = workspace(&[("a.txt", &numbered_lines(&[]))]);
+    let dir = ws.path().canonicalize().unwrap();
+    let two = (2, "two, by the agent");
+    let fifteen = (15, "fifteen, by the agent");
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &numbered_lines(&[two, fifteen]));
+    let entries = common::json(&staged(&dir, &["--json", "log"]))["entries"].clone();
+
+    let mut tui = Tui::start(&dir, 40, 140);
+    tui.wait_shown(&["s sessions"], &[]);
+    tui.press("s");
+    tui.wait_shown(&["> S1 claude-code: 1 file changed, 0 of 2 hunks reviewed"], &[]);
+    tui.press("\rj");
+    tui.wait_shown(&[">          hunk 1 of 2", "+two, by the agent"], &[]);
+    // A person edits line 9 while the view shows the session.
+    let edited = numbered_lines(&[two, (9, "nine, by a person"), fifteen]);
+    std::fs::write(dir.join("a.txt"), &edited).unwrap();
+    tui.press("r");
+    tui.wait_shown(&["Revert hunk 1 of a.txt, reason:"], &[]);
+    tui.press("undo it\r");
+    tui.wait_shown(
+        &["Cannot revert S1's change: a.txt changed since it was read. Nothing was written."],
+        &["Revert hunk 1 of a.txt, reason:"],
+    );
+    assert_eq!(read(&dir, "a.txt"), edited, "a refused revert writes nothing");
+    assert_eq!(
+        common::json(&staged(&dir, &["--json", "log"]))["entries"],
+        entries,
+        "a refused revert logs nothing"
+    );
+    // The view read the session again: the same revert now takes hunk 1 back on the file as
+    // it is, and keeps the person's line.
+    tui.press("r");
+    tui.wait_shown(&["Revert hunk 1 of a.txt, reason:"], &[]);
+    tui.press("undo it\r");
+    tui.wait_shown(&["Reverted 1 hunk of S1 (a.txt (hunk 1)): undo it."], &[]);
+    assert_eq!(read(&dir, "a.txt"), numbered_lines(&[(9, "nine, by a person"), fifteen]));
+    tui.press("q");
+    tui.wait_shown(&["> S1 claude-code"], &[]);
+    tui.press("q");
+    tui.wait_shown(&["no pending previews"], &["Sessions"]);
+    tui.press("q");
+    assert!(tui.wait_exit().success());
+}
+
+#[test]
 fn the_sessions_view_refuses_a_hunk_changed_since_and_writes_nothing() {
     // See: issue 34, point 7.
     let ws = workspace(&[("a.txt", &numbered_lines(&[]))]);

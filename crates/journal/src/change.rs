@@ -423,6 +423,27 @@ impl From<JournalError> for CheckError {
 /// [`CheckError::Failed`] when a path is not one inside the workspace, or the edits do not fit
 /// the text they were made on.
 pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, CheckError> {
+    check_known(workspace, ops, &|_| None)
+}
+
+/// [`check`], taking the text of a file the caller has just read from `known` (by path)
+/// instead of reading it again, when that text is the one the op expects (its SHA-256 is the
+/// op's fingerprint) and the op needs nothing else of the file (its mode: a deleted file's,
+/// or a file whose executable bit the op sets). Every other file is read as [`check`] reads
+/// it.
+///
+/// What the commit writes is computed on those texts, and each of its steps expects the
+/// file to hash to the op's fingerprint: the commit's own check under its lock reads every
+/// file again and refuses, writing nothing, if one changed since `known` read it. So this
+/// saves a read and a hash of each known file, never the byte-exact staleness check.
+///
+/// # Errors
+/// As [`check`].
+pub fn check_known<'k>(
+    workspace: &ConfinedRoot,
+    ops: &[&FileOp],
+    known: &dyn Fn(&str) -> Option<&'k str>,
+) -> Result<Checked, CheckError> {
     let mut steps = Vec::new();
     let mut diff = String::new();
     let mut files = Vec::new();
@@ -432,9 +453,14 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
     let mut modes = Vec::new();
     let mut folders = LastFolder::default();
     for op in ops {
+        let expected = expected_fingerprint(op);
         let text = op
             .source()
-            .map(|path| read_checked(workspace, path, expected_fingerprint(op), &mut folders))
+            .map(|path| match known(path).filter(|_| !needs_mode(op)) {
+                // The mode is not read: this op does not use it.
+                Some(text) if fingerprint(text.as_bytes()) == expected => Ok((text.to_owned(), 0)),
+                _ => read_checked(workspace, path, expected, &mut folders),
+            })
             .transpose()?;
         check_new_paths(workspace, op, &mut dirs)?;
         match op {
@@ -452,10 +478,10 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                     &LineIndex::new(&text),
                     edits,
                 )?);
-                files.push(change(path, Some(&text), Some(&new)));
+                files.push(changed(path, expected, Some(&new)));
                 steps.push(Step {
                     target: rel(workspace, path)?,
-                    expect: Expect::Fingerprint(expected_fingerprint(op).to_owned()),
+                    expect: Expect::Fingerprint(expected.to_owned()),
                     change: StepChange::Write {
                         bytes: new.into_bytes(),
                         mode: chmod.as_ref().map_or(StepMode::Keep, |c| StepMode::Bits(c.new)),
@@ -486,10 +512,10 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
             FileOp::Delete { path, .. } => {
                 let (text, mode) = text.unwrap_or_default();
                 diff.push_str(&deleted_file_diff(path, &text, mode)?);
-                files.push(change(path, Some(&text), None));
+                files.push(changed(path, expected, None));
                 steps.push(Step {
                     target: rel(workspace, path)?,
-                    expect: Expect::Fingerprint(expected_fingerprint(op).to_owned()),
+                    expect: Expect::Fingerprint(expected.to_owned()),
                     change: StepChange::Delete,
                 });
                 texts.push(text.clone());
@@ -506,7 +532,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                     &LineIndex::new(&text),
                     edits,
                 )?);
-                files.push(change(from, Some(&text), None));
+                files.push(changed(from, expected, None));
                 files.push(change(to, None, Some(&new)));
                 let source = rel(workspace, from)?;
                 steps.push(Step {
@@ -521,7 +547,7 @@ pub fn check(workspace: &ConfinedRoot, ops: &[&FileOp]) -> Result<Checked, Check
                 });
                 steps.push(Step {
                     target: source,
-                    expect: Expect::Fingerprint(expected_fingerprint(op).to_owned()),
+                    expect: Expect::Fingerprint(expected.to_owned()),
                     change: StepChange::Delete,
                 });
                 modes.extend(chmod);
@@ -656,6 +682,26 @@ fn expected_fingerprint(op: &FileOp) -> &str {
         | FileOp::Delete { fingerprint, .. }
         | FileOp::Move { fingerprint, .. } => fingerprint,
         FileOp::Create { .. } => "",
+    }
+}
+
+/// Whether `op` uses the mode bits of the file it reads: a deleted file's are in the diff
+/// and the undo data, and a change of the executable bit starts from them.
+fn needs_mode(op: &FileOp) -> bool {
+    match op {
+        FileOp::Update { executable, .. } | FileOp::Move { executable, .. } => executable.is_some(),
+        FileOp::Delete { .. } => true,
+        FileOp::Create { .. } => false,
+    }
+}
+
+/// [`change`] of a file read whose SHA-256 (`before`) is known: the text read was checked
+/// against it.
+fn changed(path: &str, before: &str, after: Option<&str>) -> FileChange {
+    FileChange {
+        path: path.to_owned(),
+        before: Some(before.to_owned()),
+        after: after.map(|t| fingerprint(t.as_bytes())),
     }
 }
 

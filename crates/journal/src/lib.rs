@@ -56,8 +56,8 @@ pub use crate::{
     action::{ChangeAction, HunkCut, ReplacementFile, cut_hunks},
     change::{
         Applied, CheckError, Checked, EXECUTABLE_MODE, Edit, FileOp, ModeChange, NEW_FILE_MODE,
-        Stale, UndoData, check, deleted_file_diff, describe_applied, invert, new_file_diff, replay,
-        with_executable,
+        Stale, UndoData, check, check_known, deleted_file_diff, describe_applied, invert,
+        new_file_diff, replay, with_executable,
     },
     details::{ChangeDetails, ChangeKind, ChangedFile, Remainder, label_of},
     diff::{DiffHeader, EditHunks, Splice, edit_hunks, file_diff, file_diff_indexed, quote},

@@ -642,34 +642,41 @@ pub(crate) fn keep_before_texts(
     tx: &Transaction<'_>,
     record: &staged_core::LogRecord,
 ) -> Result<(), String> {
-    let mut by_hash: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
-    for text in &record.texts {
-        by_hash.insert(sha256(text.as_bytes()), text);
-    }
     let e = |err: rusqlite::Error| err.to_string();
-    for file in &record.files {
-        if let Some(before) = &file.before {
-            let head: Option<Option<String>> = tx
-                .query_row("SELECT hash FROM heads WHERE path = ?1", [&file.path], |row| row.get(0))
-                .optional()
-                .map_err(e)?;
-            if head.flatten().as_deref() != Some(before.as_str())
-                && let Some(text) = by_hash.get(before)
-            {
-                let bytes = crate::codec::compress_text(text).map_err(|err| err.to_string())?;
-                tx.execute(
-                    "INSERT INTO texts (hash, text, at_ms) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (hash) DO UPDATE SET at_ms = ?3",
-                    params![before, bytes, now_ms()],
-                )
-                .map_err(e)?;
-            }
-        }
-        tx.execute(
+    // One statement each, prepared once for the record's files (a session revert's are 300).
+    let mut head_of = tx.prepare_cached("SELECT hash FROM heads WHERE path = ?1").map_err(e)?;
+    let mut set_head = tx
+        .prepare_cached(
             "INSERT INTO heads (path, hash) VALUES (?1, ?2) ON CONFLICT (path) DO UPDATE SET hash = ?2",
-            params![file.path, file.after],
         )
         .map_err(e)?;
+    // The texts by their hash, hashed only once a file's text before is not its head (most
+    // records' files are each what the log last wrote there, and need none kept).
+    let mut by_hash: Option<std::collections::HashMap<String, &str>> = None;
+    for file in &record.files {
+        if let Some(before) = &file.before {
+            let head: Option<Option<String>> =
+                head_of.query_row([&file.path], |row| row.get(0)).optional().map_err(e)?;
+            if head.flatten().as_deref() != Some(before.as_str()) {
+                let texts = by_hash.get_or_insert_with(|| {
+                    record
+                        .texts
+                        .iter()
+                        .map(|text| (sha256(text.as_bytes()), text.as_str()))
+                        .collect()
+                });
+                if let Some(text) = texts.get(before) {
+                    let bytes = crate::codec::compress_text(text).map_err(|err| err.to_string())?;
+                    tx.execute(
+                        "INSERT INTO texts (hash, text, at_ms) VALUES (?1, ?2, ?3)
+                         ON CONFLICT (hash) DO UPDATE SET at_ms = ?3",
+                        params![before, bytes, now_ms()],
+                    )
+                    .map_err(e)?;
+                }
+            }
+        }
+        set_head.execute(params![file.path, file.after]).map_err(e)?;
     }
     Ok(())
 }
@@ -677,7 +684,13 @@ pub(crate) fn keep_before_texts(
 /// SHA-256 of `bytes`, lower-case hex (as the journal's fingerprints).
 fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest as _;
-    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut res = String::with_capacity(64);
+    for byte in sha2::Sha256::digest(bytes) {
+        res.push(char::from(HEX[usize::from(byte >> 4)]));
+        res.push(char::from(HEX[usize::from(byte & 0xf)]));
+    }
+    res
 }
 
 #[cfg(test)]
@@ -686,6 +699,59 @@ mod tests {
 
     use super::*;
     use crate::Rehydrators;
+
+    #[test]
+    fn sha256_is_lower_case_hex_as_the_journals_fingerprints() {
+        // `printf abc | sha256sum`, and `printf 'one\n' | sha256sum`.
+        assert_eq!(
+            sha256(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(
+            sha256(b"one\n"),
+            "2c8b08da5ce60398e1f19af0e5dccc744df274b826abe585eaba68c525434806"
+        );
+    }
+
+    #[test]
+    fn a_texts_before_is_kept_only_where_the_log_did_not_leave_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join(".staged"), Rehydrators::new()).unwrap();
+        let (one, two, three) = ("one\n".to_owned(), "two\n".to_owned(), "three\n".to_owned());
+        let record = |before: &str, after: &str| {
+            let mut record = staged_core::LogRecord::new(
+                staged_core::PendingId::from_string("p".to_owned()),
+                "write a",
+                "write",
+                staged_core::LogOutcome::Applied,
+                staged_core::LogAction::Apply,
+                &staged_core::FrontEnd::Cli,
+            );
+            record.files.push(staged_core::FileChange {
+                path: "a".into(),
+                before: Some(sha256(before.as_bytes())),
+                after: Some(sha256(after.as_bytes())),
+            });
+            record.texts.push(before.to_owned());
+            record
+        };
+        let keep = |record: &staged_core::LogRecord| {
+            let mut conn = lock(&store.conn);
+            let tx = conn.transaction().unwrap();
+            keep_before_texts(&tx, record).unwrap();
+            tx.commit().unwrap();
+        };
+        // The file's first write: its text before is kept.
+        keep(&record(&one, &two));
+        assert_eq!(store.text(&sha256(one.as_bytes())).unwrap(), Some(one.clone()));
+        // The next write starts from what the log left: nothing is kept.
+        keep(&record(&two, &three));
+        assert_eq!(store.text(&sha256(two.as_bytes())).unwrap(), None);
+        // A write after a change made outside staged: the text it started from is kept.
+        let outside = "changed outside\n".to_owned();
+        keep(&record(&outside, &one));
+        assert_eq!(store.text(&sha256(outside.as_bytes())).unwrap(), Some(outside));
+    }
 
     fn synchronous(store: &SqliteStore) -> i64 {
         lock(&store.conn).pragma_query_value(None, "synchronous", |row| row.get(0)).unwrap()

@@ -365,9 +365,10 @@ pub async fn revert_picked(
         FolderOp::Removed => format!("{}/ (folder made by the session)", f.path),
     }));
     let label = format!("Revert of {short}: {}", described.join(", "));
-    // Every file read once more and checked byte for byte against the texts the change was
-    // computed on; the commit checks them again under its lock, and writes what this read.
-    let (checked, folder_steps) = check_revert(ws, &ops, &kept, &folders)?;
+    // The steps are computed on the texts the session's history read from the disk, not read
+    // again; the commit reads every file under its lock and refuses, writing nothing, if one
+    // changed since (the byte-exact staleness check before any write).
+    let (checked, folder_steps) = check_revert(ws, loaded, &ops, &kept, &folders)?;
     let mut base = LogRecord::new(
         PendingId::from_string(format!("revert:{}", short.replace(' ', "-"))),
         label.clone(),
@@ -555,18 +556,30 @@ fn hunk_lines(file: &SessionFile, number: usize) -> Option<String> {
     })
 }
 
-/// The check of the files `ops` write: each read and compared byte for byte with the text the
-/// revert was computed on, and what the commit writes.
+/// The check of the files `ops` write, and what the commit writes: computed on each file's
+/// text as `loaded`'s history read it from the disk (the text the revert was computed on, its
+/// SHA-256 the op's fingerprint), not read again; a file `loaded` has no text of, or one
+/// whose mode the op needs, is read and compared byte for byte. The commit's check under its
+/// lock reads every file once more and refuses, writing nothing, one changed since.
 /// The files replaced whole (`kept`) are checked byte for byte against the bytes the session
 /// left, their bytes before read from the kept copies, and written with the text files.
 fn check_revert(
     ws: &WorkspaceSession,
+    loaded: &Loaded,
     ops: &[FileOp],
     kept: &[KeptChange],
     folders: &[FolderChange],
 ) -> Result<(staged_journal::Checked, FolderSteps), SessionActionError> {
     let refs: Vec<&FileOp> = ops.iter().collect();
-    let mut checked = match staged_journal::check(ws.workspace(), &refs) {
+    // Each file's text as the session's history read it from the disk.
+    let now: HashMap<&str, &str> = loaded
+        .files
+        .iter()
+        .filter(|file| file.history.exists_now)
+        .map(|file| (file.path.as_str(), file.history.now.as_str()))
+        .collect();
+    let known = |path: &str| now.get(path).copied();
+    let mut checked = match staged_journal::check_known(ws.workspace(), &refs, &known) {
         Ok(checked) => checked,
         Err(staged_journal::CheckError::Stale(stale)) => {
             return Err(fail(format!(
