@@ -195,33 +195,10 @@ impl AstEditAction {
         workspace: ConfinedRoot,
         payload: &Value,
     ) -> Result<AstEditAction, AstEditError> {
-        let payload = AstEditPayload::parse(payload)?;
-        if std::path::Path::new(&payload.root) != workspace.root() {
-            return Err(AstEditError::InvalidPayload(format!(
-                "recorded for workspace {}, not {}",
-                payload.root,
-                workspace.root().display()
-            )));
-        }
+        let payload = AstEditPayload::parse_in(&workspace, payload)?;
         payload.params.validate()?;
-        if let Some(replay) = &payload.replay
-            && replay.edits.len() != payload.expected.files.len()
-        {
-            return Err(AstEditError::InvalidPayload(
-                "the replayed edits do not match the expected files".to_owned(),
-            ));
-        }
-        for file in &payload.expected.files {
-            workspace
-                .rel(&file.path)
-                .map_err(|err| AstEditError::InvalidPayload(format!("expected file: {err}")))?;
-        }
-        let label = capped_label(
-            payload.expected.total_replacements,
-            payload.expected.files.len(),
-            payload.left_out.as_ref(),
-            payload.names,
-        );
+        payload.check_files(&workspace)?;
+        let label = payload.label();
         Ok(AstEditAction {
             workspace,
             params: payload.params,

@@ -6,7 +6,7 @@
 use std::{
     io::Write,
     path::{Path, PathBuf},
-    process::{Command, Output, Stdio},
+    process::{Child, Command, Output, Stdio},
 };
 
 pub(crate) fn staged_bin() -> PathBuf {
@@ -38,6 +38,46 @@ pub(crate) fn hook(dir: &Path, args: &[&str], event: &serde_json::Value) -> Outp
         .spawn()
         .unwrap();
     child.stdin.take().unwrap().write_all(&serde_json::to_vec(event).unwrap()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The output of `child` once it exits, failing the test (and killing it) rather than
+/// waiting past a minute: for calls that must not hang on what a test planted. `what` names
+/// the call in the failure.
+pub(crate) fn output_within_a_minute(mut child: Child, what: &str) -> Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed().as_secs() > 60 {
+            let _ = child.kill();
+            panic!("{what} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Runs `staged` in `dir` with `args`, `input` on stdin and the environment `env`, without
+/// a terminal and without colour (a client's hook call, with the client's homes in `env`).
+pub(crate) fn staged_with(
+    dir: &Path,
+    args: &[&str],
+    input: &[u8],
+    env: &[(&str, &Path)],
+) -> Output {
+    let mut command = Command::new(staged_bin());
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(input);
+    drop(stdin);
     child.wait_with_output().unwrap()
 }
 

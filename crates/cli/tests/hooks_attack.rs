@@ -6,33 +6,25 @@
 
 mod common;
 
-use std::{
-    io::Write,
-    path::Path,
-    process::{Command, Output, Stdio},
-};
+use std::{path::Path, process::Output};
 
-use common::{code, read, staged_bin, stderr, stdout, workspace};
+use common::{code, read, stderr, stdout, workspace};
 use serde_json::{Value, json};
 
 fn hook(dir: &Path, client: &str, event: &Value) -> Output {
-    let mut child = Command::new(staged_bin())
-        .args(["hook", client, "--mode", "gate"])
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("CODEX_HOME", dir.join(".no-codex-home"))
-        .env("COPILOT_HOME", dir.join(".no-copilot-home"))
-        .env("GEMINI_CLI_HOME", dir.join(".no-gemini-home"))
-        .env("CLINE_MCP_SETTINGS_PATH", dir.join(".no-cline.json"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let _ = stdin.write_all(event.to_string().as_bytes());
-    drop(stdin);
-    child.wait_with_output().unwrap()
+    let homes = [
+        ("CODEX_HOME", dir.join(".no-codex-home")),
+        ("COPILOT_HOME", dir.join(".no-copilot-home")),
+        ("GEMINI_CLI_HOME", dir.join(".no-gemini-home")),
+        ("CLINE_MCP_SETTINGS_PATH", dir.join(".no-cline.json")),
+    ];
+    let env: Vec<(&str, &Path)> = homes.iter().map(|(key, path)| (*key, path.as_path())).collect();
+    common::staged_with(
+        dir,
+        &["hook", client, "--mode", "gate"],
+        event.to_string().as_bytes(),
+        &env,
+    )
 }
 
 const NO_TOOL: &str = "staged could not read this hook event (the tool call names no tool), so it refuses the tool call; nothing was written.";

@@ -6,32 +6,14 @@
 
 mod common;
 
-use std::{
-    io::Write,
-    path::Path,
-    process::{Command, Output, Stdio},
-};
+use std::{path::Path, process::Output};
 
 use common::{code, installed_hook, read, staged_bin, stderr, stdout, workspace};
 use serde_json::{Value, json};
 
 /// `staged` in `dir` with `args`, `input` on stdin and `env`.
 fn run(dir: &Path, args: &[&str], input: &[u8], env: &[(&str, &Path)]) -> Output {
-    let mut command = Command::new(staged_bin());
-    command.args(args).current_dir(dir).env("NO_COLOR", "1");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let _ = stdin.write_all(input);
-    drop(stdin);
-    child.wait_with_output().unwrap()
+    common::staged_with(dir, args, input, env)
 }
 
 fn json_at(path: &Path) -> Value {

@@ -5,32 +5,20 @@
 
 mod common;
 
-use std::{
-    io::Write,
-    path::Path,
-    process::{Command, Stdio},
-};
+use std::path::Path;
 
 use common::{code, installed_hook, pending_ids, read, staged_bin, stderr, stdout, workspace};
 use serde_json::{Value, json};
 
 /// Runs `staged` in `dir` with `input` on stdin and Cline's MCP settings at `settings`.
 fn staged_in(dir: &Path, args: &[&str], input: &[u8], settings: &Path) -> std::process::Output {
-    let mut child = Command::new(staged_bin())
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("CODEX_HOME", dir.join(".no-codex-home"))
-        .env("CLINE_MCP_SETTINGS_PATH", settings)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let _ = stdin.write_all(input);
-    drop(stdin);
-    child.wait_with_output().unwrap()
+    let no_codex = dir.join(".no-codex-home");
+    common::staged_with(
+        dir,
+        args,
+        input,
+        &[("CODEX_HOME", &no_codex), ("CLINE_MCP_SETTINGS_PATH", settings)],
+    )
 }
 
 /// What staged's plugin sends for Cline 3.0.65's `editor` call with `input`.

@@ -1153,7 +1153,7 @@ fn mkfifo(path: &Path) {
 
 /// `staged ARGS` in `dir`, failing the test rather than hanging past a minute.
 fn staged_within_a_minute(dir: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(common::staged_bin())
+    let child = Command::new(common::staged_bin())
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -1162,15 +1162,7 @@ fn staged_within_a_minute(dir: &Path, args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed().as_secs() > 60 {
-            let _ = child.kill();
-            panic!("staged {args:?} hung");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::output_within_a_minute(child, &format!("staged {args:?}"))
 }
 
 #[test]

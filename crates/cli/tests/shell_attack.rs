@@ -29,15 +29,7 @@ fn hook_within_a_minute(dir: &Path, event: &Value) -> Output {
         .unwrap();
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), event.to_string().as_bytes())
         .unwrap();
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed().as_secs() > 60 {
-            let _ = child.kill();
-            panic!("the hook call hung");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::output_within_a_minute(child, "the hook call")
 }
 
 /// A `Read` the model made in `session-1`, done: a hook call that sweeps the session's runs.
@@ -210,7 +202,7 @@ fn a_forged_run_whose_upper_layer_or_folder_is_a_symlink_outside_moves_nothing_i
 /// `staged shell-run` of `command` in record mode with isolation off (the snapshot
 /// fallback), failing the test rather than hanging past a minute.
 fn snapshot_run_within_a_minute(dir: &Path, command: &str) -> Output {
-    let mut child = Command::new(common::staged_bin())
+    let child = Command::new(common::staged_bin())
         .args(["shell-run", "--client", "claude-code", "--session", "session-1"])
         .args(["--mode", "record", "--", command])
         .env("STAGED_SHELL_ISOLATION", "off")
@@ -220,15 +212,7 @@ fn snapshot_run_within_a_minute(dir: &Path, command: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed().as_secs() > 60 {
-            let _ = child.kill();
-            panic!("the shell run hung");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::output_within_a_minute(child, "the shell run")
 }
 
 #[test]

@@ -9,10 +9,7 @@ use staged_journal::ConfinedRoot;
 use staged_protocol::{JsonObject, ToolResult};
 
 use super::{AST_EDIT_TOOL_NAME, ExpectedFile, payload::AstEditPayload};
-use crate::{
-    error::AstEditError,
-    render::{capped_label, plural},
-};
+use crate::{error::AstEditError, render::plural};
 
 /// A pending `ast_edit` preview as its payload records it: its label, details and files,
 /// exactly as [`AstEditAction`](crate::AstEditAction) lists them, so it lists, is discarded,
@@ -35,32 +32,9 @@ impl ListedAstEdit {
         workspace: &ConfinedRoot,
         payload: &Value,
     ) -> Result<ListedAstEdit, AstEditError> {
-        let parsed = AstEditPayload::parse(payload)?;
-        if std::path::Path::new(&parsed.root) != workspace.root() {
-            return Err(AstEditError::InvalidPayload(format!(
-                "recorded for workspace {}, not {}",
-                parsed.root,
-                workspace.root().display()
-            )));
-        }
-        if let Some(replay) = &parsed.replay
-            && replay.edits.len() != parsed.expected.files.len()
-        {
-            return Err(AstEditError::InvalidPayload(
-                "the replayed edits do not match the expected files".to_owned(),
-            ));
-        }
-        for file in &parsed.expected.files {
-            workspace
-                .rel(&file.path)
-                .map_err(|err| AstEditError::InvalidPayload(format!("expected file: {err}")))?;
-        }
-        let label = capped_label(
-            parsed.expected.total_replacements,
-            parsed.expected.files.len(),
-            parsed.left_out.as_ref(),
-            parsed.names,
-        );
+        let parsed = AstEditPayload::parse_in(workspace, payload)?;
+        parsed.check_files(workspace)?;
+        let label = parsed.label();
         Ok(ListedAstEdit {
             label,
             details: parsed.details.unwrap_or_else(|| Value::Object(JsonObject::new())),

@@ -3,9 +3,15 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use staged_journal::ConfinedRoot;
 use staged_protocol::lenient::Header;
 
-use crate::{engine::LeftOut, error::AstEditError, params::AstEditParams, render::ArgNames};
+use crate::{
+    engine::LeftOut,
+    error::AstEditError,
+    params::AstEditParams,
+    render::{ArgNames, capped_label},
+};
 
 use super::{AST_EDIT_TOOL_NAME, Expected, Replay};
 
@@ -64,5 +70,50 @@ impl AstEditPayload {
             }
         }
         serde_json::from_value(payload).map_err(|err| bad(err.to_string()))
+    }
+
+    /// [`AstEditPayload::parse`] of a payload read in `workspace`: refused when it was
+    /// recorded for another workspace root.
+    pub(super) fn parse_in(
+        workspace: &ConfinedRoot,
+        payload: &Value,
+    ) -> Result<AstEditPayload, AstEditError> {
+        let payload = AstEditPayload::parse(payload)?;
+        if std::path::Path::new(&payload.root) != workspace.root() {
+            return Err(AstEditError::InvalidPayload(format!(
+                "recorded for workspace {}, not {}",
+                payload.root,
+                workspace.root().display()
+            )));
+        }
+        Ok(payload)
+    }
+
+    /// The checks of what a listing of the preview shows: its replayed edits match its
+    /// expected files, and each expected file is inside `workspace`.
+    pub(super) fn check_files(&self, workspace: &ConfinedRoot) -> Result<(), AstEditError> {
+        if let Some(replay) = &self.replay
+            && replay.edits.len() != self.expected.files.len()
+        {
+            return Err(AstEditError::InvalidPayload(
+                "the replayed edits do not match the expected files".to_owned(),
+            ));
+        }
+        for file in &self.expected.files {
+            workspace
+                .rel(&file.path)
+                .map_err(|err| AstEditError::InvalidPayload(format!("expected file: {err}")))?;
+        }
+        Ok(())
+    }
+
+    /// The preview's label, as its action shows it.
+    pub(super) fn label(&self) -> String {
+        capped_label(
+            self.expected.total_replacements,
+            self.expected.files.len(),
+            self.left_out.as_ref(),
+            self.names,
+        )
     }
 }
