@@ -19,6 +19,12 @@ use crate::{
     journal::{Expect, Step, StepChange, StepMode},
 };
 
+mod described;
+
+pub use described::{
+    EXECUTABLE_MODE, NEW_FILE_MODE, deleted_file_diff, describe_applied, new_file_diff,
+};
+
 /// At byte `start` of the text read, `before` is replaced by `after`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -444,13 +450,7 @@ pub fn check_known<'k>(
     ops: &[&FileOp],
     known: &dyn Fn(&str) -> Option<&'k str>,
 ) -> Result<Checked, CheckError> {
-    let mut steps = Vec::new();
-    let mut diff = String::new();
-    let mut files = Vec::new();
-    let mut applied = Vec::new();
-    let mut dirs = Vec::new();
-    let mut texts = Vec::new();
-    let mut modes = Vec::new();
+    let mut gathered = Gathered::default();
     let mut folders = LastFolder::default();
     for op in ops {
         let expected = expected_fingerprint(op);
@@ -462,7 +462,42 @@ pub fn check_known<'k>(
                 _ => read_checked(workspace, path, expected, &mut folders),
             })
             .transpose()?;
-        check_new_paths(workspace, op, &mut dirs)?;
+        check_new_paths(workspace, op, &mut gathered.dirs)?;
+        gathered.add(workspace, op, expected, text)?;
+    }
+    let Gathered { steps, diff, files, applied, dirs, texts, modes } = gathered;
+    Ok(Checked {
+        steps,
+        diff,
+        files,
+        undo: UndoData { dirs, modes, ..UndoData::of(applied) },
+        texts,
+    })
+}
+
+/// What [`check_known`] computes of a change set, op after op.
+#[derive(Default)]
+struct Gathered {
+    steps: Vec<Step>,
+    diff: String,
+    files: Vec<FileChange>,
+    applied: Vec<Applied>,
+    dirs: Vec<String>,
+    texts: Vec<String>,
+    modes: Vec<ModeChange>,
+}
+
+impl Gathered {
+    /// Adds what `op` writes, on `text` (and the file's mode), the file it reads as checked
+    /// (for an op that reads one), which hashes to `expected`.
+    fn add(
+        &mut self,
+        workspace: &ConfinedRoot,
+        op: &FileOp,
+        expected: &str,
+        text: Option<(String, u32)>,
+    ) -> Result<(), CheckError> {
+        let Gathered { steps, diff, files, applied, texts, modes, .. } = self;
         match op {
             FileOp::Update { path, edits, executable, .. } => {
                 let (text, mode) = text.unwrap_or_default();
@@ -559,14 +594,8 @@ pub fn check_known<'k>(
                 texts.push(text);
             }
         }
+        Ok(())
     }
-    Ok(Checked {
-        steps,
-        diff,
-        files,
-        undo: UndoData { dirs, modes, ..UndoData::of(applied) },
-        texts,
-    })
 }
 
 /// Checks that the paths `op` creates (all but the one it reads) are still absent, and adds
@@ -600,80 +629,6 @@ fn mode_change(path: &str, mode: u32, executable: Option<bool>) -> Option<ModeCh
     let old = mode & 0o7777;
     let new = with_executable(old, executable?);
     (new != old).then(|| ModeChange { path: path.to_owned(), old, new })
-}
-
-/// The unified diff and each file's hashes of `ops`, changes already made (an edit another tool
-/// wrote, recorded after the fact): `before` holds the text each updated or moved file had
-/// before, by path.
-///
-/// # Errors
-/// [`JournalError::EditOutOfBounds`] when an op's edits do not fit the text before.
-pub fn describe_applied(
-    ops: &[Applied],
-    before: &std::collections::BTreeMap<String, String>,
-) -> Result<(String, Vec<FileChange>), JournalError> {
-    let mut diff = String::new();
-    let mut files = Vec::new();
-    let text_of = |path: &str| before.get(path).map(String::as_str).unwrap_or_default();
-    for op in ops {
-        match op {
-            Applied::Update { path, edits } => {
-                let text = text_of(path);
-                let new = replay(text, edits).ok_or(JournalError::EditOutOfBounds)?;
-                diff.push_str(&file_diff_indexed(
-                    &DiffHeader::Modify { path },
-                    &LineIndex::new(text),
-                    edits,
-                )?);
-                files.push(change(path, Some(text), Some(&new)));
-            }
-            Applied::Create { path, content, mode } => {
-                diff.push_str(&new_file_diff(path, content, mode.unwrap_or(NEW_FILE_MODE))?);
-                files.push(change(path, None, Some(content)));
-            }
-            Applied::Delete { path, content, mode } => {
-                diff.push_str(&deleted_file_diff(path, content, *mode)?);
-                files.push(change(path, Some(content), None));
-            }
-            Applied::Move { from, to, edits } => {
-                let text = text_of(from);
-                let new = replay(text, edits).ok_or(JournalError::EditOutOfBounds)?;
-                diff.push_str(&file_diff_indexed(
-                    &DiffHeader::Rename { from, to },
-                    &LineIndex::new(text),
-                    edits,
-                )?);
-                files.push(change(from, Some(text), None));
-                files.push(change(to, None, Some(&new)));
-            }
-        }
-    }
-    Ok((diff, files))
-}
-
-/// The mode git shows a new file with, in a preview (the file gets the umask's).
-pub const NEW_FILE_MODE: u32 = 0o644;
-
-/// The mode git shows a new executable with (`new file mode 100755`; the file gets 0777 less
-/// the umask).
-pub const EXECUTABLE_MODE: u32 = 0o755;
-
-/// The diff of a new file at `path` holding `content`.
-///
-/// # Errors
-/// Never, in practice: one insertion always fits the empty text.
-pub fn new_file_diff(path: &str, content: &str, mode: u32) -> Result<String, JournalError> {
-    let edit = Edit { start: 0, before: String::new(), after: content.to_owned() };
-    file_diff_indexed(&DiffHeader::Create { path, mode }, &LineIndex::new(""), &[edit])
-}
-
-/// The diff of deleting the file at `path`, which holds `content`.
-///
-/// # Errors
-/// Never, in practice: removing the whole text always fits it.
-pub fn deleted_file_diff(path: &str, content: &str, mode: u32) -> Result<String, JournalError> {
-    let edit = Edit { start: 0, before: content.to_owned(), after: String::new() };
-    file_diff_indexed(&DiffHeader::Delete { path, mode }, &LineIndex::new(content), &[edit])
 }
 
 fn expected_fingerprint(op: &FileOp) -> &str {
