@@ -41,6 +41,21 @@ pub(crate) fn hook(dir: &Path, args: &[&str], event: &serde_json::Value) -> Outp
     child.wait_with_output().unwrap()
 }
 
+/// Starts `staged` in `dir` with `args` and `event` on stdin, as a client starts a hook (its
+/// stdin closed after the event), with stdout and stderr piped.
+pub(crate) fn spawn_with_event(dir: &Path, args: &[&str], event: &serde_json::Value) -> Child {
+    let mut child = Command::new(staged_bin())
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
+    child
+}
+
 /// The output of `child` once it exits, failing the test (and killing it) rather than
 /// waiting past a minute: for calls that must not hang on what a test planted. `what` names
 /// the call in the failure.

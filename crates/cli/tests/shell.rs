@@ -22,16 +22,7 @@ const COMMAND: &str = "sed -i 's/two/TWO/' src/a.txt && cat > src/new.txt <<'EOF
 const A: &str = "one\r\ntwo\nthree";
 
 fn hook(dir: &Path, mode: &str, event: &Value) -> Output {
-    let mut child = Command::new(common::staged_bin())
-        .args(["hook", "claude-code", "--mode", mode])
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), event.to_string().as_bytes())
-        .unwrap();
+    let child = common::spawn_with_event(dir, &["hook", "claude-code", "--mode", mode], event);
     child.wait_with_output().unwrap()
 }
 

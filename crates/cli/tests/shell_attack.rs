@@ -19,16 +19,7 @@ use serde_json::{Value, json};
 
 /// A Claude Code hook call with `event`, failing the test rather than hanging past a minute.
 fn hook_within_a_minute(dir: &Path, event: &Value) -> Output {
-    let mut child = Command::new(common::staged_bin())
-        .args(["hook", "claude-code", "--mode", "record"])
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), event.to_string().as_bytes())
-        .unwrap();
+    let child = common::spawn_with_event(dir, &["hook", "claude-code", "--mode", "record"], event);
     common::output_within_a_minute(child, "the hook call")
 }
 
