@@ -310,6 +310,26 @@ fn each_session_has_its_own_stack_and_a_person_sees_them_all() {
     let out = staged(&dir, &["resolve", "apply", "--session", "S9", "--reason", "x"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("there is no session S9"), "{}", stderr(&out));
+    // A signed number is no session id, and a long mistyped one is not echoed whole.
+    for args in
+        [&["resolve", "apply", "--session", "+1", "--reason", "x"][..], &["session", "show", "+1"]]
+    {
+        let out = staged(&dir, args);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert!(
+            stderr(&out)
+                .contains("`+1` is not a session id (S1, S2, ...; see `staged session list`)"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let long = format!("S1{}", "\u{1b}x".repeat(5000));
+    let out = staged(&dir, &["session", "revert", &long, "--reason", "x"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("`S1\\u{1b}x\\u{1b}x"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("…` is not a session id"), "{}", stderr(&out));
+    assert!(stderr(&out).len() < 400, "{}", stderr(&out));
+    assert_eq!(read(&dir, "b.txt"), "b = 1\n");
 }
 
 #[test]

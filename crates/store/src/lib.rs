@@ -23,6 +23,6 @@ mod sqlite;
 
 pub use crate::{
     rehydrate::{FallbackRehydrator, Rehydrator, Rehydrators, StoredAction},
-    sessions::{SessionRow, SessionScope},
+    sessions::{SessionRow, SessionScope, parse_session_number},
     sqlite::SqliteStore,
 };

@@ -97,6 +97,37 @@ impl SessionRow {
     }
 }
 
+/// The longest part of a mistyped session id that an error repeats, in characters.
+const MAX_TYPED_SHOWN: usize = 24;
+
+/// The number of the session a person or a client named: `S3`, `s3` or `3`, ASCII digits
+/// only (no sign, space or underscore). Otherwise what was typed, as an error may repeat it:
+/// at most its first 24 characters, with control characters escaped.
+///
+/// ```
+/// use staged_store::parse_session_number;
+/// assert_eq!(parse_session_number("S12"), Ok(12));
+/// assert_eq!(parse_session_number("3"), Ok(3));
+/// assert_eq!(parse_session_number("+1"), Err("+1".to_owned()));
+/// assert_eq!(parse_session_number("S1\u{1b}[2J"), Err("S1\\u{1b}[2J".to_owned()));
+/// assert_eq!(parse_session_number(&"9".repeat(30)), Err(format!("{}…", "9".repeat(24))));
+/// ```
+pub fn parse_session_number(typed: &str) -> Result<u64, String> {
+    let digits = typed.strip_prefix(['S', 's']).unwrap_or(typed);
+    if !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(number) = digits.parse::<u64>()
+    {
+        return Ok(number);
+    }
+    let mut shown: String =
+        typed.chars().take(MAX_TYPED_SHOWN).flat_map(char::escape_debug).collect();
+    if typed.chars().nth(MAX_TYPED_SHOWN).is_some() {
+        shown.push('…');
+    }
+    Err(shown)
+}
+
 /// The longest title kept, in characters.
 const MAX_TITLE_CHARS: usize = 120;
 

@@ -154,11 +154,8 @@ fn load(app: &App, typed: &str) -> Result<Loaded, ApiError> {
     let Some(store) = app.ws.sqlite() else {
         return Err(ApiError(StatusCode::NOT_FOUND, "this workspace has no sessions".to_owned()));
     };
-    let number = typed
-        .strip_prefix(['S', 's'])
-        .unwrap_or(typed)
-        .parse::<u64>()
-        .map_err(|_| bad(format!("`{typed}` is not a session id (S1, S2, ...)")))?;
+    let number = staged_store::parse_session_number(typed)
+        .map_err(|shown| bad(format!("`{shown}` is not a session id (S1, S2, ...)")))?;
     let row = store
         .session(number)
         .map_err(internal)?

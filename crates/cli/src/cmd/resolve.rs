@@ -133,8 +133,8 @@ fn validate(args: &ResolveArgs) -> anyhow::Result<(ResolveAction, Option<JsonObj
 
 /// Resolves the previews of session `typed` (`S3`, `3`), which must exist.
 fn scope_to_session(ws: &WorkspaceSession, typed: &str) -> anyhow::Result<()> {
-    let number = typed.strip_prefix(['S', 's']).unwrap_or(typed).parse::<u64>().map_err(|_| {
-        anyhow::anyhow!("`{typed}` is not a session id (S1, S2, ...; see `staged session list`)")
+    let number = staged_store::parse_session_number(typed).map_err(|shown| {
+        anyhow::anyhow!("`{shown}` is not a session id (S1, S2, ...; see `staged session list`)")
     })?;
     let store = ws.sqlite().context("no sessions: nothing was staged in this workspace")?;
     if store.session(number).map_err(|err| anyhow::anyhow!("{err}"))?.is_none() {

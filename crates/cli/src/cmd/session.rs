@@ -76,12 +76,11 @@ fn find_session(store: &SqliteStore, typed: Option<&str>) -> anyhow::Result<Sess
             .next()
             .context("no agent session has staged or recorded anything in this workspace"),
         Some(typed) => {
-            let number =
-                typed.strip_prefix(['S', 's']).unwrap_or(typed).parse::<u64>().map_err(|_| {
-                    anyhow::anyhow!(
-                        "`{typed}` is not a session id (S1, S2, ...; see `staged session list`)"
-                    )
-                })?;
+            let number = staged_store::parse_session_number(typed).map_err(|shown| {
+                anyhow::anyhow!(
+                    "`{shown}` is not a session id (S1, S2, ...; see `staged session list`)"
+                )
+            })?;
             store.session(number).map_err(err)?.with_context(|| {
                 format!("there is no session S{number}; see `staged session list`")
             })
