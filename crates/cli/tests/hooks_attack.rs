@@ -1,6 +1,6 @@
 //! Hostile hook events in gate mode (`docs/contract/hooks.md`): a tool call that names no
-//! tool, or Copilot CLI's edit without its arguments, is refused in the client's own format,
-//! never let through.
+//! tool, Copilot CLI's edit without its arguments, or a Copilot event naming neither a tool
+//! nor a stop, is refused in the client's own format, never let through.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -112,4 +112,26 @@ fn copilots_edit_or_create_without_its_arguments_is_refused_never_let_through() 
             "{tool}: {reply}"
         );
     }
+}
+
+#[test]
+fn a_copilot_event_naming_neither_a_tool_nor_a_stop_is_refused_by_the_gate() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    for event in [
+        json!({"sessionId": "c-1", "timestamp": 1, "cwd": dir}),
+        json!({"sessionId": "c-1", "cwd": dir, "source": "new"}),
+    ] {
+        let out = hook(&dir, "copilot", &event);
+        assert_eq!(code(&out), 0, "{event}: {}", stderr(&out));
+        let reply: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{event}: no deny: {:?}", stdout(&out)));
+        assert_eq!(reply["permissionDecision"], "deny", "{event}: {reply}");
+        assert_eq!(
+            reply["permissionDecisionReason"],
+            "staged could not read this hook event (the Copilot CLI hook event is neither a tool call (no toolName or toolArgs) nor an agentStop (no stopReason)), so it refuses the tool call; nothing was written.",
+            "{event}: {reply}"
+        );
+    }
+    assert_eq!(read(&dir, "src/a.ts"), "oldApi(1);\n");
 }

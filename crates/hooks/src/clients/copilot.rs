@@ -12,7 +12,8 @@
 //! - `agentStop`: `{sessionId, timestamp, cwd, transcriptPath, stopReason, stop_hook_active}`.
 //!
 //! The event is told by its fields: a tool (its name or its arguments) with a result is
-//! `PostToolUse`, one without `PreToolUse`, a `stopReason` or `stop_hook_active` a `Stop`.
+//! `PostToolUse`, one without `PreToolUse`, a `stopReason` or `stop_hook_active` a `Stop`;
+//! an event with none of them is not read (a gate refuses it: it could be a tool call).
 //! The edit tools are `edit` (`{path, old_str, new_str}`, one exact replacement; `path`
 //! absolute) and `create` (`{path, file_text}`, a new file only); they become Claude Code's `Edit` and `Write`, so the gate
 //! and record mode treat them as Claude Code's. The events carry no tool call id: the call is
@@ -89,7 +90,14 @@ pub(crate) fn parse(input: &[u8]) -> Result<HookEvent, String> {
         (true, Some(_)) => EventName::PostToolUse,
         (true, None) => EventName::PreToolUse,
         _ if event.stop_reason.is_some() || event.stop_hook_active.is_some() => EventName::Stop,
-        _ => EventName::Other("Other".to_owned()),
+        // Only `preToolUse`, `postToolUse` and `agentStop` run staged's hook, and a tool call
+        // cannot be told from an event naming neither, so a gate refuses it (never lets it pass).
+        _ => {
+            return Err(
+                "the Copilot CLI hook event is neither a tool call (no toolName or toolArgs) nor an agentStop (no stopReason)"
+                    .to_owned(),
+            );
+        }
     };
     let call = event.tool_name.as_deref().map(|tool| call_id(tool, args.as_ref()));
     let (tool_name, tool_input) = match (event.tool_name.as_deref(), args) {
@@ -476,15 +484,15 @@ mod tests {
     }
 
     #[test]
-    fn agent_stop_is_a_stop_and_other_events_are_neither() {
+    fn agent_stop_is_a_stop_and_an_event_naming_neither_is_not_read() {
         let stop = parse(
             br#"{"sessionId":"s","cwd":"/r","stopReason":"end_turn","stop_hook_active":true}"#,
         )
         .unwrap();
         assert_eq!(stop.hook_event_name, "Stop");
         assert_eq!(stop.stop_hook_active, Some(true));
-        let start = parse(br#"{"sessionId":"s","cwd":"/r","source":"new"}"#).unwrap();
-        assert_eq!(start.hook_event_name, "Other");
+        let neither = parse(br#"{"sessionId":"s","cwd":"/r","source":"new"}"#).unwrap_err();
+        assert!(neither.contains("neither a tool call"), "{neither}");
         assert!(parse(b"[1]").is_err());
     }
 
