@@ -292,3 +292,61 @@ fn a_runs_folder_that_is_a_symlink_outside_is_never_swept() {
     let secret = outside.path().join("shell/1-2-0/upper/secret.txt");
     assert_eq!(std::fs::read_to_string(secret).unwrap(), "secret\n");
 }
+
+/// A folder of the workspace that is a symlink to a folder outside, replaced by the command
+/// with a real folder holding a file of the same name as one outside: the file outside is
+/// never opened, its bytes are in no entry, preview or store, and it is not changed.
+#[test]
+fn a_symlinked_folder_a_command_replaces_never_reads_the_file_outside_into_the_log() {
+    for mode in ["record", "gate"] {
+        let dir = workspace(&[("a.txt", "a\n")]);
+        let root = dir.path().canonicalize().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "SECRET outside\n").unwrap();
+        symlink(outside.path(), root.join("link")).unwrap();
+        let mut opened = inotify::Inotify::init().unwrap();
+        opened.watches().add(outside.path(), inotify::WatchMask::OPEN).unwrap();
+        let out = common::staged(
+            &root,
+            &[
+                "shell-run",
+                "--client",
+                "claude-code",
+                "--session",
+                "session-1",
+                "--mode",
+                mode,
+                "--",
+                "rm link && mkdir link && printf 'mine\\n' > link/secret.txt",
+            ],
+        );
+        assert_eq!(code(&out), 0, "{mode}: {}", stderr(&out));
+        let mut buffer = [0; 4096];
+        let names: Vec<_> = match opened.read_events(&mut buffer) {
+            Ok(events) => events.filter_map(|e| e.name.map(ToOwned::to_owned)).collect(),
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => Vec::new(),
+            Err(err) => panic!("{err}"),
+        };
+        assert!(names.is_empty(), "{mode}: the file outside was opened: {names:?}");
+        let everything = |args: &[&str]| {
+            let out = common::staged(&root, args);
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out))
+        };
+        for args in [&["--json", "log"][..], &["session", "show"], &["--json", "pending"]] {
+            let text = everything(args);
+            assert!(!text.contains("SECRET"), "{mode}: {args:?} shows the file outside: {text}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("secret.txt")).unwrap(),
+            "SECRET outside\n"
+        );
+        let db = std::fs::read(root.join(".staged/staged.db")).unwrap_or_default();
+        let wal = std::fs::read(root.join(".staged/staged.db-wal")).unwrap_or_default();
+        for bytes in [db, wal] {
+            assert!(
+                !bytes.windows(6).any(|w| w == b"SECRET"),
+                "{mode}: the store holds the file outside"
+            );
+        }
+    }
+}

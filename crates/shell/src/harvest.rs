@@ -113,7 +113,11 @@ impl Manifest {
 fn file_state(path: &Path) -> std::io::Result<State> {
     use rustix::fs::{Mode, OFlags};
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let mut file = std::fs::File::from(rustix::fs::open(path, flags, Mode::empty())?);
+    file_state_of(std::fs::File::from(rustix::fs::open(path, flags, Mode::empty())?))
+}
+
+/// The state of the file opened as `file`.
+fn file_state_of(mut file: std::fs::File) -> std::io::Result<State> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Ok(State::Special);
@@ -143,6 +147,32 @@ fn state_at(path: &Path) -> std::io::Result<State> {
     } else {
         State::Special
     })
+}
+
+/// What the tree holds at `path` as the journal sees it: through real folders only, so a path
+/// under a symlink (or under a file) holds nothing, and nothing a symlink leads to is read.
+fn tree_state(tree: &staged_fs::Root, path: &str) -> std::io::Result<State> {
+    use std::io::ErrorKind;
+    let Ok(rel) = staged_fs::RelPath::new(path) else { return Ok(State::Absent) };
+    let dir = match tree.dir(rel.parent().as_ref()) {
+        Ok(dir) => dir,
+        Err(err)
+            if matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+                || err.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) =>
+        {
+            return Ok(State::Absent);
+        }
+        Err(err) => return Err(err),
+    };
+    match dir.entry_metadata(rel.file_name())? {
+        None => Ok(State::Absent),
+        Some(meta) if meta.is_file() => match dir.open_file(rel.file_name()) {
+            Ok(file) => file_state_of(file),
+            // Swapped for something else since: what is there now.
+            Err(_) => state_at(&tree.path().join(path)),
+        },
+        Some(_) => state_at(&tree.path().join(path)),
+    }
 }
 
 /// What `w` is now, and its upper file's stat data.
@@ -220,8 +250,9 @@ pub fn split(
     record: bool,
 ) -> std::io::Result<Split> {
     let mut res = Split::default();
+    let real = staged_fs::Root::open(root)?;
     for (w, seen) in delta {
-        let tree = state_at(&root.join(&w.path))?;
+        let tree = tree_state(&real, &w.path)?;
         if tree == seen.state {
             res.seen.push((w.path.clone(), seen));
             continue;

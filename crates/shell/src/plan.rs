@@ -85,6 +85,7 @@ impl Plan {
 /// When a file of the real tree or the upper layer cannot be read.
 pub fn plan(root: &Path, written: Vec<Written>) -> Result<Plan, String> {
     let mut ignores = Ignores::new(root);
+    let tree = staged_fs::Root::open(root).map_err(|e| read_error(root, &e))?;
     let mut res = Plan::default();
     for w in written {
         let first = w.path.split('/').next().unwrap_or_default();
@@ -99,9 +100,17 @@ pub fn plan(root: &Path, written: Vec<Written>) -> Result<Plan, String> {
             continue;
         }
         let real = root.join(&w.path);
-        let before = std::fs::symlink_metadata(&real).ok();
-        let before_text = match &before {
-            Some(meta) if meta.is_file() => text_of(&real, meta.len())?,
+        // The tree as the journal sees it: through real folders only. Where a folder on the
+        // way is a symlink (or a file, or missing), nothing is there, and nothing it leads
+        // to, inside or outside the workspace, is read.
+        let parent = staged_fs::RelPath::new(&w.path)
+            .ok()
+            .and_then(|rel| Some((tree.dir(rel.parent().as_ref()).ok()?, rel)));
+        let before = parent.as_ref().and_then(|_| std::fs::symlink_metadata(&real).ok());
+        let before_text = match (&before, &parent) {
+            (Some(meta), Some((dir, rel))) if meta.is_file() => {
+                tree_text(dir, rel, meta.len()).map_err(|e| read_error(&real, &e))?
+            }
             _ => None,
         };
         let other = |why: &str, w: Written| Other {
@@ -200,17 +209,51 @@ fn read_error(path: &Path, err: &std::io::Error) -> String {
 }
 
 /// The text of the file at `path` (`len` bytes) and its fingerprint, when it is text within
-/// the cap.
+/// the cap. The file is opened without following a symlink or waiting on a FIFO, and must
+/// still be a regular file (an upper layer can change under a command that outlives its call).
 fn text_of(path: &Path, len: u64) -> Result<Option<(String, String)>, String> {
+    use rustix::fs::{Mode, OFlags};
     if len > MAX_TEXT_BYTES {
         return Ok(None);
     }
-    let bytes = std::fs::read(path).map_err(|e| read_error(path, &e))?;
-    if bytes.contains(&0) {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let read = || -> std::io::Result<Vec<u8>> {
+        let mut file = std::fs::File::from(rustix::fs::open(path, flags, Mode::empty())?);
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::other("it is no longer a regular file"));
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or_default());
+        let mut capped = std::io::Read::take(&mut file, MAX_TEXT_BYTES + 1);
+        std::io::Read::read_to_end(&mut capped, &mut bytes)?;
+        Ok(bytes)
+    };
+    let bytes = read().map_err(|e| read_error(path, &e))?;
+    if bytes.len() as u64 > MAX_TEXT_BYTES {
         return Ok(None);
     }
+    Ok(text_of_bytes(bytes))
+}
+
+/// The text of the tree's regular file `rel` (opened in `dir`, its folder reached through real
+/// folders only), when it is text within the cap.
+fn tree_text(
+    dir: &staged_fs::DirHandle,
+    rel: &staged_fs::RelPath,
+    len: u64,
+) -> std::io::Result<Option<(String, String)>> {
+    if len > MAX_TEXT_BYTES {
+        return Ok(None);
+    }
+    Ok(text_of_bytes(dir.read_limited(rel.file_name(), MAX_TEXT_BYTES)?))
+}
+
+fn text_of_bytes(bytes: Vec<u8>) -> Option<(String, String)> {
+    if bytes.contains(&0) {
+        return None;
+    }
     let fp = fingerprint(&bytes);
-    Ok(String::from_utf8(bytes).ok().map(|text| (text, fp)))
+    String::from_utf8(bytes).ok().map(|text| (text, fp))
 }
 
 fn lines(text: &str) -> usize {
