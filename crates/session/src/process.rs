@@ -104,11 +104,12 @@ mod tests {
     #[test]
     fn a_child_two_shells_down_finds_this_process() {
         use std::io::BufRead;
-        // The inner shell prints its pid and sleeps (a shell may run it as `sleep` itself); its parent is the outer shell, whose parent
-        // is this test process: the client of both.
+        // The inner shell prints its pid and becomes `sleep` (so killing that pid leaves no
+        // process behind holding the test's pipe); its parent is the outer shell, whose
+        // parent is this test process: the client of both.
         let mut outer = std::process::Command::new("sh")
             .arg("-c")
-            .arg("sh -c 'echo $$; sleep 30' & wait")
+            .arg("sh -c 'echo $$; exec sleep 30' & wait")
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
