@@ -20,13 +20,19 @@ Each round runs, in turn:
   cline    staged hook cline, a PreToolUse editor      stages the edit, skips (what staged's Cline
            call, as staged's plugin sends it           plugin runs for each editor call)
 
-The workspace has a git root and a 200-line file; between rounds (untimed) the previews are
-discarded, so every gate call stages against the same state. Prints p50 and p95 of each, and
+The workspace has a git root and a 200-line file. As in a client's session, staged's MCP server
+(`staged mcp`, which every client staged installs its hooks into starts with the session, and
+which keeps the workspace's database open) runs in the workspace while the hooks are timed, and
+each gate's preview is resolved (discarded, untimed) right after the call that staged it, as the
+model resolves it before its next edit: every gate call stages against the same state, whatever
+its place in the round. `--no-mcp` times the hooks with no other process holding the database
+(a client without staged's MCP server, or before it started: each hook call then rebuilds the
+WAL's index from the WAL). Prints p50 and p95 of each, and
 the ratio of each p50 to noop's; and the p50 of each call's CPU time (user + system of the
 hook and of the processes it reaped, its forked worker), with its ratio to noop's: on a
 loaded machine the wall times are mostly run-queue and fsync waits, the CPU time much less so.
 
-Usage: bench/hooks.py [ROUNDS]   (default 200)
+Usage: bench/hooks.py [ROUNDS] [--no-mcp]   (default 200 rounds)
 Env:   STAGED (default target/release/staged; build it with cargo build --release -p staged-cli)
        STAGED_HOOK, the binary the hooks run (default: `staged-hook` beside STAGED when it is
        there, as `staged hook install` writes it into the clients' hooks; else STAGED)
@@ -67,13 +73,16 @@ def pct(values, p):
 
 
 def main():
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    args = [a for a in sys.argv[1:] if a != "--no-mcp"]
+    with_mcp = "--no-mcp" not in sys.argv[1:]
+    rounds = int(args[0]) if args else 200
     staged = os.environ.get("STAGED", str(ROOT / "target" / "release" / "staged"))
     if not Path(staged).is_file():
         sys.exit(f"{staged} is missing: cargo build --release -p staged-cli, or set STAGED")
     beside = Path(staged).with_name("staged-hook")
     hook = os.environ.get("STAGED_HOOK", str(beside) if os.access(beside, os.X_OK) else staged)
-    print(f"hooks run {hook}", file=sys.stderr)
+    print(f"hooks run {hook}; staged mcp {'runs' if with_mcp else 'does not run'} beside them",
+          file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp).resolve()
         (ws / ".git").mkdir()
@@ -137,6 +146,17 @@ def main():
         denies["cline"] = b'"skip":true'
         samples = {name: [] for name in cases}
         cpu_samples = {name: [] for name in cases}
+        # The MCP server, idle on its stdin as between a client's tool calls; its CPU is not
+        # counted (it is not a child of the hook calls).
+        mcp = None
+        if with_mcp:
+            mcp = subprocess.Popen([staged, "mcp"], cwd=ws, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 10
+            while not (ws / ".staged" / "staged.db-shm").exists():
+                if time.monotonic() > deadline or mcp.poll() is not None:
+                    sys.exit("staged mcp did not open the workspace's store")
+                time.sleep(0.01)
         for i in range(rounds + 2):
             for name, (argv, stdin) in cases.items():
                 if name == "record":
@@ -154,9 +174,12 @@ def main():
                 if i >= 2:  # two warm-up rounds
                     samples[name].append(wall)
                     cpu_samples[name].append(cpu)
-            for _ in denies:  # each gate's preview
-                subprocess.run([staged, "--workspace", str(ws), "resolve", "discard", "--reason", "bench"],
-                               capture_output=True, check=False)
+                if name in denies:  # its preview, resolved before the next edit
+                    subprocess.run([staged, "--workspace", str(ws), "resolve", "discard", "--reason", "bench"],
+                                   capture_output=True, check=True)
+        if mcp is not None:
+            mcp.stdin.close()
+            mcp.wait(timeout=10)
         noop = statistics.median(samples["noop"])
         noop_cpu = statistics.median(cpu_samples["noop"])
         out = {}

@@ -1,4 +1,5 @@
-//! The allocator of both binaries, `staged` and `staged-hook` (included by each `main`).
+//! The allocator of `staged` (included by its `main`; `staged-hook` runs on the system's, see
+//! `hook_main.rs`).
 
 /// jemalloc serves every allocation of the process, tree-sitter's C `malloc` included (the
 /// crate exports the unprefixed symbols). Parsing is most of a preview's time and allocates a

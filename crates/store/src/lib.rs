@@ -20,6 +20,7 @@ mod rows;
 mod schema;
 mod sessions;
 mod sqlite;
+mod wal;
 
 pub use crate::{
     rehydrate::{FallbackRehydrator, Rehydrator, Rehydrators, StoredAction},

@@ -37,6 +37,7 @@ use crate::{
         ROW_COLUMNS, Row, SUMMARY_COLUMNS, insert_pending, pending_len, read_row, read_summary,
     },
     schema::{self, BUSY_TIMEOUT, SCHEMA_VERSION},
+    wal,
 };
 
 /// The database's file name inside the state folder.
@@ -51,7 +52,7 @@ pub struct SqliteStore {
     pub(crate) claims_path: PathBuf,
     pub(crate) claims_dir: DirHandle,
     /// The state folder, where the database and its WAL are.
-    state: DirHandle,
+    pub(crate) state: DirHandle,
     pub(crate) conn: Mutex<Connection>,
     /// Whether commits are deferred: made without a sync of their own, until
     /// [`SqliteStore::sync_deferred`] syncs them all at once ([`SqliteStore::defer_syncs`]).
@@ -193,8 +194,9 @@ impl SqliteStore {
     }
 
     /// Makes every commit deferred since [`SqliteStore::defer_syncs`] durable (the WAL they
-    /// are in, and the folder that holds it, synced), and syncs every later commit on its own
-    /// again. Nothing to do when nothing is deferred.
+    /// are in synced, and the folder that holds it synced unless the WAL's name there is known
+    /// durable: the wal module), and syncs every later commit on its own again. Nothing to do
+    /// when nothing is deferred.
     ///
     /// # Errors
     /// The sync's error (then the deferred commits may be lost in a power cut).
@@ -208,14 +210,22 @@ impl SqliteStore {
             StoreError::backend_caused(format!("cannot sync {}: {err}", wal_path.display()), err)
         };
         // Any descriptor of the file syncs it. No WAL: nothing was committed through one (a
-        // checkpoint that truncated it synced the database first).
+        // checkpoint that truncated it synced the database first); the folder is synced.
         match self.state.open_file(format!("{DB_FILE_NAME}-wal")) {
-            Ok(wal) => wal.sync_all().map_err(cannot)?,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Ok(wal) => {
+                wal.sync_all().map_err(cannot)?;
+                // The WAL's name in its folder, which SQLite syncs at a process's first synced
+                // commit, unless a sync since its creation is known.
+                if !wal::named(&wal, &self.state) {
+                    self.state.sync().map_err(cannot)?;
+                    wal::mark_named(&wal, &self.state);
+                }
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                self.state.sync().map_err(cannot)?;
+            }
             Err(err) => return Err(cannot(err)),
         }
-        // The WAL's name in its folder, which SQLite syncs at a process's first synced commit.
-        self.state.sync().map_err(cannot)?;
         conn.pragma_update(None, "synchronous", "FULL").map_err(|err| self.err(err))?;
         self.deferred.store(false, Ordering::SeqCst);
         Ok(())
