@@ -69,34 +69,59 @@ pub fn session_files(
     entries: &[LoggedChange<'_>],
     texts: &dyn Texts,
 ) -> Result<Vec<SessionFile>, SessionError> {
-    let mut res = Vec::new();
-    for history in file_histories(session, entries, texts)? {
-        let misfit = |why: String| SessionError::Misfit { path: history.path.clone(), why };
-        let steps: Vec<Step<'_>> =
-            history.steps.iter().map(|(author, edits)| Step { author, edits }).collect();
-        let net = net_change(&steps, &history.now).map_err(|err| misfit(err.to_string()))?;
-        let kind = if !history.existed_before && history.exists_now && net.without.is_empty() {
-            FileKind::Created
-        } else if history.existed_before && !history.exists_now && history.now.is_empty() {
-            FileKind::Deleted
-        } else if let Some(from) = &history.moved_from {
-            FileKind::Moved { from: from.clone() }
-        } else {
-            FileKind::Changed
-        };
-        if net.regions.is_empty() && !matches!(kind, FileKind::Moved { .. }) {
-            continue;
-        }
-        let mode = history.mode.unwrap_or(NEW_FILE_MODE);
-        let path = history.path.as_str();
-        let header = match &kind {
-            FileKind::Changed => DiffHeader::Modify { path },
-            FileKind::Created => DiffHeader::Create { path, mode },
-            FileKind::Deleted => DiffHeader::Delete { path, mode },
-            FileKind::Moved { from } => DiffHeader::Rename { from, to: path },
-        };
-        let diff = file_diff_as(&header, path, &net).map_err(|err| misfit(err.to_string()))?;
-        res.push(SessionFile { path: history.path.clone(), kind, net, diff, history, kept: None });
+    let histories = file_histories(session, entries, texts)?;
+    // Each file's net change and diff is its own: a long session's are drawn on two threads
+    // when the machine has two cores (the same files, in the same order).
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(2);
+    let drawn: Vec<Result<Option<SessionFile>, SessionError>> = if threads < 2
+        || histories.len() < PARALLEL_FROM
+    {
+        histories.into_iter().map(session_file).collect()
+    } else {
+        let mut histories = histories;
+        let second = histories.split_off(histories.len() / 2);
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| second.into_iter().map(session_file).collect::<Vec<_>>());
+            let mut drawn: Vec<_> = histories.into_iter().map(session_file).collect();
+            match other.join() {
+                Ok(rest) => drawn.extend(rest),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+            drawn
+        })
+    };
+    drawn.into_iter().filter_map(Result::transpose).collect()
+}
+
+/// From this many files on, [`session_files`] draws them on two threads.
+const PARALLEL_FROM: usize = 32;
+
+/// One file of [`session_files`], `None` when the session's change to it is all taken back.
+fn session_file(history: FileHistory) -> Result<Option<SessionFile>, SessionError> {
+    let misfit = |why: String| SessionError::Misfit { path: history.path.clone(), why };
+    let steps: Vec<Step<'_>> =
+        history.steps.iter().map(|(author, edits)| Step { author, edits }).collect();
+    let net = net_change(&steps, &history.now).map_err(|err| misfit(err.to_string()))?;
+    let kind = if !history.existed_before && history.exists_now && net.without.is_empty() {
+        FileKind::Created
+    } else if history.existed_before && !history.exists_now && history.now.is_empty() {
+        FileKind::Deleted
+    } else if let Some(from) = &history.moved_from {
+        FileKind::Moved { from: from.clone() }
+    } else {
+        FileKind::Changed
+    };
+    if net.regions.is_empty() && !matches!(kind, FileKind::Moved { .. }) {
+        return Ok(None);
     }
-    Ok(res)
+    let mode = history.mode.unwrap_or(NEW_FILE_MODE);
+    let path = history.path.as_str();
+    let header = match &kind {
+        FileKind::Changed => DiffHeader::Modify { path },
+        FileKind::Created => DiffHeader::Create { path, mode },
+        FileKind::Deleted => DiffHeader::Delete { path, mode },
+        FileKind::Moved { from } => DiffHeader::Rename { from, to: path },
+    };
+    let diff = file_diff_as(&header, path, &net).map_err(|err| misfit(err.to_string()))?;
+    Ok(Some(SessionFile { path: history.path.clone(), kind, net, diff, history, kept: None }))
 }

@@ -307,3 +307,32 @@ fn a_logged_edit_that_does_not_give_the_file_now_is_not_read_quickly() {
         ]
     );
 }
+
+/// A long session's files are drawn on two threads: in the order the session first changed
+/// them, each with its own diff, as one thread draws them.
+#[test]
+fn a_long_sessions_files_keep_their_order_and_diffs() {
+    use staged_session::session_files;
+    let mut w = World::default();
+    let names: Vec<String> = (0..70).map(|i| format!("f{:02}.txt", (i * 37) % 70)).collect();
+    for name in &names {
+        w.files.insert(name.clone(), format!("{name}\nsame\n"));
+    }
+    for (i, name) in names.iter().enumerate() {
+        let session = if i == 40 { Some(2) } else { Some(1) };
+        w.entry(session, name, "same", &format!("changed by {i}"));
+    }
+    let entries: Vec<LoggedChange<'_>> = w
+        .log
+        .iter()
+        .map(|(seq, session, ops, files)| LoggedChange { seq: *seq, session: *session, ops, files })
+        .collect();
+    let files = session_files(1, &entries, &w).unwrap();
+    let mut expected = names.clone();
+    expected.remove(40);
+    assert_eq!(files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), expected);
+    for f in &files {
+        let i = names.iter().position(|n| *n == f.path).unwrap();
+        assert!(f.diff.diff.ends_with(&format!("-same\n+changed by {i}\n")), "{}", f.diff.diff);
+    }
+}
