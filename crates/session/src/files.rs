@@ -70,31 +70,34 @@ pub fn session_files(
     texts: &dyn Texts,
 ) -> Result<Vec<SessionFile>, SessionError> {
     let histories = file_histories(session, entries, texts)?;
-    // Each file's net change and diff is its own: a long session's are drawn on two threads
-    // when the machine has two cores (the same files, in the same order).
-    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(2);
-    let drawn: Vec<Result<Option<SessionFile>, SessionError>> = if threads < 2
-        || histories.len() < PARALLEL_FROM
-    {
-        histories.into_iter().map(session_file).collect()
-    } else {
-        let mut histories = histories;
-        let second = histories.split_off(histories.len() / 2);
-        std::thread::scope(|scope| {
-            let other = scope.spawn(|| second.into_iter().map(session_file).collect::<Vec<_>>());
-            let mut drawn: Vec<_> = histories.into_iter().map(session_file).collect();
-            match other.join() {
-                Ok(rest) => drawn.extend(rest),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-            drawn
-        })
-    };
+    // Each file's net change and diff is its own: a long session's are drawn on two threads.
+    let drawn = in_two(histories, session_file);
     drawn.into_iter().filter_map(Result::transpose).collect()
 }
 
-/// From this many files on, [`session_files`] draws them on two threads.
+/// From this many items on, [`in_two`] splits its work between two threads.
 const PARALLEL_FROM: usize = 32;
+
+/// `work` of each item, in order; on two threads when there are many items and the machine
+/// has two cores (a long session's files, each independent of the others).
+pub(crate) fn in_two<T: Send, R: Send>(items: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if threads < 2 || items.len() < PARALLEL_FROM {
+        return items.into_iter().map(work).collect();
+    }
+    let mut items = items;
+    let second = items.split_off(items.len() / 2);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let other = scope.spawn(move || second.into_iter().map(work).collect::<Vec<_>>());
+        let mut done: Vec<R> = items.into_iter().map(work).collect();
+        match other.join() {
+            Ok(rest) => done.extend(rest),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        done
+    })
+}
 
 /// One file of [`session_files`], `None` when the session's change to it is all taken back.
 fn session_file(history: FileHistory) -> Result<Option<SessionFile>, SessionError> {

@@ -194,13 +194,14 @@ fn quick_histories<'a>(
     if planned.iter().any(|t| !t.mine_only) {
         return None;
     }
-    let mut res = Vec::with_capacity(planned.len());
+    let mut read = Vec::with_capacity(planned.len());
     for track in &planned {
         let text = texts.now(track.path);
         now.insert(track.path.to_owned(), text.clone());
-        res.push(quick_history(track, text?)?);
+        read.push((track, text?));
     }
-    Some(res)
+    // Each file's check is its own: a long session's run on two threads.
+    crate::files::in_two(read, |(track, text)| quick_history(track, text)).into_iter().collect()
 }
 
 /// One file of [`quick_histories`], `None` when it is not that simple.
