@@ -163,16 +163,21 @@ fn quick_histories<'a>(
     texts: &dyn Texts,
     now: &mut std::collections::HashMap<String, Option<String>>,
 ) -> Option<Vec<FileHistory>> {
-    // The same following of paths as [`file_histories`]'s, without texts.
+    // The same following of paths as [`file_histories`]'s, without texts; the tracks at each
+    // path (by index) are kept by path, so that finding one does not walk them all.
     let mut planned: Vec<Planned<'a>> = Vec::new();
+    let mut at: std::collections::HashMap<&'a str, Vec<usize>> = std::collections::HashMap::new();
     for entry in entries {
         let mine = entry.session == Some(session);
         for op in entry.ops {
             let (from, to) = op_paths(op);
-            let found = planned.iter().position(|t| t.path == from && (t.exists || from == to));
+            let found = at.get(from).and_then(|here| {
+                here.iter().copied().filter(|&i| planned[i].exists || from == to).min()
+            });
             let index = match (found, mine) {
                 (Some(i), _) => i,
                 (None, true) => {
+                    at.entry(from).or_default().push(planned.len());
                     planned.push(Planned {
                         first_path: from,
                         path: from,
@@ -188,6 +193,12 @@ fn quick_histories<'a>(
             track.ops.push((entry, op));
             track.mine_only &= mine;
             track.exists = !matches!(op, Applied::Delete { .. });
+            if to != from {
+                if let Some(here) = at.get_mut(from) {
+                    here.retain(|&i| i != index);
+                }
+                at.entry(to).or_default().push(index);
+            }
             track.path = to;
         }
     }
