@@ -69,34 +69,62 @@ pub fn session_files(
     entries: &[LoggedChange<'_>],
     texts: &dyn Texts,
 ) -> Result<Vec<SessionFile>, SessionError> {
-    let mut res = Vec::new();
-    for history in file_histories(session, entries, texts)? {
-        let misfit = |why: String| SessionError::Misfit { path: history.path.clone(), why };
-        let steps: Vec<Step<'_>> =
-            history.steps.iter().map(|(author, edits)| Step { author, edits }).collect();
-        let net = net_change(&steps, &history.now).map_err(|err| misfit(err.to_string()))?;
-        let kind = if !history.existed_before && history.exists_now && net.without.is_empty() {
-            FileKind::Created
-        } else if history.existed_before && !history.exists_now && history.now.is_empty() {
-            FileKind::Deleted
-        } else if let Some(from) = &history.moved_from {
-            FileKind::Moved { from: from.clone() }
-        } else {
-            FileKind::Changed
-        };
-        if net.regions.is_empty() && !matches!(kind, FileKind::Moved { .. }) {
-            continue;
-        }
-        let mode = history.mode.unwrap_or(NEW_FILE_MODE);
-        let path = history.path.as_str();
-        let header = match &kind {
-            FileKind::Changed => DiffHeader::Modify { path },
-            FileKind::Created => DiffHeader::Create { path, mode },
-            FileKind::Deleted => DiffHeader::Delete { path, mode },
-            FileKind::Moved { from } => DiffHeader::Rename { from, to: path },
-        };
-        let diff = file_diff_as(&header, path, &net).map_err(|err| misfit(err.to_string()))?;
-        res.push(SessionFile { path: history.path.clone(), kind, net, diff, history, kept: None });
+    let histories = file_histories(session, entries, texts)?;
+    // Each file's net change and diff is its own: a long session's are drawn on two threads.
+    let drawn = in_two(histories, session_file);
+    drawn.into_iter().filter_map(Result::transpose).collect()
+}
+
+/// From this many items on, [`in_two`] splits its work between two threads.
+const PARALLEL_FROM: usize = 32;
+
+/// `work` of each item, in order; on two threads when there are many items and the machine
+/// has two cores (a long session's files, each independent of the others).
+pub(crate) fn in_two<T: Send, R: Send>(items: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if threads < 2 || items.len() < PARALLEL_FROM {
+        return items.into_iter().map(work).collect();
     }
-    Ok(res)
+    let mut items = items;
+    let second = items.split_off(items.len() / 2);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let other = scope.spawn(move || second.into_iter().map(work).collect::<Vec<_>>());
+        let mut done: Vec<R> = items.into_iter().map(work).collect();
+        match other.join() {
+            Ok(rest) => done.extend(rest),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        done
+    })
+}
+
+/// One file of [`session_files`], `None` when the session's change to it is all taken back.
+fn session_file(history: FileHistory) -> Result<Option<SessionFile>, SessionError> {
+    let misfit = |why: String| SessionError::Misfit { path: history.path.clone(), why };
+    let steps: Vec<Step<'_>> =
+        history.steps.iter().map(|(author, edits)| Step { author, edits }).collect();
+    let net = net_change(&steps, &history.now).map_err(|err| misfit(err.to_string()))?;
+    let kind = if !history.existed_before && history.exists_now && net.without.is_empty() {
+        FileKind::Created
+    } else if history.existed_before && !history.exists_now && history.now.is_empty() {
+        FileKind::Deleted
+    } else if let Some(from) = &history.moved_from {
+        FileKind::Moved { from: from.clone() }
+    } else {
+        FileKind::Changed
+    };
+    if net.regions.is_empty() && !matches!(kind, FileKind::Moved { .. }) {
+        return Ok(None);
+    }
+    let mode = history.mode.unwrap_or(NEW_FILE_MODE);
+    let path = history.path.as_str();
+    let header = match &kind {
+        FileKind::Changed => DiffHeader::Modify { path },
+        FileKind::Created => DiffHeader::Create { path, mode },
+        FileKind::Deleted => DiffHeader::Delete { path, mode },
+        FileKind::Moved { from } => DiffHeader::Rename { from, to: path },
+    };
+    let diff = file_diff_as(&header, path, &net).map_err(|err| misfit(err.to_string()))?;
+    Ok(Some(SessionFile { path: history.path.clone(), kind, net, diff, history, kept: None }))
 }

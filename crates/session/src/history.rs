@@ -9,6 +9,9 @@
 //! staged: the texts then differ from what the entry before left, and the difference is a step
 //! of its own, by someone else, found line by line. The texts come from the entries themselves
 //! where the chain is unbroken, and from the texts the store keeps by hash where it is not.
+//! When only the session wrote its files, each chain unbroken up to the file now, no text in
+//! between is needed: the entries' edits are the steps, checked by undoing them from the file
+//! now back to exactly the text the first entry read (`quick_histories`).
 
 use staged_core::FileChange;
 use staged_journal::{Applied, Edit, fingerprint, invert, replay};
@@ -91,7 +94,11 @@ pub fn file_histories(
     entries: &[LoggedChange<'_>],
     texts: &dyn Texts,
 ) -> Result<Vec<FileHistory>, HistoryError> {
-    let known = KnownTexts::gather(entries, texts);
+    let mut now = std::collections::HashMap::new();
+    if let Some(histories) = quick_histories(session, entries, texts, &mut now) {
+        return Ok(histories);
+    }
+    let known = KnownTexts::gather(entries, texts, now);
     let mut tracks: Vec<Track> = Vec::new();
     for entry in entries {
         let mine = entry.session == Some(session);
@@ -130,6 +137,129 @@ pub fn file_histories(
     tracks.into_iter().map(|track| finish(track, &known, texts)).collect()
 }
 
+/// A file the session changed, followed through the log without its texts: its ops, whoever
+/// made them.
+struct Planned<'a> {
+    first_path: &'a str,
+    path: &'a str,
+    exists: bool,
+    /// Its ops in order, with their entries.
+    ops: Vec<(&'a LoggedChange<'a>, &'a Applied)>,
+    /// Whether every op is the session's.
+    mine_only: bool,
+}
+
+/// The histories of `session`'s files when each is simple enough to need no text but the file
+/// now: only the session wrote it since its first change (updates, and a create first), each
+/// entry read exactly what the one before it wrote (by hash), the file now is what the last
+/// one wrote, and the entries' edits undone from the file now give back exactly the text the
+/// first one read (by hash). Then every step is one of the session's entries as it is logged,
+/// and no text in between has to be rebuilt and hashed (what [`KnownTexts`] does for a history
+/// with breaks or other writers). `None` when one file is not that simple: the full reading
+/// then does them all, as before, with the files read here in `now` (by path).
+fn quick_histories<'a>(
+    session: u64,
+    entries: &'a [LoggedChange<'a>],
+    texts: &dyn Texts,
+    now: &mut std::collections::HashMap<String, Option<String>>,
+) -> Option<Vec<FileHistory>> {
+    // The same following of paths as [`file_histories`]'s, without texts; the tracks at each
+    // path (by index) are kept by path, so that finding one does not walk them all.
+    let mut planned: Vec<Planned<'a>> = Vec::new();
+    let mut at: std::collections::HashMap<&'a str, Vec<usize>> = std::collections::HashMap::new();
+    for entry in entries {
+        let mine = entry.session == Some(session);
+        for op in entry.ops {
+            let (from, to) = op_paths(op);
+            let found = at.get(from).and_then(|here| {
+                here.iter().copied().filter(|&i| planned[i].exists || from == to).min()
+            });
+            let index = match (found, mine) {
+                (Some(i), _) => i,
+                (None, true) => {
+                    at.entry(from).or_default().push(planned.len());
+                    planned.push(Planned {
+                        first_path: from,
+                        path: from,
+                        exists: !matches!(op, Applied::Create { .. }),
+                        ops: Vec::new(),
+                        mine_only: true,
+                    });
+                    planned.len() - 1
+                }
+                (None, false) => continue,
+            };
+            let track = &mut planned[index];
+            track.ops.push((entry, op));
+            track.mine_only &= mine;
+            track.exists = !matches!(op, Applied::Delete { .. });
+            if to != from {
+                if let Some(here) = at.get_mut(from) {
+                    here.retain(|&i| i != index);
+                }
+                at.entry(to).or_default().push(index);
+            }
+            track.path = to;
+        }
+    }
+    if planned.iter().any(|t| !t.mine_only) {
+        return None;
+    }
+    let mut read = Vec::with_capacity(planned.len());
+    for track in &planned {
+        let text = texts.now(track.path);
+        now.insert(track.path.to_owned(), text.clone());
+        read.push((track, text?));
+    }
+    // Each file's check is its own: a long session's run on two threads.
+    crate::files::in_two(read, |(track, text)| quick_history(track, text)).into_iter().collect()
+}
+
+/// One file of [`quick_histories`], `None` when it is not that simple.
+fn quick_history(track: &Planned<'_>, now: String) -> Option<FileHistory> {
+    let mut last: Option<&str> = None;
+    let mut mode = None;
+    for (k, (entry, op)) in track.ops.iter().enumerate() {
+        let (before, after) = hashes(entry, track.path);
+        match op {
+            Applied::Update { .. } if before.is_some() && (k == 0 || before == last) => {}
+            Applied::Create { mode: m, .. } if k == 0 && before.is_none() => mode = *m,
+            _ => return None,
+        }
+        last = Some(after?);
+    }
+    if fingerprint(now.as_bytes()) != last? {
+        return None;
+    }
+    let steps: Vec<(Author, Vec<Edit>)> = track
+        .ops
+        .iter()
+        .map(|(entry, op)| (Author::Mine { entry: entry.seq }, op_edits(op)))
+        .collect();
+    // The entries undone, newest first, from the file now: exactly the text the first read.
+    let mut text = now.clone();
+    for (_, edits) in steps.iter().rev() {
+        text = replay(&text, &invert(edits)?)?;
+    }
+    let (first_entry, first_op) = track.ops.first()?;
+    let created = matches!(first_op, Applied::Create { .. });
+    let first = hashes(first_entry, track.path).0;
+    let fits = match first {
+        None => created && text.is_empty(),
+        Some(hash) => !created && fingerprint(text.as_bytes()) == hash,
+    };
+    fits.then(|| FileHistory {
+        path: track.path.to_owned(),
+        first_path: track.first_path.to_owned(),
+        existed_before: !created,
+        exists_now: true,
+        moved_from: None,
+        mode,
+        steps,
+        now,
+    })
+}
+
 /// The text each file had before entry `seq` wrote it (by path), as far as the entries and
 /// the kept texts tell: what checks that an entry's recorded diff is its undo data.
 pub(crate) fn texts_before(
@@ -137,7 +267,7 @@ pub(crate) fn texts_before(
     entries: &[LoggedChange<'_>],
     texts: &dyn Texts,
 ) -> std::collections::BTreeMap<String, String> {
-    let known = KnownTexts::gather(entries, texts);
+    let known = KnownTexts::gather(entries, texts, std::collections::HashMap::new());
     let mut res = std::collections::BTreeMap::new();
     for entry in entries.iter().filter(|e| e.seq == seq) {
         for file in entry.files {
@@ -200,7 +330,12 @@ struct KnownTexts {
 }
 
 impl KnownTexts {
-    fn gather(entries: &[LoggedChange<'_>], texts: &dyn Texts) -> KnownTexts {
+    /// `now`: files already read as they are now (by path), not read again.
+    fn gather(
+        entries: &[LoggedChange<'_>],
+        texts: &dyn Texts,
+        now: std::collections::HashMap<String, Option<String>>,
+    ) -> KnownTexts {
         let mut wanted: Vec<Wanted<'_>> = Vec::new();
         for entry in entries {
             for op in entry.ops {
@@ -210,10 +345,10 @@ impl KnownTexts {
                 wanted.push(Wanted { to, before, after, edits: op_edits(op) });
             }
         }
-        let mut known = KnownTexts {
-            by_hash: std::collections::HashMap::new(),
-            now: std::collections::HashMap::new(),
-        };
+        let mut known = KnownTexts { by_hash: std::collections::HashMap::new(), now };
+        for text in known.now.values().flatten().cloned().collect::<Vec<_>>() {
+            known.add(text);
+        }
         // A deleted file's text is in its entry, as is a created one's.
         for entry in entries {
             for op in entry.ops {

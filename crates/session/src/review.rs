@@ -162,13 +162,12 @@ impl<'a> Review<'a> {
         // Entries that wrote nothing (discarded, stale, failed) or whose undo data is not the
         // built-in tools' (a plugin's) are not steps of any file's history; a file they wrote
         // shows as changed outside staged between the steps around them.
-        let ops: Vec<Option<Vec<Applied>>> = entries
-            .iter()
-            .map(|entry| {
+        // Each entry's undo data is its own: a long session's are read on two threads.
+        let ops: Vec<Option<Vec<Applied>>> =
+            crate::files::in_two(entries.iter().collect(), |entry: &LogEntry| {
                 entry.record.outcome.is_undoable().then_some(())?;
                 entry.record.undo.as_ref().and_then(|data| undo_ops(data).ok())
-            })
-            .collect();
+            });
         let kept: Vec<crate::kept::KeptEntry> = entries
             .iter()
             .zip(&ops)

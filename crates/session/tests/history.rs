@@ -251,3 +251,88 @@ fn the_session_diff_says_what_it_created_deleted_and_moved() {
     assert_eq!(five.len(), 1);
     assert!(five[0].diff.diff.ends_with("@@ -1,2 +1,2 @@\n A\n-z\n+Z\n"), "{}", five[0].diff.diff);
 }
+
+/// A session alone on its files is read without rebuilding the texts in between (the quick
+/// reading); it must give exactly the histories the full reading gives.
+#[test]
+fn a_session_alone_on_its_files_reads_as_the_full_reading_does() {
+    let session = |w: &mut World| {
+        w.files.insert("a.txt".into(), "1\n2\n3\n4\n5\n6\n7\n8\n9\n".into());
+        w.files.insert("b.txt".into(), "b\n".into());
+        w.entry(Some(1), "a.txt", "2", "two");
+        w.entry(Some(1), "b.txt", "b\n", "B\n");
+        w.entry(Some(1), "a.txt", "8", "eight");
+        w.entry(Some(1), "new.txt", "", "new\n");
+        w.entry(Some(1), "a.txt", "two", "TWO");
+        w.entry(Some(1), "new.txt", "new", "newer");
+    };
+    let mut alone = World::default();
+    session(&mut alone);
+    // The same, and a file another session wrote after this one: that one file makes the
+    // whole session read in full.
+    let mut shared = World::default();
+    session(&mut shared);
+    shared.files.insert("z.txt".into(), "z\n".into());
+    shared.entry(Some(1), "z.txt", "z", "Z");
+    shared.entry(Some(2), "z.txt", "Z", "ZZ");
+    let quick = alone.histories(1);
+    let full = shared.histories(1);
+    assert_eq!(full.len(), 4);
+    assert_eq!(quick[..], full[..3]);
+    assert_eq!(quick[0].steps.len(), 3);
+    assert!(!quick[2].existed_before && quick[2].exists_now);
+}
+
+/// A logged edit that does not give the text its entry says it wrote (a log changed outside
+/// staged): the quick reading does not take it as it is; the full reading shows the gap as a
+/// change made outside staged.
+#[test]
+fn a_logged_edit_that_does_not_give_the_file_now_is_not_read_quickly() {
+    let mut w = World::default();
+    w.files.insert("a.txt".into(), "1\n2\n3\n".into());
+    // The store keeps a file's text before its first logged change.
+    w.kept.insert(hash("1\n2\n3\n"), "1\n2\n3\n".into());
+    w.entry(Some(1), "a.txt", "2", "two");
+    // The entry's edit says it wrote "TWO", its hashes and the file say "two".
+    if let Applied::Update { edits, .. } = &mut w.log[0].2[0] {
+        edits[0].after = "TWO".into();
+    }
+    let histories = w.histories(1);
+    let authors: Vec<&staged_session::Author> = histories[0].steps.iter().map(|(a, _)| a).collect();
+    assert_eq!(
+        authors,
+        [
+            &staged_session::Author::Mine { entry: 1 },
+            &staged_session::Author::Other(staged_session::Origin::Outside)
+        ]
+    );
+}
+
+/// A long session's files are drawn on two threads: in the order the session first changed
+/// them, each with its own diff, as one thread draws them.
+#[test]
+fn a_long_sessions_files_keep_their_order_and_diffs() {
+    use staged_session::session_files;
+    let mut w = World::default();
+    let names: Vec<String> = (0..70).map(|i| format!("f{:02}.txt", (i * 37) % 70)).collect();
+    for name in &names {
+        w.files.insert(name.clone(), format!("{name}\nsame\n"));
+    }
+    for (i, name) in names.iter().enumerate() {
+        let session = if i == 40 { Some(2) } else { Some(1) };
+        w.entry(session, name, "same", &format!("changed by {i}"));
+    }
+    let entries: Vec<LoggedChange<'_>> = w
+        .log
+        .iter()
+        .map(|(seq, session, ops, files)| LoggedChange { seq: *seq, session: *session, ops, files })
+        .collect();
+    let files = session_files(1, &entries, &w).unwrap();
+    let mut expected = names.clone();
+    expected.remove(40);
+    assert_eq!(files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), expected);
+    for f in &files {
+        let i = names.iter().position(|n| *n == f.path).unwrap();
+        assert!(f.diff.diff.ends_with(&format!("-same\n+changed by {i}\n")), "{}", f.diff.diff);
+    }
+}

@@ -267,6 +267,15 @@ impl<'a> StoredFile<'a> {
     }
 }
 
+/// A written file as [`StoredFile`] writes it, read strictly: any other shape fails, and the
+/// column is then read leniently.
+#[derive(Deserialize)]
+struct PlainFile {
+    path: String,
+    before: Option<String>,
+    after: Option<String>,
+}
+
 fn string_or_none<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Cow<'static, str>>, D::Error> {
@@ -277,6 +286,16 @@ fn string_or_none<'de, D: serde::Deserializer<'de>>(
 }
 
 fn read_files(column: ValueRef<'_>) -> Vec<FileChange> {
+    // A column as this build writes it (plain JSON of files with string or null hashes) is
+    // read straight into the files; anything else goes through the lenient reading below.
+    if let ValueRef::Text(text) = column
+        && let Ok(files) = serde_json::from_slice::<Vec<PlainFile>>(text)
+    {
+        return files
+            .into_iter()
+            .map(|f| FileChange { path: f.path, before: f.before, after: f.after })
+            .collect();
+    }
     let Ok(Some(Value::Array(files))) = codec::json_column(column) else { return Vec::new() };
     files
         .iter()
@@ -679,5 +698,39 @@ impl ResolveLog for SqliteStore {
         .map_err(|err| self.err(err))?;
         prune(&tx).map_err(|err| self.err(err))?;
         tx.commit().map_err(|err| self.err(err))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn file(path: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
+        FileChange {
+            path: path.to_owned(),
+            before: before.map(str::to_owned),
+            after: after.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_files_column_reads_strictly_or_leniently_to_the_same_files() {
+        let written = vec![file("a.txt", Some("1"), Some("2")), file("new.txt", None, Some("3"))];
+        let stored: Vec<StoredFile<'_>> = written.iter().map(StoredFile::of).collect();
+        let plain = serde_json::to_vec(&stored).unwrap();
+        assert_eq!(read_files(ValueRef::Text(&plain)), written);
+        let compressed = codec::compress(&stored).unwrap();
+        assert_eq!(read_files(ValueRef::Blob(&compressed)), written);
+        // Not this build's shape: a file without a path is skipped, a hash that is not a
+        // string reads as none.
+        let odd = br#"[{"path":"a.txt","before":1,"after":"2"},{"before":"x"},{"path":"b.txt"}]"#;
+        assert_eq!(
+            read_files(ValueRef::Text(odd)),
+            [file("a.txt", None, Some("2")), file("b.txt", None, None)]
+        );
+        assert_eq!(read_files(ValueRef::Text(b"not json")), []);
+        assert_eq!(read_files(ValueRef::Null), []);
     }
 }

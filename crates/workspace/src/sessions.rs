@@ -493,11 +493,15 @@ fn described_picks(loaded: &Loaded, picks: &[Option<Pick>]) -> Vec<String> {
 /// and the person's reason.
 fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> String {
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for (file, hunk) in hunks {
         let lines = hunk_lines(file, hunk.number);
-        match by_file.iter_mut().find(|(p, _)| *p == file.path) {
-            Some((_, list)) => list.extend(lines),
-            None => by_file.push((file.path.clone(), lines.into_iter().collect())),
+        match index.get(file.path.as_str()) {
+            Some(&i) => by_file[i].1.extend(lines),
+            None => {
+                index.insert(&file.path, by_file.len());
+                by_file.push((file.path.clone(), lines.into_iter().collect()));
+            }
         }
     }
     let parts: Vec<String> = by_file
