@@ -25,7 +25,10 @@
 //!    delete the files to delete (each only if it is still the file the check read);
 //! 6. retire the pending preview (the caller's hook), so that it leaves the stack before the
 //!    journal that proves it was written;
-//! 7. delete the journal.
+//! 7. delete the journal, and sync its folder, unless a roll forward of the journal would
+//!    change nothing (every step a temp renamed into place, no folder pruned, emptied or made
+//!    in a file's place): then a power loss that brings the journal back costs nothing but a
+//!    no-op recovery, and the deletion reaches the disk with the next commit's first sync.
 //!
 //! **Files that become folders, and back.** A commit may delete a file and create files below
 //! its path (`a` deleted, `a/b` created), or delete every file of a folder and create a file

@@ -21,7 +21,8 @@ use crate::{
         },
         format::{
             EntryKind, JOURNAL_VERSION, Journal, JournalEntry, JournalState, TempIdentity,
-            journal_dir, journal_name, remove_journal, store_journal, temp_name, unique_id,
+            journal_dir, journal_name, remove_journal, remove_journal_unsynced, store_journal,
+            temp_name, unique_id,
         },
         journal_err,
         lock::{CommitLock, WriteLock},
@@ -562,9 +563,33 @@ impl<'a> Run<'a> {
             }
             observe(options, CommitStep::Retired);
         }
-        remove_journal(self.journal_dir, &self.name).map_err(|err| journal_err(workspace, &err))?;
+        let removed = if self.replay_changes_nothing(options) {
+            remove_journal_unsynced(self.journal_dir, &self.name)
+        } else {
+            remove_journal(self.journal_dir, &self.name)
+        };
+        removed.map_err(|err| journal_err(workspace, &err))?;
         observe(options, CommitStep::Finished);
         Ok(report)
+    }
+
+    /// Whether a roll forward of this journal, found again after it was deleted (a power
+    /// loss before its folder's entries reached the disk), would change nothing: so that its
+    /// deletion need not be synced. Every step is a temp renamed into place (a replace, or a
+    /// create that is not late), no folder is pruned, emptied or made in a file's place; by
+    /// now every rename is durable (the targets' folders were synced above), so no temp of
+    /// this journal's id is left, and a roll forward renames nothing (a temp's name is
+    /// derived from the journal's id, which no other commit uses), deletes nothing, and
+    /// finishes the preview and the log record again, which are already final (the retire
+    /// hook returned, its write durable): a no-op. A commit that deletes a file is not one
+    /// (its roll forward deletes a file only when it is still the one the commit checked,
+    /// by device and inode, which a newer file could reuse), nor one that prunes folders.
+    fn replay_changes_nothing(&self, options: &CommitOptions<'_>) -> bool {
+        self.journal.entries.iter().all(|e| {
+            !e.late && e.up == 0 && matches!(e.kind, EntryKind::Replace | EntryKind::Create)
+        }) && options.prune.is_empty()
+            && self.emptied.is_empty()
+            && self.late_dirs.is_empty()
     }
 }
 

@@ -150,6 +150,14 @@ pub(super) fn remove_journal(dir: &DirHandle, name: &OsStr) -> io::Result<()> {
     dir.sync()
 }
 
+/// Deletes a finished journal without syncing its folder, for a commit whose roll forward
+/// would change nothing were the journal found again after a power loss (see
+/// `Run::finish`): the deletion is made durable by the next sync of the journal folder (the
+/// next commit's first step), or by the filesystem's own writeback.
+pub(super) fn remove_journal_unsynced(dir: &DirHandle, name: &OsStr) -> io::Result<()> {
+    dir.remove_file(name)
+}
+
 pub(super) fn journal_dir(workspace: &ConfinedRoot) -> Result<DirHandle, JournalError> {
     workspace.journal(true)?.ok_or_else(|| {
         JournalError::Journal(format!("{} could not be created", workspace.journal_dir().display()))
