@@ -48,6 +48,13 @@
 //! preview, making its record final (roll forward). Either way every file ends wholly old or
 //! wholly new, all files agree, and the stack and the log agree with them.
 //!
+//! **Freeing later.** A process that calls [`free_later`] (the shell wrapper, whose cleaning
+//! child runs after it answered) frees no file's blocks on a commit's way: the prepared
+//! journal the committed one replaces, the file each replacing temp takes the place of, and
+//! the finished journal are linked or renamed to `<id>.freed-<n>` in the journal folder, which
+//! is no journal and never read; [`delete_freed`] (that child) or recovery deletes them. On a
+//! filesystem mounted `discard` each freed file waits for the disk as an `fsync` does.
+//!
 //! **Liveness.** Every commit holds a shared OS lock on `journal/commit.lock` from before its
 //! fingerprint check until its journal is gone; recovery runs only under the exclusive lock,
 //! so it never acts while any commit in any process is live. The lock file is never deleted,
@@ -81,6 +88,8 @@ pub(crate) mod commit;
 mod folders;
 mod format;
 mod lock;
+
+pub use format::{delete_freed, free_later};
 pub(crate) mod recover;
 
 use std::io;

@@ -21,8 +21,8 @@ use crate::{
         },
         format::{
             EntryKind, JOURNAL_VERSION, Journal, JournalEntry, JournalState, TempIdentity,
-            journal_dir, journal_name, remove_journal, remove_journal_unsynced, store_journal,
-            temp_name, unique_id,
+            freed_name, frees_later, journal_dir, journal_name, remove_journal,
+            remove_journal_unsynced, store_journal, temp_name, unique_id,
         },
         journal_err,
         lock::{CommitLock, WriteLock},
@@ -458,7 +458,9 @@ impl<'a> Run<'a> {
                 .collect();
             return par::try_map(replacing.len(), par::IO_THREADS, |k| {
                 let (i, target, dir) = replacing[k];
-                dir.open(self.workspace)?.rename(temp_name(&target.name, &self.id, i), &target.name)
+                let dir = dir.open(self.workspace)?;
+                self.keep_blocks(&dir, &target.name);
+                dir.rename(temp_name(&target.name, &self.id, i), &target.name)
             })
             .map(drop)
             .map_err(|failed| {
@@ -471,11 +473,24 @@ impl<'a> Run<'a> {
             }
             let Some(dir) = &target.dir else { continue };
             open.get(dir)
-                .and_then(|dir| dir.rename(temp_name(&target.name, &self.id, i), &target.name))
+                .and_then(|dir| {
+                    self.keep_blocks(dir, &target.name);
+                    dir.rename(temp_name(&target.name, &self.id, i), &target.name)
+                })
                 .map_err(|err| write_err(self.workspace, &target.rel, err))?;
             observe(options, CommitStep::Replaced(i));
         }
         Ok(())
+    }
+
+    /// Where this process frees later (`free_later`): the file a temp is about to replace,
+    /// `name` in `dir`, linked under a freed name in the journal folder, so that the rename
+    /// frees none of its blocks. Best effort: a link that cannot be made (another
+    /// filesystem, a file not this user's) leaves the rename to free them, as without.
+    fn keep_blocks(&self, dir: &DirHandle, name: &OsStr) {
+        if frees_later() {
+            let _ = dir.hard_link(name, self.journal_dir, freed_name(&self.name));
+        }
     }
 
     /// The files to delete, each only if it is still the file the check read: one that
