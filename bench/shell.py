@@ -14,7 +14,8 @@ packages), then `/usr/lib`; symlinks and files over 1 MiB are left out (so no sh
 library of `/usr/lib` dominates the bytes). The tree is written back to disk (`sync`, and a
 wait for the kernel's dirty pages to drain) before anything is timed. Then, after one round of
 first calls, `--runs` rounds of each of these (interleaved: the order turns by one place each
-round; each command starts once the previous call's run folder is deleted; medians):
+round; each command starts once the previous call's clean-up is done, its run folder and what
+its commit left to free deleted, a wait reported on its own and not counted; medians):
 
 - `git status --porcelain` (the peer);
 - the command alone, `sh -c COMMAND`;
@@ -116,19 +117,26 @@ def settle_disk():
 
 
 def settle_runs(root, timeout=2.0):
-    """Waits until no finished run folder of an earlier call is left (`.staged/shell/gone-*`,
-    which the wrapper's child deletes after the wrapper has returned), so that no timed
-    command shares the disk with the previous call's clean-up: a client's next shell call
-    comes after the model's turn, not a millisecond later. The wait is not timed."""
-    shell = root / ".staged" / "shell"
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            if not any(name.startswith("gone-") for name in os.listdir(shell)):
-                return
-        except FileNotFoundError:
-            return
-        time.sleep(0.002)
+    """Waits until the clean-up of earlier calls is done: no finished run folder left
+    (`.staged/shell/gone-*`) and nothing left to free in the journal folder
+    (`.staged/journal/*.freed-*`), both deleted by the wrapper's child after the wrapper has
+    returned; so that no timed command shares the disk with the previous call's clean-up: a
+    client's next shell call comes after the model's turn, not a millisecond later. Returns
+    the seconds waited (not part of any call's time; reported as the clean-up's own column)."""
+    start = time.monotonic()
+
+    def busy():
+        for folder, mark in ((root / ".staged" / "shell", "gone-"), (root / ".staged" / "journal", ".freed-")):
+            try:
+                if any(mark in name for name in os.listdir(folder)):
+                    return True
+            except FileNotFoundError:
+                pass
+        return False
+
+    while busy() and time.monotonic() - start < timeout:
+        time.sleep(0.001)
+    return time.monotonic() - start
 
 
 def cpu_iowait():
@@ -267,13 +275,14 @@ def bench_case(builds, root, runs, label, n, case, command):
     done (`settle_runs`). The ratio is given as p50 of staged adds over p50 of `git status`,
     and as the p50 (p25-p75) of each round's own ratio, staged adds in that round over
     `git status` in that round, which a drift of the machine's speed moves much less."""
-    stats = {name: {"add": [], "cpu": [], "ratio": [], "peak": [], "first": None} for name, _, _ in builds}
+    stats = {name: {"add": [], "cpu": [], "ratio": [], "clean": [], "peak": [], "first": None}
+             for name, _, _ in builds}
     git_s, git_cpu, alone_s, alone_cpu = [], [], [], []
     io0 = cpu_iowait()
     for run in range(runs + 1):
         jobs = ["git", "alone"] + [name for name, _, _ in builds]
         turn = run % len(jobs)
-        timed_now, walls, cpus = jobs[turn:] + jobs[:turn], {}, {}
+        timed_now, walls, cpus, clean = jobs[turn:] + jobs[:turn], {}, {}, {}
         for job in timed_now:
             settle_runs(root)
             if job == "git":
@@ -283,6 +292,7 @@ def bench_case(builds, root, runs, label, n, case, command):
             else:
                 staged, env = next((b[1], b[2]) for b in builds if b[0] == job)
                 walls[job], cpus[job], _ = hooked(staged, root, command, f"bench-{job}-{label}-{n}-{case}", env=env)
+                clean[job] = settle_runs(root)
         a, ac = walls["alone"], cpus["alone"]
         if run == 0:
             for name, _, _ in builds:
@@ -297,6 +307,7 @@ def bench_case(builds, root, runs, label, n, case, command):
             s["add"].append(walls[name] - a)
             s["cpu"].append(cpus[name] - ac)
             s["ratio"].append((walls[name] - a) / walls["git"])
+            s["clean"].append(clean[name])
     io1 = cpu_iowait()
     iowait = 100 * (io1[0] - io0[0]) / max(1, io1[1] - io0[1])
     # Peak memory: one more call of each build, each process under /usr/bin/time.
@@ -312,7 +323,7 @@ def bench_case(builds, root, runs, label, n, case, command):
         rows.append((name, label, n, case, g50, statistics.median(git_cpu), statistics.median(alone_s), add50,
                      add50 / g50, (r50, r25, r75), statistics.median(s["cpu"]),
                      statistics.median(s["cpu"]) / statistics.median(git_cpu), s["first"], max(s["peak"]),
-                     iowait))
+                     iowait, statistics.median(s["clean"])))
     return rows
 
 
@@ -376,9 +387,9 @@ def main():
     print(f"load average at the end: {os.getloadavg()[0]:.1f}; staged runs {hook_binary(os.path.abspath(args.staged))}")
     print("| build | tree | files | change | git status p50 s | git CPU s | command alone p50 s "
           "| staged adds p50 s | ratio of p50s | round ratio p50 (p25-p75) | staged adds CPU s "
-          "| CPU ratio to git | first call adds s | staged peak MiB | iowait % |")
-    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, label, n, case, g, gc, a, add, ratio, (r50, r25, r75), cpu, cratio, first, peak, io in rows:
+          "| CPU ratio to git | first call adds s | staged peak MiB | iowait % | clean-up after p50 s |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, label, n, case, g, gc, a, add, ratio, (r50, r25, r75), cpu, cratio, first, peak, io, cl in rows:
         print(f"| {name} | {label} | {n} | {case} | {g:.4f} | {gc:.4f} | {a:.4f} | {add:.4f} | {ratio:.2f}x "
               f"| {r50:.2f}x ({r25:.2f}-{r75:.2f}) | {cpu:.4f} | {cratio:.2f}x | {first:.4f} | {peak:.1f} | {io:.0f} |")
 
