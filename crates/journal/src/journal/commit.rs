@@ -551,8 +551,9 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Steps 6 and 7: the folders synced and pruned, the preview retired (the caller's hook),
-    /// the journal deleted. A retire hook that fails keeps the journal, for recovery to retire
+    /// Steps 6 and 7: the folders synced and pruned, the preview retired (the caller's hook;
+    /// at once with the folders' sync when nobody observes and nothing is pruned), the journal
+    /// deleted. A retire hook that fails keeps the journal, for recovery to retire
     /// the preview.
     fn finish(
         &self,
@@ -569,14 +570,33 @@ impl<'a> Run<'a> {
                 !t.dir.as_ref().is_some_and(|dir| emptied_or_below(&dir.rel, &self.emptied))
             })
             .collect();
-        sync_dirs(workspace, kept, &[]).map_err(|err| journal_err(workspace, &err))?;
-        remove_empty_dirs(workspace, &sorted(options.prune));
-        if let Some(retire) = options.retire.as_mut() {
-            if !retire() {
-                // The preview may still be listed: keep the journal so that recovery retires it.
-                return Ok(report);
-            }
-            observe(options, CommitStep::Retired);
+        let retired = if options.observer.is_none()
+            && options.prune.is_empty()
+            && let Some(retire) = options.retire.as_mut()
+        {
+            // The folders' sync and the retire's write at once, each waiting on its own
+            // `fsync`: the journal, deleted only once both are durable, orders them for
+            // recovery (a retire durable before the renames rolls forward to the same end).
+            let (synced, retired) = std::thread::scope(|scope| {
+                let syncing = scope.spawn(|| sync_dirs(workspace, kept, &[]));
+                let retired = retire();
+                let synced = syncing
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")));
+                (synced, retired)
+            });
+            synced.map_err(|err| journal_err(workspace, &err))?;
+            Some(retired)
+        } else {
+            sync_dirs(workspace, kept, &[]).map_err(|err| journal_err(workspace, &err))?;
+            remove_empty_dirs(workspace, &sorted(options.prune));
+            options.retire.as_mut().map(|retire| retire())
+        };
+        match retired {
+            // The preview may still be listed: keep the journal so that recovery retires it.
+            Some(false) => return Ok(report),
+            Some(true) => observe(options, CommitStep::Retired),
+            None => {}
         }
         let removed = if self.replay_changes_nothing(options) {
             remove_journal_unsynced(self.journal_dir, &self.name)
