@@ -21,8 +21,8 @@ use crate::{
         },
         format::{
             EntryKind, JOURNAL_VERSION, Journal, JournalEntry, JournalState, TempIdentity,
-            freed_name, frees_later, journal_dir, journal_name, remove_journal,
-            remove_journal_unsynced, store_journal, temp_name, unique_id,
+            freed_name, frees_later, journal_dir, journal_name, place_journal, remove_journal,
+            remove_journal_unsynced, store_journal, temp_name, unique_id, write_journal_temp,
         },
         journal_err,
         lock::{CommitLock, WriteLock},
@@ -101,12 +101,14 @@ pub fn commit(
         run.call_prepare(&mut options)?;
         run.make_folders(&held, &mut options)?;
         run.write_temps(steps, &mut options)?;
+        // 4. The commit point.
+        run.switch_to_committed(&mut options)?;
     } else {
         run.make_folders(&held, &mut options)?;
         run.prepare_writing_temps(steps, &mut options)?;
+        // 4. The commit point, its journal written while the temps' folders are synced.
+        run.sync_temps_then_commit(&mut options)?;
     }
-    // 4. The commit point.
-    run.switch_to_committed(&mut options)?;
     // 5. Every file in place.
     let report = run.put_in_place(&mut options)?;
     // 6. and 7. Retire the preview, delete the journal.
@@ -226,7 +228,7 @@ impl<'a> Run<'a> {
         match (temps, prepared) {
             (Ok(temps), Ok(())) => {
                 self.took_temps(temps, options);
-                self.sync_temps(options)
+                Ok(())
             }
             (temps, Err(why)) => {
                 self.written = match temps {
@@ -377,6 +379,47 @@ impl<'a> Run<'a> {
             self.abandon(options);
             return Err(journal_err(self.workspace, &err));
         }
+        Ok(())
+    }
+
+    /// The end of step 3 and step 4 for a commit nobody observes: the temps' folders synced
+    /// (their names durable) on another thread while this one writes and fsyncs the
+    /// committed journal under its temp name (which recovery deletes unread), each waiting on
+    /// its own `fsync`; then, both durable, the commit point, the rename, as
+    /// [`Run::switch_to_committed`]. A failure of either rolls back.
+    fn sync_temps_then_commit(
+        &mut self,
+        options: &mut CommitOptions<'_>,
+    ) -> Result<(), JournalError> {
+        self.journal.state = JournalState::Committed;
+        let (synced, written) = std::thread::scope(|scope| {
+            let syncing = scope.spawn(|| sync_dirs(self.workspace, &self.targets, &self.folders));
+            let written = write_journal_temp(self.journal_dir, &self.name, &self.journal);
+            let synced = syncing
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")));
+            (synced, written)
+        });
+        let placed = match (synced, written) {
+            (Ok(()), Ok(tmp)) => {
+                place_journal(self.journal_dir, &self.name, &tmp).inspect_err(|_| {
+                    let _ = self.journal_dir.remove_file(&tmp);
+                })
+            }
+            (Err(err), written) => {
+                if let Ok(tmp) = written {
+                    let _ = self.journal_dir.remove_file(&tmp);
+                }
+                Err(err)
+            }
+            (Ok(()), Err(err)) => Err(err),
+        };
+        if let Err(err) = placed {
+            // The journal still says `preparing` (the switch is one rename): roll back.
+            self.abandon(options);
+            return Err(journal_err(self.workspace, &err));
+        }
+        observe(options, CommitStep::Committed);
         Ok(())
     }
 

@@ -137,17 +137,34 @@ pub(super) fn read_journal(dir: &DirHandle, name: &OsStr) -> Result<Option<Journ
 }
 
 pub(super) fn store_journal(dir: &DirHandle, name: &OsStr, journal: &Journal) -> io::Result<()> {
+    let tmp = write_journal_temp(dir, name, journal)?;
+    place_journal(dir, name, &tmp)
+}
+
+/// The first half of [`store_journal`]: `journal` written and fsynced as `<name>.tmp` (a name
+/// recovery deletes, never reads); returns that name.
+pub(super) fn write_journal_temp(
+    dir: &DirHandle,
+    name: &OsStr,
+    journal: &Journal,
+) -> io::Result<OsString> {
     let text = serde_json::to_vec_pretty(journal).map_err(io::Error::other)?;
     let mut tmp = name.to_owned();
     tmp.push(".tmp");
     let _ = dir.remove_file(&tmp);
     dir.create_new(&tmp, &text, &NewFileMode::Private)?;
+    Ok(tmp)
+}
+
+/// The second half of [`store_journal`]: the journal's temp `tmp` renamed over `name`, the
+/// folder synced.
+pub(super) fn place_journal(dir: &DirHandle, name: &OsStr, tmp: &OsStr) -> io::Result<()> {
     // The journal it replaces (the prepared one, at the commit point) keeps its blocks until
     // this process's cleaner deletes its link (see `free_later`); none to keep at the first.
     if frees_later() {
         let _ = dir.hard_link(name, dir, freed_name(name));
     }
-    dir.rename(&tmp, name)?;
+    dir.rename(tmp, name)?;
     dir.sync()
 }
 
