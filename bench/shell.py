@@ -391,7 +391,8 @@ def main():
     print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, label, n, case, g, gc, a, add, ratio, (r50, r25, r75), cpu, cratio, first, peak, io, cl in rows:
         print(f"| {name} | {label} | {n} | {case} | {g:.4f} | {gc:.4f} | {a:.4f} | {add:.4f} | {ratio:.2f}x "
-              f"| {r50:.2f}x ({r25:.2f}-{r75:.2f}) | {cpu:.4f} | {cratio:.2f}x | {first:.4f} | {peak:.1f} | {io:.0f} |")
+              f"| {r50:.2f}x ({r25:.2f}-{r75:.2f}) | {cpu:.4f} | {cratio:.2f}x | {first:.4f} | {peak:.1f} | {io:.1f} "
+              f"| {cl:.4f} |")
 
 
 if __name__ == "__main__":
