@@ -224,11 +224,15 @@ pub(super) fn is_freed_name(name: &OsStr) -> bool {
     })
 }
 
-/// Deletes the freed names in the journal folder `dir` (see [`free_later`]); best effort.
+/// Deletes the freed names in the journal folder `dir` (see [`free_later`]), on several
+/// threads (each deletion waits for the disk where it frees blocks); best effort.
 pub(super) fn delete_freed_in(dir: &DirHandle, names: &[OsString]) {
-    for name in names.iter().filter(|name| is_freed_name(name)) {
-        let _ = dir.remove_file(name);
-    }
+    let freed: Vec<&OsString> = names.iter().filter(|name| is_freed_name(name)).collect();
+    // Each deletion's error is its own: the others go on.
+    let _ = crate::par::try_map(freed.len(), crate::par::IO_THREADS, |i| {
+        let _ = dir.remove_file(freed[i]);
+        Ok(())
+    });
 }
 
 /// Deletes what commits that free later (see [`free_later`]) left in the workspace's journal
