@@ -315,6 +315,13 @@ def bench_case(builds, root, runs, label, n, case, command):
         settle_runs(root)
         stats[name]["peak"].append(
             hooked(staged, root, command, f"bench-{name}-{label}-{n}-{case}", peak=True, env=env)[2])
+    if "new" in stats and "base" in stats:
+        # Each round's new against the same round's base: the pair ran seconds apart, so the
+        # disk's and the CPUs' state, which moves both, cancels out of it.
+        paired = [n / b for n, b in zip(stats["new"]["add"], stats["base"]["add"]) if b > 0]
+        p50, p25, p75 = spread(paired)
+        print(f"{label} {n} {case}: new/base per round p50 {p50:.2f} (p25-p75 {p25:.2f}-{p75:.2f}), "
+              f"new faster in {sum(1 for r in paired if r < 1)} of {len(paired)} rounds", flush=True)
     rows = []
     for name, _, _ in builds:
         s = stats[name]
