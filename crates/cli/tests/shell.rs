@@ -97,6 +97,32 @@ fn record_mode_logs_a_shell_commands_writes_and_a_hunk_reverts_to_the_exact_byte
     assert!(left().is_empty(), "{:?}", left());
 }
 
+/// The wrapper's commit frees no file's blocks on the call's way (`free_later`: the file a
+/// text change replaces and the journal's own files are kept under freed names in the journal
+/// folder); its cleaning child deletes them with the run's folder, so nothing is left in the
+/// journal folder but its two lock files, and the file holds the command's bytes.
+#[test]
+fn the_wrappers_cleaner_deletes_what_its_commit_left_to_free() {
+    let dir = workspace(&[("src/a.txt", "a\n")]);
+    let root = dir.path().canonicalize().unwrap();
+    let out = shell_run(&root, "record", "echo more >> src/a.txt");
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&root, "src/a.txt"), "a\nmore\n");
+    let journal = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    wait_until(10, || journal() == ["commit.lock", "write.lock"]);
+    assert_eq!(journal(), ["commit.lock", "write.lock"]);
+    let log = json(&staged(&root, &["--json", "log"]));
+    assert_eq!(log["entries"][0]["source"], "shell", "{log}");
+}
+
 /// The wrapper opens the workspace while the command runs: a command that deletes the
 /// workspace's database meanwhile has its writes logged in the one there once it is done,
 /// never in the deleted one.

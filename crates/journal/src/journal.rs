@@ -25,7 +25,10 @@
 //!    delete the files to delete (each only if it is still the file the check read);
 //! 6. retire the pending preview (the caller's hook), so that it leaves the stack before the
 //!    journal that proves it was written;
-//! 7. delete the journal.
+//! 7. delete the journal, and sync its folder, unless a roll forward of the journal would
+//!    change nothing (every step a temp renamed into place, no folder pruned, emptied or made
+//!    in a file's place): then a power loss that brings the journal back costs nothing but a
+//!    no-op recovery, and the deletion reaches the disk with the next commit's first sync.
 //!
 //! **Files that become folders, and back.** A commit may delete a file and create files below
 //! its path (`a` deleted, `a/b` created), or delete every file of a folder and create a file
@@ -44,6 +47,13 @@
 //! recovery renames the remaining temps, deletes what is left to delete, and retires the
 //! preview, making its record final (roll forward). Either way every file ends wholly old or
 //! wholly new, all files agree, and the stack and the log agree with them.
+//!
+//! **Freeing later.** A process that calls [`free_later`] (the shell wrapper, whose cleaning
+//! child runs after it answered) frees no file's blocks on a commit's way: the prepared
+//! journal the committed one replaces, the file each replacing temp takes the place of, and
+//! the finished journal are linked or renamed to `<id>.freed-<n>` in the journal folder, which
+//! is no journal and never read; [`delete_freed`] (that child) or recovery deletes them. On a
+//! filesystem mounted `discard` each freed file waits for the disk as an `fsync` does.
 //!
 //! **Liveness.** Every commit holds a shared OS lock on `journal/commit.lock` from before its
 //! fingerprint check until its journal is gone; recovery runs only under the exclusive lock,
@@ -78,6 +88,8 @@ pub(crate) mod commit;
 mod folders;
 mod format;
 mod lock;
+
+pub use format::{delete_freed, free_later};
 pub(crate) mod recover;
 
 use std::io;

@@ -70,6 +70,7 @@ pub use crate::{
     journal::{
         CommitReport, CommitStep, Expect, FileWrite, RecoveryReport, Step, StepChange, StepMode,
         commit::{CommitOptions, commit},
+        delete_freed, free_later,
         recover::{RecoverOptions, RecoveryHooks, needs_recovery, recover},
     },
     kept::{

@@ -134,8 +134,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
         tell(&finished);
         return Ok(Exit::Code(u8::try_from(code).unwrap_or(1)));
     }
-    // The finished run's folder is deleted after this process answered (see the end).
+    // The finished run's folder is deleted after this process answered (see the end), and
+    // so are the blocks its commits free (the journal's own files, each file a text change
+    // replaces): on a filesystem mounted `discard` each waits for the disk like an `fsync`.
     run.remove_later();
+    staged_journal::free_later();
     // Its call returned before it ended (a Codex `exec_command` that yielded): the model is
     // told at its next chance too, since no one may read this process's output any more.
     let returned = run.is_outliving();
@@ -154,7 +157,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Ex
         ),
     };
     tell(&finished);
-    delete_after_answering(&workspace.state_dir());
+    delete_after_answering(&workspace);
     Ok(Exit::Code(u8::try_from(code).unwrap_or(1)))
 }
 
@@ -169,14 +172,25 @@ fn tell(finished: &staged_hooks::Finished) {
 }
 
 /// Deletes the finished run's folder (renamed `gone-<id>` by now, so any sweep deletes it
-/// if this does not) in a child of its own that outlives this process, so the shell call
+/// if this does not), and what this process's commits left to free in the journal folder
+/// (`staged_journal::free_later`; recovery deletes it if this does not), in a child of its own
+/// that outlives this process, so the shell call
 /// returns without waiting for the filesystem: each `rmdir` of a run's folders waits 1 to 4
 /// ms on a busy ext4, a fifth of what the wrapper added to a one-file command. This process's
 /// standard descriptors are `/dev/null` before the child is made (the client waits for the
 /// command's output to end), and the child closes every descriptor and leaves the process
 /// group. Forked only while this process has one thread (so the child
 /// may allocate); otherwise, or when `fork` fails, the folder is deleted here.
-fn delete_after_answering(state_dir: &Path) {
+fn delete_after_answering(workspace: &ConfinedRoot) {
+    let state_dir = workspace.state_dir();
+    // The root opened again by its path: in the child, every descriptor of this process is
+    // closed by then.
+    let delete = || {
+        staged_shell::delete_gone(&state_dir);
+        if let Ok(again) = ConfinedRoot::new(workspace.root()) {
+            staged_journal::delete_freed(&again);
+        }
+    };
     let one_thread =
         std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.flatten().count() == 1);
     // The client reads the command's output until every copy of its pipes is closed: this
@@ -185,7 +199,7 @@ fn delete_after_answering(state_dir: &Path) {
     let _ = std::io::Write::flush(&mut std::io::stdout());
     let null = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null");
     let (true, Ok(null)) = (one_thread, null) else {
-        staged_shell::delete_gone(state_dir);
+        delete();
         return;
     };
     for fd in 0..=2 {
@@ -218,10 +232,10 @@ fn delete_after_answering(state_dir: &Path) {
                         libc::close(fd);
                     }
                 }
-                staged_shell::delete_gone(state_dir);
+                delete();
                 libc::_exit(0);
             }
-            -1 => staged_shell::delete_gone(state_dir),
+            -1 => delete(),
             _ => {}
         }
     }

@@ -21,7 +21,8 @@ use crate::{
         },
         format::{
             EntryKind, JOURNAL_VERSION, Journal, JournalEntry, JournalState, TempIdentity,
-            journal_dir, journal_name, remove_journal, store_journal, temp_name, unique_id,
+            freed_name, frees_later, journal_dir, journal_name, place_journal, remove_journal,
+            remove_journal_unsynced, store_journal, temp_name, unique_id, write_journal_temp,
         },
         journal_err,
         lock::{CommitLock, WriteLock},
@@ -100,12 +101,14 @@ pub fn commit(
         run.call_prepare(&mut options)?;
         run.make_folders(&held, &mut options)?;
         run.write_temps(steps, &mut options)?;
+        // 4. The commit point.
+        run.switch_to_committed(&mut options)?;
     } else {
         run.make_folders(&held, &mut options)?;
         run.prepare_writing_temps(steps, &mut options)?;
+        // 4. The commit point, its journal written while the temps' folders are synced.
+        run.sync_temps_then_commit(&mut options)?;
     }
-    // 4. The commit point.
-    run.switch_to_committed(&mut options)?;
     // 5. Every file in place.
     let report = run.put_in_place(&mut options)?;
     // 6. and 7. Retire the preview, delete the journal.
@@ -225,7 +228,7 @@ impl<'a> Run<'a> {
         match (temps, prepared) {
             (Ok(temps), Ok(())) => {
                 self.took_temps(temps, options);
-                self.sync_temps(options)
+                Ok(())
             }
             (temps, Err(why)) => {
                 self.written = match temps {
@@ -379,6 +382,47 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// The end of step 3 and step 4 for a commit nobody observes: the temps' folders synced
+    /// (their names durable) on another thread while this one writes and fsyncs the
+    /// committed journal under its temp name (which recovery deletes unread), each waiting on
+    /// its own `fsync`; then, both durable, the commit point, the rename, as
+    /// [`Run::switch_to_committed`]. A failure of either rolls back.
+    fn sync_temps_then_commit(
+        &mut self,
+        options: &mut CommitOptions<'_>,
+    ) -> Result<(), JournalError> {
+        self.journal.state = JournalState::Committed;
+        let (synced, written) = std::thread::scope(|scope| {
+            let syncing = scope.spawn(|| sync_dirs(self.workspace, &self.targets, &self.folders));
+            let written = write_journal_temp(self.journal_dir, &self.name, &self.journal);
+            let synced = syncing
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")));
+            (synced, written)
+        });
+        let placed = match (synced, written) {
+            (Ok(()), Ok(tmp)) => {
+                place_journal(self.journal_dir, &self.name, &tmp).inspect_err(|_| {
+                    let _ = self.journal_dir.remove_file(&tmp);
+                })
+            }
+            (Err(err), written) => {
+                if let Ok(tmp) = written {
+                    let _ = self.journal_dir.remove_file(&tmp);
+                }
+                Err(err)
+            }
+            (Ok(()), Err(err)) => Err(err),
+        };
+        if let Err(err) = placed {
+            // The journal still says `preparing` (the switch is one rename): roll back.
+            self.abandon(options);
+            return Err(journal_err(self.workspace, &err));
+        }
+        observe(options, CommitStep::Committed);
+        Ok(())
+    }
+
     /// Step 4, the commit point: the journal says `committed`, with each temp's identity.
     fn switch_to_committed(&mut self, options: &mut CommitOptions<'_>) -> Result<(), JournalError> {
         self.journal.state = JournalState::Committed;
@@ -457,7 +501,9 @@ impl<'a> Run<'a> {
                 .collect();
             return par::try_map(replacing.len(), par::IO_THREADS, |k| {
                 let (i, target, dir) = replacing[k];
-                dir.open(self.workspace)?.rename(temp_name(&target.name, &self.id, i), &target.name)
+                let dir = dir.open(self.workspace)?;
+                self.keep_blocks(&dir, &target.name);
+                dir.rename(temp_name(&target.name, &self.id, i), &target.name)
             })
             .map(drop)
             .map_err(|failed| {
@@ -470,11 +516,24 @@ impl<'a> Run<'a> {
             }
             let Some(dir) = &target.dir else { continue };
             open.get(dir)
-                .and_then(|dir| dir.rename(temp_name(&target.name, &self.id, i), &target.name))
+                .and_then(|dir| {
+                    self.keep_blocks(dir, &target.name);
+                    dir.rename(temp_name(&target.name, &self.id, i), &target.name)
+                })
                 .map_err(|err| write_err(self.workspace, &target.rel, err))?;
             observe(options, CommitStep::Replaced(i));
         }
         Ok(())
+    }
+
+    /// Where this process frees later (`free_later`): the file a temp is about to replace,
+    /// `name` in `dir`, linked under a freed name in the journal folder, so that the rename
+    /// frees none of its blocks. Best effort: a link that cannot be made (another
+    /// filesystem, a file not this user's) leaves the rename to free them, as without.
+    fn keep_blocks(&self, dir: &DirHandle, name: &OsStr) {
+        if frees_later() {
+            let _ = dir.hard_link(name, self.journal_dir, freed_name(&self.name));
+        }
     }
 
     /// The files to delete, each only if it is still the file the check read: one that
@@ -535,8 +594,9 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Steps 6 and 7: the folders synced and pruned, the preview retired (the caller's hook),
-    /// the journal deleted. A retire hook that fails keeps the journal, for recovery to retire
+    /// Steps 6 and 7: the folders synced and pruned, the preview retired (the caller's hook;
+    /// at once with the folders' sync when nobody observes and nothing is pruned), the journal
+    /// deleted. A retire hook that fails keeps the journal, for recovery to retire
     /// the preview.
     fn finish(
         &self,
@@ -553,18 +613,61 @@ impl<'a> Run<'a> {
                 !t.dir.as_ref().is_some_and(|dir| emptied_or_below(&dir.rel, &self.emptied))
             })
             .collect();
-        sync_dirs(workspace, kept, &[]).map_err(|err| journal_err(workspace, &err))?;
-        remove_empty_dirs(workspace, &sorted(options.prune));
-        if let Some(retire) = options.retire.as_mut() {
-            if !retire() {
-                // The preview may still be listed: keep the journal so that recovery retires it.
-                return Ok(report);
-            }
-            observe(options, CommitStep::Retired);
+        let retired = if options.observer.is_none()
+            && options.prune.is_empty()
+            && let Some(retire) = options.retire.as_mut()
+        {
+            // The folders' sync and the retire's write at once, each waiting on its own
+            // `fsync`: the journal, deleted only once both are durable, orders them for
+            // recovery (a retire durable before the renames rolls forward to the same end).
+            let (synced, retired) = std::thread::scope(|scope| {
+                let syncing = scope.spawn(|| sync_dirs(workspace, kept, &[]));
+                let retired = retire();
+                let synced = syncing
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")));
+                (synced, retired)
+            });
+            synced.map_err(|err| journal_err(workspace, &err))?;
+            Some(retired)
+        } else {
+            sync_dirs(workspace, kept, &[]).map_err(|err| journal_err(workspace, &err))?;
+            remove_empty_dirs(workspace, &sorted(options.prune));
+            options.retire.as_mut().map(|retire| retire())
+        };
+        match retired {
+            // The preview may still be listed: keep the journal so that recovery retires it.
+            Some(false) => return Ok(report),
+            Some(true) => observe(options, CommitStep::Retired),
+            None => {}
         }
-        remove_journal(self.journal_dir, &self.name).map_err(|err| journal_err(workspace, &err))?;
+        let removed = if self.replay_changes_nothing(options) {
+            remove_journal_unsynced(self.journal_dir, &self.name)
+        } else {
+            remove_journal(self.journal_dir, &self.name)
+        };
+        removed.map_err(|err| journal_err(workspace, &err))?;
         observe(options, CommitStep::Finished);
         Ok(report)
+    }
+
+    /// Whether a roll forward of this journal, found again after it was deleted (a power
+    /// loss before its folder's entries reached the disk), would change nothing: so that its
+    /// deletion need not be synced. Every step is a temp renamed into place (a replace, or a
+    /// create that is not late), no folder is pruned, emptied or made in a file's place; by
+    /// now every rename is durable (the targets' folders were synced above), so no temp of
+    /// this journal's id is left, and a roll forward renames nothing (a temp's name is
+    /// derived from the journal's id, which no other commit uses), deletes nothing, and
+    /// finishes the preview and the log record again, which are already final (the retire
+    /// hook returned, its write durable): a no-op. A commit that deletes a file is not one
+    /// (its roll forward deletes a file only when it is still the one the commit checked,
+    /// by device and inode, which a newer file could reuse), nor one that prunes folders.
+    fn replay_changes_nothing(&self, options: &CommitOptions<'_>) -> bool {
+        self.journal.entries.iter().all(|e| {
+            !e.late && e.up == 0 && matches!(e.kind, EntryKind::Replace | EntryKind::Create)
+        }) && options.prune.is_empty()
+            && self.emptied.is_empty()
+            && self.late_dirs.is_empty()
     }
 }
 

@@ -6,6 +6,7 @@ use std::{
     ffi::{OsStr, OsString},
     io,
     os::unix::ffi::OsStrExt,
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
 };
 
 use serde::{Deserialize, Serialize};
@@ -136,18 +137,112 @@ pub(super) fn read_journal(dir: &DirHandle, name: &OsStr) -> Result<Option<Journ
 }
 
 pub(super) fn store_journal(dir: &DirHandle, name: &OsStr, journal: &Journal) -> io::Result<()> {
+    let tmp = write_journal_temp(dir, name, journal)?;
+    place_journal(dir, name, &tmp)
+}
+
+/// The first half of [`store_journal`]: `journal` written and fsynced as `<name>.tmp` (a name
+/// recovery deletes, never reads); returns that name.
+pub(super) fn write_journal_temp(
+    dir: &DirHandle,
+    name: &OsStr,
+    journal: &Journal,
+) -> io::Result<OsString> {
     let text = serde_json::to_vec_pretty(journal).map_err(io::Error::other)?;
     let mut tmp = name.to_owned();
     tmp.push(".tmp");
     let _ = dir.remove_file(&tmp);
     dir.create_new(&tmp, &text, &NewFileMode::Private)?;
-    dir.rename(&tmp, name)?;
+    Ok(tmp)
+}
+
+/// The second half of [`store_journal`]: the journal's temp `tmp` renamed over `name`, the
+/// folder synced.
+pub(super) fn place_journal(dir: &DirHandle, name: &OsStr, tmp: &OsStr) -> io::Result<()> {
+    // The journal it replaces (the prepared one, at the commit point) keeps its blocks until
+    // this process's cleaner deletes its link (see `free_later`); none to keep at the first.
+    if frees_later() {
+        let _ = dir.hard_link(name, dir, freed_name(name));
+    }
+    dir.rename(tmp, name)?;
     dir.sync()
 }
 
 pub(super) fn remove_journal(dir: &DirHandle, name: &OsStr) -> io::Result<()> {
-    dir.remove_file(name)?;
+    remove_journal_unsynced(dir, name)?;
     dir.sync()
+}
+
+/// Deletes a finished journal without syncing its folder, for a commit whose roll forward
+/// would change nothing were the journal found again after a power loss (see
+/// `Run::finish`): the deletion is made durable by the next sync of the journal folder (the
+/// next commit's first step), or by the filesystem's own writeback. Where this process frees
+/// later (see `free_later`), the journal is renamed to a freed name instead, which is no
+/// journal to recovery either.
+pub(super) fn remove_journal_unsynced(dir: &DirHandle, name: &OsStr) -> io::Result<()> {
+    if frees_later() && dir.rename_noreplace(name, freed_name(name)).is_ok() {
+        return Ok(());
+    }
+    dir.remove_file(name)
+}
+
+/// Whether this process's commits free no file's blocks themselves (see `free_later`).
+static FREES_LATER: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later commit of this process free no file's blocks on its way: the journal it
+/// replaces or deletes, and the file each replacing temp takes the place of, are linked (or
+/// renamed) under a freed name in the journal folder (`<id>.freed-<n>`: no journal, no temp,
+/// never read), and [`delete_freed`] deletes them, off the commit's time. For a process
+/// whose work is followed by such a cleaner (the shell wrapper, whose child deletes its run
+/// folder after it answered): on a filesystem mounted with `discard`, each file whose blocks
+/// are freed waits for the disk as long as an `fsync` does (1 to 5 ms), three of them in a
+/// one-file commit. Freeing later changes nothing that is durable: a freed name is a link to
+/// bytes nothing uses any more, and a link that a kill or a power loss leaves behind is
+/// deleted by the next [`delete_freed`] or recovery. A link that cannot be made (another
+/// filesystem, a file not this user's) is skipped: that file is freed at once, as without.
+pub fn free_later() {
+    FREES_LATER.store(true, Ordering::Relaxed);
+}
+
+pub(super) fn frees_later() -> bool {
+    FREES_LATER.load(Ordering::Relaxed)
+}
+
+/// A new freed name for something of the journal `name` (`<id>.json`): `<id>.freed-<n>`.
+pub(super) fn freed_name(name: &OsStr) -> OsString {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let id = name.as_bytes().strip_suffix(b".json").unwrap_or(name.as_bytes());
+    let mut res = OsStr::from_bytes(id).to_owned();
+    res.push(format!(".freed-{}", COUNTER.fetch_add(1, Ordering::Relaxed)));
+    res
+}
+
+/// Whether `name` is a freed name (see [`free_later`]).
+pub(super) fn is_freed_name(name: &OsStr) -> bool {
+    name.to_str().and_then(|n| n.split_once(".freed-")).is_some_and(|(id, n)| {
+        is_journal_id(id) && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// Deletes the freed names in the journal folder `dir` (see [`free_later`]), on several
+/// threads (each deletion waits for the disk where it frees blocks); best effort.
+pub(super) fn delete_freed_in(dir: &DirHandle, names: &[OsString]) {
+    let freed: Vec<&OsString> = names.iter().filter(|name| is_freed_name(name)).collect();
+    // Each deletion's error is its own: the others go on.
+    let _ = crate::par::try_map(freed.len(), crate::par::IO_THREADS, |i| {
+        let _ = dir.remove_file(freed[i]);
+        Ok(())
+    });
+}
+
+/// Deletes what commits that free later (see [`free_later`]) left in the workspace's journal
+/// folder: links to bytes nothing uses any more. Best effort; nothing else is touched.
+pub fn delete_freed(workspace: &ConfinedRoot) {
+    if let Ok(Some(dir)) = workspace.journal(false)
+        && let Ok(names) = dir.names()
+    {
+        delete_freed_in(&dir, &names);
+    }
 }
 
 pub(super) fn journal_dir(workspace: &ConfinedRoot) -> Result<DirHandle, JournalError> {

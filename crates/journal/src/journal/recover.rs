@@ -16,8 +16,8 @@ use crate::{
         },
         format::{
             EntryKind, JOURNAL_VERSION, Journal, JournalEntry, JournalState,
-            OLDEST_JOURNAL_VERSION, TempIdentity, is_journal_id, journal_name, read_journal,
-            remove_journal, temp_name,
+            OLDEST_JOURNAL_VERSION, TempIdentity, delete_freed_in, is_journal_id, journal_name,
+            read_journal, remove_journal, temp_name,
         },
         journal_err,
         lock::CommitLock,
@@ -82,6 +82,9 @@ pub fn recover(
     let mut report = RecoveryReport::default();
     let Some(dir) = workspace.journal(false)? else { return Ok(report) };
     let names = dir.names().map_err(|err| journal_err(workspace, &err))?;
+    // What a commit that frees later left behind, killed before its cleaner ran (see
+    // `free_later`): links to bytes nothing uses.
+    delete_freed_in(&dir, &names);
     let mut ids: Vec<String> = names
         .iter()
         .filter_map(|name| name.to_str())
