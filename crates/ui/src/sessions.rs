@@ -154,7 +154,7 @@ fn load(app: &App, typed: &str) -> Result<Loaded, ApiError> {
     let Some(store) = app.ws.sqlite() else {
         return Err(ApiError(StatusCode::NOT_FOUND, "this workspace has no sessions".to_owned()));
     };
-    let number = staged_store::parse_session_number(typed)
+    let number = staged_workspace::parse_session_number(typed)
         .map_err(|shown| bad(format!("`{shown}` is not a session id (S1, S2, ...)")))?;
     let row = store
         .session(number)
