@@ -1630,7 +1630,23 @@ def shell_run_seconds(staged):
                               "s", "--mode", "gate", "--", command], capture_output=True, text=True, cwd=ws)
         if out.returncode != 0:
             raise RuntimeError(f"shell-run: exit {out.returncode}: {out.stderr}")
-        return time.time() - start
+        took = time.time() - start
+        wait_cleaned(ws)
+        return took
+
+
+def wait_cleaned(ws: Path, seconds=30):
+    """Waits until the wrapper's cleaning child, which outlives the call, has deleted the run's
+    folder and what its commit left to free, so that the workspace can be deleted."""
+    deadline = time.time() + seconds
+    runs, journal = ws / ".staged" / "shell", ws / ".staged" / "journal"
+    while time.time() < deadline:
+        left = [p for p in runs.iterdir() if not p.name.startswith("kept")] if runs.is_dir() else []
+        freed = [p for p in journal.iterdir() if ".freed-" in p.name] if journal.is_dir() else []
+        if not left and not freed:
+            return
+        time.sleep(0.02)
+    raise RuntimeError(f"the shell run's clean-up in {ws} did not end within {seconds} s")
 
 
 def sweep(staged, ws: Path, session: str):

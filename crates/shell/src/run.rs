@@ -90,18 +90,38 @@ pub const GONE_PREFIX: &str = "gone-";
 /// wrapper died at once.
 const UNMADE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Deletes a run folder whose wrapper died while making it (its lock free, or never taken
-/// after a minute): its command never ran.
+/// Deletes a run folder whose wrapper died while making it (its lock free; or no lock yet and
+/// no process by its maker's id, or none after a minute): its command never ran.
 fn forget_unmade(dir: &Path) {
     let dead = match confined::open_lock(&dir.join(LOCK_FILE), false) {
         Ok(lock) => flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok(),
-        Err(_) => std::fs::metadata(dir)
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > UNMADE_AFTER)),
+        // No lock yet: its maker was killed before making it, or is about to. The name says
+        // which process makes it (`new-<time>-<pid>-<n>`): none by that id is alive, so it
+        // died; else (the id taken again, or another PID namespace's) after a while.
+        Err(_) => {
+            maker_gone(dir)
+                || std::fs::metadata(dir)
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > UNMADE_AFTER))
+        }
     };
     if dead {
         let _ = delete(dir);
     }
+}
+
+/// Whether no process has the id that the unmade run folder `dir`'s name gives its maker.
+fn maker_gone(dir: &Path) -> bool {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let Some(pid) = name
+        .strip_prefix(NEW_PREFIX)
+        .and_then(|rest| rest.split('-').nth(1))
+        .and_then(|pid| pid.parse::<i32>().ok())
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
 }
 
 /// The file of the workspace's `.staged/` (beside the runs' folder, so that it is never taken
@@ -716,6 +736,24 @@ mod tests {
         flock(&lock, FlockOperation::NonBlockingLockExclusive).unwrap();
         assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
         assert!(unmade.exists());
+    }
+
+    #[test]
+    fn a_run_folder_whose_maker_died_before_its_lock_is_deleted_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join(RUNS_DIR);
+        // A process that has ended: its id is free (until the system gives it again).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let orphan = runs.join(format!("new-1-{dead}-0"));
+        let live = runs.join(format!("new-1-{}-0", std::process::id()));
+        for folder in [&orphan, &live] {
+            std::fs::create_dir_all(folder.join("upper")).unwrap();
+        }
+        assert!(Run::leftovers(dir.path(), "claude-code", "s1").is_empty());
+        assert!(!orphan.exists(), "a folder whose maker is gone waits for no one");
+        assert!(live.exists(), "a folder a live process may still be making is kept");
     }
 
     #[test]
