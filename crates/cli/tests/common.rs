@@ -151,3 +151,19 @@ pub(crate) fn pending_ids(dir: &Path) -> Vec<String> {
         .map(|e| e["id"].as_str().expect("id").to_owned())
         .collect()
 }
+
+/// The arguments of `staged shell-run` running `command` for Claude Code's session
+/// `session-1` in `mode`.
+pub(crate) fn shell_run_args<'a>(mode: &'a str, command: &'a str) -> [&'a str; 9] {
+    [
+        "shell-run",
+        "--client",
+        "claude-code",
+        "--session",
+        "session-1",
+        "--mode",
+        mode,
+        "--",
+        command,
+    ]
+}

@@ -269,22 +269,7 @@ fn codex_shell_calls_are_wrapped_with_an_allow_only_where_its_approval_policy_is
 
 /// Runs `command` under `staged shell-run` for session `session-1` in `mode`.
 fn shell_run(dir: &Path, mode: &str, command: &str) -> Output {
-    staged(dir, &shell_run_args(mode, command))
-}
-
-/// The arguments of `staged shell-run` running `command` for session `session-1` in `mode`.
-fn shell_run_args<'a>(mode: &'a str, command: &'a str) -> [&'a str; 9] {
-    [
-        "shell-run",
-        "--client",
-        "claude-code",
-        "--session",
-        "session-1",
-        "--mode",
-        mode,
-        "--",
-        command,
-    ]
+    staged(dir, &common::shell_run_args(mode, command))
 }
 
 /// Every path of the tree at `root` but `.git` and `.staged`, a folder with a `/` after it,
@@ -1245,8 +1230,10 @@ fn a_fifo_planted_for_kept_bytes_is_replaced_when_keeping_and_refused_when_readi
     std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
     // Where the bytes before will be kept, a FIFO: taken for them, they would be lost.
     mkfifo(&kept);
-    let out =
-        staged_within_a_minute(&root, &shell_run_args("record", "printf '\\0new' > blob.bin"));
+    let out = staged_within_a_minute(
+        &root,
+        &common::shell_run_args("record", "printf '\\0new' > blob.bin"),
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(std::fs::read(root.join("blob.bin")).unwrap(), b"\0new");
     assert_eq!(std::fs::read(&kept).unwrap(), b"\0old", "the FIFO is replaced by the bytes");

@@ -306,20 +306,8 @@ fn a_symlinked_folder_a_command_replaces_never_reads_the_file_outside_into_the_l
         symlink(outside.path(), root.join("link")).unwrap();
         let mut opened = inotify::Inotify::init().unwrap();
         opened.watches().add(outside.path(), inotify::WatchMask::OPEN).unwrap();
-        let out = common::staged(
-            &root,
-            &[
-                "shell-run",
-                "--client",
-                "claude-code",
-                "--session",
-                "session-1",
-                "--mode",
-                mode,
-                "--",
-                "rm link && mkdir link && printf 'mine\\n' > link/secret.txt",
-            ],
-        );
+        let command = "rm link && mkdir link && printf 'mine\\n' > link/secret.txt";
+        let out = common::staged(&root, &common::shell_run_args(mode, command));
         assert_eq!(code(&out), 0, "{mode}: {}", stderr(&out));
         let mut buffer = [0; 4096];
         let names: Vec<_> = match opened.read_events(&mut buffer) {
