@@ -8,7 +8,8 @@ Each round runs, in turn:
   pass     staged hook claude-code, a Read event       start-up and parsing only: not an edit
   gate     staged hook claude-code, a PreToolUse Edit  stages the edit as a preview, denies
   record   staged hook claude-code --mode record,      records an applied edit in the log
-           a PostToolUse Edit                          (diff, hashes, undo data)
+           a PostToolUse Edit                          (diff, hashes, undo data); its PreToolUse,
+                                                       which snapshots the file, runs untimed before
   codex    staged hook codex, a PreToolUse apply_patch stages the patch, denies
   qwen     staged hook qwen-code, a PreToolUse edit    stages the edit, denies (Claude Code's format)
   gemini   staged hook gemini-cli, a BeforeTool        stages the edit, denies (its approval mode read
@@ -160,7 +161,13 @@ def main():
         for i in range(rounds + 2):
             for name, (argv, stdin) in cases.items():
                 if name == "record":
-                    # Claude Code wrote the edit; the hook records it.
+                    # Record mode's PreToolUse (untimed) snapshots the file; Claude Code writes
+                    # the edit; the timed PostToolUse records it in the log.
+                    pre = subprocess.run(argv, input=event(hook_event_name="PreToolUse", tool_name="Edit",
+                                                           tool_input=edit_input, tool_use_id=f"t{i}"),
+                                         cwd=ws, capture_output=True)
+                    if pre.returncode != 0:
+                        sys.exit(f"record's PreToolUse exited {pre.returncode}: {pre.stderr.decode()}")
                     target.write_text(edited)
                     stdin = event(hook_event_name="PostToolUse", tool_name="Edit", tool_input=edit_input,
                                   tool_use_id=f"t{i}", tool_response={"filePath": str(target), "originalFile": source})
@@ -169,6 +176,8 @@ def main():
                     target.write_text(source)
                 if proc.returncode != 0:
                     sys.exit(f"{name} exited {proc.returncode}: {proc.stderr.decode()}")
+                if name == "record" and b"not recorded" in proc.stderr:
+                    sys.exit(f"record did not record the edit: {proc.stderr.decode()}")
                 if name in denies and denies[name] not in proc.stdout:
                     sys.exit(f"{name} did not deny: {proc.stdout.decode()} {proc.stderr.decode()}")
                 if i >= 2:  # two warm-up rounds

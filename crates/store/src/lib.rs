@@ -14,6 +14,7 @@
 
 mod claim;
 mod codec;
+mod ids;
 mod log;
 mod rehydrate;
 mod rows;

@@ -479,7 +479,9 @@ impl SqliteStore {
             .map_err(e)?;
         if let Some((source, label, stored, session)) = remainder {
             let session = session.and_then(|s| u64::try_from(s).ok());
-            let (id, _) = insert_pending(&tx, &source, &label, &stored, session).map_err(e)?;
+            let (id, _, _) =
+                insert_pending(&tx, &source, &label, &stored, session, crate::ids::boot_id())
+                    .map_err(e)?;
             tx.execute("DELETE FROM remainder WHERE key = ?1", [key]).map_err(e)?;
             res.pushed = Some((id, label, 0));
         }

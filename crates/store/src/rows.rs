@@ -69,14 +69,18 @@ pub(crate) fn read_summary(row: &rusqlite::Row<'_>) -> rusqlite::Result<PendingS
 }
 
 /// Inserts a pending row of `session` on top and returns its id
-/// (`pending-action:<source>:<seq - 1>`) and `seq`.
+/// (`pending-action:<source>:<seq - 1>`), `seq`, and whether the commit that holds it may be
+/// left unsynced: its id is one a synced reservation of this boot (`boot`) holds (the ids
+/// module). The sequence first skips any id an earlier boot reserved.
 pub(crate) fn insert_pending(
     tx: &Transaction<'_>,
     source: &str,
     label: &str,
     encoded: &codec::Encoded,
     session: Option<u64>,
-) -> rusqlite::Result<(PendingId, i64)> {
+    boot: Option<&str>,
+) -> rusqlite::Result<(PendingId, i64, bool)> {
+    let reserved = crate::ids::before_push(tx, "pending", boot)?;
     let created_ms = now_ms();
     tx.execute(
         "INSERT INTO pending (id, source_tool, label, created_at_ms, details, payload, details_in_payload, position, session)
@@ -96,7 +100,7 @@ pub(crate) fn insert_pending(
     // AUTOINCREMENT starts at 1; ids count from 0, like the in-memory store's.
     let id = pending_id(source, u64::try_from(seq - 1).unwrap_or_default());
     tx.execute("UPDATE pending SET id = ?1 WHERE seq = ?2", params![id.as_str(), seq])?;
-    Ok((id, seq))
+    Ok((id, seq, reserved.is_some_and(|through| seq <= through)))
 }
 
 /// The number of pending rows.

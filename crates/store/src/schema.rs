@@ -12,8 +12,10 @@ use crate::codec;
 /// The schema version this build reads and writes. Schema 2 stores details and payloads
 /// compressed (see the codec module); schema 3 adds the resolve log (see the log module);
 /// schema 4 adds agent sessions (see the sessions module); schema 5 the hooks' state of each
-/// client session (see the sessions module). An older database is migrated on open.
-pub(crate) const SCHEMA_VERSION: i64 = 5;
+/// client session (see the sessions module); schema 6 the reservation of pending ids that a
+/// hook call may hand out before its commit is synced (see the ids module). An older database
+/// is migrated on open.
+pub(crate) const SCHEMA_VERSION: i64 = 6;
 
 /// How many WAL pages trigger a checkpoint.
 const WAL_CHECKPOINT_PAGES: i64 = 256;
@@ -76,6 +78,7 @@ pub(crate) fn init(conn: &Connection, version: i64) -> rusqlite::Result<()> {
     }
     crate::log::create_tables(&tx)?;
     crate::sessions::migrate(&tx)?;
+    crate::ids::migrate(&tx)?;
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.commit()?;
     if version == 1 {

@@ -23,7 +23,7 @@ use staged_core::StoreError;
 
 use crate::{
     rows::now_ms,
-    sqlite::{SqliteStore, lock},
+    sqlite::{SqliteStore, Unsynced, lock},
 };
 
 /// Which agent session a store instance acts for.
@@ -204,19 +204,34 @@ fn has_column(tx: &Transaction<'_>, table: &str, column: &str) -> rusqlite::Resu
 /// this one durable with it, and losing it to a power cut loses only an activity time. A new
 /// session's row is synced before its number is handed out. Leaves `synchronous` at `NORMAL`
 /// when it lowered it: the caller restores it. While syncs are deferred (a hook call), every
-/// commit is made unsynced anyway and the deferred sync makes a new row durable before its
-/// number is handed out, so the row is written at once, in one statement.
+/// commit is made unsynced anyway, so the row is written at once, in one transaction: a new
+/// row's commit is made durable by the deferred sync before its number is handed out, and a
+/// known row's is one the deferred sync may skip ([`SqliteStore::losable`]).
 fn open_session_in(
     conn: &mut rusqlite::Connection,
     client: &str,
     external_id: &str,
     process: Option<&str>,
-    deferred: bool,
+    deferred: Option<&Unsynced>,
 ) -> rusqlite::Result<SessionRow> {
-    if deferred {
+    if let Some(unsynced) = deferred {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let known = tx
+            .query_row(
+                "SELECT 1 FROM sessions WHERE client = ?1 AND external_id = ?2",
+                params![client, external_id],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some();
         let row = upsert_session(&tx, client, external_id, process)?;
-        tx.commit()?;
+        // A known session's activity time may be lost; a new session's number is handed out,
+        // so its row is synced by the deferred sync.
+        if known {
+            unsynced.losable(|| tx.commit())?
+        } else {
+            tx.commit()?
+        }
         return Ok(row);
     }
     let exists = |conn: &rusqlite::Connection| -> rusqlite::Result<bool> {
@@ -235,7 +250,7 @@ fn open_session_in(
     loop {
         // (While syncs are deferred, the deferred sync makes a new row durable before the
         // caller tells anyone its number.)
-        let synced = !known && !deferred;
+        let synced = !known;
         conn.pragma_update(None, "synchronous", if synced { "FULL" } else { "NORMAL" })?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         if known && !exists(&tx)? {
@@ -298,7 +313,13 @@ impl SqliteStore {
     ) -> Result<SessionRow, StoreError> {
         let mut conn = lock(&self.conn);
         let deferred = self.deferred.load(std::sync::atomic::Ordering::SeqCst);
-        let res = open_session_in(&mut conn, client, external_id, process, deferred);
+        let res = open_session_in(
+            &mut conn,
+            client,
+            external_id,
+            process,
+            deferred.then_some(&*self.unsynced),
+        );
         // Whatever happened, every later commit of this connection is synced again (or, while
         // syncs are deferred, by `sync_deferred`).
         // (A deferred call leaves it at `NORMAL`, where `defer_syncs` put it.)
@@ -519,7 +540,8 @@ impl SqliteStore {
     }
 
     /// Stores `state` as the state of `client`'s hook for `session`, in place of what was
-    /// there: one synced commit, as durable as a preview.
+    /// there: one commit, which a hook call's deferred sync may leave unsynced, as it may
+    /// the preview the state is about ([`SqliteStore::losable`]).
     ///
     /// # Errors
     /// A database error.
@@ -533,11 +555,14 @@ impl SqliteStore {
             StoreError::backend_caused("the hook's state could not be compressed", err)
         })?;
         let conn = lock(&self.conn);
-        conn.prepare_cached(
-            "INSERT INTO hook_state (client, session, state, at_ms) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (client, session) DO UPDATE SET state = ?3, at_ms = ?4",
-        )
-        .and_then(|mut stmt| stmt.execute(params![client, session, column, now_ms()]))
+        // Lost in a power cut, it is lost with the client's process and what it staged.
+        self.losable(|| {
+            conn.prepare_cached(
+                "INSERT INTO hook_state (client, session, state, at_ms) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (client, session) DO UPDATE SET state = ?3, at_ms = ?4",
+            )
+            .and_then(|mut stmt| stmt.execute(params![client, session, column, now_ms()]))
+        })
         .map_err(|err| self.err(err))?;
         Ok(())
     }
@@ -569,7 +594,8 @@ impl SqliteStore {
             tx.execute("UPDATE notices SET delivered_ms = ?1 WHERE seq = ?2", params![now, seq])
                 .map_err(|err| self.err(err))?;
         }
-        tx.commit().map_err(|err| self.err(err))?;
+        // Lost in a power cut, the notices are handed out again.
+        self.losable(|| tx.commit()).map_err(|err| self.err(err))?;
         Ok(taken.into_iter().map(|(_, text)| text).collect())
     }
 

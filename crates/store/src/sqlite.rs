@@ -57,6 +57,8 @@ pub struct SqliteStore {
     /// Whether commits are deferred: made without a sync of their own, until
     /// [`SqliteStore::sync_deferred`] syncs them all at once ([`SqliteStore::defer_syncs`]).
     pub(crate) deferred: AtomicBool,
+    /// Which deferred commits `sync_deferred` must sync (the commit hook's record).
+    pub(crate) unsynced: Arc<Unsynced>,
     rehydrators: Rehydrators,
     listeners: StoreListeners,
     /// The payload-less actions this store pushed, by `seq`: only this process can run them.
@@ -144,8 +146,15 @@ impl SqliteStore {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let conn =
+        let mut conn =
             Connection::open_with_flags(&db_path, flags).map_err(|err| db_error(&db_path, err))?;
+        let unsynced = Arc::new(Unsynced::default());
+        let seen = Arc::clone(&unsynced);
+        conn.commit_hook(Some(move || {
+            seen.committed();
+            false
+        }))
+        .map_err(|err| db_error(&db_path, err))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|err| db_error(&db_path, err))?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |row| row.get(0))
@@ -164,6 +173,7 @@ impl SqliteStore {
             state,
             conn: Mutex::new(conn),
             deferred: AtomicBool::new(false),
+            unsynced,
             rehydrators,
             listeners: StoreListeners::new(),
             live: Mutex::new(HashMap::new()),
@@ -189,14 +199,28 @@ impl SqliteStore {
     pub fn defer_syncs(&self) -> Result<(), StoreError> {
         let conn = lock(&self.conn);
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(|err| self.err(err))?;
+        self.unsynced.must_sync.store(false, Ordering::SeqCst);
         self.deferred.store(true, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Runs `commit` (a commit, or a statement outside a transaction) as one whose loss in a
+    /// power cut harms nothing, so that [`SqliteStore::sync_deferred`] need not sync it: a
+    /// preview whose id a synced reservation holds (the ids module), a known session's
+    /// activity time, notices handed out, a hook's own state. Call it with the connection's
+    /// lock held, as every commit is made.
+    pub(crate) fn losable<T>(
+        &self,
+        commit: impl FnOnce() -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        self.unsynced.losable(commit)
     }
 
     /// Makes every commit deferred since [`SqliteStore::defer_syncs`] durable (the WAL they
     /// are in synced, and the folder that holds it synced unless the WAL's name there is known
     /// durable: the wal module), and syncs every later commit on its own again. Nothing to do
-    /// when nothing is deferred.
+    /// when nothing is deferred, and no sync when every deferred commit was one whose loss
+    /// harms nothing ([`SqliteStore::losable`]) and the WAL's name is known durable.
     ///
     /// # Errors
     /// The sync's error (then the deferred commits may be lost in a power cut).
@@ -205,6 +229,7 @@ impl SqliteStore {
             return Ok(());
         }
         let conn = lock(&self.conn);
+        let must_sync = self.unsynced.must_sync.load(Ordering::SeqCst);
         let wal_path = self.state_dir.join(format!("{DB_FILE_NAME}-wal"));
         let cannot = |err: std::io::Error| {
             StoreError::backend_caused(format!("cannot sync {}: {err}", wal_path.display()), err)
@@ -213,22 +238,51 @@ impl SqliteStore {
         // checkpoint that truncated it synced the database first); the folder is synced.
         match self.state.open_file(format!("{DB_FILE_NAME}-wal")) {
             Ok(wal) => {
-                wal.sync_all().map_err(cannot)?;
                 // The WAL's name in its folder, which SQLite syncs at a process's first synced
                 // commit, unless a sync since its creation is known.
-                if !wal::named(&wal, &self.state) {
+                let named = wal::named(&wal, &self.state);
+                if must_sync || !named {
+                    wal.sync_all().map_err(cannot)?;
+                }
+                if !named {
                     self.state.sync().map_err(cannot)?;
                     wal::mark_named(&wal, &self.state);
                 }
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                self.state.sync().map_err(cannot)?;
+                if must_sync {
+                    self.state.sync().map_err(cannot)?;
+                }
             }
             Err(err) => return Err(cannot(err)),
         }
         conn.pragma_update(None, "synchronous", "FULL").map_err(|err| self.err(err))?;
         self.deferred.store(false, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// While syncs are deferred, in this boot: makes sure the next pending id is one a synced
+    /// reservation holds, reserving more in a commit of its own, synced (the ids module), so
+    /// that the push may be left unsynced. Best effort: when it fails, the push is synced.
+    fn reserve_pending_ids(&self) {
+        let Some(boot) = crate::ids::boot_id() else { return };
+        if !self.deferred.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut conn = lock(&self.conn);
+        if conn.pragma_update(None, "synchronous", "FULL").is_err() {
+            return;
+        }
+        let reserved =
+            conn.transaction_with_behavior(TransactionBehavior::Immediate).and_then(|tx| {
+                crate::ids::reserve(&tx, "pending", boot)?;
+                // Synced on its own: nothing the deferred sync must do.
+                self.losable(|| tx.commit())
+            });
+        // Back to the deferred level; if that fails, the rest of the call is synced anyway.
+        if conn.pragma_update(None, "synchronous", "NORMAL").is_err() || reserved.is_err() {
+            self.unsynced.must_sync.store(true, Ordering::SeqCst);
+        }
     }
 
     /// The entry with `id`, if it is pending.
@@ -299,6 +353,7 @@ impl SqliteStore {
                 err,
             )
         })?;
+        self.reserve_pending_ids();
         let (id, len) = {
             let mut conn = lock(&self.conn);
             let tx = conn
@@ -351,13 +406,16 @@ impl SqliteStore {
                 }
             }
             let session = self.scope().acting;
-            let (id, seq) = insert_pending(&tx, &source, &label, &encoded, session)
-                .map_err(|err| self.err(err))?;
+            let (id, seq, reserved) =
+                insert_pending(&tx, &source, &label, &encoded, session, crate::ids::boot_id())
+                    .map_err(|err| self.err(err))?;
             let len = pending_len(&tx).map_err(|err| self.err(err))?;
             if payloadless {
                 lock(&self.live).insert(seq, Arc::clone(&action));
             }
-            if let Err(err) = tx.commit() {
+            // A preview whose id a reservation holds may be lost, never handed out again.
+            let committed = if reserved { self.losable(|| tx.commit()) } else { tx.commit() };
+            if let Err(err) = committed {
                 lock(&self.live).remove(&seq);
                 return Err(self.err(err));
             }
@@ -694,6 +752,35 @@ impl PendingActionStore for SqliteStore {
             }
         }
         Ok(n_cleared)
+    }
+}
+
+/// What the commit hook saw of a store's deferred commits.
+#[derive(Debug, Default)]
+pub(crate) struct Unsynced {
+    /// A commit was made that `sync_deferred` must sync.
+    pub(crate) must_sync: AtomicBool,
+    /// The commit being made may be lost without harm ([`SqliteStore::losable`]).
+    losable: AtomicBool,
+}
+
+impl Unsynced {
+    /// [`SqliteStore::losable`].
+    pub(crate) fn losable<T>(
+        &self,
+        commit: impl FnOnce() -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        self.losable.store(true, Ordering::SeqCst);
+        let res = commit();
+        self.losable.store(false, Ordering::SeqCst);
+        res
+    }
+
+    /// The commit hook: every commit must be synced unless it was said to be losable.
+    fn committed(&self) {
+        if !self.losable.load(Ordering::SeqCst) {
+            self.must_sync.store(true, Ordering::SeqCst);
+        }
     }
 }
 

@@ -234,7 +234,7 @@ fn a_schema_2_database_gets_the_log_and_keeps_its_stack() {
     let store = open(dir.path());
     let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     assert_eq!(store.peek().unwrap().unwrap().label(), "kept");
     let session = Session::new(store.clone());
     block_on(session.resolve(

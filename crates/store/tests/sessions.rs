@@ -210,7 +210,7 @@ fn a_schema_3_database_gets_sessions_and_keeps_its_stack_and_log() {
     let store = open(dir.path());
     let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     assert_eq!(store.peek().unwrap().unwrap().label(), "old");
     assert_eq!(store.summaries().unwrap()[0].session, None);
     assert_eq!(apply(&store, "after it"), "noted old: after it");
@@ -240,12 +240,37 @@ fn a_schema_4_database_gets_the_hooks_state_and_keeps_its_sessions_and_stack() {
     let store = open(dir.path());
     let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     assert_eq!(store.peek().unwrap().unwrap().label(), "kept");
     assert_eq!(store.open_session("qwen-code", "q-1", None).unwrap().number, session.number);
     assert_eq!(store.hook_state("qwen-code", "q-1").unwrap(), None);
     store.set_hook_state("qwen-code", "q-1", "{}").unwrap();
     assert_eq!(store.hook_state("qwen-code", "q-1").unwrap().as_deref(), Some("{}"));
+}
+
+#[test]
+fn a_schema_5_database_gets_the_reservation_of_ids_and_keeps_its_stack_and_sequence() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let first = store.push(Arc::new(Note("kept".into()))).unwrap();
+    drop(store);
+    {
+        // Back to schema 5: no reservation of ids.
+        let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+        conn.execute_batch("DROP TABLE reserved; PRAGMA user_version = 5;").unwrap();
+    }
+    let store = open(dir.path());
+    let conn = rusqlite::Connection::open(dir.path().join("staged.db")).unwrap();
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version, 6);
+    assert_eq!(store.peek().unwrap().unwrap().id, first);
+    // A hook call's push after the migration takes the next id, never an earlier one.
+    store.defer_syncs().unwrap();
+    let next = store.push(Arc::new(Note("new".into()))).unwrap();
+    store.sync_deferred().unwrap();
+    let n = |id: &staged_core::PendingId| id.as_str().rsplit(':').next().unwrap().to_owned();
+    assert_eq!((n(&first), n(&next)), ("0".to_owned(), "1".to_owned()));
+    assert_eq!(store.len().unwrap(), 2);
 }
 
 #[test]

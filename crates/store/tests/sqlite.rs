@@ -370,7 +370,7 @@ fn a_database_from_a_newer_staged_is_refused() {
     conn.pragma_update(None, "user_version", 7).unwrap();
     drop(conn);
     let err = SqliteStore::open(dir.path(), Rehydrators::new()).unwrap_err().to_string();
-    assert!(err.contains("written by a newer staged (schema 7, this build reads 5)"), "{err}");
+    assert!(err.contains("written by a newer staged (schema 7, this build reads 6)"), "{err}");
 }
 
 #[test]
@@ -649,9 +649,9 @@ fn a_schema_1_database_is_migrated_in_place_and_keeps_its_ids() {
     let store = SqliteStore::open(dir.path(), rehydrators(&applies)).unwrap();
     let conn = rusqlite::Connection::open(&db).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    // Through schema 2 (compressed rows), 3 (the resolve log) and 4 (sessions) to 5 (the
-    // hooks' state).
-    assert_eq!(version, 5);
+    // Through schema 2 (compressed rows), 3 (the resolve log), 4 (sessions) and 5 (the
+    // hooks' state) to 6 (the reservation of ids).
+    assert_eq!(version, 6);
     let columns = raw_columns(dir.path());
     assert_eq!(columns[0].0, "blob");
     assert_eq!(columns[0].4, 1);
