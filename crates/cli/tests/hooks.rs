@@ -2026,7 +2026,7 @@ fn a_session_state_file_from_before_the_upgrade_is_honoured_then_moved_into_the_
     assert!(!file.exists());
     let conn = rusqlite::Connection::open(&db).unwrap();
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     let (reply, _) = claude_stop(&dir, true);
     blocked(&reply);
     let (reply, notes) = claude_stop(&dir, true);
