@@ -216,15 +216,7 @@ fn open_session_in(
 ) -> rusqlite::Result<SessionRow> {
     if let Some(unsynced) = deferred {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let known = tx
-            .query_row(
-                "SELECT 1 FROM sessions WHERE client = ?1 AND external_id = ?2",
-                params![client, external_id],
-                |_| Ok(()),
-            )
-            .optional()?
-            .is_some();
-        let row = upsert_session(&tx, client, external_id, process)?;
+        let (row, known) = upsert_session(&tx, client, external_id, process)?;
         // A known session's activity time may be lost; a new session's number is handed out,
         // so its row is synced by the deferred sync.
         if known {
@@ -248,8 +240,6 @@ fn open_session_in(
     // a new one, whose commit must be synced).
     let mut known = exists(conn)?;
     loop {
-        // (While syncs are deferred, the deferred sync makes a new row durable before the
-        // caller tells anyone its number.)
         let synced = !known;
         conn.pragma_update(None, "synchronous", if synced { "FULL" } else { "NORMAL" })?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -258,31 +248,48 @@ fn open_session_in(
             known = false;
             continue;
         }
-        let row = upsert_session(&tx, client, external_id, process)?;
+        let (row, _) = upsert_session(&tx, client, external_id, process)?;
         tx.commit()?;
         return Ok(row);
     }
 }
 
 /// Makes or updates the row of session `external_id` of `client` (its activity time now, its
-/// process when given), inside the caller's transaction, and returns it.
+/// process when given), inside the caller's transaction, and returns it and whether it was
+/// there already. A known row is updated, not upserted: an `INSERT` that ends in an update
+/// still takes a number from the AUTOINCREMENT sequence, and the next new session's number
+/// would jump by one per event of every session before it.
 fn upsert_session(
     tx: &Transaction<'_>,
     client: &str,
     external_id: &str,
     process: Option<&str>,
-) -> rusqlite::Result<SessionRow> {
-    tx.query_row(
+) -> rusqlite::Result<(SessionRow, bool)> {
+    let now = now_ms();
+    let known = tx
+        .query_row(
+            &format!(
+                "UPDATE sessions SET active_ms = ?3, process = COALESCE(?4, process)
+                 WHERE client = ?1 AND external_id = ?2
+                 RETURNING {SESSION_COLUMNS}"
+            ),
+            params![client, external_id, now, process],
+            read_session,
+        )
+        .optional()?;
+    if let Some(row) = known {
+        return Ok((row, true));
+    }
+    let row = tx.query_row(
         &format!(
             "INSERT INTO sessions (client, external_id, process, started_ms, active_ms)
              VALUES (?1, ?2, ?3, ?4, ?4)
-             ON CONFLICT (client, external_id) DO UPDATE SET
-                 active_ms = ?4, process = COALESCE(?3, process)
              RETURNING {SESSION_COLUMNS}"
         ),
-        params![client, external_id, process, now_ms()],
+        params![client, external_id, process, now],
         read_session,
-    )
+    )?;
+    Ok((row, false))
 }
 
 fn read_session(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {

@@ -249,6 +249,22 @@ fn a_schema_4_database_gets_the_hooks_state_and_keeps_its_sessions_and_stack() {
 }
 
 #[test]
+fn session_numbers_count_sessions_not_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let first = store.open_session("claude-code", "a", None).unwrap();
+    for _ in 0..4 {
+        store.open_session("claude-code", "a", Some("1:2")).unwrap();
+    }
+    // Every event of a known session, deferred or not, leaves the sequence where it was.
+    store.defer_syncs().unwrap();
+    store.open_session("claude-code", "a", None).unwrap();
+    store.sync_deferred().unwrap();
+    let second = store.open_session("codex", "b", None).unwrap();
+    assert_eq!(second.number, first.number + 1);
+}
+
+#[test]
 fn a_schema_5_database_gets_the_reservation_of_ids_and_keeps_its_stack_and_sequence() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
