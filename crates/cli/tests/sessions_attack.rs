@@ -70,3 +70,28 @@ fn a_time_past_the_year_9999_in_the_state_folder_is_printed_not_a_crash() {
     let list = json(&staged(&dir, &["--json", "session", "list"]));
     assert_eq!(list[0]["startedMs"], 253_402_300_800_000_i64, "{list}");
 }
+
+#[test]
+fn keeping_or_reverting_a_hunk_the_file_does_not_have_is_an_input_error() {
+    let (_ws, dir) = two_hunk_session();
+    for (args, number) in [
+        (&["session", "keep", "S1", "--only", "a.txt:3"][..], 3),
+        (&["session", "keep", "S1", "--only", "a.txt:0"], 0),
+        (&["session", "keep", "S1", "--only", "a.txt:1-5"], 3),
+        (&["session", "revert", "S1", "--only", "a.txt:9", "--reason", "no"], 9),
+    ] {
+        let out = staged(&dir, args);
+        assert_eq!(code(&out), 2, "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "--only names hunk {number} of a.txt, which has 2 hunks (numbered from 1, as `staged session show` prints them); nothing was written"
+            )),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // Nothing was marked reviewed.
+    let list = json(&staged(&dir, &["--json", "session", "list"]));
+    assert_eq!(list[0]["reviewed"], 0, "{list}");
+    assert_eq!(list[0]["hunks"], 2, "{list}");
+}
