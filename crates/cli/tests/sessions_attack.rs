@@ -95,3 +95,53 @@ fn keeping_or_reverting_a_hunk_the_file_does_not_have_is_an_input_error() {
     assert_eq!(list[0]["reviewed"], 0, "{list}");
     assert_eq!(list[0]["hunks"], 2, "{list}");
 }
+
+#[test]
+fn an_empty_file_the_session_created_is_part_of_its_change_and_reverted_with_it() {
+    let ws = workspace(&[("a.txt", "one\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    std::fs::create_dir(dir.join("pkg")).unwrap();
+    recorded_write(&dir, "claude-1", "t1", "a.txt", "ONE\n");
+    // An agent's `__init__.py`: a file with no lines is still a file the session made.
+    recorded_write(&dir, "claude-1", "t2", "pkg/__init__.py", "");
+    let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
+    let files: Vec<(&str, &str)> = shown["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap()))
+        .collect();
+    assert_eq!(files, [("a.txt", "changed"), ("pkg/__init__.py", "created")], "{shown}");
+    let out = staged(&dir, &["session", "show", "S1"]);
+    assert!(stdout(&out).contains("new file mode 100644"), "{}", stdout(&out));
+
+    let out = staged(&dir, &["session", "revert", "S1", "--reason", "start over"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("pkg/__init__.py (new file)"), "{}", stdout(&out));
+    assert!(!dir.join("pkg/__init__.py").exists(), "the session's empty file is gone");
+    assert_eq!(common::read(&dir, "a.txt"), "one\n");
+    // Undo of the revert makes it again.
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(common::read(&dir, "pkg/__init__.py"), "");
+}
+
+#[test]
+fn an_empty_file_the_session_deleted_comes_back_with_its_revert() {
+    let ws = workspace(&[("empty.keep", ""), ("full.txt", "x\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let out = staged(&dir, &common::shell_run_args("record", "rm empty.keep full.txt"));
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let shown = json(&staged(&dir, &["--json", "session", "show"]));
+    let files: Vec<(&str, &str)> = shown["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap()))
+        .collect();
+    assert_eq!(files, [("empty.keep", "deleted"), ("full.txt", "deleted")], "{shown}");
+    let out = staged(&dir, &["session", "revert", "--reason", "keep them"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(common::read(&dir, "empty.keep"), "");
+    assert_eq!(common::read(&dir, "full.txt"), "x\n");
+}
