@@ -180,3 +180,18 @@ fn a_review_state_never_passes_to_a_twin_hunk_when_the_kept_one_is_reverted() {
         shown["files"][0]["hunks"].as_array().unwrap().iter().map(|h| &h["review"]).collect();
     assert_eq!(reviews, [&serde_json::Value::Null, &json!("kept")], "{shown}");
 }
+
+#[test]
+fn a_review_state_written_by_someone_else_cannot_forge_a_line_of_the_session_diff() {
+    let (_ws, dir) = two_hunk_session();
+    let out = staged(&dir, &["session", "keep", "S1", "--only", "a.txt:1"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let conn = rusqlite::Connection::open(dir.join(".staged/staged.db")).unwrap();
+    conn.execute("UPDATE reviews SET state = 'kept' || char(10) || '+forged line'", []).unwrap();
+    drop(conn);
+    let out = staged(&dir, &["session", "show", "S1"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let diff = stdout(&out);
+    assert!(!diff.lines().any(|l| l.starts_with("+forged")), "{diff}");
+    assert!(diff.contains("[hunk 1 of 2] [kept\\n+forged line]"), "{diff}");
+}
