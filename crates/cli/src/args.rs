@@ -221,10 +221,12 @@ pub(crate) struct ShellRunArgs {
     #[arg(long, value_parser = ["claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "copilot", "cline"])]
     pub(crate) client: String,
     /// The client's session id.
-    #[arg(long)]
+    // Any value, one that starts with `-` too: the ids come from the client, and a wrapped
+    // command whose id reads as a flag would not run at all.
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) session: String,
     /// The client's tool call id.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) call: Option<String>,
     /// `gate`: the command's writes become a preview; `record`: they go through and are logged.
     #[arg(long, value_enum, default_value_t = HookModeArg::Gate)]

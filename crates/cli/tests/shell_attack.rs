@@ -338,3 +338,24 @@ fn a_symlinked_folder_a_command_replaces_never_reads_the_file_outside_into_the_l
         }
     }
 }
+
+#[test]
+fn a_session_or_call_id_that_starts_with_a_dash_still_runs_under_the_wrapper() {
+    let ws = workspace(&[("a.txt", "one\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    for (session, call) in [("--mode", "-x"), ("-s", "--call")] {
+        let event = json!({"hook_event_name": "PreToolUse", "session_id": session, "cwd": dir,
+            "permission_mode": "acceptEdits", "tool_name": "Bash",
+            "tool_input": {"command": format!("echo {session} >> a.txt")}, "tool_use_id": call});
+        let out = common::hook(&dir, &["hook", "claude-code", "--mode", "record"], &event);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let reply: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let wrapped = reply["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap();
+        // Run as Claude Code's Bash tool runs it: the wrapper must take the ids as values.
+        let out = Command::new("sh").arg("-c").arg(wrapped).current_dir(&dir).output().unwrap();
+        assert_eq!(code(&out), 0, "{session} {call}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "one\n--mode\n-s\n");
+    let log = common::json(&common::staged(&dir, &["--json", "log"]));
+    assert_eq!(log["entries"].as_array().unwrap().len(), 2, "both recorded: {log}");
+}

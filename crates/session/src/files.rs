@@ -114,7 +114,10 @@ fn session_file(history: FileHistory) -> Result<Option<SessionFile>, SessionErro
     } else {
         FileKind::Changed
     };
-    if net.regions.is_empty() && !matches!(kind, FileKind::Moved { .. }) {
+    // A file whose lines are all taken back is no change, but a file the session made or
+    // removed with no lines (an empty `__init__.py`) is one: it has no region, and is still
+    // created or deleted, and reverted whole.
+    if net.regions.is_empty() && kind == FileKind::Changed {
         return Ok(None);
     }
     let mode = history.mode.unwrap_or(NEW_FILE_MODE);

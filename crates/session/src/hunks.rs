@@ -10,6 +10,8 @@
 //! other writers change lines around it, and it is new when the session changes the hunk again
 //! or when it merges with another.
 
+use std::collections::HashMap;
+
 use staged_journal::{DiffHeader, Edit, LineIndex, edit_hunks, file_diff_indexed, fingerprint};
 
 use crate::net::{NetChange, Origin, RegionState};
@@ -95,22 +97,41 @@ pub(crate) fn file_diff_as(
             }
         }
     }
-    let mut seen: Vec<String> = Vec::with_capacity(hunks.len());
-    for hunk in &mut hunks {
-        let mut content = String::new();
-        for &region in &hunk.regions {
-            let r = &net.regions[region];
-            content.push_str(&format!(
-                "{}:{}{}:{}",
-                r.original.len(),
-                r.original,
-                r.current.len(),
-                r.current
-            ));
-        }
-        let occurrence = seen.iter().filter(|c| **c == content).count();
-        hunk.key = fingerprint(format!("{path}\0{content}\0{occurrence}").as_bytes());
-        seen.push(content);
+    let contents: Vec<String> = hunks
+        .iter()
+        .map(|hunk| {
+            let mut content = String::new();
+            for &region in &hunk.regions {
+                let r = &net.regions[region];
+                content.push_str(&format!(
+                    "{}:{}{}:{}",
+                    r.original.len(),
+                    r.original,
+                    r.current.len(),
+                    r.current
+                ));
+            }
+            content
+        })
+        .collect();
+    // How many hunks have each content, and how many of them came before (linear: a long
+    // session's file has thousands of hunks).
+    let mut twins_of: HashMap<&str, usize> = HashMap::new();
+    for content in &contents {
+        *twins_of.entry(content).or_default() += 1;
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (hunk, content) in hunks.iter_mut().zip(&contents) {
+        let twins = twins_of.get(content.as_str()).copied().unwrap_or(1);
+        let before = seen.entry(content).or_default();
+        let occurrence = *before;
+        *before += 1;
+        // Hunks of the same texts are told apart by which of how many each is: when one of
+        // them is reverted, the others are new hunks, so that the review state of the one
+        // reverted never passes to another (and comes back with it when the revert is undone).
+        // A hunk of texts of its own keeps the identity it always had.
+        let which = if twins == 1 { "0".to_owned() } else { format!("{occurrence} of {twins}") };
+        hunk.key = fingerprint(format!("{path}\0{content}\0{which}").as_bytes());
     }
     Ok(FileDiff { diff, hunks })
 }

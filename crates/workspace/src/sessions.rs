@@ -195,7 +195,9 @@ pub fn hunk_note(
             note.push_str(&format!(" [changed since by {}]", origin_text(by)));
         }
         if let Some(state) = states.get(&hunk.key) {
-            note.push_str(&format!(" [{state}]"));
+            // Escaped: a state is a row of `.staged/staged.db`, which someone else may have
+            // written, and a line break in it would forge a line of the diff.
+            note.push_str(&format!(" [{}]", state.escape_debug()));
         }
     }
     Some(note)

@@ -209,9 +209,17 @@ pub(crate) fn age_seconds(created_at: SystemTime) -> u64 {
     SystemTime::now().duration_since(created_at).unwrap_or(Duration::ZERO).as_secs()
 }
 
-/// RFC 3339, UTC, whole seconds.
+/// RFC 3339, UTC, whole seconds. A time RFC 3339 cannot write (past the year 9999: a row of
+/// `.staged/staged.db` someone else edited) is said so, with its seconds since the Unix epoch,
+/// rather than formatted, whose failure would end the command.
 pub(crate) fn timestamp(at: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(at).to_string()
+    use std::fmt::Write as _;
+    let mut res = String::new();
+    if write!(res, "{}", humantime::format_rfc3339_seconds(at)).is_ok() {
+        return res;
+    }
+    let secs = at.duration_since(SystemTime::UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs();
+    format!("{secs} s after 1970 (not a date staged can print)")
 }
 
 /// The most characters of a label or reason a table cell shows; `log show` prints all of it.

@@ -264,6 +264,16 @@ fn picks(
                         kind_name(&file.kind)
                     );
                 }
+                // A hunk the file does not have is an input error here, before a keep marks
+                // the others (the revert refuses it too, but a keep would skip it silently).
+                let count = file.diff.hunks.len();
+                if let Some(n) = set.iter().find(|n| !(1..=count as u64).contains(n)) {
+                    bail!(
+                        "--only names hunk {n} of {}, which has {} (numbered from 1, as `staged session show` prints them); nothing was written",
+                        file.path,
+                        plural(count, "hunk")
+                    );
+                }
                 Some(Pick::Hunks(set.into_iter().map(|n| usize::try_from(n).unwrap_or(usize::MAX)).collect()))
             }
         });

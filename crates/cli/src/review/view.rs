@@ -322,7 +322,7 @@ fn session_list(review: &Review) -> (Vec<String>, usize) {
                             let mut text =
                                 format!("         hunk {} of {}", h + 1, file.diff.hunks.len());
                             if let Some(state) = loaded.states.get(&hunk.key) {
-                                text.push_str(&format!(" [{state}]"));
+                                text.push_str(&format!(" [{}]", escape_line(state)));
                             }
                             if let Some(by) = &hunk.changed_since {
                                 text.push_str(&format!(

@@ -1,0 +1,197 @@
+//! Hostile input to the session review (issue 34), through the real binary: a state folder's
+//! rows edited by someone else (times no calendar can print), hunk numbers a session's file
+//! does not have, and files a session made or removed with no lines. Each must give a clear
+//! answer or a clear error, never a crash, and never a success that did nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+
+use common::{code, hook, json, staged, stderr, stdout, workspace};
+use serde_json::json;
+
+const RECORD: &[&str] = &["hook", "claude-code", "--mode", "record"];
+
+/// Claude Code's Write of `text` to `path` in session `session`, recorded: PreToolUse, the
+/// client's write, PostToolUse.
+fn recorded_write(dir: &Path, session: &str, call: &str, path: &str, text: &str) {
+    let file = dir.join(path);
+    let input = json!({"file_path": file, "content": text});
+    let pre = json!({"session_id": session, "cwd": dir, "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
+        "permission_mode": "acceptEdits"});
+    let out = hook(dir, RECORD, &pre);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let original = std::fs::read_to_string(&file).ok();
+    std::fs::write(&file, text).unwrap();
+    let kind = if original.is_some() { "update" } else { "create" };
+    let post = json!({"session_id": session, "cwd": dir, "hook_event_name": "PostToolUse",
+        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
+        "permission_mode": "acceptEdits",
+        "tool_response": {"type": kind, "filePath": file, "content": text, "structuredPatch": [],
+            "originalFile": original}});
+    let out = hook(dir, RECORD, &post);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+/// A record-mode session S1 that changed two lines of a.txt far apart: two hunks.
+fn two_hunk_session() -> (tempfile::TempDir, std::path::PathBuf) {
+    let before: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+    let ws = workspace(&[("a.txt", &before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let after = before.replace("line 2\n", "two\n").replace("line 15\n", "fifteen\n");
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &after);
+    (ws, dir)
+}
+
+#[test]
+fn a_time_past_the_year_9999_in_the_state_folder_is_printed_not_a_crash() {
+    let (_ws, dir) = two_hunk_session();
+    // Someone else's rows: a log entry and a session dated past what RFC 3339 can write.
+    let conn = rusqlite::Connection::open(dir.join(".staged/staged.db")).unwrap();
+    conn.execute("UPDATE log SET at_ms = 9223372036854775807", []).unwrap();
+    conn.execute(
+        "UPDATE sessions SET started_ms = 253402300800000, active_ms = 253402300800000",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    for args in [&["log"][..], &["--json", "log"], &["log", "show", "1"], &["session", "list"]] {
+        let out = staged(&dir, args);
+        assert_eq!(code(&out), 0, "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            stdout(&out).contains("s after 1970 (not a date staged can print)"),
+            "{args:?}: {}",
+            stdout(&out)
+        );
+    }
+    // `--json` gives the milliseconds as stored.
+    let list = json(&staged(&dir, &["--json", "session", "list"]));
+    assert_eq!(list[0]["startedMs"], 253_402_300_800_000_i64, "{list}");
+}
+
+#[test]
+fn keeping_or_reverting_a_hunk_the_file_does_not_have_is_an_input_error() {
+    let (_ws, dir) = two_hunk_session();
+    for (args, number) in [
+        (&["session", "keep", "S1", "--only", "a.txt:3"][..], 3),
+        (&["session", "keep", "S1", "--only", "a.txt:0"], 0),
+        (&["session", "keep", "S1", "--only", "a.txt:1-5"], 3),
+        (&["session", "revert", "S1", "--only", "a.txt:9", "--reason", "no"], 9),
+    ] {
+        let out = staged(&dir, args);
+        assert_eq!(code(&out), 2, "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "--only names hunk {number} of a.txt, which has 2 hunks (numbered from 1, as `staged session show` prints them); nothing was written"
+            )),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    // Nothing was marked reviewed.
+    let list = json(&staged(&dir, &["--json", "session", "list"]));
+    assert_eq!(list[0]["reviewed"], 0, "{list}");
+    assert_eq!(list[0]["hunks"], 2, "{list}");
+}
+
+#[test]
+fn an_empty_file_the_session_created_is_part_of_its_change_and_reverted_with_it() {
+    let ws = workspace(&[("a.txt", "one\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    std::fs::create_dir(dir.join("pkg")).unwrap();
+    recorded_write(&dir, "claude-1", "t1", "a.txt", "ONE\n");
+    // An agent's `__init__.py`: a file with no lines is still a file the session made.
+    recorded_write(&dir, "claude-1", "t2", "pkg/__init__.py", "");
+    let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
+    let files: Vec<(&str, &str)> = shown["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap()))
+        .collect();
+    assert_eq!(files, [("a.txt", "changed"), ("pkg/__init__.py", "created")], "{shown}");
+    let out = staged(&dir, &["session", "show", "S1"]);
+    assert!(stdout(&out).contains("new file mode 100644"), "{}", stdout(&out));
+
+    let out = staged(&dir, &["session", "revert", "S1", "--reason", "start over"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("pkg/__init__.py (new file)"), "{}", stdout(&out));
+    assert!(!dir.join("pkg/__init__.py").exists(), "the session's empty file is gone");
+    assert_eq!(common::read(&dir, "a.txt"), "one\n");
+    // Undo of the revert makes it again.
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(common::read(&dir, "pkg/__init__.py"), "");
+}
+
+#[test]
+fn an_empty_file_the_session_deleted_comes_back_with_its_revert() {
+    let ws = workspace(&[("empty.keep", ""), ("full.txt", "x\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let out = staged(&dir, &common::shell_run_args("record", "rm empty.keep full.txt"));
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let shown = json(&staged(&dir, &["--json", "session", "show"]));
+    let files: Vec<(&str, &str)> = shown["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap()))
+        .collect();
+    assert_eq!(files, [("empty.keep", "deleted"), ("full.txt", "deleted")], "{shown}");
+    let out = staged(&dir, &["session", "revert", "--reason", "keep them"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(common::read(&dir, "empty.keep"), "");
+    assert_eq!(common::read(&dir, "full.txt"), "x\n");
+}
+
+#[test]
+fn a_review_state_never_passes_to_a_twin_hunk_when_the_kept_one_is_reverted() {
+    // Two hunks of the very same texts in one file: told apart by which of the two each is.
+    let before: String = (1..=20)
+        .map(|n| if n == 1 || n == 12 { "same\n".to_owned() } else { format!("line {n}\n") })
+        .collect();
+    let ws = workspace(&[("a.txt", &before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &before.replace("same\n", "changed\n"));
+    let out = staged(&dir, &["session", "keep", "S1", "--only", "a.txt:1"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = staged(&dir, &["session", "revert", "S1", "--only", "a.txt:1", "--reason", "no"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // The hunk left is the second one, which nobody reviewed.
+    let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
+    assert_eq!(shown["hunks"], 1, "{shown}");
+    assert_eq!(shown["reviewed"], 0, "the twin of the kept hunk is not kept: {shown}");
+    assert_eq!(shown["files"][0]["hunks"][0]["review"], serde_json::Value::Null, "{shown}");
+
+    // The other way round: the second kept, the first reverted and its revert undone.
+    let ws = workspace(&[("a.txt", &before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &before.replace("same\n", "changed\n"));
+    let out = staged(&dir, &["session", "keep", "S1", "--only", "a.txt:2"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = staged(&dir, &["session", "revert", "S1", "--only", "a.txt:1", "--reason", "no"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
+    let reviews: Vec<&serde_json::Value> =
+        shown["files"][0]["hunks"].as_array().unwrap().iter().map(|h| &h["review"]).collect();
+    assert_eq!(reviews, [&serde_json::Value::Null, &json!("kept")], "{shown}");
+}
+
+#[test]
+fn a_review_state_written_by_someone_else_cannot_forge_a_line_of_the_session_diff() {
+    let (_ws, dir) = two_hunk_session();
+    let out = staged(&dir, &["session", "keep", "S1", "--only", "a.txt:1"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let conn = rusqlite::Connection::open(dir.join(".staged/staged.db")).unwrap();
+    conn.execute("UPDATE reviews SET state = 'kept' || char(10) || '+forged line'", []).unwrap();
+    drop(conn);
+    let out = staged(&dir, &["session", "show", "S1"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let diff = stdout(&out);
+    assert!(!diff.lines().any(|l| l.starts_with("+forged")), "{diff}");
+    assert!(diff.contains("[hunk 1 of 2] [kept\\n+forged line]"), "{diff}");
+}
