@@ -51,11 +51,54 @@ pub(crate) fn extra_of(
     typed_except: &[String],
     id: &str,
 ) -> anyhow::Result<Option<JsonObject>> {
-    let keep = keep_of(files, only, typed_only, except, typed_except, id)?;
+    let keep = keep_of(files, only, typed_only, except, typed_except, &Source::preview(id))?;
     if keep.iter().all(Option::is_none) {
         bail!("--except leaves nothing of the preview to apply; to drop it all, discard it");
     }
     extra_of_kept(files, &keep)
+}
+
+/// What a selection picks from, as its messages name it: a pending preview (`staged resolve
+/// --only`) or a session's change (`staged session keep|revert --only`).
+pub(crate) struct Source<'a> {
+    /// Its name: the preview's id, `session S3`.
+    name: &'a str,
+    /// The command that lists its files.
+    show: String,
+    /// What a refused selection leaves as it was, as the end of a sentence.
+    untouched: &'static str,
+}
+
+impl<'a> Source<'a> {
+    /// The pending preview `id`.
+    pub(crate) fn preview(id: &'a str) -> Self {
+        Self { name: id, show: format!("staged show {id}"), untouched: "nothing was applied" }
+    }
+
+    /// The change `name` reverts or keeps: a session's (`S3`, shown by `staged session show
+    /// S3`) or part of one log entry's (`log entry 14`, shown by `staged log show 14`).
+    pub(crate) fn change(name: &'a str) -> Self {
+        let show = match name.strip_prefix("log entry ") {
+            Some(number) => format!("staged log show {number}"),
+            None => format!("staged session show {name}"),
+        };
+        Self { name, show, untouched: "nothing was written" }
+    }
+
+    /// A refusal of the preview's own checks, reworded for a session's change.
+    fn refusal(&self, err: ActionError) -> anyhow::Error {
+        let text = match err {
+            ActionError::Tool(err) => err.message().to_owned(),
+            other => other.to_string(),
+        };
+        if self.untouched == "nothing was applied" {
+            return anyhow::anyhow!("{text}");
+        }
+        let text = text
+            .replace("as `staged show` prints them", &format!("as `{}` prints them", self.show))
+            .replace("Nothing was applied; the preview is still pending.", "Nothing was written.");
+        anyhow::anyhow!("{text}")
+    }
 }
 
 /// What `only` and `except` pick of each of `files`: `None` nothing, `Some(None)` the whole
@@ -69,17 +112,17 @@ pub(crate) fn keep_of(
     typed_only: &[String],
     except: &[String],
     typed_except: &[String],
-    id: &str,
+    source: &Source<'_>,
 ) -> anyhow::Result<Vec<Option<Option<BTreeSet<u64>>>>> {
     let only: Vec<Pattern<'_>> = only
         .iter()
         .zip(typed_only)
-        .map(|(p, typed)| pattern(files, p, typed, "--only", id))
+        .map(|(p, typed)| pattern(files, p, typed, "--only", source))
         .collect::<anyhow::Result<_>>()?;
     let except: Vec<Pattern<'_>> = except
         .iter()
         .zip(typed_except)
-        .map(|(p, typed)| pattern(files, p, typed, "--except", id))
+        .map(|(p, typed)| pattern(files, p, typed, "--except", source))
         .collect::<anyhow::Result<_>>()?;
     // Each file: what --only keeps of it (all when --only is absent), less what --except
     // takes away. `None`: the whole file; `Some(set)`: those hunks.
@@ -92,12 +135,15 @@ pub(crate) fn keep_of(
                 // Paths, folders and globs add up, as they do everywhere else.
                 (None | Some(None), None) => Some(None),
                 (Some(Some(_)), None) | (Some(None), Some(_)) => {
-                    bail!("`{path}` is named whole and by hunk: name it once; nothing was applied");
+                    bail!(
+                        "`{path}` is named whole and by hunk: name it once; {}",
+                        source.untouched
+                    );
                 }
                 (Some(Some(mut set)), Some(hunks)) => {
                     for &hunk in hunks {
                         if !set.insert(hunk) {
-                            bail!("{}", named_twice(hunk, path));
+                            bail!("{}", named_twice(hunk, path, source.untouched));
                         }
                     }
                     Some(Some(set))
@@ -113,7 +159,7 @@ pub(crate) fn keep_of(
                 continue;
             };
             let file = &files[idx];
-            check_hunks(file, hunks)?;
+            check_hunks(file, hunks, source)?;
             let Some(count) = file.hunks else {
                 bail!(
                     "--except {}: the preview does not say how many hunks `{}` has; name the hunks to apply with --only instead",
@@ -182,9 +228,9 @@ fn refusal(err: ActionError) -> anyhow::Error {
 }
 
 /// Refuses hunks of a file that applies whole, or that it does not have.
-fn check_hunks(file: &PartFile, hunks: &[u64]) -> anyhow::Result<()> {
+fn check_hunks(file: &PartFile, hunks: &[u64], source: &Source<'_>) -> anyhow::Result<()> {
     let selection = Selection::hunks([(file.path.clone(), hunks.to_vec())]);
-    selection.resolve(std::slice::from_ref(file)).map_err(refusal)?;
+    selection.resolve(std::slice::from_ref(file)).map_err(|err| source.refusal(err))?;
     Ok(())
 }
 
@@ -194,14 +240,14 @@ fn pattern<'a>(
     rooted: &str,
     typed: &'a str,
     flag: &str,
-    id: &str,
+    source: &Source<'_>,
 ) -> anyhow::Result<Pattern<'a>> {
     let names = |f: &PartFile, p: &str| f.path == p || f.from.as_deref() == Some(p);
     let (path, hunks) = match rooted.rsplit_once(':') {
         Some((path, list)) if !files.iter().any(|f| names(f, rooted)) && is_hunk_list(list) => {
             let bare = path.trim_start_matches("./");
             let count = files.iter().find(|f| names(f, bare)).and_then(|f| f.hunks);
-            (path, Some(parse_hunks(list, typed, flag, count)?))
+            (path, Some(parse_hunks(list, typed, flag, count, source.untouched)?))
         }
         _ => (rooted, None),
     };
@@ -232,7 +278,7 @@ fn pattern<'a>(
             .collect()
     };
     if matched.is_empty() {
-        bail!("{}", no_match(flag, typed, files, id));
+        bail!("{}", no_match(flag, typed, files, source));
     }
     if hunks.is_some() && !(matched.len() == 1 && names(&files[matched[0]], path)) {
         bail!(
@@ -244,7 +290,8 @@ fn pattern<'a>(
 
 /// The error of a pattern that matches none of `files`: it lists ten of them at most, and
 /// says how to see them all.
-fn no_match(flag: &str, typed: &str, files: &[PartFile], id: &str) -> String {
+fn no_match(flag: &str, typed: &str, files: &[PartFile], source: &Source<'_>) -> String {
+    let id = source.name;
     let n = files.len();
     let listed: Vec<&str> = files.iter().take(FILES_LISTED).map(|f| f.path.as_str()).collect();
     let mut text = format!(
@@ -254,11 +301,13 @@ fn no_match(flag: &str, typed: &str, files: &[PartFile], id: &str) -> String {
     );
     if n > FILES_LISTED {
         text.push_str(&format!(
-            ", and {} more (`staged show {id}` lists them all)",
-            n - FILES_LISTED
+            ", and {} more (`{}` lists them all)",
+            n - FILES_LISTED,
+            source.show
         ));
     }
-    text.push_str("; nothing was applied");
+    text.push_str("; ");
+    text.push_str(source.untouched);
     text
 }
 
@@ -272,8 +321,8 @@ fn is_hunk_list(text: &str) -> bool {
 }
 
 /// The refusal of hunk `hunk` of `path` named twice (overlapping lists or ranges).
-fn named_twice(hunk: u64, path: &str) -> String {
-    format!("hunk {hunk} of `{path}` is named twice: name each hunk once; nothing was applied")
+fn named_twice(hunk: u64, path: &str, untouched: &str) -> String {
+    format!("hunk {hunk} of `{path}` is named twice: name each hunk once; {untouched}")
 }
 
 /// The hunk numbers of `list` (`1,3`, `2-4`), ranges expanded, each once; `count` is how many
@@ -283,6 +332,7 @@ fn parse_hunks(
     typed: &str,
     flag: &str,
     count: Option<usize>,
+    untouched: &str,
 ) -> anyhow::Result<Vec<u64>> {
     /// A range wider than this, and than the file's hunks, is a typo, not a preview's hunks.
     const MAX_RANGE: u64 = 100_000;
@@ -310,7 +360,7 @@ fn parse_hunks(
     if let Some(twice) = res.iter().find(|n| !seen.insert(**n)) {
         bail!(
             "{flag} {typed}: {}",
-            named_twice(*twice, typed.rsplit_once(':').map_or(typed, |(p, _)| p))
+            named_twice(*twice, typed.rsplit_once(':').map_or(typed, |(p, _)| p), untouched)
         );
     }
     Ok(res)
@@ -357,11 +407,19 @@ mod tests {
         assert!(!is_hunk_list("a"));
         assert!(!is_hunk_list("1,"));
         assert!(!is_hunk_list("-2"));
-        assert_eq!(parse_hunks("1,3-5", "x", "--only", None).unwrap(), [1, 3, 4, 5]);
-        assert!(parse_hunks("5-3", "x", "--only", None).is_err());
+        assert_eq!(
+            parse_hunks("1,3-5", "x", "--only", None, "nothing was applied").unwrap(),
+            [1, 3, 4, 5]
+        );
+        assert!(parse_hunks("5-3", "x", "--only", None, "nothing was applied").is_err());
         // A file of more hunks than the cap on a range takes a range of all of them.
-        assert!(parse_hunks("1-200001", "x", "--only", None).is_err());
-        assert_eq!(parse_hunks("2-200001", "x", "--only", Some(200_001)).unwrap().len(), 200_000);
+        assert!(parse_hunks("1-200001", "x", "--only", None, "nothing was applied").is_err());
+        assert_eq!(
+            parse_hunks("2-200001", "x", "--only", Some(200_001), "nothing was applied")
+                .unwrap()
+                .len(),
+            200_000
+        );
     }
 
     #[test]

@@ -97,6 +97,23 @@ fn keeping_or_reverting_a_hunk_the_file_does_not_have_is_an_input_error() {
 }
 
 #[test]
+fn a_bad_pick_of_a_session_speaks_of_the_session_not_of_a_preview() {
+    let (_ws, dir) = two_hunk_session();
+    for args in [
+        &["session", "keep", "S1", "--except", "a.txt:9"][..],
+        &["session", "keep", "S1", "--only", "a.txt:1", "--only", "a.txt:1"],
+        &["session", "revert", "S1", "--only", "nothing-here.txt", "--reason", "no"],
+        &["session", "revert", "S1", "--only", "a.txt", "--only", "a.txt:1", "--reason", "no"],
+    ] {
+        let out = staged(&dir, args);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{args:?}: {}{err}", stdout(&out));
+        assert!(err.to_lowercase().contains("nothing was written"), "{args:?}: {err}");
+        assert!(!err.contains("pending") && !err.contains("applied"), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn an_empty_file_the_session_created_is_part_of_its_change_and_reverted_with_it() {
     let ws = workspace(&[("a.txt", "one\n")]);
     let dir = ws.path().canonicalize().unwrap();

@@ -249,8 +249,14 @@ fn picks(
     let root = ws.workspace().root();
     let only = context::scope_paths(root, &args.only)?;
     let except = context::scope_paths(root, &args.except)?;
-    let keep: Vec<Option<Option<BTreeSet<u64>>>> =
-        pick::keep_of(&parts, &only, &args.only, &except, &args.except, &loaded.name)?;
+    let keep: Vec<Option<Option<BTreeSet<u64>>>> = pick::keep_of(
+        &parts,
+        &only,
+        &args.only,
+        &except,
+        &args.except,
+        &pick::Source::change(&loaded.name),
+    )?;
     let mut res = Vec::with_capacity(keep.len());
     for (file, kept) in loaded.files.iter().zip(keep) {
         res.push(match kept {
