@@ -31,7 +31,18 @@ fn staged_in(
     input: &[u8],
     env: &[(&str, &Path)],
 ) -> std::process::Output {
-    let mut command = Command::new(staged_bin());
+    binary_in(&staged_bin(), dir, args, input, env)
+}
+
+/// [`staged_in`] with the binary `bin` (a copy of `staged` elsewhere).
+fn binary_in(
+    bin: &Path,
+    dir: &Path,
+    args: &[&str],
+    input: &[u8],
+    env: &[(&str, &Path)],
+) -> std::process::Output {
+    let mut command = Command::new(bin);
     command.args(args).current_dir(dir).env("NO_COLOR", "1");
     // Codex's configuration is the test's, never the home folder's of whoever runs it.
     command.env("CODEX_HOME", dir.join(".no-codex-home"));
@@ -630,6 +641,94 @@ fn codex_install_trusts_its_hooks_and_keeps_the_users_config() {
         serde_json::from_str(&std::fs::read_to_string(home_path.join("hooks.json")).unwrap())
             .unwrap();
     assert_eq!(written, hooks);
+}
+
+/// `staged` linked into a folder of its own, with `staged-hook` beside it: the real one when
+/// `fake` is `None`, else a script that prints `fake` for `--version`.
+fn staged_with_hook(fake: Option<&str>) -> (tempfile::TempDir, std::path::PathBuf) {
+    let bin = tempfile::tempdir().unwrap();
+    let place = |from: &Path, to: &Path| {
+        if std::fs::hard_link(from, to).is_err() {
+            std::fs::copy(from, to).unwrap();
+        }
+    };
+    let staged = bin.path().canonicalize().unwrap().join("staged");
+    place(&staged_bin(), &staged);
+    let hook = staged.with_file_name("staged-hook");
+    match fake {
+        None => place(&hook_bin(), &hook),
+        Some(line) => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::write(&hook, format!("#!/bin/sh\necho '{line}'\n")).unwrap();
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    (bin, staged)
+}
+
+// See: the brief "h-shape": a staged-hook left from another build beside staged went unnoticed.
+#[test]
+fn doctor_fails_when_staged_hook_is_of_another_build() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = [("CODEX_HOME", home.path())];
+    // Both binaries of one build: the check passes, and the install names that staged-hook.
+    let (_bin, staged) = staged_with_hook(None);
+    let hook = staged.with_file_name("staged-hook").display().to_string();
+    let out = binary_in(&staged, &dir, &["hook", "install", "claude-code"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(read(&dir, ".claude/settings.json").contains(&format!("{hook} hook claude-code")));
+    let version = stdout(&binary_in(&staged, &dir, &["--version"], b"", &[]));
+    let build = version.trim().strip_prefix("staged ").unwrap().to_owned();
+    assert!(build.contains(" (build "), "{version}");
+    let hook_version = stdout(&binary_in(&hook_bin(), &dir, &["--version"], b"", &[]));
+    assert_eq!(hook_version.trim(), format!("staged-hook {build}"));
+    let out = binary_in(&staged, &dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let ok = format!("ok   staged-hook is this staged's build ({hook}): {build}\n");
+    assert!(stdout(&out).contains(&ok), "{ok:?} in\n{}", stdout(&out));
+    let out = binary_in(&staged, &dir, &["doctor", "--json"], b"", &env);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(
+        report["build"],
+        json!({
+            "staged": {"path": staged, "build": build},
+            "stagedHook": {"path": hook, "build": build, "status": "ok", "why": null},
+        })
+    );
+    // A staged-hook of another build in its place: doctor fails and says how to mend it.
+    let (_bin, staged) = staged_with_hook(Some("staged-hook 0.1.0 (build 000000000000)"));
+    let hook = staged.with_file_name("staged-hook").display().to_string();
+    let out = binary_in(&staged, &dir, &["hook", "install", "claude-code"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = binary_in(&staged, &dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let fail = format!(
+        "FAIL staged-hook is this staged's build ({hook}): it is 0.1.0 (build 000000000000), and this staged ({}) is {build}; `staged hook install` writes it into the clients' hooks, which would then run other code than this staged; reinstall: `cargo install --path crates/cli --locked --force` in staged's source installs staged and staged-hook from one build\n",
+        staged.display()
+    );
+    assert!(stdout(&out).contains(&fail), "{fail:?} in\n{}", stdout(&out));
+    assert!(stdout(&out).contains("ok   Claude Code: the hook runs "), "{}", stdout(&out));
+    let out = binary_in(&staged, &dir, &["doctor", "--json"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false, "{report}");
+    assert_eq!(report["build"]["stagedHook"]["status"], "fail", "{report}");
+    assert_eq!(report["build"]["stagedHook"]["build"], "0.1.0 (build 000000000000)");
+    let claude = &report["clients"][0];
+    assert_eq!((&claude["client"], &claude["installed"]), (&json!("claude-code"), &json!(true)));
+    assert!(claude["checks"].as_array().unwrap().iter().all(|c| c["status"] != "fail"), "{claude}");
+    // One from before build ids (`staged-hook 0.1.0`) is another build too.
+    let (_bin, staged) = staged_with_hook(Some("staged-hook 0.1.0"));
+    let out = binary_in(&staged, &dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(": it is 0.1.0, an older build without a build id, and this staged"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
