@@ -35,16 +35,21 @@ pub(crate) fn hook(dir: &Path, args: &[&str], event: &serde_json::Value) -> Outp
 /// Starts `staged` in `dir` with `args` and `event` on stdin, as a client starts a hook (its
 /// stdin closed after the event), with stdout and stderr piped.
 pub(crate) fn spawn_with_event(dir: &Path, args: &[&str], event: &serde_json::Value) -> Child {
-    let mut child = Command::new(staged_bin())
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(&staged_bin(), dir, args, &[]);
     child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
     child
+}
+
+/// Starts `bin` in `dir` with `args` and the environment `env`, without colour, its stdin,
+/// stdout and stderr piped.
+pub(crate) fn spawn_piped(bin: &Path, dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Child {
+    let mut command = Command::new(bin);
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command.spawn().unwrap()
 }
 
 /// The output of `child` once it exits, failing the test (and killing it) rather than
@@ -90,17 +95,7 @@ pub(crate) fn run_within(
     env: &[(&str, &Path)],
 ) -> Output {
     use std::io::Read;
-    let mut command = Command::new(bin);
-    command.args(args).current_dir(dir).env("NO_COLOR", "1");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(bin, dir, args, env);
     let drain = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut buf = Vec::new();

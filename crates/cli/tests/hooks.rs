@@ -9,7 +9,7 @@ mod common;
 use std::{
     io::Write,
     path::Path,
-    process::{Command, Stdio},
+    process::Command,
     time::{Duration, Instant},
 };
 
@@ -1345,14 +1345,7 @@ fn hook_stalled_mid_event(
     args: &[&str],
     ready: impl Fn(&str) -> bool,
 ) -> (std::process::Child, std::process::ChildStdin, String) {
-    let mut hook = Command::new(staged_bin())
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut hook = common::spawn_piped(&staged_bin(), dir, args, &[]);
     let mut stdin = hook.stdin.take().unwrap();
     stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
     let children = format!("/proc/{0}/task/{0}/children", hook.id());
