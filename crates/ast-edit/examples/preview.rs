@@ -14,18 +14,10 @@ use serde::Serialize;
 use staged_ast_edit::{AstEditParams, EngineOptions, Op, compute_preview_with};
 use staged_journal::{CommitOptions, ConfinedRoot, Step, commit};
 
-/// The allocator of the `staged` binary (see crates/cli/src/main.rs), so that the benchmark
+/// The allocator of the `staged` binary and its options, the same file, so that the benchmark
 /// measures what users run.
-#[cfg(not(target_env = "msvc"))]
-#[global_allocator]
-static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// And its options (see crates/cli/src/main.rs: freed pages go back after 250 ms, not 10 s).
-#[cfg(all(not(target_env = "msvc"), target_os = "linux"))]
-#[allow(unsafe_code, non_upper_case_globals)]
-// SAFETY: as in crates/cli/src/main.rs: jemalloc reads this NUL-terminated string once.
-#[unsafe(export_name = "malloc_conf")]
-static malloc_conf: &u8 = &b"dirty_decay_ms:250,muzzy_decay_ms:0\0"[0];
+#[path = "../../cli/src/allocator.rs"]
+mod allocator;
 
 struct Args {
     pattern: String,

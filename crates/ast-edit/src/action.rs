@@ -62,6 +62,18 @@ pub struct ExpectedFile {
     pub count: usize,
 }
 
+impl ExpectedFile {
+    /// The file as a preview lists it (`staged_core::PendingAction::files`): its path and
+    /// its count of replacements, for the full action and the listed one alike.
+    pub(crate) fn listed(&self) -> staged_core::ActionFile {
+        staged_core::ActionFile {
+            path: self.path.clone(),
+            from: None,
+            summary: plural(self.count, "replacement"),
+        }
+    }
+}
+
 /// What the preview promised: the apply must find exactly this.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -504,15 +516,7 @@ impl PendingAction for AstEditAction {
     }
 
     fn files(&self) -> Vec<staged_core::ActionFile> {
-        self.expected
-            .files
-            .iter()
-            .map(|file| staged_core::ActionFile {
-                path: file.path.clone(),
-                from: None,
-                summary: plural(file.count, "replacement"),
-            })
-            .collect()
+        self.expected.files.iter().map(ExpectedFile::listed).collect()
     }
 
     fn payload(&self) -> Option<Value> {

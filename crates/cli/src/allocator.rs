@@ -1,4 +1,5 @@
-//! The allocator of `staged` (included by its `main`; `staged-hook` runs on the system's, see
+//! The allocator of `staged` (included by its `main`, and by `staged-ast-edit`'s `preview`
+//! example, which the benchmark times as `staged`; `staged-hook` runs on the system's, see
 //! `hook_main.rs`).
 
 /// jemalloc serves every allocation of the process, tree-sitter's C `malloc` included (the

@@ -8,7 +8,7 @@ use staged_workspace::Strictness;
 
 /// Stage changes as previews, then resolve them: apply with a reason, or discard.
 #[derive(Debug, Parser)]
-#[command(name = "staged", version, about, propagate_version = true)]
+#[command(name = "staged", version = crate::cmd::doctor::BUILD, about, propagate_version = true)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) global: GlobalArgs,
@@ -21,7 +21,7 @@ pub(crate) struct Cli {
 /// starts faster; `staged hook install` writes it into the clients' hooks when it is installed
 /// beside `staged`.
 #[derive(Debug, Parser)]
-#[command(name = "staged-hook", version, propagate_version = true)]
+#[command(name = "staged-hook", version = crate::cmd::doctor::BUILD, propagate_version = true)]
 pub(crate) struct HookCli {
     #[command(flatten)]
     pub(crate) global: GlobalArgs,

@@ -69,7 +69,7 @@ where
         Command::Trust(args) => cmd::trust::run(&cli.global, args, &out),
         Command::Hook(args) => cmd::hook::run(&cli.global, args, &out),
         Command::ShellRun(args) => cmd::shell_run::run(&cli.global, args),
-        Command::Doctor => cmd::hook::doctor(&cli.global, &out),
+        Command::Doctor => cmd::doctor::run(&cli.global, &out),
     };
     finish(res)
 }

@@ -27,33 +27,29 @@ pub(crate) fn installed_hook() -> String {
 /// Runs `staged` in `dir` with `args` (`hook claude-code --mode record`, ...) and `event` on
 /// stdin, as an agent runs a hook: without a terminal, without colour, and with no Codex home.
 pub(crate) fn hook(dir: &Path, args: &[&str], event: &serde_json::Value) -> Output {
-    let mut child = Command::new(staged_bin())
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("CODEX_HOME", dir.join(".no-codex-home"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&serde_json::to_vec(event).unwrap()).unwrap();
-    child.wait_with_output().unwrap()
+    let no_codex = dir.join(".no-codex-home");
+    let input = serde_json::to_vec(event).unwrap();
+    staged_with(dir, args, &input, &[("CODEX_HOME", no_codex.as_path())])
 }
 
 /// Starts `staged` in `dir` with `args` and `event` on stdin, as a client starts a hook (its
 /// stdin closed after the event), with stdout and stderr piped.
 pub(crate) fn spawn_with_event(dir: &Path, args: &[&str], event: &serde_json::Value) -> Child {
-    let mut child = Command::new(staged_bin())
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(&staged_bin(), dir, args, &[]);
     child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
     child
+}
+
+/// Starts `bin` in `dir` with `args` and the environment `env`, without colour, its stdin,
+/// stdout and stderr piped.
+pub(crate) fn spawn_piped(bin: &Path, dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Child {
+    let mut command = Command::new(bin);
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    command.spawn().unwrap()
 }
 
 /// The output of `child` once it exits, failing the test (and killing it) rather than
@@ -71,6 +67,11 @@ pub(crate) fn output_within_a_minute(mut child: Child, what: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// How long a command run by [`run_within`] may take before the test calls it hung (a hung
+/// hook is one the client times out, and Claude Code then runs the tool: a gate that fails
+/// open).
+pub(crate) const HUNG: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Runs `staged` in `dir` with `args`, `input` on stdin and the environment `env`, without
 /// a terminal and without colour (a client's hook call, with the client's homes in `env`).
 pub(crate) fn staged_with(
@@ -79,21 +80,54 @@ pub(crate) fn staged_with(
     input: &[u8],
     env: &[(&str, &Path)],
 ) -> Output {
-    let mut command = Command::new(staged_bin());
-    command.args(args).current_dir(dir).env("NO_COLOR", "1");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    run_within(&staged_bin(), dir, args, input, env)
+}
+
+/// Runs `bin` (`staged`, `staged-hook`, or a copy of either) in `dir` with `args`, `input` on
+/// stdin and the environment `env`, without a terminal and without colour; fails the test if
+/// it has not exited after [`HUNG`]. It may answer before it read all its input (a hook's
+/// refusal): a closed stdin is not a failure.
+pub(crate) fn run_within(
+    bin: &Path,
+    dir: &Path,
+    args: &[&str],
+    input: &[u8],
+    env: &[(&str, &Path)],
+) -> Output {
+    use std::io::Read;
+    let mut child = spawn_piped(bin, dir, args, env);
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
     let mut stdin = child.stdin.take().unwrap();
-    let _ = stdin.write_all(input);
-    drop(stdin);
-    child.wait_with_output().unwrap()
+    let input = input.to_vec();
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > HUNG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`{} {}` hung: no exit after {} s",
+                bin.display(),
+                args.join(" "),
+                HUNG.as_secs()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
 }
 
 /// A temporary workspace (a git root) with the given files.

@@ -7,71 +7,42 @@
 mod common;
 
 use std::{
-    io::{Read, Write},
+    io::Write,
     path::Path,
-    process::{Command, Stdio},
+    process::Command,
     time::{Duration, Instant},
 };
 
 use common::{
-    code, hook_bin, installed_hook, pending_ids, read, staged, staged_bin, stderr, stdout,
+    HUNG, code, hook_bin, installed_hook, pending_ids, read, staged, staged_bin, stderr, stdout,
     workspace,
 };
 use serde_json::{Value, json};
 
-/// How long a hook or `staged doctor` may take before the test calls it hung (a hung hook is
-/// one the client times out, and Claude Code then runs the tool: a gate that fails open).
-const HUNG: Duration = Duration::from_secs(120);
-
 /// Runs `staged` in `dir` with `input` on stdin, and extra environment; fails the test if it
-/// has not exited after [`HUNG`].
+/// has not exited after [`common::HUNG`].
 fn staged_in(
     dir: &Path,
     args: &[&str],
     input: &[u8],
     env: &[(&str, &Path)],
 ) -> std::process::Output {
-    let mut command = Command::new(staged_bin());
-    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    binary_in(&staged_bin(), dir, args, input, env)
+}
+
+/// [`staged_in`] with the binary `bin` (a copy of `staged` elsewhere).
+fn binary_in(
+    bin: &Path,
+    dir: &Path,
+    args: &[&str],
+    input: &[u8],
+    env: &[(&str, &Path)],
+) -> std::process::Output {
     // Codex's configuration is the test's, never the home folder's of whoever runs it.
-    command.env("CODEX_HOME", dir.join(".no-codex-home"));
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            buf
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().unwrap()));
-    let err = drain(Box::new(child.stderr.take().unwrap()));
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    // A hook may answer before it read everything (a refusal); a closed pipe is not a failure.
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > HUNG {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`staged {}` hung: no exit after {} s", args.join(" "), HUNG.as_secs());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
+    let no_codex = dir.join(".no-codex-home");
+    let mut all = vec![("CODEX_HOME", no_codex.as_path())];
+    all.extend_from_slice(env);
+    common::run_within(bin, dir, args, input, &all)
 }
 
 /// A Claude Code `PreToolUse` of `tool` with `input`, as 2.1.197 sends it in `acceptEdits`
@@ -630,6 +601,94 @@ fn codex_install_trusts_its_hooks_and_keeps_the_users_config() {
         serde_json::from_str(&std::fs::read_to_string(home_path.join("hooks.json")).unwrap())
             .unwrap();
     assert_eq!(written, hooks);
+}
+
+/// `staged` linked into a folder of its own, with `staged-hook` beside it: the real one when
+/// `fake` is `None`, else a script that prints `fake` for `--version`.
+fn staged_with_hook(fake: Option<&str>) -> (tempfile::TempDir, std::path::PathBuf) {
+    let bin = tempfile::tempdir().unwrap();
+    let place = |from: &Path, to: &Path| {
+        if std::fs::hard_link(from, to).is_err() {
+            std::fs::copy(from, to).unwrap();
+        }
+    };
+    let staged = bin.path().canonicalize().unwrap().join("staged");
+    place(&staged_bin(), &staged);
+    let hook = staged.with_file_name("staged-hook");
+    match fake {
+        None => place(&hook_bin(), &hook),
+        Some(line) => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::write(&hook, format!("#!/bin/sh\necho '{line}'\n")).unwrap();
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    (bin, staged)
+}
+
+// See: the brief "h-shape": a staged-hook left from another build beside staged went unnoticed.
+#[test]
+fn doctor_fails_when_staged_hook_is_of_another_build() {
+    let ws = workspace(&[]);
+    let dir = ws.path().canonicalize().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let env = [("CODEX_HOME", home.path())];
+    // Both binaries of one build: the check passes, and the install names that staged-hook.
+    let (_bin, staged) = staged_with_hook(None);
+    let hook = staged.with_file_name("staged-hook").display().to_string();
+    let out = binary_in(&staged, &dir, &["hook", "install", "claude-code"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(read(&dir, ".claude/settings.json").contains(&format!("{hook} hook claude-code")));
+    let version = stdout(&binary_in(&staged, &dir, &["--version"], b"", &[]));
+    let build = version.trim().strip_prefix("staged ").unwrap().to_owned();
+    assert!(build.contains(" (build "), "{version}");
+    let hook_version = stdout(&binary_in(&hook_bin(), &dir, &["--version"], b"", &[]));
+    assert_eq!(hook_version.trim(), format!("staged-hook {build}"));
+    let out = binary_in(&staged, &dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let ok = format!("ok   staged-hook is this staged's build ({hook}): {build}\n");
+    assert!(stdout(&out).contains(&ok), "{ok:?} in\n{}", stdout(&out));
+    let out = binary_in(&staged, &dir, &["doctor", "--json"], b"", &env);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(
+        report["build"],
+        json!({
+            "staged": {"path": staged, "build": build},
+            "stagedHook": {"path": hook, "build": build, "status": "ok", "why": null},
+        })
+    );
+    // A staged-hook of another build in its place: doctor fails and says how to mend it.
+    let (_bin, staged) = staged_with_hook(Some("staged-hook 0.1.0 (build 000000000000)"));
+    let hook = staged.with_file_name("staged-hook").display().to_string();
+    let out = binary_in(&staged, &dir, &["hook", "install", "claude-code"], b"", &env);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = binary_in(&staged, &dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let fail = format!(
+        "FAIL staged-hook is this staged's build ({hook}): it is 0.1.0 (build 000000000000), and this staged ({}) is {build}; `staged hook install` writes it into the clients' hooks, which would then run other code than this staged; reinstall: `cargo install --path crates/cli --locked --force` in staged's source installs staged and staged-hook from one build\n",
+        staged.display()
+    );
+    assert!(stdout(&out).contains(&fail), "{fail:?} in\n{}", stdout(&out));
+    assert!(stdout(&out).contains("ok   Claude Code: the hook runs "), "{}", stdout(&out));
+    let out = binary_in(&staged, &dir, &["doctor", "--json"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], false, "{report}");
+    assert_eq!(report["build"]["stagedHook"]["status"], "fail", "{report}");
+    assert_eq!(report["build"]["stagedHook"]["build"], "0.1.0 (build 000000000000)");
+    let claude = &report["clients"][0];
+    assert_eq!((&claude["client"], &claude["installed"]), (&json!("claude-code"), &json!(true)));
+    assert!(claude["checks"].as_array().unwrap().iter().all(|c| c["status"] != "fail"), "{claude}");
+    // One from before build ids (`staged-hook 0.1.0`) is another build too.
+    let (_bin, staged) = staged_with_hook(Some("staged-hook 0.1.0"));
+    let out = binary_in(&staged, &dir, &["doctor"], b"", &env);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(": it is 0.1.0, an older build without a build id, and this staged"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -1219,36 +1278,7 @@ fn run_hook_command(
     event: &[u8],
     env: &[(&str, &Path)],
 ) -> std::process::Output {
-    staged_in_program(Path::new("sh"), dir, &["-c", command], event, env)
-}
-
-/// [`staged_in`] for another program.
-fn staged_in_program(
-    program: &Path,
-    dir: &Path,
-    args: &[&str],
-    input: &[u8],
-    env: &[(&str, &Path)],
-) -> std::process::Output {
-    let mut command = Command::new(program);
-    command.args(args).current_dir(dir).env("NO_COLOR", "1");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let waited = std::thread::spawn(move || child.wait_with_output().unwrap());
-    let started = Instant::now();
-    while !waited.is_finished() {
-        assert!(started.elapsed() < HUNG, "`{}` hung", args.join(" "));
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    waited.join().unwrap()
+    common::run_within(Path::new("sh"), dir, &["-c", command], event, env)
 }
 
 /// A 1.8 MB file and a 1.2 KB Edit event within every cap (900,000 replacements of `a` by
@@ -1271,7 +1301,7 @@ fn a_gate_whose_work_runs_out_of_memory_denies_and_writes_nothing() {
     let dir = ws.path().canonicalize().unwrap();
     let event = heavy_write(&dir);
     // Under a limit the person's shell set (`ulimit -v`, 400 MB), which the worker inherits.
-    let out = staged_in_program(
+    let out = common::run_within(
         Path::new("sh"),
         &dir,
         &[
@@ -1305,32 +1335,44 @@ fn a_gate_whose_work_runs_out_of_memory_denies_and_writes_nothing() {
     assert!(deny_reason(&out).starts_with("staged holds this edit as a preview"));
 }
 
-#[test]
-fn a_gate_whose_worker_is_killed_blocks_the_call() {
-    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
-    let dir = ws.path().canonicalize().unwrap();
-    let mut hook = Command::new(staged_bin())
-        .args(["hook", "claude-code"])
-        .current_dir(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The worker reads the event; the client is still writing it when the system kills the
-    // worker (as the kernel's out-of-memory killer does).
+/// Starts `staged <args>` (a gate hook) in `dir` as a client that stalls halfway through its
+/// event, and waits for the hook's worker until `ready` says its pid is far enough: the hook,
+/// its stdin (the rest of the event not yet written) and the worker's pid.
+// The caller waits for the hook it is handed; only a failing test leaves it unwaited.
+#[allow(clippy::zombie_processes)]
+fn hook_stalled_mid_event(
+    dir: &Path,
+    args: &[&str],
+    ready: impl Fn(&str) -> bool,
+) -> (std::process::Child, std::process::ChildStdin, String) {
+    let mut hook = common::spawn_piped(&staged_bin(), dir, args, &[]);
     let mut stdin = hook.stdin.take().unwrap();
     stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
     let children = format!("/proc/{0}/task/{0}/children", hook.id());
     let started = Instant::now();
-    let worker = loop {
+    loop {
         let text = std::fs::read_to_string(&children).unwrap_or_default();
-        if let Some(pid) = text.split_whitespace().next() {
-            break pid.to_owned();
+        if let Some(pid) = text.split_whitespace().next()
+            && ready(pid)
+        {
+            return (hook, stdin, pid.to_owned());
         }
-        assert!(started.elapsed() < HUNG, "the hook started no worker");
+        if started.elapsed() > HUNG {
+            let _ = hook.kill();
+            let _ = hook.wait();
+            panic!("the hook started no worker");
+        }
         std::thread::sleep(Duration::from_millis(5));
-    };
+    }
+}
+
+#[test]
+fn a_gate_whose_worker_is_killed_blocks_the_call() {
+    let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    // The worker reads the event; the client is still writing it when the system kills the
+    // worker (as the kernel's out-of-memory killer does).
+    let (hook, stdin, worker) = hook_stalled_mid_event(&dir, &["hook", "claude-code"], |_| true);
     let killed = Command::new("kill").args(["-KILL", &worker]).status().unwrap();
     assert!(killed.success());
     drop(stdin);
@@ -1354,32 +1396,12 @@ fn a_gate_whose_worker_is_killed_blocks_the_call() {
 fn a_gates_worker_is_the_hook_forked_not_started_again() {
     let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
     let dir = ws.path().canonicalize().unwrap();
-    let mut hook = Command::new(staged_bin())
-        .args(["hook", "claude-code"])
-        .current_dir(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = hook.stdin.take().unwrap();
-    stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
-    let children = format!("/proc/{0}/task/{0}/children", hook.id());
-    let started = Instant::now();
     // The worker, once it waits for the rest of the event (a started binary has run by then).
-    let worker = loop {
-        let text = std::fs::read_to_string(&children).unwrap_or_default();
-        if let Some(pid) = text.split_whitespace().next() {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let waits =
-                stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('S'));
-            if waits {
-                break pid.to_owned();
-            }
-        }
-        assert!(started.elapsed() < HUNG, "the hook started no worker");
-        std::thread::sleep(Duration::from_millis(5));
+    let waits = |pid: &str| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('S'))
     };
+    let (hook, mut stdin, worker) = hook_stalled_mid_event(&dir, &["hook", "claude-code"], waits);
     let cmdline = |pid: &str| std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
     assert_eq!(
         String::from_utf8_lossy(&cmdline(&worker)),
@@ -1395,27 +1417,10 @@ fn a_gates_worker_is_the_hook_forked_not_started_again() {
 fn a_gate_whose_work_takes_too_long_blocks_the_call() {
     let ws = workspace(&[("src/a.ts", "oldApi(1);\n")]);
     let dir = ws.path().canonicalize().unwrap();
-    let mut hook = Command::new(staged_bin())
-        .args(["hook", "claude-code", "--timeout", "1"])
-        .current_dir(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // A client that stalls halfway through the event: the worker waits on it.
-    let mut stdin = hook.stdin.take().unwrap();
-    stdin.write_all(b"{\"hook_event_name\": \"PreToolUse\", ").unwrap();
-    let children = format!("/proc/{0}/task/{0}/children", hook.id());
+    let args = ["hook", "claude-code", "--timeout", "1"];
+    let (hook, stdin, worker) = hook_stalled_mid_event(&dir, &args, |_| true);
     let started = Instant::now();
-    let worker = loop {
-        let text = std::fs::read_to_string(&children).unwrap_or_default();
-        if let Some(pid) = text.split_whitespace().next() {
-            break pid.to_owned();
-        }
-        assert!(started.elapsed() < HUNG, "the hook started no worker");
-        std::thread::sleep(Duration::from_millis(5));
-    };
     let waited = std::thread::spawn(move || hook.wait_with_output().unwrap());
     while !waited.is_finished() {
         assert!(started.elapsed() < HUNG, "the hook outlived its timeout");
@@ -1441,7 +1446,7 @@ fn a_gate_hook_blocks_the_edit_when_staged_cannot_run() {
     let bin_dir = tempfile::tempdir().unwrap();
     let copy = bin_dir.path().join("staged");
     std::fs::copy(staged_bin(), &copy).unwrap();
-    let out = staged_in_program(&copy, &dir, &["hook", "install", "claude-code"], b"", &[]);
+    let out = common::run_within(&copy, &dir, &["hook", "install", "claude-code"], b"", &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stdout(&out).contains("; when it cannot run, the hook blocks the edit and says why"),
@@ -2310,7 +2315,7 @@ fn staged_hook_keeps_an_ast_edit_preview_it_cannot_apply() {
     assert_eq!(ast.len(), 1);
     let gate = |tool_input: Value| {
         let event = claude_pre(&dir, "Edit", tool_input);
-        staged_in_program(&hook_bin(), &dir, &["hook", "claude-code"], &event, &[])
+        common::run_within(&hook_bin(), &dir, &["hook", "claude-code"], &event, &[])
     };
     let out = gate(
         json!({"file_path": dir.join("src/conf.json"), "old_string": "ask", "new_string": "deny", "replace_all": false}),
@@ -2367,7 +2372,7 @@ fn staged_hook_links_no_grammar_and_runs_only_hooks() {
     assert!(!links(&hook_bin()), "staged-hook links no grammar");
     let dir = tempfile::tempdir().unwrap();
     let out =
-        staged_in_program(&hook_bin(), dir.path(), &["hook", "install", "claude-code"], b"", &[]);
+        common::run_within(&hook_bin(), dir.path(), &["hook", "install", "claude-code"], b"", &[]);
     assert_eq!(code(&out), 2, "{}", stdout(&out));
     assert!(
         stderr(&out)
@@ -2376,6 +2381,6 @@ fn staged_hook_links_no_grammar_and_runs_only_hooks() {
         stderr(&out)
     );
     assert!(!dir.path().join(".claude").exists());
-    let out = staged_in_program(&hook_bin(), dir.path(), &["ast-edit", "--help"], b"", &[]);
+    let out = common::run_within(&hook_bin(), dir.path(), &["ast-edit", "--help"], b"", &[]);
     assert_eq!(code(&out), 2, "{}", stdout(&out));
 }

@@ -9,7 +9,7 @@ use staged_journal::ConfinedRoot;
 use staged_protocol::{JsonObject, ToolResult};
 
 use super::{AST_EDIT_TOOL_NAME, ExpectedFile, payload::AstEditPayload};
-use crate::{error::AstEditError, render::plural};
+use crate::error::AstEditError;
 
 /// A pending `ast_edit` preview as its payload records it: its label, details and files,
 /// exactly as [`AstEditAction`](crate::AstEditAction) lists them, so it lists, is discarded,
@@ -63,14 +63,7 @@ impl PendingAction for ListedAstEdit {
     }
 
     fn files(&self) -> Vec<ActionFile> {
-        self.files
-            .iter()
-            .map(|file| ActionFile {
-                path: file.path.clone(),
-                from: None,
-                summary: plural(file.count, "replacement"),
-            })
-            .collect()
+        self.files.iter().map(ExpectedFile::listed).collect()
     }
 
     fn payload(&self) -> Option<Value> {

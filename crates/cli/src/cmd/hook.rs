@@ -1,6 +1,5 @@
 //! `staged hook claude-code|codex|qwen-code|gemini-cli|opencode|cursor|copilot|cline`, the hooks the clients run (one event on stdin, the reply on
-//! stdout, notes on stderr, exit 0 so the client reads the reply), `staged hook install`, and
-//! `staged doctor`.
+//! stdout, notes on stderr, exit 0 so the client reads the reply) and `staged hook install`.
 //!
 //! A gate call does its work in a child (this process forked before it read anything, or, where
 //! it cannot be forked safely, this binary again as `hook <client> --work`) that the hook
@@ -576,50 +575,6 @@ fn describe(status: std::process::ExitStatus, max_memory: u64) -> String {
     }
 }
 
-pub(crate) fn doctor(global: &GlobalArgs, out: &Output) -> anyhow::Result<Exit> {
-    let root = context::workspace_root(global)?;
-    let homes = homes();
-    let mut failed = false;
-    let mut any = false;
-    for (client, name, install_line) in [
-        (Client::ClaudeCode, "Claude Code", "staged hook install claude-code"),
-        (Client::Codex, "Codex", "staged hook install codex"),
-        (Client::QwenCode, "Qwen Code", "staged hook install qwen-code"),
-        (Client::GeminiCli, "Gemini CLI", "staged hook install gemini-cli"),
-        (Client::OpenCode, "opencode", "staged hook install opencode"),
-        (Client::Cursor, "Cursor", "staged hook install cursor"),
-        (Client::Copilot, "Copilot CLI", "staged hook install copilot"),
-        (Client::Cline, "Cline", "staged hook install cline"),
-    ] {
-        match install::doctor(client, &root, &homes) {
-            None => out.line(&format!(
-                "--   {name}: staged's hooks are not installed (`{install_line}`)"
-            ))?,
-            Some(checks) => {
-                any = true;
-                for check in checks {
-                    match check.result {
-                        Ok(()) => out.line(&format!("ok   {}", check.what))?,
-                        Err(why) if check.warning => {
-                            out.line(&format!("warn {}: {why}", check.what))?
-                        }
-                        Err(why) => {
-                            failed = true;
-                            out.line(&format!("FAIL {}: {why}", check.what))?;
-                        }
-                    }
-                }
-                let reading = staged_hooks::permission_doctor_line_for(client, &root, &homes);
-                out.line(&format!("note {reading}"))?;
-            }
-        }
-    }
-    if !any {
-        out.line("FAIL no client has staged's hooks installed here")?;
-    }
-    Ok(if failed || !any { Exit::ToolError } else { Exit::Success })
-}
-
 fn mode(arg: HookModeArg) -> Mode {
     match arg {
         HookModeArg::Gate => Mode::Gate,
@@ -641,7 +596,7 @@ fn client(arg: HookClientArg) -> Client {
 }
 
 /// This binary, by its absolute path: what the installed hooks run.
-fn staged_binary() -> anyhow::Result<PathBuf> {
+pub(crate) fn staged_binary() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("finding the staged binary")?;
     Ok(exe.canonicalize().unwrap_or(exe))
 }
@@ -650,7 +605,7 @@ fn staged_binary() -> anyhow::Result<PathBuf> {
 /// executable file there, else `staged` itself. A `staged` named by its name alone (`--on-path`:
 /// settings committed for other machines, which may have `staged` without `staged-hook`) keeps
 /// its name. Either way a hook that cannot run blocks the edit (the commands' fail-safe).
-fn hook_binary(staged: &Path) -> PathBuf {
+pub(crate) fn hook_binary(staged: &Path) -> PathBuf {
     let beside = staged.with_file_name(HOOK_BINARY);
     if staged.is_absolute() && install::executable(&beside).is_ok() {
         beside
@@ -698,7 +653,7 @@ fn codex_home() -> Option<PathBuf> {
 }
 
 /// Every client's home, as its environment says.
-fn homes() -> install::ClientHomes {
+pub(crate) fn homes() -> install::ClientHomes {
     install::ClientHomes {
         codex_home: codex_home(),
         claude_config: claude_config(),

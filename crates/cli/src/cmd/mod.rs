@@ -3,6 +3,7 @@
 pub(crate) mod agent;
 pub(crate) mod ast_edit;
 pub(crate) mod ast_grep;
+pub(crate) mod doctor;
 pub(crate) mod hook;
 pub(crate) mod ids;
 pub(crate) mod log;
