@@ -548,7 +548,7 @@ impl SqliteStore {
 
     /// Stores `state` as the state of `client`'s hook for `session`, in place of what was
     /// there: one commit, which a hook call's deferred sync may leave unsynced, as it may
-    /// the preview the state is about ([`SqliteStore::losable`]).
+    /// the preview the state is about (the ids module of this crate).
     ///
     /// # Errors
     /// A database error.

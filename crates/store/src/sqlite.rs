@@ -220,7 +220,8 @@ impl SqliteStore {
     /// are in synced, and the folder that holds it synced unless the WAL's name there is known
     /// durable: the wal module), and syncs every later commit on its own again. Nothing to do
     /// when nothing is deferred, and no sync when every deferred commit was one whose loss
-    /// harms nothing ([`SqliteStore::losable`]) and the WAL's name is known durable.
+    /// harms nothing (a preview whose id a synced reservation holds, a known session's
+    /// activity time, notices handed out, a hook's state) and the WAL's name is known durable.
     ///
     /// # Errors
     /// The sync's error (then the deferred commits may be lost in a power cut).
