@@ -23,7 +23,8 @@ use staged_core::StoreError;
 
 use crate::{
     rows::now_ms,
-    sqlite::{SqliteStore, Unsynced, lock},
+    sqlite::{SqliteStore, lock},
+    wal::Unsynced,
 };
 
 /// Which agent session a store instance acts for.

@@ -37,7 +37,7 @@ use crate::{
         ROW_COLUMNS, Row, SUMMARY_COLUMNS, insert_pending, pending_len, read_row, read_summary,
     },
     schema::{self, BUSY_TIMEOUT, SCHEMA_VERSION},
-    wal,
+    wal::{self, Unsynced},
 };
 
 /// The database's file name inside the state folder.
@@ -753,35 +753,6 @@ impl PendingActionStore for SqliteStore {
             }
         }
         Ok(n_cleared)
-    }
-}
-
-/// What the commit hook saw of a store's deferred commits.
-#[derive(Debug, Default)]
-pub(crate) struct Unsynced {
-    /// A commit was made that `sync_deferred` must sync.
-    pub(crate) must_sync: AtomicBool,
-    /// The commit being made may be lost without harm ([`SqliteStore::losable`]).
-    losable: AtomicBool,
-}
-
-impl Unsynced {
-    /// [`SqliteStore::losable`].
-    pub(crate) fn losable<T>(
-        &self,
-        commit: impl FnOnce() -> rusqlite::Result<T>,
-    ) -> rusqlite::Result<T> {
-        self.losable.store(true, Ordering::SeqCst);
-        let res = commit();
-        self.losable.store(false, Ordering::SeqCst);
-        res
-    }
-
-    /// The commit hook: every commit must be synced unless it was said to be losable.
-    fn committed(&self) {
-        if !self.losable.load(Ordering::SeqCst) {
-            self.must_sync.store(true, Ordering::SeqCst);
-        }
     }
 }
 

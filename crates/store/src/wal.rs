@@ -15,6 +15,12 @@
 //! mark that survives a power cut means that the name did. Where the filesystem keeps no user
 //! attributes (or on a platform without them), nothing is marked and every deferred sync syncs
 //! the folder, as before.
+//!
+//! Which deferred commits need the sync at all is recorded here too ([`Unsynced`]): a commit
+//! hook on the store's connection marks every commit as needing it, unless the caller said its
+//! loss to a power cut harms nothing (`SqliteStore::losable`, and the ids module).
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use staged_fs::DirHandle;
 
@@ -76,6 +82,35 @@ pub(crate) fn named(_wal: &std::fs::File, _folder: &DirHandle) -> bool {
 
 #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
 pub(crate) fn mark_named(_wal: &std::fs::File, _folder: &DirHandle) {}
+
+/// What the commit hook saw of a store's deferred commits.
+#[derive(Debug, Default)]
+pub(crate) struct Unsynced {
+    /// A commit was made that `sync_deferred` must sync.
+    pub(crate) must_sync: AtomicBool,
+    /// The commit being made may be lost without harm ([`crate::SqliteStore::losable`]).
+    losable: AtomicBool,
+}
+
+impl Unsynced {
+    /// [`crate::SqliteStore::losable`].
+    pub(crate) fn losable<T>(
+        &self,
+        commit: impl FnOnce() -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<T> {
+        self.losable.store(true, Ordering::SeqCst);
+        let res = commit();
+        self.losable.store(false, Ordering::SeqCst);
+        res
+    }
+
+    /// The commit hook: every commit must be synced unless it was said to be losable.
+    pub(crate) fn committed(&self) {
+        if !self.losable.load(Ordering::SeqCst) {
+            self.must_sync.store(true, Ordering::SeqCst);
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
