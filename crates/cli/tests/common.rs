@@ -201,3 +201,28 @@ pub(crate) fn shell_run_args<'a>(mode: &'a str, command: &'a str) -> [&'a str; 9
         command,
     ]
 }
+
+/// Claude Code's Write of `text` to `path` in session `session`, recorded: PreToolUse, the
+/// client's write, PostToolUse.
+pub(crate) fn recorded_write(dir: &Path, session: &str, call: &str, path: &str, text: &str) {
+    let file = dir.join(path);
+    let input = serde_json::json!({"file_path": file, "content": text});
+    let pre = serde_json::json!({"session_id": session, "cwd": dir, "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
+        "permission_mode": "acceptEdits"});
+    let out = hook(dir, &["hook", "claude-code", "--mode", "record"], &pre);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let original = std::fs::read_to_string(&file).ok();
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&file, text).unwrap();
+    let kind = if original.is_some() { "update" } else { "create" };
+    let post = serde_json::json!({"session_id": session, "cwd": dir, "hook_event_name": "PostToolUse",
+        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
+        "permission_mode": "acceptEdits",
+        "tool_response": {"type": kind, "filePath": file, "content": text, "structuredPatch": [],
+            "originalFile": original}});
+    let out = hook(dir, &["hook", "claude-code", "--mode", "record"], &post);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}

@@ -131,30 +131,6 @@ fn the_hooks_quickstart_runs_as_written() {
     assert!(report.contains("ok   Codex: hooks for apply_patch"), "{report}");
 }
 
-/// Runs `staged hook claude-code --mode record` in `dir` with `event` on stdin.
-fn hook(dir: &Path, event: &Value) {
-    let out = common::hook(dir, &["hook", "claude-code", "--mode", "record"], event);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-}
-
-/// Claude Code's Write of `text` to `path`, recorded: PreToolUse, the client's write,
-/// PostToolUse.
-fn recorded_write(dir: &Path, call: &str, path: &str, text: &str) {
-    let file = dir.join(path);
-    let input = json!({"file_path": file, "content": text});
-    let event = |name: &str| {
-        json!({"session_id": "4f1c", "cwd": dir, "hook_event_name": name, "tool_name": "Write",
-            "tool_input": input, "tool_use_id": call, "permission_mode": "acceptEdits"})
-    };
-    hook(dir, &event("PreToolUse"));
-    let original = std::fs::read_to_string(&file).ok();
-    std::fs::write(&file, text).unwrap();
-    let mut post = event("PostToolUse");
-    post["tool_response"] = json!({"type": "update", "filePath": file, "content": text,
-        "structuredPatch": [], "originalFile": original});
-    hook(dir, &post);
-}
-
 const RETRY_BEFORE: &str = "export const retries = 3;\nexport const timeoutMs = 1000;\n\
 export const maxDelayMs = 30000;\n\n// The delay before attempt n (1-based),\n\
 // in milliseconds, capped by the caller.\n\nexport function backoff(n: number) {\n  \
@@ -169,8 +145,14 @@ fn the_session_review_quickstart_runs_as_written() {
     let home = tempfile::tempdir().unwrap();
     // A Claude Code session in record mode: two edits of retry.ts's far-apart lines, one of api.ts.
     let retry = RETRY_BEFORE.replace("= 3;", "= 5;").replace("100 * n", "100 * 2 ** n");
-    recorded_write(dir, "t1", "src/retry.ts", &retry);
-    recorded_write(dir, "t2", "src/api.ts", &api.replace("{ retries }", "{ retries, backoff }"));
+    common::recorded_write(dir, "4f1c", "t1", "src/retry.ts", &retry);
+    common::recorded_write(
+        dir,
+        "4f1c",
+        "t2",
+        "src/api.ts",
+        &api.replace("{ retries }", "{ retries, backoff }"),
+    );
     let lines = quickstart("## Quickstart: review what an agent session changed");
     assert_eq!(lines.len(), 5, "{lines:?}");
     let outs = run_all(dir, home.path(), &lines);

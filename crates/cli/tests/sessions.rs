@@ -9,35 +9,10 @@ mod common;
 
 use std::{path::Path, process::Output};
 
-use common::{code, hook, json, read, staged, stderr, stdout, workspace};
+use common::{code, hook, json, read, recorded_write, staged, stderr, stdout, workspace};
 use serde_json::{Value, json};
 
 const RECORD: &[&str] = &["hook", "claude-code", "--mode", "record"];
-
-/// Claude Code's Write of `text` to `path` in session `session`, recorded: PreToolUse, the
-/// client's write, PostToolUse.
-fn recorded_write(dir: &Path, session: &str, call: &str, path: &str, text: &str) {
-    let file = dir.join(path);
-    let input = json!({"file_path": file, "content": text});
-    let pre = json!({"session_id": session, "cwd": dir, "hook_event_name": "PreToolUse",
-        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
-        "permission_mode": "acceptEdits"});
-    let out = hook(dir, RECORD, &pre);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let original = std::fs::read_to_string(&file).ok();
-    if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent).unwrap();
-    }
-    std::fs::write(&file, text).unwrap();
-    let kind = if original.is_some() { "update" } else { "create" };
-    let post = json!({"session_id": session, "cwd": dir, "hook_event_name": "PostToolUse",
-        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
-        "permission_mode": "acceptEdits",
-        "tool_response": {"type": kind, "filePath": file, "content": text, "structuredPatch": [],
-            "originalFile": original}});
-    let out = hook(dir, RECORD, &post);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-}
 
 /// Twenty numbered lines, with line `n` replaced by `with` for each `(n, with)`.
 fn lines(changes: &[(usize, &str)]) -> String {

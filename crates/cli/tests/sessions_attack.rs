@@ -8,31 +8,17 @@ mod common;
 
 use std::path::Path;
 
-use common::{code, hook, json, staged, stderr, stdout, workspace};
+use common::{code, json, recorded_write, staged, stderr, stdout, workspace};
 use serde_json::json;
 
-const RECORD: &[&str] = &["hook", "claude-code", "--mode", "record"];
-
-/// Claude Code's Write of `text` to `path` in session `session`, recorded: PreToolUse, the
-/// client's write, PostToolUse.
-fn recorded_write(dir: &Path, session: &str, call: &str, path: &str, text: &str) {
-    let file = dir.join(path);
-    let input = json!({"file_path": file, "content": text});
-    let pre = json!({"session_id": session, "cwd": dir, "hook_event_name": "PreToolUse",
-        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
-        "permission_mode": "acceptEdits"});
-    let out = hook(dir, RECORD, &pre);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let original = std::fs::read_to_string(&file).ok();
-    std::fs::write(&file, text).unwrap();
-    let kind = if original.is_some() { "update" } else { "create" };
-    let post = json!({"session_id": session, "cwd": dir, "hook_event_name": "PostToolUse",
-        "tool_name": "Write", "tool_input": input, "tool_use_id": call,
-        "permission_mode": "acceptEdits",
-        "tool_response": {"type": kind, "filePath": file, "content": text, "structuredPatch": [],
-            "originalFile": original}});
-    let out = hook(dir, RECORD, &post);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+/// Each file of `staged --json session show`'s answer `shown`: its path and its change.
+fn path_and_change(shown: &serde_json::Value) -> Vec<(&str, &str)> {
+    shown["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap()))
+        .collect()
 }
 
 /// A record-mode session S1 that changed two lines of a.txt far apart: two hunks.
@@ -122,12 +108,7 @@ fn an_empty_file_the_session_created_is_part_of_its_change_and_reverted_with_it(
     // An agent's `__init__.py`: a file with no lines is still a file the session made.
     recorded_write(&dir, "claude-1", "t2", "pkg/__init__.py", "");
     let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
-    let files: Vec<(&str, &str)> = shown["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap()))
-        .collect();
+    let files = path_and_change(&shown);
     assert_eq!(files, [("a.txt", "changed"), ("pkg/__init__.py", "created")], "{shown}");
     let out = staged(&dir, &["session", "show", "S1"]);
     assert!(stdout(&out).contains("new file mode 100644"), "{}", stdout(&out));
@@ -150,12 +131,7 @@ fn an_empty_file_the_session_deleted_comes_back_with_its_revert() {
     let out = staged(&dir, &common::shell_run_args("record", "rm empty.keep full.txt"));
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let shown = json(&staged(&dir, &["--json", "session", "show"]));
-    let files: Vec<(&str, &str)> = shown["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["path"].as_str().unwrap(), f["change"].as_str().unwrap()))
-        .collect();
+    let files = path_and_change(&shown);
     assert_eq!(files, [("empty.keep", "deleted"), ("full.txt", "deleted")], "{shown}");
     let out = staged(&dir, &["session", "revert", "--reason", "keep them"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
