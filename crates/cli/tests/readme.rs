@@ -15,7 +15,6 @@ use std::{
 };
 
 use common::{code, read, staged_bin, stderr, stdout, workspace};
-use serde_json::{Value, json};
 
 fn readme() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap()

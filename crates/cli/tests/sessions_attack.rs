@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::{code, json, recorded_write, staged, stderr, stdout, workspace};
 use serde_json::json;
 
