@@ -302,6 +302,17 @@ struct Walked {
 }
 
 impl WarmIndex {
+    /// Stops the index and deletes its private cookie folder now, whatever handles are still
+    /// alive: what a front end calls before it exits. Dropping the last handle stops the index
+    /// too, but its background thread may hold it for a moment longer (up to its 200 ms wait),
+    /// and a process that exits in that moment would leave the folder behind in the system's
+    /// temporary folder, one per run. Queries after it walk the tree or fail; it is for the end.
+    pub fn close(&self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.shared.wake.notify_all();
+        let _ = std::fs::remove_dir_all(self.shared.cookies.dir.path());
+    }
+
     /// Starts indexing `workspace` in the background: a thread walks the tree, watches its
     /// folders and reads every file; queries are answered the cold way until the walk is done.
     ///

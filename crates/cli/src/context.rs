@@ -103,6 +103,19 @@ pub(crate) fn warm_index_wanted() -> bool {
     std::env::var_os("STAGED_WARM_INDEX").is_none_or(|v| v != "0")
 }
 
+/// Closes a long-running front end's warm index when it goes out of scope, on every way out
+/// of the command ([`staged_workspace::WarmIndex::close`]): its cookie folder in the system's
+/// temporary folder is deleted before the process exits.
+pub(crate) struct ClosesIndex(pub(crate) Option<staged_workspace::WarmIndex>);
+
+impl Drop for ClosesIndex {
+    fn drop(&mut self) {
+        if let Some(index) = &self.0 {
+            index.close();
+        }
+    }
+}
+
 /// Prints `message` as a warning on stderr, control characters escaped.
 pub(crate) fn warn(message: &str) {
     eprintln!("staged: warning: {}", escape_line(message));

@@ -59,6 +59,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
     {
         context::warn(&format!("no warm index, every search walks the tree: {err}"));
     }
+    let _closes_index = context::ClosesIndex(workspace.warm_index().cloned());
     let root = workspace.workspace().root().to_path_buf();
     let server = StagedServer::new(workspace, approve);
     let res = runtime.block_on(async move {

@@ -131,3 +131,35 @@ fn another_process_staging_and_resolving_brings_list_changed_between_the_replies
     let finished = server.finish();
     assert!(finished.status.success(), "{}", finished.stderr);
 }
+
+#[test]
+fn a_server_whose_client_goes_away_leaves_no_folder_in_the_temporary_folder() {
+    use std::process::{Command, Stdio};
+    let dir = common::workspace(&[("a.ts", "oldApi(1);\n")]);
+    let tmp = tempfile::tempdir().unwrap();
+    let watch_folders = || -> Vec<String> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("staged-watch-"))
+            .collect()
+    };
+    let mut child = Command::new(common::staged_bin())
+        .arg("mcp")
+        .current_dir(dir.path())
+        .env("TMPDIR", tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The warm index made its cookie folder; then the client goes away.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while watch_folders().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the server made no cookie folder");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    assert_eq!(watch_folders(), Vec::<String>::new());
+}

@@ -112,7 +112,7 @@ pub use async_trait::async_trait;
 
 pub use staged_ast_edit::{
     ArgNames, AstEditParams, AstGrepParams, DEFAULT_MAX_FILES, DetailsError, LangRequiredDetails,
-    Op, PreviewDetails, StaleDetails, Strictness, compile_glob,
+    Op, PreviewDetails, StaleDetails, Strictness, WarmIndex, compile_glob,
 };
 pub use staged_journal::{
     ChangeDetails, ConfinedRoot, ModelAccess, RecoveryReport, STATE_DIR_NAME,

@@ -54,6 +54,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &AgentArgs, out: &Output) -> anyhow
     {
         context::warn(&format!("no warm index, every search walks the tree: {err}"));
     }
+    let _closes_index = context::ClosesIndex(ws.warm_index().cloned());
     // The log records the loop's resolves as the agent's.
     ws.session().set_front_end(staged_core::FrontEnd::Agent);
     // One agent session per run: what it stages and applies is its own, and its `resolve`
