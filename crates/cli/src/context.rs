@@ -172,6 +172,31 @@ pub(crate) fn scope_paths(root: &Path, paths: &[String]) -> anyhow::Result<Vec<S
     Ok(paths.iter().map(|p| rebase(base, p)).collect())
 }
 
+/// The paths of `--only` and `--except` (files, folders, globs, `FILE:N`) relative to the
+/// workspace `root`: as [`scope_paths`], and an absolute path inside the root (as an editor
+/// copies one) made relative to it. An absolute path outside the root is left as typed, and
+/// matches none of the files.
+pub(crate) fn pick_paths(root: &Path, paths: &[String]) -> anyhow::Result<Vec<String>> {
+    let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let scoped = scope_paths(root, paths)?;
+    Ok(scoped
+        .into_iter()
+        .map(|p| {
+            let path = Path::new(&p);
+            if !path.is_absolute() {
+                return p;
+            }
+            [root, canonical.as_path()].iter().find_map(|r| path.strip_prefix(r).ok()).map_or_else(
+                || p.clone(),
+                |rel| match rel.to_string_lossy() {
+                    rel if rel.is_empty() => ".".to_owned(),
+                    rel => rel.into_owned(),
+                },
+            )
+        })
+        .collect())
+}
+
 /// `p` (relative to `base`, itself relative to the root) relative to the root, normalised
 /// lexically. Absolute paths, URLs and paths that climb above the root are left for the tool
 /// to judge.

@@ -98,6 +98,21 @@ fn a_bad_pick_of_a_session_speaks_of_the_session_not_of_a_preview() {
 }
 
 #[test]
+fn an_absolute_path_inside_the_workspace_picks_as_its_relative_path_does() {
+    let (_ws, dir) = two_hunk_session();
+    let absolute = format!("{}:2", dir.join("a.txt").display());
+    let out = staged(&dir, &["session", "revert", "S1", "--only", &absolute, "--reason", "no"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let text = common::read(&dir, "a.txt");
+    assert!(text.contains("two\n") && text.contains("line 15\n"), "{text}");
+    // One outside the workspace matches nothing, and says so.
+    let outside = format!("{}:1", dir.parent().unwrap().join("a.txt").display());
+    let out = staged(&dir, &["session", "keep", "S1", "--only", &outside]);
+    assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("matches none of the"), "{}", stderr(&out));
+}
+
+#[test]
 fn an_empty_file_the_session_created_is_part_of_its_change_and_reverted_with_it() {
     let ws = workspace(&[("a.txt", "one\n")]);
     let dir = ws.path().canonicalize().unwrap();

@@ -192,8 +192,8 @@ fn pick_part(
         // The preview names files relative to the workspace root; a person may type them
         // relative to where they stand.
         let root = ws.workspace().root();
-        let only = context::scope_paths(root, &args.only)?;
-        let except = context::scope_paths(root, &args.except)?;
+        let only = context::pick_paths(root, &args.only)?;
+        let except = context::pick_paths(root, &args.except)?;
         let parts = pick::preview_parts(&head);
         let picked =
             pick::extra_of(&parts, &only, &args.only, &except, &args.except, head.id.as_str())?;

@@ -247,8 +247,8 @@ fn picks(
     }
     let parts = loaded.parts();
     let root = ws.workspace().root();
-    let only = context::scope_paths(root, &args.only)?;
-    let except = context::scope_paths(root, &args.except)?;
+    let only = context::pick_paths(root, &args.only)?;
+    let except = context::pick_paths(root, &args.except)?;
     let keep: Vec<Option<Option<BTreeSet<u64>>>> = pick::keep_of(
         &parts,
         &only,
