@@ -5,12 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::{os::unix::fs::MetadataExt, path::Path};
 
-use staged_fs::RelPath;
-use staged_journal::{
-    CommitOptions, ConfinedRoot, Expect, Step, StepChange, StepMode, fingerprint,
-};
+use staged_journal::{CommitOptions, ConfinedRoot};
 
 /// The names in the journal folder but its two lock files.
 fn journal_names(root: &Path) -> Vec<String> {
@@ -30,18 +29,7 @@ fn a_commit_that_frees_later_keeps_the_replaced_file_and_its_journals_until_they
     let root = dir.path();
     std::fs::write(root.join("a.txt"), "old\n").unwrap();
     let old_inode = std::fs::metadata(root.join("a.txt")).unwrap().ino();
-    let steps = vec![
-        Step {
-            target: RelPath::new("a.txt").unwrap(),
-            expect: Expect::Fingerprint(fingerprint(b"old\n")),
-            change: StepChange::Write { bytes: b"new\n".to_vec(), mode: StepMode::Keep },
-        },
-        Step {
-            target: RelPath::new("b.txt").unwrap(),
-            expect: Expect::Absent,
-            change: StepChange::Write { bytes: b"made\n".to_vec(), mode: StepMode::Default },
-        },
-    ];
+    let steps = common::replace_and_create("b.txt");
     let ws = ConfinedRoot::new(root).unwrap();
     staged_journal::free_later();
     staged_journal::commit(&ws, &steps, CommitOptions::default()).unwrap();

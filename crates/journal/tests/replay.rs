@@ -6,13 +6,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::path::Path;
 
-use staged_fs::RelPath;
-use staged_journal::{
-    CommitOptions, CommitStep, ConfinedRoot, Expect, RecoverOptions, RecoveryHooks, Step,
-    StepChange, StepMode, fingerprint,
-};
+use staged_journal::{CommitOptions, CommitStep, ConfinedRoot, RecoverOptions, RecoveryHooks};
 
 /// The journals in the journal folder, by name, with their bytes.
 fn journals(root: &Path) -> Vec<(String, Vec<u8>)> {
@@ -52,18 +50,7 @@ fn a_finished_replace_and_create_journal_found_again_after_a_power_loss_changes_
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(root.join("a.txt"), "old\n").unwrap();
-    let steps = vec![
-        Step {
-            target: RelPath::new("a.txt").unwrap(),
-            expect: Expect::Fingerprint(fingerprint(b"old\n")),
-            change: StepChange::Write { bytes: b"new\n".to_vec(), mode: StepMode::Keep },
-        },
-        Step {
-            target: RelPath::new("made/b.txt").unwrap(),
-            expect: Expect::Absent,
-            change: StepChange::Write { bytes: b"made\n".to_vec(), mode: StepMode::Default },
-        },
-    ];
+    let steps = common::replace_and_create("made/b.txt");
     let ws = ConfinedRoot::new(root).unwrap();
     // The committed journal, as it is when the commit retires its record (its last step
     // before the journal's deletion).
