@@ -40,6 +40,11 @@ use cap_std::{
 };
 
 pub use cap_std::fs::Metadata;
+pub use sync_batch::SyncBatch;
+#[doc(hidden)]
+pub use sync_batch::{SyncBatchPolicy, set_sync_batch_policy, sync_batches_finished};
+
+mod sync_batch;
 
 /// A relative path with normal components only: never absolute, never empty, no `.` or `..`.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -492,8 +497,32 @@ impl DirHandle {
         contents: &[u8],
         mode: &NewFileMode,
     ) -> io::Result<FileIdentity> {
+        self.create(name.as_ref(), contents, mode, true)
+    }
+
+    /// [`DirHandle::create_new`] without its syncs: the file is durable only once a
+    /// [`SyncBatch`] begun before it was written has finished.
+    ///
+    /// # Errors
+    /// As [`DirHandle::create_new`].
+    pub fn create_new_unsynced(
+        &self,
+        name: impl AsRef<OsStr>,
+        contents: &[u8],
+        mode: &NewFileMode,
+    ) -> io::Result<FileIdentity> {
+        self.create(name.as_ref(), contents, mode, false)
+    }
+
+    fn create(
+        &self,
+        name: &OsStr,
+        contents: &[u8],
+        mode: &NewFileMode,
+        sync: bool,
+    ) -> io::Result<FileIdentity> {
         use std::io::Write;
-        let name = single(name.as_ref())?;
+        let name = single(name)?;
         let mut options = OpenOptions::new();
         options.write(true).create_new(true).follow(FollowSymlinks::No);
         // The permission bits it must end with; `None`: whatever the umask leaves.
@@ -516,14 +545,18 @@ impl DirHandle {
         let res = (|| {
             use std::os::unix::fs::PermissionsExt;
             file.write_all(contents)?;
-            file.sync_all()?;
+            if sync {
+                file.sync_all()?;
+            }
             let meta = file.metadata()?;
             match bits {
                 // The umask took bits away: set them, durably, and take the identity after
                 // (the change time moves).
                 Some(bits) if meta.permissions().mode() & 0o777 != bits => {
                     file.set_permissions(std::fs::Permissions::from_mode(bits))?;
-                    file.sync_all()?;
+                    if sync {
+                        file.sync_all()?;
+                    }
                     Ok(FileIdentity::of(&file.metadata()?))
                 }
                 _ => Ok(FileIdentity::of(&meta)),
@@ -680,11 +713,15 @@ impl DirHandle {
     /// # Errors
     /// The I/O error.
     pub fn sync(&self) -> io::Result<()> {
-        // Directory handles may be path-only descriptors, which cannot be synced; open the
-        // directory itself for reading through the handle.
+        self.open_for_sync()?.sync_all()
+    }
+
+    /// The directory itself, opened for reading through the handle: directory handles may be
+    /// path-only descriptors, which cannot be synced.
+    fn open_for_sync(&self) -> io::Result<std::fs::File> {
         let mut options = OpenOptions::new();
         options.read(true).maybe_dir(true).follow(FollowSymlinks::No);
-        self.dir.open_with(".", &options)?.sync_all()
+        Ok(self.dir.open_with(".", &options)?.into_std())
     }
 }
 

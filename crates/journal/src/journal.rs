@@ -11,9 +11,13 @@
 //! 2. write the journal in state `preparing`, listing every target relative to the root and
 //!    the folders it will create, and call the caller's prepare hook with the journal's id (the
 //!    resolve log stores the record under it);
-//! 3. create the missing folders, then write and fsync every temp file (a commit nobody
-//!    observes writes them on other threads while its own calls the prepare hook: both only
-//!    have to be done before the commit point, and a failure of either rolls back both), beside its target and
+//! 3. create the missing folders, then write every temp file and make it durable, with its
+//!    name: each one fsynced, or, for a commit of many temps on one local filesystem with
+//!    little else waiting to be written, all of them with one `syncfs`
+//!    ([`staged_fs::SyncBatch`], whose failure rolls back as a failed fsync does). A commit
+//!    nobody observes writes them on other threads while its own calls the prepare hook: both
+//!    only have to be done before the commit point, and a failure of either rolls back both.
+//!    Each temp lies beside its target and is written
 //!    with its permissions (those of the file it replaces, of a moved file's source, those of
 //!    any new file or new executable, or the mode bits the step gives: a mode a diff sets, an
 //!    undo's old mode);

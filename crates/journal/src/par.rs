@@ -22,7 +22,9 @@ const SERIAL_BELOW: usize = 4;
 
 /// Threads for work bound by the CPU (reading and hashing files in the page cache).
 pub(crate) fn cpu_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+    // Asked once: the standard library reads the process's cgroup files each time.
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 /// Runs `work(i)` for every `i` in `0..n` on up to `threads` threads and returns the results

@@ -13,7 +13,7 @@ use staged_fs::{DirHandle, RelPath};
 use crate::{
     ConfinedRoot, JournalError,
     journal::{
-        CommitReport, CommitStep, Step, StepChange,
+        CommitReport, CommitStep, Step,
         check::{OpenTarget, Plan, check_targets},
         folders::{
             Folder, FolderRef, Held, OpenFolders, emptied_or_below, make_folder, make_late_dir,
@@ -30,6 +30,8 @@ use crate::{
     },
     par,
 };
+
+mod temps;
 
 /// [`CommitOptions::prepare`]: called with the journal's id; an error message stops the commit.
 pub(crate) type PrepareHook<'a> = dyn FnMut(&str) -> Result<(), String> + 'a;
@@ -140,6 +142,9 @@ struct Run<'a> {
     folders: Vec<Folder>,
     /// Which targets have a temp file, for a roll back to delete.
     written: Vec<bool>,
+    /// Whether the temps' folders are durable already (a [`staged_fs::SyncBatch`] synced them with the
+    /// temps).
+    folders_synced: bool,
 }
 
 impl<'a> Run<'a> {
@@ -186,6 +191,7 @@ impl<'a> Run<'a> {
             emptied: plan.emptied,
             late_dirs: plan.late_dirs,
             folders: Vec::new(),
+            folders_synced: false,
         })
     }
 
@@ -227,12 +233,13 @@ impl<'a> Run<'a> {
         });
         match (temps, prepared) {
             (Ok(temps), Ok(())) => {
-                self.took_temps(temps, options);
+                self.folders_synced = temps.folders_synced;
+                self.took_temps(temps.written, options);
                 Ok(())
             }
             (temps, Err(why)) => {
                 self.written = match temps {
-                    Ok(temps) => temps.iter().map(Option::is_some).collect(),
+                    Ok(temps) => temps.written.iter().map(Option::is_some).collect(),
                     Err(failed) => failed.done.iter().map(|d| matches!(d, Some(Some(_)))).collect(),
                 };
                 self.undo().roll_back(&self.targets, &self.written, &self.folders);
@@ -298,90 +305,6 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Step 3, the temp files: every one written and fsynced on several threads at once (see
-    /// `par`), and their folders synced, so that all are durable before the journal says
-    /// `committed`.
-    fn write_temps(
-        &mut self,
-        steps: &[Step],
-        options: &mut CommitOptions<'_>,
-    ) -> Result<(), JournalError> {
-        match self.temps_now(steps) {
-            Ok(temps) => {
-                self.took_temps(temps, options);
-                self.sync_temps(options)
-            }
-            Err(failed) => Err(self.temps_failed(failed, options)),
-        }
-    }
-
-    /// The temp files written and fsynced, on several threads.
-    fn temps_now(
-        &self,
-        steps: &[Step],
-    ) -> Result<Vec<Option<staged_fs::FileIdentity>>, par::Failed<Option<staged_fs::FileIdentity>>>
-    {
-        let (workspace, id, targets) = (self.workspace, &self.id, &self.targets);
-        let progress = workspace.progress();
-        if let Some(progress) = progress {
-            progress.begin(staged_core::Phase::Writing, targets.len() as u64);
-        }
-        par::try_map(targets.len(), par::IO_THREADS, |i| {
-            let (StepChange::Write { bytes, .. }, Some(dir)) = (&steps[i].change, &targets[i].dir)
-            else {
-                if let Some(progress) = progress {
-                    progress.advance(1);
-                }
-                return Ok(None);
-            };
-            let temp = temp_name(&targets[i].name, id, i);
-            let written = dir
-                .open(workspace)
-                .and_then(|dir| dir.create_new(&temp, bytes, &targets[i].new_mode))
-                .map(Some);
-            if let Some(progress) = progress {
-                progress.advance(1);
-            }
-            written
-        })
-    }
-
-    /// Rolls back after a temp failed (a temp that failed removed itself; only those written
-    /// are deleted); the error to return.
-    fn temps_failed(
-        &mut self,
-        failed: par::Failed<Option<staged_fs::FileIdentity>>,
-        options: &mut CommitOptions<'_>,
-    ) -> JournalError {
-        self.written = failed.done.iter().map(|d| matches!(d, Some(Some(_)))).collect();
-        self.abandon(options);
-        write_err(self.workspace, &self.targets[failed.index].rel, failed.error)
-    }
-
-    /// Records the temps written, for the journal and a roll back.
-    fn took_temps(
-        &mut self,
-        temps: Vec<Option<staged_fs::FileIdentity>>,
-        options: &mut CommitOptions<'_>,
-    ) {
-        for (i, identity) in temps.into_iter().enumerate() {
-            if let Some(identity) = identity {
-                self.journal.entries[i].temp = Some(identity.into());
-                self.written[i] = true;
-                observe(options, CommitStep::TempWritten(i));
-            }
-        }
-    }
-
-    /// The temps' folders synced, so that their names are durable too.
-    fn sync_temps(&self, options: &mut CommitOptions<'_>) -> Result<(), JournalError> {
-        if let Err(err) = sync_dirs(self.workspace, &self.targets, &self.folders) {
-            self.abandon(options);
-            return Err(journal_err(self.workspace, &err));
-        }
-        Ok(())
-    }
-
     /// The end of step 3 and step 4 for a commit nobody observes: the temps' folders synced
     /// (their names durable) on another thread while this one writes and fsyncs the
     /// committed journal under its temp name (which recovery deletes unread), each waiting on
@@ -393,7 +316,12 @@ impl<'a> Run<'a> {
     ) -> Result<(), JournalError> {
         self.journal.state = JournalState::Committed;
         let (synced, written) = std::thread::scope(|scope| {
-            let syncing = scope.spawn(|| sync_dirs(self.workspace, &self.targets, &self.folders));
+            let syncing = scope.spawn(|| {
+                if self.folders_synced {
+                    return Ok(());
+                }
+                sync_dirs(self.workspace, &self.targets, &self.folders)
+            });
             let written = write_journal_temp(self.journal_dir, &self.name, &self.journal);
             let synced = syncing
                 .join()
