@@ -13,7 +13,11 @@ changing one line of one file. Then, timed in interleaved rounds:
 
 Every round starts from the same state: the workspace as the session left it, files and
 `.staged/` both, copied back (untimed) before each command, so that no round reads the entries
-an earlier round's revert (and its undo) added. Round 1 also checks the revert gives back the
+an earlier round's revert (and its undo) added. Such a copy is still being written out when
+the command runs, and on ext4 without a journal each file the copy's deletion freed makes the
+next creations search past it for 30 s; with STAGED_BENCH_SETTLE=S every round's copies are
+made first instead, written out (`sync`), and left S seconds before the first round (35 is
+past ext4's 30 s), as a person's review finds a session's files long after they were written. Round 1 also checks the revert gives back the
 commit's bytes and that `staged undo` of it restores the session's. Prints each command's p50
 and the ratios staged/git, and the same of each command's CPU time (user + system, from the
 rusage of the reaped child: on a loaded machine the wall times measure the load).
@@ -26,6 +30,8 @@ Usage: bench/session.py [ROUNDS] [ENTRIES] [FILES]   (defaults 5, 1000, 300)
 Env:   STAGED (default target/release/staged; build it with cargo build --release -p staged-cli)
        STAGED_BASE (another build to compare with, interleaved)
        STAGED_BENCH_KEEP (a folder to copy the recorded workspace to, for profiling one command)
+       STAGED_BENCH_SETTLE (seconds: every round in its own copy, made and synced up front)
+       TMPDIR (where the workspaces are: the filesystem measured)
 """
 import json
 import shutil
@@ -83,6 +89,7 @@ def main():
     staged = os.environ.get("STAGED", str(ROOT / "target/release/staged"))
     other = os.environ.get("STAGED_BASE")
     keep = os.environ.get("STAGED_BENCH_KEEP")
+    settle = float(os.environ["STAGED_BENCH_SETTLE"]) if os.environ.get("STAGED_BENCH_SETTLE") else None
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         (ws / "src").mkdir(parents=True)
@@ -118,20 +125,33 @@ def main():
         if keep:
             shutil.copytree(ws, keep, symlinks=True)
 
-        def restore():
+        kinds = (["base"] if other else []) + ["staged", "git"]
+        if settle is not None:
+            # Every round's copies made now, written out, and left to settle (see the doc).
+            for r in range(rounds):
+                for kind in kinds:
+                    shutil.copytree(saved, Path(tmp) / "rounds" / str(r) / kind, symlinks=True)
+            os.sync()
+            time.sleep(settle)
+
+        def restore(r, kind):
+            """The workspace, as the session left it, for round `r`'s `kind` of commands."""
+            if settle is not None:
+                return Path(tmp) / "rounds" / str(r) / kind
             shutil.rmtree(ws)
             shutil.copytree(saved, ws, symlinks=True)
+            return ws
 
         times = {"show": [], "git-diff": [], "revert": [], "git-rev": []}
         if other:
             times.update({"show-base": [], "revert-base": []})
         for r in range(rounds):
             if other:
-                restore()
+                ws = restore(r, "base")
                 times["show-base"].append(timed([other, "session", "show", "S1"], ws, key="show-base")[0])
                 wall, _ = timed([other, "--json", "session", "revert", "S1", "--reason", "bench"], ws, key="revert-base")
                 times["revert-base"].append(wall)
-            restore()
+            ws = restore(r, "staged")
             wall, shown = timed([staged, "session", "show", "S1"], ws, key="show")
             times["show"].append(wall)
             wall, diff = timed(["git", "diff"], ws, key="git-diff")
@@ -149,8 +169,9 @@ def main():
                 assert all(p.read_bytes() == committed(p) for p in sorted((ws / "src").iterdir())), \
                     "the revert did not give back the commit's bytes"
                 timed([staged, "undo", str(entry), "--yes"], ws)
-                assert all(p.read_bytes() == b for p, b in session_bytes.items()), "undo did not restore the session"
-            restore()
+                assert all((ws / "src" / p.name).read_bytes() == b for p, b in session_bytes.items()), \
+                    "undo did not restore the session"
+            ws = restore(r, "git")
             wall, _ = timed(["git", "apply", "-R", "-"], ws, stdin=diff, key="git-rev")
             times["git-rev"].append(wall)
         p50 = {k: statistics.median(v) for k, v in times.items()}
