@@ -128,7 +128,13 @@ fn an_empty_file_the_session_created_is_part_of_its_change_and_reverted_with_it(
 
     let out = staged(&dir, &["session", "revert", "S1", "--reason", "start over"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    assert!(stdout(&out).contains("pkg/__init__.py (new file)"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with(
+            "Reverted 1 hunk and 1 file of S1 (a.txt, pkg/__init__.py (new file)): start over."
+        ),
+        "{}",
+        stdout(&out)
+    );
     assert!(!dir.join("pkg/__init__.py").exists(), "the session's empty file is gone");
     assert_eq!(common::read(&dir, "a.txt"), "one\n");
     // Undo of the revert makes it again.
@@ -146,9 +152,17 @@ fn an_empty_file_the_session_deleted_comes_back_with_its_revert() {
     let shown = json(&staged(&dir, &["--json", "session", "show"]));
     let files = path_and_change(&shown);
     assert_eq!(files, [("empty.keep", "deleted"), ("full.txt", "deleted")], "{shown}");
-    let out = staged(&dir, &["session", "revert", "--reason", "keep them"]);
+    // The empty file alone: a file, not "0 hunks".
+    let out = staged(&dir, &["session", "revert", "--only", "empty.keep", "--reason", "keep it"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).starts_with("Reverted 1 file of S1 (empty.keep (deleted file)): keep it."),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(common::read(&dir, "empty.keep"), "");
+    let out = staged(&dir, &["session", "revert", "--only", "full.txt", "--reason", "keep them"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(common::read(&dir, "full.txt"), "x\n");
 }
 

@@ -400,10 +400,24 @@ pub async fn revert_picked(
     if let Some(number) = loaded.notify {
         let _ = store.notify_session(number, &notice);
     }
-    let what = match (hunks.len(), folders.len()) {
-        (n, 0) => plural(n, "hunk"),
-        (0, f) => plural(f, "folder"),
-        (n, f) => format!("{} and {}", plural(n, "hunk"), plural(f, "folder")),
+    // A file picked whole that has no hunk (one the session created or deleted empty, or
+    // only moved or changed the mode of) is counted as a file: it has no lines to count.
+    let bare_files = loaded
+        .files
+        .iter()
+        .zip(picks)
+        .filter(|(file, pick)| matches!(pick, Some(Pick::Whole)) && file.diff.hunks.is_empty())
+        .count();
+    let counts: Vec<String> =
+        [(hunks.len(), "hunk"), (bare_files, "file"), (folders.len(), "folder")]
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, word)| plural(n, word))
+            .collect();
+    let what = match counts.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => plural(0, "hunk"),
     };
     let text = format!(
         "Reverted {what} of {short} ({}): {}.{}",
