@@ -61,6 +61,7 @@ use std::{
 };
 
 mod above;
+mod cookie_dir;
 mod settle;
 #[cfg(target_os = "linux")]
 mod watch;
@@ -259,7 +260,7 @@ struct Shared {
 
 #[derive(Debug)]
 struct Cookies {
-    dir: tempfile::TempDir,
+    dir: cookie_dir::CookieDir,
     next: AtomicU64,
 }
 
@@ -320,7 +321,7 @@ impl WarmIndex {
     /// When the private folder for cookies cannot be made.
     pub fn start(workspace: ConfinedRoot) -> std::io::Result<WarmIndex> {
         let cookies = Cookies {
-            dir: tempfile::Builder::new().prefix("staged-watch-").tempdir()?,
+            dir: cookie_dir::CookieDir::make_in(&std::env::temp_dir())?,
             next: AtomicU64::new(1),
         };
         let shared = Arc::new(Shared {

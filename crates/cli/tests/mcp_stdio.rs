@@ -163,3 +163,62 @@ fn a_server_whose_client_goes_away_leaves_no_folder_in_the_temporary_folder() {
     assert!(child.wait().unwrap().success());
     assert_eq!(watch_folders(), Vec::<String>::new());
 }
+
+#[test]
+fn the_folder_a_killed_server_left_in_the_temporary_folder_goes_with_the_next_server() {
+    use std::process::{Command, Stdio};
+    let dir = common::workspace(&[("a.ts", "oldApi(1);\n")]);
+    let tmp = tempfile::tempdir().unwrap();
+    let watch_folders = || -> Vec<String> {
+        let mut res: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("staged-watch-"))
+            .collect();
+        res.sort();
+        res
+    };
+    let server = || {
+        Command::new(common::staged_bin())
+            .arg("mcp")
+            .current_dir(dir.path())
+            .env("TMPDIR", tmp.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let wait_for = |n: usize| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while watch_folders().len() < n {
+            assert!(std::time::Instant::now() < deadline, "the server made no cookie folder");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    };
+    // Two servers at once; the first is killed and cannot delete its folder.
+    let mut killed = server();
+    wait_for(1);
+    let left = watch_folders();
+    let live = server();
+    wait_for(2);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    // The next server deletes the killed one's folder, and leaves the live one's.
+    let next = server();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while watch_folders().contains(&left[0]) || watch_folders().len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the killed server's folder stayed: {:?}",
+            watch_folders()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(watch_folders().len(), 2, "a live server's folder was deleted");
+    for mut child in [live, next] {
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success());
+    }
+    assert_eq!(watch_folders(), Vec::<String>::new());
+}
