@@ -132,9 +132,22 @@ fn another_process_staging_and_resolving_brings_list_changed_between_the_replies
     assert!(finished.status.success(), "{}", finished.stderr);
 }
 
+/// `staged mcp` in `dir` with `tmp` as its temporary folder, its stdin piped.
+fn server_with_tmpdir(dir: &std::path::Path, tmp: &std::path::Path) -> std::process::Child {
+    use std::process::{Command, Stdio};
+    Command::new(common::staged_bin())
+        .arg("mcp")
+        .current_dir(dir)
+        .env("TMPDIR", tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_server_whose_client_goes_away_leaves_no_folder_in_the_temporary_folder() {
-    use std::process::{Command, Stdio};
     let dir = common::workspace(&[("a.ts", "oldApi(1);\n")]);
     let tmp = tempfile::tempdir().unwrap();
     let watch_folders = || -> Vec<String> {
@@ -144,15 +157,7 @@ fn a_server_whose_client_goes_away_leaves_no_folder_in_the_temporary_folder() {
             .filter(|name| name.starts_with("staged-watch-"))
             .collect()
     };
-    let mut child = Command::new(common::staged_bin())
-        .arg("mcp")
-        .current_dir(dir.path())
-        .env("TMPDIR", tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = server_with_tmpdir(dir.path(), tmp.path());
     // The warm index made its cookie folder; then the client goes away.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while watch_folders().is_empty() {
@@ -166,7 +171,6 @@ fn a_server_whose_client_goes_away_leaves_no_folder_in_the_temporary_folder() {
 
 #[test]
 fn the_folder_a_killed_server_left_in_the_temporary_folder_goes_with_the_next_server() {
-    use std::process::{Command, Stdio};
     let dir = common::workspace(&[("a.ts", "oldApi(1);\n")]);
     let tmp = tempfile::tempdir().unwrap();
     let watch_folders = || -> Vec<String> {
@@ -178,17 +182,7 @@ fn the_folder_a_killed_server_left_in_the_temporary_folder_goes_with_the_next_se
         res.sort();
         res
     };
-    let server = || {
-        Command::new(common::staged_bin())
-            .arg("mcp")
-            .current_dir(dir.path())
-            .env("TMPDIR", tmp.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
+    let server = || server_with_tmpdir(dir.path(), tmp.path());
     let wait_for = |n: usize| {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while watch_folders().len() < n {

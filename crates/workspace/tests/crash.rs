@@ -7,6 +7,8 @@
 //! old ones) and for a partial apply (the rest of the preview is pending under a new id
 //! exactly when the chosen file is written), and for an apply of one hunk of a file (the rest,
 //! the file's other hunk included, is pending under a new id exactly when the hunk is written).
+//! And for an apply of many files whose temps one `syncfs` makes durable
+//! (`staged_fs::SyncBatch`), as for one whose temps are each fsynced.
 //!
 //! The test re-runs its own binary as a child (`apply_reports_every_step`, and its undo and
 //! partial-apply twins), which applies the head with an observer that aborts the process at
@@ -22,6 +24,7 @@ use staged_core::{
     CancelToken, FrontEnd, LogAction, LogOutcome, LogRecord, ResolveOptions, Retirement, Tool,
     UndoOptions,
 };
+use staged_fs::{SyncBatchPolicy, set_sync_batch_policy, sync_batches_finished};
 use staged_journal::CommitStep;
 use staged_journal::{Selection, undo_observed};
 use staged_protocol::ResolveParams;
@@ -31,6 +34,7 @@ use staged_workspace::WorkspaceSession;
 const CHILD_ENV: &str = "STAGED_WORKSPACE_CRASH_CHILD";
 const UNDO_CHILD_ENV: &str = "STAGED_WORKSPACE_UNDO_CRASH_CHILD";
 const PARTIAL_CHILD_ENV: &str = "STAGED_WORKSPACE_PARTIAL_CRASH_CHILD";
+const BATCH_CHILD_ENV: &str = "STAGED_WORKSPACE_BATCH_CRASH_CHILD";
 const FILES: [&str; 3] = ["a.ts", "src/b.ts", "src/deep/c.ts"];
 
 fn block_on<F: std::future::Future>(fut: F) -> F::Output {
@@ -38,10 +42,15 @@ fn block_on<F: std::future::Future>(fut: F) -> F::Output {
 }
 
 fn all_steps() -> Vec<CommitStep> {
+    steps_of(FILES.len())
+}
+
+/// The steps of a commit that writes `n` files.
+fn steps_of(n: usize) -> Vec<CommitStep> {
     let mut res = vec![CommitStep::Prepared];
-    res.extend((0..FILES.len()).map(CommitStep::TempWritten));
+    res.extend((0..n).map(CommitStep::TempWritten));
     res.push(CommitStep::Committed);
-    res.extend((0..FILES.len()).map(CommitStep::Replaced));
+    res.extend((0..n).map(CommitStep::Replaced));
     res.extend([CommitStep::Retired, CommitStep::Finished]);
     res
 }
@@ -54,9 +63,25 @@ fn new_text(path: &str) -> String {
     format!("// {path}\nbar(1);\n")
 }
 
+/// The three files most tests stage.
+fn files() -> Vec<String> {
+    FILES.iter().map(|p| (*p).to_owned()).collect()
+}
+
+/// The files of the batched apply: enough for one `syncfs` to make their temps durable
+/// (`staged_fs::SyncBatch`).
+fn batch_files() -> Vec<String> {
+    (0..12).map(|i| format!("src/f{i:02}.ts")).collect()
+}
+
 /// A workspace with the three files and the rewrite staged; returns the pending id.
 fn stage(root: &Path) -> String {
-    for p in FILES {
+    stage_files(root, &files())
+}
+
+/// A workspace with `files` and their rewrite staged; returns the pending id.
+fn stage_files(root: &Path, files: &[String]) -> String {
+    for p in files {
         let full = root.join(p);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, old_text(p)).unwrap();
@@ -70,8 +95,13 @@ fn stage(root: &Path) -> String {
     res.details.unwrap()["pendingId"].as_str().unwrap().to_owned()
 }
 
-/// Applies the head the way `resolve` does, with an observer on the commit.
-fn apply_head(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
+fn applied(n: usize) -> String {
+    format!("Applied {n} replacements in {n} files.")
+}
+
+/// Applies the head (a rewrite of `n` files) the way `resolve` does, with an observer on
+/// the commit.
+fn apply_head(root: &Path, n: usize, observer: &mut dyn FnMut(CommitStep)) {
     let ws = WorkspaceSession::open(root).unwrap();
     let store = ws.store().clone();
     let claim = store.claim_head().unwrap().unwrap();
@@ -79,23 +109,23 @@ fn apply_head(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
     let action = AstEditAction::from_payload(ws.workspace().clone(), &payload).unwrap();
     let retirement = Retirement::claimed(store, claim);
     let res = action.apply_observed(&CancelToken::new(), &retirement, observer).unwrap();
-    assert_eq!(res.text_content(), "Applied 3 replacements in 3 files.");
+    assert_eq!(res.text_content(), applied(n));
     assert!(retirement.is_retired());
 }
 
-#[test]
-fn apply_reports_every_step() {
-    if let Some((root, crash_at)) = child_spec(CHILD_ENV) {
-        // The child of `kill_at_every_step_keeps_files_and_stack_in_agreement`.
-        apply_head(&root, &mut abort_at(crash_at));
+/// The child's half (with `env` set: applies and aborts at its step) and the parent's (the
+/// steps reported, the files written, nothing left to recover) of an apply of `files`.
+fn apply_reports_every_step_of(files: &[String], env: &str) {
+    if let Some((root, crash_at)) = child_spec(env) {
+        apply_head(&root, files.len(), &mut abort_at(crash_at));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    stage(dir.path());
+    stage_files(dir.path(), files);
     let mut steps = Vec::new();
-    apply_head(dir.path(), &mut |step| steps.push(step));
-    assert_eq!(steps, all_steps());
-    for p in FILES {
+    apply_head(dir.path(), files.len(), &mut |step| steps.push(step));
+    assert_eq!(steps, steps_of(files.len()));
+    for p in files {
         assert_eq!(std::fs::read_to_string(dir.path().join(p)).unwrap(), new_text(p));
     }
     let ws = WorkspaceSession::open(dir.path()).unwrap();
@@ -103,21 +133,22 @@ fn apply_reports_every_step() {
     assert!(ws.store().is_empty().unwrap());
 }
 
-#[test]
-fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
-    let n_steps = all_steps().len();
+/// Kills `child` (an `apply_reports_every_step_of(files, env)`) at every step, then checks
+/// the files, the stack and the journal folder.
+fn kill_at_every_step_of_an_apply(files: &[String], child: &str, env: &str) {
+    let n_steps = steps_of(files.len()).len();
     let mut outcomes = Vec::new();
     for crash_at in 0..=n_steps {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        let id = stage(&root);
-        let status = run_child("apply_reports_every_step", CHILD_ENV, &root, crash_at);
+        let id = stage_files(&root, files);
+        let status = run_child(child, env, &root, crash_at);
         assert_eq!(status.success(), crash_at == n_steps, "step {crash_at}: {status:?}");
 
         // Any next start recovers.
         let ws = WorkspaceSession::open(&root).unwrap();
         assert!(ws.recovery().refused.is_empty(), "step {crash_at}: {:?}", ws.recovery());
-        let new: Vec<bool> = FILES
+        let new: Vec<bool> = files
             .iter()
             .map(|p| {
                 let text = std::fs::read_to_string(root.join(p)).unwrap();
@@ -142,7 +173,7 @@ fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
                 &CancelToken::new(),
             ))
             .unwrap();
-            assert_eq!(res.text_content(), "Applied 3 replacements in 3 files.");
+            assert_eq!(res.text_content(), applied(files.len()));
         }
         let mut journal: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
             .unwrap()
@@ -150,11 +181,63 @@ fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
             .collect();
         journal.sort();
         assert_eq!(journal, ["commit.lock", "write.lock"], "step {crash_at}");
+        let mut found = files_below(&root, &root);
+        found.sort();
+        let mut expected = files.to_vec();
+        expected.sort();
+        assert_eq!(found, expected, "step {crash_at}: a temp file was left beside the files");
         outcomes.push(new[0]);
     }
-    // The journal's switch to `committed` is step 4 (from 0): from it on, the files are new.
-    let expected: Vec<bool> = (0..=n_steps).map(|k| k > FILES.len()).collect();
+    // The journal's switch to `committed` comes after the temps: from it on, the files are new.
+    let expected: Vec<bool> = (0..=n_steps).map(|k| k > files.len()).collect();
     assert_eq!(outcomes, expected);
+}
+
+/// The files below `dir` (`.staged/` aside), as paths relative to `root`.
+fn files_below(root: &Path, dir: &Path) -> Vec<String> {
+    let mut res = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path == root.join(".staged") {
+            continue;
+        }
+        if path.is_dir() {
+            res.extend(files_below(root, &path));
+        } else {
+            res.push(path.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    res
+}
+
+#[test]
+fn apply_reports_every_step() {
+    // The child of `kill_at_every_step_keeps_files_and_stack_in_agreement` too.
+    apply_reports_every_step_of(&files(), CHILD_ENV);
+}
+
+#[test]
+fn kill_at_every_step_keeps_files_and_stack_in_agreement() {
+    kill_at_every_step_of_an_apply(&files(), "apply_reports_every_step", CHILD_ENV);
+}
+
+#[test]
+fn a_batched_apply_reports_every_step() {
+    // One `syncfs` for the temps, forced so that the test takes that path on any machine,
+    // whatever else waits to be written. The child of the test below too.
+    set_sync_batch_policy(SyncBatchPolicy::Always);
+    let batches = sync_batches_finished();
+    apply_reports_every_step_of(&batch_files(), BATCH_CHILD_ENV);
+    assert_eq!(sync_batches_finished(), batches + 1, "the temps were synced one by one");
+}
+
+#[test]
+fn kill_at_every_step_of_a_batched_apply_keeps_files_and_stack_in_agreement() {
+    kill_at_every_step_of_an_apply(
+        &batch_files(),
+        "a_batched_apply_reports_every_step",
+        BATCH_CHILD_ENV,
+    );
 }
 
 /// Undoes the newest applied entry the way `Session::undo` does, with an observer on the
