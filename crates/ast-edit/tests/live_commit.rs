@@ -61,13 +61,7 @@ fn paused_commit(
 }
 
 fn journal_names(workspace: &ConfinedRoot) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(workspace.journal_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+    staged_test_support::sorted_names(&workspace.journal_dir())
 }
 
 #[test]

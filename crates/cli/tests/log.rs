@@ -224,11 +224,7 @@ fn undo_restores_the_files_and_an_undo_of_the_undo_redoes_them() {
     let outcomes: Vec<Value> = log(dir).iter().map(|e| e["outcome"].clone()).collect();
     assert_eq!(outcomes, ["undone", "redone", "undone", "applied"]);
     // No journal or temp file is left behind.
-    let mut journal: Vec<String> = std::fs::read_dir(dir.join(".staged/journal"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    journal.sort();
+    let journal = staged_test_support::sorted_names(&dir.join(".staged/journal"));
     assert_eq!(journal, ["commit.lock", "write.lock"]);
 }
 

@@ -108,15 +108,7 @@ fn the_wrappers_cleaner_deletes_what_its_commit_left_to_free() {
     let out = shell_run(&root, "record", "echo more >> src/a.txt");
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(read(&root, "src/a.txt"), "a\nmore\n");
-    let journal = || -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    };
+    let journal = || staged_test_support::sorted_names(&root.join(".staged/journal"));
     wait_until(10, || journal() == ["commit.lock", "write.lock"]);
     assert_eq!(journal(), ["commit.lock", "write.lock"]);
     let log = json(&staged(&root, &["--json", "log"]));

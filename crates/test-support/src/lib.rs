@@ -2,9 +2,28 @@
 //!
 //! - [`CountingStore`], an in-memory pending stack that counts `clear_stale` calls;
 //! - [`crash`], the harness of the crash tests: run this test binary again as a child that
-//!   dies at commit step k, or kill another process once its journal reaches a state.
+//!   dies at commit step k, or kill another process once its journal reaches a state;
+//! - [`sorted_names`], what a folder (a journal folder, most often) holds.
 
 pub mod crash;
+
+/// The names of the entries of folder `dir`, sorted: what a test compares a journal folder
+/// with (`["commit.lock", "write.lock"]` once every commit is done).
+///
+/// # Panics
+/// When the folder cannot be read.
+#[must_use]
+pub fn sorted_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
+        .map(|entry| {
+            let entry = entry.unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+            entry.file_name().to_string_lossy().into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
 
 use std::sync::{
     Arc,

@@ -175,12 +175,7 @@ fn kill_at_every_step_of_an_apply(files: &[String], child: &str, env: &str) {
             .unwrap();
             assert_eq!(res.text_content(), applied(files.len()));
         }
-        let mut journal: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        journal.sort();
-        assert_eq!(journal, ["commit.lock", "write.lock"], "step {crash_at}");
+        assert_eq!(journal_names(&root), ["commit.lock", "write.lock"], "step {crash_at}");
         let mut found = files_below(&root, &root);
         found.sort();
         let mut expected = files.to_vec();
@@ -285,12 +280,7 @@ fn outcomes(ws: &WorkspaceSession) -> Vec<LogOutcome> {
 }
 
 fn journal_names(root: &Path) -> Vec<String> {
-    let mut journal: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    journal.sort();
-    journal
+    staged_test_support::sorted_names(&root.join(".staged/journal"))
 }
 
 #[test]

@@ -130,12 +130,8 @@ fn undo_newest(root: &Path, observer: &mut dyn FnMut(CommitStep)) {
 }
 
 fn journal_is_clean(root: &Path) -> bool {
-    let mut names: Vec<String> = std::fs::read_dir(root.join(".staged/journal"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names == ["commit.lock", "write.lock"]
+    staged_test_support::sorted_names(&root.join(".staged/journal"))
+        == ["commit.lock", "write.lock"]
 }
 
 #[test]
