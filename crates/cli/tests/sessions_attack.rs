@@ -166,15 +166,21 @@ fn an_empty_file_the_session_deleted_comes_back_with_its_revert() {
     assert_eq!(common::read(&dir, "full.txt"), "x\n");
 }
 
+/// A workspace whose a.txt is `before`, and a session that changed both of its `same` lines.
+fn twin_hunks_session(before: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let ws = workspace(&[("a.txt", before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &before.replace("same\n", "changed\n"));
+    (ws, dir)
+}
+
 #[test]
 fn a_review_state_never_passes_to_a_twin_hunk_when_the_kept_one_is_reverted() {
     // Two hunks of the very same texts in one file: told apart by which of the two each is.
     let before: String = (1..=20)
         .map(|n| if n == 1 || n == 12 { "same\n".to_owned() } else { format!("line {n}\n") })
         .collect();
-    let ws = workspace(&[("a.txt", &before)]);
-    let dir = ws.path().canonicalize().unwrap();
-    recorded_write(&dir, "claude-1", "t1", "a.txt", &before.replace("same\n", "changed\n"));
+    let (_ws, dir) = twin_hunks_session(&before);
     let out = staged(&dir, &["session", "keep", "S1", "--only", "a.txt:1"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let out = staged(&dir, &["session", "revert", "S1", "--only", "a.txt:1", "--reason", "no"]);
@@ -186,9 +192,7 @@ fn a_review_state_never_passes_to_a_twin_hunk_when_the_kept_one_is_reverted() {
     assert_eq!(shown["files"][0]["hunks"][0]["review"], serde_json::Value::Null, "{shown}");
 
     // The other way round: the second kept, the first reverted and its revert undone.
-    let ws = workspace(&[("a.txt", &before)]);
-    let dir = ws.path().canonicalize().unwrap();
-    recorded_write(&dir, "claude-1", "t1", "a.txt", &before.replace("same\n", "changed\n"));
+    let (_ws, dir) = twin_hunks_session(&before);
     let out = staged(&dir, &["session", "keep", "S1", "--only", "a.txt:2"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let out = staged(&dir, &["session", "revert", "S1", "--only", "a.txt:1", "--reason", "no"]);

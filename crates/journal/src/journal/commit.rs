@@ -233,8 +233,7 @@ impl<'a> Run<'a> {
         });
         match (temps, prepared) {
             (Ok(temps), Ok(())) => {
-                self.folders_synced = temps.folders_synced;
-                self.took_temps(temps.written, options);
+                self.took_temps(temps, options);
                 Ok(())
             }
             (temps, Err(why)) => {
@@ -316,12 +315,7 @@ impl<'a> Run<'a> {
     ) -> Result<(), JournalError> {
         self.journal.state = JournalState::Committed;
         let (synced, written) = std::thread::scope(|scope| {
-            let syncing = scope.spawn(|| {
-                if self.folders_synced {
-                    return Ok(());
-                }
-                sync_dirs(self.workspace, &self.targets, &self.folders)
-            });
+            let syncing = scope.spawn(|| self.sync_temp_folders());
             let written = write_journal_temp(self.journal_dir, &self.name, &self.journal);
             let synced = syncing
                 .join()

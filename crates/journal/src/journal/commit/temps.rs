@@ -23,9 +23,8 @@ pub(super) struct Temps {
 pub(super) type TempsFailed = par::Failed<Option<staged_fs::FileIdentity>>;
 
 impl Run<'_> {
-    /// Step 3, the temp files: every one written and fsynced on several threads at once (see
-    /// `par`), and their folders synced, so that all are durable before the journal says
-    /// `committed`.
+    /// Step 3, the temp files: every one written and made durable ([`Run::temps_now`]), and
+    /// their folders synced, so that all are durable before the journal says `committed`.
     pub(super) fn write_temps(
         &mut self,
         steps: &[Step],
@@ -33,11 +32,7 @@ impl Run<'_> {
     ) -> Result<(), JournalError> {
         match self.temps_now(steps) {
             Ok(temps) => {
-                self.took_temps(temps.written, options);
-                if temps.folders_synced {
-                    self.folders_synced = true;
-                    return Ok(());
-                }
+                self.took_temps(temps, options);
                 self.sync_temps(options)
             }
             Err(failed) => Err(self.temps_failed(failed, options)),
@@ -138,13 +133,11 @@ impl Run<'_> {
         write_err(self.workspace, &self.targets[failed.index].rel, failed.error)
     }
 
-    /// Records the temps written, for the journal and a roll back.
-    pub(super) fn took_temps(
-        &mut self,
-        temps: Vec<Option<staged_fs::FileIdentity>>,
-        options: &mut CommitOptions<'_>,
-    ) {
-        for (i, identity) in temps.into_iter().enumerate() {
+    /// Records the temps written, for the journal and a roll back, and whether their folders
+    /// are durable already.
+    pub(super) fn took_temps(&mut self, temps: Temps, options: &mut CommitOptions<'_>) {
+        self.folders_synced = temps.folders_synced;
+        for (i, identity) in temps.written.into_iter().enumerate() {
             if let Some(identity) = identity {
                 self.journal.entries[i].temp = Some(identity.into());
                 self.written[i] = true;
@@ -155,10 +148,18 @@ impl Run<'_> {
 
     /// The temps' folders synced, so that their names are durable too.
     pub(super) fn sync_temps(&self, options: &mut CommitOptions<'_>) -> Result<(), JournalError> {
-        if let Err(err) = sync_dirs(self.workspace, &self.targets, &self.folders) {
+        if let Err(err) = self.sync_temp_folders() {
             self.abandon(options);
             return Err(journal_err(self.workspace, &err));
         }
         Ok(())
+    }
+
+    /// The temps' folders synced, unless the temps' [`SyncBatch`] synced them already.
+    pub(super) fn sync_temp_folders(&self) -> io::Result<()> {
+        if self.folders_synced {
+            return Ok(());
+        }
+        sync_dirs(self.workspace, &self.targets, &self.folders)
     }
 }
