@@ -49,7 +49,8 @@ Twenty-six experiments, each repeated N times (default 200) against the real `st
   and, by a shell command, made `made/deep/` and removed the empty `gone/sub/` and `gone/`;
   `staged session revert S1` gets SIGKILL as in kill. After recovery every file and folder is
   the session's or every one is reverted, the log holds the revert exactly when they are
-  reverted, and `staged session show` agrees (12 files and 4 folders, or none).
+  reverted, `staged session show` agrees (12 files and 4 folders, or none), and the session's
+  next hook event tells its model of the revert exactly when it happened, once.
 * shell-gate-kill: `staged shell-run` in gate mode (a command that appends to 20 files, deletes
   10 and makes 10, deletes a folder of 5 files and an empty folder, makes a folder with a file
   in a new folder and an empty folder; the tree's folders are compared too) gets SIGKILL at a random moment of its run (issue 35); then the session's
@@ -1443,7 +1444,8 @@ def revert_seconds(staged):
 def revert_kill_once(staged, root: Path, rng: random.Random, window: float, n_run: int):
     """SIGKILLs a whole-session revert at any step: afterwards every file is the session's
     (`new`) or every file is reverted (`old`), the log holds the revert exactly when the files
-    are reverted, and the session's diff agrees."""
+    are reverted, the session's diff agrees, and the session's model is told of the revert
+    (once) exactly when the files are reverted."""
     ws, files = session_workspace(staged, root)
     child = subprocess.Popen([staged, "--workspace", str(ws), "session", "revert", "S1", "--reason", "stress"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -1453,6 +1455,10 @@ def revert_kill_once(staged, root: Path, rng: random.Random, window: float, n_ru
     reverts = [e for e in entries if e["source"] == "session_revert"]
     shown = json.loads(run(staged, ws, "--json", "session", "show", "S1", check=True).stdout)
     folders = session_folders(ws)
+    prompt = {"session_id": "claude-s", "cwd": str(ws), "hook_event_name": "UserPromptSubmit",
+              "prompt": "go on", "permission_mode": "acceptEdits"}
+    told = [b"A person reverted your change" in hook_event(staged, ws, prompt, "record").stdout
+            for _ in range(2)]
     problems = []
     if seen["torn"] or (seen["new"] and seen["old"]):
         problems.append(f"mixed files: {dict(seen)}")
@@ -1464,6 +1470,8 @@ def revert_kill_once(staged, root: Path, rng: random.Random, window: float, n_ru
         problems.append(f"all reverted but the log holds {len(reverts)} reverts and the diff {len(shown['files'])} files")
     elif seen["new"] == SESSION_FILES and (reverts or len(shown["files"]) != SESSION_FILES):
         problems.append(f"all the session's but the log holds {len(reverts)} reverts and the diff {len(shown['files'])} files")
+    elif told != [bool(seen["old"]), False]:
+        problems.append(f"files {dict(seen)} but the model was told {told}")
     return kill_verdict(ws, child, problems, "killed after the commit point, all reverted",
                         "killed before it, all the session's", committed=bool(seen["old"]))
 

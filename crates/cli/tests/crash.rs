@@ -253,3 +253,84 @@ fn kill_9_during_an_undo_after_its_commit_point_is_finished_and_logged() {
         .expect("never caught the undo after its commit point");
     check_undo_recovered(ws.path(), true);
 }
+
+/// A record-mode session S1 of Claude Code session `claude-k` that rewrote N files with one
+/// shell command; then `staged session revert S1` killed at `kill_at`. `None` as in
+/// [`kill_during_apply`].
+fn kill_during_session_revert(kill_at: KillAt) -> Option<tempfile::TempDir> {
+    let files: Vec<(String, String)> =
+        (0..N_FILES).map(|i| (format!("src/f{i:04}.ts"), format!("old {i}\n"))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let ws = workspace(&refs);
+    let out = staged(
+        ws.path(),
+        &[
+            "shell-run",
+            "--client",
+            "claude-code",
+            "--session",
+            "claude-k",
+            "--mode",
+            "record",
+            "--",
+            "for f in src/*.ts; do echo new >> \"$f\"; done",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mut child = Command::new(common::staged_bin())
+        .args(["session", "revert", "S1", "--reason", "not this"])
+        .current_dir(ws.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    kill_child_at(&mut child, ws.path(), kill_at, "session revert").then_some(ws)
+}
+
+/// The next command recovers; the files are all reverted or all the session's, and the
+/// session's model is told of the revert (once) exactly when it happened.
+fn check_revert_recovered(ws: &Path, expect_reverted: bool) {
+    let out = staged(ws, &["pending"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let expected_report =
+        if expect_reverted { "1 finished, 0 rolled back" } else { "0 finished, 1 rolled back" };
+    assert!(stderr(&out).contains(expected_report), "{}", stderr(&out));
+    for i in 0..N_FILES {
+        let text = std::fs::read_to_string(ws.join(format!("src/f{i:04}.ts"))).unwrap();
+        let want = if expect_reverted { format!("old {i}\n") } else { format!("old {i}\nnew\n") };
+        assert_eq!(text, want, "file {i}");
+    }
+    let log = common::json(&staged(ws, &["--json", "log"]));
+    let reverts: Vec<_> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["source"] == "session_revert")
+        .collect();
+    assert_eq!(reverts.len(), usize::from(expect_reverted), "{log}");
+    let prompt = serde_json::json!({"session_id": "claude-k", "cwd": ws, "hook_event_name": "UserPromptSubmit",
+        "prompt": "go on", "permission_mode": "acceptEdits"});
+    let told = |out: &std::process::Output| {
+        assert_eq!(code(out), 0, "{}", stderr(out));
+        common::stdout(out).contains("A person reverted your change to src/f0000.ts (line 2)")
+    };
+    let record = ["hook", "claude-code", "--mode", "record"];
+    assert_eq!(told(&common::hook(ws, &record, &prompt)), expect_reverted);
+    assert!(!told(&common::hook(ws, &record, &prompt)), "a notice is told once");
+}
+
+#[test]
+fn kill_9_of_a_session_revert_before_its_commit_point_reverts_nothing_and_tells_nothing() {
+    let ws = (0..5)
+        .find_map(|_| kill_during_session_revert(KillAt::Preparing))
+        .expect("never caught the revert before its commit point");
+    check_revert_recovered(ws.path(), false);
+}
+
+#[test]
+fn kill_9_of_a_session_revert_after_its_commit_point_reverts_all_and_tells_the_model_once() {
+    let ws = (0..5)
+        .find_map(|_| kill_during_session_revert(KillAt::Committed))
+        .expect("never caught the revert after its commit point");
+    check_revert_recovered(ws.path(), true);
+}

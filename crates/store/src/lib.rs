@@ -25,6 +25,6 @@ mod wal;
 
 pub use crate::{
     rehydrate::{FallbackRehydrator, Rehydrator, Rehydrators, StoredAction},
-    sessions::{SessionRow, SessionScope, parse_session_number},
+    sessions::{NOTICE_FIELD, SessionRow, SessionScope, parse_session_number},
     sqlite::SqliteStore,
 };

@@ -500,6 +500,17 @@ impl SqliteStore {
                 .map_err(e)?;
             }
         }
+        // A notice the record carries for an agent session is left in the same transaction.
+        let extra = tx
+            .query_row("SELECT extra FROM log WHERE key = ?1 AND done = 0", [key], |row| {
+                Ok(codec::json_column(row.get_ref(0)?).ok().flatten())
+            })
+            .optional()
+            .map_err(e)?
+            .flatten();
+        if let Some((session, text)) = extra.as_ref().and_then(crate::sessions::notice_in) {
+            crate::sessions::leave_notice(&tx, session, text).map_err(e)?;
+        }
         tx.execute(
             "UPDATE log SET done = 1, at_ms = ?1 WHERE key = ?2 AND done = 0",
             params![now_ms(), key],

@@ -129,6 +129,32 @@ pub fn parse_session_number(typed: &str) -> Result<u64, String> {
     Err(shown)
 }
 
+/// The field of a log record's `extra` that holds a notice for an agent session's model,
+/// `{"session": "S3", "text": "..."}`: the store leaves it for the session (as
+/// [`SqliteStore::notify_session`] does) in the transaction that makes the record final, so a
+/// revert's notice exists exactly when the revert does, wherever a kill stops it.
+pub const NOTICE_FIELD: &str = "notice";
+
+/// The session number and text of the notice in a log record's `extra` ([`NOTICE_FIELD`]).
+pub(crate) fn notice_in(extra: &serde_json::Value) -> Option<(i64, &str)> {
+    let notice = extra.get(NOTICE_FIELD)?;
+    let number = parse_session_number(notice.get("session")?.as_str()?).ok()?;
+    Some((i64::try_from(number).ok()?, notice.get("text")?.as_str()?))
+}
+
+/// Leaves `text` for session `session`'s model, in `conn`'s transaction if it is in one.
+pub(crate) fn leave_notice(
+    conn: &rusqlite::Connection,
+    session: i64,
+    text: &str,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO notices (session, text, at_ms) VALUES (?1, ?2, ?3)",
+        params![session, text, now_ms()],
+    )
+    .map(drop)
+}
+
 /// The longest title kept, in characters.
 const MAX_TITLE_CHARS: usize = 120;
 
@@ -473,6 +499,7 @@ impl SqliteStore {
         keys: &[&str],
         state: &str,
         reason: Option<&str>,
+        notice: Option<&str>,
     ) -> Result<(), StoreError> {
         let session = i64::try_from(number).unwrap_or(i64::MAX);
         let mut conn = lock(&self.conn);
@@ -486,6 +513,9 @@ impl SqliteStore {
                 params![session, key, state, reason, now_ms()],
             )
             .map_err(|err| self.err(err))?;
+        }
+        if let Some(text) = notice {
+            leave_notice(&tx, session, text).map_err(|err| self.err(err))?;
         }
         tx.commit().map_err(|err| self.err(err))
     }
@@ -513,12 +543,8 @@ impl SqliteStore {
     /// A database error.
     pub fn notify_session(&self, number: u64, text: &str) -> Result<(), StoreError> {
         let conn = lock(&self.conn);
-        conn.execute(
-            "INSERT INTO notices (session, text, at_ms) VALUES (?1, ?2, ?3)",
-            params![i64::try_from(number).unwrap_or(i64::MAX), text, now_ms()],
-        )
-        .map_err(|err| self.err(err))?;
-        Ok(())
+        leave_notice(&conn, i64::try_from(number).unwrap_or(i64::MAX), text)
+            .map_err(|err| self.err(err))
     }
 
     /// The state a client's hook keeps for one of its sessions (`client`, and the session's id

@@ -298,3 +298,59 @@ fn a_small_log_column_is_stored_plain_a_large_one_compressed_and_both_forms_read
     db.execute("UPDATE log SET undo = ?1 WHERE label = 'small'", [packed]).unwrap();
     assert_eq!(read("small"), small);
 }
+
+/// A record of `label` carrying a notice for session `number` (`extra.notice`, as a session
+/// revert's record does).
+fn record_with_notice(label: &str, number: u64) -> LogRecord {
+    let mut res = record(label);
+    let mut extra = JsonObject::new();
+    extra.insert(
+        staged_store::NOTICE_FIELD.to_owned(),
+        serde_json::json!({"session": format!("S{number}"), "text": format!("told of {label}")}),
+    );
+    res.extra = Some(extra);
+    res
+}
+
+#[test]
+fn a_records_notice_is_left_when_the_record_is_final_and_only_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let s = store.open_session("claude-code", "k", None).unwrap().number;
+    let change = AppliedChange { remainder: None, ..change_with_rest("unused") };
+    // Prepared, then rolled back (a kill before the commit point): nobody is told.
+    let rolled_back = Retirement::for_undo(store.clone(), record_with_notice("rolled back", s));
+    rolled_back.prepare("7-0-1", &change).unwrap();
+    assert!(store.take_notices(s).unwrap().is_empty(), "told before the commit point");
+    drop(rolled_back);
+    store.abandon_prepared("7-0-1").unwrap();
+    assert!(store.take_notices(s).unwrap().is_empty(), "told of a rolled-back commit");
+    // Prepared, then finished by recovery (a kill after the commit point): told once.
+    let finished = Retirement::for_undo(store.clone(), record_with_notice("finished", s));
+    finished.prepare("7-0-2", &change).unwrap();
+    drop(finished);
+    let other = open(dir.path());
+    assert!(other.finish_recovered("7-0-2", None).unwrap());
+    assert!(other.finish_recovered("7-0-2", None).unwrap(), "finishing twice");
+    assert_eq!(store.take_notices(s).unwrap(), ["told of finished"]);
+    assert!(store.take_notices(s).unwrap().is_empty());
+    // A live commit: told when it retires its record.
+    let live = Retirement::for_undo(store.clone(), record_with_notice("live", s));
+    live.prepare("7-0-3", &change).unwrap();
+    assert!(store.take_notices(s).unwrap().is_empty());
+    assert!(live.retire().is_ok());
+    assert_eq!(store.take_notices(s).unwrap(), ["told of live"]);
+    // A record whose notice names no session tells nobody, and finishes.
+    let mut odd = record("odd");
+    let mut extra = JsonObject::new();
+    extra.insert(
+        staged_store::NOTICE_FIELD.to_owned(),
+        serde_json::json!({"session": "not a session", "text": "x"}),
+    );
+    odd.extra = Some(extra);
+    let odd = Retirement::for_undo(store.clone(), odd);
+    odd.prepare("7-0-4", &change).unwrap();
+    assert!(odd.retire().is_ok());
+    assert!(store.take_notices(s).unwrap().is_empty());
+    assert_eq!(outcomes(&store).len(), 3);
+}

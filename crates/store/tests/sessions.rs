@@ -337,8 +337,8 @@ fn review_states_are_kept_per_hunk_and_replaced_by_a_later_mark() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     let s = store.open_session("claude-code", "r", None).unwrap().number;
-    store.mark_reviewed(s, &["h1", "h2"], "kept", Some("fine")).unwrap();
-    store.mark_reviewed(s, &["h2"], "kept", None).unwrap();
+    store.mark_reviewed(s, &["h1", "h2"], "kept", Some("fine"), None).unwrap();
+    store.mark_reviewed(s, &["h2"], "kept", None, None).unwrap();
     assert_eq!(
         open(dir.path()).reviewed(s).unwrap(),
         vec![("h1".to_owned(), "kept".to_owned()), ("h2".to_owned(), "kept".to_owned())]

@@ -269,7 +269,7 @@ pub(crate) async fn act(
     };
     if revert {
         let cancel = CancelToken::new();
-        let done = revert_picked(&app.ws, store, &loaded, &picks, &reason, &FrontEnd::Ui, &cancel)
+        let done = revert_picked(&app.ws, &loaded, &picks, &reason, &FrontEnd::Ui, &cancel)
             .await
             .map_err(|err| bad(err.0))?;
         Ok(Json::of(match &done {

@@ -321,7 +321,6 @@ struct RevertedHunk<'a> {
 /// When nothing can be reverted or the files cannot be checked or written.
 pub async fn revert_picked(
     ws: &WorkspaceSession,
-    store: &SqliteStore,
     loaded: &Loaded,
     picks: &[Option<Pick>],
     reason: &str,
@@ -387,6 +386,16 @@ pub async fn revert_picked(
         .map(|(f, h)| RevertedHunk { path: &f.path, hunk: h.number, key: &h.key })
         .collect();
     extra.insert("hunks".to_owned(), serde_json::to_value(reverted).unwrap_or_default());
+    // The session's model hears of it once, at its next chance: the notice is left in the
+    // transaction that makes the revert's record final (never without the revert, or the
+    // revert without it, wherever a kill stops the command).
+    if let Some(number) = loaded.notify {
+        let notice = notice_text("reverted", &hunks, reason.trim());
+        extra.insert(
+            staged_store::NOTICE_FIELD.to_owned(),
+            serde_json::json!({ "session": format!("S{number}"), "text": notice }),
+        );
+    }
     base.extra = Some(extra);
     let retirement = Retirement::for_undo(ws.store().clone(), base);
     if let Some(refused) =
@@ -395,11 +404,6 @@ pub async fn revert_picked(
         return Ok(Reverted::Refused(format!("Cannot revert {short}'s change: {refused}")));
     }
     let seq = newest_entry(ws);
-    // The session's model hears of it once, at its next chance.
-    let notice = notice_text("reverted", &hunks, reason.trim());
-    if let Some(number) = loaded.notify {
-        let _ = store.notify_session(number, &notice);
-    }
     // A file picked whole that has no hunk (one the session created or deleted empty, or
     // only moved or changed the mode of) is counted as a file: it has no lines to count.
     let bare_files = loaded
@@ -459,12 +463,10 @@ pub fn keep_picked(
     let hunks = picked_hunks(loaded, picks);
     let keys: Vec<&str> = hunks.iter().map(|(_, h)| h.key.as_str()).collect();
     let reason = reason.trim();
-    store
-        .mark_reviewed(loaded.row.number, &keys, KEPT, (!reason.is_empty()).then_some(reason))
-        .map_err(fail)?;
-    if !reason.is_empty() {
-        let _ = store.notify_session(loaded.row.number, &notice_text("kept", &hunks, reason));
-    }
+    // With a reason, the model's notice is left in the same transaction as the marks.
+    let reason = (!reason.is_empty()).then_some(reason);
+    let notice = reason.map(|reason| notice_text("kept", &hunks, reason));
+    store.mark_reviewed(loaded.row.number, &keys, KEPT, reason, notice.as_deref()).map_err(fail)?;
     let reviewed = loaded.reviewed_count()
         + hunks.iter().filter(|(_, h)| !loaded.states.contains_key(&h.key)).count();
     let text = format!(

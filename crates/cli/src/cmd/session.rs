@@ -301,7 +301,7 @@ fn revert(
     let reason = args.reason.clone().unwrap_or_default();
     check_reason(&reason, true)?;
     let loaded = load(ws, store, args.session.as_deref())?;
-    revert_loaded(ws, store, &loaded, args, &reason, out)
+    revert_loaded(ws, &loaded, args, &reason, out)
 }
 
 /// `staged undo ENTRY --only ...`: reverts part of log entry `seq`'s own change, on the files
@@ -312,14 +312,12 @@ pub(crate) fn undo_part(
     args: &SessionPickArgs,
     out: &Output,
 ) -> anyhow::Result<Exit> {
-    let store = ws.sqlite().cloned().context("this workspace keeps no resolve log")?;
     let loaded = Loaded::entry(ws, seq)?;
-    revert_loaded(ws, &store, &loaded, args, args.reason.as_deref().unwrap_or_default(), out)
+    revert_loaded(ws, &loaded, args, args.reason.as_deref().unwrap_or_default(), out)
 }
 
 fn revert_loaded(
     ws: &WorkspaceSession,
-    store: &Arc<SqliteStore>,
     loaded: &Loaded,
     args: &SessionPickArgs,
     reason: &str,
@@ -329,11 +327,11 @@ fn revert_loaded(
         bail!("{} has no change left to revert; nothing was written", loaded.name);
     }
     let picks = picks(ws, loaded, args)?;
-    let (text, entry, hunks) =
-        match revert_picked_now(ws, store, loaded, &picks, reason, &FrontEnd::Cli)? {
-            Reverted::Done { text, entry, hunks } => (text, entry, hunks),
-            Reverted::Refused(text) => return refused(out, &text),
-        };
+    let (text, entry, hunks) = match revert_picked_now(ws, loaded, &picks, reason, &FrontEnd::Cli)?
+    {
+        Reverted::Done { text, entry, hunks } => (text, entry, hunks),
+        Reverted::Refused(text) => return refused(out, &text),
+    };
     if out.json {
         let hunks = hunks.iter().map(|(path, hunk)| RevertedHunk { hunk: *hunk, path }).collect();
         let value =
@@ -348,14 +346,13 @@ fn revert_loaded(
 /// [`revert_picked`] on the CLI's runtime, interrupted by Ctrl-C.
 pub(crate) fn revert_picked_now(
     ws: &WorkspaceSession,
-    store: &SqliteStore,
     loaded: &Loaded,
     picks: &[Option<Pick>],
     reason: &str,
     front_end: &FrontEnd,
 ) -> anyhow::Result<Reverted> {
     Ok(context::block_on(|cancel| async move {
-        revert_picked(ws, store, loaded, picks, reason, front_end, &cancel).await
+        revert_picked(ws, loaded, picks, reason, front_end, &cancel).await
     })??)
 }
 

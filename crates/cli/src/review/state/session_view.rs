@@ -187,18 +187,12 @@ impl Review {
             Row::Hunk(f, h) => picks[f] = Some(Pick::Hunks(vec![h + 1])),
         }
         let res = if revert {
-            sessions::revert_picked_now(
-                &self.ws,
-                &store,
-                loaded,
-                &picks,
-                &reason,
-                &FrontEnd::Review,
+            sessions::revert_picked_now(&self.ws, loaded, &picks, &reason, &FrontEnd::Review).map(
+                |done| match done {
+                    Reverted::Done { text, .. } => (text, true),
+                    Reverted::Refused(text) => (text, false),
+                },
             )
-            .map(|done| match done {
-                Reverted::Done { text, .. } => (text, true),
-                Reverted::Refused(text) => (text, false),
-            })
         } else {
             shared::keep_picked(&store, loaded, &picks, &reason)
                 .map(|kept| (kept.text, true))
