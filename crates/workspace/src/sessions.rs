@@ -507,8 +507,12 @@ fn described_picks(loaded: &Loaded, picks: &[Option<Pick>]) -> Vec<String> {
         .collect()
 }
 
-/// What the session's model is told: the files, the hunks' lines (as the session left them)
-/// and the person's reason.
+/// At most this many files are named in a notice, the rest counted: a whole revert of a
+/// session of 1,500 files would hand its model 40 KB of names.
+const NOTICE_FILES: usize = 10;
+
+/// What the session's model is told: the files (the first [`NOTICE_FILES`]), the hunks'
+/// lines (as the session left them) and the person's reason.
 fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> String {
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
@@ -522,8 +526,10 @@ fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> Str
             }
         }
     }
+    let more = by_file.len().saturating_sub(NOTICE_FILES);
     let parts: Vec<String> = by_file
         .into_iter()
+        .take(NOTICE_FILES)
         .map(
             |(path, lines)| {
                 if lines.is_empty() { path } else { format!("{path} ({})", lines.join(", ")) }
@@ -531,6 +537,9 @@ fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> Str
         )
         .collect();
     let mut text = format!("A person {what} your change to {}", parts.join(", "));
+    if more > 0 {
+        text.push_str(&format!(" and {}", plural(more, "more file")));
+    }
     if reason.is_empty() {
         text.push('.');
     } else {
