@@ -580,40 +580,63 @@ def test_claude_code_record_mode_logs_the_edit_and_undo_restores_it():
 
 def test_claude_code_record_mode_undo_gives_back_the_bytes_of_a_crlf_file():
     """Claude Code hands the hook `originalFile` with LF endings: undo must restore the bytes
-    that were on disk (CRLF, or mixed), not those."""
+    that were on disk (CRLF, mixed, or lone CRs), not those; and a Write over a CRLF file is
+    undone to its bytes too."""
     crlf = b"oldApi(1);\r\nconst x = oldApi(2, 3);\r\n"
     mixed = b"oldApi(1);\r\nconst y = 2;\nz();\r\n"
+    lone = b"oldApi(1);\rconst w = 4;\rlast();\r"
+    written = b"keep(1);\r\nkeep(2);\r\n"
     with tempfile.TemporaryDirectory() as tmp:
         root = new_repo(tmp)
         (root / "src" / "a.ts").write_bytes(crlf)
         (root / "src" / "m.ts").write_bytes(mixed)
+        (root / "src" / "r.ts").write_bytes(lone)
+        (root / "src" / "w.ts").write_bytes(written)
         install(root, "claude-code", "--mode", "record")
         script = []
-        for name in ("a.ts", "m.ts"):
+        for name in ("a.ts", "m.ts", "r.ts"):
             path = str(root / "src" / name)
             script += [
                 ("tool", "Read", {"file_path": path}),
                 ("tool", "Edit", {"file_path": path, "old_string": "oldApi(1);", "new_string": "newApi(1);",
                                   "replace_all": False}),
             ]
+        w = str(root / "src" / "w.ts")
+        script += [("tool", "Read", {"file_path": w}),
+                   ("tool", "Write", {"file_path": w, "content": "fresh(1);\nfresh(2);\n"})]
         script.append(("text", "Done."))
         model = Watching(script, root, []).start()
         try:
-            run_claude(tmp, root, model, ["--allowedTools", "Read,Edit"])
+            run_claude(tmp, root, model, ["--allowedTools", "Read,Edit,Write"])
         finally:
             model.stop()
         results = tool_results_anthropic(main_requests(model)[-1])
-        assert [name for name, _, _ in results] == ["Read", "Edit", "Read", "Edit"], results
-        assert not results[1][2] and not results[3][2], results
+        assert [name for name, _, _ in results] == ["Read", "Edit"] * 3 + ["Read", "Write"], results
+        assert not any(is_error for _, _, is_error in results), results
         assert (root / "src" / "a.ts").read_bytes() == crlf.replace(b"oldApi(1);", b"newApi(1);")
+        after = {name: (root / "src" / name).read_bytes() for name in ("a.ts", "m.ts", "r.ts", "w.ts")}
+        # What Claude Code 2.1.197 writes: an Edit keeps CRLF and lone CRs but makes a mixed
+        # file's endings all CRLF (its own rewrite, recorded as the session's); a Write writes
+        # its content as given.
+        assert after == {"a.ts": b"newApi(1);\r\nconst x = oldApi(2, 3);\r\n",
+                         "m.ts": b"newApi(1);\r\nconst y = 2;\r\nz();\r\n",
+                         "r.ts": b"newApi(1);\rconst w = 4;\rlast();\r",
+                         "w.ts": b"fresh(1);\nfresh(2);\n"}, after
         entries = log_entries(root)
-        assert len(entries) == 2, entries
+        assert len(entries) == 4, entries
         assert all(e["frontEnd"] == "hook:claude-code" for e in entries), entries
+        # The session's diff is what the client did, byte for byte: reverted whole, then undone.
+        reverted = staged(root, "session", "revert", "--reason", "all of it")
+        assert reverted.returncode == 0, reverted.stdout + reverted.stderr
+        before = {"a.ts": crlf, "m.ts": mixed, "r.ts": lone, "w.ts": written}
+        assert {name: (root / "src" / name).read_bytes() for name in before} == before
+        undone = staged(root, "undo", "--yes")
+        assert undone.returncode == 0, undone.stderr
+        assert {name: (root / "src" / name).read_bytes() for name in after} == after
         for _ in entries:
             undo = staged(root, "undo", "--yes")
             assert undo.returncode == 0, undo.stderr
-        assert (root / "src" / "a.ts").read_bytes() == crlf
-        assert (root / "src" / "m.ts").read_bytes() == mixed
+        assert {name: (root / "src" / name).read_bytes() for name in before} == before
 
 
 # --- Codex ---------------------------------------------------------------------------------
