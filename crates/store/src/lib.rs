@@ -16,6 +16,7 @@ mod claim;
 mod codec;
 mod ids;
 mod log;
+mod notices;
 mod rehydrate;
 mod rows;
 mod schema;
@@ -24,7 +25,8 @@ mod sqlite;
 mod wal;
 
 pub use crate::{
+    notices::{NOTICE_FIELD, RecordNotice},
     rehydrate::{FallbackRehydrator, Rehydrator, Rehydrators, StoredAction},
-    sessions::{NOTICE_FIELD, SessionRow, SessionScope, parse_session_number},
+    sessions::{SessionRow, SessionScope, parse_session_number},
     sqlite::SqliteStore,
 };

@@ -508,8 +508,8 @@ impl SqliteStore {
             .optional()
             .map_err(e)?
             .flatten();
-        if let Some((session, text)) = extra.as_ref().and_then(crate::sessions::notice_in) {
-            crate::sessions::leave_notice(&tx, session, text).map_err(e)?;
+        if let Some((session, text)) = extra.as_ref().and_then(crate::notices::notice_in) {
+            crate::notices::leave_notice(&tx, session, &text).map_err(e)?;
         }
         tx.execute(
             "UPDATE log SET done = 1, at_ms = ?1 WHERE key = ?2 AND done = 0",

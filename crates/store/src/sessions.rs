@@ -129,32 +129,6 @@ pub fn parse_session_number(typed: &str) -> Result<u64, String> {
     Err(shown)
 }
 
-/// The field of a log record's `extra` that holds a notice for an agent session's model,
-/// `{"session": "S3", "text": "..."}`: the store leaves it for the session (as
-/// [`SqliteStore::notify_session`] does) in the transaction that makes the record final, so a
-/// revert's notice exists exactly when the revert does, wherever a kill stops it.
-pub const NOTICE_FIELD: &str = "notice";
-
-/// The session number and text of the notice in a log record's `extra` ([`NOTICE_FIELD`]).
-pub(crate) fn notice_in(extra: &serde_json::Value) -> Option<(i64, &str)> {
-    let notice = extra.get(NOTICE_FIELD)?;
-    let number = parse_session_number(notice.get("session")?.as_str()?).ok()?;
-    Some((i64::try_from(number).ok()?, notice.get("text")?.as_str()?))
-}
-
-/// Leaves `text` for session `session`'s model, in `conn`'s transaction if it is in one.
-pub(crate) fn leave_notice(
-    conn: &rusqlite::Connection,
-    session: i64,
-    text: &str,
-) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT INTO notices (session, text, at_ms) VALUES (?1, ?2, ?3)",
-        params![session, text, now_ms()],
-    )
-    .map(drop)
-}
-
 /// The longest title kept, in characters.
 const MAX_TITLE_CHARS: usize = 120;
 
@@ -515,7 +489,7 @@ impl SqliteStore {
             .map_err(|err| self.err(err))?;
         }
         if let Some(text) = notice {
-            leave_notice(&tx, session, text).map_err(|err| self.err(err))?;
+            crate::notices::leave_notice(&tx, session, text).map_err(|err| self.err(err))?;
         }
         tx.commit().map_err(|err| self.err(err))
     }
@@ -535,16 +509,6 @@ impl SqliteStore {
         .map_err(|err| self.err(err))?
         .collect::<Result<Vec<_>, _>>()
         .map_err(|err| self.err(err))
-    }
-
-    /// Leaves `text` for session `number`'s model: told once, at its next chance.
-    ///
-    /// # Errors
-    /// A database error.
-    pub fn notify_session(&self, number: u64, text: &str) -> Result<(), StoreError> {
-        let conn = lock(&self.conn);
-        leave_notice(&conn, i64::try_from(number).unwrap_or(i64::MAX), text)
-            .map_err(|err| self.err(err))
     }
 
     /// The state a client's hook keeps for one of its sessions (`client`, and the session's id
@@ -599,38 +563,6 @@ impl SqliteStore {
         })
         .map_err(|err| self.err(err))?;
         Ok(())
-    }
-
-    /// Takes the notices waiting for session `number`, oldest first: each is handed out once,
-    /// however many processes ask at once.
-    ///
-    /// # Errors
-    /// A database error.
-    pub fn take_notices(&self, number: u64) -> Result<Vec<String>, StoreError> {
-        let session = i64::try_from(number).unwrap_or(i64::MAX);
-        let mut conn = lock(&self.conn);
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|err| self.err(err))?;
-        let taken: Vec<(i64, String)> = {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT seq, text FROM notices WHERE session = ?1 AND delivered_ms IS NULL ORDER BY seq",
-                )
-                .map_err(|err| self.err(err))?;
-            stmt.query_map([session], |row| Ok((row.get(0)?, row.get(1)?)))
-                .map_err(|err| self.err(err))?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|err| self.err(err))?
-        };
-        let now = now_ms();
-        for (seq, _) in &taken {
-            tx.execute("UPDATE notices SET delivered_ms = ?1 WHERE seq = ?2", params![now, seq])
-                .map_err(|err| self.err(err))?;
-        }
-        // Lost in a power cut, the notices are handed out again.
-        self.losable(|| tx.commit()).map_err(|err| self.err(err))?;
-        Ok(taken.into_iter().map(|(_, text)| text).collect())
     }
 
     /// The finished log entries from `first` on, oldest first, with their undo data and without

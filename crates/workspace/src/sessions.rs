@@ -391,9 +391,10 @@ pub async fn revert_picked(
     // revert without it, wherever a kill stops the command).
     if let Some(number) = loaded.notify {
         let notice = notice_text("reverted", &hunks, reason.trim());
+        let notice = staged_store::RecordNotice { session: format!("S{number}"), text: notice };
         extra.insert(
             staged_store::NOTICE_FIELD.to_owned(),
-            serde_json::json!({ "session": format!("S{number}"), "text": notice }),
+            serde_json::to_value(notice).unwrap_or_default(),
         );
     }
     base.extra = Some(extra);
