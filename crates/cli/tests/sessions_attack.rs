@@ -219,3 +219,52 @@ fn a_review_state_written_by_someone_else_cannot_forge_a_line_of_the_session_dif
     assert!(!diff.lines().any(|l| l.starts_with("+forged")), "{diff}");
     assert!(diff.contains("[hunk 1 of 2] [kept\\n+forged line]"), "{diff}");
 }
+
+/// A whole revert of a session of 25 files: the answer, the log entry's label and the model's
+/// notice name ten files and count the rest (one line of 21 KB for 1,500 files before), while
+/// `--json` and the log entry list every hunk.
+#[test]
+fn a_revert_of_many_files_names_ten_and_counts_the_rest() {
+    let files: Vec<(String, String)> =
+        (0..25).map(|i| (format!("src/f{i:02}.ts"), format!("old {i}\n"))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let ws = workspace(&refs);
+    let dir = ws.path().canonicalize().unwrap();
+    let run = [
+        "shell-run",
+        "--client",
+        "claude-code",
+        "--session",
+        "claude-m",
+        "--mode",
+        "record",
+        "--",
+        "for f in src/*.ts; do echo new >> \"$f\"; done",
+    ];
+    let out = staged(&dir, &run);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = staged(&dir, &["--json", "session", "revert", "S1", "--reason", "not this"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let answer = json(&out);
+    let named: Vec<String> = (0..10).map(|i| format!("src/f{i:02}.ts")).collect();
+    assert_eq!(
+        answer["text"],
+        format!(
+            "Reverted 25 hunks of S1 ({} and 15 more): not this. Logged as entry 2; `staged undo 2` restores what it reverted.",
+            named.join(", ")
+        )
+    );
+    assert_eq!(answer["hunks"].as_array().unwrap().len(), 25, "{answer}");
+    let log = json(&staged(&dir, &["--json", "log"]));
+    let entry = &log["entries"][0];
+    assert_eq!(entry["label"], format!("Revert of S1: {} and 15 more", named.join(", ")));
+    assert_eq!(entry["extra"]["hunks"].as_array().unwrap().len(), 25, "{entry}");
+    let prompt = json!({"session_id": "claude-m", "cwd": dir, "hook_event_name": "UserPromptSubmit",
+        "prompt": "go on", "permission_mode": "acceptEdits"});
+    let out = common::hook(&dir, &["hook", "claude-code", "--mode", "record"], &prompt);
+    let told = named.iter().map(|p| format!("{p} (line 2)")).collect::<Vec<_>>().join(", ");
+    assert_eq!(
+        json(&out)["hookSpecificOutput"]["additionalContext"],
+        format!("A person reverted your change to {told} and 15 more files: not this.")
+    );
+}

@@ -365,7 +365,7 @@ pub async fn revert_picked(
         FolderOp::Made => format!("{}/ (folder deleted by the session)", f.path),
         FolderOp::Removed => format!("{}/ (folder made by the session)", f.path),
     }));
-    let label = format!("Revert of {short}: {}", described.join(", "));
+    let label = format!("Revert of {short}: {}", named(&described));
     // The steps are computed on the texts the session's history read from the disk, not read
     // again; the commit reads every file under its lock and refuses, writing nothing, if one
     // changed since (the byte-exact staleness check before any write).
@@ -426,7 +426,7 @@ pub async fn revert_picked(
     };
     let text = format!(
         "Reverted {what} of {short} ({}): {}.{}",
-        described.join(", "),
+        named(&described),
         reason.trim(),
         seq.map(|s| format!(" Logged as entry {s}; `staged undo {s}` restores what it reverted."))
             .unwrap_or_default()
@@ -508,11 +508,22 @@ fn described_picks(loaded: &Loaded, picks: &[Option<Pick>]) -> Vec<String> {
         .collect()
 }
 
-/// At most this many files are named in a notice, the rest counted: a whole revert of a
-/// session of 1,500 files would hand its model 40 KB of names.
-const NOTICE_FILES: usize = 10;
+/// At most this many files (or folders) are named in a revert's answer and label and in a
+/// notice, the rest counted: a whole revert of a session of 1,500 files answered in one line
+/// of 21 KB, and handed its model 40 KB of names.
+const NAMED_FILES: usize = 10;
 
-/// What the session's model is told: the files (the first [`NOTICE_FILES`]), the hunks'
+/// The first [`NAMED_FILES`] of `described`, the rest counted: `a.txt, b.txt and 3 more`.
+fn named(described: &[String]) -> String {
+    let more = described.len().saturating_sub(NAMED_FILES);
+    let mut text = described[..described.len() - more].join(", ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
+
+/// What the session's model is told: the files (the first [`NAMED_FILES`]), the hunks'
 /// lines (as the session left them) and the person's reason.
 fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> String {
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
@@ -527,10 +538,10 @@ fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> Str
             }
         }
     }
-    let more = by_file.len().saturating_sub(NOTICE_FILES);
+    let more = by_file.len().saturating_sub(NAMED_FILES);
     let parts: Vec<String> = by_file
         .into_iter()
-        .take(NOTICE_FILES)
+        .take(NAMED_FILES)
         .map(
             |(path, lines)| {
                 if lines.is_empty() { path } else { format!("{path} ({})", lines.join(", ")) }
