@@ -16,56 +16,67 @@ use staged_test_support::crash::{KillAt, kill_at as kill_child_at};
 
 const N_FILES: usize = 1500;
 
-/// Stages a rewrite of N files, kills the apply at `kill_at`, and returns the workspace. `None`
-/// when the apply finished before the kill point was seen, or had moved past it when the kill
-/// landed (the journal, final once its writer is dead, says which).
-fn kill_during_apply(kill_at: KillAt) -> Option<tempfile::TempDir> {
-    let files: Vec<(String, String)> = (0..N_FILES)
-        .map(|i| (format!("src/f{i:04}.ts"), format!("legacyWrap({i}, 0);\n")))
-        .collect();
+/// A workspace of N files, `src/f0000.ts` on, file `i` holding `text(i)`.
+fn workspace_of_n(text: impl Fn(usize) -> String) -> tempfile::TempDir {
+    let files: Vec<(String, String)> =
+        (0..N_FILES).map(|i| (format!("src/f{i:04}.ts"), text(i))).collect();
     let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let ws = workspace(&refs);
-    let out = staged(
-        ws.path(),
-        &[
-            "ast-edit",
-            "--max-files",
-            "5000",
-            "--op",
-            "legacyWrap($A, $B)",
-            "modernWrap($B, $A)",
-            "src",
-        ],
-    );
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    workspace(&refs)
+}
 
+/// Runs `staged args` in `ws`, which must succeed.
+fn staged_ok(ws: &tempfile::TempDir, args: &[&str]) {
+    let out = staged(ws.path(), args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+/// Starts `staged args` in `ws` and kills it at `kill_at`; `ws` when the kill landed there
+/// (see [`kill_child_at`]).
+fn kill_staged_at(
+    ws: tempfile::TempDir,
+    args: &[&str],
+    kill_at: KillAt,
+    what: &str,
+) -> Option<tempfile::TempDir> {
     let mut child = Command::new(common::staged_bin())
-        .args(["resolve", "apply", "--reason", "crash test"])
+        .args(args)
         .current_dir(ws.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    kill_child_at(&mut child, ws.path(), kill_at, "apply").then_some(ws)
+    kill_child_at(&mut child, ws.path(), kill_at, what).then_some(ws)
 }
 
-/// The next command recovers; every file ends as `expect_new` says, with no leftovers, and
-/// the stack agrees with the files.
-fn check_recovered(ws: &Path, expect_new: bool) {
-    // The next command, whatever it is, recovers first.
+/// The `ast-edit` that stages the rewrite of every `legacyWrap(i, 0)` of the N files.
+const AST_EDIT: &[&str] =
+    &["ast-edit", "--max-files", "5000", "--op", "legacyWrap($A, $B)", "modernWrap($B, $A)", "src"];
+
+/// The workspace of the first of five tries of `attempt` whose kill landed where it aimed.
+fn caught(attempt: impl Fn() -> Option<tempfile::TempDir>, what: &str) -> tempfile::TempDir {
+    (0..5).find_map(|_| attempt()).unwrap_or_else(|| panic!("never caught {what}"))
+}
+
+/// Stages a rewrite of N files, kills the apply at `kill_at`, and returns the workspace. `None`
+/// when the apply finished before the kill point was seen, or had moved past it when the kill
+/// landed (the journal, final once its writer is dead, says which).
+fn kill_during_apply(kill_at: KillAt) -> Option<tempfile::TempDir> {
+    let ws = workspace_of_n(|i| format!("legacyWrap({i}, 0);\n"));
+    staged_ok(&ws, AST_EDIT);
+    kill_staged_at(ws, &["resolve", "apply", "--reason", "crash test"], kill_at, "apply")
+}
+
+/// The next command, whatever it is, recovers first: the one journal is finished (when
+/// `finished`) or rolled back; then file `i` holds `want(i)`, with no temp file left beside.
+fn recovered_to(ws: &Path, finished: bool, want: impl Fn(usize) -> String) {
     let out = staged(ws, &["pending"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let expected_report =
-        if expect_new { "1 finished, 0 rolled back" } else { "0 finished, 1 rolled back" };
+        if finished { "1 finished, 0 rolled back" } else { "0 finished, 1 rolled back" };
     assert!(stderr(&out).contains(expected_report), "{}", stderr(&out));
     for i in 0..N_FILES {
         let text = std::fs::read_to_string(ws.join(format!("src/f{i:04}.ts"))).unwrap();
-        let want = if expect_new {
-            format!("modernWrap(0, {i});\n")
-        } else {
-            format!("legacyWrap({i}, 0);\n")
-        };
-        assert_eq!(text, want, "file {i}");
+        assert_eq!(text, want(i), "file {i}");
     }
     let leftovers: Vec<_> = std::fs::read_dir(ws.join("src"))
         .unwrap()
@@ -74,6 +85,14 @@ fn check_recovered(ws: &Path, expect_new: bool) {
         .map(|e| e.file_name())
         .collect();
     assert!(leftovers.is_empty(), "temp files left behind: {leftovers:?}");
+}
+
+/// The next command recovers; every file ends as `expect_new` says, with no leftovers, and
+/// the stack agrees with the files.
+fn check_recovered(ws: &Path, expect_new: bool) {
+    recovered_to(ws, expect_new, |i| {
+        if expect_new { format!("modernWrap(0, {i});\n") } else { format!("legacyWrap({i}, 0);\n") }
+    });
     let pending = pending_ids(ws);
     if expect_new {
         assert!(pending.is_empty(), "a finished apply must not stay pending: {pending:?}");
@@ -89,17 +108,13 @@ fn check_recovered(ws: &Path, expect_new: bool) {
 
 #[test]
 fn kill_9_while_writing_temps_is_rolled_back_by_the_next_command() {
-    let ws = (0..5)
-        .find_map(|_| kill_during_apply(KillAt::Preparing))
-        .expect("never caught the apply before its commit point");
+    let ws = caught(|| kill_during_apply(KillAt::Preparing), "the apply before its commit point");
     check_recovered(ws.path(), false);
 }
 
 #[test]
 fn kill_9_after_the_commit_point_is_finished_by_the_next_command() {
-    let ws = (0..5)
-        .find_map(|_| kill_during_apply(KillAt::Committed))
-        .expect("never caught the apply after its commit point");
+    let ws = caught(|| kill_during_apply(KillAt::Committed), "the apply after its commit point");
     check_recovered(ws.path(), true);
 }
 
@@ -157,35 +172,10 @@ fn an_apply_survives_other_processes_starting_and_recovering() {
 /// Applies a rewrite of N files, then kills `staged undo` at `kill_at`. `None` when the undo
 /// finished before the kill point was seen, or had moved past it when the kill landed.
 fn kill_during_undo(kill_at: KillAt) -> Option<tempfile::TempDir> {
-    let files: Vec<(String, String)> = (0..N_FILES)
-        .map(|i| (format!("src/f{i:04}.ts"), format!("legacyWrap({i}, 0);\n")))
-        .collect();
-    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let ws = workspace(&refs);
-    let out = staged(
-        ws.path(),
-        &[
-            "ast-edit",
-            "--max-files",
-            "5000",
-            "--op",
-            "legacyWrap($A, $B)",
-            "modernWrap($B, $A)",
-            "src",
-        ],
-    );
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let out = staged(ws.path(), &["resolve", "apply", "--reason", "before the undo"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-
-    let mut child = Command::new(common::staged_bin())
-        .args(["undo", "--reason", "crash test"])
-        .current_dir(ws.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    kill_child_at(&mut child, ws.path(), kill_at, "undo").then_some(ws)
+    let ws = workspace_of_n(|i| format!("legacyWrap({i}, 0);\n"));
+    staged_ok(&ws, AST_EDIT);
+    staged_ok(&ws, &["resolve", "apply", "--reason", "before the undo"]);
+    kill_staged_at(ws, &["undo", "--reason", "crash test"], kill_at, "undo")
 }
 
 /// The outcomes in the log, newest first.
@@ -203,27 +193,13 @@ fn outcomes(ws: &Path) -> Vec<String> {
 /// After a killed undo, the next command recovers: every file is wholly the applied or wholly
 /// the original text, and the log says `undone` exactly when the files are the original.
 fn check_undo_recovered(ws: &Path, expect_undone: bool) {
-    let out = staged(ws, &["pending"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let expected_report =
-        if expect_undone { "1 finished, 0 rolled back" } else { "0 finished, 1 rolled back" };
-    assert!(stderr(&out).contains(expected_report), "{}", stderr(&out));
-    for i in 0..N_FILES {
-        let text = std::fs::read_to_string(ws.join(format!("src/f{i:04}.ts"))).unwrap();
-        let want = if expect_undone {
+    recovered_to(ws, expect_undone, |i| {
+        if expect_undone {
             format!("legacyWrap({i}, 0);\n")
         } else {
             format!("modernWrap(0, {i});\n")
-        };
-        assert_eq!(text, want, "file {i}");
-    }
-    let leftovers: Vec<_> = std::fs::read_dir(ws.join("src"))
-        .unwrap()
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().ends_with(".ts"))
-        .map(|e| e.file_name())
-        .collect();
-    assert!(leftovers.is_empty(), "temp files left behind: {leftovers:?}");
+        }
+    });
     if expect_undone {
         assert_eq!(outcomes(ws), ["undone", "applied"]);
         // Finished by recovery, so the entry cannot be undone again.
@@ -240,17 +216,13 @@ fn check_undo_recovered(ws: &Path, expect_undone: bool) {
 
 #[test]
 fn kill_9_during_an_undo_before_its_commit_point_is_rolled_back() {
-    let ws = (0..5)
-        .find_map(|_| kill_during_undo(KillAt::Preparing))
-        .expect("never caught the undo before its commit point");
+    let ws = caught(|| kill_during_undo(KillAt::Preparing), "the undo before its commit point");
     check_undo_recovered(ws.path(), false);
 }
 
 #[test]
 fn kill_9_during_an_undo_after_its_commit_point_is_finished_and_logged() {
-    let ws = (0..5)
-        .find_map(|_| kill_during_undo(KillAt::Committed))
-        .expect("never caught the undo after its commit point");
+    let ws = caught(|| kill_during_undo(KillAt::Committed), "the undo after its commit point");
     check_undo_recovered(ws.path(), true);
 }
 
@@ -258,12 +230,10 @@ fn kill_9_during_an_undo_after_its_commit_point_is_finished_and_logged() {
 /// shell command; then `staged session revert S1` killed at `kill_at`. `None` as in
 /// [`kill_during_apply`].
 fn kill_during_session_revert(kill_at: KillAt) -> Option<tempfile::TempDir> {
-    let files: Vec<(String, String)> =
-        (0..N_FILES).map(|i| (format!("src/f{i:04}.ts"), format!("old {i}\n"))).collect();
-    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
-    let ws = workspace(&refs);
-    let out = staged(
-        ws.path(),
+    let ws = workspace_of_n(|i| format!("old {i}\n"));
+    let run = "for f in src/*.ts; do echo new >> \"$f\"; done";
+    staged_ok(
+        &ws,
         &[
             "shell-run",
             "--client",
@@ -273,33 +243,19 @@ fn kill_during_session_revert(kill_at: KillAt) -> Option<tempfile::TempDir> {
             "--mode",
             "record",
             "--",
-            "for f in src/*.ts; do echo new >> \"$f\"; done",
+            run,
         ],
     );
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let mut child = Command::new(common::staged_bin())
-        .args(["session", "revert", "S1", "--reason", "not this"])
-        .current_dir(ws.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    kill_child_at(&mut child, ws.path(), kill_at, "session revert").then_some(ws)
+    let revert = ["session", "revert", "S1", "--reason", "not this"];
+    kill_staged_at(ws, &revert, kill_at, "session revert")
 }
 
 /// The next command recovers; the files are all reverted or all the session's, and the
 /// session's model is told of the revert (once) exactly when it happened.
 fn check_revert_recovered(ws: &Path, expect_reverted: bool) {
-    let out = staged(ws, &["pending"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let expected_report =
-        if expect_reverted { "1 finished, 0 rolled back" } else { "0 finished, 1 rolled back" };
-    assert!(stderr(&out).contains(expected_report), "{}", stderr(&out));
-    for i in 0..N_FILES {
-        let text = std::fs::read_to_string(ws.join(format!("src/f{i:04}.ts"))).unwrap();
-        let want = if expect_reverted { format!("old {i}\n") } else { format!("old {i}\nnew\n") };
-        assert_eq!(text, want, "file {i}");
-    }
+    recovered_to(ws, expect_reverted, |i| {
+        if expect_reverted { format!("old {i}\n") } else { format!("old {i}\nnew\n") }
+    });
     let log = common::json(&staged(ws, &["--json", "log"]));
     let reverts: Vec<_> = log["entries"]
         .as_array()
@@ -327,16 +283,18 @@ fn check_revert_recovered(ws: &Path, expect_reverted: bool) {
 
 #[test]
 fn kill_9_of_a_session_revert_before_its_commit_point_reverts_nothing_and_tells_nothing() {
-    let ws = (0..5)
-        .find_map(|_| kill_during_session_revert(KillAt::Preparing))
-        .expect("never caught the revert before its commit point");
+    let ws = caught(
+        || kill_during_session_revert(KillAt::Preparing),
+        "the revert before its commit point",
+    );
     check_revert_recovered(ws.path(), false);
 }
 
 #[test]
 fn kill_9_of_a_session_revert_after_its_commit_point_reverts_all_and_tells_the_model_once() {
-    let ws = (0..5)
-        .find_map(|_| kill_during_session_revert(KillAt::Committed))
-        .expect("never caught the revert after its commit point");
+    let ws = caught(
+        || kill_during_session_revert(KillAt::Committed),
+        "the revert after its commit point",
+    );
     check_revert_recovered(ws.path(), true);
 }
