@@ -250,14 +250,14 @@ fn a_revert_of_many_files_names_ten_and_counts_the_rest() {
     assert_eq!(
         answer["text"],
         format!(
-            "Reverted 25 hunks of S1 ({} and 15 more): not this. Logged as entry 2; `staged undo 2` restores what it reverted.",
+            "Reverted 25 hunks of S1 ({} and 15 more files): not this. Logged as entry 2; `staged undo 2` restores what it reverted.",
             named.join(", ")
         )
     );
     assert_eq!(answer["hunks"].as_array().unwrap().len(), 25, "{answer}");
     let log = json(&staged(&dir, &["--json", "log"]));
     let entry = &log["entries"][0];
-    assert_eq!(entry["label"], format!("Revert of S1: {} and 15 more", named.join(", ")));
+    assert_eq!(entry["label"], format!("Revert of S1: {} and 15 more files", named.join(", ")));
     assert_eq!(entry["extra"]["hunks"].as_array().unwrap().len(), 25, "{entry}");
     let prompt = json!({"session_id": "claude-m", "cwd": dir, "hook_event_name": "UserPromptSubmit",
         "prompt": "go on", "permission_mode": "acceptEdits"});

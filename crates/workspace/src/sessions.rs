@@ -360,12 +360,20 @@ pub async fn revert_picked(
         return Err(fail("the hunks picked change nothing; nothing was written"));
     }
     let hunks = picked_hunks(loaded, picks);
-    let mut described: Vec<String> = described_picks(loaded, picks);
-    described.extend(folders.iter().map(|f| match f.op {
-        FolderOp::Made => format!("{}/ (folder deleted by the session)", f.path),
-        FolderOp::Removed => format!("{}/ (folder made by the session)", f.path),
-    }));
-    let label = format!("Revert of {short}: {}", named(&described));
+    let folders_described: Vec<String> = folders
+        .iter()
+        .map(|f| match f.op {
+            FolderOp::Made => format!("{}/ (folder deleted by the session)", f.path),
+            FolderOp::Removed => format!("{}/ (folder made by the session)", f.path),
+        })
+        .collect();
+    let described =
+        [named(&described_picks(loaded, picks), "file"), named(&folders_described, "folder")]
+            .into_iter()
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ");
+    let label = format!("Revert of {short}: {described}");
     // The steps are computed on the texts the session's history read from the disk, not read
     // again; the commit reads every file under its lock and refuses, writing nothing, if one
     // changed since (the byte-exact staleness check before any write).
@@ -426,7 +434,7 @@ pub async fn revert_picked(
     };
     let text = format!(
         "Reverted {what} of {short} ({}): {}.{}",
-        named(&described),
+        described,
         reason.trim(),
         seq.map(|s| format!(" Logged as entry {s}; `staged undo {s}` restores what it reverted."))
             .unwrap_or_default()
@@ -508,17 +516,18 @@ fn described_picks(loaded: &Loaded, picks: &[Option<Pick>]) -> Vec<String> {
         .collect()
 }
 
-/// At most this many files (or folders) are named in a revert's answer and label and in a
-/// notice, the rest counted: a whole revert of a session of 1,500 files answered in one line
+/// At most this many files (and as many folders) are named in a revert's answer and label
+/// and in a notice, the rest counted: a whole revert of a session of 1,500 files answered in one line
 /// of 21 KB, and handed its model 40 KB of names.
 const NAMED_FILES: usize = 10;
 
-/// The first [`NAMED_FILES`] of `described`, the rest counted: `a.txt, b.txt and 3 more`.
-fn named(described: &[String]) -> String {
+/// The first [`NAMED_FILES`] of `described`, the rest counted as `what`s: `a.txt, b.txt and
+/// 3 more files`.
+fn named(described: &[String], what: &str) -> String {
     let more = described.len().saturating_sub(NAMED_FILES);
     let mut text = described[..described.len() - more].join(", ");
     if more > 0 {
-        text.push_str(&format!(" and {more} more"));
+        text.push_str(&format!(" and {}", plural(more, &format!("more {what}"))));
     }
     text
 }
