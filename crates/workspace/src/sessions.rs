@@ -360,19 +360,7 @@ pub async fn revert_picked(
         return Err(fail("the hunks picked change nothing; nothing was written"));
     }
     let hunks = picked_hunks(loaded, picks);
-    let folders_described: Vec<String> = folders
-        .iter()
-        .map(|f| match f.op {
-            FolderOp::Made => format!("{}/ (folder deleted by the session)", f.path),
-            FolderOp::Removed => format!("{}/ (folder made by the session)", f.path),
-        })
-        .collect();
-    let described =
-        [named(&described_picks(loaded, picks), "file"), named(&folders_described, "folder")]
-            .into_iter()
-            .filter(|part| !part.is_empty())
-            .collect::<Vec<_>>()
-            .join(", ");
+    let described = described_revert(loaded, picks, &folders);
     let label = format!("Revert of {short}: {described}");
     // The steps are computed on the texts the session's history read from the disk, not read
     // again; the commit reads every file under its lock and refuses, writing nothing, if one
@@ -484,6 +472,23 @@ pub fn keep_picked(
         plural(loaded.hunk_count(), "hunk")
     );
     Ok(Kept { text, kept: hunks.len(), reviewed })
+}
+
+/// The files and folders a revert takes back, as its answer and label name them: the first
+/// [`NAMED_FILES`] files and the first [`NAMED_FILES`] folders, the rest counted.
+fn described_revert(loaded: &Loaded, picks: &[Option<Pick>], folders: &[FolderChange]) -> String {
+    let folders: Vec<String> = folders
+        .iter()
+        .map(|f| match f.op {
+            FolderOp::Made => format!("{}/ (folder deleted by the session)", f.path),
+            FolderOp::Removed => format!("{}/ (folder made by the session)", f.path),
+        })
+        .collect();
+    [named(&described_picks(loaded, picks), "file"), named(&folders, "folder")]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Each picked file as a person reads it: `src/a.ts (hunks 1, 3)`, `new.txt (new file)`.
