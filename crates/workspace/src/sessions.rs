@@ -552,20 +552,15 @@ fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> Str
             }
         }
     }
-    let more = by_file.len().saturating_sub(NAMED_FILES);
     let parts: Vec<String> = by_file
         .into_iter()
-        .take(NAMED_FILES)
         .map(
             |(path, lines)| {
                 if lines.is_empty() { path } else { format!("{path} ({})", lines.join(", ")) }
             },
         )
         .collect();
-    let mut text = format!("A person {what} your change to {}", parts.join(", "));
-    if more > 0 {
-        text.push_str(&format!(" and {}", plural(more, "more file")));
-    }
+    let mut text = format!("A person {what} your change to {}", named(&parts, "file"));
     if reason.is_empty() {
         text.push('.');
     } else {
