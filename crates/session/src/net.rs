@@ -264,10 +264,17 @@ fn mine(regions: Vec<Region>, edits: &[Edit], entry: u64) -> Option<Vec<Region>>
 }
 
 /// Whether `edit`, someone else's, reaches into `region`: it overlaps it, or inserts strictly
-/// inside it (an insertion at a region's start or end is beside it).
+/// inside it (an insertion at a region's start or end is beside it). A live region of no
+/// text (the session deleted what was there) is reached only by an insertion at its place of
+/// exactly what the session deleted: the revert of that deletion, which takes the region out
+/// (any other insertion there is beside it; were the revert beside it too, the deletion would
+/// still show, and a second revert would write the text again).
 fn reaches_into(edit: &Edit, region: &Region) -> bool {
     let (start, end) = (region.start, region.end());
     if edit.before.is_empty() {
+        if start == end && region.state == RegionState::Live {
+            return edit.start == start && edit.after == region.original;
+        }
         start < edit.start && edit.start < end
     } else {
         edit.start < end && edit.start + edit.before.len() > start

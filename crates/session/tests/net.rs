@@ -139,6 +139,42 @@ fn an_exact_revert_takes_a_region_out_and_its_undo_puts_it_back() {
 }
 
 #[test]
+fn the_revert_of_a_deletion_takes_it_out_and_its_undo_puts_it_back() {
+    let base = "a\nX\nb\n";
+    let mut history = vec![
+        (MINE, vec![edit(2, "X\n", "")]),
+        // A person reverts the session's deletion: the line comes back at its place.
+        (other(2), vec![edit(2, "", "X\n")]),
+    ];
+    let now = text_after(base, &history);
+    assert_eq!(now, base);
+    let net = net_change(&steps(&history), &now).unwrap();
+    assert!(net.regions.iter().all(|r| !r.counts()), "{net:?}");
+    assert!(net.edits.is_empty(), "a reverted deletion shows no change: {net:?}");
+    assert_eq!(net.without, now);
+    // `staged undo` of that revert deletes the line again: the session's deletion is back.
+    history.push((other(3), vec![edit(2, "X\n", "")]));
+    let now = text_after(base, &history);
+    let net = net_change(&steps(&history), &now).unwrap();
+    assert_eq!(net.regions.len(), 1);
+    assert_eq!(net.regions[0].state, RegionState::Live);
+    assert_eq!(net.without, base);
+}
+
+#[test]
+fn another_insertion_where_the_session_deleted_is_beside_the_deletion() {
+    let base = "a\nX\nb\n";
+    let history = vec![(MINE, vec![edit(2, "X\n", "")]), (other(2), vec![edit(2, "", "Y\n")])];
+    let now = text_after(base, &history);
+    assert_eq!(now, "a\nY\nb\n");
+    let net = net_change(&steps(&history), &now).unwrap();
+    assert_eq!(net.regions.len(), 1);
+    assert_eq!(net.regions[0].state, RegionState::Live);
+    // Reverting the deletion keeps the other writer's line.
+    assert_eq!(net.without, "a\nY\nX\nb\n");
+}
+
+#[test]
 fn a_history_that_does_not_fit_is_an_error() {
     let history = vec![(MINE, vec![edit(0, "a", "b")]), (other(2), vec![edit(0, "zz", "")])];
     assert!(regions(&steps(&history)).is_err());
