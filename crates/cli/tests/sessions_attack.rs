@@ -268,3 +268,65 @@ fn a_revert_of_many_files_names_ten_and_counts_the_rest() {
         format!("A person reverted your change to {told} and 15 more files: not this.")
     );
 }
+
+#[test]
+fn a_reverted_deletion_leaves_the_session_diff_and_is_never_written_twice() {
+    let ws = workspace(&[("d.txt", "a\nX\nb\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "d.txt", "a\nb\n");
+    let out = staged(&dir, &["session", "revert", "--reason", "keep X"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(common::read(&dir, "d.txt"), "a\nX\nb\n");
+    // Reverted: the session changed nothing that is still there, and a second revert writes
+    // nothing (it wrote the line again, after the one the first put back).
+    let shown = json(&staged(&dir, &["--json", "session", "show"]));
+    assert_eq!(shown["files"].as_array().map(Vec::len), Some(0), "{shown}");
+    let out = staged(&dir, &["session", "revert", "--reason", "again"]);
+    assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("S1 has no change left to revert; nothing was written"));
+    assert_eq!(common::read(&dir, "d.txt"), "a\nX\nb\n");
+    // The undo of the revert deletes the line again: the session's change is back, one hunk.
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(common::read(&dir, "d.txt"), "a\nb\n");
+    let shown = json(&staged(&dir, &["--json", "session", "show"]));
+    assert_eq!(path_and_change(&shown), [("d.txt", "changed")], "{shown}");
+    assert_eq!(shown["files"][0]["hunks"].as_array().map(Vec::len), Some(1), "{shown}");
+}
+
+#[test]
+fn a_persons_edit_after_two_sessions_of_one_file_leaves_the_later_session_reviewable() {
+    let before: String = (1..=12).map(|n| format!("line {n}\n")).collect();
+    let ws = workspace(&[("a.txt", &before), ("b.txt", "b\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let first = before.replace("line 2\n", "LINE 2\n");
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &first);
+    let second = first.replace("line 10\n", "LINE 10\n");
+    recorded_write(&dir, "claude-2", "t2", "a.txt", &second);
+    recorded_write(&dir, "claude-2", "t3", "b.txt", "B\n");
+    // The person's own edit, outside staged, of a line neither session touched.
+    let now = second.replace("line 6\n", "six\n");
+    std::fs::write(dir.join("a.txt"), &now).unwrap();
+    for session in ["S1", "S2"] {
+        let out = staged(&dir, &["session", "show", session]);
+        assert_eq!(code(&out), 0, "{session}: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            !stdout(&out).contains("six"),
+            "the person's line is no session's: {}",
+            stdout(&out)
+        );
+    }
+    let shown = json(&staged(&dir, &["--json", "session", "show", "S2"]));
+    assert_eq!(path_and_change(&shown), [("a.txt", "changed"), ("b.txt", "changed")], "{shown}");
+    // S2's line of a.txt reverts alone, around the person's line and S1's.
+    let out = staged(&dir, &["session", "revert", "S2", "--only", "a.txt", "--reason", "no"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(common::read(&dir, "a.txt"), now.replace("LINE 10\n", "line 10\n"));
+    let out = staged(&dir, &["undo", "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(common::read(&dir, "a.txt"), now);
+    // And S2's older entry undoes out of order, as its own lines are intact.
+    let out = staged(&dir, &["undo", "2", "--yes"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(common::read(&dir, "a.txt"), now.replace("LINE 10\n", "line 10\n"));
+}

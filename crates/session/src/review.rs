@@ -145,7 +145,19 @@ impl<'a> Review<'a> {
                 files: &e.record.files,
             })
         }));
-        let before = crate::history::texts_before(seq, &all, &texts);
+        let mut before = crate::history::texts_before(seq, &all, &texts);
+        let unknown = |before: &std::collections::BTreeMap<String, String>| {
+            first.record.files.iter().any(|f| f.before.is_some() && !before.contains_key(&f.path))
+        };
+        if seq > 1 && unknown(&before) {
+            // As for a session's files: the texts may be rebuilt from the entries before it.
+            let earlier: Vec<LogEntry> =
+                self.store.entries_from(1)?.into_iter().take_while(|e| e.seq < seq).collect();
+            let earlier_ops = ops_of(&earlier);
+            let mut with_earlier = logged_of(&earlier, &earlier_ops, &|e: &LogEntry| e.session);
+            with_earlier.extend(all);
+            before = crate::history::texts_before(seq, &with_earlier, &texts);
+        }
         Ok(staged_journal::describe_applied(&ops, &before).is_ok_and(|(diff, _)| {
             // The folders' lines come before the files' diffs (`staged_journal::folder_lines`).
             entry.record.diff.as_deref().map(staged_journal::without_folder_lines)
@@ -159,15 +171,7 @@ impl<'a> Review<'a> {
         entries: &[LogEntry],
         session_of: impl Fn(&LogEntry) -> Option<u64>,
     ) -> Result<Vec<SessionFile>, ReviewError> {
-        // Entries that wrote nothing (discarded, stale, failed) or whose undo data is not the
-        // built-in tools' (a plugin's) are not steps of any file's history; a file they wrote
-        // shows as changed outside staged between the steps around them.
-        // Each entry's undo data is its own: a long session's are read on two threads.
-        let ops: Vec<Option<Vec<Applied>>> =
-            crate::files::in_two(entries.iter().collect(), |entry: &LogEntry| {
-                entry.record.outcome.is_undoable().then_some(())?;
-                entry.record.undo.as_ref().and_then(|data| undo_ops(data).ok())
-            });
+        let ops = ops_of(entries);
         let kept: Vec<crate::kept::KeptEntry> = entries
             .iter()
             .zip(&ops)
@@ -176,21 +180,25 @@ impl<'a> Review<'a> {
                 crate::kept::KeptEntry::of(entry, session_of(entry), ops.as_deref())
             })
             .collect();
-        let logged: Vec<LoggedChange<'_>> = entries
-            .iter()
-            .zip(&ops)
-            .filter_map(|(entry, ops)| {
-                Some(LoggedChange {
-                    seq: entry.seq,
-                    session: session_of(entry),
-                    ops: ops.as_deref()?,
-                    files: &entry.record.files,
-                })
-            })
-            .collect();
+        let logged = logged_of(entries, &ops, &session_of);
         let texts =
             StoreTexts { store: self.store, workspace: self.workspace, folder: RefCell::default() };
-        let mut files = session_files(number, &logged, &texts)?;
+        let mut files = match session_files(number, &logged, &texts) {
+            Ok(files) => files,
+            // A text the chain needs may be rebuilt only from entries before these (another
+            // session's, or the person's, that wrote the file first and whose text before the
+            // store kept): a file changed outside staged since a later session wrote it.
+            Err(SessionError::History(_)) if entries.first().is_some_and(|first| first.seq > 1) => {
+                let first = entries.first().map_or(0, |e| e.seq);
+                let earlier: Vec<LogEntry> =
+                    self.store.entries_from(1)?.into_iter().take_while(|e| e.seq < first).collect();
+                let earlier_ops = ops_of(&earlier);
+                let mut all = logged_of(&earlier, &earlier_ops, &session_of);
+                all.extend(logged);
+                session_files(number, &all, &texts)?
+            }
+            Err(err) => return Err(err.into()),
+        };
         files.extend(crate::kept::kept_files(number, &kept, &|path| texts.sha_now(path)));
         Ok(files)
     }
@@ -202,6 +210,38 @@ impl<'a> Review<'a> {
     pub fn review_states(&self, number: u64) -> Result<HashMap<String, String>, ReviewError> {
         Ok(self.store.reviewed(number)?.into_iter().collect())
     }
+}
+
+/// Each entry's operations, when it wrote files through the built-in tools: entries that wrote
+/// nothing (discarded, stale, failed) or whose undo data is not the built-in tools' (a
+/// plugin's) are not steps of any file's history, and a file they wrote shows as changed
+/// outside staged between the steps around them. Each entry's undo data is its own: a long
+/// session's are read on two threads.
+fn ops_of(entries: &[LogEntry]) -> Vec<Option<Vec<Applied>>> {
+    crate::files::in_two(entries.iter().collect(), |entry: &LogEntry| {
+        entry.record.outcome.is_undoable().then_some(())?;
+        entry.record.undo.as_ref().and_then(|data| undo_ops(data).ok())
+    })
+}
+
+/// The entries' changes as a history reads them, each of the session `session_of` says.
+fn logged_of<'e>(
+    entries: &'e [LogEntry],
+    ops: &'e [Option<Vec<Applied>>],
+    session_of: &impl Fn(&LogEntry) -> Option<u64>,
+) -> Vec<LoggedChange<'e>> {
+    entries
+        .iter()
+        .zip(ops)
+        .filter_map(|(entry, ops)| {
+            Some(LoggedChange {
+                seq: entry.seq,
+                session: session_of(entry),
+                ops: ops.as_deref()?,
+                files: &entry.record.files,
+            })
+        })
+        .collect()
 }
 
 /// The kept texts and the disk, as a history reads them.
