@@ -330,3 +330,96 @@ fn a_persons_edit_after_two_sessions_of_one_file_leaves_the_later_session_review
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(common::read(&dir, "a.txt"), now.replace("LINE 10\n", "line 10\n"));
 }
+
+#[test]
+fn a_file_someone_else_deleted_after_the_sessions_change_is_not_the_sessions_deletion() {
+    let before: String = (1..=10).map(|n| format!("{n}\n")).collect();
+    let ws = workspace(&[("a.txt", &before), ("b.txt", &before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mine = before.replace("3\n", "THREE\n");
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &mine);
+    recorded_write(&dir, "claude-1", "t2", "b.txt", &mine);
+    // a.txt: the session's line reverted, then another session deletes the file.
+    let out = staged(&dir, &["session", "revert", "S1", "--only", "a.txt", "--reason", "first"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let mut rm = common::shell_run_args("record", "rm a.txt");
+    rm[4] = "claude-2";
+    let out = staged(&dir, &rm);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(!dir.join("a.txt").exists());
+    // b.txt: the session's line still there when a person deletes the file.
+    std::fs::remove_file(dir.join("b.txt")).unwrap();
+    let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
+    assert_eq!(path_and_change(&shown), [("b.txt", "deleted")], "{shown}");
+    assert!(
+        shown["files"][0]["hunks"][0]["changedSince"].is_string(),
+        "the deletion is someone else's: {shown}"
+    );
+    // Neither comes back as the session's revert; nothing is written.
+    for args in [&["session", "revert", "S1", "--reason", "again"][..], &["undo", "1", "--yes"]] {
+        let out = staged(&dir, args);
+        assert_ne!(code(&out), 0, "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(!dir.join("a.txt").exists() && !dir.join("b.txt").exists(), "{args:?}");
+    }
+    let out = staged(&dir, &["session", "revert", "S1", "--reason", "again"]);
+    assert!(
+        stdout(&out).contains("b.txt was changed since the session wrote it, by a change made outside staged. Nothing was written."),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_file_the_session_made_that_a_person_emptied_is_not_deleted_by_its_revert() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "new.txt", "made\n");
+    std::fs::write(dir.join("new.txt"), "").unwrap();
+    let out = staged(&dir, &["session", "revert", "--reason", "no"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("new.txt was changed since the session wrote it, by a change made outside staged. Nothing was written."),
+        "{}",
+        stdout(&out)
+    );
+    assert!(dir.join("new.txt").exists());
+}
+
+#[test]
+fn a_file_whose_net_change_came_to_nothing_leaves_the_session() {
+    let before: String = (1..=10).map(|n| format!("{n}\n")).collect();
+    let ws = workspace(&[("a.txt", &before), ("b.txt", &before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mine = before.replace("3\n", "THREE\n");
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &mine);
+    recorded_write(&dir, "claude-1", "t2", "b.txt", &mine);
+    // A person, in one edit, puts line 3 back and changes line 4; the session puts 4 back.
+    std::fs::write(dir.join("a.txt"), before.replace("4\n", "FOUR\n")).unwrap();
+    recorded_write(&dir, "claude-1", "t3", "a.txt", &before);
+    let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
+    assert_eq!(path_and_change(&shown), [("b.txt", "changed")], "{shown}");
+    let out = staged(&dir, &["session", "revert", "S1", "--reason", "x"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).starts_with("Reverted 1 hunk of S1 (b.txt): x."), "{}", stdout(&out));
+}
+
+#[test]
+fn a_deletion_back_by_the_undo_of_its_revert_is_the_sessions_again() {
+    let ws = workspace(&[("full.txt", "x\ny\n"), ("empty.keep", "")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let out = staged(&dir, &common::shell_run_args("record", "rm full.txt empty.keep"));
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    for round in 0..2 {
+        let out = staged(&dir, &["session", "revert", "--reason", "keep them"]);
+        assert_eq!(code(&out), 0, "round {round}: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(common::read(&dir, "full.txt"), "x\ny\n");
+        assert_eq!(common::read(&dir, "empty.keep"), "");
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "round {round}: {}{}", stdout(&out), stderr(&out));
+        assert!(!dir.join("full.txt").exists() && !dir.join("empty.keep").exists());
+        let shown = json(&staged(&dir, &["--json", "session", "show"]));
+        let mut files = path_and_change(&shown);
+        files.sort_unstable();
+        assert_eq!(files, [("empty.keep", "deleted"), ("full.txt", "deleted")], "{round}: {shown}");
+    }
+}

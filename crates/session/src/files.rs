@@ -6,7 +6,7 @@ use staged_journal::{DiffHeader, NEW_FILE_MODE};
 use crate::{
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
     hunks::{FileDiff, file_diff_as},
-    net::{NetChange, Step, net_change},
+    net::{NetChange, Region, Step, net_change},
 };
 
 /// What the session did to a file, net.
@@ -116,8 +116,17 @@ fn session_file(history: FileHistory) -> Result<Option<SessionFile>, SessionErro
     };
     // A file whose lines are all taken back is no change, but a file the session made or
     // removed with no lines (an empty `__init__.py`) is one: it has no region, and is still
-    // created or deleted, and reverted whole.
-    if net.regions.is_empty() && kind == FileKind::Changed {
+    // created or deleted, and reverted whole. A file someone else removed (or made again)
+    // after the session's change is not the session's deletion (or creation): it is a change
+    // of the session's only while some of the session's lines count there (changed since,
+    // then, and never reverted by writing the file back).
+    let counts = net.regions.iter().any(Region::counts);
+    let gone = match kind {
+        FileKind::Changed => net.edits.iter().all(|edit| edit.before == edit.after),
+        FileKind::Created | FileKind::Deleted => !history.existence_mine && !counts,
+        FileKind::Moved { .. } => false,
+    };
+    if gone {
         return Ok(None);
     }
     let mode = history.mode.unwrap_or(NEW_FILE_MODE);

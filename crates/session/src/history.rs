@@ -51,6 +51,12 @@ pub struct FileHistory {
     pub existed_before: bool,
     /// Whether it exists now.
     pub exists_now: bool,
+    /// Whether the file's being there or not now is the session's doing: since its last
+    /// creation or deletion by one of the session's entries, others made and removed it an even
+    /// number of times (none, or a revert and the undo of that revert). A file someone else
+    /// deleted (or made again) after the session's change is no creation or deletion of the
+    /// session's.
+    pub existence_mine: bool,
     /// Where the session's own moves took it from, when it moved the file.
     pub moved_from: Option<String>,
     /// The mode bits of the file when the session deleted it (or created it, when given).
@@ -79,6 +85,8 @@ struct Track {
     exists: bool,
     /// The text the last step left.
     known: Option<String>,
+    /// Whether the file's existence is the session's doing (see [`FileHistory`]).
+    existence_mine: bool,
     steps: Vec<(Author, Vec<Edit>)>,
     moved_from: Option<String>,
     mode: Option<u32>,
@@ -122,6 +130,7 @@ pub fn file_histories(
                         existed_before: !matches!(op, Applied::Create { .. }),
                         exists: !matches!(op, Applied::Create { .. }),
                         known: None,
+                        existence_mine: true,
                         steps: Vec::new(),
                         moved_from: None,
                         mode: None,
@@ -253,6 +262,8 @@ fn quick_history(track: &Planned<'_>, now: String) -> Option<FileHistory> {
         first_path: track.first_path.to_owned(),
         existed_before: !created,
         exists_now: true,
+        // Only the session wrote it, up to the file now.
+        existence_mine: true,
         moved_from: None,
         mode,
         steps,
@@ -483,6 +494,10 @@ fn step(
             Applied::Update { .. } => {}
         }
     }
+    if matches!(op, Applied::Create { .. } | Applied::Delete { .. }) {
+        // Someone else's creation or deletion undoes the one before it.
+        track.existence_mine = matches!(author, Author::Mine { .. }) || !track.existence_mine;
+    }
     track.steps.push((author, edits));
     track.exists = !matches!(op, Applied::Delete { .. });
     track.path = to.to_owned();
@@ -501,6 +516,8 @@ fn finish(
         None => texts.now(&track.path),
     };
     let exists_now = now.is_some();
+    // Made or removed outside staged since the last entry.
+    let existence_mine = track.existence_mine == (exists_now == track.exists);
     let now = now.unwrap_or_default();
     if let Some(known) = &track.known
         && *known != now
@@ -512,6 +529,7 @@ fn finish(
         first_path: track.first_path,
         existed_before: track.existed_before,
         exists_now,
+        existence_mine,
         moved_from: track.moved_from,
         mode: track.mode,
         steps: track.steps,

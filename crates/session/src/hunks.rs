@@ -159,6 +159,15 @@ pub enum RevertError {
         /// Who changed it, for a person.
         by: String,
     },
+    /// A file the session created or deleted, reverted whole, that someone else changed,
+    /// removed or made again since.
+    #[error("{path} was changed since the session wrote it, by {by}")]
+    FileChangedSince {
+        /// The file.
+        path: String,
+        /// Who changed it, for a person.
+        by: String,
+    },
 }
 
 /// How a person reads an [`Origin`].

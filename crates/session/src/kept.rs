@@ -257,6 +257,7 @@ fn session_file(chain: Chain) -> SessionFile {
     };
     let side = |b: &Option<KeptBytes>| b.as_ref().map_or("", |b| b.sha.as_str()).to_owned();
     let key = fingerprint(format!("{path}\0kept\0{}\0{}", side(&before), side(&after)).as_bytes());
+    let existence_mine = changed_since.is_none();
     let hunk = Hunk { number: 1, regions: Vec::new(), key, entries, changed_since };
     SessionFile {
         path: path.clone(),
@@ -266,6 +267,7 @@ fn session_file(chain: Chain) -> SessionFile {
             first_path: path.clone(),
             existed_before: before.is_some(),
             exists_now: after.is_some(),
+            existence_mine,
             moved_from: None,
             mode: before.as_ref().and_then(|b| b.mode),
             steps: Vec::new(),

@@ -323,6 +323,9 @@ pub fn revert_ops(
         let edits = revert_edits(&file.path, &file.net, &file.diff, &numbers)?;
         let now = fingerprint(file.history.now.as_bytes());
         let whole = *pick == Pick::Whole || numbers == all;
+        if matches!(file.kind, FileKind::Created | FileKind::Deleted) {
+            whole_unchanged(file)?;
+        }
         match (&file.kind, whole) {
             (FileKind::Created, true) => {
                 ops.push(FileOp::Delete { path: file.path.clone(), fingerprint: now });
@@ -352,6 +355,44 @@ pub fn revert_ops(
         }
     }
     Ok(ops)
+}
+
+/// Whether a file the session created or deleted is still as the session left it, so that it
+/// may be reverted whole (deleted, or made again): none of the session's lines changed since;
+/// and when none of them is left to show it (a file made or removed with no lines, or one
+/// whose lines someone took out), no one else made, removed or changed it since the session
+/// last did. A file someone else deleted after the session's change is not made again as the
+/// session's revert, nor is a made file someone else emptied deleted.
+fn whole_unchanged(file: &SessionFile) -> Result<(), RevertError> {
+    let changed = file.net.regions.iter().find_map(|region| match &region.state {
+        crate::RegionState::ChangedSince { by, .. } => Some(crate::hunks::origin_text(by)),
+        _ => None,
+    });
+    let by = changed.or_else(|| {
+        if !file.net.regions.is_empty() {
+            return None;
+        }
+        let after_mine = file
+            .history
+            .steps
+            .iter()
+            .rev()
+            .take_while(|(author, _)| !matches!(author, crate::Author::Mine { .. }))
+            .find_map(|(author, edits)| match author {
+                crate::Author::Other(origin) if edits.iter().any(|e| e.before != e.after) => {
+                    Some(crate::hunks::origin_text(origin))
+                }
+                _ => None,
+            });
+        after_mine.or_else(|| {
+            (!file.history.existence_mine)
+                .then(|| crate::hunks::origin_text(&crate::Origin::Outside))
+        })
+    });
+    match by {
+        Some(by) => Err(RevertError::FileChangedSince { path: file.path.clone(), by }),
+        None => Ok(()),
+    }
 }
 
 /// The files replaced whole (binary, over the text cap) that `picks` names of `files`, as the
