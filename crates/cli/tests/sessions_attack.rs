@@ -423,3 +423,27 @@ fn a_deletion_back_by_the_undo_of_its_revert_is_the_sessions_again() {
         assert_eq!(files, [("empty.keep", "deleted"), ("full.txt", "deleted")], "{round}: {shown}");
     }
 }
+
+#[test]
+fn the_notice_of_a_revert_names_the_files_it_made_or_removed_whole() {
+    let ws = workspace(&[("empty.keep", ""), ("a.txt", "1\n2\n3\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let out = staged(
+        &dir,
+        &common::shell_run_args("record", "rm empty.keep; : > made.py; sed -i s/2/TWO/ a.txt"),
+    );
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = staged(&dir, &["session", "revert", "--reason", "keep it"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let prompt = json!({"session_id": "session-1", "cwd": dir,
+        "hook_event_name": "UserPromptSubmit", "prompt": "go on"});
+    let out = common::hook(&dir, &["hook", "claude-code", "--mode", "record"], &prompt);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reply: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let told = reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(told.starts_with("A person reverted your change to a.txt (line 2), "), "{told}");
+    for named in ["empty.keep (deleted file)", "made.py (new file)"] {
+        assert!(told.contains(named), "{named}: {told}");
+    }
+    assert!(told.ends_with(": keep it."), "{told}");
+}

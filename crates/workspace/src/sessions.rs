@@ -386,7 +386,12 @@ pub async fn revert_picked(
     // transaction that makes the revert's record final (never without the revert, or the
     // revert without it, wherever a kill stops the command).
     if let Some(number) = loaded.notify {
-        let notice = notice_text("reverted", &hunks, reason.trim());
+        // Files with no hunk are named too, and folders when nothing else is reverted.
+        let mut bare = bare_picks(loaded, picks);
+        if hunks.is_empty() && bare.is_empty() {
+            bare = folders.iter().map(|f| format!("{}/", f.path)).collect();
+        }
+        let notice = notice_text("reverted", &hunks, &bare, reason.trim());
         let notice = staged_store::RecordNotice { session: format!("S{number}"), text: notice };
         extra.insert(
             staged_store::NOTICE_FIELD.to_owned(),
@@ -401,14 +406,7 @@ pub async fn revert_picked(
         return Ok(Reverted::Refused(format!("Cannot revert {short}'s change: {refused}")));
     }
     let seq = newest_entry(ws);
-    // A file picked whole that has no hunk (one the session created or deleted empty, or
-    // only moved or changed the mode of) is counted as a file: it has no lines to count.
-    let bare_files = loaded
-        .files
-        .iter()
-        .zip(picks)
-        .filter(|(file, pick)| matches!(pick, Some(Pick::Whole)) && file.diff.hunks.is_empty())
-        .count();
+    let bare_files = bare_picks(loaded, picks).len();
     let counts: Vec<String> =
         [(hunks.len(), "hunk"), (bare_files, "file"), (folders.len(), "folder")]
             .into_iter()
@@ -462,7 +460,7 @@ pub fn keep_picked(
     let reason = reason.trim();
     // With a reason, the model's notice is left in the same transaction as the marks.
     let reason = (!reason.is_empty()).then_some(reason);
-    let notice = reason.map(|reason| notice_text("kept", &hunks, reason));
+    let notice = reason.map(|reason| notice_text("kept", &hunks, &[], reason));
     store.mark_reviewed(loaded.row.number, &keys, KEPT, reason, notice.as_deref()).map_err(fail)?;
     let reviewed = loaded.reviewed_count()
         + hunks.iter().filter(|(_, h)| !loaded.states.contains_key(&h.key)).count();
@@ -497,27 +495,42 @@ fn described_picks(loaded: &Loaded, picks: &[Option<Pick>]) -> Vec<String> {
         .files
         .iter()
         .zip(picks)
-        .filter_map(|(file, pick)| {
-            let pick = pick.as_ref()?;
-            Some(match (pick, &file.kind) {
-                (Pick::Whole, FileKind::Changed) => file.path.clone(),
-                (Pick::Whole, kind) => format!(
-                    "{} ({} file)",
-                    file.path,
-                    match kind {
-                        FileKind::Created => "new",
-                        FileKind::Deleted => "deleted",
-                        _ => "moved",
-                    }
-                ),
-                (Pick::Hunks(numbers), _) => format!(
-                    "{} (hunk{} {})",
-                    file.path,
-                    if numbers.len() == 1 { "" } else { "s" },
-                    numbers.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-                ),
-            })
-        })
+        .filter_map(|(file, pick)| Some(described_pick(file, pick.as_ref()?)))
+        .collect()
+}
+
+/// One picked file as a person reads it (see [`described_picks`]).
+fn described_pick(file: &SessionFile, pick: &Pick) -> String {
+    match (pick, &file.kind) {
+        (Pick::Whole, FileKind::Changed) => file.path.clone(),
+        (Pick::Whole, kind) => format!(
+            "{} ({} file)",
+            file.path,
+            match kind {
+                FileKind::Created => "new",
+                FileKind::Deleted => "deleted",
+                _ => "moved",
+            }
+        ),
+        (Pick::Hunks(numbers), _) => format!(
+            "{} (hunk{} {})",
+            file.path,
+            if numbers.len() == 1 { "" } else { "s" },
+            numbers.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+/// The files picked whole that have no hunk (one the session created or deleted empty, or
+/// only moved or changed the mode of), as [`described_picks`] names them: they have no lines
+/// to count or to name, so answers count them as files and notices name them.
+fn bare_picks(loaded: &Loaded, picks: &[Option<Pick>]) -> Vec<String> {
+    loaded
+        .files
+        .iter()
+        .zip(picks)
+        .filter(|(file, pick)| matches!(pick, Some(Pick::Whole)) && file.diff.hunks.is_empty())
+        .map(|(file, _)| described_pick(file, &Pick::Whole))
         .collect()
 }
 
@@ -538,8 +551,14 @@ fn named(described: &[String], what: &str) -> String {
 }
 
 /// What the session's model is told: the files (the first [`NAMED_FILES`]), the hunks'
-/// lines (as the session left them) and the person's reason.
-fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> String {
+/// lines (as the session left them), then `bare` (files without hunks, as named), and the
+/// person's reason.
+fn notice_text(
+    what: &str,
+    hunks: &[(&SessionFile, &Hunk)],
+    bare: &[String],
+    reason: &str,
+) -> String {
     let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (file, hunk) in hunks {
@@ -559,6 +578,7 @@ fn notice_text(what: &str, hunks: &[(&SessionFile, &Hunk)], reason: &str) -> Str
                 if lines.is_empty() { path } else { format!("{path} ({})", lines.join(", ")) }
             },
         )
+        .chain(bare.iter().cloned())
         .collect();
     let mut text = format!("A person {what} your change to {}", named(&parts, "file"));
     if reason.is_empty() {
