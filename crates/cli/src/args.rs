@@ -567,11 +567,11 @@ pub(crate) struct SessionArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum SessionCommand {
-    /// The sessions, newest first: client, title, times, files, entries, pending previews and
+    /// The sessions, the one active last first: client, title, times, files, entries, pending previews and
     /// review progress.
     List,
     /// A session's net change as one diff (`git apply` takes it), hunks numbered as `staged
-    /// show` numbers them; the newest session when S is absent.
+    /// show` numbers them; the session active last when S is absent.
     Show {
         /// The session (`S3` or `3`; see `staged session list`).
         #[arg(value_name = "S", conflicts_with = "entry")]
@@ -590,7 +590,7 @@ pub(crate) enum SessionCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct SessionPickArgs {
-    /// The session (`S3` or `3`); the newest when absent.
+    /// The session (`S3` or `3`); the one active last when absent.
     #[arg(value_name = "S")]
     pub(crate) session: Option<String>,
     /// Only these: files, folders, globs, or FILE:HUNKS (`src/a.ts:2,3`), numbered as `staged

@@ -447,3 +447,25 @@ fn the_notice_of_a_revert_names_the_files_it_made_or_removed_whole() {
     }
     assert!(told.ends_with(": keep it."), "{told}");
 }
+
+#[test]
+fn a_revert_of_some_hunks_of_a_file_says_the_rest_are_numbered_anew() {
+    let (_ws, dir) = two_hunk_session();
+    let out = staged(&dir, &["session", "revert", "--only", "a.txt:1", "--reason", "two stays"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).trim_end().ends_with(
+            "restores what it reverted. The hunks left in a.txt are numbered anew: `staged session show S1` shows them."
+        ),
+        "{}",
+        stdout(&out)
+    );
+    // The one left is hunk 1 now; a revert of all that is left says nothing of numbers.
+    let out = staged(&dir, &["session", "revert", "--only", "a.txt:1", "--reason", "fifteen"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(!stdout(&out).contains("numbered anew"), "{}", stdout(&out));
+    assert_eq!(
+        common::read(&dir, "a.txt"),
+        (1..=20).map(|n| format!("line {n}\n")).collect::<String>()
+    );
+}

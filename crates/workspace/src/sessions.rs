@@ -418,15 +418,40 @@ pub async fn revert_picked(
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
         None => plural(0, "hunk"),
     };
-    let text = format!(
+    let mut text = format!(
         "Reverted {what} of {short} ({}): {}.{}",
         described,
         reason.trim(),
         seq.map(|s| format!(" Logged as entry {s}; `staged undo {s}` restores what it reverted."))
             .unwrap_or_default()
     );
+    text.push_str(&renumbered(loaded, picks));
     let hunks = hunks.iter().map(|(f, h)| (f.path.clone(), h.number)).collect();
     Ok(Reverted::Done { text, entry: seq, hunks })
+}
+
+/// What a revert of some of a file's hunks says of the others: hunks are numbered as the net
+/// change shows them now, so a file that keeps some has them numbered anew, and a person
+/// picking by the numbers seen before the revert would pick others. Empty when no file keeps
+/// any.
+fn renumbered(loaded: &Loaded, picks: &[Option<Pick>]) -> String {
+    let files: Vec<String> = loaded
+        .files
+        .iter()
+        .zip(picks)
+        .filter(|(file, pick)| {
+            matches!(pick, Some(Pick::Hunks(numbers)) if numbers.len() < file.diff.hunks.len())
+        })
+        .map(|(file, _)| file.path.clone())
+        .collect();
+    if files.is_empty() {
+        return String::new();
+    }
+    format!(
+        " The hunks left in {} are numbered anew: `staged session show {}` shows them.",
+        named(&files, "file"),
+        loaded.name
+    )
 }
 
 /// What a keep did.
