@@ -469,3 +469,25 @@ fn a_revert_of_some_hunks_of_a_file_says_the_rest_are_numbered_anew() {
         (1..=20).map(|n| format!("line {n}\n")).collect::<String>()
     );
 }
+
+#[test]
+fn a_folder_left_in_place_by_a_revert_is_neither_named_nor_counted() {
+    let ws = workspace(&[("t.txt", "1\n2\n3\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let out = staged(
+        &dir,
+        &common::shell_run_args("record", "sed -i s/2/TWO/ t.txt; mkdir -p gen/sub x/y"),
+    );
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // A person's file in one of the session's folders.
+    std::fs::write(dir.join("gen/sub/person.txt"), "mine\n").unwrap();
+    let out = staged(&dir, &["session", "revert", "--reason", "r"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).starts_with("Reverted 1 hunk and 2 folders of S1 (t.txt, x/y/ (folder made by the session), x/ (folder made by the session)): r."),
+        "{}",
+        stdout(&out)
+    );
+    assert!(dir.join("gen/sub/person.txt").exists() && !dir.join("x").exists());
+    assert_eq!(common::read(&dir, "t.txt"), "1\n2\n3\n");
+}

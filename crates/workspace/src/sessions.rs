@@ -7,7 +7,7 @@
 //! the session, all or nothing, as one log entry `staged undo` can undo, and leaves the
 //! session's model a notice; [`keep_picked`] marks hunks reviewed. Nothing here prints.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -360,12 +360,18 @@ pub async fn revert_picked(
         return Err(fail("the hunks picked change nothing; nothing was written"));
     }
     let hunks = picked_hunks(loaded, picks);
-    let described = described_revert(loaded, picks, &folders);
-    let label = format!("Revert of {short}: {described}");
     // The steps are computed on the texts the session's history read from the disk, not read
     // again; the commit reads every file under its lock and refuses, writing nothing, if one
     // changed since (the byte-exact staleness check before any write).
     let (checked, folder_steps) = check_revert(ws, loaded, &ops, &kept, &folders)?;
+    let folders = taken_back(folders, &folder_steps);
+    if ops.is_empty() && kept.is_empty() && folders.is_empty() {
+        return Err(fail(
+            "the session's folders hold files it did not make, and are left in place; nothing was written",
+        ));
+    }
+    let described = described_revert(loaded, picks, &folders);
+    let label = format!("Revert of {short}: {described}");
     let mut base = LogRecord::new(
         PendingId::from_string(format!("revert:{}", short.replace(' ', "-"))),
         label.clone(),
@@ -428,6 +434,14 @@ pub async fn revert_picked(
     text.push_str(&renumbered(loaded, picks));
     let hunks = hunks.iter().map(|(f, h)| (f.path.clone(), h.number)).collect();
     Ok(Reverted::Done { text, entry: seq, hunks })
+}
+
+/// The folders of `folders` that `steps` make or remove: a folder left in place (it holds
+/// something the session did not make) is not reverted, and is neither named nor counted.
+fn taken_back(folders: Vec<FolderChange>, steps: &FolderSteps) -> Vec<FolderChange> {
+    let moved: HashSet<String> =
+        steps.make.iter().chain(&steps.remove).map(ToString::to_string).collect();
+    folders.into_iter().filter(|f| moved.contains(&f.path)).collect()
 }
 
 /// What a revert of some of a file's hunks says of the others: hunks are numbered as the net
