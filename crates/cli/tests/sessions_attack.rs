@@ -491,3 +491,32 @@ fn a_folder_left_in_place_by_a_revert_is_neither_named_nor_counted() {
     assert!(dir.join("gen/sub/person.txt").exists() && !dir.join("x").exists());
     assert_eq!(common::read(&dir, "t.txt"), "1\n2\n3\n");
 }
+
+#[test]
+fn a_log_entry_edited_to_name_the_state_folder_writes_nothing_there() {
+    let ws = workspace(&[("d.txt", "1\n2\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let out = staged(&dir, &common::shell_run_args("record", "rm d.txt"));
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // Someone else rewrites the entry's path into staged's own state folder.
+    let conn = rusqlite::Connection::open(dir.join(".staged/staged.db")).unwrap();
+    conn.execute(
+        "UPDATE log SET undo = replace(undo, '\"d.txt\"', '\".staged/evil.txt\"'),
+                        files = replace(files, '\"d.txt\"', '\".staged/evil.txt\"'),
+                        diff = replace(diff, 'd.txt', '.staged/evil.txt')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    for args in [&["session", "revert", "--reason", "r"][..], &["undo", "1", "--yes"]] {
+        let out = staged(&dir, args);
+        assert_ne!(code(&out), 0, "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            format!("{}{}", stdout(&out), stderr(&out)).contains("staged's state folder"),
+            "{args:?}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(!dir.join(".staged/evil.txt").exists(), "{args:?}");
+    }
+}

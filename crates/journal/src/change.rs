@@ -453,6 +453,14 @@ pub fn check_known<'k>(
     let mut gathered = Gathered::default();
     let mut folders = LastFolder::default();
     for op in ops {
+        // No change set writes staged's own state, whatever named the path (a model, a patch,
+        // or a log entry's undo data that someone else edited).
+        if let Some(path) = op
+            .paths()
+            .find(|path| RelPath::new(path).is_ok_and(|rel| workspace.is_state_path(&rel)))
+        {
+            return Err(CheckError::Failed(JournalError::StatePath(path.to_owned())));
+        }
         let expected = expected_fingerprint(op);
         let text = op
             .source()

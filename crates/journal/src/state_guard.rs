@@ -29,13 +29,18 @@ pub enum ModelAccess {
     ReadPlan,
 }
 
+/// Whether `rel` is the state folder or lies inside it (see [`ConfinedRoot::is_state_path`]).
+pub(crate) fn in_state_folder(rel: &RelPath) -> bool {
+    rel.components().next().is_some_and(|first| {
+        first.to_str().is_some_and(|name| name.eq_ignore_ascii_case(STATE_DIR_NAME))
+    })
+}
+
 impl ConfinedRoot {
     /// Whether `rel` is the state folder or lies inside it. The name is compared ignoring ASCII
     /// case, so that on a case-insensitive filesystem `.STAGED/` is refused as well.
     pub(crate) fn is_state_path(&self, rel: &RelPath) -> bool {
-        rel.components().next().is_some_and(|first| {
-            first.to_str().is_some_and(|name| name.eq_ignore_ascii_case(STATE_DIR_NAME))
-        })
+        in_state_folder(rel)
     }
 
     /// Refuses `rel` (which `given` named) when it is in the state folder, except a plan file

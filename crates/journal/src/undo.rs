@@ -759,8 +759,15 @@ fn change(path: &str, before: Option<&str>, after: Option<&str>) -> FileChange {
     }
 }
 
+/// A path of the undo data: inside the workspace, and never in staged's state folder (undo
+/// data someone else edited could name it).
 fn rel(path: &str) -> Result<RelPath, String> {
-    RelPath::new(path).map_err(|_| format!("`{path}` is not a path inside the workspace"))
+    let rel =
+        RelPath::new(path).map_err(|_| format!("`{path}` is not a path inside the workspace"))?;
+    if crate::state_guard::in_state_folder(&rel) {
+        return Err(JournalError::StatePath(path.to_owned()).to_string());
+    }
+    Ok(rel)
 }
 
 /// Notes the folders above `rel` that do not exist: the undo creates them.
