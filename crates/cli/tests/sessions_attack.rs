@@ -520,3 +520,20 @@ fn a_log_entry_edited_to_name_the_state_folder_writes_nothing_there() {
         assert!(!dir.join(".staged/evil.txt").exists(), "{args:?}");
     }
 }
+
+#[test]
+fn the_log_names_each_entrys_session() {
+    let (_ws, dir) = two_hunk_session();
+    let out = staged(&dir, &["session", "revert", "--only", "a.txt:1", "--reason", "two stays"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let listing = stdout(&staged(&dir, &["log"]));
+    let rows: Vec<Vec<&str>> =
+        listing.lines().map(|l| l.split_whitespace().take(3).collect()).collect();
+    assert_eq!(rows[0], ["ENTRY", "OUTCOME", "SESSION"], "{listing}");
+    assert_eq!(rows[1], ["2", "applied", "-"], "the person's revert: {listing}");
+    assert_eq!(rows[2], ["1", "applied", "S1"], "{listing}");
+    let log = json(&staged(&dir, &["--json", "log"]));
+    assert_eq!(log["entries"][0]["session"], serde_json::Value::Null, "{log}");
+    assert_eq!(log["entries"][1]["session"], "S1", "{log}");
+    assert!(stdout(&staged(&dir, &["log", "show", "1"])).contains("\nsession:   S1\n"));
+}

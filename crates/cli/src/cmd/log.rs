@@ -2,8 +2,9 @@
 //!
 //! `--json` prints `{"entries": [...]}`; `log show --json` prints one entry. An entry is
 //! `{"entry", "id", "label", "source", "outcome", "action", "reason", "extra", "result",
-//! "at", "frontEnd", "files": [{"path", "before", "after"}], "diff", "reverts",
+//! "at", "frontEnd", "session", "files": [{"path", "before", "after"}], "diff", "reverts",
 //! "revertedBy"}`: `entry` is its number (what `staged log show` and `staged undo` take),
+//! `session` the agent session whose change it is (`S3`, `null` for a person's),
 //! `id` the preview's pending id, `outcome` one of `applied`, `discarded`, `failed`, `stale`,
 //! `undone`, `redone`, `at` RFC 3339 UTC, `before`/`after` SHA-256 hex. Listing never
 //! creates a state folder; `--keep` sets how many entries this workspace keeps.
@@ -46,7 +47,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &LogArgs, out: &Output) -> anyhow::
         out.line("The log is empty: nothing was applied, discarded or undone here yet.")?;
         return Ok(Exit::Success);
     }
-    let rows: Vec<[String; 7]> = entries
+    let rows: Vec<[String; 8]> = entries
         .iter()
         .map(|e| {
             let r = &e.record;
@@ -57,6 +58,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &LogArgs, out: &Output) -> anyhow::
             [
                 e.seq.to_string(),
                 outcome,
+                session_of(e).unwrap_or_else(|| "-".to_owned()),
                 escape_line(r.id.as_str()).into_owned(),
                 cell(&r.label),
                 cell(&r.front_end),
@@ -65,8 +67,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &LogArgs, out: &Output) -> anyhow::
             ]
         })
         .collect();
-    let header =
-        ["ENTRY", "OUTCOME", "ID", "LABEL", "FRONT END", "AT", "REASON"].map(str::to_owned);
+    let header = ["ENTRY", "OUTCOME", "SESSION", "ID", "LABEL", "FRONT END", "AT", "REASON"]
+        .map(str::to_owned);
     let widths: Vec<usize> = (0..header.len())
         .map(|col| rows.iter().chain([&header]).map(|r| r[col].chars().count()).max().unwrap_or(0))
         .collect();
@@ -109,6 +111,10 @@ fn show_entry(log: &dyn ResolveLog, id: &str, out: &Output) -> anyhow::Result<Ex
     out.line(&format!("id:        {} ({})", esc(r.id.as_str()), esc(&r.source_tool_name)))?;
     out.line(&format!("at:        {}", timestamp(entry.at)))?;
     out.line(&format!("front end: {}", esc(&r.front_end)))?;
+    out.line(&format!(
+        "session:   {}",
+        session_of(&entry).unwrap_or_else(|| "none (a person's)".to_owned())
+    ))?;
     out.line(&format!("action:    {}", r.action.as_str()))?;
     out.line(&format!("reason:    {}", esc(&r.reason)))?;
     if let Some(extra) = &r.extra {
@@ -203,6 +209,12 @@ struct Keep {
     keep: usize,
 }
 
+/// The agent session whose change `entry` is, as `staged session` names it (`S3`); `None` for
+/// a person's.
+fn session_of(entry: &LogEntry) -> Option<String> {
+    entry.session.map(|number| format!("S{number}"))
+}
+
 fn entry_json(entry: &LogEntry) -> serde_json::Result<Value> {
     serde_json::to_value(EntryJson::of(entry))
 }
@@ -222,6 +234,7 @@ struct EntryJson<'a> {
     result: &'a str,
     at: String,
     front_end: &'a str,
+    session: Option<String>,
     files: Vec<FileJson<'a>>,
     diff: Option<&'a str>,
     reverts: Option<u64>,
@@ -251,6 +264,7 @@ impl<'a> EntryJson<'a> {
             result: &r.result,
             at: timestamp(entry.at),
             front_end: &r.front_end,
+            session: session_of(entry),
             files: r
                 .files
                 .iter()
