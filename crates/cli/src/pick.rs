@@ -278,7 +278,9 @@ fn pattern<'a>(
             .collect()
     };
     if matched.is_empty() {
-        bail!("{}", no_match(flag, typed, files, source));
+        let mut text = no_match(flag, typed, files, source);
+        text.push_str(&from_here(rooted, typed, files));
+        bail!("{text}");
     }
     if hunks.is_some() && !(matched.len() == 1 && names(&files[matched[0]], path)) {
         bail!(
@@ -309,6 +311,23 @@ fn no_match(flag: &str, typed: &str, files: &[PartFile], source: &Source<'_>) ->
     text.push_str("; ");
     text.push_str(source.untouched);
     text
+}
+
+/// When a pattern typed in a folder below the root names, read from the root, one of `files`
+/// (a path copied from a diff or a listing, which name paths from the root): how to name it
+/// from here. Empty otherwise.
+fn from_here(rooted: &str, typed: &str, files: &[PartFile]) -> String {
+    let typed = typed.trim_start_matches("./");
+    let Some(here) = rooted.strip_suffix(typed).filter(|here| !here.is_empty()) else {
+        return String::new();
+    };
+    let path = typed.rsplit_once(':').filter(|(_, list)| is_hunk_list(list)).map_or(typed, |p| p.0);
+    if !files.iter().any(|f| f.path == path) {
+        return String::new();
+    }
+    let up = "../".repeat(here.matches('/').count());
+    let from_here = typed.strip_prefix(here).map_or_else(|| format!("{up}{typed}"), str::to_owned);
+    format!(" (paths are relative to the current folder, {here}: from here, type `{from_here}`)")
 }
 
 /// Whether `text` reads as hunk numbers: `2`, `1,3`, `2-4`.

@@ -537,3 +537,25 @@ fn the_log_names_each_entrys_session() {
     assert_eq!(log["entries"][1]["session"], "S1", "{log}");
     assert!(stdout(&staged(&dir, &["log", "show", "1"])).contains("\nsession:   S1\n"));
 }
+
+#[test]
+fn a_root_path_typed_in_a_subfolder_is_refused_saying_how_to_name_it_from_there() {
+    let ws = workspace(&[("src/a.txt", "1\n2\n3\n"), ("lib/b.txt", "b\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "src/a.txt", "1\nTWO\n3\n");
+    recorded_write(&dir, "claude-1", "t2", "lib/b.txt", "B\n");
+    let src = dir.join("src");
+    for (typed, hint) in [("src/a.txt:1", "`a.txt:1`"), ("lib/b.txt", "`../lib/b.txt`")] {
+        let out = staged(&src, &["session", "keep", "--only", typed, "--reason", "ok"]);
+        assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "(paths are relative to the current folder, src/: from here, type {hint})"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let out = staged(&src, &["session", "keep", "--only", "a.txt:1", "--reason", "ok"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
