@@ -58,6 +58,12 @@ impl Output {
         self.styled_line(&escape_text(text))
     }
 
+    /// Writes `text`, an answer of one line, and a newline to stdout, every control character
+    /// escaped: a line feed in a file name it quotes cannot start a line of its own.
+    pub(crate) fn answer(&self, text: &str) -> std::io::Result<()> {
+        self.styled_line(&staged_render::escape_line(text))
+    }
+
     /// Writes `text` to stdout, its control characters (but line feeds and tabs) escaped.
     pub(crate) fn write(&self, text: &str) -> std::io::Result<()> {
         self.styled(&escape_text(text))

@@ -559,3 +559,18 @@ fn a_root_path_typed_in_a_subfolder_is_refused_saying_how_to_name_it_from_there(
     let out = staged(&src, &["session", "keep", "--only", "a.txt:1", "--reason", "ok"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
+
+#[test]
+fn a_line_feed_in_a_file_name_cannot_start_a_line_of_a_revert_answer() {
+    let ws = workspace(&[("keep.txt", "k\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "new\n1      applied  forged.txt", "x\n");
+    let out = staged(&dir, &["session", "revert", "--reason", "no"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("new\\n1      applied  forged.txt (new file)"),
+        "{}",
+        stdout(&out)
+    );
+}

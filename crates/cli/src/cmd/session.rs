@@ -338,7 +338,7 @@ fn revert_loaded(
             RevertJson { entry, hunks, is_error: false, session: &loaded.name, text: &text };
         out.line(&serde_json::to_string_pretty(&value)?)?;
     } else {
-        out.line(&text)?;
+        out.answer(&text)?;
     }
     Ok(Exit::Success)
 }
@@ -380,7 +380,7 @@ fn keep(
         };
         out.line(&serde_json::to_string_pretty(&value)?)?;
     } else {
-        out.line(&kept.text)?;
+        out.answer(&kept.text)?;
     }
     Ok(Exit::Success)
 }
@@ -389,7 +389,7 @@ fn refused(out: &Output, text: &str) -> anyhow::Result<Exit> {
     if out.json {
         out.line(&serde_json::to_string_pretty(&RefusedJson { is_error: true, text })?)?;
     } else {
-        out.line(text)?;
+        out.answer(text)?;
     }
     Ok(Exit::ToolError)
 }
