@@ -15,7 +15,8 @@
 //! text is no longer whole there. Two other writers' edits are recognised: one that puts a
 //! region's original back exactly (a revert of it) takes the region out of the net change, and
 //! one that then writes the session's text back exactly at the same place (the undo of that
-//! revert) makes it the session's again.
+//! revert) makes it the session's again; so does one that writes the session's text back over
+//! a region changed since (the undo of that change).
 //!
 //! The result is the file as it is (`now`) and as it would be without the session's live
 //! regions (`without`), and the edits that turn one into the other: exactly the lines the
@@ -440,6 +441,8 @@ fn one_edit_over_region(
         RegionState::Live => {
             Some(RegionState::ChangedSince { by: origin.clone(), mine: region.current.clone() })
         }
+        // The session's text put back exactly (the undo of the change made since): whole again.
+        RegionState::ChangedSince { mine, .. } if after == mine => Some(RegionState::Live),
         changed @ RegionState::ChangedSince { .. } => Some(changed),
     };
     let state = state?;

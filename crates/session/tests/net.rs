@@ -175,6 +175,22 @@ fn another_insertion_where_the_session_deleted_is_beside_the_deletion() {
 }
 
 #[test]
+fn the_undo_of_a_change_made_since_makes_the_region_whole_again() {
+    let base = "a\nb\nc\n";
+    let history = vec![
+        (MINE, vec![edit(2, "b\n", "B\n")]),
+        // Another session changes the session's line, and that change is undone.
+        (other(2), vec![edit(2, "B\n", "B2\n")]),
+        (other(3), vec![edit(2, "B2\n", "B\n")]),
+    ];
+    let now = text_after(base, &history);
+    let net = net_change(&steps(&history), &now).unwrap();
+    assert_eq!(net.regions.len(), 1);
+    assert_eq!(net.regions[0].state, RegionState::Live);
+    assert_eq!(net.without, base);
+}
+
+#[test]
 fn a_history_that_does_not_fit_is_an_error() {
     let history = vec![(MINE, vec![edit(0, "a", "b")]), (other(2), vec![edit(0, "zz", "")])];
     assert!(regions(&steps(&history)).is_err());
