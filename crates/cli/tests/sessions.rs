@@ -150,6 +150,14 @@ fn a_hunk_a_person_changed_since_refuses_the_whole_revert_and_writes_nothing() {
         "{}",
         stdout(&out)
     );
+    // And how to revert the rest.
+    assert!(
+        stdout(&out)
+            .trim_end()
+            .ends_with("Nothing was written. `--except a.txt:2` reverts the rest."),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(read(&dir, "a.txt"), person, "nothing written");
     assert_eq!(read(&dir, "b.txt"), "alpha\nBETA\n", "nothing written, all or nothing");
     // Its other hunk still reverts alone, on the file as the person left it.

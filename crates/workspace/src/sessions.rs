@@ -20,7 +20,8 @@ use staged_journal::{
     PartFile, commit_applied_folders, diff_files,
 };
 use staged_session::{
-    FileKind, Hunk, Pick, REVERT_SOURCE, SessionFile, kept_reverts, origin_text, revert_ops,
+    FileKind, Hunk, Pick, REVERT_SOURCE, RevertError, SessionFile, kept_reverts, origin_text,
+    revert_ops,
 };
 use staged_store::{SessionRow, SqliteStore};
 
@@ -279,7 +280,7 @@ pub(crate) fn picked_hunks<'a>(
 /// The refusal.
 pub fn check_reason(reason: &str, required: bool) -> Result<(), SessionActionError> {
     if required && reason.trim().is_empty() {
-        return Err(fail("--reason must not be blank: say why the session's change is reverted"));
+        return Err(fail("a revert needs a --reason, not blank: say why the session's change is reverted (it is logged, and told to the session's model)"));
     }
     let chars = reason.chars().count();
     if chars > MAX_REASON_CHARS {
@@ -343,7 +344,8 @@ pub async fn revert_picked(
         Ok(ops) => ops,
         Err(err) => {
             return Ok(Reverted::Refused(format!(
-                "Cannot revert {short}'s change: {err}. Nothing was written."
+                "Cannot revert {short}'s change: {err}. Nothing was written.{}",
+                the_rest(&err, picked_hunks(loaded, picks).len())
             )));
         }
     };
@@ -434,6 +436,17 @@ pub async fn revert_picked(
     text.push_str(&renumbered(loaded, picks));
     let hunks = hunks.iter().map(|(f, h)| (f.path.clone(), h.number)).collect();
     Ok(Reverted::Done { text, entry: seq, hunks })
+}
+
+/// How to revert the rest of `picked` hunks when one of them was changed since: ` `--except
+/// a.txt:2` reverts the rest.` Empty for another refusal, or when that hunk was all.
+fn the_rest(err: &RevertError, picked: usize) -> String {
+    match err {
+        RevertError::ChangedSince { path, number, .. } if picked > 1 => {
+            format!(" `--except {path}:{number}` reverts the rest.")
+        }
+        _ => String::new(),
+    }
 }
 
 /// The folders of `folders` that `steps` make or remove: a folder left in place (it holds
