@@ -574,3 +574,19 @@ fn a_line_feed_in_a_file_name_cannot_start_a_line_of_a_revert_answer() {
         stdout(&out)
     );
 }
+
+#[test]
+fn a_hook_event_naming_no_session_is_an_agents_change_not_the_persons() {
+    let ws = workspace(&[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "", "t1", "a.txt", "A\n");
+    recorded_write(&dir, "  ", "t2", "b.txt", "B\n");
+    let log = json(&staged(&dir, &["--json", "log"]));
+    for entry in log["entries"].as_array().unwrap() {
+        assert!(entry["session"].as_str().is_some_and(|s| s.starts_with('S')), "{log}");
+    }
+    let list = json(&staged(&dir, &["--json", "session", "list"]));
+    assert!(!list.as_array().unwrap().is_empty(), "{list}");
+    let out = staged(&dir, &["session", "revert", "--reason", "not these"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}

@@ -9,13 +9,20 @@ use staged_workspace::WorkspaceSession;
 
 use crate::event::{Client, EventName, HookEvent, Reply};
 
-/// Enters the event's session: the store acts for it from now on. `None` when the event
-/// names none, or the workspace keeps no durable store.
+/// Enters the event's session: the store acts for it from now on. An event that names none
+/// (no `session_id`, or a blank one) is an agent's all the same, never a person's: it is the
+/// session of the client's process (`process <pid>:<start>`), or when that cannot be found,
+/// of the client's events that name none. `None` when the workspace keeps no durable store.
 pub(crate) fn enter(client: Client, event: &HookEvent, ws: &WorkspaceSession) -> Option<u64> {
-    let id = event.session_id.as_deref().filter(|id| !id.trim().is_empty())?;
     let store = ws.sqlite()?;
     let process = staged_session::process::client_of_this_process().map(|p| p.key());
-    let row = store.open_session(client.name(), id, process.as_deref()).ok()?;
+    let named = event.session_id.as_deref().filter(|id| !id.trim().is_empty());
+    let id = match (named, &process) {
+        (Some(id), _) => id.to_owned(),
+        (None, Some(process)) => format!("process {process}"),
+        (None, None) => "no session id".to_owned(),
+    };
+    let row = store.open_session(client.name(), &id, process.as_deref()).ok()?;
     if event.hook_event_name == EventName::UserPromptSubmit
         && row.title.is_none()
         && let Some(prompt) = &event.prompt

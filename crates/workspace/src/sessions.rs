@@ -280,7 +280,9 @@ pub(crate) fn picked_hunks<'a>(
 /// The refusal.
 pub fn check_reason(reason: &str, required: bool) -> Result<(), SessionActionError> {
     if required && reason.trim().is_empty() {
-        return Err(fail("a revert needs a --reason, not blank: say why the session's change is reverted (it is logged, and told to the session's model)"));
+        return Err(fail(
+            "a revert needs a --reason, not blank: say why the session's change is reverted (it is logged, and told to the session's model)",
+        ));
     }
     let chars = reason.chars().count();
     if chars > MAX_REASON_CHARS {
