@@ -590,3 +590,33 @@ fn a_hook_event_naming_no_session_is_an_agents_change_not_the_persons() {
     let out = staged(&dir, &["session", "revert", "--reason", "not these"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
+
+#[test]
+fn a_log_entry_whose_undo_data_someone_broke_is_named_not_hidden() {
+    let ws = workspace(&[("a.txt", "1\n2\n3\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "a.txt", "1\nTWO\n3\n");
+    for broken in ["'{\"ops\":['", "NULL", "X'00ff00'"] {
+        let conn = rusqlite::Connection::open(dir.join(".staged/staged.db")).unwrap();
+        conn.execute(&format!("UPDATE log SET undo = {broken} WHERE seq = 1"), []).unwrap();
+        drop(conn);
+        let out = staged(&dir, &["session", "show", "S1"]);
+        assert_eq!(code(&out), 1, "{broken}: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(stdout(&out), "S1 changed nothing staged can show.\n", "{broken}");
+        assert!(
+            stderr(&out).contains("log entry 1 (Write: a.txt (+1 -1)) wrote files, but its undo data cannot be read (the log was changed outside staged): its change is neither shown nor reverted."),
+            "{broken}: {}",
+            stderr(&out)
+        );
+        let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
+        assert_eq!(shown["caveats"][0]["entry"], 1, "{broken}: {shown}");
+        let out = staged(&dir, &["session", "revert", "--reason", "r"]);
+        assert_eq!(code(&out), 2, "{broken}: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            stderr(&out).contains("S1 has no change staged can revert: log entry 1"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(common::read(&dir, "a.txt"), "1\nTWO\n3\n");
+    }
+}

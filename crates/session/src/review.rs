@@ -49,7 +49,13 @@ pub struct SessionWhole {
     pub folders: Vec<staged_journal::FolderChange>,
     /// Its log entries recorded by comparing snapshots: number and label.
     pub by_snapshot: Vec<(u64, String)>,
+    /// Its log entries that wrote files but whose undo data cannot be read (the log was
+    /// changed outside staged): number and label. Their changes are not in `files`.
+    pub unreadable: Vec<(u64, String)>,
 }
+
+/// A session's files, and its log entries whose undo data cannot be read (number, label).
+type FilesRead = (Vec<SessionFile>, Vec<(u64, String)>);
 
 /// A workspace's sessions, read from its store.
 #[derive(Debug)]
@@ -88,14 +94,14 @@ impl<'a> Review<'a> {
             return Ok(SessionWhole::default());
         };
         let entries = self.store.entries_from(first)?;
-        let files = self.files_of(number, &entries, |entry| entry.session)?;
+        let (files, unreadable) = self.files_read(number, &entries, |entry| entry.session)?;
         let folders = crate::folders::net_folders(self.workspace, &entries, number);
         let by_snapshot = entries
             .iter()
             .filter(|e| e.session == Some(number) && crate::kept::by_snapshot(e))
             .map(|e| (e.seq, e.record.label.clone()))
             .collect();
-        Ok(SessionWhole { files, folders, by_snapshot })
+        Ok(SessionWhole { files, folders, by_snapshot, unreadable })
     }
 
     /// Log entry `seq`'s own change on the files as they are now, as if it were a session of
@@ -171,7 +177,25 @@ impl<'a> Review<'a> {
         entries: &[LogEntry],
         session_of: impl Fn(&LogEntry) -> Option<u64>,
     ) -> Result<Vec<SessionFile>, ReviewError> {
+        self.files_read(number, entries, session_of).map(|(files, _)| files)
+    }
+
+    /// [`Review::files_of`], and the session's entries whose undo data cannot be read.
+    fn files_read(
+        &self,
+        number: u64,
+        entries: &[LogEntry],
+        session_of: impl Fn(&LogEntry) -> Option<u64>,
+    ) -> Result<FilesRead, ReviewError> {
         let ops = ops_of(entries);
+        let unreadable = entries
+            .iter()
+            .zip(&ops)
+            .filter(|(entry, ops)| {
+                ops.is_none() && session_of(entry) == Some(number) && unreadable_undo(entry)
+            })
+            .map(|(entry, _)| (entry.seq, entry.record.label.clone()))
+            .collect();
         let kept: Vec<crate::kept::KeptEntry> = entries
             .iter()
             .zip(&ops)
@@ -200,7 +224,7 @@ impl<'a> Review<'a> {
             Err(err) => return Err(err.into()),
         };
         files.extend(crate::kept::kept_files(number, &kept, &|path| texts.sha_now(path)));
-        Ok(files)
+        Ok((files, unreadable))
     }
 
     /// The review states of session `number`'s hunks, by hunk key.
@@ -222,6 +246,26 @@ fn ops_of(entries: &[LogEntry]) -> Vec<Option<Vec<Applied>>> {
         entry.record.outcome.is_undoable().then_some(())?;
         entry.record.undo.as_ref().and_then(|data| undo_ops(data).ok())
     })
+}
+
+/// Whether `entry`, one whose operations could not be read, wrote files that way: an applied
+/// entry of the built-in tools (not a plugin's, whose undo data is its own, nor one that
+/// replaced files only whole) must have undo data that reads, so its change can be shown.
+fn unreadable_undo(entry: &LogEntry) -> bool {
+    /// Undo data a plugin keeps, under `staged/plugin`.
+    #[derive(serde::Deserialize)]
+    struct PluginUndo {
+        #[serde(rename = "staged/plugin")]
+        _plugin: serde::de::IgnoredAny,
+    }
+    entry.record.outcome.is_undoable()
+        && !entry.record.files.is_empty()
+        && entry
+            .record
+            .undo
+            .as_ref()
+            .is_none_or(|undo| <PluginUndo as serde::Deserialize>::deserialize(undo).is_err())
+        && crate::kept::entry_kept(entry).is_empty()
 }
 
 /// The entries' changes as a history reads them, each of the session `session_of` says.

@@ -61,6 +61,9 @@ pub struct Loaded {
     /// Its log entries recorded by comparing a shell command's snapshots (number and label):
     /// their changes may hold other programs' writes.
     pub by_snapshot: Vec<(u64, String)>,
+    /// Its log entries that wrote files but whose undo data cannot be read (number and label):
+    /// their changes are not in `files`, so neither shown nor reverted.
+    pub unreadable: Vec<(u64, String)>,
 }
 
 impl Loaded {
@@ -79,6 +82,7 @@ impl Loaded {
             files: whole.files,
             folders: whole.folders,
             by_snapshot: whole.by_snapshot,
+            unreadable: whole.unreadable,
             states,
         })
     }
@@ -120,6 +124,8 @@ impl Loaded {
             } else {
                 Vec::new()
             },
+            // An entry whose undo data cannot be read is refused above.
+            unreadable: Vec::new(),
         })
     }
 

@@ -154,11 +154,26 @@ fn show(
                 entry: *entry,
                 label,
             })
+            .chain(loaded.unreadable.iter().map(|(entry, label)| CaveatJson {
+                caveat: UNREADABLE,
+                entry: *entry,
+                label,
+            }))
             .collect();
         out.line(&serde_json::to_string_pretty(&value)?)?;
         return Ok(Exit::Success);
     }
+    for (entry, label) in &loaded.unreadable {
+        eprintln!(
+            "{}",
+            staged_render::escape_line(&format!("log entry {entry} ({label}) {UNREADABLE}."))
+        );
+    }
     if loaded.files.is_empty() && loaded.folders.is_empty() {
+        if !loaded.unreadable.is_empty() {
+            out.line(&format!("{} changed nothing staged can show.", loaded.name))?;
+            return Ok(Exit::ToolError);
+        }
         out.line(&format!(
             "{} changed nothing that is still in the files (or everything it changed was reverted).",
             loaded.name
@@ -206,6 +221,9 @@ fn snapshot_caveats(loaded: &Loaded) -> Vec<(u64, String)> {
         .collect();
     loaded.by_snapshot.iter().filter(|(seq, _)| seqs.contains(seq)).cloned().collect()
 }
+
+/// What `session show` says of a log entry of the session whose undo data cannot be read.
+const UNREADABLE: &str = "wrote files, but its undo data cannot be read (the log was changed outside staged): its change is neither shown nor reverted";
 
 /// `file`'s diff with each hunk header numbered and marked; still a diff `git apply` takes.
 pub(crate) fn numbered(file: &SessionFile, states: &HashMap<String, String>) -> String {
@@ -324,6 +342,12 @@ fn revert_loaded(
     out: &Output,
 ) -> anyhow::Result<Exit> {
     if loaded.files.is_empty() && loaded.folders.is_empty() {
+        if let Some((entry, label)) = loaded.unreadable.first() {
+            bail!(
+                "{} has no change staged can revert: log entry {entry} ({label}) {UNREADABLE}; nothing was written",
+                loaded.name
+            );
+        }
         bail!("{} has no change left to revert; nothing was written", loaded.name);
     }
     let picks = picks(ws, loaded, args)?;
