@@ -375,14 +375,42 @@ fn a_file_the_session_made_that_a_person_emptied_is_not_deleted_by_its_revert() 
     let dir = ws.path().canonicalize().unwrap();
     recorded_write(&dir, "claude-1", "t1", "new.txt", "made\n");
     std::fs::write(dir.join("new.txt"), "").unwrap();
+    // Nothing of the session's is left in it: it is no longer the session's change.
+    let shown = json(&staged(&dir, &["--json", "session", "show"]));
+    assert_eq!(shown["files"].as_array().map(Vec::len), Some(0), "{shown}");
     let out = staged(&dir, &["session", "revert", "--reason", "no"]);
-    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
-    assert!(
-        stdout(&out).contains("new.txt was changed since the session wrote it, by a change made outside staged. Nothing was written."),
-        "{}",
-        stdout(&out)
-    );
+    assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
     assert!(dir.join("new.txt").exists());
+    // Nor when another session removes it and makes it again, empty.
+    recorded_write(&dir, "claude-1", "t2", "other.txt", "hello\n");
+    let mut rm = common::shell_run_args("record", "rm other.txt; : > other.txt");
+    rm[4] = "claude-2";
+    let out = staged(&dir, &rm);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let shown = json(&staged(&dir, &["--json", "session", "show", "S1"]));
+    assert_eq!(shown["files"].as_array().map(Vec::len), Some(0), "{shown}");
+}
+
+#[test]
+fn the_undo_of_a_revert_of_added_lines_or_a_made_file_makes_them_the_sessions_again() {
+    let ws = workspace(&[("a.txt", "1\n2\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "a.txt", "1\nNEW\n2\n");
+    recorded_write(&dir, "claude-1", "t2", "made.txt", "hello\n");
+    for round in 0..2 {
+        let out = staged(&dir, &["session", "revert", "--reason", "r"]);
+        assert_eq!(code(&out), 0, "{round}: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(common::read(&dir, "a.txt"), "1\n2\n");
+        assert!(!dir.join("made.txt").exists());
+        let out = staged(&dir, &["undo", "--yes"]);
+        assert_eq!(code(&out), 0, "{round}: {}{}", stdout(&out), stderr(&out));
+        let shown = json(&staged(&dir, &["--json", "session", "show"]));
+        assert_eq!(
+            path_and_change(&shown),
+            [("a.txt", "changed"), ("made.txt", "created")],
+            "{round}: {shown}"
+        );
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@ use staged_journal::{DiffHeader, NEW_FILE_MODE};
 use crate::{
     history::{FileHistory, HistoryError, LoggedChange, Texts, file_histories},
     hunks::{FileDiff, file_diff_as},
-    net::{NetChange, Region, Step, net_change},
+    net::{Author, NetChange, Origin, Region, Step, net_change},
 };
 
 /// What the session did to a file, net.
@@ -123,7 +123,9 @@ fn session_file(history: FileHistory) -> Result<Option<SessionFile>, SessionErro
     let counts = net.regions.iter().any(Region::counts);
     let gone = match kind {
         FileKind::Changed => net.edits.iter().all(|edit| edit.before == edit.after),
-        FileKind::Created | FileKind::Deleted => !history.existence_mine && !counts,
+        FileKind::Created | FileKind::Deleted => {
+            !counts && (!history.existence_mine || changed_after_mine(&history).is_some())
+        }
         FileKind::Moved { .. } => false,
     };
     if gone {
@@ -139,4 +141,19 @@ fn session_file(history: FileHistory) -> Result<Option<SessionFile>, SessionErro
     };
     let diff = file_diff_as(&header, path, &net).map_err(|err| misfit(err.to_string()))?;
     Ok(Some(SessionFile { path: history.path.clone(), kind, net, diff, history, kept: None }))
+}
+
+/// Who else changed the file's text after the session last did, if anyone did: the last such
+/// writer. A file the session made or removed whose lines someone took out since (a made
+/// file emptied, or removed and made again empty) holds nothing of the session's.
+pub(crate) fn changed_after_mine(history: &FileHistory) -> Option<&Origin> {
+    history
+        .steps
+        .iter()
+        .rev()
+        .take_while(|(author, _)| !matches!(author, Author::Mine { .. }))
+        .find_map(|(author, edits)| match author {
+            Author::Other(origin) if edits.iter().any(|e| e.before != e.after) => Some(origin),
+            _ => None,
+        })
 }

@@ -265,16 +265,23 @@ fn mine(regions: Vec<Region>, edits: &[Edit], entry: u64) -> Option<Vec<Region>>
 }
 
 /// Whether `edit`, someone else's, reaches into `region`: it overlaps it, or inserts strictly
-/// inside it (an insertion at a region's start or end is beside it). A live region of no
-/// text (the session deleted what was there) is reached only by an insertion at its place of
-/// exactly what the session deleted: the revert of that deletion, which takes the region out
-/// (any other insertion there is beside it; were the revert beside it too, the deletion would
-/// still show, and a second revert would write the text again).
+/// inside it (an insertion at a region's start or end is beside it). A region of no text is
+/// reached only by an insertion at its place of exactly the text that one of the edits
+/// [`one_edit_over_region`] recognises puts there: the original, where the session deleted
+/// it (the revert of that deletion); the session's text, where a revert or someone else took
+/// it out (the undo of that revert, or of that change). Any other insertion there is beside
+/// it. (Were the revert of a deletion beside it, the deletion would still show, and a second
+/// revert would write the text again; were the undo of a revert beside it, the session's
+/// text would be back but no longer the session's.)
 fn reaches_into(edit: &Edit, region: &Region) -> bool {
     let (start, end) = (region.start, region.end());
     if edit.before.is_empty() {
-        if start == end && region.state == RegionState::Live {
-            return edit.start == start && edit.after == region.original;
+        if start == end {
+            let restores = match &region.state {
+                RegionState::Live => &region.original,
+                RegionState::Reverted { mine } | RegionState::ChangedSince { mine, .. } => mine,
+            };
+            return edit.start == start && edit.after == *restores;
         }
         start < edit.start && edit.start < end
     } else {

@@ -416,18 +416,8 @@ fn whole_unchanged(file: &SessionFile) -> Result<(), RevertError> {
         if !file.net.regions.is_empty() {
             return None;
         }
-        let after_mine = file
-            .history
-            .steps
-            .iter()
-            .rev()
-            .take_while(|(author, _)| !matches!(author, crate::Author::Mine { .. }))
-            .find_map(|(author, edits)| match author {
-                crate::Author::Other(origin) if edits.iter().any(|e| e.before != e.after) => {
-                    Some(crate::hunks::origin_text(origin))
-                }
-                _ => None,
-            });
+        let after_mine =
+            crate::files::changed_after_mine(&file.history).map(crate::hunks::origin_text);
         after_mine.or_else(|| {
             (!file.history.existence_mine)
                 .then(|| crate::hunks::origin_text(&crate::Origin::Outside))

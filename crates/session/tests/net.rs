@@ -191,6 +191,41 @@ fn the_undo_of_a_change_made_since_makes_the_region_whole_again() {
 }
 
 #[test]
+fn the_undo_of_a_revert_of_added_lines_makes_them_the_sessions_again() {
+    let base = "a\nb\n";
+    let mut history = vec![
+        (MINE, vec![edit(2, "", "NEW\n")]),
+        // A person reverts the session's insertion.
+        (other(2), vec![edit(2, "NEW\n", "")]),
+    ];
+    let net = net_change(&steps(&history), base).unwrap();
+    assert!(net.edits.is_empty(), "{net:?}");
+    // `staged undo` of that revert puts the line back: the session's again.
+    history.push((other(3), vec![edit(2, "", "NEW\n")]));
+    let now = text_after(base, &history);
+    let net = net_change(&steps(&history), &now).unwrap();
+    assert_eq!(net.regions.len(), 1);
+    assert_eq!(net.regions[0].state, RegionState::Live);
+    assert_eq!(net.without, base);
+}
+
+#[test]
+fn the_undo_of_another_writers_deletion_of_the_sessions_lines_makes_them_whole_again() {
+    let base = "a\nb\nc\n";
+    let history = vec![
+        (MINE, vec![edit(2, "b\n", "B\n")]),
+        (other(2), vec![edit(2, "B\n", "")]),
+        (other(3), vec![edit(2, "", "B\n")]),
+    ];
+    let now = text_after(base, &history);
+    assert_eq!(now, "a\nB\nc\n");
+    let net = net_change(&steps(&history), &now).unwrap();
+    assert_eq!(net.regions.len(), 1);
+    assert_eq!(net.regions[0].state, RegionState::Live);
+    assert_eq!(net.without, base);
+}
+
+#[test]
 fn a_history_that_does_not_fit_is_an_error() {
     let history = vec![(MINE, vec![edit(0, "a", "b")]), (other(2), vec![edit(0, "zz", "")])];
     assert!(regions(&steps(&history)).is_err());
