@@ -648,3 +648,30 @@ fn a_log_entry_whose_undo_data_someone_broke_is_named_not_hidden() {
         assert_eq!(common::read(&dir, "a.txt"), "1\nTWO\n3\n");
     }
 }
+
+#[test]
+fn a_deletion_someone_else_wrote_beside_is_refused_not_guessed() {
+    // The session deletes the last line; another session adds one with no line feed there.
+    let ws = workspace(&[("a.txt", "1\n2\n3\n"), ("b.txt", "1\n2\n3\n4\n5\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    recorded_write(&dir, "claude-1", "t1", "a.txt", "1\n2\n");
+    recorded_write(&dir, "claude-2", "t2", "a.txt", "1\n2\n4");
+    // And deletes b.txt, which a person then makes again with other lines.
+    let out = staged(&dir, &common::shell_run_args("record", "rm b.txt"));
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    std::fs::write(dir.join("b.txt"), "foo\n").unwrap();
+    for (only, by) in
+        [("a.txt", "log entry 2 (session S2)"), ("b.txt", "a change made outside staged")]
+    {
+        let session = if only == "a.txt" { "S1" } else { "S3" };
+        let out = staged(&dir, &["session", "revert", session, "--only", only, "--reason", "r"]);
+        assert_eq!(code(&out), 1, "{only}: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            stdout(&out).contains(&format!("was changed since the session wrote it, by {by}")),
+            "{}",
+            stdout(&out)
+        );
+    }
+    assert_eq!(common::read(&dir, "a.txt"), "1\n2\n4");
+    assert_eq!(common::read(&dir, "b.txt"), "foo\n");
+}

@@ -233,7 +233,13 @@ fn mine(regions: Vec<Region>, edits: &[Edit], entry: u64) -> Option<Vec<Region>>
                         RegionState::Live => original.extend_from_slice(region.original.as_bytes()),
                         RegionState::ChangedSince { .. } => {
                             original.extend_from_slice(region.original.as_bytes());
-                            if state == RegionState::Live {
+                            // The session writing over all of it makes the text its own again.
+                            let covered = !region.current.is_empty()
+                                && edits.iter().any(|e| {
+                                    e.start <= region.start
+                                        && e.start + e.before.len() >= region.end()
+                                });
+                            if state == RegionState::Live && !covered {
                                 state = region.state.clone();
                             }
                         }
@@ -266,22 +272,24 @@ fn mine(regions: Vec<Region>, edits: &[Edit], entry: u64) -> Option<Vec<Region>>
 
 /// Whether `edit`, someone else's, reaches into `region`: it overlaps it, or inserts strictly
 /// inside it (an insertion at a region's start or end is beside it). A region of no text is
-/// reached only by an insertion at its place of exactly the text that one of the edits
-/// [`one_edit_over_region`] recognises puts there: the original, where the session deleted
-/// it (the revert of that deletion); the session's text, where a revert or someone else took
-/// it out (the undo of that revert, or of that change). Any other insertion there is beside
-/// it. (Were the revert of a deletion beside it, the deletion would still show, and a second
-/// revert would write the text again; were the undo of a revert beside it, the session's
-/// text would be back but no longer the session's.)
+/// reached by an insertion at its place as follows. Where the session deleted text (a live
+/// region), by any: one of exactly the deleted text is its revert, and any other makes it
+/// changed since, since which of the two comes first in the file is not known (a revert
+/// that guessed would write the deleted lines in the wrong order, or onto a last line with
+/// no line feed). Where a revert or another writer took the session's text out, only by one
+/// of exactly the session's text (the undo of that revert, or of that change); any other is
+/// beside it, which is reverted or changed since already.
 fn reaches_into(edit: &Edit, region: &Region) -> bool {
     let (start, end) = (region.start, region.end());
     if edit.before.is_empty() {
         if start == end {
-            let restores = match &region.state {
-                RegionState::Live => &region.original,
-                RegionState::Reverted { mine } | RegionState::ChangedSince { mine, .. } => mine,
-            };
-            return edit.start == start && edit.after == *restores;
+            return edit.start == start
+                && match &region.state {
+                    RegionState::Live => true,
+                    RegionState::Reverted { mine } | RegionState::ChangedSince { mine, .. } => {
+                        edit.after == *mine
+                    }
+                };
         }
         start < edit.start && edit.start < end
     } else {
