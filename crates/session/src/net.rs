@@ -279,22 +279,31 @@ fn mine(regions: Vec<Region>, edits: &[Edit], entry: u64) -> Option<Vec<Region>>
 /// no line feed). Where a revert or another writer took the session's text out, only by one
 /// of exactly the session's text (the undo of that revert, or of that change); any other is
 /// beside it, which is reverted or changed since already.
-fn reaches_into(edit: &Edit, region: &Region) -> bool {
+fn reaches_into(edit: &Edit, region: &Region, origin: &Origin) -> bool {
     let (start, end) = (region.start, region.end());
     if edit.before.is_empty() {
         if start == end {
             return edit.start == start
                 && match &region.state {
                     RegionState::Live => true,
-                    RegionState::Reverted { mine } | RegionState::ChangedSince { mine, .. } => {
-                        edit.after == *mine
+                    RegionState::Reverted { mine } => {
+                        edit.after == *mine && may_undo_a_revert(origin)
                     }
+                    RegionState::ChangedSince { mine, .. } => edit.after == *mine,
                 };
         }
         start < edit.start && edit.start < end
     } else {
         edit.start < end && edit.start + edit.before.len() > start
     }
+}
+
+/// Whether `origin` may be the undo of a revert of the session's text: a person's (a log
+/// entry of no session: `staged undo`, or a change made outside staged), never another agent
+/// session's, whose writing the same text is its own change (two sessions never claim one
+/// line).
+fn may_undo_a_revert(origin: &Origin) -> bool {
+    !matches!(origin, Origin::Entry { session: Some(_), .. })
 }
 
 /// Whether `edit` lies wholly before position `at` (an insertion at `at` does).
@@ -311,7 +320,7 @@ fn growth(edit: &Edit) -> isize {
 /// `origin`, unless it is one edit over exactly one region that puts its original back (a
 /// revert), or puts the session's reverted text back (the undo of that revert).
 fn other(regions: Vec<Region>, edits: &[Edit], origin: &Origin) -> Option<Vec<Region>> {
-    let runs = reaching_runs(&regions, edits);
+    let runs = reaching_runs(&regions, edits, origin);
     let mut res = Vec::with_capacity(regions.len());
     let mut shift: isize = 0;
     let mut next_edit = 0;
@@ -380,18 +389,22 @@ fn other(regions: Vec<Region>, edits: &[Edit], origin: &Origin) -> Option<Vec<Re
 
 /// For each region, the edits that reach into it: a run of edit indexes (edits and regions
 /// are both sorted, so the runs move forward).
-fn reaching_runs(regions: &[Region], edits: &[Edit]) -> Vec<std::ops::Range<usize>> {
+fn reaching_runs(
+    regions: &[Region],
+    edits: &[Edit],
+    origin: &Origin,
+) -> Vec<std::ops::Range<usize>> {
     let mut runs: Vec<std::ops::Range<usize>> = Vec::with_capacity(regions.len());
     let mut first = 0;
     for region in regions {
         while first < edits.len()
-            && !reaches_into(&edits[first], region)
+            && !reaches_into(&edits[first], region, origin)
             && wholly_before(&edits[first], region.start)
         {
             first += 1;
         }
         let mut last = first;
-        while last < edits.len() && reaches_into(&edits[last], region) {
+        while last < edits.len() && reaches_into(&edits[last], region, origin) {
             last += 1;
         }
         runs.push(first..last.max(first));
@@ -451,7 +464,9 @@ fn one_edit_over_region(
             Some(RegionState::Reverted { mine: region.current.clone() })
         }
         // An exact undo of that revert: the session's text is back.
-        RegionState::Reverted { mine } if after == mine => Some(RegionState::Live),
+        RegionState::Reverted { mine } if after == mine && may_undo_a_revert(origin) => {
+            Some(RegionState::Live)
+        }
         RegionState::Reverted { .. } => None,
         RegionState::Live => {
             Some(RegionState::ChangedSince { by: origin.clone(), mine: region.current.clone() })

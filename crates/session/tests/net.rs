@@ -16,6 +16,11 @@ fn other(seq: u64) -> Author {
     Author::Other(Origin::Entry { seq, session: Some("B".to_owned()) })
 }
 
+/// A person's log entry (`staged session revert`, `staged undo`).
+fn person(seq: u64) -> Author {
+    Author::Other(Origin::Entry { seq, session: None })
+}
+
 /// The text after `steps` on `base`.
 fn text_after(base: &str, steps: &[(Author, Vec<Edit>)]) -> String {
     let mut text = base.to_owned();
@@ -123,14 +128,14 @@ fn an_exact_revert_takes_a_region_out_and_its_undo_puts_it_back() {
         (MINE, vec![edit(2, "b\n", "B\n")]),
         (other(2), vec![edit(0, "a\n", "A\n")]),
         // A person reverts the session's hunk.
-        (other(3), vec![edit(2, "B\n", "b\n")]),
+        (person(3), vec![edit(2, "B\n", "b\n")]),
     ];
     let now = text_after(base, &history);
     let net = net_change(&steps(&history), &now).unwrap();
     assert!(net.regions.is_empty(), "{net:?}");
     assert_eq!(net.without, now);
     // `staged undo` of that revert.
-    history.push((other(4), vec![edit(2, "b\n", "B\n")]));
+    history.push((person(4), vec![edit(2, "b\n", "B\n")]));
     let now = text_after(base, &history);
     let net = net_change(&steps(&history), &now).unwrap();
     assert_eq!(net.regions.len(), 1);
@@ -144,7 +149,7 @@ fn the_revert_of_a_deletion_takes_it_out_and_its_undo_puts_it_back() {
     let mut history = vec![
         (MINE, vec![edit(2, "X\n", "")]),
         // A person reverts the session's deletion: the line comes back at its place.
-        (other(2), vec![edit(2, "", "X\n")]),
+        (person(2), vec![edit(2, "", "X\n")]),
     ];
     let now = text_after(base, &history);
     assert_eq!(now, base);
@@ -153,7 +158,7 @@ fn the_revert_of_a_deletion_takes_it_out_and_its_undo_puts_it_back() {
     assert!(net.edits.is_empty(), "a reverted deletion shows no change: {net:?}");
     assert_eq!(net.without, now);
     // `staged undo` of that revert deletes the line again: the session's deletion is back.
-    history.push((other(3), vec![edit(2, "X\n", "")]));
+    history.push((person(3), vec![edit(2, "X\n", "")]));
     let now = text_after(base, &history);
     let net = net_change(&steps(&history), &now).unwrap();
     assert_eq!(net.regions.len(), 1);
@@ -196,12 +201,12 @@ fn the_undo_of_a_revert_of_added_lines_makes_them_the_sessions_again() {
     let mut history = vec![
         (MINE, vec![edit(2, "", "NEW\n")]),
         // A person reverts the session's insertion.
-        (other(2), vec![edit(2, "NEW\n", "")]),
+        (person(2), vec![edit(2, "NEW\n", "")]),
     ];
     let net = net_change(&steps(&history), base).unwrap();
     assert!(net.edits.is_empty(), "{net:?}");
     // `staged undo` of that revert puts the line back: the session's again.
-    history.push((other(3), vec![edit(2, "", "NEW\n")]));
+    history.push((person(3), vec![edit(2, "", "NEW\n")]));
     let now = text_after(base, &history);
     let net = net_change(&steps(&history), &now).unwrap();
     assert_eq!(net.regions.len(), 1);
@@ -247,6 +252,21 @@ fn the_session_writing_over_a_change_made_since_makes_its_text_whole_again() {
     let now = text_after(base, &history);
     let net = net_change(&steps(&history), &now).unwrap();
     assert!(matches!(net.regions[0].state, RegionState::ChangedSince { .. }), "{net:?}");
+}
+
+#[test]
+fn another_session_writing_a_reverted_text_again_does_not_give_it_back_to_the_session() {
+    let base = "a\nb\n";
+    let history = vec![
+        (MINE, vec![edit(2, "", "NEW\n")]),
+        (person(2), vec![edit(2, "NEW\n", "")]),
+        // Another session adds the same line on its own: its change, not an undo of the revert.
+        (other(3), vec![edit(2, "", "NEW\n")]),
+    ];
+    let now = text_after(base, &history);
+    let net = net_change(&steps(&history), &now).unwrap();
+    assert!(net.edits.is_empty(), "{net:?}");
+    assert_eq!(net.without, now);
 }
 
 #[test]
