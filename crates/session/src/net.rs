@@ -77,6 +77,10 @@ pub enum RegionState {
     Reverted {
         /// The session's text that was reverted.
         mine: String,
+        /// Whether a person put the original back (a revert a person's undo takes back); when
+        /// another agent session's change did, a person restoring the session's text undoes
+        /// that session's change, and the text is not given back to this one.
+        by_person: bool,
     },
 }
 
@@ -286,8 +290,8 @@ fn reaches_into(edit: &Edit, region: &Region, origin: &Origin) -> bool {
             return edit.start == start
                 && match &region.state {
                     RegionState::Live => true,
-                    RegionState::Reverted { mine } => {
-                        edit.after == *mine && may_undo_a_revert(origin)
+                    RegionState::Reverted { mine, by_person } => {
+                        *by_person && edit.after == *mine && may_undo_a_revert(origin)
                     }
                     RegionState::ChangedSince { mine, .. } => edit.after == *mine,
                 };
@@ -460,11 +464,14 @@ fn one_edit_over_region(
     let mut region = region.clone();
     let state = match std::mem::replace(&mut region.state, RegionState::Live) {
         // An exact revert: the original is back.
-        RegionState::Live if after == region.original => {
-            Some(RegionState::Reverted { mine: region.current.clone() })
-        }
+        RegionState::Live if after == region.original => Some(RegionState::Reverted {
+            mine: region.current.clone(),
+            by_person: may_undo_a_revert(origin),
+        }),
         // An exact undo of that revert: the session's text is back.
-        RegionState::Reverted { mine } if after == mine && may_undo_a_revert(origin) => {
+        RegionState::Reverted { mine, by_person: true }
+            if after == mine && may_undo_a_revert(origin) =>
+        {
             Some(RegionState::Live)
         }
         RegionState::Reverted { .. } => None,

@@ -270,6 +270,22 @@ fn another_session_writing_a_reverted_text_again_does_not_give_it_back_to_the_se
 }
 
 #[test]
+fn a_person_undoing_another_sessions_change_does_not_give_back_a_text_it_took_out() {
+    let base = "1\n2\n4\n";
+    let history = vec![
+        // This session adds 3; another session deletes it; a person's revert of that other
+        // session puts it back.
+        (MINE, vec![edit(4, "", "3\n")]),
+        (other(2), vec![edit(4, "3\n", "")]),
+        (person(3), vec![edit(4, "", "3\n")]),
+    ];
+    let now = text_after(base, &history);
+    let net = net_change(&steps(&history), &now).unwrap();
+    assert!(net.edits.is_empty(), "the line is not this session's again: {net:?}");
+    assert_eq!(net.without, now);
+}
+
+#[test]
 fn a_history_that_does_not_fit_is_an_error() {
     let history = vec![(MINE, vec![edit(0, "a", "b")]), (other(2), vec![edit(0, "zz", "")])];
     assert!(regions(&steps(&history)).is_err());
