@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use staged_journal::{Edit, replay};
-use staged_session::{Author, Origin, RegionState, Step, net::regions, net_change};
+use staged_session::{Author, NetChange, Origin, RegionState, Step, net::regions, net_change};
 
 fn edit(start: usize, before: &str, after: &str) -> Edit {
     Edit { start, before: before.to_owned(), after: after.to_owned() }
@@ -34,12 +34,18 @@ fn steps(history: &[(Author, Vec<Edit>)]) -> Vec<Step<'_>> {
     history.iter().map(|(author, edits)| Step { author, edits }).collect()
 }
 
+/// The text after `history` on `base`, and the session's net change in it.
+fn net_after(base: &str, history: &[(Author, Vec<Edit>)]) -> (String, NetChange) {
+    let now = text_after(base, history);
+    let net = net_change(&steps(history), &now).unwrap();
+    (now, net)
+}
+
 #[test]
 fn one_edit_is_the_net_change() {
     let base = "a\nb\nc\n";
     let history = vec![(MINE, vec![edit(2, "b\n", "B\n")])];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     assert_eq!(net.without, base);
     assert_eq!(net.edits, vec![edit(2, "b\n", "B\n")]);
 }
@@ -67,8 +73,7 @@ fn two_entries_of_the_session_on_neighbouring_text_make_one_region() {
         (Author::Mine { entry: 4 }, vec![edit(4, "c\n", "C\n")]),
         (Author::Mine { entry: 5 }, vec![edit(2, "B\n", "BB\n")]),
     ];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     assert_eq!(net.regions.len(), 1);
     assert_eq!(net.regions[0].entries, vec![1, 4, 5]);
     assert_eq!(net.without, base);
@@ -94,8 +99,7 @@ fn another_writer_reaching_into_a_region_marks_it_changed_since() {
         (MINE, vec![edit(2, "b\n", "B1\nB2\n")]),
         (other(7), vec![edit(5, "B2\n", "other\n")]),
     ];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     assert_eq!(net.regions.len(), 1);
     assert_eq!(
         net.regions[0].state,
@@ -130,14 +134,12 @@ fn an_exact_revert_takes_a_region_out_and_its_undo_puts_it_back() {
         // A person reverts the session's hunk.
         (person(3), vec![edit(2, "B\n", "b\n")]),
     ];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (now, net) = net_after(base, &history);
     assert!(net.regions.is_empty(), "{net:?}");
     assert_eq!(net.without, now);
     // `staged undo` of that revert.
     history.push((person(4), vec![edit(2, "b\n", "B\n")]));
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     assert_eq!(net.regions.len(), 1);
     assert_eq!(net.regions[0].state, RegionState::Live);
     assert_eq!(net.without, "A\nb\nc\n");
@@ -159,8 +161,7 @@ fn the_revert_of_a_deletion_takes_it_out_and_its_undo_puts_it_back() {
     assert_eq!(net.without, now);
     // `staged undo` of that revert deletes the line again: the session's deletion is back.
     history.push((person(3), vec![edit(2, "X\n", "")]));
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     assert_eq!(net.regions.len(), 1);
     assert_eq!(net.regions[0].state, RegionState::Live);
     assert_eq!(net.without, base);
@@ -188,8 +189,7 @@ fn the_undo_of_a_change_made_since_makes_the_region_whole_again() {
         (other(2), vec![edit(2, "B\n", "B2\n")]),
         (other(3), vec![edit(2, "B2\n", "B\n")]),
     ];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     assert_eq!(net.regions.len(), 1);
     assert_eq!(net.regions[0].state, RegionState::Live);
     assert_eq!(net.without, base);
@@ -207,8 +207,7 @@ fn the_undo_of_a_revert_of_added_lines_makes_them_the_sessions_again() {
     assert!(net.edits.is_empty(), "{net:?}");
     // `staged undo` of that revert puts the line back: the session's again.
     history.push((person(3), vec![edit(2, "", "NEW\n")]));
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     assert_eq!(net.regions.len(), 1);
     assert_eq!(net.regions[0].state, RegionState::Live);
     assert_eq!(net.without, base);
@@ -238,8 +237,7 @@ fn the_session_writing_over_a_change_made_since_makes_its_text_whole_again() {
         (other(2), vec![edit(2, "B\n", "B2\n")]),
         (Author::Mine { entry: 3 }, vec![edit(2, "B2\n", "B3\n")]),
     ];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     assert_eq!(net.regions.len(), 1);
     assert_eq!(net.regions[0].state, RegionState::Live);
     assert_eq!(net.without, base);
@@ -249,8 +247,7 @@ fn the_session_writing_over_a_change_made_since_makes_its_text_whole_again() {
         (other(2), vec![edit(2, "B\n", "B2\nX\n")]),
         (Author::Mine { entry: 3 }, vec![edit(2, "B2\n", "B3\n")]),
     ];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     assert!(matches!(net.regions[0].state, RegionState::ChangedSince { .. }), "{net:?}");
 }
 
@@ -263,8 +260,7 @@ fn another_session_writing_a_reverted_text_again_does_not_give_it_back_to_the_se
         // Another session adds the same line on its own: its change, not an undo of the revert.
         (other(3), vec![edit(2, "", "NEW\n")]),
     ];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (now, net) = net_after(base, &history);
     assert!(net.edits.is_empty(), "{net:?}");
     assert_eq!(net.without, now);
 }
@@ -279,8 +275,7 @@ fn a_person_undoing_another_sessions_change_does_not_give_back_a_text_it_took_ou
         (other(2), vec![edit(4, "3\n", "")]),
         (person(3), vec![edit(4, "", "3\n")]),
     ];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (now, net) = net_after(base, &history);
     assert!(net.edits.is_empty(), "the line is not this session's again: {net:?}");
     assert_eq!(net.without, now);
 }
@@ -489,8 +484,7 @@ fn a_hunk_changed_since_is_refused_naming_who() {
     let base = "a\nb\nc\n";
     let history =
         vec![(MINE, vec![edit(2, "b\n", "B\n")]), (other(9), vec![edit(2, "B\n", "BB\n")])];
-    let now = text_after(base, &history);
-    let net = net_change(&steps(&history), &now).unwrap();
+    let (_, net) = net_after(base, &history);
     let diff = file_diff("f", &net).unwrap();
     assert_eq!(
         revert_edits("f", &net, &diff, &[1]),
