@@ -9,6 +9,24 @@ mod common;
 use common::{code, json, recorded_write, staged, stderr, stdout, workspace};
 use serde_json::json;
 
+/// A workspace of a.txt and b.txt, lines 1 to 10 (`before`), where session S1 turned line 3 of
+/// both into THREE.
+fn three_in_two_files() -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let before: String = (1..=10).map(|n| format!("{n}\n")).collect();
+    let ws = workspace(&[("a.txt", &before), ("b.txt", &before)]);
+    let dir = ws.path().canonicalize().unwrap();
+    let mine = before.replace("3\n", "THREE\n");
+    recorded_write(&dir, "claude-1", "t1", "a.txt", &mine);
+    recorded_write(&dir, "claude-1", "t2", "b.txt", &mine);
+    (ws, dir, before)
+}
+
+/// Asserts that `out` printed `text` on stdout.
+#[track_caller]
+fn says_out(out: &std::process::Output, text: &str) {
+    assert!(stdout(out).contains(text), "not in stdout: {text}\n{}{}", stdout(out), stderr(out));
+}
+
 /// Each file of `staged --json session show`'s answer `shown`: its path and its change.
 fn path_and_change(shown: &serde_json::Value) -> Vec<(&str, &str)> {
     shown["files"]
@@ -333,12 +351,7 @@ fn a_persons_edit_after_two_sessions_of_one_file_leaves_the_later_session_review
 
 #[test]
 fn a_file_someone_else_deleted_after_the_sessions_change_is_not_the_sessions_deletion() {
-    let before: String = (1..=10).map(|n| format!("{n}\n")).collect();
-    let ws = workspace(&[("a.txt", &before), ("b.txt", &before)]);
-    let dir = ws.path().canonicalize().unwrap();
-    let mine = before.replace("3\n", "THREE\n");
-    recorded_write(&dir, "claude-1", "t1", "a.txt", &mine);
-    recorded_write(&dir, "claude-1", "t2", "b.txt", &mine);
+    let (_ws, dir, _) = three_in_two_files();
     // a.txt: the session's line reverted, then another session deletes the file.
     let out = staged(&dir, &["session", "revert", "S1", "--only", "a.txt", "--reason", "first"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
@@ -362,10 +375,9 @@ fn a_file_someone_else_deleted_after_the_sessions_change_is_not_the_sessions_del
         assert!(!dir.join("a.txt").exists() && !dir.join("b.txt").exists(), "{args:?}");
     }
     let out = staged(&dir, &["session", "revert", "S1", "--reason", "again"]);
-    assert!(
-        stdout(&out).contains("b.txt was changed since the session wrote it, by a change made outside staged. Nothing was written."),
-        "{}",
-        stdout(&out)
+    says_out(
+        &out,
+        "b.txt was changed since the session wrote it, by a change made outside staged. Nothing was written.",
     );
 }
 
@@ -415,12 +427,7 @@ fn the_undo_of_a_revert_of_added_lines_or_a_made_file_makes_them_the_sessions_ag
 
 #[test]
 fn a_file_whose_net_change_came_to_nothing_leaves_the_session() {
-    let before: String = (1..=10).map(|n| format!("{n}\n")).collect();
-    let ws = workspace(&[("a.txt", &before), ("b.txt", &before)]);
-    let dir = ws.path().canonicalize().unwrap();
-    let mine = before.replace("3\n", "THREE\n");
-    recorded_write(&dir, "claude-1", "t1", "a.txt", &mine);
-    recorded_write(&dir, "claude-1", "t2", "b.txt", &mine);
+    let (_ws, dir, before) = three_in_two_files();
     // A person, in one edit, puts line 3 back and changes line 4; the session puts 4 back.
     std::fs::write(dir.join("a.txt"), before.replace("4\n", "FOUR\n")).unwrap();
     recorded_write(&dir, "claude-1", "t3", "a.txt", &before);
@@ -596,11 +603,7 @@ fn a_line_feed_in_a_file_name_cannot_start_a_line_of_a_revert_answer() {
     let out = staged(&dir, &["session", "revert", "--reason", "no"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
-    assert!(
-        stdout(&out).contains("new\\n1      applied  forged.txt (new file)"),
-        "{}",
-        stdout(&out)
-    );
+    says_out(&out, "new\\n1      applied  forged.txt (new file)");
 }
 
 #[test]
@@ -666,11 +669,7 @@ fn a_deletion_someone_else_wrote_beside_is_refused_not_guessed() {
         let session = if only == "a.txt" { "S1" } else { "S3" };
         let out = staged(&dir, &["session", "revert", session, "--only", only, "--reason", "r"]);
         assert_eq!(code(&out), 1, "{only}: {}{}", stdout(&out), stderr(&out));
-        assert!(
-            stdout(&out).contains(&format!("was changed since the session wrote it, by {by}")),
-            "{}",
-            stdout(&out)
-        );
+        says_out(&out, &format!("was changed since the session wrote it, by {by}"));
     }
     assert_eq!(common::read(&dir, "a.txt"), "1\n2\n4");
     assert_eq!(common::read(&dir, "b.txt"), "foo\n");
