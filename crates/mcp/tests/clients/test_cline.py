@@ -11,8 +11,11 @@ never skipped.
 """
 
 import json
+import os
+import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from scripted_model import CHAT_MODEL, ScriptedTurns, tool_results_chat
@@ -58,8 +61,43 @@ def run_cline(tmp, root, model, prompt="Rename the first oldApi call to newApi."
     env = cline_env(tmp)
     auth = [client_bin("cline"), "auth", "--provider", "openai", "--apikey", "sk-scripted-model",
             "--modelid", CHAT_MODEL, "--baseurl", f"http://127.0.0.1:{model.port}/v1"]
-    run_client("cline", auth, env, root)
-    return run_client("cline", [client_bin("cline"), "--json", prompt], env, root)
+    try:
+        run_client("cline", auth, env, root)
+        return run_client("cline", [client_bin("cline"), "--json", prompt], env, root)
+    finally:
+        stop_hub(root)
+
+
+def stop_hub(root):
+    """Stops the hub daemon Cline starts for `root` (`cline --cline-hub-daemon --cwd ROOT`),
+    which may outlive the Cline that started it on a busy machine, and waits until it is gone:
+    writing into the test's folder while that is deleted, it failed the test's cleanup."""
+    hubs = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--cline-hub-daemon" in args and str(root).encode() in args:
+            hubs.append(int(pid))
+    for pid in hubs:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + HANG_SECONDS
+    while any(alive(pid) for pid in hubs):
+        assert time.monotonic() < deadline, f"Cline's hub daemon {hubs} did not stop"
+        time.sleep(0.05)
+
+
+def alive(pid):
+    """Whether process `pid` still runs (a zombie no one reaped does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def main_requests(model):
