@@ -157,8 +157,7 @@ impl<'a> Review<'a> {
         };
         if seq > 1 && unknown(&before) {
             // As for a session's files: the texts may be rebuilt from the entries before it.
-            let earlier: Vec<LogEntry> =
-                self.store.entries_from(1)?.into_iter().take_while(|e| e.seq < seq).collect();
+            let earlier = self.entries_before(seq)?;
             let earlier_ops = ops_of(&earlier);
             let mut with_earlier = logged_of(&earlier, &earlier_ops, &|e: &LogEntry| e.session);
             with_earlier.extend(all);
@@ -213,9 +212,7 @@ impl<'a> Review<'a> {
             // session's, or the person's, that wrote the file first and whose text before the
             // store kept): a file changed outside staged since a later session wrote it.
             Err(SessionError::History(_)) if entries.first().is_some_and(|first| first.seq > 1) => {
-                let first = entries.first().map_or(0, |e| e.seq);
-                let earlier: Vec<LogEntry> =
-                    self.store.entries_from(1)?.into_iter().take_while(|e| e.seq < first).collect();
+                let earlier = self.entries_before(entries.first().map_or(0, |e| e.seq))?;
                 let earlier_ops = ops_of(&earlier);
                 let mut all = logged_of(&earlier, &earlier_ops, &session_of);
                 all.extend(logged);
@@ -225,6 +222,12 @@ impl<'a> Review<'a> {
         };
         files.extend(crate::kept::kept_files(number, &kept, &|path| texts.sha_now(path)));
         Ok((files, unreadable))
+    }
+
+    /// The finished log entries before entry `seq`: where a history whose text is missing is
+    /// read back to, to rebuild it.
+    fn entries_before(&self, seq: u64) -> Result<Vec<LogEntry>, ReviewError> {
+        Ok(self.store.entries_from(1)?.into_iter().take_while(|e| e.seq < seq).collect())
     }
 
     /// The review states of session `number`'s hunks, by hunk key.
