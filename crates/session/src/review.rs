@@ -405,28 +405,15 @@ pub fn revert_ops(
 }
 
 /// Whether a file the session created or deleted is still as the session left it, so that it
-/// may be reverted whole (deleted, or made again): none of the session's lines changed since;
-/// and when none of them is left to show it (a file made or removed with no lines, or one
-/// whose lines someone took out), no one else made, removed or changed it since the session
-/// last did. A file someone else deleted after the session's change is not made again as the
-/// session's revert, nor is a made file someone else emptied deleted.
+/// may be reverted whole (deleted, or made again): none of the session's lines changed since.
+/// (One that someone else made, removed or emptied since, with none of the session's lines
+/// left, is no change of the session's at all: `files.rs` leaves it out.)
 fn whole_unchanged(file: &SessionFile) -> Result<(), RevertError> {
     let changed = file.net.regions.iter().find_map(|region| match &region.state {
         crate::RegionState::ChangedSince { by, .. } => Some(crate::hunks::origin_text(by)),
         _ => None,
     });
-    let by = changed.or_else(|| {
-        if !file.net.regions.is_empty() {
-            return None;
-        }
-        let after_mine =
-            crate::files::changed_after_mine(&file.history).map(crate::hunks::origin_text);
-        after_mine.or_else(|| {
-            (!file.history.existence_mine)
-                .then(|| crate::hunks::origin_text(&crate::Origin::Outside))
-        })
-    });
-    match by {
+    match changed {
         Some(by) => Err(RevertError::FileChangedSince { path: file.path.clone(), by }),
         None => Ok(()),
     }
