@@ -81,16 +81,25 @@ const PARALLEL_FROM: usize = 32;
 /// `work` of each item, in order; on two threads when there are many items and the machine
 /// has two cores (a long session's files, each independent of the others).
 pub(crate) fn in_two<T: Send, R: Send>(items: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
+    in_two_runs(items, |run| run.into_iter().map(&work).collect())
+}
+
+/// `run` of the items, split in two runs done on two threads as [`in_two`] does (or one run
+/// of them all), the results in order: each run may keep what it learns from one item for the
+/// next (the folder of the file read before).
+pub(crate) fn in_two_runs<T: Send, R: Send>(
+    mut items: Vec<T>,
+    run: impl Fn(Vec<T>) -> Vec<R> + Sync,
+) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     if threads < 2 || items.len() < PARALLEL_FROM {
-        return items.into_iter().map(work).collect();
+        return run(items);
     }
-    let mut items = items;
     let second = items.split_off(items.len() / 2);
-    let work = &work;
+    let run = &run;
     std::thread::scope(|scope| {
-        let other = scope.spawn(move || second.into_iter().map(work).collect::<Vec<_>>());
-        let mut done: Vec<R> = items.into_iter().map(work).collect();
+        let other = scope.spawn(move || run(second));
+        let mut done: Vec<R> = run(items);
         match other.join() {
             Ok(rest) => done.extend(rest),
             Err(panic) => std::panic::resume_unwind(panic),

@@ -308,18 +308,36 @@ impl Texts for StoreTexts<'_> {
     }
 
     fn now(&self, path: &str) -> Option<String> {
-        let rel = RelPath::new(path).ok()?;
-        let parent = rel.parent();
-        let mut folder = self.folder.borrow_mut();
-        let (_, dir) = match folder.take() {
-            Some(last) if last.0 == parent => folder.insert(last),
-            _ => {
-                let dir = self.workspace.fs().dir(parent.as_ref()).ok()?;
-                folder.insert((parent, dir))
-            }
-        };
-        String::from_utf8(dir.read(rel.file_name()).ok()?).ok()
+        read_now(self.workspace, path, &mut self.folder.borrow_mut())
     }
+
+    /// A long session's files are read on two threads, each with its own last folder.
+    fn now_all(&self, paths: Vec<&str>) -> Vec<Option<String>> {
+        let workspace = self.workspace;
+        crate::files::in_two_runs(paths, |run| {
+            let mut folder = None;
+            run.into_iter().map(|path| read_now(workspace, path, &mut folder)).collect()
+        })
+    }
+}
+
+/// The text of the file at `path` now, `None` when there is none; read through `folder`, the
+/// handle of the folder of the file read before, when it is this file's too.
+fn read_now(
+    workspace: &ConfinedRoot,
+    path: &str,
+    folder: &mut Option<(Option<RelPath>, DirHandle)>,
+) -> Option<String> {
+    let rel = RelPath::new(path).ok()?;
+    let parent = rel.parent();
+    let (_, dir) = match folder.take() {
+        Some(last) if last.0 == parent => folder.insert(last),
+        _ => {
+            let dir = workspace.fs().dir(parent.as_ref()).ok()?;
+            folder.insert((parent, dir))
+        }
+    };
+    String::from_utf8(dir.read(rel.file_name()).ok()?).ok()
 }
 
 impl StoreTexts<'_> {

@@ -116,12 +116,7 @@ fn encode_record(record: &LogRecord, session: Option<i64>) -> Result<EncodedReco
         outcome: record.outcome.as_str(),
         action: record.action.as_str(),
         reason: record.reason.clone(),
-        extra: record
-            .extra
-            .as_ref()
-            .map(|extra| codec::log_json(&Value::Object(extra.clone())))
-            .transpose()
-            .map_err(fail)?,
+        extra: record.extra.as_ref().map(codec::log_json).transpose().map_err(fail)?,
         result: record.result.clone(),
         diff: record.diff.as_deref().map(codec::log_text).transpose().map_err(fail)?,
         files: codec::log_json(&files).map_err(fail)?,
