@@ -503,8 +503,8 @@ pub(crate) struct ResolveArgs {
     /// they stay pending as a new preview. With --only: what --only names, but these.
     #[arg(long, num_args = 1.., value_name = "PATH")]
     pub(crate) except: Vec<String>,
-    /// Resolve the newest preview of this agent session (`S3`; see `staged session list`)
-    /// rather than the newest of all.
+    /// Resolve the newest preview of this agent session (`S3`, or its client's session id;
+    /// see `staged session list`) rather than the newest of all.
     #[arg(long, value_name = "S")]
     pub(crate) session: Option<String>,
 }
@@ -573,7 +573,8 @@ pub(crate) enum SessionCommand {
     /// A session's net change as one diff (`git apply` takes it), hunks numbered as `staged
     /// show` numbers them; the session active last when S is absent.
     Show {
-        /// The session (`S3` or `3`; see `staged session list`).
+        /// The session (`S3` or `3`, or its client's session id, or 6 or more characters it
+        /// begins with; see `staged session list`).
         #[arg(value_name = "S", conflicts_with = "entry")]
         session: Option<String>,
         /// Show one log entry's own change on the files as they are now, numbered as `staged
@@ -590,7 +591,8 @@ pub(crate) enum SessionCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct SessionPickArgs {
-    /// The session (`S3` or `3`); the one active last when absent.
+    /// The session (`S3` or `3`, or its client's session id, or 6 or more characters it
+    /// begins with); the one active last when absent.
     #[arg(value_name = "S")]
     pub(crate) session: Option<String>,
     /// Only these: files, folders, globs, or FILE:HUNKS (`src/a.ts:2,3`), numbered as `staged

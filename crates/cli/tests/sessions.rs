@@ -301,7 +301,7 @@ fn each_session_has_its_own_stack_and_a_person_sees_them_all() {
         assert_eq!(code(&out), 2, "{}", stderr(&out));
         assert!(
             stderr(&out)
-                .contains("`+1` is not a session id (S1, S2, ...; see `staged session list`)"),
+                .contains("`+1` is not a session id (S1, S2, ..., or the id its client gave it); see `staged session list`"),
             "{}",
             stderr(&out)
         );
@@ -313,6 +313,42 @@ fn each_session_has_its_own_stack_and_a_person_sees_them_all() {
     assert!(stderr(&out).contains("…` is not a session id"), "{}", stderr(&out));
     assert!(stderr(&out).len() < 400, "{}", stderr(&out));
     assert_eq!(read(&dir, "b.txt"), "b = 1\n");
+}
+
+#[test]
+fn a_session_is_named_by_its_clients_id_too_whole_or_a_start_only_it_has() {
+    let ws = workspace(&[("a.txt", "a = 1\n"), ("b.txt", "b = 1\n"), ("c.txt", "c = 1\n")]);
+    let dir = ws.path().canonicalize().unwrap();
+    let (s1, s2) = ("5f2a1c3e-0b9d-4e7f-8a6b-1c2d3e4f5a6b", "5f2a1c99-7777-4e7f-8a6b-1c2d3e4f5a6b");
+    assert_eq!(code(&gated_edit(&dir, s1, "t1", "a.txt", "a = 1", "a = 2")), 0);
+    assert_eq!(code(&gated_edit(&dir, s2, "t2", "b.txt", "b = 1", "b = 2")), 0);
+    assert_eq!(code(&gated_edit(&dir, "abc", "t3", "c.txt", "c = 1", "c = 2")), 0);
+    // Whole, or a start of 6 characters or more that no other session's id has.
+    for typed in [s1, "5f2a1c3e", "5f2a1c3"] {
+        let out = staged(&dir, &["session", "show", typed]);
+        assert_eq!(code(&out), 0, "{typed}: {}", stderr(&out));
+        assert!(stdout(&out).starts_with("S1 "), "{typed}: {}", stdout(&out));
+    }
+    let out = staged(&dir, &["resolve", "apply", "--session", "5f2a1c99", "--reason", "by id"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!((read(&dir, "a.txt"), read(&dir, "b.txt")), ("a = 1\n".into(), "b = 2\n".into()));
+    // A start two sessions' ids share names neither; a start too short, or a short id's
+    // look-alike, is no session id (`abc` is S3's whole client id: shorter than 6, it is
+    // taken as a mistyped short id, never a client's).
+    let out = staged(&dir, &["session", "show", "5f2a1c"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "`5f2a1c` begins the client ids of S1 and S2: type more of it, or the short id; see `staged session list`"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    for typed in ["5f2a1", "abc", "5f2a1c3e-x"] {
+        let out = staged(&dir, &["session", "show", typed]);
+        assert_eq!(code(&out), 2, "{typed}: {}", stderr(&out));
+        assert!(stderr(&out).contains("is not a session id"), "{typed}: {}", stderr(&out));
+    }
 }
 
 #[test]

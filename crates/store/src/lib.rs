@@ -16,6 +16,7 @@ mod claim;
 mod codec;
 mod ids;
 mod log;
+mod named;
 mod notices;
 mod rehydrate;
 mod rows;
@@ -25,6 +26,7 @@ mod sqlite;
 mod wal;
 
 pub use crate::{
+    named::Unnamed,
     notices::{NOTICE_FIELD, RecordNotice},
     rehydrate::{FallbackRehydrator, Rehydrator, Rehydrators, StoredAction},
     sessions::{SessionRow, SessionScope, parse_session_number},

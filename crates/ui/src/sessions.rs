@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use staged_core::{CancelToken, FrontEnd};
 use staged_journal::DiffKind;
 use staged_session::{FileKind, Pick, origin_text};
+use staged_workspace::Unnamed;
 use staged_workspace::sessions::{
     Loaded, Reverted, hunk_note, keep_picked, kind_name, listed, revert_picked,
 };
@@ -154,12 +155,10 @@ fn load(app: &App, typed: &str) -> Result<Loaded, ApiError> {
     let Some(store) = app.ws.sqlite() else {
         return Err(ApiError(StatusCode::NOT_FOUND, "this workspace has no sessions".to_owned()));
     };
-    let number = staged_workspace::parse_session_number(typed)
-        .map_err(|shown| bad(format!("`{shown}` is not a session id (S1, S2, ...)")))?;
-    let row = store
-        .session(number)
-        .map_err(internal)?
-        .ok_or_else(|| ApiError(StatusCode::NOT_FOUND, format!("there is no session S{number}")))?;
+    let row = store.session_named(typed).map_err(internal)?.map_err(|why| match why {
+        Unnamed::NoSession(_) => ApiError(StatusCode::NOT_FOUND, why.to_string()),
+        _ => bad(why.to_string()),
+    })?;
     Loaded::of(&app.ws, row).map_err(internal)
 }
 

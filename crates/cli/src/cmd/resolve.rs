@@ -133,14 +133,12 @@ fn validate(args: &ResolveArgs) -> anyhow::Result<(ResolveAction, Option<JsonObj
 
 /// Resolves the previews of session `typed` (`S3`, `3`), which must exist.
 fn scope_to_session(ws: &WorkspaceSession, typed: &str) -> anyhow::Result<()> {
-    let number = staged_store::parse_session_number(typed).map_err(|shown| {
-        anyhow::anyhow!("`{shown}` is not a session id (S1, S2, ...; see `staged session list`)")
-    })?;
     let store = ws.sqlite().context("no sessions: nothing was staged in this workspace")?;
-    if store.session(number).map_err(|err| anyhow::anyhow!("{err}"))?.is_none() {
-        bail!("there is no session S{number}; see `staged session list`");
-    }
-    store.set_scope(staged_store::SessionScope::model(number));
+    let row = store
+        .session_named(typed)
+        .map_err(|err| anyhow::anyhow!("{err}"))?
+        .map_err(|why| anyhow::anyhow!("{why}; see `staged session list`"))?;
+    store.set_scope(staged_store::SessionScope::model(row.number));
     Ok(())
 }
 

@@ -75,16 +75,10 @@ fn find_session(store: &SqliteStore, typed: Option<&str>) -> anyhow::Result<Sess
             .into_iter()
             .next()
             .context("no agent session has staged or recorded anything in this workspace"),
-        Some(typed) => {
-            let number = staged_store::parse_session_number(typed).map_err(|shown| {
-                anyhow::anyhow!(
-                    "`{shown}` is not a session id (S1, S2, ...; see `staged session list`)"
-                )
-            })?;
-            store.session(number).map_err(err)?.with_context(|| {
-                format!("there is no session S{number}; see `staged session list`")
-            })
-        }
+        Some(typed) => store
+            .session_named(typed)
+            .map_err(err)?
+            .map_err(|why| anyhow::anyhow!("{why}; see `staged session list`")),
     }
 }
 
