@@ -10,6 +10,9 @@ changing one line of one file. Then, timed in interleaved rounds:
   git-diff  git diff                          the same change against the commit before it
   revert    staged session revert S1          the whole session written back, through the journal
   git-rev   git apply -R (of git diff's output)  the same, by git
+  git-rev+sync  git apply -R, then `sync --file-system`  the same made durable, as the revert's
+                journal makes its files durable before it says they are written (git never
+                syncs): the like-for-like peer of the revert's writing
 
 Every round starts from the same state: the workspace as the session left it, files and
 `.staged/` both, copied back (untimed) before each command, so that no round reads the entries
@@ -142,7 +145,7 @@ def main():
             shutil.copytree(saved, ws, symlinks=True)
             return ws
 
-        times = {"show": [], "git-diff": [], "revert": [], "git-rev": []}
+        times = {"show": [], "git-diff": [], "revert": [], "git-rev": [], "git-rev+sync": []}
         if other:
             times.update({"show-base": [], "revert-base": []})
         for r in range(rounds):
@@ -174,11 +177,14 @@ def main():
             ws = restore(r, "git")
             wall, _ = timed(["git", "apply", "-R", "-"], ws, stdin=diff, key="git-rev")
             times["git-rev"].append(wall)
+            synced, _ = timed(["sync", "--file-system", "."], ws)
+            times["git-rev+sync"].append(wall + synced)
         p50 = {k: statistics.median(v) for k, v in times.items()}
         for k, v in p50.items():
-            print(f"{k:<9} p50 {v * 1000:8.1f} ms")
+            print(f"{k:<12} p50 {v * 1000:8.1f} ms")
         print(f"show / git diff        {p50['show'] / p50['git-diff']:.2f}x")
         print(f"revert / git apply -R  {p50['revert'] / p50['git-rev']:.2f}x")
+        print(f"revert / git apply -R; sync -f  {p50['revert'] / p50['git-rev+sync']:.2f}x")
         cpu = {k: statistics.median(v) for k, v in CPU.items()}
         print("CPU (user + system), p50: " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in cpu.items()))
         print(f"CPU: show / git diff {cpu['show'] / cpu['git-diff']:.2f}x, "

@@ -777,9 +777,43 @@ pub(crate) fn read_checked(
     Ok((text, mode))
 }
 
+/// The ops of undo data that holds nothing but them (format 2 or 3, only `version` and
+/// `ops`: what every text edit's entry keeps), read from its JSON text without building a
+/// JSON value first; `None` for any other undo data, which [`crate::undo_ops`] reads as a value (it
+/// may hold more: kept files, folders, a plugin's own).
+pub fn plain_undo_ops(text: &str) -> Option<Vec<Applied>> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Plain {
+        version: u64,
+        ops: Vec<Applied>,
+    }
+    let plain: Plain = serde_json::from_str(text).ok()?;
+    [UNDO_DATA_VERSION, UNDO_DATA_FOLDERS_VERSION].contains(&plain.version).then_some(plain.ops)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_undo_ops_reads_only_undo_data_of_ops_alone() {
+        let plain = r#"{"ops":[{"edits":[{"after":"b\n","before":"a\n","start":0}],"op":"update","path":"x.txt"}],"version":2}"#;
+        let ops = plain_undo_ops(plain).unwrap();
+        let value: serde_json::Value = serde_json::from_str(plain).unwrap();
+        assert_eq!(ops, crate::undo_ops(&value).unwrap());
+        // More than ops (read as a value by its readers), another format, a key twice, not JSON.
+        for other in [
+            r#"{"ops":[],"version":2,"kept":[]}"#,
+            r#"{"ops":[],"version":2,"staged/plugin":{}}"#,
+            r#"{"files":[],"version":1}"#,
+            r#"{"ops":[],"version":7}"#,
+            r#"{"ops":[],"ops":[],"version":2}"#,
+            r#"{"ops":["#,
+        ] {
+            assert_eq!(plain_undo_ops(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn undo_data_moved_into_a_value_is_what_serde_writes() {

@@ -57,7 +57,7 @@ pub use crate::{
     change::{
         Applied, CheckError, Checked, EXECUTABLE_MODE, Edit, FileOp, ModeChange, NEW_FILE_MODE,
         Stale, UndoData, check, check_known, deleted_file_diff, describe_applied, invert,
-        new_file_diff, replay, with_executable,
+        new_file_diff, plain_undo_ops, replay, with_executable,
     },
     details::{ChangeDetails, ChangeKind, ChangedFile, Remainder, label_of},
     diff::{DiffHeader, EditHunks, Splice, edit_hunks, file_diff, file_diff_indexed, quote},

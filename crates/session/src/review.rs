@@ -77,8 +77,8 @@ impl<'a> Review<'a> {
     /// [`ReviewError`] when the log or a file's history cannot be read.
     pub fn session_files(&self, number: u64) -> Result<Vec<SessionFile>, ReviewError> {
         let Some(first) = self.store.first_entry_of(number)? else { return Ok(Vec::new()) };
-        let entries = self.store.entries_from(first)?;
-        self.files_of(number, &entries, |entry| entry.session)
+        let (entries, ops) = self.history_from(first)?;
+        self.files_of(number, &entries, ops, |entry| entry.session)
     }
 
     /// Session `number` whole, from one read of the log: its files as
@@ -93,8 +93,8 @@ impl<'a> Review<'a> {
         let Some(first) = self.store.first_entry_of(number)? else {
             return Ok(SessionWhole::default());
         };
-        let entries = self.store.entries_from(first)?;
-        let (files, unreadable) = self.files_read(number, &entries, |entry| entry.session)?;
+        let (entries, ops) = self.history_from(first)?;
+        let (files, unreadable) = self.files_read(number, &entries, ops, |entry| entry.session)?;
         let folders = crate::folders::net_folders(self.workspace, &entries, number);
         let by_snapshot = entries
             .iter()
@@ -110,8 +110,8 @@ impl<'a> Review<'a> {
     /// # Errors
     /// [`ReviewError`] when the log or a file's history cannot be read.
     pub fn entry_files(&self, seq: u64) -> Result<Vec<SessionFile>, ReviewError> {
-        let entries = self.store.entries_from(seq)?;
-        self.files_of(ENTRY_AS_SESSION, &entries, |entry| {
+        let (entries, ops) = self.history_from(seq)?;
+        self.files_of(ENTRY_AS_SESSION, &entries, ops, |entry| {
             if entry.seq == seq { Some(ENTRY_AS_SESSION) } else { entry.session }
         })
     }
@@ -174,9 +174,10 @@ impl<'a> Review<'a> {
         &self,
         number: u64,
         entries: &[LogEntry],
+        ops: Vec<Option<Vec<Applied>>>,
         session_of: impl Fn(&LogEntry) -> Option<u64>,
     ) -> Result<Vec<SessionFile>, ReviewError> {
-        self.files_read(number, entries, session_of).map(|(files, _)| files)
+        self.files_read(number, entries, ops, session_of).map(|(files, _)| files)
     }
 
     /// [`Review::files_of`], and the session's entries whose undo data cannot be read.
@@ -184,9 +185,9 @@ impl<'a> Review<'a> {
         &self,
         number: u64,
         entries: &[LogEntry],
+        ops: Vec<Option<Vec<Applied>>>,
         session_of: impl Fn(&LogEntry) -> Option<u64>,
     ) -> Result<FilesRead, ReviewError> {
-        let ops = ops_of(entries);
         let unreadable = entries
             .iter()
             .zip(&ops)
@@ -224,6 +225,27 @@ impl<'a> Review<'a> {
         Ok((files, unreadable))
     }
 
+    /// The finished log entries from `first` on, and each one's operations (see [`ops_of`]).
+    /// An entry whose undo data holds its ops alone (every text edit's) has them read from its
+    /// JSON text, and keeps no JSON value of it: nothing else is read from such undo data, and
+    /// the values of a long session's thousand entries were half of the log's reading. Any
+    /// other entry's undo data is read as the value, as [`SqliteStore::entries_from`] gives it.
+    fn history_from(&self, first: u64) -> Result<History, ReviewError> {
+        let rows = self.store.entries_with_undo_text_from(first)?;
+        let read = crate::files::in_two(rows, |(mut entry, text)| {
+            let Some(text) = text else { return (entry, None) };
+            if entry.record.outcome.is_undoable()
+                && let Some(ops) = staged_journal::plain_undo_ops(&text)
+            {
+                return (entry, Some(ops));
+            }
+            entry.record.undo = serde_json::from_str(&text).ok();
+            let ops = entry_ops(&entry);
+            (entry, ops)
+        });
+        Ok(read.into_iter().unzip())
+    }
+
     /// The finished log entries before entry `seq`: where a history whose text is missing is
     /// read back to, to rebuild it.
     fn entries_before(&self, seq: u64) -> Result<Vec<LogEntry>, ReviewError> {
@@ -245,11 +267,17 @@ impl<'a> Review<'a> {
 /// outside staged between the steps around them. Each entry's undo data is its own: a long
 /// session's are read on two threads.
 fn ops_of(entries: &[LogEntry]) -> Vec<Option<Vec<Applied>>> {
-    crate::files::in_two(entries.iter().collect(), |entry: &LogEntry| {
-        entry.record.outcome.is_undoable().then_some(())?;
-        entry.record.undo.as_ref().and_then(|data| undo_ops(data).ok())
-    })
+    crate::files::in_two(entries.iter().collect(), entry_ops)
 }
+
+/// One entry's operations (see [`ops_of`]).
+fn entry_ops(entry: &LogEntry) -> Option<Vec<Applied>> {
+    entry.record.outcome.is_undoable().then_some(())?;
+    entry.record.undo.as_ref().and_then(|data| undo_ops(data).ok())
+}
+
+/// Log entries, and each one's operations.
+type History = (Vec<LogEntry>, Vec<Option<Vec<Applied>>>);
 
 /// Whether `entry`, one whose operations could not be read, wrote files that way: an applied
 /// entry of the built-in tools (not a plugin's, whose undo data is its own, nor one that

@@ -192,6 +192,16 @@ fn read_keep(conn: &rusqlite::Connection) -> rusqlite::Result<usize> {
 
 /// Reads one log row (see [`LOG_COLUMNS`]); a blob that does not decode reads as empty.
 pub(crate) fn read_entry(row: &rusqlite::Row<'_>, with_diff: bool) -> rusqlite::Result<LogEntry> {
+    read_entry_parts(row, with_diff, false).map(|(entry, _)| entry)
+}
+
+/// [`read_entry`]; with `undo_text`, the entry's undo data is not decoded into its
+/// `record.undo` but returned as its JSON text.
+pub(crate) fn read_entry_parts(
+    row: &rusqlite::Row<'_>,
+    with_diff: bool,
+    undo_text: bool,
+) -> rusqlite::Result<(LogEntry, Option<String>)> {
     let seq: i64 = row.get(0)?;
     let outcome: String = row.get(4)?;
     let action: String = row.get(5)?;
@@ -201,7 +211,11 @@ pub(crate) fn read_entry(row: &rusqlite::Row<'_>, with_diff: bool) -> rusqlite::
     });
     let diff = if with_diff { codec::text(row.get_ref(9)?).ok().flatten() } else { None };
     let files = read_files(row.get_ref(10)?);
-    let undo = codec::json_column(row.get_ref(11)?).ok().flatten();
+    let (undo, text) = if undo_text {
+        (None, codec::text(row.get_ref(11)?).ok().flatten())
+    } else {
+        (codec::json_column(row.get_ref(11)?).ok().flatten(), None)
+    };
     let reverts: Option<i64> = row.get(13)?;
     let at_ms: i64 = row.get(14)?;
     let reverted_by: Option<i64> = row.get(15)?;
@@ -222,13 +236,14 @@ pub(crate) fn read_entry(row: &rusqlite::Row<'_>, with_diff: bool) -> rusqlite::
         reverts: reverts.and_then(|s| u64::try_from(s).ok()),
         texts: Vec::new(),
     };
-    Ok(LogEntry {
+    let entry = LogEntry {
         seq: u64::try_from(seq).unwrap_or_default(),
         at: UNIX_EPOCH + Duration::from_millis(u64::try_from(at_ms).unwrap_or_default()),
         record,
         reverted_by: reverted_by.and_then(|s| u64::try_from(s).ok()),
         session: row.get::<_, Option<i64>>(16)?.and_then(|s| u64::try_from(s).ok()),
-    })
+    };
+    Ok((entry, text))
 }
 
 /// A written file as the `files` column stores it: `{"path", "before", "after"}`. Read back, a
@@ -306,6 +321,46 @@ struct Finished {
 }
 
 impl SqliteStore {
+    /// The finished log entries from `first` on, oldest first, with their undo data and without
+    /// their diffs: what a history of the files they wrote is read from.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn entries_from(&self, first: u64) -> Result<Vec<staged_core::LogEntry>, StoreError> {
+        Ok(self.entries_read_from(first, false)?.into_iter().map(|(entry, _)| entry).collect())
+    }
+
+    /// [`SqliteStore::entries_from`], each entry's undo data left as its JSON text (its
+    /// `record.undo` is `None`), for a reader that decodes it to a shape of its own.
+    ///
+    /// # Errors
+    /// A database error.
+    pub fn entries_with_undo_text_from(
+        &self,
+        first: u64,
+    ) -> Result<Vec<(staged_core::LogEntry, Option<String>)>, StoreError> {
+        self.entries_read_from(first, true)
+    }
+
+    fn entries_read_from(
+        &self,
+        first: u64,
+        undo_text: bool,
+    ) -> Result<Vec<(staged_core::LogEntry, Option<String>)>, StoreError> {
+        let conn = lock(&self.conn);
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {LOG_COLUMNS} FROM log WHERE done = 1 AND seq >= ?1 ORDER BY seq"
+            ))
+            .map_err(|err| self.err(err))?;
+        stmt.query_map([i64::try_from(first).unwrap_or(i64::MAX)], |row| {
+            read_entry_parts(row, false, undo_text)
+        })
+        .map_err(|err| self.err(err))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| self.err(err))
+    }
+
     /// The session this instance acts for, as stored.
     fn acting(&self) -> Option<i64> {
         self.scope().acting.and_then(|s| i64::try_from(s).ok())

@@ -565,27 +565,6 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// The finished log entries from `first` on, oldest first, with their undo data and without
-    /// their diffs: what a history of the files they wrote is read from.
-    ///
-    /// # Errors
-    /// A database error.
-    pub fn entries_from(&self, first: u64) -> Result<Vec<staged_core::LogEntry>, StoreError> {
-        let conn = lock(&self.conn);
-        let mut stmt = conn
-            .prepare(&format!(
-                "SELECT {} FROM log WHERE done = 1 AND seq >= ?1 ORDER BY seq",
-                crate::log::LOG_COLUMNS
-            ))
-            .map_err(|err| self.err(err))?;
-        stmt.query_map([i64::try_from(first).unwrap_or(i64::MAX)], |row| {
-            crate::log::read_entry(row, false)
-        })
-        .map_err(|err| self.err(err))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|err| self.err(err))
-    }
-
     /// How many finished log entries session `number` has.
     ///
     /// # Errors
