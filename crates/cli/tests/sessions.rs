@@ -332,9 +332,15 @@ fn a_session_is_named_by_its_clients_id_too_whole_or_a_start_only_it_has() {
     let out = staged(&dir, &["resolve", "apply", "--session", "5f2a1c99", "--reason", "by id"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!((read(&dir, "a.txt"), read(&dir, "b.txt")), ("a = 1\n".into(), "b = 2\n".into()));
-    // A start two sessions' ids share names neither; a start too short, or a short id's
-    // look-alike, is no session id (`abc` is S3's whole client id: shorter than 6, it is
-    // taken as a mistyped short id, never a client's).
+    // A client's whole id names its session however short; a short id's look-alike is a
+    // short id whatever a client called its session.
+    let out = staged(&dir, &["session", "show", "abc"]);
+    assert!(stdout(&out).starts_with("S3 "), "{}{}", stdout(&out), stderr(&out));
+    std::fs::write(dir.join("d.txt"), "d = 1\n").unwrap();
+    assert_eq!(code(&gated_edit(&dir, "2", "t4", "d.txt", "d = 1", "d = 2")), 0);
+    let out = staged(&dir, &["session", "show", "2"]);
+    assert!(stdout(&out).starts_with("diff --git a/b.txt"), "{}{}", stdout(&out), stderr(&out));
+    // A start two sessions' ids share names neither; a start under 6 characters, none.
     let out = staged(&dir, &["session", "show", "5f2a1c"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(
@@ -344,7 +350,7 @@ fn a_session_is_named_by_its_clients_id_too_whole_or_a_start_only_it_has() {
         "{}",
         stderr(&out)
     );
-    for typed in ["5f2a1", "abc", "5f2a1c3e-x"] {
+    for typed in ["5f2a1", "ab", "5f2a1c3e-x"] {
         let out = staged(&dir, &["session", "show", typed]);
         assert_eq!(code(&out), 2, "{typed}: {}", stderr(&out));
         assert!(stderr(&out).contains("is not a session id"), "{typed}: {}", stderr(&out));

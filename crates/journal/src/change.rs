@@ -779,8 +779,8 @@ pub(crate) fn read_checked(
 
 /// The ops of undo data that holds nothing but them (format 2 or 3, only `version` and
 /// `ops`: what every text edit's entry keeps), read from its JSON text without building a
-/// JSON value first; `None` for any other undo data, which [`crate::undo_ops`] reads as a value (it
-/// may hold more: kept files, folders, a plugin's own).
+/// JSON value first; `None` for any other undo data, which [`crate::undo_ops`] reads as a
+/// value (it may hold more: kept files, folders, a plugin's own).
 pub fn plain_undo_ops(text: &str) -> Option<Vec<Applied>> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]

@@ -42,7 +42,8 @@ impl std::fmt::Display for Unnamed {
 
 impl SqliteStore {
     /// The session `typed` names: `S3` or `3`; else the session whose client's id is
-    /// `typed`, or the only one whose client's id begins with it (6 characters or more).
+    /// `typed` (however short), or else the only one whose client's id begins with it (6
+    /// characters or more).
     ///
     /// # Errors
     /// A database error; `Ok(Err(why))` when `typed` names no session.
@@ -51,13 +52,16 @@ impl SqliteStore {
             Ok(number) => return Ok(self.session(number)?.ok_or(Unnamed::NoSession(number))),
             Err(shown) => shown,
         };
-        if typed.chars().count() < MIN_CLIENT_ID_START {
+        if typed.is_empty() {
             return Ok(Err(Unnamed::NotAnId(shown)));
         }
         let mut found: Vec<SessionRow> =
             self.sessions()?.into_iter().filter(|row| row.external_id.starts_with(typed)).collect();
         if let Some(exact) = found.iter().position(|row| row.external_id == typed) {
             return Ok(Ok(found.swap_remove(exact)));
+        }
+        if typed.chars().count() < MIN_CLIENT_ID_START {
+            return Ok(Err(Unnamed::NotAnId(shown)));
         }
         Ok(match found.len() {
             0 => Err(Unnamed::NotAnId(shown)),
