@@ -118,9 +118,7 @@ pub use staged_journal::{
     ChangeDetails, ConfinedRoot, ModelAccess, RecoveryReport, STATE_DIR_NAME,
     quote as quote_diff_path,
 };
-pub use staged_store::{
-    FallbackRehydrator, Rehydrator, StoredAction, Unnamed, parse_session_number,
-};
+pub use staged_store::{FallbackRehydrator, Rehydrator, StoredAction, Unnamed};
 
 pub use staged_edit::{ApplyPatchParams, EditItem, EditParams, FileChanges, WriteParams};
 
