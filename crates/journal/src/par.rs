@@ -67,20 +67,16 @@ where
         }
         mine
     };
-    let (results, panicked) = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
-        let mut all = run();
-        let mut panicked = false;
-        for helper in helpers {
-            match helper.join() {
-                Ok(theirs) => all.extend(theirs),
-                // Its results went with it: its operations count as not done, so the caller
-                // does not rely on them (and recovery cleans whatever they left).
-                Err(_) => panicked = true,
-            }
+    let (mut results, helpers) = on_threads(threads, &run);
+    let mut panicked = false;
+    for helper in helpers {
+        match helper {
+            Ok(theirs) => results.extend(theirs),
+            // Its results went with it: its operations count as not done, so the caller does
+            // not rely on them (and recovery cleans whatever they left).
+            Err(_) => panicked = true,
         }
-        (all, panicked)
-    });
+    }
     let mut done: Vec<Option<T>> = (0..n).map(|_| None).collect();
     let mut first_error: Option<(usize, io::Error)> = None;
     for (i, res) in results {
@@ -103,6 +99,37 @@ where
     Ok(done.into_iter().flatten().collect())
 }
 
+/// `run()` on this thread and on `threads - 1` helpers at once: this thread's result, and each
+/// helper's (`Err` if it panicked). Work bound by the CPU (`threads` no more than the cores)
+/// gets its helpers from the process's pool (rayon's), whose threads are started once and
+/// kept: a thread started and ended for each call cost more than the work (its stack mapped
+/// and released, and the allocator's arena of a thread that ends purged, with the other
+/// cores' page tables flushed each time). Work that waits on the disk gets threads of its
+/// own, as many as asked, so that each waits alone.
+pub(crate) fn on_threads<R: Send>(
+    threads: usize,
+    run: &(impl Fn() -> R + Sync),
+) -> (R, Vec<std::thread::Result<R>>) {
+    if threads <= cpu_threads() {
+        let helpers = std::sync::Mutex::new(Vec::with_capacity(threads.saturating_sub(1)));
+        let mine = rayon::in_place_scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(|_| {
+                    let theirs = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
+                    helpers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(theirs);
+                });
+            }
+            run()
+        });
+        return (mine, helpers.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner));
+    }
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
+        let mine = run();
+        (mine, helpers.into_iter().map(std::thread::ScopedJoinHandle::join).collect())
+    })
+}
+
 /// Why [`try_map`] stopped.
 #[derive(Debug)]
 pub(crate) struct Failed<T> {
@@ -120,9 +147,31 @@ mod tests {
 
     #[test]
     fn results_come_back_in_order() {
-        for n in [0, 1, 3, 4, 100] {
-            let res = try_map(n, 8, |i| Ok(i * 2)).map_err(|f| f.error.to_string());
-            assert_eq!(res, Ok((0..n).map(|i| i * 2).collect::<Vec<_>>()));
+        // On the pool's threads (as many as cores) and on threads of their own (more).
+        for threads in [cpu_threads(), 2, 8] {
+            for n in [0, 1, 3, 4, 100] {
+                let res = try_map(n, threads, |i| Ok(i * 2)).map_err(|f| f.error.to_string());
+                assert_eq!(res, Ok((0..n).map(|i| i * 2).collect::<Vec<_>>()));
+            }
+        }
+    }
+
+    #[test]
+    fn an_operation_that_panics_is_never_reported_done() {
+        for threads in [cpu_threads(), 2, 8] {
+            let res = std::panic::catch_unwind(|| {
+                try_map(200, threads, |i| {
+                    assert!(i != 5, "operation 5 panics");
+                    Ok(i)
+                })
+            });
+            // On a helper, the panic is an error that leaves operation 5 undone; on this
+            // thread, it goes on unwinding, as any panic of the caller's own.
+            if let Ok(res) = res {
+                let Err(failed) = res else { panic!("operation 5 panicked, yet all were done") };
+                assert_eq!(failed.error.to_string(), "a worker thread panicked");
+                assert!(failed.done[5].is_none());
+            }
         }
     }
 

@@ -91,21 +91,15 @@ pub(crate) fn in_two_runs<T: Send, R: Send>(
     mut items: Vec<T>,
     run: impl Fn(Vec<T>) -> Vec<R> + Sync,
 ) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if threads < 2 || items.len() < PARALLEL_FROM {
+    if rayon::current_num_threads() < 2 || items.len() < PARALLEL_FROM {
         return run(items);
     }
     let second = items.split_off(items.len() / 2);
-    let run = &run;
-    std::thread::scope(|scope| {
-        let other = scope.spawn(move || run(second));
-        let mut done: Vec<R> = run(items);
-        match other.join() {
-            Ok(rest) => done.extend(rest),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-        done
-    })
+    // On the process's pool (rayon's), whose threads are started once: a thread started for
+    // each call cost about what the work it took over saved.
+    let (mut done, rest) = rayon::join(|| run(items), || run(second));
+    done.extend(rest);
+    done
 }
 
 /// One file of [`session_files`], `None` when the session's change to it is all taken back.

@@ -216,20 +216,26 @@ impl<'a> Run<'a> {
         steps: &[Step],
         options: &mut CommitOptions<'_>,
     ) -> Result<(), JournalError> {
-        let (temps, prepared) = std::thread::scope(|scope| {
-            let writer = scope.spawn(|| self.temps_now(steps));
-            let prepared = match options.prepare.as_mut() {
-                Some(prepare) => prepare(&self.id),
-                None => Ok(()),
-            };
-            let temps = writer.join().unwrap_or_else(|_| {
-                Err(par::Failed {
-                    index: 0,
-                    error: io::Error::other("a worker thread panicked"),
-                    done: (0..self.targets.len()).map(|_| None).collect(),
-                })
+        // The writer is a helper of the process's pool (see `par::on_threads`).
+        let mut temps = None;
+        let prepared = rayon::in_place_scope(|scope| {
+            let (this, temps) = (&*self, &mut temps);
+            scope.spawn(move |_| {
+                *temps = Some(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    this.temps_now(steps)
+                })));
             });
-            (temps, prepared)
+            match options.prepare.as_mut() {
+                Some(prepare) => prepare(&this.id),
+                None => Ok(()),
+            }
+        });
+        let temps = temps.and_then(Result::ok).unwrap_or_else(|| {
+            Err(par::Failed {
+                index: 0,
+                error: io::Error::other("a worker thread panicked"),
+                done: (0..self.targets.len()).map(|_| None).collect(),
+            })
         });
         match (temps, prepared) {
             (Ok(temps), Ok(())) => {
@@ -314,14 +320,19 @@ impl<'a> Run<'a> {
         options: &mut CommitOptions<'_>,
     ) -> Result<(), JournalError> {
         self.journal.state = JournalState::Committed;
-        let (synced, written) = std::thread::scope(|scope| {
-            let syncing = scope.spawn(|| self.sync_temp_folders());
-            let written = write_journal_temp(self.journal_dir, &self.name, &self.journal);
-            let synced = syncing
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")));
-            (synced, written)
-        });
+        let (synced, written) = if self.folders_synced {
+            // The temps' batch synced their folders: nothing to wait for beside the journal.
+            (Ok(()), write_journal_temp(self.journal_dir, &self.name, &self.journal))
+        } else {
+            std::thread::scope(|scope| {
+                let syncing = scope.spawn(|| self.sync_temp_folders());
+                let written = write_journal_temp(self.journal_dir, &self.name, &self.journal);
+                let synced = syncing
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")));
+                (synced, written)
+            })
+        };
         let placed = match (synced, written) {
             (Ok(()), Ok(tmp)) => {
                 place_journal(self.journal_dir, &self.name, &tmp).inspect_err(|_| {
@@ -421,7 +432,10 @@ impl<'a> Run<'a> {
                 .filter(|(_, target)| target.kind == EntryKind::Replace)
                 .filter_map(|(i, target)| Some((i, target, target.dir.as_ref()?)))
                 .collect();
-            return par::try_map(replacing.len(), par::IO_THREADS, |k| {
+            // After the temps' one batch sync, a rename waits for nothing: as many threads as
+            // cores. After a sync of each temp, ext4 makes each wait as above.
+            let threads = if self.folders_synced { par::cpu_threads() } else { par::IO_THREADS };
+            return par::try_map(replacing.len(), threads, |k| {
                 let (i, target, dir) = replacing[k];
                 let dir = dir.open(self.workspace)?;
                 self.keep_blocks(&dir, &target.name);
