@@ -161,6 +161,124 @@ fn the_session_review_quickstart_runs_as_written() {
     assert_eq!(read(dir, "src/api.ts"), api);
 }
 
+/// Each fenced block of `text` in order: its language and its lines.
+fn fenced_blocks(text: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        let Some((lang, body)) = after.split_once('\n') else { break };
+        let end = body.find("```").expect("a block is closed");
+        blocks.push((lang.to_owned(), body[..end].to_owned()));
+        rest = &body[end + 3..];
+    }
+    blocks
+}
+
+/// `text` with each time (`2026-12-06T16:10:40Z`) read as `<time>`: what differs at each run.
+fn without_times(text: &str) -> String {
+    let shape = |word: &[u8]| {
+        word.len() == 20
+            && word.iter().enumerate().all(|(i, c)| match i {
+                4 | 7 => *c == b'-',
+                10 => *c == b'T',
+                13 | 16 => *c == b':',
+                19 => *c == b'Z',
+                _ => c.is_ascii_digit(),
+            })
+    };
+    let mut out = String::new();
+    let mut at = 0;
+    while at < text.len() {
+        if text.is_char_boundary(at)
+            && text.len() - at >= 20
+            && shape(&text.as_bytes()[at..at + 20])
+        {
+            out.push_str("<time>");
+            at += 20;
+        } else {
+            let c = text[at..].chars().next().unwrap();
+            out.push(c);
+            at += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// The walk-through of `docs/guide/sessions.md` is real: its `console` blocks, run in order on
+/// the session it describes (made from the hook events Claude Code sends), print what they
+/// show (times apart), and its `text` block is what the session's next prompt hands its model.
+#[test]
+fn the_sessions_guide_walk_through_prints_what_it_shows() {
+    let guide = std::fs::read_to_string(repo().join("docs/guide/sessions.md")).unwrap();
+    let walk = &guide[guide.find("\n## A walk-through\n").expect("the walk-through")..];
+    let walk = &walk[..walk[1..].find("\n## ").map_or(walk.len(), |end| end + 1)];
+    let api = "import { retries } from \"./retry\";\n\nexport async function get(url: string) {\n  \
+               return fetchJson(url, { retries });\n}\n";
+    let ws = workspace(&[("src/retry.ts", RETRY_BEFORE), ("src/api.ts", api)]);
+    let dir = ws.path();
+    let home = tempfile::tempdir().unwrap();
+    let session = "5f2a1c3e-0b9d-4e7f-8a6b-1c2d3e4f5a6b";
+    let prompt = |text: &str| {
+        let event = serde_json::json!({"session_id": session, "cwd": dir,
+            "hook_event_name": "UserPromptSubmit", "prompt": text, "permission_mode": "acceptEdits"});
+        let out = common::hook(dir, &["hook", "claude-code", "--mode", "record"], &event);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert_eq!(prompt("Make the API client retry with backoff"), "");
+    let retry = RETRY_BEFORE.replace("= 3;", "= 5;").replace("100 * n", "100 * 2 ** n");
+    common::recorded_write(dir, session, "t1", "src/retry.ts", &retry);
+    let api_after = api
+        .replace("import { retries }", "import { backoff, retries }")
+        .replace("url, { retries }", "url, { retries, backoff }");
+    common::recorded_write(dir, session, "t2", "src/api.ts", &api_after);
+    let blocks = fenced_blocks(walk);
+    assert_eq!(blocks.iter().filter(|(lang, _)| lang == "console").count(), 5, "{blocks:?}");
+    for (lang, body) in blocks {
+        match lang.as_str() {
+            "console" => {
+                let mut runs: Vec<(String, String)> = Vec::new();
+                for line in body.lines() {
+                    match line.strip_prefix("$ ") {
+                        Some(command) => runs.push((command.to_owned(), String::new())),
+                        None => {
+                            let (_, shown) =
+                                runs.last_mut().expect("a block starts with a command");
+                            shown.push_str(line);
+                            shown.push('\n');
+                        }
+                    }
+                }
+                for (command, shown) in runs {
+                    let out = sh(dir, home.path(), &command);
+                    assert_eq!(code(&out), 0, "`{command}`: {}", stderr(&out));
+                    pretty_assertions::assert_eq!(
+                        without_times(&stdout(&out)),
+                        without_times(&shown),
+                        "`{command}`"
+                    );
+                }
+            }
+            "text" => {
+                let reply: serde_json::Value = serde_json::from_str(&prompt("go on")).unwrap();
+                let told =
+                    reply["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+                assert_eq!(format!("{told}\n"), body);
+            }
+            other => panic!("a block of {other} in the walk-through"),
+        }
+    }
+}
+
+#[test]
+fn times_are_read_as_one_placeholder() {
+    assert_eq!(
+        without_times("at 2026-12-06T16:10:44Z, é 2026-12-06T16:10:4Z"),
+        "at <time>, é 2026-12-06T16:10:4Z"
+    );
+}
+
 fn repo() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

@@ -323,6 +323,13 @@ fn a_session_is_named_by_its_clients_id_too_whole_or_a_start_only_it_has() {
     assert_eq!(code(&gated_edit(&dir, s1, "t1", "a.txt", "a = 1", "a = 2")), 0);
     assert_eq!(code(&gated_edit(&dir, s2, "t2", "b.txt", "b = 1", "b = 2")), 0);
     assert_eq!(code(&gated_edit(&dir, "abc", "t3", "c.txt", "c = 1", "c = 2")), 0);
+    // The list shows each session's client id, by which a person finds it.
+    let list = stdout(&staged(&dir, &["session", "list"]));
+    for (short, id) in [("S1", s1), ("S2", s2), ("S3", "abc")] {
+        let at = list.find(&format!("{short} claude-code")).unwrap_or_else(|| panic!("{list}"));
+        let next = list[at..].lines().nth(1).unwrap_or_default();
+        assert_eq!(next, format!("    client id: {id}"), "{list}");
+    }
     // Whole, or a start of 6 characters or more that no other session's id has.
     for typed in [s1, "5f2a1c3e", "5f2a1c3"] {
         let out = staged(&dir, &["session", "show", typed]);

@@ -112,6 +112,11 @@ fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Res
             time(row.started_ms),
             time(row.active_ms)
         )))?;
+        // The id its client shows (Claude Code's, Codex's), which names the session too.
+        out.line(&staged_render::escape_line(&format!(
+            "    client id: {}",
+            shortened(&row.external_id, CLIENT_ID_SHOWN)
+        )))?;
         let mut line = format!(
             "    {} changed, {}, {} pending, {}",
             plural(*files, "file"),
@@ -125,6 +130,19 @@ fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Res
         out.line(&staged_render::escape_line(&line))?;
     }
     Ok(Exit::Success)
+}
+
+/// The characters of a client's session id the text list shows: the ids clients give (UUIDs,
+/// 36 characters) in full; a longer id that a client's event made up, its start (a start
+/// only that session's id has names it as well).
+const CLIENT_ID_SHOWN: usize = 64;
+
+/// `text`, or its first `max` characters and `…`.
+fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
 }
 
 fn show(
