@@ -185,9 +185,15 @@ fn the_log_records_every_kind_of_outcome_with_its_details() {
     assert_eq!(header, ["ENTRY", "OUTCOME", "SESSION", "ID"], "{listing}");
     assert!(lines[1].starts_with("6      redone"), "{listing}");
     assert!(lines.iter().any(|l| l.contains("applied (reverted by 5)")), "{listing}");
-    let out = staged(dir, &["log", "show", "99"]);
-    assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("no log entry `99`"), "{}", stderr(&out));
+    // An entry no one has is mistyped input (exit 2), to `log show` and `undo` alike, and
+    // nothing is written.
+    for args in [&["log", "show", "99"][..], &["undo", "99"], &["undo", "#99", "--only", "a.ts"]] {
+        let out = staged(dir, args);
+        assert_eq!(code(&out), 2, "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(stderr(&out).contains("no log entry `"), "{args:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "", "{args:?}");
+    }
+    assert!(ok(dir, &["log"]).lines().nth(1).unwrap().starts_with("6      redone"));
 }
 
 #[test]
@@ -429,8 +435,13 @@ fn retention_keeps_the_newest_entries() {
     let numbers: Vec<Value> = entries.iter().map(|e| e["entry"].clone()).collect();
     assert_eq!(numbers, [json!(6), json!(5), json!(4)]);
     assert_eq!(entries[0]["reason"], "step 5");
-    // An entry that was dropped cannot be undone; a kept one can.
-    assert_eq!(code(&staged(dir, &["undo", "1"])), 1);
+    // An entry that was dropped cannot be undone (the log has no entry 1, as `log show`
+    // says too); a kept one can.
+    for args in [&["undo", "1"][..], &["log", "show", "1"]] {
+        let out = staged(dir, args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert!(stderr(&out).contains("no log entry `1` (see `staged log`)"), "{}", stderr(&out));
+    }
     ok(dir, &["undo"]);
     assert_eq!(read(dir, "a.ts"), "v5(1);\n");
     assert_eq!(log(dir).len(), 3);

@@ -40,6 +40,10 @@ pub(crate) fn run(global: &GlobalArgs, args: &UndoArgs, out: &Output) -> anyhow:
                 bail!("this workspace's pending stack keeps no log")
             };
             match find_entry(log, id, true)? {
+                // A number no entry has is mistyped input, as `staged log show` takes it.
+                Some(seq) if log.entry(seq).map_err(|err| anyhow::anyhow!("{err}"))?.is_none() => {
+                    bail!("no log entry `{id}` (see `staged log`)")
+                }
                 Some(seq) => Some(seq),
                 None => bail!("no log entry `{id}` that wrote files (see `staged log`)"),
             }
