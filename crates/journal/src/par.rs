@@ -99,20 +99,38 @@ where
     Ok(done.into_iter().flatten().collect())
 }
 
+/// The pool of staged's own work bound by the CPU (a commit's checks and temps, a session's
+/// files read and drawn), as many threads as cores, started once, on first use, and kept: a
+/// thread started and ended for each call cost more than the work (its stack mapped and
+/// released, and the allocator's arena of a thread that ends purged, the other cores' page
+/// tables flushed each time). It is not rayon's global pool, which a search of a big
+/// repository (a warm index) keeps busy for seconds: work queued there would wait for it.
+/// `None` when its threads cannot be started (a process limit): the work is then done on the
+/// caller's thread alone.
+pub(crate) fn cpu_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cpu_threads())
+            .thread_name(|i| format!("staged-cpu-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 /// `run()` on this thread and on `threads - 1` helpers at once: this thread's result, and each
 /// helper's (`Err` if it panicked). Work bound by the CPU (`threads` no more than the cores)
-/// gets its helpers from the process's pool (rayon's), whose threads are started once and
-/// kept: a thread started and ended for each call cost more than the work (its stack mapped
-/// and released, and the allocator's arena of a thread that ends purged, with the other
-/// cores' page tables flushed each time). Work that waits on the disk gets threads of its
-/// own, as many as asked, so that each waits alone.
+/// gets its helpers from [`cpu_pool`] (none without it: this thread does it all); work that
+/// waits on the disk gets threads of its own, as many as asked, so that each waits alone.
 pub(crate) fn on_threads<R: Send>(
     threads: usize,
     run: &(impl Fn() -> R + Sync),
 ) -> (R, Vec<std::thread::Result<R>>) {
     if threads <= cpu_threads() {
+        let Some(pool) = cpu_pool() else { return (run(), Vec::new()) };
         let helpers = std::sync::Mutex::new(Vec::with_capacity(threads.saturating_sub(1)));
-        let mine = rayon::in_place_scope(|scope| {
+        let mine = pool.in_place_scope(|scope| {
             for _ in 1..threads {
                 scope.spawn(|_| {
                     let theirs = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run));
@@ -128,6 +146,42 @@ pub(crate) fn on_threads<R: Send>(
         let mine = run();
         (mine, helpers.into_iter().map(std::thread::ScopedJoinHandle::join).collect())
     })
+}
+
+/// `a()` and `b()` at once on the pool of staged's work bound by the CPU, whose threads are
+/// started once (see `cpu_pool`), or one after the other on this thread when it has fewer
+/// than two (one core, or a process limit that let none start). A panic of either goes on
+/// unwinding here, once both are done.
+pub fn on_two<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    match cpu_pool().filter(|pool| pool.current_num_threads() >= 2) {
+        Some(pool) => pool.join(a, b),
+        None => (a(), b()),
+    }
+}
+
+/// `helper()` on [`cpu_pool`] while this thread does `here()` (both before either result is
+/// returned); without the pool, one after the other. The helper's `Err` is its panic.
+pub(crate) fn beside<A: Send, B>(
+    helper: impl FnOnce() -> A + Send,
+    here: impl FnOnce() -> B,
+) -> (std::thread::Result<A>, B) {
+    let caught = |helper: Box<dyn FnOnce() -> A + Send + '_>| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(helper))
+    };
+    let Some(pool) = cpu_pool() else {
+        let helped = caught(Box::new(helper));
+        return (helped, here());
+    };
+    let mut helped = None;
+    let mine = pool.in_place_scope(|scope| {
+        let slot = &mut helped;
+        scope.spawn(move |_| *slot = Some(caught(Box::new(helper))));
+        here()
+    });
+    (helped.unwrap_or_else(|| Err(Box::new("the helper never ran"))), mine)
 }
 
 /// Why [`try_map`] stopped.
@@ -154,6 +208,32 @@ mod tests {
                 assert_eq!(res, Ok((0..n).map(|i| i * 2).collect::<Vec<_>>()));
             }
         }
+    }
+
+    #[test]
+    fn staged_work_never_waits_for_rayons_global_pool() {
+        // Every thread of the global pool held (as a search of a big repository holds them)
+        // until the work below is done: work queued there would never run.
+        let threads = rayon::current_num_threads();
+        let started = std::sync::Arc::new(std::sync::Barrier::new(threads + 1));
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let held = std::sync::Arc::new(std::sync::Mutex::new(held));
+        for _ in 0..threads {
+            let (started, held) = (started.clone(), held.clone());
+            rayon::spawn(move || {
+                started.wait();
+                let _ = held.lock().unwrap().recv();
+            });
+        }
+        started.wait();
+        for threads in [cpu_threads(), 2] {
+            let res = try_map(100, threads, |i| Ok(i + 1)).map_err(|f| f.error.to_string());
+            assert_eq!(res, Ok((1..=100).collect::<Vec<_>>()));
+        }
+        assert_eq!(on_two(|| 1, || 2), (1, 2));
+        let (helped, here) = beside(|| "helper", || "here");
+        assert_eq!((helped.ok(), here), (Some("helper"), "here"));
+        drop(release);
     }
 
     #[test]

@@ -91,13 +91,13 @@ pub(crate) fn in_two_runs<T: Send, R: Send>(
     mut items: Vec<T>,
     run: impl Fn(Vec<T>) -> Vec<R> + Sync,
 ) -> Vec<R> {
-    if rayon::current_num_threads() < 2 || items.len() < PARALLEL_FROM {
+    if items.len() < PARALLEL_FROM {
         return run(items);
     }
     let second = items.split_off(items.len() / 2);
-    // On the process's pool (rayon's), whose threads are started once: a thread started for
-    // each call cost about what the work it took over saved.
-    let (mut done, rest) = rayon::join(|| run(items), || run(second));
+    // On the pool of staged's work, whose threads are started once (a thread started for each
+    // call cost about what the work it took over saved).
+    let (mut done, rest) = staged_journal::on_two(|| run(items), || run(second));
     done.extend(rest);
     done
 }

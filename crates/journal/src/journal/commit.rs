@@ -216,21 +216,15 @@ impl<'a> Run<'a> {
         steps: &[Step],
         options: &mut CommitOptions<'_>,
     ) -> Result<(), JournalError> {
-        // The writer is a helper of the process's pool (see `par::on_threads`).
-        let mut temps = None;
-        let prepared = rayon::in_place_scope(|scope| {
-            let (this, temps) = (&*self, &mut temps);
-            scope.spawn(move |_| {
-                *temps = Some(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    this.temps_now(steps)
-                })));
-            });
-            match options.prepare.as_mut() {
+        let this = &*self;
+        let (temps, prepared) = par::beside(
+            || this.temps_now(steps),
+            || match options.prepare.as_mut() {
                 Some(prepare) => prepare(&this.id),
                 None => Ok(()),
-            }
-        });
-        let temps = temps.and_then(Result::ok).unwrap_or_else(|| {
+            },
+        );
+        let temps = temps.unwrap_or_else(|_| {
             Err(par::Failed {
                 index: 0,
                 error: io::Error::other("a worker thread panicked"),
