@@ -78,7 +78,7 @@ pub use crate::{
         kept_again, kept_due, prune_kept, read_kept, undo_kept,
     },
     lines::LineIndex,
-    par::on_two,
+    par::{no_lasting_threads, on_two},
     part_apply::{apply_in_worker, choose_parts, commit_applied, commit_applied_folders},
     protected::{PROTECTED_PATHS, Protected},
     root::{ConfinedRoot, STATE_DIR_NAME},

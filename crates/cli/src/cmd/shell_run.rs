@@ -44,6 +44,9 @@ const UNISOLATED_ERRNO: i32 = 1;
 const UNISOLATED_FILE: &str = "unisolated";
 
 pub(crate) fn run(global: &GlobalArgs, args: &ShellRunArgs) -> anyhow::Result<Exit> {
+    // This process forks twice after work that may run on threads (the command's child, the
+    // clean-up after answering), each only while it has one thread: none may outlive its work.
+    staged_journal::no_lasting_threads();
     let root = context::workspace_root(global)?;
     let root = root.canonicalize().unwrap_or(root);
     let script = args.command.join(" ");

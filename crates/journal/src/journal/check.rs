@@ -82,7 +82,7 @@ pub(super) fn check_targets(
         .collect();
     // The files to compare, read and hashed on several threads at once (the expensive part);
     // each step's verdict is then taken in order, so the error reported is the first one.
-    let found = par::try_map(steps.len(), par::cpu_threads(), |i| {
+    let found = par::try_map(steps.len(), par::Work::Cpu, |i| {
         Ok(match &steps[i].expect {
             Expect::Fingerprint(_) => Some(read_target(workspace, &steps[i].target, held)),
             Expect::Absent => None,

@@ -217,8 +217,14 @@ impl<'a> Run<'a> {
         options: &mut CommitOptions<'_>,
     ) -> Result<(), JournalError> {
         let this = &*self;
+        // Written and synced one by one, the temps wait on the disk; with one batch sync,
+        // on the CPU until it.
+        let batch = self.sync_batch(steps);
+        let kind = if batch.is_some() { par::Work::Cpu } else { par::Work::Disk };
         let (temps, prepared) = par::beside(
-            || this.temps_now(steps),
+            kind,
+            self.targets.len(),
+            move || this.temps_with(steps, batch),
             || match options.prepare.as_mut() {
                 Some(prepare) => prepare(&this.id),
                 None => Ok(()),
@@ -428,8 +434,8 @@ impl<'a> Run<'a> {
                 .collect();
             // After the temps' one batch sync, a rename waits for nothing: as many threads as
             // cores. After a sync of each temp, ext4 makes each wait as above.
-            let threads = if self.folders_synced { par::cpu_threads() } else { par::IO_THREADS };
-            return par::try_map(replacing.len(), threads, |k| {
+            let kind = if self.folders_synced { par::Work::Cpu } else { par::Work::Disk };
+            return par::try_map(replacing.len(), kind, |k| {
                 let (i, target, dir) = replacing[k];
                 let dir = dir.open(self.workspace)?;
                 self.keep_blocks(&dir, &target.name);
@@ -707,7 +713,7 @@ pub(super) fn sync_dirs<'t>(
             dirs.push(&folder.parent);
         }
     }
-    par::try_map(dirs.len(), par::IO_THREADS, |i| dirs[i].open(workspace)?.sync())
+    par::try_map(dirs.len(), par::Work::Disk, |i| dirs[i].open(workspace)?.sync())
         .map(drop)
         .map_err(|f| f.error)
 }

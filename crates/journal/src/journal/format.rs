@@ -229,7 +229,7 @@ pub(super) fn is_freed_name(name: &OsStr) -> bool {
 pub(super) fn delete_freed_in(dir: &DirHandle, names: &[OsString]) {
     let freed: Vec<&OsString> = names.iter().filter(|name| is_freed_name(name)).collect();
     // Each deletion's error is its own: the others go on.
-    let _ = crate::par::try_map(freed.len(), crate::par::IO_THREADS, |i| {
+    let _ = crate::par::try_map(freed.len(), crate::par::Work::Disk, |i| {
         let _ = dir.remove_file(freed[i]);
         Ok(())
     });

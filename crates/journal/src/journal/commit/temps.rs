@@ -43,15 +43,23 @@ impl Run<'_> {
     /// filesystem where a [`SyncBatch`] fits (the temps' folders then need no sync of their
     /// own: [`Temps::folders_synced`]), else each with its own `fsync`.
     pub(super) fn temps_now(&self, steps: &[Step]) -> Result<Temps, TempsFailed> {
-        let batch = self.sync_batch(steps);
-        let threads = if batch.is_some() {
+        self.temps_with(steps, self.sync_batch(steps))
+    }
+
+    /// [`Run::temps_now`] with `batch`, the one sync of their filesystem, if any.
+    pub(super) fn temps_with(
+        &self,
+        steps: &[Step],
+        batch: Option<SyncBatch>,
+    ) -> Result<Temps, TempsFailed> {
+        let kind = if batch.is_some() {
             // Creating files in one folder takes its lock: more threads than cores only
             // spin on it. The waits for the disk are the batch's, later.
-            par::cpu_threads()
+            par::Work::Cpu
         } else {
-            par::IO_THREADS
+            par::Work::Disk
         };
-        let written = self.write_temps_with(steps, threads, batch.is_none())?;
+        let written = self.write_temps_with(steps, kind, batch.is_none())?;
         let Some(batch) = batch else {
             return Ok(Temps { written, folders_synced: false });
         };
@@ -83,11 +91,11 @@ impl Run<'_> {
         SyncBatch::begin(&*first.open(self.workspace).ok()?, temps)
     }
 
-    /// The temp files written on `threads` threads, each fsynced if `sync`.
+    /// The temp files written on the threads `kind` gives, each fsynced if `sync`.
     pub(super) fn write_temps_with(
         &self,
         steps: &[Step],
-        threads: usize,
+        kind: par::Work,
         sync: bool,
     ) -> Result<Vec<Option<staged_fs::FileIdentity>>, TempsFailed> {
         let (workspace, id, targets) = (self.workspace, &self.id, &self.targets);
@@ -95,7 +103,7 @@ impl Run<'_> {
         if let Some(progress) = progress {
             progress.begin(staged_core::Phase::Writing, targets.len() as u64);
         }
-        par::try_map(targets.len(), threads, |i| {
+        par::try_map(targets.len(), kind, |i| {
             let (StepChange::Write { bytes, .. }, Some(dir)) = (&steps[i].change, &targets[i].dir)
             else {
                 if let Some(progress) = progress {
