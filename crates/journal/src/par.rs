@@ -202,8 +202,9 @@ pub fn on_two<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -
 
 /// `helper()`, work of `kind` (`ops` operations), on [`cpu_pool`] (or a thread of its own, for
 /// the disk or without the pool; after `here()`, on this thread, when none can be started, or
-/// when `ops` is below [`SERIAL_BELOW`]) while this thread does `here()`; both are done before
-/// either result is returned. The helper's `Err` is its panic.
+/// for work of the CPU of fewer than [`SERIAL_BELOW`] operations, which a thread would only
+/// slow) while this thread does `here()`; both are done before either result is returned.
+/// The helper's `Err` is its panic.
 pub(crate) fn beside<A: Send, B>(
     kind: Work,
     ops: usize,
@@ -213,7 +214,7 @@ pub(crate) fn beside<A: Send, B>(
     let caught = |helper: Box<dyn FnOnce() -> A + Send + '_>| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(helper))
     };
-    if ops < SERIAL_BELOW {
+    if kind == Work::Cpu && ops < SERIAL_BELOW {
         let mine = here();
         return (caught(Box::new(helper)), mine);
     }

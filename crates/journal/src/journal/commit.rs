@@ -324,14 +324,17 @@ impl<'a> Run<'a> {
             // The temps' batch synced their folders: nothing to wait for beside the journal.
             (Ok(()), write_journal_temp(self.journal_dir, &self.name, &self.journal))
         } else {
-            std::thread::scope(|scope| {
-                let syncing = scope.spawn(|| self.sync_temp_folders());
-                let written = write_journal_temp(self.journal_dir, &self.name, &self.journal);
-                let synced = syncing
-                    .join()
-                    .unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")));
-                (synced, written)
-            })
+            let this = &*self;
+            // Two waits for the disk, each on its own thread.
+            let (synced, written) = par::beside(
+                par::Work::Disk,
+                1,
+                || this.sync_temp_folders(),
+                || write_journal_temp(this.journal_dir, &this.name, &this.journal),
+            );
+            let synced =
+                synced.unwrap_or_else(|_| Err(io::Error::other("a worker thread panicked")));
+            (synced, written)
         };
         let placed = match (synced, written) {
             (Ok(()), Ok(tmp)) => {
