@@ -120,9 +120,9 @@ where
 static LASTING_THREADS: AtomicBool = AtomicBool::new(true);
 
 /// Makes this process keep no thread once its work is done: the work bound by the CPU runs on
-/// threads started for it and ended with it, as the disk's does, never on [`cpu_pool`]. For a
-/// process that forks a child after its commits (`staged shell-run`'s clean-up, which forks
-/// only while the process has one thread).
+/// threads started for it and ended with it, as the disk's does, never on the pool of staged's
+/// work. For a process that forks a child after its commits (`staged shell-run`'s clean-up,
+/// which forks only while the process has one thread).
 pub fn no_lasting_threads() {
     LASTING_THREADS.store(false, Ordering::Relaxed);
 }
@@ -189,9 +189,10 @@ pub(crate) fn on_threads<R: Send>(
     })
 }
 
-/// `a()` and `b()` at once: `a` on this thread, `b` on [`cpu_pool`] (or a thread of its own
-/// without it; after `a`, on this thread, when none can be started). A panic of either goes on
-/// unwinding here, once both are done.
+/// `a()` and `b()` at once: `a` on this thread, `b` on the pool of staged's work bound by the
+/// CPU, whose threads are started once (or a thread of its own without it; after `a`, on this
+/// thread, when none can be started). A panic of either goes on unwinding here, once both are
+/// done.
 pub fn on_two<A, B: Send>(a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B) {
     let (b, a) = beside(Work::Cpu, SERIAL_BELOW, b, a);
     match b {
