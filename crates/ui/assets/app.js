@@ -78,6 +78,7 @@ function drawLists() {
     const title = s.title ? ` "${s.title}"` : '';
     sessions.append(el('li', {}, el('button', {
       type: 'button', 'aria-current': current ? 'true' : 'false', 'data-session': s.id,
+      title: `client id: ${s.clientSessionId}`,
       onclick: () => show({ kind: 'session', id: s.id }),
     }, `${s.id} ${s.client}${title} — ${s.error ? s.error : `${s.files} file${s.files === 1 ? '' : 's'}, ${s.reviewed} of ${s.hunks} hunk${s.hunks === 1 ? '' : 's'} reviewed`}`)));
   }
@@ -360,6 +361,7 @@ async function drawSession(view, force) {
 function sessionNodes(s) {
   const title = s.title ? ` "${s.title}"` : '';
   const nodes = [el('h2', { text: `Session ${s.id} ${s.client}${title}` }),
+    el('p', { class: 'muted client-id', text: `client id: ${s.clientSessionId}` }),
     el('p', { class: 'muted', text: `${s.reviewed} of ${s.hunks} hunk${s.hunks === 1 ? '' : 's'} reviewed` }),
     el('div', { id: 'changed', class: 'banner', role: 'alert', hidden: !s.changedUnder, text: s.changedUnder })];
   if (!s.files.length) {

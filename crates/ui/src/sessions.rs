@@ -67,6 +67,7 @@ pub(crate) fn rows(app: &App, newest: u64, pending: &str) -> Result<Vec<SessionR
         .map(|l| SessionRowJson {
             active_ms: l.row.active_ms,
             client: l.row.client.clone(),
+            client_session_id: l.row.external_id.clone(),
             entries: l.entries,
             error: l.error.clone(),
             files: l.files,
@@ -88,6 +89,8 @@ pub(crate) fn rows(app: &App, newest: u64, pending: &str) -> Result<Vec<SessionR
 pub(crate) struct SessionRowJson {
     active_ms: i64,
     client: String,
+    /// The id its client gave it (Claude Code's, Codex's), which names it too.
+    client_session_id: String,
     entries: usize,
     error: Option<String>,
     files: usize,
@@ -103,6 +106,8 @@ pub(crate) struct SessionRowJson {
 struct SessionView<'a> {
     id: &'a str,
     client: &'a str,
+    #[serde(rename = "clientSessionId")]
+    client_session_id: &'a str,
     title: Option<&'a str>,
     hunks: usize,
     reviewed: usize,
@@ -216,6 +221,7 @@ fn view(loaded: &Loaded, highlight: bool) -> SessionView<'_> {
     SessionView {
         id: &loaded.name,
         client: &loaded.row.client,
+        client_session_id: &loaded.row.external_id,
         title: loaded.row.title.as_deref(),
         hunks: loaded.hunk_count(),
         reviewed: loaded.reviewed_count(),

@@ -396,8 +396,12 @@ def test_the_page_reverts_a_session_hunk_as_the_cli_does_and_undoes_it():
             recorded_write(root, "b.txt", SESSION_AFTER)
             driver.wait_text("#sessions", "S1 claude-code")
             driver.wait_text("#sessions", "0 of 2 hunks reviewed")
+            title = driver.script(
+                "return document.querySelector('#sessions button[data-session=\"S1\"]').title")
+            assert title == "client id: claude-1", title
             driver.click('#sessions button[data-session="S1"]')
             driver.find('#main[data-lit="yes"]')
+            driver.wait_text("#main", "client id: claude-1")
             driver.find('input[aria-label="hunk 2 of 2 of b.txt"]')
             headers = driver.script(
                 "return [...document.querySelectorAll('.hunk-head')].map(h => h.textContent)")
