@@ -538,7 +538,7 @@ fn the_sessions_view_reverts_and_keeps_hunks_with_reasons() {
     tui.press("\r");
     tui.wait_shown(
         &[
-            "S1 claude-code \"Tidy the lines\": 2 files, 0 of 3 hunks reviewed",
+            "S1 claude-code \"Tidy the lines\": 2 files, 0 of 3 hunks reviewed; client id claude-1",
             ">        a.txt (2 hunks, 0 reviewed)",
             "           hunk 1 of 2",
             "           hunk 2 of 2",

@@ -115,7 +115,7 @@ fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Res
         // The id its client shows (Claude Code's, Codex's), which names the session too.
         out.line(&staged_render::escape_line(&format!(
             "    client id: {}",
-            shortened(&row.external_id, CLIENT_ID_SHOWN)
+            client_id_shown(&row.external_id)
         )))?;
         let mut line = format!(
             "    {} changed, {}, {} pending, {}",
@@ -137,11 +137,12 @@ fn list(ws: &WorkspaceSession, store: &SqliteStore, out: &Output) -> anyhow::Res
 /// only that session's id has names it as well).
 const CLIENT_ID_SHOWN: usize = 64;
 
-/// `text`, or its first `max` characters and `…`.
-fn shortened(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
+/// A client's session id as a person's screen shows it: whole, or its first
+/// [`CLIENT_ID_SHOWN`] characters and `…`.
+pub(crate) fn client_id_shown(id: &str) -> String {
+    match id.char_indices().nth(CLIENT_ID_SHOWN) {
+        Some((end, _)) => format!("{}…", &id[..end]),
+        None => id.to_owned(),
     }
 }
 

@@ -246,11 +246,12 @@ fn sessions_title(review: &Review, bold: Style) -> Line<'static> {
             Span::styled(loaded.name.clone(), bold),
             Span::raw(
                 escape_line(&format!(
-                    " {}{}: {}, {}",
+                    " {}{}: {}, {}; client id {}",
                     loaded.row.client,
                     loaded.row.title.as_deref().map(|t| format!(" \"{t}\"")).unwrap_or_default(),
                     plural(loaded.files.len(), "file"),
-                    progress(loaded.reviewed_count(), loaded.hunk_count())
+                    progress(loaded.reviewed_count(), loaded.hunk_count()),
+                    crate::cmd::session::client_id_shown(&loaded.row.external_id)
                 ))
                 .into_owned(),
             ),
